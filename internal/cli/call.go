@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newCallCmd) }
+
+func newCallCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "call TOOL [JSON]",
+		Short: "Call any tool with JSON arguments and print its envelope",
+		Long: `Call any inquest tool exactly as an MCP client would: the same schema
+validation, the same envelope. JSON defaults to {}. Exit status is 1 when the
+tool returns an error envelope.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw := json.RawMessage("{}")
+			if len(args) == 2 {
+				raw = json.RawMessage(args[1])
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			return callAndPrint(cmd, env, rt.Registry, args[0], raw)
+		},
+	}
+}
+
+// callAndPrint runs a tool through the registry and prints its envelope as
+// indented JSON; an error envelope makes the command exit 1.
+func callAndPrint(cmd *cobra.Command, env *Env, reg *tool.Registry, name string, raw json.RawMessage) error {
+	res, err := reg.Call(cmd.Context(), name, raw)
+	if errors.Is(err, tool.ErrUnknownTool) {
+		return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
+	}
+	body, isErr := contract.Marshal(res, err)
+	var v any
+	_ = json.Unmarshal(body, &v)
+	if perr := printJSON(env.Stdout, v); perr != nil {
+		return perr
+	}
+	if isErr {
+		return exitCode(1)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/mcpserver"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd(env *Env) *cobra.Command {
+	var toolsets string
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Run the MCP server over stdio (stdout carries only MCP messages)",
+		Long: `Run inquest as an MCP server on stdin/stdout. Diagnostics go to stderr.
+--toolsets selects proc, perf and bin (default: all). --raw selects the raw
+delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sets, err := parseToolsets(toolsets)
+			if err != nil {
+				return err
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger})
+			return mcpserver.ServeStdio(cmd.Context(), srv)
+		},
+	}
+	cmd.Flags().StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to publish: proc,perf,bin (default all)")
+	cmd.Flags().BoolVar(&raw, "raw", false, "raw delivery: wait_ms 0, explicit read, 100-row pages")
+	cmd.AddCommand(newMCPInspectCmd(env))
+	return cmd
+}
+
+func parseToolsets(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		ok := false
+		for _, t := range tool.Toolsets {
+			if p == t {
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown toolset %q (want proc, perf or bin)", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func newMCPInspectCmd(env *Env) *cobra.Command {
+	var name string
+	var full bool
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "Print the tool catalog (names and descriptions; --tool NAME or --full for schemas)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			reg := rt.Registry
+			if name != "" {
+				t, ok := reg.Lookup(name)
+				if !ok {
+					return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
+				}
+				return printJSON(env.Stdout, mcpserver.Definition(reg, t))
+			}
+			for _, set := range tool.Toolsets {
+				for _, t := range reg.Tools(set) {
+					if full {
+						if err := printJSON(env.Stdout, mcpserver.Definition(reg, t)); err != nil {
+							return err
+						}
+						continue
+					}
+					ro := ""
+					if t.Annotations.ReadOnly {
+						ro = " (read-only)"
+					}
+					fmt.Fprintf(env.Stdout, "%-5s %-24s %s%s\n", set, t.Name, firstSentence(t.Description), ro)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition")
+	cmd.Flags().BoolVar(&full, "full", false, "print every tool's full definition")
+	return cmd
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func printJSON(w interface{ Write([]byte) (int, error) }, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,69 @@
+// Package cli holds the inquest command line: one file per command, each a
+// constructor returning a *cobra.Command. Run is the whole program, so every
+// command is testable as a function.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the application version reported by initialize, get_status and
+// the IPC handshake. Release builds set it with -ldflags -X.
+var Version = "0.1.0-dev"
+
+// Env is what commands share: the standard streams.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run executes the command line args and returns the process exit code:
+// 0 on success, 1 when a tool returned an error envelope or a command
+// failed, 2 for usage errors.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		if ec, ok := err.(exitCode); ok {
+			return int(ec)
+		}
+		fmt.Fprintln(stderr, "inquest:", err)
+		return 1
+	}
+	return 0
+}
+
+// exitCode is returned by commands that already printed their failure.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRootCmd(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "inquest",
+		Short:         "Find out what a computer is doing: processes, performance evidence, binaries",
+		Long:          "inquest investigates this computer with evidence. Run `inquest mcp` as an MCP server over stdio, or use the subcommands directly.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	for _, c := range commands {
+		root.AddCommand(c(env))
+	}
+	return root
+}
+
+// commands lists the constructors of every top-level command; each command
+// file adds itself in an init function so files stay independent.
+var commands []func(*Env) *cobra.Command
+
+func register(c func(*Env) *cobra.Command) { commands = append(commands, c) }

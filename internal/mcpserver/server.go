@@ -1,0 +1,103 @@
+// Package mcpserver exposes a tool.Registry as an MCP server over the
+// official Go SDK (github.com/modelcontextprotocol/go-sdk). Only the Tools
+// capability is served. Every call is validated by the registry against the
+// tool's published input schema, and every result is one JSON object sent
+// both as structuredContent and as the only text block (seed 000 section 4).
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure New.
+type Options struct {
+	// Version is the server version reported in initialize.
+	Version string
+	// Toolsets restricts the catalog (default: all).
+	Toolsets []string
+	// Logger receives diagnostics; it must write to stderr, never stdout.
+	Logger *slog.Logger
+}
+
+// New returns an MCP server publishing reg's tools. The SDK negotiates the
+// protocol revision the client asks for when it knows it (2025-11-25 for
+// today's clients, newer revisions for clients that ask for them).
+func New(reg *tool.Registry, opts Options) *mcp.Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "inquest", Title: "inquest", Version: opts.Version}, &mcp.ServerOptions{
+		Logger:       logger,
+		Instructions: "inquest investigates this computer with evidence: processes (proc), performance artifacts (perf), binaries and HTTP captures (bin). Every result says where it came from, how complete it is, and gives next_action for the next page.",
+	})
+	for _, t := range reg.Tools(opts.Toolsets...) {
+		s.AddTool(Definition(reg, t), handler(reg, t.Name))
+	}
+	return s
+}
+
+// Definition returns the MCP tool definition published in tools/list.
+func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
+	a := t.Annotations
+	destructive := a.Destructive
+	open := a.OpenWorld
+	return &mcp.Tool{
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		InputSchema:  json.RawMessage(t.Input),
+		OutputSchema: reg.OutputSchemaOf(t.Name),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.Title,
+			ReadOnlyHint:    a.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  a.Idempotent,
+			OpenWorldHint:   &open,
+		},
+	}
+}
+
+func handler(reg *tool.Registry, name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		res, err := reg.Call(ctx, name, args)
+		if errors.Is(err, tool.ErrUnknownTool) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
+		}
+		return Project(res, err), nil
+	}
+}
+
+// Project turns a handler outcome into the MCP result: the envelope JSON as
+// structuredContent and as the single text block, with isError set for the
+// error envelope.
+func Project(res *contract.Result, err error) *mcp.CallToolResult {
+	body, isErr := contract.Marshal(res, err)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		StructuredContent: json.RawMessage(body),
+		IsError:           isErr,
+	}
+}
+
+// ServeStdio runs s on stdin/stdout until the client closes stdin or ctx ends.
+func ServeStdio(ctx context.Context, s *mcp.Server) error {
+	err := s.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,225 @@
+// Package tool is the registry every inquest toolset (proc, perf, bin) adds
+// its tools to. A tool is a fixed definition (name, description, strict input
+// schema, output schema, annotations) plus a handler. The registry validates
+// arguments against the published input schema before any handler runs and
+// projects schema failures into INVALID_ARGUMENT errors with JSON Pointers
+// (seed 000 section 8). The MCP server and the CLI both call tools through
+// Registry.Call, so both get the same validation and the same envelopes.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Toolset names (DESIGN.md "Toolsets and tool names").
+const (
+	Proc = "proc"
+	Perf = "perf"
+	Bin  = "bin"
+)
+
+// Toolsets lists every toolset in catalog order.
+var Toolsets = []string{Proc, Perf, Bin}
+
+// Annotations are the MCP tool hints. They describe behaviour truthfully:
+// reads are ReadOnly; tools that run a target are OpenWorld and not ReadOnly.
+type Annotations struct {
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+}
+
+// Handler runs a tool on arguments already validated against the tool's
+// input schema. It returns a success envelope, or an error that becomes the
+// error envelope (a *contract.Error keeps its code; anything else is
+// INTERNAL_ERROR).
+type Handler func(ctx context.Context, args json.RawMessage) (*contract.Result, error)
+
+// Tool is one tool's fixed definition plus its handler.
+type Tool struct {
+	// Name is the action and object, without a product prefix ("list_processes").
+	Name string
+	// Toolset is Proc, Perf or Bin.
+	Toolset string
+	// Title is a short human label.
+	Title string
+	// Description must name every top-level required argument.
+	Description string
+	// Input is the strict JSON Schema of the arguments: type object,
+	// additionalProperties false, enums and bounds.
+	Input json.RawMessage
+	// OutputData optionally describes data of the success envelope.
+	OutputData json.RawMessage
+	// Annotations are the MCP behaviour hints.
+	Annotations Annotations
+	// Handler runs the tool.
+	Handler Handler
+}
+
+// ErrUnknownTool is returned by Call for a name the registry does not hold;
+// the MCP server turns it into a JSON-RPC error, not a tool result.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Registry holds tools in registration order with their compiled schemas.
+type Registry struct {
+	tools  []*entry
+	byName map[string]*entry
+}
+
+type entry struct {
+	Tool
+	schema *jsonschema.Schema
+	doc    any // the decoded input schema, for copying "expected" values
+	output json.RawMessage
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{byName: map[string]*entry{}} }
+
+// Add registers tools. A duplicate name, a missing handler, or a schema that
+// is not a strict object schema is a programming error and is returned as an
+// error naming the tool.
+func (r *Registry) Add(tools ...Tool) error {
+	for _, t := range tools {
+		if t.Name == "" || t.Handler == nil {
+			return fmt.Errorf("tool %q: name and handler are required", t.Name)
+		}
+		if _, dup := r.byName[t.Name]; dup {
+			return fmt.Errorf("tool %q: registered twice", t.Name)
+		}
+		e, err := compile(t)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		r.tools = append(r.tools, e)
+		r.byName[t.Name] = e
+	}
+	return nil
+}
+
+// MustAdd is Add for static registrations; it panics on a programming error.
+func (r *Registry) MustAdd(tools ...Tool) {
+	if err := r.Add(tools...); err != nil {
+		panic(err)
+	}
+}
+
+func compile(t Tool) (*entry, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(t.Input)))
+	if err != nil {
+		return nil, fmt.Errorf("input schema is not JSON: %w", err)
+	}
+	m, ok := doc.(map[string]any)
+	if !ok || m["type"] != "object" || m["additionalProperties"] != false {
+		return nil, errors.New(`input schema must be {"type":"object","additionalProperties":false,...}`)
+	}
+	c := jsonschema.NewCompiler()
+	url := "inquest:///tools/" + t.Name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("input schema does not compile: %w", err)
+	}
+	out, err := OutputSchema(t.OutputData)
+	if err != nil {
+		return nil, err
+	}
+	return &entry{Tool: t, schema: s, doc: doc, output: out}, nil
+}
+
+// Tools returns the registered tools in registration order, filtered to the
+// named toolsets (all when none are named).
+func (r *Registry) Tools(toolsets ...string) []Tool {
+	var out []Tool
+	for _, e := range r.tools {
+		if len(toolsets) == 0 || contains(toolsets, e.Toolset) {
+			out = append(out, e.Tool)
+		}
+	}
+	return out
+}
+
+// Names returns the sorted tool names.
+func (r *Registry) Names() []string {
+	var n []string
+	for _, e := range r.tools {
+		n = append(n, e.Name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Lookup returns the named tool.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	e, ok := r.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return e.Tool, true
+}
+
+// OutputSchemaOf returns the tool's published output schema.
+func (r *Registry) OutputSchemaOf(name string) json.RawMessage {
+	if e, ok := r.byName[name]; ok {
+		return e.output
+	}
+	return nil
+}
+
+// Validate checks args against the named tool's input schema. It returns
+// ErrUnknownTool, or an INVALID_ARGUMENT *contract.Error with field,
+// constraint and expected set, or nil.
+func (r *Registry) Validate(name string, args json.RawMessage) error {
+	e, ok := r.byName[name]
+	if !ok {
+		return ErrUnknownTool
+	}
+	return e.validate(args)
+}
+
+// Call validates args and runs the named tool. Absent or null arguments are
+// treated as {}. It returns ErrUnknownTool for an unknown name; every other
+// failure is a *contract.Error.
+func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (*contract.Result, error) {
+	e, ok := r.byName[name]
+	if !ok {
+		return nil, ErrUnknownTool
+	}
+	args = normalize(args)
+	if err := e.validate(args); err != nil {
+		return nil, err
+	}
+	res, err := e.Handler(ctx, args)
+	if err != nil {
+		return nil, contract.AsError(err)
+	}
+	return res, nil
+}
+
+func normalize(args json.RawMessage) json.RawMessage {
+	s := strings.TrimSpace(string(args))
+	if s == "" || s == "null" {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

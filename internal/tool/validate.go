@@ -1,0 +1,182 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// MaxArgumentBytes bounds the encoded arguments of one call (the 4 MiB MCP
+// message limit of seed 000 section 8).
+const MaxArgumentBytes = 4 << 20
+
+func (e *entry) validate(args json.RawMessage) error {
+	if len(args) > MaxArgumentBytes {
+		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments exceed 4 MiB", Field: "", Constraint: ""}
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
+	if err != nil {
+		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments are not valid JSON", NextAction: nil}
+	}
+	verr := e.schema.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
+	}
+	return e.project(leaf(ve))
+}
+
+// leaf picks the most specific cause: the deepest instance location, then
+// the first in schema order. For oneOf/anyOf groups it descends into the
+// first branch that got furthest.
+func leaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	best := ve
+	var walk func(v *jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			if best == ve || len(v.InstanceLocation) > len(best.InstanceLocation) {
+				best = v
+			}
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return best
+}
+
+// project turns one validation failure into the safe INVALID_ARGUMENT error:
+// field points into the arguments, constraint into the schema, expected is
+// copied from the schema at constraint. The rejected value is never echoed.
+func (e *entry) project(v *jsonschema.ValidationError) *contract.Error {
+	field := pointer(v.InstanceLocation)
+	schemaPtr := ""
+	if i := strings.Index(v.SchemaURL, "#"); i >= 0 {
+		schemaPtr = v.SchemaURL[i+1:]
+	}
+	kw := v.ErrorKind.KeywordPath()
+	constraint := schemaPtr + pointer(kw)
+	msg := "argument does not match the input schema"
+	switch k := v.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) > 0 {
+			field = field + "/" + escape(k.Missing[0])
+		}
+		msg = "a required argument is missing"
+	case *kind.AdditionalProperties:
+		if len(k.Properties) > 0 {
+			field = field + "/" + escape(k.Properties[0])
+		}
+		msg = "an argument is not accepted by this tool"
+	case *kind.Enum, *kind.Const:
+		msg = "argument is not one of the accepted values"
+	case *kind.Type:
+		msg = "argument has the wrong type"
+	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum:
+		msg = "argument is out of range"
+	case *kind.MinLength, *kind.MaxLength, *kind.MinItems, *kind.MaxItems, *kind.UniqueItems:
+		msg = "argument has the wrong length"
+	case *kind.Pattern, *kind.Format:
+		msg = "argument has the wrong format"
+	case *kind.OneOf, *kind.AnyOf:
+		msg = "argument matches none of the accepted shapes"
+	case *kind.FalseSchema:
+		msg = "an argument is not accepted here"
+	}
+	if field == "" {
+		msg += " (at the top level)"
+	} else {
+		msg += " (at " + field + ")"
+	}
+	return &contract.Error{
+		Code:       contract.CodeInvalidArgument,
+		Message:    msg,
+		Retryable:  false,
+		Field:      field,
+		Constraint: constraint,
+		Expected:   e.expected(schemaPtr, kw),
+	}
+}
+
+// expected copies the keyword's value from the schema (and, for
+// additionalProperties, the accepted property names).
+func (e *entry) expected(schemaPtr string, kw []string) any {
+	node := resolve(e.doc, schemaPtr)
+	obj, ok := node.(map[string]any)
+	if !ok || len(kw) == 0 {
+		return nil
+	}
+	val := resolve(node, pointer(kw))
+	out := map[string]any{kw[0]: val}
+	if kw[0] == "additionalProperties" {
+		if props, ok := obj["properties"].(map[string]any); ok {
+			names := make([]string, 0, len(props))
+			for n := range props {
+				names = append(names, n)
+			}
+			sortStrings(names)
+			out["properties"] = names
+		}
+	}
+	if kw[0] == "type" || kw[0] == "required" || kw[0] == "enum" {
+		return out
+	}
+	if t, ok := obj["type"]; ok {
+		out["type"] = t
+	}
+	return out
+}
+
+func resolve(doc any, ptr string) any {
+	if ptr == "" {
+		return doc
+	}
+	cur := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+func pointer(toks []string) string {
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteByte('/')
+		b.WriteString(escape(t))
+	}
+	return b.String()
+}
+
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
