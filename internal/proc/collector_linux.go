@@ -1,0 +1,467 @@
+//go:build linux
+
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
+	"golang.org/x/sys/unix"
+)
+
+// userHZ is CLK_TCK, the unit of /proc/PID/stat times; 100 on every Linux
+// architecture Go supports (procfs assumes the same).
+const userHZ = 100
+
+// LinuxCollector samples /proc. It keeps per-identity caches (exe path) and
+// reused read buffers, so it is not safe for concurrent Collect calls; the
+// Sampler calls it from one goroutine.
+type LinuxCollector struct {
+	root     string
+	fs       procfs.FS
+	bfs      blockdevice.FS
+	bootID   string
+	bootTime time.Time
+	pageSize uint64
+	ncpu     int
+	fdSize   bool // stat(/proc/PID/fd).st_size is the fd count (Linux 6.2+)
+	buf      []byte
+	path     []byte
+	exeCache map[Identity]exeEntry
+	lastCPU  []procfs.CPUStat
+	lastAll  procfs.CPUStat
+}
+
+type exeEntry struct {
+	name string
+	exe  string
+}
+
+// NewLinuxCollector opens /proc (root "" means /proc).
+func NewLinuxCollector(root string) (*LinuxCollector, error) {
+	if root == "" {
+		root = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(root)
+	if err != nil {
+		return nil, err
+	}
+	c := &LinuxCollector{root: root, fs: fs, pageSize: uint64(os.Getpagesize()), ncpu: runtime.NumCPU(),
+		buf: make([]byte, 16<<10), exeCache: map[Identity]exeEntry{}}
+	if bfs, err := blockdevice.NewFS(root, "/sys"); err == nil {
+		c.bfs = bfs
+	}
+	if b, err := os.ReadFile(root + "/sys/kernel/random/boot_id"); err == nil {
+		c.bootID = strings.TrimSpace(string(b))
+	}
+	if st, err := fs.Stat(); err == nil {
+		c.bootTime = time.Unix(int64(st.BootTime), 0)
+		if n := len(st.CPU); n > 0 {
+			c.ncpu = n
+		}
+	}
+	var st unix.Stat_t
+	if unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
+		c.fdSize = true
+	}
+	return c, nil
+}
+
+// BootID returns the boot id read at construction.
+func (c *LinuxCollector) BootID() string { return c.bootID }
+
+// BootTime returns the boot time from /proc/stat btime.
+func (c *LinuxCollector) BootTime() time.Time { return c.bootTime }
+
+// Platform reports the Linux collector's coverage: complete.
+func (c *LinuxCollector) Platform() Platform {
+	p := Platform{OS: "linux", Collector: "procfs"}
+	if !c.fdSize {
+		p.Notes = append(p.Notes, "fd_count is counted by reading /proc/PID/fd (kernel older than 6.2)")
+	}
+	return p
+}
+
+// Collect reads every /proc/PID and the system files once.
+func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
+	start := time.Now()
+	d, err := os.Open(c.root)
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Time: start, BootID: c.bootID, Procs: make([]Process, 0, len(names))}
+	if prev != nil {
+		snap.Seq = prev.Seq + 1
+	}
+	seen := make(map[Identity]struct{}, len(names))
+	for _, n := range names {
+		pid64, err := strconv.ParseInt(n, 10, 32)
+		if err != nil || pid64 <= 0 {
+			continue
+		}
+		var p Process
+		switch c.readProcess(int32(pid64), &p) {
+		case errGone:
+			continue
+		case errDenied:
+			snap.Denied++
+			continue
+		}
+		if prev != nil && p.Has(PCPUTime) {
+			if q := prev.Lookup(p.ID()); q != nil && q.Has(PCPUTime) && p.Vals[PCPUTime] >= q.Vals[PCPUTime] {
+				wall := start.Sub(prev.Time).Nanoseconds()
+				if wall > 0 {
+					pct := float64(p.Vals[PCPUTime]-q.Vals[PCPUTime]) / (float64(wall) * float64(c.ncpu)) * 100
+					p.Set(PCPUPercent, F(pct))
+				}
+			}
+		}
+		seen[p.ID()] = struct{}{}
+		snap.Procs = append(snap.Procs, p)
+	}
+	for id := range c.exeCache {
+		if _, ok := seen[id]; !ok {
+			delete(c.exeCache, id)
+		}
+	}
+	sortProcs(snap.Procs)
+	c.readSystem(snap)
+	snap.Duration = time.Since(start)
+	return snap, nil
+}
+
+var (
+	errGone   = errors.New("process gone")
+	errDenied = errors.New("access denied")
+)
+
+func (c *LinuxCollector) procPath(pid int32, file string) string {
+	c.path = append(c.path[:0], c.root...)
+	c.path = append(c.path, '/')
+	c.path = strconv.AppendInt(c.path, int64(pid), 10)
+	if file != "" {
+		c.path = append(c.path, '/')
+		c.path = append(c.path, file...)
+	}
+	return string(c.path)
+}
+
+// readFile reads a small /proc file into c.buf without stat (sizes lie in
+// /proc) and returns the bytes read.
+func (c *LinuxCollector) readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(c.buf) {
+			c.buf = append(c.buf, make([]byte, len(c.buf))...)
+		}
+		m, err := unix.Read(fd, c.buf[n:])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return nil, err
+		}
+		if m == 0 {
+			return c.buf[:n], nil
+		}
+		n += m
+	}
+}
+
+func (c *LinuxCollector) readProcess(pid int32, p *Process) error {
+	b, err := c.readFile(c.procPath(pid, "stat"))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+			return errGone
+		}
+		return errDenied
+	}
+	if err := parseStat(b, p, c.pageSize); err != nil {
+		return errGone
+	}
+	p.PID = pid
+	p.StartTime = c.bootTime.Add(time.Duration(p.StartTicks) * (time.Second / userHZ))
+	if b, err := c.readFile(c.procPath(pid, "status")); err == nil {
+		parseStatus(b, p)
+	}
+	if b, err := c.readFile(c.procPath(pid, "io")); err == nil {
+		parseIO(b, p)
+	}
+	var st unix.Stat_t
+	fdPath := c.procPath(pid, "fd")
+	if c.fdSize {
+		if unix.Stat(fdPath, &st) == nil {
+			p.Set(PFDs, uint64(st.Size))
+		}
+	} else if d, err := os.Open(fdPath); err == nil {
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err == nil {
+			p.Set(PFDs, uint64(len(names)))
+		}
+	}
+	id := p.ID()
+	if e, ok := c.exeCache[id]; ok && e.name == p.Name {
+		p.Exe = e.exe
+	} else {
+		exe, _ := os.Readlink(c.procPath(pid, "exe"))
+		p.Exe = exe
+		c.exeCache[id] = exeEntry{name: p.Name, exe: exe}
+	}
+	return nil
+}
+
+// parseStat parses /proc/PID/stat (proc(5)). The command name is between
+// the first '(' and the last ')'.
+func parseStat(b []byte, p *Process, pageSize uint64) error {
+	l := bytes.IndexByte(b, '(')
+	r := bytes.LastIndexByte(b, ')')
+	if l < 0 || r < l || r+2 > len(b) {
+		return errors.New("malformed stat")
+	}
+	p.Name = string(b[l+1 : r])
+	rest := b[r+2:]
+	// fields numbered from 3 (state)
+	var f [22]uint64
+	field := 3
+	for len(rest) > 0 && field <= 24 {
+		i := bytes.IndexByte(rest, ' ')
+		tok := rest
+		if i >= 0 {
+			tok = rest[:i]
+			rest = rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if field == 3 {
+			if len(tok) > 0 {
+				p.State = tok[0]
+			}
+		} else if field >= 4 {
+			v, neg := parseInt(tok)
+			if neg {
+				v = 0
+			}
+			f[field-4+0] = v
+		}
+		field++
+	}
+	if field <= 24 {
+		return errors.New("short stat")
+	}
+	at := func(n int) uint64 { return f[n-4] }
+	p.PPID = int32(at(4))
+	p.Set(PMinorFaults, at(10))
+	p.Set(PMajorFaults, at(12))
+	p.Set(PCPUTime, (at(14)+at(15))*uint64(time.Second/userHZ))
+	p.Set(PThreads, at(20))
+	p.StartTicks = at(22)
+	p.Set(PVirtual, at(23))
+	p.Set(PRSS, at(24)*pageSize)
+	return nil
+}
+
+func parseInt(b []byte) (uint64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		v = v*10 + uint64(ch-'0')
+	}
+	return v, neg
+}
+
+// parseStatus takes Uid, VmSwap and the context-switch counters from
+// /proc/PID/status.
+func parseStatus(b []byte, p *Process) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		line := b
+		if i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		c := bytes.IndexByte(line, ':')
+		if c < 0 {
+			continue
+		}
+		key, val := line[:c], bytes.TrimLeft(line[c+1:], " \t")
+		switch string(key) {
+		case "Uid":
+			v, _ := parseInt(val)
+			p.UID, p.UIDKnown = uint32(v), true
+		case "VmSwap":
+			v, _ := parseInt(val)
+			p.Set(PSwap, v*1024)
+		case "voluntary_ctxt_switches":
+			v, _ := parseInt(val)
+			p.Set(PVolCtx, v)
+		case "nonvoluntary_ctxt_switches":
+			v, _ := parseInt(val)
+			p.Set(PInvolCtx, v)
+		}
+	}
+}
+
+// parseIO takes read_bytes and write_bytes from /proc/PID/io.
+func parseIO(b []byte, p *Process) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		line := b
+		if i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("read_bytes: ")):
+			v, _ := parseInt(line[len("read_bytes: "):])
+			p.Set(PReadBytes, v)
+		case bytes.HasPrefix(line, []byte("write_bytes: ")):
+			v, _ := parseInt(line[len("write_bytes: "):])
+			p.Set(PWriteBytes, v)
+		}
+	}
+}
+
+func (c *LinuxCollector) readSystem(s *Snapshot) {
+	sys := &s.System
+	sys.Set(SProcesses, uint64(len(s.Procs)))
+	if st, err := c.fs.Stat(); err == nil {
+		if c.lastCPU != nil && len(c.lastCPU) == len(st.CPU) {
+			if pct, ok := busyPercent(c.lastAll, st.CPUTotal); ok {
+				sys.Set(SCPUPercent, F(pct))
+			}
+			cores := make([]float64, len(st.CPU))
+			i := 0
+			for _, cpu := range sortedCPUs(st.CPU) {
+				pct, _ := busyPercent(c.lastCPU[i], cpu)
+				cores[i] = pct
+				i++
+			}
+			sys.CoreCPUPercent = cores
+		}
+		c.lastAll = st.CPUTotal
+		c.lastCPU = sortedCPUs(st.CPU)
+	}
+	if mi, err := c.fs.Meminfo(); err == nil {
+		if mi.MemTotalBytes != nil {
+			sys.Set(SMemTotal, *mi.MemTotalBytes)
+		}
+		if mi.MemAvailableBytes != nil {
+			sys.Set(SMemAvailable, *mi.MemAvailableBytes)
+			if mi.MemTotalBytes != nil && *mi.MemTotalBytes >= *mi.MemAvailableBytes {
+				sys.Set(SMemUsed, *mi.MemTotalBytes-*mi.MemAvailableBytes)
+			}
+		}
+		if mi.CommittedASBytes != nil {
+			sys.Set(SCommitted, *mi.CommittedASBytes)
+		}
+		if mi.SwapTotalBytes != nil {
+			sys.Set(SSwapTotal, *mi.SwapTotalBytes)
+			if mi.SwapFreeBytes != nil && *mi.SwapTotalBytes >= *mi.SwapFreeBytes {
+				sys.Set(SSwapUsed, *mi.SwapTotalBytes-*mi.SwapFreeBytes)
+			}
+		}
+	}
+	if la, err := c.fs.LoadAvg(); err == nil {
+		sys.Set(SLoad1, F(la.Load1))
+		sys.Set(SLoad5, F(la.Load5))
+		sys.Set(SLoad15, F(la.Load15))
+	}
+	if stats, err := c.bfs.ProcDiskstats(); err == nil {
+		var rd, wr uint64
+		for _, d := range stats {
+			if isWholeDisk(d.DeviceName) {
+				rd += d.ReadSectors * 512
+				wr += d.WriteSectors * 512
+			}
+		}
+		sys.Set(SDiskRead, rd)
+		sys.Set(SDiskWrite, wr)
+	}
+	if nd, err := c.fs.NetDev(); err == nil {
+		var rx, tx uint64
+		for name, l := range nd {
+			if name == "lo" {
+				continue
+			}
+			rx += l.RxBytes
+			tx += l.TxBytes
+		}
+		sys.Set(SNetRx, rx)
+		sys.Set(SNetTx, tx)
+	}
+	if b, err := c.readFile(c.root + "/uptime"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+				sys.Set(SUptime, F(v))
+			}
+		}
+	}
+}
+
+func sortedCPUs(m map[int64]procfs.CPUStat) []procfs.CPUStat {
+	out := make([]procfs.CPUStat, len(m))
+	for i := range out {
+		out[i] = m[int64(i)]
+	}
+	return out
+}
+
+func busyPercent(a, b procfs.CPUStat) (float64, bool) {
+	tot := func(c procfs.CPUStat) float64 {
+		return c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+	}
+	idle := func(c procfs.CPUStat) float64 { return c.Idle + c.Iowait }
+	dt := tot(b) - tot(a)
+	if dt <= 0 {
+		return 0, false
+	}
+	busy := dt - (idle(b) - idle(a))
+	if busy < 0 {
+		busy = 0
+	}
+	return busy / dt * 100, true
+}
+
+// isWholeDisk excludes partitions and virtual block devices so bytes are
+// not counted twice (sda but not sda1; nvme0n1 but not nvme0n1p1).
+func isWholeDisk(name string) bool {
+	for _, p := range []string{"loop", "ram", "dm-", "md", "zram", "sr"} {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	if _, err := os.Stat("/sys/block/" + name); err == nil {
+		return true
+	}
+	return false
+}
+
+// NewCollector returns the platform collector: /proc on Linux.
+func NewCollector() (Collector, error) { return NewLinuxCollector("") }

@@ -1,0 +1,95 @@
+//go:build linux
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestCollectFindsChildWithMetrics(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	c, err := NewLinuxCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSampler(c, 0)
+	first, err := s.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	snap, err := s.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Seq != first.Seq+1 || snap.BootID == "" {
+		t.Fatalf("seq %d boot %q", snap.Seq, snap.BootID)
+	}
+	p := snap.Find(int32(cmd.Process.Pid))
+	if p == nil {
+		t.Fatal("child not in snapshot")
+	}
+	if p.Name != "sleep" || p.PPID != int32(os.Getpid()) || p.StartTicks == 0 {
+		t.Fatalf("child %+v", p)
+	}
+	for _, slot := range []int{PRSS, PVirtual, PThreads, PFDs, PCPUTime, PVolCtx, PCPUPercent} {
+		if !p.Has(slot) {
+			t.Errorf("metric %s unavailable", ProcessMetrics[slot].ID)
+		}
+	}
+	if p.Vals[PRSS] == 0 || p.Vals[PThreads] != 1 {
+		t.Errorf("rss %d threads %d", p.Vals[PRSS], p.Vals[PThreads])
+	}
+	self := snap.Find(int32(os.Getpid()))
+	if self == nil || self.Vals[PFDs] < 3 || self.Exe == "" {
+		t.Fatalf("self %+v", self)
+	}
+	for _, slot := range []int{SMemTotal, SMemAvailable, SLoad1, SUptime, SCPUPercent, SProcesses} {
+		if !snap.System.Has(slot) {
+			t.Errorf("system metric %s unavailable", SystemMetrics[slot].ID)
+		}
+	}
+	if len(snap.System.CoreCPUPercent) == 0 {
+		t.Error("no per-core CPU")
+	}
+}
+
+func TestParseStatOddNames(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"spaces and parens", "42 (a) b (c)) S 1 42 42 0 -1 4194560 10 0 2 0 3 4 0 0 20 0 3 0 99 1000 5 18446744073709551615", "a) b (c)"},
+		{"plain", "7 (sleep) S 1 7 7 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 5 4096 2 0", "sleep"},
+	}
+	for _, tt := range tests {
+		var p Process
+		if err := parseStat([]byte(tt.line), &p, 4096); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if p.Name != tt.want || p.PPID != 1 {
+			t.Fatalf("%s: %+v", tt.name, p)
+		}
+	}
+	var p Process
+	if parseStat([]byte("1 (x) S 1"), &p, 4096) == nil {
+		t.Fatal("short line accepted")
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("7 (sleep) S 1 7 7 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 5 4096 2 0"))
+	f.Add([]byte("()"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p Process
+		_ = parseStat(b, &p, 4096)
+		parseStatus(b, &p)
+		parseIO(b, &p)
+	})
+}

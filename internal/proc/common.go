@@ -1,0 +1,5 @@
+package proc
+
+import "sort"
+
+func sortProcs(p []Process) { sort.Slice(p, func(i, j int) bool { return p[i].PID < p[j].PID }) }

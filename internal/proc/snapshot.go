@@ -1,0 +1,142 @@
+package proc
+
+import (
+	"sort"
+	"time"
+)
+
+// Identity names one process lifetime: PID plus start time (clock ticks
+// since boot, /proc/PID/stat field 22) within one boot (BootID). A reused
+// PID has a different StartTicks and is a different identity.
+type Identity struct {
+	PID        int32
+	StartTicks uint64
+}
+
+// Process is one process in one snapshot. Vals holds metric slots (see
+// ProcessMetrics); bit i of Avail says slot i was measured. Missing is not
+// zero: read a slot only when its bit is set.
+type Process struct {
+	PID        int32
+	PPID       int32
+	StartTicks uint64
+	// StartTime is the wall-clock start (boot time + StartTicks/CLK_TCK).
+	StartTime time.Time
+	// Name is the command name (comm, at most 15 bytes on Linux).
+	Name string
+	// Exe is the executable path from /proc/PID/exe, or "" when unreadable.
+	Exe string
+	// State is the one-letter kernel state (R, S, D, Z, T, t, X, I).
+	State byte
+	// UID is the real user id; UIDKnown says whether it was read.
+	UID      uint32
+	UIDKnown bool
+	Vals     [NumProcessMetrics]uint64
+	Avail    uint32
+}
+
+// ID returns the process's identity.
+func (p *Process) ID() Identity { return Identity{PID: p.PID, StartTicks: p.StartTicks} }
+
+// Has reports whether metric slot i was measured.
+func (p *Process) Has(i int) bool { return p.Avail&(1<<uint(i)) != 0 }
+
+// Set stores v in slot i and marks it available.
+func (p *Process) Set(i int, v uint64) { p.Vals[i] = v; p.Avail |= 1 << uint(i) }
+
+// System is the system-wide sample of one snapshot.
+type System struct {
+	Vals  [NumSystemMetrics]uint64
+	Avail uint32
+	// CoreCPUPercent is busy percent per logical CPU over the interval
+	// (each core = 100), nil on the first sample.
+	CoreCPUPercent []float64
+}
+
+// Has reports whether system slot i was measured.
+func (s *System) Has(i int) bool { return s.Avail&(1<<uint(i)) != 0 }
+
+// Set stores v in slot i and marks it available.
+func (s *System) Set(i int, v uint64) { s.Vals[i] = v; s.Avail |= 1 << uint(i) }
+
+// Snapshot is one immutable sample of every visible process and of the
+// system. It is never modified after the sampler publishes it.
+type Snapshot struct {
+	// Seq increases by one per published snapshot of a sampler.
+	Seq uint64
+	// Time is when collection started.
+	Time time.Time
+	// Duration is how long collection took.
+	Duration time.Duration
+	// BootID identifies the boot (/proc/sys/kernel/random/boot_id).
+	BootID string
+	// Procs is sorted by PID.
+	Procs  []Process
+	System System
+	// Denied counts processes whose files could not be read at all.
+	Denied int
+}
+
+// Find returns the process with pid, or nil.
+func (s *Snapshot) Find(pid int32) *Process {
+	i := sort.Search(len(s.Procs), func(i int) bool { return s.Procs[i].PID >= pid })
+	if i < len(s.Procs) && s.Procs[i].PID == pid {
+		return &s.Procs[i]
+	}
+	return nil
+}
+
+// Lookup returns the process with exactly this identity, or nil.
+func (s *Snapshot) Lookup(id Identity) *Process {
+	p := s.Find(id.PID)
+	if p == nil || p.StartTicks != id.StartTicks {
+		return nil
+	}
+	return p
+}
+
+// StateName spells a kernel state letter as ps(1) documents it.
+func StateName(b byte) string {
+	switch b {
+	case 'R':
+		return "running"
+	case 'S':
+		return "sleeping"
+	case 'D':
+		return "disk_sleep"
+	case 'Z':
+		return "zombie"
+	case 'T':
+		return "stopped"
+	case 't':
+		return "tracing_stop"
+	case 'X', 'x':
+		return "dead"
+	case 'I':
+		return "idle"
+	case 'P':
+		return "parked"
+	case 'W':
+		return "waking"
+	}
+	return "unknown"
+}
+
+// Platform describes what a collector can do; get_status reports it.
+type Platform struct {
+	// OS is runtime.GOOS.
+	OS string
+	// Collector names the data source ("procfs", "gopsutil").
+	Collector string
+	// Missing lists process and system metric ids this platform never provides.
+	Missing []string
+	// Notes are limitations in plain words.
+	Notes []string
+}
+
+// Collector takes one snapshot. prev is the previous snapshot (nil on the
+// first call) and is used for interval rates such as cpu_percent.
+type Collector interface {
+	Collect(prev *Snapshot) (*Snapshot, error)
+	Platform() Platform
+}
