@@ -1,0 +1,663 @@
+package evidence
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// FormatVersion is the on-disk layout version written in every manifest's
+// schema_version.
+const FormatVersion = 1
+
+// Artifact roles. An analysis source is a native input an analysis tool can
+// replay; outputs and diagnostics are kept for inspection only.
+const (
+	RoleAnalysisSource = "analysis_source"
+	RoleOutput         = "output"
+	RoleDiagnostic     = "diagnostic"
+)
+
+// Record statuses.
+const (
+	StatusComplete = "complete"
+	StatusPartial  = "partial"
+	StatusFailed   = "failed"
+)
+
+// EnvDataDir overrides the store location.
+const EnvDataDir = "INQUEST_DATA_DIR"
+
+var (
+	idPattern   = regexp.MustCompile(`^ev-[a-z2-7]{26}$`)
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	hexPattern  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	idEncoding  = base32.StdEncoding.WithPadding(base32.NoPadding)
+)
+
+// ValidID reports whether id has the evidence id shape "ev-" + 26 lower-case
+// base32 characters.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// DefaultDir returns the store directory: $INQUEST_DATA_DIR when set, else
+// $XDG_DATA_HOME/inquest/evidence, else $HOME/.local/share/inquest/evidence
+// (XDG Base Directory Specification defaults).
+func DefaultDir() (string, error) {
+	if d := os.Getenv(EnvDataDir); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "inquest", "evidence"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", contract.Errorf(contract.CodeInternalError, "no evidence directory: set INQUEST_DATA_DIR or XDG_DATA_HOME")
+	}
+	return filepath.Join(home, ".local", "share", "inquest", "evidence"), nil
+}
+
+// ArtifactInput is one artifact to publish. Exactly one of Path and Data is
+// set. Name is the logical selector, unique within the record
+// ([A-Za-z0-9][A-Za-z0-9._-]{0,63}). When ExpectedSHA256 is set (lower-case
+// hex), content read from Path must match it or Publish fails with
+// INPUT_CHANGED.
+type ArtifactInput struct {
+	Name           string
+	Role           string
+	Format         string
+	Producer       string
+	Path           string
+	Data           []byte
+	ExpectedSHA256 string
+}
+
+// Artifact is one artifact as recorded in a manifest: its logical name,
+// role, format, producer and content identity (SHA-256 hex, size in bytes).
+type Artifact struct {
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	Format   string `json:"format"`
+	Producer string `json:"producer,omitempty"`
+	SHA256   string `json:"sha256"`
+	Size     int64  `json:"size_bytes"`
+}
+
+// Provenance is host-specific execution context. It is kept in the manifest
+// for the full (local CLI) view and omitted from Redacted projections.
+type Provenance struct {
+	Argv []string `json:"argv,omitempty"`
+	// Env holds environment names and values that shaped the result.
+	Env map[string]string `json:"environment,omitempty"`
+	Cwd string            `json:"cwd,omitempty"`
+	// HostPaths maps artifact names to the paths they were read from.
+	HostPaths map[string]string `json:"host_paths,omitempty"`
+}
+
+// Record is what a toolset publishes: operation identity, ordered artifacts
+// (analysis sources in analysis order), the arguments and effective limits
+// that produced the result, its coverage and status.
+type Record struct {
+	Toolset    string
+	Operation  string
+	Artifacts  []ArtifactInput
+	Arguments  map[string]any
+	Limits     map[string]any
+	Coverage   map[string]any
+	Status     string
+	Producers  map[string]string
+	Provenance Provenance
+}
+
+// Manifest is the immutable description of one evidence record, stored as
+// DIR/manifests/ID.json. CreatedAt is UTC with nanoseconds. Producers maps
+// component names (inquest, go, module paths) to versions.
+type Manifest struct {
+	SchemaVersion int               `json:"schema_version"`
+	EvidenceID    string            `json:"evidence_id"`
+	CreatedAt     time.Time         `json:"created_at"`
+	Toolset       string            `json:"toolset"`
+	Operation     string            `json:"operation"`
+	Status        string            `json:"status"`
+	Artifacts     []Artifact        `json:"artifacts"`
+	Arguments     map[string]any    `json:"arguments"`
+	Limits        map[string]any    `json:"limits"`
+	Coverage      map[string]any    `json:"coverage"`
+	Producers     map[string]string `json:"producers"`
+	Provenance    Provenance        `json:"provenance"`
+}
+
+// AnalysisSources returns the analysis-source artifacts in analysis order.
+func (m *Manifest) AnalysisSources() []Artifact {
+	var out []Artifact
+	for _, a := range m.Artifacts {
+		if a.Role == RoleAnalysisSource {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Artifact returns the named artifact.
+func (m *Manifest) Artifact(name string) (Artifact, bool) {
+	for _, a := range m.Artifacts {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Artifact{}, false
+}
+
+// Formats returns the distinct artifact formats, sorted.
+func (m *Manifest) Formats() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range m.Artifacts {
+		if a.Format != "" && !seen[a.Format] {
+			seen[a.Format] = true
+			out = append(out, a.Format)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Redacted is the projection returned to MCP clients: the manifest without
+// provenance (argv, environment, cwd, host paths).
+type Redacted struct {
+	SchemaVersion int               `json:"schema_version"`
+	EvidenceID    string            `json:"evidence_id"`
+	CreatedAt     string            `json:"created_at"`
+	Toolset       string            `json:"toolset"`
+	Operation     string            `json:"operation"`
+	Status        string            `json:"status"`
+	Artifacts     []Artifact        `json:"artifacts"`
+	Arguments     map[string]any    `json:"arguments"`
+	Limits        map[string]any    `json:"limits"`
+	Coverage      map[string]any    `json:"coverage"`
+	Producers     map[string]string `json:"producers"`
+}
+
+// Redacted returns the projection without provenance.
+func (m *Manifest) Redacted() Redacted {
+	return Redacted{
+		SchemaVersion: m.SchemaVersion, EvidenceID: m.EvidenceID,
+		CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano),
+		Toolset:   m.Toolset, Operation: m.Operation, Status: m.Status,
+		Artifacts: m.Artifacts, Arguments: m.Arguments, Limits: m.Limits,
+		Coverage: m.Coverage, Producers: m.Producers,
+	}
+}
+
+// Store is an open evidence store. It is safe for concurrent use by
+// goroutines and by several processes (SQLite WAL, busy timeout).
+type Store struct {
+	dir  string
+	db   *sql.DB
+	key  []byte
+	cont *Continuations
+	mu   sync.Mutex // serializes index writes within the process
+}
+
+// OpenDefault opens the store at DefaultDir.
+func OpenDefault() (*Store, error) {
+	d, err := DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	return Open(d)
+}
+
+// Open opens (creating when missing) the store rooted at dir.
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, ioErr("the evidence directory is unusable")
+	}
+	for _, d := range []string{abs, filepath.Join(abs, "objects", "sha256"), filepath.Join(abs, "manifests"), filepath.Join(abs, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, ioErr("the evidence directory cannot be created")
+		}
+	}
+	key, err := loadKey(abs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: abs, key: key, cont: NewContinuations(key)}
+	if err := s.openIndex(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dir returns the absolute store directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Key returns the store's 32-byte HMAC key (for contract.NewCursorCodec).
+func (s *Store) Key() []byte { return append([]byte(nil), s.key...) }
+
+// Continuations returns the continuation codec sealed with the store key.
+func (s *Store) Continuations() *Continuations { return s.cont }
+
+// Close closes the index.
+func (s *Store) Close() error { return s.db.Close() }
+
+func loadKey(dir string) ([]byte, error) {
+	p := filepath.Join(dir, "cursor.key")
+	b, err := os.ReadFile(p)
+	if err == nil && len(b) == 32 {
+		return b, nil
+	}
+	if err == nil {
+		return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "the evidence store key file is malformed")
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, ioErr("the evidence store key cannot be read")
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, ioErr("no entropy for the evidence store key")
+	}
+	if err := writeAtomic(dir, p, key); err != nil {
+		return nil, err
+	}
+	// Another process may have won the race; everyone uses the file.
+	if b, err := os.ReadFile(p); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	return key, nil
+}
+
+func ioErr(msg string) *contract.Error {
+	e := contract.Errorf(contract.CodeInternalError, "%s", msg)
+	e.Retryable = true
+	return e
+}
+
+func corrupt(format string, args ...any) *contract.Error {
+	return contract.Errorf(contract.CodeRepositoryCorrupt, format, args...)
+}
+
+// writeAtomic writes data to target through a temp file in dir/tmp: write,
+// fsync, rename, fsync of target's directory.
+func writeAtomic(storeDir, target string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Join(storeDir, "tmp"), "w-*")
+	if err != nil {
+		if mk := os.MkdirAll(filepath.Join(storeDir, "tmp"), 0o700); mk == nil {
+			tmp, err = os.CreateTemp(filepath.Join(storeDir, "tmp"), "w-*")
+		}
+		if err != nil {
+			return ioErr("the evidence store is not writable")
+		}
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return ioErr("the evidence store is not writable")
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return ioErr("the evidence store cannot be synced")
+	}
+	if err := tmp.Close(); err != nil {
+		return ioErr("the evidence store is not writable")
+	}
+	if err := os.Chmod(name, 0o600); err != nil {
+		return ioErr("the evidence store is not writable")
+	}
+	if err := os.Rename(name, target); err != nil {
+		return ioErr("the evidence store cannot publish")
+	}
+	return syncDir(filepath.Dir(target))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return ioErr("the evidence directory cannot be synced")
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return ioErr("the evidence directory cannot be synced")
+	}
+	return nil
+}
+
+func (s *Store) objectPath(sum string) string {
+	return filepath.Join(s.dir, "objects", "sha256", sum[:2], sum)
+}
+
+func (s *Store) manifestPath(id string) string {
+	return filepath.Join(s.dir, "manifests", id+".json")
+}
+
+// putObject copies r into the object store and returns its digest and size.
+func (s *Store) putObject(ctx context.Context, r io.Reader) (string, int64, error) {
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "o-*")
+	if err != nil {
+		return "", 0, ioErr("the evidence store is not writable")
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(tmp, h), ctxReader{ctx, r}, make([]byte, 256<<10))
+	if err != nil {
+		tmp.Close()
+		if ce := contract.AsError(err); ce.Code == contract.CodeCancelled || ce.Code == contract.CodeTimeout {
+			return "", 0, ce
+		}
+		return "", 0, ioErr("an artifact could not be copied into the evidence store")
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", 0, ioErr("the evidence store cannot be synced")
+	}
+	tmp.Close()
+	target := s.objectPath(sum)
+	if fi, err := os.Stat(target); err == nil && fi.Size() == n {
+		return sum, n, nil // deduplicated
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		return "", 0, ioErr("the evidence store is not writable")
+	}
+	if err := os.Chmod(name, 0o400); err != nil {
+		return "", 0, ioErr("the evidence store is not writable")
+	}
+	if err := os.Rename(name, target); err != nil {
+		return "", 0, ioErr("the evidence store cannot publish")
+	}
+	return sum, n, syncDir(filepath.Dir(target))
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func newID(now time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
+	_, _ = rand.Read(b[8:])
+	return "ev-" + strings.ToLower(idEncoding.EncodeToString(b[:]))
+}
+
+// ProducerVersions returns the versions of inquest and of the modules that
+// decode evidence, read from the binary's build information
+// (runtime/debug.ReadBuildInfo): "inquest", "go", and each dependency
+// module path whose prefix is listed in modules.
+func ProducerVersions(modules ...string) map[string]string {
+	out := map[string]string{}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return out
+	}
+	out["go"] = bi.GoVersion
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	out["inquest"] = v
+	for _, d := range bi.Deps {
+		for _, m := range modules {
+			if strings.HasPrefix(d.Path, m) {
+				out[d.Path] = d.Version
+			}
+		}
+	}
+	return out
+}
+
+func validateRecord(rec *Record) error {
+	bad := func(msg string) error {
+		return contract.Errorf(contract.CodeInvalidArgument, "evidence record: %s", msg)
+	}
+	if rec.Toolset == "" || rec.Operation == "" {
+		return bad("toolset and operation are required")
+	}
+	switch rec.Status {
+	case StatusComplete, StatusPartial, StatusFailed:
+	default:
+		return bad("status must be complete, partial or failed")
+	}
+	if len(rec.Artifacts) == 0 {
+		return bad("at least one artifact is required")
+	}
+	seen := map[string]bool{}
+	for _, a := range rec.Artifacts {
+		if !namePattern.MatchString(a.Name) || seen[a.Name] {
+			return bad("artifact names must be unique selectors of 1-64 characters [A-Za-z0-9._-]")
+		}
+		seen[a.Name] = true
+		switch a.Role {
+		case RoleAnalysisSource, RoleOutput, RoleDiagnostic:
+		default:
+			return bad("artifact role must be analysis_source, output or diagnostic")
+		}
+		if (a.Path == "") == (a.Data == nil) {
+			return bad("each artifact needs exactly one of Path and Data")
+		}
+		if a.ExpectedSHA256 != "" && !hexPattern.MatchString(a.ExpectedSHA256) {
+			return bad("expected_sha256 must be 64 lower-case hex digits")
+		}
+	}
+	return nil
+}
+
+// Publish copies every artifact into the object store, writes the manifest
+// atomically and indexes it. Artifacts are deduplicated by digest. It
+// returns the published manifest. Errors: INVALID_ARGUMENT for a malformed
+// record, INPUT_CHANGED when an artifact does not match ExpectedSHA256 or a
+// source path is missing, INTERNAL_ERROR for I/O failures.
+func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
+	if err := validateRecord(&rec); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	m := &Manifest{
+		SchemaVersion: FormatVersion, EvidenceID: newID(now), CreatedAt: now,
+		Toolset: rec.Toolset, Operation: rec.Operation, Status: rec.Status,
+		Arguments: nonNil(rec.Arguments), Limits: nonNil(rec.Limits), Coverage: nonNil(rec.Coverage),
+		Producers: map[string]string{}, Provenance: rec.Provenance,
+	}
+	for k, v := range ProducerVersions() {
+		m.Producers[k] = v
+	}
+	for k, v := range rec.Producers {
+		m.Producers[k] = v
+	}
+	for _, a := range rec.Artifacts {
+		var r io.Reader
+		if a.Path != "" {
+			f, err := os.Open(a.Path)
+			if err != nil {
+				return nil, contract.Errorf(contract.CodeInputChanged, "artifact %q can no longer be read from its source path", a.Name)
+			}
+			defer f.Close()
+			r = f
+		} else {
+			r = strings.NewReader(string(a.Data))
+		}
+		sum, n, err := s.putObject(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if a.ExpectedSHA256 != "" && sum != a.ExpectedSHA256 {
+			return nil, contract.Errorf(contract.CodeInputChanged, "artifact %q changed since it was analyzed (sha256 differs)", a.Name).
+				WithDetail("artifact", a.Name).WithDetail("expected_sha256", a.ExpectedSHA256).WithDetail("actual_sha256", sum)
+		}
+		m.Artifacts = append(m.Artifacts, Artifact{Name: a.Name, Role: a.Role, Format: a.Format, Producer: a.Producer, SHA256: sum, Size: n})
+	}
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "evidence record: arguments, limits or coverage are not JSON-encodable")
+	}
+	if err := writeAtomic(s.dir, s.manifestPath(m.EvidenceID), body); err != nil {
+		return nil, err
+	}
+	if err := s.index(ctx, m, body); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// Get returns the validated manifest of id. Errors: INVALID_ARGUMENT for a
+// malformed id, EVIDENCE_NOT_FOUND when no manifest exists,
+// REPOSITORY_CORRUPT when the manifest does not parse, names another id,
+// differs from the digest recorded in the index, or references a missing
+// object.
+func (s *Store) Get(id string) (*Manifest, error) {
+	if !ValidID(id) {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "evidence_id must be \"ev-\" followed by 26 base32 characters")
+	}
+	body, err := os.ReadFile(s.manifestPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, contract.Errorf(contract.CodeEvidenceNotFound, "no evidence record %s in this store", id).WithDetail("evidence_id", id)
+	}
+	if err != nil {
+		return nil, ioErr("the evidence manifest cannot be read")
+	}
+	m, err := parseManifest(body, id)
+	if err != nil {
+		return nil, err
+	}
+	if want, ok := s.indexedDigest(id); ok {
+		sum := sha256.Sum256(body)
+		if hex.EncodeToString(sum[:]) != want {
+			return nil, corrupt("the manifest of %s differs from the digest recorded when it was published", id).WithDetail("evidence_id", id)
+		}
+	}
+	for _, a := range m.Artifacts {
+		fi, err := os.Stat(s.objectPath(a.SHA256))
+		if err != nil || fi.Size() != a.Size {
+			return nil, corrupt("artifact %q of %s is missing or has the wrong size", a.Name, id).WithDetail("evidence_id", id).WithDetail("artifact", a.Name)
+		}
+	}
+	return m, nil
+}
+
+func parseManifest(body []byte, id string) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, corrupt("the manifest of %s is not valid JSON", id).WithDetail("evidence_id", id)
+	}
+	if m.SchemaVersion != FormatVersion || m.EvidenceID != id || m.Operation == "" || m.CreatedAt.IsZero() || len(m.Artifacts) == 0 {
+		return nil, corrupt("the manifest of %s is not a version %d manifest for that id", id, FormatVersion).WithDetail("evidence_id", id)
+	}
+	for _, a := range m.Artifacts {
+		if !hexPattern.MatchString(a.SHA256) || a.Size < 0 || !namePattern.MatchString(a.Name) {
+			return nil, corrupt("the manifest of %s has a malformed artifact entry", id).WithDetail("evidence_id", id)
+		}
+	}
+	return &m, nil
+}
+
+// OpenArtifact opens the named artifact of m for reading. The caller checks
+// content against Artifact.SHA256 while reading (VerifyArtifact does it in
+// one pass). Errors: EVIDENCE_NOT_FOUND for an unknown name,
+// REPOSITORY_CORRUPT for a missing object or a size mismatch.
+func (s *Store) OpenArtifact(m *Manifest, name string) (*os.File, Artifact, error) {
+	a, ok := m.Artifact(name)
+	if !ok {
+		return nil, Artifact{}, contract.Errorf(contract.CodeEvidenceNotFound, "evidence %s has no artifact %q", m.EvidenceID, name).WithDetail("evidence_id", m.EvidenceID)
+	}
+	f, err := os.Open(s.objectPath(a.SHA256))
+	if err != nil {
+		return nil, a, corrupt("artifact %q of %s is missing", name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != a.Size {
+		f.Close()
+		return nil, a, corrupt("artifact %q of %s has the wrong size", name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
+	}
+	return f, a, nil
+}
+
+// ArtifactPath returns the object path of an artifact (for readers that
+// need a file name). Same errors as OpenArtifact.
+func (s *Store) ArtifactPath(m *Manifest, name string) (string, Artifact, error) {
+	f, a, err := s.OpenArtifact(m, name)
+	if err != nil {
+		return "", a, err
+	}
+	f.Close()
+	return s.objectPath(a.SHA256), a, nil
+}
+
+// VerifyArtifact hashes the named artifact and returns REPOSITORY_CORRUPT
+// when its SHA-256 differs from the manifest.
+func (s *Store) VerifyArtifact(ctx context.Context, m *Manifest, name string) error {
+	f, a, err := s.OpenArtifact(m, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, make([]byte, 256<<10)); err != nil {
+		return contract.AsError(err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != a.SHA256 {
+		return corrupt("artifact %q of %s does not match its recorded sha256", name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
+	}
+	return nil
+}
+
+// Location describes where the store lives, for `inquest evidence location`.
+type Location struct {
+	Dir       string `json:"dir"`
+	Index     string `json:"index"`
+	Source    string `json:"source"` // INQUEST_DATA_DIR, XDG_DATA_HOME or HOME
+	Records   int64  `json:"records"`
+	Snapshot  int64  `json:"snapshot"`
+	FormatVer int    `json:"format_version"`
+}
+
+// Location returns the store's paths and record count.
+func (s *Store) Location(ctx context.Context) (Location, error) {
+	src := "HOME"
+	if os.Getenv(EnvDataDir) != "" {
+		src = EnvDataDir
+	} else if os.Getenv("XDG_DATA_HOME") != "" {
+		src = "XDG_DATA_HOME"
+	}
+	l := Location{Dir: s.dir, Index: filepath.Join(s.dir, "index.sqlite"), Source: src, FormatVer: FormatVersion}
+	row := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(seq),0) FROM records`)
+	if err := row.Scan(&l.Records, &l.Snapshot); err != nil {
+		return l, ioErr("the evidence index cannot be read")
+	}
+	return l, nil
+}
