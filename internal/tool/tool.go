@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -200,7 +202,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if err := e.validate(args); err != nil {
 		return nil, err
 	}
-	res, err := e.Handler(ctx, args)
+	res, err := e.safeHandle(ctx, args)
 	if err != nil {
 		return nil, contract.AsError(err)
 	}
@@ -222,4 +224,16 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// safeHandle runs the handler and turns a panic into INTERNAL_ERROR, so one
+// faulty handler cannot take the MCP server down with every session.
+func (e *entry) safeHandle(ctx context.Context, args json.RawMessage) (res *contract.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "inquest: tool %s panicked: %v\n%s", e.Name, r, debug.Stack())
+			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged to stderr")
+		}
+	}()
+	return e.Handler(ctx, args)
 }

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newPsCmd) }
+
+func newPsCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	var name, sortBy string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "ps",
+		Short: "List processes (list_processes + get_metrics) as a table",
+		Long:  "List processes of this machine with CPU%, RSS, threads and fds from one snapshot. --json prints list_processes' envelope.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			args := map[string]any{"sort": sortBy}
+			if name != "" {
+				args["filter"] = map[string]any{"name": name}
+			}
+			if limit > 0 {
+				args["limit"] = limit
+			}
+			raw, _ := json.Marshal(args)
+			if asJSON {
+				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
+			}
+			res, err := rt.Registry.Call(cmd.Context(), "list_processes", raw)
+			if err != nil {
+				return printFailure(env, err)
+			}
+			var page struct {
+				Rows []struct {
+					Ref   string `json:"process_ref"`
+					PID   int    `json:"pid"`
+					Name  string `json:"name"`
+					Path  string `json:"path"`
+					State string `json:"state"`
+				} `json:"rows"`
+				Next *string `json:"next_cursor"`
+			}
+			if err := remarshal(res.Data, &page); err != nil {
+				return err
+			}
+			// Metrics for up to 50 refs per call, from the same host.
+			type m struct{ cpu, rss, thr, fds string }
+			vals := map[string]m{}
+			for i := 0; i < len(page.Rows); i += 50 {
+				end := min(i+50, len(page.Rows))
+				var targets []map[string]any
+				for _, r := range page.Rows[i:end] {
+					targets = append(targets, map[string]any{"process_ref": r.Ref})
+				}
+				b, _ := json.Marshal(map[string]any{"metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}, "targets": targets})
+				mr, err := rt.Registry.Call(cmd.Context(), "get_metrics", b)
+				if err != nil {
+					continue // a process exited between list and read: leave its metrics blank
+				}
+				var data struct {
+					Samples []struct {
+						Target struct {
+							Ref string `json:"process_ref"`
+						} `json:"target"`
+						Values map[string]any `json:"values"`
+					} `json:"samples"`
+				}
+				if remarshal(mr.Data, &data) != nil {
+					continue
+				}
+				for _, s := range data.Samples {
+					vals[s.Target.Ref] = m{cpu: fmtVal(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
+				}
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "PID\tCPU%\tRSS\tTHR\tFDS\t STATE\t NAME\t")
+			for _, r := range page.Rows {
+				v := vals[r.Ref]
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, r.State, r.Name)
+			}
+			tw.Flush()
+			if page.Next != nil {
+				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list_processes envelope")
+	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
+	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid or name")
+	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000)")
+	return cmd
+}
+
+func fmtVal(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case float64:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+func humanBytes(s string) string {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return s
+	}
+	units := []string{"B", "K", "M", "G", "T"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatUint(n, 10) + "B"
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + units[i]
+}
+
+// remarshal converts v (a map or json.RawMessage) into out through JSON.
+func remarshal(v any, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// printFailure prints an error envelope to stdout and exits 1.
+func printFailure(env *Env, err error) error {
+	body, _ := contract.Marshal(nil, err)
+	var v any
+	_ = json.Unmarshal(body, &v)
+	printJSON(env.Stdout, v)
+	return exitCode(1)
+}

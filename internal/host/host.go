@@ -1,0 +1,274 @@
+// Package host is the inquest host: the one process per user that owns live
+// state for the proc toolset (seed 000 section 2). It runs the sampler,
+// issues process references bound to its instance, keeps per-session
+// (per-connection) objects, and answers proc methods through Dispatch. The
+// in-process backend, `inquest serve` and the TUI are faces of this package.
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// Method answers one proc tool for a session. args are schema-valid (the
+// bridge validated them); semantic checks are the method's job.
+type Method func(ctx context.Context, s *Session, args json.RawMessage) (*contract.Result, error)
+
+// Options configure New.
+type Options struct {
+	// Version is the application version (get_status, IPC welcome).
+	Version string
+	// Collector overrides the platform collector (tests).
+	Collector proc.Collector
+	// Interval overrides the sampling period (0 = proc.Interval).
+	Interval time.Duration
+}
+
+// Host owns sampling and the objects sessions create.
+type Host struct {
+	// InstanceID identifies this host run; refs and cursors of another
+	// instance are REFERENCE_INVALID / CURSOR_INVALID here.
+	InstanceID string
+	Version    string
+	Started    time.Time
+
+	sampler *proc.Sampler
+	refs    *refCodec
+	cursors *contract.CursorCodec
+
+	mu       sync.Mutex
+	methods  map[string]Method
+	sessions map[string]*Session
+	nextSess int
+	status   []func(map[string]any)
+	retained RetainedFunc
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// New builds a host; Start begins sampling.
+func New(opts Options) (*Host, error) {
+	c := opts.Collector
+	if c == nil {
+		var err error
+		if c, err = proc.NewCollector(); err != nil {
+			return nil, fmt.Errorf("open process collector: %w", err)
+		}
+	}
+	id := make([]byte, 12)
+	if _, err := rand.Read(id); err != nil {
+		return nil, err
+	}
+	h := &Host{
+		InstanceID: hex.EncodeToString(id),
+		Version:    opts.Version,
+		Started:    time.Now(),
+		sampler:    proc.NewSampler(c, opts.Interval),
+		cursors:    contract.NewCursorCodec(nil),
+		methods:    map[string]Method{},
+		sessions:   map[string]*Session{},
+	}
+	h.refs = newRefCodec(h.InstanceID)
+	h.registerBase()
+	for _, ext := range extensions {
+		ext(h)
+	}
+	return h, nil
+}
+
+// extensions are installed into every new Host (other files of this
+// package and feature packages add theirs with Extend in init).
+var extensions []func(*Host)
+
+// Extend registers fn to run on every Host that New builds, after the base
+// methods; features use it to add methods and status sections.
+func Extend(fn func(*Host)) { extensions = append(extensions, fn) }
+
+// FirstInterval separates the two samples Start takes.
+const FirstInterval = 200 * time.Millisecond
+
+// Start takes the first sample synchronously (so the first call sees data)
+// and then samples every interval until Stop.
+func (h *Host) Start(ctx context.Context) error {
+	if _, err := h.sampler.Step(); err != nil {
+		return fmt.Errorf("first sample: %w", err)
+	}
+	// A second sample shortly after gives interval rates (cpu_percent) to
+	// the very first call, as top's first refresh does.
+	time.Sleep(FirstInterval)
+	h.sampler.Step()
+	ctx, h.cancel = context.WithCancel(ctx)
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(h.sampler.Interval())
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				h.sampler.Step()
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends sampling and closes every session.
+func (h *Host) Stop() {
+	if h.cancel != nil {
+		h.cancel()
+		<-h.done
+	}
+	h.mu.Lock()
+	ss := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	for _, s := range ss {
+		s.Close()
+	}
+}
+
+// Sampler returns the host's sampler.
+func (h *Host) Sampler() *proc.Sampler { return h.sampler }
+
+// Cursors returns the host's cursor codec (cursors die with the instance).
+func (h *Host) Cursors() *contract.CursorCodec { return h.cursors }
+
+// Handle registers the method for a proc tool name. Registering a name twice
+// replaces the earlier method (a feature can refine a base method).
+func (h *Host) Handle(name string, m Method) {
+	h.mu.Lock()
+	h.methods[name] = m
+	h.mu.Unlock()
+}
+
+// Methods returns the registered method names, sorted.
+func (h *Host) Methods() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.methods))
+	for n := range h.methods {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddStatus registers fn to add fields to get_status data.
+func (h *Host) AddStatus(fn func(map[string]any)) {
+	h.mu.Lock()
+	h.status = append(h.status, fn)
+	h.mu.Unlock()
+}
+
+// Dispatch runs method for s. An unknown method is INVALID_ARGUMENT (seed
+// 000 section 5). Results get the host's backend_instance_id.
+func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args json.RawMessage) (*contract.Result, error) {
+	h.mu.Lock()
+	m, ok := h.methods[method]
+	h.mu.Unlock()
+	if !ok {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown method")
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if h.sampler.Latest() == nil {
+		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the host has not taken its first sample yet; retry")
+	}
+	res, err := m(ctx, s, args)
+	if err != nil {
+		return nil, contract.AsError(err)
+	}
+	if res != nil && res.BackendInstanceID == "" {
+		res.BackendInstanceID = h.InstanceID
+	}
+	return res, nil
+}
+
+// Session is one connection's view of the host: it owns the frozen
+// captures, cursors and jobs the connection creates, and releases them on
+// Close. Sessions are safe for concurrent use.
+type Session struct {
+	ID   string
+	host *Host
+
+	mu      sync.Mutex
+	values  map[any]any
+	closers []func()
+	closed  bool
+}
+
+// NewSession opens a session (one per IPC connection, or the in-process one).
+func (h *Host) NewSession() *Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nextSess++
+	s := &Session{ID: fmt.Sprintf("s%d", h.nextSess), host: h, values: map[any]any{}}
+	h.sessions[s.ID] = s
+	return s
+}
+
+// Sessions returns the number of open sessions.
+func (h *Host) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// Host returns the session's host.
+func (s *Session) Host() *Host { return s.host }
+
+// Value returns the session-owned value under key, creating it with init on
+// first use (features keep their per-connection state here).
+func (s *Session) Value(key any, init func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.values[key]
+	if !ok && init != nil {
+		v = init()
+		s.values[key] = v
+	}
+	return v
+}
+
+// OnClose registers fn to run when the session closes (connection-owned
+// cleanup: cancel jobs, release captures).
+func (s *Session) OnClose(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closers = append(s.closers, fn)
+}
+
+// Close releases everything the session owns; it is idempotent.
+func (s *Session) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	fns := s.closers
+	s.closers = nil
+	s.values = map[any]any{}
+	s.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+	s.host.mu.Lock()
+	delete(s.host.sessions, s.ID)
+	s.host.mu.Unlock()
+}

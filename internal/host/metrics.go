@@ -1,0 +1,115 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// MaxMetricTargets is the most targets one get_metrics call takes, system
+// targets included (seed 000 section 7).
+const MaxMetricTargets = 50
+
+type metricsArgs struct {
+	Source    string         `json:"source"`
+	MetricIDs []string       `json:"metric_ids"`
+	Targets   []metricTarget `json:"targets"`
+}
+
+type metricTarget struct {
+	ProcessRef string `json:"process_ref,omitempty"`
+	System     bool   `json:"system,omitempty"`
+}
+
+// EncodeValue renders a metric slot by its representation: integers as
+// decimal strings, numbers as JSON numbers; a non-finite number is
+// reported unavailable (ok false).
+func EncodeValue(m proc.Metric, v uint64) (any, bool) {
+	if m.Repr == proc.ReprNumber {
+		f := proc.AsFloat(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f, true
+	}
+	return contract.Uint(v), true
+}
+
+func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a metricsArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	targets := a.Targets
+	if len(targets) == 0 {
+		targets = []metricTarget{{System: true}}
+	}
+	if len(targets) > MaxMetricTargets {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "at most %d targets per call", MaxMetricTargets)
+	}
+	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	for _, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown metric id; list_metrics gives the catalog")
+		}
+		metrics = append(metrics, m)
+	}
+	snap := h.sampler.Latest()
+	samples := make([]map[string]any, 0, len(targets))
+	for ti, t := range targets {
+		kind := proc.TargetProcess
+		if t.System {
+			kind = proc.TargetSystem
+		}
+		for _, m := range metrics {
+			if m.Target != kind {
+				e := contract.Errorf(contract.CodeInvalidArgument, "metric %s is a %s metric and targets/%d is a %s target", m.ID, m.Target, ti, kind)
+				e.Field = "/targets/" + itoa(ti)
+				return nil, e
+			}
+		}
+		values := map[string]any{}
+		unavailable := map[string]any{}
+		sample := map[string]any{}
+		if t.System {
+			sample["target"] = map[string]any{"system": true}
+			for _, m := range metrics {
+				if v, ok := EncodeValue(m, snap.System.Vals[m.Index]); ok && snap.System.Has(m.Index) {
+					values[m.ID] = v
+				} else {
+					unavailable[m.ID] = "unknown"
+				}
+				if m.Index == proc.SCPUPercent && snap.System.CoreCPUPercent != nil {
+					sample["core_cpu_percent"] = snap.System.CoreCPUPercent
+				}
+			}
+		} else {
+			p, _, err := h.ResolveLive(t.ProcessRef)
+			if err != nil {
+				if ce := contract.AsError(err); ce != nil {
+					ce.Field = "/targets/" + itoa(ti) + "/process_ref"
+				}
+				return nil, err
+			}
+			sample["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
+			for _, m := range metrics {
+				if v, ok := EncodeValue(m, p.Vals[m.Index]); ok && p.Has(m.Index) {
+					values[m.ID] = v
+				} else {
+					unavailable[m.ID] = "unknown"
+				}
+			}
+		}
+		sample["values"] = values
+		sample["unavailable"] = unavailable
+		samples = append(samples, sample)
+	}
+	res := contract.NewResult("live", snap.Time, map[string]any{"snapshot_seq": snap.Seq, "samples": samples})
+	return res, nil
+}
+
+func itoa(i int) string { return contract.Int(int64(i)) }

@@ -1,0 +1,281 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// ProcessFields are the projectable list_processes row fields. command_line
+// and user appear only when projected explicitly (seed 000 section 7).
+var ProcessFields = []string{"process_ref", "pid", "name", "path", "parent", "start_time", "state", "uid", "lifecycle", "last_seen_at", "history", "user", "command_line"}
+
+var defaultProcessFields = ProcessFields[:len(ProcessFields)-2]
+
+type listProcessesArgs struct {
+	Source     string   `json:"source"`
+	Scope      string   `json:"scope"`
+	Filter     *filter  `json:"filter"`
+	Projection []string `json:"projection"`
+	Sort       string   `json:"sort"`
+	Limit      int      `json:"limit"`
+	Cursor     string   `json:"cursor"`
+}
+
+type filter struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	PID  *int32 `json:"pid"`
+}
+
+// Retained is one lifetime known to retained history: what list_processes
+// needs for scope retained/all.
+type Retained struct {
+	ID        proc.Identity
+	Name      string
+	PPID      int32
+	StartTime time.Time
+	UID       uint32
+	UIDKnown  bool
+	// From and To bound the retained samples.
+	From, To time.Time
+}
+
+// RetainedFunc lists retained lifetimes; the history feature installs it
+// with SetRetained. Without it, scope retained/all is UNSUPPORTED.
+type RetainedFunc func() []Retained
+
+// SetRetained installs the retained-lifetime source used by list_processes.
+func (h *Host) SetRetained(fn RetainedFunc) {
+	h.mu.Lock()
+	h.retained = fn
+	h.mu.Unlock()
+}
+
+// procRow is one list_processes row before projection.
+type procRow struct {
+	id        proc.Identity
+	name      string
+	path      string
+	ppid      int32
+	parentRef string
+	verified  bool
+	start     time.Time
+	state     string
+	uid       uint32
+	uidKnown  bool
+	live      bool
+	lastSeen  time.Time
+	from, to  time.Time
+	hasHist   bool
+}
+
+func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a listProcessesArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	if a.Cursor != "" {
+		l, off, err := h.resumeList(s, "list_processes", raw, a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return h.listResult(l, raw, off, a.Limit)
+	}
+	snap := h.sampler.Latest()
+	scope := a.Scope
+	if scope == "" {
+		scope = "live"
+	}
+	h.mu.Lock()
+	retainedFn := h.retained
+	h.mu.Unlock()
+	rows := map[proc.Identity]*procRow{}
+	if scope == "live" || scope == "all" {
+		for i := range snap.Procs {
+			p := &snap.Procs[i]
+			r := &procRow{id: p.ID(), name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time}
+			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+				r.verified, r.parentRef = true, h.Ref(par.ID())
+			}
+			rows[r.id] = r
+		}
+	}
+	if scope == "retained" || scope == "all" {
+		if retainedFn == nil {
+			return nil, contract.Errorf(contract.CodeUnsupported, "retained history is not enabled in this host")
+		}
+		for _, rt := range retainedFn() {
+			if r, ok := rows[rt.ID]; ok {
+				r.from, r.to, r.hasHist = rt.From, rt.To, true
+				continue
+			}
+			if scope == "retained" {
+				if p := snap.Lookup(rt.ID); p != nil {
+					r := &procRow{id: rt.ID, name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true}
+					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+						r.verified, r.parentRef = true, h.Ref(par.ID())
+					}
+					rows[rt.ID] = r
+					continue
+				}
+			}
+			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
+				state: "unknown", lastSeen: rt.To, from: rt.From, to: rt.To, hasHist: true}
+		}
+	}
+	list := make([]*procRow, 0, len(rows))
+	for _, r := range rows {
+		if a.Filter != nil {
+			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
+				continue
+			}
+			if a.Filter.Name != "" && !containsFold(r.name, a.Filter.Name) {
+				continue
+			}
+			if a.Filter.Path != "" && (r.path == "" || !containsFold(r.path, a.Filter.Path)) {
+				continue
+			}
+		}
+		list = append(list, r)
+	}
+	byName := a.Sort == "name"
+	sort.Slice(list, func(i, j int) bool {
+		x, y := list[i], list[j]
+		if byName {
+			if c := strings.Compare(strings.ToLower(x.name), strings.ToLower(y.name)); c != 0 {
+				return c < 0
+			}
+		}
+		if x.id.PID != y.id.PID {
+			return x.id.PID < y.id.PID
+		}
+		return x.id.StartTicks < y.id.StartTicks
+	})
+	fields := a.Projection
+	if len(fields) == 0 {
+		fields = defaultProcessFields
+	}
+	enc := make([]json.RawMessage, 0, len(list))
+	cmdFailed := 0
+	for _, r := range list {
+		row, failed := h.projectProcess(r, fields)
+		if failed {
+			cmdFailed++
+		}
+		b, err := json.Marshal(row)
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+		}
+		enc = append(enc, b)
+	}
+	cov := map[string]any{"scope": scope, "snapshot_seq": snap.Seq, "processes_in_snapshot": len(snap.Procs), "processes_denied": snap.Denied, "matched": len(list)}
+	if cmdFailed > 0 {
+		cov["command_line_unavailable"] = cmdFailed
+	}
+	meta := map[string]any{"snapshot_at": contract.TS(snap.Time)}
+	l := frozenOf(s).put("plist", enc, cov, meta)
+	res, err := h.listResult(l, raw, 0, a.Limit)
+	if err == nil && cmdFailed > 0 {
+		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
+	}
+	return res, err
+}
+
+func (h *Host) listResult(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	if limit <= 0 {
+		limit = MaxPageRows
+	}
+	data, action, err := h.listPage("list_processes", l, raw, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
+	res := contract.NewResult("live", time.Time{}, data)
+	res.CapturedAt = ts
+	res.Coverage = data["coverage"]
+	res.NextAction = action
+	return res, nil
+}
+
+func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool) {
+	row := make(map[string]any, len(fields))
+	failed := false
+	for _, f := range fields {
+		switch f {
+		case "process_ref":
+			row[f] = h.Ref(r.id)
+		case "pid":
+			row[f] = r.id.PID
+		case "name":
+			row[f] = r.name
+		case "path":
+			if r.path != "" {
+				row[f] = r.path
+			} else {
+				row[f] = nil
+			}
+		case "parent":
+			p := map[string]any{"pid": r.ppid, "relationship": "unknown"}
+			if r.verified {
+				p["relationship"] = "verified"
+				p["process_ref"] = r.parentRef
+			}
+			row[f] = p
+		case "start_time":
+			row[f] = contract.TS(r.start)
+		case "state":
+			row[f] = r.state
+		case "uid":
+			if r.uidKnown {
+				row[f] = r.uid
+			} else {
+				row[f] = nil
+			}
+		case "user":
+			if r.uidKnown {
+				row[f] = proc.UserName(r.uid)
+			} else {
+				row[f] = nil
+			}
+		case "lifecycle":
+			if r.live {
+				row[f] = "live"
+			} else {
+				row[f] = "unknown"
+			}
+		case "last_seen_at":
+			row[f] = contract.TS(r.lastSeen)
+		case "history":
+			if r.hasHist {
+				row[f] = map[string]any{"retained_from": contract.TS(r.from), "retained_to": contract.TS(r.to)}
+			} else {
+				row[f] = nil
+			}
+		case "command_line":
+			if !r.live {
+				row[f] = map[string]any{"unavailable": "process_not_live"}
+				continue
+			}
+			argv, err := proc.CommandLine(r.id)
+			if err != nil {
+				row[f] = map[string]any{"unavailable": "unreadable"}
+				failed = true
+				continue
+			}
+			row[f] = map[string]any{"value": argv}
+		}
+	}
+	return row, failed
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}

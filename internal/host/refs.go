@@ -1,0 +1,92 @@
+package host
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// refCodec issues opaque process_ref strings bound to this host instance
+// and to one full process lifetime (PID + start ticks; the boot is implied
+// by the instance). Layout before base64url: pid (4 bytes LE), start ticks
+// (8 bytes LE), MAC (12 bytes) over instance id + those 12 bytes.
+type refCodec struct {
+	instance string
+	key      []byte
+}
+
+func newRefCodec(instance string) *refCodec {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic("host: no entropy: " + err.Error())
+	}
+	return &refCodec{instance: instance, key: k}
+}
+
+const refPrefix = "pr_"
+
+func (c *refCodec) mac(b []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte(c.instance))
+	m.Write(b)
+	return m.Sum(nil)[:12]
+}
+
+// Ref encodes id as a process_ref.
+func (c *refCodec) Ref(id proc.Identity) string {
+	b := make([]byte, 12, 24)
+	binary.LittleEndian.PutUint32(b, uint32(id.PID))
+	binary.LittleEndian.PutUint64(b[4:], id.StartTicks)
+	b = append(b, c.mac(b)...)
+	return refPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Parse decodes a process_ref. A ref from another instance (a restarted
+// host) or a forged/garbled one is REFERENCE_INVALID; the ref is never echoed.
+func (c *refCodec) Parse(ref string) (proc.Identity, error) {
+	bad := contract.Errorf(contract.CodeReferenceInvalid, "process_ref is not valid for this host instance (the host may have restarted); list processes again for fresh references")
+	bad.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{}}
+	if len(ref) < len(refPrefix) || ref[:len(refPrefix)] != refPrefix || len(ref) > 64 {
+		return proc.Identity{}, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(ref[len(refPrefix):])
+	if err != nil || len(b) != 24 || !hmac.Equal(b[12:], c.mac(b[:12])) {
+		return proc.Identity{}, bad
+	}
+	return proc.Identity{PID: int32(binary.LittleEndian.Uint32(b)), StartTicks: binary.LittleEndian.Uint64(b[4:])}, nil
+}
+
+// Ref returns the process_ref of id for this host.
+func (h *Host) Ref(id proc.Identity) string { return h.refs.Ref(id) }
+
+// ParseRef decodes a process_ref issued by this host.
+func (h *Host) ParseRef(ref string) (proc.Identity, error) { return h.refs.Parse(ref) }
+
+// ResolveLive returns the process of ref in the latest snapshot after
+// checking that the same lifetime is still running now (proc.Verify). A
+// lifetime that is gone, a zombie, or a reused PID is PROCESS_EXITED; the
+// values of another process are never returned.
+func (h *Host) ResolveLive(ref string) (*proc.Process, *proc.Snapshot, error) {
+	id, err := h.refs.Parse(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := h.sampler.Latest()
+	p := snap.Lookup(id)
+	exited := contract.Errorf(contract.CodeProcessExited, "the process of this process_ref has exited; its retained history stays readable with get_history")
+	if p == nil {
+		return nil, nil, exited
+	}
+	switch proc.Verify(id) {
+	case proc.Alive:
+		return p, snap, nil
+	case proc.Unverifiable:
+		return nil, nil, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read now, so its identity cannot be verified")
+	}
+	return nil, nil, exited
+}

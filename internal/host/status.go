@@ -1,0 +1,137 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// StaleAfter is the sample age at which get_status reports sampling stale
+// (seed 000 section 6: three seconds).
+const StaleAfter = 3 * time.Second
+
+func (h *Host) registerBase() {
+	h.Handle("get_status", h.getStatus)
+	h.Handle("get_system_info", h.getSystemInfo)
+	h.Handle("list_metrics", h.listMetrics)
+	h.Handle("list_processes", h.listProcesses)
+	h.Handle("get_metrics", h.getMetrics)
+}
+
+func (h *Host) getStatus(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	snap := h.sampler.Latest()
+	age := time.Since(snap.Time)
+	plat := h.sampler.Collector().Platform()
+	data := map[string]any{
+		"backend":             "connected",
+		"application_version": h.Version,
+		"started_at":          contract.TS(h.Started),
+		"activity":            "live",
+		"sampling": map[string]any{
+			"interval_ms":          h.sampler.Interval().Milliseconds(),
+			"last_sample_at":       contract.TS(snap.Time),
+			"sample_age_ms":        age.Milliseconds(),
+			"stale":                age > StaleAfter,
+			"last_collection_ms":   float64(snap.Duration.Microseconds()) / 1000,
+			"snapshot_seq":         snap.Seq,
+			"processes":            len(snap.Procs),
+			"processes_unreadable": snap.Denied,
+			"last_error":           nilIfEmpty(h.sampler.LastError()),
+		},
+		"permissions": map[string]any{
+			"uid":        os.Getuid(),
+			"privileged": os.Geteuid() == 0,
+			"note":       "processes of other users are readable only with privilege; unreadable ones are counted, never guessed",
+		},
+		"platform": map[string]any{
+			"os":              plat.OS,
+			"arch":            runtime.GOARCH,
+			"collector":       plat.Collector,
+			"missing_metrics": orEmpty(plat.Missing),
+			"notes":           orEmpty(plat.Notes),
+		},
+		"methods":  h.Methods(),
+		"sessions": h.Sessions(),
+		"limits": map[string]any{
+			"page_rows_max":      MaxPageRows,
+			"metric_targets_max": MaxMetricTargets,
+			"message_bytes_max":  4 << 20,
+		},
+	}
+	h.mu.Lock()
+	fns := append([]func(map[string]any){}, h.status...)
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn(data)
+	}
+	res := contract.NewResult("live", snap.Time, data)
+	if age > StaleAfter {
+		res.Warn("sampling is stale: the last sample is older than 3 s")
+	}
+	return res, nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (h *Host) getSystemInfo(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	snap := h.sampler.Latest()
+	info := systemInfo()
+	sys := &snap.System
+	if sys.Has(proc.SMemTotal) {
+		info["memory_total_bytes"] = contract.Uint(sys.Vals[proc.SMemTotal])
+	} else {
+		info["memory_total_bytes"] = nil
+	}
+	info["logical_cpus"] = runtime.NumCPU()
+	if snap.System.CoreCPUPercent != nil {
+		info["core_cpu_percent"] = snap.System.CoreCPUPercent
+	}
+	info["boot_id"] = nilIfEmpty(snap.BootID)
+	return contract.NewResult("live", snap.Time, info), nil
+}
+
+type listMetricsArgs struct {
+	TargetKind string `json:"target_kind"`
+}
+
+func (h *Host) listMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a listMetricsArgs
+	_ = json.Unmarshal(raw, &a)
+	var out []proc.Metric
+	missing := map[string]bool{}
+	for _, m := range h.sampler.Collector().Platform().Missing {
+		missing[m] = true
+	}
+	type entry struct {
+		proc.Metric
+		Available bool `json:"available_on_platform"`
+	}
+	var rows []entry
+	if a.TargetKind == "" || a.TargetKind == proc.TargetProcess {
+		out = append(out, proc.ProcessMetrics[:]...)
+	}
+	if a.TargetKind == "" || a.TargetKind == proc.TargetSystem {
+		out = append(out, proc.SystemMetrics[:]...)
+	}
+	for _, m := range out {
+		rows = append(rows, entry{Metric: m, Available: !missing[m.ID]})
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"metrics": rows}), nil
+}

@@ -1,0 +1,45 @@
+//go:build linux
+
+package proc
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Liveness is the outcome of Verify.
+type Liveness int
+
+// Verify outcomes.
+const (
+	// Alive: the same lifetime runs now (not a zombie).
+	Alive Liveness = iota
+	// Exited: no process has the PID, the PID was reused by another
+	// lifetime, or the lifetime is a zombie.
+	Exited
+	// Unverifiable: the start time could not be read (access failure is
+	// not an exit).
+	Unverifiable
+)
+
+// Verify reads /proc/PID/stat now and compares the start time (field 22).
+func Verify(id Identity) Liveness {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(id.PID)) + "/stat")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return Exited
+		}
+		return Unverifiable
+	}
+	var p Process
+	if parseStat(b, &p, 1) != nil {
+		return Unverifiable
+	}
+	if p.StartTicks != id.StartTicks || p.State == 'Z' || p.State == 'X' {
+		return Exited
+	}
+	return Alive
+}
