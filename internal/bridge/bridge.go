@@ -64,12 +64,28 @@ func (l *Local) Close() error {
 // Tools returns the proc tools bound to the backend that get returns (the
 // backend is resolved per call, so a bridge can connect lazily).
 func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Tool {
+	call := func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+		b, err := get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return b.Call(ctx, method, args)
+	}
 	defs := definitions(mode)
+	for _, more := range extraDefinitions {
+		defs = append(defs, more(mode, call)...)
+	}
 	out := make([]tool.Tool, 0, len(defs))
 	for _, d := range defs {
 		d := d
 		name := d.Name
 		d.Toolset = tool.Proc
+		if d.Handler != nil {
+			// A definition with its own handler runs in the bridge (bounded
+			// completion wrappers); it reaches the backend itself.
+			out = append(out, d)
+			continue
+		}
 		d.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 			b, err := get(ctx)
 			if err != nil {
@@ -85,8 +101,27 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 	return out
 }
 
-// pagedTools take limit/cursor.
+// pagedTools take limit/cursor; raw mode defaults their limit to 100.
+// Feature files add their paged tools in init.
 var pagedTools = map[string]bool{"list_processes": true}
+
+// extraDefinitions are the proc tool definitions of feature files
+// (captures, history, tracking...), added in init with AddDefinitions.
+var extraDefinitions []func(Mode, CallFunc) []tool.Tool
+
+// CallFunc reaches the backend (connecting lazily) and runs one method.
+type CallFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
+
+// AddDefinitions registers more proc tool definitions. A definition with a
+// nil Handler is bound to the backend method of the same name; one with a
+// Handler runs in the bridge (bounded completion, first-page delivery) and
+// uses call to reach the backend. paged names take limit/cursor.
+func AddDefinitions(defs func(mode Mode, call CallFunc) []tool.Tool, paged ...string) {
+	extraDefinitions = append(extraDefinitions, defs)
+	for _, p := range paged {
+		pagedTools[p] = true
+	}
+}
 
 func withDefault(args json.RawMessage, key string, v any, applies bool) json.RawMessage {
 	if !applies {

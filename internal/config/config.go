@@ -1,0 +1,148 @@
+// Package config reads and writes inquest.toml, the user's persistent
+// settings and investigation state: $XDG_CONFIG_HOME/inquest/inquest.toml
+// (default ~/.config/inquest/inquest.toml; INQUEST_CONFIG overrides the
+// whole path). Writes are atomic: temp file in the same directory, fsync,
+// rename, directory fsync. A file that cannot be parsed is an error, never
+// silently replaced.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// File is the whole inquest.toml. Unknown keys are kept out of it: decoding
+// is strict, so a typo is reported rather than ignored.
+type File struct {
+	// Settings are application settings (seed 000 section 11 and 12.14).
+	Settings Settings `toml:"settings"`
+	// Tracking is the working Tracking List of process names.
+	Tracking []string `toml:"tracking,omitempty"`
+	// ActiveProfile names the profile the working list was loaded from.
+	ActiveProfile string `toml:"active_profile,omitempty"`
+	// Profiles are saved Investigation Profiles.
+	Profiles []Profile `toml:"profiles,omitempty"`
+	// RecordingDirectory is where recordings go.
+	RecordingDirectory string `toml:"recording_directory,omitempty"`
+}
+
+// Settings are application settings.
+type Settings struct {
+	// MCPConnectionsDisabled, when true, keeps the host from opening its
+	// MCP listener, and a bridge from starting a host.
+	MCPConnectionsDisabled bool `toml:"mcp_connections_disabled"`
+}
+
+// Profile is a saved Investigation Profile.
+type Profile struct {
+	Name     string   `toml:"name"`
+	Revision uint64   `toml:"revision"`
+	Tracking []string `toml:"tracking"`
+}
+
+// Path returns the configuration file path.
+func Path() (string, error) {
+	if p := os.Getenv("INQUEST_CONFIG"); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no XDG_CONFIG_HOME and no home directory: %w", err)
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "inquest", "inquest.toml"), nil
+}
+
+// mu serializes read-modify-write cycles within this process.
+var mu sync.Mutex
+
+// Load reads the file at Path. A missing file is the zero File, not an error.
+func Load() (File, error) {
+	p, err := Path()
+	if err != nil {
+		return File{}, err
+	}
+	return LoadFrom(p)
+}
+
+// LoadFrom reads the file at path (missing = zero File).
+func LoadFrom(path string) (File, error) {
+	var f File
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return f, err
+	}
+	d := toml.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Update loads the file, applies fn and saves the result atomically, all
+// under one process-wide lock. fn's error aborts without writing.
+func Update(fn func(*File) error) (File, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	p, err := Path()
+	if err != nil {
+		return File{}, err
+	}
+	f, err := LoadFrom(p)
+	if err != nil {
+		return File{}, err
+	}
+	if err := fn(&f); err != nil {
+		return File{}, err
+	}
+	return f, SaveTo(p, f)
+}
+
+// SaveTo writes f to path atomically.
+func SaveTo(path string, f File) error {
+	b, err := toml.Marshal(f)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".inquest.toml.*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
