@@ -1,0 +1,557 @@
+package bin
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// elfHeader is this package's own bounded read of the ELF identification
+// and file header (System V gABI "ELF Header"), independent of debug/elf.
+type elfHeader struct {
+	class     elf.Class
+	order     binary.ByteOrder
+	typ       elf.Type
+	machine   elf.Machine
+	entry     uint64
+	phoff     uint64
+	shoff     uint64
+	phentsize uint64
+	phnum     uint64
+	shentsize uint64
+	shnum     uint64
+}
+
+func readELFHeader(in *Inspection, data []byte) (*elfHeader, bool) {
+	if len(data) < elf.EI_NIDENT {
+		in.unresolved("ELF identification", 0, elf.EI_NIDENT, "the file ends inside e_ident")
+		return nil, false
+	}
+	h := &elfHeader{class: elf.Class(data[elf.EI_CLASS])}
+	in.Header.Class = h.class.String()
+	switch elf.Data(data[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		h.order = binary.LittleEndian
+		in.Header.Endianness = "little"
+	case elf.ELFDATA2MSB:
+		h.order = binary.BigEndian
+		in.Header.Endianness = "big"
+	default:
+		in.unresolved("ELF identification", elf.EI_DATA, 1, fmt.Sprintf("EI_DATA %d is not a known data encoding", data[elf.EI_DATA]))
+		return nil, false
+	}
+	osabi := elf.OSABI(data[elf.EI_OSABI])
+	in.Header.OSABI = field(uint64(osabi), osabi.String(), "e_ident[EI_OSABI]")
+	var size int
+	switch h.class {
+	case elf.ELFCLASS32:
+		size = 52
+	case elf.ELFCLASS64:
+		size = 64
+	default:
+		in.unresolved("ELF identification", elf.EI_CLASS, 1, fmt.Sprintf("EI_CLASS %d is not a known class", data[elf.EI_CLASS]))
+		return nil, false
+	}
+	if len(data) < size {
+		in.unresolved("ELF file header", 0, uint64(size), "the file ends inside the ELF header")
+		return nil, false
+	}
+	o := h.order
+	h.typ = elf.Type(o.Uint16(data[16:]))
+	h.machine = elf.Machine(o.Uint16(data[18:]))
+	var flags uint32
+	if h.class == elf.ELFCLASS64 {
+		h.entry, h.phoff, h.shoff = o.Uint64(data[24:]), o.Uint64(data[32:]), o.Uint64(data[40:])
+		flags = o.Uint32(data[48:])
+		h.phentsize, h.phnum = uint64(o.Uint16(data[54:])), uint64(o.Uint16(data[56:]))
+		h.shentsize, h.shnum = uint64(o.Uint16(data[58:])), uint64(o.Uint16(data[60:]))
+	} else {
+		h.entry, h.phoff, h.shoff = uint64(o.Uint32(data[24:])), uint64(o.Uint32(data[28:])), uint64(o.Uint32(data[32:]))
+		flags = o.Uint32(data[36:])
+		h.phentsize, h.phnum = uint64(o.Uint16(data[42:])), uint64(o.Uint16(data[44:]))
+		h.shentsize, h.shnum = uint64(o.Uint16(data[46:])), uint64(o.Uint16(data[48:]))
+	}
+	in.Header.Type = field(uint64(h.typ), h.typ.String(), "e_type")
+	in.Header.Machine = field(uint64(h.machine), h.machine.String(), "e_machine")
+	in.Header.Entry = hexU(h.entry)
+	in.Header.EntrySource = "e_entry"
+	in.Header.Flags = field(uint64(flags), "", "e_flags")
+	return h, true
+}
+
+// elfProgs reads the program header table itself, bounded by the file.
+func elfProgs(in *Inspection, h *elfHeader, data []byte) []elf.ProgHeader {
+	if h.phnum == 0 {
+		in.facet("segments", FacetComplete, "no program headers (e_phnum 0)")
+		return nil
+	}
+	want := uint64(56)
+	if h.class == elf.ELFCLASS32 {
+		want = 32
+	}
+	if h.phentsize < want || h.phnum == 0xffff {
+		in.unresolved("program header table", h.phoff, 0, fmt.Sprintf("e_phentsize %d / e_phnum %d is not a layout this reader resolves", h.phentsize, h.phnum))
+		in.facet("segments", FacetUnresolved, "program header table unresolved")
+		return nil
+	}
+	var progs []elf.ProgHeader
+	o := h.order
+	for i := uint64(0); i < h.phnum; i++ {
+		off := h.phoff + i*h.phentsize
+		b, ok := sliceAt(data, off, want)
+		if !ok || off < h.phoff {
+			in.unresolved(fmt.Sprintf("program header %d", i), off, want, "extends past the end of the file")
+			break
+		}
+		var p elf.ProgHeader
+		if h.class == elf.ELFCLASS64 {
+			p = elf.ProgHeader{Type: elf.ProgType(o.Uint32(b[0:])), Flags: elf.ProgFlag(o.Uint32(b[4:])), Off: o.Uint64(b[8:]), Vaddr: o.Uint64(b[16:]), Paddr: o.Uint64(b[24:]), Filesz: o.Uint64(b[32:]), Memsz: o.Uint64(b[40:]), Align: o.Uint64(b[48:])}
+		} else {
+			p = elf.ProgHeader{Type: elf.ProgType(o.Uint32(b[0:])), Off: uint64(o.Uint32(b[4:])), Vaddr: uint64(o.Uint32(b[8:])), Paddr: uint64(o.Uint32(b[12:])), Filesz: uint64(o.Uint32(b[16:])), Memsz: uint64(o.Uint32(b[20:])), Flags: elf.ProgFlag(o.Uint32(b[24:])), Align: uint64(o.Uint32(b[28:]))}
+		}
+		progs = append(progs, p)
+		in.Segments = append(in.Segments, Segment{Index: int(i), Type: progTypeName(p.Type), Offset: decU(p.Off), Address: hexU(p.Vaddr), FileSize: decU(p.Filesz), MemSize: decU(p.Memsz), Flags: progFlags(p.Flags), FlagsRaw: hexU(uint64(p.Flags)), Align: hexU(p.Align)})
+	}
+	if uint64(len(progs)) == h.phnum {
+		in.facet("segments", FacetComplete, "")
+	} else {
+		in.facet("segments", FacetPartial, fmt.Sprintf("%d of %d program headers resolved", len(progs), h.phnum))
+	}
+	return progs
+}
+
+func progTypeName(t elf.ProgType) string {
+	s := t.String()
+	if strings.HasPrefix(s, "PT_") {
+		return s
+	}
+	switch uint32(t) {
+	case 0x6474e553:
+		return "PT_GNU_PROPERTY"
+	case 0x6474e554:
+		return "PT_GNU_SFRAME"
+	}
+	return s
+}
+
+// progFlags renders p_flags as readelf does: R, W, E in that order.
+func progFlags(f elf.ProgFlag) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		bit elf.ProgFlag
+		c   byte
+	}{{elf.PF_R, 'R'}, {elf.PF_W, 'W'}, {elf.PF_X, 'E'}} {
+		if f&x.bit != 0 {
+			b.WriteByte(x.c)
+		}
+	}
+	return b.String()
+}
+
+// sectionFlags renders sh_flags with readelf's letters.
+func sectionFlags(f elf.SectionFlag) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		bit elf.SectionFlag
+		c   byte
+	}{{elf.SHF_WRITE, 'W'}, {elf.SHF_ALLOC, 'A'}, {elf.SHF_EXECINSTR, 'X'}, {elf.SHF_MERGE, 'M'}, {elf.SHF_STRINGS, 'S'}, {elf.SHF_INFO_LINK, 'I'}, {elf.SHF_LINK_ORDER, 'L'}, {elf.SHF_OS_NONCONFORMING, 'O'}, {elf.SHF_GROUP, 'G'}, {elf.SHF_TLS, 'T'}, {elf.SHF_COMPRESSED, 'C'}, {0x200000, 'R'}, {0x80000000, 'E'}} {
+		if f&x.bit != 0 {
+			b.WriteByte(x.c)
+		}
+	}
+	return b.String()
+}
+
+// openELF admits data through debug/elf, guarding against reader panics.
+func openELF(in *Inspection, h *elfHeader, data []byte) *elf.File {
+	var f *elf.File
+	var err error
+	if !guard(in, "section header table", h.shoff, func() { f, err = elf.NewFile(bytes.NewReader(data)) }) {
+		return nil
+	}
+	if err != nil {
+		end := h.shoff + h.shnum*h.shentsize
+		reason := "debug/elf did not admit the section structure: " + err.Error()
+		if h.shnum > 0 && (end < h.shoff || end > uint64(len(data))) {
+			reason = fmt.Sprintf("section header table (%d entries of %d bytes) extends past the end of the file", h.shnum, h.shentsize)
+		}
+		in.unresolved("section header table", h.shoff, h.shnum*h.shentsize, reason)
+		return nil
+	}
+	return f
+}
+
+func inspectELF(ctx context.Context, in *Inspection, data []byte) {
+	h, ok := readELFHeader(in, data)
+	if !ok {
+		in.facet("header", FacetPartial, "the ELF header is incomplete")
+		for _, n := range []string{"sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "hardening"} {
+			in.facet(n, FacetUnresolved, "the ELF header is incomplete")
+		}
+		return
+	}
+	in.facet("header", FacetComplete, "")
+	progs := elfProgs(in, h, data)
+	f := openELF(in, h, data)
+	in.Admitted = f != nil
+	if f == nil {
+		for _, n := range []string{"sections", "dynamic", "imports", "exports", "build_id"} {
+			in.facet(n, FacetUnresolved, "the section header table was not admitted")
+		}
+		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
+		elfHardening(in, h, progs, nil)
+		return
+	}
+	// Sections.
+	secState := FacetComplete
+	for i, s := range f.Sections {
+		if ctx.Err() != nil {
+			return
+		}
+		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.Size), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
+		switch {
+		case s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL:
+			sec.FileSize = "0"
+			sec.Content = "none"
+		default:
+			sec.FileSize = decU(s.Size)
+			if b, ok := sliceAt(data, s.Offset, s.Size); ok {
+				sec.digest(b)
+			} else {
+				sec.Content = "unresolved"
+				secState = FacetPartial
+				in.unresolved("section "+s.Name+" contents", s.Offset, s.Size, "extends past the end of the file")
+			}
+		}
+		in.Sections = append(in.Sections, sec)
+	}
+	in.facet("sections", secState, "")
+	elfDynamic(in, f, progs, data)
+	elfImportsExports(in, f)
+	elfNotes(in, f, data)
+	goBuildInfo(in, data)
+	elfHardening(in, h, progs, f)
+}
+
+func sectionTypeName(t elf.SectionType) string {
+	s := t.String()
+	switch uint32(t) {
+	case 0x6ffffff6:
+		return "SHT_GNU_HASH"
+	case 0x6ffffffe:
+		return "SHT_GNU_VERNEED"
+	case 0x6fffffff:
+		return "SHT_GNU_VERSYM"
+	case 0x6ffffffd:
+		return "SHT_GNU_VERDEF"
+	}
+	return s
+}
+
+func elfDynamic(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) {
+	d := &Dynamic{Needed: []string{}, RPath: []string{}, RunPath: []string{}}
+	for _, p := range progs {
+		if p.Type == elf.PT_INTERP {
+			if b, ok := sliceAt(data, p.Off, p.Filesz); ok {
+				d.Interpreter = string(bytes.TrimRight(b, "\x00"))
+			} else {
+				in.unresolved("PT_INTERP contents", p.Off, p.Filesz, "extends past the end of the file")
+			}
+		}
+	}
+	if f.SectionByType(elf.SHT_DYNAMIC) == nil {
+		in.Dynamic = d
+		in.facet("dynamic", FacetComplete, "no SHT_DYNAMIC section: statically linked")
+		return
+	}
+	state := FacetComplete
+	var err error
+	strs := func(tag elf.DynTag) []string {
+		var v []string
+		ok := guard(in, "dynamic section", 0, func() { v, err = f.DynString(tag) })
+		if !ok || err != nil {
+			state = FacetPartial
+			return []string{}
+		}
+		if v == nil {
+			return []string{}
+		}
+		return v
+	}
+	d.Needed, d.RPath, d.RunPath = strs(elf.DT_NEEDED), strs(elf.DT_RPATH), strs(elf.DT_RUNPATH)
+	if so := strs(elf.DT_SONAME); len(so) > 0 {
+		d.SOName = so[0]
+	}
+	if v, e := f.DynValue(elf.DT_FLAGS); e == nil && len(v) > 0 {
+		d.Flags = hexU(v[0])
+	}
+	if v, e := f.DynValue(elf.DT_FLAGS_1); e == nil && len(v) > 0 {
+		d.Flags1 = hexU(v[0])
+	}
+	if state != FacetComplete {
+		s := f.SectionByType(elf.SHT_DYNAMIC)
+		in.unresolved("dynamic section", s.Offset, s.Size, "the dynamic section or its string table could not be read")
+	}
+	in.Dynamic = d
+	in.Libraries = append(in.Libraries, d.Needed...)
+	in.facet("dynamic", state, "")
+}
+
+func elfImportsExports(in *Inspection, f *elf.File) {
+	var syms []elf.Symbol
+	var err error
+	if f.SectionByType(elf.SHT_DYNSYM) == nil {
+		in.facet("imports", FacetComplete, "no .dynsym section")
+		in.facet("exports", FacetComplete, "no .dynsym section")
+		return
+	}
+	if !guard(in, ".dynsym", 0, func() { syms, err = f.DynamicSymbols() }) || err != nil {
+		s := f.SectionByType(elf.SHT_DYNSYM)
+		in.unresolved(".dynsym", s.Offset, s.Size, "the dynamic symbol table could not be read")
+		in.facet("imports", FacetUnresolved, ".dynsym unresolved")
+		in.facet("exports", FacetUnresolved, ".dynsym unresolved")
+		return
+	}
+	for _, s := range syms {
+		if s.Name == "" {
+			continue
+		}
+		bind := elf.ST_BIND(s.Info)
+		if s.Section == elf.SHN_UNDEF {
+			in.Imports = append(in.Imports, Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"})
+		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK {
+			in.Exports = append(in.Exports, Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym"})
+		}
+	}
+	in.facet("imports", FacetComplete, "")
+	in.facet("exports", FacetComplete, "")
+}
+
+// elfNotes reads every SHT_NOTE section (ELF gABI "Note Section").
+func elfNotes(in *Inspection, f *elf.File, data []byte) {
+	bid := &BuildID{}
+	state := FacetComplete
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		b, ok := sliceAt(data, s.Offset, s.Size)
+		if !ok {
+			state = FacetPartial
+			continue // already listed as unresolved section contents
+		}
+		o := f.ByteOrder
+		pos := s.Offset
+		for len(b) >= 12 {
+			namesz, descsz, typ := uint64(o.Uint32(b)), uint64(o.Uint32(b[4:])), o.Uint32(b[8:])
+			nameEnd := 12 + align4(namesz)
+			descEnd := nameEnd + align4(descsz)
+			if namesz > uint64(len(b)) || descsz > uint64(len(b)) || descEnd > uint64(len(b)) {
+				state = FacetPartial
+				in.unresolved("note in "+s.Name, pos, 0, "a note's name or descriptor extends past its section")
+				break
+			}
+			owner := string(bytes.TrimRight(b[12:12+namesz], "\x00"))
+			desc := b[nameEnd : nameEnd+descsz]
+			bid.Notes = append(bid.Notes, Note{Owner: owner, Type: fmt.Sprintf("0x%x", typ), DescSize: decU(descsz), Section: s.Name})
+			switch {
+			case owner == "GNU" && typ == 3: // NT_GNU_BUILD_ID
+				bid.GNU = hex.EncodeToString(desc)
+			case owner == "Go" && typ == 4: // Go linker's build id note
+				bid.Go = string(desc)
+			}
+			b = b[descEnd:]
+			pos += descEnd
+		}
+	}
+	in.BuildID = bid
+	in.facet("build_id", state, "")
+}
+
+func align4(n uint64) uint64 { return (n + 3) &^ 3 }
+
+// fortifiable lists glibc functions that have a __*_chk variant; an import
+// of the plain name beside no variant is an unfortified call site.
+var fortifiable = []string{"memcpy", "memmove", "mempcpy", "memset", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat", "sprintf", "vsprintf", "snprintf", "vsnprintf", "printf", "vprintf", "fprintf", "vfprintf", "dprintf", "vdprintf", "asprintf", "vasprintf", "gets", "fgets", "fgets_unlocked", "read", "pread", "pread64", "recv", "recvfrom", "readlink", "readlinkat", "getcwd", "getwd", "realpath", "confstr", "wcscpy", "wmemcpy", "wmemset", "fread", "fread_unlocked", "ttyname_r", "getlogin_r", "gethostname", "getdomainname", "syslog", "vsyslog", "poll", "ppoll", "longjmp"}
+
+func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File) {
+	segs := in.Facets["segments"].State == FacetComplete
+	var interp, stack, relro, dyn *elf.ProgHeader
+	for i := range progs {
+		switch progs[i].Type {
+		case elf.PT_INTERP:
+			interp = &progs[i]
+		case elf.PT_GNU_STACK:
+			stack = &progs[i]
+		case elf.PT_GNU_RELRO:
+			relro = &progs[i]
+		case elf.PT_DYNAMIC:
+			dyn = &progs[i]
+		}
+	}
+	var flags, flags1 uint64
+	var haveFlags, haveFlags1, bindNow bool
+	if f != nil {
+		if v, err := f.DynValue(elf.DT_FLAGS); err == nil && len(v) > 0 {
+			flags, haveFlags = v[0], true
+		}
+		if v, err := f.DynValue(elf.DT_FLAGS_1); err == nil && len(v) > 0 {
+			flags1, haveFlags1 = v[0], true
+		}
+		if v, err := f.DynValue(elf.DT_BIND_NOW); err == nil && len(v) > 0 {
+			bindNow = true
+		}
+	}
+	add := func(name, verdict string, basis ...string) {
+		in.Hardening = append(in.Hardening, Check{Name: name, Verdict: verdict, Basis: basis})
+	}
+	// PIE.
+	switch {
+	case h.typ == elf.ET_EXEC:
+		add("pie", VerdictNo, "e_type ET_EXEC")
+	case h.typ == elf.ET_DYN && haveFlags1 && flags1&uint64(elf.DF_1_PIE) != 0:
+		add("pie", VerdictYes, "e_type ET_DYN", "DT_FLAGS_1 has DF_1_PIE")
+	case h.typ == elf.ET_DYN && interp != nil:
+		add("pie", VerdictYes, "e_type ET_DYN", "PT_INTERP present")
+	case h.typ == elf.ET_DYN && f == nil:
+		add("pie", VerdictUnknown, "e_type ET_DYN", "dynamic section unresolved")
+	case h.typ == elf.ET_DYN:
+		add("pie", VerdictNotApplicable, "e_type ET_DYN without PT_INTERP or DF_1_PIE: a shared object")
+	default:
+		add("pie", VerdictNotApplicable, "e_type "+h.typ.String())
+	}
+	// NX.
+	switch {
+	case stack != nil && stack.Flags&elf.PF_X == 0:
+		add("nx", VerdictYes, "PT_GNU_STACK flags "+progFlags(stack.Flags)+" (no PF_X)")
+	case stack != nil:
+		add("nx", VerdictNo, "PT_GNU_STACK flags "+progFlags(stack.Flags)+" (PF_X set)")
+	case !segs:
+		add("nx", VerdictUnknown, "program header table not fully resolved")
+	default:
+		add("nx", VerdictNo, "no PT_GNU_STACK program header: the loader's default (executable stack) applies")
+	}
+	// RELRO.
+	now := bindNow || (haveFlags && flags&uint64(elf.DF_BIND_NOW) != 0) || (haveFlags1 && flags1&uint64(elf.DF_1_NOW) != 0)
+	var nowBasis []string
+	if bindNow {
+		nowBasis = append(nowBasis, "DT_BIND_NOW")
+	}
+	if haveFlags && flags&uint64(elf.DF_BIND_NOW) != 0 {
+		nowBasis = append(nowBasis, "DT_FLAGS has DF_BIND_NOW")
+	}
+	if haveFlags1 && flags1&uint64(elf.DF_1_NOW) != 0 {
+		nowBasis = append(nowBasis, "DT_FLAGS_1 has DF_1_NOW")
+	}
+	switch {
+	case relro != nil && now:
+		add("relro", VerdictYes, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
+	case relro != nil && dyn != nil && f == nil:
+		add("relro", VerdictUnknown, "PT_GNU_RELRO present", "dynamic section unresolved")
+	case relro != nil:
+		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW")
+	case !segs:
+		add("relro", VerdictUnknown, "program header table not fully resolved")
+	default:
+		add("relro", VerdictNo, "no PT_GNU_RELRO program header")
+	}
+	if f == nil {
+		add("stack_canary", VerdictUnknown, "symbol tables unresolved")
+		add("fortify", VerdictUnknown, "symbol tables unresolved")
+		add("no_rpath", VerdictUnknown, "dynamic section unresolved")
+		in.facet("hardening", FacetPartial, "verdicts resting on sections are unknown")
+		return
+	}
+	// Symbols for canary and fortify: .dynsym and .symtab names.
+	names := map[string]string{}
+	symState := FacetComplete
+	tables := 0
+	for _, t := range []struct {
+		typ  elf.SectionType
+		name string
+		read func() ([]elf.Symbol, error)
+	}{{elf.SHT_DYNSYM, ".dynsym", f.DynamicSymbols}, {elf.SHT_SYMTAB, ".symtab", f.Symbols}} {
+		if f.SectionByType(t.typ) == nil {
+			continue
+		}
+		tables++
+		var syms []elf.Symbol
+		var err error
+		if !guard(in, t.name, 0, func() { syms, err = t.read() }) || err != nil {
+			symState = FacetPartial
+			continue
+		}
+		for _, s := range syms {
+			n := s.Name
+			if i := strings.IndexByte(n, '@'); i > 0 {
+				n = n[:i]
+			}
+			if _, ok := names[n]; !ok {
+				names[n] = t.name
+			}
+		}
+	}
+	switch {
+	case names["__stack_chk_fail"] != "":
+		add("stack_canary", VerdictYes, "symbol __stack_chk_fail in "+names["__stack_chk_fail"])
+	case names["__stack_chk_guard"] != "":
+		add("stack_canary", VerdictYes, "symbol __stack_chk_guard in "+names["__stack_chk_guard"])
+	case tables == 0:
+		add("stack_canary", VerdictUnknown, "no .dynsym or .symtab: symbols stripped")
+	case symState != FacetComplete:
+		add("stack_canary", VerdictUnknown, "a symbol table could not be read")
+	default:
+		add("stack_canary", VerdictNo, "no __stack_chk_fail or __stack_chk_guard symbol in .dynsym/.symtab")
+	}
+	var fortified, plain []string
+	for _, fn := range fortifiable {
+		if src := names["__"+fn+"_chk"]; src != "" {
+			fortified = append(fortified, "__"+fn+"_chk")
+		} else if f.SectionByType(elf.SHT_DYNSYM) != nil && names[fn] == ".dynsym" {
+			plain = append(plain, fn)
+		}
+	}
+	sort.Strings(fortified)
+	switch {
+	case tables == 0:
+		add("fortify", VerdictUnknown, "no .dynsym or .symtab: symbols stripped")
+	case len(fortified) > 0 && len(plain) > 0:
+		add("fortify", VerdictPartial, "fortified: "+strings.Join(fortified, ","), "unfortified imports: "+strings.Join(plain, ","))
+	case len(fortified) > 0:
+		add("fortify", VerdictYes, "fortified: "+strings.Join(fortified, ","))
+	case len(plain) > 0:
+		add("fortify", VerdictNo, "unfortified imports: "+strings.Join(plain, ","), "no __*_chk symbol")
+	case symState != FacetComplete:
+		add("fortify", VerdictUnknown, "a symbol table could not be read")
+	default:
+		add("fortify", VerdictNotApplicable, "no fortifiable libc function and no __*_chk symbol in .dynsym/.symtab")
+	}
+	d := in.Dynamic
+	switch {
+	case d == nil || in.Facets["dynamic"].State != FacetComplete:
+		add("no_rpath", VerdictUnknown, "dynamic section not fully resolved")
+	case len(d.RPath) > 0 || len(d.RunPath) > 0:
+		var b []string
+		if len(d.RPath) > 0 {
+			b = append(b, "DT_RPATH "+strings.Join(d.RPath, ":"))
+		}
+		if len(d.RunPath) > 0 {
+			b = append(b, "DT_RUNPATH "+strings.Join(d.RunPath, ":"))
+		}
+		add("no_rpath", VerdictNo, b...)
+	case f.SectionByType(elf.SHT_DYNAMIC) == nil:
+		add("no_rpath", VerdictYes, "no SHT_DYNAMIC section")
+	default:
+		add("no_rpath", VerdictYes, "no DT_RPATH or DT_RUNPATH entry")
+	}
+	if symState != FacetComplete || !segs {
+		in.facet("hardening", FacetPartial, "some verdicts rest on unresolved structure")
+	} else {
+		in.facet("hardening", FacetComplete, "")
+	}
+}

@@ -1,0 +1,100 @@
+package bin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// MaxInputBytes bounds the file a bin tool reads into memory (1 GiB). The
+// whole file is hashed and sections are digested, so the bound is on
+// resident memory; larger files fail with LIMIT_EXCEEDED before any read.
+const MaxInputBytes int64 = 1 << 30
+
+// File is one caller-supplied local file read whole: its verbatim path, its
+// identity (size, modification time, SHA-256 of the bytes) and its bytes.
+type File struct {
+	// CallerPath is the path exactly as the caller spelled it.
+	CallerPath string
+	// Size is the number of bytes read.
+	Size int64
+	// ModTime is the file's modification time observed before the read.
+	ModTime time.Time
+	// SHA256 is the lowercase hex SHA-256 of Data.
+	SHA256 string
+	// Data holds the file bytes.
+	Data []byte
+}
+
+// Identity is the JSON projection of a File's identity.
+type Identity struct {
+	CallerInputPath string              `json:"caller_input_path"`
+	Size            string              `json:"size"`
+	SHA256          string              `json:"sha256"`
+	ModifiedAt      *contract.Timestamp `json:"modified_at,omitempty"`
+}
+
+// Identity returns f's identity projection.
+func (f *File) Identity() Identity {
+	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), SHA256: f.SHA256, ModifiedAt: contract.TS(f.ModTime)}
+}
+
+// ReadFile reads the regular file at path (at most limit bytes) and returns
+// it with its identity. Errors are *contract.Error: INVALID_ARGUMENT (field
+// given by field) when the path does not exist or is not a regular file,
+// PERMISSION_DENIED, LIMIT_EXCEEDED when the file is larger than limit,
+// INPUT_CHANGED when the size or modification time changed during the read.
+// Messages never echo the path.
+func ReadFile(path, field string, limit int64) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, openError(err, field)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, openError(err, field)
+	}
+	if !st.Mode().IsRegular() {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the file named by %s is not a regular file", field)
+		e.Field = field
+		return nil, e
+	}
+	if st.Size() > limit {
+		return nil, contract.Errorf(contract.CodeLimitExceeded, "the file named by %s is %d bytes; bin tools read at most %d bytes", field, st.Size(), limit).
+			WithDetail("limit_bytes", contract.Int(limit)).WithDetail("size_bytes", contract.Int(st.Size()))
+	}
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(fh, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, contract.Errorf(contract.CodeCollectionFailed, "reading the file named by %s failed", field)
+	}
+	data = data[:n]
+	st2, err := fh.Stat()
+	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(n) != st.Size() {
+		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was read; retry when it is stable", field)
+	}
+	sum := sha256.Sum256(data)
+	return &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), SHA256: hex.EncodeToString(sum[:]), Data: data}, nil
+}
+
+func openError(err error, field string) error {
+	var e *contract.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e = contract.Errorf(contract.CodeInvalidArgument, "the file named by %s does not exist", field)
+		e.Field = field
+	case errors.Is(err, fs.ErrPermission):
+		e = contract.Errorf(contract.CodePermissionDenied, "the file named by %s cannot be opened: permission denied", field)
+	default:
+		e = contract.Errorf(contract.CodeInvalidArgument, "the file named by %s cannot be opened", field)
+		e.Field = field
+	}
+	return e
+}

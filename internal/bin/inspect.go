@@ -1,0 +1,436 @@
+package bin
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/buildinfo"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// Format names reported in Header.Format.
+const (
+	FormatELF      = "elf"
+	FormatPE       = "pe"
+	FormatMachO    = "macho"
+	FormatMachOFat = "macho_fat"
+)
+
+// Facet coverage states.
+const (
+	// FacetComplete: every structure the facet reads was resolved; an empty
+	// list then means absence.
+	FacetComplete = "complete"
+	// FacetPartial: some structures were resolved, some were not (see
+	// Inspection.Unresolved); an absent item is unknown, not absent.
+	FacetPartial = "partial"
+	// FacetUnresolved: the facet's structures could not be read at all.
+	FacetUnresolved = "unresolved"
+	// FacetNotApplicable: the format has no such structure.
+	FacetNotApplicable = "not_applicable"
+)
+
+// Field is one header observation: the raw on-disk value (hex), its
+// symbolic name where the format defines one, and the header field it was
+// read from.
+type Field struct {
+	Raw    string `json:"raw"`
+	Name   string `json:"name,omitempty"`
+	Source string `json:"source"`
+}
+
+func field(v uint64, name, source string) *Field {
+	return &Field{Raw: hexU(v), Name: name, Source: source}
+}
+
+// Header is what recognition establishes from magic numbers and the fixed
+// header alone, before the rest of the file is admitted.
+type Header struct {
+	Format     string `json:"format"`
+	Class      string `json:"class,omitempty"`
+	Endianness string `json:"endianness,omitempty"`
+	Machine    *Field `json:"machine,omitempty"`
+	OSABI      *Field `json:"os_abi,omitempty"`
+	Type       *Field `json:"type,omitempty"`
+	// Entry is the entry point virtual address ("0x..."), from e_entry,
+	// AddressOfEntryPoint+ImageBase, or LC_MAIN entryoff (a file offset,
+	// named so in EntrySource).
+	Entry       string `json:"entry,omitempty"`
+	EntrySource string `json:"entry_source,omitempty"`
+	Flags       *Field `json:"flags,omitempty"`
+}
+
+// Section is one section: identity, placement, and a digest and entropy of
+// its file bytes when it has any.
+type Section struct {
+	Index   int    `json:"index"`
+	Name    string `json:"name"`
+	Segment string `json:"segment,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Address string `json:"address"`
+	Offset  string `json:"offset"`
+	// Size is the section size in bytes (sh_size, VirtualSize, size).
+	Size string `json:"size"`
+	// FileSize is the number of bytes the section occupies in the file.
+	FileSize string `json:"file_size"`
+	Flags    string `json:"flags"`
+	FlagsRaw string `json:"flags_raw"`
+	// Content is "file_bytes" (digest and entropy are of these bytes),
+	// "none" (no file bytes: SHT_NOBITS, zerofill, uninitialized data) or
+	// "unresolved" (the bytes lie outside the file).
+	Content string `json:"content"`
+	// Entropy is the Shannon entropy of the file bytes in bits per byte.
+	Entropy *float64 `json:"entropy,omitempty"`
+	SHA256  string   `json:"sha256,omitempty"`
+
+	data []byte
+}
+
+// Segment is one ELF program header or Mach-O segment.
+type Segment struct {
+	Index    int    `json:"index"`
+	Type     string `json:"type"`
+	Name     string `json:"name,omitempty"`
+	Offset   string `json:"offset"`
+	Address  string `json:"address"`
+	FileSize string `json:"file_size"`
+	MemSize  string `json:"mem_size"`
+	Flags    string `json:"flags"`
+	FlagsRaw string `json:"flags_raw"`
+	Align    string `json:"align,omitempty"`
+}
+
+// Dynamic holds the dynamic-linking facts: DT_NEEDED/DT_RPATH/DT_RUNPATH/
+// DT_SONAME and PT_INTERP for ELF; LC_LOAD_DYLIB/LC_RPATH/LC_ID_DYLIB/
+// LC_LOAD_DYLINKER for Mach-O; the import directory's DLLs for PE.
+type Dynamic struct {
+	Needed      []string `json:"needed"`
+	RPath       []string `json:"rpath"`
+	RunPath     []string `json:"runpath"`
+	SOName      string   `json:"soname,omitempty"`
+	Interpreter string   `json:"interpreter,omitempty"`
+	Flags       string   `json:"flags,omitempty"`
+	Flags1      string   `json:"flags_1,omitempty"`
+}
+
+// Import is one imported symbol and where it was declared.
+type Import struct {
+	Name    string `json:"name"`
+	Library string `json:"library,omitempty"`
+	Version string `json:"version,omitempty"`
+	Ordinal string `json:"ordinal,omitempty"`
+	// Source names the table: ".dynsym", "import directory",
+	// "delay import directory", "symtab (undefined)".
+	Source string `json:"source"`
+}
+
+// Export is one exported (defined, global) symbol.
+type Export struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Ordinal string `json:"ordinal,omitempty"`
+	Source  string `json:"source"`
+}
+
+// PDB is the CodeView RSDS record of a PE debug directory.
+type PDB struct {
+	Path string `json:"path"`
+	GUID string `json:"guid"`
+	Age  string `json:"age"`
+}
+
+// BuildID holds the identifiers a linker recorded: the GNU build id note
+// (NT_GNU_BUILD_ID), the Go build id note, the Mach-O LC_UUID, or the PE
+// debug directory's PDB path and GUID.
+type BuildID struct {
+	GNU   string `json:"gnu_build_id,omitempty"`
+	Go    string `json:"go_build_id,omitempty"`
+	UUID  string `json:"uuid,omitempty"`
+	PDB   *PDB   `json:"pdb,omitempty"`
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one ELF note (owner, type, descriptor size).
+type Note struct {
+	Owner    string `json:"owner"`
+	Type     string `json:"type"`
+	DescSize string `json:"desc_size"`
+	Section  string `json:"section"`
+}
+
+// GoBuildInfo is debug/buildinfo's view of an embedded Go build info blob.
+type GoBuildInfo struct {
+	GoVersion string      `json:"go_version"`
+	Path      string      `json:"path"`
+	Main      *GoModule   `json:"main,omitempty"`
+	Deps      []GoModule  `json:"deps"`
+	Settings  []GoSetting `json:"settings"`
+}
+
+// GoModule is one module of Go build info.
+type GoModule struct {
+	Path    string    `json:"path"`
+	Version string    `json:"version"`
+	Sum     string    `json:"sum,omitempty"`
+	Replace *GoModule `json:"replace,omitempty"`
+}
+
+// GoSetting is one build setting of Go build info.
+type GoSetting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Hardening verdicts.
+const (
+	VerdictYes           = "yes"
+	VerdictPartial       = "partial"
+	VerdictNo            = "no"
+	VerdictNotApplicable = "not_applicable"
+	// VerdictUnknown: the structures the verdict rests on were unresolved.
+	VerdictUnknown = "unknown"
+)
+
+// Check is one hardening verdict and the exact tags, header fields or
+// symbols it rests on.
+type Check struct {
+	Name    string   `json:"name"`
+	Verdict string   `json:"verdict"`
+	Basis   []string `json:"basis"`
+}
+
+// Unresolved is a structure that could not be resolved: what it is, where
+// it starts in the file, and why.
+type Unresolved struct {
+	Structure string `json:"structure"`
+	Offset    string `json:"offset"`
+	Size      string `json:"size,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// FacetCoverage is the coverage of one facet of an inspection.
+type FacetCoverage struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// FatMember is one architecture slice of a Mach-O universal file.
+type FatMember struct {
+	CPU        *Field      `json:"cpu"`
+	SubCPU     string      `json:"cpu_subtype"`
+	Offset     string      `json:"offset"`
+	Size       string      `json:"size"`
+	Align      string      `json:"align"`
+	Inspection *Inspection `json:"inspection,omitempty"`
+}
+
+// Inspection is the result of Inspect: every fact, the structures that
+// could not be resolved, and each facet's coverage.
+type Inspection struct {
+	Header      Header         `json:"header"`
+	Admitted    bool           `json:"admitted"`
+	Sections    []Section      `json:"sections"`
+	Segments    []Segment      `json:"segments"`
+	Dynamic     *Dynamic       `json:"dynamic,omitempty"`
+	Libraries   []string       `json:"libraries"`
+	Imports     []Import       `json:"imports"`
+	Exports     []Export       `json:"exports"`
+	BuildID     *BuildID       `json:"build_id,omitempty"`
+	GoBuildInfo *GoBuildInfo   `json:"go_build_info,omitempty"`
+	Hardening   []Check        `json:"hardening"`
+	Members     []FatMember    `json:"members,omitempty"`
+	Unresolved  []Unresolved   `json:"unresolved"`
+	Facets      map[string]FacetCoverage `json:"facets"`
+}
+
+// Facet names used in Inspection.Facets.
+var facetNames = []string{"header", "sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "hardening"}
+
+func newInspection() *Inspection {
+	in := &Inspection{Sections: []Section{}, Segments: []Segment{}, Libraries: []string{}, Imports: []Import{}, Exports: []Export{}, Hardening: []Check{}, Unresolved: []Unresolved{}, Facets: map[string]FacetCoverage{}}
+	return in
+}
+
+func (in *Inspection) unresolved(structure string, off, size uint64, reason string) {
+	u := Unresolved{Structure: structure, Offset: strconv.FormatUint(off, 10), Reason: reason}
+	if size > 0 {
+		u.Size = strconv.FormatUint(size, 10)
+	}
+	in.Unresolved = append(in.Unresolved, u)
+}
+
+func (in *Inspection) facet(name, state, reason string) {
+	in.Facets[name] = FacetCoverage{State: state, Reason: reason}
+}
+
+// Complete reports whether every applicable facet is complete.
+func (in *Inspection) Complete() bool {
+	for _, f := range in.Facets {
+		if f.State == FacetPartial || f.State == FacetUnresolved {
+			return false
+		}
+	}
+	return len(in.Unresolved) == 0
+}
+
+// Recognize identifies the format of data from its magic number alone. It
+// returns the format name, or an UNSUPPORTED_FORMAT *contract.Error naming
+// the accepted formats.
+func Recognize(data []byte) (string, error) {
+	if len(data) >= 4 {
+		switch {
+		case bytes.Equal(data[:4], []byte("\x7fELF")):
+			return FormatELF, nil
+		case data[0] == 'M' && data[1] == 'Z':
+			return FormatPE, nil
+		}
+		be := binary.BigEndian.Uint32(data)
+		le := binary.LittleEndian.Uint32(data)
+		switch {
+		case be == 0xfeedface || be == 0xfeedfacf || le == 0xfeedface || le == 0xfeedfacf:
+			return FormatMachO, nil
+		case be == 0xcafebabe && len(data) >= 8:
+			// Java class files share the magic; their next word (minor,
+			// major version) is at least 45, a fat file's nfat_arch is small.
+			if n := binary.BigEndian.Uint32(data[4:]); n >= 1 && n < 45 {
+				return FormatMachOFat, nil
+			}
+		}
+	}
+	return "", contract.Errorf(contract.CodeUnsupportedFormat, "the file is not a recognized ELF, PE or Mach-O binary (no known magic number)").
+		WithDetail("accepted_formats", []string{FormatELF, FormatPE, FormatMachO, FormatMachOFat})
+}
+
+// Inspect recognizes and admits data and returns every fact it can
+// establish. Structure it cannot resolve is listed in Unresolved with its
+// offset and reflected in Facets; Inspect never panics on hostile input
+// (a panic inside a debug/* reader becomes an unresolved entry). The error
+// is UNSUPPORTED_FORMAT when no format is recognized, or CANCELLED.
+func Inspect(ctx context.Context, data []byte) (*Inspection, error) {
+	format, err := Recognize(data)
+	if err != nil {
+		return nil, err
+	}
+	in := newInspection()
+	in.Header.Format = format
+	switch format {
+	case FormatELF:
+		inspectELF(ctx, in, data)
+	case FormatPE:
+		inspectPE(ctx, in, data)
+	case FormatMachO:
+		inspectMachO(ctx, in, data)
+	case FormatMachOFat:
+		inspectFat(ctx, in, data)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, contract.AsError(err)
+	}
+	for _, n := range facetNames {
+		if _, ok := in.Facets[n]; !ok {
+			in.facet(n, FacetNotApplicable, "")
+		}
+	}
+	return in, nil
+}
+
+// guard runs fn, turning a panic inside a debug/* reader into an
+// unresolved entry for structure at off.
+func guard(in *Inspection, structure string, off uint64, fn func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			in.unresolved(structure, off, 0, fmt.Sprintf("the reader stopped on inconsistent structure (%v)", r))
+			ok = false
+		}
+	}()
+	fn()
+	return true
+}
+
+// digest fills s's sha256 and entropy from b.
+func (s *Section) digest(b []byte) {
+	sum := sha256.Sum256(b)
+	s.SHA256 = hex.EncodeToString(sum[:])
+	e := entropy(b)
+	s.Entropy = &e
+	s.Content = "file_bytes"
+	s.data = b
+}
+
+// entropy returns the Shannon entropy of b in bits per byte (0 for empty),
+// rounded to 4 decimals.
+func entropy(b []byte) float64 {
+	if len(b) == 0 {
+		return 0
+	}
+	var hist [256]uint64
+	for _, c := range b {
+		hist[c]++
+	}
+	n := float64(len(b))
+	h := 0.0
+	for _, c := range hist {
+		if c == 0 {
+			continue
+		}
+		p := float64(c) / n
+		h -= p * math.Log2(p)
+	}
+	return math.Round(h*10000) / 10000
+}
+
+// sliceAt returns data[off:off+size] when it lies inside data.
+func sliceAt(data []byte, off, size uint64) ([]byte, bool) {
+	if off > uint64(len(data)) || size > uint64(len(data))-off {
+		return nil, false
+	}
+	return data[off : off+size], true
+}
+
+func hexU(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+func decU(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// goBuildInfo reads Go build info with debug/buildinfo; absent info is
+// recorded as a complete facet with nothing to report.
+func goBuildInfo(in *Inspection, data []byte) {
+	var bi *debug.BuildInfo
+	var err error
+	if !guard(in, "Go build info", 0, func() { bi, err = buildinfo.Read(bytes.NewReader(data)) }) {
+		in.facet("go_build_info", FacetUnresolved, "the Go build info reader stopped on inconsistent structure")
+		return
+	}
+	if err != nil {
+		// debug/buildinfo reports "not a Go executable" for binaries without
+		// the build info blob; other failures are unresolved structure, but
+		// both come back as plain errors, so the facet says what is known.
+		in.facet("go_build_info", FacetComplete, "no readable Go build info blob (not a Go binary, or the blob is outside the readable data)")
+		return
+	}
+	g := &GoBuildInfo{GoVersion: bi.GoVersion, Path: bi.Path, Deps: []GoModule{}, Settings: []GoSetting{}}
+	if bi.Main.Path != "" {
+		g.Main = goModule(&bi.Main)
+	}
+	for _, d := range bi.Deps {
+		g.Deps = append(g.Deps, *goModule(d))
+	}
+	for _, s := range bi.Settings {
+		g.Settings = append(g.Settings, GoSetting{Key: s.Key, Value: s.Value})
+	}
+	in.GoBuildInfo = g
+	in.facet("go_build_info", FacetComplete, "")
+}
+
+func goModule(m *debug.Module) *GoModule {
+	g := &GoModule{Path: m.Path, Version: m.Version, Sum: m.Sum}
+	if m.Replace != nil {
+		g.Replace = goModule(m.Replace)
+	}
+	return g
+}
