@@ -67,7 +67,7 @@ func parseToolsets(s string) ([]string, error) {
 
 func newMCPInspectCmd(env *Env) *cobra.Command {
 	var name string
-	var full bool
+	var full, markdown bool
 	cmd := &cobra.Command{
 		Use:   "inspect",
 		Short: "Print the tool catalog (names and descriptions; --tool NAME or --full for schemas)",
@@ -79,6 +79,10 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 			}
 			defer rt.Close()
 			reg := rt.Registry
+			if markdown {
+				writeToolsMarkdown(env.Stdout, reg)
+				return nil
+			}
 			if name != "" {
 				t, ok := reg.Lookup(name)
 				if !ok {
@@ -106,6 +110,7 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition")
 	cmd.Flags().BoolVar(&full, "full", false, "print every tool's full definition")
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the catalog as Markdown (docs/tools.md)")
 	return cmd
 }
 

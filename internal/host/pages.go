@@ -125,6 +125,14 @@ type pagedArgs struct {
 // resumeList finds the frozen listing and offset of a cursor for the query
 // args (which must equal the first call's arguments except the cursor).
 func (h *Host) resumeList(s *Session, tool string, args json.RawMessage, cursor string) (*frozenList, int, error) {
+	l, off, err := h.resumeListAt(s, tool, args, cursor)
+	if e, ok := err.(*contract.Error); ok && e.Field == "" {
+		e.Field = "/cursor"
+	}
+	return l, off, err
+}
+
+func (h *Host) resumeListAt(s *Session, tool string, args json.RawMessage, cursor string) (*frozenList, int, error) {
 	q := contract.HashQuery(args, "cursor")
 	cur, err := h.cursors.Decode(cursor)
 	if err != nil {

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// binary is the inquest binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "inquest-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "inquest")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// isolatedEnv points every per-user location at a temp dir so tests never
+// reach the developer's host, configuration or evidence.
+func isolatedEnv(t *testing.T) []string {
+	t.Helper()
+	base := t.TempDir()
+	env := []string{}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "TMPDIR", "INQUEST_DATA_DIR", "INQUEST_CONFIG":
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, d := range []string{"run", "config", "state", "data", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(env,
+		"XDG_RUNTIME_DIR="+filepath.Join(base, "run"),
+		"XDG_CONFIG_HOME="+filepath.Join(base, "config"),
+		"XDG_STATE_HOME="+filepath.Join(base, "state"),
+		"XDG_DATA_HOME="+filepath.Join(base, "data"),
+		"TMPDIR="+filepath.Join(base, "tmp"),
+	)
+}
+
+// connect starts `inquest mcp` with env and returns an initialized session
+// that asked for protocol revision version.
+func connect(t *testing.T, env []string, version string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "inquest-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call invokes a tool and decodes the envelope; it checks that
+// structuredContent and the single text block are the same JSON.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[string]any, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content blocks", name, len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var fromText, fromStruct any
+	if err := json.Unmarshal([]byte(text), &fromText); err != nil {
+		t.Fatalf("%s: text block is not JSON: %v", name, err)
+	}
+	sb, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(sb, &fromStruct)
+	a, _ := json.Marshal(fromText)
+	b, _ := json.Marshal(fromStruct)
+	if string(a) != string(b) {
+		t.Fatalf("%s: structuredContent and text differ", name)
+	}
+	return fromText.(map[string]any), res.IsError
+}
+
+func TestMCPFirstInvestigation(t *testing.T) {
+	env := isolatedEnv(t)
+	cs := connect(t, env, "2025-11-25")
+	if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
+		t.Fatalf("negotiated %q, want 2025-11-25", got)
+	}
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools.Tools {
+		names[tl.Name] = true
+		in, _ := json.Marshal(tl.InputSchema)
+		var m map[string]any
+		json.Unmarshal(in, &m)
+		if m["additionalProperties"] != false || m["type"] != "object" {
+			t.Errorf("%s: input schema not strict: %s", tl.Name, in)
+		}
+		if tl.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tl.Name)
+		}
+	}
+	for _, n := range []string{"get_status", "get_system_info", "list_metrics", "list_processes", "get_metrics"} {
+		if !names[n] {
+			t.Errorf("tool %s missing", n)
+		}
+	}
+
+	// A child with a distinctive name: a copy of sleep.
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	dir := t.TempDir()
+	childPath := filepath.Join(dir, "inqchild42")
+	b, _ := os.ReadFile(sleep)
+	if err := os.WriteFile(childPath, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(childPath, "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	pid := child.Process.Pid
+
+	// The host samples every second: wait until the child is listed.
+	var ref string
+	deadline := time.Now().Add(10 * time.Second)
+	for ref == "" && time.Now().Before(deadline) {
+		env, isErr := call(t, cs, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		if isErr {
+			t.Fatalf("list_processes: %v", env)
+		}
+		rows := env["data"].(map[string]any)["rows"].([]any)
+		if len(rows) == 1 {
+			row := rows[0].(map[string]any)
+			if row["name"] != "inqchild42" || int(row["pid"].(float64)) != pid {
+				t.Fatalf("row %v", row)
+			}
+			ref = row["process_ref"].(string)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ref == "" {
+		t.Fatal("child never listed by pid")
+	}
+	byName, _ := call(t, cs, "list_processes", map[string]any{"filter": map[string]any{"name": "INQCHILD4"}})
+	rows := byName["data"].(map[string]any)["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["process_ref"] != ref {
+		t.Fatalf("by name: %v", rows)
+	}
+
+	m, isErr := call(t, cs, "get_metrics", map[string]any{"metric_ids": []string{"rss_bytes", "threads"}, "targets": []any{map[string]any{"process_ref": ref}}})
+	if isErr {
+		t.Fatalf("get_metrics: %v", m)
+	}
+	vals := m["data"].(map[string]any)["samples"].([]any)[0].(map[string]any)["values"].(map[string]any)
+	rss, ok := vals["rss_bytes"].(string)
+	if !ok {
+		t.Fatalf("rss_bytes is not a decimal string: %#v", vals["rss_bytes"])
+	}
+	if n, err := strconv.ParseUint(rss, 10, 64); err != nil || n == 0 {
+		t.Fatalf("rss %q", rss)
+	}
+
+	child.Process.Kill()
+	child.Wait()
+	m, isErr = call(t, cs, "get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": ref}}})
+	if !isErr || m["error"].(map[string]any)["code"] != "PROCESS_EXITED" {
+		t.Fatalf("after exit: %v", m)
+	}
+}
+
+// TestMCPBadInput pins the error projection of schema failures with golden
+// files, and checks that an unknown tool is a JSON-RPC error.
+func TestMCPBadInput(t *testing.T) {
+	cs := connect(t, isolatedEnv(t), "2025-11-25")
+	cases := []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"missing_required", "get_metrics", map[string]any{}},
+		{"unknown_field", "list_processes", map[string]any{"colour": "blue"}},
+		{"wrong_enum", "list_processes", map[string]any{"scope": "everything"}},
+		{"limit_5001", "list_processes", map[string]any{"limit": 5001}},
+		{"nested_unknown_field", "list_processes", map[string]any{"filter": map[string]any{"nmae": "x"}}},
+		{"malformed_cursor", "list_processes", map[string]any{"cursor": "not-a-cursor"}},
+		{"forged_process_ref", "get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": "pr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, isErr := call(t, cs, tc.tool, tc.args)
+			if !isErr {
+				t.Fatalf("accepted: %v", env)
+			}
+			b, _ := json.MarshalIndent(env, "", "  ")
+			for _, v := range tc.args {
+				if s, ok := v.(string); ok && strings.Contains(string(b), s) && s != "" {
+					t.Errorf("error echoes the rejected value %q", s)
+				}
+			}
+			golden(t, filepath.Join("testdata", "errors", tc.name+".json"), append(b, '\n'))
+		})
+	}
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("unknown tool was not a protocol error")
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden file %s (run with -update): %v", path, err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// TestPagingStableWhileProcessesChange pages one frozen listing with limit 3
+// while processes start and exit between pages: the pages neither repeat nor
+// skip rows, and a changed argument is CURSOR_INVALID.
+func TestPagingStableWhileProcessesChange(t *testing.T) {
+	cs := connect(t, isolatedEnv(t), "2025-11-25")
+	args := map[string]any{"limit": 3, "projection": []string{"process_ref", "pid"}}
+	first, isErr := call(t, cs, "list_processes", args)
+	if isErr {
+		t.Fatal(first)
+	}
+	total := int(first["data"].(map[string]any)["coverage"].(map[string]any)["total"].(float64))
+	seen := map[string]bool{}
+	page := first
+	var kids []*exec.Cmd
+	defer func() {
+		for _, k := range kids {
+			k.Process.Kill()
+			k.Wait()
+		}
+	}()
+	for i := 0; ; i++ {
+		data := page["data"].(map[string]any)
+		for _, r := range data["rows"].([]any) {
+			ref := r.(map[string]any)["process_ref"].(string)
+			if seen[ref] {
+				t.Fatalf("row repeated on page %d", i)
+			}
+			seen[ref] = true
+		}
+		if data["next_cursor"] == nil {
+			if page["next_action"] != nil {
+				t.Fatal("next_action without next_cursor")
+			}
+			break
+		}
+		// Churn: start a process and kill an earlier one.
+		k := exec.Command("sleep", "30")
+		if err := k.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kids = append(kids, k)
+		if len(kids) > 1 {
+			kids[0].Process.Kill()
+		}
+		if i == 0 {
+			bad := map[string]any{"limit": 4, "projection": []string{"process_ref", "pid"}, "cursor": data["next_cursor"]}
+			e, isErr := call(t, cs, "list_processes", bad)
+			if !isErr || e["error"].(map[string]any)["code"] != "CURSOR_INVALID" {
+				t.Fatalf("changed limit: %v", e)
+			}
+		}
+		action := page["next_action"].(map[string]any)
+		if action["tool"] != "list_processes" {
+			t.Fatalf("next_action %v", action)
+		}
+		var isErr bool
+		page, isErr = call(t, cs, "list_processes", action["arguments"])
+		if isErr {
+			t.Fatalf("page %d: %v", i+1, page)
+		}
+		if i > 1000 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if len(seen) != total {
+		t.Fatalf("paged %d rows, listing has %d", len(seen), total)
+	}
+}

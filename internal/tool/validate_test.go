@@ -1,0 +1,118 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+const testSchema = `{"type":"object","additionalProperties":false,"required":["ids"],"properties":{
+"ids":{"type":"array","minItems":1,"items":{"type":"string","enum":["a","b"]}},
+"limit":{"type":"integer","minimum":1,"maximum":5000},
+"mode":{"type":"string","enum":["raw","summary"]},
+"target":{"oneOf":[{"type":"object","additionalProperties":false,"required":["ref"],"properties":{"ref":{"type":"string","maxLength":8}}},
+                   {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}]},
+"filter":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"}}}}}`
+
+func testRegistry(t testing.TB) *Registry {
+	r := NewRegistry()
+	err := r.Add(Tool{Name: "t", Toolset: Proc, Description: "needs ids", Input: json.RawMessage(testSchema),
+		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			return contract.NewResult("test", time.Time{}, map[string]any{}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestValidationProjection(t *testing.T) {
+	r := testRegistry(t)
+	tests := []struct {
+		name, args                  string
+		field, constraint, expected string
+	}{
+		{"missing required", `{}`, "/ids", "/required", `{"required":["ids"]}`},
+		{"unknown field", `{"ids":["a"],"secret_field":"hunter2"}`, "/secret_field", "/additionalProperties", `{"additionalProperties":false,"properties":["filter","ids","limit","mode","target"],"type":"object"}`},
+		{"wrong enum", `{"ids":["a"],"mode":"hunter2"}`, "/mode", "/properties/mode/enum", `{"enum":["raw","summary"]}`},
+		{"above maximum", `{"ids":["a"],"limit":5001}`, "/limit", "/properties/limit/maximum", `{"maximum":5000,"type":"integer"}`},
+		{"wrong type", `{"ids":["a"],"limit":"hunter2"}`, "/limit", "/properties/limit/type", `{"type":"integer"}`},
+		{"item enum", `{"ids":["a","hunter2"]}`, "/ids/1", "/properties/ids/items/enum", `{"enum":["a","b"]}`},
+		{"nested unknown", `{"ids":["a"],"filter":{"hunter2":1}}`, "/filter/hunter2", "/properties/filter/additionalProperties", `{"additionalProperties":false,"properties":["name"],"type":"object"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := r.Call(context.Background(), "t", json.RawMessage(tt.args))
+			e, ok := err.(*contract.Error)
+			if !ok || e.Code != contract.CodeInvalidArgument {
+				t.Fatalf("got %v", err)
+			}
+			if e.Field != tt.field || e.Constraint != tt.constraint {
+				t.Errorf("field %q constraint %q", e.Field, e.Constraint)
+			}
+			exp, _ := json.Marshal(e.Expected)
+			if string(exp) != tt.expected {
+				t.Errorf("expected %s", exp)
+			}
+			b, _ := json.Marshal(e)
+			if strings.Contains(string(b), "hunter2") && tt.name != "unknown field" && tt.name != "nested unknown" {
+				t.Errorf("error echoes the rejected value: %s", b)
+			}
+		})
+	}
+	if _, err := r.Call(context.Background(), "t", json.RawMessage(`{"ids":["a"],"limit":5}`)); err != nil {
+		t.Fatalf("valid call rejected: %v", err)
+	}
+	if _, err := r.Call(context.Background(), "nope", nil); err != ErrUnknownTool {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}
+
+func TestAddRejectsLooseSchemas(t *testing.T) {
+	h := func(context.Context, json.RawMessage) (*contract.Result, error) { return nil, nil }
+	for _, s := range []string{`{"type":"object"}`, `{"type":"string"}`, `not json`} {
+		if err := NewRegistry().Add(Tool{Name: "x", Input: json.RawMessage(s), Handler: h}); err == nil {
+			t.Errorf("schema %s accepted", s)
+		}
+	}
+}
+
+func TestHandlerPanicIsInternalError(t *testing.T) {
+	r := NewRegistry()
+	r.MustAdd(Tool{Name: "boom", Input: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+		Handler: func(context.Context, json.RawMessage) (*contract.Result, error) { panic("boom") }})
+	_, err := r.Call(context.Background(), "boom", nil)
+	if contract.CodeOf(err) != contract.CodeInternalError {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func FuzzValidate(f *testing.F) {
+	r := testRegistry(f)
+	for _, s := range []string{`{}`, `{"ids":["a"]}`, `{"ids":[]}`, `{"ids":["a"],"target":{"ref":"x"}}`, `{"target":{"system":false}}`, `[]`, `null`, `{"ids":["a"],"filter":{"name":1}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := r.Call(context.Background(), "t", json.RawMessage(b))
+		if err == nil {
+			return
+		}
+		e, ok := err.(*contract.Error)
+		if !ok || e.Code != contract.CodeInvalidArgument {
+			t.Fatalf("unexpected error %v", err)
+		}
+		if e.Field != "" && !strings.HasPrefix(e.Field, "/") {
+			t.Fatalf("field %q is not a JSON Pointer", e.Field)
+		}
+		if e.Constraint != "" && !strings.HasPrefix(e.Constraint, "/") {
+			t.Fatalf("constraint %q is not a JSON Pointer", e.Constraint)
+		}
+		if _, err := json.Marshal(e); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
