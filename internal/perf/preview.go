@@ -1,0 +1,612 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// maxLine bounds one text line, JSONL record or CSV record held in memory
+// (further bounded by limits.max_memory_bytes).
+const maxLine = 1 << 20
+
+func previewOperation() *Operation {
+	return &Operation{
+		Name:  "preview_artifact",
+		Title: "Preview an artifact",
+		Description: "Preview one artifact as bounded pages of logical rows: text lines (or text_fragment_chars fragments of long lines), JSON entries, JSONL records or CSV data records. " +
+			"Required: sources (exactly one). Optional: offset (first row, zero-based; at or beyond the end is INVALID_ARGUMENT), text_fragment_chars (1-4096 decoded characters per fragment, text only), page_size, limits, continuation. " +
+			"JSON: a root array yields its elements; a root scalar one value row; at a root object arrays yield section rows, scalar fields key/value rows, nested objects key/type summaries. CSV rejects duplicate headers and ragged records. Integers beyond ±2^53-1 become strings. Invalid UTF-8 in text is replaced.",
+		MinSources: 1, MaxSources: 1,
+		Formats: []string{FormatText, FormatJSON, FormatJSONL, FormatCSV},
+		Fields: []Field{
+			{"offset", map[string]any{"type": "integer", "minimum": 0, "description": "Zero-based index of the first logical row of the first page."}},
+			{"text_fragment_chars", map[string]any{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many decoded characters; rows then count fragments. Text sources only."}},
+		},
+		Run: runPreview,
+	}
+}
+
+type textState struct {
+	Byte     int64 `json:"b"`
+	Line     int64 `json:"l"`
+	Fragment int64 `json:"f,omitempty"`
+}
+
+func runPreview(ctx context.Context, req *Request) (*Output, error) {
+	in := req.Inputs[0]
+	frag, hasFrag, err := intField(req.Fields, "text_fragment_chars")
+	if err != nil {
+		return nil, err
+	}
+	if hasFrag && in.format != FormatText {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/text_fragment_chars", "text_fragment_chars requires a text source; this source is %s", in.format)
+	}
+	offset, _, err := intField(req.Fields, "offset")
+	if err != nil {
+		return nil, err
+	}
+	if offset < 0 {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/offset", "offset must not be negative")
+	}
+	f, err := os.Open(in.file)
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeInputChanged, "the source can no longer be read")
+	}
+	defer f.Close()
+	lineCap := int64(maxLine)
+	if req.Limits.MaxMemoryBytes < lineCap {
+		lineCap = req.Limits.MaxMemoryBytes
+	}
+	p := &pager{max: req.Limits.MaxRows, start: req.Start.Row}
+	if !req.Resuming {
+		p.start = offset
+	}
+	var out *Output
+	switch in.format {
+	case FormatText:
+		out, err = previewText(ctx, f, req, p, int(frag), lineCap)
+	case FormatJSONL:
+		out, err = previewJSONL(ctx, f, req, p, lineCap)
+	case FormatCSV:
+		out, err = previewCSV(ctx, f, req, p)
+	case FormatJSON:
+		out, err = previewJSON(ctx, f, req, p, req.Limits.MaxMemoryBytes)
+	default:
+		return nil, contract.Errorf(contract.CodeUnsupportedFormat, "preview_artifact does not read %s", in.format).WithDetail("accepted_formats", []string{FormatText, FormatJSON, FormatJSONL, FormatCSV})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !req.Resuming && offset > 0 && len(out.Rows) == 0 {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/offset", "offset %d is at or beyond the end of the source", offset).WithDetail("rows_available", contract.Int(p.seen))
+	}
+	if out.Summary == nil {
+		out.Summary = map[string]any{}
+	}
+	out.Summary["format"] = in.format
+	if hasFrag {
+		out.Summary["text_fragment_chars"] = frag
+		out.Summary["row_unit"] = "fragment"
+	} else {
+		out.Summary["row_unit"] = map[string]string{FormatText: "line", FormatJSON: "entry", FormatJSONL: "record", FormatCSV: "record"}[in.format]
+	}
+	return out, nil
+}
+
+// pager counts logical rows: rows before start are skipped, max are kept.
+type pager struct {
+	max   int
+	start int64
+	seen  int64 // logical rows visited so far (absolute index of the next)
+	rows  []any
+}
+
+func (p *pager) full() bool { return len(p.rows) >= p.max }
+
+// offer visits row index p.seen; it keeps it when in the page.
+func (p *pager) offer(row func() any) {
+	if p.seen >= p.start && !p.full() {
+		p.rows = append(p.rows, row())
+	}
+	p.seen++
+}
+
+func decodeFail(format string, args ...any) *contract.Error {
+	return contract.Errorf(contract.CodeDecodeFailed, format, args...)
+}
+
+// readLine reads one line (with its LF) up to cap bytes; longer lines are
+// LIMIT_EXCEEDED. It returns io.EOF only when nothing was read.
+func readLine(r *bufio.Reader, cap int64, lineNo int64) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if int64(len(buf)+len(chunk)) > cap {
+			return nil, contract.Errorf(contract.CodeLimitExceeded, "line %d is longer than %d bytes; use text_fragment_chars to page through it", lineNo, cap).WithDetail("line", lineNo)
+		}
+		buf = append(buf, chunk...)
+		if err == nil {
+			return buf, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(buf) == 0 {
+				return nil, io.EOF
+			}
+			return buf, nil
+		}
+		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+	}
+}
+
+func seekState(f *os.File, req *Request) (textState, error) {
+	var st textState
+	if req.Resuming && len(req.Start.State) > 0 {
+		if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte < 0 || st.Byte > req.Inputs[0].size {
+			return st, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
+		}
+		if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
+			return st, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+		}
+	}
+	return st, nil
+}
+
+func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag int, lineCap int64) (*Output, error) {
+	st, err := seekState(f, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Resuming {
+		p.seen = req.Start.Row
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	off := st.Byte
+	line := st.Line
+	if frag > 0 {
+		return previewFragments(ctx, r, req, p, frag, st)
+	}
+	for !p.full() {
+		if p.seen%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		b, err := readLine(r, lineCap, line+1)
+		if err == io.EOF {
+			return &Output{Rows: p.rows, Total: p.seen}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		off += int64(len(b))
+		line++
+		ln := line
+		p.offer(func() any {
+			term := bytes.HasSuffix(b, []byte("\n"))
+			return map[string]any{"line": ln, "text": strings.ToValidUTF8(string(bytes.TrimSuffix(b, []byte("\n"))), "\uFFFD"), "line_terminated": term}
+		})
+	}
+	if _, err := r.Peek(1); err == io.EOF {
+		return &Output{Rows: p.rows, Total: p.seen}, nil
+	}
+	st = textState{Byte: off, Line: line}
+	sb, _ := json.Marshal(st)
+	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen, State: sb}}, nil
+}
+
+func previewFragments(ctx context.Context, r *bufio.Reader, req *Request, p *pager, n int, st textState) (*Output, error) {
+	off, line, fragIdx := st.Byte, st.Line, st.Fragment
+	if line == 0 {
+		line = 1
+	}
+	var sb strings.Builder
+	for !p.full() {
+		if p.seen%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		sb.Reset()
+		chars, term := 0, false
+		for chars < n {
+			c, size, err := r.ReadRune()
+			if err != nil {
+				break
+			}
+			off += int64(size)
+			sb.WriteRune(c) // invalid bytes decode as U+FFFD
+			chars++
+			if c == '\n' {
+				term = true
+				break
+			}
+		}
+		if chars == 0 {
+			return &Output{Rows: p.rows, Total: p.seen}, nil
+		}
+		ln, fi, text := line, fragIdx, sb.String()
+		p.offer(func() any {
+			return map[string]any{"line": ln, "fragment": fi, "text": text, "line_terminated": term}
+		})
+		if term {
+			line++
+			fragIdx = 0
+		} else {
+			fragIdx++
+		}
+	}
+	if _, err := r.Peek(1); err == io.EOF {
+		return &Output{Rows: p.rows, Total: p.seen}, nil
+	}
+	b, _ := json.Marshal(textState{Byte: off, Line: line, Fragment: fragIdx})
+	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen, State: b}}, nil
+}
+
+// canon is the canonical value projection: integers beyond the
+// interoperable JSON range (±2^53-1) and non-finite numbers become strings.
+func canon(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			if i > 1<<53-1 || i < -(1<<53-1) {
+				return string(t)
+			}
+			return i
+		}
+		if !strings.ContainsAny(string(t), ".eE") {
+			return string(t) // integer beyond int64
+		}
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return string(t)
+		}
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = canon(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = canon(e)
+		}
+		return t
+	}
+	return v
+}
+
+func previewJSONL(ctx context.Context, f *os.File, req *Request, p *pager, lineCap int64) (*Output, error) {
+	st, err := seekState(f, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Resuming {
+		p.seen = req.Start.Row
+	}
+	rows, next, total, err := decodeJSONL(ctx, bufio.NewReaderSize(f, 64<<10), p, st, lineCap)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Rows: rows, Next: next, Total: total}, nil
+}
+
+// decodeJSONL reads JSON Lines records (RFC 8259 values, one per LF-ended
+// line; a CR before LF is allowed; invalid UTF-8 and blank lines are
+// DECODE_FAILED) into p.
+func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, lineCap int64) ([]any, *evidence.Position, int64, error) {
+	off, line := st.Byte, st.Line
+	for !p.full() {
+		if p.seen%1024 == 0 && ctx.Err() != nil {
+			return nil, nil, 0, ctx.Err()
+		}
+		b, err := readLine(r, lineCap, line+1)
+		if err == io.EOF {
+			return p.rows, nil, p.seen, nil
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		off += int64(len(b))
+		line++
+		body := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if !utf8.Valid(body) {
+			return nil, nil, 0, decodeFail("JSONL line %d is not valid UTF-8", line).WithDetail("line", line)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return nil, nil, 0, decodeFail("JSONL line %d is blank", line).WithDetail("line", line)
+		}
+		if p.seen < p.start {
+			if !json.Valid(body) {
+				return nil, nil, 0, decodeFail("JSONL line %d is not a JSON value", line).WithDetail("line", line)
+			}
+			p.seen++
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, 0, decodeFail("JSONL line %d is not a JSON value", line).WithDetail("line", line)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, nil, 0, decodeFail("JSONL line %d holds more than one JSON value", line).WithDetail("line", line)
+		}
+		ln := line
+		rec := p.seen
+		p.offer(func() any { return map[string]any{"record": rec, "line": ln, "value": canon(v)} })
+	}
+	if _, err := r.Peek(1); err == io.EOF {
+		return p.rows, nil, p.seen, nil
+	}
+	sb, _ := json.Marshal(textState{Byte: off, Line: line})
+	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
+}
+
+func previewCSV(ctx context.Context, f *os.File, req *Request, p *pager) (*Output, error) {
+	header, hdrEnd, err := readCSVHeader(f)
+	if err != nil {
+		return nil, err
+	}
+	st := textState{Byte: hdrEnd}
+	if req.Resuming && len(req.Start.State) > 0 {
+		if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte < hdrEnd || st.Byte > req.Inputs[0].size {
+			return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
+		}
+		p.seen = req.Start.Row
+	}
+	if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
+		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+	}
+	rows, next, total, err := decodeCSV(ctx, f, header, p, st.Byte)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Rows: rows, Next: next, Total: total, Summary: map[string]any{"header": header}}, nil
+}
+
+func readCSVHeader(r io.Reader) ([]string, int64, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	h, err := cr.Read()
+	if err == io.EOF {
+		return []string{}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, csvErr(err)
+	}
+	seen := map[string]bool{}
+	for i, name := range h {
+		if !utf8.ValidString(name) {
+			return nil, 0, decodeFail("CSV header field %d is not valid UTF-8", i+1)
+		}
+		if seen[name] {
+			return nil, 0, decodeFail("CSV header repeats the column name at field %d; duplicate headers are rejected", i+1).WithDetail("field", i+1)
+		}
+		seen[name] = true
+	}
+	return h, cr.InputOffset(), nil
+}
+
+func csvErr(err error) *contract.Error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := "CSV record starting at line %d is malformed (%s)"
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "CSV record starting at line %d is ragged (%s): every record must have the header's field count"
+		}
+		return decodeFail(msg, pe.StartLine, pe.Err.Error()).WithDetail("line", pe.StartLine)
+	}
+	return decodeFail("CSV could not be read")
+}
+
+// decodeCSV reads data records after the header (RFC 4180 via
+// encoding/csv; records must have exactly len(header) fields) into p.
+func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64) ([]any, *evidence.Position, int64, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(header)
+	if len(header) == 0 {
+		cr.FieldsPerRecord = -1
+	}
+	cr.ReuseRecord = true
+	for !p.full() {
+		if p.seen%1024 == 0 && ctx.Err() != nil {
+			return nil, nil, 0, ctx.Err()
+		}
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return p.rows, nil, p.seen, nil
+		}
+		if err != nil {
+			return nil, nil, 0, csvErr(err)
+		}
+		if len(header) == 0 {
+			return nil, nil, 0, decodeFail("CSV has data records but an empty header")
+		}
+		idx := p.seen
+		p.offer(func() any {
+			v := make(map[string]any, len(rec))
+			for i, h := range header {
+				v[h] = strings.ToValidUTF8(rec[i], "\uFFFD")
+			}
+			return map[string]any{"record": idx, "value": v}
+		})
+	}
+	end := base + cr.InputOffset()
+	if _, err := cr.Read(); err == io.EOF {
+		return p.rows, nil, p.seen, nil
+	} else if err != nil {
+		return nil, nil, 0, csvErr(err)
+	}
+	sb, _ := json.Marshal(textState{Byte: end})
+	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
+}
+
+func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap int64) (*Output, error) {
+	if req.Resuming {
+		p.start = req.Start.Row
+	}
+	complete, err := traverseJSON(ctx, bufio.NewReaderSize(f, 64<<10), p)
+	if err != nil {
+		return nil, err
+	}
+	if complete {
+		return &Output{Rows: p.rows, Total: p.seen, Summary: map[string]any{"validated_to_eof": true}}, nil
+	}
+	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen}, Summary: map[string]any{"validated_to_eof": false}}, nil
+}
+
+// traverseJSON walks one JSON document in document order (seed 003 "JSON
+// preview") and offers its projected entries to p. It stops early when the
+// page is full and reports whether it reached and validated end-of-file.
+func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	bad := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return decodeFail("the JSON document is malformed near byte %d", dec.InputOffset())
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return false, bad(err)
+	}
+	value := func() (any, error) {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad(err)
+		}
+		return canon(v), nil
+	}
+	skip := func() error {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return bad(err)
+		}
+		return nil
+	}
+	next := func() error {
+		if p.seen < p.start {
+			return skip()
+		}
+		return nil
+	}
+	switch d := tok.(type) {
+	case json.Delim:
+		switch d {
+		case '[':
+			for i := int64(0); dec.More(); i++ {
+				if p.full() {
+					return false, nil
+				}
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				if p.seen < p.start {
+					if err := next(); err != nil {
+						return false, err
+					}
+					p.seen++
+					continue
+				}
+				v, err := value()
+				if err != nil {
+					return false, err
+				}
+				idx := i
+				p.offer(func() any { return map[string]any{"kind": "element", "index": idx, "value": v} })
+			}
+			if _, err := dec.Token(); err != nil {
+				return false, bad(err)
+			}
+		case '{':
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return false, bad(err)
+				}
+				key, _ := kt.(string)
+				// Peek at the value's kind through the next token.
+				vt, err := dec.Token()
+				if err != nil {
+					return false, bad(err)
+				}
+				switch vd := vt.(type) {
+				case json.Delim:
+					if vd == '[' {
+						for i := int64(0); dec.More(); i++ {
+							if p.full() {
+								return false, nil
+							}
+							if ctx.Err() != nil {
+								return false, ctx.Err()
+							}
+							if p.seen < p.start {
+								if err := skip(); err != nil {
+									return false, err
+								}
+								p.seen++
+								continue
+							}
+							v, err := value()
+							if err != nil {
+								return false, err
+							}
+							idx := i
+							p.offer(func() any { return map[string]any{"kind": "section", "section": key, "index": idx, "value": v} })
+						}
+					} else {
+						if p.full() {
+							return false, nil
+						}
+						n := 0
+						for dec.More() {
+							if _, err := dec.Token(); err != nil { // member key
+								return false, bad(err)
+							}
+							if err := skip(); err != nil {
+								return false, err
+							}
+							n++
+						}
+						p.offer(func() any { return map[string]any{"kind": "object", "key": key, "type": "object", "members": n} })
+					}
+					if _, err := dec.Token(); err != nil {
+						return false, bad(err)
+					}
+				default:
+					if p.full() {
+						return false, nil
+					}
+					v := canon(vt)
+					if vt == nil {
+						v = nil
+					}
+					p.offer(func() any { return map[string]any{"kind": "field", "key": key, "value": v} })
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return false, bad(err)
+			}
+		}
+	default:
+		v := canon(tok)
+		p.offer(func() any { return map[string]any{"kind": "value", "value": v} })
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false, decodeFail("the JSON document has data after its root value")
+	}
+	return true, nil
+}

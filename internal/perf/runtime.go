@@ -1,0 +1,154 @@
+package perf
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// Ceilings are the server's analysis limits; requests may only lower them
+// (seed 003 "limits"). Sizes are bytes.
+type Ceilings struct {
+	// MaxRows bounds page_size / limits.max_rows.
+	MaxRows int
+	// DefaultRows is the page size when neither page_size nor
+	// limits.max_rows is given.
+	DefaultRows int
+	// MaxInputBytes bounds the size of each source.
+	MaxInputBytes int64
+	// TimeoutSeconds bounds one analysis call.
+	TimeoutSeconds int
+	// MaxMemoryBytes bounds the decoded bytes a decoder may hold in memory
+	// at once (a decompressed pprof profile, one JSON element, one text
+	// line); it is not a process RSS limit.
+	MaxMemoryBytes int64
+}
+
+// DefaultCeilings are the built-in server limits.
+var DefaultCeilings = Ceilings{
+	MaxRows:        10000,
+	DefaultRows:    100,
+	MaxInputBytes:  16 << 30,
+	TimeoutSeconds: 600,
+	MaxMemoryBytes: 2 << 30,
+}
+
+// Config configures a Runtime.
+type Config struct {
+	// OpenStore opens the evidence store on first use (evidence.OpenDefault
+	// when nil), so tools that never touch evidence create no directory.
+	OpenStore func() (*evidence.Store, error)
+	// Ceilings are the server limits (DefaultCeilings when zero).
+	Ceilings Ceilings
+	// Sessions enables live session analyses: analysis results carry an
+	// analysis_id that preserve_evidence and rescue_evidence accept. The
+	// MCP server enables it; one-shot CLI calls leave it off and preserve
+	// through Runtime.PreserveLast instead.
+	Sessions bool
+	// MaxSessions bounds retained session analyses (oldest evicted first;
+	// default 256).
+	MaxSessions int
+}
+
+// Runtime is the shared analysis runtime behind the perf tools and CLI.
+type Runtime struct {
+	cfg     Config
+	mu      sync.Mutex
+	store   *evidence.Store
+	digests digestCache
+
+	sessMu   sync.Mutex
+	sessions map[string]*session
+	order    []string
+	last     *session
+}
+
+// New returns a Runtime.
+func New(cfg Config) *Runtime {
+	if cfg.Ceilings == (Ceilings{}) {
+		cfg.Ceilings = DefaultCeilings
+	}
+	if cfg.OpenStore == nil {
+		cfg.OpenStore = evidence.OpenDefault
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = 256
+	}
+	return &Runtime{cfg: cfg, sessions: map[string]*session{}, digests: digestCache{m: map[digestKey]string{}}}
+}
+
+// Store opens the evidence store on first use.
+func (rt *Runtime) Store() (*evidence.Store, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.store != nil {
+		return rt.store, nil
+	}
+	s, err := rt.cfg.OpenStore()
+	if err != nil {
+		return nil, contract.AsError(err)
+	}
+	rt.store = s
+	return s, nil
+}
+
+// Close closes the evidence store when it was opened.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.store != nil {
+		err := rt.store.Close()
+		rt.store = nil
+		return err
+	}
+	return nil
+}
+
+// session is one live analysis result retained for preserve/rescue.
+type session struct {
+	id        string
+	tool      string
+	inputs    []*input
+	args      map[string]any // operation fields + page_size + limits (no sources, no continuation)
+	limits    map[string]any
+	coverage  map[string]any
+	status    string
+	nextPage  map[string]any // next_page arguments (live), or nil
+	created   time.Time
+	preserved *evidence.Manifest
+	rescues   map[string]map[string]any
+}
+
+func newSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "an-" + hex.EncodeToString(b[:])
+}
+
+func (rt *Runtime) remember(s *session) {
+	rt.sessMu.Lock()
+	defer rt.sessMu.Unlock()
+	rt.last = s
+	if !rt.cfg.Sessions {
+		return
+	}
+	rt.sessions[s.id] = s
+	rt.order = append(rt.order, s.id)
+	for len(rt.order) > rt.cfg.MaxSessions {
+		delete(rt.sessions, rt.order[0])
+		rt.order = rt.order[1:]
+	}
+}
+
+func (rt *Runtime) lookup(id string) (*session, error) {
+	rt.sessMu.Lock()
+	defer rt.sessMu.Unlock()
+	if s, ok := rt.sessions[id]; ok {
+		return s, nil
+	}
+	return nil, contract.Errorf(contract.CodeReferenceInvalid, "analysis_id is not a live analysis of this session (it expired, was evicted, or belongs to another process); rerun the analysis").WithDetail("analysis_id", id)
+}
