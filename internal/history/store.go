@@ -1,0 +1,348 @@
+package history
+
+import (
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// Identity-pruning rules. Live lifetimes are always retained. A lifetime
+// that has left the snapshots ("ended"; the history cannot tell an exit
+// from a lost view) is kept until one of these prunes it, oldest last
+// sample first.
+const (
+	// MaxEndedUntracked bounds ended untracked lifetimes.
+	MaxEndedUntracked = 512
+	// EndedUntrackedAge prunes an ended untracked lifetime this long after
+	// its last sample.
+	EndedUntrackedAge = 30 * time.Minute
+	// MaxEndedTracked bounds ended tracked lifetimes (7,200-sample rings).
+	MaxEndedTracked = 128
+)
+
+// Lifetime is what the store knows about one retained process lifetime.
+type Lifetime struct {
+	ID        proc.Identity
+	Name      string
+	Exe       string
+	PPID      int32
+	StartTime time.Time
+	UID       uint32
+	UIDKnown  bool
+	// Parent is the verified parent identity at first sight (ok false when
+	// the parent was not in that snapshot or started later).
+	Parent   proc.Identity
+	ParentOK bool
+	// Tracked says the lifetime is in the tracking scope (name match or an
+	// observed descendant of a tracked lifetime).
+	Tracked bool
+	// Ended says the lifetime is absent from the latest applied snapshot.
+	Ended bool
+	// From and To bound its retained samples.
+	From, To time.Time
+	// Samples is the number of retained samples; Capacity the ring size.
+	Samples, Capacity int
+}
+
+type entry struct {
+	Lifetime
+	series *Series
+}
+
+// Store holds the system ring and one ring per process lifetime. It is
+// safe for concurrent use: Apply runs on the sampler goroutine, queries
+// take Views.
+type Store struct {
+	mu      sync.Mutex
+	system  *Series
+	procs   map[proc.Identity]*entry
+	names   map[string]bool // lower-cased tracked names
+	lastSeq uint64
+	now     func() time.Time
+}
+
+var procFloat, sysFloat uint32
+
+func init() {
+	for _, m := range proc.ProcessMetrics {
+		if m.Repr == proc.ReprNumber {
+			procFloat |= 1 << uint(m.Index)
+		}
+	}
+	for _, m := range proc.SystemMetrics {
+		if m.Repr == proc.ReprNumber {
+			sysFloat |= 1 << uint(m.Index)
+		}
+	}
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{
+		system: NewSeries(proc.NumSystemMetrics, sysFloat, TrackedCapacity),
+		procs:  map[proc.Identity]*entry{},
+		names:  map[string]bool{},
+		now:    time.Now,
+	}
+}
+
+// NormalizeName is the tracking-list form of a process name: trimmed and
+// lower-cased (names compare case-insensitively).
+func NormalizeName(n string) string { return strings.ToLower(strings.TrimSpace(n)) }
+
+func (st *Store) nameMatch(l *Lifetime) bool {
+	if st.names[NormalizeName(l.Name)] {
+		return true
+	}
+	if l.Exe != "" && st.names[NormalizeName(filepath.Base(l.Exe))] {
+		return true
+	}
+	return false
+}
+
+// Apply stores one published snapshot: appends every process and the
+// system, creates rings for new lifetimes (tracked ones get
+// TrackedCapacity), marks absent lifetimes ended and prunes. Snapshots
+// with a Seq not above the last applied one are ignored.
+func (st *Store) Apply(snap *proc.Snapshot) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if snap.Seq != 0 && snap.Seq <= st.lastSeq {
+		return
+	}
+	st.lastSeq = snap.Seq
+	st.system.Append(snap.Time, snap.System.Avail, snap.System.Vals[:])
+	seen := make(map[proc.Identity]bool, len(snap.Procs))
+	var fresh []*entry
+	for i := range snap.Procs {
+		p := &snap.Procs[i]
+		id := p.ID()
+		seen[id] = true
+		e := st.procs[id]
+		if e == nil {
+			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Exe: p.Exe, PPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown}}
+			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+				e.Parent, e.ParentOK = par.ID(), true
+			}
+			e.series = NewSeries(proc.NumProcessMetrics, procFloat, UntrackedCapacity)
+			st.procs[id] = e
+			fresh = append(fresh, e)
+		}
+		if e.Exe == "" && p.Exe != "" {
+			e.Exe = p.Exe
+		}
+		e.Ended = false
+		e.series.Append(snap.Time, p.Avail, p.Vals[:])
+	}
+	for _, e := range fresh {
+		st.evalTracked(e, 0)
+	}
+	for id, e := range st.procs {
+		if !seen[id] {
+			e.Ended = true
+		}
+	}
+	st.prune()
+}
+
+// evalTracked sets e.Tracked from the name list and its parent's state,
+// and sizes its ring. depth bounds the parent walk.
+func (st *Store) evalTracked(e *entry, depth int) bool {
+	t := st.nameMatch(&e.Lifetime)
+	if !t && e.ParentOK && depth < 64 {
+		if p := st.procs[e.Parent]; p != nil {
+			t = st.evalTracked(p, depth+1)
+		}
+	}
+	e.Tracked = t
+	c := UntrackedCapacity
+	if t {
+		c = TrackedCapacity
+	}
+	if e.series.Capacity() != c {
+		e.series.SetCapacity(c)
+	}
+	return t
+}
+
+func (st *Store) prune() {
+	now := st.now()
+	var untracked, tracked []*entry
+	for id, e := range st.procs {
+		if !e.Ended {
+			continue
+		}
+		if e.series.Len() == 0 {
+			delete(st.procs, id)
+			continue
+		}
+		if e.Tracked {
+			tracked = append(tracked, e)
+			continue
+		}
+		if now.Sub(time.UnixMilli(e.series.prevMs)) > EndedUntrackedAge {
+			delete(st.procs, id)
+			continue
+		}
+		untracked = append(untracked, e)
+	}
+	drop := func(es []*entry, keep int) {
+		if len(es) <= keep {
+			return
+		}
+		sort.Slice(es, func(i, j int) bool { return es[i].series.prevMs < es[j].series.prevMs })
+		for _, e := range es[:len(es)-keep] {
+			delete(st.procs, e.ID)
+		}
+	}
+	drop(untracked, MaxEndedUntracked)
+	drop(tracked, MaxEndedTracked)
+}
+
+// Loss is history that a tracking change would discard: a lifetime whose
+// ring shrinks below its retained sample count.
+type Loss struct {
+	ID      proc.Identity
+	Name    string
+	Discard int // samples that would be discarded
+}
+
+// SetTracking replaces the tracked name list, re-evaluates every
+// lifetime's scope and capacity and returns the history discarded.
+func (st *Store) SetTracking(names []string) []Loss {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.names = map[string]bool{}
+	for _, n := range names {
+		st.names[NormalizeName(n)] = true
+	}
+	var out []Loss
+	for _, e := range st.procs {
+		before := e.series.Len()
+		st.evalTracked(e, 0)
+		if d := before - e.series.Len(); d > 0 {
+			out = append(out, Loss{ID: e.ID, Name: e.Name, Discard: d})
+		}
+	}
+	sortLoss(out)
+	return out
+}
+
+// PreviewTracking returns the history that SetTracking(names) would
+// discard now, without changing anything.
+func (st *Store) PreviewTracking(names []string) []Loss {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	probe := &Store{names: map[string]bool{}, procs: st.procs}
+	for _, n := range names {
+		probe.names[NormalizeName(n)] = true
+	}
+	memo := map[proc.Identity]bool{}
+	var tracked func(e *entry, depth int) bool
+	tracked = func(e *entry, depth int) bool {
+		if v, ok := memo[e.ID]; ok {
+			return v
+		}
+		t := probe.nameMatch(&e.Lifetime)
+		if !t && e.ParentOK && depth < 64 {
+			if p := st.procs[e.Parent]; p != nil {
+				t = tracked(p, depth+1)
+			}
+		}
+		memo[e.ID] = t
+		return t
+	}
+	var out []Loss
+	for _, e := range st.procs {
+		if !tracked(e, 0) && e.series.Len() > UntrackedCapacity {
+			out = append(out, Loss{ID: e.ID, Name: e.Name, Discard: e.series.Len() - UntrackedCapacity})
+		}
+	}
+	sortLoss(out)
+	return out
+}
+
+func sortLoss(l []Loss) {
+	slices.SortFunc(l, func(a, b Loss) int {
+		if a.ID.PID != b.ID.PID {
+			return int(a.ID.PID - b.ID.PID)
+		}
+		if a.ID.StartTicks < b.ID.StartTicks {
+			return -1
+		}
+		return 1
+	})
+}
+
+func (e *entry) snapshot() Lifetime {
+	l := e.Lifetime
+	l.From, l.To, _ = e.series.Bounds()
+	l.Samples, l.Capacity = e.series.Len(), e.series.Capacity()
+	return l
+}
+
+// Lifetimes returns every retained lifetime (live and ended), sorted by
+// PID then start.
+func (st *Store) Lifetimes() []Lifetime {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]Lifetime, 0, len(st.procs))
+	for _, e := range st.procs {
+		if e.series.Len() > 0 {
+			out = append(out, e.snapshot())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ID.PID != out[j].ID.PID {
+			return out[i].ID.PID < out[j].ID.PID
+		}
+		return out[i].ID.StartTicks < out[j].ID.StartTicks
+	})
+	return out
+}
+
+// Process returns a frozen view of one lifetime's ring and its facts; ok
+// false when the identity is not retained (never resolved by PID or name).
+func (st *Store) Process(id proc.Identity) (*View, Lifetime, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	e := st.procs[id]
+	if e == nil {
+		return nil, Lifetime{}, false
+	}
+	return e.series.View(), e.snapshot(), true
+}
+
+// System returns a frozen view of the system ring.
+func (st *Store) System() *View {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.system.View()
+}
+
+// Tracked returns the retained lifetimes in the tracking scope.
+func (st *Store) Tracked() []Lifetime {
+	var out []Lifetime
+	for _, l := range st.Lifetimes() {
+		if l.Tracked {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// MemoryBytes returns the encoded sample bytes held by every ring.
+func (st *Store) MemoryBytes() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.system.Bytes()
+	for _, e := range st.procs {
+		n += e.series.Bytes()
+	}
+	return n
+}
