@@ -331,3 +331,16 @@ func TestPagingStableWhileProcessesChange(t *testing.T) {
 		t.Fatalf("paged %d rows, listing has %d", len(seen), total)
 	}
 }
+
+// TestMCPNewerRevision: a client asking for the SDK's newest revision keeps
+// it; 2025-11-25 is not forced on everyone.
+func TestMCPNewerRevision(t *testing.T) {
+	cs := connect(t, isolatedEnv(t), "2026-07-28")
+	if got := cs.InitializeResult().ProtocolVersion; got != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", got)
+	}
+	env, isErr := call(t, cs, "list_metrics", map[string]any{"target_kind": "system"})
+	if isErr || len(env["data"].(map[string]any)["metrics"].([]any)) == 0 {
+		t.Fatalf("list_metrics: %v", env)
+	}
+}

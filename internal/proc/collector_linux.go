@@ -182,6 +182,12 @@ func (c *LinuxCollector) readFile(path string) ([]byte, error) {
 			return c.buf[:n], nil
 		}
 		n += m
+		// /proc/PID files are single-record seq_files: a read shorter than
+		// the space offered means the record is complete (saves the second
+		// read that would return 0).
+		if n < len(c.buf) {
+			return c.buf[:n], nil
+		}
 	}
 }
 
