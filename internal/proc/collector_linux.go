@@ -37,6 +37,8 @@ type LinuxCollector struct {
 	exeCache map[Identity]exeEntry
 	lastCPU  []procfs.CPUStat
 	lastAll  procfs.CPUStat
+	// wholeDisk caches isWholeDisk per device name.
+	wholeDisk map[string]bool
 }
 
 type exeEntry struct {
@@ -402,7 +404,7 @@ func (c *LinuxCollector) readSystem(s *Snapshot) {
 	if stats, err := c.bfs.ProcDiskstats(); err == nil {
 		var rd, wr uint64
 		for _, d := range stats {
-			if isWholeDisk(d.DeviceName) {
+			if c.isWholeDisk(d.DeviceName) {
 				rd += d.ReadSectors * 512
 				wr += d.WriteSectors * 512
 			}
@@ -456,17 +458,27 @@ func busyPercent(a, b procfs.CPUStat) (float64, bool) {
 }
 
 // isWholeDisk excludes partitions and virtual block devices so bytes are
-// not counted twice (sda but not sda1; nvme0n1 but not nvme0n1p1).
-func isWholeDisk(name string) bool {
+// not counted twice (sda but not sda1; nvme0n1 but not nvme0n1p1): a whole
+// disk has a /sys/block entry. Answers are cached per device name.
+func (c *LinuxCollector) isWholeDisk(name string) bool {
+	if v, ok := c.wholeDisk[name]; ok {
+		return v
+	}
+	whole := true
 	for _, p := range []string{"loop", "ram", "dm-", "md", "zram", "sr"} {
 		if strings.HasPrefix(name, p) {
-			return false
+			whole = false
 		}
 	}
-	if _, err := os.Stat("/sys/block/" + name); err == nil {
-		return true
+	if whole {
+		_, err := os.Stat("/sys/block/" + name)
+		whole = err == nil
 	}
-	return false
+	if c.wholeDisk == nil {
+		c.wholeDisk = map[string]bool{}
+	}
+	c.wholeDisk[name] = whole
+	return whole
 }
 
 // NewCollector returns the platform collector: /proc on Linux.
