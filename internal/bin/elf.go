@@ -221,7 +221,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		default:
 			sec.FileSize = decU(s.Size)
 			if b, ok := sliceAt(data, s.Offset, s.Size); ok {
-				sec.digest(b)
+				in.digest(&sec, b)
 			} else {
 				sec.Content = "unresolved"
 				secState = FacetPartial

@@ -234,20 +234,22 @@ type FatMember struct {
 // Inspection is the result of Inspect: every fact, the structures that
 // could not be resolved, and each facet's coverage.
 type Inspection struct {
-	Header      Header         `json:"header"`
-	Admitted    bool           `json:"admitted"`
-	Sections    []Section      `json:"sections"`
-	Segments    []Segment      `json:"segments"`
-	Dynamic     *Dynamic       `json:"dynamic,omitempty"`
-	Libraries   []string       `json:"libraries"`
-	Imports     []Import       `json:"imports"`
-	Exports     []Export       `json:"exports"`
-	BuildID     *BuildID       `json:"build_id,omitempty"`
-	GoBuildInfo *GoBuildInfo   `json:"go_build_info,omitempty"`
-	Hardening   []Check        `json:"hardening"`
-	Members     []FatMember    `json:"members,omitempty"`
-	Unresolved  []Unresolved   `json:"unresolved"`
+	Header      Header                   `json:"header"`
+	Admitted    bool                     `json:"admitted"`
+	Sections    []Section                `json:"sections"`
+	Segments    []Segment                `json:"segments"`
+	Dynamic     *Dynamic                 `json:"dynamic,omitempty"`
+	Libraries   []string                 `json:"libraries"`
+	Imports     []Import                 `json:"imports"`
+	Exports     []Export                 `json:"exports"`
+	BuildID     *BuildID                 `json:"build_id,omitempty"`
+	GoBuildInfo *GoBuildInfo             `json:"go_build_info,omitempty"`
+	Hardening   []Check                  `json:"hardening"`
+	Members     []FatMember              `json:"members,omitempty"`
+	Unresolved  []Unresolved             `json:"unresolved"`
 	Facets      map[string]FacetCoverage `json:"facets"`
+
+	noDigest bool
 }
 
 // Facet names used in Inspection.Facets.
@@ -314,11 +316,18 @@ func Recognize(data []byte) (string, error) {
 // (a panic inside a debug/* reader becomes an unresolved entry). The error
 // is UNSUPPORTED_FORMAT when no format is recognized, or CANCELLED.
 func Inspect(ctx context.Context, data []byte) (*Inspection, error) {
+	return inspect(ctx, data, true)
+}
+
+// inspect is Inspect; digests false skips section digests and entropy for
+// tools that only need section bytes.
+func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error) {
 	format, err := Recognize(data)
 	if err != nil {
 		return nil, err
 	}
 	in := newInspection()
+	in.noDigest = !digests
 	in.Header.Format = format
 	switch format {
 	case FormatELF:
@@ -354,14 +363,17 @@ func guard(in *Inspection, structure string, off uint64, fn func()) (ok bool) {
 	return true
 }
 
-// digest fills s's sha256 and entropy from b.
-func (s *Section) digest(b []byte) {
+// digest fills s's sha256 and entropy from b (unless digests are off).
+func (in *Inspection) digest(s *Section, b []byte) {
+	s.Content = "file_bytes"
+	s.data = b
+	if in.noDigest {
+		return
+	}
 	sum := sha256.Sum256(b)
 	s.SHA256 = hex.EncodeToString(sum[:])
 	e := entropy(b)
 	s.Entropy = &e
-	s.Content = "file_bytes"
-	s.data = b
 }
 
 // entropy returns the Shannon entropy of b in bits per byte (0 for empty),
@@ -434,3 +446,12 @@ func goModule(m *debug.Module) *GoModule {
 	}
 	return g
 }
+
+func parseHex(s string) (uint64, error) {
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	return strconv.ParseUint(s, 16, 64)
+}
+
+func parseDec(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }

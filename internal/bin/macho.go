@@ -167,7 +167,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		default:
 			sec.FileSize = decU(s.Size)
 			if b, ok := sliceAt(data, uint64(s.Offset), s.Size); ok {
-				sec.digest(b)
+				in.digest(&sec, b)
 			} else {
 				sec.Content = "unresolved"
 				state = FacetPartial
@@ -283,7 +283,7 @@ func inspectFat(ctx context.Context, in *Inspection, data []byte) {
 		} else if format, _ := Recognize(member); format != FormatMachO {
 			in.unresolved(fmt.Sprintf("fat member %d", i), uint64(be.Uint32(b[8:])), uint64(len(member)), "the slice does not start with a Mach-O magic number")
 			state = FacetPartial
-		} else if sub, err := Inspect(ctx, member); err == nil {
+		} else if sub, err := inspect(ctx, member, !in.noDigest); err == nil {
 			m.Inspection = sub
 			if !sub.Complete() {
 				state = FacetPartial

@@ -269,7 +269,7 @@ func inspectPE(ctx context.Context, in *Inspection, data []byte) {
 		if s.Size == 0 {
 			sec.Content = "none"
 		} else if b, ok := sliceAt(data, uint64(s.Offset), uint64(s.Size)); ok {
-			sec.digest(b)
+			in.digest(&sec, b)
 		} else {
 			sec.Content = "unresolved"
 			state = FacetPartial

@@ -1,0 +1,236 @@
+package bin
+
+import (
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"golang.org/x/arch/arm64/arm64asm"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Architectures the disassembler decodes.
+const (
+	ArchAMD64 = "x86-64"
+	Arch386   = "x86"
+	ArchARM64 = "arm64"
+)
+
+// archOf maps the header's machine field to a decodable architecture, or "".
+func archOf(in *Inspection) string {
+	if in.Header.Machine == nil {
+		return ""
+	}
+	switch in.Header.Machine.Name {
+	case "EM_X86_64", "IMAGE_FILE_MACHINE_AMD64", "CpuAmd64":
+		return ArchAMD64
+	case "EM_386", "IMAGE_FILE_MACHINE_I386", "Cpu386":
+		return Arch386
+	case "EM_AARCH64", "IMAGE_FILE_MACHINE_ARM64", "CpuArm64":
+		return ArchARM64
+	}
+	return ""
+}
+
+// Instruction is one decoded instruction. Target is the branch or call
+// destination computed from a PC-relative operand, TargetSymbol its
+// symbolization ("name" or "name+0xoff") from the binary's symbol tables.
+// An undecodable position has Error set and advances by one byte (x86) or
+// one word (arm64).
+type Instruction struct {
+	Address      string `json:"address"`
+	Bytes        string `json:"bytes"`
+	Text         string `json:"text,omitempty"`
+	Target       string `json:"target,omitempty"`
+	TargetSymbol string `json:"target_symbol,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// symIndex answers "which symbol contains this address" over defined
+// symbols with an extent, sorted by address.
+type symIndex struct{ syms []Symbol }
+
+func newSymIndex(ss *symbolSet) *symIndex {
+	var s []Symbol
+	seen := map[uint64]bool{}
+	for _, y := range ss.syms {
+		if !y.Defined || y.sect < 0 || y.Name == "" || seen[y.value] {
+			continue
+		}
+		if y.Type == "STT_SECTION" || y.Type == "STT_FILE" {
+			continue
+		}
+		seen[y.value] = true
+		s = append(s, y)
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].value < s[j].value })
+	return &symIndex{syms: s}
+}
+
+// lookup returns the symbol containing addr and its base address.
+func (x *symIndex) lookup(addr uint64) (string, uint64) {
+	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
+	if i < 0 {
+		return "", 0
+	}
+	s := x.syms[i]
+	if s.size > 0 && addr >= s.value+s.size {
+		return "", 0
+	}
+	if s.size == 0 && addr != s.value {
+		return "", 0
+	}
+	return s.Name, s.value
+}
+
+func (x *symIndex) name(addr uint64) string {
+	n, base := x.lookup(addr)
+	if n == "" {
+		return ""
+	}
+	if addr == base {
+		return n
+	}
+	return fmt.Sprintf("%s+0x%x", n, addr-base)
+}
+
+// disassemble decodes at most max instructions of code (which starts at
+// address base) from offset off, returning them and the offset after the
+// last decoded instruction.
+func disassemble(arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex) ([]Instruction, int) {
+	var out []Instruction
+	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
+	for off < len(code) && len(out) < max {
+		pc := base + uint64(off)
+		row := Instruction{Address: hexU(pc)}
+		switch arch {
+		case ArchAMD64, Arch386:
+			mode := 64
+			if arch == Arch386 {
+				mode = 32
+			}
+			inst, err := x86asm.Decode(code[off:], mode)
+			if err != nil || inst.Len == 0 {
+				row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
+				off++
+				break
+			}
+			row.Bytes = hex.EncodeToString(code[off : off+inst.Len])
+			switch syntax {
+			case "intel":
+				row.Text = x86asm.IntelSyntax(inst, pc, symname)
+			case "go":
+				row.Text = x86asm.GoSyntax(inst, pc, symname)
+			default:
+				row.Text = x86asm.GNUSyntax(inst, pc, symname)
+			}
+			for _, a := range inst.Args {
+				if r, ok := a.(x86asm.Rel); ok {
+					t := uint64(int64(pc) + int64(inst.Len) + int64(r))
+					row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+				}
+			}
+			off += inst.Len
+		case ArchARM64:
+			if off+4 > len(code) {
+				row.Bytes, row.Error = hex.EncodeToString(code[off:]), "truncated instruction"
+				off = len(code)
+				break
+			}
+			row.Bytes = hex.EncodeToString(code[off : off+4])
+			inst, err := arm64asm.Decode(code[off : off+4])
+			if err != nil {
+				row.Error = "undecodable"
+				off += 4
+				break
+			}
+			if syntax == "go" {
+				row.Text = arm64asm.GoSyntax(inst, pc, symname, nil)
+			} else {
+				row.Text = arm64asm.GNUSyntax(inst)
+			}
+			switch inst.Op {
+			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ:
+				for _, a := range inst.Args {
+					if r, ok := a.(arm64asm.PCRel); ok {
+						t := uint64(int64(pc) + int64(r))
+						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+					}
+				}
+			}
+			off += 4
+		}
+		out = append(out, row)
+	}
+	return out, off
+}
+
+// codeRange is the bytes to disassemble and their address.
+type codeRange struct {
+	base    uint64
+	code    []byte
+	section string
+	symbol  string
+}
+
+// resolveSymbol finds the defined symbol named name with an extent and
+// returns its bytes. It fails with INVALID_ARGUMENT (field /symbol) when no
+// such symbol exists or the name is ambiguous.
+func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, error) {
+	var found []Symbol
+	for _, s := range ss.syms {
+		if s.Name == name && s.Defined && s.sect >= 0 && s.size > 0 {
+			dup := false
+			for _, f := range found {
+				if f.value == s.value {
+					dup = true
+				}
+			}
+			if !dup {
+				found = append(found, s)
+			}
+		}
+	}
+	if len(found) == 0 {
+		e := contract.Errorf(contract.CodeInvalidArgument, "no defined symbol with that name and a known size in the binary's symbol tables; list_symbols shows the names")
+		e.Field = "/symbol"
+		return nil, e
+	}
+	if len(found) > 1 {
+		e := contract.Errorf(contract.CodeInvalidArgument, "%d symbols share that name at different addresses; disassemble by start and end instead", len(found))
+		e.Field = "/symbol"
+		return nil, e
+	}
+	s := found[0]
+	cr, err := resolveRange(in, s.value, s.value+s.size, "/symbol")
+	if err != nil {
+		return nil, err
+	}
+	cr.symbol = name
+	return cr, nil
+}
+
+// resolveRange returns the file bytes backing [start, end) when they lie in
+// one section with file bytes; end is clipped to the section end.
+func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRange, error) {
+	for _, s := range in.Sections {
+		if s.Content != "file_bytes" {
+			continue
+		}
+		a, err := parseHex(s.Address)
+		if err != nil || a == 0 {
+			continue
+		}
+		n := uint64(len(s.data))
+		if start >= a && start < a+n {
+			if end > a+n || end <= start {
+				end = a + n
+			}
+			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name}, nil
+		}
+	}
+	e := contract.Errorf(contract.CodeInvalidArgument, "the address is not inside any section with file bytes")
+	e.Field = fieldName
+	return nil, e
+}

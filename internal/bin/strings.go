@@ -1,0 +1,176 @@
+package bin
+
+import (
+	"context"
+	"regexp"
+	"unicode/utf16"
+)
+
+// Encodings searched by SearchStrings.
+const (
+	EncASCII   = "ascii"
+	EncUTF16LE = "utf16le"
+)
+
+// MaxStringText bounds the text returned for one string; longer strings are
+// returned cut at this many characters with Truncated set and Length exact.
+const MaxStringText = 1024
+
+// StringMatch is one printable run: its file offset, the virtual address
+// and section when the offset lies in a section with an address, the
+// encoding, its length in characters, and its text.
+type StringMatch struct {
+	Offset    string `json:"offset"`
+	Address   string `json:"address,omitempty"`
+	Section   string `json:"section,omitempty"`
+	Encoding  string `json:"encoding"`
+	Length    string `json:"length"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+
+	start int
+}
+
+// StringQuery selects strings: encodings, minimum length in characters, an
+// optional compiled regex, and the byte region [Lo, Hi) of the file.
+type StringQuery struct {
+	Encodings []string
+	MinLength int
+	Regex     *regexp.Regexp
+	Lo, Hi    int
+}
+
+func printable(c byte) bool { return c == '\t' || (c >= 0x20 && c < 0x7f) }
+
+// stringScanner yields runs of one encoding in offset order from pos.
+type stringScanner struct {
+	data  []byte
+	pos   int
+	hi    int
+	enc   string
+	min   int
+	peekd *StringMatch
+	done  bool
+}
+
+func (s *stringScanner) peek() *StringMatch {
+	if s.peekd != nil || s.done {
+		return s.peekd
+	}
+	d := s.data
+	if s.enc == EncASCII {
+		for i := s.pos; i < s.hi; {
+			if !printable(d[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < s.hi && printable(d[j]) {
+				j++
+			}
+			if j-i >= s.min {
+				s.pos = j
+				s.peekd = &StringMatch{Encoding: EncASCII, start: i, Length: decU(uint64(j - i)), Text: clip(string(d[i:j]))}
+				s.peekd.Truncated = j-i > MaxStringText
+				return s.peekd
+			}
+			i = j
+		}
+	} else {
+		for i := s.pos; i+1 < s.hi; {
+			if !(printable(d[i]) && d[i+1] == 0) {
+				i++
+				continue
+			}
+			j := i
+			for j+1 < s.hi && printable(d[j]) && d[j+1] == 0 {
+				j += 2
+			}
+			n := (j - i) / 2
+			if n >= s.min {
+				s.pos = j
+				u := make([]uint16, 0, min(n, MaxStringText))
+				for k := i; k < j && len(u) < MaxStringText; k += 2 {
+					u = append(u, uint16(d[k]))
+				}
+				s.peekd = &StringMatch{Encoding: EncUTF16LE, start: i, Length: decU(uint64(n)), Text: string(utf16.Decode(u)), Truncated: n > MaxStringText}
+				return s.peekd
+			}
+			i++
+		}
+	}
+	s.done = true
+	return nil
+}
+
+func (s *stringScanner) next() *StringMatch {
+	m := s.peek()
+	s.peekd = nil
+	return m
+}
+
+func clip(s string) string {
+	if len(s) > MaxStringText {
+		return s[:MaxStringText]
+	}
+	return s
+}
+
+// searchStrings returns up to limit matches starting at file offset from,
+// in offset order, and the offset of the next match (-1 when none remain).
+// in supplies section names and addresses for offsets.
+func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQuery, from, limit int) ([]StringMatch, int, error) {
+	var scanners []*stringScanner
+	for _, e := range q.Encodings {
+		scanners = append(scanners, &stringScanner{data: data, pos: max(from, q.Lo), hi: q.Hi, enc: e, min: q.MinLength})
+	}
+	var out []StringMatch
+	for n := 0; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		var best *stringScanner
+		for _, s := range scanners {
+			if m := s.peek(); m != nil && (best == nil || m.start < best.peek().start) {
+				best = s
+			}
+		}
+		if best == nil {
+			return out, -1, nil
+		}
+		m := best.peek()
+		if q.Regex != nil && !q.Regex.MatchString(m.Text) {
+			best.next()
+			continue
+		}
+		if len(out) == limit {
+			return out, m.start, nil
+		}
+		best.next()
+		m.Offset = decU(uint64(m.start))
+		locate(in, m)
+		out = append(out, *m)
+	}
+}
+
+// locate fills a match's section and address from the section table.
+func locate(in *Inspection, m *StringMatch) {
+	for i := range in.Sections {
+		s := &in.Sections[i]
+		if s.Content != "file_bytes" {
+			continue
+		}
+		off, err1 := parseDec(s.Offset)
+		size, err2 := parseDec(s.FileSize)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if uint64(m.start) >= off && uint64(m.start) < off+size {
+			m.Section = s.Name
+			if a, err := parseHex(s.Address); err == nil && a != 0 {
+				m.Address = hexU(a + uint64(m.start) - off)
+			}
+			return
+		}
+	}
+}
