@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -20,7 +21,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // binary is the inquest binary built once for the package's tests.
 var binary string
 
+// testscriptCommands are the commands testscript runs in-process.
+var testscriptCommands = map[string]func() int{}
+
 func TestMain(m *testing.M) {
+	// Invoked by testscript as the inquest command: run it and exit.
+	if f := testscriptCommands[filepath.Base(os.Args[0])]; f != nil {
+		os.Exit(f())
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "inquest-e2e")
 	if err != nil {
@@ -32,7 +40,7 @@ func TestMain(m *testing.M) {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testscript.RunMain(m, testscriptCommands)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

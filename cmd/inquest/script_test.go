@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/cli"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestScripts runs the CLI transcripts under testdata/script: one behaviour
+// per file, the inquest command running in-process.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
+				dir := e.WorkDir + "/" + k
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					return err
+				}
+				e.Setenv(k, dir)
+			}
+			return nil
+		},
+	})
+}
+
+func init() {
+	testscriptCommands["inquest"] = func() int {
+		return cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
+}
