@@ -101,6 +101,8 @@ func Tools(env Env) []tool.Tool {
 // pager binds page cursors to one tool, its input digests and its
 // arguments (less cursor), through the evidence store's continuations.
 type pager struct {
+	env    Env
+	ctx    context.Context
 	cont   *evidence.Continuations
 	tool   string
 	inputs []evidence.InputIdentity
@@ -113,11 +115,20 @@ func (e Env) pager(ctx context.Context, name string, args json.RawMessage, files
 	_ = json.Unmarshal(args, &m)
 	delete(m, "cursor")
 	b, _ := json.Marshal(m)
-	p := &pager{cont: e.Continuations(ctx), tool: name, args: b, raw: m}
+	p := &pager{env: e, ctx: ctx, tool: name, args: b, raw: m}
 	for _, f := range files {
 		p.inputs = append(p.inputs, evidence.InputIdentity{SHA256: f.SHA256, Format: "file"})
 	}
 	return p
+}
+
+// codec fetches the continuation codec on first use, so a call that
+// needs no cursor never touches the evidence store.
+func (p *pager) codec() *evidence.Continuations {
+	if p.cont == nil {
+		p.cont = p.env.Continuations(p.ctx)
+	}
+	return p.cont
 }
 
 // resume returns the position a cursor encodes (zero without a cursor).
@@ -125,7 +136,7 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 	if cursor == "" {
 		return evidence.Position{}, nil
 	}
-	pos, err := p.cont.Resume(cursor, p.tool, p.inputs, p.args)
+	pos, err := p.codec().Resume(cursor, p.tool, p.inputs, p.args)
 	if err != nil {
 		if e, ok := err.(*contract.Error); ok && e.Field == "" && e.Code == contract.CodeCursorInvalid {
 			e.Field = "/cursor"
@@ -137,7 +148,7 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 
 // next returns the cursor for pos and the exact next call.
 func (p *pager) next(pos evidence.Position) (string, *contract.Action) {
-	tok := p.cont.Issue(p.tool, p.inputs, p.args, pos)
+	tok := p.codec().Issue(p.tool, p.inputs, p.args, pos)
 	args := map[string]any{}
 	for k, v := range p.raw {
 		args[k] = v

@@ -1,0 +1,390 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newBinCmd) }
+
+// binFlags are the flags every bin subcommand shares.
+type binFlags struct {
+	asJSON   bool
+	preserve bool
+	cursor   string
+	limit    int
+}
+
+func (f *binFlags) add(cmd *cobra.Command, paged bool) {
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
+	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "publish the file and the full result to the evidence store")
+	if paged {
+		cmd.Flags().StringVar(&f.cursor, "cursor", "", "continue from data.next_cursor of the previous page (repeat every other flag unchanged)")
+		cmd.Flags().IntVar(&f.limit, "limit", 0, "rows per page (1-1000, default 200)")
+	}
+}
+
+func (f *binFlags) apply(args map[string]any, paged bool) {
+	if f.preserve {
+		args["preserve"] = true
+	}
+	if paged && f.cursor != "" {
+		args["cursor"] = f.cursor
+	}
+	if paged && f.limit != 0 {
+		args["limit"] = f.limit
+	}
+}
+
+// runTool calls name through the registry (same validation and envelope
+// as MCP) and either prints the envelope (--json) or renders data with
+// render. A next page is announced on stderr.
+func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[string]any, render func(w io.Writer, data json.RawMessage) error) error {
+	raw, _ := json.Marshal(args)
+	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if f.asJSON {
+		return callAndPrint(cmd, env, rt.Registry, name, raw)
+	}
+	res, err := rt.Registry.Call(cmd.Context(), name, raw)
+	if err != nil {
+		return printFailure(env, err)
+	}
+	data, _ := json.Marshal(res.Data)
+	for _, w := range res.Warnings {
+		fmt.Fprintln(env.Stderr, "warning:", w)
+	}
+	if err := render(env.Stdout, data); err != nil {
+		return err
+	}
+	var page struct {
+		Next     *string         `json:"next_cursor"`
+		Evidence json.RawMessage `json:"evidence"`
+	}
+	_ = json.Unmarshal(data, &page)
+	if page.Next != nil {
+		fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", *page.Next)
+	}
+	if len(page.Evidence) > 0 && string(page.Evidence) != "null" {
+		fmt.Fprintf(env.Stderr, "preserved: %s\n", page.Evidence)
+	}
+	return nil
+}
+
+func newBinCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bin",
+		Short: "Binary evidence: inspect, symbols, strings, disasm, diff (the bin tools)",
+		Long: `Binary evidence over ELF, PE and Mach-O files through the same tools an MCP
+client calls (inspect_binary, list_symbols, search_strings, disassemble,
+compare_binaries): same arguments, bounds and errors. --json prints the
+envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
+	}
+	cmd.AddCommand(newBinInspectCmd(env), newBinSymbolsCmd(env), newBinStringsCmd(env), newBinDisasmCmd(env), newBinDiffCmd(env))
+	return cmd
+}
+
+func newBinInspectCmd(env *Env) *cobra.Command {
+	var f binFlags
+	cmd := &cobra.Command{
+		Use:   "inspect FILE...",
+		Short: "inspect_binary: header, sections, dynamic facts, imports, build id, hardening",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			for _, p := range files {
+				args := map[string]any{"path": p}
+				f.apply(args, false)
+				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f.add(cmd, false)
+	return cmd
+}
+
+func renderInspection(w io.Writer, raw json.RawMessage) error {
+	var d struct {
+		File struct {
+			Path   string `json:"caller_input_path"`
+			Size   string `json:"size"`
+			SHA256 string `json:"sha256"`
+		} `json:"file"`
+		In struct {
+			Header struct {
+				Format, Class, Endianness, Entry string
+				Machine, Type                    *struct{ Raw, Name string }
+				OSABI                            *struct{ Raw, Name string } `json:"os_abi"`
+			} `json:"header"`
+			Sections []struct {
+				Name, Address, Size, Flags, SHA256 string
+				Entropy                            *float64
+			} `json:"sections"`
+			Dynamic *struct {
+				Needed, RPath, RunPath []string
+				SOName, Interpreter    string
+			} `json:"dynamic"`
+			Imports   []json.RawMessage                 `json:"imports"`
+			Exports   []json.RawMessage                 `json:"exports"`
+			BuildID   *struct{ GNU, Go, UUID string }   `json:"build_id"`
+			GoBuild   *struct{ GoVersion, Path string } `json:"go_build_info"`
+			Hardening []struct {
+				Name, Verdict string
+				Basis         []string
+			} `json:"hardening"`
+			Unresolved []struct{ Structure, Offset, Reason string } `json:"unresolved"`
+		} `json:"inspection"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return err
+	}
+	h := d.In.Header
+	name := func(f *struct{ Raw, Name string }) string {
+		if f == nil {
+			return "?"
+		}
+		if f.Name != "" {
+			return f.Name
+		}
+		return f.Raw
+	}
+	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", d.File.Path, d.File.Size, d.File.SHA256)
+	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, name(h.Machine), name(h.Type), name(h.OSABI), h.Entry)
+	if dy := d.In.Dynamic; dy != nil {
+		fmt.Fprintf(w, "interpreter %q  needed %v  rpath %v  runpath %v  soname %q\n", dy.Interpreter, dy.Needed, dy.RPath, dy.RunPath, dy.SOName)
+	}
+	fmt.Fprintf(w, "imports %d  exports %d\n", len(d.In.Imports), len(d.In.Exports))
+	if b := d.In.BuildID; b != nil && (b.GNU != "" || b.Go != "" || b.UUID != "") {
+		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", b.GNU, b.Go, b.UUID)
+	}
+	if g := d.In.GoBuild; g != nil {
+		fmt.Fprintf(w, "go %s  path %s\n", g.GoVersion, g.Path)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SECTION\tADDRESS\tSIZE\tFLAGS\tENTROPY\tSHA256")
+	for _, s := range d.In.Sections {
+		e := ""
+		if s.Entropy != nil {
+			e = fmt.Sprintf("%.3f", *s.Entropy)
+		}
+		sum := s.SHA256
+		if len(sum) > 16 {
+			sum = sum[:16]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Address, s.Size, s.Flags, e, sum)
+	}
+	tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HARDENING\tVERDICT\tBASIS")
+	for _, c := range d.In.Hardening {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Verdict, strings.Join(c.Basis, "; "))
+	}
+	tw.Flush()
+	for _, u := range d.In.Unresolved {
+		fmt.Fprintf(w, "unresolved: %s at offset %s: %s\n", u.Structure, u.Offset, u.Reason)
+	}
+	return nil
+}
+
+func newBinSymbolsCmd(env *Env) *cobra.Command {
+	var f binFlags
+	var table, defined, contains, regex string
+	cmd := &cobra.Command{
+		Use:   "symbols FILE",
+		Short: "list_symbols: static and dynamic symbols, filtered and paged",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			args := map[string]any{"path": a[0]}
+			setIf(args, "table", table)
+			setIf(args, "defined", defined)
+			setIf(args, "name_contains", contains)
+			setIf(args, "name_regex", regex)
+			f.apply(args, true)
+			return runTool(cmd, env, &f, "list_symbols", args, func(w io.Writer, raw json.RawMessage) error {
+				var d struct {
+					Rows []struct{ Name, Table, Address, Size, Type, Binding, Section, Library string }
+				}
+				if err := json.Unmarshal(raw, &d); err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
+				for _, r := range d.Rows {
+					n := r.Name
+					if r.Library != "" {
+						n += " (" + r.Library + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, r.Type, r.Binding, r.Section, r.Table, n)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().StringVar(&table, "table", "", "all, static or dynamic")
+	cmd.Flags().StringVar(&defined, "defined", "", "all, defined or undefined")
+	cmd.Flags().StringVar(&contains, "name", "", "name substring")
+	cmd.Flags().StringVar(&regex, "regex", "", "RE2 name regex")
+	return cmd
+}
+
+func setIf(m map[string]any, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}
+
+func newBinStringsCmd(env *Env) *cobra.Command {
+	var f binFlags
+	var encodings []string
+	var minLen int
+	var section, regex string
+	cmd := &cobra.Command{
+		Use:   "strings FILE",
+		Short: "search_strings: ASCII and UTF-16LE strings with offsets",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			args := map[string]any{"path": a[0]}
+			if len(encodings) > 0 {
+				args["encodings"] = encodings
+			}
+			if minLen != 0 {
+				args["min_length"] = minLen
+			}
+			setIf(args, "section", section)
+			setIf(args, "regex", regex)
+			f.apply(args, true)
+			return runTool(cmd, env, &f, "search_strings", args, func(w io.Writer, raw json.RawMessage) error {
+				var d struct {
+					Rows []struct{ Offset, Address, Section, Encoding, Text string }
+				}
+				if err := json.Unmarshal(raw, &d); err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "OFFSET\tADDRESS\tSECTION\tENC\tTEXT")
+				for _, r := range d.Rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%q\n", r.Offset, r.Address, r.Section, r.Encoding, r.Text)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().StringSliceVar(&encodings, "encoding", nil, "ascii and/or utf16le (default both)")
+	cmd.Flags().IntVar(&minLen, "min-length", 0, "minimum length in characters (2-1024, default 4)")
+	cmd.Flags().StringVar(&section, "section", "", "search only this section")
+	cmd.Flags().StringVar(&regex, "regex", "", "RE2 filter on the text")
+	return cmd
+}
+
+func newBinDisasmCmd(env *Env) *cobra.Command {
+	var f binFlags
+	var symbol, start, end, syntax string
+	var max int
+	cmd := &cobra.Command{
+		Use:   "disasm FILE (--symbol NAME | --start 0xADDR [--end 0xADDR])",
+		Short: "disassemble: x86-64/arm64 by symbol or address range",
+		Long:  "Disassemble by symbol or by address range: exactly one of --symbol and --start is required (--end needs --start).",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			args := map[string]any{"path": a[0]}
+			setIf(args, "symbol", symbol)
+			setIf(args, "start", start)
+			setIf(args, "end", end)
+			setIf(args, "syntax", syntax)
+			if max != 0 {
+				args["max_instructions"] = max
+			}
+			f.apply(args, true)
+			delete(args, "limit")
+			return runTool(cmd, env, &f, "disassemble", args, func(w io.Writer, raw json.RawMessage) error {
+				var d struct {
+					Rows []struct {
+						Address, Bytes, Text, Error string
+						TargetSymbol                string `json:"target_symbol"`
+					}
+				}
+				if err := json.Unmarshal(raw, &d); err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				for _, r := range d.Rows {
+					t := r.Text
+					if r.Error != "" {
+						t = "(" + r.Error + ")"
+					}
+					if r.TargetSymbol != "" {
+						t += "  <" + r.TargetSymbol + ">"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, t)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().StringVar(&symbol, "symbol", "", "symbol name")
+	cmd.Flags().StringVar(&start, "start", "", "start address (0x...)")
+	cmd.Flags().StringVar(&end, "end", "", "end address (0x..., exclusive)")
+	cmd.Flags().StringVar(&syntax, "syntax", "", "gnu, intel or go")
+	cmd.Flags().IntVar(&max, "max", 0, "instructions per page (1-5000, default 200)")
+	return cmd
+}
+
+func newBinDiffCmd(env *Env) *cobra.Command {
+	var f binFlags
+	var kinds, verdicts []string
+	var contains string
+	cmd := &cobra.Command{
+		Use:   "diff LEFT RIGHT",
+		Short: "compare_binaries: sections, symbols and imports with their proofs",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			args := map[string]any{"left": a[0], "right": a[1]}
+			if len(kinds) > 0 {
+				args["kinds"] = kinds
+			}
+			if len(verdicts) > 0 {
+				args["verdicts"] = verdicts
+			}
+			setIf(args, "name_contains", contains)
+			f.apply(args, true)
+			return runTool(cmd, env, &f, "compare_binaries", args, func(w io.Writer, raw json.RawMessage) error {
+				var d struct {
+					Summary map[string]any `json:"summary"`
+					Rows    []struct {
+						Kind, Name, Verdict string
+						Proof               struct{ Correspondence, Content string }
+					}
+				}
+				if err := json.Unmarshal(raw, &d); err != nil {
+					return err
+				}
+				s, _ := json.Marshal(d.Summary["by_kind"])
+				fmt.Fprintf(w, "summary %s\n", s)
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KIND\tVERDICT\tNAME\tCONTENT PROOF")
+				for _, r := range d.Rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Kind, r.Verdict, r.Name, r.Proof.Content)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().StringSliceVar(&kinds, "kind", nil, "section, symbol and/or import")
+	cmd.Flags().StringSliceVar(&verdicts, "verdict", nil, "equal, changed, added, removed and/or not_comparable")
+	cmd.Flags().StringVar(&contains, "name", "", "name substring")
+	return cmd
+}
