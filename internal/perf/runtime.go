@@ -120,7 +120,14 @@ type session struct {
 	nextPage  map[string]any // next_page arguments (live), or nil
 	created   time.Time
 	preserved *evidence.Manifest
-	rescues   map[string]map[string]any
+	rescues   map[string]*rescued
+}
+
+// rescued is the handoff of one completed rescue, returned again when the
+// same request repeats.
+type rescued struct {
+	data map[string]any
+	next *contract.Action
 }
 
 func newSessionID() string {

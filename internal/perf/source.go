@@ -100,7 +100,6 @@ type digestKey struct {
 	size, mtime, ctimeNS int64
 }
 
-
 func (c *digestCache) get(k digestKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

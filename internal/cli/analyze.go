@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/perf"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newAnalyzeCmd) }
+
+func newAnalyzeCmd(env *Env) *cobra.Command {
+	var (
+		evidenceID, continuation, format, arguments, limits, rescueTo string
+		pageSize                                                      int
+		preserve                                                      bool
+	)
+	ops := []string{}
+	for _, op := range perf.Operations() {
+		ops = append(ops, op.Name)
+	}
+	cmd := &cobra.Command{
+		Use:   "analyze OPERATION [PATH...]",
+		Short: "Analyze performance artifacts with a perf operation (" + strings.Join(ops, ", ") + ")",
+		Long: `Run one perf analysis tool over local artifacts (PATH..., in order) or a
+preserved evidence record (--evidence ID), through the same tool, schema and
+envelope as MCP. OPERATION is the tool name. Operation fields go in
+--arguments as a JSON object (e.g. '{"start_ns":0,"end_ns":"1000000"}').
+A partial result carries next_page.argv: run it unchanged for the next page
+(--continuation TOKEN with the same arguments). --preserve keeps the result
+as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			op := args[0]
+			paths := args[1:]
+			if perf.OperationByName(op) == nil {
+				return fmt.Errorf("unknown operation %q (want one of %s)", op, strings.Join(ops, ", "))
+			}
+			if preserve && rescueTo != "" {
+				return errors.New("--preserve and --rescue-to are mutually exclusive")
+			}
+			if evidenceID != "" && len(paths) > 0 {
+				return errors.New("give PATH arguments or --evidence, not both")
+			}
+			if evidenceID != "" && format != "" {
+				return errors.New("--format applies to paths; preserved sources retain their format")
+			}
+			if evidenceID == "" && len(paths) == 0 {
+				return errors.New("give at least one PATH or --evidence ID")
+			}
+			if rescueTo != "" {
+				if err := perf.PreflightRescue(rescueTo); err != nil {
+					return fmt.Errorf("--rescue-to: %s", contract.AsError(err).Message)
+				}
+			}
+			call := map[string]any{}
+			if arguments != "" {
+				if err := json.Unmarshal([]byte(arguments), &call); err != nil {
+					return errors.New("--arguments must be a JSON object")
+				}
+			}
+			var sources []any
+			for _, p := range paths {
+				abs, err := filepath.Abs(p)
+				if err != nil {
+					return err
+				}
+				s := map[string]any{"kind": "path", "path": abs}
+				if format != "" {
+					s["format"] = format
+				}
+				sources = append(sources, s)
+			}
+			if evidenceID != "" {
+				sources = append(sources, map[string]any{"kind": "evidence", "evidence_id": evidenceID})
+			}
+			call["sources"] = sources
+			if continuation != "" {
+				call["continuation"] = continuation
+			}
+			if limits != "" {
+				var l map[string]any
+				if err := json.Unmarshal([]byte(limits), &l); err != nil {
+					return errors.New("--limits must be a JSON object")
+				}
+				call["limits"] = l
+			}
+			if pageSize > 0 {
+				call["page_size"] = pageSize
+			}
+			raw, _ := json.Marshal(call)
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			res, err := rt.Registry.Call(cmd.Context(), op, raw)
+			if err == nil && (preserve || rescueTo != "") {
+				res, err = keepResult(cmd, rt.Registry, res, preserve, rescueTo)
+			}
+			if res != nil {
+				addArgv(res, paths, evidenceID)
+			}
+			return printEnvelope(env, res, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&evidenceID, "evidence", "", "analyze a preserved evidence record's analysis source instead of paths")
+	f.StringVar(&continuation, "continuation", "", "continuation token from next_page (give the same arguments)")
+	f.StringVar(&format, "format", "", "declare the format of every PATH (text, json, jsonl, csv, pprof, folded, gobench, chrome-trace)")
+	f.StringVar(&arguments, "arguments", "", "operation fields as a JSON object")
+	f.StringVar(&limits, "limits", "", `limits JSON, e.g. {"max_rows":50,"timeout_seconds":30}`)
+	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
+	f.BoolVar(&preserve, "preserve", false, "preserve the result as immutable evidence")
+	f.StringVar(&rescueTo, "rescue-to", "", "publish the result to a new evidence store at this absolute path")
+	return cmd
+}
+
+// keepResult preserves or rescues the analysis just made, through the same
+// lifecycle tools, and attaches the outcome under data.preserved/rescued.
+func keepResult(cmd *cobra.Command, reg *tool.Registry, res *contract.Result, preserve bool, rescueTo string) (*contract.Result, error) {
+	data, _ := res.Data.(map[string]any)
+	id, _ := data["analysis_id"].(string)
+	name, args := "preserve_evidence", map[string]any{"analysis_id": id}
+	key := "preserved"
+	if !preserve {
+		name, key = "rescue_evidence", "rescued"
+		args["destination"] = rescueTo
+	}
+	raw, _ := json.Marshal(args)
+	kept, err := reg.Call(cmd.Context(), name, raw)
+	if err != nil {
+		return nil, err
+	}
+	data[key] = kept.Data
+	if kept.NextAction != nil {
+		res.NextAction = kept.NextAction
+		data["next_page"] = kept.NextAction
+	}
+	return res, nil
+}
+
+// addArgv removes the process-local analysis_id and adds next_page.argv:
+// the exact command for the next page.
+func addArgv(res *contract.Result, paths []string, evidenceID string) {
+	data, ok := res.Data.(map[string]any)
+	if !ok {
+		return
+	}
+	delete(data, "analysis_id")
+	np := res.NextAction
+	if np == nil {
+		return
+	}
+	argv := []string{"inquest", "analyze", np.Tool}
+	fields := map[string]any{}
+	token := ""
+	var evID string
+	var live []string
+	for k, v := range np.Arguments {
+		switch k {
+		case "continuation":
+			token, _ = v.(string)
+		case "sources":
+			list, _ := v.([]any)
+			for _, s := range list {
+				m, _ := s.(map[string]any)
+				if m["kind"] == "evidence" {
+					evID, _ = m["evidence_id"].(string)
+				} else if p, ok := m["path"].(string); ok {
+					live = append(live, p)
+				}
+			}
+		default:
+			fields[k] = v
+		}
+	}
+	if evID != "" {
+		argv = append(argv, "--evidence", evID)
+	} else {
+		argv = append(argv, live...)
+	}
+	fb, _ := json.Marshal(fields)
+	argv = append(argv, "--arguments", string(fb), "--continuation", token)
+	data["next_page"] = map[string]any{"tool": np.Tool, "arguments": np.Arguments, "argv": argv}
+}
+
+// printEnvelope prints a tool outcome like callAndPrint; an error envelope
+// exits 1.
+func printEnvelope(env *Env, res *contract.Result, err error) error {
+	body, isErr := contract.Marshal(res, err)
+	var v any
+	_ = json.Unmarshal(body, &v)
+	if perr := printJSON(env.Stdout, v); perr != nil {
+		return perr
+	}
+	if isErr {
+		return exitCode(1)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newEvidenceCmd) }
+
+func newEvidenceCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "evidence",
+		Short: "Query, show and locate preserved evidence (query|show|location)",
+		Long: `The local evidence store lives at $INQUEST_DATA_DIR, else
+$XDG_DATA_HOME/inquest/evidence, else ~/.local/share/inquest/evidence.`,
+	}
+	cmd.AddCommand(newEvidenceQueryCmd(env), newEvidenceShowCmd(env), newEvidenceLocationCmd(env))
+	return cmd
+}
+
+func newEvidenceQueryCmd(env *Env) *cobra.Command {
+	var from, to, op, format, toolset, cursor string
+	var pageSize int
+	cmd := &cobra.Command{
+		Use:   "query",
+		Short: "List evidence manifests newest first (the query_evidence tool)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			args := map[string]any{}
+			for k, v := range map[string]string{"created_from": from, "created_to": to, "operation": op, "format": format, "toolset": toolset, "cursor": cursor} {
+				if v != "" {
+					args[k] = v
+				}
+			}
+			if pageSize > 0 {
+				args["page_size"] = pageSize
+			}
+			raw, _ := json.Marshal(args)
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			res, err := rt.Registry.Call(cmd.Context(), "query_evidence", raw)
+			if res != nil && res.NextAction != nil {
+				argv := []string{"inquest", "evidence", "query"}
+				flags := []struct{ key, flag string }{{"created_from", "--from"}, {"created_to", "--to"}, {"operation", "--operation"}, {"format", "--format"}, {"toolset", "--toolset"}}
+				for _, f := range flags {
+					if v, ok := res.NextAction.Arguments[f.key].(string); ok {
+						argv = append(argv, f.flag, v)
+					}
+				}
+				argv = append(argv, "--page-size", jsonString(res.NextAction.Arguments["page_size"]), "--cursor", res.NextAction.Arguments["cursor"].(string))
+				if data, ok := res.Data.(map[string]any); ok {
+					data["next_page"] = map[string]any{"tool": res.NextAction.Tool, "arguments": res.NextAction.Arguments, "argv": argv}
+				}
+			}
+			return printEnvelope(env, res, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "created at or after (RFC 3339 with offset)")
+	f.StringVar(&to, "to", "", "created at or before (RFC 3339 with offset)")
+	f.StringVar(&op, "operation", "", "only this operation")
+	f.StringVar(&format, "format", "", "only records with an artifact of this format")
+	f.StringVar(&toolset, "toolset", "", "only this toolset (perf, bin)")
+	f.StringVar(&cursor, "cursor", "", "cursor from next_page (repeat the same filters)")
+	f.IntVar(&pageSize, "page-size", 0, "manifests per page, 1-200 (default 50)")
+	return cmd
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func newEvidenceShowCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show EVIDENCE_ID",
+		Short: "Print one record's full manifest, provenance included (argv, environment, cwd, host paths)",
+		Long: `show is the explicit local full-provenance view; the MCP tool
+inspect_evidence returns the redacted projection.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := evidence.OpenDefault()
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			defer st.Close()
+			m, err := st.Get(args[0])
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			objects := map[string]string{}
+			for _, a := range m.Artifacts {
+				if p, _, err := st.ArtifactPath(m, a.Name); err == nil {
+					objects[a.Name] = p
+				}
+			}
+			res := contract.NewResult("evidence", m.CreatedAt, map[string]any{"manifest": m, "object_paths": objects})
+			return printEnvelope(env, res, nil)
+		},
+	}
+}
+
+func newEvidenceLocationCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "location",
+		Short: "Print where the evidence store is and how many records it holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := evidence.DefaultDir()
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			if _, statErr := os.Stat(filepath.Join(dir, "manifests")); statErr != nil {
+				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0"})
+				return printEnvelope(env, res, nil)
+			}
+			st, err := evidence.Open(dir)
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			defer st.Close()
+			loc, err := st.Location(cmd.Context())
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer})
+			return printEnvelope(env, res, nil)
+		},
+	}
+}
+
+func contractNow() time.Time { return time.Now() }

@@ -1,0 +1,20 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/inquest-dev/inquest/internal/perf"
+)
+
+func init() { addToolset(buildPerf) }
+
+// buildPerf adds the perf toolset (seed 003): artifact analysis tools and
+// the evidence lifecycle tools. The evidence store ($INQUEST_DATA_DIR, else
+// $XDG_DATA_HOME/inquest/evidence) is opened on first use. Session analyses
+// are enabled so preserve_evidence and rescue_evidence can name a result of
+// this process by analysis_id.
+func buildPerf(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
+	prt := perf.New(perf.Config{Sessions: true})
+	rt.closers = append(rt.closers, func() { prt.Close() })
+	return rt.Registry.Add(perf.Tools(prt)...)
+}
