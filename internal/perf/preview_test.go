@@ -1,0 +1,153 @@
+package perf
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+func abs(t *testing.T, name string) string {
+	p, err := filepath.Abs(filepath.Join("testdata", "preview", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPreviewGolden pages through every preview format with small pages and
+// compares the concatenated rows with golden files: continuations must
+// reproduce exactly the rows of one big page.
+func TestPreviewGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		format string
+		extra  map[string]any
+	}{
+		{"text_lines", "lines.txt", "", nil},
+		{"text_fragments", "lines.txt", "text", map[string]any{"text_fragment_chars": 7}},
+		{"text_offset", "lines.txt", "", map[string]any{"offset": 2}},
+		{"json_object", "doc.json", "", nil},
+		{"json_array", "array.json", "", nil},
+		{"json_scalar", "scalar.json", "", nil},
+		{"jsonl", "records.jsonl", "", nil},
+		{"csv", "table.csv", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			args := map[string]any{"sources": []any{pathSrc(abs(t, tt.file))}, "page_size": 2}
+			if tt.format != "" {
+				args["sources"] = []any{pathSrc(abs(t, tt.file), tt.format)}
+			}
+			for k, v := range tt.extra {
+				args[k] = v
+			}
+			first := e.mustCall("preview_artifact", args)
+			paged, pages := e.follow(first)
+			delete(args, "page_size")
+			args["page_size"] = 1000
+			whole := e.mustCall("preview_artifact", args)
+			if whole["status"] != "complete" || whole["next_action"] != nil {
+				t.Fatalf("one big page is not complete: %v", whole["status"])
+			}
+			if got, want := mustJSON(paged), mustJSON(data(whole)["rows"]); got != want {
+				t.Fatalf("paged rows differ from one page:\n%s\n%s", got, want)
+			}
+			if len(paged) > 2 && pages < 2 {
+				t.Fatal("page_size 2 did not page")
+			}
+			golden(t, "preview/"+tt.name+".golden.json", map[string]any{"summary": data(whole)["summary"], "rows": paged})
+		})
+	}
+}
+
+func TestPreviewErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  map[string]any
+		want  contract.Code
+		field string
+	}{
+		{"duplicate csv header", map[string]any{"sources": []any{pathSrc(abs(t, "dup_header.csv"))}}, contract.CodeDecodeFailed, ""},
+		{"ragged csv", map[string]any{"sources": []any{pathSrc(abs(t, "ragged.csv"))}}, contract.CodeDecodeFailed, ""},
+		{"blank jsonl line", map[string]any{"sources": []any{pathSrc(abs(t, "blank.jsonl"))}}, contract.CodeDecodeFailed, ""},
+		{"invalid utf-8 jsonl", map[string]any{"sources": []any{pathSrc(abs(t, "badutf8.jsonl"))}}, contract.CodeDecodeFailed, ""},
+		{"malformed json", map[string]any{"sources": []any{pathSrc(abs(t, "broken.json"))}}, contract.CodeDecodeFailed, ""},
+		{"offset at end", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "offset": 5}, contract.CodeInvalidArgument, "/offset"},
+		{"offset beyond end", map[string]any{"sources": []any{pathSrc(abs(t, "table.csv"))}, "offset": 99}, contract.CodeInvalidArgument, "/offset"},
+		{"negative offset", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "offset": -1}, contract.CodeInvalidArgument, "/offset"},
+		{"string offset", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "offset": "1"}, contract.CodeInvalidArgument, "/offset"},
+		{"fragments on csv", map[string]any{"sources": []any{pathSrc(abs(t, "table.csv"))}, "text_fragment_chars": 4}, contract.CodeInvalidArgument, "/text_fragment_chars"},
+		{"fragment size too big", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "text_fragment_chars": 4097}, contract.CodeInvalidArgument, "/text_fragment_chars"},
+		{"format preview cannot read", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"), "pprof")}}, contract.CodeInvalidArgument, "/sources/0"},
+		{"relative path", map[string]any{"sources": []any{pathSrc("testdata/preview/lines.txt")}}, contract.CodeInvalidArgument, "/sources/0/path"},
+		{"missing path", map[string]any{"sources": []any{pathSrc("/nonexistent/x.txt")}}, contract.CodeInvalidArgument, "/sources/0/path"},
+		{"two sources", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt")), pathSrc(abs(t, "lines.txt"))}}, contract.CodeInvalidArgument, "/sources"},
+		{"expected digest differs", map[string]any{"sources": []any{map[string]any{"kind": "path", "path": abs(t, "lines.txt"), "expected_sha256": strings.Repeat("0", 64)}}}, contract.CodeInputChanged, "/sources/0"},
+		{"page_size disagrees with max_rows", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "page_size": 2, "limits": map[string]any{"max_rows": 3}}, contract.CodeInvalidArgument, "/page_size"},
+		{"limit above ceiling", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "limits": map[string]any{"max_rows": 10001}}, contract.CodeInvalidArgument, "/limits/max_rows"},
+		{"input above max_input_bytes", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "limits": map[string]any{"max_input_bytes": 10}}, contract.CodeLimitExceeded, "/sources/0"},
+		{"unknown field", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "rows": 3}, contract.CodeInvalidArgument, "/rows"},
+		{"forged continuation", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "continuation": "abc.def"}, contract.CodeCursorInvalid, ""},
+	}
+	e := newEnv(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, code := e.call("preview_artifact", tt.args)
+			if code != tt.want {
+				t.Fatalf("got %s %v, want %s", code, m["error"], tt.want)
+			}
+			errObj := m["error"].(map[string]any)
+			if tt.field != "" {
+				if f, _ := errObj["field"].(string); !strings.HasPrefix(f, tt.field) {
+					t.Fatalf("field %q, want prefix %q", f, tt.field)
+				}
+			}
+		})
+	}
+	// The schema rejection of an unreadable format lists the accepted ones.
+	m, _ := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"), "pprof")}})
+	if !strings.Contains(mustJSON(m["error"]), `"csv"`) {
+		t.Fatalf("accepted formats missing: %v", m["error"])
+	}
+	// Integral 2.0 is a valid integer.
+	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "page_size": 2.0}); code != "" {
+		t.Fatal("page_size 2.0 rejected")
+	}
+}
+
+func TestContinuationBinding(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("a.txt", strings.Repeat("row\n", 10))
+	first := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 3})
+	next := first["next_action"].(map[string]any)["arguments"].(map[string]any)
+	// A changed argument cannot reuse the token.
+	changed := clone(next)
+	changed["offset"] = 1
+	if _, code := e.call("preview_artifact", changed); code != contract.CodeCursorInvalid {
+		t.Fatalf("changed argument: %s", code)
+	}
+	// Another tool cannot use it.
+	other := map[string]any{"sources": next["sources"], "continuation": next["continuation"]}
+	if _, code := e.call("summarize_profile", other); code == "" {
+		t.Fatal("token accepted by another tool")
+	}
+	// A changed input without expected_sha256 is INPUT_CHANGED too.
+	e.write("a.txt", strings.Repeat("row\n", 11))
+	noDigest := clone(next)
+	noDigest["sources"] = []any{pathSrc(p, "text")}
+	if _, code := e.call("preview_artifact", noDigest); code != contract.CodeInputChanged {
+		t.Fatalf("changed input: %s", code)
+	}
+}
+
+func clone(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
