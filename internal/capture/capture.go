@@ -1,0 +1,185 @@
+// Package capture holds the proc investigation collectors of seed 000
+// section 7 and 10: file users (host-wide fd scan), open files, modules,
+// network endpoints, threads, scheduling and process metadata. Each
+// collector is a pure function over /proc that returns the rows it found
+// and collector-specific coverage; it keeps no state, starts nothing and
+// changes nothing. Jobs, retention, paging and process_ref encoding live
+// in internal/jobs and internal/host.
+//
+// On Linux, targeted collectors pin the process by opening /proc/PID as a
+// directory and reading everything through that descriptor: once the
+// process ends, reads through it fail (ESRCH/ENOENT) even when the PID is
+// reused, so a capture never mixes in another process's rows. Other
+// operating systems return UNSUPPORTED.
+package capture
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// Kinds are the start_capture kinds (seed 000 section 7), plus
+// process_info, the kind of get_process_info's metadata capture.
+const (
+	KindFileUsers   = "file_users"
+	KindOpenFiles   = "open_files"
+	KindModules     = "modules"
+	KindNetwork     = "network"
+	KindThreads     = "threads"
+	KindScheduling  = "scheduling"
+	KindProcessInfo = "process_info"
+)
+
+// Kinds lists the start_capture kinds in schema order.
+var Kinds = []string{KindFileUsers, KindOpenFiles, KindModules, KindNetwork, KindThreads, KindScheduling}
+
+// InfoFields are get_process_info's requestable fields; command_line and
+// user are returned only when requested (seed 000 section 7).
+var InfoFields = []string{"exe", "cwd", "image", "parent", "start_time", "cgroup", "namespaces", "command_line", "user"}
+
+// DefaultInfoFields are returned when no fields are requested.
+var DefaultInfoFields = InfoFields[:7]
+
+// Field is one named value of a row. Values are JSON-encodable: strings,
+// integers, bools, nil, []string or map[string]any.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Row is one capture row: ordered fields plus the selectors read_capture
+// filters on before projection (seed 000 section 6).
+type Row struct {
+	// Path is what the path and extension filters match ("" when the row
+	// has no path; such rows never match a path filter).
+	Path string
+	// Owner is the owning executable name for the owner_name filter.
+	Owner string
+	// Proc is the owning process identity; Verified says it was confirmed
+	// before and after collection, so the host may add a process_ref.
+	Proc     proc.Identity
+	Verified bool
+	Fields   []Field
+}
+
+// Get returns the value of field key and whether the row has it.
+func (r *Row) Get(key string) (any, bool) {
+	for _, f := range r.Fields {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// AppendJSON appends the row as a JSON object to b, keeping field order.
+// With keys non-nil only those fields are written, in the order of keys;
+// a projected field the row lacks is written as null (unknown, not absent).
+func (r *Row) AppendJSON(b []byte, keys []string) []byte {
+	b = append(b, '{')
+	first := true
+	emit := func(k string, v any) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ':')
+		b = appendValue(b, v)
+	}
+	if keys == nil {
+		for _, f := range r.Fields {
+			emit(f.Key, f.Value)
+		}
+	} else {
+		for _, k := range keys {
+			v, _ := r.Get(k)
+			emit(k, v)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string:
+		enc, _ := json.Marshal(x) // escapes like encoding/json (HTML-safe), valid UTF-8
+		return append(b, enc...)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case bool:
+		return strconv.AppendBool(b, x)
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, enc...)
+}
+
+// Capture is one collector's frozen output.
+type Capture struct {
+	Kind string
+	Rows []Row
+	// Coverage is collector-specific (seed 000 section 6): file users
+	// report processes/fds examined and failed, network the table counts,
+	// threads the unavailable-thread count.
+	Coverage map[string]any
+	// Warnings explain a partial capture; Partial is set with them.
+	Warnings []string
+	Partial  bool
+	// Started and Finished bound the non-atomic collection.
+	Started, Finished time.Time
+}
+
+func (c *Capture) warn(msg string) {
+	c.Partial = true
+	c.Warnings = append(c.Warnings, msg)
+}
+
+// MatchPath reports whether path contains every whitespace-separated term
+// of query, case-insensitively (the all-term path match of seed 000
+// section 6; no traversal, no regular expressions). An empty query matches.
+func MatchPath(path, query string) bool {
+	terms := strings.Fields(query)
+	if len(terms) == 0 {
+		return true
+	}
+	if path == "" {
+		return false
+	}
+	lp := strings.ToLower(path)
+	for _, t := range terms {
+		if !strings.Contains(lp, strings.ToLower(t)) {
+			return false
+		}
+	}
+	return true
+}
+
+// HasExtension reports whether the final element of path ends in ext
+// (leading dot included), case-insensitively.
+func HasExtension(path, ext string) bool {
+	if path == "" || ext == "" {
+		return false
+	}
+	base := path
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	return len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext)
+}

@@ -1,0 +1,39 @@
+//go:build !linux
+
+package capture
+
+import (
+	"context"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+func unsupported() error {
+	return contract.Errorf(contract.CodeUnsupported, "this capture kind is implemented for Linux /proc only")
+}
+
+// FileUsers is UNSUPPORTED outside Linux.
+func FileUsers(ctx context.Context) (*Capture, error) { return nil, unsupported() }
+
+// OpenFiles is UNSUPPORTED outside Linux.
+func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+
+// Modules is UNSUPPORTED outside Linux.
+func Modules(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+
+// Network is UNSUPPORTED outside Linux.
+func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
+	return nil, unsupported()
+}
+
+// Threads is UNSUPPORTED outside Linux.
+func Threads(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+
+// Scheduling is UNSUPPORTED outside Linux.
+func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+
+// ProcessInfo is UNSUPPORTED outside Linux.
+func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Capture, error) {
+	return nil, unsupported()
+}

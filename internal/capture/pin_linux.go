@@ -1,0 +1,262 @@
+//go:build linux
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+	"golang.org/x/sys/unix"
+)
+
+// procRoot is the procfs mount the collectors read.
+const procRoot = "/proc"
+
+// maxProcFile bounds one /proc file read (maps of a huge process can be
+// megabytes; anything beyond this is reported, never silently cut).
+const maxProcFile = 64 << 20
+
+// errTooBig reports a /proc file over maxProcFile.
+var errTooBig = errors.New("proc file larger than the read bound")
+
+// pinned is an open /proc/PID directory. Files opened relative to it
+// belong to the process instance that was running when it was opened; after
+// that process ends they fail with ESRCH or ENOENT even if the PID is
+// reused.
+type pinned struct {
+	fd  int
+	pid int32
+}
+
+func openPinned(pid int32) (*pinned, error) {
+	fd, err := unix.Open(procRoot+"/"+strconv.Itoa(int(pid)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &pinned{fd: fd, pid: pid}, nil
+}
+
+func (p *pinned) close() { unix.Close(p.fd) }
+
+// read reads the file name under the pinned directory, bounded.
+func (p *pinned) read(name string, buf []byte) ([]byte, error) {
+	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 4096)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxProcFile {
+				return nil, errTooBig
+			}
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// readlink reads the symlink name under dirfd into buf.
+func readlinkAt(dirfd int, name string, buf []byte) ([]byte, error) {
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < len(buf) {
+			return buf[:n], nil
+		}
+		if len(buf) >= 1<<16 {
+			return buf[:n], nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// statInfo is what collectors use from /proc/PID/stat.
+type statInfo struct {
+	name       string
+	state      byte
+	ppid       int32
+	utime      uint64 // clock ticks
+	stime      uint64
+	priority   int64
+	nice       int64
+	startTicks uint64
+	processor  int64
+	rtPriority uint64
+	policy     uint64
+	fields     int // number of fields after comm parsed
+}
+
+var errStatFormat = errors.New("stat: unexpected format")
+
+// parseStatLine parses a /proc/PID/stat or task stat line. comm is taken
+// between the first '(' and the last ')'; fields after it are numbered from
+// 3 (state) as in proc(5).
+func parseStatLine(b []byte) (statInfo, error) {
+	var s statInfo
+	open := bytes.IndexByte(b, '(')
+	cl := bytes.LastIndexByte(b, ')')
+	if open < 0 || cl < open || cl+2 > len(b) {
+		return s, errStatFormat
+	}
+	s.name = string(b[open+1 : cl])
+	rest := bytes.Fields(b[cl+1:])
+	if len(rest) < 20 || len(rest[0]) != 1 {
+		return s, errStatFormat
+	}
+	s.state = rest[0][0]
+	s.fields = len(rest)
+	// field n (1-based, proc(5)) is rest[n-3]
+	get := func(n int) (int64, bool) {
+		if n-3 >= len(rest) {
+			return 0, false
+		}
+		v, err := strconv.ParseInt(string(rest[n-3]), 10, 64)
+		return v, err == nil
+	}
+	getu := func(n int) (uint64, bool) {
+		if n-3 >= len(rest) {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(rest[n-3]), 10, 64)
+		return v, err == nil
+	}
+	var ok bool
+	var v int64
+	if v, ok = get(4); !ok {
+		return s, errStatFormat
+	}
+	s.ppid = int32(v)
+	if s.utime, ok = getu(14); !ok {
+		return s, errStatFormat
+	}
+	if s.stime, ok = getu(15); !ok {
+		return s, errStatFormat
+	}
+	if s.priority, ok = get(18); !ok {
+		return s, errStatFormat
+	}
+	if s.nice, ok = get(19); !ok {
+		return s, errStatFormat
+	}
+	if s.startTicks, ok = getu(22); !ok {
+		return s, errStatFormat
+	}
+	s.processor, _ = get(39)
+	s.rtPriority, _ = getu(40)
+	s.policy, _ = getu(41)
+	return s, nil
+}
+
+// gone reports whether err means the pinned process has ended.
+func gone(err error) bool {
+	return errors.Is(err, unix.ESRCH) || errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT)
+}
+
+// denied reports an access failure (not an exit).
+func denied(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+}
+
+// pinIdentity opens id's /proc directory and checks, through it, that the
+// running process has id's start time. proc.Verify runs first as the
+// host-wide identity check. Errors: PROCESS_EXITED (gone, zombie or PID
+// reused), IDENTITY_UNVERIFIABLE (stat unreadable), ACCESS_DENIED.
+func pinIdentity(id proc.Identity) (*pinned, statInfo, error) {
+	exited := contract.Errorf(contract.CodeProcessExited, "the process of this process_ref has exited")
+	switch proc.Verify(id) {
+	case proc.Exited:
+		return nil, statInfo{}, exited
+	case proc.Unverifiable:
+		return nil, statInfo{}, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so its identity cannot be verified")
+	}
+	p, err := openPinned(id.PID)
+	if err != nil {
+		if denied(err) {
+			return nil, statInfo{}, contract.Errorf(contract.CodeAccessDenied, "access to the process's /proc directory was denied")
+		}
+		return nil, statInfo{}, exited
+	}
+	st, err := p.stat()
+	if err != nil {
+		p.close()
+		if gone(err) {
+			return nil, statInfo{}, exited
+		}
+		return nil, statInfo{}, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so its identity cannot be verified")
+	}
+	if st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
+		p.close()
+		return nil, statInfo{}, exited
+	}
+	return p, st, nil
+}
+
+func (p *pinned) stat() (statInfo, error) {
+	var buf [1024]byte
+	b, err := p.read("stat", buf[:0:len(buf)])
+	if err != nil {
+		return statInfo{}, err
+	}
+	return parseStatLine(b)
+}
+
+// stillSame re-checks through the pinned directory and proc.Verify after
+// collection: true when the same lifetime still runs.
+func (p *pinned) stillSame(id proc.Identity) bool {
+	st, err := p.stat()
+	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
+		return false
+	}
+	return proc.Verify(id) == proc.Alive
+}
+
+// finishTargeted applies the after-collection identity check to a
+// per-process capture: if the process ended during collection, rows read
+// through the pinned directory are still its own, so the capture becomes
+// partial; with no rows it is PROCESS_EXITED.
+func finishTargeted(c *Capture, p *pinned, id proc.Identity, exitedDuring bool) (*Capture, error) {
+	if exitedDuring || !p.stillSame(id) {
+		if len(c.Rows) == 0 {
+			return nil, contract.Errorf(contract.CodeProcessExited, "the process exited during collection")
+		}
+		c.warn("the process exited during collection; rows read before it ended are listed and the rest are missing")
+		c.Coverage["process_exited"] = true
+	}
+	return c, nil
+}
+
+// ctxErr maps a done context to CANCELLED/TIMEOUT.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return contract.AsError(err)
+	}
+	return nil
+}
+
+func accessDenied(what string) error {
+	return contract.Errorf(contract.CodeAccessDenied, "access to %s was denied", what)
+}

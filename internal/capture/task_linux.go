@@ -1,0 +1,326 @@
+//go:build linux
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+	"golang.org/x/sys/unix"
+)
+
+// clockTicks is CLK_TCK (USER_HZ), the unit of stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// statusFields returns the "Key:\tvalue" lines of a /proc status file.
+func parseStatusFile(b []byte) map[string]string {
+	out := map[string]string{}
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok || len(k) == 0 {
+			continue
+		}
+		out[string(k)] = string(bytes.TrimSpace(v))
+	}
+	return out
+}
+
+var stateNames = map[byte]string{'R': "running", 'S': "sleeping", 'D': "disk_sleep", 'Z': "zombie", 'T': "stopped",
+	't': "tracing_stop", 'X': "dead", 'I': "idle", 'P': "parked", 'W': "waking", 'K': "wakekill"}
+
+func stateName(b byte) string {
+	if s, ok := stateNames[b]; ok {
+		return s
+	}
+	return string(rune(b))
+}
+
+// Threads lists the threads of the verified process id from
+// /proc/PID/task/TID/{stat,status}. Rows: tid, name (comm), state,
+// priority and nice (stat fields 18 and 19), user_cpu_seconds and
+// system_cpu_seconds (fields 14 and 15 / CLK_TCK), last_cpu (field 39),
+// voluntary_context_switches and nonvoluntary_context_switches (status;
+// null when unreadable). Coverage: threads_listed and threads_unavailable
+// (threads that ended or could not be read during the capture).
+func Threads(ctx context.Context, id proc.Identity) (*Capture, error) {
+	p, _, err := pinIdentity(id)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	c := &Capture{Kind: KindThreads, Started: time.Now(), Coverage: map[string]any{}}
+	tfd, tids, err := p.fdNames("task")
+	if err != nil {
+		if denied(err) {
+			return nil, accessDenied("the process's thread list")
+		}
+		return finishTargeted(c, p, id, true)
+	}
+	defer unix.Close(tfd)
+	sortNumeric(tids)
+	task := &pinned{fd: tfd, pid: id.PID}
+	unavailable := 0
+	buf := make([]byte, 0, 2048)
+	for i, tid := range tids {
+		if i&63 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				return nil, err
+			}
+		}
+		b, err := task.read(tid+"/stat", buf)
+		if err != nil {
+			unavailable++
+			continue
+		}
+		st, err := parseStatLine(b)
+		if err != nil {
+			unavailable++
+			continue
+		}
+		var vol, nonvol any
+		if sb, err := task.read(tid+"/status", nil); err == nil {
+			m := parseStatusFile(sb)
+			if v, err := strconv.ParseUint(m["voluntary_ctxt_switches"], 10, 64); err == nil {
+				vol = strconv.FormatUint(v, 10)
+			}
+			if v, err := strconv.ParseUint(m["nonvoluntary_ctxt_switches"], 10, 64); err == nil {
+				nonvol = strconv.FormatUint(v, 10)
+			}
+		}
+		tidN, _ := strconv.Atoi(tid)
+		var lastCPU any
+		if st.fields >= 37 {
+			lastCPU = st.processor
+		}
+		c.Rows = append(c.Rows, Row{Owner: st.name, Proc: id, Verified: true, Fields: []Field{
+			{"tid", tidN}, {"name", st.name}, {"state", stateName(st.state)}, {"priority", st.priority}, {"nice", st.nice},
+			{"user_cpu_seconds", float64(st.utime) / clockTicks}, {"system_cpu_seconds", float64(st.stime) / clockTicks},
+			{"last_cpu", lastCPU}, {"voluntary_context_switches", vol}, {"nonvoluntary_context_switches", nonvol},
+		}})
+	}
+	c.Finished = time.Now()
+	c.Coverage["threads_listed"] = len(tids)
+	c.Coverage["threads_unavailable"] = unavailable
+	if unavailable > 0 {
+		c.warn(strconv.Itoa(unavailable) + " threads ended or could not be read during the capture")
+	}
+	return finishTargeted(c, p, id, false)
+}
+
+var policyNames = map[uint64]string{0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE", 6: "SCHED_DEADLINE"}
+
+var ioClassNames = map[int]string{0: "none", 1: "realtime", 2: "best_effort", 3: "idle"}
+
+// Scheduling returns one row for the verified process id: policy (stat
+// field 41), nice (19), rt_priority (40), affinity_mask (status
+// Cpus_allowed, hex) and affinity_cpus (Cpus_allowed_list), cgroup
+// (/proc/PID/cgroup lines), cpuset (/proc/PID/cpuset), oom_score_adj and
+// io_priority ({class, level} from ioprio_get(2)). Absent fields are
+// omitted without per-field reasons (seed 000 section 10). Nothing is
+// changed.
+func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) {
+	p, st, err := pinIdentity(id)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	c := &Capture{Kind: KindScheduling, Started: time.Now(), Coverage: map[string]any{}}
+	f := []Field{{"pid", id.PID}, {"name", st.name}}
+	if pn, ok := policyNames[st.policy]; ok {
+		f = append(f, Field{"policy", pn})
+	}
+	f = append(f, Field{"nice", st.nice}, Field{"rt_priority", st.rtPriority})
+	if b, err := p.read("status", nil); err == nil {
+		m := parseStatusFile(b)
+		if v := m["Cpus_allowed"]; v != "" {
+			f = append(f, Field{"affinity_mask", strings.ReplaceAll(v, ",", "")})
+		}
+		if v := m["Cpus_allowed_list"]; v != "" {
+			f = append(f, Field{"affinity_cpus", v})
+		}
+	}
+	if b, err := p.read("cgroup", nil); err == nil {
+		f = append(f, Field{"cgroup", strings.Fields(string(b))})
+	}
+	if b, err := p.read("cpuset", nil); err == nil {
+		f = append(f, Field{"cpuset", strings.TrimSpace(string(b))})
+	}
+	if b, err := p.read("oom_score_adj", nil); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			f = append(f, Field{"oom_score_adj", v})
+		}
+	}
+	// ioprio_get(IOPRIO_WHO_PROCESS, pid): class in bits 13.., level below.
+	if r, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, 1, uintptr(id.PID), 0); errno == 0 {
+		class := int(r >> 13)
+		lvl := int(r & 0x1fff)
+		io := map[string]any{"class": ioClassNames[class], "level": lvl}
+		if class == 0 {
+			// "none": the kernel derives best-effort level (nice+20)/5
+			io["effective_level"] = int((st.nice + 20) / 5)
+		}
+		f = append(f, Field{"io_priority", io})
+	}
+	c.Rows = append(c.Rows, Row{Owner: st.name, Proc: id, Verified: true, Fields: f})
+	c.Finished = time.Now()
+	return finishTargeted(c, p, id, false)
+}
+
+// unavailable returns the {unavailable: reason} object for err.
+func unavailable(err error) map[string]any {
+	switch {
+	case denied(err):
+		return map[string]any{"unavailable": "access_denied"}
+	case gone(err):
+		return map[string]any{"unavailable": "process_exited"}
+	}
+	return map[string]any{"unavailable": "unreadable"}
+}
+
+func value(v any) map[string]any { return map[string]any{"value": v} }
+
+// ProcessInfo returns one row of metadata for the verified process id,
+// each requested field as {value: ...} or {unavailable: reason}
+// (access_denied, process_exited, unreadable, unsupported): exe
+// (/proc/PID/exe), cwd, image ({size_bytes, modified_at, build_id} of the
+// running executable, read through /proc/PID/exe), parent ({pid}),
+// start_time (boot time from /proc/stat btime + stat field 22 / CLK_TCK), cgroup (lines), namespaces (name -> link
+// such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
+// The environment is never read.
+func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Capture, error) {
+	p, st, err := pinIdentity(id)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	if len(fields) == 0 {
+		fields = DefaultInfoFields
+	}
+	c := &Capture{Kind: KindProcessInfo, Started: time.Now(), Coverage: map[string]any{}}
+	row := Row{Owner: st.name, Proc: id, Verified: true, Fields: []Field{{"pid", id.PID}, {"name", st.name}}}
+	buf := make([]byte, 4096)
+	for _, f := range fields {
+		var v any
+		switch f {
+		case "exe", "cwd":
+			if l, err := readlinkAt(p.fd, f, buf); err == nil {
+				v = value(string(l))
+				if f == "exe" {
+					row.Path = string(l)
+				}
+			} else {
+				v = unavailable(err)
+			}
+		case "image":
+			fd, err := unix.Openat(p.fd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				v = unavailable(err)
+				break
+			}
+			file := os.NewFile(uintptr(fd), "exe")
+			img := map[string]any{}
+			if fi, err := file.Stat(); err == nil {
+				img["size_bytes"] = strconv.FormatInt(fi.Size(), 10)
+				img["modified_at"] = contract.TS(fi.ModTime())
+			}
+			if bid := buildID(file); bid != "" {
+				img["build_id"] = bid
+			} else {
+				img["build_id"] = nil
+			}
+			file.Close()
+			v = value(img)
+		case "parent":
+			v = value(map[string]any{"pid": st.ppid})
+		case "start_time":
+			if bt, ok := bootTime(); ok {
+				v = value(contract.TS(bt.Add(time.Duration(st.startTicks) * time.Second / clockTicks)))
+			} else {
+				v = map[string]any{"unavailable": "unreadable"}
+			}
+		case "cgroup":
+			if b, err := p.read("cgroup", nil); err == nil {
+				v = value(strings.Fields(string(b)))
+			} else {
+				v = unavailable(err)
+			}
+		case "namespaces":
+			nfd, names, err := p.fdNames("ns")
+			if err != nil {
+				v = unavailable(err)
+				break
+			}
+			ns := map[string]any{}
+			for _, n := range names {
+				if l, err := readlinkAt(nfd, n, buf); err == nil {
+					ns[n] = string(l)
+				}
+			}
+			unix.Close(nfd)
+			v = value(ns)
+		case "command_line":
+			if b, err := p.read("cmdline", nil); err == nil {
+				args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+				if len(b) == 0 {
+					args = []string{}
+				}
+				v = value(args)
+			} else {
+				v = unavailable(err)
+			}
+		case "user":
+			if b, err := p.read("status", nil); err == nil {
+				m := parseStatusFile(b)
+				uids := strings.Fields(m["Uid"])
+				if len(uids) > 0 {
+					u, _ := strconv.ParseUint(uids[0], 10, 32)
+					v = value(map[string]any{"uid": u, "name": proc.UserName(uint32(u))})
+				} else {
+					v = map[string]any{"unavailable": "unreadable"}
+				}
+			} else {
+				v = unavailable(err)
+			}
+		default:
+			v = map[string]any{"unavailable": "unsupported"}
+		}
+		row.Fields = append(row.Fields, Field{f, v})
+	}
+	c.Rows = append(c.Rows, row)
+	c.Finished = time.Now()
+	return finishTargeted(c, p, id, false)
+}
+
+// bootTime reads btime (seconds since the epoch) from /proc/stat.
+func bootTime() (time.Time, bool) {
+	b, err := os.ReadFile(procRoot + "/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	i := bytes.Index(b, []byte("\nbtime "))
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := b[i+7:]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(rest)), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(v, 0), true
+}
