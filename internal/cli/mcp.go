@@ -15,7 +15,7 @@ func init() { register(newMCPCmd) }
 
 func newMCPCmd(env *Env) *cobra.Command {
 	var toolsets string
-	var raw bool
+	var raw, inProcess bool
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Run the MCP server over stdio (stdout carries only MCP messages)",
@@ -28,7 +28,7 @@ delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
 			if err != nil {
 				return err
 			}
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr})
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess})
 			if err != nil {
 				return err
 			}
@@ -40,6 +40,7 @@ delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
 	}
 	cmd.Flags().StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to publish: proc,perf,bin (default all)")
 	cmd.Flags().BoolVar(&raw, "raw", false, "raw delivery: wait_ms 0, explicit read, 100-row pages")
+	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run proc tools on a host inside this process instead of the shared host (history ends with the bridge)")
 	cmd.AddCommand(newMCPInspectCmd(env))
 	return cmd
 }

@@ -16,6 +16,9 @@ type runtimeOptions struct {
 	NoHost bool
 	// Stderr receives diagnostics.
 	Stderr io.Writer
+	// InProcess runs the proc tools over a host inside this process instead
+	// of the user's host over IPC (inquest mcp --in-process).
+	InProcess bool
 }
 
 // Runtime is the set of toolsets a command runs over: one registry plus

@@ -2,22 +2,38 @@ package cli
 
 import (
 	"context"
+	"os"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
+	"github.com/inquest-dev/inquest/internal/ipc"
 )
 
 func init() { addToolset(buildProc) }
 
+// inProcessEnv, set to 1, makes every command run the proc tools over a
+// host inside the command's own process (bridge.Local) instead of the
+// user's host over IPC: an escape hatch for tests and for machines where
+// no host may run. History then lives only as long as the command.
+const inProcessEnv = "INQUEST_IN_PROCESS"
+
 // buildProc adds the proc tools. The backend is reached lazily on the first
-// valid proc call, so initialize, tools/list and invalid calls start nothing.
+// valid proc call, so initialize, tools/list and invalid calls start
+// nothing. By default that backend is the user's host over the local
+// endpoint (started headless when none runs); --in-process or
+// INQUEST_IN_PROCESS=1 selects a host inside this process.
 func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	var mu sync.Mutex
 	var backend bridge.Backend
+	inProcess := opts.InProcess || os.Getenv(inProcessEnv) == "1"
 	get := func(ctx context.Context) (bridge.Backend, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if backend != nil {
+			return backend, nil
+		}
+		if !inProcess {
+			backend = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Start: true})
 			return backend, nil
 		}
 		b, err := bridge.NewLocal(ctx, Version)

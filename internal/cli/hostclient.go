@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/ipc"
+)
+
+// callHost runs one host method over IPC, connecting to the user's host and
+// starting it when none runs (ipc.Connect), then closes the connection.
+// Any method the host registered can be called by name, including internal
+// methods that no MCP tool exposes (local confirmation: `inquest confirm`).
+// args is marshalled to a JSON object (nil = {}). The outcome is the host's
+// result or a *contract.Error (BACKEND_UNAVAILABLE, OUTCOME_UNKNOWN, ...).
+// Objects the method creates for the connection (captures, cursors) die
+// with it; use a Client from ipc.Connect to keep a connection across calls.
+func callHost(ctx context.Context, method string, args any) (*contract.Result, error) {
+	raw := json.RawMessage("{}")
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments cannot be encoded")
+		}
+		raw = b
+	}
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Start: true})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Call(ctx, method, raw)
+}

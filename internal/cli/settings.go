@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newSettingsCmd) }
+
+// settingKeys are the application settings this command reads and writes.
+var settingKeys = []string{"mcp_connections_disabled"}
+
+func newSettingsCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "settings",
+		Short: "Read or change application settings in inquest.toml",
+		Long: `Read or change application settings saved in inquest.toml
+($XDG_CONFIG_HOME/inquest/inquest.toml).
+
+mcp_connections_disabled (default false): when true, the host opens no MCP
+listener and a bridge never starts a host. A running host applies a change
+within a second: disabling closes its listener and every connection
+(invalidating their captures, cursors and jobs); enabling opens a fresh
+listener.`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "get [KEY]",
+		Short: "Print one setting, or all",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load()
+			if err != nil {
+				return err
+			}
+			keys := settingKeys
+			if len(args) == 1 {
+				if err := checkKey(args[0]); err != nil {
+					return err
+				}
+				keys = args
+			}
+			for _, k := range keys {
+				switch k {
+				case "mcp_connections_disabled":
+					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.MCPConnectionsDisabled)
+				}
+			}
+			return nil
+		},
+	})
+	var noWait bool
+	set := &cobra.Command{
+		Use:   "set KEY VALUE",
+		Short: "Save a setting; a running host applies it at once",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkKey(args[0]); err != nil {
+				return err
+			}
+			v, err := strconv.ParseBool(args[1])
+			if err != nil {
+				return fmt.Errorf("%s takes true or false", args[0])
+			}
+			if _, err := config.Update(func(f *config.File) error {
+				f.Settings.MCPConnectionsDisabled = v
+				return nil
+			}); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "%s = %t\n", args[0], v)
+			running, pid, _ := ipc.HostRunning(ipc.Dir())
+			if !running {
+				return nil
+			}
+			if noWait {
+				fmt.Fprintf(env.Stdout, "the running host (pid %d) applies it within a second\n", pid)
+				return nil
+			}
+			if err := waitListener(cmd.Context(), !v); err != nil {
+				return fmt.Errorf("saved, but the running host (pid %d) did not apply it: %v", pid, err)
+			}
+			if v {
+				fmt.Fprintf(env.Stdout, "the running host (pid %d) closed its MCP listener and connections\n", pid)
+			} else {
+				fmt.Fprintf(env.Stdout, "the running host (pid %d) opened its MCP listener\n", pid)
+			}
+			return nil
+		},
+	}
+	set.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for a running host to apply the change")
+	cmd.AddCommand(set)
+	return cmd
+}
+
+func checkKey(k string) error {
+	for _, s := range settingKeys {
+		if s == k {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown setting %q (known: mcp_connections_disabled)", k)
+}
+
+// waitListener waits up to 3 s until the endpoint accepts a connection
+// (on) or has no listener (off).
+func waitListener(ctx context.Context, on bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	for {
+		c, _, err := ipc.Dial(ctx, ipc.Path())
+		if err == nil {
+			c.Close()
+			if on {
+				return nil
+			}
+		} else if !on && errors.Is(err, ipc.ErrNoHost) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if on {
+				return errors.New("its listener did not open within 3 s (see its log)")
+			}
+			return errors.New("its listener is still open after 3 s")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// ResponseTimeout is the default deadline of one request after it was sent
+// (seed 000 section 8: 10 seconds after connection).
+const ResponseTimeout = 10 * time.Second
+
+// Client is one authenticated connection to a host. Call is safe for
+// concurrent use (at most MaxInFlight pending calls; the host answers BUSY
+// beyond). A lost connection fails every pending and later call with
+// OUTCOME_UNKNOWN; a Client never reconnects or replays (the bridge's
+// Backend opens a new Client for the next call).
+type Client struct {
+	// Welcome is the host's handshake answer (instance id, version).
+	Welcome Welcome
+	// Peer is the verified listening process (pid, uid).
+	Peer Peer
+	// Timeout is the per-call response deadline (default ResponseTimeout).
+	Timeout time.Duration
+
+	c   net.Conn
+	wmu sync.Mutex
+
+	mu      sync.Mutex
+	nextID  uint64
+	pending map[string]chan json.RawMessage
+	err     error // set once the connection is lost
+	done    chan struct{}
+}
+
+// Handshake sends hello on an authenticated connection c, waits (until
+// timeout) for welcome and starts the reader. A reject or a major version
+// mismatch is BACKEND_UNAVAILABLE (or the host's code, BUSY at capacity);
+// c is closed on failure.
+func Handshake(c net.Conn, peer Peer, bridgeVersion string, timeout time.Duration) (*Client, error) {
+	fail := func(code contract.Code, msg string) (*Client, error) {
+		c.Close()
+		return nil, contract.Errorf(code, "%s", msg)
+	}
+	c.SetDeadline(time.Now().Add(timeout))
+	if err := WriteFrame(c, encode(Hello{Kind: KindHello, IPCMajor: Major, IPCMinor: Minor, BridgeVersion: bridgeVersion})); err != nil {
+		return fail(contract.CodeBackendUnavailable, "the host closed the connection during the handshake")
+	}
+	p, err := ReadFrame(c)
+	if err != nil {
+		return fail(contract.CodeBackendUnavailable, "the host did not complete the handshake (it may be at its connection limit or shutting down)")
+	}
+	m, err := Decode(p)
+	if err != nil {
+		return fail(contract.CodeBackendUnavailable, "the host sent an invalid handshake")
+	}
+	switch m := m.(type) {
+	case *Reject:
+		code := m.Code
+		if code == "" {
+			code = contract.CodeBackendUnavailable
+		}
+		return fail(code, "the host refused the connection: "+m.Message)
+	case *Welcome:
+		if m.IPCMajor != Major {
+			return fail(contract.CodeBackendUnavailable, "the running host speaks another IPC major version ("+strconv.Itoa(m.IPCMajor)+"); stop it (it may predate an upgrade) and retry")
+		}
+		c.SetDeadline(time.Time{})
+		cl := &Client{Welcome: *m, Peer: peer, Timeout: ResponseTimeout, c: c, pending: map[string]chan json.RawMessage{}, done: make(chan struct{})}
+		go cl.read()
+		return cl, nil
+	}
+	return fail(contract.CodeBackendUnavailable, "the host sent an unexpected handshake message")
+}
+
+// read dispatches responses to their callers until the connection ends.
+func (cl *Client) read() {
+	var err error
+	for {
+		var p []byte
+		if p, err = ReadFrame(cl.c); err != nil {
+			break
+		}
+		var m any
+		if m, err = Decode(p); err != nil {
+			break
+		}
+		r, ok := m.(*Response)
+		if !ok {
+			err = ErrProtocol
+			break
+		}
+		cl.mu.Lock()
+		ch := cl.pending[r.RequestID]
+		delete(cl.pending, r.RequestID)
+		cl.mu.Unlock()
+		if ch != nil {
+			ch <- r.Result
+		}
+	}
+	cl.fail(err)
+}
+
+func (cl *Client) fail(err error) {
+	cl.mu.Lock()
+	if cl.err == nil {
+		if err == nil {
+			err = net.ErrClosed
+		}
+		cl.err = err
+		close(cl.done)
+	}
+	cl.mu.Unlock()
+	cl.c.Close()
+}
+
+// Alive reports whether the connection is still up as far as the reader knows.
+func (cl *Client) Alive() bool {
+	select {
+	case <-cl.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Done is closed when the connection is lost or closed.
+func (cl *Client) Done() <-chan struct{} { return cl.done }
+
+// Close closes the connection; pending calls fail with OUTCOME_UNKNOWN.
+func (cl *Client) Close() error {
+	cl.fail(net.ErrClosed)
+	return nil
+}
+
+// lost is the error of a call whose connection went away after the request
+// may have been sent (seed 000 section 3.3 item 3): never replayed.
+func lost() *contract.Error {
+	return contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost before a reply arrived; the request may or may not have taken effect and was not repeated. The next call reconnects (a restarted host has a new backend_instance_id: list processes again for fresh references)")
+}
+
+// Call sends method(args) and waits for the response, at most Timeout. The
+// outcome is the host's result or *contract.Error. If the connection is
+// lost, or ctx ends or the deadline passes after the request was sent, the
+// error is OUTCOME_UNKNOWN (on ctx end a cancel message is sent first).
+// args must be a JSON object (nil means {}).
+func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	ch := make(chan json.RawMessage, 1)
+	cl.mu.Lock()
+	if cl.err != nil {
+		cl.mu.Unlock()
+		return nil, lost()
+	}
+	cl.nextID++
+	id := strconv.FormatUint(cl.nextID, 10)
+	cl.pending[id] = ch
+	cl.mu.Unlock()
+	drop := func() {
+		cl.mu.Lock()
+		delete(cl.pending, id)
+		cl.mu.Unlock()
+	}
+	req := encode(Request{Kind: KindRequest, RequestID: id, Method: method, Arguments: args})
+	if len(req) > MaxFrame {
+		drop()
+		return nil, contract.Errorf(contract.CodeResultTooLarge, "the request exceeds the 4 MiB message limit")
+	}
+	cl.wmu.Lock()
+	cl.c.SetWriteDeadline(time.Now().Add(cl.Timeout))
+	err := WriteFrame(cl.c, req)
+	cl.wmu.Unlock()
+	if err != nil {
+		drop()
+		cl.fail(err)
+		return nil, lost()
+	}
+	timer := time.NewTimer(cl.Timeout)
+	defer timer.Stop()
+	select {
+	case raw := <-ch:
+		return resultOf(raw)
+	case <-cl.done:
+		return nil, lost()
+	case <-timer.C:
+		drop()
+		cl.sendCancel(id)
+		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the host did not answer within %s; the request may or may not have taken effect and was not repeated", cl.Timeout)
+	case <-ctx.Done():
+		drop()
+		cl.sendCancel(id)
+		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled after it reached the host; its outcome is unknown and it was not repeated")
+	}
+}
+
+func (cl *Client) sendCancel(id string) {
+	cl.wmu.Lock()
+	defer cl.wmu.Unlock()
+	cl.c.SetWriteDeadline(time.Now().Add(time.Second))
+	WriteFrame(cl.c, encode(Cancel{Kind: KindCancel, RequestID: id}))
+}

@@ -1,0 +1,204 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// Startup deadlines (seed 000 section 3.2).
+const (
+	// AttemptTimeout bounds one connect + handshake attempt.
+	AttemptTimeout = 2 * time.Second
+	// StartupDeadline bounds the whole connect-or-start sequence.
+	StartupDeadline = 12 * time.Second
+)
+
+// ConnectOptions configure Connect.
+type ConnectOptions struct {
+	// Path is the endpoint (default Path()).
+	Path string
+	// BridgeVersion is sent in hello.
+	BridgeVersion string
+	// Start permits starting a headless host when none runs. CLI commands
+	// and the MCP bridge set it; a status probe does not.
+	Start bool
+	// Launch starts a host; it returns once the launcher finished (success
+	// is not readiness). Default: run `<this executable> serve --detach`.
+	Launch func(ctx context.Context) error
+	// Deadline overrides StartupDeadline (tests).
+	Deadline time.Duration
+}
+
+// unavailable builds BACKEND_UNAVAILABLE with guidance.
+func unavailable(format string, args ...any) *contract.Error {
+	return contract.Errorf(contract.CodeBackendUnavailable, format, args...)
+}
+
+// Connect returns a handshaken client to the user's host, starting one
+// when none runs and opts.Start allows it. The sequence follows seed 000
+// section 3.2:
+//
+//  1. Dial + handshake, at most 2 s. Only ErrNoHost (no socket, or a stale
+//     socket) lets the sequence continue; an untrusted endpoint, a refused
+//     handshake (BUSY at 4 connections) or a version mismatch is returned.
+//  2. If the host lock is held, a host runs (starting, or with its listener
+//     disabled or failed): wait for it, never launch another.
+//  3. Read inquest.toml without changing it: saved mcp_connections_disabled
+//     (or an unreadable file) stops here.
+//  4. Take the launch marker; the winner rechecks endpoint and lock, then
+//     launches `inquest serve --detach`; losers wait and recheck.
+//  5. Wait for the handshake within the 12 s total; launch at most once.
+//
+// Every failure is a *contract.Error: BACKEND_UNAVAILABLE with guidance,
+// BUSY, or CANCELLED when ctx ended before anything was dispatched.
+func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
+	path := opts.Path
+	if path == "" {
+		path = Path()
+	}
+	total := opts.Deadline
+	if total <= 0 {
+		total = StartupDeadline
+	}
+	ctx, cancel := context.WithTimeout(ctx, total)
+	defer cancel()
+	parent := ctx
+
+	cl, err := attempt(ctx, path, opts.BridgeVersion)
+	if err == nil || !errors.Is(err, ErrNoHost) {
+		return cl, mapConnErr(parent, err)
+	}
+	if !opts.Start {
+		return nil, unavailable("no inquest host is running; start one with `inquest serve --detach`")
+	}
+	dir := Dir()
+	running, pid, lerr := HostRunning(dir)
+	if lerr != nil && !running {
+		return nil, unavailable("cannot inspect the host lock: %v", lerr)
+	}
+	if running {
+		// A host holds the lock: it is starting, or its listener is off or
+		// failed. Wait for it; never start a second one.
+		cl, err = waitReady(ctx, path, opts.BridgeVersion)
+		if err != nil && errors.Is(err, ErrNoHost) && !errors.Is(parent.Err(), context.Canceled) {
+			return nil, unavailable("an inquest host is running (pid %d) but accepts no MCP connections: its listener may be disabled at runtime (`inquest settings get mcp_connections_disabled`), may have failed (see $XDG_STATE_HOME/inquest/serve.log), or it is still starting; no second host was started", pid)
+		}
+		return cl, mapConnErr(parent, err)
+	}
+	cfg, cerr := config.Load()
+	if cerr != nil {
+		return nil, unavailable("inquest.toml cannot be read, so no host was started automatically; fix the file or start the host with `inquest serve --detach`")
+	}
+	if cfg.Settings.MCPConnectionsDisabled {
+		return nil, unavailable("MCP connections are disabled in the saved settings, so no host was started; enable them with `inquest settings set mcp_connections_disabled false`")
+	}
+	release, merr := AcquireLaunchMarker(ctx, dir)
+	if merr != nil {
+		return nil, mapConnErr(parent, fmt.Errorf("%w: waiting for the launch marker: %v", ErrNoHost, merr))
+	}
+	defer release()
+	// Recheck after winning the marker: another bridge may have started the
+	// host meanwhile (it released the marker once the host answered).
+	cl, err = attempt(ctx, path, opts.BridgeVersion)
+	if err == nil || !errors.Is(err, ErrNoHost) {
+		return cl, mapConnErr(parent, err)
+	}
+	if r, _, _ := HostRunning(dir); !r {
+		if lerr := launch(ctx, opts); lerr != nil {
+			return nil, unavailable("starting `inquest serve --detach` failed: %v; start the host manually and see its log", lerr)
+		}
+	}
+	cl, err = waitReady(ctx, path, opts.BridgeVersion)
+	return cl, mapConnErr(parent, err)
+}
+
+// attempt dials and handshakes once, bounded by AttemptTimeout.
+func attempt(ctx context.Context, path, version string) (*Client, error) {
+	actx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	defer cancel()
+	c, peer, err := Dial(actx, path)
+	if err != nil {
+		return nil, err
+	}
+	d := AttemptTimeout
+	if dl, ok := actx.Deadline(); ok {
+		d = time.Until(dl)
+	}
+	return Handshake(c, peer, version, d)
+}
+
+// waitReady retries attempt until it succeeds, fails with something other
+// than ErrNoHost, or ctx ends.
+func waitReady(ctx context.Context, path, version string) (*Client, error) {
+	for {
+		cl, err := attempt(ctx, path, version)
+		if err == nil || !errors.Is(err, ErrNoHost) {
+			return cl, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func launch(ctx context.Context, opts ConnectOptions) error {
+	if opts.Launch != nil {
+		return opts.Launch(ctx)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe, "serve", "--detach")
+	// No stdio of the MCP client reaches the launcher or the host.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if len(out) > 0 {
+			return fmt.Errorf("%v: %s", err, firstLine(out))
+		}
+		return err
+	}
+	return nil
+}
+
+func firstLine(b []byte) string {
+	for i, c := range b {
+		if c == '\n' {
+			return string(b[:i])
+		}
+	}
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
+}
+
+// mapConnErr turns a connection failure into a contract error with guidance.
+func mapConnErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *contract.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	switch {
+	case errors.Is(err, ErrUntrusted):
+		return unavailable("the host endpoint failed its security check and was not used: %v. Nothing was started; remove the offending path or set XDG_RUNTIME_DIR to a private directory", err)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
+	case errors.Is(err, ErrNoHost):
+		return unavailable("no inquest host became ready within %s; start one with `inquest serve --detach` and check its log ($XDG_STATE_HOME/inquest/serve.log)", StartupDeadline)
+	}
+	return unavailable("cannot connect to the inquest host: %v", err)
+}

@@ -1,0 +1,182 @@
+//go:build unix
+
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// transportKind names the endpoint kind in get_status.
+const transportKind = "unix_socket"
+
+// SocketName is the endpoint's file name; the version suffix is the IPC
+// major version (DESIGN.md platform mapping).
+const SocketName = "mcp.v1.sock"
+
+// Dir returns the per-user endpoint directory: $XDG_RUNTIME_DIR/inquest,
+// or <temp dir>/inquest-<uid> when XDG_RUNTIME_DIR is unset (the temp dir is
+// $TMPDIR or /tmp). The host lock and the launch marker live there too.
+func Dir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "inquest")
+	}
+	return filepath.Join(os.TempDir(), "inquest-"+strconv.Itoa(os.Getuid()))
+}
+
+// Path returns the endpoint: Dir()/mcp.v1.sock.
+func Path() string { return filepath.Join(Dir(), SocketName) }
+
+// PrepareDir makes sure dir exists (when create) and is trustworthy: a real
+// directory (not a symlink), owned by this uid, with no group or other
+// permission bits (0700). Anything else is ErrUntrusted; the directory is
+// never repaired or deleted, since another user may have planted it. A
+// missing dir without create is ErrNoHost.
+func PrepareDir(dir string, create bool) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return fmt.Errorf("%w: endpoint directory does not exist", ErrNoHost)
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return err
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		fi, err = os.Lstat(dir)
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return untrusted("%s is not a directory", dir)
+	}
+	if uid := ownerOf(fi); uid != os.Getuid() {
+		return untrusted("%s is owned by uid %d, not by this user (uid %d); remove it or set XDG_RUNTIME_DIR", dir, uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return untrusted("%s has mode %#o; it must be 0700", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+func ownerOf(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
+}
+
+// checkSocketFile verifies path is a socket owned by this uid. A missing
+// path is ErrNoHost.
+func checkSocketFile(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: no socket", ErrNoHost)
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return untrusted("%s exists and is not a socket", path)
+	}
+	if uid := ownerOf(fi); uid != os.Getuid() {
+		return untrusted("%s is owned by uid %d, not by this user", path, uid)
+	}
+	return nil
+}
+
+// Listen creates the endpoint socket at path (mode 0600) after checking its
+// directory with PrepareDir. An existing path must be a socket of this user
+// that nobody answers (a stale socket of a crashed host), which is
+// replaced; a live socket is an error (another host listens), and a path
+// of another owner or type fails closed with ErrUntrusted. Callers hold the
+// host lock, so replacing a stale socket cannot race another host.
+func Listen(path string) (net.Listener, error) {
+	if err := PrepareDir(filepath.Dir(path), true); err != nil {
+		return nil, err
+	}
+	switch err := checkSocketFile(path); {
+	case err == nil:
+		c, derr := net.DialTimeout("unix", path, 500*time.Millisecond)
+		if derr == nil {
+			c.Close()
+			return nil, fmt.Errorf("ipc: another process already listens on %s", path)
+		}
+		if !errors.Is(derr, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("ipc: cannot probe existing socket %s: %w", path, derr)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, ErrNoHost):
+	default:
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// Dial connects to the endpoint at path and verifies, before any byte is
+// sent, that the directory and socket belong to this user and that the
+// listening process runs as this user (SO_PEERCRED). A missing socket or a
+// stale one (connection refused) is ErrNoHost; everything else that is
+// wrong is ErrUntrusted and must not lead to starting a host.
+func Dial(ctx context.Context, path string) (net.Conn, Peer, error) {
+	if err := PrepareDir(filepath.Dir(path), false); err != nil {
+		return nil, Peer{}, err
+	}
+	if err := checkSocketFile(path); err != nil {
+		return nil, Peer{}, err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
+			return nil, Peer{}, fmt.Errorf("%w: %v", ErrNoHost, err)
+		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+			return nil, Peer{}, untrusted("access to %s denied", path)
+		}
+		return nil, Peer{}, err
+	}
+	p, err := peerOf(c)
+	if err != nil {
+		c.Close()
+		return nil, Peer{}, err
+	}
+	if p.UID != os.Getuid() {
+		c.Close()
+		return nil, p, untrusted("the process listening on %s (pid %d) runs as uid %d, not as this user", path, p.PID, p.UID)
+	}
+	return c, p, nil
+}
+
+// checkPeer is the accept-side check: the connecting process must run as
+// this user.
+func checkPeer(c net.Conn) (Peer, error) {
+	p, err := peerOf(c)
+	if err != nil {
+		return p, err
+	}
+	if p.UID != os.Getuid() {
+		return p, untrusted("connection from pid %d of uid %d rejected", p.PID, p.UID)
+	}
+	return p, nil
+}

@@ -1,0 +1,167 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+)
+
+// Listener states reported by get_status under mcp.listener.
+const (
+	StateListening = "listening"
+	StateDisabled  = "disabled"
+	StateFailed    = "failed"
+)
+
+// HostEndpoint serves a host.Host on the local endpoint: one host.Session
+// per connection, closed on disconnect. Enable/Disable open and close the
+// listener at runtime (settings toggle): disabling closes every connection,
+// which closes their sessions and so invalidates connection-owned objects
+// (captures, cursors, jobs); clients reconnect through a fresh handshake.
+// NewHostEndpoint adds an "mcp" section to the host's get_status.
+type HostEndpoint struct {
+	h      *host.Host
+	path   string
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	srv      *Server
+	state    string
+	lastErr  string
+	restarts int
+	done     chan struct{}
+}
+
+// NewHostEndpoint binds h to the endpoint at path (default Path()) in the
+// disabled state; call Enable to listen.
+func NewHostEndpoint(h *host.Host, path string, logger *slog.Logger) *HostEndpoint {
+	if path == "" {
+		path = Path()
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &HostEndpoint{h: h, path: path, logger: logger, state: StateDisabled}
+	h.AddStatus(func(m map[string]any) { m["mcp"] = e.Status() })
+	return e
+}
+
+// Status is the get_status "mcp" section: listener state
+// (listening/disabled/failed), connections that completed the handshake,
+// the last listener error, the transport kind and the limits.
+func (e *HostEndpoint) Status() map[string]any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	conns := 0
+	if e.srv != nil {
+		conns = e.srv.Conns()
+	}
+	var lastErr any
+	if e.lastErr != "" {
+		lastErr = e.lastErr
+	}
+	return map[string]any{
+		"listener":                 e.state,
+		"connections":              conns,
+		"connections_max":          MaxConns,
+		"in_flight_per_connection": MaxInFlight,
+		"transport":                transportKind,
+		"ipc_major":                Major,
+		"ipc_minor":                Minor,
+		"last_error":               lastErr,
+		"listener_starts":          e.restarts,
+	}
+}
+
+// State returns the listener state.
+func (e *HostEndpoint) State() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state
+}
+
+// Enable opens the listener (no-op when listening). A failure leaves the
+// state failed with the error visible in get_status, and is returned.
+func (e *HostEndpoint) Enable() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv != nil {
+		return nil
+	}
+	ln, err := Listen(e.path)
+	if err != nil {
+		e.state = StateFailed
+		e.lastErr = err.Error()
+		e.logger.Error("MCP listener failed", "err", err)
+		return err
+	}
+	e.restarts++
+	e.state = StateListening
+	e.lastErr = ""
+	srv := NewServer(hostService{e.h}, e.logger)
+	e.srv = srv
+	done := make(chan struct{})
+	e.done = done
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil {
+			e.logger.Error("MCP listener stopped", "err", err)
+			e.mu.Lock()
+			if e.srv == srv {
+				e.state = StateFailed
+				e.lastErr = err.Error()
+			}
+			e.mu.Unlock()
+		}
+	}()
+	e.logger.Info("MCP listener open", "instance", e.h.InstanceID)
+	return nil
+}
+
+// Disable rejects new connections, closes the listener and every accepted
+// connection (their sessions close after running requests return; their
+// replies are dropped) and removes the socket file.
+func (e *HostEndpoint) Disable() {
+	e.mu.Lock()
+	srv, done := e.srv, e.done
+	e.srv, e.done = nil, nil
+	e.state = StateDisabled
+	e.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+		<-done
+		e.logger.Info("MCP listener closed")
+	}
+}
+
+// SetEnabled enables or disables the listener.
+func (e *HostEndpoint) SetEnabled(on bool) error {
+	if on {
+		return e.Enable()
+	}
+	e.Disable()
+	return nil
+}
+
+// hostService adapts host.Host to Service.
+type hostService struct{ h *host.Host }
+
+func (s hostService) InstanceID() string { return s.h.InstanceID }
+func (s hostService) Version() string    { return s.h.Version }
+func (s hostService) NewSession(p Peer) Session {
+	return hostSession{h: s.h, s: s.h.NewSession()}
+}
+
+type hostSession struct {
+	h *host.Host
+	s *host.Session
+}
+
+func (hs hostSession) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return hs.h.Dispatch(ctx, hs.s, method, args)
+}
+func (hs hostSession) Close() { hs.s.Close() }

@@ -1,0 +1,305 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// Server limits (seed 000 section 8).
+const (
+	// MaxConns is the number of simultaneously connected bridges.
+	MaxConns = 4
+	// MaxInFlight is the number of pending requests per connection; more
+	// are answered BUSY at once.
+	MaxInFlight = 8
+	// HandshakeTimeout bounds the wait for hello after accept.
+	HandshakeTimeout = 5 * time.Second
+	// WriteTimeout bounds one frame write; a peer that stops reading for
+	// this long is disconnected, so the host never buffers without bound.
+	WriteTimeout = 10 * time.Second
+)
+
+// Service is what a Server serves: one Session per accepted connection.
+// The host adapter (ServeHost) binds it to host.Host.
+type Service interface {
+	// InstanceID is sent as welcome.backend_instance_id.
+	InstanceID() string
+	// Version is sent as welcome.application_version.
+	Version() string
+	// NewSession opens the connection's session.
+	NewSession(p Peer) Session
+}
+
+// Session runs requests of one connection; Close releases every object it
+// owns (captures, cursors, jobs). Call must be safe for concurrent use.
+type Session interface {
+	Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
+	Close()
+}
+
+// Server accepts connections on one listener, authenticates the peer
+// (same uid), performs the handshake and serves requests with the limits
+// above. Close stops accepting and drops every connection.
+type Server struct {
+	svc    Service
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[*serverConn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewServer returns a server for svc; logger may be nil.
+func NewServer(svc Service, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Server{svc: svc, logger: logger, conns: map[*serverConn]struct{}{}}
+}
+
+// Conns returns the number of connections that completed the handshake.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if c.welcomed {
+			n++
+		}
+	}
+	return n
+}
+
+// Serve accepts on ln until ln is closed (by Close). It returns nil after
+// Close, or the accept error.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		peer, err := checkPeer(c)
+		if err != nil {
+			s.logger.Warn("connection rejected", "err", err)
+			c.Close()
+			continue
+		}
+		sc := &serverConn{srv: s, c: c, peer: peer, pending: map[string]context.CancelFunc{}}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		full := len(s.conns) >= MaxConns
+		if !full {
+			s.conns[sc] = struct{}{}
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			if full {
+				sc.refuse(contract.CodeBusy, "the host already serves 4 connections (the limit); close another MCP client and retry")
+				return
+			}
+			sc.serve()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection (their sessions close and
+// release connection-owned objects once running requests return; late
+// replies are dropped) and waits for the connection goroutines.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.c.Close()
+	}
+	s.wg.Wait()
+}
+
+type serverConn struct {
+	srv  *Server
+	c    net.Conn
+	peer Peer
+
+	wmu      sync.Mutex // one writer per direction
+	mu       sync.Mutex
+	pending  map[string]context.CancelFunc
+	welcomed bool
+}
+
+func (sc *serverConn) write(v any) error {
+	b := encode(v)
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	sc.c.SetWriteDeadline(time.Now().Add(WriteTimeout))
+	return WriteFrame(sc.c, b)
+}
+
+// readHello reads and validates the handshake.
+func (sc *serverConn) readHello() (*Hello, error) {
+	sc.c.SetReadDeadline(time.Now().Add(HandshakeTimeout))
+	defer sc.c.SetReadDeadline(time.Time{})
+	p, err := ReadFrame(sc.c)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Decode(p)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := m.(*Hello)
+	if !ok {
+		return nil, ErrProtocol
+	}
+	return h, nil
+}
+
+func (sc *serverConn) refuse(code contract.Code, msg string) {
+	defer sc.c.Close()
+	if _, err := sc.readHello(); err != nil {
+		return
+	}
+	sc.write(Reject{Kind: KindReject, Code: code, Message: msg})
+}
+
+func (sc *serverConn) serve() {
+	s := sc.srv
+	defer func() {
+		sc.c.Close()
+		s.mu.Lock()
+		delete(s.conns, sc)
+		s.mu.Unlock()
+	}()
+	h, err := sc.readHello()
+	if err != nil {
+		s.logger.Info("handshake failed", "pid", sc.peer.PID, "err", err)
+		return
+	}
+	if h.IPCMajor != Major {
+		sc.write(Reject{Kind: KindReject, Code: contract.CodeBackendUnavailable, Message: "IPC major version mismatch: the host speaks ipc_major 1; restart the host or the bridge so both are the same inquest version"})
+		return
+	}
+	if err := sc.write(Welcome{Kind: KindWelcome, IPCMajor: Major, IPCMinor: Minor, BackendInstanceID: s.svc.InstanceID(), ApplicationVersion: s.svc.Version()}); err != nil {
+		return
+	}
+	sess := s.svc.NewSession(sc.peer)
+	s.mu.Lock()
+	sc.welcomed = true
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	defer func() {
+		// Disconnect: cancel pending work, then close the session once the
+		// handlers returned, so no late reply repopulates it.
+		cancel()
+		sc.c.Close()
+		running.Wait()
+		sess.Close()
+	}()
+	for {
+		p, err := ReadFrame(sc.c)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.logger.Info("connection closed on a bad frame", "pid", sc.peer.PID, "err", err)
+			}
+			return
+		}
+		m, err := Decode(p)
+		if err != nil {
+			s.logger.Info("connection closed on a bad message", "pid", sc.peer.PID, "err", err)
+			return
+		}
+		switch m := m.(type) {
+		case *Request:
+			sc.mu.Lock()
+			_, dup := sc.pending[m.RequestID]
+			busy := len(sc.pending) >= MaxInFlight
+			var rctx context.Context
+			var rcancel context.CancelFunc
+			if !dup && !busy {
+				rctx, rcancel = context.WithCancel(ctx)
+				sc.pending[m.RequestID] = rcancel
+			}
+			sc.mu.Unlock()
+			if dup {
+				s.logger.Info("connection closed: duplicate request_id", "pid", sc.peer.PID)
+				return
+			}
+			if busy {
+				body, _ := contract.Marshal(nil, contract.Errorf(contract.CodeBusy, "8 requests are already pending on this connection"))
+				if sc.write(Response{Kind: KindResponse, RequestID: m.RequestID, Result: body}) != nil {
+					return
+				}
+				continue
+			}
+			running.Add(1)
+			go func(req *Request) {
+				defer running.Done()
+				res, err := sess.Call(rctx, req.Method, req.Arguments)
+				sc.mu.Lock()
+				delete(sc.pending, req.RequestID)
+				sc.mu.Unlock()
+				rcancel()
+				if ctx.Err() != nil {
+					return // connection gone: drop the stale reply
+				}
+				body, _ := contract.Marshal(res, err)
+				if len(body)+len(req.RequestID)+64 > MaxFrame {
+					body, _ = contract.Marshal(nil, contract.Errorf(contract.CodeResultTooLarge, "the result exceeds the 4 MiB message limit; request a smaller page"))
+				}
+				if sc.write(Response{Kind: KindResponse, RequestID: req.RequestID, Result: body}) != nil {
+					sc.c.Close() // a peer that stops reading is dropped
+				}
+			}(m)
+		case *Cancel:
+			sc.mu.Lock()
+			if cf, ok := sc.pending[m.RequestID]; ok {
+				cf()
+			}
+			sc.mu.Unlock()
+		default:
+			s.logger.Info("connection closed: unexpected message kind", "pid", sc.peer.PID)
+			return
+		}
+	}
+}
