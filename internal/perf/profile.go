@@ -52,7 +52,7 @@ func summarizeProfileOperation() *Operation {
 	return &Operation{
 		Name:  "summarize_profile",
 		Title: "Summarize a profile",
-		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the total. " +
+		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the profile total (as go tool pprof -top computes them, also under focus/ignore). " +
 			"Required: sources (exactly one; pprof protobuf, gzipped or not, or folded/collapsed stack text \"a;b;c 123\"). Optional: sample_type, sort (flat|cum), focus and ignore regexes (pprof semantics on function names), page_size, limits, continuation.",
 		MinSources: 1, MaxSources: 1,
 		Formats: []string{FormatPprof, FormatFolded},
@@ -157,7 +157,11 @@ func fromPprof(p *profile.Profile) *stackProfile {
 	locFuncs := make(map[*profile.Location][]int32, len(p.Location))
 	for _, loc := range p.Location {
 		var fs []int32
-		for _, ln := range loc.Line { // Line[0] is the innermost (inlined) frame
+		for _, ln := range loc.Line {
+			// Line[0] is the innermost frame; every line but the last was
+			// inlined into the next. Like go tool pprof's function
+			// granularity, inlined and called frames of one function
+			// merge into one node (pprof only labels them "(inline)").
 			name := ""
 			if ln.Function != nil {
 				name = ln.Function.Name
@@ -281,6 +285,16 @@ func (sp *stackProfile) aggregate(ti int, keep []bool) ([]funcStat, int64) {
 	return stats, total
 }
 
+// total sums sample type ti over every sample (pprof's percentage
+// denominator, also under focus/ignore).
+func (sp *stackProfile) total(ti int) int64 {
+	var t int64
+	for _, s := range sp.samples {
+		t += s.values[ti]
+	}
+	return t
+}
+
 // filter evaluates focus and ignore once per function and returns the
 // sample mask (nil when neither is set).
 func (sp *stackProfile) filter(focus, ignore *regexp.Regexp) []bool {
@@ -388,7 +402,8 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 	var rows []any
 	var types []any
 	for _, ti := range tis {
-		stats, total := sp.aggregate(ti, keep)
+		stats, keptTotal := sp.aggregate(ti, keep)
+		total := sp.total(ti)
 		idx := make([]int, 0, len(stats))
 		for i, s := range stats {
 			if s.flat != 0 || s.cum != 0 {
@@ -407,7 +422,7 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 			return stats[i].cum
 		})
 		t := sp.types[ti]
-		types = append(types, map[string]any{"type": t.Type, "unit": t.Unit, "total": contract.Int(total), "functions": len(idx)})
+		types = append(types, map[string]any{"type": t.Type, "unit": t.Unit, "total": contract.Int(total), "total_kept": contract.Int(keptTotal), "functions": len(idx)})
 		for rank, i := range idx {
 			s := stats[i]
 			rows = append(rows, map[string]any{
@@ -484,8 +499,9 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 			if cti < 0 {
 				return nil, contract.Errorf(contract.CodeInvalidArgument, "source %d has no sample type %s/%s to compare with the base", ci, t.Type, t.Unit).WithDetail("source", ci)
 			}
-			bs, btot := base.aggregate(ti, baseKeep)
-			cs, ctot := cand.aggregate(cti, candKeep)
+			bs, _ := base.aggregate(ti, baseKeep)
+			cs, _ := cand.aggregate(cti, candKeep)
+			btot, ctot := base.total(ti), cand.total(cti)
 			type pair struct{ b, c funcStat }
 			byName := map[string]*pair{}
 			var names []string

@@ -1,0 +1,335 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+const profProgram = `package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+//go:noinline
+func hotLoop(n int) uint64 {
+	var x uint64
+	for i := 0; i < n; i++ {
+		x += uint64(i*i) ^ (x >> 3)
+	}
+	return x
+}
+
+//go:noinline
+func coldLoop(n int) uint64 {
+	var x uint64
+	for i := 0; i < n; i++ {
+		x ^= uint64(i) * 7
+	}
+	return x
+}
+
+var keep [1000][]byte
+
+//go:noinline
+func allocate() {
+	for i := range keep {
+		keep[i] = make([]byte, 64<<10)
+	}
+}
+
+var sink uint64
+
+func main() {
+	runtime.MemProfileRate = 1
+	cpu, err := os.Create(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		panic(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		sink += hotLoop(4_000_000)
+		sink += coldLoop(500_000)
+	}
+	pprof.StopCPUProfile()
+	cpu.Close()
+	allocate()
+	runtime.GC()
+	heap, err := os.Create(os.Args[2])
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.WriteHeapProfile(heap); err != nil {
+		panic(err)
+	}
+	heap.Close()
+}
+`
+
+var (
+	profOnce           sync.Once
+	cpuProf, heapProf  string
+	profErr            error
+	profDirForCleanups string
+)
+
+// makeProfiles builds and runs profProgram once per test binary and returns
+// the CPU and heap profile paths it wrote with runtime/pprof.
+func makeProfiles(t *testing.T) (string, string) {
+	t.Helper()
+	profOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "inquest-prof-")
+		if err != nil {
+			profErr = err
+			return
+		}
+		profDirForCleanups = dir
+		os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/prof\n\ngo 1.26\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "main.go"), []byte(profProgram), 0o644)
+		build := exec.Command("go", "build", "-o", "prof", ".")
+		build.Dir = dir
+		build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		if out, err := build.CombinedOutput(); err != nil {
+			profErr = &buildErr{string(out)}
+			return
+		}
+		cpuProf, heapProf = filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "heap.pprof")
+		run := exec.Command(filepath.Join(dir, "prof"), cpuProf, heapProf)
+		if out, err := run.CombinedOutput(); err != nil {
+			profErr = &buildErr{string(out)}
+		}
+	})
+	if profErr != nil {
+		t.Fatal(profErr)
+	}
+	return cpuProf, heapProf
+}
+
+type buildErr struct{ out string }
+
+func (b *buildErr) Error() string { return "building/running the profiled program: " + b.out }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if profDirForCleanups != "" {
+		os.RemoveAll(profDirForCleanups)
+	}
+	os.Exit(code)
+}
+
+// pprofTop runs `go tool pprof -top` and returns function -> [flat, cum].
+func pprofTop(t testing.TB, file, sampleIndex string, extra ...string) map[string][2]int64 {
+	t.Helper()
+	args := append([]string{"tool", "pprof", "-top", "-nodecount=1000000", "-nodefraction=0", "-sample_index=" + sampleIndex}, extra...)
+	args = append(args, file)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v", err)
+	}
+	res := map[string][2]int64{}
+	num := regexp.MustCompile(`^(-?[0-9]+)[a-zA-Z]*$`)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	header := false
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "flat" && f[1] == "flat%" {
+			header = true
+			continue
+		}
+		if !header || len(f) < 6 {
+			continue
+		}
+		fm, cm := num.FindStringSubmatch(f[0]), num.FindStringSubmatch(f[3])
+		if fm == nil || cm == nil {
+			t.Fatalf("unparsed pprof line %q", sc.Text())
+		}
+		flat, _ := strconv.ParseInt(fm[1], 10, 64)
+		cum, _ := strconv.ParseInt(cm[1], 10, 64)
+		name := strings.Join(f[5:], " ")
+		name = strings.TrimSuffix(strings.TrimSuffix(name, " (inline)"), " (partial-inline)")
+		res[name] = [2]int64{flat, cum}
+	}
+	return res
+}
+
+func rowsOf(t *testing.T, e *env, res map[string]any) []map[string]any {
+	rows, _ := e.follow(res)
+	var out []map[string]any
+	for _, r := range rows {
+		out = append(out, r.(map[string]any))
+	}
+	return out
+}
+
+func atoi(t testing.TB, v any) int64 {
+	n, err := strconv.ParseInt(v.(string), 10, 64)
+	if err != nil {
+		t.Fatalf("not a decimal string: %v", v)
+	}
+	return n
+}
+
+// TestSummarizeProfileAgainstPprof checks every function's exact flat and
+// cum values against go tool pprof -top for each sample type of the CPU
+// and heap profiles the test program wrote.
+func TestSummarizeProfileAgainstPprof(t *testing.T) {
+	cpu, heap := makeProfiles(t)
+	e := newEnv(t)
+	tests := []struct {
+		file, sampleType, unitFlag, focus string
+	}{
+		{cpu, "cpu", "-unit=ns", ""},
+		{cpu, "samples", "", ""},
+		{heap, "alloc_objects", "", ""},
+		{heap, "alloc_space", "-unit=B", ""},
+		{heap, "inuse_space", "-unit=B", ""},
+		{heap, "alloc_space", "-unit=B", `^main\.allocate$`},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file)+"/"+tt.sampleType+tt.focus, func(t *testing.T) {
+			args := map[string]any{"sources": []any{pathSrc(tt.file)}, "sample_type": tt.sampleType, "page_size": 7}
+			var extra []string
+			if tt.unitFlag != "" {
+				extra = append(extra, tt.unitFlag)
+			}
+			if tt.focus != "" {
+				args["focus"] = tt.focus
+				extra = append(extra, "-focus="+tt.focus)
+			}
+			res := e.mustCall("summarize_profile", args)
+			rows := rowsOf(t, e, res)
+			want := pprofTop(t, tt.file, tt.sampleType, extra...)
+			got := map[string][2]int64{}
+			for _, r := range rows {
+				got[r["function"].(string)] = [2]int64{atoi(t, r["flat"]), atoi(t, r["cum"])}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d functions, pprof shows %d", len(got), len(want))
+			}
+			for fn, w := range want {
+				if got[fn] != w {
+					t.Errorf("%s: got flat,cum %v, pprof %v", fn, got[fn], w)
+				}
+			}
+		})
+	}
+	// The hot function leads the CPU profile by flat time.
+	res := e.mustCall("summarize_profile", map[string]any{"sources": []any{pathSrc(cpu)}, "sample_type": "cpu", "page_size": 1})
+	top := data(res)["rows"].([]any)[0].(map[string]any)
+	if top["function"] != "main.hotLoop" || top["unit"] != "nanoseconds" || top["flat_percent"].(float64) < 50 {
+		t.Fatalf("top CPU row %v", top)
+	}
+}
+
+// TestProfileGolden pins the deterministic parts: the sample types and
+// units of both profiles and the heap rows of main.allocate (MemProfileRate
+// 1 records every allocation).
+func TestProfileGolden(t *testing.T) {
+	cpu, heap := makeProfiles(t)
+	e := newEnv(t)
+	cpuRes := e.mustCall("summarize_profile", map[string]any{"sources": []any{pathSrc(cpu)}, "page_size": 1})
+	var cpuTypes []any
+	for _, st := range data(cpuRes)["summary"].(map[string]any)["sample_types"].([]any) {
+		m := st.(map[string]any)
+		cpuTypes = append(cpuTypes, []any{m["type"], m["unit"]})
+	}
+	heapRes := e.mustCall("summarize_profile", map[string]any{"sources": []any{pathSrc(heap)}, "focus": `^main\.allocate$`, "sample_type": "alloc_objects", "sort": "cum"})
+	var heapRows []any
+	for _, r := range data(heapRes)["rows"].([]any) {
+		m := r.(map[string]any)
+		if strings.HasPrefix(m["function"].(string), "main.") {
+			heapRows = append(heapRows, []any{m["function"], m["flat"], m["cum"]})
+		}
+	}
+	golden(t, "profile/summary.golden.json", map[string]any{"cpu_sample_types": cpuTypes, "heap_alloc_objects_main": heapRows, "cpu_format": data(cpuRes)["summary"].(map[string]any)["format"]})
+}
+
+func TestCompareProfiles(t *testing.T) {
+	cpu, heap := makeProfiles(t)
+	e := newEnv(t)
+	// Folded stacks: a base and a candidate where c doubles and b vanishes.
+	base := e.write("base.folded", "main;a;b 10\nmain;a;c 30\nmain;d 60\n")
+	cand := e.write("cand.folded", "main;a;c 60\nmain;d 60\n")
+	res := e.mustCall("compare_profiles", map[string]any{"sources": []any{pathSrc(base), pathSrc(cand)}})
+	byFn := map[string]map[string]any{}
+	for _, r := range data(res)["rows"].([]any) {
+		m := r.(map[string]any)
+		byFn[m["function"].(string)] = m
+	}
+	check := func(fn, key string, want any) {
+		t.Helper()
+		if got := byFn[fn][key]; mustJSON(got) != mustJSON(want) {
+			t.Errorf("%s %s = %v, want %v", fn, key, got, want)
+		}
+	}
+	check("c", "delta_flat", "30")
+	check("c", "delta_flat_percent", 100.0)
+	check("b", "delta_flat", "-10")
+	check("b", "candidate_flat", "0")
+	check("a", "delta_cum", "20")
+	check("d", "delta_flat", "0")
+	// d: 60/100 of base, 60/120 of candidate: -10 share points.
+	check("d", "delta_flat_share_points", -10.0)
+	if data(res)["rows"].([]any)[0].(map[string]any)["function"] != "c" {
+		t.Error("rows are not ordered by absolute flat delta")
+	}
+	// A profile compared with itself has no deltas.
+	self := e.mustCall("compare_profiles", map[string]any{"sources": []any{pathSrc(cpu), pathSrc(cpu)}, "sample_type": "cpu"})
+	for _, r := range rowsOf(t, e, self) {
+		if r["delta_flat"] != "0" || r["delta_cum"] != "0" {
+			t.Fatalf("self comparison has a delta: %v", r)
+		}
+	}
+	// Mixed formats without a shared sample type are rejected.
+	if _, code := e.call("compare_profiles", map[string]any{"sources": []any{pathSrc(base), pathSrc(heap)}}); code != contract.CodeInvalidArgument {
+		t.Fatalf("mismatched sample types: %s", code)
+	}
+	if _, code := e.call("compare_profiles", map[string]any{"sources": []any{pathSrc(base)}}); code != contract.CodeInvalidArgument {
+		t.Fatal("one source accepted for a comparison")
+	}
+}
+
+func TestFoldedAndProfileErrors(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, content, format string
+		extra                 map[string]any
+		want                  contract.Code
+	}{
+		{"folded without count", "main;a;b\n", "folded", nil, contract.CodeDecodeFailed},
+		{"folded negative", "main;a -3\n", "folded", nil, contract.CodeDecodeFailed},
+		{"folded empty frame", "main;;a 3\n", "folded", nil, contract.CodeDecodeFailed},
+		{"not a pprof", "hello", "pprof", nil, contract.CodeDecodeFailed},
+		{"bad focus", "main;a 1\n", "folded", map[string]any{"focus": "("}, contract.CodeInvalidArgument},
+		{"unknown sample type", "main;a 1\n", "folded", map[string]any{"sample_type": "cpu"}, contract.CodeInvalidArgument},
+		{"gzip garbage", "\x1f\x8bnot gzip", "pprof", nil, contract.CodeDecodeFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := e.write(strings.ReplaceAll(tt.name, " ", "_"), tt.content)
+			args := map[string]any{"sources": []any{pathSrc(p, tt.format)}}
+			for k, v := range tt.extra {
+				args[k] = v
+			}
+			if m, code := e.call("summarize_profile", args); code != tt.want {
+				t.Fatalf("got %s %v", code, m["error"])
+			}
+		})
+	}
+}
