@@ -176,6 +176,10 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 	return c, nil
 }
 
+// testHookFD, when set by a test, runs before open_files reads fd i (to
+// end the target mid-collection deterministically).
+var testHookFD func(i int)
+
 // fdKind classifies an fd link target and, for filesystem objects, the
 // stat of the object: file, dir, socket, pipe, anon or device.
 func fdKind(link string, st *unix.Stat_t) string {
@@ -278,6 +282,9 @@ func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) {
 			if err := ctxErr(ctx); err != nil {
 				return nil, err
 			}
+		}
+		if testHookFD != nil {
+			testHookFD(i)
 		}
 		link, err := readlinkAt(dfd, n, buf)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,7 +79,7 @@ func parseMapsLine(line []byte) (mapping, bool) {
 
 // buildID returns the GNU build id (hex) of the ELF file f, or "" when it
 // has none or f is not ELF. Only note segments/sections are read.
-func buildID(f *os.File) string {
+func buildID(f io.ReaderAt) string {
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		return ""

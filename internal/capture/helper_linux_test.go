@@ -1,0 +1,151 @@
+//go:build linux
+
+package capture
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// TestMain lets the test binary act as the child process the tests
+// inspect: with CAPTURE_HELPER set it opens what it is told, prints
+// "ready" and blocks until stdin closes.
+func TestMain(m *testing.M) {
+	if os.Getenv("CAPTURE_HELPER") != "" {
+		helperMain()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain: CAPTURE_FILE (path to open), CAPTURE_EXTRA (number of extra
+// fds on that file), CAPTURE_THREADS (locked OS threads), CAPTURE_NET=1
+// (TCP listener on 127.0.0.1:0 and a unix listener at CAPTURE_UNIX).
+func helperMain() {
+	var keep []any
+	if p := os.Getenv("CAPTURE_FILE"); p != "" {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		f.Seek(3, 0)
+		keep = append(keep, f)
+		n, _ := strconv.Atoi(os.Getenv("CAPTURE_EXTRA"))
+		for i := 0; i < n; i++ {
+			fd, err := syscall.Dup(int(f.Fd()))
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			keep = append(keep, fd)
+		}
+	}
+	extra := ""
+	if os.Getenv("CAPTURE_NET") == "1" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		u, err := net.Listen("unix", os.Getenv("CAPTURE_UNIX"))
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(2)
+		}
+		keep = append(keep, l, u)
+		extra = " " + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	}
+	n, _ := strconv.Atoi(os.Getenv("CAPTURE_THREADS"))
+	var wg sync.WaitGroup
+	block := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			wg.Done()
+			<-block
+		}()
+	}
+	wg.Wait()
+	fmt.Println("ready" + extra)
+	buf := make([]byte, 1)
+	os.Stdin.Read(buf)
+	runtime.KeepAlive(keep)
+}
+
+// child is a running helper process.
+type child struct {
+	cmd   *exec.Cmd
+	id    proc.Identity
+	extra string
+	stdin interface{ Close() error }
+}
+
+// startChild runs the helper with env and waits for "ready".
+func startChild(t testing.TB, env ...string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"CAPTURE_HELPER=1"}, env...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper did not start: %q %v", line, err)
+	}
+	c := &child{cmd: cmd, stdin: in, extra: strings.TrimSpace(strings.TrimPrefix(line, "ready"))}
+	c.id = identityOf(t, cmd.Process.Pid)
+	t.Cleanup(c.stop)
+	return c
+}
+
+func (c *child) stop() {
+	c.stdin.Close()
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+}
+
+func identityOf(t testing.TB, pid int) proc.Identity {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := parseStatLine(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proc.Identity{PID: int32(pid), StartTicks: st.startTicks}
+}
+
+func tempFile(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte("inquest capture test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
