@@ -1,0 +1,371 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/capture"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/jobs"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// CaptureConfig supplies the job limits and clock of each new Host's
+// capture manager (seed 000 section 8 limits, time.Now). Tests replace it
+// to exercise limits and expiry without waiting; it is read once per New.
+var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.DefaultLimits(), nil }
+
+// CaptureFields lists the row fields of each capture kind (projection
+// targets, in row order).
+var CaptureFields = map[string][]string{
+	capture.KindFileUsers:   {"process_ref", "pid", "name", "path", "handle_count"},
+	capture.KindOpenFiles:   {"fd", "path", "kind", "size_bytes", "flags", "position"},
+	capture.KindModules:     {"path", "name", "directory", "size_bytes", "modified_at", "build_id", "mapping_count", "mapped_bytes", "permissions"},
+	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name"},
+	capture.KindThreads:     {"tid", "name", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
+	capture.KindScheduling:  {"pid", "name", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
+	capture.KindProcessInfo: append([]string{"pid", "name"}, capture.InfoFields...),
+}
+
+// AllCaptureFields is the sorted union of CaptureFields (the projection
+// enum of read_capture).
+func AllCaptureFields() []string {
+	set := map[string]bool{}
+	for _, fs := range CaptureFields {
+		for _, f := range fs {
+			set[f] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func init() { Extend(installCaptures) }
+
+type captureKey struct{}
+
+type captureSession struct {
+	js   *jobs.Session
+	once sync.Once
+}
+
+func installCaptures(h *Host) {
+	limits, now := CaptureConfig()
+	m := jobs.NewManager(limits, now)
+	sess := func(s *Session) *jobs.Session {
+		cs := s.Value(captureKey{}, func() any { return &captureSession{js: m.NewSession()} }).(*captureSession)
+		cs.once.Do(func() { s.OnClose(cs.js.Close) })
+		return cs.js
+	}
+	h.Handle("start_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		return h.startCapture(sess(s), raw)
+	})
+	h.Handle("get_process_info", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		return h.getProcessInfo(sess(s), raw)
+	})
+	h.Handle("get_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		var a struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, badArgs()
+		}
+		j, err := sess(s).Job(a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		return jobResult(j), nil
+	})
+	h.Handle("cancel_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		var a struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, badArgs()
+		}
+		j, err := sess(s).Cancel(a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		res := jobResult(j)
+		d := res.Data.(map[string]any)
+		d["cancellation_requested"] = j.CancelRequested
+		if j.CancelRequested && j.NativeRunning {
+			res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
+		}
+		return res, nil
+	})
+	h.Handle("release_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		var a struct {
+			CaptureID string `json:"capture_id"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, badArgs()
+		}
+		released := sess(s).Release(a.CaptureID)
+		return contract.NewResult("live", time.Time{}, map[string]any{"capture_id": a.CaptureID, "released": released}), nil
+	})
+	h.Handle("read_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		return h.readCapture(sess(s), raw)
+	})
+	h.AddStatus(func(st map[string]any) {
+		l := m.Limits()
+		st["captures"] = map[string]any{
+			"kinds":                   capture.Kinds,
+			"active_jobs_per_session": l.ActivePerSession,
+			"job_records_per_session": l.RecordsPerSession,
+			"retained_per_session":    l.RetainedPerSession,
+			"retained_bytes":          l.RetainedBytes,
+			"worker_slots":            l.Workers,
+			"worker_slots_busy":       m.Busy(),
+			"job_deadline_ms":         l.Deadline.Milliseconds(),
+			"capture_lifetime_ms":     l.CaptureLifetime.Milliseconds(),
+		}
+	})
+}
+
+func badArgs() error {
+	return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+}
+
+type startArgs struct {
+	Kind       string `json:"kind"`
+	ProcessRef string `json:"process_ref"`
+}
+
+// resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
+// lifetime, REFERENCE_INVALID for another instance).
+func (h *Host) resolve(ref string) (proc.Identity, error) {
+	p, _, err := h.ResolveLive(ref)
+	if err != nil {
+		return proc.Identity{}, err
+	}
+	return p.ID(), nil
+}
+
+func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
+	var a startArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	spec := jobs.Spec{Kind: a.Kind}
+	switch a.Kind {
+	case capture.KindFileUsers:
+		if a.ProcessRef != "" {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref; filter its rows with read.owner_name or read.path")
+		}
+		spec.Exclusive = true
+		spec.Run = capture.FileUsers
+		spec.Prepare = func(c *capture.Capture) {
+			for i := range c.Rows {
+				r := &c.Rows[i]
+				if r.Verified && len(r.Fields) > 0 && r.Fields[0].Key == "process_ref" {
+					r.Fields[0].Value = h.Ref(r.Proc)
+				}
+			}
+		}
+	case capture.KindNetwork:
+		if a.ProcessRef == "" {
+			spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.Network(ctx, nil) }
+			break
+		}
+		id, err := h.resolve(a.ProcessRef)
+		if err != nil {
+			return nil, err
+		}
+		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.Network(ctx, &id) }
+	case capture.KindOpenFiles, capture.KindModules, capture.KindThreads, capture.KindScheduling:
+		if a.ProcessRef == "" {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "kind %s requires process_ref (from list_processes)", a.Kind)
+		}
+		id, err := h.resolve(a.ProcessRef)
+		if err != nil {
+			return nil, err
+		}
+		fn := map[string]func(context.Context, proc.Identity) (*capture.Capture, error){
+			capture.KindOpenFiles: capture.OpenFiles, capture.KindModules: capture.Modules,
+			capture.KindThreads: capture.Threads, capture.KindScheduling: capture.Scheduling,
+		}[a.Kind]
+		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return fn(ctx, id) }
+	default:
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown capture kind")
+	}
+	j, err := js.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	return jobResult(j), nil
+}
+
+func (h *Host) getProcessInfo(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		ProcessRef string   `json:"process_ref"`
+		Fields     []string `json:"fields"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	id, err := h.resolve(a.ProcessRef)
+	if err != nil {
+		return nil, err
+	}
+	fields := a.Fields
+	j, err := js.Start(jobs.Spec{Kind: capture.KindProcessInfo, Run: func(ctx context.Context) (*capture.Capture, error) {
+		return capture.ProcessInfo(ctx, id, fields)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return jobResult(j), nil
+}
+
+// jobResult is the get_job envelope of j: data.state running, succeeded
+// or failed; a failed job's error under data.result.error (the getter
+// itself succeeded); capture_id on success.
+func jobResult(j jobs.Job) *contract.Result {
+	d := map[string]any{
+		"job_id":              j.ID,
+		"kind":                j.Kind,
+		"state":               string(j.State),
+		"started_at":          contract.TS(j.Started),
+		"finished_at":         contract.TS(j.Finished),
+		"cancel_requested":    j.CancelRequested,
+		"native_work_running": j.NativeRunning,
+		"result_consumed":     j.Consumed,
+		"capture_id":          nil,
+		"result":              nil,
+	}
+	switch j.State {
+	case jobs.Succeeded:
+		d["capture_id"] = j.CaptureID
+		d["result"] = map[string]any{"capture_id": j.CaptureID}
+	case jobs.Failed:
+		d["result"] = map[string]any{"error": j.Err}
+	}
+	return contract.NewResult("live", time.Time{}, d)
+}
+
+type readArgs struct {
+	CaptureID     string   `json:"capture_id"`
+	Path          string   `json:"path"`
+	OwnerName     string   `json:"owner_name"`
+	Extension     string   `json:"extension"`
+	DistinctPaths bool     `json:"distinct_paths"`
+	Projection    []string `json:"projection"`
+	Limit         int      `json:"limit"`
+	Cursor        string   `json:"cursor"`
+}
+
+type readCursor struct {
+	View string `json:"c"`
+}
+
+// readCapture pages a frozen capture. An unmodified read slices the
+// capture itself (its cursor ignores limit, so the page size may change);
+// a changed query reads a derived capture built once from the frozen rows.
+// Access by capture_id to an expired capture is REFERENCE_INVALID, by
+// cursor CURSOR_INVALID.
+func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
+	var a readArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	q := jobs.Query{Path: a.Path, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
+	src, err := js.Capture(a.CaptureID)
+	if a.Cursor != "" && err != nil {
+		return nil, contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(q.Projection) > 0 {
+		allowed := CaptureFields[src.Kind]
+		for _, f := range q.Projection {
+			if !containsStr(allowed, f) {
+				return nil, contract.Errorf(contract.CodeInvalidArgument, "projection field %q does not exist in %s rows", f, src.Kind).WithDetail("fields", allowed)
+			}
+		}
+	}
+	exclude := []string{"cursor"}
+	if q.IsZero() {
+		exclude = append(exclude, "limit")
+	}
+	qh := contract.HashQuery(raw, exclude...)
+	scope := "read_capture/" + src.ID
+	off := 0
+	var view *jobs.Capture
+	if a.Cursor != "" {
+		cur, err := h.cursors.Resume(a.Cursor, scope, qh)
+		if err != nil {
+			return nil, err
+		}
+		var x readCursor
+		if json.Unmarshal(cur.Extra, &x) != nil {
+			return nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is not a read_capture cursor")
+		}
+		if view, err = js.Capture(x.View); err != nil {
+			return nil, contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired or was released")
+		}
+		off = int(cur.Offset)
+	} else if view, err = js.View(src.ID, q); err != nil {
+		return nil, err
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = MaxPageRows
+	}
+	rows, next, err := jobs.Page(view, off, limit, PageByteBudget)
+	if err != nil {
+		return nil, err
+	}
+	cov := map[string]any{}
+	for k, v := range view.Coverage {
+		cov[k] = v
+	}
+	cov["listed"] = len(view.Enc)
+	cov["offset"] = off
+	cov["returned"] = len(rows)
+	data := map[string]any{
+		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows,
+		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
+	}
+	res := contract.NewResult("live", time.Time{}, data)
+	res.CaptureStartedAt = contract.TS(view.Started)
+	res.CaptureFinishedAt = contract.TS(view.Finished)
+	res.Coverage = cov
+	for _, w := range view.Warnings {
+		res.Warn(w)
+	}
+	if view.Partial {
+		res.Status = contract.StatusPartial
+	}
+	if next >= 0 {
+		x, _ := json.Marshal(readCursor{View: view.ID})
+		tok := h.cursors.Encode(contract.Cursor{Scope: scope, Query: qh, Offset: int64(next), Extra: x})
+		data["next_cursor"] = tok
+		var args map[string]any
+		_ = json.Unmarshal(raw, &args)
+		args["cursor"] = tok
+		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: args}
+		data["next_action"] = res.NextAction
+	} else {
+		data["next_action"] = nil
+	}
+	return res, nil
+}
+
+func containsStr(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
