@@ -213,19 +213,24 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		if ctx.Err() != nil {
 			return
 		}
-		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.Size), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
+		// debug/elf reports a compressed section's uncompressed size as
+		// Size; sh_size is FileSize.
+		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			sec.UncompressedSize = decU(s.Size)
+		}
 		switch {
 		case s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL:
 			sec.FileSize = "0"
 			sec.Content = "none"
 		default:
-			sec.FileSize = decU(s.Size)
-			if b, ok := sliceAt(data, s.Offset, s.Size); ok {
+			sec.FileSize = decU(s.FileSize)
+			if b, ok := sliceAt(data, s.Offset, s.FileSize); ok {
 				in.digest(&sec, b)
 			} else {
 				sec.Content = "unresolved"
 				secState = FacetPartial
-				in.unresolved("section "+s.Name+" contents", s.Offset, s.Size, "extends past the end of the file")
+				in.unresolved("section "+s.Name+" contents", s.Offset, s.FileSize, "extends past the end of the file")
 			}
 		}
 		in.Sections = append(in.Sections, sec)
@@ -238,8 +243,16 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	elfHardening(in, h, progs, f)
 }
 
-func sectionTypeName(t elf.SectionType) string {
+func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 	s := t.String()
+	switch {
+	case m == elf.EM_X86_64 && uint32(t) == 0x70000001:
+		return "SHT_X86_64_UNWIND"
+	case m == elf.EM_AARCH64 && uint32(t) == 0x70000003:
+		return "SHT_AARCH64_ATTRIBUTES"
+	case m == elf.EM_RISCV && uint32(t) == 0x70000003:
+		return "SHT_RISCV_ATTRIBUTES"
+	}
 	switch uint32(t) {
 	case 0x6ffffff6:
 		return "SHT_GNU_HASH"

@@ -80,6 +80,10 @@ type Section struct {
 	Size string `json:"size"`
 	// FileSize is the number of bytes the section occupies in the file.
 	FileSize string `json:"file_size"`
+	// UncompressedSize is the ELF compression header's ch_size for an
+	// SHF_COMPRESSED section; digest and entropy are of the compressed
+	// file bytes.
+	UncompressedSize string `json:"uncompressed_size,omitempty"`
 	Flags    string `json:"flags"`
 	FlagsRaw string `json:"flags_raw"`
 	// Content is "file_bytes" (digest and entropy are of these bytes),
