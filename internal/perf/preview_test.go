@@ -151,3 +151,11 @@ func clone(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+func abs2(t *testing.T, rel string) string {
+	p, err := filepath.Abs(filepath.Join("testdata", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
