@@ -20,10 +20,15 @@ const (
 	// MaxInFlight is the number of pending requests per connection; more
 	// are answered BUSY at once.
 	MaxInFlight = 8
+)
+
+// Server timeouts; variables so tests can shorten them.
+var (
 	// HandshakeTimeout bounds the wait for hello after accept.
 	HandshakeTimeout = 5 * time.Second
 	// WriteTimeout bounds one frame write; a peer that stops reading for
-	// this long is disconnected, so the host never buffers without bound.
+	// this long is disconnected, so the host never buffers without bound
+	// (at most MaxInFlight finished replies wait per connection).
 	WriteTimeout = 10 * time.Second
 )
 
@@ -219,9 +224,6 @@ func (sc *serverConn) serve() {
 		sc.write(Reject{Kind: KindReject, Code: contract.CodeBackendUnavailable, Message: "IPC major version mismatch: the host speaks ipc_major 1; restart the host or the bridge so both are the same inquest version"})
 		return
 	}
-	if err := sc.write(Welcome{Kind: KindWelcome, IPCMajor: Major, IPCMinor: Minor, BackendInstanceID: s.svc.InstanceID(), ApplicationVersion: s.svc.Version()}); err != nil {
-		return
-	}
 	sess := s.svc.NewSession(sc.peer)
 	s.mu.Lock()
 	sc.welcomed = true
@@ -236,6 +238,9 @@ func (sc *serverConn) serve() {
 		running.Wait()
 		sess.Close()
 	}()
+	if err := sc.write(Welcome{Kind: KindWelcome, IPCMajor: Major, IPCMinor: Minor, BackendInstanceID: s.svc.InstanceID(), ApplicationVersion: s.svc.Version()}); err != nil {
+		return
+	}
 	for {
 		p, err := ReadFrame(sc.c)
 		if err != nil {
