@@ -84,8 +84,8 @@ type Section struct {
 	// SHF_COMPRESSED section; digest and entropy are of the compressed
 	// file bytes.
 	UncompressedSize string `json:"uncompressed_size,omitempty"`
-	Flags    string `json:"flags"`
-	FlagsRaw string `json:"flags_raw"`
+	Flags            string `json:"flags"`
+	FlagsRaw         string `json:"flags_raw"`
 	// Content is "file_bytes" (digest and entropy are of these bytes),
 	// "none" (no file bytes: SHT_NOBITS, zerofill, uninitialized data) or
 	// "unresolved" (the bytes lie outside the file).
