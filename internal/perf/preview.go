@@ -134,6 +134,9 @@ func readLine(r *bufio.Reader, cap int64, lineNo int64) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if err == nil && buf == nil && int64(len(chunk)) <= cap {
+			return chunk, nil // valid until the next read: callers copy
+		}
 		if int64(len(buf)+len(chunk)) > cap {
 			return nil, contract.Errorf(contract.CodeLimitExceeded, "line %d is longer than %d bytes; use text_fragment_chars to page through it", lineNo, cap).WithDetail("line", lineNo)
 		}
@@ -197,7 +200,14 @@ func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag i
 		ln := line
 		p.offer(func() any {
 			term := bytes.HasSuffix(b, []byte("\n"))
-			return map[string]any{"line": ln, "text": strings.ToValidUTF8(string(bytes.TrimSuffix(b, []byte("\n"))), "\uFFFD"), "line_terminated": term}
+			body := bytes.TrimSuffix(b, []byte("\n"))
+			var text string
+			if utf8.Valid(body) {
+				text = string(body)
+			} else {
+				text = strings.ToValidUTF8(string(body), "\uFFFD")
+			}
+			return map[string]any{"line": ln, "text": text, "line_terminated": term}
 		})
 	}
 	if _, err := r.Peek(1); err == io.EOF {
