@@ -114,11 +114,15 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 		seen := map[string]int{} // path -> index in c.Rows
 		first := len(c.Rows)
 		exitedMid := false
+		deniedFds := 0
 		for _, n := range names {
 			fdsSeen++
 			link, err := readlinkAt(dfd, n, buf)
 			if err != nil {
 				fdsFailed++
+				if denied(err) {
+					deniedFds++
+				}
 				if gone(err) && !exitedMid {
 					// ENOENT is also an fd closed between readdir and
 					// readlink; check the process itself.
@@ -143,7 +147,11 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 			}})
 		}
 		unix.Close(dfd)
-		examined++
+		if deniedFds > 0 && deniedFds == len(names) {
+			deniedN++ // the fd list was readable but no link was
+		} else {
+			examined++
+		}
 		verified := false
 		if !exitedMid {
 			if st2, err := p.stat(); err == nil && st2.startTicks == st.startTicks && st2.state != 'Z' {
@@ -172,6 +180,9 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 	}
 	if exitedN > 0 {
 		c.warn(strconv.Itoa(exitedN) + " processes ended before or during the scan; their files are listed only up to that point")
+	}
+	if fdsFailed > 0 {
+		c.warn(strconv.Itoa(fdsFailed) + " fds could not be resolved (closed during the scan or access denied)")
 	}
 	return c, nil
 }

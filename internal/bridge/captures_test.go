@@ -1,0 +1,426 @@
+//go:build linux
+
+package bridge_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/bridge"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/jobs"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv("BRIDGE_HELPER_FILE"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			os.Exit(2)
+		}
+		fmt.Println("ready")
+		b := make([]byte, 1)
+		os.Stdin.Read(b)
+		f.Close()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// holder starts the test binary holding path open; it ends at cleanup.
+func holder(t *testing.T, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BRIDGE_HELPER_FILE="+path)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
+		t.Fatalf("helper: %q", l)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// clock is the manual clock injected into the capture manager.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var configMu sync.Mutex
+
+// registry builds the proc tools over a fresh in-process host whose
+// capture manager uses limits l and a manual clock.
+func registry(t *testing.T, raw bool, l jobs.Limits) (*tool.Registry, *clock) {
+	t.Helper()
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	clk := &clock{t: time.Now()}
+	configMu.Lock()
+	old := host.CaptureConfig
+	host.CaptureConfig = func() (jobs.Limits, func() time.Time) { return l, clk.now }
+	h, err := host.New(host.Options{Version: "test", Interval: 200 * time.Millisecond})
+	host.CaptureConfig = old
+	configMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	b := &bridge.Local{Host: h, Session: h.NewSession()}
+	reg := tool.NewRegistry()
+	if err := reg.Add(bridge.Tools(func(context.Context) (bridge.Backend, error) { return b, nil }, bridge.Mode{Raw: raw})...); err != nil {
+		t.Fatal(err)
+	}
+	return reg, clk
+}
+
+// call runs a tool and returns its data as a generic map (through JSON,
+// as a client sees it).
+func call(t *testing.T, reg *tool.Registry, name string, args any) (map[string]any, error) {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	res, err := reg.Call(context.Background(), name, b)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := contract.Marshal(res, nil)
+	var env map[string]any
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := env["data"].(map[string]any)
+	d["_envelope"] = env
+	return d, nil
+}
+
+func mustCall(t *testing.T, reg *tool.Registry, name string, args any) map[string]any {
+	t.Helper()
+	d, err := call(t, reg, name, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func rowsOf(d map[string]any) []map[string]any {
+	var out []map[string]any
+	rs, _ := d["rows"].([]any)
+	for _, r := range rs {
+		out = append(out, r.(map[string]any))
+	}
+	return out
+}
+
+func page(d map[string]any) map[string]any {
+	rp, _ := d["result_page"].(map[string]any)
+	if rp == nil {
+		return nil
+	}
+	pd, _ := rp["data"].(map[string]any)
+	return pd
+}
+
+func refOf(t *testing.T, reg *tool.Registry, pid int) string {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		d := mustCall(t, reg, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		if rs := rowsOf(d); len(rs) == 1 {
+			return rs[0]["process_ref"].(string)
+		}
+		time.Sleep(100 * time.Millisecond) // the child may predate the next sample
+	}
+	t.Fatalf("pid %d never listed", pid)
+	return ""
+}
+
+func tempFile(t *testing.T, name string) string {
+	p := filepath.Join(t.TempDir(), name)
+	os.WriteFile(p, []byte("x"), 0o600)
+	r, _ := filepath.EvalSymlinks(p)
+	return r
+}
+
+func TestFileUsersInOneCall(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	path := tempFile(t, "inquest-fu-7f3a.dat")
+	cmd := holder(t, path)
+	ref := refOf(t, reg, cmd.Process.Pid)
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"path": "inquest-fu-7f3a .DAT"}})
+	if d["state"] != "succeeded" || d["capture_retained"] != false || d["next_action"] != nil {
+		t.Fatalf("job data %v", d)
+	}
+	rows := rowsOf(page(d))
+	if len(rows) != 1 {
+		t.Fatalf("want exactly the child, got %v", rows)
+	}
+	r := rows[0]
+	if int(r["pid"].(float64)) != cmd.Process.Pid || r["path"] != path || r["process_ref"] != ref || r["handle_count"].(float64) != 1 {
+		t.Fatalf("row %v (want pid %d ref %s)", r, cmd.Process.Pid, ref)
+	}
+	cov := page(d)["coverage"].(map[string]any)
+	if cov["listed"].(float64) != 1 || cov["processes_examined"].(float64) < 2 {
+		t.Fatalf("coverage %v", cov)
+	}
+	// The one-pass result was released: polling reports it consumed, and
+	// its capture id is provenance only.
+	j := mustCall(t, reg, "get_job", map[string]any{"job_id": d["job_id"]})
+	if j["result_consumed"] != true || j["result_page"] != nil {
+		t.Fatalf("polling a consumed job: %v", j)
+	}
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": d["capture_id"]}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("reading a consumed capture: %v", err)
+	}
+}
+
+func TestTargetedCapturesThroughTools(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	path := tempFile(t, "inquest-of.dat")
+	cmd := holder(t, path)
+	ref := refOf(t, reg, cmd.Process.Pid)
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "read": map[string]any{"path": "inquest-of.dat"}})
+	rows := rowsOf(page(d))
+	if len(rows) != 1 || rows[0]["kind"] != "file" {
+		t.Fatalf("open_files %v", d)
+	}
+	fd, ok := rows[0]["fd"].(string)
+	if !ok {
+		t.Fatalf("fd is not a decimal string: %v", rows[0]["fd"])
+	}
+	if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", cmd.Process.Pid, fd)); l != path {
+		t.Fatalf("fd %s points at %q", fd, l)
+	}
+	for _, kind := range []string{"modules", "threads", "scheduling", "network"} {
+		d := mustCall(t, reg, "start_capture", map[string]any{"kind": kind, "process_ref": ref})
+		if d["state"] != "succeeded" {
+			t.Fatalf("%s: %v", kind, d)
+		}
+		if kind != "network" && len(rowsOf(page(d))) == 0 {
+			t.Fatalf("%s: no rows", kind)
+		}
+	}
+	info := mustCall(t, reg, "get_process_info", map[string]any{"process_ref": ref, "fields": []string{"exe", "command_line"}})
+	ir := rowsOf(page(info))
+	if len(ir) != 1 || ir[0]["command_line"] == nil || ir[0]["exe"] == nil || ir[0]["cwd"] != nil {
+		t.Fatalf("process info %v", ir)
+	}
+	// the process ends: its ref no longer authorizes live inspection
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := call(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref}); contract.CodeOf(err) != contract.CodeProcessExited {
+		t.Fatalf("exited target: %v", err)
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"start_capture", map[string]any{"kind": "bogus"}},
+		{"start_capture", map[string]any{"kind": "open_files"}},
+		{"start_capture", map[string]any{"kind": "file_users", "process_ref": "pr_x"}},
+		{"start_capture", map[string]any{"kind": "file_users", "wait_ms": 60001}},
+		{"start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"extension": "log"}}},
+		{"read_capture", map[string]any{}},
+	} {
+		if _, err := call(t, reg, tc.tool, tc.args); contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Errorf("%s %v: %v", tc.tool, tc.args, err)
+		}
+	}
+	if _, err := call(t, reg, "start_capture", map[string]any{"kind": "threads", "process_ref": "pr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("forged ref: %v", err)
+	}
+	// A failed first-page selection leaves the source retained for correction.
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"distinct_paths": true}})
+	if d["capture_retained"] != true || d["retained_capture_ids"] == nil {
+		t.Fatalf("failed selection: %v", d)
+	}
+	fixed := mustCall(t, reg, "read_capture", map[string]any{"capture_id": d["capture_id"], "distinct_paths": true, "projection": []string{"path"}})
+	seen := map[string]bool{}
+	for _, r := range rowsOf(fixed) {
+		if len(r) != 1 || seen[r["path"].(string)] {
+			t.Fatalf("distinct path rows: %v", r)
+		}
+		seen[r["path"].(string)] = true
+	}
+	mustCall(t, reg, "release_capture", map[string]any{"capture_id": d["capture_id"]})
+}
+
+// TestContinuationAndRetention follows next_action through a one-pass
+// result (released after its last page) and a retained capture (derived
+// views, cursor binding, explicit release).
+func TestContinuationAndRetention(t *testing.T) {
+	reg, clk := registry(t, false, jobs.DefaultLimits())
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"limit": 3}})
+	pd := page(d)
+	total := int(pd["coverage"].(map[string]any)["listed"].(float64))
+	if total <= 3 || d["next_action"] == nil || d["capture_retained"] != false {
+		t.Fatalf("first page: %v", d)
+	}
+	n := len(rowsOf(pd))
+	next := d["next_action"].(map[string]any)
+	for next != nil {
+		if next["tool"] != "read_capture" {
+			t.Fatalf("next_action %v", next)
+		}
+		p := mustCall(t, reg, "read_capture", next["arguments"])
+		n += len(rowsOf(p))
+		next, _ = p["next_action"].(map[string]any)
+		if next == nil && p["capture_retained"] != false {
+			t.Fatalf("last managed page: %v", p)
+		}
+	}
+	if n != total {
+		t.Fatalf("paged %d of %d rows", n, total)
+	}
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": d["capture_id"]}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("managed capture not released: %v", err)
+	}
+
+	r := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "retain_capture": true, "read": map[string]any{"limit": 2}})
+	id := r["capture_id"].(string)
+	if r["capture_retained"] != true || len(r["retained_capture_ids"].([]any)) != 1 {
+		t.Fatalf("retained: %v", r)
+	}
+	// unmodified read: same capture, may change the page size with the cursor
+	u := mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "limit": 2})
+	if u["capture_id"] != id {
+		t.Fatalf("unmodified read allocated %v", u["capture_id"])
+	}
+	u2 := mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "limit": 4, "cursor": u["next_cursor"]})
+	if len(rowsOf(u2)) != 4 {
+		t.Fatalf("unmodified continuation with another limit: %d rows", len(rowsOf(u2)))
+	}
+	// changed query: derived capture; its cursor binds every argument
+	f := mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": []string{"pid", "path"}, "limit": 1})
+	if f["capture_id"] == id || f["source_capture_id"] != id || len(rowsOf(f)[0]) != 2 {
+		t.Fatalf("derived read %v", f)
+	}
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": []string{"pid", "path"}, "limit": 2, "cursor": f["next_cursor"]}); contract.CodeOf(err) != contract.CodeCursorInvalid {
+		t.Fatalf("changed limit on a derived cursor: %v", err)
+	}
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": []string{"handle_count", "tid"}}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Fatalf("field of another kind: %v", err)
+	}
+	// expiry: 5 minutes after completion, by id and by cursor
+	clk.add(5*time.Minute + time.Second)
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": id}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("expired by id: %v", err)
+	}
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": id, "limit": 2, "cursor": u["next_cursor"]}); contract.CodeOf(err) != contract.CodeCursorInvalid {
+		t.Fatalf("expired by cursor: %v", err)
+	}
+	rel := mustCall(t, reg, "release_capture", map[string]any{"capture_id": id})
+	if rel["released"] != false {
+		t.Fatalf("release of an expired capture: %v", rel)
+	}
+}
+
+func TestRawMode(t *testing.T) {
+	reg, _ := registry(t, true, jobs.DefaultLimits())
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "network"})
+	if d["result_page"] != nil || d["job_id"] == nil {
+		t.Fatalf("raw start returned a page: %v", d)
+	}
+	var j map[string]any
+	for i := 0; i < 500; i++ {
+		j = mustCall(t, reg, "get_job", map[string]any{"job_id": d["job_id"]})
+		if j["state"] != "running" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if j["state"] != "succeeded" || j["result_page"] != nil {
+		t.Fatalf("raw job %v", j)
+	}
+	p := mustCall(t, reg, "read_capture", map[string]any{"capture_id": j["capture_id"]})
+	if n := len(rowsOf(p)); n > 100 || (n == 100) != (p["next_cursor"] != nil && n == 100) {
+		t.Fatalf("raw page of %d rows", n)
+	}
+	if _, ok := p["capture_retained"]; ok {
+		t.Fatal("raw mode added managed metadata")
+	}
+	// the capture stays until released
+	mustCall(t, reg, "read_capture", map[string]any{"capture_id": j["capture_id"]})
+	if rel := mustCall(t, reg, "release_capture", map[string]any{"capture_id": j["capture_id"]}); rel["released"] != true {
+		t.Fatal("release")
+	}
+	// raw with explicit read and wait
+	w := mustCall(t, reg, "start_capture", map[string]any{"kind": "network", "wait_ms": 5000, "read": map[string]any{"limit": 1}})
+	if w["state"] != "succeeded" || len(rowsOf(page(w))) > 1 || w["capture_retained"] != true {
+		t.Fatalf("raw explicit read %v", w)
+	}
+}
+
+func TestImmediateHandleAndCancel(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "wait_ms": 0, "read": map[string]any{"projection": []string{"path"}, "distinct_paths": true}})
+	if d["state"] == "running" {
+		na := d["next_action"].(map[string]any)
+		args := na["arguments"].(map[string]any)
+		if na["tool"] != "get_job" || args["read"] == nil {
+			t.Fatalf("running job continuation %v", na)
+		}
+	}
+	c := mustCall(t, reg, "cancel_job", map[string]any{"job_id": d["job_id"]})
+	if c["state"] == "running" {
+		t.Fatalf("cancel left the job running: %v", c)
+	}
+	if c["state"] == "failed" {
+		if e := c["result"].(map[string]any)["error"].(map[string]any); e["code"] != "CANCELLED" {
+			t.Fatalf("cancelled job error %v", e)
+		}
+	}
+	if _, err := call(t, reg, "get_job", map[string]any{"job_id": "job-9-9"}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("unknown job: %v", err)
+	}
+}
+
+// TestLimitsThroughTools drives each limit's error through the tool
+// surface with limits injected at their boundary.
+func TestLimitsThroughTools(t *testing.T) {
+	l := jobs.DefaultLimits()
+	l.Workers = 0
+	reg, _ := registry(t, false, l)
+	if _, err := call(t, reg, "start_capture", map[string]any{"kind": "network"}); contract.CodeOf(err) != contract.CodeBusy {
+		t.Fatalf("no worker slot: %v", err)
+	}
+	l = jobs.DefaultLimits()
+	l.RetainedPerSession = 1
+	reg, _ = registry(t, false, l)
+	mustCall(t, reg, "start_capture", map[string]any{"kind": "network", "retain_capture": true})
+	_, err := call(t, reg, "start_capture", map[string]any{"kind": "network"})
+	if contract.CodeOf(err) != contract.CodeResourceLimit {
+		t.Fatalf("retained limit: %v", err)
+	}
+	l = jobs.DefaultLimits()
+	l.RetainedBytes = 64
+	reg, _ = registry(t, false, l)
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users"})
+	e, _ := d["result"].(map[string]any)["error"].(map[string]any)
+	if d["state"] != "failed" || e["code"] != "RESULT_TOO_LARGE" || d["result_page"] != nil {
+		t.Fatalf("over budget: %v", d)
+	}
+}
