@@ -372,6 +372,10 @@ func (rt *Runtime) Rescue(ctx context.Context, s *session, dest string) (*contra
 		return nil, err
 	}
 	m, err := rt.preserve(ctx, s, st)
+	var live map[string]any
+	if err == nil {
+		live, err = rt.reissue(s, st.Continuations())
+	}
 	st.Close()
 	if err != nil {
 		return nil, err
@@ -385,7 +389,7 @@ func (rt *Runtime) Rescue(ctx context.Context, s *session, dest string) (*contra
 		_ = d.Sync()
 		d.Close()
 	}
-	next := evidenceNextPage(s.tool, s.nextPage, m)
+	next := evidenceNextPage(s.tool, live, m)
 	env := map[string]string{evidence.EnvDataDir: dest}
 	data := map[string]any{"evidence_id": m.EvidenceID, "destination": dest, "environment": env, "manifest": m.Redacted(), "analysis_sources": analysisSources(m),
 		"handoff": "restart or reconnect inquest with INQUEST_DATA_DIR set to destination to read this evidence; the active store is unchanged", "next_page": next}
@@ -401,4 +405,32 @@ func (rt *Runtime) Rescue(ctx context.Context, s *session, dest string) (*contra
 	res := contract.NewResult("evidence", m.CreatedAt, data)
 	res.NextAction = next
 	return res, nil
+}
+
+// reissue re-seals the session's live continuation with another store's
+// key (a rescued store has its own key), keeping its position.
+func (rt *Runtime) reissue(s *session, to *evidence.Continuations) (map[string]any, error) {
+	if s.nextPage == nil {
+		return nil, nil
+	}
+	st, err := rt.Store()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]evidence.InputIdentity, len(s.inputs))
+	for i, in := range s.inputs {
+		ids[i] = in.identity()
+	}
+	raw, _ := json.Marshal(s.nextPage)
+	tok, _ := s.nextPage["continuation"].(string)
+	pos, err := st.Continuations().Resume(tok, s.tool, ids, raw)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for k, v := range s.nextPage {
+		out[k] = v
+	}
+	out["continuation"] = to.Issue(s.tool, ids, raw, pos)
+	return out, nil
 }
