@@ -173,7 +173,10 @@ func buildFat(paths ...string) ([]byte, error) {
 		be(uint32(len(s)))
 		be(align)
 		offs = append(offs, off)
-		off = (off + uint32(len(s)) + (1 << align) - 1) &^ ((1 << align) - 1)
+		off += uint32(len(s))
+		if len(offs) < len(slices) {
+			off = (off + (1 << align) - 1) &^ ((1 << align) - 1)
+		}
 	}
 	out := make([]byte, off)
 	copy(out, hdr.Bytes())

@@ -93,9 +93,9 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		hdrSize = 32
 	}
 	if !guard(in, "load commands", hdrSize, func() { f, err = macho.NewFile(bytes.NewReader(data)) }) || err != nil {
-		if err != nil {
-			in.unresolved("load commands", hdrSize, 0, "debug/macho did not admit the load commands: "+err.Error())
-		}
+		f = openMachOWithoutSymtab(in, h, data, hdrSize, err)
+	}
+	if f == nil {
 		for _, n := range []string{"sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info"} {
 			in.facet(n, FacetUnresolved, "the load commands were not admitted")
 		}
@@ -104,6 +104,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	}
 	in.Admitted = true
 	o := h.order
+	segState := FacetComplete
 	d := &Dynamic{Needed: []string{}, RPath: []string{}, RunPath: []string{}}
 	bid := &BuildID{}
 	var codeSig []byte
@@ -150,11 +151,15 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 			}
 		}
 		if s, ok := l.(*macho.Segment); ok {
+			if _, ok := sliceAt(data, s.Offset, s.Filesz); !ok {
+				segState = FacetPartial
+				in.unresolved("segment "+s.Name+" file range", s.Offset, s.Filesz, "extends past the end of the file")
+			}
 			in.Segments = append(in.Segments, Segment{Index: segIndex, Type: map[bool]string{true: "LC_SEGMENT_64", false: "LC_SEGMENT"}[h.is64], Name: s.Name, Offset: decU(s.Offset), Address: hexU(s.Addr), FileSize: decU(s.Filesz), MemSize: decU(s.Memsz), Flags: vmProt(s.Prot), FlagsRaw: hexU(uint64(s.Prot)), Align: ""})
 			segIndex++
 		}
 	}
-	in.facet("segments", FacetComplete, "")
+	in.facet("segments", segState, "")
 	state := FacetComplete
 	for i, s := range f.Sections {
 		if ctx.Err() != nil {
@@ -182,7 +187,9 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	in.facet("dynamic", FacetComplete, "")
 	in.BuildID = bid
 	in.facet("build_id", FacetComplete, "")
-	if f.Symtab == nil {
+	if in.Facets["imports"].State == FacetUnresolved {
+		// symbol table unresolved: recorded by openMachOWithoutSymtab
+	} else if f.Symtab == nil {
 		in.facet("imports", FacetComplete, "no LC_SYMTAB")
 		in.facet("exports", FacetComplete, "no LC_SYMTAB")
 	} else {
@@ -297,4 +304,54 @@ func inspectFat(ctx context.Context, in *Inspection, data []byte) {
 	in.Admitted = state == FacetComplete
 	in.facet("header", FacetComplete, "")
 	in.facet("members", state, "")
+}
+
+// openMachOWithoutSymtab retries admission with LC_SYMTAB and LC_DYSYMTAB
+// emptied in a copy, so a file whose symbol tables are out of reach (a
+// truncated __LINKEDIT) keeps its load commands, segments and sections.
+// It records the symbol tables as unresolved; it returns nil and records
+// the load commands as unresolved when even that fails.
+func openMachOWithoutSymtab(in *Inspection, h *machoHeader, data []byte, hdrSize uint64, cause error) *macho.File {
+	reason := "debug/macho did not admit the load commands"
+	if cause != nil {
+		reason += ": " + cause.Error()
+	}
+	patched := append([]byte(nil), data...)
+	off := hdrSize
+	var symOff, symSize uint64
+	for i := uint32(0); i < h.ncmds; i++ {
+		b, ok := sliceAt(patched, off, 8)
+		if !ok {
+			break
+		}
+		cmd, size := h.order.Uint32(b), uint64(h.order.Uint32(b[4:]))
+		if size < 8 {
+			break
+		}
+		body, ok := sliceAt(patched, off+8, size-8)
+		if !ok {
+			break
+		}
+		switch cmd {
+		case 0x2: // LC_SYMTAB: symoff, nsyms, stroff, strsize
+			if len(body) >= 16 {
+				symOff = uint64(h.order.Uint32(body))
+				symSize = uint64(h.order.Uint32(body[4:]))
+			}
+			clear(body)
+		case 0xb: // LC_DYSYMTAB
+			clear(body)
+		}
+		off += size
+	}
+	var f *macho.File
+	var err error
+	if symOff != 0 && guard(in, "load commands", hdrSize, func() { f, err = macho.NewFile(bytes.NewReader(patched)) }) && err == nil {
+		in.unresolved("LC_SYMTAB symbol and string tables", symOff, symSize, reason)
+		in.facet("imports", FacetUnresolved, "symbol tables unresolved")
+		in.facet("exports", FacetUnresolved, "symbol tables unresolved")
+		return f
+	}
+	in.unresolved("load commands", hdrSize, 0, reason)
+	return nil
 }
