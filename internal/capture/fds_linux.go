@@ -179,7 +179,7 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 		c.warn(strconv.Itoa(deniedN) + " processes' fd tables could not be read (access denied); their files are not listed")
 	}
 	if exitedN > 0 {
-		c.warn(strconv.Itoa(exitedN) + " processes ended before or during the scan; their files are listed only up to that point")
+		c.warn(strconv.Itoa(exitedN) + " processes ended (or were zombies) before or during the scan; their files are listed only up to that point")
 	}
 	if fdsFailed > 0 {
 		c.warn(strconv.Itoa(fdsFailed) + " fds could not be resolved (closed during the scan or access denied)")

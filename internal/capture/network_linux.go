@@ -135,8 +135,12 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 			return false
 		}
 		defer unix.Close(dfd)
+		deniedLinks := 0
 		for _, n := range names {
 			link, err := readlinkAt(dfd, n, buf)
+			if err != nil && denied(err) {
+				deniedLinks++
+			}
 			if err != nil || !bytes.HasPrefix(link, []byte("socket:[")) || link[len(link)-1] != ']' {
 				continue
 			}
@@ -148,7 +152,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 				out[ino] = owner{pid: p.pid, name: name}
 			}
 		}
-		return true
+		return deniedLinks == 0 || deniedLinks < len(names)
 	}
 	if only != nil {
 		if !scan(only, onlyName) {
