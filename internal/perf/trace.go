@@ -65,6 +65,9 @@ func boundField(m map[string]any, key string) (int64, error) {
 	default:
 		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer or a decimal string", key)
 	}
+	if !boundedExponent(s) {
+		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from 0 through 9223372036854775807", key)
+	}
 	if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Sign() >= 0 && r.Num().IsInt64() {
 		return r.Num().Int64(), nil
 	}
@@ -88,7 +91,7 @@ type traceEvent struct {
 // exactly (digits beyond nanoseconds are truncated toward zero).
 func usToNS(n json.Number) (int64, bool) {
 	s := string(n)
-	if s == "" {
+	if s == "" || !boundedExponent(s) {
 		return 0, false
 	}
 	r, ok := new(big.Rat).SetString(s)
@@ -426,4 +429,17 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 		out.Warnings = append(out.Warnings, "some B/E events had no partner and were not selected; see coverage.unmatched_begin_end")
 	}
 	return out, nil
+}
+
+// boundedExponent reports whether a JSON number literal is short and has an
+// exponent within ±40, so big.Rat never expands 1e999999999.
+func boundedExponent(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		return err == nil && e <= 40 && e >= -40
+	}
+	return true
 }

@@ -1,0 +1,149 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// seed adds every file under testdata/dir with one of the extensions.
+func seed(f *testing.F, dir string, exts ...string) {
+	for _, ext := range exts {
+		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*"+ext))
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+}
+
+// typed fails the fuzz run when err is not a typed contract error of an
+// expected code.
+func typed(t *testing.T, err error, codes ...contract.Code) {
+	if err == nil {
+		return
+	}
+	c := contract.CodeOf(err)
+	for _, want := range codes {
+		if c == want {
+			return
+		}
+	}
+	t.Fatalf("untyped or unexpected error %v", err)
+}
+
+func FuzzCSV(f *testing.F) {
+	seed(f, "preview", ".csv")
+	f.Add([]byte("a,b\n\"x\ny\",2\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		header, end, err := readCSVHeader(r)
+		if err != nil {
+			typed(t, err, contract.CodeDecodeFailed)
+			return
+		}
+		if _, err := r.Seek(end, 0); err != nil {
+			t.Fatal(err)
+		}
+		p := &pager{max: 3}
+		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end)
+		typed(t, err, contract.CodeDecodeFailed)
+		if err == nil && next != nil && len(rows) != 3 {
+			t.Fatalf("continuation after a short page")
+		}
+	})
+}
+
+func FuzzJSONL(f *testing.F) {
+	seed(f, "preview", ".jsonl")
+	f.Add([]byte("{\"a\":1}\n[1,2]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := &pager{max: 4}
+		rows, next, _, err := decodeJSONL(context.Background(), bufio.NewReader(bytes.NewReader(b)), p, textState{}, 1<<16)
+		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
+		if err == nil {
+			if _, merr := json.Marshal(rows); merr != nil {
+				t.Fatalf("rows do not encode: %v", merr)
+			}
+			if next != nil && len(rows) != 4 {
+				t.Fatal("continuation after a short page")
+			}
+		}
+	})
+}
+
+func FuzzJSONPreview(f *testing.F) {
+	seed(f, "preview", ".json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := &pager{max: 5}
+		_, err := traverseJSON(context.Background(), bytes.NewReader(b), p)
+		typed(t, err, contract.CodeDecodeFailed)
+		if _, merr := json.Marshal(p.rows); merr != nil {
+			t.Fatalf("rows do not encode: %v", merr)
+		}
+	})
+}
+
+func FuzzChromeTrace(f *testing.F) {
+	seed(f, "trace", ".json")
+	f.Add([]byte(`[{"ph":"X","ts":1e3,"dur":"2"}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _, _, err := scanTrace(context.Background(), bytes.NewReader(b),
+			func(ev *traceEvent, s, e int64, instant bool) error {
+				if !instant && e < s {
+					t.Fatalf("span ends before it starts: %d %d", s, e)
+				}
+				return nil
+			}, func(*traceEvent) {})
+		typed(t, err, contract.CodeDecodeFailed)
+	})
+}
+
+func FuzzFolded(f *testing.F) {
+	f.Add([]byte("main;a;b 10\nmain;c 3\n"))
+	f.Add([]byte("x 1\r\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sp, err := decodeFolded(context.Background(), bytes.NewReader(b), 0, 1<<24)
+		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
+		if err != nil {
+			return
+		}
+		stats, total := sp.aggregate(0, nil)
+		var flat int64
+		for _, s := range stats {
+			flat += s.flat
+			if s.cum < s.flat {
+				t.Fatalf("cum %d below flat %d", s.cum, s.flat)
+			}
+		}
+		if flat != total {
+			t.Fatalf("flat sum %d != total %d", flat, total)
+		}
+	})
+}
+
+// FuzzContinuationToken resumes arbitrary tokens through the preview tool's
+// binding: only CURSOR_INVALID or INPUT_CHANGED may come back, never a
+// position that was not issued.
+func FuzzContinuationToken(f *testing.F) {
+	c := evidence.NewContinuations([]byte("fuzz-key"))
+	ids := []evidence.InputIdentity{{SHA256: "ab", Format: "text"}}
+	args := json.RawMessage(`{"page_size":10,"limits":{"max_rows":10}}`)
+	f.Add(c.Issue("preview_artifact", ids, args, evidence.Position{Row: 10, State: json.RawMessage(`{"b":100,"l":10}`)}))
+	f.Add("e30.AAAA")
+	f.Fuzz(func(t *testing.T, tok string) {
+		pos, err := c.Resume(tok, "preview_artifact", ids, args)
+		typed(t, err, contract.CodeCursorInvalid, contract.CodeInputChanged)
+		if err == nil && (pos.Row != 10 || string(pos.State) != `{"b":100,"l":10}`) {
+			t.Fatalf("forged position accepted: %+v", pos)
+		}
+	})
+}
