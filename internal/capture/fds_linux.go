@@ -111,6 +111,9 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 			continue
 		}
 		id := proc.Identity{PID: pid, StartTicks: st.startTicks}
+		// one boxed pid/name per process, one Field backing array per chunk
+		pidV, nameV := any(pid), any(st.name)
+		var fields []Field
 		seen := map[string]int{} // path -> index in c.Rows
 		first := len(c.Rows)
 		exitedMid := false
@@ -142,9 +145,11 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 			}
 			path := string(link)
 			seen[path] = len(c.Rows)
-			c.Rows = append(c.Rows, Row{Path: path, Owner: st.name, Proc: id, Fields: []Field{
-				{"process_ref", nil}, {"pid", pid}, {"name", st.name}, {"path", path}, {"handle_count", 1},
-			}})
+			if len(fields) == cap(fields) {
+				fields = make([]Field, 0, 5*min(len(names), 1024))
+			}
+			fields = append(fields, Field{"process_ref", nil}, Field{"pid", pidV}, Field{"name", nameV}, Field{"path", path}, Field{"handle_count", 1})
+			c.Rows = append(c.Rows, Row{Path: path, Owner: st.name, Proc: id, Fields: fields[len(fields)-5 : len(fields) : len(fields)]})
 		}
 		unix.Close(dfd)
 		if deniedFds > 0 && deniedFds == len(names) {

@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 
 // helperMain: CAPTURE_FILE (path to open), CAPTURE_EXTRA (number of extra
 // fds on that file), CAPTURE_THREADS (locked OS threads), CAPTURE_NET=1
-// (TCP listener on 127.0.0.1:0 and a unix listener at CAPTURE_UNIX).
+// (TCP listener on 127.0.0.1:0 and a unix listener at CAPTURE_UNIX),
+// CAPTURE_DIR with CAPTURE_DISTINCT=N (N distinct files created there).
 func helperMain() {
 	var keep []any
 	if p := os.Getenv("CAPTURE_FILE"); p != "" {
@@ -51,6 +52,17 @@ func helperMain() {
 				os.Exit(2)
 			}
 			keep = append(keep, fd)
+		}
+	}
+	if d := os.Getenv("CAPTURE_DIR"); d != "" {
+		n, _ := strconv.Atoi(os.Getenv("CAPTURE_DISTINCT"))
+		for i := 0; i < n; i++ {
+			f, err := os.Create(filepath.Join(d, "held-"+strconv.Itoa(i)+".dat"))
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			keep = append(keep, f)
 		}
 	}
 	extra := ""
