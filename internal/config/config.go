@@ -39,8 +39,10 @@ type Settings struct {
 	MCPConnectionsDisabled bool `toml:"mcp_connections_disabled"`
 }
 
-// Profile is a saved Investigation Profile.
+// Profile is a saved Investigation Profile. ID is stable across renames
+// (profile_id in list_profiles); Revision counts its saved changes.
 type Profile struct {
+	ID       string   `toml:"id,omitempty"`
 	Name     string   `toml:"name"`
 	Revision uint64   `toml:"revision"`
 	Tracking []string `toml:"tracking"`

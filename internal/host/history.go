@@ -1,0 +1,252 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// installHistory feeds every published snapshot into the store and serves
+// list_processes scope retained/all from it (ended lifetimes are listed
+// with lifecycle unknown by processes.go).
+func (inv *investigation) installHistory(h *Host) {
+	h.sampler.Subscribe(inv.store.Apply)
+	if snap := h.sampler.Latest(); snap != nil {
+		inv.store.Apply(snap)
+	}
+	h.SetRetained(func() []Retained {
+		ls := inv.store.Lifetimes()
+		out := make([]Retained, len(ls))
+		for i, l := range ls {
+			out[i] = Retained{ID: l.ID, Name: l.Name, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To}
+		}
+		return out
+	})
+	h.Handle("get_history", inv.getHistory)
+}
+
+// Store returns the host's retained history (nil before the history
+// feature is installed). The TUI reads its graphs from it.
+func (h *Host) HistoryStore() *history.Store {
+	if inv := investigationOf(h); inv != nil {
+		return inv.store
+	}
+	return nil
+}
+
+type historyArgs struct {
+	Source    string        `json:"source"`
+	Target    *metricTarget `json:"target"`
+	MetricIDs []string      `json:"metric_ids"`
+	From      string        `json:"from"`
+	To        string        `json:"to"`
+	Mode      string        `json:"mode"`
+	Limit     int           `json:"limit"`
+	Cursor    string        `json:"cursor"`
+}
+
+// parseBound parses an RFC 3339 bound into ms. exact says the bound has no
+// sub-millisecond part (only then can it equal a stored timestamp).
+func parseBound(s, field string, up bool) (ms int64, exact bool, err error) {
+	t, perr := time.Parse(time.RFC3339Nano, s)
+	if perr != nil {
+		e := contract.Errorf(contract.CodeInvalidArgument, "%s is not an RFC 3339 timestamp with offset", field)
+		e.Field = "/" + field
+		return 0, false, e
+	}
+	ns := t.UnixNano()
+	ms = t.UnixMilli()
+	exact = ns%int64(time.Millisecond) == 0
+	if !exact && up && ns > 0 {
+		ms++ // from: the first whole millisecond at or after the bound
+	}
+	return ms, exact, nil
+}
+
+func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	h := inv.h
+	var a historyArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	if a.Mode == "" {
+		a.Mode = "summary"
+	}
+	if a.Cursor != "" {
+		if a.Mode != "raw" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "cursor applies to mode raw only")
+			e.Field = "/cursor"
+			return nil, e
+		}
+		l, off, err := h.resumeList(s, "get_history", raw, a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return inv.historyPage(l, raw, off, a.Limit)
+	}
+	var iv history.Interval
+	exactFrom, exactTo := false, false
+	var err error
+	if a.From != "" {
+		if iv.From, exactFrom, err = parseBound(a.From, "from", true); err != nil {
+			return nil, err
+		}
+		iv.HasFrom = true
+	}
+	if a.To != "" {
+		if iv.To, exactTo, err = parseBound(a.To, "to", false); err != nil {
+			return nil, err
+		}
+		iv.HasTo = true
+	}
+	if iv.HasFrom && iv.HasTo && a.From != "" && mustTime(a.From).After(mustTime(a.To)) {
+		e := contract.Errorf(contract.CodeInvalidArgument, "from is after to")
+		e.Field = "/from"
+		return nil, e
+	}
+	kind := proc.TargetSystem
+	var target map[string]any
+	var view *history.View
+	if a.Target == nil || a.Target.System {
+		view = inv.store.System()
+		target = map[string]any{"system": true}
+	} else {
+		kind = proc.TargetProcess
+		id, err := h.ParseRef(a.Target.ProcessRef)
+		if err != nil {
+			contract.AsError(err).Field = "/target/process_ref"
+			return nil, err
+		}
+		v, lt, ok := inv.store.Process(id)
+		if !ok {
+			e := contract.Errorf(contract.CodeReferenceInvalid, "no history is retained for this process_ref (retention pruned it); list retained processes again, nothing is resolved by PID or name")
+			e.Field = "/target/process_ref"
+			e.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{"scope": "retained"}}
+			return nil, e
+		}
+		view = v
+		lifecycle := "unknown"
+		if !lt.Ended {
+			lifecycle = "live"
+		}
+		target = map[string]any{"process_ref": a.Target.ProcessRef, "pid": lt.ID.PID, "name": lt.Name, "start_time": contract.TS(lt.StartTime),
+			"lifecycle": lifecycle, "tracked": lt.Tracked, "capacity_samples": lt.Capacity}
+	}
+	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	slots := make([]int, 0, len(a.MetricIDs))
+	for i, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok || m.Target != kind {
+			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
+			e.Field = "/metric_ids/" + itoa(i)
+			return nil, e
+		}
+		metrics = append(metrics, m)
+		slots = append(slots, m.Index)
+	}
+	cov := view.Coverage(iv)
+	temporal := temporalCoverage(cov)
+	snap := h.sampler.Latest()
+	if a.Mode == "summary" {
+		sums := map[string]any{}
+		for _, m := range metrics {
+			sm := view.Summarize(iv, m.Index)
+			if !(exactFrom && exactTo) {
+				sm.HasDelta = false
+			}
+			sums[m.ID] = summaryJSON(m, sm)
+		}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
+		res := contract.NewResult("live", snap.Time, data)
+		res.Coverage = temporal
+		return res, nil
+	}
+	samples := view.Raw(iv, slots)
+	rows := make([]json.RawMessage, 0, len(samples))
+	for _, smp := range samples {
+		vals, unav := map[string]any{}, map[string]any{}
+		for k, m := range metrics {
+			if smp.Avail[k] {
+				if v, ok := EncodeValue(m, smp.Vals[k]); ok {
+					vals[m.ID] = v
+					continue
+				}
+			}
+			unav[m.ID] = "unknown"
+		}
+		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+		}
+		rows = append(rows, b)
+	}
+	meta := map[string]any{"mode": "raw", "target": target, "temporal_coverage": temporal, "snapshot_at": contract.TS(snap.Time)}
+	l := frozenOf(s).put("hist", rows, map[string]any{}, meta)
+	return inv.historyPage(l, raw, 0, a.Limit)
+}
+
+func mustTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	if limit <= 0 {
+		limit = MaxPageRows
+	}
+	data, action, err := inv.h.listPage("get_history", l, raw, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	delete(data, "snapshot_at")
+	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
+	res := contract.NewResult("live", time.Time{}, data)
+	res.CapturedAt = ts
+	res.Coverage = data["coverage"]
+	res.NextAction = action
+	return res, nil
+}
+
+func temporalCoverage(c history.Coverage) map[string]any {
+	out := map[string]any{"retained_from": nil, "retained_to": nil, "sample_count": c.SampleCount, "max_sample_interval_ms": nil}
+	if c.HasBounds {
+		out["retained_from"] = contract.TS(history.MsTime(c.RetainedFrom))
+		out["retained_to"] = contract.TS(history.MsTime(c.RetainedTo))
+	}
+	if c.HasMaxInterval {
+		out["max_sample_interval_ms"] = c.MaxIntervalMs
+	}
+	return out
+}
+
+// summaryJSON renders one metric's summary (seed 000 section 6): counts
+// always; min, max, mean, first/last with timestamps only with available
+// values; delta only at exact available endpoints. Integer means are exact
+// rationals of decimal strings; integer deltas are signed decimal strings.
+func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
+	out := map[string]any{"sample_count": s.SampleCount, "available_value_count": s.Available, "missing_value_count": s.Missing}
+	if s.Available == 0 {
+		return out
+	}
+	enc := func(v uint64) any { x, _ := EncodeValue(m, v); return x }
+	out["min"], out["max"] = enc(s.Min), enc(s.Max)
+	out["first"] = map[string]any{"value": enc(s.First), "at": contract.TS(history.MsTime(s.FirstAt))}
+	out["last"] = map[string]any{"value": enc(s.Last), "at": contract.TS(history.MsTime(s.LastAt))}
+	if m.Repr == proc.ReprInteger {
+		n, d, _ := s.MeanRational()
+		out["mean"] = map[string]any{"numerator": n, "denominator": d}
+		if s.HasDelta {
+			out["delta"] = s.IntDelta()
+		}
+	} else {
+		out["mean"] = s.FloatSum / float64(s.Available)
+		if s.HasDelta {
+			out["delta"] = proc.AsFloat(s.DeltaTo) - proc.AsFloat(s.DeltaFrom)
+		}
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/ledger"
+)
+
+// investigation is the Current Investigation of seed 000 section 10: the
+// retained history, the working Tracking List and profile binding (both
+// persisted in inquest.toml), the shared revision and the operations
+// ledger. One per host.
+type investigation struct {
+	h      *Host
+	store  *history.Store
+	ledger *ledger.Ledger
+
+	// mu serializes state changes (seed: "The backend serializes
+	// shared-state changes") and guards the fields below.
+	mu       sync.Mutex
+	rev      uint64
+	tracking []string // normalized, sorted
+	active   string   // active profile id, "" for none
+	loadErr  string
+}
+
+var investigations sync.Map // *Host -> *investigation
+
+func investigationOf(h *Host) *investigation {
+	if v, ok := investigations.Load(h); ok {
+		return v.(*investigation)
+	}
+	return nil
+}
+
+func init() {
+	Extend(func(h *Host) {
+		inv := &investigation{h: h, store: history.NewStore(), ledger: ledger.New(), rev: 1}
+		if f, err := config.Load(); err != nil {
+			inv.loadErr = "inquest.toml could not be read; the tracking list starts empty and changes will fail until the file is fixed"
+		} else {
+			inv.tracking = normalizeNames(f.Tracking)
+			inv.active = f.ActiveProfile
+		}
+		inv.store.SetTracking(inv.tracking)
+		investigations.Store(h, inv)
+		inv.installHistory(h)
+		h.Handle("get_tracking", inv.getTracking)
+		h.Handle("update_tracking", inv.updateTracking)
+		h.Handle("list_profiles", inv.listProfiles)
+		h.Handle("update_profile", inv.updateProfile)
+		h.Handle("get_operation", inv.getOperation)
+		h.Handle(ConfirmMethod, inv.confirmOperation)
+		h.Handle(PendingConfirmationsMethod, inv.pendingConfirmations)
+		inv.installWaits(h)
+		h.AddStatus(func(m map[string]any) {
+			m["history"] = map[string]any{
+				"untracked_capacity_samples": history.UntrackedCapacity,
+				"tracked_capacity_samples":   history.TrackedCapacity,
+				"retained_lifetimes":         len(inv.store.Lifetimes()),
+				"encoded_bytes":              inv.store.MemoryBytes(),
+			}
+		})
+	})
+}
+
+func normalizeNames(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, n := range in {
+		if n = history.NormalizeName(n); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// revision renders the shared revision: an opaque counter prefixed by the
+// host instance (seed 000 section 10), so a revision from a restarted
+// host never matches.
+func (inv *investigation) revisionLocked() string {
+	return inv.h.InstanceID[:8] + "-" + strconv.FormatUint(inv.rev, 10)
+}
+
+// Revision returns the current shared investigation revision.
+func (inv *investigation) Revision() string {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	return inv.revisionLocked()
+}
+
+func (inv *investigation) checkRevisionLocked(expected string) error {
+	if cur := inv.revisionLocked(); expected != cur {
+		e := contract.Errorf(contract.CodeStateConflict, "expected_revision is stale: the investigation changed (another client, the TUI or a restart); read the current state and decide again").WithDetail("current_revision", cur)
+		e.NextAction = &contract.Action{Tool: "get_tracking", Arguments: map[string]any{}}
+		return e
+	}
+	return nil
+}
+
+// operationArgs are the fields every mutation carries.
+type operationArgs struct {
+	OperationID      string `json:"operation_id"`
+	ExpectedRevision string `json:"expected_revision"`
+}
+
+// begin registers a mutation in the ledger. When the id was seen with the
+// same arguments it returns the retained outcome as the reply (done true).
+func (inv *investigation) begin(tool, id string, raw json.RawMessage) (*ledger.Op, *contract.Result, error, bool) {
+	op, dup, err := inv.ledger.Begin(id, tool, contract.HashQuery(raw))
+	if err != nil {
+		return nil, nil, err, true
+	}
+	if dup {
+		res, err := inv.operationReply(op.Status())
+		return nil, res, err, true
+	}
+	return op, nil, nil, false
+}
+
+// operationReply renders an operation status as a mutation's reply: a
+// succeeded operation returns its outcome, a failed one its error (the
+// code tells conflict, cancellation, timeout and execution failure
+// apart), a non-terminal one its state with a get_operation continuation.
+func (inv *investigation) operationReply(st ledger.Status) (*contract.Result, error) {
+	if st.State == ledger.Failed {
+		e := *st.Err
+		e.Details = map[string]any{"operation_id": st.ID, "state": string(st.State)}
+		for k, v := range st.Err.Details {
+			e.Details[k] = v
+		}
+		return nil, &e
+	}
+	res := contract.NewResult("live", time.Time{}, operationJSON(st))
+	if !st.State.Terminal() {
+		res.NextAction = &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}
+	}
+	return res, nil
+}
+
+func operationJSON(st ledger.Status) map[string]any {
+	out := map[string]any{"operation_id": st.ID, "tool": st.Tool, "state": string(st.State), "submitted_at": contract.TS(st.SubmittedAt), "finished_at": nil, "outcome": nil, "error": nil}
+	if !st.FinishedAt.IsZero() {
+		out["finished_at"] = contract.TS(st.FinishedAt)
+	}
+	if st.Action != nil {
+		out["confirmation"] = map[string]any{"required": true, "action": st.Action, "expires_at": contract.TS(st.SubmittedAt.Add(ledger.ConfirmTimeout)),
+			"how": "a local user confirms in the inquest TUI or with `inquest confirm OPERATION_ID` on this machine; clients cannot confirm"}
+	}
+	if st.Result != nil {
+		out["outcome"] = st.Result
+	}
+	if st.Err != nil {
+		out["error"] = st.Err
+	}
+	return out
+}
+
+func (inv *investigation) getOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		OperationID string `json:"operation_id"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	st, err := inv.ledger.Get(a.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	res := contract.NewResult("live", time.Time{}, operationJSON(st))
+	if !st.State.Terminal() {
+		res.NextAction = &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}
+	}
+	return res, nil
+}
+
+// Methods for the local human's decision. They are host methods, never
+// MCP tools: the bridge exposes no tool that reaches them, and the host
+// refuses them on sessions not marked with MarkConsole.
+const (
+	// ConfirmMethod takes {operation_id, decision: "confirm"|"deny"}.
+	ConfirmMethod = "confirm_operation"
+	// PendingConfirmationsMethod lists operations awaiting a decision.
+	PendingConfirmationsMethod = "list_pending_confirmations"
+)
+
+type consoleKey struct{}
+
+// MarkConsole marks s as a local console session (the TUI, or the
+// `inquest confirm` command's connection), the only sessions allowed to
+// decide pending confirmations. MCP bridge sessions must never be marked.
+func MarkConsole(s *Session) { s.Value(consoleKey{}, func() any { return true }) }
+
+func isConsole(s *Session) bool { return s.Value(consoleKey{}, nil) != nil }
+
+func notConsole() error {
+	return contract.Errorf(contract.CodePermissionDenied, "only a local console session (the TUI or `inquest confirm`) can decide a pending confirmation")
+}
+
+func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	if !isConsole(s) {
+		return nil, notConsole()
+	}
+	var a struct {
+		OperationID string `json:"operation_id"`
+		Decision    string `json:"decision"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "confirm_operation takes operation_id and decision confirm|deny")
+	}
+	st, err := inv.ledger.Decide(a.OperationID, a.Decision == "confirm")
+	if err != nil {
+		return nil, err
+	}
+	return contract.NewResult("live", time.Time{}, operationJSON(st)), nil
+}
+
+func (inv *investigation) pendingConfirmations(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	if !isConsole(s) {
+		return nil, notConsole()
+	}
+	rows := []any{}
+	for _, st := range inv.ledger.PendingConfirmations() {
+		rows = append(rows, operationJSON(st))
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"operations": rows}), nil
+}
+
+// persistLocked writes the working list and binding, then applies them to
+// the history store; nothing changes when the write fails.
+func (inv *investigation) persistLocked(tracking []string, active string, edit func(f *config.File) error) (map[string]any, error) {
+	_, err := config.Update(func(f *config.File) error {
+		if edit != nil {
+			if err := edit(f); err != nil {
+				return err
+			}
+		}
+		f.Tracking = tracking
+		f.ActiveProfile = active
+		return nil
+	})
+	if err != nil {
+		if ce := contract.CodeOf(err); ce != "" {
+			return nil, err
+		}
+		return nil, contract.Errorf(contract.CodeExecutionFailed, "inquest.toml could not be written; nothing changed")
+	}
+	inv.tracking, inv.active = tracking, active
+	inv.store.SetTracking(tracking)
+	inv.rev++
+	return nil, nil
+}
+
+func lossJSON(h *Host, loss []history.Loss) []any {
+	out := make([]any, 0, len(loss))
+	for _, l := range loss {
+		out = append(out, map[string]any{"process_ref": h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "samples_discarded": l.Discard})
+	}
+	return out
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "prof_" + hex.EncodeToString(b)
+}
+
+func sameNames(a, b []string) bool { return slices.Equal(normalizeNames(a), normalizeNames(b)) }
+
+func lowerEq(a, b string) bool { return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b)) }

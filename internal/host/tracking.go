@@ -1,0 +1,165 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+)
+
+// trackingScope is the scope statement every tracking reply carries (seed
+// 000 section 10).
+const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the command name or the executable's base name), and their observed descendants"
+
+func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	inv.mu.Lock()
+	names := slices.Clone(inv.tracking)
+	rev := inv.revisionLocked()
+	active := inv.active
+	loadErr := inv.loadErr
+	inv.mu.Unlock()
+	matching := []any{}
+	for _, l := range inv.store.Tracked() {
+		lifecycle, by := "live", "descendant"
+		if l.Ended {
+			lifecycle = "unknown"
+		}
+		for _, n := range names {
+			if history.NormalizeName(l.Name) == n {
+				by = "name"
+			}
+		}
+		if by == "descendant" && l.Exe != "" {
+			for _, n := range names {
+				if history.NormalizeName(baseName(l.Exe)) == n {
+					by = "name"
+				}
+			}
+		}
+		matching = append(matching, map[string]any{"process_ref": inv.h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "lifecycle": lifecycle, "tracked_by": by,
+			"history": map[string]any{"retained_from": contract.TS(l.From), "retained_to": contract.TS(l.To), "samples": l.Samples, "capacity_samples": l.Capacity}})
+	}
+	data := map[string]any{"revision": rev, "names": names, "scope": trackingScope, "active_profile_id": nilIfEmpty(active), "matching": matching}
+	snap := inv.h.sampler.Latest()
+	res := contract.NewResult("live", snap.Time, data)
+	if loadErr != "" {
+		res.Warn(loadErr)
+	}
+	return res, nil
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' || p[i] == '\\' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+type updateTrackingArgs struct {
+	operationArgs
+	Action      string `json:"action"`
+	ProcessName string `json:"process_name"`
+	ProcessRef  string `json:"process_ref"`
+}
+
+func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a updateTrackingArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	if (a.ProcessName == "") == (a.ProcessRef == "") {
+		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref")
+		e.Field = "/process_name"
+		return nil, e
+	}
+	op, reply, err, done := inv.begin("update_tracking", a.OperationID, raw)
+	if done {
+		return reply, err
+	}
+	op.SetRunning()
+	// Resolve the name: a process_ref gives its captured name; it must be
+	// a lifetime this host knows (live or retained), never a PID lookup.
+	name := history.NormalizeName(a.ProcessName)
+	via := "process_name"
+	if a.ProcessRef != "" {
+		via = "process_ref"
+		id, err := inv.h.ParseRef(a.ProcessRef)
+		if err == nil {
+			if _, lt, ok := inv.store.Process(id); ok {
+				name = history.NormalizeName(lt.Name)
+			} else if p := inv.h.sampler.Latest().Lookup(id); p != nil {
+				name = history.NormalizeName(p.Name)
+			} else {
+				err = contract.Errorf(contract.CodeReferenceInvalid, "this process_ref names no live or retained lifetime; list processes again")
+			}
+		}
+		if err != nil {
+			contract.AsError(err).Field = "/process_ref"
+			op.Finish(nil, err)
+			return inv.operationReply(op.Status())
+		}
+	}
+	if name == "" {
+		err := contract.Errorf(contract.CodeInvalidArgument, "the process name is empty after normalization")
+		err.Field = "/process_name"
+		op.Finish(nil, err)
+		return inv.operationReply(op.Status())
+	}
+	inv.mu.Lock()
+	if err := inv.checkRevisionLocked(a.ExpectedRevision); err != nil {
+		inv.mu.Unlock()
+		op.Finish(nil, err)
+		return inv.operationReply(op.Status())
+	}
+	outcome := func(changed bool) map[string]any {
+		return map[string]any{"action": a.Action, "root_name": name, "resolved_from": via, "changed": changed,
+			"scope": trackingScope, "names": slices.Clone(inv.tracking), "revision": inv.revisionLocked()}
+	}
+	present := slices.Contains(inv.tracking, name)
+	if (a.Action == "add" && present) || (a.Action == "remove" && !present) {
+		// Adding an existing name or removing an absent one is a
+		// successful no-op (the revision does not change).
+		res := outcome(false)
+		inv.mu.Unlock()
+		op.Finish(res, nil)
+		return inv.operationReply(op.Status())
+	}
+	var next []string
+	if a.Action == "add" {
+		next = normalizeNames(append(slices.Clone(inv.tracking), name))
+	} else {
+		next = slices.DeleteFunc(slices.Clone(inv.tracking), func(n string) bool { return n == name })
+	}
+	apply := func() (map[string]any, error) {
+		if _, err := inv.persistLocked(next, inv.active, nil); err != nil {
+			return nil, err
+		}
+		return outcome(true), nil
+	}
+	if a.Action == "remove" {
+		if loss := inv.store.PreviewTracking(next); len(loss) > 0 {
+			expected := a.ExpectedRevision
+			action := map[string]any{"tool": "update_tracking", "action": "remove", "name": name,
+				"discard": lossJSON(inv.h, loss), "effect": "these lifetimes fall back to 120 retained samples; older samples are discarded and cannot be restored"}
+			inv.mu.Unlock()
+			op.AwaitConfirmation(action, func() (map[string]any, error) {
+				inv.mu.Lock()
+				defer inv.mu.Unlock()
+				if err := inv.checkRevisionLocked(expected); err != nil {
+					return nil, err
+				}
+				return apply()
+			})
+			s.OnClose(func() { op.Cancel("the requesting connection closed before a local decision") })
+			return inv.operationReply(op.Status())
+		}
+	}
+	res, err := apply()
+	inv.mu.Unlock()
+	op.Finish(res, err)
+	return inv.operationReply(op.Status())
+}

@@ -1,0 +1,372 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// Condition-wait limits (seed 000 section 10 "Bounded condition waiting").
+const (
+	// MaxWaitTimeout is the largest timeout_ms.
+	MaxWaitTimeout = 60 * time.Second
+	// MaxReplyWait bounds how long one wait_condition call blocks in the
+	// host before replying "running" with a continuation, so a call stays
+	// well inside the IPC response deadline.
+	MaxReplyWait = 5 * time.Second
+	// MaxActiveWaits is the number of unfinished waits one connection may
+	// hold; one more is BUSY.
+	MaxActiveWaits = 4
+	// WaitRetention keeps a finished wait's outcome readable.
+	WaitRetention = 5 * time.Minute
+)
+
+// waitJob is one connection-owned condition wait.
+type waitJob struct {
+	id       string
+	cond     map[string]any
+	started  time.Time
+	done     chan struct{}
+	finished time.Time
+	res      *contract.Result
+	err      error
+	cancel   context.CancelFunc
+}
+
+type waitStore struct {
+	once sync.Once
+	mu   sync.Mutex
+	next int
+	jobs map[string]*waitJob
+}
+
+type waitKey struct{}
+
+func waitsOf(s *Session) *waitStore {
+	ws := s.Value(waitKey{}, func() any { return &waitStore{jobs: map[string]*waitJob{}} }).(*waitStore)
+	ws.once.Do(func() {
+		// Disconnect ends the connection's waits (seed 000 section 10).
+		s.OnClose(func() {
+			ws.mu.Lock()
+			defer ws.mu.Unlock()
+			for _, j := range ws.jobs {
+				j.cancel()
+			}
+		})
+	})
+	return ws
+}
+
+func (inv *investigation) installWaits(h *Host) {
+	h.Handle("wait_condition", inv.waitCondition)
+}
+
+type waitArgs struct {
+	JobID       string          `json:"job_id"`
+	WaitMS      *int            `json:"wait_ms"`
+	Condition   string          `json:"condition"`
+	ProcessName string          `json:"process_name"`
+	ProcessRef  string          `json:"process_ref"`
+	System      bool            `json:"system"`
+	MetricID    string          `json:"metric_id"`
+	Comparison  string          `json:"comparison"`
+	Threshold   json.RawMessage `json:"threshold"`
+	TimeoutMS   int             `json:"timeout_ms"`
+}
+
+func (inv *investigation) waitCondition(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a waitArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	replyWait := MaxReplyWait
+	if a.WaitMS != nil {
+		replyWait = min(time.Duration(*a.WaitMS)*time.Millisecond, MaxReplyWait)
+	}
+	ws := waitsOf(s)
+	if a.JobID != "" {
+		ws.mu.Lock()
+		ws.expireLocked()
+		j := ws.jobs[a.JobID]
+		ws.mu.Unlock()
+		if j == nil {
+			e := contract.Errorf(contract.CodeReferenceInvalid, "no wait with this job_id on this connection (it expired or belongs to another connection)")
+			e.Field = "/job_id"
+			return nil, e
+		}
+		return j.reply(ctx, replyWait)
+	}
+	check, err := inv.prepareWait(a)
+	if err != nil {
+		return nil, err
+	}
+	if a.TimeoutMS < 1 || time.Duration(a.TimeoutMS)*time.Millisecond > MaxWaitTimeout {
+		return nil, argErr("timeout_ms", "timeout_ms must be 1..60000")
+	}
+	ws.mu.Lock()
+	ws.expireLocked()
+	active := 0
+	for _, j := range ws.jobs {
+		select {
+		case <-j.done:
+		default:
+			active++
+		}
+	}
+	if active >= MaxActiveWaits {
+		ws.mu.Unlock()
+		return nil, contract.Errorf(contract.CodeBusy, "this connection already has %d unfinished waits", MaxActiveWaits)
+	}
+	ws.next++
+	// The wait belongs to the connection, not to this call: a call that
+	// returns "running" leaves it going until its own deadline.
+	wctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.TimeoutMS)*time.Millisecond)
+	j := &waitJob{id: fmt.Sprintf("wait-%d", ws.next), cond: check.describe, started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	ws.jobs[j.id] = j
+	ws.mu.Unlock()
+	go func() {
+		defer cancel()
+		res, err := check.run(wctx, j)
+		j.res, j.err, j.finished = res, err, time.Now()
+		close(j.done)
+	}()
+	return j.reply(ctx, replyWait)
+}
+
+func (ws *waitStore) expireLocked() {
+	for id, j := range ws.jobs {
+		select {
+		case <-j.done:
+			if time.Since(j.finished) > WaitRetention {
+				delete(ws.jobs, id)
+			}
+		default:
+		}
+	}
+}
+
+// reply waits up to d for the job and renders its state.
+func (j *waitJob) reply(ctx context.Context, d time.Duration) (*contract.Result, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-j.done:
+		return j.res, j.err
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	data := map[string]any{"job_id": j.id, "state": "running", "condition": j.cond, "started_at": contract.TS(j.started)}
+	res := contract.NewResult("live", time.Time{}, data)
+	res.NextAction = &contract.Action{Tool: "wait_condition", Arguments: map[string]any{"job_id": j.id}}
+	return res, nil
+}
+
+// waitCheck is a prepared condition.
+type waitCheck struct {
+	describe map[string]any
+	run      func(ctx context.Context, j *waitJob) (*contract.Result, error)
+}
+
+func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
+	h := inv.h
+	start := h.sampler.Latest()
+	switch a.Condition {
+	case "process_present":
+		if a.ProcessName == "" {
+			return nil, argErr("process_name", "process_present requires process_name")
+		}
+		name := history.NormalizeName(a.ProcessName)
+		desc := map[string]any{"condition": "process_present", "process_name": name, "after_snapshot_seq": start.Seq}
+		return &waitCheck{describe: desc, run: func(ctx context.Context, j *waitJob) (*contract.Result, error) {
+			seq := start.Seq
+			last := map[string]any{"snapshot_seq": start.Seq, "sampled_at": contract.TS(start.Time), "match_count": 0, "note": "the request's first snapshot is never evidence"}
+			for {
+				snap, err := h.sampler.WaitNewer(ctx, seq)
+				if err != nil {
+					return nil, waitEnded(ctx, j, last)
+				}
+				seq = snap.Seq
+				var found []any
+				for i := range snap.Procs {
+					p := &snap.Procs[i]
+					if history.NormalizeName(p.Name) == name || (p.Exe != "" && history.NormalizeName(baseName(p.Exe)) == name) {
+						if len(found) < 20 {
+							found = append(found, map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "name": p.Name, "start_time": contract.TS(p.StartTime)})
+						}
+					}
+				}
+				if len(found) > 0 {
+					return waitSucceeded(j, snap.Time, map[string]any{"snapshot_seq": snap.Seq, "sampled_at": contract.TS(snap.Time), "processes": found}), nil
+				}
+				last = map[string]any{"snapshot_seq": snap.Seq, "sampled_at": contract.TS(snap.Time), "match_count": 0}
+			}
+		}}, nil
+	case "process_exit":
+		if a.ProcessRef == "" {
+			return nil, argErr("process_ref", "process_exit requires process_ref")
+		}
+		p, _, err := h.ResolveLive(a.ProcessRef)
+		if err != nil {
+			contract.AsError(err).Field = "/process_ref"
+			return nil, err
+		}
+		id, pname := p.ID(), p.Name
+		desc := map[string]any{"condition": "process_exit", "process_ref": a.ProcessRef, "pid": id.PID, "name": pname}
+		return &waitCheck{describe: desc, run: func(ctx context.Context, j *waitJob) (*contract.Result, error) {
+			ev, last, err := watchExit(ctx, id, h.sampler.Interval())
+			if err != nil {
+				return nil, err
+			}
+			if ev == nil {
+				return nil, waitEnded(ctx, j, last)
+			}
+			return waitSucceeded(j, time.Now(), ev), nil
+		}}, nil
+	case "metric_threshold":
+		if a.MetricID == "" || a.Comparison == "" || len(a.Threshold) == 0 {
+			return nil, argErr("metric_id", "metric_threshold requires metric_id, comparison and threshold")
+		}
+		m, ok := proc.LookupMetric(a.MetricID)
+		if !ok {
+			return nil, argErr("metric_id", "unknown metric id; list_metrics gives the catalog")
+		}
+		kind := proc.TargetSystem
+		if a.ProcessRef != "" {
+			kind = proc.TargetProcess
+		}
+		if a.ProcessRef != "" && a.System {
+			return nil, argErr("system", "give process_ref or system, not both")
+		}
+		if m.Target != kind {
+			return nil, argErr("metric_id", "the metric's target kind does not match the target (process_ref for process metrics, system for system metrics)")
+		}
+		thr, err := parseThreshold(a.Threshold, m)
+		if err != nil {
+			return nil, err
+		}
+		desc := map[string]any{"condition": "metric_threshold", "metric_id": m.ID, "comparison": a.Comparison, "threshold": json.RawMessage(a.Threshold), "after_snapshot_seq": start.Seq}
+		var id proc.Identity
+		if kind == proc.TargetProcess {
+			p, _, err := h.ResolveLive(a.ProcessRef)
+			if err != nil {
+				contract.AsError(err).Field = "/process_ref"
+				return nil, err
+			}
+			id = p.ID()
+			desc["process_ref"], desc["pid"], desc["name"] = a.ProcessRef, p.PID, p.Name
+		} else {
+			desc["system"] = true
+		}
+		return &waitCheck{describe: desc, run: func(ctx context.Context, j *waitJob) (*contract.Result, error) {
+			seq := start.Seq
+			last := map[string]any{"snapshot_seq": start.Seq, "sampled_at": contract.TS(start.Time), "note": "no fresh sample yet"}
+			for {
+				snap, err := h.sampler.WaitNewer(ctx, seq)
+				if err != nil {
+					return nil, waitEnded(ctx, j, last)
+				}
+				seq = snap.Seq
+				var v uint64
+				var have bool
+				if kind == proc.TargetSystem {
+					v, have = snap.System.Vals[m.Index], snap.System.Has(m.Index)
+				} else {
+					p := snap.Lookup(id)
+					if p == nil {
+						e := contract.Errorf(contract.CodeProcessExited, "the target left the samples before the threshold was met").WithDetail("last_observation", last).WithDetail("job_id", j.id)
+						return nil, e
+					}
+					v, have = p.Vals[m.Index], p.Has(m.Index)
+				}
+				obs := map[string]any{"snapshot_seq": snap.Seq, "sampled_at": contract.TS(snap.Time)}
+				enc, finite := EncodeValue(m, v)
+				if !have || !finite {
+					obs["unavailable"] = "unknown"
+					last = obs
+					continue
+				}
+				obs["value"] = enc
+				last = obs
+				if compare(m, v, thr, a.Comparison) {
+					obs["comparison"], obs["threshold"] = a.Comparison, json.RawMessage(a.Threshold)
+					return waitSucceeded(j, snap.Time, obs), nil
+				}
+			}
+		}}, nil
+	}
+	return nil, argErr("condition", "condition must be process_present, process_exit or metric_threshold")
+}
+
+// parseThreshold reads a JSON number or decimal string exactly.
+func parseThreshold(raw json.RawMessage, m proc.Metric) (*big.Rat, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, argErr("threshold", "threshold must be a number or a decimal string")
+	}
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = x
+	default:
+		return nil, argErr("threshold", "threshold must be a number or a decimal string")
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, argErr("threshold", "threshold must be a finite decimal number")
+	}
+	return r, nil
+}
+
+// compare tests value <op> threshold exactly (integers as big rationals,
+// numbers as float64 converted exactly to rationals).
+func compare(m proc.Metric, v uint64, thr *big.Rat, op string) bool {
+	var val *big.Rat
+	if m.Repr == proc.ReprNumber {
+		f := proc.AsFloat(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+		val = new(big.Rat).SetFloat64(f)
+	} else {
+		val = new(big.Rat).SetInt(new(big.Int).SetUint64(v))
+	}
+	c := val.Cmp(thr)
+	switch op {
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	}
+	return false
+}
+
+func waitSucceeded(j *waitJob, at time.Time, evidence map[string]any) *contract.Result {
+	data := map[string]any{"job_id": j.id, "state": "succeeded", "condition": j.cond, "satisfied": true, "started_at": contract.TS(j.started), "observed_at": contract.TS(at), "evidence": evidence}
+	return contract.NewResult("live", at, data)
+}
+
+// waitEnded is the failure of a wait whose deadline passed (TIMEOUT) or
+// that was cancelled (connection closed): it carries the last observation.
+func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)
+	}
+	return contract.Errorf(contract.CodeCancelled, "the wait was cancelled").WithDetail("job_id", j.id).WithDetail("last_observation", last)
+}
