@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -140,11 +141,7 @@ func (s *Store) Reindex(ctx context.Context) error {
 		items = append(items, item{m, body})
 	}
 	// Creation order keeps seq monotonic with created_at.
-	for i := 1; i < len(items); i++ {
-		for j := i; j > 0 && items[j].m.CreatedAt.Before(items[j-1].m.CreatedAt); j-- {
-			items[j], items[j-1] = items[j-1], items[j]
-		}
-	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].m.CreatedAt.Before(items[j].m.CreatedAt) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Benchmarks of the perf toolset, each printed beside its reference measured
+# in the same run:
+#   - summarize_profile vs the go tool pprof binary's -top on the same
+#     generated 100,000-sample CPU profile (metric "ratio" = ours / pprof;
+#     target <= 0.5);
+#   - query_evidence over 100,000 manifests (p50_ms; target < 20 ms).
+# Usage: bench/perf.sh [extra go test flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go test ./internal/perf/ -run '^$' -bench 'SummarizeProfileVsPprofTop' -benchtime 3x "$@"
+go test ./internal/perf/ -run '^$' -bench 'QueryEvidence100k' -benchtime 600x "$@"
