@@ -38,14 +38,17 @@ type frozenList struct {
 type frozenKey struct{}
 
 type frozenStore struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// sess is the owning session's id; it is part of every listing id so a
+	// cursor issued on one connection never resolves on another.
+	sess  string
 	next  int
 	lists map[string]*frozenList
 	order []string
 }
 
 func frozenOf(s *Session) *frozenStore {
-	return s.Value(frozenKey{}, func() any { return &frozenStore{lists: map[string]*frozenList{}} }).(*frozenStore)
+	return s.Value(frozenKey{}, func() any { return &frozenStore{sess: s.ID, lists: map[string]*frozenList{}} }).(*frozenStore)
 }
 
 func (fs *frozenStore) put(prefix string, rows []json.RawMessage, coverage, meta map[string]any) *frozenList {
@@ -57,7 +60,7 @@ func (fs *frozenStore) put(prefix string, rows []json.RawMessage, coverage, meta
 		fs.order = fs.order[1:]
 	}
 	fs.next++
-	l := &frozenList{id: fmt.Sprintf("%s-%d", prefix, fs.next), created: time.Now(), rows: rows, coverage: coverage, meta: meta}
+	l := &frozenList{id: fmt.Sprintf("%s-%s-%d", prefix, fs.sess, fs.next), created: time.Now(), rows: rows, coverage: coverage, meta: meta}
 	fs.lists[l.id] = l
 	fs.order = append(fs.order, l.id)
 	return l

@@ -1,0 +1,149 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+)
+
+func startHost(t *testing.T) (*host.Host, *HostEndpoint) {
+	t.Helper()
+	isolate(t)
+	h, err := host.New(host.Options{Version: "test", Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ep := NewHostEndpoint(h, Path(), nil)
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Disable(); h.Stop() })
+	return h, ep
+}
+
+func statusMCP(t *testing.T, c *Client) map[string]any {
+	t.Helper()
+	res, err := c.Call(context.Background(), "get_status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		MCP      map[string]any `json:"mcp"`
+		Sessions int            `json:"sessions"`
+	}
+	if err := json.Unmarshal(res.Data.(json.RawMessage), &d); err != nil {
+		t.Fatal(err)
+	}
+	d.MCP["sessions"] = float64(d.Sessions)
+	return d.MCP
+}
+
+func listPage(t *testing.T, c *Client, args string) (rows []json.RawMessage, cursor string) {
+	t.Helper()
+	res, err := c.Call(context.Background(), "list_processes", json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Rows []json.RawMessage `json:"rows"`
+		Next *string           `json:"next_cursor"`
+	}
+	json.Unmarshal(res.Data.(json.RawMessage), &d)
+	if d.Next != nil {
+		cursor = *d.Next
+	}
+	return d.Rows, cursor
+}
+
+// TestHostSessionsAreIndependent: two connections to one host share the
+// instance id but not their cursors; each connection is one host session,
+// closed on disconnect; get_status counts them.
+func TestHostSessionsAreIndependent(t *testing.T) {
+	h, _ := startHost(t)
+	a := dialClient(t, Path())
+	b := dialClient(t, Path())
+	if a.Welcome.BackendInstanceID != h.InstanceID || b.Welcome.BackendInstanceID != h.InstanceID {
+		t.Fatalf("instance ids %q %q, host %q", a.Welcome.BackendInstanceID, b.Welcome.BackendInstanceID, h.InstanceID)
+	}
+	if m := statusMCP(t, a); m["connections"] != float64(2) || m["sessions"] != float64(2) || m["listener"] != StateListening {
+		t.Fatalf("status mcp = %v", m)
+	}
+	const args = `{"limit":1}`
+	_, curA := listPage(t, a, args)
+	_, curB := listPage(t, b, args)
+	if curA == "" || curB == "" {
+		t.Fatal("need more than one process for paging")
+	}
+	// B's own cursor works on B; A's cursor must not page B's listing.
+	if _, err := b.Call(context.Background(), "list_processes", json.RawMessage(`{"limit":1,"cursor":"`+curB+`"}`)); err != nil {
+		t.Fatalf("own cursor: %v", err)
+	}
+	_, err := b.Call(context.Background(), "list_processes", json.RawMessage(`{"limit":1,"cursor":"`+curA+`"}`))
+	if contract.CodeOf(err) != contract.CodeCursorInvalid {
+		t.Fatalf("another connection's cursor: %v, want CURSOR_INVALID", err)
+	}
+	a.Close()
+	waitFor(t, func() bool { return h.Sessions() == 1 })
+}
+
+// TestListenerToggle: disabling closes the listener and every connection
+// (connection-owned objects die with their sessions); enabling opens a new
+// listener that takes fresh connections.
+func TestListenerToggle(t *testing.T) {
+	h, ep := startHost(t)
+	c := dialClient(t, Path())
+	_, cur := listPage(t, c, `{"limit":1}`)
+	ep.Disable()
+	if ep.State() != StateDisabled {
+		t.Fatalf("state %s", ep.State())
+	}
+	if _, err := c.Call(context.Background(), "get_status", nil); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
+		t.Fatalf("call on a connection closed by disable: %v", err)
+	}
+	if _, _, err := Dial(context.Background(), Path()); err == nil {
+		t.Fatal("dial succeeded with the listener disabled")
+	}
+	waitFor(t, func() bool { return h.Sessions() == 0 })
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := dialClient(t, Path())
+	m := statusMCP(t, c2)
+	if m["listener_starts"] != float64(2) || m["connections"] != float64(1) {
+		t.Fatalf("status after re-enable: %v", m)
+	}
+	_, err := c2.Call(context.Background(), "list_processes", json.RawMessage(`{"limit":1,"cursor":"`+cur+`"}`))
+	if contract.CodeOf(err) != contract.CodeCursorInvalid {
+		t.Fatalf("cursor of a closed connection: %v, want CURSOR_INVALID", err)
+	}
+}
+
+// TestHostKeepsSamplingWhilePeerStalls: a peer that stops reading does not
+// stop sampling, and is dropped.
+func TestHostKeepsSamplingWhilePeerStalls(t *testing.T) {
+	old := WriteTimeout
+	WriteTimeout = 500 * time.Millisecond
+	t.Cleanup(func() { WriteTimeout = old })
+	h, ep := startHost(t)
+	stalled := rawConn(t, Path(), true)
+	if uc, ok := stalled.(*net.UnixConn); ok {
+		uc.SetReadBuffer(4096)
+	}
+	req := encode(Request{Kind: KindRequest, RequestID: "1", Method: "list_processes", Arguments: json.RawMessage(`{"projection":["pid","name","path","command_line"]}`)})
+	for i := 0; i < 8; i++ {
+		req2 := encode(Request{Kind: KindRequest, RequestID: string(rune('a' + i)), Method: "list_processes", Arguments: json.RawMessage(`{}`)})
+		WriteFrame(stalled, req2)
+	}
+	WriteFrame(stalled, req)
+	seq0 := h.Sampler().Latest().Seq
+	waitFor(t, func() bool { return h.Sampler().Latest().Seq >= seq0+5 })
+	waitFor(t, func() bool { return ep.Status()["connections"] == 0 })
+}
