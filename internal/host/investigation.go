@@ -143,10 +143,18 @@ func (inv *investigation) operationReply(st ledger.Status) (*contract.Result, er
 		return nil, &e
 	}
 	res := contract.NewResult("live", time.Time{}, operationJSON(st))
-	if !st.State.Terminal() {
-		res.NextAction = &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}
-	}
+	res.NextAction = operationContinuation(st)
 	return res, nil
+}
+
+// operationContinuation is get_operation while the operation is pending or
+// running; nil when terminal and for pending_confirmation (seed 000
+// section 4: pending local confirmation is never polled automatically).
+func operationContinuation(st ledger.Status) *contract.Action {
+	if st.State == ledger.Pending || st.State == ledger.Running {
+		return &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}
+	}
+	return nil
 }
 
 func operationJSON(st ledger.Status) map[string]any {
@@ -179,9 +187,7 @@ func (inv *investigation) getOperation(ctx context.Context, s *Session, raw json
 		return nil, err
 	}
 	res := contract.NewResult("live", time.Time{}, operationJSON(st))
-	if !st.State.Terminal() {
-		res.NextAction = &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}
-	}
+	res.NextAction = operationContinuation(st)
 	return res, nil
 }
 

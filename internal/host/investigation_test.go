@@ -479,7 +479,7 @@ func TestRemovalConfirmation(t *testing.T) {
 	MarkConsole(console)
 	remove := func(opID string) map[string]any {
 		out, res := mustCall(t, h, s, "update_tracking", map[string]any{"operation_id": opID, "expected_revision": revision(t, h, s), "action": "remove", "process_name": "SLEEP"})
-		if out["state"] != "pending_confirmation" || res.NextAction == nil || res.NextAction.Tool != "get_operation" {
+		if out["state"] != "pending_confirmation" || res.NextAction != nil {
 			t.Fatalf("not pending confirmation: %v", out)
 		}
 		conf := out["confirmation"].(map[string]any)["action"].(map[string]any)

@@ -1,0 +1,227 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// Investigation tools (seed 000 sections 6, 7 and 10): history, tracking,
+// profiles, operations and condition waits.
+func init() {
+	AddDefinitions(investigationDefinitions, "get_history")
+}
+
+// Delivery of the investigation tools (seed 000 section 4): wait_ms is a
+// bridge option, removed before dispatch of mutations so it never changes
+// an operation's idempotency signature.
+const (
+	// waitSlice bounds one backend call of a bridge-side wait, well inside
+	// the host's 10 s response deadline.
+	waitSlice = 4 * time.Second
+	// opPoll separates get_operation polls.
+	opPoll = 25 * time.Millisecond
+)
+
+const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen unique id of this action; repeating it with identical arguments returns the retained outcome without repeating the effect"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"the revision from get_tracking or list_profiles; a stale one is STATE_CONFLICT"}`
+
+func waitField(def string) string {
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":10000,"description":"bridge completion budget in ms, default ` + def + `; 0 returns the pending handle at once"}`
+}
+
+func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
+	limitDefault, waitDefault := "5000", 5000
+	if mode.Raw {
+		limitDefault, waitDefault = "100", 0
+	}
+	wd := itoaBridge(waitDefault)
+	mutation := tool.Annotations{ReadOnly: false, Destructive: false, Idempotent: true}
+	return []tool.Tool{
+		{
+			Name:  "get_history",
+			Title: "Retained metric history",
+			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted), from one frozen view. " +
+				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps, delta only at exact available endpoints; temporal coverage under data.coverage. " +
+				"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + limitDefault + ", max 5000). " +
+				"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID.",
+			Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
+"source":{"type":"string","enum":["live"],"description":"only live retained history is served"},
+"target":{"oneOf":[
+  {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
+"from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
+"to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
+"mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + limitDefault + `"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous raw page; other arguments unchanged"}}}`),
+			Annotations: readOnly,
+		},
+		{
+			Name:        "get_tracking",
+			Title:       "Tracking list",
+			Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity. No required arguments.",
+			Input:       schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
+			Annotations: readOnly,
+		},
+		{
+			Name:  "update_tracking",
+			Title: "Change the tracking list",
+			Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name or process_ref (its captured name). " +
+				"Tracked lifetimes and their observed descendants keep 7,200 samples instead of 120; nothing discarded is restored. Adding an existing name or removing an absent one succeeds without change. " +
+				"A removal that would discard retained history returns state pending_confirmation until a local user decides (60 s, then TIMEOUT). No profile is saved implicitly.",
+			Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
+"action":{"type":"string","enum":["add","remove"]},
+"process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a live or retained process_ref; its captured name is used"},
+` + waitField(wd) + `}}`),
+			Annotations: mutation,
+			Handler:     mutationHandler(call, "update_tracking", waitDefault),
+		},
+		{
+			Name:        "list_profiles",
+			Title:       "Investigation profiles",
+			Description: "Saved Investigation Profiles (profile_id, name, revision, tracked names), the active profile binding, unsaved working changes and the investigation revision. Inspecting never loads a profile. No required arguments.",
+			Input:       schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
+			Annotations: readOnly,
+		},
+		{
+			Name:  "update_profile",
+			Title: "Change investigation profiles",
+			Description: "One explicit profile operation. Required: operation_id, expected_revision, action (load/save/save_as/rename/delete); load/save/rename/delete also need profile_id and profile_revision from list_profiles; save_as and rename need name. " +
+				"A duplicate name is STATE_CONFLICT, never an overwrite; save applies only to the active profile. Delete always, and load over unsaved changes or with history loss, return pending_confirmation until a local user decides.",
+			Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
+"action":{"type":"string","enum":["load","save","save_as","rename","delete"]},
+"profile_id":{"type":"string","minLength":1,"maxLength":128},
+"profile_revision":{"type":"string","minLength":1,"maxLength":32},
+"name":{"type":"string","minLength":1,"maxLength":128,"description":"new profile name (save_as, rename)"},
+` + waitField(wd) + `}}`),
+			Annotations: tool.Annotations{Destructive: true, Idempotent: true},
+			Handler:     mutationHandler(call, "update_profile", waitDefault),
+		},
+		{
+			Name:        "get_operation",
+			Title:       "Operation status",
+			Description: "State of an application-owned action by operation_id (required): pending, running, pending_confirmation (with the immutable action description), succeeded (outcome) or failed (error code: STATE_CONFLICT, CANCELLED, TIMEOUT, ...). Retained 24 h; unknown or expired ids are OPERATION_UNKNOWN.",
+			Input:       schema(`{"type":"object","additionalProperties":false,"required":["operation_id"],"properties":{"operation_id":{"type":"string","minLength":1,"maxLength":128}}}`),
+			Annotations: readOnly,
+		},
+		{
+			Name:  "wait_condition",
+			Title: "Wait for a condition",
+			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref of a verified live lifetime; a held pidfd, access failure is not exit) " +
+				"or metric_threshold (metric_id, comparison >,>=,<,<=, threshold as number or decimal string; process_ref or system; fresh samples only). Returns the observation and its timestamp; TIMEOUT carries the last observation. " +
+				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id.",
+			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
+"process_name":{"type":"string","minLength":1,"maxLength":256},
+"process_ref":{"type":"string","minLength":1,"maxLength":128},
+"system":{"const":true},
+"metric_id":{"type":"string","enum":$METRIC_IDS},
+"comparison":{"type":"string","enum":[">",">=","<","<="]},
+"threshold":{"type":["number","string"],"pattern":"^-?[0-9]+(\\.[0-9]+)?$","maxLength":64},
+"timeout_ms":{"type":"integer","minimum":1,"maximum":60000},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier wait of this connection"},
+` + waitField(wd) + `}}`),
+			Annotations: tool.Annotations{ReadOnly: true},
+			Handler:     waitHandler(call, waitDefault),
+		},
+	}
+}
+
+func itoaBridge(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// splitWait removes wait_ms from args and returns the wait budget.
+func splitWait(args json.RawMessage, def int) (json.RawMessage, time.Duration) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args, time.Duration(def) * time.Millisecond
+	}
+	w := def
+	if raw, ok := m["wait_ms"]; ok {
+		json.Unmarshal(raw, &w)
+		delete(m, "wait_ms")
+	}
+	b, _ := json.Marshal(m)
+	return b, time.Duration(w) * time.Millisecond
+}
+
+// mutationHandler dispatches a mutation once and then polls only its
+// operation id while it is pending or running, up to wait_ms. A pending
+// local confirmation returns at once and is never polled or approved.
+func mutationHandler(call CallFunc, method string, def int) tool.Handler {
+	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		args, budget := splitWait(args, def)
+		res, err := call(ctx, method, args)
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(budget)
+		for res.NextAction != nil && res.NextAction.Tool == "get_operation" && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return res, nil
+			case <-time.After(opPoll):
+			}
+			b, _ := json.Marshal(res.NextAction.Arguments)
+			next, err := call(ctx, "get_operation", b)
+			if err != nil {
+				return nil, err
+			}
+			res = next
+		}
+		return res, nil
+	}
+}
+
+// waitHandler starts (or continues) a wait and keeps it company up to
+// wait_ms in slices, so no single backend call nears its deadline.
+func waitHandler(call CallFunc, def int) tool.Handler {
+	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(args, &m); err != nil {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+		}
+		_, budget := splitWait(args, def)
+		if _, ok := m["job_id"]; ok && len(m) > 2 {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "a continuation takes job_id (and wait_ms) only")
+		}
+		if _, ok := m["job_id"]; !ok {
+			if _, ok := m["timeout_ms"]; !ok {
+				e := contract.Errorf(contract.CodeInvalidArgument, "timeout_ms is required to start a wait")
+				e.Field = "/timeout_ms"
+				return nil, e
+			}
+			if _, ok := m["condition"]; !ok {
+				e := contract.Errorf(contract.CodeInvalidArgument, "condition is required to start a wait")
+				e.Field = "/condition"
+				return nil, e
+			}
+		}
+		deadline := time.Now().Add(budget)
+		slice := func() json.RawMessage {
+			left := min(time.Until(deadline), waitSlice)
+			if left < 0 {
+				left = 0
+			}
+			m["wait_ms"], _ = json.Marshal(left.Milliseconds())
+			b, _ := json.Marshal(m)
+			return b
+		}
+		res, err := call(ctx, "wait_condition", slice())
+		for err == nil && res != nil && res.NextAction != nil && res.NextAction.Tool == "wait_condition" && time.Now().Before(deadline) && ctx.Err() == nil {
+			id, _ := res.NextAction.Arguments["job_id"].(string)
+			m = map[string]json.RawMessage{}
+			m["job_id"], _ = json.Marshal(id)
+			res, err = call(ctx, "wait_condition", slice())
+		}
+		return res, err
+	}
+}

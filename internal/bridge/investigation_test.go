@@ -1,0 +1,114 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+func investigationRegistry(t *testing.T, mode Mode) (*tool.Registry, *host.Host) {
+	t.Helper()
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	b := &Local{Host: h, Session: h.NewSession()}
+	reg := tool.NewRegistry()
+	if err := reg.Add(Tools(func(context.Context) (Backend, error) { return b, nil }, mode)...); err != nil {
+		t.Fatal(err)
+	}
+	return reg, h
+}
+
+func regCall(t *testing.T, reg *tool.Registry, name, args string) (map[string]any, *contract.Result, error) {
+	t.Helper()
+	res, err := reg.Call(context.Background(), name, json.RawMessage(args))
+	if err != nil {
+		return nil, nil, err
+	}
+	var d map[string]any
+	b, _ := json.Marshal(res.Data)
+	json.Unmarshal(b, &d)
+	return d, res, nil
+}
+
+// Schema bounds reject bad calls before any backend work; wait_ms is a
+// delivery option that does not change an operation's signature.
+func TestInvestigationSchemas(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	bad := []struct{ tool, args, field string }{
+		{"wait_condition", `{"condition":"process_present","process_name":"x","timeout_ms":0}`, "/timeout_ms"},
+		{"wait_condition", `{"condition":"process_present","process_name":"x","timeout_ms":60001}`, "/timeout_ms"},
+		{"wait_condition", `{"condition":"metric_threshold","system":true,"metric_id":"load1","comparison":"==","threshold":1,"timeout_ms":10}`, "/comparison"},
+		{"wait_condition", `{"condition":"process_present","process_name":"x","timeout_ms":10,"confirmed":true}`, ""},
+		{"update_tracking", `{"operation_id":"a","expected_revision":"r","action":"add","process_name":"x","confirmed":true}`, ""},
+		{"update_profile", `{"operation_id":"a","expected_revision":"r","action":"purge"}`, "/action"},
+		{"get_history", `{"metric_ids":["rss_bytes"],"mode":"raw","limit":5001}`, "/limit"},
+		{"get_history", `{"metric_ids":[]}`, "/metric_ids"},
+	}
+	for _, c := range bad {
+		_, _, err := regCall(t, reg, c.tool, c.args)
+		e := contract.AsError(err)
+		if e == nil || e.Code != contract.CodeInvalidArgument || (c.field != "" && e.Field != c.field) {
+			t.Errorf("%s %s: %v (field %q)", c.tool, c.args, err, func() string {
+				if e != nil {
+					return e.Field
+				}
+				return ""
+			}())
+		}
+	}
+	d, _, err := regCall(t, reg, "get_tracking", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := d["revision"].(string)
+	args := `{"operation_id":"op-1","expected_revision":"` + rev + `","action":"add","process_name":"Foo"}`
+	first, _, err := regCall(t, reg, "update_tracking", args)
+	if err != nil || first["state"] != "succeeded" {
+		t.Fatalf("%v %v", first, err)
+	}
+	withWait := `{"operation_id":"op-1","expected_revision":"` + rev + `","action":"add","process_name":"Foo","wait_ms":0}`
+	again, _, err := regCall(t, reg, "update_tracking", withWait)
+	if err != nil || again["outcome"].(map[string]any)["revision"] != first["outcome"].(map[string]any)["revision"] {
+		t.Fatalf("wait_ms changed the signature: %v %v", again, err)
+	}
+}
+
+// A wait longer than one backend slice is followed by the bridge; a
+// continuation resumes by job_id.
+func TestWaitThroughBridge(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	start := time.Now()
+	_, _, err := regCall(t, reg, "wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":6000,"wait_ms":10000}`)
+	e := contract.AsError(err)
+	if e == nil || e.Code != contract.CodeTimeout || e.Details["last_observation"] == nil {
+		t.Fatalf("want TIMEOUT with last observation: %v", err)
+	}
+	if d := time.Since(start); d < 6*time.Second {
+		t.Fatalf("returned after %v, before timeout_ms", d)
+	}
+	// Raw mode: an immediate handle, then a continuation by job_id.
+	rawReg, _ := investigationRegistry(t, Mode{Raw: true})
+	d, res, err := regCall(t, rawReg, "wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":300}`)
+	if err != nil || d["state"] != "running" || res.NextAction == nil {
+		t.Fatalf("raw start %v %v", d, err)
+	}
+	b, _ := json.Marshal(res.NextAction.Arguments)
+	time.Sleep(500 * time.Millisecond)
+	_, _, err = regCall(t, rawReg, "wait_condition", string(b))
+	if contract.CodeOf(err) != contract.CodeTimeout {
+		t.Fatalf("continuation: %v", err)
+	}
+}
