@@ -66,6 +66,7 @@ func isolate(t *testing.T) string {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("INQUEST_CONFIG", "")
 	return Path()
 }
 
