@@ -20,7 +20,8 @@ func Operations() []*Operation {
 	}
 }
 
-// Operation returns the named analysis operation, or nil.
+// OperationByName returns the named analysis operation (its tool name),
+// or nil.
 func OperationByName(name string) *Operation {
 	for _, op := range Operations() {
 		if op.Name == name {
@@ -87,7 +88,7 @@ func evidenceNextPage(tool string, live map[string]any, m *evidence.Manifest) *c
 	return &contract.Action{Tool: tool, Arguments: args}
 }
 
-// Preserve publishes a session analysis into st (the configured store, or
+// preserve publishes a session analysis into st (the configured store, or
 // a rescue store) and returns its manifest.
 func (rt *Runtime) preserve(ctx context.Context, s *session, st *evidence.Store) (*evidence.Manifest, error) {
 	return st.Publish(ctx, s.record())
@@ -307,7 +308,7 @@ func (rt *Runtime) rescueTool() tool.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return rt.Rescue(ctx, s, a.Destination)
+			return rt.rescue(ctx, s, a.Destination)
 		},
 	}
 }
@@ -337,11 +338,12 @@ func (rt *Runtime) RescueLast(ctx context.Context, dest string) (*contract.Resul
 	if s == nil {
 		return nil, contract.Errorf(contract.CodeStateConflict, "no analysis to rescue")
 	}
-	return rt.Rescue(ctx, s, dest)
+	return rt.rescue(ctx, s, dest)
 }
 
-// Rescue publishes s to a new store at dest.
-func (rt *Runtime) Rescue(ctx context.Context, s *session, dest string) (*contract.Result, error) {
+// rescue publishes s to a new store at dest: staged in a sibling temp
+// directory, published with one rename, parent directory fsynced.
+func (rt *Runtime) rescue(ctx context.Context, s *session, dest string) (*contract.Result, error) {
 	dest = filepath.Clean(dest)
 	rt.sessMu.Lock()
 	prev := s.rescues[dest]
