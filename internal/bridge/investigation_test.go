@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,11 @@ func regCall(t *testing.T, reg *tool.Registry, name, args string) (map[string]an
 // delivery option that does not change an operation's signature.
 func TestInvestigationSchemas(t *testing.T) {
 	reg, _ := investigationRegistry(t, Mode{})
+	for _, tl := range reg.Tools() {
+		if tl.Name == host.ConfirmMethod || tl.Name == host.PendingConfirmationsMethod || strings.Contains(tl.Name, "confirm") {
+			t.Fatalf("confirmation reachable as an MCP tool: %s", tl.Name)
+		}
+	}
 	bad := []struct{ tool, args, field string }{
 		{"wait_condition", `{"condition":"process_present","process_name":"x","timeout_ms":0}`, "/timeout_ms"},
 		{"wait_condition", `{"condition":"process_present","process_name":"x","timeout_ms":60001}`, "/timeout_ms"},

@@ -33,6 +33,10 @@ type investigation struct {
 	tracking []string // normalized, sorted
 	active   string   // active profile id, "" for none
 	loadErr  string
+
+	// submitters maps operation id -> submitting session id (a session
+	// cannot confirm its own request).
+	submitters sync.Map
 }
 
 var investigations sync.Map // *Host -> *investigation
@@ -117,7 +121,7 @@ type operationArgs struct {
 
 // begin registers a mutation in the ledger. When the id was seen with the
 // same arguments it returns the retained outcome as the reply (done true).
-func (inv *investigation) begin(tool, id string, raw json.RawMessage) (*ledger.Op, *contract.Result, error, bool) {
+func (inv *investigation) begin(s *Session, tool, id string, raw json.RawMessage) (*ledger.Op, *contract.Result, error, bool) {
 	op, dup, err := inv.ledger.Begin(id, tool, contract.HashQuery(raw))
 	if err != nil {
 		return nil, nil, err, true
@@ -126,6 +130,7 @@ func (inv *investigation) begin(tool, id string, raw json.RawMessage) (*ledger.O
 		res, err := inv.operationReply(op.Status())
 		return nil, res, err, true
 	}
+	inv.submitters.Store(id, s.ID)
 	return op, nil, nil, false
 }
 
@@ -192,8 +197,11 @@ func (inv *investigation) getOperation(ctx context.Context, s *Session, raw json
 }
 
 // Methods for the local human's decision. They are host methods, never
-// MCP tools: the bridge exposes no tool that reaches them, and the host
-// refuses them on sessions not marked with MarkConsole.
+// MCP tools: no bridge definition reaches them, so an MCP client cannot
+// call them, and no mutation accepts a "confirmed" argument (the strict
+// schemas reject unknown fields). As defence in depth the host refuses a
+// decision from a session marked with MarkMCPBridge, and from the session
+// that submitted the operation.
 const (
 	// ConfirmMethod takes {operation_id, decision: "confirm"|"deny"}.
 	ConfirmMethod = "confirm_operation"
@@ -201,22 +209,23 @@ const (
 	PendingConfirmationsMethod = "list_pending_confirmations"
 )
 
-type consoleKey struct{}
+type mcpBridgeKey struct{}
 
-// MarkConsole marks s as a local console session (the TUI, or the
-// `inquest confirm` command's connection), the only sessions allowed to
-// decide pending confirmations. MCP bridge sessions must never be marked.
-func MarkConsole(s *Session) { s.Value(consoleKey{}, func() any { return true }) }
+// MarkMCPBridge marks s as the session of an MCP bridge connection; such a
+// session can never decide a pending confirmation. The IPC host endpoint
+// marks connections that identify as MCP bridges; the TUI and `inquest
+// confirm` sessions stay unmarked.
+func MarkMCPBridge(s *Session) { s.Value(mcpBridgeKey{}, func() any { return true }) }
 
-func isConsole(s *Session) bool { return s.Value(consoleKey{}, nil) != nil }
+func isMCPBridge(s *Session) bool { return s.Value(mcpBridgeKey{}, nil) != nil }
 
-func notConsole() error {
-	return contract.Errorf(contract.CodePermissionDenied, "only a local console session (the TUI or `inquest confirm`) can decide a pending confirmation")
+func notLocal(why string) error {
+	return contract.Errorf(contract.CodePermissionDenied, "a pending confirmation is decided by a local user in the TUI or with `inquest confirm`; %s", why)
 }
 
 func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	if !isConsole(s) {
-		return nil, notConsole()
+	if isMCPBridge(s) {
+		return nil, notLocal("MCP bridge connections cannot decide")
 	}
 	var a struct {
 		OperationID string `json:"operation_id"`
@@ -224,6 +233,9 @@ func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw 
 	}
 	if err := json.Unmarshal(raw, &a); err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "confirm_operation takes operation_id and decision confirm|deny")
+	}
+	if sub, ok := inv.submitters.Load(a.OperationID); ok && sub == s.ID {
+		return nil, notLocal("the connection that requested an action cannot confirm it")
 	}
 	st, err := inv.ledger.Decide(a.OperationID, a.Decision == "confirm")
 	if err != nil {
@@ -233,8 +245,8 @@ func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw 
 }
 
 func (inv *investigation) pendingConfirmations(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	if !isConsole(s) {
-		return nil, notConsole()
+	if isMCPBridge(s) {
+		return nil, notLocal("MCP bridge connections cannot list them")
 	}
 	rows := []any{}
 	for _, st := range inv.ledger.PendingConfirmations() {

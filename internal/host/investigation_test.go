@@ -476,7 +476,8 @@ func TestRemovalConfirmation(t *testing.T) {
 		return v.Len() > 130
 	})
 	console := h.NewSession()
-	MarkConsole(console)
+	bridgeSess := h.NewSession()
+	MarkMCPBridge(bridgeSess)
 	remove := func(opID string) map[string]any {
 		out, res := mustCall(t, h, s, "update_tracking", map[string]any{"operation_id": opID, "expected_revision": revision(t, h, s), "action": "remove", "process_name": "SLEEP"})
 		if out["state"] != "pending_confirmation" || res.NextAction != nil {
@@ -491,7 +492,9 @@ func TestRemovalConfirmation(t *testing.T) {
 	// deny
 	remove("r-deny")
 	_, _, err := call(t, h, s, ConfirmMethod, map[string]any{"operation_id": "r-deny", "decision": "confirm"})
-	wantCode(t, err, contract.CodePermissionDenied)
+	wantCode(t, err, contract.CodePermissionDenied) // the requester itself
+	_, _, err = call(t, h, bridgeSess, ConfirmMethod, map[string]any{"operation_id": "r-deny", "decision": "confirm"})
+	wantCode(t, err, contract.CodePermissionDenied) // an MCP bridge connection
 	if _, _, err := call(t, h, s, "update_tracking", map[string]any{"operation_id": "other", "expected_revision": revision(t, h, s), "action": "add", "process_name": "x"}); contract.CodeOf(err) != contract.CodeBusy {
 		t.Fatalf("pending confirmation must hold the mutation slot: %v", err)
 	}
@@ -536,7 +539,6 @@ func TestProfiles(t *testing.T) {
 	h := testHost(t, 50*time.Millisecond, nil)
 	s := h.NewSession()
 	console := h.NewSession()
-	MarkConsole(console)
 	n := 0
 	op := func(args map[string]any) (map[string]any, error) {
 		n++

@@ -100,7 +100,7 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, raw jso
 			return nil, argErr("name", a.Action+" does not take name")
 		}
 	}
-	op, reply, err, done := inv.begin("update_profile", a.OperationID, raw)
+	op, reply, err, done := inv.begin(s, "update_profile", a.OperationID, raw)
 	if done {
 		return reply, err
 	}

@@ -76,7 +76,7 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		e.Field = "/process_name"
 		return nil, e
 	}
-	op, reply, err, done := inv.begin("update_tracking", a.OperationID, raw)
+	op, reply, err, done := inv.begin(s, "update_tracking", a.OperationID, raw)
 	if done {
 		return reply, err
 	}
