@@ -26,10 +26,38 @@ type File struct {
 	Size int64
 	// ModTime is the file's modification time observed before the read.
 	ModTime time.Time
-	// SHA256 is the lowercase hex SHA-256 of Data.
-	SHA256 string
 	// Data holds the file bytes.
 	Data []byte
+
+	// sum is the hex SHA-256 of Data, computed concurrently with the
+	// caller's parsing and ready when done is closed.
+	sum  string
+	done chan struct{}
+}
+
+// SHA256 returns the lowercase hex SHA-256 of Data, waiting for the
+// concurrent hash started by ReadFile.
+func (f *File) SHA256() string {
+	if f.done != nil {
+		<-f.done
+	}
+	return f.sum
+}
+
+// NewFile returns a File for bytes already in memory (tests, fuzzing).
+func NewFile(path string, data []byte) *File {
+	f := &File{CallerPath: path, Size: int64(len(data)), Data: data}
+	f.hash()
+	return f
+}
+
+func (f *File) hash() {
+	f.done = make(chan struct{})
+	go func() {
+		sum := sha256.Sum256(f.Data)
+		f.sum = hex.EncodeToString(sum[:])
+		close(f.done)
+	}()
 }
 
 // Identity is the JSON projection of a File's identity.
@@ -42,7 +70,7 @@ type Identity struct {
 
 // Identity returns f's identity projection.
 func (f *File) Identity() Identity {
-	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), SHA256: f.SHA256, ModifiedAt: contract.TS(f.ModTime)}
+	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), SHA256: f.SHA256(), ModifiedAt: contract.TS(f.ModTime)}
 }
 
 // ReadFile reads the regular file at path (at most limit bytes) and returns
@@ -80,8 +108,9 @@ func ReadFile(path, field string, limit int64) (*File, error) {
 	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(n) != st.Size() {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was read; retry when it is stable", field)
 	}
-	sum := sha256.Sum256(data)
-	return &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), SHA256: hex.EncodeToString(sum[:]), Data: data}, nil
+	f := &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}
+	f.hash()
+	return f, nil
 }
 
 func openError(err error, field string) error {

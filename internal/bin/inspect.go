@@ -9,8 +9,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -254,6 +258,14 @@ type Inspection struct {
 	Facets      map[string]FacetCoverage `json:"facets"`
 
 	noDigest bool
+	pending  []digestJob
+}
+
+// digestJob is one section whose digest and entropy are computed by
+// flushDigests.
+type digestJob struct {
+	idx int
+	b   []byte
 }
 
 // Facet names used in Inspection.Facets.
@@ -343,6 +355,7 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 	case FormatMachOFat:
 		inspectFat(ctx, in, data)
 	}
+	in.flushDigests(ctx)
 	if err := ctx.Err(); err != nil {
 		return nil, contract.AsError(err)
 	}
@@ -367,17 +380,44 @@ func guard(in *Inspection, structure string, off uint64, fn func()) (ok bool) {
 	return true
 }
 
-// digest fills s's sha256 and entropy from b (unless digests are off).
+// digest marks s as backed by the file bytes b and queues its sha256 and
+// entropy (unless digests are off). s must be appended to in.Sections
+// next, at index len(in.Sections).
 func (in *Inspection) digest(s *Section, b []byte) {
 	s.Content = "file_bytes"
 	s.data = b
-	if in.noDigest {
-		return
+	if !in.noDigest {
+		in.pending = append(in.pending, digestJob{idx: len(in.Sections), b: b})
 	}
-	sum := sha256.Sum256(b)
-	s.SHA256 = hex.EncodeToString(sum[:])
-	e := entropy(b)
-	s.Entropy = &e
+}
+
+// flushDigests computes the queued section digests and entropies on
+// GOMAXPROCS workers, largest sections first.
+func (in *Inspection) flushDigests(ctx context.Context) {
+	jobs := in.pending
+	in.pending = nil
+	sort.Slice(jobs, func(i, j int) bool { return len(jobs[i].b) > len(jobs[j].b) })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || ctx.Err() != nil {
+					return
+				}
+				j := jobs[i]
+				sum := sha256.Sum256(j.b)
+				e := entropy(j.b)
+				s := &in.Sections[j.idx]
+				s.SHA256 = hex.EncodeToString(sum[:])
+				s.Entropy = &e
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // entropy returns the Shannon entropy of b in bits per byte (0 for empty),
@@ -386,9 +426,22 @@ func entropy(b []byte) float64 {
 	if len(b) == 0 {
 		return 0
 	}
+	// Four histograms break the store-to-load dependency between
+	// neighbouring equal bytes.
+	var h4 [4][256]uint64
+	i := 0
+	for ; i+4 <= len(b); i += 4 {
+		h4[0][b[i]]++
+		h4[1][b[i+1]]++
+		h4[2][b[i+2]]++
+		h4[3][b[i+3]]++
+	}
+	for ; i < len(b); i++ {
+		h4[0][b[i]]++
+	}
 	var hist [256]uint64
-	for _, c := range b {
-		hist[c]++
+	for k := range hist {
+		hist[k] = h4[0][k] + h4[1][k] + h4[2][k] + h4[3][k]
 	}
 	n := float64(len(b))
 	h := 0.0

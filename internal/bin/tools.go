@@ -117,7 +117,7 @@ func (e Env) pager(ctx context.Context, name string, args json.RawMessage, files
 	b, _ := json.Marshal(m)
 	p := &pager{env: e, ctx: ctx, tool: name, args: b, raw: m}
 	for _, f := range files {
-		p.inputs = append(p.inputs, evidence.InputIdentity{SHA256: f.SHA256, Format: "file"})
+		p.inputs = append(p.inputs, evidence.InputIdentity{SHA256: f.SHA256(), Format: "file"})
 	}
 	return p
 }
@@ -311,7 +311,7 @@ func (e Env) preserve(ctx context.Context, op string, args json.RawMessage, file
 		names = []string{"left", "right"}
 	}
 	for i, f := range files {
-		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: names[i], Role: evidence.RoleAnalysisSource, Format: format, Data: f.Data, ExpectedSHA256: f.SHA256})
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: names[i], Role: evidence.RoleAnalysisSource, Format: format, Data: f.Data, ExpectedSHA256: f.SHA256()})
 	}
 	rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: "result", Role: evidence.RoleOutput, Format: "json", Data: output})
 	man, err := st.Publish(ctx, rec)
@@ -726,7 +726,7 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 			upstream[side+".imports"] = c.in.Facets["imports"].State
 		}
 	}
-	d := &paged{Left: &li, Right: &ri, Rows: nonNilSlice(rows), Summary: map[string]any{"by_kind": summary, "selected": len(sel), "entries": len(all), "formats": []string{lin.Header.Format, rin.Header.Format}, "identical_files": lf.SHA256 == rf.SHA256}, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
+	d := &paged{Left: &li, Right: &ri, Rows: nonNilSlice(rows), Summary: map[string]any{"by_kind": summary, "selected": len(sel), "entries": len(all), "formats": []string{lin.Header.Format, rin.Header.Format}, "identical_files": lf.SHA256() == rf.SHA256()}, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
 	if len(upstream) > 0 {
 		d.Coverage.Upstream = upstream
 		res.Warn("part of an inventory could not be read; entries it would decide are not_comparable, and unlisted differences may exist")

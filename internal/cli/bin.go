@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -46,11 +47,13 @@ func (f *binFlags) apply(args map[string]any, paged bool) {
 // render. A next page is announced on stderr.
 func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[string]any, render func(w io.Writer, data json.RawMessage) error) error {
 	raw, _ := json.Marshal(args)
-	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
-	if err != nil {
+	// Only the bin toolset: the same tool definitions and Registry.Call
+	// validation as MCP, without compiling the other toolsets' schemas.
+	rt := &Runtime{Registry: tool.NewRegistry()}
+	defer rt.Close()
+	if err := buildBin(cmd.Context(), rt, runtimeOptions{Stderr: env.Stderr, NoHost: true}); err != nil {
 		return err
 	}
-	defer rt.Close()
 	if f.asJSON {
 		return callAndPrint(cmd, env, rt.Registry, name, raw)
 	}
