@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newHistoryCmd) }
+
+// refForPIDAny resolves a PID to a process_ref among live and retained
+// lifetimes (list_processes scope all); several lifetimes of one PID are
+// ambiguous unless exactly one is live.
+func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, error) {
+	b, _ := json.Marshal(map[string]any{"scope": "all", "filter": map[string]any{"pid": pid}})
+	res, err := reg.Call(cmd.Context(), "list_processes", b)
+	if err != nil {
+		return "", err
+	}
+	var page struct {
+		Rows []struct {
+			Ref       string `json:"process_ref"`
+			Lifecycle string `json:"lifecycle"`
+		} `json:"rows"`
+	}
+	if err := remarshal(res.Data, &page); err != nil {
+		return "", err
+	}
+	switch {
+	case len(page.Rows) == 1:
+		return page.Rows[0].Ref, nil
+	case len(page.Rows) == 0:
+		return "", contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid)
+	}
+	for _, r := range page.Rows {
+		if r.Lifecycle == "live" {
+			return r.Ref, nil
+		}
+	}
+	return "", contract.Errorf(contract.CodeInvalidArgument, "PID %d has %d retained lifetimes; pass --ref from inquest call list_processes '{\"scope\":\"retained\"}'", pid, len(page.Rows))
+}
+
+func newHistoryCmd(env *Env) *cobra.Command {
+	var asJSON, raw bool
+	var ref, from, to string
+	var pid, limit int
+	var metrics []string
+	cmd := &cobra.Command{
+		Use:   "history --metric ID[,ID...] [--pid PID | --ref REF] [--from T] [--to T] [--raw]",
+		Short: "Retained metric history of a process or the system (get_history)",
+		Long: `Summarize (default) or list (--raw) the retained history of one target: a
+process (--pid, --ref; ended lifetimes too) or the system (default). Bounds
+are RFC 3339 timestamps, inclusive. --raw follows every page. --json prints
+the get_history envelope of the first page.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(metrics) == 0 {
+				return fmt.Errorf("--metric is required (see inquest call list_metrics)")
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			args := map[string]any{"metric_ids": metrics, "mode": "summary"}
+			if raw {
+				args["mode"] = "raw"
+			}
+			switch {
+			case ref != "":
+				args["target"] = map[string]any{"process_ref": ref}
+			case pid > 0:
+				r, err := refForPIDAny(cmd, rt.Registry, pid)
+				if err != nil {
+					return printFailure(env, err)
+				}
+				args["target"] = map[string]any{"process_ref": r}
+			}
+			if from != "" {
+				args["from"] = from
+			}
+			if to != "" {
+				args["to"] = to
+			}
+			if limit > 0 {
+				args["limit"] = limit
+			}
+			b, _ := json.Marshal(args)
+			if asJSON {
+				return callAndPrint(cmd, env, rt.Registry, "get_history", b)
+			}
+			res, err := rt.Registry.Call(cmd.Context(), "get_history", b)
+			if err != nil {
+				return printFailure(env, err)
+			}
+			if !raw {
+				return renderSummary(env.Stdout, metrics, res)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "AT\t"+strings.Join(metrics, "\t"))
+			for {
+				var page struct {
+					Rows []struct {
+						At     string         `json:"at"`
+						Values map[string]any `json:"values"`
+					} `json:"rows"`
+				}
+				if err := remarshal(res.Data, &page); err != nil {
+					return err
+				}
+				for _, r := range page.Rows {
+					cells := []string{r.At}
+					for _, m := range metrics {
+						cells = append(cells, fmtVal(r.Values[m]))
+					}
+					fmt.Fprintln(tw, strings.Join(cells, "\t"))
+				}
+				if res.NextAction == nil {
+					break
+				}
+				nb, _ := json.Marshal(res.NextAction.Arguments)
+				if res, err = rt.Registry.Call(cmd.Context(), "get_history", nb); err != nil {
+					tw.Flush()
+					return printFailure(env, err)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringSliceVar(&metrics, "metric", nil, "metric ids (comma-separated or repeated)")
+	cmd.Flags().StringVar(&ref, "ref", "", "process_ref (live or retained)")
+	cmd.Flags().IntVar(&pid, "pid", 0, "PID (resolved among live and retained lifetimes)")
+	cmd.Flags().StringVar(&from, "from", "", "inclusive start, RFC 3339")
+	cmd.Flags().StringVar(&to, "to", "", "inclusive end, RFC 3339")
+	cmd.Flags().BoolVar(&raw, "raw", false, "every stored sample instead of the summary")
+	cmd.Flags().IntVar(&limit, "limit", 0, "raw rows per page (1..5000)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the get_history envelope")
+	return cmd
+}
+
+// renderSummary prints one line per metric of a summary result.
+func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
+	var d struct {
+		Metrics  map[string]map[string]any `json:"metrics"`
+		Coverage map[string]any            `json:"coverage"`
+	}
+	if err := remarshal(res.Data, &d); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "retained %v .. %v, %v samples in range, max gap %v ms\n", fmtVal(d.Coverage["retained_from"]), fmtVal(d.Coverage["retained_to"]), fmtVal(d.Coverage["sample_count"]), fmtVal(d.Coverage["max_sample_interval_ms"]))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "METRIC\tSAMPLES\tAVAILABLE\tMISSING\tMIN\tMAX\tMEAN\tFIRST\tLAST\tDELTA")
+	for _, id := range metrics {
+		m := d.Metrics[id]
+		mean := fmtVal(m["mean"])
+		if r, ok := m["mean"].(map[string]any); ok {
+			mean = fmt.Sprintf("%v/%v", r["numerator"], r["denominator"])
+		}
+		first, last := "-", "-"
+		if f, ok := m["first"].(map[string]any); ok {
+			first = fmtVal(f["value"])
+		}
+		if l, ok := m["last"].(map[string]any); ok {
+			last = fmtVal(l["value"])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, fmtVal(m["sample_count"]), fmtVal(m["available_value_count"]), fmtVal(m["missing_value_count"]),
+			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(m["delta"]))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+)
+
+// runCLI runs inquest with args over an in-process host and a private
+// inquest.toml.
+func runInvCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	if errb.Len() > 0 {
+		t.Logf("stderr: %s", errb.String())
+	}
+	return out.String(), code
+}
+
+func TestTrackProfileHistoryCLI(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "inquest.toml")
+	t.Setenv("INQUEST_CONFIG", cfg)
+	t.Setenv(inProcessEnv, "1")
+
+	out, code := runInvCLI(t, "track", "add", "Postgres")
+	if code != 0 || !strings.Contains(out, "succeeded") || !strings.Contains(out, "postgres") {
+		t.Fatalf("track add: %d %s", code, out)
+	}
+	// Persisted: a new host (a new command) sees it.
+	out, code = runInvCLI(t, "track", "list")
+	if code != 0 || !strings.Contains(out, "names: postgres") {
+		t.Fatalf("track list: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "track", "add", "x", "--expected-revision", "stale-1")
+	if code != 1 || !strings.Contains(out, "STATE_CONFLICT") {
+		t.Fatalf("stale revision: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "profile", "save-as", "db")
+	if code != 0 || !strings.Contains(out, "succeeded") {
+		t.Fatalf("save-as: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "profile", "save-as", "DB")
+	if code != 1 || !strings.Contains(out, "STATE_CONFLICT") {
+		t.Fatalf("duplicate: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "profile", "list")
+	if code != 0 || !strings.Contains(out, "*") || !strings.Contains(out, "postgres") {
+		t.Fatalf("profile list: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "history", "--metric", "memory_total_bytes,process_count")
+	if code != 0 || !strings.Contains(out, "memory_total_bytes") || !strings.Contains(out, "SAMPLES") {
+		t.Fatalf("history: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "history", "--metric", "process_count", "--raw", "--limit", "1")
+	if code != 0 || strings.Count(out, "\n") < 3 {
+		t.Fatalf("history raw (two samples over two pages): %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "wait", "present", "no-such-process-inquest", "--timeout", "1500ms")
+	if code != 1 || !strings.Contains(out, "TIMEOUT") || !strings.Contains(out, "last_observation") {
+		t.Fatalf("wait timeout: %d %s", code, out)
+	}
+	out, code = runInvCLI(t, "wait", "metric", "memory_total_bytes", ">", "0", "--system", "--timeout", "5s")
+	if code != 0 || !strings.Contains(out, `"satisfied": true`) {
+		t.Fatalf("wait metric: %d %s", code, out)
+	}
+}
+
+// inquest confirm lists and decides pending confirmations on a host; the
+// profile delete it confirms was requested by another session.
+func TestConfirmCommand(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	h, err := host.New(host.Options{Version: "test", Interval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	client := h.NewSession()
+	human := h.NewSession()
+	call := func(s *host.Session) hostCaller {
+		return func(ctx context.Context, method string, args any) (*contract.Result, error) {
+			b, _ := json.Marshal(args)
+			if args == nil {
+				b = []byte("{}")
+			}
+			return h.Dispatch(ctx, s, method, b)
+		}
+	}
+	get := func(method string, args any) map[string]any {
+		res, err := call(client)(context.Background(), method, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d map[string]any
+		remarshal(res.Data, &d)
+		return d
+	}
+	rev := get("get_tracking", nil)["revision"]
+	d := get("update_profile", map[string]any{"operation_id": "s1", "expected_revision": rev, "action": "save_as", "name": "p"})
+	prof := d["outcome"].(map[string]any)["profile"].(map[string]any)
+	rev = get("get_tracking", nil)["revision"]
+	d = get("update_profile", map[string]any{"operation_id": "del", "expected_revision": rev, "action": "delete", "profile_id": prof["profile_id"], "profile_revision": prof["revision"]})
+	if d["state"] != "pending_confirmation" {
+		t.Fatalf("delete %v", d)
+	}
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out}
+	if err := runConfirm(context.Background(), env, call(human), nil, false, false); err != nil || !strings.Contains(out.String(), "del (update_profile)") {
+		t.Fatalf("list: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := runConfirm(context.Background(), env, call(client), []string{"del"}, false, false); err == nil || !strings.Contains(out.String(), "PERMISSION_DENIED") {
+		t.Fatalf("the requester confirmed its own action: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := runConfirm(context.Background(), env, call(human), []string{"del"}, false, false); err != nil || !strings.Contains(out.String(), "del: succeeded") {
+		t.Fatalf("confirm: %v %s", err, out.String())
+	}
+	if ps := get("list_profiles", nil)["profiles"].([]any); len(ps) != 0 {
+		t.Fatalf("profile not deleted: %v", ps)
+	}
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newWaitCmd) }
+
+func newWaitCmd(env *Env) *cobra.Command {
+	var timeout time.Duration
+	var ref string
+	var pid int
+	var system bool
+	cmd := &cobra.Command{
+		Use:   "wait present NAME | exit (--pid PID | --ref REF) | metric METRIC OP THRESHOLD [--pid PID | --ref REF | --system]",
+		Short: "Wait for a process to appear, exit, or a metric threshold (wait_condition)",
+		Long: `Wait up to --timeout (1ms..60s) for a condition and print the evidence
+envelope: a process named NAME in a sample newer than the request (present),
+a verified lifetime exiting (exit; a held pidfd on Linux), or METRIC OP
+THRESHOLD with OP one of > >= < <= on a fresh sample (metric). A timeout
+prints the TIMEOUT error with the last observation and exits 1.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout < time.Millisecond || timeout > time.Minute {
+				return fmt.Errorf("--timeout must be 1ms..60s")
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			a := map[string]any{"timeout_ms": timeout.Milliseconds(), "wait_ms": 10000}
+			target := func() error {
+				switch {
+				case ref != "":
+					a["process_ref"] = ref
+				case pid > 0:
+					r, err := refForPID(cmd, rt.Registry, pid)
+					if err != nil {
+						return err
+					}
+					a["process_ref"] = r
+				}
+				return nil
+			}
+			switch {
+			case args[0] == "present" && len(args) == 2:
+				a["condition"], a["process_name"] = "process_present", args[1]
+			case args[0] == "exit" && len(args) == 1:
+				a["condition"] = "process_exit"
+				if err := target(); err != nil {
+					return printFailure(env, err)
+				}
+			case args[0] == "metric" && len(args) == 4:
+				a["condition"], a["metric_id"], a["comparison"] = "metric_threshold", args[1], args[2]
+				if _, err := strconv.ParseFloat(args[3], 64); err != nil {
+					return fmt.Errorf("THRESHOLD must be a number")
+				}
+				a["threshold"] = args[3]
+				if system {
+					a["system"] = true
+				} else if err := target(); err != nil {
+					return printFailure(env, err)
+				}
+			default:
+				return fmt.Errorf("usage: %s", cmd.Use)
+			}
+			// The bridge waits in 10 s budgets; follow the continuation
+			// until the wait ends (it cannot outlive timeout_ms).
+			b, _ := json.Marshal(a)
+			for {
+				res, err := rt.Registry.Call(cmd.Context(), "wait_condition", b)
+				if err != nil || res.NextAction == nil || res.NextAction.Tool != "wait_condition" {
+					body, isErr := contract.Marshal(res, err)
+					var v any
+					json.Unmarshal(body, &v)
+					printJSON(env.Stdout, v)
+					if isErr {
+						return exitCode(1)
+					}
+					return nil
+				}
+				next := res.NextAction.Arguments
+				next["wait_ms"] = 10000
+				b, _ = json.Marshal(next)
+			}
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait (timeout_ms), at most 60s")
+	cmd.Flags().StringVar(&ref, "ref", "", "process_ref of the target")
+	cmd.Flags().IntVar(&pid, "pid", 0, "live PID of the target (resolved to a process_ref)")
+	cmd.Flags().BoolVar(&system, "system", false, "the system is the metric target")
+	return cmd
+}
