@@ -98,6 +98,7 @@ func buildCorpus(t testing.TB) {
 			{"go-linux-amd64-pie", src, "linux", "amd64", []string{"-buildmode=pie"}},
 			{"go-linux-arm64", src, "linux", "arm64", nil},
 			{"go-linux-arm64-pie", src, "linux", "arm64", []string{"-buildmode=pie"}},
+			{"go-linux-386", src, "linux", "386", nil},
 			{"go-windows-amd64.exe", src, "windows", "amd64", nil},
 			{"go-darwin-arm64", src, "darwin", "arm64", nil},
 			{"go-darwin-amd64", src, "darwin", "amd64", nil},
@@ -699,7 +700,7 @@ func crossCheckGoBuildInfo(t *testing.T, p string, in *Inspection) {
 func TestCorpusELF(t *testing.T) {
 	needReadelf(t)
 	buildCorpus(t)
-	names := []string{"go-linux-amd64", "go-linux-amd64-pie", "go-linux-arm64", "go-linux-arm64-pie", "c-hardened", "c-plain"}
+	names := []string{"go-linux-amd64", "go-linux-amd64-pie", "go-linux-arm64", "go-linux-arm64-pie", "go-linux-386", "c-hardened", "c-plain"}
 	for _, n := range names {
 		t.Run(n, func(t *testing.T) {
 			p, ok := corpus[n]

@@ -241,7 +241,7 @@ func mergeArgs(a, b map[string]any) map[string]any {
 func TestDisassembleSymbolizesTargets(t *testing.T) {
 	buildCorpus(t)
 	r := registry(t, "")
-	for _, name := range []string{"go-linux-amd64", "go-linux-arm64", "go-darwin-arm64", "go-windows-amd64.exe"} {
+	for _, name := range []string{"go-linux-amd64", "go-linux-arm64", "go-linux-386", "go-darwin-arm64", "go-windows-amd64.exe"} {
 		m := mustCall(t, r, "disassemble", map[string]any{"path": corpus[name], "symbol": "main.main", "max_instructions": 500})
 		found := false
 		for _, x := range rows(m) {
