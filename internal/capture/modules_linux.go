@@ -126,13 +126,21 @@ func buildID(f io.ReaderAt) string {
 }
 
 // openInRoot opens path as the target process sees it (through the pinned
-// /proc/PID/root), falling back to this process's view.
+// /proc/PID/root). When that is not permitted it falls back to this
+// process's view only if both share a mount namespace, so metadata never
+// describes a different file of the same name in another container.
 func (p *pinned) openInRoot(path string) (*os.File, error) {
 	if strings.HasPrefix(path, "/") {
 		fd, err := unix.Openat(p.fd, "root"+path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err == nil {
 			return os.NewFile(uintptr(fd), path), nil
 		}
+	}
+	var a, b [64]byte
+	mine, err1 := readlinkAt(unix.AT_FDCWD, procRoot+"/self/ns/mnt", a[:])
+	theirs, err2 := readlinkAt(p.fd, "ns/mnt", b[:])
+	if err1 != nil || err2 != nil || string(mine) != string(theirs) {
+		return nil, os.ErrPermission
 	}
 	return os.Open(path)
 }
