@@ -1,0 +1,175 @@
+package history
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+type fakeProc struct {
+	pid   int32
+	ppid  int32
+	ticks uint64
+	name  string
+	rss   uint64
+}
+
+func snapOf(seq uint64, at time.Time, ps ...fakeProc) *proc.Snapshot {
+	s := &proc.Snapshot{Seq: seq, Time: at}
+	for _, f := range ps {
+		p := proc.Process{PID: f.pid, PPID: f.ppid, StartTicks: f.ticks, Name: f.name}
+		p.Set(proc.PRSS, f.rss)
+		s.Procs = append(s.Procs, p)
+	}
+	// sorted by PID as the collector publishes
+	for i := 1; i < len(s.Procs); i++ {
+		for j := i; j > 0 && s.Procs[j].PID < s.Procs[j-1].PID; j-- {
+			s.Procs[j], s.Procs[j-1] = s.Procs[j-1], s.Procs[j]
+		}
+	}
+	s.System.Set(proc.SProcesses, uint64(len(ps)))
+	return s
+}
+
+// A reused PID is another identity: the ended lifetime keeps its own
+// samples and is never resolved to the new process.
+func TestStoreReusedPID(t *testing.T) {
+	st := NewStore()
+	st.now = func() time.Time { return t0.Add(3 * time.Second) }
+	old := fakeProc{pid: 4242, ppid: 1, ticks: 100, name: "worker", rss: 111}
+	st.Apply(snapOf(1, t0, old))
+	st.Apply(snapOf(2, t0.Add(time.Second), old))
+	young := fakeProc{pid: 4242, ppid: 1, ticks: 900, name: "worker", rss: 999}
+	st.Apply(snapOf(3, t0.Add(2*time.Second), young))
+
+	v, lt, ok := st.Process(proc.Identity{PID: 4242, StartTicks: 100})
+	if !ok || !lt.Ended || v.Len() != 2 {
+		t.Fatalf("old lifetime: ok %v ended %v len %d", ok, lt.Ended, v.Len())
+	}
+	for _, s := range v.Raw(Interval{}, []int{proc.PRSS}) {
+		if s.Vals[0] != 111 {
+			t.Fatalf("old lifetime holds a sample of the new one: %d", s.Vals[0])
+		}
+	}
+	v2, lt2, _ := st.Process(proc.Identity{PID: 4242, StartTicks: 900})
+	if lt2.Ended || v2.Len() != 1 {
+		t.Fatalf("new lifetime: %+v", lt2)
+	}
+	if _, _, ok := st.Process(proc.Identity{PID: 4242, StartTicks: 500}); ok {
+		t.Fatal("an identity never seen resolved")
+	}
+	if n := len(st.Lifetimes()); n != 2 {
+		t.Fatalf("lifetimes %d", n)
+	}
+}
+
+// Tracking by name covers observed descendants; capacity follows; removal
+// previews and applies the discard.
+func TestStoreTrackingScope(t *testing.T) {
+	st := NewStore()
+	st.SetTracking([]string{"Postgres"})
+	pg := fakeProc{pid: 10, ppid: 1, ticks: 5, name: "postgres"}
+	child := fakeProc{pid: 11, ppid: 10, ticks: 6, name: "bgwriter"}
+	grand := fakeProc{pid: 12, ppid: 11, ticks: 7, name: "sh"}
+	other := fakeProc{pid: 20, ppid: 1, ticks: 8, name: "sshd"}
+	// a process whose "parent" started later is not a verified descendant
+	fakeKid := fakeProc{pid: 9, ppid: 10, ticks: 9999, name: "odd"}
+	fakeKid.ticks = 1
+	for i := 0; i < 300; i++ {
+		st.Apply(snapOf(uint64(i+1), t0.Add(time.Duration(i)*time.Second), pg, child, grand, other, fakeKid))
+	}
+	want := map[int32]bool{10: true, 11: true, 12: true, 20: false, 9: false}
+	for _, l := range st.Lifetimes() {
+		if l.Tracked != want[l.ID.PID] {
+			t.Errorf("pid %d tracked %v", l.ID.PID, l.Tracked)
+		}
+		wantLen := UntrackedCapacity
+		if l.Tracked {
+			wantLen = 300
+		}
+		if l.Samples != wantLen {
+			t.Errorf("pid %d samples %d want %d", l.ID.PID, l.Samples, wantLen)
+		}
+	}
+	loss := st.PreviewTracking(nil)
+	if len(loss) != 3 || loss[0].Discard != 180 {
+		t.Fatalf("preview %+v", loss)
+	}
+	if got := st.SetTracking(nil); len(got) != 3 {
+		t.Fatalf("applied loss %+v", got)
+	}
+	for _, l := range st.Lifetimes() {
+		if l.Tracked || l.Samples != UntrackedCapacity {
+			t.Errorf("after removal pid %d: %+v", l.ID.PID, l)
+		}
+	}
+}
+
+// Ended untracked lifetimes are pruned by age and count; tracked ones by
+// their own bound; live ones never.
+func TestStorePruning(t *testing.T) {
+	st := NewStore()
+	now := t0
+	st.now = func() time.Time { return now }
+	var ps []fakeProc
+	for i := 0; i < MaxEndedUntracked+10; i++ {
+		ps = append(ps, fakeProc{pid: int32(1000 + i), ppid: 1, ticks: uint64(i + 1), name: "short"})
+	}
+	seq := uint64(0)
+	for i, p := range ps { // each lives for one sample, then ends
+		seq++
+		now = t0.Add(time.Duration(i) * time.Millisecond)
+		st.Apply(snapOf(seq, now, p))
+	}
+	seq++
+	st.Apply(snapOf(seq, now.Add(time.Millisecond)))
+	if n := len(st.Lifetimes()); n != MaxEndedUntracked {
+		t.Fatalf("ended untracked retained %d, want %d", n, MaxEndedUntracked)
+	}
+	if _, _, ok := st.Process(proc.Identity{PID: 1000, StartTicks: 1}); ok {
+		t.Fatal("the oldest ended lifetime was kept")
+	}
+	now = now.Add(EndedUntrackedAge + time.Minute)
+	seq++
+	live := fakeProc{pid: 5, ppid: 1, ticks: 1, name: "init"}
+	st.Apply(snapOf(seq, now, live))
+	if ls := st.Lifetimes(); len(ls) != 1 || ls[0].ID.PID != 5 {
+		t.Fatalf("after age pruning: %d lifetimes", len(ls))
+	}
+}
+
+// BenchmarkStoreTrackedMemory applies 7,200 snapshots of 1,000 tracked
+// processes through the Store (the host's path) and reports heap bytes per
+// process-sample, all per-lifetime overhead included.
+func BenchmarkStoreTrackedMemory(b *testing.B) {
+	const procs, samples = 1000, TrackedCapacity
+	for range b.N {
+		gens := make([]*synth, procs)
+		for i := range gens {
+			gens[i] = newSynth(uint64(i))
+		}
+		before := heap()
+		st := NewStore()
+		st.SetTracking([]string{"svc"})
+		snap := &proc.Snapshot{Procs: make([]proc.Process, procs)}
+		for k := 0; k < samples; k++ {
+			s := &proc.Snapshot{Seq: uint64(k + 1), Procs: snap.Procs}
+			for i, g := range gens {
+				at, av, vals := g.next()
+				p := &s.Procs[i]
+				*p = proc.Process{PID: int32(100 + i), PPID: 1, StartTicks: uint64(i + 1), Name: "svc", Avail: av}
+				copy(p.Vals[:], vals)
+				s.Time = at
+			}
+			st.Apply(s)
+		}
+		snap = nil
+		gens = nil
+		after := heap()
+		runtime.KeepAlive(st)
+		b.ReportMetric(float64(after-before)/float64(procs*samples), "B/process-sample")
+		b.ReportMetric(float64(st.MemoryBytes())/float64(procs*samples), "encoded-B/process-sample")
+	}
+}
