@@ -140,15 +140,19 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	}
 	logger.Info("host ready", "pid", pid, "instance", h.InstanceID, "mcp_connections_disabled", disabled, "listener", ep.State())
 	ready.report("ready %d", pid)
-	watchSettings(ctx, cfgPath, disabled, ep, logger)
+	watchSettings(ctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
 	logger.Info("host stopping")
 	return nil
 }
 
 // watchSettings polls inquest.toml until ctx ends and applies changes of
 // mcp_connections_disabled to the listener. An unreadable file is logged
-// and leaves the listener as it is.
-func watchSettings(ctx context.Context, path string, disabled bool, ep *ipc.HostEndpoint, logger *slog.Logger) {
+// and leaves the listener as it is. It also returns when the host lock file
+// disappears or is replaced (the runtime directory was removed, as at
+// logout or when a test's temp dir is deleted): a host nobody can reach
+// any more stops instead of sampling forever.
+func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep *ipc.HostEndpoint, logger *slog.Logger) {
+	lockInfo, _ := os.Stat(lockPath)
 	type stamp struct {
 		mod  time.Time
 		size int64
@@ -169,6 +173,10 @@ func watchSettings(ctx context.Context, path string, disabled bool, ep *ipc.Host
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if fi, err := os.Stat(lockPath); lockInfo != nil && (err != nil || !os.SameFile(fi, lockInfo)) {
+			logger.Warn("the runtime directory holding the host lock was removed; stopping")
+			return
 		}
 		now := stat()
 		if now == last {
