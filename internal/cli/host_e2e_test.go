@@ -30,7 +30,7 @@ var (
 )
 
 // heBinary builds cmd/inquest once per test run.
-func heBinary(t *testing.T) string {
+func heBinary(t testing.TB) string {
 	t.Helper()
 	heOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "inquest-host-e2e")
@@ -60,14 +60,14 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 // heEnv is an isolated environment: private runtime/config/state/data/tmp
 // directories; a cleanup kills whatever host holds this runtime dir's lock.
 type heEnv struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	run_ string // XDG_RUNTIME_DIR
 	env  []string
 	bin  string
 }
 
-func newHeEnv(t *testing.T) *heEnv {
+func newHeEnv(t testing.TB) *heEnv {
 	t.Helper()
 	base := t.TempDir()
 	e := &heEnv{t: t, base: base, bin: heBinary(t)}
@@ -159,16 +159,19 @@ func (e *heEnv) run(args ...string) (string, int) {
 
 // bridge is one `inquest mcp` process with an MCP client session.
 type heBridge struct {
-	t   *testing.T
+	t   testing.TB
 	cmd *exec.Cmd
 	cs  *mcp.ClientSession
 }
 
-func (e *heEnv) bridge() *heBridge {
+func (e *heEnv) bridge() *heBridge { return e.bridgeArgs() }
+
+// bridgeArgs starts `inquest mcp --toolsets proc ARGS...`.
+func (e *heEnv) bridgeArgs(args ...string) *heBridge {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.Command(e.bin, "mcp", "--toolsets", "proc")
+	cmd := exec.Command(e.bin, append([]string{"mcp", "--toolsets", "proc"}, args...)...)
 	cmd.Env = e.env
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "host-e2e", Version: "1"}, nil)
@@ -593,4 +596,78 @@ func TestSquattedRuntimeDirBinary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.base, "state", "inquest", "serve.log")); err == nil {
 		t.Fatal("a host launch was attempted")
 	}
+}
+
+// TestNodeSDKClient: the official TypeScript SDK (an independent MCP client)
+// lists tools and calls list_processes through `inquest mcp` and the host.
+// It installs @modelcontextprotocol/sdk from npm into a temp dir and skips
+// when node/npm are absent or the registry is unreachable.
+func TestNodeSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("npm install in -short mode")
+	}
+	node, err1 := exec.LookPath("node")
+	npm, err2 := exec.LookPath("npm")
+	if err1 != nil || err2 != nil {
+		t.Skip("node/npm not installed: the independent-client check needs them")
+	}
+	e := newHeEnv(t)
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join("..", "..", "scripts", "mcp-e2e.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "mcp-e2e.mjs"), script, 0o644)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"inquest-e2e","private":true,"type":"module"}`), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", "@modelcontextprotocol/sdk")
+	inst.Dir = dir
+	if out, err := inst.CombinedOutput(); err != nil {
+		t.Skipf("npm install @modelcontextprotocol/sdk failed (registry unreachable?): %v %s", err, out)
+	}
+	cmd := exec.CommandContext(ctx, node, "mcp-e2e.mjs", e.bin)
+	cmd.Dir = dir
+	cmd.Env = e.env
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v %s", err, out)
+	}
+	var got struct {
+		Server       string   `json:"server"`
+		Tools        []string `json:"tools"`
+		StatusError  bool     `json:"status_error"`
+		Instance     string   `json:"backend_instance_id"`
+		HostPID      int      `json:"host_pid"`
+		Listener     string   `json:"mcp_listener"`
+		ListError    bool     `json:"list_error"`
+		ListInstance string   `json:"list_instance"`
+		Rows         int      `json:"rows"`
+		Next         string   `json:"next_action"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if pj, err := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err == nil {
+		var v struct{ Version string }
+		json.Unmarshal(pj, &v)
+		t.Logf("@modelcontextprotocol/sdk %s, node %s", v.Version, nodeVersion(node))
+	}
+	t.Logf("node SDK client saw: %s", out)
+	hasList := false
+	for _, n := range got.Tools {
+		hasList = hasList || n == "list_processes"
+	}
+	if got.Server != "inquest" || !hasList || got.StatusError || got.ListError || got.Rows != 5 || got.Next != "list_processes" {
+		t.Fatalf("node client result %+v", got)
+	}
+	if got.Instance == "" || got.ListInstance != got.Instance || got.HostPID != e.hostPID() || !hostAlive(got.HostPID) || got.Listener != "listening" {
+		t.Fatalf("calls did not go through the host: %+v (lock pid %d)", got, e.hostPID())
+	}
+}
+
+func nodeVersion(node string) string {
+	out, _ := exec.Command(node, "--version").Output()
+	return strings.TrimSpace(string(out))
 }
