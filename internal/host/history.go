@@ -58,10 +58,9 @@ func parseBound(s, field string, up bool) (ms int64, exact bool, err error) {
 		e.Field = "/" + field
 		return 0, false, e
 	}
-	ns := t.UnixNano()
-	ms = t.UnixMilli()
-	exact = ns%int64(time.Millisecond) == 0
-	if !exact && up && ns > 0 {
+	ms = t.UnixMilli() // floor: the sub-second part is never negative
+	exact = t.Nanosecond()%int(time.Millisecond) == 0
+	if !exact && up {
 		ms++ // from: the first whole millisecond at or after the bound
 	}
 	return ms, exact, nil

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,6 +324,21 @@ func parseThreshold(raw json.RawMessage, m proc.Metric) (*big.Rat, error) {
 		s = x
 	default:
 		return nil, argErr("threshold", "threshold must be a number or a decimal string")
+	}
+	if len(s) > 64 {
+		return nil, argErr("threshold", "threshold has more than 64 characters")
+	}
+	if strings.ContainsAny(s, "eE") {
+		// Exponent forms go through float64, so 1e999999999 cannot make
+		// the rational parser build a huge power of ten.
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, argErr("threshold", "threshold must be a finite number")
+		}
+		return new(big.Rat).SetFloat64(f), nil
+	}
+	if strings.ContainsAny(s, "/") {
+		return nil, argErr("threshold", "threshold must be a decimal number")
 	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
