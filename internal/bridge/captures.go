@@ -265,6 +265,9 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	data["next_action"] = nil
 	switch data["state"] {
 	case "running":
+		if d.mode.Raw {
+			return res, nil // raw mode adds no managed continuation metadata
+		}
 		a := map[string]any{"job_id": jobID}
 		if o.hasRead {
 			a["read"] = o.read
@@ -313,7 +316,9 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		if v, _ := pd["capture_id"].(string); v != "" && v != capID {
 			ids = append(ids, v)
 		}
-		data["capture_retained"] = true
+		if !d.mode.Raw {
+			data["capture_retained"] = true
+		}
 		data["retained_capture_ids"] = ids
 	case more:
 		// One-pass continuation: the bridge keeps the chain and releases it

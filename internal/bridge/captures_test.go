@@ -341,7 +341,7 @@ func TestContinuationAndRetention(t *testing.T) {
 func TestRawMode(t *testing.T) {
 	reg, _ := registry(t, true, jobs.DefaultLimits())
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "network"})
-	if d["result_page"] != nil || d["job_id"] == nil {
+	if d["result_page"] != nil || d["job_id"] == nil || (d["state"] == "running" && d["next_action"] != nil) {
 		t.Fatalf("raw start returned a page: %v", d)
 	}
 	var j map[string]any
@@ -369,7 +369,7 @@ func TestRawMode(t *testing.T) {
 	}
 	// raw with explicit read and wait
 	w := mustCall(t, reg, "start_capture", map[string]any{"kind": "network", "wait_ms": 5000, "read": map[string]any{"limit": 1}})
-	if w["state"] != "succeeded" || len(rowsOf(page(w))) > 1 || w["capture_retained"] != true {
+	if w["state"] != "succeeded" || len(rowsOf(page(w))) > 1 || w["retained_capture_ids"] == nil || w["capture_retained"] != nil {
 		t.Fatalf("raw explicit read %v", w)
 	}
 }

@@ -120,6 +120,13 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 		deniedFds := 0
 		for _, n := range names {
 			fdsSeen++
+			if fdsSeen&4095 == 0 {
+				if err := ctxErr(ctx); err != nil {
+					unix.Close(dfd)
+					p.close()
+					return nil, err
+				}
+			}
 			link, err := readlinkAt(dfd, n, buf)
 			if err != nil {
 				fdsFailed++
