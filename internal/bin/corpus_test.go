@@ -123,7 +123,7 @@ func buildCorpus(t testing.TB) {
 				name  string
 				flags []string
 			}{
-				{"c-hardened", []string{"-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-O2", "-Wl,-z,relro,-z,now"}},
+				{"c-hardened", []string{"-g", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-O2", "-Wl,-z,relro,-z,now"}},
 				{"c-plain", []string{"-fno-stack-protector", "-U_FORTIFY_SOURCE", "-O2", "-Wl,-z,norelro", "-no-pie", "-Wl,-z,execstack", "-Wl,-rpath,/opt/inquest-test/lib", "-Wl,--disable-new-dtags"}},
 			} {
 				out := filepath.Join(corpusDir, c.name)
@@ -661,6 +661,32 @@ func mustDec(t testing.TB, s string) uint64 {
 	return v
 }
 
+// crossCheckDWARF compares the compilation-unit count and producers with
+// readelf --debug-dump=info.
+func crossCheckDWARF(t *testing.T, p string, in *Inspection) {
+	t.Helper()
+	out, _ := exec.Command("readelf", "--debug-dump=info", "-W", p).Output()
+	units := strings.Count(string(out), "Compilation Unit @ offset")
+	if in.Debug == nil {
+		t.Fatal("no debug_info facet")
+	}
+	if in.Debug.Units != units || in.Debug.Present != (units > 0) {
+		t.Errorf("DWARF units %d (present %v), readelf %d", in.Debug.Units, in.Debug.Present, units)
+	}
+	prods := map[string]bool{}
+	for _, m := range regexp.MustCompile(`DW_AT_producer\s*:\s*(?:\([^)]*\)\s*)+:?\s*(.*)`).FindAllStringSubmatch(string(out), -1) {
+		prods[strings.TrimSpace(m[1])] = true
+	}
+	for _, p := range in.Debug.Producers {
+		if !prods[p] {
+			t.Errorf("producer %q not in readelf's %v", p, prods)
+		}
+	}
+	if len(prods) != len(in.Debug.Producers) {
+		t.Errorf("producers %q, readelf %v", in.Debug.Producers, prods)
+	}
+}
+
 // crossCheckGoBuildInfo compares Go build info with `go version -m`.
 func crossCheckGoBuildInfo(t *testing.T, p string, in *Inspection) {
 	t.Helper()
@@ -709,6 +735,7 @@ func TestCorpusELF(t *testing.T) {
 			}
 			f, in := inspectPath(t, p)
 			crossCheckELF(t, p, f, in)
+			crossCheckDWARF(t, p, in)
 			if strings.HasPrefix(n, "go-") {
 				crossCheckGoBuildInfo(t, p, in)
 			}

@@ -44,7 +44,9 @@ type Instruction struct {
 	Text         string `json:"text,omitempty"`
 	Target       string `json:"target,omitempty"`
 	TargetSymbol string `json:"target_symbol,omitempty"`
-	Error        string `json:"error,omitempty"`
+	// Source is "file:line" from the DWARF line table, when present.
+	Source string `json:"source,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // symIndex answers "which symbol contains this address" over defined
@@ -98,12 +100,12 @@ func (x *symIndex) name(addr uint64) string {
 // disassemble decodes at most max instructions of code (which starts at
 // address base) from offset off, returning them and the offset after the
 // last decoded instruction.
-func disassemble(arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex) ([]Instruction, int) {
+func disassemble(arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
 	var out []Instruction
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	for off < len(code) && len(out) < max {
 		pc := base + uint64(off)
-		row := Instruction{Address: hexU(pc)}
+		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
 		switch arch {
 		case ArchAMD64, Arch386:
 			mode := 64

@@ -252,6 +252,7 @@ type Inspection struct {
 	Exports     []Export                 `json:"exports"`
 	BuildID     *BuildID                 `json:"build_id,omitempty"`
 	GoBuildInfo *GoBuildInfo             `json:"go_build_info,omitempty"`
+	Debug       *DebugInfo               `json:"debug_info,omitempty"`
 	Hardening   []Check                  `json:"hardening"`
 	Members     []FatMember              `json:"members,omitempty"`
 	Unresolved  []Unresolved             `json:"unresolved"`
@@ -269,7 +270,7 @@ type digestJob struct {
 }
 
 // Facet names used in Inspection.Facets.
-var facetNames = []string{"header", "sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "hardening"}
+var facetNames = []string{"header", "sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "debug_info", "hardening"}
 
 func newInspection() *Inspection {
 	in := &Inspection{Sections: []Section{}, Segments: []Segment{}, Libraries: []string{}, Imports: []Import{}, Exports: []Export{}, Hardening: []Check{}, Unresolved: []Unresolved{}, Facets: map[string]FacetCoverage{}}
@@ -354,6 +355,9 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 		inspectMachO(ctx, in, data)
 	case FormatMachOFat:
 		inspectFat(ctx, in, data)
+	}
+	if digests {
+		inspectDWARF(in, data)
 	}
 	in.flushDigests(ctx)
 	if err := ctx.Err(); err != nil {

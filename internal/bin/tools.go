@@ -62,7 +62,7 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		{
 			Name: "inspect_binary", Toolset: tool.Bin, Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments with sha256 and entropy; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. Read-only unless preserve is true.",
+			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments with sha256 and entropy; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. Read-only unless preserve is true.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.inspectBinary,
@@ -83,7 +83,7 @@ func Tools(env Env) []tool.Tool {
 		},
 		{
 			Name: "disassemble", Toolset: tool.Bin, Title: "Disassemble x86-64 or arm64 code",
-			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables. Paged with cursor.",
+			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables, and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"oneOf":[{"required":["symbol"]},{"required":["start"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.disassemble,
@@ -612,6 +612,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		return nil, err
 	}
 	idx := newSymIndex(ss)
+	lines := newLineTable(in.Header.Format, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -622,7 +623,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		if st.Offset < 0 || st.Offset > len(cr.code) {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
-		rows, off := disassemble(arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx)
+		rows, off := disassemble(arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
 		if off >= len(cr.code) {
 			return rows, nil, nil
 		}

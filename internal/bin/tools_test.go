@@ -243,8 +243,8 @@ func TestDisassembleSymbolizesTargets(t *testing.T) {
 	r := registry(t, "")
 	for _, name := range []string{"go-linux-amd64", "go-linux-arm64", "go-linux-386", "go-darwin-arm64", "go-windows-amd64.exe"} {
 		m := mustCall(t, r, "disassemble", map[string]any{"path": corpus[name], "symbol": "main.main", "max_instructions": 500})
-		found := false
-		for _, x := range rows(m) {
+		found, withSource := false, 0
+		for i, x := range rows(m) {
 			row := x.(map[string]any)
 			if row["error"] != nil {
 				t.Errorf("%s: undecodable instruction at %v", name, row["address"])
@@ -252,9 +252,22 @@ func TestDisassembleSymbolizesTargets(t *testing.T) {
 			if row["target_symbol"] == "main.compute" {
 				found = true
 			}
+			// main.main's first instruction is in main.go (fmt.Println is
+			// inlined, so later ones may not be); COFF sizes are derived,
+			// so padding after the function may have no line.
+			src, _ := row["source"].(string)
+			if src != "" || row["text"] == "int3" {
+				withSource++
+			}
+			if i == 0 && !strings.HasSuffix(strings.Split(src, ":")[0], "main.go") {
+				t.Errorf("%s: first instruction has source %q", name, src)
+			}
 		}
 		if !found {
 			t.Errorf("%s: no call to main.compute symbolized", name)
+		}
+		if n := len(rows(m)); withSource != n {
+			t.Errorf("%s: only %d of %d instructions have a DWARF line or are int3 padding", name, withSource, n)
 		}
 	}
 	_, err := call(t, r, "disassemble", map[string]any{"path": corpus["go-linux-amd64"], "symbol": "no.such.symbol"})

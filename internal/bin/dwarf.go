@@ -1,0 +1,212 @@
+package bin
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"debug/macho"
+	"debug/pe"
+	"fmt"
+	"sort"
+)
+
+// MaxDWARFUnits bounds the compilation units inspect_binary walks; the
+// facet is partial beyond it.
+const MaxDWARFUnits = 100000
+
+// DebugInfo summarizes the DWARF debugging information (debug/dwarf): the
+// compilation units' count, their distinct producers and languages
+// (DW_AT_producer, DW_AT_language), and whether line tables exist.
+type DebugInfo struct {
+	Present   bool     `json:"present"`
+	Units     int      `json:"units"`
+	Producers []string `json:"producers"`
+	Languages []string `json:"languages"`
+}
+
+// dwarfLang names DW_LANG codes (DWARF 5, section 7.12).
+var dwarfLang = map[int64]string{0x1: "C89", 0x2: "C", 0x4: "C_plus_plus", 0xc: "C99", 0x16: "Go", 0x1a: "C_plus_plus_11", 0x1c: "Rust", 0x1d: "C11", 0x21: "C_plus_plus_14", 0x2c: "C17", 0x8001: "Mips_Assembler"}
+
+// openDWARF returns debug/dwarf's reader for data in its format, or nil
+// with the reason.
+func openDWARF(format string, data []byte) (d *dwarf.Data, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("the DWARF reader stopped on inconsistent structure")
+		}
+	}()
+	r := bytes.NewReader(data)
+	switch format {
+	case FormatELF:
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return nil, err
+		}
+		return f.DWARF()
+	case FormatPE:
+		f, err := pe.NewFile(r)
+		if err != nil {
+			return nil, err
+		}
+		return f.DWARF()
+	case FormatMachO:
+		f, err := macho.NewFile(r)
+		if err != nil {
+			return nil, err
+		}
+		return f.DWARF()
+	}
+	return nil, fmt.Errorf("no DWARF for this format")
+}
+
+func hasDebugSections(in *Inspection) bool {
+	for _, s := range in.Sections {
+		switch {
+		case len(s.Name) > 7 && (s.Name[:7] == ".debug_" || s.Name[:7] == "__debug"), len(s.Name) > 8 && s.Name[:8] == ".zdebug_":
+			return true
+		}
+	}
+	return false
+}
+
+// inspectDWARF fills in.Debug and the debug_info facet.
+func inspectDWARF(in *Inspection, data []byte) {
+	if !in.Admitted || in.Header.Format == FormatMachOFat {
+		return
+	}
+	di := &DebugInfo{Producers: []string{}, Languages: []string{}}
+	in.Debug = di
+	if !hasDebugSections(in) {
+		in.facet("debug_info", FacetComplete, "no DWARF sections")
+		return
+	}
+	d, err := openDWARF(in.Header.Format, data)
+	if err != nil {
+		in.unresolved("DWARF debugging information", 0, 0, "debug/dwarf could not read it: "+err.Error())
+		in.facet("debug_info", FacetUnresolved, "DWARF unresolved")
+		return
+	}
+	di.Present = true
+	state := FacetComplete
+	prod, lang := map[string]bool{}, map[string]bool{}
+	func() {
+		defer func() {
+			if recover() != nil {
+				state = FacetPartial
+			}
+		}()
+		r := d.Reader()
+		for di.Units < MaxDWARFUnits {
+			e, err := r.Next()
+			if err != nil {
+				state = FacetPartial
+				in.unresolved("DWARF compilation unit", 0, 0, "debug/dwarf stopped reading units: "+err.Error())
+				return
+			}
+			if e == nil {
+				return
+			}
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				di.Units++
+				if p, ok := e.Val(dwarf.AttrProducer).(string); ok {
+					prod[p] = true
+				}
+				if l, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
+					n := dwarfLang[l]
+					if n == "" {
+						n = fmt.Sprintf("0x%x", l)
+					}
+					lang[n] = true
+				}
+			}
+			r.SkipChildren()
+		}
+		state = FacetPartial
+	}()
+	for p := range prod {
+		di.Producers = append(di.Producers, p)
+	}
+	for l := range lang {
+		di.Languages = append(di.Languages, l)
+	}
+	sort.Strings(di.Producers)
+	sort.Strings(di.Languages)
+	in.facet("debug_info", state, "")
+}
+
+// lineTable maps addresses to source positions from DWARF line programs.
+type lineTable struct {
+	rows []lineRow
+}
+
+type lineRow struct {
+	addr uint64
+	file string
+	line int
+	end  bool
+}
+
+// MaxLineRows bounds the line-table rows disassemble loads.
+const MaxLineRows = 4 << 20
+
+// newLineTable loads the line rows of the compilation units whose ranges
+// overlap [lo, hi), or returns nil when there is no DWARF.
+func newLineTable(format string, data []byte, lo, hi uint64) *lineTable {
+	d, err := openDWARF(format, data)
+	if err != nil || d == nil {
+		return nil
+	}
+	lt := &lineTable{}
+	func() {
+		defer func() { _ = recover() }()
+		r := d.Reader()
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				return
+			}
+			if e.Tag != dwarf.TagCompileUnit {
+				r.SkipChildren()
+				continue
+			}
+			ranges, err := d.Ranges(e)
+			overlap := false
+			for _, rg := range ranges {
+				if rg[0] < hi && lo < rg[1] {
+					overlap = true
+				}
+			}
+			if err == nil && overlap {
+				lr, err := d.LineReader(e)
+				if err == nil && lr != nil {
+					var le dwarf.LineEntry
+					for lr.Next(&le) == nil && len(lt.rows) < MaxLineRows {
+						name := ""
+						if le.File != nil {
+							name = le.File.Name
+						}
+						lt.rows = append(lt.rows, lineRow{addr: le.Address, file: name, line: le.Line, end: le.EndSequence})
+					}
+				}
+			}
+			r.SkipChildren()
+		}
+	}()
+	if len(lt.rows) == 0 {
+		return nil
+	}
+	sort.SliceStable(lt.rows, func(i, j int) bool { return lt.rows[i].addr < lt.rows[j].addr })
+	return lt
+}
+
+// at returns "file:line" for pc, or "".
+func (lt *lineTable) at(pc uint64) string {
+	if lt == nil {
+		return ""
+	}
+	i := sort.Search(len(lt.rows), func(i int) bool { return lt.rows[i].addr > pc }) - 1
+	if i < 0 || lt.rows[i].end || lt.rows[i].file == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", lt.rows[i].file, lt.rows[i].line)
+}
