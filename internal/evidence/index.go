@@ -43,19 +43,36 @@ func (s *Store) openIndex() error {
 	p := filepath.Join(s.dir, "index.sqlite")
 	_, statErr := os.Stat(p)
 	fresh := os.IsNotExist(statErr)
-	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	db, err := openDB(p)
 	if err != nil {
-		return ioErr("the evidence index cannot be opened")
-	}
-	if _, err := db.Exec(schemaSQL); err != nil {
-		db.Close()
-		return corrupt("the evidence index cannot be opened or is not an inquest index")
+		// The index is derived data: set a damaged one aside and rebuild
+		// it from the manifests, which are the authority.
+		aside := p + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Rename(p+suffix, aside+suffix)
+		}
+		if db, err = openDB(p); err != nil {
+			return corrupt("the evidence index cannot be opened or rebuilt")
+		}
+		fresh = true
 	}
 	s.db = db
 	if fresh {
 		return s.Reindex(context.Background())
 	}
 	return nil
+}
+
+func openDB(p string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Exec(schemaSQL); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // index inserts m (whose canonical bytes are body) into the index.

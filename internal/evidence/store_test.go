@@ -261,3 +261,23 @@ func FuzzContinuationToken(f *testing.F) {
 		}
 	})
 }
+
+func TestCorruptIndexIsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	publishN(t, s, 3, "op", "text")
+	s.Close()
+	for _, f := range []string{"index.sqlite-wal", "index.sqlite-shm"} {
+		os.Remove(filepath.Join(dir, f))
+	}
+	os.WriteFile(filepath.Join(dir, "index.sqlite"), []byte("this is not a database, just garbage bytes that fill a page"), 0o600)
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	p, err := s2.Query(context.Background(), Filter{}, 10, "")
+	if err != nil || len(p.Rows) != 3 {
+		t.Fatalf("rebuilt index: %v %v", err, p)
+	}
+}

@@ -415,17 +415,13 @@ func (rt *Runtime) reissue(s *session, to *evidence.Continuations) (map[string]a
 	if s.nextPage == nil {
 		return nil, nil
 	}
-	st, err := rt.Store()
-	if err != nil {
-		return nil, err
-	}
 	ids := make([]evidence.InputIdentity, len(s.inputs))
 	for i, in := range s.inputs {
 		ids[i] = in.identity()
 	}
 	raw, _ := json.Marshal(s.nextPage)
 	tok, _ := s.nextPage["continuation"].(string)
-	pos, err := st.Continuations().Resume(tok, s.tool, ids, raw)
+	pos, err := rt.continuations().Resume(tok, s.tool, ids, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -274,11 +274,7 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	}
 	req := &Request{Inputs: inputs, Fields: fields, Limits: lim}
 	if token != "" {
-		st, err := rt.Store()
-		if err != nil {
-			return nil, err
-		}
-		pos, err := st.Continuations().Resume(token, op.Name, ids, args)
+		pos, err := rt.continuations().Resume(token, op.Name, ids, args)
 		if err != nil {
 			if ce := contract.AsError(err); ce.Field == "" {
 				ce.Field = "/continuation"
@@ -315,12 +311,8 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	}
 	var nextPage *contract.Action
 	if out.Next != nil {
-		st, err := rt.Store()
-		if err != nil {
-			return nil, err
-		}
 		nb, _ := json.Marshal(next)
-		tok := st.Continuations().Issue(op.Name, ids, nb, *out.Next)
+		tok := rt.continuations().Issue(op.Name, ids, nb, *out.Next)
 		withSources := map[string]any{}
 		for k, v := range next {
 			withSources[k] = v

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 func abs(t *testing.T, name string) string {
@@ -158,4 +160,24 @@ func abs2(t *testing.T, rel string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestPagingWithoutStore pages with a process-local key when the evidence
+// store cannot be opened; preserving then fails with the store's error.
+func TestPagingWithoutStore(t *testing.T) {
+	rt := New(Config{Sessions: true, OpenStore: func() (*evidence.Store, error) {
+		return nil, contract.Errorf(contract.CodeInternalError, "store unavailable")
+	}})
+	reg := tool.NewRegistry()
+	reg.MustAdd(Tools(rt)...)
+	e := &env{t: t, dir: t.TempDir(), rt: rt, reg: reg}
+	p := e.write("a.txt", "1\n2\n3\n")
+	rows, pages := e.follow(e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 1}))
+	if len(rows) != 3 || pages != 3 {
+		t.Fatalf("%d rows in %d pages", len(rows), pages)
+	}
+	r := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}})
+	if _, code := e.call("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]}); code != contract.CodeInternalError {
+		t.Fatalf("preserve without a store: %s", code)
+	}
 }

@@ -59,6 +59,7 @@ type Runtime struct {
 	cfg     Config
 	mu      sync.Mutex
 	store   *evidence.Store
+	local   *evidence.Continuations
 	digests digestCache
 
 	sessMu   sync.Mutex
@@ -94,6 +95,21 @@ func (rt *Runtime) Store() (*evidence.Store, error) {
 	}
 	rt.store = s
 	return s, nil
+}
+
+// continuations returns the store's continuation codec (its persisted key
+// lets tokens cross restarts and CLI invocations) or, when the store cannot
+// be opened, a process-local codec so paging still works in this process.
+func (rt *Runtime) continuations() *evidence.Continuations {
+	if st, err := rt.Store(); err == nil {
+		return st.Continuations()
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.local == nil {
+		rt.local = evidence.NewContinuations(nil)
+	}
+	return rt.local
 }
 
 // Close closes the evidence store when it was opened.

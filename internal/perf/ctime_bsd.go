@@ -1,0 +1,8 @@
+//go:build darwin || freebsd || netbsd
+
+package perf
+
+import "syscall"
+
+// ctimeOf returns the inode change time in ns (st_ctim); any write changes it.
+func ctimeOf(st *syscall.Stat_t) int64 { return st.Ctimespec.Sec*1e9 + st.Ctimespec.Nsec }
