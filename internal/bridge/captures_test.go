@@ -224,6 +224,14 @@ func TestTargetedCapturesThroughTools(t *testing.T) {
 	if len(ir) != 1 || ir[0]["command_line"] == nil || ir[0]["exe"] == nil || ir[0]["cwd"] != nil {
 		t.Fatalf("process info %v", ir)
 	}
+	def := rowsOf(page(mustCall(t, reg, "get_process_info", map[string]any{"process_ref": ref})))
+	par := def[0]["parent"].(map[string]any)["value"].(map[string]any)
+	if int(par["pid"].(float64)) != os.Getpid() || par["relationship"] != "verified" || par["process_ref"] != refOf(t, reg, os.Getpid()) {
+		t.Fatalf("parent %v", par)
+	}
+	if _, ok := def[0]["command_line"]; ok {
+		t.Fatal("command_line returned by default")
+	}
 	// the process ends: its ref no longer authorizes live inspection
 	cmd.Process.Kill()
 	cmd.Wait()

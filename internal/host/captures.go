@@ -219,7 +219,7 @@ func (h *Host) getProcessInfo(js *jobs.Session, raw json.RawMessage) (*contract.
 	fields := a.Fields
 	j, err := js.Start(jobs.Spec{Kind: capture.KindProcessInfo, Run: func(ctx context.Context) (*capture.Capture, error) {
 		return capture.ProcessInfo(ctx, id, fields)
-	}})
+	}, Prepare: func(c *capture.Capture) { h.addParentRef(c, id) }})
 	if err != nil {
 		return nil, err
 	}
@@ -368,4 +368,29 @@ func containsStr(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// addParentRef labels the parent of a process_info row as list_processes
+// does: verified (with its process_ref) when the latest snapshot has the
+// parent PID with a start strictly before the child's, else unknown.
+func (h *Host) addParentRef(c *capture.Capture, child proc.Identity) {
+	for i := range c.Rows {
+		for fi := range c.Rows[i].Fields {
+			f := &c.Rows[i].Fields[fi]
+			obj, ok := f.Value.(map[string]any)
+			if f.Key != "parent" || !ok {
+				continue
+			}
+			v, ok := obj["value"].(map[string]any)
+			if !ok {
+				continue
+			}
+			ppid, _ := v["pid"].(int32)
+			v["relationship"] = "unknown"
+			if par := h.sampler.Latest().Find(ppid); par != nil && par.StartTicks < child.StartTicks {
+				v["relationship"] = "verified"
+				v["process_ref"] = h.Ref(par.ID())
+			}
+		}
+	}
 }
