@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -38,7 +39,7 @@ func compareBenchmarksOperation() *Operation {
 	return &Operation{
 		Name:  "compare_benchmarks",
 		Title: "Compare Go benchmark results",
-		Description: "Compare Go benchmark results files like benchstat (first source is the baseline column, each other source a candidate): per benchmark, configuration and unit, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better). " +
+		Description: "Compare Go benchmark results files like benchstat (first source is the baseline column, each other source a candidate): per benchmark, configuration and unit, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better); summary.geomean gives benchstat's geomean row per candidate and unit. " +
 			"Required: sources (2-16 gobench files). Optional: confidence, alpha, page_size, limits, continuation.",
 		MinSources: 2, MaxSources: 16,
 		Formats: []string{FormatGoBench},
@@ -196,9 +197,19 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 	var rows []any
 	significant := 0
 	var warnings []string
+	var geomeans []any
 	for ci := 1; ci < len(files); ci++ {
 		cand := files[ci]
 		keys := sortedKeys(append(append([]benchKey(nil), base.order...), onlyIn(cand.order, base.values)...))
+		gm := map[string]*geoAcc{}
+		var gmUnits []string
+		acc := func(unit string) *geoAcc {
+			if gm[unit] == nil {
+				gm[unit] = &geoAcc{}
+				gmUnits = append(gmUnits, unit)
+			}
+			return gm[unit]
+		}
 		for _, k := range keys {
 			row := map[string]any{"candidate": ci, "benchmark": k.name, "config": mergeCfg(base.configs[k.config], cand.configs[k.config]), "unit": k.unit}
 			bv, okb := base.values[k]
@@ -225,6 +236,7 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 			}
 			cmp := as.Compare(bs, cs)
 			oc, nc := as.Summary(bs, conf).Center, as.Summary(cs, conf).Center
+			acc(k.unit).add(oc, nc)
 			row["p_value"] = finite(cmp.P)
 			row["alpha"] = cmp.Alpha
 			row["comparison"] = cmp.String()
@@ -256,12 +268,15 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 			}
 			rows = append(rows, row)
 		}
+		for _, u := range gmUnits {
+			geomeans = append(geomeans, gm[u].result(ci, u))
+		}
 	}
 	for _, f := range files {
 		warnings = append(warnings, f.warnings...)
 	}
 	out := page(rows, req)
-	out.Summary = map[string]any{"baseline": 0, "candidates": len(files) - 1, "significant": significant, "confidence": conf, "alpha": th.CompareAlpha, "test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)"}
+	out.Summary = map[string]any{"baseline": 0, "candidates": len(files) - 1, "significant": significant, "confidence": conf, "alpha": th.CompareAlpha, "test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geomeans}
 	out.Warnings = warnings
 	return out, nil
 }
@@ -281,4 +296,51 @@ func mergeCfg(a, b map[string]string) map[string]string {
 		return a
 	}
 	return b
+}
+
+// geoAcc accumulates benchstat's geomean row of one unit: the geometric
+// mean of each column's centers and of the candidate/base center ratios
+// (0/0 counts as 1; a zero base makes the ratio unavailable). Only
+// benchmarks present in both columns contribute.
+type geoAcc struct {
+	base, cand, ratio []float64
+	badRatio          bool
+}
+
+func (g *geoAcc) add(b, c float64) {
+	g.base = append(g.base, b)
+	g.cand = append(g.cand, c)
+	switch {
+	case b == c:
+		g.ratio = append(g.ratio, 1)
+	case b == 0:
+		g.badRatio = true
+	default:
+		g.ratio = append(g.ratio, c/b)
+	}
+}
+
+func geomean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		if x <= 0 {
+			return math.NaN()
+		}
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(xs)))
+}
+
+func (g *geoAcc) result(ci int, unit string) map[string]any {
+	m := map[string]any{"candidate": ci, "unit": unit, "benchmarks": len(g.base), "base": finite(geomean(g.base)), "candidate_geomean": finite(geomean(g.cand)), "delta_percent": nil, "delta": "?"}
+	if !g.badRatio {
+		if r := geomean(g.ratio); !math.IsNaN(r) {
+			m["delta_percent"] = (r - 1) * 100
+			m["delta"] = fmt.Sprintf("%+.2f%%", (r-1)*100)
+		}
+	}
+	return m
 }
