@@ -139,12 +139,15 @@ type Import struct {
 	Source string `json:"source"`
 }
 
-// Export is one exported (defined, global) symbol.
+// Export is one exported (defined, global) symbol. A PE export whose
+// address lies inside the export directory is a forwarder: Address is
+// empty and Forwarder names the target ("DLL.Function").
 type Export struct {
-	Name    string `json:"name"`
-	Address string `json:"address"`
-	Ordinal string `json:"ordinal,omitempty"`
-	Source  string `json:"source"`
+	Name      string `json:"name"`
+	Address   string `json:"address,omitempty"`
+	Forwarder string `json:"forwarder,omitempty"`
+	Ordinal   string `json:"ordinal,omitempty"`
+	Source    string `json:"source"`
 }
 
 // PDB is the CodeView RSDS record of a PE debug directory.

@@ -438,7 +438,7 @@ func peExports(in *Inspection, h *peHeader, r rvaReader) {
 			continue
 		}
 		named[idx] = true
-		in.Exports = append(in.Exports, Export{Name: name, Address: hexU(h.imageBase + uint64(le.Uint32(fb))), Ordinal: decU(uint64(base + idx)), Source: "export directory"})
+		in.Exports = append(in.Exports, peExport(h, r, dd, name, le.Uint32(fb), base+idx))
 	}
 	for i := uint32(0); i < nfuncs && i < 1<<20; i++ {
 		if named[i] {
@@ -450,10 +450,24 @@ func peExports(in *Inspection, h *peHeader, r rvaReader) {
 			break
 		}
 		if a := le.Uint32(fb); a != 0 {
-			in.Exports = append(in.Exports, Export{Address: hexU(h.imageBase + uint64(a)), Ordinal: decU(uint64(base + i)), Source: "export directory"})
+			in.Exports = append(in.Exports, peExport(h, r, dd, "", a, base+i))
 		}
 	}
 	in.facet("exports", state, "")
+}
+
+// peExport builds one export; an address inside the export directory is
+// a forwarder string (PE/COFF "Export Address Table").
+func peExport(h *peHeader, r rvaReader, dd pe.DataDirectory, name string, rva, ordinal uint32) Export {
+	e := Export{Name: name, Ordinal: decU(uint64(ordinal)), Source: "export directory"}
+	if rva >= dd.VirtualAddress && rva-dd.VirtualAddress < dd.Size {
+		if fw, ok := r.cstring(rva); ok {
+			e.Forwarder = fw
+			return e
+		}
+	}
+	e.Address = hexU(h.imageBase + uint64(rva))
+	return e
 }
 
 // peDebug reads the debug directory (data directory 6) for a CodeView
