@@ -158,6 +158,11 @@ func (ws *waitStore) expireLocked() {
 
 // reply waits up to d for the job and renders its state.
 func (j *waitJob) reply(ctx context.Context, d time.Duration) (*contract.Result, error) {
+	select {
+	case <-j.done:
+		return j.res, j.err
+	default:
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
