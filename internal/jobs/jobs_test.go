@@ -270,16 +270,40 @@ func TestExpiryAndJobDeadline(t *testing.T) {
 	}
 }
 
+// TestDefaultWorkerSlots: with the seed's defaults, four sessions with two
+// active jobs each fill the 8 global slots; a fifth session gets BUSY.
+func TestDefaultWorkerSlots(t *testing.T) {
+	m, _ := newTest(DefaultLimits())
+	rel := make(chan struct{})
+	var ss []*Session
+	for i := 0; i < 4; i++ {
+		s := m.NewSession()
+		ss = append(ss, s)
+		for k := 0; k < 2; k++ {
+			if _, err := s.Start(Spec{Kind: "x", Run: blocker(rel)}); err != nil {
+				t.Fatalf("session %d job %d: %v", i, k, err)
+			}
+		}
+	}
+	s5 := m.NewSession()
+	if _, err := s5.Start(Spec{Kind: "x", Run: blocker(rel)}); code(err) != contract.CodeBusy {
+		t.Fatalf("ninth global job: %v", err)
+	}
+	close(rel)
+	for _, s := range ss {
+		s.Close()
+	}
+}
+
 func TestJobRecordLimit(t *testing.T) {
 	l := DefaultLimits()
-	l.RecordsPerSession = 4
 	m, _ := newTest(l)
 	s := m.NewSession()
 	defer s.Close()
 	fail := func(context.Context) (*capture.Capture, error) {
 		return nil, contract.Errorf(contract.CodeAccessDenied, "no")
 	}
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 64; i++ {
 		j, err := s.Start(Spec{Kind: "x", Run: fail})
 		if err != nil {
 			t.Fatal(err)
@@ -289,7 +313,7 @@ func TestJobRecordLimit(t *testing.T) {
 		}
 	}
 	if _, err := s.Start(Spec{Kind: "x", Run: fail}); code(err) != contract.CodeResourceLimit {
-		t.Fatalf("fifth record: %v", err)
+		t.Fatalf("65th record: %v", err)
 	}
 }
 
