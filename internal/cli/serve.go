@@ -131,12 +131,13 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	}
 	defer h.Stop()
 	ep := ipc.NewHostEndpoint(h, ipc.Path(), logger)
+	defer ep.RemoveState()
 	defer ep.Disable()
 	disabled := cfg.Settings.MCPConnectionsDisabled
-	if !disabled {
-		if err := ep.Enable(); err != nil {
-			return fmt.Errorf("MCP listener: %w", err)
-		}
+	if disabled {
+		ep.Disable() // records the disabled state for bridges
+	} else if err := ep.Enable(); err != nil {
+		return fmt.Errorf("MCP listener: %w", err)
 	}
 	logger.Info("host ready", "pid", pid, "instance", h.InstanceID, "mcp_connections_disabled", disabled, "listener", ep.State())
 	ready.report("ready %d", pid)

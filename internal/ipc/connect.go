@@ -85,7 +85,13 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	}
 	if running {
 		// A host holds the lock: it is starting, or its listener is off or
-		// failed. Wait for it; never start a second one.
+		// failed (it says which in listener.state). Never start a second one.
+		switch readListenerState(dir) {
+		case StateDisabled:
+			return nil, unavailable("the running inquest host (pid %d) has MCP connections disabled; enable them with `inquest settings set mcp_connections_disabled false`", pid)
+		case StateFailed:
+			return nil, unavailable("the running inquest host (pid %d) could not open its MCP listener; see `inquest serve` log ($XDG_STATE_HOME/inquest/serve.log) and its get_status, or restart it", pid)
+		}
 		cl, err = waitReady(ctx, path, opts.BridgeVersion)
 		if err != nil && errors.Is(err, ErrNoHost) && !errors.Is(parent.Err(), context.Canceled) {
 			return nil, unavailable("an inquest host is running (pid %d) but accepts no MCP connections: its listener may be disabled at runtime (`inquest settings get mcp_connections_disabled`), may have failed (see $XDG_STATE_HOME/inquest/serve.log), or it is still starting; no second host was started", pid)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,6 +134,19 @@ func TestRunningHostWithoutListener(t *testing.T) {
 	_, err = Connect(context.Background(), ConnectOptions{Start: true, Launch: l.launch, Deadline: time.Second})
 	if contract.CodeOf(err) != contract.CodeBackendUnavailable || l.launches.Load() != 0 {
 		t.Fatalf("%v, %d launches", err, l.launches.Load())
+	}
+	// A host that recorded why it does not listen makes bridges fail at
+	// once, with that reason.
+	for state, want := range map[string]string{StateDisabled: "disabled", StateFailed: "could not open"} {
+		os.WriteFile(filepath.Join(Dir(), StateFileName), []byte(state+"\n"), 0o600)
+		t0 := time.Now()
+		_, err = Connect(context.Background(), ConnectOptions{Start: true, Launch: l.launch})
+		if contract.CodeOf(err) != contract.CodeBackendUnavailable || !strings.Contains(err.Error(), want) || l.launches.Load() != 0 {
+			t.Fatalf("state %s: %v", state, err)
+		}
+		if time.Since(t0) > AttemptTimeout {
+			t.Fatalf("state %s: waited %s", state, time.Since(t0))
+		}
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -27,6 +30,10 @@ type HostEndpoint struct {
 	h      *host.Host
 	path   string
 	logger *slog.Logger
+	// stateFile (Dir()/listener.state) tells bridges why the endpoint is
+	// absent while the host runs: "disabled" or "failed", so they fail at
+	// once with the right guidance instead of waiting out their deadline.
+	stateFile string
 
 	mu       sync.Mutex
 	srv      *Server
@@ -45,7 +52,7 @@ func NewHostEndpoint(h *host.Host, path string, logger *slog.Logger) *HostEndpoi
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	e := &HostEndpoint{h: h, path: path, logger: logger, state: StateDisabled}
+	e := &HostEndpoint{h: h, path: path, logger: logger, state: StateDisabled, stateFile: filepath.Join(filepath.Dir(path), StateFileName)}
 	h.AddStatus(func(m map[string]any) { m["mcp"] = e.Status() })
 	return e
 }
@@ -96,12 +103,14 @@ func (e *HostEndpoint) Enable() error {
 	if err != nil {
 		e.state = StateFailed
 		e.lastErr = err.Error()
+		e.writeState()
 		e.logger.Error("MCP listener failed", "err", err)
 		return err
 	}
 	e.restarts++
 	e.state = StateListening
 	e.lastErr = ""
+	e.writeState()
 	srv := NewServer(hostService{e.h}, e.logger)
 	e.srv = srv
 	done := make(chan struct{})
@@ -114,6 +123,7 @@ func (e *HostEndpoint) Enable() error {
 			if e.srv == srv {
 				e.state = StateFailed
 				e.lastErr = err.Error()
+				e.writeState()
 			}
 			e.mu.Unlock()
 		}
@@ -130,12 +140,42 @@ func (e *HostEndpoint) Disable() {
 	srv, done := e.srv, e.done
 	e.srv, e.done = nil, nil
 	e.state = StateDisabled
+	e.writeState()
 	e.mu.Unlock()
 	if srv != nil {
 		srv.Close()
 		<-done
 		e.logger.Info("MCP listener closed")
 	}
+}
+
+// StateFileName is the listener state file in the endpoint directory.
+const StateFileName = "listener.state"
+
+// writeState records the state for bridges (caller holds e.mu). The
+// directory is the private endpoint directory; a write failure only costs
+// bridges their fast failure.
+func (e *HostEndpoint) writeState() {
+	if PrepareDir(filepath.Dir(e.stateFile), false) != nil {
+		return
+	}
+	tmp := e.stateFile + ".tmp"
+	if os.WriteFile(tmp, []byte(e.state+"\n"), 0o600) == nil {
+		os.Rename(tmp, e.stateFile)
+	}
+}
+
+// RemoveState deletes the state file (host shutdown).
+func (e *HostEndpoint) RemoveState() { os.Remove(e.stateFile) }
+
+// readListenerState returns the state a running host recorded in dir
+// ("" when none).
+func readListenerState(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, StateFileName))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // SetEnabled enables or disables the listener.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -137,12 +138,16 @@ func TestHostKeepsSamplingWhilePeerStalls(t *testing.T) {
 	if uc, ok := stalled.(*net.UnixConn); ok {
 		uc.SetReadBuffer(4096)
 	}
-	req := encode(Request{Kind: KindRequest, RequestID: "1", Method: "list_processes", Arguments: json.RawMessage(`{"projection":["pid","name","path","command_line"]}`)})
-	for i := 0; i < 8; i++ {
-		req2 := encode(Request{Kind: KindRequest, RequestID: string(rune('a' + i)), Method: "list_processes", Arguments: json.RawMessage(`{}`)})
-		WriteFrame(stalled, req2)
-	}
-	WriteFrame(stalled, req)
+	// Far more reply bytes than socket buffers hold: the host fills the
+	// buffers, its writes stall, and WriteTimeout drops the peer.
+	go func() {
+		for i := 0; i < 400; i++ {
+			req := encode(Request{Kind: KindRequest, RequestID: "r" + strconv.Itoa(i), Method: "list_processes", Arguments: json.RawMessage(`{"projection":["pid","name","path","command_line","user"]}`)})
+			if WriteFrame(stalled, req) != nil {
+				return
+			}
+		}
+	}()
 	seq0 := h.Sampler().Latest().Seq
 	waitFor(t, func() bool { return h.Sampler().Latest().Seq >= seq0+5 })
 	waitFor(t, func() bool { return ep.Status()["connections"] == 0 })

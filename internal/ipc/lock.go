@@ -74,6 +74,8 @@ func AcquireHostLock(dir string, wait time.Duration) (*HostLock, error) {
 	}
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	// A listener state left by a host that died is not this host's.
+	os.Remove(filepath.Join(dir, StateFileName))
 	return &HostLock{f: f}, nil
 }
 
