@@ -674,3 +674,38 @@ func nodeVersion(node string) string {
 	out, _ := exec.Command(node, "--version").Output()
 	return strings.TrimSpace(string(out))
 }
+
+// TestBridgeEOF: client EOF exits the bridge; the host outlives it.
+func TestBridgeEOF(t *testing.T) {
+	e := newHeEnv(t)
+	b := e.bridge()
+	st := b.status()
+	b.cs.Close() // closes the bridge's stdin
+	waitUntil(t, "bridge exits on stdin EOF", func() bool { return !hostAlive(b.cmd.Process.Pid) })
+	if !hostAlive(st.pid) {
+		t.Fatal("the host died with its bridge")
+	}
+	b2 := e.bridge()
+	if st2 := b2.status(); st2.instance != st.instance || st2.pid != st.pid {
+		t.Fatalf("a new bridge found another host: %+v vs %+v", st2, st)
+	}
+}
+
+// TestIdleConnectionLoss: a host that dies while the bridge is idle makes
+// the next call OUTCOME_UNKNOWN (nothing is replayed); the call after it
+// reaches a fresh host.
+func TestIdleConnectionLoss(t *testing.T) {
+	e := newHeEnv(t)
+	b := e.bridge()
+	st := b.status()
+	syscall.Kill(st.pid, syscall.SIGKILL)
+	waitUntil(t, "host gone", func() bool { return !hostAlive(st.pid) })
+	time.Sleep(100 * time.Millisecond) // let the bridge's reader see EOF
+	if m, _ := b.call("get_status", nil); errCode(m) != "OUTCOME_UNKNOWN" {
+		t.Fatalf("first call after the host died: %v", m)
+	}
+	st2 := b.status()
+	if st2.instance == st.instance || !hostAlive(st2.pid) {
+		t.Fatalf("after reconnect: %+v", st2)
+	}
+}
