@@ -682,6 +682,24 @@ func TestWaitCondition(t *testing.T) {
 		}
 	})
 
+	t.Run("get_job-cancel_job", func(t *testing.T) {
+		d, _ := mustCall(t, h, s, "wait_condition", map[string]any{"condition": "process_present", "process_name": "no-such-process-inquest", "timeout_ms": 30000, "wait_ms": 0})
+		id := d["job_id"].(string)
+		j, _ := mustCall(t, h, s, "get_job", map[string]any{"job_id": id})
+		if j["state"] != "running" || j["kind"] != "wait_condition" {
+			t.Fatalf("get_job %v", j)
+		}
+		other := h.NewSession()
+		_, _, err := call(t, h, other, "get_job", map[string]any{"job_id": id})
+		wantCode(t, err, contract.CodeReferenceInvalid) // connection-owned
+		c, _ := mustCall(t, h, s, "cancel_job", map[string]any{"job_id": id})
+		if c["state"] != "failed" || c["cancel_requested"] != true || c["result"].(map[string]any)["error"].(map[string]any)["code"] != "CANCELLED" {
+			t.Fatalf("cancel_job %v", c)
+		}
+		_, _, err = call(t, h, s, "wait_condition", map[string]any{"job_id": id})
+		wantCode(t, err, contract.CodeCancelled)
+	})
+
 	t.Run("threshold-system-timeout", func(t *testing.T) {
 		_, _, err := call(t, h, s, "wait_condition", map[string]any{"condition": "metric_threshold", "system": true, "metric_id": "memory_total_bytes", "comparison": "<", "threshold": 0, "timeout_ms": 1100})
 		e := wantCode(t, err, contract.CodeTimeout)

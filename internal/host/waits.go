@@ -70,6 +70,7 @@ func waitsOf(s *Session) *waitStore {
 
 func (inv *investigation) installWaits(h *Host) {
 	h.Handle("wait_condition", inv.waitCondition)
+	inv.installWaitJobs(h)
 }
 
 type waitArgs struct {
