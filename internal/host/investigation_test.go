@@ -133,6 +133,12 @@ func TestTrackedChildOutlivesItsProcess(t *testing.T) {
 		t.Fatalf("tracked child not matched with 7200-sample capacity: %v", tr["matching"])
 	}
 	time.Sleep(300 * time.Millisecond) // a few more samples
+	// While it runs, scope all lists the identity once (live and retained
+	// deduplicated by identity), live, with history bounds.
+	all, _ := mustCall(t, h, s, "list_processes", map[string]any{"scope": "all", "filter": map[string]any{"pid": pid}})
+	if rows := all["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "live" || rows[0].(map[string]any)["history"] == nil {
+		t.Fatalf("scope all while live: %v", rows)
+	}
 	child.Process.Kill()
 	child.Wait()
 	// Wait until a snapshot no longer holds it.
@@ -148,6 +154,14 @@ func TestTrackedChildOutlivesItsProcess(t *testing.T) {
 	row := rows[0].(map[string]any)
 	if row["process_ref"] != ref || row["lifecycle"] != "unknown" || row["history"] == nil {
 		t.Fatalf("retained row %v", row)
+	}
+	all, _ = mustCall(t, h, s, "list_processes", map[string]any{"scope": "all", "filter": map[string]any{"pid": pid}})
+	if rows := all["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "unknown" {
+		t.Fatalf("scope all after exit: %v", rows)
+	}
+	live, _ := mustCall(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+	if rows := live["rows"].([]any); len(rows) != 0 {
+		t.Fatalf("scope live lists an ended lifetime: %v", rows)
 	}
 	hist, _ := mustCall(t, h, s, "get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes", "cpu_time_ns"}, "mode": "raw"})
 	hrows := hist["rows"].([]any)
