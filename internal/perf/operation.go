@@ -283,11 +283,16 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 		}
 		req.Start, req.Resuming = pos, true
 	}
+	if ctx.Err() != nil {
+		return nil, contract.AsError(ctx.Err())
+	}
 	out, err := op.Run(ctx, req)
+	// A cancelled or timed-out call never returns a partial page as if it
+	// were a result.
+	if ctx.Err() != nil {
+		return nil, contract.AsError(ctx.Err())
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, contract.AsError(ctx.Err())
-		}
 		return nil, err
 	}
 	// The replay arguments: every operation field, the effective limits

@@ -84,7 +84,7 @@ func loadProfile(ctx context.Context, in *input, lim Limits) (*stackProfile, err
 	defer f.Close()
 	switch in.format {
 	case FormatPprof:
-		return loadPprof(f, in.index, lim.MaxMemoryBytes)
+		return loadPprof(ctxReader{ctx, f}, in.index, lim.MaxMemoryBytes)
 	case FormatFolded:
 		return decodeFolded(ctx, f, in.index, lim.MaxMemoryBytes)
 	}
