@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
@@ -132,6 +133,12 @@ func attempt(ctx context.Context, path, version string) (*Client, error) {
 	c, peer, err := Dial(actx, path)
 	if err != nil {
 		return nil, err
+	}
+	// The listening process must be the host that holds the host lock
+	// (seed 000 section 5: the bridge verifies the server's pid too).
+	if running, pid, _ := HostRunning(filepath.Dir(path)); running && pid > 0 && pid != peer.PID {
+		c.Close()
+		return nil, untrusted("the endpoint is served by pid %d but the host lock is held by pid %d", peer.PID, pid)
 	}
 	d := AttemptTimeout
 	if dl, ok := actx.Deadline(); ok {

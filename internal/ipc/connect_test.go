@@ -3,7 +3,9 @@ package ipc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,5 +160,31 @@ func TestConnectCancelledBeforeDispatch(t *testing.T) {
 	_, err := Connect(ctx, ConnectOptions{Start: true, Launch: l.launch})
 	if contract.CodeOf(err) != contract.CodeCancelled {
 		t.Fatalf("%v, want CANCELLED", err)
+	}
+}
+
+// TestServerPIDMustHoldHostLock: a same-uid listener that is not the
+// process holding the host lock is refused before any request.
+func TestServerPIDMustHoldHostLock(t *testing.T) {
+	flock, err := exec.LookPath("flock")
+	if err != nil {
+		t.Skip("flock(1) not installed")
+	}
+	_, path := startServer(t, newFake())
+	// Another process holds host.lock and has written its pid there.
+	lockPath := filepath.Join(Dir(), HostLockName)
+	holder := exec.Command(flock, "-x", lockPath, "sleep", "30")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	waitFor(t, func() bool { r, _, _ := HostRunning(Dir()); return r })
+	os.WriteFile(lockPath, []byte(strconv.Itoa(holder.Process.Pid)+"\n"), 0o600)
+	_, err = Connect(context.Background(), ConnectOptions{Path: path, Start: true, Launch: func(context.Context) error {
+		t.Error("launched")
+		return nil
+	}})
+	if contract.CodeOf(err) != contract.CodeBackendUnavailable || !strings.Contains(err.Error(), "host lock is held by pid") {
+		t.Fatalf("%v", err)
 	}
 }
