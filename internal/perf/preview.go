@@ -507,36 +507,41 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 		}
 		return nil
 	}
-	next := func() error {
-		if p.seen < p.start {
-			return skip()
+	// elements offers the elements of the array whose '[' was just read,
+	// built by row; it reports whether the page filled before the end.
+	elements := func(row func(i int64, v any) map[string]any) (bool, error) {
+		for i := int64(0); dec.More(); i++ {
+			if p.full() {
+				return true, nil
+			}
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			if p.seen < p.start {
+				if err := skip(); err != nil {
+					return false, err
+				}
+				p.seen++
+				continue
+			}
+			v, err := value()
+			if err != nil {
+				return false, err
+			}
+			idx := i
+			p.offer(func() any { return row(idx, v) })
 		}
-		return nil
+		return false, nil
 	}
 	switch d := tok.(type) {
 	case json.Delim:
 		switch d {
 		case '[':
-			for i := int64(0); dec.More(); i++ {
-				if p.full() {
-					return false, nil
-				}
-				if ctx.Err() != nil {
-					return false, ctx.Err()
-				}
-				if p.seen < p.start {
-					if err := next(); err != nil {
-						return false, err
-					}
-					p.seen++
-					continue
-				}
-				v, err := value()
-				if err != nil {
-					return false, err
-				}
-				idx := i
-				p.offer(func() any { return map[string]any{"kind": "element", "index": idx, "value": v} })
+			full, err := elements(func(i int64, v any) map[string]any {
+				return map[string]any{"kind": "element", "index": i, "value": v}
+			})
+			if full || err != nil {
+				return false, err
 			}
 			if _, err := dec.Token(); err != nil {
 				return false, bad(err)
@@ -556,26 +561,11 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 				switch vd := vt.(type) {
 				case json.Delim:
 					if vd == '[' {
-						for i := int64(0); dec.More(); i++ {
-							if p.full() {
-								return false, nil
-							}
-							if ctx.Err() != nil {
-								return false, ctx.Err()
-							}
-							if p.seen < p.start {
-								if err := skip(); err != nil {
-									return false, err
-								}
-								p.seen++
-								continue
-							}
-							v, err := value()
-							if err != nil {
-								return false, err
-							}
-							idx := i
-							p.offer(func() any { return map[string]any{"kind": "section", "section": key, "index": idx, "value": v} })
+						full, err := elements(func(i int64, v any) map[string]any {
+							return map[string]any{"kind": "section", "section": key, "index": i, "value": v}
+						})
+						if full || err != nil {
+							return false, err
 						}
 					} else {
 						if p.full() {
