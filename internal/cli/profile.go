@@ -55,38 +55,28 @@ history loss, wait for a local confirmation (inquest confirm).`,
 		Short: "Saved profiles and the active binding (list_profiles)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			if asJSON {
-				return callAndPrint(cmd, env, rt.Registry, "list_profiles", json.RawMessage("{}"))
-			}
-			res, err := rt.Registry.Call(cmd.Context(), "list_profiles", json.RawMessage("{}"))
-			if err != nil {
-				return printFailure(env, err)
-			}
-			var d struct {
-				Revision string       `json:"revision"`
-				Active   *string      `json:"active_profile_id"`
-				Unsaved  bool         `json:"unsaved_changes"`
-				Profiles []profileRow `json:"profiles"`
-			}
-			if err := remarshal(res.Data, &d); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "revision %s, unsaved working changes: %v\n", d.Revision, d.Unsaved)
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ACTIVE\tID\tNAME\tREVISION\tTRACKING")
-			for _, p := range d.Profiles {
-				mark := ""
-				if d.Active != nil && *d.Active == p.ID {
-					mark = "*"
+			return showTool(cmd, env, asJSON, "list_profiles", func(res *contract.Result) error {
+				var d struct {
+					Revision string       `json:"revision"`
+					Active   *string      `json:"active_profile_id"`
+					Unsaved  bool         `json:"unsaved_changes"`
+					Profiles []profileRow `json:"profiles"`
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, p.ID, p.Name, p.Revision, strings.Join(p.Tracking, ","))
-			}
-			return tw.Flush()
+				if err := remarshal(res.Data, &d); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "revision %s, unsaved working changes: %v\n", d.Revision, d.Unsaved)
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ACTIVE\tID\tNAME\tREVISION\tTRACKING")
+				for _, p := range d.Profiles {
+					mark := ""
+					if d.Active != nil && *d.Active == p.ID {
+						mark = "*"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, p.ID, p.Name, p.Revision, strings.Join(p.Tracking, ","))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the list_profiles envelope")

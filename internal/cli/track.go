@@ -112,6 +112,24 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 	return nil
 }
 
+// showTool calls a getter with {} and renders its result, or prints the
+// envelope with --json.
+func showTool(cmd *cobra.Command, env *Env, asJSON bool, name string, render func(*contract.Result) error) error {
+	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if asJSON {
+		return callAndPrint(cmd, env, rt.Registry, name, json.RawMessage("{}"))
+	}
+	res, err := rt.Registry.Call(cmd.Context(), name, json.RawMessage("{}"))
+	if err != nil {
+		return printFailure(env, err)
+	}
+	return render(res)
+}
+
 func newTrackCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "track",
@@ -127,42 +145,32 @@ confirmation (inquest confirm).`,
 		Short: "Tracked names, revision and matching lifetimes (get_tracking)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			if asJSON {
-				return callAndPrint(cmd, env, rt.Registry, "get_tracking", json.RawMessage("{}"))
-			}
-			res, err := rt.Registry.Call(cmd.Context(), "get_tracking", json.RawMessage("{}"))
-			if err != nil {
-				return printFailure(env, err)
-			}
-			var d struct {
-				Revision string   `json:"revision"`
-				Names    []string `json:"names"`
-				Matching []struct {
-					PID       int    `json:"pid"`
-					Name      string `json:"name"`
-					Lifecycle string `json:"lifecycle"`
-					By        string `json:"tracked_by"`
-					History   struct {
-						Samples  int `json:"samples"`
-						Capacity int `json:"capacity_samples"`
-					} `json:"history"`
-				} `json:"matching"`
-			}
-			if err := remarshal(res.Data, &d); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stdout, "revision %s\nnames: %s\n", d.Revision, strings.Join(d.Names, ", "))
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PID\tNAME\tLIFECYCLE\tBY\tSAMPLES\tCAPACITY")
-			for _, m := range d.Matching {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", m.PID, m.Name, m.Lifecycle, m.By, m.History.Samples, m.History.Capacity)
-			}
-			return tw.Flush()
+			return showTool(cmd, env, asJSON, "get_tracking", func(res *contract.Result) error {
+				var d struct {
+					Revision string   `json:"revision"`
+					Names    []string `json:"names"`
+					Matching []struct {
+						PID       int    `json:"pid"`
+						Name      string `json:"name"`
+						Lifecycle string `json:"lifecycle"`
+						By        string `json:"tracked_by"`
+						History   struct {
+							Samples  int `json:"samples"`
+							Capacity int `json:"capacity_samples"`
+						} `json:"history"`
+					} `json:"matching"`
+				}
+				if err := remarshal(res.Data, &d); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "revision %s\nnames: %s\n", d.Revision, strings.Join(d.Names, ", "))
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PID\tNAME\tLIFECYCLE\tBY\tSAMPLES\tCAPACITY")
+				for _, m := range d.Matching {
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", m.PID, m.Name, m.Lifecycle, m.By, m.History.Samples, m.History.Capacity)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print the get_tracking envelope")

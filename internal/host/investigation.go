@@ -255,6 +255,37 @@ func (inv *investigation) pendingConfirmations(ctx context.Context, s *Session, 
 	return contract.NewResult("live", time.Time{}, map[string]any{"operations": rows}), nil
 }
 
+// settle ends a mutation whose preconditions hold; inv.mu is held on
+// entry and released here. Without confirm it applies at once. With a
+// confirmation action it parks the operation in pending_confirmation; a
+// local decision later re-takes the lock, rechecks the revision and
+// recheck (the target state), then applies. The requesting connection
+// closing before the decision cancels it.
+func (inv *investigation) settle(s *Session, op *ledger.Op, expected string, confirm map[string]any, recheck func() error, apply func() (map[string]any, error)) (*contract.Result, error) {
+	if confirm == nil {
+		res, err := apply()
+		inv.mu.Unlock()
+		op.Finish(res, err)
+		return inv.operationReply(op.Status())
+	}
+	inv.mu.Unlock()
+	op.AwaitConfirmation(confirm, func() (map[string]any, error) {
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		if err := inv.checkRevisionLocked(expected); err != nil {
+			return nil, err
+		}
+		if recheck != nil {
+			if err := recheck(); err != nil {
+				return nil, err
+			}
+		}
+		return apply()
+	})
+	s.OnClose(func() { op.Cancel("the requesting connection closed before a local decision") })
+	return inv.operationReply(op.Status())
+}
+
 // persistLocked writes the working list and binding, then applies them to
 // the history store; nothing changes when the write fails.
 func (inv *investigation) persistLocked(tracking []string, active string, edit func(f *config.File) error) (map[string]any, error) {

@@ -235,30 +235,17 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, raw jso
 				"replaces_unsaved_tracking": replacesUnsaved, "current_tracking": slices.Clone(inv.tracking), "discard": lossJSON(inv.h, loss)}
 		}
 	}
-	if confirm != nil {
-		inv.mu.Unlock()
-		op.AwaitConfirmation(confirm, func() (map[string]any, error) {
-			inv.mu.Lock()
-			defer inv.mu.Unlock()
-			if err := inv.checkRevisionLocked(expected); err != nil {
-				return nil, err
-			}
-			ps, err := loadProfiles()
-			if err != nil {
-				return nil, err
-			}
-			if _, err := check(ps); err != nil {
-				return nil, err
-			}
-			return apply()
-		})
-		s.OnClose(func() { op.Cancel("the requesting connection closed before a local decision") })
-		return inv.operationReply(op.Status())
+	recheck := func() error {
+		ps, err := loadProfiles()
+		if err != nil {
+			return err
+		}
+		if a.Action != "save_as" {
+			_, err = check(ps)
+		}
+		return err
 	}
-	res, err := apply()
-	inv.mu.Unlock()
-	op.Finish(res, err)
-	return inv.operationReply(op.Status())
+	return inv.settle(s, op, expected, confirm, recheck, apply)
 }
 
 // replaceProfile returns an edit that replaces the profile with p.ID after

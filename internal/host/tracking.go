@@ -140,26 +140,12 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		}
 		return outcome(true), nil
 	}
+	var confirm map[string]any
 	if a.Action == "remove" {
 		if loss := inv.store.PreviewTracking(next); len(loss) > 0 {
-			expected := a.ExpectedRevision
-			action := map[string]any{"tool": "update_tracking", "action": "remove", "name": name,
+			confirm = map[string]any{"tool": "update_tracking", "action": "remove", "name": name,
 				"discard": lossJSON(inv.h, loss), "effect": "these lifetimes fall back to 120 retained samples; older samples are discarded and cannot be restored"}
-			inv.mu.Unlock()
-			op.AwaitConfirmation(action, func() (map[string]any, error) {
-				inv.mu.Lock()
-				defer inv.mu.Unlock()
-				if err := inv.checkRevisionLocked(expected); err != nil {
-					return nil, err
-				}
-				return apply()
-			})
-			s.OnClose(func() { op.Cancel("the requesting connection closed before a local decision") })
-			return inv.operationReply(op.Status())
 		}
 	}
-	res, err := apply()
-	inv.mu.Unlock()
-	op.Finish(res, err)
-	return inv.operationReply(op.Status())
+	return inv.settle(s, op, a.ExpectedRevision, confirm, nil, apply)
 }
