@@ -50,14 +50,7 @@ func runConfirm(ctx context.Context, env *Env, call hostCaller, args []string, d
 		res, err = call(ctx, host.ConfirmMethod, map[string]any{"operation_id": args[0], "decision": decision})
 	}
 	if err != nil || asJSON {
-		body, isErr := contract.Marshal(res, err)
-		var v any
-		json.Unmarshal(body, &v)
-		printJSON(env.Stdout, v)
-		if isErr {
-			return exitCode(1)
-		}
-		return nil
+		return printEnvelope(env, res, err)
 	}
 	if len(args) == 0 {
 		return printPending(env.Stdout, res)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/spf13/cobra"
 )
 
@@ -77,14 +76,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 			for {
 				res, err := rt.Registry.Call(cmd.Context(), "wait_condition", b)
 				if err != nil || res.NextAction == nil || res.NextAction.Tool != "wait_condition" {
-					body, isErr := contract.Marshal(res, err)
-					var v any
-					json.Unmarshal(body, &v)
-					printJSON(env.Stdout, v)
-					if isErr {
-						return exitCode(1)
-					}
-					return nil
+					return printEnvelope(env, res, err)
 				}
 				next := res.NextAction.Arguments
 				next["wait_ms"] = 10000
