@@ -88,3 +88,58 @@ func mustJSONCLI(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestAnalyzeCLIRescueAndUsage(t *testing.T) {
+	t.Setenv("INQUEST_DATA_DIR", filepath.Join(t.TempDir(), "store"))
+	p := filepath.Join(t.TempDir(), "a.txt")
+	os.WriteFile(p, []byte("1\n2\n3\n"), 0o644)
+	dest := filepath.Join(t.TempDir(), "rescued")
+	m, code := runAnalyzeCLI(t, "analyze", "preview_artifact", p, "--page-size", "1", "--rescue-to", dest)
+	if code != 0 {
+		t.Fatalf("rescue: %v", m)
+	}
+	np := m["data"].(map[string]any)["next_page"].(map[string]any)
+	resc := m["data"].(map[string]any)["rescued"].(map[string]any)
+	if resc["environment"].(map[string]any)["INQUEST_DATA_DIR"] != dest || np["argv"].([]any)[3] != "--evidence" {
+		t.Fatalf("rescue handoff: %v %v", resc, np)
+	}
+	// The handoff works once INQUEST_DATA_DIR names the rescued store.
+	t.Setenv("INQUEST_DATA_DIR", dest)
+	var argv []string
+	for _, a := range np["argv"].([]any)[1:] {
+		argv = append(argv, a.(string))
+	}
+	if r, code := runAnalyzeCLI(t, argv...); code != 0 || r["data"].(map[string]any)["rows"].([]any)[0].(map[string]any)["line"].(float64) != 2 {
+		t.Fatalf("rescued continuation: %v", r)
+	}
+	// Usage errors.
+	for _, args := range [][]string{
+		{"analyze", "preview_artifact", p, "--preserve", "--rescue-to", filepath.Join(t.TempDir(), "x")},
+		{"analyze", "preview_artifact", "--evidence", "ev-" + strings.Repeat("a", 26), "--format", "text"},
+		{"analyze", "no_such_operation", p},
+		{"analyze", "preview_artifact"},
+		{"analyze", "preview_artifact", p, "--rescue-to", "relative"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), args, strings.NewReader(""), &out, &errb); code == 0 {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+	// evidence query pages with an executable argv.
+	for i := 0; i < 3; i++ {
+		runAnalyzeCLI(t, "analyze", "preview_artifact", p, "--preserve")
+	}
+	q, code := runAnalyzeCLI(t, "evidence", "query", "--page-size", "2")
+	if code != 0 {
+		t.Fatalf("query: %v", q)
+	}
+	qargv := q["data"].(map[string]any)["next_page"].(map[string]any)["argv"].([]any)
+	var qa []string
+	for _, a := range qargv[1:] {
+		qa = append(qa, a.(string))
+	}
+	q2, code := runAnalyzeCLI(t, qa...)
+	if code != 0 || len(q2["data"].(map[string]any)["rows"].([]any)) != 2 {
+		t.Fatalf("query page 2: %v", q2)
+	}
+}
