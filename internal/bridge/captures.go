@@ -81,8 +81,7 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 	deliveryProps := `"wait_ms":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(MaxWaitMS) + `,"description":"how long to wait for completion, default ` + waitDefault + `; 0 returns the job handle immediately"},
 "read":{"type":"object","additionalProperties":false,"properties":{` + sel + `},"description":"selection for the first page read on success (rows/fields); optional"},
 "retain_capture":{"type":"boolean","description":"keep the capture for repeated reads; release it with release_capture. Default false: a one-pass result is released after its last page"}`
-	mg := &managed{caps: map[string]time.Time{}}
-	d := &delivery{mode: mode, call: call, managed: mg}
+	d := &delivery{mode: mode, call: call, managed: &managed{caps: map[string]time.Time{}}, retained: &managed{caps: map[string]time.Time{}}}
 	oneshot := "Returns completion and the first page under data.result_page by default (wait_ms default " + waitDefault + "); follow data.next_action when present."
 	if mode.Raw {
 		oneshot = "Raw mode: returns the job handle immediately unless wait_ms is set; pass read to get a first page; captures stay until release_capture or expiry."
@@ -169,6 +168,9 @@ type delivery struct {
 	mode    Mode
 	call    CallFunc
 	managed *managed
+	// retained remembers jobs started with retain_capture: true, so a
+	// later get_job without the flag never releases what the caller kept.
+	retained *managed
 }
 
 // options are the delivery arguments removed before native dispatch.
@@ -245,6 +247,11 @@ func jobData(res *contract.Result) map[string]any {
 func (d *delivery) complete(ctx context.Context, res *contract.Result, o options) (*contract.Result, error) {
 	data := jobData(res)
 	jobID, _ := data["job_id"].(string)
+	if o.retain {
+		d.retained.add(jobID)
+	} else if d.retained.has(jobID) {
+		o.retain = true
+	}
 	deadline := time.Now().Add(time.Duration(o.waitMS) * time.Millisecond)
 	for data["state"] == "running" && time.Now().Before(deadline) {
 		wait := min(pollInterval, time.Until(deadline))

@@ -312,6 +312,10 @@ func TestContinuationAndRetention(t *testing.T) {
 	if r["capture_retained"] != true || len(r["retained_capture_ids"].([]any)) != 1 {
 		t.Fatalf("retained: %v", r)
 	}
+	// polling the job later without the flag keeps what the caller retained
+	if g := mustCall(t, reg, "get_job", map[string]any{"job_id": r["job_id"]}); g["capture_retained"] != true {
+		t.Fatalf("get_job of a retained job: %v", g)
+	}
 	// unmodified read: same capture, may change the page size with the cursor
 	u := mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "limit": 2})
 	if u["capture_id"] != id {
