@@ -34,9 +34,8 @@ type Sample struct {
 func (v *View) Raw(iv Interval, slots []int) []Sample {
 	var out []Sample
 	v.Each(func(ms int64, av uint32, vals []uint64) bool {
-		if iv.HasTo && ms > iv.To {
-			return false
-		}
+		// No early stop at To: a wall-clock step back can store samples
+		// out of time order, and every stored sample must be counted.
 		if !iv.Contains(ms) {
 			return true
 		}
@@ -121,9 +120,6 @@ func (v *View) Summarize(iv Interval, slot int) Summary {
 	var fromV, toV uint64
 	var fromOK, toOK bool
 	v.Each(func(ms int64, av uint32, vals []uint64) bool {
-		if iv.HasTo && ms > iv.To {
-			return false
-		}
 		if !iv.Contains(ms) {
 			return true
 		}

@@ -387,3 +387,20 @@ func BenchmarkSummarizeTracked(b *testing.B) {
 		v.Summarize(Interval{}, proc.PRSS)
 	}
 }
+
+// A wall-clock step back stores samples out of time order; interval
+// queries still count every stored sample inside the interval.
+func TestClockStepBack(t *testing.T) {
+	s := NewSeries(1, 0, UntrackedCapacity)
+	at := []time.Duration{0, 10 * time.Second, 20 * time.Second, 5 * time.Second, 6 * time.Second}
+	for i, d := range at {
+		s.Append(t0.Add(d), 1, []uint64{uint64(i)})
+	}
+	iv := Interval{From: ms(t0), To: ms(t0.Add(7 * time.Second)), HasFrom: true, HasTo: true}
+	if got := s.View().Summarize(iv, 0); got.SampleCount != 3 || got.Last != 4 {
+		t.Fatalf("summary %+v", got)
+	}
+	if got := s.View().Raw(iv, []int{0}); len(got) != 3 {
+		t.Fatalf("raw %d", len(got))
+	}
+}
