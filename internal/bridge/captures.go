@@ -289,7 +289,10 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		return res, nil
 	}
 	capID, _ := data["capture_id"].(string)
-	if consumed, _ := data["result_consumed"].(bool); consumed || capID == "" {
+	if capID == "" {
+		return res, nil // a job without a capture (a condition wait)
+	}
+	if consumed, _ := data["result_consumed"].(bool); consumed {
 		data["capture_retained"] = false
 		return res, nil
 	}
