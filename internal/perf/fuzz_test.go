@@ -84,7 +84,7 @@ func FuzzJSONPreview(f *testing.F) {
 	seed(f, "preview", ".json")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := &pager{max: 5}
-		_, err := traverseJSON(context.Background(), bytes.NewReader(b), p)
+		_, err := traverseJSON(context.Background(), bytes.NewReader(b), p, nil)
 		typed(t, err, contract.CodeDecodeFailed)
 		if _, merr := json.Marshal(p.rows); merr != nil {
 			t.Fatalf("rows do not encode: %v", merr)

@@ -463,24 +463,79 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
 }
 
+// jsonState is the resume state of a root-array JSON preview: the byte
+// offset just after the last returned element and the next element index.
+type jsonState struct {
+	Byte  int64 `json:"b"`
+	Index int64 `json:"i"`
+}
+
 func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap int64) (*Output, error) {
+	sk := &jsonSeek{end: -1}
+	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
 	if req.Resuming {
 		p.start = req.Start.Row
+		var st jsonState
+		if len(req.Start.State) > 0 {
+			if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte <= 0 || st.Byte > req.Inputs[0].size || st.Index < 0 {
+				return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
+			}
+			// Root array: seek past the returned elements; the bytes before
+			// were validated by earlier pages of the same digest.
+			if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
+				return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+			}
+			br := bufio.NewReaderSize(f, 64<<10)
+			k := int64(0)
+			for {
+				c, err := br.ReadByte()
+				if err != nil {
+					return nil, decodeFail("the JSON document ends inside its root array")
+				}
+				k++
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+					continue
+				}
+				if c != ',' {
+					return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation does not point between array elements")
+				}
+				break
+			}
+			r = io.MultiReader(strings.NewReader("["), br)
+			sk.delta, sk.base = st.Byte+k-1, st.Index
+			p.seen = p.start
+		}
 	}
-	complete, err := traverseJSON(ctx, bufio.NewReaderSize(f, 64<<10), p)
+	complete, err := traverseJSON(ctx, r, p, sk)
 	if err != nil {
 		return nil, err
 	}
 	if complete {
 		return &Output{Rows: p.rows, Total: p.seen, Summary: map[string]any{"validated_to_eof": true}}, nil
 	}
-	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen}, Summary: map[string]any{"validated_to_eof": false}}, nil
+	next := &evidence.Position{Row: p.seen}
+	if sk.end > 0 {
+		next.State, _ = json.Marshal(jsonState{Byte: sk.end, Index: sk.next})
+	}
+	return &Output{Rows: p.rows, Total: -1, Next: next, Summary: map[string]any{"validated_to_eof": false}}, nil
+}
+
+// jsonSeek maps a (possibly resumed) root-array stream to file offsets:
+// file offset = delta + decoder offset; element indices start at base.
+// traverseJSON reports in end/next where the next root-array page starts
+// (end stays -1 for other roots, which resume by re-traversal).
+type jsonSeek struct {
+	delta, base int64
+	end, next   int64
 }
 
 // traverseJSON walks one JSON document in document order (seed 003 "JSON
 // preview") and offers its projected entries to p. It stops early when the
 // page is full and reports whether it reached and validated end-of-file.
-func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
+func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (bool, error) {
+	if sk == nil {
+		sk = &jsonSeek{end: -1}
+	}
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	bad := func(err error) error {
@@ -509,8 +564,12 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 	}
 	// elements offers the elements of the array whose '[' was just read,
 	// built by row; it reports whether the page filled before the end.
-	elements := func(row func(i int64, v any) map[string]any) (bool, error) {
-		for i := int64(0); dec.More(); i++ {
+	elements := func(root bool, row func(i int64, v any) map[string]any) (bool, error) {
+		start := int64(0)
+		if root {
+			start = sk.base
+		}
+		for i := start; dec.More(); i++ {
 			if p.full() {
 				return true, nil
 			}
@@ -530,6 +589,9 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 			}
 			idx := i
 			p.offer(func() any { return row(idx, v) })
+			if root {
+				sk.end, sk.next = sk.delta+dec.InputOffset(), i+1
+			}
 		}
 		return false, nil
 	}
@@ -537,7 +599,7 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 	case json.Delim:
 		switch d {
 		case '[':
-			full, err := elements(func(i int64, v any) map[string]any {
+			full, err := elements(true, func(i int64, v any) map[string]any {
 				return map[string]any{"kind": "element", "index": i, "value": v}
 			})
 			if full || err != nil {
@@ -561,7 +623,7 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager) (bool, error) {
 				switch vd := vt.(type) {
 				case json.Delim:
 					if vd == '[' {
-						full, err := elements(func(i int64, v any) map[string]any {
+						full, err := elements(false, func(i int64, v any) map[string]any {
 							return map[string]any{"kind": "section", "section": key, "index": i, "value": v}
 						})
 						if full || err != nil {

@@ -181,3 +181,40 @@ func TestPagingWithoutStore(t *testing.T) {
 		t.Fatalf("preserve without a store: %s", code)
 	}
 }
+
+// TestJSONArrayResumeBySeek pages a root array whose continuations seek to
+// the byte after the last returned element.
+func TestJSONArrayResumeBySeek(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	b.WriteString(" [\n")
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			b.WriteString(" ,\r\n\t")
+		}
+		b.WriteString(`{"i":` + itoa(i) + `,"s":"x, ] y"}`)
+	}
+	b.WriteString("\n]\n")
+	p := e.write("big.json", b.String())
+	first := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 700})
+	if !strings.Contains(mustJSON(first["next_action"]), "continuation") {
+		t.Fatal("no continuation")
+	}
+	rows, pages := e.follow(first)
+	if len(rows) != 5000 || pages != 8 {
+		t.Fatalf("%d rows in %d pages", len(rows), pages)
+	}
+	for i, r := range rows {
+		m := r.(map[string]any)
+		if int(m["index"].(float64)) != i || int(m["value"].(map[string]any)["i"].(float64)) != i {
+			t.Fatalf("row %d: %v", i, m)
+		}
+	}
+	// Trailing garbage after the array is found by the last page.
+	bad := e.write("bad.json", `[1,2,3] x`)
+	res := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(bad)}, "page_size": 2})
+	na := res["next_action"].(map[string]any)
+	if _, code := e.call("preview_artifact", na["arguments"]); code != contract.CodeDecodeFailed {
+		t.Fatalf("trailing data: %s", code)
+	}
+}
