@@ -57,8 +57,12 @@ type Row struct {
 	// Path is what the path and extension filters match ("" when the row
 	// has no path; such rows never match a path filter).
 	Path string
-	// Owner is the owning executable name for the owner_name filter.
+	// Owner is the owning executable name for the owner_name filter
+	// (file_users: the base name of /proc/PID/exe when readable, else comm);
+	// Comm, when set, is the kernel command name, which owner_name also
+	// matches (comm is cut at 15 bytes).
 	Owner string
+	Comm  string
 	// Proc is the owning process identity; Verified says it was confirmed
 	// before and after collection, so the host may add a process_ref.
 	Proc     proc.Identity

@@ -58,6 +58,10 @@ func TestFileUsersFindsChild(t *testing.T) {
 	if n := field(t, r, "handle_count"); n != 3 {
 		t.Fatalf("handle_count = %v, want 3 (file + 2 dups)", n)
 	}
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/exe")
+	if r.Owner != filepath.Base(exe) || r.Comm != field(t, r, "name") {
+		t.Fatalf("owner %q comm %q, want %q and the name field", r.Owner, r.Comm, filepath.Base(exe))
+	}
 	if !r.Verified || r.Proc != c.id {
 		t.Fatalf("row identity %+v verified=%v, want %+v verified", r.Proc, r.Verified, c.id)
 	}

@@ -113,6 +113,13 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 		id := proc.Identity{PID: pid, StartTicks: st.startTicks}
 		// one boxed pid/name per process, one Field backing array per chunk
 		pidV, nameV := any(pid), any(st.name)
+		owner := st.name
+		if exe, err := readlinkAt(p.fd, "exe", buf); err == nil {
+			e := strings.TrimSuffix(string(exe), " (deleted)")
+			if i := strings.LastIndexByte(e, '/'); i >= 0 && i+1 < len(e) {
+				owner = e[i+1:]
+			}
+		}
 		var fields []Field
 		seen := map[string]int{} // path -> index in c.Rows
 		first := len(c.Rows)
@@ -156,7 +163,7 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 				fields = make([]Field, 0, 5*min(len(names), 1024))
 			}
 			fields = append(fields, Field{"process_ref", nil}, Field{"pid", pidV}, Field{"name", nameV}, Field{"path", path}, Field{"handle_count", 1})
-			c.Rows = append(c.Rows, Row{Path: path, Owner: st.name, Proc: id, Fields: fields[len(fields)-5 : len(fields) : len(fields)]})
+			c.Rows = append(c.Rows, Row{Path: path, Owner: owner, Comm: st.name, Proc: id, Fields: fields[len(fields)-5 : len(fields) : len(fields)]})
 		}
 		unix.Close(dfd)
 		if deniedFds > 0 && deniedFds == len(names) {

@@ -59,7 +59,8 @@ func newCapture(c *capture.Capture) *Capture {
 type Query struct {
 	// Path: all-term case-insensitive substring match on the row path.
 	Path string `json:"path,omitempty"`
-	// OwnerName: exact case-insensitive owner (executable) name.
+	// OwnerName: exact case-insensitive owner (executable) name; it also
+	// matches a row's kernel command name (Row.Comm).
 	OwnerName string `json:"owner_name,omitempty"`
 	// Extension: file-name extension including the leading dot.
 	Extension string `json:"extension,omitempty"`
@@ -93,7 +94,7 @@ func (q Query) match(r *capture.Row) bool {
 	if q.Path != "" && !capture.MatchPath(r.Path, q.Path) {
 		return false
 	}
-	if q.OwnerName != "" && !strings.EqualFold(r.Owner, q.OwnerName) {
+	if q.OwnerName != "" && !strings.EqualFold(r.Owner, q.OwnerName) && (r.Comm == "" || !strings.EqualFold(r.Comm, q.OwnerName)) {
 		return false
 	}
 	if q.Extension != "" && !capture.HasExtension(r.Path, q.Extension) {

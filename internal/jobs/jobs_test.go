@@ -36,7 +36,7 @@ func rows(n int, ext string) func(context.Context) (*capture.Capture, error) {
 		c := &capture.Capture{Kind: capture.KindFileUsers, Coverage: map[string]any{"n": n}}
 		for i := 0; i < n; i++ {
 			p := fmt.Sprintf("/d/f%d%s", i%7, ext)
-			c.Rows = append(c.Rows, capture.Row{Path: p, Owner: "Own", Fields: []capture.Field{{Key: "pid", Value: i}, {Key: "path", Value: p}}})
+			c.Rows = append(c.Rows, capture.Row{Path: p, Owner: "Own", Comm: "own-comm", Fields: []capture.Field{{Key: "pid", Value: i}, {Key: "path", Value: p}}})
 		}
 		return c, nil
 	}
@@ -351,6 +351,9 @@ func TestViewsAndPaging(t *testing.T) {
 	}
 	if v, _ := s.View(j.CaptureID, Query{OwnerName: "other"}); len(v.Rows) != 0 {
 		t.Fatal("owner filter")
+	}
+	if v, _ := s.View(j.CaptureID, Query{OwnerName: "OWN-COMM"}); len(v.Rows) != 70 {
+		t.Fatal("owner filter does not match the command name")
 	}
 	var got []string
 	off := 0
