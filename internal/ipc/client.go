@@ -153,6 +153,9 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if ctx.Err() != nil {
+		return nil, contract.Errorf(contract.CodeCancelled, "the call was cancelled before it was sent to the host")
+	}
 	ch := make(chan json.RawMessage, 1)
 	cl.mu.Lock()
 	if cl.err != nil {
@@ -196,6 +199,9 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	case <-ctx.Done():
 		drop()
 		cl.sendCancel(id)
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call's deadline passed after it reached the host; its outcome is unknown and it was not repeated")
+		}
 		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled after it reached the host; its outcome is unknown and it was not repeated")
 	}
 }

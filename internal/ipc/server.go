@@ -85,8 +85,8 @@ func (s *Server) Conns() int {
 	return n
 }
 
-// Serve accepts on ln until ln is closed (by Close). It returns nil after
-// Close, or the accept error.
+// Serve accepts on ln until ln is closed (by Close), then returns nil.
+// Other accept errors are logged and retried after 100 ms.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -105,11 +105,11 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
+			// Temporary failures (EMFILE, ECONNABORTED...) back off and
+			// retry, as net/http does; the listener stays up.
+			s.logger.Warn("accept failed; retrying", "err", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		peer, err := checkPeer(c)
 		if err != nil {

@@ -194,6 +194,12 @@ func TestCancelAndLoss(t *testing.T) {
 		t.Fatalf("the connection survives a cancel: %v", err)
 	}
 
+	dead, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := c.Call(dead, "echo", nil); contract.CodeOf(err) != contract.CodeCancelled {
+		t.Fatalf("call with a cancelled context: %v, want CANCELLED (never sent)", err)
+	}
+
 	c.Timeout = 200 * time.Millisecond
 	_, err = c.Call(context.Background(), "block", nil)
 	if contract.CodeOf(err) != contract.CodeOutcomeUnknown {
