@@ -127,8 +127,13 @@ func (b *buildErr) Error() string { return "building/running the profiled progra
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if profDirForCleanups != "" {
-		os.RemoveAll(profDirForCleanups)
+	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir} {
+		if d != "" && strings.HasPrefix(d, os.TempDir()) {
+			if d != profDirForCleanups {
+				d = filepath.Dir(d)
+			}
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
