@@ -5,7 +5,7 @@
 // # Endpoint
 //
 // Unix: the socket $XDG_RUNTIME_DIR/inquest/mcp.v1.sock, or
-// <TMPDIR or /tmp>/inquest-<uid>/mcp.v1.sock when XDG_RUNTIME_DIR is unset
+// /tmp/inquest-<uid>/mcp.v1.sock when XDG_RUNTIME_DIR is unset
 // (Dir, Path). The directory must be a real directory owned by this uid
 // with mode 0700; the socket is created 0600. Both sides verify the peer
 // with SO_PEERCRED (macOS: LOCAL_PEERCRED): the host rejects a connecting

@@ -23,13 +23,16 @@ const transportKind = "unix_socket"
 const SocketName = "mcp.v1.sock"
 
 // Dir returns the per-user endpoint directory: $XDG_RUNTIME_DIR/inquest,
-// or <temp dir>/inquest-<uid> when XDG_RUNTIME_DIR is unset (the temp dir is
-// $TMPDIR or /tmp). The host lock and the launch marker live there too.
+// or /tmp/inquest-<uid> when XDG_RUNTIME_DIR is unset. The fallback ignores
+// $TMPDIR on purpose: a bridge started by an MCP client and a host started
+// from a shell often see different TMPDIRs, and must still find the same
+// endpoint and the same host lock. The host lock, the launch marker and
+// listener.state live there too.
 func Dir() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "inquest")
 	}
-	return filepath.Join(os.TempDir(), "inquest-"+strconv.Itoa(os.Getuid()))
+	return filepath.Join("/tmp", "inquest-"+strconv.Itoa(os.Getuid()))
 }
 
 // Path returns the endpoint: Dir()/mcp.v1.sock.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,5 +403,46 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached within 10s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCancellationRaces cancels calls at random points around their
+// completion: every outcome is a result, CANCELLED, OUTCOME_UNKNOWN or BUSY
+// (abandoned requests still count against the host's 8 until they finish),
+// no reply reaches the wrong caller, and the connection stays usable.
+func TestCancellationRaces(t *testing.T) {
+	f := newFake()
+	_, path := startServer(t, f)
+	c := dialClient(t, path)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration((i*7+g)%300)*time.Microsecond)
+				arg := json.RawMessage(`{"g":` + strconv.Itoa(g) + `,"i":` + strconv.Itoa(i) + `}`)
+				res, err := c.Call(ctx, "echo", arg)
+				cancel()
+				switch {
+				case err == nil:
+					if string(res.Data.(json.RawMessage)) != string(arg) {
+						t.Errorf("reply for %s was %s", arg, res.Data)
+					}
+				case contract.CodeOf(err) == contract.CodeCancelled, contract.CodeOf(err) == contract.CodeOutcomeUnknown, contract.CodeOf(err) == contract.CodeBusy:
+				default:
+					t.Errorf("unexpected error %v", err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	var err error
+	waitFor(t, func() bool {
+		_, err = c.Call(context.Background(), "echo", nil)
+		return contract.CodeOf(err) != contract.CodeBusy
+	})
+	if err != nil {
+		t.Fatalf("connection after the races: %v", err)
 	}
 }
