@@ -354,6 +354,17 @@ func TestTwoBridgesShareHost(t *testing.T) {
 		t.Fatalf("A's cursor on B: %v", m)
 	}
 	a.mustCall("list_processes", map[string]any{"limit": 1, "cursor": cur})
+	// Independent captures: a capture A retained is not readable from B.
+	capA := a.mustCall("start_capture", map[string]any{"kind": "threads", "process_ref": a.refOf(child.Process.Pid), "retain_capture": true, "read": map[string]any{"limit": 1}})
+	capID, _ := dig(capA, "data", "capture_id").(string)
+	if capID == "" {
+		raw, _ := json.Marshal(capA["data"])
+		t.Fatalf("no capture_id in %s", raw)
+	}
+	if m, isErr := b.call("read_capture", map[string]any{"capture_id": capID}); !isErr || errCode(m) != "REFERENCE_INVALID" {
+		t.Fatalf("A's capture read from B: %v", m)
+	}
+	a.mustCall("read_capture", map[string]any{"capture_id": capID})
 
 	// History of a process, observed through A.
 	ref := a.refOf(child.Process.Pid)
