@@ -16,6 +16,10 @@ import (
 // detachReadyTimeout bounds the wait of `serve --detach` for its host.
 const detachReadyTimeout = 10 * time.Second
 
+// maxLogBytes is the serve.log size at which the next detached start
+// rotates it to serve.log.1.
+const maxLogBytes = 8 << 20
+
 // serveDetached starts `inquest serve` in a new session (setsid: its own
 // session and process group, no controlling terminal), stdin from
 // /dev/null, stdout and stderr appended to $XDG_STATE_HOME/inquest/serve.log,
@@ -29,6 +33,10 @@ func serveDetached(env *Env) error {
 		return err
 	}
 	logPath := filepath.Join(sd, "serve.log")
+	// Keep the log bounded: past 8 MiB the old log becomes serve.log.1.
+	if fi, err := os.Stat(logPath); err == nil && fi.Size() > maxLogBytes {
+		os.Rename(logPath, logPath+".1")
+	}
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
