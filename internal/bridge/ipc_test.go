@@ -1,0 +1,96 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// TestIPCBackendLazyStart: schema-invalid calls dispatch nothing and start
+// no host; the first valid call launches one host, later calls reuse the
+// connection; a lost connection is OUTCOME_UNKNOWN once, then the bridge
+// reconnects to a fresh host.
+func TestIPCBackendLazyStart(t *testing.T) {
+	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	t.Setenv("INQUEST_CONFIG", "")
+	var launches atomic.Int32
+	var current atomic.Pointer[func()]
+	launch := func(ctx context.Context) error {
+		launches.Add(1)
+		lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
+		if err != nil {
+			return err
+		}
+		h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+		if err != nil {
+			return err
+		}
+		if err := h.Start(context.Background()); err != nil {
+			return err
+		}
+		ep := ipc.NewHostEndpoint(h, "", nil)
+		if err := ep.Enable(); err != nil {
+			return err
+		}
+		stop := func() { ep.Disable(); h.Stop(); lock.Release() }
+		current.Store(&stop)
+		return nil
+	}
+	t.Cleanup(func() {
+		if f := current.Load(); f != nil {
+			(*f)()
+		}
+	})
+	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Start: true, Launch: launch})
+	defer be.Close()
+	reg := tool.NewRegistry()
+	if err := reg.Add(Tools(func(context.Context) (Backend, error) { return be, nil }, Mode{})...); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, bad := range []string{`{"limit":0}`, `{"bogus":1}`, `{"sort":"cpu"}`} {
+		if _, err := reg.Call(ctx, "list_processes", json.RawMessage(bad)); contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Fatalf("%s: %v", bad, err)
+		}
+	}
+	if launches.Load() != 0 || be.InstanceID() != "" {
+		t.Fatal("an invalid call started or reached a host")
+	}
+	res, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := be.InstanceID()
+	if launches.Load() != 1 || first == "" || res.BackendInstanceID != first {
+		t.Fatalf("launches %d, instance %q, result instance %q", launches.Load(), first, res.BackendInstanceID)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := reg.Call(ctx, "list_metrics", json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if launches.Load() != 1 {
+		t.Fatalf("%d launches for one host", launches.Load())
+	}
+	// The host goes away: one OUTCOME_UNKNOWN, then a fresh host.
+	(*current.Load())()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`)); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
+		t.Fatalf("after host loss: %v", err)
+	}
+	if _, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if launches.Load() != 2 || be.InstanceID() == first {
+		t.Fatalf("launches %d, instance %q (was %q)", launches.Load(), be.InstanceID(), first)
+	}
+}
