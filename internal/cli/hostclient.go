@@ -17,6 +17,18 @@ import (
 // Objects the method creates for the connection (captures, cursors) die
 // with it; use a Client from ipc.Connect to keep a connection across calls.
 func callHost(ctx context.Context, method string, args any) (*contract.Result, error) {
+	return hostCall(ctx, true, method, args)
+}
+
+// callRunningHost is callHost without starting a host: when none runs the
+// error is BACKEND_UNAVAILABLE ("no inquest host is running"). Use it for
+// methods that only make sense on a host that already has state (local
+// confirmation of a pending operation).
+func callRunningHost(ctx context.Context, method string, args any) (*contract.Result, error) {
+	return hostCall(ctx, false, method, args)
+}
+
+func hostCall(ctx context.Context, start bool, method string, args any) (*contract.Result, error) {
 	raw := json.RawMessage("{}")
 	if args != nil {
 		b, err := json.Marshal(args)
@@ -25,7 +37,7 @@ func callHost(ctx context.Context, method string, args any) (*contract.Result, e
 		}
 		raw = b
 	}
-	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Start: true})
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Start: start})
 	if err != nil {
 		return nil, err
 	}
