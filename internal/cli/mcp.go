@@ -28,7 +28,7 @@ delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
 			if err != nil {
 				return err
 			}
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess})
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess, MCP: true})
 			if err != nil {
 				return err
 			}

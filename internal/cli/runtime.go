@@ -14,6 +14,9 @@ type runtimeOptions struct {
 	// NoHost builds the catalog without starting or reaching a proc host
 	// (inspect, docs generation).
 	NoHost bool
+	// MCP marks the runtime of `inquest mcp`: its host connection is an MCP
+	// bridge session, refused local-only decisions.
+	MCP bool
 	// Stderr receives diagnostics.
 	Stderr io.Writer
 	// InProcess runs the proc tools over a host inside this process instead

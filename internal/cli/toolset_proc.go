@@ -33,7 +33,11 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 			return backend, nil
 		}
 		if !inProcess {
-			backend = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Start: true})
+			client := ""
+			if opts.MCP {
+				client = ipc.ClientMCPBridge
+			}
+			backend = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Start: true, Client: client})
 			return backend, nil
 		}
 		b, err := bridge.NewLocal(ctx, Version)

@@ -43,12 +43,17 @@ type Client struct {
 // mismatch is BACKEND_UNAVAILABLE (or the host's code, BUSY at capacity);
 // c is closed on failure.
 func Handshake(c net.Conn, peer Peer, bridgeVersion string, timeout time.Duration) (*Client, error) {
+	return HandshakeAs(c, peer, bridgeVersion, "", timeout)
+}
+
+// HandshakeAs is Handshake announcing client (Hello.Client).
+func HandshakeAs(c net.Conn, peer Peer, bridgeVersion, client string, timeout time.Duration) (*Client, error) {
 	fail := func(code contract.Code, msg string) (*Client, error) {
 		c.Close()
 		return nil, contract.Errorf(code, "%s", msg)
 	}
 	c.SetDeadline(time.Now().Add(timeout))
-	if err := WriteFrame(c, encode(Hello{Kind: KindHello, IPCMajor: Major, IPCMinor: Minor, BridgeVersion: bridgeVersion})); err != nil {
+	if err := WriteFrame(c, encode(Hello{Kind: KindHello, IPCMajor: Major, IPCMinor: Minor, BridgeVersion: bridgeVersion, Client: client})); err != nil {
 		return fail(contract.CodeBackendUnavailable, "the host closed the connection during the handshake")
 	}
 	p, err := ReadFrame(c)

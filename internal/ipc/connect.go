@@ -27,6 +27,8 @@ type ConnectOptions struct {
 	Path string
 	// BridgeVersion is sent in hello.
 	BridgeVersion string
+	// Client is sent in hello (ClientMCPBridge for `inquest mcp`).
+	Client string
 	// Start permits starting a headless host when none runs. CLI commands
 	// and the MCP bridge set it; a status probe does not.
 	Start bool
@@ -72,7 +74,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	defer cancel()
 	parent := ctx
 
-	cl, err := attempt(ctx, path, opts.BridgeVersion)
+	cl, err := attempt(ctx, path, opts.BridgeVersion, opts.Client)
 	if err == nil || !errors.Is(err, ErrNoHost) {
 		return cl, mapConnErr(parent, err)
 	}
@@ -93,7 +95,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 		case StateFailed:
 			return nil, unavailable("the running inquest host (pid %d) could not open its MCP listener; see `inquest serve` log ($XDG_STATE_HOME/inquest/serve.log) and its get_status, or restart it", pid)
 		}
-		cl, err = waitReady(ctx, path, opts.BridgeVersion)
+		cl, err = waitReady(ctx, path, opts.BridgeVersion, opts.Client)
 		if err != nil && errors.Is(err, ErrNoHost) && !errors.Is(parent.Err(), context.Canceled) {
 			return nil, unavailable("an inquest host is running (pid %d) but accepts no MCP connections: its listener may be disabled at runtime (`inquest settings get mcp_connections_disabled`), may have failed (see $XDG_STATE_HOME/inquest/serve.log), or it is still starting; no second host was started", pid)
 		}
@@ -113,7 +115,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	defer release()
 	// Recheck after winning the marker: another bridge may have started the
 	// host meanwhile (it released the marker once the host answered).
-	cl, err = attempt(ctx, path, opts.BridgeVersion)
+	cl, err = attempt(ctx, path, opts.BridgeVersion, opts.Client)
 	if err == nil || !errors.Is(err, ErrNoHost) {
 		return cl, mapConnErr(parent, err)
 	}
@@ -122,12 +124,12 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 			return nil, unavailable("starting `inquest serve --detach` failed: %v; start the host manually and see its log", lerr)
 		}
 	}
-	cl, err = waitReady(ctx, path, opts.BridgeVersion)
+	cl, err = waitReady(ctx, path, opts.BridgeVersion, opts.Client)
 	return cl, mapConnErr(parent, err)
 }
 
 // attempt dials and handshakes once, bounded by AttemptTimeout.
-func attempt(ctx context.Context, path, version string) (*Client, error) {
+func attempt(ctx context.Context, path, version, client string) (*Client, error) {
 	actx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()
 	c, peer, err := Dial(actx, path)
@@ -144,14 +146,14 @@ func attempt(ctx context.Context, path, version string) (*Client, error) {
 	if dl, ok := actx.Deadline(); ok {
 		d = time.Until(dl)
 	}
-	return Handshake(c, peer, version, d)
+	return HandshakeAs(c, peer, version, client, d)
 }
 
 // waitReady retries attempt until it succeeds, fails with something other
 // than ErrNoHost, or ctx ends.
-func waitReady(ctx context.Context, path, version string) (*Client, error) {
+func waitReady(ctx context.Context, path, version, client string) (*Client, error) {
 	for {
-		cl, err := attempt(ctx, path, version)
+		cl, err := attempt(ctx, path, version, client)
 		if err == nil || !errors.Is(err, ErrNoHost) {
 			return cl, err
 		}

@@ -193,7 +193,11 @@ type hostService struct{ h *host.Host }
 func (s hostService) InstanceID() string { return s.h.InstanceID }
 func (s hostService) Version() string    { return s.h.Version }
 func (s hostService) NewSession(p Peer) Session {
-	return hostSession{h: s.h, s: s.h.NewSession()}
+	sess := s.h.NewSession()
+	if p.Client == ClientMCPBridge {
+		host.MarkMCPBridge(sess)
+	}
+	return hostSession{h: s.h, s: sess}
 }
 
 type hostSession struct {

@@ -152,3 +152,24 @@ func TestHostKeepsSamplingWhilePeerStalls(t *testing.T) {
 	waitFor(t, func() bool { return h.Sampler().Latest().Seq >= seq0+5 })
 	waitFor(t, func() bool { return ep.Status()["connections"] == 0 })
 }
+
+// TestMCPBridgeSessionCannotConfirm: a connection that says it is an MCP
+// bridge is refused local confirmation decisions (PERMISSION_DENIED) before
+// any lookup, while a local CLI connection reaches the ledger (an unknown
+// operation id is then OPERATION_UNKNOWN, not a refusal).
+func TestMCPBridgeSessionCannotConfirm(t *testing.T) {
+	startHost(t)
+	bridge, err := Connect(context.Background(), ConnectOptions{Path: Path(), BridgeVersion: "t", Client: ClientMCPBridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bridge.Close()
+	cli := dialClient(t, Path())
+	args := json.RawMessage(`{"operation_id":"op-1","decision":"confirm"}`)
+	if _, err := bridge.Call(context.Background(), host.ConfirmMethod, args); contract.CodeOf(err) != contract.CodePermissionDenied {
+		t.Fatalf("MCP bridge confirm: %v, want PERMISSION_DENIED", err)
+	}
+	if _, err := cli.Call(context.Background(), host.ConfirmMethod, args); contract.CodeOf(err) == contract.CodePermissionDenied {
+		t.Fatalf("CLI confirm refused: %v", err)
+	}
+}

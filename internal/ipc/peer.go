@@ -13,6 +13,8 @@ type Peer struct {
 	PID int
 	UID int
 	SID string
+	// Client is Hello.Client of the connection (set after the handshake).
+	Client string
 }
 
 // ErrUntrusted marks an endpoint that fails closed: a directory or socket

@@ -224,6 +224,7 @@ func (sc *serverConn) serve() {
 		sc.write(Reject{Kind: KindReject, Code: contract.CodeBackendUnavailable, Message: "IPC major version mismatch: the host speaks ipc_major 1; restart the host or the bridge so both are the same inquest version"})
 		return
 	}
+	sc.peer.Client = h.Client
 	sess := s.svc.NewSession(sc.peer)
 	s.mu.Lock()
 	sc.welcomed = true
