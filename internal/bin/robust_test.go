@@ -41,8 +41,12 @@ func exercise(t testing.TB, data []byte) *Inspection {
 
 func truncationOffsets(size int) []int {
 	offs := []int{0, 1, 3, 4, 5, 16, 20, 24, 27, 28, 31, 32, 52, 60, 63, 64, 65, 100, 128, 200, 256, 500, 512, 1000, 1024, 4095, 4096, 8192, size - 1}
-	for i := 1; i < 48; i++ {
-		offs = append(offs, size*i/48)
+	spread := 24
+	if raceEnabled {
+		spread = 6
+	}
+	for i := 1; i < spread; i++ {
+		offs = append(offs, size*i/spread)
 	}
 	var out []int
 	for _, o := range offs {
@@ -105,7 +109,11 @@ func TestTruncatedAndCorrupted(t *testing.T) {
 				t.Error("no truncation of the PE kept its section table")
 			}
 			rng := rand.New(rand.NewSource(int64(len(full))))
-			for i := 0; i < 100; i++ {
+			rounds := 40
+			if raceEnabled {
+				rounds = 8
+			}
+			for i := 0; i < rounds; i++ {
 				bad := append([]byte(nil), full...)
 				off := rng.Intn(min(len(bad), 8192))
 				if i%2 == 1 {

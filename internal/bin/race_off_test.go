@@ -1,0 +1,5 @@
+//go:build !race
+
+package bin
+
+const raceEnabled = false
