@@ -200,11 +200,12 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	f := openELF(in, h, data)
 	in.Admitted = f != nil
 	if f == nil {
-		for _, n := range []string{"sections", "dynamic", "imports", "exports", "build_id"} {
+		for _, n := range []string{"sections", "imports", "exports", "build_id"} {
 			in.facet(n, FacetUnresolved, "the section header table was not admitted")
 		}
 		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
-		elfHardening(in, h, progs, nil)
+		tags := elfDynamic(in, h, nil, progs, data)
+		elfHardening(in, h, progs, nil, tags)
 		return
 	}
 	// Sections.
@@ -236,11 +237,11 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		in.Sections = append(in.Sections, sec)
 	}
 	in.facet("sections", secState, "")
-	elfDynamic(in, f, progs, data)
+	tags := elfDynamic(in, h, f, progs, data)
 	elfImportsExports(in, f)
-	elfNotes(in, f, data)
+	elfNotes(in, f, progs, data)
 	goBuildInfo(in, data)
-	elfHardening(in, h, progs, f)
+	elfHardening(in, h, progs, f, tags)
 }
 
 func sectionTypeName(t elf.SectionType, m elf.Machine) string {
@@ -266,22 +267,52 @@ func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 	return s
 }
 
-func elfDynamic(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) {
+// dynTags holds the integer values of the dynamic tags hardening rests on,
+// or known false when the dynamic table could not be read.
+type dynTags struct {
+	known bool
+	vals  map[elf.DynTag][]uint64
+}
+
+func (t dynTags) first(tag elf.DynTag) (uint64, bool) {
+	v := t.vals[tag]
+	if len(v) == 0 {
+		return 0, false
+	}
+	return v[0], true
+}
+
+// elfDynamic reads the dynamic facts from SHT_DYNAMIC through debug/elf
+// when the section table has one, else from the PT_DYNAMIC segment (the
+// loader's view: section headers may be stripped or unresolved).
+func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeader, data []byte) dynTags {
 	d := &Dynamic{Needed: []string{}, RPath: []string{}, RunPath: []string{}}
-	for _, p := range progs {
-		if p.Type == elf.PT_INTERP {
+	in.Dynamic = d
+	var dynSeg *elf.ProgHeader
+	for i, p := range progs {
+		switch p.Type {
+		case elf.PT_INTERP:
 			if b, ok := sliceAt(data, p.Off, p.Filesz); ok {
 				d.Interpreter = string(bytes.TrimRight(b, "\x00"))
 			} else {
 				in.unresolved("PT_INTERP contents", p.Off, p.Filesz, "extends past the end of the file")
 			}
+		case elf.PT_DYNAMIC:
+			dynSeg = &progs[i]
 		}
 	}
-	if f.SectionByType(elf.SHT_DYNAMIC) == nil {
-		in.Dynamic = d
-		in.facet("dynamic", FacetComplete, "no SHT_DYNAMIC section: statically linked")
-		return
+	if f == nil || f.SectionByType(elf.SHT_DYNAMIC) == nil {
+		if dynSeg == nil {
+			if in.Facets["segments"].State != FacetComplete {
+				in.facet("dynamic", FacetUnresolved, "program headers unresolved")
+				return dynTags{}
+			}
+			in.facet("dynamic", FacetComplete, "no PT_DYNAMIC program header: statically linked")
+			return dynTags{known: true}
+		}
+		return elfDynamicSegment(in, h, progs, dynSeg, data)
 	}
+	tags := dynTags{known: true, vals: map[elf.DynTag][]uint64{}}
 	state := FacetComplete
 	var err error
 	strs := func(tag elf.DynTag) []string {
@@ -300,24 +331,133 @@ func elfDynamic(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte
 	if so := strs(elf.DT_SONAME); len(so) > 0 {
 		d.SOName = so[0]
 	}
-	if v, e := f.DynValue(elf.DT_FLAGS); e == nil && len(v) > 0 {
-		d.Flags = hexU(v[0])
+	for _, tag := range []elf.DynTag{elf.DT_FLAGS, elf.DT_FLAGS_1, elf.DT_BIND_NOW} {
+		var v []uint64
+		var e error
+		if guard(in, "dynamic section", 0, func() { v, e = f.DynValue(tag) }) && e == nil {
+			tags.vals[tag] = v
+		} else {
+			state = FacetPartial
+		}
 	}
-	if v, e := f.DynValue(elf.DT_FLAGS_1); e == nil && len(v) > 0 {
-		d.Flags1 = hexU(v[0])
+	if v, ok := tags.first(elf.DT_FLAGS); ok {
+		d.Flags = hexU(v)
+	}
+	if v, ok := tags.first(elf.DT_FLAGS_1); ok {
+		d.Flags1 = hexU(v)
 	}
 	if state != FacetComplete {
 		s := f.SectionByType(elf.SHT_DYNAMIC)
 		in.unresolved("dynamic section", s.Offset, s.Size, "the dynamic section or its string table could not be read")
+		tags.known = false
 	}
-	in.Dynamic = d
 	in.Libraries = append(in.Libraries, d.Needed...)
 	in.facet("dynamic", state, "")
+	return tags
+}
+
+// elfDynamicSegment reads the dynamic array at PT_DYNAMIC (gABI "Dynamic
+// Section") and its string table located through DT_STRTAB/DT_STRSZ and
+// the PT_LOAD mappings.
+func elfDynamicSegment(in *Inspection, h *elfHeader, progs []elf.ProgHeader, p *elf.ProgHeader, data []byte) dynTags {
+	b, ok := sliceAt(data, p.Off, p.Filesz)
+	if !ok {
+		in.unresolved("PT_DYNAMIC contents", p.Off, p.Filesz, "extends past the end of the file")
+		in.facet("dynamic", FacetUnresolved, "PT_DYNAMIC contents unresolved")
+		return dynTags{}
+	}
+	ent := 16
+	if h.class == elf.ELFCLASS32 {
+		ent = 8
+	}
+	tags := dynTags{known: true, vals: map[elf.DynTag][]uint64{}}
+	type kv struct {
+		tag elf.DynTag
+		val uint64
+	}
+	var list []kv
+	for i := 0; i+ent <= len(b); i += ent {
+		var t, v uint64
+		if ent == 16 {
+			t, v = h.order.Uint64(b[i:]), h.order.Uint64(b[i+8:])
+		} else {
+			t, v = uint64(h.order.Uint32(b[i:])), uint64(h.order.Uint32(b[i+4:]))
+		}
+		if elf.DynTag(t) == elf.DT_NULL {
+			break
+		}
+		list = append(list, kv{elf.DynTag(t), v})
+		tags.vals[elf.DynTag(t)] = append(tags.vals[elf.DynTag(t)], v)
+	}
+	d := in.Dynamic
+	state := FacetComplete
+	strtab, _ := tags.first(elf.DT_STRTAB)
+	strsz, _ := tags.first(elf.DT_STRSZ)
+	var str []byte
+	for _, l := range progs {
+		if l.Type == elf.PT_LOAD && strtab >= l.Vaddr && strtab-l.Vaddr < l.Filesz {
+			str, ok = sliceAt(data, l.Off+(strtab-l.Vaddr), strsz)
+			if !ok {
+				str = nil
+			}
+		}
+	}
+	get := func(off uint64) (string, bool) {
+		if off >= uint64(len(str)) {
+			return "", false
+		}
+		s := str[off:]
+		if i := bytes.IndexByte(s, 0); i >= 0 {
+			return string(s[:i]), true
+		}
+		return "", false
+	}
+	for _, e := range list {
+		var dst *[]string
+		switch e.tag {
+		case elf.DT_NEEDED:
+			dst = &d.Needed
+		case elf.DT_RPATH:
+			dst = &d.RPath
+		case elf.DT_RUNPATH:
+			dst = &d.RunPath
+		case elf.DT_SONAME:
+		default:
+			continue
+		}
+		v, ok := get(e.val)
+		if !ok {
+			state = FacetPartial
+			continue
+		}
+		if dst == nil {
+			d.SOName = v
+		} else {
+			*dst = append(*dst, v)
+		}
+	}
+	if state != FacetComplete {
+		in.unresolved("dynamic string table", strtab, strsz, "DT_STRTAB is not inside a PT_LOAD segment's file bytes")
+	}
+	if v, ok := tags.first(elf.DT_FLAGS); ok {
+		d.Flags = hexU(v)
+	}
+	if v, ok := tags.first(elf.DT_FLAGS_1); ok {
+		d.Flags1 = hexU(v)
+	}
+	in.Libraries = append(in.Libraries, d.Needed...)
+	in.facet("dynamic", state, "read through PT_DYNAMIC (no SHT_DYNAMIC section available)")
+	return tags
 }
 
 func elfImportsExports(in *Inspection, f *elf.File) {
 	var syms []elf.Symbol
 	var err error
+	if len(f.Sections) == 0 {
+		in.facet("imports", FacetUnresolved, "no section header table: the dynamic symbol table is not located")
+		in.facet("exports", FacetUnresolved, "no section header table: the dynamic symbol table is not located")
+		return
+	}
 	if f.SectionByType(elf.SHT_DYNSYM) == nil {
 		in.facet("imports", FacetComplete, "no .dynsym section")
 		in.facet("exports", FacetComplete, "no .dynsym section")
@@ -345,14 +485,29 @@ func elfImportsExports(in *Inspection, f *elf.File) {
 	in.facet("exports", FacetComplete, "")
 }
 
-// elfNotes reads every SHT_NOTE section (ELF gABI "Note Section").
-func elfNotes(in *Inspection, f *elf.File, data []byte) {
+// elfNotes reads every SHT_NOTE section (ELF gABI "Note Section"), or
+// every PT_NOTE segment when the file has no section header table.
+func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) {
 	bid := &BuildID{}
 	state := FacetComplete
+	type region struct {
+		Name         string
+		Offset, Size uint64
+	}
+	var regions []region
 	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
+		if s.Type == elf.SHT_NOTE {
+			regions = append(regions, region{s.Name, s.Offset, s.FileSize})
 		}
+	}
+	if len(f.Sections) == 0 {
+		for i, p := range progs {
+			if p.Type == elf.PT_NOTE {
+				regions = append(regions, region{fmt.Sprintf("PT_NOTE[%d]", i), p.Off, p.Filesz})
+			}
+		}
+	}
+	for _, s := range regions {
 		b, ok := sliceAt(data, s.Offset, s.Size)
 		if !ok {
 			state = FacetPartial
@@ -392,7 +547,7 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // of the plain name beside no variant is an unfortified call site.
 var fortifiable = []string{"memcpy", "memmove", "mempcpy", "memset", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat", "sprintf", "vsprintf", "snprintf", "vsnprintf", "printf", "vprintf", "fprintf", "vfprintf", "dprintf", "vdprintf", "asprintf", "vasprintf", "gets", "fgets", "fgets_unlocked", "read", "pread", "pread64", "recv", "recvfrom", "readlink", "readlinkat", "getcwd", "getwd", "realpath", "confstr", "wcscpy", "wmemcpy", "wmemset", "fread", "fread_unlocked", "ttyname_r", "getlogin_r", "gethostname", "getdomainname", "syslog", "vsyslog", "poll", "ppoll", "longjmp"}
 
-func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File) {
+func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags) {
 	segs := in.Facets["segments"].State == FacetComplete
 	var interp, stack, relro, dyn *elf.ProgHeader
 	for i := range progs {
@@ -407,19 +562,9 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			dyn = &progs[i]
 		}
 	}
-	var flags, flags1 uint64
-	var haveFlags, haveFlags1, bindNow bool
-	if f != nil {
-		if v, err := f.DynValue(elf.DT_FLAGS); err == nil && len(v) > 0 {
-			flags, haveFlags = v[0], true
-		}
-		if v, err := f.DynValue(elf.DT_FLAGS_1); err == nil && len(v) > 0 {
-			flags1, haveFlags1 = v[0], true
-		}
-		if v, err := f.DynValue(elf.DT_BIND_NOW); err == nil && len(v) > 0 {
-			bindNow = true
-		}
-	}
+	flags, haveFlags := tags.first(elf.DT_FLAGS)
+	flags1, haveFlags1 := tags.first(elf.DT_FLAGS_1)
+	_, bindNow := tags.first(elf.DT_BIND_NOW)
 	add := func(name, verdict string, basis ...string) {
 		in.Hardening = append(in.Hardening, Check{Name: name, Verdict: verdict, Basis: basis})
 	}
@@ -431,7 +576,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		add("pie", VerdictYes, "e_type ET_DYN", "DT_FLAGS_1 has DF_1_PIE")
 	case h.typ == elf.ET_DYN && interp != nil:
 		add("pie", VerdictYes, "e_type ET_DYN", "PT_INTERP present")
-	case h.typ == elf.ET_DYN && f == nil:
+	case h.typ == elf.ET_DYN && !tags.known:
 		add("pie", VerdictUnknown, "e_type ET_DYN", "dynamic section unresolved")
 	case h.typ == elf.ET_DYN:
 		add("pie", VerdictNotApplicable, "e_type ET_DYN without PT_INTERP or DF_1_PIE: a shared object")
@@ -464,7 +609,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	switch {
 	case relro != nil && now:
 		add("relro", VerdictYes, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
-	case relro != nil && dyn != nil && f == nil:
+	case relro != nil && dyn != nil && !tags.known:
 		add("relro", VerdictUnknown, "PT_GNU_RELRO present", "dynamic section unresolved")
 	case relro != nil:
 		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW")
@@ -473,11 +618,31 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	default:
 		add("relro", VerdictNo, "no PT_GNU_RELRO program header")
 	}
+	rpathCheck := func() {
+		d := in.Dynamic
+		switch {
+		case d == nil || in.Facets["dynamic"].State != FacetComplete:
+			add("no_rpath", VerdictUnknown, "dynamic table not fully resolved")
+		case len(d.RPath) > 0 || len(d.RunPath) > 0:
+			var b []string
+			if len(d.RPath) > 0 {
+				b = append(b, "DT_RPATH "+strings.Join(d.RPath, ":"))
+			}
+			if len(d.RunPath) > 0 {
+				b = append(b, "DT_RUNPATH "+strings.Join(d.RunPath, ":"))
+			}
+			add("no_rpath", VerdictNo, b...)
+		case dyn == nil:
+			add("no_rpath", VerdictYes, "no PT_DYNAMIC program header: statically linked")
+		default:
+			add("no_rpath", VerdictYes, "no DT_RPATH or DT_RUNPATH entry")
+		}
+	}
 	if f == nil {
 		add("stack_canary", VerdictUnknown, "symbol tables unresolved")
 		add("fortify", VerdictUnknown, "symbol tables unresolved")
-		add("no_rpath", VerdictUnknown, "dynamic section unresolved")
-		in.facet("hardening", FacetPartial, "verdicts resting on sections are unknown")
+		rpathCheck()
+		in.facet("hardening", FacetPartial, "verdicts resting on symbol tables are unknown")
 		return
 	}
 	// Symbols for canary and fortify: .dynsym and .symtab names.
@@ -544,24 +709,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	default:
 		add("fortify", VerdictNotApplicable, "no fortifiable libc function and no __*_chk symbol in .dynsym/.symtab")
 	}
-	d := in.Dynamic
-	switch {
-	case d == nil || in.Facets["dynamic"].State != FacetComplete:
-		add("no_rpath", VerdictUnknown, "dynamic section not fully resolved")
-	case len(d.RPath) > 0 || len(d.RunPath) > 0:
-		var b []string
-		if len(d.RPath) > 0 {
-			b = append(b, "DT_RPATH "+strings.Join(d.RPath, ":"))
-		}
-		if len(d.RunPath) > 0 {
-			b = append(b, "DT_RUNPATH "+strings.Join(d.RunPath, ":"))
-		}
-		add("no_rpath", VerdictNo, b...)
-	case f.SectionByType(elf.SHT_DYNAMIC) == nil:
-		add("no_rpath", VerdictYes, "no SHT_DYNAMIC section")
-	default:
-		add("no_rpath", VerdictYes, "no DT_RPATH or DT_RUNPATH entry")
-	}
+	rpathCheck()
 	if symState != FacetComplete || !segs {
 		in.facet("hardening", FacetPartial, "some verdicts rest on unresolved structure")
 	} else {
