@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -403,7 +404,20 @@ func TestHostKilledMidCall(t *testing.T) {
 	st := b.status()
 	ref := b.refOf(child.Process.Pid)
 	// Freeze the host so the next call is certainly in flight, then kill it.
+	if st.pid <= 0 {
+		t.Fatalf("no host pid in get_status: %+v", st)
+	}
 	syscall.Kill(st.pid, syscall.SIGSTOP)
+	// Signal delivery is asynchronous: wait until the kernel reports the
+	// host stopped, so the call below cannot be answered before the kill.
+	waitUntil(t, "host stopped", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(st.pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(b, ')')
+		return i > 0 && i+2 < len(b) && b[i+2] == 'T'
+	})
 	done := make(chan map[string]any, 1)
 	go func() {
 		m, _ := b.call("get_status", nil)
