@@ -160,7 +160,7 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 		m := d.Metrics[id]
 		mean := fmtVal(m["mean"])
 		if r, ok := m["mean"].(map[string]any); ok {
-			mean = fmt.Sprintf("%v/%v", r["numerator"], r["denominator"])
+			mean = ratString(fmt.Sprint(r["numerator"]), fmt.Sprint(r["denominator"]))
 		}
 		first, last := "-", "-"
 		if f, ok := m["first"].(map[string]any); ok {

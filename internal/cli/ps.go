@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"text/tabwriter"
 
@@ -81,7 +83,7 @@ func newPsCmd(env *Env) *cobra.Command {
 					continue
 				}
 				for _, s := range data.Samples {
-					vals[s.Target.Ref] = m{cpu: fmtVal(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
+					vals[s.Target.Ref] = m{cpu: fmtPercent(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
 				}
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -109,6 +111,9 @@ func fmtVal(v any) string {
 	case nil:
 		return "-"
 	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
 		return strconv.FormatFloat(x, 'f', 1, 64)
 	case string:
 		return x
@@ -150,4 +155,26 @@ func printFailure(env *Env, err error) error {
 	_ = json.Unmarshal(body, &v)
 	printJSON(env.Stdout, v)
 	return exitCode(1)
+}
+
+// ratString renders an exact rational (decimal-string numerator and
+// denominator, as get_history's integer means) as a decimal with up to two
+// places; it falls back to "n/d" when either part is not an integer.
+func ratString(num, den string) string {
+	r, ok := new(big.Rat).SetString(num + "/" + den)
+	if !ok {
+		return num + "/" + den
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return r.FloatString(2)
+}
+
+// fmtPercent renders a percentage with one decimal, "-" when unavailable.
+func fmtPercent(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return "-"
 }
