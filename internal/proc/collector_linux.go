@@ -39,6 +39,9 @@ type LinuxCollector struct {
 	lastAll  procfs.CPUStat
 	// wholeDisk caches isWholeDisk per device name.
 	wholeDisk map[string]bool
+	// noSwap is true when the last /proc/meminfo had SwapTotal 0, so no
+	// process can have swapped memory (VmSwap is 0 everywhere).
+	noSwap bool
 }
 
 type exeEntry struct {
@@ -114,7 +117,7 @@ func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 			continue
 		}
 		var p Process
-		switch c.readProcess(int32(pid64), &p) {
+		switch c.readProcess(int32(pid64), &p, prev) {
 		case errGone:
 			continue
 		case errDenied:
@@ -193,7 +196,7 @@ func (c *LinuxCollector) readFile(path string) ([]byte, error) {
 	}
 }
 
-func (c *LinuxCollector) readProcess(pid int32, p *Process) error {
+func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) error {
 	b, err := c.readFile(c.procPath(pid, "stat"))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
@@ -206,11 +209,36 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process) error {
 	}
 	p.PID = pid
 	p.StartTime = c.bootTime.Add(time.Duration(p.StartTicks) * (time.Second / userHZ))
-	if b, err := c.readFile(c.procPath(pid, "status")); err == nil {
-		parseStatus(b, p)
+	// Whether the thread-group leader ran since the previous sample: its
+	// schedstat (ns on CPU, timeslices) is unchanged only if it was never
+	// scheduled in. Then the per-task fields of status (Uid, context
+	// switches) cannot have changed; VmSwap cannot either when the system
+	// has no swap; and io, a whole-group counter, cannot when the group is
+	// that one thread. Such fields are carried from the previous sample
+	// instead of regenerating the (expensive) status and io files. The
+	// values are identical to what a re-read would return.
+	var q *Process
+	if b, err := c.readFile(c.procPath(pid, "schedstat")); err == nil {
+		if v, ok := parseSchedstat(b); ok {
+			p.sched, p.schedOK = v, true
+			if prev != nil {
+				if pp := prev.Lookup(p.ID()); pp != nil && pp.schedOK && pp.sched == v {
+					q = pp
+				}
+			}
+		}
 	}
-	if b, err := c.readFile(c.procPath(pid, "io")); err == nil {
+	if q != nil && q.statusOK && c.noSwap {
+		copyStatus(p, q)
+	} else if b, err := c.readFile(c.procPath(pid, "status")); err == nil {
+		parseStatus(b, p)
+		p.statusOK = true
+	}
+	if q != nil && q.ioOK && p.Vals[PThreads] == 1 && q.Vals[PThreads] == 1 {
+		copyIO(p, q)
+	} else if b, err := c.readFile(c.procPath(pid, "io")); err == nil {
 		parseIO(b, p)
+		p.ioOK = true
 	}
 	var st unix.Stat_t
 	fdPath := c.procPath(pid, "fd")
@@ -335,6 +363,39 @@ func parseStatus(b []byte, p *Process) {
 	}
 }
 
+// parseSchedstat reads /proc/PID/schedstat: ns on CPU, ns waiting, and
+// the number of timeslices run; it returns the first and the third.
+func parseSchedstat(b []byte) ([2]uint64, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return [2]uint64{}, false
+	}
+	run, _ := parseInt(f[0])
+	n, _ := parseInt(f[2])
+	return [2]uint64{run, n}, true
+}
+
+// copyStatus carries the status-derived fields of q (same lifetime, leader
+// not run since) into p.
+func copyStatus(p, q *Process) {
+	p.UID, p.UIDKnown, p.statusOK = q.UID, q.UIDKnown, true
+	for _, i := range []int{PSwap, PVolCtx, PInvolCtx} {
+		if q.Has(i) {
+			p.Set(i, q.Vals[i])
+		}
+	}
+}
+
+// copyIO carries the io-derived fields of q into p.
+func copyIO(p, q *Process) {
+	p.ioOK = true
+	for _, i := range []int{PReadBytes, PWriteBytes} {
+		if q.Has(i) {
+			p.Set(i, q.Vals[i])
+		}
+	}
+}
+
 // parseIO takes read_bytes and write_bytes from /proc/PID/io.
 func parseIO(b []byte, p *Process) {
 	for len(b) > 0 {
@@ -389,6 +450,7 @@ func (c *LinuxCollector) readSystem(s *Snapshot) {
 		if mi.CommittedASBytes != nil {
 			sys.Set(SCommitted, *mi.CommittedASBytes)
 		}
+		c.noSwap = mi.SwapTotalBytes != nil && *mi.SwapTotalBytes == 0
 		if mi.SwapTotalBytes != nil {
 			sys.Set(SSwapTotal, *mi.SwapTotalBytes)
 			if mi.SwapFreeBytes != nil && *mi.SwapTotalBytes >= *mi.SwapFreeBytes {

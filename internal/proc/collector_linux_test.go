@@ -5,6 +5,7 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -92,4 +93,62 @@ func FuzzParseStat(f *testing.F) {
 		parseStatus(b, &p)
 		parseIO(b, &p)
 	})
+}
+
+// TestCarriedFieldsEqualFreshReads: fields carried over for a leader that
+// did not run (status, io) equal what re-reading the files gives, and a
+// process that did run is re-read.
+func TestCarriedFieldsEqualFreshReads(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	time.Sleep(50 * time.Millisecond)
+	c, err := NewLinuxCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, _ := c.Collect(nil)
+	pid := int32(cmd.Process.Pid)
+	for i := 0; i < 3; i++ {
+		snap, err := c.Collect(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := snap.Find(pid)
+		var fresh Process
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/status")
+		parseStatus(b, &fresh)
+		b, _ = os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/io")
+		parseIO(b, &fresh)
+		for _, slot := range []int{PSwap, PVolCtx, PInvolCtx, PReadBytes, PWriteBytes} {
+			if got.Has(slot) != fresh.Has(slot) || got.Vals[slot] != fresh.Vals[slot] {
+				t.Fatalf("tick %d %s: collector %d (has %v), file %d", i, ProcessMetrics[slot].ID, got.Vals[slot], got.Has(slot), fresh.Vals[slot])
+			}
+		}
+		if got.UID != uint32(os.Getuid()) || !got.UIDKnown {
+			t.Fatalf("uid %d known %v", got.UID, got.UIDKnown)
+		}
+		prev = snap
+	}
+	// A shell that keeps waiting for children runs between samples: its
+	// context switches are re-read and move on.
+	busy := exec.Command("sh", "-c", "while :; do sleep 0.01; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Process.Kill()
+	time.Sleep(50 * time.Millisecond)
+	prev, _ = c.Collect(prev)
+	bp := prev.Find(int32(busy.Process.Pid))
+	if bp == nil {
+		t.Fatal("busy shell not sampled")
+	}
+	before := bp.Vals[PVolCtx]
+	time.Sleep(100 * time.Millisecond)
+	snap, _ := c.Collect(prev)
+	if after := snap.Find(int32(busy.Process.Pid)).Vals[PVolCtx]; after <= before {
+		t.Fatalf("voluntary switches of a running leader did not advance: %d -> %d", before, after)
+	}
 }

@@ -33,6 +33,14 @@ type Process struct {
 	UIDKnown bool
 	Vals     [NumProcessMetrics]uint64
 	Avail    uint32
+
+	// sched is the thread-group leader's /proc/PID/schedstat (run time in
+	// ns, timeslice count), when read: the Linux collector uses it to tell
+	// whether the leader ran since the previous sample.
+	sched    [2]uint64
+	schedOK  bool
+	statusOK bool
+	ioOK     bool
 }
 
 // ID returns the process's identity.
