@@ -90,7 +90,7 @@ func newPsCmd(env *Env) *cobra.Command {
 			fmt.Fprintln(tw, "PID\tCPU%\tRSS\tTHR\tFDS\t STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := vals[r.Ref]
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, r.State, r.Name)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, cell(r.State), cell(r.Name))
 			}
 			tw.Flush()
 			if page.Next != nil {
