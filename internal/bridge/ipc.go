@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -28,7 +30,15 @@ type IPC struct {
 	mu     sync.Mutex
 	client *ipc.Client
 	closed bool
+	// reset says why the previous connection was dropped; the first result
+	// (or error) on the next connection carries it as a warning, so a client
+	// whose captures, jobs and cursors vanished is told why.
+	reset string
 }
+
+// released is appended to every OUTCOME_UNKNOWN that drops the connection:
+// a disconnect releases all connection-owned objects (seed 000 section 8).
+const released = " The bridge closed its host connection for this, which released every connection-owned object of this client: retained captures, running and finished jobs (waits included), and cursors are now REFERENCE_INVALID; process_refs stay valid while the host runs."
 
 // NewIPC returns an unconnected IPC backend.
 func NewIPC(opts ipc.ConnectOptions) *IPC { return &IPC{opts: opts} }
@@ -47,7 +57,8 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 			return b.client, nil
 		}
 		b.client = nil
-		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost since the last call (the host may have exited); nothing was sent. Call again to reconnect; references from the old host will be REFERENCE_INVALID")
+		b.reset = "the previous host connection was lost between calls (the host may have exited)"
+		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost since the last call (the host may have exited); nothing was sent. Call again to reconnect; captures, jobs and cursors of the old connection are gone, and references from an old host will be REFERENCE_INVALID")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
@@ -60,7 +71,11 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 	return c, nil
 }
 
-// Call runs method on the host.
+// Call runs method on the host. An OUTCOME_UNKNOWN (cancellation or
+// deadline after dispatch, lost connection) drops the connection; its
+// message says the client's connection-owned objects were released, and
+// the first outcome on the next connection carries a warning naming the
+// reset and its cause.
 func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 	c, err := b.conn(ctx)
 	if err != nil {
@@ -74,7 +89,44 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 		if b.client == c {
 			b.client = nil
 		}
+		cause := "a call's outcome became unknown"
+		switch {
+		case errors.Is(ctx.Err(), context.Canceled):
+			cause = "the MCP client cancelled " + method + " after it reached the host"
+		case ctx.Err() != nil:
+			cause = "the deadline of " + method + " passed after it reached the host"
+		default:
+			cause = method + " lost its connection or got no reply within the response deadline"
+		}
+		b.reset = "the previous host connection was reset because " + cause
 		b.mu.Unlock()
+		var ce *contract.Error
+		if errors.As(err, &ce) {
+			e := *ce
+			e.Message += released
+			err = &e
+		}
+		return res, err
+	}
+	b.mu.Lock()
+	note := ""
+	if b.client == c && b.reset != "" {
+		note, b.reset = b.reset+"; its retained captures, jobs (waits included) and cursors were released and are REFERENCE_INVALID on this connection", ""
+	}
+	b.mu.Unlock()
+	if note != "" {
+		switch {
+		case res != nil:
+			res.Warn(note)
+		case err != nil:
+			var ce *contract.Error
+			if errors.As(err, &ce) {
+				e := *ce
+				e.Message += " (Note: " + note + ".)"
+				e.Details = maps.Clone(e.Details)
+				err = e.WithDetail("previous_connection_reset", note)
+			}
+		}
 	}
 	return res, err
 }

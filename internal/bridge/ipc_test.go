@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,5 +94,67 @@ func TestIPCBackendLazyStart(t *testing.T) {
 	}
 	if launches.Load() != 2 || be.InstanceID() == first {
 		t.Fatalf("launches %d, instance %q (was %q)", launches.Load(), be.InstanceID(), first)
+	}
+}
+
+// TestIPCCancelResetIsExplicit: cancelling a call after dispatch drops the
+// connection (seed 000 section 8) and says so: the OUTCOME_UNKNOWN names
+// the released connection-owned objects, and the next call, on a new
+// connection, carries a warning naming the reset and its cause, once.
+func TestIPCCancelResetIsExplicit(t *testing.T) {
+	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	t.Setenv("INQUEST_CONFIG", "")
+	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	started := make(chan struct{}, 1)
+	h.Handle("test_block", func(ctx context.Context, s *host.Session, _ json.RawMessage) (*contract.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ep := ipc.NewHostEndpoint(h, "", nil)
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Disable()
+	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Client: ipc.ClientMCPBridge})
+	defer be.Close()
+	if _, err := be.Call(context.Background(), "get_status", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := be.client
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	_, err = be.Call(ctx, "test_block", nil)
+	var ce *contract.Error
+	if contract.CodeOf(err) != contract.CodeOutcomeUnknown || !errors.As(err, &ce) || !strings.Contains(ce.Message, "released every connection-owned object") {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	res, err := be.Call(context.Background(), "get_status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if be.client == first {
+		t.Fatal("the connection was not replaced")
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "reset because the MCP client cancelled test_block") || !strings.Contains(res.Warnings[0], "REFERENCE_INVALID") {
+		t.Fatalf("warnings after reset: %q", res.Warnings)
+	}
+	res, err = be.Call(context.Background(), "get_status", nil)
+	if err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("the reset warning repeats: %v %q", err, res.Warnings)
 	}
 }
