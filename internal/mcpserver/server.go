@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -93,11 +94,8 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 	}
 }
 
-// ServeStdio runs s on stdin/stdout until the client closes stdin or ctx ends.
+// ServeStdio runs s on stdin/stdout until the client closes stdin or ctx
+// ends. Only MCP messages are written to stdout.
 func ServeStdio(ctx context.Context, s *mcp.Server) error {
-	err := s.Run(ctx, &mcp.StdioTransport{})
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	return ServeIO(ctx, s, os.Stdin, os.Stdout)
 }

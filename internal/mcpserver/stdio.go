@@ -1,0 +1,177 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxLineBytes bounds one inbound JSON-RPC line (the 4 MiB message limit of
+// seed 000 section 8, with room for framing).
+const MaxLineBytes = 5 << 20
+
+// parseError is the JSON-RPC 2.0 response to a line that is not JSON.
+var parseError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not a JSON value"}}` + "\n")
+
+// tooLong is the response to a line longer than MaxLineBytes.
+var tooLong = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the message exceeds 5 MiB"}}` + "\n")
+
+// lockedWriter serializes whole-message writes to stdout: the SDK writes
+// each message with one Write, and the line filter writes its error
+// responses through the same lock.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+	// pending counts requests passed to the server and not yet answered,
+	// so stdin EOF can wait for in-flight calls before ending the session.
+	pending int
+	idle    *sync.Cond
+}
+
+func newLockedWriter(w io.Writer) *lockedWriter {
+	l := &lockedWriter{w: w}
+	l.idle = sync.NewCond(&l.mu)
+	return l
+}
+
+// responsePrefix starts every response the server writes (it sends no
+// requests of its own; notifications have no id).
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if bytes.HasPrefix(p, responsePrefix) && l.pending > 0 {
+		l.pending--
+		l.idle.Broadcast()
+	}
+	return l.w.Write(p)
+}
+
+// reply writes a response of the filter's own (not the server's), which
+// answers no passed request.
+func (l *lockedWriter) reply(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(p)
+}
+
+func (l *lockedWriter) request() {
+	l.mu.Lock()
+	l.pending++
+	l.mu.Unlock()
+}
+
+// drain waits until every passed request was answered, or d passed.
+func (l *lockedWriter) drain(d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		l.mu.Lock()
+		l.pending = 0
+		l.idle.Broadcast()
+		l.mu.Unlock()
+	})
+	defer t.Stop()
+	l.mu.Lock()
+	for l.pending > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// filterLines copies newline-delimited messages from in to out, answering
+// lines that are not JSON with a -32700 parse error (and over-long lines
+// with -32600) on w instead of passing them on, so one garbled line does
+// not end the session (JSON-RPC 2.0 section 5.1). Blank lines are skipped.
+func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
+	r := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(line) > MaxLineBytes {
+				// Drop the rest of this line.
+				for errors.Is(err, bufio.ErrBufferFull) {
+					_, err = r.ReadSlice('\n')
+				}
+				line = line[:0]
+				w.reply(tooLong)
+				if err != nil {
+					out.CloseWithError(eofOr(err))
+					return
+				}
+				continue
+			}
+			continue
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if json.Valid(t) {
+				if isRequest(t) {
+					w.request()
+				}
+				if _, werr := out.Write(append(t, '\n')); werr != nil {
+					return
+				}
+			} else {
+				w.reply(parseError)
+			}
+		}
+		line = line[:0]
+		if err != nil {
+			// Answer what is in flight before the session ends (the bridge
+			// exits on client EOF, seed 000 section 3).
+			w.drain(DrainTimeout)
+			out.CloseWithError(eofOr(err))
+			return
+		}
+	}
+}
+
+// DrainTimeout bounds the wait for in-flight calls after stdin ends: the
+// bridge's 10 s response deadline plus a margin.
+const DrainTimeout = 12 * time.Second
+
+// isRequest reports whether a JSON-RPC line is a request (an id and a
+// method), which the server answers exactly once.
+func isRequest(line []byte) bool {
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+func eofOr(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// ServeIO runs s over newline-delimited JSON-RPC on in/out until in ends or
+// ctx ends. Lines that are not JSON get a parse-error response.
+func ServeIO(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) error {
+	pr, pw := io.Pipe()
+	lw := newLockedWriter(out)
+	go filterLines(in, pw, lw)
+	err := s.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes})
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// TestServeIOSurvivesGarbage: a line that is not JSON gets a -32700
+// response and the session goes on; calls in flight when stdin ends are
+// still answered; a schema failure is an isError result, an unknown tool a
+// JSON-RPC error.
+func TestServeIOSurvivesGarbage(t *testing.T) {
+	reg := tool.NewRegistry()
+	reg.MustAdd(tool.Tool{Name: "slow", Toolset: tool.Bin, Description: "sleeps ms (required)",
+		Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"type":"integer","minimum":0,"maximum":2000}}}`),
+		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			var a struct{ MS int }
+			json.Unmarshal(args, &a)
+			time.Sleep(time.Duration(a.MS) * time.Millisecond)
+			return contract.NewResult("test", time.Time{}, map[string]any{"slept_ms": a.MS}), nil
+		}})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`garbage {`,
+		``,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":300}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{"ms":"x"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	s := New(reg, Options{Version: "t"})
+	if err := ServeIO(context.Background(), s, strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]any{}
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", sc.Text())
+		}
+		id, _ := json.Marshal(m["id"])
+		got[string(id)] = m
+	}
+	if e, _ := got["null"]["error"].(map[string]any); e == nil || e["code"] != float64(-32700) {
+		t.Fatalf("no parse error response: %v", got["null"])
+	}
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		if got[id] == nil {
+			t.Fatalf("request %s not answered (stdin ended while it was in flight)", id)
+		}
+	}
+	if r := got["3"]["result"].(map[string]any); r["isError"] == true {
+		t.Fatalf("slow call failed: %v", r)
+	}
+	if r := got["4"]["result"].(map[string]any); r["isError"] != true {
+		t.Fatalf("schema failure not isError: %v", r)
+	}
+	if got["5"]["error"] == nil {
+		t.Fatalf("unknown tool not a JSON-RPC error: %v", got["5"])
+	}
+}
