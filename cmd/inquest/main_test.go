@@ -214,6 +214,33 @@ func TestMCPFirstInvestigation(t *testing.T) {
 	if !isErr || m["error"].(map[string]any)["code"] != "PROCESS_EXITED" {
 		t.Fatalf("after exit: %v", m)
 	}
+	if na, _ := m["error"].(map[string]any)["next_action"].(map[string]any); na == nil || na["tool"] != "get_history" {
+		t.Fatalf("PROCESS_EXITED without a get_history next_action: %v", m)
+	}
+	// With another target that succeeds, the exited one is reported in its
+	// sample and the result is partial, never another process's values.
+	m, isErr = call(t, cs, "get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": ref}, map[string]any{"process_ref": selfRef(t, cs)}}})
+	if isErr || m["status"] != "partial" {
+		t.Fatalf("mixed targets: %v", m)
+	}
+	samples := m["data"].(map[string]any)["samples"].([]any)
+	if e, _ := samples[0].(map[string]any)["error"].(map[string]any); e == nil || e["code"] != "PROCESS_EXITED" || samples[0].(map[string]any)["values"] != nil {
+		t.Fatalf("exited target sample: %v", samples[0])
+	}
+	if samples[1].(map[string]any)["values"] == nil {
+		t.Fatalf("live target sample: %v", samples[1])
+	}
+}
+
+// selfRef returns the process_ref of this test process.
+func selfRef(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	env, isErr := call(t, cs, "list_processes", map[string]any{"filter": map[string]any{"pid": os.Getpid()}})
+	rows := env["data"].(map[string]any)["rows"].([]any)
+	if isErr || len(rows) != 1 {
+		t.Fatalf("self: %v", env)
+	}
+	return rows[0].(map[string]any)["process_ref"].(string)
 }
 
 // TestMCPBadInput pins the error projection of schema failures with golden

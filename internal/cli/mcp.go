@@ -28,6 +28,9 @@ delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("toolsets") && len(sets) == 0 {
+				return fmt.Errorf("--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
+			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess, MCP: true})
 			if err != nil {
 				return err

@@ -59,6 +59,7 @@ func newPsCmd(env *Env) *cobra.Command {
 			}
 			// Metrics for up to 50 refs per call, from the same host.
 			type m struct{ cpu, rss, thr, fds string }
+			gone := 0
 			vals := map[string]m{}
 			for i := 0; i < len(page.Rows); i += 50 {
 				end := min(i+50, len(page.Rows))
@@ -69,7 +70,8 @@ func newPsCmd(env *Env) *cobra.Command {
 				b, _ := json.Marshal(map[string]any{"metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}, "targets": targets})
 				mr, err := rt.Registry.Call(cmd.Context(), "get_metrics", b)
 				if err != nil {
-					continue // a process exited between list and read: leave its metrics blank
+					gone += end - i // every process of the batch exited between list and read
+					continue
 				}
 				var data struct {
 					Samples []struct {
@@ -77,12 +79,17 @@ func newPsCmd(env *Env) *cobra.Command {
 							Ref string `json:"process_ref"`
 						} `json:"target"`
 						Values map[string]any `json:"values"`
+						Error  any            `json:"error"`
 					} `json:"samples"`
 				}
 				if remarshal(mr.Data, &data) != nil {
 					continue
 				}
 				for _, s := range data.Samples {
+					if s.Error != nil {
+						gone++
+						continue
+					}
 					vals[s.Target.Ref] = m{cpu: fmtPercent(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
 				}
 			}
@@ -93,6 +100,9 @@ func newPsCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, cell(r.State), cell(r.Name))
 			}
 			tw.Flush()
+			if gone > 0 {
+				fmt.Fprintf(env.Stderr, "warning: %d processes exited or became unreadable between listing and reading metrics; their metrics show -\n", gone)
+			}
 			if page.Next != nil {
 				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
 			}

@@ -60,6 +60,11 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 	}
 	snap := h.sampler.Latest()
 	samples := make([]map[string]any, 0, len(targets))
+	// A process target that cannot be read (exited, unverifiable, invalid
+	// ref) fails the whole call only when no target succeeds; otherwise its
+	// sample carries the error and the result is partial.
+	var firstErr error
+	failed := 0
 	for ti, t := range targets {
 		kind := proc.TargetProcess
 		if t.System {
@@ -90,10 +95,14 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 		} else {
 			p, _, err := h.ResolveLive(t.ProcessRef)
 			if err != nil {
-				if ce := contract.AsError(err); ce != nil {
-					ce.Field = "/targets/" + itoa(ti) + "/process_ref"
+				ce := contract.AsError(err)
+				ce.Field = "/targets/" + itoa(ti) + "/process_ref"
+				if firstErr == nil {
+					firstErr = ce
 				}
-				return nil, err
+				failed++
+				samples = append(samples, map[string]any{"target": map[string]any{"process_ref": t.ProcessRef}, "error": ce})
+				continue
 			}
 			sample["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
 			for _, m := range metrics {
@@ -108,7 +117,14 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 		sample["unavailable"] = unavailable
 		samples = append(samples, sample)
 	}
+	if failed == len(targets) {
+		return nil, firstErr
+	}
 	res := contract.NewResult("live", snap.Time, map[string]any{"snapshot_seq": snap.Seq, "samples": samples})
+	if failed > 0 {
+		res.Warn(itoa(failed) + " of " + itoa(len(targets)) + " targets could not be read; their samples carry error instead of values")
+		res.Coverage = map[string]any{"targets": len(targets), "targets_failed": failed}
+	}
 	return res, nil
 }
 

@@ -107,6 +107,14 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 			rows[r.id] = r
 		}
 	}
+	if scope == "live" && retainedFn != nil {
+		// Live rows still report their retained history bounds.
+		for _, rt := range retainedFn() {
+			if r, ok := rows[rt.ID]; ok {
+				r.from, r.to, r.hasHist = rt.From, rt.To, true
+			}
+		}
+	}
 	if scope == "retained" || scope == "all" {
 		if retainedFn == nil {
 			return nil, contract.Errorf(contract.CodeUnsupported, "retained history is not enabled in this host")

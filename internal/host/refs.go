@@ -49,7 +49,7 @@ func (c *refCodec) Ref(id proc.Identity) string {
 // Parse decodes a process_ref. A ref from another instance (a restarted
 // host) or a forged/garbled one is REFERENCE_INVALID; the ref is never echoed.
 func (c *refCodec) Parse(ref string) (proc.Identity, error) {
-	bad := contract.Errorf(contract.CodeReferenceInvalid, "process_ref is not valid for this host instance (the host may have restarted); list processes again for fresh references")
+	bad := contract.Errorf(contract.CodeReferenceInvalid, "process_ref was not issued by this host instance: it is malformed, or the host restarted since it was issued; list processes again for fresh references")
 	bad.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{}}
 	if len(ref) < len(refPrefix) || ref[:len(refPrefix)] != refPrefix || len(ref) > 64 {
 		return proc.Identity{}, bad
@@ -79,6 +79,8 @@ func (h *Host) ResolveLive(ref string) (*proc.Process, *proc.Snapshot, error) {
 	snap := h.sampler.Latest()
 	p := snap.Lookup(id)
 	exited := contract.Errorf(contract.CodeProcessExited, "the process of this process_ref has exited; its retained history stays readable with get_history")
+	exited.NextAction = &contract.Action{Tool: "get_history", Arguments: map[string]any{
+		"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"cpu_percent", "rss_bytes"}, "mode": "summary"}}
 	if p == nil {
 		return nil, nil, exited
 	}

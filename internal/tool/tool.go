@@ -202,7 +202,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if err := e.validate(args); err != nil {
 		return nil, err
 	}
-	res, err := e.safeHandle(ctx, args)
+	res, err := e.safeHandle(ctx, integralNumbers(args))
 	if err != nil {
 		return nil, contract.AsError(err)
 	}

@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -74,18 +75,24 @@ func (e *entry) project(v *jsonschema.ValidationError) *contract.Error {
 		}
 		msg = "a required argument is missing"
 	case *kind.AdditionalProperties:
-		if len(k.Properties) > 0 {
-			field = field + "/" + escape(k.Properties[0])
-		}
 		msg = "an argument is not accepted by this tool"
+		// The name is the caller's own input: point at it only when it is
+		// short and printable, never echo a huge or binary key.
+		if len(k.Properties) > 0 && safeName(k.Properties[0]) {
+			field = field + "/" + escape(k.Properties[0])
+		} else if len(k.Properties) > 0 {
+			msg = "an argument name that is too long or not printable is not accepted by this tool"
+		}
 	case *kind.Enum, *kind.Const:
 		msg = "argument is not one of the accepted values"
 	case *kind.Type:
 		msg = "argument has the wrong type"
 	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum:
 		msg = "argument is out of range"
-	case *kind.MinLength, *kind.MaxLength, *kind.MinItems, *kind.MaxItems, *kind.UniqueItems:
+	case *kind.MinLength, *kind.MaxLength, *kind.MinItems, *kind.MaxItems:
 		msg = "argument has the wrong length"
+	case *kind.UniqueItems:
+		msg = "argument repeats an item; items must be unique"
 	case *kind.Pattern, *kind.Format:
 		msg = "argument has the wrong format"
 	case *kind.OneOf, *kind.AnyOf:
@@ -179,4 +186,69 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// MaxEchoedName bounds an unknown argument name that an error may point at.
+const MaxEchoedName = 64
+
+func safeName(n string) bool {
+	if len(n) == 0 || len(n) > MaxEchoedName {
+		return false
+	}
+	for _, r := range n {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return false
+		}
+	}
+	return true
+}
+
+// integralNumbers rewrites numbers with an integral value written as
+// decimals or exponents (1.0, 2e3) as plain integers: JSON Schema calls them
+// integers, so they pass "type": "integer", and handlers decoding into Go
+// ints must accept them too. Other values are untouched.
+func integralNumbers(args json.RawMessage) json.RawMessage {
+	if !strings.ContainsAny(string(args), ".eE") {
+		return args
+	}
+	d := json.NewDecoder(strings.NewReader(string(args)))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return args
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		case json.Number:
+			s := string(t)
+			if !strings.ContainsAny(s, ".eE") {
+				return t
+			}
+			r, ok := new(big.Rat).SetString(s)
+			if ok && r.IsInt() && r.Num().BitLen() < 64 {
+				changed = true
+				return json.Number(r.Num().String())
+			}
+		}
+		return x
+	}
+	v = walk(v)
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return args
+	}
+	return b
 }

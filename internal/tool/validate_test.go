@@ -116,3 +116,29 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func TestIntegralNumbersAndLongNames(t *testing.T) {
+	r := NewRegistry()
+	var got json.RawMessage
+	r.MustAdd(Tool{Name: "n", Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1},"x":{"type":"number"}}}`),
+		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			got = args
+			var a struct {
+				Limit int     `json:"limit"`
+				X     float64 `json:"x"`
+			}
+			if err := json.Unmarshal(args, &a); err != nil || a.Limit != 1000 || a.X != 2.5 {
+				t.Fatalf("handler got %s (%v)", args, err)
+			}
+			return contract.NewResult("t", time.Time{}, map[string]any{}), nil
+		}})
+	if _, err := r.Call(context.Background(), "n", json.RawMessage(`{"limit":1e3,"x":2.5}`)); err != nil {
+		t.Fatalf("1e3 as integer: %v (%s)", err, got)
+	}
+	long := strings.Repeat("K", 100000)
+	_, err := r.Call(context.Background(), "n", json.RawMessage(`{"`+long+`":1}`))
+	b, _ := json.Marshal(err)
+	if contract.CodeOf(err) != contract.CodeInvalidArgument || len(b) > 2000 || strings.Contains(string(b), "KKKK") {
+		t.Fatalf("long unknown name: %d bytes: %.200s", len(b), b)
+	}
+}
