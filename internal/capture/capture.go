@@ -146,6 +146,9 @@ type Capture struct {
 	// Warnings explain a partial capture; Partial is set with them.
 	Warnings []string
 	Partial  bool
+	// FilteredOut counts rows a collection filter dropped inside the
+	// collector (see FileUsersFiltered, OpenFilesFiltered).
+	FilteredOut int
 	// Started and Finished bound the non-atomic collection.
 	Started, Finished time.Time
 }

@@ -164,6 +164,10 @@ func TestNetworkFindsListeners(t *testing.T) {
 				}
 			}
 			if proto == "unix" && r.Path == sock && pid == int32(c.cmd.Process.Pid) {
+				// a listening unix socket is LISTEN (like tcp), not UNCONNECTED
+				if st := field(t, r, "state"); st != "LISTEN" {
+					t.Fatalf("listening unix socket state %v, want LISTEN", st)
+				}
 				unixOK = true
 			}
 			if target != nil && pid != int32(c.cmd.Process.Pid) {

@@ -74,13 +74,22 @@ func (p *pinned) fdNames(sub string) (int, []string, error) {
 // scan), fds_examined, fds_failed (links that could not be read). Denied or
 // exited processes make the capture partial: an empty partial result is not
 // a negative finding. ctx cancellation stops the scan between processes.
-func FileUsers(ctx context.Context) (*Capture, error) {
+func FileUsers(ctx context.Context) (*Capture, error) { return FileUsersFiltered(ctx, Filter{}) }
+
+// FileUsersFiltered is FileUsers keeping only rows that match f
+// (start_capture filter): a process whose executable and command names
+// both differ from f.OwnerName is skipped before its fds are read
+// (coverage processes_filtered_out), and a path that does not match
+// f.Path/f.Extension is never kept (Capture.FilteredOut counts those
+// distinct process/path rows).
+func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 	c := &Capture{Kind: KindFileUsers, Started: time.Now(), Coverage: map[string]any{}}
+	pathFilter := Filter{Path: f.Path, Extension: f.Extension}
 	pids, err := listPIDs()
 	if err != nil {
 		return nil, err
 	}
-	var examined, deniedN, exitedN, fdsSeen, fdsFailed int
+	var examined, deniedN, exitedN, fdsSeen, fdsFailed, ownerSkipped int
 	buf := make([]byte, 4096)
 	type agg struct{ idx int }
 	for i, pid := range pids {
@@ -120,6 +129,12 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 				owner = e[i+1:]
 			}
 		}
+		if !f.MatchOwner(owner, st.name) {
+			unix.Close(dfd)
+			p.close()
+			ownerSkipped++
+			continue
+		}
 		var fields []Field
 		seen := map[string]int{} // path -> index in c.Rows
 		first := len(c.Rows)
@@ -153,11 +168,19 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 				continue
 			}
 			if j, ok := seen[string(link)]; ok {
+				if j < 0 {
+					continue // filtered out
+				}
 				r := &c.Rows[j]
 				r.Fields[4].Value = r.Fields[4].Value.(int) + 1
 				continue
 			}
 			path := string(link)
+			if !pathFilter.IsZero() && !pathFilter.Match(&Row{Path: path}) {
+				seen[path] = -1
+				c.FilteredOut++
+				continue
+			}
 			seen[path] = len(c.Rows)
 			if len(fields) == cap(fields) {
 				fields = make([]Field, 0, 5*min(len(names), 1024))
@@ -194,6 +217,9 @@ func FileUsers(ctx context.Context) (*Capture, error) {
 	c.Coverage["processes_exited"] = exitedN
 	c.Coverage["fds_examined"] = fdsSeen
 	c.Coverage["fds_failed"] = fdsFailed
+	if f.OwnerName != "" {
+		c.Coverage["processes_filtered_out"] = ownerSkipped
+	}
 	if deniedN > 0 {
 		c.warn(strconv.Itoa(deniedN) + " processes' fd tables could not be read (access denied); their files are not listed")
 	}
@@ -285,6 +311,15 @@ func parseFdinfo(b []byte) fdInfo {
 // handle_count (fds listed) and query_failed (fds whose link could not be
 // read). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE, ACCESS_DENIED.
 func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) {
+	return OpenFilesFiltered(ctx, id, Filter{})
+}
+
+// OpenFilesFiltered is OpenFiles keeping only fds whose path matches
+// f.Path and f.Extension (start_capture filter; open_files rows have no
+// owner). A non-matching fd is neither stat'ed nor kept; Capture.FilteredOut
+// counts them.
+func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Capture, error) {
+	f = Filter{Path: f.Path, Extension: f.Extension}
 	p, _, err := pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -328,6 +363,10 @@ func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) {
 			continue
 		}
 		path := string(link)
+		if !f.IsZero() && !f.Match(&Row{Path: path}) {
+			c.FilteredOut++
+			continue
+		}
 		var st unix.Stat_t
 		stp := &st
 		if unix.Fstatat(dfd, n, &st, 0) != nil {

@@ -24,6 +24,10 @@ var tcpStates = map[uint64]string{
 // unixStates names socket states of /proc/net/unix (SS_* in linux/net.h).
 var unixStates = map[uint64]string{0: "FREE", 1: "UNCONNECTED", 2: "CONNECTING", 3: "CONNECTED", 4: "DISCONNECTING"}
 
+// soAcceptCon is __SO_ACCEPTCON (include/linux/net.h), set in the Flags
+// column of /proc/net/unix for a socket that listen(2) was called on.
+const soAcceptCon = 0x10000
+
 var unixTypes = map[uint64]string{1: "stream", 2: "dgram", 5: "seqpacket"}
 
 // inetEntry is one parsed /proc/net/{tcp,udp}[6] line.
@@ -89,8 +93,18 @@ func parseInetLine(line []byte) (inetEntry, bool) {
 
 // unixEntry is one parsed /proc/net/unix line.
 type unixEntry struct {
-	typ, state, inode uint64
-	path              string
+	flags, typ, state, inode uint64
+	path                     string
+}
+
+// stateName is the row state of e: LISTEN for a listening socket (the
+// kernel prints it as UNCONNECTED with __SO_ACCEPTCON in Flags), else the
+// SS_* name.
+func (e unixEntry) stateName() string {
+	if e.flags&soAcceptCon != 0 {
+		return "LISTEN"
+	}
+	return unixStates[e.state]
 }
 
 // parseUnixLine parses "Num RefCount Protocol Flags Type St Inode [Path]".
@@ -101,6 +115,9 @@ func parseUnixLine(line []byte) (unixEntry, bool) {
 		return e, false
 	}
 	var err error
+	if e.flags, err = strconv.ParseUint(string(f[3]), 16, 64); err != nil {
+		return e, false
+	}
 	if e.typ, err = strconv.ParseUint(string(f[4]), 16, 16); err != nil {
 		return e, false
 	}
@@ -191,7 +208,8 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 // ({address, port} for inet; {path} for unix, path null when unnamed or
 // abstract names are printed with a leading "@"), state, inode, pid and
 // owner_name of the first process holding the socket (null when no
-// readable fd table holds it) and, for unix, socket_type. No DNS, no
+// readable fd table holds it) and, for unix, socket_type. A listening unix
+// socket's state is LISTEN (Flags has __SO_ACCEPTCON), like a TCP listener. No DNS, no
 // connection attempts. Coverage: tables_read, tables_failed and
 // processes_unreadable (fd tables that could not be read for ownership).
 func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
@@ -255,7 +273,7 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 				}
 				row = Row{Path: e.path, Fields: []Field{
 					{"protocol", "unix"}, {"local", map[string]any{"path": path}}, {"remote", nil},
-					{"state", unixStates[e.state]}, {"socket_type", unixTypes[e.typ]}, {"inode", strconv.FormatUint(e.inode, 10)},
+					{"state", e.stateName()}, {"socket_type", unixTypes[e.typ]}, {"inode", strconv.FormatUint(e.inode, 10)},
 				}}
 			} else {
 				e, ok := parseInetLine(line)

@@ -16,6 +16,14 @@ func unsupported() error {
 // FileUsers is UNSUPPORTED outside Linux.
 func FileUsers(ctx context.Context) (*Capture, error) { return nil, unsupported() }
 
+// FileUsersFiltered is UNSUPPORTED outside Linux.
+func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) { return nil, unsupported() }
+
+// OpenFilesFiltered is UNSUPPORTED outside Linux.
+func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Capture, error) {
+	return nil, unsupported()
+}
+
 // OpenFiles is UNSUPPORTED outside Linux.
 func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
 

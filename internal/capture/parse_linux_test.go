@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,11 +37,18 @@ func TestParsersOnTestdata(t *testing.T) {
 	if mods == 0 || deleted != 1 {
 		t.Fatalf("maps: %d lines, deleted-with-space %d", mods, deleted)
 	}
-	var unixPaths []string
+	var unixPaths, unixStates []string
 	for _, l := range lines(readTestdata(t, "unix.txt"))[1:] {
-		if e, ok := parseUnixLine(l); ok && e.path != "" {
-			unixPaths = append(unixPaths, e.path)
+		if e, ok := parseUnixLine(l); ok {
+			unixStates = append(unixStates, e.stateName())
+			if e.path != "" {
+				unixPaths = append(unixPaths, e.path)
+			}
 		}
+	}
+	// listening sockets (Flags __SO_ACCEPTCON, St 01) are LISTEN, not UNCONNECTED
+	if want := []string{"CONNECTED", "CONNECTED", "LISTEN", "LISTEN"}; strings.Join(unixStates, ",") != strings.Join(want, ",") {
+		t.Fatalf("unix states %q, want %q", unixStates, want)
 	}
 	if len(unixPaths) != 2 || unixPaths[0] != "/run/my app/sock et" || unixPaths[1] != "@abstract" {
 		t.Fatalf("unix paths %q", unixPaths)
