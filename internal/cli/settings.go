@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 )
 
@@ -37,7 +39,7 @@ listener.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := config.Load()
 			if err != nil {
-				return err
+				return explainConfigErr(err)
 			}
 			keys := settingKeys
 			if len(args) == 1 {
@@ -72,7 +74,7 @@ listener.`,
 				f.Settings.MCPConnectionsDisabled = v
 				return nil
 			}); err != nil {
-				return err
+				return explainConfigErr(err)
 			}
 			fmt.Fprintf(env.Stdout, "%s = %t\n", args[0], v)
 			running, pid, _ := ipc.HostRunning(ipc.Dir())
@@ -132,4 +134,42 @@ func waitListener(ctx context.Context, on bool) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// explainConfigErr turns an inquest.toml decoding failure into a message
+// naming the file, the line and key at fault and the remedy; the file is
+// never rewritten to "repair" it. Other errors pass through.
+func explainConfigErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	path, perr := config.Path()
+	if perr != nil {
+		path = "inquest.toml"
+	}
+	fix := "edit " + path + " (or move it aside to start from defaults; inquest never overwrites a file it cannot read) and retry"
+	var sme *toml.StrictMissingError
+	if errors.As(err, &sme) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s has settings inquest does not know:", path)
+		for _, de := range sme.Errors {
+			row, col := de.Position()
+			fmt.Fprintf(&b, " line %d column %d key %q;", row, col, strings.Join(de.Key(), "."))
+		}
+		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
+		return errors.New(b.String())
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		key := ""
+		if k := de.Key(); len(k) > 0 {
+			key = fmt.Sprintf(" (key %q)", strings.Join(k, "."))
+		}
+		return fmt.Errorf("%s cannot be read: line %d column %d%s is wrong: %s; %s", path, row, col, key, de.Error(), fix)
+	}
+	if strings.Contains(err.Error(), "toml:") {
+		return fmt.Errorf("%s cannot be decoded: %s; a setting has the wrong type (mcp_connections_disabled takes true or false, without quotes); %s", path, strings.TrimPrefix(err.Error(), path+": "), fix)
+	}
+	return err
 }

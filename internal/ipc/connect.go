@@ -44,6 +44,19 @@ func unavailable(format string, args ...any) *contract.Error {
 	return contract.Errorf(contract.CodeBackendUnavailable, format, args...)
 }
 
+// needsAction is BACKEND_UNAVAILABLE that an unchanged retry cannot fix
+// (retryable false): the user must change a setting, a file or a path.
+func needsAction(format string, args ...any) *contract.Error {
+	e := unavailable(format, args...)
+	e.Retryable = false
+	return e
+}
+
+// disabledHelp is the remedy for saved or runtime MCP disablement: the
+// shared host serves CLI commands over the same endpoint, so they need it
+// re-enabled or a one-shot in-process host.
+const disabledHelp = "Re-enable them with `inquest settings set mcp_connections_disabled false`, or run a single command on its own in-process host with `INQUEST_IN_PROCESS=1 inquest ...` (for MCP clients: `inquest mcp --in-process`); an in-process host's history lasts only as long as that command"
+
 // Connect returns a handshaken client to the user's host, starting one
 // when none runs and opts.Start allows it. The sequence follows seed 000
 // section 3.2:
@@ -91,7 +104,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 		// failed (it says which in listener.state). Never start a second one.
 		switch readListenerState(dir) {
 		case StateDisabled:
-			return nil, unavailable("the running inquest host (pid %d) has MCP connections disabled; enable them with `inquest settings set mcp_connections_disabled false`", pid)
+			return nil, needsAction("the running inquest host (pid %d) has MCP connections disabled (mcp_connections_disabled = true), which closes the endpoint that inquest commands and MCP clients use. %s", pid, disabledHelp)
 		case StateFailed:
 			return nil, unavailable("the running inquest host (pid %d) could not open its MCP listener; see `inquest serve` log ($XDG_STATE_HOME/inquest/serve.log) and its get_status, or restart it", pid)
 		}
@@ -103,10 +116,10 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	}
 	cfg, cerr := config.Load()
 	if cerr != nil {
-		return nil, unavailable("inquest.toml cannot be read, so no host was started automatically; fix the file or start the host with `inquest serve --detach`")
+		return nil, needsAction("inquest.toml cannot be read (%v), so no host was started automatically; fix the file or start the host with `inquest serve --detach`", cerr)
 	}
 	if cfg.Settings.MCPConnectionsDisabled {
-		return nil, unavailable("MCP connections are disabled in the saved settings, so no host was started; enable them with `inquest settings set mcp_connections_disabled false`")
+		return nil, needsAction("MCP connections are disabled in the saved settings (mcp_connections_disabled = true), so no host was started: a host started with that setting opens no endpoint, and inquest commands reach the host through it too. %s", disabledHelp)
 	}
 	release, merr := AcquireLaunchMarker(ctx, dir)
 	if merr != nil {
@@ -209,7 +222,7 @@ func mapConnErr(ctx context.Context, err error) error {
 	}
 	switch {
 	case errors.Is(err, ErrUntrusted):
-		return unavailable("the host endpoint failed its security check and was not used: %v. Nothing was started; remove the offending path or set XDG_RUNTIME_DIR to a private directory", err)
+		return needsAction("the host endpoint failed its security check and was not used: %v. Nothing was started; remove the offending path or set XDG_RUNTIME_DIR to a private directory", err)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
 	case errors.Is(err, ErrNoHost):

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +108,12 @@ func TestSavedDisabledNeverLaunches(t *testing.T) {
 	_, err := Connect(context.Background(), ConnectOptions{Start: true, Launch: l.launch})
 	if contract.CodeOf(err) != contract.CodeBackendUnavailable || l.launches.Load() != 0 {
 		t.Fatalf("%v, %d launches", err, l.launches.Load())
+	}
+	// Saved disablement needs the user's action: not retryable, and the
+	// message names both remedies.
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Retryable || !strings.Contains(ce.Message, "mcp_connections_disabled false") || !strings.Contains(ce.Message, "INQUEST_IN_PROCESS=1") {
+		t.Fatalf("saved disabled: %+v", ce)
 	}
 	// An unreadable configuration also blocks automatic startup.
 	os.WriteFile(cfg, []byte("[settings\n"), 0o600)

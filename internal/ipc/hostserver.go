@@ -58,14 +58,16 @@ func NewHostEndpoint(h *host.Host, path string, logger *slog.Logger) *HostEndpoi
 }
 
 // Status is the get_status "mcp" section: listener state
-// (listening/disabled/failed), connections that completed the handshake,
+// (listening/disabled/failed), connections that completed the handshake
+// (in total, MCP bridges against connections_max, local CLI connections
+// against local_connections_max),
 // the last listener error, the transport kind and the limits.
 func (e *HostEndpoint) Status() map[string]any {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	conns := 0
+	bridges, local := 0, 0
 	if e.srv != nil {
-		conns = e.srv.Conns()
+		bridges, local = e.srv.ConnsByKind()
 	}
 	var lastErr any
 	if e.lastErr != "" {
@@ -73,8 +75,11 @@ func (e *HostEndpoint) Status() map[string]any {
 	}
 	return map[string]any{
 		"listener":                 e.state,
-		"connections":              conns,
+		"connections":              bridges + local,
+		"bridge_connections":       bridges,
 		"connections_max":          MaxConns,
+		"local_connections":        local,
+		"local_connections_max":    MaxLocalConns,
 		"in_flight_per_connection": MaxInFlight,
 		"transport":                transportKind,
 		"ipc_major":                Major,

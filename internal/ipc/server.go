@@ -15,8 +15,14 @@ import (
 
 // Server limits (seed 000 section 8).
 const (
-	// MaxConns is the number of simultaneously connected bridges.
+	// MaxConns is the number of simultaneously connected MCP bridges
+	// (hello client ClientMCPBridge), seed 000 section 8.
 	MaxConns = 4
+	// MaxLocalConns is a separate allowance for local CLI connections
+	// (hello without client mcp_bridge: `inquest confirm`, `inquest ps`,
+	// a CLI mutation awaiting its confirmation), so four idle MCP clients
+	// never lock the local user out of deciding a pending confirmation.
+	MaxLocalConns = 2
 	// MaxInFlight is the number of pending requests per connection; more
 	// are answered BUSY at once.
 	MaxInFlight = 8
@@ -74,15 +80,29 @@ func NewServer(svc Service, logger *slog.Logger) *Server {
 
 // Conns returns the number of connections that completed the handshake.
 func (s *Server) Conns() int {
+	b, l := s.ConnsByKind()
+	return b + l
+}
+
+// ConnsByKind returns the handshaken connections of MCP bridges and of
+// local (non-bridge) clients.
+func (s *Server) ConnsByKind() (bridges, local int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	return s.countLocked()
+}
+
+func (s *Server) countLocked() (bridges, local int) {
 	for c := range s.conns {
-		if c.welcomed {
-			n++
+		switch {
+		case !c.welcomed:
+		case c.bridge:
+			bridges++
+		default:
+			local++
 		}
 	}
-	return n
+	return bridges, local
 }
 
 // Serve accepts on ln until ln is closed (by Close), then returns nil.
@@ -124,7 +144,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		full := len(s.conns) >= MaxConns
+		// Room for every bridge and local connection; the per-kind limit
+		// is checked once hello says which kind this is.
+		full := len(s.conns) >= MaxConns+MaxLocalConns
 		if !full {
 			s.conns[sc] = struct{}{}
 		}
@@ -133,7 +155,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		go func() {
 			defer s.wg.Done()
 			if full {
-				sc.refuse(contract.CodeBusy, "the host already serves 4 connections (the limit); close another MCP client and retry")
+				sc.refuse(contract.CodeBusy, "the host already serves its connection limit (4 MCP bridges plus 2 local CLI connections); close another MCP client or CLI command and retry")
 				return
 			}
 			sc.serve()
@@ -170,6 +192,7 @@ type serverConn struct {
 	mu       sync.Mutex
 	pending  map[string]context.CancelFunc
 	welcomed bool
+	bridge   bool // hello.client was ClientMCPBridge
 }
 
 func (sc *serverConn) write(v any) error {
@@ -225,10 +248,23 @@ func (sc *serverConn) serve() {
 		return
 	}
 	sc.peer.Client = h.Client
-	sess := s.svc.NewSession(sc.peer)
+	bridge := h.Client == ClientMCPBridge
 	s.mu.Lock()
-	sc.welcomed = true
+	bridges, local := s.countLocked()
+	over := (bridge && bridges >= MaxConns) || (!bridge && local >= MaxLocalConns)
+	if !over {
+		sc.welcomed, sc.bridge = true, bridge
+	}
 	s.mu.Unlock()
+	if over {
+		if bridge {
+			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 4 MCP bridge connections (the limit); close another MCP client and retry"})
+		} else {
+			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 2 local CLI connections (their own allowance besides the 4 MCP bridges); let another inquest command finish and retry"})
+		}
+		return
+	}
+	sess := s.svc.NewSession(sc.peer)
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
 	defer func() {

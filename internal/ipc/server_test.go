@@ -155,23 +155,59 @@ func TestInFlightLimit(t *testing.T) {
 	}
 }
 
+// TestConnectionLimit: 4 MCP bridges are served, a fifth bridge gets BUSY;
+// local CLI connections have their own allowance of 2, so a local user can
+// still confirm with 4 bridges connected; a third local one gets BUSY.
 func TestConnectionLimit(t *testing.T) {
 	f := newFake()
 	srv, path := startServer(t, f)
+	dial := func(client string) (*Client, error) {
+		c, err := Connect(context.Background(), ConnectOptions{Path: path, BridgeVersion: "t", Client: client})
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
+		}
+		return c, err
+	}
 	var cs []*Client
 	for i := 0; i < MaxConns; i++ {
-		cs = append(cs, dialClient(t, path))
+		c, err := dial(ClientMCPBridge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
 	}
 	if n := srv.Conns(); n != MaxConns {
 		t.Fatalf("Conns = %d", n)
 	}
-	_, err := Connect(context.Background(), ConnectOptions{Path: path, BridgeVersion: "t"})
+	_, err := dial(ClientMCPBridge)
 	if contract.CodeOf(err) != contract.CodeBusy {
-		t.Fatalf("5th connection: %v, want BUSY", err)
+		t.Fatalf("5th bridge: %v, want BUSY", err)
 	}
+	var locals []*Client
+	for i := 0; i < MaxLocalConns; i++ {
+		c, err := dial("")
+		if err != nil {
+			t.Fatalf("local connection %d beside %d bridges: %v", i+1, MaxConns, err)
+		}
+		if _, err := c.Call(context.Background(), "echo", nil); err != nil {
+			t.Fatal(err)
+		}
+		locals = append(locals, c)
+	}
+	if b, l := srv.ConnsByKind(); b != MaxConns || l != MaxLocalConns {
+		t.Fatalf("ConnsByKind = %d, %d", b, l)
+	}
+	if _, err := dial(""); contract.CodeOf(err) != contract.CodeBusy {
+		t.Fatalf("3rd local connection: %v, want BUSY", err)
+	}
+	locals[0].Close()
+	waitFor(t, func() bool { _, l := srv.ConnsByKind(); return l == MaxLocalConns-1 })
 	cs[0].Close()
-	waitFor(t, func() bool { return srv.Conns() == MaxConns-1 && f.closed.Load() == 1 })
-	c := dialClient(t, path)
+	waitFor(t, func() bool { b, _ := srv.ConnsByKind(); return b == MaxConns-1 })
+	c, err := dial(ClientMCPBridge)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Call(context.Background(), "echo", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -227,22 +263,33 @@ func TestCancelAndLoss(t *testing.T) {
 	}
 }
 
-// rawConn is a handshaken connection driven frame by frame.
+// rawConn is a handshaken connection driven frame by frame (a local CLI
+// client). Connections of earlier subtests may still count against the
+// local allowance until the server notices their close: BUSY is retried.
 func rawConn(t *testing.T, path string, hello bool) net.Conn {
 	t.Helper()
-	c, _, err := Dial(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if hello {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, _, err := Dial(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hello {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
 		WriteFrame(c, []byte(`{"kind":"hello","ipc_major":1,"ipc_minor":0,"bridge_version":"raw"}`))
 		p, err := ReadFrame(c)
-		if err != nil || !bytes.Contains(p, []byte(`"welcome"`)) {
+		if err == nil && bytes.Contains(p, []byte(`"welcome"`)) {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		c.Close()
+		if err != nil || !bytes.Contains(p, []byte(`"BUSY"`)) || time.Now().After(deadline) {
 			t.Fatalf("handshake: %s %v", p, err)
 		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return c
 }
 
 // expectClosed reads until the server closes the connection.
