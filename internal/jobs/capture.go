@@ -3,7 +3,6 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/capture"
@@ -76,13 +75,23 @@ func (q Query) IsZero() bool {
 	return q.Path == "" && q.OwnerName == "" && q.Extension == "" && !q.DistinctPaths && len(q.Projection) == 0
 }
 
-// Validate checks semantic rules: distinct_paths requires projection
-// ["path"] (INVALID_ARGUMENT).
-func (q Query) Validate() error {
+// Filter returns the row selectors of q.
+func (q Query) Filter() capture.Filter {
+	return capture.Filter{Path: q.Path, Extension: q.Extension, OwnerName: q.OwnerName}
+}
+
+// Validate checks semantic rules for a capture of kind (INVALID_ARGUMENT
+// with field): distinct_paths requires projection ["path"]; a path must
+// hold a non-space term; path/extension only on kinds with paths and
+// owner_name only on kinds with owners (capture.Filter.Validate), so a
+// selector that could never match is an error, not a silent empty page.
+func (q Query) Validate(kind string) error {
 	if q.DistinctPaths && (len(q.Projection) != 1 || q.Projection[0] != "path") {
-		return contract.Errorf(contract.CodeInvalidArgument, "distinct_paths requires projection [\"path\"]")
+		e := contract.Errorf(contract.CodeInvalidArgument, "distinct_paths requires projection [\"path\"]")
+		e.Field = "/distinct_paths"
+		return e
 	}
-	return nil
+	return q.Filter().Validate(kind, "")
 }
 
 func (q Query) key() string {
@@ -90,18 +99,7 @@ func (q Query) key() string {
 	return string(b)
 }
 
-func (q Query) match(r *capture.Row) bool {
-	if q.Path != "" && !capture.MatchPath(r.Path, q.Path) {
-		return false
-	}
-	if q.OwnerName != "" && !strings.EqualFold(r.Owner, q.OwnerName) && (r.Comm == "" || !strings.EqualFold(r.Comm, q.OwnerName)) {
-		return false
-	}
-	if q.Extension != "" && !capture.HasExtension(r.Path, q.Extension) {
-		return false
-	}
-	return true
-}
+func (q Query) match(r *capture.Row) bool { return q.Filter().Match(r) }
 
 // View returns the capture to page for query q on capture id: the capture
 // itself for an unmodified query (nothing allocated), otherwise a derived
@@ -109,13 +107,16 @@ func (q Query) match(r *capture.Row) bool {
 // charged to the session budget and expiring with its source. Errors:
 // REFERENCE_INVALID (unknown/expired id), INVALID_ARGUMENT (q invalid),
 // RESULT_TOO_LARGE (derived rows over the remaining budget; existing
-// captures are kept).
+// captures are kept). A projected field a row lacks is written as
+// capture.Missing (null, or {unavailable: not_requested} for process_info
+// fields that were not collected). A view with no rows has an empty,
+// non-nil Enc.
 func (s *Session) View(id string, q Query) (*Capture, error) {
-	if err := q.Validate(); err != nil {
-		return nil, err
-	}
 	src, err := s.Capture(id)
 	if err != nil {
+		return nil, err
+	}
+	if err := q.Validate(src.Kind); err != nil {
 		return nil, err
 	}
 	if q.IsZero() {
@@ -130,7 +131,8 @@ func (s *Session) View(id string, q Query) (*Capture, error) {
 	s.mu.Unlock()
 
 	d := &Capture{Kind: src.Kind, Parent: src.ID, JobID: src.JobID, Created: src.Created, Expires: src.Expires,
-		Coverage: src.Coverage, Warnings: src.Warnings, Partial: src.Partial, Started: src.Started, Finished: src.Finished, Query: q, key: k}
+		Coverage: src.Coverage, Warnings: src.Warnings, Partial: src.Partial, Started: src.Started, Finished: src.Finished, Query: q, key: k,
+		Enc: []json.RawMessage{}}
 	seen := map[string]bool{}
 	var buf []byte
 	for i := range src.Rows {
@@ -149,7 +151,10 @@ func (s *Session) View(id string, q Query) (*Capture, error) {
 		if len(q.Projection) > 0 {
 			nr.Fields = make([]capture.Field, len(q.Projection))
 			for fi, key := range q.Projection {
-				v, _ := r.Get(key)
+				v, ok := r.Get(key)
+				if !ok {
+					v = capture.Missing(src.Kind, key)
+				}
 				nr.Fields[fi] = capture.Field{Key: key, Value: v}
 			}
 			buf = nr.AppendJSON(buf[:0], nil)
@@ -186,7 +191,8 @@ func (s *Session) View(id string, q Query) (*Capture, error) {
 // Page slices rows [off, off+limit) of c under byteBudget encoded bytes.
 // It returns the rows and the next offset (-1 at the end). An offset past
 // the end is CURSOR_INVALID; a single row over the budget is
-// RESULT_TOO_LARGE (never a truncated row).
+// RESULT_TOO_LARGE (never a truncated row). The returned slice is never
+// nil.
 func Page(c *Capture, off, limit, byteBudget int) ([]json.RawMessage, int, error) {
 	if off < 0 || off > len(c.Enc) {
 		return nil, -1, contract.Errorf(contract.CodeCursorInvalid, "the cursor points outside the capture")
@@ -206,6 +212,9 @@ func Page(c *Capture, off, limit, byteBudget int) ([]json.RawMessage, int, error
 	next := end
 	if end >= len(c.Enc) {
 		next = -1
+	}
+	if off == end {
+		return []json.RawMessage{}, next, nil // an empty page is [], never null
 	}
 	return c.Enc[off:end], next, nil
 }

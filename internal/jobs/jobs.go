@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +117,13 @@ type Spec struct {
 	// Prepare, when set, runs in the worker on a successful capture before
 	// it is encoded and budgeted (the host adds process_ref fields here).
 	Prepare func(*capture.Capture)
+	// Filter is the start_capture collection filter: rows that do not
+	// match are dropped in the worker before encoding, so they are never
+	// retained or charged to the budget (collectors that can apply it
+	// earlier already did; this pass makes it exact for every kind). A
+	// non-zero filter is named in the capture's coverage
+	// (collection_filter, rows_filtered_out).
+	Filter capture.Filter
 }
 
 // Job is one job record. Fields are guarded by the session lock; readers
@@ -134,6 +142,10 @@ type Job struct {
 	NativeRunning bool
 	// Consumed says the job's capture was released after being read.
 	Consumed bool
+	// Partial and Warnings repeat the capture's completeness on success
+	// (a limited useful result, seed 000 section 7 get_job).
+	Partial  bool
+	Warnings []string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -326,6 +338,7 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 	late := ctx.Err()
 	var stored *Capture
 	if err == nil && c != nil && late == nil {
+		applyFilter(c, spec.Filter)
 		if spec.Prepare != nil {
 			spec.Prepare(c)
 		}
@@ -373,10 +386,11 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 		return
 	}
 	if s.bytes+stored.Bytes > m.limits.RetainedBytes {
-		j.Err = tooLarge(stored.Bytes, s.bytes, m.limits.RetainedBytes)
+		j.Err = captureTooLarge(spec, stored.Bytes, s.bytes, m.limits.RetainedBytes)
 		s.finishLocked(j, Failed)
 		return
 	}
+	j.Partial, j.Warnings = stored.Partial, stored.Warnings
 	s.finishLocked(j, Succeeded)
 	stored.ID = fmt.Sprintf("cap-%d-%d", s.id, s.nextID())
 	stored.JobID = j.ID
@@ -388,6 +402,51 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 }
 
 func (s *Session) nextID() int { s.next++; return s.next }
+
+// applyFilter drops the rows of c that f rejects and records the filter in
+// c's coverage (collection_filter, rows_filtered_out including rows the
+// collector dropped itself). A zero filter changes nothing.
+func applyFilter(c *capture.Capture, f capture.Filter) {
+	if f.IsZero() {
+		return
+	}
+	keep := c.Rows[:0]
+	for i := range c.Rows {
+		if f.Match(&c.Rows[i]) {
+			keep = append(keep, c.Rows[i])
+		} else {
+			c.FilteredOut++
+		}
+	}
+	clear(c.Rows[len(keep):])
+	c.Rows = keep
+	if c.Coverage == nil {
+		c.Coverage = map[string]any{}
+	}
+	c.Coverage["collection_filter"] = f
+	c.Coverage["rows_filtered_out"] = c.FilteredOut
+}
+
+// captureTooLarge is the RESULT_TOO_LARGE of a collected capture: the
+// capture is never truncated; the message and details say how to narrow
+// the collection itself (start_capture filter terms of the kind) or free
+// budget.
+func captureTooLarge(spec Spec, need, used, budget int64) *contract.Error {
+	terms := capture.FilterTerms(spec.Kind)
+	msg := "the %s capture needs %d bytes but this connection has %d of its %d-byte retained budget free; it is not truncated. Release retained captures (release_capture)"
+	if len(terms) > 0 {
+		msg += ", or start the capture again with filter (" + strings.Join(terms, ", ") + ") so only matching rows are collected"
+	}
+	e := contract.Errorf(contract.CodeResultTooLarge, msg, spec.Kind, need, budget-used, budget).
+		WithDetail("needed_bytes", need).WithDetail("budget_bytes", budget).WithDetail("free_bytes", budget-used)
+	if len(terms) > 0 {
+		e = e.WithDetail("filter_terms", terms)
+	}
+	if !spec.Filter.IsZero() {
+		e = e.WithDetail("collection_filter", spec.Filter)
+	}
+	return e
+}
 
 func tooLarge(need, used, budget int64) *contract.Error {
 	return contract.Errorf(contract.CodeResultTooLarge, "the result needs %d bytes but this connection has %d of its %d-byte retained budget free; release captures or narrow the query", need, budget-used, budget).
