@@ -1,14 +1,21 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ledger"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
@@ -71,6 +78,16 @@ func (m *mutationFlags) fill(cmd *cobra.Command, reg *tool.Registry, args map[st
 
 // runMutation calls a mutation tool and prints either the envelope
 // (--json) or one line with the operation's state.
+//
+// An operation left in pending_confirmation (seed 000 section 10: history
+// loss, profile deletion) is decided by a local user, and the host cancels
+// it when the requesting connection closes. So the command keeps its host
+// connection open, says how to decide (`inquest confirm ID` in another
+// terminal; on a terminal it also asks y/N and sends the decision through a
+// second local connection, since the requesting connection may not decide
+// its own request), polls get_operation until the operation ends or its
+// 60 s deadline passes, prints the final state and exits 1 unless the
+// action happened. With --json it prints the final operation envelope.
 func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string, build func(reg *tool.Registry) (map[string]any, error)) error {
 	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 	if err != nil {
@@ -85,10 +102,23 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		return printFailure(env, err)
 	}
 	raw, _ := json.Marshal(args)
-	if m.asJSON {
-		return callAndPrint(cmd, env, rt.Registry, toolName, raw)
-	}
 	res, err := rt.Registry.Call(cmd.Context(), toolName, raw)
+	if err == nil && operationState(res) == "pending_confirmation" {
+		info := env.Stdout
+		if m.asJSON {
+			info = env.Stderr
+		}
+		res, err = awaitConfirmation(cmd.Context(), env, info, rt.Registry, res, callRunningHost)
+	}
+	if m.asJSON {
+		if perr := printEnvelope(env, res, err); perr != nil || err != nil {
+			return perr
+		}
+		if operationState(res) != "succeeded" {
+			return exitCode(1)
+		}
+		return nil
+	}
 	if err != nil {
 		return printFailure(env, err)
 	}
@@ -96,20 +126,113 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		ID      string         `json:"operation_id"`
 		State   string         `json:"state"`
 		Outcome map[string]any `json:"outcome"`
-		Confirm map[string]any `json:"confirmation"`
+		Error   map[string]any `json:"error"`
 	}
 	remarshal(res.Data, &d)
-	fmt.Fprintf(env.Stdout, "operation %s: %s\n", d.ID, d.State)
-	if d.State == "pending_confirmation" {
-		b, _ := json.MarshalIndent(d.Confirm["action"], "", "  ")
-		fmt.Fprintf(env.Stdout, "awaiting local confirmation of:\n%s\nconfirm with: inquest confirm %s   (or --deny)\n", b, d.ID)
+	fmt.Fprintf(env.Stdout, "operation %s: %s", d.ID, cell(d.State))
+	if d.Error != nil {
+		fmt.Fprintf(env.Stdout, " (%v: %v)", d.Error["code"], d.Error["message"])
 	}
+	fmt.Fprintln(env.Stdout)
 	for _, k := range []string{"names", "revision", "active_profile_id"} {
 		if v, ok := d.Outcome[k]; ok {
 			fmt.Fprintf(env.Stdout, "%s: %v\n", k, v)
 		}
 	}
+	if d.State != "succeeded" {
+		return exitCode(1)
+	}
 	return nil
+}
+
+// operationState is data.state of an operation envelope ("" when absent).
+func operationState(res *contract.Result) string {
+	var d struct {
+		State string `json:"state"`
+	}
+	if res == nil || remarshal(res.Data, &d) != nil {
+		return ""
+	}
+	return d.State
+}
+
+// confirmPoll is how often a CLI mutation awaiting confirmation polls
+// get_operation.
+const confirmPoll = 250 * time.Millisecond
+
+// awaitConfirmation keeps the requesting connection (reg's backend) open
+// while the operation in res awaits a local decision and returns the final
+// get_operation envelope, or the last one seen when the host stopped
+// answering. decide reaches the running host on a second connection for
+// the interactive prompt (nil: no prompt).
+func awaitConfirmation(ctx context.Context, env *Env, w io.Writer, reg *tool.Registry, res *contract.Result, decide hostCaller) (*contract.Result, error) {
+	var d struct {
+		ID      string         `json:"operation_id"`
+		Confirm map[string]any `json:"confirmation"`
+	}
+	remarshal(res.Data, &d)
+	b, _ := json.MarshalIndent(d.Confirm["action"], "", "  ")
+	fmt.Fprintf(w, "operation %s: pending_confirmation\nawaiting local confirmation of:\n%s\n", d.ID, b)
+	if os.Getenv(inProcessEnv) == "1" {
+		fmt.Fprintf(w, "this command runs its own in-process host (%s=1), which no other command can reach, so nothing can confirm this; run it without %s against the shared host\n", inProcessEnv, inProcessEnv)
+		return res, nil
+	}
+	deadline := time.Now().Add(ledger.ConfirmTimeout)
+	if exp, ok := d.Confirm["expires_at"].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, exp); err == nil {
+			deadline = t
+		}
+	}
+	fmt.Fprintf(w, "confirm it from another terminal with: inquest confirm %s   (or --deny)\nwaiting until %s (this command must keep running: the host cancels the request when it exits)\n", d.ID, deadline.Format(time.RFC3339))
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(3*time.Second))
+	defer cancel()
+	if decide != nil && isTerminal(env.Stdin) {
+		go func() {
+			fmt.Fprintf(w, "or confirm here: apply this action? [y/N] ")
+			line, err := bufio.NewReader(env.Stdin.(*os.File)).ReadString('\n')
+			if err != nil && line == "" || ctx.Err() != nil {
+				return
+			}
+			decision := "deny"
+			if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+				decision = "confirm"
+			}
+			if _, err := decide(ctx, host.ConfirmMethod, map[string]any{"operation_id": d.ID, "decision": decision}); err != nil {
+				fmt.Fprintf(w, "the decision was not accepted: %v\n", err)
+			}
+		}()
+	}
+	args, _ := json.Marshal(map[string]any{"operation_id": d.ID})
+	last := res
+	for {
+		select {
+		case <-ctx.Done():
+			return last, nil
+		case <-time.After(confirmPoll):
+		}
+		r, err := reg.Call(ctx, "get_operation", args)
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, nil
+			}
+			return r, err
+		}
+		last = r
+		if st := operationState(r); st != "pending_confirmation" && st != "pending" && st != "running" {
+			return r, nil
+		}
+	}
+}
+
+// isTerminal reports whether r is a character device (an interactive
+// terminal), so a prompt can be answered.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // showTool calls a getter with {} and renders its result, or prints the
