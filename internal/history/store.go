@@ -221,11 +221,19 @@ func (st *Store) SetTracking(names []string) []Loss {
 	for _, n := range names {
 		st.names[NormalizeName(n)] = true
 	}
-	var out []Loss
+	// Lengths first: evaluating one lifetime re-evaluates (and may shrink)
+	// its ancestors, so a per-entry before/after would miss their loss
+	// depending on map order.
+	before := make(map[*entry]int, len(st.procs))
 	for _, e := range st.procs {
-		before := e.series.Len()
+		before[e] = e.series.Len()
+	}
+	for _, e := range st.procs {
 		st.evalTracked(e, 0)
-		if d := before - e.series.Len(); d > 0 {
+	}
+	var out []Loss
+	for e, n := range before {
+		if d := n - e.series.Len(); d > 0 {
 			out = append(out, Loss{ID: e.ID, Name: e.Name, Discard: d})
 		}
 	}

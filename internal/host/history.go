@@ -150,6 +150,11 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 	cov := view.Coverage(iv)
 	temporal := temporalCoverage(cov)
 	snap := h.sampler.Latest()
+	var latest time.Time
+	if snap != nil {
+		latest = snap.Time
+	}
+	beyond := retentionWarnings(iv, cov, latest, 2*h.sampler.Interval()+time.Second)
 	if a.Mode == "summary" {
 		sums := map[string]any{}
 		for _, m := range metrics {
@@ -162,6 +167,10 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
 		res := contract.NewResult("live", snap.Time, data)
 		res.Coverage = temporal
+		for _, w := range beyond {
+			res.Warn(w)
+			res.Status = contract.StatusPartial
+		}
 		return res, nil
 	}
 	samples := view.Raw(iv, slots)
@@ -183,7 +192,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		}
 		rows = append(rows, b)
 	}
-	meta := map[string]any{"mode": "raw", "target": target, "temporal_coverage": temporal, "snapshot_at": contract.TS(snap.Time)}
+	meta := map[string]any{"mode": "raw", "target": target, "temporal_coverage": temporal, "snapshot_at": contract.TS(snap.Time), "retention_warnings": beyond}
 	l := frozenOf(s).put("hist", rows, map[string]any{}, meta)
 	return inv.historyPage(l, raw, 0, a.Limit)
 }
@@ -202,12 +211,51 @@ func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, l
 		return nil, err
 	}
 	delete(data, "snapshot_at")
+	delete(data, "retention_warnings")
 	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
 	res := contract.NewResult("live", time.Time{}, data)
 	res.CapturedAt = ts
+	beyond, _ := l.meta["retention_warnings"].([]string)
+	for _, w := range beyond {
+		res.Warn(w)
+		res.Status = contract.StatusPartial
+	}
 	res.Coverage = data["coverage"]
 	res.NextAction = action
 	return res, nil
+}
+
+// retentionWarnings says when an explicit request bound lies outside what
+// is retained, so a result whose counts cover less than the requested
+// interval is never presented as complete. Seed 000 section 6 keeps the
+// counts as they are (time outside retained coverage adds no missing
+// values, outside-retention portions are not separate fields); the result
+// is marked partial with a warning instead, and coverage carries the
+// retained bounds. The from side is beyond coverage when it precedes the
+// first retained sample (pruned by retention, or never collected: before
+// the host or the process started); the to side when it lies after the
+// latest published sample by more than slack (the future: nothing can be
+// retained there yet). Time after an ended lifetime's last sample but
+// before now is not flagged: it is the lifetime's end, not lost coverage.
+// With nothing retained at all, any explicit bound is flagged.
+func retentionWarnings(iv history.Interval, c history.Coverage, latest time.Time, slack time.Duration) []string {
+	var out []string
+	bounds := "nothing is retained for this target"
+	if c.HasBounds {
+		bounds = "retained coverage is " + history.MsTime(c.RetainedFrom).UTC().Format(time.RFC3339Nano) + " to " + history.MsTime(c.RetainedTo).UTC().Format(time.RFC3339Nano)
+	}
+	switch {
+	case !c.HasBounds && (iv.HasFrom || iv.HasTo):
+		out = append(out, "the requested interval extends beyond retained coverage: "+bounds+"; counts are zero because no stored samples exist, not because values were measured missing")
+	case c.HasBounds && iv.HasTo && iv.To < c.RetainedFrom:
+		out = append(out, "the requested interval ends before retained coverage begins ("+bounds+"): earlier samples were pruned by retention or never collected; counts describe no samples")
+	case c.HasBounds && iv.HasFrom && iv.From < c.RetainedFrom:
+		out = append(out, "the requested interval starts before retained coverage ("+bounds+"): samples before retained_from were pruned by retention or never collected (before the host or the process started); counts describe only retained samples")
+	}
+	if c.HasBounds && !latest.IsZero() && iv.HasTo && iv.To > latest.Add(slack).UnixMilli() {
+		out = append(out, "the requested interval extends past the latest sample ("+latest.UTC().Format(time.RFC3339Nano)+") into time not yet collected ("+bounds+"); counts describe only retained samples")
+	}
+	return out
 }
 
 func temporalCoverage(c history.Coverage) map[string]any {
