@@ -40,7 +40,14 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 				case ref != "":
 					a["process_ref"] = ref
 				case pid > 0:
-					r, err := refForPID(cmd, rt.Registry, pid)
+					// exit also accepts a lifetime that already ended (a
+					// zombie, or one only retained): the host then answers
+					// with exit evidence at once.
+					find := refForPID
+					if args[0] == "exit" {
+						find = refForPIDAny
+					}
+					r, err := find(cmd, rt.Registry, pid)
 					if err != nil {
 						return err
 					}

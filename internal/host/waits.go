@@ -223,6 +223,14 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 			return nil, argErr("process_ref", "process_exit requires process_ref")
 		}
 		p, _, err := h.ResolveLive(a.ProcessRef)
+		if contract.CodeOf(err) == contract.CodeProcessExited {
+			// The lifetime has already exited (a zombie has exited and only
+			// awaits reaping): the condition holds, with fresh evidence of
+			// what /proc shows now.
+			if done := inv.alreadyExited(a.ProcessRef); done != nil {
+				return done, nil
+			}
+		}
 		if err != nil {
 			contract.AsError(err).Field = "/process_ref"
 			return nil, err
@@ -236,6 +244,9 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 			}
 			if ev == nil {
 				return nil, waitEnded(ctx, j, last)
+			}
+			if st := exitedState(id); st != "" {
+				ev["state"] = st // zombie: exited, not yet reaped; gone: reaped
 			}
 			return waitSucceeded(j, time.Now(), ev), nil
 		}}, nil
@@ -315,6 +326,32 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 }
 
 // parseThreshold reads a JSON number or decimal string exactly.
+// alreadyExited is the process_exit check of a lifetime that no longer
+// verifies as alive at request time: satisfied at once when /proc shows
+// it exited (state zombie: exited, not yet reaped; or gone: no process
+// has its PID and start time). nil when the state cannot be established
+// (an access failure is never taken as an exit) or the ref is invalid.
+func (inv *investigation) alreadyExited(ref string) *waitCheck {
+	id, err := inv.h.ParseRef(ref)
+	if err != nil {
+		return nil
+	}
+	state := exitedState(id)
+	if state == "" {
+		return nil
+	}
+	desc := map[string]any{"condition": "process_exit", "process_ref": ref, "pid": id.PID}
+	ev := map[string]any{"exited": true, "state": state, "method": "proc_stat", "detected_at": contract.TS(time.Now())}
+	if state == "zombie" {
+		ev["observed"] = "/proc/PID/stat shows this lifetime in state Z: it has exited and only awaits reaping by its parent"
+	} else {
+		ev["observed"] = "no process has this PID and start time any more"
+	}
+	return &waitCheck{describe: desc, run: func(ctx context.Context, j *waitJob) (*contract.Result, error) {
+		return waitSucceeded(j, time.Now(), ev), nil
+	}}
+}
+
 func parseThreshold(raw json.RawMessage, m proc.Metric) (*big.Rat, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()

@@ -5,6 +5,9 @@ package host
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -62,4 +65,40 @@ func watchExit(ctx context.Context, id proc.Identity, interval time.Duration) (e
 			return map[string]any{"exited": true, "method": "pidfd_poll", "observed": "the held pidfd became readable (the process terminated)", "detected_at": contract.TS(time.Now())}, nil, nil
 		}
 	}
+}
+
+// exitedState reports, for a lifetime that no longer verifies as alive,
+// what /proc shows now: "zombie" when the same lifetime (PID and start
+// time, /proc/PID/stat fields 1 and 22) is in state Z or X (it has exited
+// and only awaits reaping by its parent), "gone" when no process has the
+// PID or another lifetime holds it, "" when /proc cannot be read (never
+// taken as an exit).
+func exitedState(id proc.Identity) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(id.PID)) + "/stat")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return "gone"
+		}
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return ""
+	}
+	if start != id.StartTicks {
+		return "gone"
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return "zombie"
+	}
+	return ""
 }

@@ -15,3 +15,13 @@ import (
 func watchExit(ctx context.Context, id proc.Identity, interval time.Duration) (ev, last map[string]any, err error) {
 	return pollExit(ctx, id, interval)
 }
+
+// exitedState reports "gone" when the lifetime no longer verifies (no
+// process with that PID and start time); zombies are not distinguished
+// on this platform. "" when the state cannot be established.
+func exitedState(id proc.Identity) string {
+	if proc.Verify(id) == proc.Exited {
+		return "gone"
+	}
+	return ""
+}
