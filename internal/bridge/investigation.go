@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -183,6 +185,48 @@ func mutationHandler(call CallFunc, method string, def int) tool.Handler {
 
 // waitHandler starts (or continues) a wait and keeps it company up to
 // wait_ms in slices, so no single backend call nears its deadline.
+// waitArgsFor lists the arguments each condition uses besides condition,
+// timeout_ms and wait_ms (seed 000 section 10 "Bounded condition waiting").
+var waitArgsFor = map[string][]string{
+	"process_present":  {"process_name"},
+	"process_exit":     {"process_ref"},
+	"metric_threshold": {"metric_id", "comparison", "threshold", "process_ref", "system"},
+}
+
+// checkWaitArgs rejects arguments the call does not use, before anything
+// is dispatched: a continuation takes job_id and wait_ms only, and a new
+// wait only its condition's arguments (process_ref with process_present,
+// process_name with process_exit, ...). INVALID_ARGUMENT names the
+// argument in field.
+func checkWaitArgs(m map[string]json.RawMessage) error {
+	allowed := map[string]bool{"wait_ms": true}
+	var what string
+	if _, ok := m["job_id"]; ok {
+		allowed["job_id"] = true
+		what = "a continuation (job_id) takes only job_id and wait_ms"
+	} else {
+		var cond string
+		json.Unmarshal(m["condition"], &cond)
+		for _, k := range append([]string{"condition", "timeout_ms"}, waitArgsFor[cond]...) {
+			allowed[k] = true
+		}
+		what = "condition " + cond + " takes " + strings.Join(waitArgsFor[cond], ", ") + " besides condition, timeout_ms and wait_ms"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !allowed[k] {
+			e := contract.Errorf(contract.CodeInvalidArgument, "%s does not apply here: %s; remove it", k, what)
+			e.Field = "/" + k
+			return e
+		}
+	}
+	return nil
+}
+
 func waitHandler(call CallFunc, def int) tool.Handler {
 	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 		var m map[string]json.RawMessage
@@ -190,8 +234,8 @@ func waitHandler(call CallFunc, def int) tool.Handler {
 			return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
 		}
 		_, budget := splitWait(args, def)
-		if _, ok := m["job_id"]; ok && len(m) > 2 {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "a continuation takes job_id (and wait_ms) only")
+		if err := checkWaitArgs(m); err != nil {
+			return nil, err
 		}
 		if _, ok := m["job_id"]; !ok {
 			if _, ok := m["timeout_ms"]; !ok {
