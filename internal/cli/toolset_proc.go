@@ -44,6 +44,11 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		if err != nil {
 			return nil, err
 		}
+		// get_status data.host: this process is the host.
+		pid := os.Getpid()
+		b.Host.AddStatus(func(m map[string]any) {
+			m["host"] = map[string]any{"pid": pid, "face": "in-process"}
+		})
 		backend = b
 		return b, nil
 	}
