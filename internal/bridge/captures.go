@@ -3,7 +3,9 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,13 +32,18 @@ func init() { AddDefinitions(captureDefinitions, "read_capture") }
 // readSelectionSchema is the read_capture selection, shared by the `read`
 // argument of job tools.
 func readSelectionSchema(limitDefault string) string {
-	return `"path":{"type":"string","minLength":1,"maxLength":4096,"description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path"},
-"owner_name":{"type":"string","minLength":1,"maxLength":256,"description":"exact case-insensitive owner executable name (file_users, network, threads rows)"},
-"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"},
+	return filterSchema + `,
 "distinct_paths":{"type":"boolean","description":"one row per exact path in first-observed order; requires projection [\"path\"]"},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":` + enumJSON(host.AllCaptureFields()) + `},"description":"row fields to return, in order"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"}`
 }
+
+// filterSchema holds the row selectors shared by read selections and the
+// start_capture collection filter. path and owner_name must contain a
+// non-space character (an all-space path would match every row).
+const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
+"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (file_users, network, threads, scheduling, process_info rows; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
+"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
 
 // managed is the bridge's one-pass continuation bookkeeping: source
 // captures it will release after their final page is copied.
@@ -92,11 +99,13 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 			Title: "Start a capture job",
 			Description: "Starts a bounded capture job of kind (required): file_users (host-wide: every process holding each path, with process_ref when verified, pid, name, path, handle_count), " +
 				"open_files (fds of process_ref: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
-				"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " + oneshot +
+				"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " +
+				"Optional filter {path, extension, owner_name} keeps only matching rows at collection time (never retained otherwise), the way to inspect a process whose full capture exceeds the budget. " + oneshot +
 				" Limits: 2 active jobs, 8 retained captures, 64 MiB per connection; one file_users scan host-wide; 60 s deadline; captures expire 5 minutes after completion.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
 "kind":{"type":"string","enum":` + enumJSON(capture.Kinds) + `,"description":"what to capture"},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
+"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
 ` + deliveryProps + `}}`),
 			Annotations: tool.Annotations{ReadOnly: true},
 			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
@@ -215,7 +224,33 @@ func (d *delivery) start(ctx context.Context, method string, args json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	return d.complete(ctx, res, o)
+	res, err = d.complete(ctx, res, o)
+	if err != nil {
+		return nil, err
+	}
+	// A starter whose job failed within the bounded wait returned no result:
+	// that is a tool execution failure (isError), carrying the job's error
+	// and its job_id. get_job keeps the getter semantics of seed 000
+	// section 8 (isError false, outcome under data.result.error).
+	if data, _ := res.Data.(map[string]any); data != nil && data["state"] == "failed" {
+		return nil, jobFailure(data)
+	}
+	return res, nil
+}
+
+// jobFailure is the error of a job that failed: data.result.error with
+// details.job_id added.
+func jobFailure(data map[string]any) *contract.Error {
+	var e contract.Error
+	if r, _ := data["result"].(map[string]any); r != nil {
+		b, _ := json.Marshal(r["error"])
+		_ = json.Unmarshal(b, &e)
+	}
+	if e.Code == "" {
+		e = *contract.Errorf(contract.CodeInternalError, "the job failed without an error")
+	}
+	id, _ := data["job_id"].(string)
+	return e.WithDetail("job_id", id)
 }
 
 func (d *delivery) poll(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
@@ -272,14 +307,13 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	data["next_action"] = nil
 	switch data["state"] {
 	case "running":
-		if d.mode.Raw {
-			return res, nil // raw mode adds no managed continuation metadata
-		}
+		// Both modes name the exact next call; raw mode only leaves out the
+		// managed retain_capture flag.
 		a := map[string]any{"job_id": jobID}
 		if o.hasRead {
 			a["read"] = o.read
 		}
-		if o.retain {
+		if o.retain && !d.mode.Raw {
 			a["retain_capture"] = true
 		}
 		res.NextAction = &contract.Action{Tool: "get_job", Arguments: a}
@@ -297,6 +331,9 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		return res, nil
 	}
 	if d.mode.Raw && !o.hasRead {
+		// Raw mode reads nothing inline; the next call reads the result.
+		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: map[string]any{"capture_id": capID}}
+		data["next_action"] = res.NextAction
 		return res, nil
 	}
 	ra := map[string]any{}
@@ -310,15 +347,32 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	rb, _ := json.Marshal(ra)
 	page, err := d.call(ctx, "read_capture", rb)
 	if err != nil {
-		// A failed first-page selection leaves the source retained for correction.
+		// A failed first-page selection leaves the source retained for
+		// correction; the envelope says so and names the corrected read.
 		body, _ := contract.Marshal(nil, err)
 		data["result_page"] = json.RawMessage(body)
 		data["capture_retained"] = true
 		data["retained_capture_ids"] = []string{capID}
+		e := contract.AsError(err)
+		res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+
+			" is retained for a corrected read_capture (next_action) and must be released with release_capture")
+		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: correctedRead(o.read, capID, e)}
+		data["next_action"] = res.NextAction
 		return res, nil
 	}
 	pd := jobData(page)
 	page.Data = pd
+	// The first page's completeness is the result's: a partial page makes
+	// the outer envelope partial with the same warnings and coverage.
+	if page.Status == contract.StatusPartial {
+		res.Status = contract.StatusPartial
+	}
+	for _, w := range page.Warnings {
+		if !slices.Contains(res.Warnings, w) {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	res.Coverage = page.Coverage
 	more := pd["next_cursor"] != nil
 	switch {
 	case d.mode.Raw || o.retain:
@@ -352,6 +406,51 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		data["next_action"] = page.NextAction
 	}
 	return res, nil
+}
+
+// correctedRead is the read_capture arguments that recover from a failed
+// first-page selection read on capture capID: the selector the error
+// names (e.Field) is dropped (an invalid projection keeps its valid
+// fields); a failure without a field (a derived view over the budget)
+// falls back to the unmodified read, which allocates nothing.
+func correctedRead(read map[string]any, capID string, e *contract.Error) map[string]any {
+	out := map[string]any{"capture_id": capID}
+	if v, ok := read["limit"]; ok {
+		out["limit"] = v
+	}
+	if e == nil || e.Field == "" {
+		return out
+	}
+	for k, v := range read {
+		out[k] = v
+	}
+	key := strings.TrimPrefix(e.Field, "/")
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		key = key[:i]
+	}
+	switch key {
+	case "projection":
+		var allowed, asked []string
+		b, _ := json.Marshal(e.Details["fields"])
+		_ = json.Unmarshal(b, &allowed)
+		b, _ = json.Marshal(read["projection"])
+		_ = json.Unmarshal(b, &asked)
+		var keep []string
+		for _, f := range asked {
+			if slices.Contains(allowed, f) {
+				keep = append(keep, f)
+			}
+		}
+		if len(keep) > 0 {
+			out["projection"] = keep
+		} else {
+			delete(out, "projection")
+			delete(out, "distinct_paths")
+		}
+	default:
+		delete(out, key)
+	}
+	return out
 }
 
 // read forwards read_capture; in raw mode the limit defaults to 100, and

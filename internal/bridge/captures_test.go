@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -353,8 +354,21 @@ func TestContinuationAndRetention(t *testing.T) {
 func TestRawMode(t *testing.T) {
 	reg, _ := registry(t, true, jobs.DefaultLimits())
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "network"})
-	if d["result_page"] != nil || d["job_id"] == nil || (d["state"] == "running" && d["next_action"] != nil) {
-		t.Fatalf("raw start returned a page: %v", d)
+	if d["result_page"] != nil || d["job_id"] == nil {
+		t.Fatalf("raw start returned a page: %v", d["result_page"])
+	}
+	// raw mode still names the exact next call (without managed metadata):
+	// get_job while running, read_capture for a result
+	wantNext := func(d map[string]any, tool string, args map[string]any) {
+		t.Helper()
+		na, _ := d["next_action"].(map[string]any)
+		env := d["_envelope"].(map[string]any)
+		if na == nil || na["tool"] != tool || fmt.Sprint(na["arguments"]) != fmt.Sprint(args) || fmt.Sprint(env["next_action"]) != fmt.Sprint(na) {
+			t.Fatalf("state %v: next_action %v (envelope %v), want %s %v", d["state"], na, env["next_action"], tool, args)
+		}
+	}
+	if d["state"] == "running" {
+		wantNext(d, "get_job", map[string]any{"job_id": d["job_id"]})
 	}
 	var j map[string]any
 	for i := 0; i < 500; i++ {
@@ -362,11 +376,26 @@ func TestRawMode(t *testing.T) {
 		if j["state"] != "running" {
 			break
 		}
+		wantNext(j, "get_job", map[string]any{"job_id": d["job_id"]})
 		time.Sleep(10 * time.Millisecond)
 	}
 	if j["state"] != "succeeded" || j["result_page"] != nil {
-		t.Fatalf("raw job %v", j)
+		t.Fatalf("raw job %v %v", j["state"], j["result_page"])
 	}
+	wantNext(j, "read_capture", map[string]any{"capture_id": j["capture_id"]})
+	// a modules capture (running at first with wait_ms 0) names get_job
+	m := mustCall(t, reg, "start_capture", map[string]any{"kind": "modules", "process_ref": refOf(t, reg, os.Getpid())})
+	if m["state"] == "running" {
+		wantNext(m, "get_job", map[string]any{"job_id": m["job_id"]})
+	} else {
+		wantNext(m, "read_capture", map[string]any{"capture_id": m["capture_id"]})
+	}
+	// network with wait_ms 3000 and no read: succeeded, read_capture next
+	n := mustCall(t, reg, "start_capture", map[string]any{"kind": "network", "wait_ms": 3000})
+	if n["state"] != "succeeded" {
+		t.Fatalf("network with wait: %v", n["state"])
+	}
+	wantNext(n, "read_capture", map[string]any{"capture_id": n["capture_id"]})
 	p := mustCall(t, reg, "read_capture", map[string]any{"capture_id": j["capture_id"]})
 	if n := len(rowsOf(p)); n == 0 || n > 100 || (n < 100 && p["next_cursor"] != nil) {
 		t.Fatalf("raw page of %d rows", n)
@@ -428,11 +457,45 @@ func TestLimitsThroughTools(t *testing.T) {
 		t.Fatalf("retained limit: %v", err)
 	}
 	l = jobs.DefaultLimits()
-	l.RetainedBytes = 64
+	l.RetainedBytes = 2048
 	reg, _ = registry(t, false, l)
-	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users"})
+	// The starter got no result: isError with the job's code and job_id,
+	// and a message naming the collection filter.
+	_, err = call(t, reg, "start_capture", map[string]any{"kind": "file_users"})
+	ce := contract.AsError(err)
+	if ce == nil || ce.Code != contract.CodeResultTooLarge || ce.Details["job_id"] == nil || !strings.Contains(ce.Message, "filter (path, extension, owner_name)") {
+		t.Fatalf("over budget start: %v", err)
+	}
+	// get_job keeps the getter semantics (isError false, data.state failed)
+	// but the envelope names the failure in a warning.
+	d := mustCall(t, reg, "get_job", map[string]any{"job_id": ce.Details["job_id"]})
+	env := d["_envelope"].(map[string]any)
 	e, _ := d["result"].(map[string]any)["error"].(map[string]any)
-	if d["state"] != "failed" || e["code"] != "RESULT_TOO_LARGE" || d["result_page"] != nil {
-		t.Fatalf("over budget: %v", d)
+	ws, _ := env["warnings"].([]any)
+	if d["state"] != "failed" || e["code"] != "RESULT_TOO_LARGE" || d["result_page"] != nil || env["status"] != "complete" ||
+		len(ws) != 1 || !strings.Contains(ws[0].(string), "failed: RESULT_TOO_LARGE") {
+		t.Fatalf("over budget get_job: state %v error %v status %v warnings %v", d["state"], e, env["status"], ws)
+	}
+	// The recovery is real: the same scan with a collection filter keeps
+	// only matching rows and fits.
+	path := tempFile(t, "needle-in-haystack.dat")
+	h := holder(t, path)
+	f := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "filter": map[string]any{"path": "needle-in-haystack"}})
+	rs := rowsOf(page(f))
+	if f["state"] != "succeeded" || len(rs) != 1 || rs[0]["path"] != path || int(rs[0]["pid"].(float64)) != h.Process.Pid {
+		t.Fatalf("filtered scan: %v rows %v", f["state"], rs)
+	}
+	cov := page(f)["coverage"].(map[string]any)
+	if cov["collection_filter"].(map[string]any)["path"] != "needle-in-haystack" || cov["rows_filtered_out"].(float64) == 0 {
+		t.Fatalf("filtered coverage %v", cov)
+	}
+	// filter terms are checked against the kind
+	_, err = call(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": refOf(t, reg, h.Process.Pid), "filter": map[string]any{"owner_name": "x"}})
+	if ce := contract.AsError(err); ce == nil || ce.Code != contract.CodeInvalidArgument || ce.Field != "/filter/owner_name" {
+		t.Fatalf("owner filter on open_files: %v", err)
+	}
+	_, err = call(t, reg, "start_capture", map[string]any{"kind": "file_users", "filter": map[string]any{"path": "   "}})
+	if contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Fatalf("blank filter path: %v", err)
 	}
 }

@@ -95,8 +95,6 @@ func installCaptures(h *Host) {
 			return nil, err
 		}
 		res := jobResult(j)
-		d := res.Data.(map[string]any)
-		d["cancellation_requested"] = j.CancelRequested
 		if j.CancelRequested && j.NativeRunning {
 			res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
 		}
@@ -136,8 +134,9 @@ func badArgs() error {
 }
 
 type startArgs struct {
-	Kind       string `json:"kind"`
-	ProcessRef string `json:"process_ref"`
+	Kind       string          `json:"kind"`
+	ProcessRef string          `json:"process_ref"`
+	Filter     *capture.Filter `json:"filter"`
 }
 
 // resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
@@ -156,13 +155,20 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 		return nil, badArgs()
 	}
 	spec := jobs.Spec{Kind: a.Kind}
+	if a.Filter != nil {
+		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
+			return nil, err
+		}
+		spec.Filter = *a.Filter
+	}
+	filter := spec.Filter
 	switch a.Kind {
 	case capture.KindFileUsers:
 		if a.ProcessRef != "" {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref; filter its rows with read.owner_name or read.path")
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref; narrow it with filter.owner_name or filter.path")
 		}
 		spec.Exclusive = true
-		spec.Run = capture.FileUsers
+		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.FileUsersFiltered(ctx, filter) }
 		spec.Prepare = func(c *capture.Capture) {
 			for i := range c.Rows {
 				r := &c.Rows[i]
@@ -190,7 +196,10 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 			return nil, err
 		}
 		fn := map[string]func(context.Context, proc.Identity) (*capture.Capture, error){
-			capture.KindOpenFiles: capture.OpenFiles, capture.KindModules: capture.Modules,
+			capture.KindOpenFiles: func(ctx context.Context, id proc.Identity) (*capture.Capture, error) {
+				return capture.OpenFilesFiltered(ctx, id, filter)
+			},
+			capture.KindModules: capture.Modules,
 			capture.KindThreads: capture.Threads, capture.KindScheduling: capture.Scheduling,
 		}[a.Kind]
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return fn(ctx, id) }
@@ -228,19 +237,26 @@ func (h *Host) getProcessInfo(js *jobs.Session, raw json.RawMessage) (*contract.
 
 // jobResult is the get_job envelope of j: data.state running, succeeded
 // or failed; a failed job's error under data.result.error (the getter
-// itself succeeded); capture_id on success.
+// itself succeeded, seed 000 section 8, so the envelope is not an error);
+// capture_id on success.
+//
+// The outcome is also visible in the envelope: a failed job adds a warning
+// naming its error code (status stays complete: the status describes the
+// retrieval, and partial means a limited useful result, which a failure is
+// not); a succeeded job whose capture is partial makes the envelope
+// partial with the capture's warnings.
 func jobResult(j jobs.Job) *contract.Result {
 	d := map[string]any{
-		"job_id":              j.ID,
-		"kind":                j.Kind,
-		"state":               string(j.State),
-		"started_at":          contract.TS(j.Started),
-		"finished_at":         contract.TS(j.Finished),
-		"cancel_requested":    j.CancelRequested,
-		"native_work_running": j.NativeRunning,
-		"result_consumed":     j.Consumed,
-		"capture_id":          nil,
-		"result":              nil,
+		"job_id":                 j.ID,
+		"kind":                   j.Kind,
+		"state":                  string(j.State),
+		"started_at":             contract.TS(j.Started),
+		"finished_at":            contract.TS(j.Finished),
+		"cancellation_requested": j.CancelRequested,
+		"native_work_running":    j.NativeRunning,
+		"result_consumed":        j.Consumed,
+		"capture_id":             nil,
+		"result":                 nil,
 	}
 	switch j.State {
 	case jobs.Succeeded:
@@ -249,7 +265,26 @@ func jobResult(j jobs.Job) *contract.Result {
 	case jobs.Failed:
 		d["result"] = map[string]any{"error": j.Err}
 	}
-	return contract.NewResult("live", time.Time{}, d)
+	res := contract.NewResult("live", time.Time{}, d)
+	switch {
+	case j.State == jobs.Failed:
+		res.Warnings = append(res.Warnings, JobFailedWarning(j.ID, j.Err))
+	case j.State == jobs.Succeeded && j.Partial:
+		for _, w := range j.Warnings {
+			res.Warn(w)
+		}
+	}
+	return res
+}
+
+// JobFailedWarning is the envelope warning of a failed job: it names the
+// error code and points at data.result.error.
+func JobFailedWarning(id string, e *contract.Error) string {
+	code, msg := contract.CodeInternalError, "no error recorded"
+	if e != nil {
+		code, msg = e.Code, e.Message
+	}
+	return "job " + id + " failed: " + string(code) + ": " + msg + " (outcome under data.result.error; this envelope's status describes the retrieval, not the job)"
 }
 
 type readArgs struct {
@@ -289,7 +324,9 @@ func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Res
 		allowed := CaptureFields[src.Kind]
 		for _, f := range q.Projection {
 			if !containsStr(allowed, f) {
-				return nil, contract.Errorf(contract.CodeInvalidArgument, "projection field %q does not exist in %s rows", f, src.Kind).WithDetail("fields", allowed)
+				e := contract.Errorf(contract.CodeInvalidArgument, "projection field %q does not exist in %s rows", f, src.Kind).WithDetail("fields", allowed)
+				e.Field = "/projection"
+				return nil, e
 			}
 		}
 	}

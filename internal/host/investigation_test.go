@@ -707,8 +707,12 @@ func TestWaitCondition(t *testing.T) {
 		_, _, err := call(t, h, other, "get_job", map[string]any{"job_id": id})
 		wantCode(t, err, contract.CodeReferenceInvalid) // connection-owned
 		c, _ := mustCall(t, h, s, "cancel_job", map[string]any{"job_id": id})
-		if c["state"] != "failed" || c["cancel_requested"] != true || c["result"].(map[string]any)["error"].(map[string]any)["code"] != "CANCELLED" {
+		if c["state"] != "failed" || c["cancellation_requested"] != true || c["result"].(map[string]any)["error"].(map[string]any)["code"] != "CANCELLED" {
 			t.Fatalf("cancel_job %v", c)
+		}
+		// a later get_job reports the same field, still true (one name for captures and waits)
+		if g, _ := mustCall(t, h, s, "get_job", map[string]any{"job_id": id}); g["cancellation_requested"] != true || g["cancel_requested"] != nil {
+			t.Fatalf("get_job after cancel %v", g)
 		}
 		_, _, err = call(t, h, s, "wait_condition", map[string]any{"job_id": id})
 		wantCode(t, err, contract.CodeCancelled)

@@ -30,7 +30,7 @@ func (inv *investigation) installWaitJobs(h *Host) {
 		if err != nil {
 			return nil, err
 		}
-		return j.jobView(false), nil
+		return j.jobView(), nil
 	})
 	h.Handle("cancel_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 		id := jobIDOf(raw)
@@ -41,15 +41,13 @@ func (inv *investigation) installWaitJobs(h *Host) {
 		if err != nil {
 			return nil, err
 		}
-		requested := false
 		select {
 		case <-j.done:
 		default:
-			requested = true
 			j.cancel()
 			<-j.done // a wait ends promptly on cancellation
 		}
-		return j.jobView(requested), nil
+		return j.jobView(), nil
 	})
 }
 
@@ -76,13 +74,17 @@ func findWait(s *Session, id string) (*waitJob, error) {
 
 // jobView renders a wait in the get_job shape: state running, succeeded
 // (result holds the evidence) or failed (result.error: TIMEOUT with the
-// last observation, CANCELLED, PROCESS_EXITED).
-func (j *waitJob) jobView(cancelRequested bool) *contract.Result {
+// last observation, CANCELLED, PROCESS_EXITED). cancellation_requested
+// (the capture jobs' field name) is true once the wait ended CANCELLED:
+// cancel_job and disconnect are the only ways a wait is cancelled, and
+// both get_job and cancel_job report it the same way.
+func (j *waitJob) jobView() *contract.Result {
 	d := map[string]any{"job_id": j.id, "kind": "wait_condition", "state": "running", "condition": j.cond, "started_at": contract.TS(j.started),
-		"finished_at": nil, "cancel_requested": cancelRequested, "native_work_running": false, "result_consumed": false, "capture_id": nil, "result": nil}
+		"finished_at": nil, "cancellation_requested": false, "native_work_running": false, "result_consumed": false, "capture_id": nil, "result": nil}
 	select {
 	case <-j.done:
 		d["finished_at"] = contract.TS(j.finished)
+		d["cancellation_requested"] = contract.CodeOf(j.err) == contract.CodeCancelled
 		if j.err != nil {
 			d["state"], d["result"] = "failed", map[string]any{"error": contract.AsError(j.err)}
 		} else {
