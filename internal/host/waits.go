@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -42,6 +43,8 @@ type waitJob struct {
 	res      *contract.Result
 	err      error
 	cancel   context.CancelFunc
+	// cancelRequested is set by cancel_job on a running wait.
+	cancelRequested atomic.Bool
 }
 
 type waitStore struct {

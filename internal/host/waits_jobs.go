@@ -44,6 +44,7 @@ func (inv *investigation) installWaitJobs(h *Host) {
 		select {
 		case <-j.done:
 		default:
+			j.cancelRequested.Store(true)
 			j.cancel()
 			<-j.done // a wait ends promptly on cancellation
 		}
@@ -75,16 +76,14 @@ func findWait(s *Session, id string) (*waitJob, error) {
 // jobView renders a wait in the get_job shape: state running, succeeded
 // (result holds the evidence) or failed (result.error: TIMEOUT with the
 // last observation, CANCELLED, PROCESS_EXITED). cancellation_requested
-// (the capture jobs' field name) is true once the wait ended CANCELLED:
-// cancel_job and disconnect are the only ways a wait is cancelled, and
-// both get_job and cancel_job report it the same way.
+// (the capture jobs' field name) is true from the moment cancel_job asked
+// a running wait to stop, in cancel_job's reply and every later get_job.
 func (j *waitJob) jobView() *contract.Result {
 	d := map[string]any{"job_id": j.id, "kind": "wait_condition", "state": "running", "condition": j.cond, "started_at": contract.TS(j.started),
 		"finished_at": nil, "cancellation_requested": false, "native_work_running": false, "result_consumed": false, "capture_id": nil, "result": nil}
 	select {
 	case <-j.done:
 		d["finished_at"] = contract.TS(j.finished)
-		d["cancellation_requested"] = contract.CodeOf(j.err) == contract.CodeCancelled
 		if j.err != nil {
 			d["state"], d["result"] = "failed", map[string]any{"error": contract.AsError(j.err)}
 		} else {
@@ -92,5 +91,9 @@ func (j *waitJob) jobView() *contract.Result {
 		}
 	default:
 	}
+	// Recorded when cancel_job (or disconnect) asked a running wait to
+	// stop, so it stays true in every later get_job, whatever the outcome
+	// (a wait that met its condition at that moment keeps its success).
+	d["cancellation_requested"] = j.cancelRequested.Load()
 	return contract.NewResult("live", time.Time{}, d)
 }
