@@ -99,11 +99,20 @@ the get_history envelope of the first page.`,
 			if err != nil {
 				return printFailure(env, err)
 			}
+			// A partial result (the request reaches beyond retained
+			// coverage) says so before the table.
+			for _, w := range res.Warnings {
+				fmt.Fprintf(env.Stdout, "warning: %s\n", cell(w))
+			}
 			if !raw {
 				return renderSummary(env.Stdout, metrics, res)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AT\t"+strings.Join(metrics, "\t"))
+			hdr := []string{"AT"}
+			for _, m := range metrics {
+				hdr = append(hdr, cell(m))
+			}
+			fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 			for {
 				var page struct {
 					Rows []struct {
@@ -115,7 +124,7 @@ the get_history envelope of the first page.`,
 					return err
 				}
 				for _, r := range page.Rows {
-					cells := []string{r.At}
+					cells := []string{cell(r.At)}
 					for _, m := range metrics {
 						cells = append(cells, fmtVal(r.Values[m]))
 					}
@@ -169,7 +178,7 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 		if l, ok := m["last"].(map[string]any); ok {
 			last = fmtVal(l["value"])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, fmtVal(m["sample_count"]), fmtVal(m["available_value_count"]), fmtVal(m["missing_value_count"]),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), fmtVal(m["sample_count"]), fmtVal(m["available_value_count"]), fmtVal(m["missing_value_count"]),
 			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(m["delta"]))
 	}
 	return tw.Flush()
