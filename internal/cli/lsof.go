@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -49,37 +53,84 @@ the start_capture envelope.`,
 	return cmd
 }
 
-// str renders a row value for a table ("-" for null).
+// str renders a row value for one table cell ("-" for null); control
+// characters in process names, paths or states are escaped by cell so
+// they can neither break the table nor inject terminal sequences.
 func str(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "-"
 	case string:
-		return x
+		return cell(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	b, _ := json.Marshal(v)
-	return string(b)
+	return cell(string(b))
 }
 
 // refForPID resolves pid to a process_ref through list_processes (the
-// tools never accept a bare PID for targeted collection).
+// tools never accept a bare PID for targeted collection). A process that
+// started after the latest sample is waited for (up to about two sampling
+// intervals) while /proc/PID exists. Errors: PROCESS_EXITED when only an
+// ended lifetime with that PID is retained; REFERENCE_INVALID "no process
+// with pid N" when the PID is neither live nor retained.
 func refForPID(cmd *cobra.Command, reg *tool.Registry, pid int) (string, error) {
-	b, _ := json.Marshal(map[string]any{"filter": map[string]any{"pid": pid}})
-	res, err := reg.Call(cmd.Context(), "list_processes", b)
-	if err != nil {
-		return "", err
+	list := func(scope string) ([]struct {
+		Ref       string `json:"process_ref"`
+		Lifecycle string `json:"lifecycle"`
+	}, error) {
+		b, _ := json.Marshal(map[string]any{"scope": scope, "filter": map[string]any{"pid": pid}})
+		res, err := reg.Call(cmd.Context(), "list_processes", b)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Rows []struct {
+				Ref       string `json:"process_ref"`
+				Lifecycle string `json:"lifecycle"`
+			} `json:"rows"`
+		}
+		if err := remarshal(res.Data, &page); err != nil {
+			return nil, err
+		}
+		return page.Rows, nil
 	}
-	var page struct {
-		Rows []struct {
-			Ref string `json:"process_ref"`
-		} `json:"rows"`
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for {
+		rows, err := list("live")
+		if err != nil {
+			return "", err
+		}
+		if len(rows) > 0 {
+			return rows[0].Ref, nil
+		}
+		if !procExists(pid) || time.Now().After(deadline) {
+			break
+		}
+		select { // a process newer than the latest sample: wait for the next one
+		case <-cmd.Context().Done():
+			return "", contract.AsError(cmd.Context().Err())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	if err := remarshal(res.Data, &page); err != nil || len(page.Rows) == 0 {
-		return "", contract.Errorf(contract.CodeProcessExited, "no live process has PID %d in the latest snapshot", pid)
+	if rows, err := list("all"); err == nil && len(rows) > 0 {
+		return "", contract.Errorf(contract.CodeProcessExited, "process %d has exited (only its retained history remains; see inquest history)", pid)
 	}
-	return page.Rows[0].Ref, nil
+	if procExists(pid) {
+		return "", contract.Errorf(contract.CodeProcessExited, "process %d is not in the sampled process list (it may be ending); retry", pid)
+	}
+	return "", contract.Errorf(contract.CodeReferenceInvalid, "no process with pid %d", pid)
+}
+
+// procExists reports whether /proc/PID exists (Linux); elsewhere it
+// reports false, so the caller does not wait for a newer sample.
+func procExists(pid int) bool {
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }
 
 // runCapture starts a capture through start_capture (waiting for it and
@@ -101,36 +152,65 @@ func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Reg
 	if asJSON {
 		return callAndPrint(cmd, env, rt.Registry, "start_capture", raw)
 	}
-	rows, warnings, err := collectCapture(cmd, rt.Registry, args)
+	rows, out, err := collectCapture(cmd, rt.Registry, args)
+	for _, w := range out.warnings {
+		fmt.Fprintln(env.Stderr, "warning:", cell(w))
+	}
 	if err != nil {
+		e := contract.AsError(err)
+		fmt.Fprintf(env.Stderr, "inquest %s: %s: %s\n", cmd.Name(), e.Code, cell(e.Message))
 		return printFailure(env, err)
 	}
-	for _, w := range warnings {
-		fmt.Fprintln(env.Stderr, "warning:", w)
-	}
 	render(env.Stdout, rows)
+	if out.partial {
+		fmt.Fprintf(env.Stderr, "inquest %s: PARTIAL result: %d rows listed, but the capture is incomplete (see the warnings above); an absent row is not proof of absence\n", cmd.Name(), len(rows))
+	}
 	return nil
 }
 
+// captureOutcome is what collectCapture saw besides rows: the union of
+// every envelope's warnings (the start_capture envelope carries the first
+// page's) and whether any envelope was partial.
+type captureOutcome struct {
+	warnings []string
+	partial  bool
+}
+
+func (o *captureOutcome) add(res *contract.Result) {
+	if res == nil {
+		return
+	}
+	if res.Status == contract.StatusPartial {
+		o.partial = true
+	}
+	for _, w := range res.Warnings {
+		if !slices.Contains(o.warnings, w) {
+			o.warnings = append(o.warnings, w)
+		}
+	}
+}
+
 // collectCapture runs start_capture with args and returns every row of
-// the result, following get_job and read_capture continuations.
-func collectCapture(cmd *cobra.Command, reg *tool.Registry, args map[string]any) ([]map[string]any, []string, error) {
+// the result, following get_job and read_capture continuations. A failed
+// job (start_capture's error, or data.state failed on a later get_job) is
+// returned as its error; warnings seen so far are returned with it.
+func collectCapture(cmd *cobra.Command, reg *tool.Registry, args map[string]any) ([]map[string]any, captureOutcome, error) {
+	var out captureOutcome
 	raw, _ := json.Marshal(args)
 	res, err := reg.Call(cmd.Context(), "start_capture", raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, out, err
 	}
-	var rows []map[string]any
-	var warnings []string
+	rows := []map[string]any{}
 	for {
+		out.add(res)
 		var d struct {
 			State  string `json:"state"`
 			Result *struct {
 				Error *contract.Error `json:"error"`
 			} `json:"result"`
 			Page *struct {
-				Warnings []string `json:"warnings"`
-				Data     struct {
+				Data struct {
 					Rows []map[string]any `json:"rows"`
 				} `json:"data"`
 				Error *contract.Error `json:"error"`
@@ -138,26 +218,25 @@ func collectCapture(cmd *cobra.Command, reg *tool.Registry, args map[string]any)
 			Rows []map[string]any `json:"rows"`
 		}
 		if err := remarshal(res.Data, &d); err != nil {
-			return nil, nil, err
+			return nil, out, err
 		}
 		if d.State == "failed" && d.Result != nil && d.Result.Error != nil {
-			return nil, nil, d.Result.Error
+			return nil, out, d.Result.Error
 		}
 		if d.Page != nil {
 			if d.Page.Error != nil {
-				return nil, nil, d.Page.Error
+				return nil, out, d.Page.Error
 			}
 			rows = append(rows, d.Page.Data.Rows...)
-			warnings = append(warnings, d.Page.Warnings...)
 		} else if d.State == "" {
 			rows = append(rows, d.Rows...) // a read_capture page
 		}
 		if res.NextAction == nil {
-			return rows, warnings, nil
+			return rows, out, nil
 		}
 		b, _ := json.Marshal(res.NextAction.Arguments)
 		if res, err = reg.Call(cmd.Context(), res.NextAction.Tool, b); err != nil {
-			return nil, nil, err
+			return nil, out, err
 		}
 	}
 }

@@ -23,9 +23,12 @@ pid and name, through start_capture kind network (host-wide, or one process
 with --pid). No DNS lookups. --json prints the start_capture envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("pid") && pid < 1 {
+				return fmt.Errorf("--pid must be a positive integer (omit it for every process)")
+			}
 			return runCapture(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
 				a := map[string]any{"kind": "network"}
-				if pid > 0 {
+				if cmd.Flags().Changed("pid") {
 					ref, err := refForPID(cmd, reg, pid)
 					if err != nil {
 						return nil, err
@@ -60,7 +63,7 @@ func endpoint(v any) string {
 		return "-"
 	}
 	if p, ok := m["path"]; ok {
-		return str(p)
+		return str(p) // str escapes control characters (cell)
 	}
 	addr := str(m["address"])
 	for _, c := range addr {
