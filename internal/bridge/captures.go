@@ -91,8 +91,9 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 	d := &delivery{mode: mode, call: call, managed: &managed{caps: map[string]time.Time{}}, retained: &managed{caps: map[string]time.Time{}}}
 	oneshot := "Returns completion and the first page under data.result_page by default (wait_ms default " + waitDefault + "); follow data.next_action when present."
 	if mode.Raw {
-		oneshot = "Raw mode: returns the job handle immediately unless wait_ms is set; pass read to get a first page; captures stay until release_capture or expiry."
+		oneshot = "Raw mode: returns the job handle immediately unless wait_ms is set (next_action: get_job, or read_capture once succeeded); pass read to get a first page; captures stay until release_capture or expiry."
 	}
+	oneshot += " A job that fails within the wait is an error result with the job's code and details.job_id."
 	return []tool.Tool{
 		{
 			Name:  "start_capture",
@@ -129,7 +130,7 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "get_job",
 			Title: "Job status",
-			Description: "State of job_id (required): running, succeeded (capture_id) or failed (error under data.result.error; CANCELLED and TIMEOUT are failed outcomes). " +
+			Description: "State of job_id (required): running, succeeded (capture_id) or failed (error under data.result.error, named in a warning; the envelope itself is not an error; CANCELLED and TIMEOUT are failed outcomes). " +
 				"Waits up to wait_ms and on success returns the first page under data.result_page like start_capture; a consumed result reports result_consumed: true.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
 "job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job id from start_capture or get_process_info"},
