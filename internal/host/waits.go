@@ -331,16 +331,20 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 // parseThreshold reads a JSON number or decimal string exactly.
 // alreadyExited is the process_exit check of a lifetime that no longer
 // verifies as alive at request time: satisfied at once when /proc shows
-// it exited (state zombie: exited, not yet reaped; or gone: no process
-// has its PID and start time). nil when the state cannot be established
-// (an access failure is never taken as an exit) or the ref is invalid.
+// this lifetime as a zombie (exited, not yet reaped). nil otherwise: the
+// caller then answers PROCESS_EXITED as for any exited reference, and an
+// access failure is never taken as an exit.
 func (inv *investigation) alreadyExited(ref string) *waitCheck {
 	id, err := inv.h.ParseRef(ref)
 	if err != nil {
 		return nil
 	}
+	// Only a zombie of this very lifetime (same PID and start time) is
+	// direct evidence about it; a PID that is gone or reused keeps the
+	// PROCESS_EXITED answer for exited references (the ref is never
+	// checked against another lifetime).
 	state := exitedState(id)
-	if state == "" {
+	if state != "zombie" {
 		return nil
 	}
 	desc := map[string]any{"condition": "process_exit", "process_ref": ref, "pid": id.PID}
