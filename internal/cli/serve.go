@@ -116,7 +116,7 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	}
 	cfg, err := config.LoadFrom(cfgPath)
 	if err != nil {
-		return fmt.Errorf("inquest.toml cannot be read, so the MCP setting is unknown: %w", err)
+		return fmt.Errorf("the MCP setting is unknown, so no host was started: %w", explainConfigErr(err))
 	}
 	h, err := host.New(host.Options{Version: Version})
 	if err != nil {
@@ -186,7 +186,7 @@ func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep
 		last = now
 		cfg, err := config.LoadFrom(path)
 		if err != nil {
-			logger.Warn("inquest.toml changed but cannot be read; MCP listener unchanged", "err", err)
+			logger.Warn("inquest.toml changed but cannot be read; MCP listener unchanged", "err", explainConfigErr(err))
 			continue
 		}
 		if cfg.Settings.MCPConnectionsDisabled == disabled {
