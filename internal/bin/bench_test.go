@@ -48,7 +48,7 @@ func BenchmarkInspectBinary(b *testing.B) {
 	b.Run("inquest", func(b *testing.B) {
 		b.SetBytes(st.Size())
 		for i := 0; i < b.N; i++ {
-			f, err := ReadFile(p, "/path", MaxInputBytes)
+			f, err := ReadFile(context.Background(), p, "/path", MaxInputBytes)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -225,7 +225,7 @@ func usrBinSample(n int) []string {
 
 func inspectPath(t testing.TB, p string) (*File, *Inspection) {
 	t.Helper()
-	f, err := ReadFile(p, "/path", MaxInputBytes)
+	f, err := ReadFile(context.Background(), p, "/path", MaxInputBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

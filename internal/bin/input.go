@@ -1,6 +1,7 @@
 package bin
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -73,14 +74,34 @@ func (f *File) Identity() Identity {
 	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), SHA256: f.SHA256(), ModifiedAt: contract.TS(f.ModTime)}
 }
 
+// readChunk is the read size between cancellation checks in ReadFile.
+const readChunk = 4 << 20
+
 // ReadFile reads the regular file at path (at most limit bytes) and returns
-// it with its identity. Errors are *contract.Error: INVALID_ARGUMENT (field
-// given by field) when the path does not exist or is not a regular file,
-// PERMISSION_DENIED, LIMIT_EXCEEDED when the file is larger than limit,
-// INPUT_CHANGED when the size or modification time changed during the read.
-// Messages never echo the path.
-func ReadFile(path, field string, limit int64) (*File, error) {
-	fh, err := os.Open(path)
+// it with its identity. The file type is checked before any blocking
+// operation: path is stat'ed first, then opened non-blocking (O_NONBLOCK on
+// Unix) and fstat'ed, so a FIFO, socket or device is rejected at once
+// instead of waiting for a writer. The read is done in 4 MiB chunks and
+// stops when ctx is done. Errors are *contract.Error: INVALID_ARGUMENT
+// (field given by field) when the path does not exist or is not a regular
+// file, PERMISSION_DENIED, LIMIT_EXCEEDED when the file is larger than
+// limit, INPUT_CHANGED when the file was replaced or its size or
+// modification time changed during the read, CANCELLED (ctx's code via
+// contract.AsError) when ctx ends. Messages never echo the path.
+func ReadFile(ctx context.Context, path, field string, limit int64) (*File, error) {
+	notRegular := func() error {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the file named by %s is not a regular file", field)
+		e.Field = field
+		return e
+	}
+	pre, err := os.Stat(path)
+	if err != nil {
+		return nil, openError(err, field)
+	}
+	if !pre.Mode().IsRegular() {
+		return nil, notRegular()
+	}
+	fh, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, openError(err, field)
 	}
@@ -90,18 +111,29 @@ func ReadFile(path, field string, limit int64) (*File, error) {
 		return nil, openError(err, field)
 	}
 	if !st.Mode().IsRegular() {
-		e := contract.Errorf(contract.CodeInvalidArgument, "the file named by %s is not a regular file", field)
-		e.Field = field
-		return nil, e
+		return nil, notRegular()
+	}
+	if !os.SameFile(pre, st) {
+		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s was replaced while it was opened; retry when it is stable", field)
 	}
 	if st.Size() > limit {
 		return nil, contract.Errorf(contract.CodeLimitExceeded, "the file named by %s is %d bytes; bin tools read at most %d bytes", field, st.Size(), limit).
 			WithDetail("limit_bytes", contract.Int(limit)).WithDetail("size_bytes", contract.Int(st.Size()))
 	}
 	data := make([]byte, st.Size())
-	n, err := io.ReadFull(fh, data)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, contract.Errorf(contract.CodeCollectionFailed, "reading the file named by %s failed", field)
+	n := 0
+	for n < len(data) {
+		if err := ctx.Err(); err != nil {
+			return nil, contract.AsError(err)
+		}
+		m, err := io.ReadFull(fh, data[n:min(n+readChunk, len(data))])
+		n += m
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, contract.Errorf(contract.CodeCollectionFailed, "reading the file named by %s failed", field)
+		}
 	}
 	data = data[:n]
 	st2, err := fh.Stat()

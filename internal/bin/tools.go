@@ -227,7 +227,7 @@ func compileRegex(expr, field string) (*regexp.Regexp, error) {
 }
 
 func readBinary(ctx context.Context, path, fieldName string, digests bool) (*File, *Inspection, error) {
-	f, err := ReadFile(path, fieldName, MaxInputBytes)
+	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -475,7 +475,7 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 	if err != nil {
 		return nil, err
 	}
-	f, err := ReadFile(a.Path, "/path", MaxInputBytes)
+	f, err := ReadFile(ctx, a.Path, "/path", MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}

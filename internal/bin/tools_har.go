@@ -38,14 +38,17 @@ func HTTPTools(env Env) []tool.Tool {
 	}
 }
 
-func readCapture(path, fieldName string) (*File, *har.Capture, error) {
-	f, err := ReadFile(path, fieldName, MaxInputBytes)
+func readCapture(ctx context.Context, path, fieldName string) (*File, *har.Capture, error) {
+	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := har.Parse(f.Data)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, contract.AsError(err)
 	}
 	return f, c, nil
 }
@@ -76,7 +79,7 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 	if a.Limit == 0 {
 		a.Limit = DefaultLimit
 	}
-	f, c, err := readCapture(a.Path, "/path")
+	f, c, err := readCapture(ctx, a.Path, "/path")
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +150,11 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 			s.Completeness = har.Partial
 		}
 	}
-	lf, lc, err := readCapture(a.Left.Path, "/left/path")
+	lf, lc, err := readCapture(ctx, a.Left.Path, "/left/path")
 	if err != nil {
 		return nil, err
 	}
-	rf, rc, err := readCapture(a.Right.Path, "/right/path")
+	rf, rc, err := readCapture(ctx, a.Right.Path, "/right/path")
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func TestCompareBinariesOneFunctionChanged(t *testing.T) {
 	}
 	// Every other function symbol is equal: the change moved nothing.
 	_, lin := inspectPath(t, corpus["go-linux-amd64"])
-	f, _ := ReadFile(corpus["go-linux-amd64"], "/left", MaxInputBytes)
+	f, _ := ReadFile(context.Background(), corpus["go-linux-amd64"], "/left", MaxInputBytes)
 	funcs := 0
 	for _, s := range loadSymbols(lin, f.Data).syms {
 		if s.isFunc && s.Table == TableSymtab && s.size > 0 {
