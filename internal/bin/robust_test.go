@@ -32,7 +32,7 @@ func exercise(t testing.TB, data []byte) *Inspection {
 			}
 		}
 	}
-	if _, _, err := searchStrings(context.Background(), in, data, StringQuery{Encodings: []string{EncASCII, EncUTF16LE}, MinLength: 4, Hi: len(data)}, 0, 50); err != nil {
+	if _, _, _, err := searchStrings(context.Background(), in, data, StringQuery{Encodings: []string{EncASCII, EncUTF16LE}, MinLength: 4, Hi: len(data)}, 0, 50); err != nil {
 		t.Fatal(err)
 	}
 	compareBinaries(compareSide{in, ss}, compareSide{in, ss})

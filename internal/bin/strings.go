@@ -16,6 +16,13 @@ const (
 // returned cut at this many characters with Truncated set and Length exact.
 const MaxStringText = 1024
 
+// MaxRegexChars bounds how much of one string a regex filter examines
+// (1,048,576 characters): a regex is matched against the whole string up to
+// this many characters, not only the MaxStringText returned. A longer string
+// whose searched prefix does not match is counted as partly searched; the
+// result is then partial with coverage.regex_partly_searched.
+const MaxRegexChars = 1 << 20
+
 // StringMatch is one printable run: its file offset, the virtual address
 // and section when the offset lies in a section with an address, the
 // encoding, its length in characters, and its text.
@@ -29,6 +36,7 @@ type StringMatch struct {
 	Truncated bool   `json:"truncated,omitempty"`
 
 	start int
+	end   int // byte offset after the run
 }
 
 // StringQuery selects strings: encodings, minimum length in characters, an
@@ -70,7 +78,7 @@ func (s *stringScanner) peek() *StringMatch {
 			}
 			if j-i >= s.min {
 				s.pos = j
-				s.peekd = &StringMatch{Encoding: EncASCII, start: i, Length: decU(uint64(j - i)), Text: clip(string(d[i:j]))}
+				s.peekd = &StringMatch{Encoding: EncASCII, start: i, end: j, Length: decU(uint64(j - i)), Text: clip(string(d[i:j]))}
 				s.peekd.Truncated = j-i > MaxStringText
 				return s.peekd
 			}
@@ -93,7 +101,7 @@ func (s *stringScanner) peek() *StringMatch {
 				for k := i; k < j && len(u) < MaxStringText; k += 2 {
 					u = append(u, uint16(d[k]))
 				}
-				s.peekd = &StringMatch{Encoding: EncUTF16LE, start: i, Length: decU(uint64(n)), Text: string(utf16.Decode(u)), Truncated: n > MaxStringText}
+				s.peekd = &StringMatch{Encoding: EncUTF16LE, start: i, end: j, Length: decU(uint64(n)), Text: string(utf16.Decode(u)), Truncated: n > MaxStringText}
 				return s.peekd
 			}
 			i++
@@ -117,17 +125,21 @@ func clip(s string) string {
 }
 
 // searchStrings returns up to limit matches starting at file offset from,
-// in offset order, and the offset of the next match (-1 when none remain).
-// in supplies section names and addresses for offsets.
-func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQuery, from, limit int) ([]StringMatch, int, error) {
+// in offset order, the offset of the next match (-1 when none remain) and
+// how many examined strings were longer than MaxRegexChars and did not
+// match in their searched prefix (only when q.Regex is set): those were
+// searched only partly. in supplies section names and addresses for
+// offsets.
+func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQuery, from, limit int) ([]StringMatch, int, int, error) {
 	var scanners []*stringScanner
 	for _, e := range q.Encodings {
 		scanners = append(scanners, &stringScanner{data: data, pos: max(from, q.Lo), hi: q.Hi, enc: e, min: q.MinLength})
 	}
 	var out []StringMatch
+	partly := 0
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
-			return nil, 0, ctx.Err()
+			return nil, 0, 0, ctx.Err()
 		}
 		var best *stringScanner
 		for _, s := range scanners {
@@ -136,21 +148,52 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 			}
 		}
 		if best == nil {
-			return out, -1, nil
+			return out, -1, partly, nil
 		}
 		m := best.peek()
-		if q.Regex != nil && !q.Regex.MatchString(m.Text) {
-			best.next()
-			continue
+		if q.Regex != nil {
+			ok, cut := regexMatch(q.Regex, data, m)
+			if !ok {
+				if cut {
+					partly++
+				}
+				best.next()
+				continue
+			}
 		}
 		if len(out) == limit {
-			return out, m.start, nil
+			return out, m.start, partly, nil
 		}
 		best.next()
 		m.Offset = decU(uint64(m.start))
 		locate(in, m)
 		out = append(out, *m)
 	}
+}
+
+// regexMatch matches re against m's whole text (its bytes in data), up to
+// MaxRegexChars characters; cut reports that the string was longer than
+// that bound.
+func regexMatch(re *regexp.Regexp, data []byte, m *StringMatch) (ok, cut bool) {
+	if m.end <= m.start {
+		return re.MatchString(m.Text), false
+	}
+	if m.Encoding == EncASCII {
+		end := m.end
+		if end-m.start > MaxRegexChars {
+			end, cut = m.start+MaxRegexChars, true
+		}
+		return re.Match(data[m.start:end]), cut
+	}
+	n := (m.end - m.start) / 2
+	if n > MaxRegexChars {
+		n, cut = MaxRegexChars, true
+	}
+	b := make([]byte, n)
+	for k := range n {
+		b[k] = data[m.start+2*k]
+	}
+	return re.Match(b), cut
 }
 
 // locate fills a match's section and address from the section table.

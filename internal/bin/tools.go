@@ -77,7 +77,7 @@ func Tools(env Env) []tool.Tool {
 		{
 			Name: "search_strings", Toolset: tool.Bin, Title: "Search a file for printable strings",
 			Description: "Find printable ASCII and UTF-16LE strings in the local file named by path, with a minimum length in characters, an optional section scope (the whole file otherwise) and an optional RE2 regex filter; each row has its file offset, and its section and virtual address when it lies in one. Rows are in file-offset order, paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"encodings":{"type":"array","minItems":1,"maxItems":2,"uniqueItems":true,"items":{"enum":["ascii","utf16le"]},"default":["ascii","utf16le"]},"min_length":{"type":"integer","minimum":2,"maximum":1024,"default":4},"section":{"type":"string","minLength":1,"maxLength":256,"description":"search only this section's file bytes (ELF/PE name, or segment,section for Mach-O)"},"regex":{"type":"string","minLength":1,"maxLength":512,"description":"RE2 regular expression matched against each string's text (its first 1024 characters)"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"encodings":{"type":"array","minItems":1,"maxItems":2,"uniqueItems":true,"items":{"enum":["ascii","utf16le"]},"default":["ascii","utf16le"]},"min_length":{"type":"integer","minimum":2,"maximum":1024,"default":4},"section":{"type":"string","minLength":1,"maxLength":256,"description":"search only this section's file bytes (ELF/PE name, or segment,section for Mach-O)"},"regex":{"type":"string","minLength":1,"maxLength":512,"description":"RE2 regular expression matched against each whole string, not only the 1024 characters returned as text; a string longer than 1,048,576 characters is matched in that prefix only, and one not matched there makes the result partial (counted in coverage.regex_partly_searched)"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.searchStrings,
 		},
@@ -181,6 +181,9 @@ type pageCoverage struct {
 	Upstream map[string]string `json:"upstream,omitempty"`
 	Tables   []string          `json:"tables,omitempty"`
 	Examined string            `json:"examined,omitempty"`
+	// RegexPartlySearched counts the strings of this page's scan longer
+	// than MaxRegexChars that a regex examined only in part.
+	RegexPartlySearched int `json:"regex_partly_searched,omitempty"`
 }
 
 // paged is the data object of a paged tool.
@@ -321,13 +324,21 @@ func (e Env) preserve(ctx context.Context, op string, args json.RawMessage, file
 	return &Preserved{EvidenceID: man.EvidenceID, Artifacts: man.Artifacts, Rows: rows, Complete: complete}, nil
 }
 
-// finishPage fills the paging parts of a result.
+// finishPage fills the paging parts of a result. A page with more rows
+// after it is partial (the README's contract: a partial result carries a
+// warning and coverage saying what was returned): it gets a warning naming
+// the rows returned, coverage.more, data.next_cursor and next_action.
 func finishPage(res *contract.Result, p *pager, d *paged, nextPos *evidence.Position) {
 	if nextPos != nil {
 		tok, act := p.next(*nextPos)
 		d.NextCursor = &tok
 		d.Coverage.More = true
 		res.NextAction = act
+		first := d.Coverage.Offset + 1
+		if d.Coverage.Returned == 0 {
+			first = d.Coverage.Offset
+		}
+		res.Warn(fmt.Sprintf("page of rows %d-%d; more rows remain: follow next_action (or pass data.next_cursor as cursor)", first, d.Coverage.Offset+int64(d.Coverage.Returned)))
 	}
 	res.Coverage = d.Coverage
 	res.Data = d
@@ -511,6 +522,7 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 			return nil, e
 		}
 	}
+	partly, partlySum := 0, 0 // strings the last page call / all calls searched only partly
 	page := func(pos evidence.Position, limit int) ([]StringMatch, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -521,10 +533,12 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 		if st.Offset < 0 || st.Offset > len(f.Data) {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
-		rows, nextOff, err := searchStrings(ctx, in, f.Data, q, st.Offset, limit)
+		rows, nextOff, n, err := searchStrings(ctx, in, f.Data, q, st.Offset, limit)
 		if err != nil {
 			return nil, nil, contract.AsError(err)
 		}
+		partly = n
+		partlySum += n
 		if nextOff < 0 {
 			return rows, nil, nil
 		}
@@ -537,12 +551,17 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 	id := f.Identity()
 	res := contract.NewResult(Source, e.now(), nil)
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: region}}
+	if partly > 0 {
+		d.Coverage.RegexPartlySearched = partly
+		res.Warn(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
+	}
 	if a.Preserve {
+		partlySum = 0
 		all, n, complete, err := allRows(ctx, page)
 		if err != nil {
 			return nil, err
 		}
-		if d.Evidence, err = e.preserve(ctx, "search_strings", args, []*File{f}, orRaw(in.Header.Format), all, n, complete); err != nil {
+		if d.Evidence, err = e.preserve(ctx, "search_strings", args, []*File{f}, orRaw(in.Header.Format), all, n, complete && partlySum == 0); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,95 @@
+package bin
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSearchStringsRegexSeesWholeString: a regex matches text beyond the
+// MaxStringText characters returned inline (ASCII and UTF-16LE), and a
+// string longer than MaxRegexChars whose searched prefix does not match
+// makes the result partial with coverage.regex_partly_searched.
+func TestSearchStringsRegexSeesWholeString(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("a", 2000) + "NEEDLE" + strings.Repeat("b", 280) // 2,286 chars
+	var utf16 []byte
+	for _, c := range []byte(strings.ReplaceAll(long, "NEEDLE", "UNEEDLE")) {
+		utf16 = binary.LittleEndian.AppendUint16(utf16, uint16(c))
+	}
+	file := append([]byte("\x00\x00"+long+"\x00\x00\x01"), utf16...)
+	p := filepath.Join(dir, "blob")
+	if err := os.WriteFile(p, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := registry(t, "")
+	m := mustCall(t, r, "search_strings", map[string]any{"path": p, "regex": "NEEDLE"})
+	if got := len(rows(m)); got != 2 || m["status"] != "complete" {
+		t.Fatalf("rows = %d status %v, want 2 complete (ASCII and UTF-16LE beyond char 1024): %v", got, m["status"], m["warnings"])
+	}
+	for _, x := range rows(m) {
+		row := x.(map[string]any)
+		if row["truncated"] != true || row["length"] == "" {
+			t.Errorf("row %v: want truncated with exact length", row["offset"])
+		}
+	}
+
+	huge := strings.Repeat("c", MaxRegexChars+10) + "NEEDLE"
+	p2 := filepath.Join(dir, "huge")
+	if err := os.WriteFile(p2, []byte("\x00"+huge+"\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m = mustCall(t, r, "search_strings", map[string]any{"path": p2, "regex": "NEEDLE"})
+	cov := m["coverage"].(map[string]any)
+	if m["status"] != "partial" || len(m["warnings"].([]any)) == 0 || cov["regex_partly_searched"] != float64(1) {
+		t.Fatalf("status %v warnings %v coverage %v: want partial, a warning and regex_partly_searched 1", m["status"], m["warnings"], cov)
+	}
+	m = mustCall(t, r, "search_strings", map[string]any{"path": p2, "regex": "^c+"})
+	if m["status"] != "complete" || len(rows(m)) != 1 {
+		t.Fatalf("a match inside the searched prefix: status %v rows %d", m["status"], len(rows(m)))
+	}
+}
+
+// TestPagesWithMoreRowsArePartial: every paged tool marks a page that has
+// rows after it partial, with a warning, coverage.more and next_action; the
+// last page is complete.
+func TestPagesWithMoreRowsArePartial(t *testing.T) {
+	buildCorpus(t)
+	dir := t.TempDir()
+	har := filepath.Join(dir, "a.har")
+	var entries []string
+	for i := range 3 {
+		entries = append(entries, fmt.Sprintf(`{"request":{"method":"GET","url":"https://x.test/%d"},"response":{"status":200,"content":{"size":1,"mimeType":"text/plain","text":"x"}},"time":1}`, i))
+	}
+	if err := os.WriteFile(har, []byte(`{"log":{"version":"1.2","creator":{"name":"t"},"entries":[`+strings.Join(entries, ",")+`]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := corpus["go-linux-amd64"]
+	side := map[string]any{"path": har}
+	r := registry(t, "")
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"list_symbols", map[string]any{"path": bin, "limit": 1}},
+		{"search_strings", map[string]any{"path": bin, "limit": 1}},
+		{"disassemble", map[string]any{"path": bin, "symbol": "main.main", "max_instructions": 1}},
+		{"compare_binaries", map[string]any{"left": bin, "right": corpus["go-linux-amd64-changed"], "limit": 1}},
+		{"inspect_http_capture", map[string]any{"path": har, "limit": 1}},
+		{"compare_http_captures", map[string]any{"left": side, "right": side, "limit": 1}},
+	} {
+		m := mustCall(t, r, c.name, c.args)
+		cov := m["coverage"].(map[string]any)
+		ws := fmt.Sprint(m["warnings"])
+		if m["status"] != "partial" || cov["more"] != true || m["next_action"] == nil || !strings.Contains(ws, "follow next_action") {
+			t.Errorf("%s first page: status %v more %v next_action %v warnings %s", c.name, m["status"], cov["more"], m["next_action"], ws)
+		}
+	}
+	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har, "limit": 3})
+	if m["status"] != "complete" || m["coverage"].(map[string]any)["more"] != false {
+		t.Errorf("last page: status %v coverage %v", m["status"], m["coverage"])
+	}
+}
