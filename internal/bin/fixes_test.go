@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,23 @@ func TestPagesWithMoreRowsArePartial(t *testing.T) {
 	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har, "limit": 3})
 	if m["status"] != "complete" || m["coverage"].(map[string]any)["more"] != false {
 		t.Errorf("last page: status %v coverage %v", m["status"], m["coverage"])
+	}
+}
+
+// TestPreservedCaptureArtifactName: a preserved inspect_http_capture
+// names its input artifact "capture", not "binary".
+func TestPreservedCaptureArtifactName(t *testing.T) {
+	har := filepath.Join(t.TempDir(), "a.har")
+	if err := os.WriteFile(har, []byte(`{"log":{"version":"1.2","creator":{"name":"t"},"entries":[]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := registry(t, t.TempDir())
+	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har, "preserve": true})
+	var names []string
+	for _, a := range data(m)["evidence"].(map[string]any)["artifacts"].([]any) {
+		names = append(names, a.(map[string]any)["name"].(string))
+	}
+	if !slices.Contains(names, "capture") || slices.Contains(names, "binary") {
+		t.Errorf("artifact names %v, want capture (and result)", names)
 	}
 }

@@ -310,6 +310,9 @@ func (e Env) preserve(ctx context.Context, op string, args json.RawMessage, file
 		rec.Status = evidence.StatusPartial
 	}
 	names := []string{"binary"}
+	if format == "har" {
+		names = []string{"capture"}
+	}
 	if len(files) == 2 {
 		names = []string{"left", "right"}
 	}

@@ -19,6 +19,9 @@ type binFlags struct {
 	preserve bool
 	cursor   string
 	limit    int
+	// noLimit leaves --limit out of a paged command whose page size has
+	// its own flag (disasm's --max).
+	noLimit bool
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
@@ -26,19 +29,32 @@ func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "publish the file and the full result to the evidence store")
 	if paged {
 		cmd.Flags().StringVar(&f.cursor, "cursor", "", "continue from data.next_cursor of the previous page (repeat every other flag unchanged)")
-		cmd.Flags().IntVar(&f.limit, "limit", 0, "rows per page (1-1000, default 200)")
+		if !f.noLimit {
+			cmd.Flags().IntVar(&f.limit, "limit", 0, "rows per page (1-1000, default 200)")
+		}
 	}
 }
 
-func (f *binFlags) apply(args map[string]any, paged bool) {
+// apply copies the flags the caller set into args. A flag given on the
+// command line is passed even when it is zero or empty, so the tool's
+// schema rejects it (--limit 0 is INVALID_ARGUMENT, not the default).
+func (f *binFlags) apply(cmd *cobra.Command, args map[string]any, paged bool) {
 	if f.preserve {
 		args["preserve"] = true
 	}
-	if paged && f.cursor != "" {
+	if paged && cmd.Flags().Changed("cursor") {
 		args["cursor"] = f.cursor
 	}
-	if paged && f.limit != 0 {
+	if paged && !f.noLimit && cmd.Flags().Changed("limit") {
 		args["limit"] = f.limit
+	}
+}
+
+// setFlag sets args[k] to v when the flag named flag was given on the
+// command line (even as zero or empty, so the schema judges it).
+func setFlag(cmd *cobra.Command, args map[string]any, flag, k string, v any) {
+	if cmd.Flags().Changed(flag) {
+		args[k] = v
 	}
 }
 
@@ -104,7 +120,7 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, files []string) error {
 			for _, p := range files {
 				args := map[string]any{"path": p}
-				f.apply(args, false)
+				f.apply(cmd, args, false)
 				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
 					return err
 				}
@@ -161,17 +177,17 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		}
 		return f.Raw
 	}
-	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", d.File.Path, d.File.Size, d.File.SHA256)
-	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, name(h.Machine), name(h.Type), name(h.OSABI), h.Entry)
+	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", cell(d.File.Path), d.File.Size, d.File.SHA256)
+	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, cell(name(h.Machine)), cell(name(h.Type)), cell(name(h.OSABI)), h.Entry)
 	if dy := d.In.Dynamic; dy != nil {
-		fmt.Fprintf(w, "interpreter %q  needed %v  rpath %v  runpath %v  soname %q\n", dy.Interpreter, dy.Needed, dy.RPath, dy.RunPath, dy.SOName)
+		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, cellList(dy.Needed), cellList(dy.RPath), cellList(dy.RunPath), dy.SOName)
 	}
 	fmt.Fprintf(w, "imports %d  exports %d\n", len(d.In.Imports), len(d.In.Exports))
 	if b := d.In.BuildID; b != nil && (b.GNU != "" || b.Go != "" || b.UUID != "") {
-		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", b.GNU, b.Go, b.UUID)
+		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", cell(b.GNU), cell(b.Go), cell(b.UUID))
 	}
 	if g := d.In.GoBuild; g != nil {
-		fmt.Fprintf(w, "go %s  path %s\n", g.GoVersion, g.Path)
+		fmt.Fprintf(w, "go %s  path %s\n", cell(g.GoVersion), cell(g.Path))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SECTION\tADDRESS\tSIZE\tFLAGS\tENTROPY\tSHA256")
@@ -184,17 +200,17 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		if len(sum) > 16 {
 			sum = sum[:16]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Address, s.Size, s.Flags, e, sum)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(s.Name), s.Address, s.Size, cell(s.Flags), e, sum)
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "HARDENING\tVERDICT\tBASIS")
 	for _, c := range d.In.Hardening {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Verdict, strings.Join(c.Basis, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(c.Name), cell(c.Verdict), cell(strings.Join(c.Basis, "; ")))
 	}
 	tw.Flush()
 	for _, u := range d.In.Unresolved {
-		fmt.Fprintf(w, "unresolved: %s at offset %s: %s\n", u.Structure, u.Offset, u.Reason)
+		fmt.Fprintf(w, "unresolved: %s at offset %s: %s\n", cell(u.Structure), u.Offset, cell(u.Reason))
 	}
 	return nil
 }
@@ -208,11 +224,11 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
-			setIf(args, "table", table)
-			setIf(args, "defined", defined)
-			setIf(args, "name_contains", contains)
-			setIf(args, "name_regex", regex)
-			f.apply(args, true)
+			setFlag(cmd, args, "table", "table", table)
+			setFlag(cmd, args, "defined", "defined", defined)
+			setFlag(cmd, args, "name", "name_contains", contains)
+			setFlag(cmd, args, "regex", "name_regex", regex)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "list_symbols", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Rows []struct{ Name, Table, Address, Size, Type, Binding, Section, Library string }
@@ -227,7 +243,7 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 					if r.Library != "" {
 						n += " (" + r.Library + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, r.Type, r.Binding, r.Section, r.Table, n)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, cell(r.Type), cell(r.Binding), cell(r.Section), r.Table, cell(n))
 				}
 				return tw.Flush()
 			})
@@ -241,12 +257,6 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-func setIf(m map[string]any, k, v string) {
-	if v != "" {
-		m[k] = v
-	}
-}
-
 func newBinStringsCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var encodings []string
@@ -258,15 +268,11 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
-			if len(encodings) > 0 {
-				args["encodings"] = encodings
-			}
-			if minLen != 0 {
-				args["min_length"] = minLen
-			}
-			setIf(args, "section", section)
-			setIf(args, "regex", regex)
-			f.apply(args, true)
+			setFlag(cmd, args, "encoding", "encodings", encodings)
+			setFlag(cmd, args, "min-length", "min_length", minLen)
+			setFlag(cmd, args, "section", "section", section)
+			setFlag(cmd, args, "regex", "regex", regex)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "search_strings", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Rows []struct{ Offset, Address, Section, Encoding, Text string }
@@ -277,7 +283,7 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "OFFSET\tADDRESS\tSECTION\tENC\tTEXT")
 				for _, r := range d.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%q\n", r.Offset, r.Address, r.Section, r.Encoding, r.Text)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Offset, r.Address, cell(r.Section), r.Encoding, cell(r.Text))
 				}
 				return tw.Flush()
 			})
@@ -302,15 +308,12 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
-			setIf(args, "symbol", symbol)
-			setIf(args, "start", start)
-			setIf(args, "end", end)
-			setIf(args, "syntax", syntax)
-			if max != 0 {
-				args["max_instructions"] = max
-			}
-			f.apply(args, true)
-			delete(args, "limit")
+			setFlag(cmd, args, "symbol", "symbol", symbol)
+			setFlag(cmd, args, "start", "start", start)
+			setFlag(cmd, args, "end", "end", end)
+			setFlag(cmd, args, "syntax", "syntax", syntax)
+			setFlag(cmd, args, "max", "max_instructions", max)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "disassemble", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Rows []struct {
@@ -330,12 +333,13 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 					if r.TargetSymbol != "" {
 						t += "  <" + r.TargetSymbol + ">"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, t)
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(t))
 				}
 				return tw.Flush()
 			})
 		},
 	}
+	f.noLimit = true
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&symbol, "symbol", "", "symbol name")
 	cmd.Flags().StringVar(&start, "start", "", "start address (0x...)")
@@ -355,14 +359,10 @@ func newBinDiffCmd(env *Env) *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"left": a[0], "right": a[1]}
-			if len(kinds) > 0 {
-				args["kinds"] = kinds
-			}
-			if len(verdicts) > 0 {
-				args["verdicts"] = verdicts
-			}
-			setIf(args, "name_contains", contains)
-			f.apply(args, true)
+			setFlag(cmd, args, "kind", "kinds", kinds)
+			setFlag(cmd, args, "verdict", "verdicts", verdicts)
+			setFlag(cmd, args, "name", "name_contains", contains)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_binaries", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Summary map[string]any `json:"summary"`
@@ -379,7 +379,7 @@ func newBinDiffCmd(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "KIND\tVERDICT\tNAME\tCONTENT PROOF")
 				for _, r := range d.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Kind, r.Verdict, r.Name, r.Proof.Content)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Kind, r.Verdict, cell(r.Name), cell(r.Proof.Content))
 				}
 				return tw.Flush()
 			})
@@ -390,4 +390,15 @@ func newBinDiffCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringSliceVar(&verdicts, "verdict", nil, "equal, changed, added, removed and/or not_comparable")
 	cmd.Flags().StringVar(&contains, "name", "", "name substring")
 	return cmd
+}
+
+// cellList renders a list of user-controlled strings (library names,
+// paths) as one table cell: each passed through cell, comma separated,
+// in brackets.
+func cellList(v []string) string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = cell(x)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -28,7 +31,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
-			f.apply(args, true)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "inspect_http_capture", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Summary map[string]any `json:"summary"`
@@ -53,7 +56,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 					if r.TimeTotal != nil {
 						t = fmt.Sprintf("%.1f", *r.TimeTotal)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%v\t%s\t%s\t%d\n", r.Method, r.URL, r.Resource, r.Count, r.Statuses, r.SizeTotal, t, r.Bodies)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), cell(r.Resource), r.Count, statusCounts(r.Statuses), r.SizeTotal, t, r.Bodies)
 				}
 				return tw.Flush()
 			})
@@ -80,10 +83,8 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 				return map[string]any{"path": p, "completeness": c}
 			}
 			args := map[string]any{"left": side(a[0], leftComplete), "right": side(a[1], rightComplete)}
-			if len(verdicts) > 0 {
-				args["verdicts"] = verdicts
-			}
-			f.apply(args, true)
+			setFlag(cmd, args, "verdict", "verdicts", verdicts)
+			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_http_captures", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Summary map[string]any `json:"summary"`
@@ -102,7 +103,7 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "VERDICT\tMETHOD\tURL\tLEFT\tRIGHT\tWHY")
 				for _, r := range d.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Verdict, r.Method, r.URL, r.L, r.R, r.Content)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Verdict, cell(r.Method), cell(r.URL), r.L, r.R, cell(r.Content))
 				}
 				return tw.Flush()
 			})
@@ -113,4 +114,29 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&rightComplete, "right-complete", false, "declare the right capture complete")
 	cmd.Flags().StringSliceVar(&verdicts, "verdict", nil, "equal, omissions_can_explain, independent_difference, undetermined")
 	return cmd
+}
+
+// statusCounts renders a status→count map as "200×3, 404×1", statuses in
+// numeric order (non-numeric keys after, in string order).
+func statusCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, ea := strconv.Atoi(keys[i])
+		b, eb := strconv.Atoi(keys[j])
+		if ea == nil && eb == nil {
+			return a < b
+		}
+		if (ea == nil) != (eb == nil) {
+			return ea == nil
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", cell(k), m[k])
+	}
+	return strings.Join(parts, ", ")
 }
