@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"golang.org/x/arch/arm64/arm64asm"
@@ -125,7 +126,7 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 			case "go":
 				row.Text = x86asm.GoSyntax(inst, pc, symname)
 			default:
-				row.Text = x86asm.GNUSyntax(inst, pc, symname)
+				row.Text = gnuSyntax(inst, pc, symname)
 			}
 			for _, a := range inst.Args {
 				if r, ok := a.(x86asm.Rel); ok {
@@ -235,4 +236,43 @@ func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRan
 	e := contract.Errorf(contract.CodeInvalidArgument, "the address is not inside any section with file bytes")
 	e.Field = fieldName
 	return nil, e
+}
+
+// zeroDispMarker stands in for a zero displacement while x86asm renders an
+// instruction: x86asm.GNUSyntax prints an absolute memory operand with
+// displacement 0 (no base, no index) as nothing at all ("%gs:" for
+// "mov %gs:0x0,%ecx", the TLS load at the top of every Go 386 function),
+// where GNU objdump prints "0x0". The marker is a displacement no real
+// instruction carries (it does not fit in 32 bits, and 64-bit absolute
+// moffs operands are rendered before this) and is replaced by "0x0".
+const zeroDispMarker = 0x7a3c_0000_0000_0d15
+
+// gnuSyntax is x86asm.GNUSyntax made to match GNU objdump (binutils 2.40):
+// absolute zero displacements print as "0x0" (i386-dis.c OP_E_memory) and
+// call/jmp/ret carry no "q" suffix. One known difference remains: an
+// explicit zero 8-bit displacement with a base register ("nopl 0x0(%rax)")
+// prints without it ("nopl (%rax)"), as x86asm does not keep the
+// displacement's encoded size.
+func gnuSyntax(inst x86asm.Inst, pc uint64, symname x86asm.SymLookup) string {
+	marked := false
+	for i, a := range inst.Args {
+		if m, ok := a.(x86asm.Mem); ok && m.Base == 0 && m.Index == 0 && m.Disp == 0 {
+			m.Disp = zeroDispMarker
+			inst.Args[i] = m
+			marked = true
+		}
+	}
+	text := x86asm.GNUSyntax(inst, pc, symname)
+	if marked {
+		text = strings.ReplaceAll(text, fmt.Sprintf("%#x", int64(zeroDispMarker)), "0x0")
+	}
+	// binutils 2.37 and later print near call, jmp and ret without the
+	// operand-size suffix in 64-bit mode ("call", not "callq"); x86asm
+	// keeps the older spelling.
+	for _, op := range [...]string{"callq", "jmpq", "retq"} {
+		if rest, ok := strings.CutPrefix(text, op); ok && (rest == "" || rest[0] == ' ') {
+			return op[:len(op)-1] + rest
+		}
+	}
+	return text
 }

@@ -1,13 +1,18 @@
 package bin
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // TestSearchStringsRegexSeesWholeString: a regex matches text beyond the
@@ -110,5 +115,96 @@ func TestPreservedCaptureArtifactName(t *testing.T) {
 	}
 	if !slices.Contains(names, "capture") || slices.Contains(names, "binary") {
 		t.Errorf("artifact names %v, want capture (and result)", names)
+	}
+}
+
+var objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\t(.*)$`)
+
+// objdumpText returns GNU objdump -d's instruction text by address for
+// [start, stop) of p, without raw bytes.
+func objdumpText(t *testing.T, p string, start, stop uint64) map[uint64]string {
+	t.Helper()
+	out := run(t, "objdump", "-d", "--no-show-raw-insn", fmt.Sprintf("--start-address=%#x", start), fmt.Sprintf("--stop-address=%#x", stop), p)
+	m := map[uint64]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if g := objdumpInsn.FindStringSubmatch(l); g != nil {
+			a, _ := strconv.ParseUint(g[1], 16, 64)
+			m[a] = g[2]
+		}
+	}
+	return m
+}
+
+// normInsn makes objdump's and our GNU text comparable: branch targets
+// lose objdump's "<symbol>" annotation and every "0x" prefix goes (objdump
+// prints branch targets bare), whitespace collapses, and an explicit zero
+// displacement before a base register ("0x0(%rax)") is dropped, the one
+// difference gnuSyntax documents.
+func normInsn(s string) string {
+	s = strings.ReplaceAll(s, " 0x0(", " (")
+	s = strings.ReplaceAll(s, ",0x0(", ",(")
+	if i := strings.Index(s, " <"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, "#"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.ReplaceAll(s, "0x", "")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// TestDisassembleGNUMatchesObjdump cross-checks every instruction of
+// main.main of the 386 and amd64 builds against GNU objdump, rendered
+// without symbolization (objdump prints absolute operands as numbers); the
+// first 386 instruction is the TLS load "mov %gs:0x0,%ecx".
+func TestDisassembleGNUMatchesObjdump(t *testing.T) {
+	needTool(t, "objdump")
+	buildCorpus(t)
+	for _, name := range []string{"go-linux-386", "go-linux-amd64"} {
+		t.Run(name, func(t *testing.T) {
+			p := corpus[name]
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := inspect(context.Background(), data, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss := loadSymbols(in, data)
+			cr, err := resolveSymbol(in, ss, "main.main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := objdumpText(t, p, cr.base, cr.base+uint64(len(cr.code)))
+			none := func(uint64) (string, uint64) { return "", 0 }
+			arch := archOf(in)
+			mode := 64
+			if arch == Arch386 {
+				mode = 32
+			}
+			n := 0
+			for off := 0; off < len(cr.code); {
+				pc := cr.base + uint64(off)
+				inst, err := x86asm.Decode(cr.code[off:], mode)
+				if err != nil || inst.Len == 0 {
+					t.Fatalf("undecodable at %#x", pc)
+				}
+				got := gnuSyntax(inst, pc, none)
+				if want, ok := ref[pc]; !ok {
+					t.Errorf("%#x: objdump has no instruction here", pc)
+				} else if normInsn(got) != normInsn(want) {
+					t.Errorf("%#x: ours %q, objdump %q", pc, got, want)
+				}
+				if off == 0 && arch == Arch386 && got != "mov %gs:0x0,%ecx" {
+					t.Errorf("first 386 instruction %q, want mov %%gs:0x0,%%ecx", got)
+				}
+				n++
+				off += inst.Len
+			}
+			if n < 10 {
+				t.Fatalf("only %d instructions compared", n)
+			}
+		})
 	}
 }
