@@ -59,10 +59,16 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 					return fmt.Errorf("--rescue-to: %s", contract.AsError(err).Message)
 				}
 			}
+			if cmd.Flags().Changed("page-size") && pageSize < 1 {
+				return fmt.Errorf("--page-size must be a positive integer (got %d)", pageSize)
+			}
 			call := map[string]any{}
 			if arguments != "" {
-				if err := json.Unmarshal([]byte(arguments), &call); err != nil {
+				if err := json.Unmarshal([]byte(arguments), &call); err != nil || call == nil {
 					return errors.New("--arguments must be a JSON object")
+				}
+				if _, ok := call["sources"]; ok {
+					return errors.New(`--arguments must not contain "sources": sources come from PATH arguments or --evidence`)
 				}
 			}
 			var sources []any
@@ -77,8 +83,25 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 				}
 				sources = append(sources, s)
 			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
 			if evidenceID != "" {
-				sources = append(sources, map[string]any{"kind": "evidence", "evidence_id": evidenceID})
+				// The record's ordered analysis sources, as inspect_evidence
+				// projects them (one per analysis artifact).
+				ib, _ := json.Marshal(map[string]any{"evidence_id": evidenceID})
+				ins, err := rt.Registry.Call(cmd.Context(), "inspect_evidence", ib)
+				if err != nil {
+					return printEnvelope(env, nil, err)
+				}
+				data, _ := ins.Data.(map[string]any)
+				list, _ := data["analysis_sources"].([]any)
+				if len(list) == 0 {
+					list = []any{map[string]any{"kind": "evidence", "evidence_id": evidenceID}}
+				}
+				sources = append(sources, list...)
 			}
 			call["sources"] = sources
 			if continuation != "" {
@@ -91,15 +114,10 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 				}
 				call["limits"] = l
 			}
-			if pageSize > 0 {
+			if cmd.Flags().Changed("page-size") {
 				call["page_size"] = pageSize
 			}
 			raw, _ := json.Marshal(call)
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
 			res, err := rt.Registry.Call(cmd.Context(), op, raw)
 			if err == nil && (preserve || rescueTo != "") {
 				res, err = keepResult(cmd, rt.Registry, res, preserve, rescueTo)

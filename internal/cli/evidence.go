@@ -97,6 +97,12 @@ inspect_evidence returns the redacted projection.`,
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
+			// The same check as inspect_evidence: every artifact's SHA-256.
+			for _, a := range m.Artifacts {
+				if err := st.VerifyArtifact(cmd.Context(), m, a.Name); err != nil {
+					return printEnvelope(env, nil, err)
+				}
+			}
 			objects := map[string]string{}
 			for _, a := range m.Artifacts {
 				if p, _, err := st.ArtifactPath(m, a.Name); err == nil {

@@ -202,6 +202,11 @@ type Summary struct {
 	SourceCount   int      `json:"source_count"`
 	ArtifactCount int      `json:"artifact_count"`
 	TotalBytes    string   `json:"total_bytes"`
+	// Problem is set when the record's manifest file can no longer be read,
+	// parsed, or no longer matches the digest recorded at publication: the
+	// indexed facts above are then unverified (REPOSITORY_CORRUPT on show
+	// and inspect_evidence).
+	Problem string `json:"problem,omitempty"`
 }
 
 // Page is one page of Query results. NextCursor is "" on the last page.
@@ -211,6 +216,9 @@ type Page struct {
 	Rows       []Summary `json:"rows"`
 	NextCursor string    `json:"next_cursor"`
 	Snapshot   int64     `json:"snapshot"`
+	// Unreadable counts the rows of this page whose manifest failed its
+	// check (Summary.Problem set).
+	Unreadable int `json:"unreadable"`
 }
 
 // MaxPageSize bounds Query's page size (seed 003: 1-200 manifests).
@@ -287,7 +295,7 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		where = append(where, "(r.created_at_ns < ? OR (r.created_at_ns = ? AND r.seq < ?))")
 		args = append(args, pos.CreatedNS, pos.CreatedNS, pos.Seq)
 	}
-	q := `SELECT r.seq, r.evidence_id, r.created_at_ns, r.toolset, r.operation, r.status, r.formats, r.source_count, r.artifact_count, r.total_bytes FROM records r WHERE ` +
+	q := `SELECT r.seq, r.evidence_id, r.created_at_ns, r.toolset, r.operation, r.status, r.formats, r.source_count, r.artifact_count, r.total_bytes, r.manifest_sha256 FROM records r WHERE ` +
 		strings.Join(where, " AND ") + ` ORDER BY r.created_at_ns DESC, r.seq DESC LIMIT ?`
 	args = append(args, pageSize+1)
 	rows, err := s.db.QueryContext(ctx, q, args...)
@@ -305,9 +313,13 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		}
 		var seq, created, total int64
 		var sm Summary
-		var formats string
-		if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sm.SourceCount, &sm.ArtifactCount, &total); err != nil {
+		var formats, digest string
+		if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sm.SourceCount, &sm.ArtifactCount, &total, &digest); err != nil {
 			return nil, corrupt("the evidence index has a malformed row")
+		}
+		if problem := s.checkManifest(sm.EvidenceID, digest); problem != "" {
+			sm.Problem = problem
+			page.Unreadable++
 		}
 		sm.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339Nano)
 		sm.Formats = []string{}
@@ -326,4 +338,22 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		page.NextCursor = codec.Encode(contract.Cursor{Scope: "evidence-snapshot:" + contract.Int(snapshot), Query: qh, Offset: snapshot, Extra: extra})
 	}
 	return page, nil
+}
+
+// checkManifest re-reads the manifest of id and returns "" when it parses
+// and matches digest (its SHA-256 recorded at publication), else a short
+// description of the problem.
+func (s *Store) checkManifest(id, digest string) string {
+	body, err := os.ReadFile(s.manifestPath(id))
+	if err != nil {
+		return "the manifest file cannot be read"
+	}
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != digest {
+		return "the manifest differs from the digest recorded when it was published"
+	}
+	if _, err := parseManifest(body, id); err != nil {
+		return contract.AsError(err).Message
+	}
+	return ""
 }

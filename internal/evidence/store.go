@@ -266,7 +266,7 @@ func loadKey(dir string) ([]byte, error) {
 		return b, nil
 	}
 	if err == nil {
-		return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "the evidence store key file is malformed")
+		return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "the evidence store key file cursor.key is malformed (%d bytes, want 32); continuation tokens cannot be issued or resumed. Delete cursor.key in the evidence store directory (inquest evidence location) to generate a new key; outstanding continuations become invalid, evidence records are unaffected", len(b)).WithDetail("key_file", "cursor.key")
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, ioErr("the evidence store key cannot be read")

@@ -281,3 +281,29 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 		t.Fatalf("rebuilt index: %v %v", err, p)
 	}
 }
+
+// TestQueryReportsUnreadableManifest: a manifest replaced after publication
+// is listed with a problem and counted, never silently as complete.
+func TestQueryReportsUnreadableManifest(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	defer s.Close()
+	ms := publishN(t, s, 3, "op", "text")
+	for i, body := range []string{"garbage", ""} {
+		if err := os.WriteFile(s.manifestPath(ms[i].EvidenceID), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Query(context.Background(), Filter{}, 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Unreadable != 2 {
+		t.Fatalf("unreadable %d, want 2", p.Unreadable)
+	}
+	for _, r := range p.Rows {
+		bad := r.EvidenceID == ms[0].EvidenceID || r.EvidenceID == ms[1].EvidenceID
+		if bad != (r.Problem != "") {
+			t.Fatalf("%s: problem %q", r.EvidenceID, r.Problem)
+		}
+	}
+}

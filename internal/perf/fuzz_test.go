@@ -47,7 +47,7 @@ func FuzzCSV(f *testing.F) {
 		r := bytes.NewReader(b)
 		header, end, err := readCSVHeader(r)
 		if err != nil {
-			typed(t, err, contract.CodeDecodeFailed)
+			typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
 			return
 		}
 		if _, err := r.Seek(end, 0); err != nil {
@@ -55,7 +55,7 @@ func FuzzCSV(f *testing.F) {
 		}
 		p := &pager{max: 3}
 		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end)
-		typed(t, err, contract.CodeDecodeFailed)
+		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
 		if err == nil && next != nil && len(rows) != 3 {
 			t.Fatalf("continuation after a short page")
 		}
@@ -85,7 +85,7 @@ func FuzzJSONPreview(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := &pager{max: 5}
 		_, err := traverseJSON(context.Background(), bytes.NewReader(b), p, nil)
-		typed(t, err, contract.CodeDecodeFailed)
+		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded, contract.CodeResultTooLarge)
 		if _, merr := json.Marshal(p.rows); merr != nil {
 			t.Fatalf("rows do not encode: %v", merr)
 		}
@@ -103,7 +103,7 @@ func FuzzChromeTrace(f *testing.F) {
 				}
 				return nil
 			}, func(*traceEvent) {})
-		typed(t, err, contract.CodeDecodeFailed)
+		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
 	})
 }
 

@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -282,9 +283,13 @@ func (rt *Runtime) Query(ctx context.Context, args json.RawMessage) (*contract.R
 		na["cursor"] = p.NextCursor
 		next = &contract.Action{Tool: "query_evidence", Arguments: na}
 	}
-	data := map[string]any{"rows": p.Rows, "next_cursor": p.NextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": map[string]any{"complete": next == nil, "rows_returned": len(p.Rows)}}
+	cov := map[string]any{"complete": next == nil && p.Unreadable == 0, "rows_returned": len(p.Rows), "unreadable_manifests": p.Unreadable}
+	data := map[string]any{"rows": p.Rows, "next_cursor": p.NextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": cov}
 	res := contract.NewResult("evidence", time.Now(), data)
-	res.Coverage = data["coverage"]
+	res.Coverage = cov
+	if p.Unreadable > 0 {
+		res.Warn(fmt.Sprintf("%d listed record(s) have a manifest that can no longer be read or verified (see each row's problem); their indexed facts are unverified and inspect_evidence reports them as REPOSITORY_CORRUPT", p.Unreadable))
+	}
 	if next != nil {
 		res.Warn("more manifests remain: submit next_action unchanged")
 		res.NextAction = next

@@ -107,14 +107,25 @@ func sourcesSchema(op *Operation) map[string]any {
 		"type": "object", "additionalProperties": false, "required": []string{"kind", "evidence_id"},
 		"properties": map[string]any{
 			"kind":              map[string]any{"const": "evidence"},
-			"evidence_id":       map[string]any{"type": "string", "pattern": "^ev-[a-z2-7]{26}$"},
+			"evidence_id":       map[string]any{"type": "string", "pattern": "^ev-[a-z2-7]{26}$", "description": "Evidence ID: \"ev-\" followed by 26 base32 characters (a-z, 2-7)."},
 			"artifact_selector": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name within the record; required when it has several analysis sources."},
 		},
 	}
 	return map[string]any{
 		"type": "array", "minItems": op.MinSources, "maxItems": op.MaxSources,
 		"description": "Ordered artifacts to analyze: {kind:\"path\", path, format?, producer?, expected_sha256?} or {kind:\"evidence\", evidence_id, artifact_selector?}.",
-		"items":       map[string]any{"oneOf": []any{path, ev}},
+		// Discriminated on kind (if/then/else rather than oneOf) so a
+		// failure points at the offending field of the selected branch,
+		// e.g. /sources/0/evidence_id and its pattern, not at kind.
+		// The branches are the closed object schemas; items itself only
+		// requires kind and selects a branch.
+		"items": map[string]any{
+			"required":   []string{"kind"},
+			"properties": map[string]any{"kind": map[string]any{"enum": []string{"path", "evidence"}, "description": "Source kind: path (a local artifact) or evidence (a preserved record)."}},
+			"if":         map[string]any{"properties": map[string]any{"kind": map[string]any{"const": "path"}}},
+			"then":       path,
+			"else":       ev,
+		},
 	}
 }
 
@@ -317,7 +328,11 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	var nextPage *contract.Action
 	if out.Next != nil {
 		nb, _ := json.Marshal(next)
-		tok := rt.continuations().Issue(op.Name, ids, nb, *out.Next)
+		codec, err := rt.durableContinuations()
+		if err != nil {
+			return nil, err
+		}
+		tok := codec.Issue(op.Name, ids, nb, *out.Next)
 		withSources := map[string]any{}
 		for k, v := range next {
 			withSources[k] = v
@@ -329,7 +344,21 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	if rows == nil {
 		rows = []any{}
 	}
-	cov := map[string]any{"complete": out.Next == nil, "offset": contract.Int(req.Start.Row), "rows_returned": len(rows)}
+	// The first row's logical index: the continuation's position when
+	// resuming, else the offset argument of operations that take one.
+	first := req.Start.Row
+	if !req.Resuming {
+		if off, ok, _ := intField(fields, "offset"); ok && off > 0 {
+			first = off
+		}
+	}
+	// complete means every row was returned AND nothing was dropped or
+	// approximated; out.Warnings (mirrored in coverage.incomplete) say
+	// what is incomplete when no next_page can recover it.
+	cov := map[string]any{"complete": out.Next == nil && len(out.Warnings) == 0, "offset": contract.Int(first), "rows_returned": len(rows), "more_pages": out.Next != nil}
+	if len(out.Warnings) > 0 {
+		cov["incomplete"] = append([]string(nil), out.Warnings...)
+	}
 	if out.Total >= 0 {
 		cov["rows_total"] = contract.Int(out.Total)
 	}
@@ -342,8 +371,13 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	}
 	data := map[string]any{
 		"operation": op.Name, "sources": descr, "summary": summary, "rows": rows,
-		"page":      map[string]any{"offset": contract.Int(req.Start.Row), "returned": len(rows), "page_size": lim.MaxRows, "more": out.Next != nil},
+		"page":      map[string]any{"offset": contract.Int(first), "returned": len(rows), "page_size": lim.MaxRows, "more": out.Next != nil},
 		"next_page": nextPage,
+	}
+	// A result that cannot be encoded is a typed error here, never a
+	// malformed reply from the transport.
+	if _, err := json.Marshal(data); err != nil {
+		return nil, contract.Errorf(contract.CodeResultTooLarge, "the %s result cannot be encoded as JSON; narrow the request", op.Name)
 	}
 	status := evidence.StatusComplete
 	sess := &session{id: newSessionID(), tool: op.Name, inputs: inputs, args: next, limits: lim.toMap(), coverage: cov, created: time.Now()}

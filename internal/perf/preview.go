@@ -7,8 +7,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -70,7 +72,7 @@ func runPreview(ctx context.Context, req *Request) (*Output, error) {
 	if req.Limits.MaxMemoryBytes < lineCap {
 		lineCap = req.Limits.MaxMemoryBytes
 	}
-	p := &pager{max: req.Limits.MaxRows, start: req.Start.Row}
+	p := newPager(req, req.Start.Row)
 	if !req.Resuming {
 		p.start = offset
 	}
@@ -90,12 +92,16 @@ func runPreview(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.err != nil {
+		return nil, p.err
+	}
 	if !req.Resuming && offset > 0 && len(out.Rows) == 0 {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/offset", "offset %d is at or beyond the end of the source", offset).WithDetail("rows_available", contract.Int(p.seen))
 	}
 	if out.Summary == nil {
 		out.Summary = map[string]any{}
 	}
+	p.noteBudget(out)
 	out.Summary["format"] = in.format
 	if hasFrag {
 		out.Summary["text_fragment_chars"] = frag
@@ -106,22 +112,80 @@ func runPreview(ctx context.Context, req *Request) (*Output, error) {
 	return out, nil
 }
 
-// pager counts logical rows: rows before start are skipped, max are kept.
+// pager counts logical rows: rows before start are skipped, max are kept,
+// and the page also stops before its rows' encoded bytes pass budget
+// (pageBudget, lowered by limits.max_memory_bytes; 0 means pageBudget).
 type pager struct {
 	max   int
 	start int64
 	seen  int64 // logical rows visited so far (absolute index of the next)
 	rows  []any
+
+	budget  int64
+	bytes   int64
+	stopped bool  // the byte budget ended the page before max rows
+	err     error // RESULT_TOO_LARGE: one row alone passes the budget
 }
 
-func (p *pager) full() bool { return len(p.rows) >= p.max }
+func (p *pager) full() bool { return p.stopped || p.err != nil || len(p.rows) >= p.max }
 
-// offer visits row index p.seen; it keeps it when in the page.
-func (p *pager) offer(row func() any) {
+// offer visits row index p.seen; it keeps it when in the page. It returns
+// false when the row was not consumed because the page's byte budget
+// ended the page before it: the caller must not advance past it (p.seen
+// is not advanced), so next_page starts at that row.
+func (p *pager) offer(row func() any) bool {
 	if p.seen >= p.start && !p.full() {
-		p.rows = append(p.rows, row())
+		r := row()
+		n, err := rowBytes(r)
+		budget := p.budget
+		if budget <= 0 {
+			budget = pageBudget
+		}
+		// Count the rows as the encoded array: "[]" plus a separator per row.
+		if p.bytes == 0 {
+			p.bytes = 2
+		}
+		n++
+		if err == nil && p.bytes+n > budget {
+			if len(p.rows) == 0 {
+				err = contract.Errorf(contract.CodeResultTooLarge, "row %d alone encodes to %d bytes, more than the %d-byte page budget; narrow it (text_fragment_chars for long text lines)", p.seen, n, budget).WithDetail("row", p.seen).WithDetail("row_bytes", n).WithDetail("budget_bytes", budget)
+			} else {
+				p.stopped = true
+				return false
+			}
+		}
+		if err != nil {
+			p.err = err
+			return false
+		}
+		p.bytes += n
+		p.rows = append(p.rows, r)
 	}
 	p.seen++
+	return true
+}
+
+// noteBudget records in out's coverage and warnings that the byte budget,
+// not page_size, ended the page.
+func (p *pager) noteBudget(out *Output) {
+	if !p.stopped {
+		return
+	}
+	if out.Coverage == nil {
+		out.Coverage = map[string]any{}
+	}
+	out.Coverage["page_ended_by"] = "byte_budget"
+	out.Coverage["page_budget_bytes"] = p.budget
+	out.Warnings = append(out.Warnings, fmt.Sprintf("the page ended after %d rows because the next row would pass the %d-byte page budget (about 4 MiB per response; limits.max_memory_bytes lowers it); next_page continues", len(p.rows), p.budget))
+}
+
+// newPager returns the pager of one call.
+func newPager(req *Request, start int64) *pager {
+	b := int64(pageBudget)
+	if req.Limits.MaxMemoryBytes > 0 && req.Limits.MaxMemoryBytes < b {
+		b = req.Limits.MaxMemoryBytes
+	}
+	return &pager{max: req.Limits.MaxRows, start: start, budget: b}
 }
 
 func decodeFail(format string, args ...any) *contract.Error {
@@ -198,7 +262,7 @@ func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag i
 		off += int64(len(b))
 		line++
 		ln := line
-		p.offer(func() any {
+		if !p.offer(func() any {
 			term := bytes.HasSuffix(b, []byte("\n"))
 			body := bytes.TrimSuffix(b, []byte("\n"))
 			var text string
@@ -208,9 +272,13 @@ func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag i
 				text = strings.ToValidUTF8(string(body), "\uFFFD")
 			}
 			return map[string]any{"line": ln, "text": text, "line_terminated": term}
-		})
+		}) {
+			off -= int64(len(b))
+			line--
+			break
+		}
 	}
-	if _, err := r.Peek(1); err == io.EOF {
+	if _, err := r.Peek(1); err == io.EOF && !p.stopped {
 		return &Output{Rows: p.rows, Total: p.seen}, nil
 	}
 	st = textState{Byte: off, Line: line}
@@ -229,6 +297,7 @@ func previewFragments(ctx context.Context, r *bufio.Reader, req *Request, p *pag
 			return nil, ctx.Err()
 		}
 		sb.Reset()
+		fragStart := off
 		chars, term := 0, false
 		for chars < n {
 			c, size, err := r.ReadRune()
@@ -247,9 +316,12 @@ func previewFragments(ctx context.Context, r *bufio.Reader, req *Request, p *pag
 			return &Output{Rows: p.rows, Total: p.seen}, nil
 		}
 		ln, fi, text := line, fragIdx, sb.String()
-		p.offer(func() any {
+		if !p.offer(func() any {
 			return map[string]any{"line": ln, "fragment": fi, "text": text, "line_terminated": term}
-		})
+		}) {
+			off = fragStart
+			break
+		}
 		if term {
 			line++
 			fragIdx = 0
@@ -257,7 +329,7 @@ func previewFragments(ctx context.Context, r *bufio.Reader, req *Request, p *pag
 			fragIdx++
 		}
 	}
-	if _, err := r.Peek(1); err == io.EOF {
+	if _, err := r.Peek(1); err == io.EOF && !p.stopped {
 		return &Output{Rows: p.rows, Total: p.seen}, nil
 	}
 	b, _ := json.Marshal(textState{Byte: off, Line: line, Fragment: fragIdx})
@@ -273,6 +345,9 @@ func canon(v any) any {
 			if i > 1<<53-1 || i < -(1<<53-1) {
 				return string(t)
 			}
+			if i == 0 && strings.HasPrefix(string(t), "-") {
+				return math.Copysign(0, -1) // -0 stays negative zero
+			}
 			return i
 		}
 		if !strings.ContainsAny(string(t), ".eE") {
@@ -280,6 +355,17 @@ func canon(v any) any {
 		}
 		f, err := strconv.ParseFloat(string(t), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return string(t)
+		}
+		if math.Abs(f) > 1<<53-1 {
+			// Beyond ±(2^53-1) a float64 no longer holds every integer:
+			// an integral literal (1e20) becomes its exact decimal string,
+			// any other literal is kept verbatim.
+			if boundedExponent(string(t)) {
+				if r, ok := new(big.Rat).SetString(string(t)); ok && r.IsInt() {
+					return r.Num().String()
+				}
+			}
 			return string(t)
 		}
 		return f
@@ -337,6 +423,9 @@ func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, l
 		if len(bytes.TrimSpace(body)) == 0 {
 			return nil, nil, 0, decodeFail("JSONL line %d is blank", line).WithDetail("line", line)
 		}
+		if err := checkJSONBytes(body, "JSONL line "+strconv.FormatInt(line, 10)); err != nil {
+			return nil, nil, 0, err
+		}
 		if p.seen < p.start {
 			if !json.Valid(body) {
 				return nil, nil, 0, decodeFail("JSONL line %d is not a JSON value", line).WithDetail("line", line)
@@ -355,9 +444,13 @@ func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, l
 		}
 		ln := line
 		rec := p.seen
-		p.offer(func() any { return map[string]any{"record": rec, "line": ln, "value": canon(v)} })
+		if !p.offer(func() any { return map[string]any{"record": rec, "line": ln, "value": canon(v)} }) {
+			off -= int64(len(b))
+			line--
+			break
+		}
 	}
-	if _, err := r.Peek(1); err == io.EOF {
+	if _, err := r.Peek(1); err == io.EOF && !p.stopped {
 		return p.rows, nil, p.seen, nil
 	}
 	sb, _ := json.Marshal(textState{Byte: off, Line: line})
@@ -379,15 +472,35 @@ func previewCSV(ctx context.Context, f *os.File, req *Request, p *pager) (*Outpu
 	if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
 	}
-	rows, next, total, err := decodeCSV(ctx, f, header, p, st.Byte)
+	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte)
 	if err != nil {
 		return nil, err
 	}
 	return &Output{Rows: rows, Next: next, Total: total, Summary: map[string]any{"header": header}}, nil
 }
 
+// errRecordTooLong is recordLimiter's error.
+var errRecordTooLong = errors.New("CSV record too long")
+
+// recordLimiter bounds the bytes a CSV reader may pull for one record
+// (reset by the caller after every record), so a huge cell is
+// LIMIT_EXCEEDED instead of being held whole.
+type recordLimiter struct {
+	r      io.Reader
+	n, max int64
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errRecordTooLong
+	}
+	k, err := l.r.Read(p)
+	l.n += int64(k)
+	return k, err
+}
+
 func readCSVHeader(r io.Reader) ([]string, int64, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&recordLimiter{r: r, max: maxValueBytes + 64<<10})
 	cr.FieldsPerRecord = -1
 	h, err := cr.Read()
 	if err == io.EOF {
@@ -410,6 +523,9 @@ func readCSVHeader(r io.Reader) ([]string, int64, error) {
 }
 
 func csvErr(err error) *contract.Error {
+	if errors.Is(err, errRecordTooLong) {
+		return contract.Errorf(contract.CodeLimitExceeded, "a CSV record is longer than the per-record limit of %d bytes", maxValueBytes).WithDetail("limit_bytes", maxValueBytes)
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		msg := "CSV record starting at line %d is malformed (%s)"
@@ -430,13 +546,23 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 		cr.FieldsPerRecord = -1
 	}
 	cr.ReuseRecord = true
+	lim, _ := r.(*recordLimiter)
+	before := base
 	for !p.full() {
 		if p.seen%1024 == 0 && ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
 		}
+		before = base + cr.InputOffset()
+		if lim != nil {
+			// The reader may hold up to its buffer of read-ahead bytes.
+			lim.n = 0
+		}
 		rec, err := cr.Read()
 		if err == io.EOF {
 			return p.rows, nil, p.seen, nil
+		}
+		if errors.Is(err, errRecordTooLong) {
+			return nil, nil, 0, csvErr(err).WithDetail("record", p.seen)
 		}
 		if err != nil {
 			return nil, nil, 0, csvErr(err)
@@ -445,15 +571,24 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 			return nil, nil, 0, decodeFail("CSV has data records but an empty header")
 		}
 		idx := p.seen
-		p.offer(func() any {
+		if !p.offer(func() any {
 			v := make(map[string]any, len(rec))
 			for i, h := range header {
 				v[h] = strings.ToValidUTF8(rec[i], "\uFFFD")
 			}
 			return map[string]any{"record": idx, "value": v}
-		})
+		}) {
+			break
+		}
 	}
 	end := base + cr.InputOffset()
+	if p.stopped || p.err != nil {
+		sb, _ := json.Marshal(textState{Byte: before})
+		return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
+	}
+	if lim != nil {
+		lim.n = 0
+	}
 	if _, err := cr.Read(); err == io.EOF {
 		return p.rows, nil, p.seen, nil
 	} else if err != nil {
@@ -471,7 +606,7 @@ type jsonState struct {
 }
 
 func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap int64) (*Output, error) {
-	sk := &jsonSeek{end: -1}
+	sk := &jsonSeek{end: -1, maxElem: memCap}
 	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
 	if req.Resuming {
 		p.start = req.Start.Row
@@ -527,6 +662,7 @@ func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap
 type jsonSeek struct {
 	delta, base int64
 	end, next   int64
+	maxElem     int64 // bound on one root element/member's bytes (0: none)
 }
 
 // traverseJSON walks one JSON document in document order (seed 003 "JSON
@@ -536,11 +672,15 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 	if sk == nil {
 		sk = &jsonSeek{end: -1}
 	}
-	dec := json.NewDecoder(r)
+	g := newJSONGuard(r, "the JSON document", sk.maxElem, 1)
+	dec := json.NewDecoder(g)
 	dec.UseNumber()
 	bad := func(err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if ge := guardErr(g, err); ge != nil {
+			return ge
 		}
 		return decodeFail("the JSON document is malformed near byte %d", dec.InputOffset())
 	}
@@ -588,7 +728,9 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 				return false, err
 			}
 			idx := i
-			p.offer(func() any { return row(idx, v) })
+			if !p.offer(func() any { return row(idx, v) }) {
+				return true, nil
+			}
 			if root {
 				sk.end, sk.next = sk.delta+dec.InputOffset(), i+1
 			}
@@ -643,7 +785,9 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 							}
 							n++
 						}
-						p.offer(func() any { return map[string]any{"kind": "object", "key": key, "type": "object", "members": n} })
+						if !p.offer(func() any { return map[string]any{"kind": "object", "key": key, "type": "object", "members": n} }) {
+							return false, nil
+						}
 					}
 					if _, err := dec.Token(); err != nil {
 						return false, bad(err)
@@ -656,7 +800,9 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 					if vt == nil {
 						v = nil
 					}
-					p.offer(func() any { return map[string]any{"kind": "field", "key": key, "value": v} })
+					if !p.offer(func() any { return map[string]any{"kind": "field", "key": key, "value": v} }) {
+						return false, nil
+					}
 				}
 			}
 			if _, err := dec.Token(); err != nil {

@@ -162,22 +162,27 @@ func abs2(t *testing.T, rel string) string {
 	return p
 }
 
-// TestPagingWithoutStore pages with a process-local key when the evidence
-// store cannot be opened; preserving then fails with the store's error.
+// TestPagingWithoutStore: when the evidence store cannot be opened, a
+// complete single page still works, but a result that needs a next_page
+// fails with the store's error rather than issuing a token sealed with a
+// process-local key that no later process could resume (defect: dead
+// next_page tokens).
 func TestPagingWithoutStore(t *testing.T) {
 	rt := New(Config{Sessions: true, OpenStore: func() (*evidence.Store, error) {
-		return nil, contract.Errorf(contract.CodeInternalError, "store unavailable")
+		return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "store unavailable")
 	}})
 	reg := tool.NewRegistry()
 	reg.MustAdd(Tools(rt)...)
 	e := &env{t: t, dir: t.TempDir(), rt: rt, reg: reg}
 	p := e.write("a.txt", "1\n2\n3\n")
-	rows, pages := e.follow(e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 1}))
-	if len(rows) != 3 || pages != 3 {
-		t.Fatalf("%d rows in %d pages", len(rows), pages)
+	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 1}); code != contract.CodeRepositoryCorrupt {
+		t.Fatalf("paging without a store: %s, want REPOSITORY_CORRUPT", code)
 	}
 	r := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}})
-	if _, code := e.call("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]}); code != contract.CodeInternalError {
+	if r["status"] != "complete" || len(data(r)["rows"].([]any)) != 3 {
+		t.Fatalf("complete page without a store: %v", r["status"])
+	}
+	if _, code := e.call("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]}); code != contract.CodeRepositoryCorrupt {
 		t.Fatalf("preserve without a store: %s", code)
 	}
 }

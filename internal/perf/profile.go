@@ -82,13 +82,65 @@ func loadProfile(ctx context.Context, in *input, lim Limits) (*stackProfile, err
 		return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
 	}
 	defer f.Close()
+	var sp *stackProfile
 	switch in.format {
 	case FormatPprof:
-		return loadPprof(ctxReader{ctx, f}, in.index, lim.MaxMemoryBytes)
+		sp, err = loadPprof(ctxReader{ctx, f}, in.index, lim.MaxMemoryBytes)
 	case FormatFolded:
-		return decodeFolded(ctx, f, in.index, lim.MaxMemoryBytes)
+		sp, err = decodeFolded(ctx, f, in.index, lim.MaxMemoryBytes)
+	default:
+		return nil, contract.Errorf(contract.CodeUnsupportedFormat, "profiles are pprof or folded").WithDetail("accepted_formats", []string{FormatPprof, FormatFolded})
 	}
-	return nil, contract.Errorf(contract.CodeUnsupportedFormat, "profiles are pprof or folded").WithDetail("accepted_formats", []string{FormatPprof, FormatFolded})
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.checkSums(in.index); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// addChecked returns a+b and whether it did not overflow int64.
+func addChecked(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
+// subChecked returns a-b and whether it did not overflow int64.
+func subChecked(a, b int64) (int64, bool) {
+	if b == math.MinInt64 {
+		return 0, false
+	}
+	return addChecked(a, -b)
+}
+
+// checkSums rejects (LIMIT_EXCEEDED) a profile whose sample values of any
+// type cannot be summed exactly in int64: the sum of absolute values bounds
+// every flat, cum and total computed from them, so passing this check
+// means no aggregate overflows.
+func (sp *stackProfile) checkSums(index int) error {
+	for ti, t := range sp.types {
+		var pos, neg int64
+		for si, s := range sp.samples {
+			v := s.values[ti]
+			var ok bool
+			if v >= 0 {
+				pos, ok = addChecked(pos, v)
+			} else {
+				neg, ok = addChecked(neg, v)
+			}
+			if ok {
+				_, ok = subChecked(pos, neg)
+			}
+			if !ok {
+				return contract.Errorf(contract.CodeLimitExceeded, "source %d: the %s/%s values sum beyond the int64 range at sample %d, so totals cannot be computed exactly", index, t.Type, t.Unit, si).WithDetail("source", index).WithDetail("sample", si)
+			}
+		}
+	}
+	return nil
 }
 
 func loadPprof(r io.Reader, index int, memCap int64) (*stackProfile, error) {
@@ -199,7 +251,7 @@ func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*s
 	sp := &stackProfile{types: []sampleType{{"samples", "count"}}, meta: map[string]any{}}
 	funcIdx := map[string]int32{}
 	br := bufio.NewReaderSize(r, 64<<10)
-	var held int64
+	var held, foldedSum int64
 	for line := int64(1); ; line++ {
 		if line%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -242,6 +294,11 @@ func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*s
 		held += int64(len(stack))*4 + 48
 		if held > memCap {
 			return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d holds more stacks than limits.max_memory_bytes allows", index)
+		}
+		if sum, ok := addChecked(foldedSum, n); ok {
+			foldedSum = sum
+		} else {
+			return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d line %d: the sample counts sum beyond 9223372036854775807, which cannot be totalled exactly", index, line).WithDetail("line", line)
 		}
 		sp.samples = append(sp.samples, stackSample{stack: stack, values: []int64{n}})
 	}
@@ -535,6 +592,17 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 				}
 				return names[a] < names[b]
 			})
+			if _, ok := subChecked(ctot, btot); !ok {
+				return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s totals of source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, ci)
+			}
+			for _, n := range names {
+				p := byName[n]
+				_, ok1 := subChecked(p.c.flat, p.b.flat)
+				_, ok2 := subChecked(p.c.cum, p.b.cum)
+				if !ok1 || !ok2 {
+					return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s values of %q in source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, n, ci)
+				}
+			}
 			comps = append(comps, map[string]any{"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "base_total": contract.Int(btot), "candidate_total": contract.Int(ctot), "delta_total": contract.Int(ctot - btot), "functions": len(names)})
 			for rank, n := range names {
 				p := byName[n]

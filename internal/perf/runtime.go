@@ -112,6 +112,21 @@ func (rt *Runtime) continuations() *evidence.Continuations {
 	return rt.local
 }
 
+// durableContinuations returns the codec for issuing a next_page token.
+// Tokens must be resumable by a later process (seed 003: continuations
+// cross process boundaries), so they are sealed with the store's persisted
+// key: when the store cannot be opened (a corrupt cursor.key is
+// REPOSITORY_CORRUPT with guidance) that error is returned instead of
+// issuing a token sealed with a process-local key that no later process
+// could resume.
+func (rt *Runtime) durableContinuations() (*evidence.Continuations, error) {
+	st, err := rt.Store()
+	if err != nil {
+		return nil, err
+	}
+	return st.Continuations(), nil
+}
+
 // Close closes the evidence store when it was opened.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()

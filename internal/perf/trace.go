@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -133,6 +134,24 @@ func fastUsToNS(n json.Number) (int64, bool) {
 	return i*1000 + f, true
 }
 
+// exactNS reports whether the microsecond literal n converts to integer
+// nanoseconds without dropping sub-nanosecond digits.
+func exactNS(n json.Number) bool {
+	s := string(n)
+	_, fp, _ := strings.Cut(s, ".")
+	if !strings.ContainsAny(s, "eE") && len(strings.TrimRight(fp, "0")) <= 3 {
+		return true
+	}
+	if !boundedExponent(s) {
+		return false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return false
+	}
+	return r.Mul(r, big.NewRat(1000, 1)).IsInt()
+}
+
 func idString(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
@@ -167,12 +186,19 @@ type traceWindowResult struct {
 
 // scanTrace streams the trace events of r and calls emit for every
 // span or instant it reconstructs. It is the Chrome trace decoder.
-func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent)) (int64, int64, int64, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+//
+// When truncated is not nil it counts the events whose ts or dur had
+// digits below one nanosecond, which the conversion drops (toward zero).
+func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent), truncated ...*int64) (int64, int64, int64, error) {
+	g := newJSONGuard(bufio.NewReaderSize(r, 64<<10), "the Chrome trace", 0, 0)
+	dec := json.NewDecoder(g)
 	dec.UseNumber()
 	bad := func() error {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if g.err != nil {
+			return g.err
 		}
 		return decodeFail("the Chrome trace is malformed near byte %d", dec.InputOffset())
 	}
@@ -222,6 +248,9 @@ func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, star
 		}
 		var ev traceEvent
 		if err := dec.Decode(&ev); err != nil {
+			if g.err != nil {
+				return 0, 0, 0, g.err
+			}
 			return 0, 0, 0, decodeFail("trace event %d is malformed", i)
 		}
 		total++
@@ -236,6 +265,9 @@ func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, star
 			}
 			unselect++
 			continue
+		}
+		if len(truncated) > 0 && truncated[0] != nil && (!exactNS(ev.Ts) || (ev.Dur != "" && !exactNS(ev.Dur))) {
+			*truncated[0]++
 		}
 		th := idString(ev.Pid) + "/" + idString(ev.Tid)
 		switch ev.Ph {
@@ -310,7 +342,7 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the source can no longer be read")
 	}
 	defer f.Close()
-	p := &pager{max: req.Limits.MaxRows, start: req.Start.Row}
+	p := newPager(req, req.Start.Row)
 	threads := map[string]*traceAgg{}
 	cats := map[string]*traceAgg{}
 	names := map[string]string{}
@@ -362,11 +394,18 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 			if ph == "B" {
 				ph = "B/E"
 			}
-			p.offer(func() any {
-				row := map[string]any{"event": p.seen, "name": name, "cat": cat, "ph": ph, "pid": pid, "tid": tid,
+			if p.seen >= p.start && p.full() {
+				hasMore = true
+			}
+			idx := p.seen
+			if !p.offer(func() any {
+				row := map[string]any{"event": idx, "name": name, "cat": cat, "ph": ph, "pid": pid, "tid": tid,
 					"ts_ns": contract.Int(s), "end_ns": contract.Int(e), "dur_ns": contract.Int(e - s), "overlap_ns": contract.Int(ov)}
 				return row
-			})
+			}) {
+				hasMore = true
+				p.seen++ // later events keep their indices
+			}
 		}
 		return nil
 	}
@@ -380,9 +419,13 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 			}
 		}
 	}
-	total, unselect, unmatched, err := scanTrace(ctx, ctxReader{ctx, f}, visit, meta)
+	var truncated int64
+	total, unselect, unmatched, err := scanTrace(ctx, ctxReader{ctx, f}, visit, meta, &truncated)
 	if err != nil {
 		return nil, err
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	aggRows := func(m map[string]*traceAgg, thread bool) []any {
 		list := make([]*traceAgg, 0, len(m))
@@ -425,6 +468,11 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 	out.Summary = map[string]any{"window": map[string]any{"start_ns": contract.Int(start), "end_ns": contract.Int(end), "duration_ns": contract.Int(end - start)},
 		"view": view, "events_in_window": contract.Int(selected), "threads": len(threads), "categories": len(cats), "trace_events": contract.Int(total)}
 	out.Coverage = map[string]any{"events_not_selectable": contract.Int(unselect), "unmatched_begin_end": contract.Int(unmatched)}
+	p.noteBudget(out)
+	if truncated > 0 {
+		out.Coverage["sub_ns_truncated_events"] = contract.Int(truncated)
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d event(s) have ts or dur with digits below one nanosecond; they were truncated toward zero to whole nanoseconds (see coverage.sub_ns_truncated_events)", truncated))
+	}
 	if unmatched > 0 {
 		out.Warnings = append(out.Warnings, "some B/E events had no partner and were not selected; see coverage.unmatched_begin_end")
 	}
