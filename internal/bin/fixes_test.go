@@ -208,3 +208,66 @@ func TestDisassembleGNUMatchesObjdump(t *testing.T) {
 		})
 	}
 }
+
+var objdumpPLTCall = regexp.MustCompile(`^\s*([0-9a-f]+):\t(?:call|jmp)\s+([0-9a-f]+) <([^>]+@plt)>`)
+
+// TestDisassemblePLTSymbolized: in the gcc-built binaries every call or
+// jump objdump annotates as "<name@plt>" has that target_symbol in our
+// disassembly of .text (PLT slots mapped through .rela.plt / .rela.dyn).
+func TestDisassemblePLTSymbolized(t *testing.T) {
+	needTool(t, "objdump")
+	buildCorpus(t)
+	for _, name := range []string{"c-hardened", "c-plain"} {
+		t.Run(name, func(t *testing.T) {
+			p, ok := corpus[name]
+			if !ok {
+				t.Skip(corpusSkip[name])
+			}
+			want := map[string]string{}
+			for _, l := range strings.Split(run(t, "objdump", "-d", "--no-show-raw-insn", "-j", ".text", p), "\n") {
+				if g := objdumpPLTCall.FindStringSubmatch(l); g != nil {
+					a, _ := strconv.ParseUint(g[1], 16, 64)
+					want[hexU(a)] = g[3]
+				}
+			}
+			if len(want) < 2 {
+				t.Fatalf("objdump shows only %d PLT calls in .text", len(want))
+			}
+			_, in := inspectPath(t, p)
+			var text *Section
+			for i := range in.Sections {
+				if in.Sections[i].Name == ".text" {
+					text = &in.Sections[i]
+				}
+			}
+			if text == nil {
+				t.Fatal("no .text")
+			}
+			r := registry(t, "")
+			end, _ := parseHex(text.Address)
+			args := map[string]any{"path": p, "start": text.Address, "end": hexU(end + uint64(len(text.data))), "max_instructions": 5000}
+			got := map[string]string{}
+			for _, x := range rows(mustCall(t, r, "disassemble", args)) {
+				row := x.(map[string]any)
+				if s, _ := row["target_symbol"].(string); strings.HasSuffix(s, "@plt") {
+					got[row["address"].(string)] = s
+				}
+			}
+			for a, w := range want {
+				if got[a] != w {
+					t.Errorf("%s: target_symbol %q, objdump <%s>", a, got[a], w)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d PLT targets symbolized, objdump %d", len(got), len(want))
+			}
+			for _, w := range want {
+				m := mustCall(t, r, "disassemble", map[string]any{"path": p, "symbol": w})
+				if len(rows(m)) == 0 || !strings.Contains(fmt.Sprint(rows(m)[0]), "jmp") {
+					t.Errorf("disassemble symbol %s: %v", w, rows(m))
+				}
+				break
+			}
+		})
+	}
+}

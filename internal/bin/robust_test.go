@@ -24,6 +24,11 @@ func exercise(t testing.TB, data []byte) *Inspection {
 		symbolDigest(in, s)
 	}
 	if arch := archOf(in); arch != "" {
+		for _, s := range pltSymbols(in, data, arch) {
+			if s.size == 0 || s.Section == "" {
+				t.Fatalf("synthetic PLT symbol %+v lacks extent or section", s)
+			}
+		}
 		for _, s := range in.Sections {
 			if s.Content == "file_bytes" && len(s.data) > 0 {
 				a, _ := parseHex(s.Address)

@@ -83,7 +83,7 @@ func Tools(env Env) []tool.Tool {
 		},
 		{
 			Name: "disassemble", Toolset: tool.Bin, Title: "Disassemble x86-64 or arm64 code",
-			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables, and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
+			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"oneOf":[{"required":["symbol"]},{"required":["start"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.disassemble,
@@ -614,6 +614,9 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		return nil, err
 	}
 	ss := loadSymbols(in, f.Data)
+	// PLT entries are symbolized as name@plt (as objdump does) for the
+	// disassembly only; list_symbols lists the binary's own tables.
+	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
 	var cr *codeRange
 	if a.Symbol != "" {
 		cr, err = resolveSymbol(in, ss, a.Symbol)

@@ -1,0 +1,179 @@
+package bin
+
+import (
+	"bytes"
+	"debug/elf"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// TableSyntheticPLT names the synthetic symbols pltSymbols derives; they
+// are used to symbolize disassembly only, never listed by list_symbols.
+const TableSyntheticPLT = "synthetic PLT"
+
+// pltSymbols derives "name@plt" symbols for the x86 and x86-64 PLT entries
+// of an ELF binary, as GNU objdump does (bfd elf_x86_64_get_synthetic_symtab
+// / elf_i386_get_synthetic_symtab): each entry of .plt, .plt.sec and
+// .plt.got (sh_entsize bytes each, 16 when unset) is decoded until its
+// indirect jmp through memory; the GOT slot it reads (RIP-relative on
+// x86-64; absolute, or relative to the GOT base in %ebx, on 386) is matched
+// to the r_offset of a relocation in .rela.plt/.rel.plt (JUMP_SLOT) or
+// .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names the entry.
+// Entries that do not decode or match (PLT0, lazy-binding stubs) get no
+// symbol. A binary it cannot read yields none: symbolization is best
+// effort and never fails the disassembly.
+func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
+	if in.Header.Format != FormatELF || (arch != ArchAMD64 && arch != Arch386) {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil
+	}
+	dyn, err := f.DynamicSymbols()
+	if err != nil {
+		return nil
+	}
+	slots := map[uint64]string{}
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_RELA && s.Type != elf.SHT_REL {
+			continue
+		}
+		if s.Link == 0 || int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type != elf.SHT_DYNSYM {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for _, r := range elfRelocs(f, s.Type == elf.SHT_RELA, b) {
+			if !pltReloc(f.Machine, r.typ) || r.sym == 0 || int(r.sym) > len(dyn) {
+				continue
+			}
+			if n := dyn[r.sym-1].Name; n != "" {
+				slots[r.off] = n
+			}
+		}
+	}
+	if len(slots) == 0 {
+		return nil
+	}
+	var gotBase uint64 // %ebx in 386 PIC PLT entries: _GLOBAL_OFFSET_TABLE_
+	if s := f.Section(".got.plt"); s != nil {
+		gotBase = s.Addr
+	} else if s := f.Section(".got"); s != nil {
+		gotBase = s.Addr
+	}
+	secIndex := map[string]int{}
+	for i, s := range in.Sections {
+		secIndex[s.Name] = i
+	}
+	mode := 64
+	if arch == Arch386 {
+		mode = 32
+	}
+	for _, name := range []string{".plt", ".plt.sec", ".plt.got"} {
+		s := f.Section(name)
+		if s == nil || s.Type != elf.SHT_PROGBITS {
+			continue
+		}
+		code, err := s.Data()
+		if err != nil {
+			continue
+		}
+		ent := s.Entsize
+		if ent == 0 || ent > 64 {
+			ent = 16
+		}
+		sect, ok := secIndex[name]
+		if !ok {
+			sect = -1
+		}
+		for off := uint64(0); off+ent <= uint64(len(code)); off += ent {
+			got, ok := pltSlot(code[off:off+ent], s.Addr+off, mode, gotBase)
+			if !ok {
+				continue
+			}
+			if sym, ok := slots[got]; ok {
+				a := s.Addr + off
+				out = append(out, Symbol{Name: sym + "@plt", Table: TableSyntheticPLT, Address: hexU(a), Size: decU(ent), Type: "STT_FUNC", Section: name, Defined: true, value: a, size: ent, sect: sect, isFunc: true, derived: true})
+			}
+		}
+	}
+	return out
+}
+
+// pltSlot decodes one PLT entry at address pc and returns the GOT slot its
+// first indirect jmp through memory reads.
+func pltSlot(code []byte, pc uint64, mode int, gotBase uint64) (uint64, bool) {
+	for off := 0; off < len(code); {
+		inst, err := x86asm.Decode(code[off:], mode)
+		if err != nil || inst.Len == 0 {
+			return 0, false
+		}
+		if inst.Op == x86asm.JMP {
+			if m, ok := inst.Args[0].(x86asm.Mem); ok && m.Index == 0 {
+				switch m.Base {
+				case x86asm.RIP:
+					return uint64(int64(pc) + int64(off+inst.Len) + m.Disp), true
+				case 0:
+					return uint64(uint32(m.Disp)), true
+				case x86asm.EBX:
+					return uint64(uint32(int64(gotBase) + m.Disp)), gotBase != 0
+				}
+			}
+			return 0, false
+		}
+		off += inst.Len
+	}
+	return 0, false
+}
+
+type elfReloc struct {
+	off uint64
+	typ uint32
+	sym uint32
+}
+
+// elfRelocs decodes Elf32/64_Rel(a) entries (ELF gABI "Relocation").
+func elfRelocs(f *elf.File, rela bool, b []byte) []elfReloc {
+	var out []elfReloc
+	bo := f.ByteOrder
+	if f.Class == elf.ELFCLASS64 {
+		n := 16
+		if rela {
+			n = 24
+		}
+		for i := 0; i+n <= len(b); i += n {
+			info := bo.Uint64(b[i+8:])
+			out = append(out, elfReloc{off: bo.Uint64(b[i:]), typ: uint32(info), sym: uint32(info >> 32)})
+		}
+		return out
+	}
+	n := 8
+	if rela {
+		n = 12
+	}
+	for i := 0; i+n <= len(b); i += n {
+		info := bo.Uint32(b[i+4:])
+		out = append(out, elfReloc{off: uint64(bo.Uint32(b[i:])), typ: info & 0xff, sym: info >> 8})
+	}
+	return out
+}
+
+// pltReloc reports whether a relocation type binds a GOT slot a PLT entry
+// jumps through: JUMP_SLOT, or GLOB_DAT (for .plt.got).
+func pltReloc(m elf.Machine, typ uint32) bool {
+	switch m {
+	case elf.EM_X86_64:
+		return elf.R_X86_64(typ) == elf.R_X86_64_JMP_SLOT || elf.R_X86_64(typ) == elf.R_X86_64_GLOB_DAT
+	case elf.EM_386:
+		return elf.R_386(typ) == elf.R_386_JMP_SLOT || elf.R_386(typ) == elf.R_386_GLOB_DAT
+	}
+	return false
+}
