@@ -62,6 +62,8 @@ func TestPerValueLimits(t *testing.T) {
 		{"json array string", "a.json", `["` + big + `"]`, "json", "preview_artifact", nil},
 		{"json object string", "o.json", `{"k":"` + big + `"}`, "json", "preview_artifact", nil},
 		{"json root string", "r.json", `"` + big + `"`, "json", "preview_artifact", nil},
+		{"json number", "num.json", "[1" + strings.Repeat("0", 3<<20) + "]", "json", "preview_artifact", nil},
+		{"trace args", "ta.json", `{"traceEvents":[{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"args":{"a":[` + strings.Repeat(`"xx",`, 400000) + `"x"]}}]}`, "chrome-trace", "inspect_trace_window", map[string]any{"start_ns": 0, "end_ns": 100000, "limits": map[string]any{"max_memory_bytes": 1 << 20}}},
 		{"trace name", "n.json", `[{"name":"` + big + `","ph":"X","ts":1,"dur":1,"pid":1,"tid":1}]`, "chrome-trace", "inspect_trace_window", map[string]any{"start_ns": 0, "end_ns": 100000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,7 @@ type jsonGuard struct {
 	inStr   bool
 	esc     bool
 	strLen  int64
+	litLen  int64 // bytes of the current number/literal outside strings
 	elemLen int64
 	err     *contract.Error
 }
@@ -94,6 +95,16 @@ func (g *jsonGuard) scan(b []byte) int {
 				}
 			case ']', '}':
 				g.depth--
+			}
+			switch c {
+			case '[', ']', '{', '}', ',', ':', '"', ' ', '\t', '\r', '\n':
+				g.litLen = 0
+			default:
+				g.litLen++
+				if g.litLen > g.maxString {
+					g.err = contract.Errorf(contract.CodeLimitExceeded, "%s holds a number or literal longer than the per-value limit of %d bytes (near byte %d)", g.what, g.maxString, g.off).WithDetail("limit_bytes", g.maxString).WithDetail("byte", g.off)
+					return i
+				}
 			}
 		}
 		if g.maxElem > 0 {

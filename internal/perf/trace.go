@@ -189,7 +189,7 @@ type traceWindowResult struct {
 //
 // When truncated is not nil it counts the events whose ts or dur had
 // digits below one nanosecond, which the conversion drops (toward zero).
-func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent), truncated ...*int64) (int64, int64, int64, error) {
+func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent), truncated ...*int64) (int64, int64, int64, error) {
 	g := newJSONGuard(bufio.NewReaderSize(r, 64<<10), "the Chrome trace", 0, 0)
 	dec := json.NewDecoder(g)
 	dec.UseNumber()
@@ -210,7 +210,12 @@ func scanTrace(ctx context.Context, r io.Reader, visit func(ev *traceEvent, star
 	if !ok {
 		return 0, 0, 0, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	}
+	// From here on one event (below the events array) may hold at most
+	// limits.max_memory_bytes; bytes the guard already scanned are within
+	// the first read buffer.
+	g.maxElem, g.elemDepth = memCap, 1
 	if d == '{' {
+		g.elemDepth = 2
 		found := false
 		for dec.More() {
 			kt, err := dec.Token()
@@ -420,7 +425,7 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 		}
 	}
 	var truncated int64
-	total, unselect, unmatched, err := scanTrace(ctx, ctxReader{ctx, f}, visit, meta, &truncated)
+	total, unselect, unmatched, err := scanTrace(ctx, ctxReader{ctx, f}, req.Limits.MaxMemoryBytes, visit, meta, &truncated)
 	if err != nil {
 		return nil, err
 	}
