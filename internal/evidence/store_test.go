@@ -307,3 +307,15 @@ func TestQueryReportsUnreadableManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepManifestIsCorrupt: a manifest nested beyond maxManifestDepth
+// (e.g. rewritten before a reindex) is REPOSITORY_CORRUPT, never returned.
+func TestDeepManifestIsCorrupt(t *testing.T) {
+	deep := `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`
+	if _, err := parseManifest([]byte(deep), "ev-x"); contract.CodeOf(err) != contract.CodeRepositoryCorrupt {
+		t.Fatalf("got %v", err)
+	}
+	if d := jsonDepth([]byte(`{"s":"[[[[","a":[{}]}`)); d != 3 {
+		t.Fatalf("depth %d, want 3", d)
+	}
+}

@@ -176,7 +176,10 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) 
 		}
 		rows = append(rows, row)
 	}
-	out := page(rows, req)
+	out, err := page(rows, req)
+	if err != nil {
+		return nil, err
+	}
 	out.Summary = map[string]any{"results": bf.results, "series": len(bf.order), "confidence": conf}
 	out.Warnings = bf.warnings
 	return out, nil
@@ -275,7 +278,10 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 	for _, f := range files {
 		warnings = append(warnings, f.warnings...)
 	}
-	out := page(rows, req)
+	out, err := page(rows, req)
+	if err != nil {
+		return nil, err
+	}
 	out.Summary = map[string]any{"baseline": 0, "candidates": len(files) - 1, "significant": significant, "confidence": conf, "alpha": th.CompareAlpha, "test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geomeans}
 	out.Warnings = warnings
 	return out, nil

@@ -258,3 +258,23 @@ func TestEvidenceIDSchemaError(t *testing.T) {
 		t.Fatalf("bad kind: %v", m["error"])
 	}
 }
+
+// TestProfilePageByteBudget: profile rows go through the same page byte
+// budget: long function names end the page early with next_page, and every
+// row arrives once.
+func TestProfilePageByteBudget(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	for i := 0; i < 12; i++ {
+		b.WriteString("main;" + strings.Repeat(string(rune('a'+i)), 500<<10) + " 1\n")
+	}
+	p := e.write("long.folded", b.String())
+	first := e.mustCall("summarize_profile", map[string]any{"sources": []any{pathSrc(p, "folded")}, "page_size": 100})
+	if first["next_action"] == nil || first["coverage"].(map[string]any)["page_ended_by"] != "byte_budget" {
+		t.Fatalf("12 rows of 500 KiB names in one page: %v", first["coverage"])
+	}
+	rows, _ := e.follow(first)
+	if len(rows) != 13 { // 12 leaves + main
+		t.Fatalf("%d rows", len(rows))
+	}
+}

@@ -425,20 +425,25 @@ func round6(f float64) float64 {
 }
 
 // page slices rows for the request's start position and max rows.
-func page(rows []any, req *Request) *Output {
+func page(rows []any, req *Request) (*Output, error) {
 	start := req.Start.Row
 	if start > int64(len(rows)) {
 		start = int64(len(rows))
 	}
-	end := start + int64(req.Limits.MaxRows)
-	out := &Output{Total: int64(len(rows))}
-	if end < int64(len(rows)) {
-		out.Rows = rows[start:end]
-		out.Next = &evidence.Position{Row: end}
-	} else {
-		out.Rows = rows[start:]
+	p := newPager(req, start)
+	p.seen = start
+	for i := start; i < int64(len(rows)) && !p.full(); i++ {
+		p.offer(func() any { return rows[i] })
 	}
-	return out
+	if p.err != nil {
+		return nil, p.err
+	}
+	out := &Output{Total: int64(len(rows)), Rows: p.rows}
+	if p.seen < int64(len(rows)) {
+		out.Next = &evidence.Position{Row: p.seen}
+	}
+	p.noteBudget(out)
+	return out, nil
 }
 
 func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
@@ -489,7 +494,10 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 			})
 		}
 	}
-	out := page(rows, req)
+	out, err := page(rows, req)
+	if err != nil {
+		return nil, err
+	}
 	kept := len(sp.samples)
 	if keep != nil {
 		kept = 0
@@ -622,7 +630,10 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 			}
 		}
 	}
-	out := page(rows, req)
+	out, err := page(rows, req)
+	if err != nil {
+		return nil, err
+	}
 	out.Summary = map[string]any{"comparisons": comps, "base": 0, "sort": map[bool]string{true: "cum", false: "flat"}[byCum],
 		"normalization": "share points: candidate value / candidate total - base value / base total, in percentage points of each profile's total"}
 	return out, nil

@@ -458,21 +458,28 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 	var out *Output
 	switch view {
 	case "threads":
-		out = page(aggRows(threads, true), req)
+		out, err = page(aggRows(threads, true), req)
 	case "categories":
-		out = page(aggRows(cats, false), req)
+		out, err = page(aggRows(cats, false), req)
 	default:
 		out = &Output{Rows: p.rows, Total: selected}
 		if hasMore {
 			out.Next = &evidence.Position{Row: p.start + int64(len(p.rows))}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
 	if view == "events" && !req.Resuming && len(p.rows) == 0 && p.start > 0 {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/continuation", "no events at this position")
 	}
 	out.Summary = map[string]any{"window": map[string]any{"start_ns": contract.Int(start), "end_ns": contract.Int(end), "duration_ns": contract.Int(end - start)},
 		"view": view, "events_in_window": contract.Int(selected), "threads": len(threads), "categories": len(cats), "trace_events": contract.Int(total)}
-	out.Coverage = map[string]any{"events_not_selectable": contract.Int(unselect), "unmatched_begin_end": contract.Int(unmatched)}
+	if out.Coverage == nil {
+		out.Coverage = map[string]any{}
+	}
+	out.Coverage["events_not_selectable"] = contract.Int(unselect)
+	out.Coverage["unmatched_begin_end"] = contract.Int(unmatched)
 	p.noteBudget(out)
 	if truncated > 0 {
 		out.Coverage["sub_ns_truncated_events"] = contract.Int(truncated)
