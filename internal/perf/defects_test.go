@@ -278,3 +278,29 @@ func TestProfilePageByteBudget(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 }
+
+// TestSectionElementsBoundedSeparately: under limits.max_memory_bytes a root
+// object's large section array pages element by element; only one element
+// larger than the limit is LIMIT_EXCEEDED.
+func TestSectionElementsBoundedSeparately(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	b.WriteString(`{"name":"x","items":[`)
+	for i := 0; i < 3000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"i":` + itoa(i) + `,"s":"` + strings.Repeat("p", 1000) + `"}`)
+	}
+	b.WriteString(`]}`)
+	p := e.write("sec.json", b.String())
+	lim := map[string]any{"max_memory_bytes": 1 << 20}
+	rows, _ := e.follow(e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p, "json")}, "limits": lim, "page_size": 1000}))
+	if len(rows) != 3001 {
+		t.Fatalf("%d rows, want 3001", len(rows))
+	}
+	big := e.write("bigel.json", `{"items":[1,[`+strings.Repeat(`"pppppppp",`, 200000)+`1]]}`)
+	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(big, "json")}, "limits": lim}); code != contract.CodeLimitExceeded {
+		t.Fatalf("a 2 MB element under a 1 MiB limit: %s", code)
+	}
+}

@@ -766,9 +766,13 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 				switch vd := vt.(type) {
 				case json.Delim:
 					if vd == '[' {
+						// A section's elements, not the section, are the
+						// values held one at a time.
+						g.elemDepth = 2
 						full, err := elements(false, func(i int64, v any) map[string]any {
 							return map[string]any{"kind": "section", "section": key, "index": i, "value": v}
 						})
+						g.elemDepth = 1
 						if full || err != nil {
 							return false, err
 						}
