@@ -22,9 +22,11 @@ type Ceilings struct {
 	MaxInputBytes int64
 	// TimeoutSeconds bounds one analysis call.
 	TimeoutSeconds int
-	// MaxMemoryBytes bounds the decoded bytes a decoder may hold in memory
-	// at once (a decompressed pprof profile, one JSON element, one text
-	// line); it is not a process RSS limit.
+	// MaxMemoryBytes bounds the decoded bytes a call holds in memory at
+	// once: a decompressed pprof profile and its stacks, one JSON element
+	// (root array element, root member, section element) or trace event,
+	// one text line or JSONL record, and the encoded rows of one page (it
+	// lowers pageBudget). It is not a process RSS limit.
 	MaxMemoryBytes int64
 }
 
