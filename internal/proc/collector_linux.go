@@ -39,6 +39,8 @@ type LinuxCollector struct {
 	lastAll  procfs.CPUStat
 	// wholeDisk caches isWholeDisk per device name.
 	wholeDisk map[string]bool
+	// link is the readlinkat buffer (PATH_MAX).
+	link [4096]byte
 	// noSwap is true when the last /proc/meminfo had SwapTotal 0, so no
 	// process can have swapped memory (VmSwap is 0 everywhere).
 	noSwap bool
@@ -166,7 +168,12 @@ func (c *LinuxCollector) procPath(pid int32, file string) string {
 // readFile reads a small /proc file into c.buf without stat (sizes lie in
 // /proc) and returns the bytes read.
 func (c *LinuxCollector) readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	return c.readFileAt(unix.AT_FDCWD, path)
+}
+
+// readFileAt is readFile relative to the directory fd dir.
+func (c *LinuxCollector) readFileAt(dir int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +204,18 @@ func (c *LinuxCollector) readFile(path string) ([]byte, error) {
 }
 
 func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) error {
-	b, err := c.readFile(c.procPath(pid, "stat"))
+	// Every file is read relative to one open /proc/PID directory: one
+	// path walk instead of one per file, and all reads come from the same
+	// process even if the PID is reused meanwhile (they fail with ESRCH).
+	dir, err := unix.Open(c.procPath(pid, ""), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+			return errGone
+		}
+		return errDenied
+	}
+	defer unix.Close(dir)
+	b, err := c.readFileAt(dir, "stat")
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 			return errGone
@@ -218,7 +236,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// instead of regenerating the (expensive) status and io files. The
 	// values are identical to what a re-read would return.
 	var q *Process
-	if b, err := c.readFile(c.procPath(pid, "schedstat")); err == nil {
+	if b, err := c.readFileAt(dir, "schedstat"); err == nil {
 		if v, ok := parseSchedstat(b); ok {
 			p.sched, p.schedOK = v, true
 			if prev != nil {
@@ -230,23 +248,22 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	if q != nil && q.statusOK && c.noSwap {
 		copyStatus(p, q)
-	} else if b, err := c.readFile(c.procPath(pid, "status")); err == nil {
+	} else if b, err := c.readFileAt(dir, "status"); err == nil {
 		parseStatus(b, p)
 		p.statusOK = true
 	}
 	if q != nil && q.ioOK && p.Vals[PThreads] == 1 && q.Vals[PThreads] == 1 {
 		copyIO(p, q)
-	} else if b, err := c.readFile(c.procPath(pid, "io")); err == nil {
+	} else if b, err := c.readFileAt(dir, "io"); err == nil {
 		parseIO(b, p)
 		p.ioOK = true
 	}
 	var st unix.Stat_t
-	fdPath := c.procPath(pid, "fd")
 	if c.fdSize {
-		if unix.Stat(fdPath, &st) == nil {
+		if unix.Fstatat(dir, "fd", &st, 0) == nil {
 			p.Set(PFDs, uint64(st.Size))
 		}
-	} else if d, err := os.Open(fdPath); err == nil {
+	} else if d, err := os.Open(c.procPath(pid, "fd")); err == nil {
 		names, err := d.Readdirnames(-1)
 		d.Close()
 		if err == nil {
@@ -257,7 +274,10 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	if e, ok := c.exeCache[id]; ok && e.name == p.Name {
 		p.Exe = e.exe
 	} else {
-		exe, _ := os.Readlink(c.procPath(pid, "exe"))
+		var exe string
+		if n, err := unix.Readlinkat(dir, "exe", c.link[:]); err == nil {
+			exe = string(c.link[:n])
+		}
 		p.Exe = exe
 		c.exeCache[id] = exeEntry{name: p.Name, exe: exe}
 	}
