@@ -114,15 +114,17 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 			continue
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if json.Valid(t) {
+			if !json.Valid(t) {
+				w.reply(parseError)
+			} else if resp := invalidRequest(t); resp != nil {
+				w.reply(resp)
+			} else {
 				if isRequest(t) {
 					w.request()
 				}
 				if _, werr := out.Write(append(t, '\n')); werr != nil {
 					return
 				}
-			} else {
-				w.reply(parseError)
 			}
 		}
 		line = line[:0]
@@ -174,4 +176,55 @@ func ServeIO(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) er
 		return nil
 	}
 	return err
+}
+
+// invalidRequest checks the envelope of one JSON value against JSON-RPC 2.0
+// section 4 before the SDK sees it (the SDK ends the session on a value it
+// cannot read as a message): it must be an object with "jsonrpc":"2.0", an
+// id that is a string, a number or null, and a string method when it has
+// one. Batches (arrays) are not part of MCP 2025-11-25. It returns the
+// -32600 response to write, or nil when the message may pass.
+func invalidRequest(line []byte) []byte {
+	respond := func(id json.RawMessage, msg string) []byte {
+		if len(id) == 0 {
+			id = json.RawMessage("null")
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+			"error": map[string]any{"code": -32600, "message": "Invalid Request: " + msg}})
+		return append(b, '\n')
+	}
+	if line[0] != '{' {
+		return respond(nil, "a message must be a JSON object (batches are not supported)")
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return respond(nil, "a message must be a JSON object")
+	}
+	id, hasID := m["id"]
+	if hasID {
+		switch {
+		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+		case string(id) == "null":
+		default:
+			return respond(nil, "id must be a string, a number or null")
+		}
+	}
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return respond(id, `"jsonrpc" must be "2.0"`)
+	}
+	if raw, ok := m["method"]; ok {
+		var method string
+		if json.Unmarshal(raw, &method) != nil || method == "" {
+			return respond(id, "method must be a non-empty string")
+		}
+		return nil
+	}
+	if _, ok := m["result"]; ok && hasID {
+		return nil
+	}
+	if _, ok := m["error"]; ok && hasID {
+		return nil
+	}
+	return respond(id, "a message needs a method, or a result or error with an id")
 }

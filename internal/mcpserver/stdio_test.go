@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,13 @@ func TestServeIOSurvivesGarbage(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`garbage {`,
 		``,
+		`42`,
+		`"str"`,
+		`null`,
+		`{}`,
+		`[]`,
+		`{"jsonrpc":"1.0","id":9,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":300}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{"ms":"x"}}}`,
@@ -43,6 +51,7 @@ func TestServeIOSurvivesGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]map[string]any{}
+	var nullIDCodes []float64
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -52,9 +61,16 @@ func TestServeIOSurvivesGarbage(t *testing.T) {
 		}
 		id, _ := json.Marshal(m["id"])
 		got[string(id)] = m
+		if string(id) == "null" {
+			nullIDCodes = append(nullIDCodes, m["error"].(map[string]any)["code"].(float64))
+		}
 	}
-	if e, _ := got["null"]["error"].(map[string]any); e == nil || e["code"] != float64(-32700) {
-		t.Fatalf("no parse error response: %v", got["null"])
+	// garbage → -32700; 42, "str", null, {}, [] and an object id → -32600.
+	if fmt.Sprint(nullIDCodes) != "[-32700 -32600 -32600 -32600 -32600 -32600 -32600]" {
+		t.Fatalf("error responses with a null id: %v", nullIDCodes)
+	}
+	if e, _ := got["9"]["error"].(map[string]any); e == nil || e["code"] != float64(-32600) {
+		t.Fatalf("jsonrpc 1.0 message: %v", got["9"])
 	}
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
 		if got[id] == nil {
