@@ -13,7 +13,7 @@ import (
 
 func init() { register(newConfirmCmd) }
 
-// hostCaller runs one host method; the command uses callRunningHost (the user's
+// hostCaller runs one host method; the command uses callConfirmHost (the user's
 // running host over the local endpoint), tests pass an in-process host.
 type hostCaller func(ctx context.Context, method string, args any) (*contract.Result, error)
 
@@ -29,7 +29,7 @@ action (or --deny it) on the running host. This is a host method, not an MCP
 tool: MCP clients cannot confirm their own requests.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runConfirm(cmd.Context(), env, callRunningHost, args, deny, asJSON)
+			return runConfirm(cmd.Context(), env, callConfirmHost, args, deny, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&deny, "deny", false, "refuse the action (CANCELLED)")

@@ -74,3 +74,57 @@ func TestCLIMutationAwaitsConfirmation(t *testing.T) {
 		t.Fatalf("profiles after confirm/deny:\n%s", list)
 	}
 }
+
+// TestCLIConfirmBesideBusyLocalAllowance runs the built binary: with a
+// profile delete awaiting its decision and two `inquest wait` commands
+// holding the local CLI allowance (2 connections), `inquest confirm ID`
+// still gets through on its reserved allowance and the delete succeeds.
+func TestCLIConfirmBesideBusyLocalAllowance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	e := newHeEnv(t)
+	defer e.killHosts()
+	if out, code := e.run("profile", "save-as", "p3"); code != 0 {
+		t.Fatalf("save-as: %d %s", code, out)
+	}
+	start := func(args ...string) (*exec.Cmd, *bytes.Buffer) {
+		var out bytes.Buffer
+		cmd := exec.Command(e.bin, args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = e.env, &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out
+	}
+	del, delOut := start("profile", "delete", "p3", "--operation-id", "busy-confirm")
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if list, _ := e.run("confirm"); strings.Contains(list, "busy-confirm") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delete never awaited confirmation: %s", delOut.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start("wait", "present", "nonexist-inquest-test", "--timeout", "30s")
+	// The delete holds one local CLI connection; this wait takes the second.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		out, _ := e.run("wait", "present", "nonexist-inquest-test", "--timeout", "1ms")
+		if strings.Contains(out, "BUSY") {
+			break // the local CLI allowance is full
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("local CLI allowance never filled: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, code := e.run("confirm", "busy-confirm"); code != 0 || !strings.Contains(out, "succeeded") {
+		t.Fatalf("confirm beside a full local CLI allowance: exit %d\n%s", code, out)
+	}
+	err := del.Wait()
+	if err != nil || !strings.Contains(delOut.String(), "operation busy-confirm: succeeded") {
+		t.Fatalf("delete: %v\n%s", err, delOut.String())
+	}
+}

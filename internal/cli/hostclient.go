@@ -17,7 +17,7 @@ import (
 // Objects the method creates for the connection (captures, cursors) die
 // with it; use a Client from ipc.Connect to keep a connection across calls.
 func callHost(ctx context.Context, method string, args any) (*contract.Result, error) {
-	return hostCall(ctx, true, method, args)
+	return hostCall(ctx, true, "", method, args)
 }
 
 // callRunningHost is callHost without starting a host: when none runs the
@@ -25,10 +25,19 @@ func callHost(ctx context.Context, method string, args any) (*contract.Result, e
 // methods that only make sense on a host that already has state (local
 // confirmation of a pending operation).
 func callRunningHost(ctx context.Context, method string, args any) (*contract.Result, error) {
-	return hostCall(ctx, false, method, args)
+	return hostCall(ctx, false, "", method, args)
 }
 
-func hostCall(ctx context.Context, start bool, method string, args any) (*contract.Result, error) {
+// callConfirmHost is callRunningHost over a local decision connection
+// (hello client ipc.ClientLocalConfirm): the host keeps a reserved
+// allowance for these (ipc.MaxConfirmConns) that MCP bridges and other CLI
+// commands cannot use, so `inquest confirm` and the y/N answer of a
+// waiting mutation are never refused BUSY by other connections.
+func callConfirmHost(ctx context.Context, method string, args any) (*contract.Result, error) {
+	return hostCall(ctx, false, ipc.ClientLocalConfirm, method, args)
+}
+
+func hostCall(ctx context.Context, start bool, client, method string, args any) (*contract.Result, error) {
 	raw := json.RawMessage("{}")
 	if args != nil {
 		b, err := json.Marshal(args)
@@ -37,7 +46,7 @@ func hostCall(ctx context.Context, start bool, method string, args any) (*contra
 		}
 		raw = b
 	}
-	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Start: start})
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Start: start, Client: client})
 	if err != nil {
 		return nil, err
 	}

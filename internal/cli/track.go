@@ -108,7 +108,7 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		if m.asJSON {
 			info = env.Stderr
 		}
-		res, err = awaitConfirmation(cmd.Context(), env, info, rt.Registry, res, callRunningHost)
+		res, err = awaitConfirmation(cmd.Context(), env, info, rt.Registry, res, callConfirmHost)
 	}
 	if m.asJSON {
 		if perr := printEnvelope(env, res, err); perr != nil || err != nil {

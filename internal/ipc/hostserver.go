@@ -60,14 +60,15 @@ func NewHostEndpoint(h *host.Host, path string, logger *slog.Logger) *HostEndpoi
 // Status is the get_status "mcp" section: listener state
 // (listening/disabled/failed), connections that completed the handshake
 // (in total, MCP bridges against connections_max, local CLI connections
-// against local_connections_max),
+// against local_connections_max, local decision connections of
+// `inquest confirm` against confirm_connections_max),
 // the last listener error, the transport kind and the limits.
 func (e *HostEndpoint) Status() map[string]any {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	bridges, local := 0, 0
+	bridges, local, confirm := 0, 0, 0
 	if e.srv != nil {
-		bridges, local = e.srv.ConnsByKind()
+		bridges, local, confirm = e.srv.ConnsByClass()
 	}
 	var lastErr any
 	if e.lastErr != "" {
@@ -75,11 +76,13 @@ func (e *HostEndpoint) Status() map[string]any {
 	}
 	return map[string]any{
 		"listener":                 e.state,
-		"connections":              bridges + local,
+		"connections":              bridges + local + confirm,
 		"bridge_connections":       bridges,
 		"connections_max":          MaxConns,
 		"local_connections":        local,
 		"local_connections_max":    MaxLocalConns,
+		"confirm_connections":      confirm,
+		"confirm_connections_max":  MaxConfirmConns,
 		"in_flight_per_connection": MaxInFlight,
 		"transport":                transportKind,
 		"ipc_major":                Major,

@@ -39,14 +39,21 @@ type Hello struct {
 	IPCMajor      int    `json:"ipc_major"`
 	IPCMinor      int    `json:"ipc_minor"`
 	BridgeVersion string `json:"bridge_version"`
-	// Client says what connects: ClientMCPBridge for `inquest mcp`, empty
-	// for local CLI commands. The host refuses local-only decisions (such
-	// as confirming a pending operation) to MCP bridge sessions.
+	// Client says what connects: ClientMCPBridge for `inquest mcp`,
+	// ClientLocalConfirm for a local decision (`inquest confirm`), empty
+	// for other local CLI commands; each has its own connection allowance.
+	// The host refuses local-only decisions (such as confirming a pending
+	// operation) to MCP bridge sessions.
 	Client string `json:"client,omitempty"`
 }
 
 // ClientMCPBridge is Hello.Client of an MCP bridge connection.
 const ClientMCPBridge = "mcp_bridge"
+
+// ClientLocalConfirm is Hello.Client of a local decision connection
+// (`inquest confirm`, the y/N answer of a waiting CLI mutation); it uses
+// the reserved MaxConfirmConns allowance.
+const ClientLocalConfirm = "local_confirm"
 
 // Welcome accepts a connection (host -> bridge). BackendInstanceID is the
 // host instance's random id; refs and cursors of another id are invalid.

@@ -19,10 +19,16 @@ const (
 	// (hello client ClientMCPBridge), seed 000 section 8.
 	MaxConns = 4
 	// MaxLocalConns is a separate allowance for local CLI connections
-	// (hello without client mcp_bridge: `inquest confirm`, `inquest ps`,
-	// a CLI mutation awaiting its confirmation), so four idle MCP clients
-	// never lock the local user out of deciding a pending confirmation.
+	// (hello without a client value or with an unknown one: `inquest ps`,
+	// `inquest wait`, a CLI mutation awaiting its confirmation), so four
+	// idle MCP clients never lock the local user out.
 	MaxLocalConns = 2
+	// MaxConfirmConns is a reserved allowance for local decision
+	// connections (hello client ClientLocalConfirm: `inquest confirm` and
+	// the y/N answer of a CLI mutation), which neither bridges nor other
+	// CLI commands can use, so the local user can always decide a pending
+	// confirmation however many bridges and CLI commands are connected.
+	MaxConfirmConns = 2
 	// MaxInFlight is the number of pending requests per connection; more
 	// are answered BUSY at once.
 	MaxInFlight = 8
@@ -85,24 +91,54 @@ func (s *Server) Conns() int {
 }
 
 // ConnsByKind returns the handshaken connections of MCP bridges and of
-// local (non-bridge) clients.
+// local clients (other CLI commands and local decision connections
+// together).
 func (s *Server) ConnsByKind() (bridges, local int) {
+	b, l, c := s.ConnsByClass()
+	return b, l + c
+}
+
+// ConnsByClass returns the handshaken connections per allowance: MCP
+// bridges (of MaxConns), local CLI commands (of MaxLocalConns) and local
+// decision connections (of MaxConfirmConns).
+func (s *Server) ConnsByClass() (bridges, local, confirm int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.countLocked()
 }
 
-func (s *Server) countLocked() (bridges, local int) {
+func (s *Server) countLocked() (bridges, local, confirm int) {
 	for c := range s.conns {
-		switch {
-		case !c.welcomed:
-		case c.bridge:
+		if !c.welcomed {
+			continue
+		}
+		switch c.class {
+		case classBridge:
 			bridges++
+		case classConfirm:
+			confirm++
 		default:
 			local++
 		}
 	}
-	return bridges, local
+	return bridges, local, confirm
+}
+
+// Connection classes, each with its own allowance.
+const (
+	classLocal = iota
+	classBridge
+	classConfirm
+)
+
+func classOf(client string) int {
+	switch client {
+	case ClientMCPBridge:
+		return classBridge
+	case ClientLocalConfirm:
+		return classConfirm
+	}
+	return classLocal
 }
 
 // Serve accepts on ln until ln is closed (by Close), then returns nil.
@@ -146,7 +182,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		// Room for every bridge and local connection; the per-kind limit
 		// is checked once hello says which kind this is.
-		full := len(s.conns) >= MaxConns+MaxLocalConns
+		full := len(s.conns) >= MaxConns+MaxLocalConns+MaxConfirmConns
 		if !full {
 			s.conns[sc] = struct{}{}
 		}
@@ -155,7 +191,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		go func() {
 			defer s.wg.Done()
 			if full {
-				sc.refuse(contract.CodeBusy, "the host already serves its connection limit (4 MCP bridges plus 2 local CLI connections); close another MCP client or CLI command and retry")
+				sc.refuse(contract.CodeBusy, "the host already serves its connection limit (4 MCP bridges, 2 local CLI connections and 2 local confirmation connections); close another MCP client or CLI command and retry")
 				return
 			}
 			sc.serve()
@@ -192,7 +228,7 @@ type serverConn struct {
 	mu       sync.Mutex
 	pending  map[string]context.CancelFunc
 	welcomed bool
-	bridge   bool // hello.client was ClientMCPBridge
+	class    int // classOf(hello.client)
 }
 
 func (sc *serverConn) write(v any) error {
@@ -248,19 +284,30 @@ func (sc *serverConn) serve() {
 		return
 	}
 	sc.peer.Client = h.Client
-	bridge := h.Client == ClientMCPBridge
+	class := classOf(h.Client)
 	s.mu.Lock()
-	bridges, local := s.countLocked()
-	over := (bridge && bridges >= MaxConns) || (!bridge && local >= MaxLocalConns)
+	bridges, local, confirm := s.countLocked()
+	var over bool
+	switch class {
+	case classBridge:
+		over = bridges >= MaxConns
+	case classConfirm:
+		over = confirm >= MaxConfirmConns
+	default:
+		over = local >= MaxLocalConns
+	}
 	if !over {
-		sc.welcomed, sc.bridge = true, bridge
+		sc.welcomed, sc.class = true, class
 	}
 	s.mu.Unlock()
 	if over {
-		if bridge {
+		switch class {
+		case classBridge:
 			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 4 MCP bridge connections (the limit); close another MCP client and retry"})
-		} else {
-			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 2 local CLI connections (their own allowance besides the 4 MCP bridges); let another inquest command finish and retry"})
+		case classConfirm:
+			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 2 local confirmation connections (their reserved allowance); let another `inquest confirm` finish and retry"})
+		default:
+			sc.write(Reject{Kind: KindReject, Code: contract.CodeBusy, Message: "the host already serves 2 local CLI connections (their own allowance besides the 4 MCP bridges and the 2 reserved for `inquest confirm`); let another inquest command finish and retry"})
 		}
 		return
 	}

@@ -194,14 +194,31 @@ func TestConnectionLimit(t *testing.T) {
 		}
 		locals = append(locals, c)
 	}
-	if b, l := srv.ConnsByKind(); b != MaxConns || l != MaxLocalConns {
-		t.Fatalf("ConnsByKind = %d, %d", b, l)
+	if b, l, _ := srv.ConnsByClass(); b != MaxConns || l != MaxLocalConns {
+		t.Fatalf("ConnsByClass = %d, %d", b, l)
 	}
 	if _, err := dial(""); contract.CodeOf(err) != contract.CodeBusy {
 		t.Fatalf("3rd local connection: %v, want BUSY", err)
 	}
+	// Bridges and CLI commands at their limits: the reserved allowance of
+	// local decision connections is still free.
+	for i := 0; i < MaxConfirmConns; i++ {
+		c, err := dial(ClientLocalConfirm)
+		if err != nil {
+			t.Fatalf("confirm connection %d beside full bridge and CLI allowances: %v", i+1, err)
+		}
+		if _, err := c.Call(context.Background(), "echo", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, l, c := srv.ConnsByClass(); b != MaxConns || l != MaxLocalConns || c != MaxConfirmConns {
+		t.Fatalf("ConnsByClass = %d, %d, %d", b, l, c)
+	}
+	if _, err := dial(ClientLocalConfirm); contract.CodeOf(err) != contract.CodeBusy {
+		t.Fatalf("3rd confirm connection: %v, want BUSY", err)
+	}
 	locals[0].Close()
-	waitFor(t, func() bool { _, l := srv.ConnsByKind(); return l == MaxLocalConns-1 })
+	waitFor(t, func() bool { _, l, _ := srv.ConnsByClass(); return l == MaxLocalConns-1 })
 	cs[0].Close()
 	waitFor(t, func() bool { b, _ := srv.ConnsByKind(); return b == MaxConns-1 })
 	c, err := dial(ClientMCPBridge)
