@@ -135,6 +135,17 @@ func parseUnixLine(line []byte) (unixEntry, bool) {
 	return e, true
 }
 
+// inodeSet records socket inodes seen; add reports whether ino was new.
+type inodeSet map[uint64]struct{}
+
+func (s inodeSet) add(ino uint64) bool {
+	if _, ok := s[ino]; ok {
+		return false
+	}
+	s[ino] = struct{}{}
+	return true
+}
+
 type owner struct {
 	pid  int32
 	name string
@@ -210,8 +221,15 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 // owner_name of the first process holding the socket (null when no
 // readable fd table holds it) and, for unix, socket_type. A listening unix
 // socket's state is LISTEN (Flags has __SO_ACCEPTCON), like a TCP listener. No DNS, no
-// connection attempts. Coverage: tables_read, tables_failed and
-// processes_unreadable (fd tables that could not be read for ownership).
+// connection attempts. Unix sockets come from the sock_diag netlink
+// interface (exact names, newlines included) when the target shares our
+// network namespace; otherwise from /proc/net/unix, where a name holding a
+// newline can print a line mimicking another socket's record, so unix rows
+// whose inode is not unique across the tables read are dropped and lines
+// that do not parse are counted, with a warning (partial). Coverage:
+// tables_read, tables_failed, processes_unreadable (fd tables that could
+// not be read for ownership), unix_source ("sock_diag" or
+// "proc_net_unix"), unix_rows_ambiguous and unix_lines_unparsable.
 func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 	c := &Capture{Kind: KindNetwork, Started: time.Now(), Coverage: map[string]any{}}
 	var p *pinned
@@ -237,9 +255,55 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 		return (&pinned{fd: unix.AT_FDCWD}).read(procRoot+"/net/"+table, nil)
 	}
 	tablesRead, tablesFailed := 0, 0
+	emit := func(ino uint64, row Row) {
+		o, held := owners[ino]
+		if p != nil && !held {
+			return // per-process capture: only this process's sockets
+		}
+		if held {
+			row.Owner = o.name
+			row.Fields = append(row.Fields, Field{"pid", o.pid}, Field{"owner_name", o.name})
+		} else {
+			row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	type unixRow struct {
+		ino uint64
+		row Row
+	}
+	var unixRows []unixRow
+	seen := inodeSet{}
+	ambiguous := map[uint64]bool{}
+	unparsable := 0
+	unixFallback := false
+	addUnix := func(ino uint64, pathStr, state, typ string) {
+		var path any
+		if pathStr != "" {
+			path = pathStr
+		}
+		unixRows = append(unixRows, unixRow{ino, Row{Path: pathStr, Fields: []Field{
+			{"protocol", "unix"}, {"local", map[string]any{"path": path}}, {"remote", nil},
+			{"state", state}, {"socket_type", typ}, {"inode", strconv.FormatUint(ino, 10)},
+		}}})
+	}
 	for _, proto := range []string{"tcp", "tcp6", "udp", "udp6", "unix"} {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
+		}
+		if proto == "unix" && sameNetNS(p) {
+			entries, err := unixDiag()
+			if err == nil {
+				tablesRead++
+				c.Coverage["unix_source"] = "sock_diag"
+				for _, e := range entries {
+					if !seen.add(e.inode) {
+						ambiguous[e.inode] = true
+					}
+					addUnix(e.inode, e.path, e.state, unixTypes[uint64(e.typ)])
+				}
+				continue
+			}
 		}
 		b, err := read(proto)
 		if err != nil {
@@ -247,6 +311,10 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 			continue
 		}
 		tablesRead++
+		if proto == "unix" {
+			c.Coverage["unix_source"] = "proc_net_unix"
+			unixFallback = true
+		}
 		first := true
 		for len(b) > 0 {
 			line := b
@@ -264,23 +332,24 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 			if proto == "unix" {
 				e, ok := parseUnixLine(line)
 				if !ok {
+					// a line that does not parse may be the tail of a
+					// name holding a newline: nothing after it can be
+					// told apart from a forged record by the text alone
+					unparsable++
 					continue
 				}
-				ino = e.inode
-				var path any
-				if e.path != "" {
-					path = e.path
+				if !seen.add(e.inode) {
+					ambiguous[e.inode] = true
 				}
-				row = Row{Path: e.path, Fields: []Field{
-					{"protocol", "unix"}, {"local", map[string]any{"path": path}}, {"remote", nil},
-					{"state", e.stateName()}, {"socket_type", unixTypes[e.typ]}, {"inode", strconv.FormatUint(e.inode, 10)},
-				}}
+				addUnix(e.inode, e.path, e.stateName(), unixTypes[e.typ])
+				continue
 			} else {
 				e, ok := parseInetLine(line)
 				if !ok {
 					continue
 				}
 				ino = e.inode
+				seen.add(ino)
 				state := tcpStates[e.state]
 				if proto == "udp" || proto == "udp6" {
 					state = "" // UDP has no connection state; the kernel reuses TCP codes
@@ -297,18 +366,25 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 					{"state", state}, {"inode", strconv.FormatUint(e.inode, 10)},
 				}}
 			}
-			o, held := owners[ino]
-			if p != nil && !held {
-				continue // per-process capture: only this process's sockets
-			}
-			if held {
-				row.Owner = o.name
-				row.Fields = append(row.Fields, Field{"pid", o.pid}, Field{"owner_name", o.name})
-			} else {
-				row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
-			}
-			c.Rows = append(c.Rows, row)
+			emit(ino, row)
 		}
+	}
+	// unix rows whose inode is not unique (across every socket table
+	// read) cannot be trusted: a bound name holding a newline can print
+	// a line that looks like another socket's record
+	dropped := 0
+	for _, u := range unixRows {
+		if ambiguous[u.ino] {
+			dropped++
+			continue
+		}
+		emit(u.ino, u.row)
+	}
+	c.Coverage["unix_rows_ambiguous"] = dropped
+	c.Coverage["unix_lines_unparsable"] = unparsable
+	if dropped > 0 || (unixFallback && unparsable > 0) {
+		c.warn(strconv.Itoa(dropped) + " unix socket rows with a duplicated inode and " + strconv.Itoa(unparsable) +
+			" unparsable /proc/net/unix lines were dropped: a socket name containing a newline makes /proc/net/unix ambiguous")
 	}
 	c.Finished = time.Now()
 	c.Coverage["tables_read"] = tablesRead
