@@ -130,3 +130,26 @@ func TestConfirmCommand(t *testing.T) {
 		t.Fatalf("profile not deleted: %v", ps)
 	}
 }
+
+// An in-process host (INQUEST_IN_PROCESS=1, like `inquest mcp
+// --in-process`) cannot receive a local decision: a profile delete fails
+// at once with UNSUPPORTED naming the shared host, never a pending state
+// that could only time out, and the profile stays.
+func TestInProcessRefusesConfirmation(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	t.Setenv(inProcessEnv, "1")
+	if out, code := runInvCLI(t, "profile", "save-as", "p3"); code != 0 {
+		t.Fatalf("save-as: %d %s", code, out)
+	}
+	start := time.Now()
+	out, code := runInvCLI(t, "profile", "delete", "p3")
+	if code != 1 || !strings.Contains(out, "UNSUPPORTED") || !strings.Contains(out, "in-process") || strings.Contains(out, "pending_confirmation") {
+		t.Fatalf("delete on an in-process host: %d %s", code, out)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatalf("refusal waited %v", time.Since(start))
+	}
+	if out, _ := runInvCLI(t, "profile", "list"); !strings.Contains(out, "p3") {
+		t.Fatalf("profile gone: %s", out)
+	}
+}

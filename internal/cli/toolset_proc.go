@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
+	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
 )
 
@@ -44,6 +45,10 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		if err != nil {
 			return nil, err
 		}
+		// Nothing outside this process can reach this host, so no local
+		// decision can ever arrive: actions needing one fail at once
+		// (UNSUPPORTED) instead of waiting in pending_confirmation.
+		host.DisableLocalDecisions(b.Host)
 		// get_status data.host: this process is the host.
 		pid := os.Getpid()
 		b.Host.AddStatus(func(m map[string]any) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
@@ -37,6 +38,31 @@ type investigation struct {
 	// submitters maps operation id -> submitting session id (a session
 	// cannot confirm its own request).
 	submitters sync.Map
+
+	// noLocalDecision is set by DisableLocalDecisions: no local user can
+	// reach this host, so actions needing a confirmation fail at once.
+	noLocalDecision atomic.Bool
+}
+
+// DisableLocalDecisions marks h as a host that no local decision can
+// reach: an in-process host (`inquest mcp --in-process`,
+// INQUEST_IN_PROCESS=1) serves only the process it lives in, so neither
+// `inquest confirm` nor the TUI can ever decide its pending operations.
+// Every later action that needs a local confirmation (removing a tracked
+// name with history, deleting or loading a profile) then fails at once
+// with UNSUPPORTED naming the shared host as the way out, instead of a
+// pending_confirmation that could only end in TIMEOUT. Actions without a
+// confirmation are unaffected.
+func DisableLocalDecisions(h *Host) {
+	if inv := investigationOf(h); inv != nil {
+		inv.noLocalDecision.Store(true)
+	}
+}
+
+// errNoLocalDecision is the outcome of a confirmation-needing action on a
+// host marked with DisableLocalDecisions.
+func errNoLocalDecision() error {
+	return contract.Errorf(contract.CodeUnsupported, "this action needs a local confirmation, which an in-process host cannot receive (no `inquest confirm` or TUI can reach it); nothing changed. Use the shared host (drop --in-process / INQUEST_IN_PROCESS=1) and confirm with `inquest confirm`")
 }
 
 var investigations sync.Map // *Host -> *investigation
@@ -269,6 +295,10 @@ func (inv *investigation) settle(s *Session, op *ledger.Op, expected string, con
 		return inv.operationReply(op.Status())
 	}
 	inv.mu.Unlock()
+	if inv.noLocalDecision.Load() {
+		op.Finish(nil, errNoLocalDecision())
+		return inv.operationReply(op.Status())
+	}
 	op.AwaitConfirmation(confirm, func() (map[string]any, error) {
 		inv.mu.Lock()
 		defer inv.mu.Unlock()

@@ -754,3 +754,33 @@ func main() {
 	}
 	return bin
 }
+
+// TestNoLocalDecisionRefusesConfirmation: on a host no local decision can
+// reach (DisableLocalDecisions, the in-process face), an action needing a
+// confirmation fails at once with UNSUPPORTED and changes nothing, while
+// actions without one still apply.
+func TestNoLocalDecisionRefusesConfirmation(t *testing.T) {
+	h := testHost(t, 50*time.Millisecond, nil)
+	DisableLocalDecisions(h)
+	s := h.NewSession()
+	d, _ := mustCall(t, h, s, "update_profile", map[string]any{"operation_id": "s1", "expected_revision": revision(t, h, s), "action": "save_as", "name": "p3"})
+	if d["state"] != "succeeded" {
+		t.Fatalf("save_as without confirmation: %v", d)
+	}
+	pid := d["outcome"].(map[string]any)["profile"].(map[string]any)["profile_id"].(string)
+	_, _, err := call(t, h, s, "update_profile", map[string]any{"operation_id": "d1", "expected_revision": revision(t, h, s), "action": "delete", "profile_id": pid, "profile_revision": "1"})
+	wantCode(t, err, contract.CodeUnsupported)
+	if !strings.Contains(err.Error(), "in-process") || !strings.Contains(err.Error(), "inquest confirm") {
+		t.Fatalf("message: %v", err)
+	}
+	if p, _ := mustCall(t, h, s, PendingConfirmationsMethod, map[string]any{}); len(p["operations"].([]any)) != 0 {
+		t.Fatalf("pending after refusal: %v", p)
+	}
+	op, _, err := call(t, h, s, "get_operation", map[string]any{"operation_id": "d1"})
+	if err != nil || op["state"] != "failed" {
+		t.Fatalf("get_operation d1: %v %v", op, err)
+	}
+	if lp, _ := mustCall(t, h, s, "list_profiles", map[string]any{}); len(lp["profiles"].([]any)) != 1 {
+		t.Fatalf("profile deleted without a decision: %v", lp)
+	}
+}
