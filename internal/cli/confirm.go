@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
@@ -60,15 +61,26 @@ func runConfirm(ctx context.Context, env *Env, call hostCaller, args []string, d
 		Error map[string]any `json:"error"`
 	}
 	remarshal(res.Data, &d)
-	fmt.Fprintf(env.Stdout, "operation %s: %s", args[0], d.State)
+	fmt.Fprintf(env.Stdout, "operation %s: %s", cell(args[0]), cell(d.State))
 	if d.Error != nil {
-		fmt.Fprintf(env.Stdout, " (%v)", d.Error["code"])
+		fmt.Fprintf(env.Stdout, " (%s)", cell(fmt.Sprint(d.Error["code"])))
 	}
 	fmt.Fprintln(env.Stdout)
 	if d.State != "succeeded" && !deny {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// cellLines passes each line of a multi-line block (indented JSON) through
+// cell, keeping the line breaks: encoding/json leaves DEL and C1 controls
+// (such as U+009B, CSI) unescaped in strings.
+func cellLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = cell(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func printPending(w io.Writer, res *contract.Result) error {
@@ -89,7 +101,7 @@ func printPending(w io.Writer, res *contract.Result) error {
 	}
 	for _, op := range d.Ops {
 		b, _ := json.MarshalIndent(op.Confirm["action"], "  ", "  ")
-		fmt.Fprintf(w, "%s (%s), expires %v:\n  %s\n", op.ID, op.Tool, op.Confirm["expires_at"], b)
+		fmt.Fprintf(w, "%s (%s), expires %s:\n  %s\n", cell(op.ID), cell(op.Tool), cell(fmt.Sprint(op.Confirm["expires_at"])), cellLines(string(b)))
 	}
 	fmt.Fprintln(w, "decide with: inquest confirm OPERATION_ID [--deny]")
 	return nil

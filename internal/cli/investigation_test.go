@@ -153,3 +153,44 @@ func TestInProcessRefusesConfirmation(t *testing.T) {
 		t.Fatalf("profile gone: %s", out)
 	}
 }
+
+// Tracked names and profile names are user-controlled: tables and
+// operation lines show their control characters escaped, never raw ESC
+// sequences or line breaks.
+func TestTrackProfileEscapeControls(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	t.Setenv(inProcessEnv, "1")
+	for _, args := range [][]string{
+		{"track", "add", "ev\x1b[31mil\nNM"},
+		{"track", "list"},
+		{"profile", "save-as", "pr\x1b[2Jof\nX"},
+		{"profile", "list"},
+	} {
+		out, code := runInvCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: %d %s", args, code, out)
+		}
+		if strings.ContainsAny(out, "\x1b\u009b") || strings.Contains(out, "il\nNM") || strings.Contains(out, "of\nX") {
+			t.Fatalf("%q printed raw control characters: %q", args, out)
+		}
+		if args[1] != "save-as" && !strings.Contains(out, `\x1b`) {
+			t.Fatalf("%q: escaped name missing: %q", args, out)
+		}
+	}
+}
+
+// printPending escapes control characters in the operation id and in the
+// action block, including C1 controls that encoding/json leaves raw.
+func TestPrintPendingEscapes(t *testing.T) {
+	res := contract.NewResult("live", time.Time{}, map[string]any{"operations": []any{map[string]any{
+		"operation_id": "op\x1b[2J", "tool": "update_profile",
+		"confirmation": map[string]any{"expires_at": "2026-01-01T00:00:00Z", "action": map[string]any{"name": "a\u009b31mb\x7f"}},
+	}}})
+	var out bytes.Buffer
+	if err := printPending(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\u009b\x7f") || !strings.Contains(out.String(), `op\x1b[2J`) {
+		t.Fatalf("%q", out.String())
+	}
+}

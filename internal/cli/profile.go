@@ -65,7 +65,7 @@ history loss, wait for a local confirmation (inquest confirm).`,
 				if err := remarshal(res.Data, &d); err != nil {
 					return err
 				}
-				fmt.Fprintf(env.Stdout, "revision %s, unsaved working changes: %v\n", d.Revision, d.Unsaved)
+				fmt.Fprintf(env.Stdout, "revision %s, unsaved working changes: %v\n", cell(d.Revision), d.Unsaved)
 				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ACTIVE\tID\tNAME\tREVISION\tTRACKING")
 				for _, p := range d.Profiles {
@@ -73,7 +73,11 @@ history loss, wait for a local confirmation (inquest confirm).`,
 					if d.Active != nil && *d.Active == p.ID {
 						mark = "*"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, p.ID, p.Name, p.Revision, strings.Join(p.Tracking, ","))
+					tracking := make([]string, len(p.Tracking))
+					for i, n := range p.Tracking {
+						tracking[i] = cell(n)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, cell(p.ID), cell(p.Name), cell(p.Revision), strings.Join(tracking, ","))
 				}
 				return tw.Flush()
 			})

@@ -129,14 +129,14 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		Error   map[string]any `json:"error"`
 	}
 	remarshal(res.Data, &d)
-	fmt.Fprintf(env.Stdout, "operation %s: %s", d.ID, cell(d.State))
+	fmt.Fprintf(env.Stdout, "operation %s: %s", cell(d.ID), cell(d.State))
 	if d.Error != nil {
-		fmt.Fprintf(env.Stdout, " (%v: %v)", d.Error["code"], d.Error["message"])
+		fmt.Fprintf(env.Stdout, " (%s: %s)", cell(fmt.Sprint(d.Error["code"])), cell(fmt.Sprint(d.Error["message"])))
 	}
 	fmt.Fprintln(env.Stdout)
 	for _, k := range []string{"names", "revision", "active_profile_id"} {
 		if v, ok := d.Outcome[k]; ok {
-			fmt.Fprintf(env.Stdout, "%s: %v\n", k, v)
+			fmt.Fprintf(env.Stdout, "%s: %s\n", k, cell(fmt.Sprint(v)))
 		}
 	}
 	if d.State != "succeeded" {
@@ -172,7 +172,7 @@ func awaitConfirmation(ctx context.Context, env *Env, w io.Writer, reg *tool.Reg
 	}
 	remarshal(res.Data, &d)
 	b, _ := json.MarshalIndent(d.Confirm["action"], "", "  ")
-	fmt.Fprintf(w, "operation %s: pending_confirmation\nawaiting local confirmation of:\n%s\n", d.ID, b)
+	fmt.Fprintf(w, "operation %s: pending_confirmation\nawaiting local confirmation of:\n%s\n", cell(d.ID), cellLines(string(b)))
 	if os.Getenv(inProcessEnv) == "1" {
 		fmt.Fprintf(w, "this command runs its own in-process host (%s=1), which no other command can reach, so nothing can confirm this; run it without %s against the shared host\n", inProcessEnv, inProcessEnv)
 		return res, nil
@@ -183,7 +183,7 @@ func awaitConfirmation(ctx context.Context, env *Env, w io.Writer, reg *tool.Reg
 			deadline = t
 		}
 	}
-	fmt.Fprintf(w, "confirm it from another terminal with: inquest confirm %s   (or --deny)\nwaiting until %s (this command must keep running: the host cancels the request when it exits)\n", d.ID, deadline.Format(time.RFC3339))
+	fmt.Fprintf(w, "confirm it from another terminal with: inquest confirm %s   (or --deny)\nwaiting until %s (this command must keep running: the host cancels the request when it exits)\n", cell(d.ID), deadline.Format(time.RFC3339))
 	ctx, cancel := context.WithDeadline(ctx, deadline.Add(3*time.Second))
 	defer cancel()
 	if decide != nil && isTerminal(env.Stdin) {
@@ -286,11 +286,15 @@ confirmation (inquest confirm).`,
 				if err := remarshal(res.Data, &d); err != nil {
 					return err
 				}
-				fmt.Fprintf(env.Stdout, "revision %s\nnames: %s\n", d.Revision, strings.Join(d.Names, ", "))
+				names := make([]string, len(d.Names))
+				for i, n := range d.Names {
+					names[i] = cell(n)
+				}
+				fmt.Fprintf(env.Stdout, "revision %s\nnames: %s\n", cell(d.Revision), strings.Join(names, ", "))
 				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PID\tNAME\tLIFECYCLE\tBY\tSAMPLES\tCAPACITY")
 				for _, m := range d.Matching {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", m.PID, m.Name, m.Lifecycle, m.By, m.History.Samples, m.History.Capacity)
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", m.PID, cell(m.Name), cell(m.Lifecycle), cell(m.By), m.History.Samples, m.History.Capacity)
 				}
 				return tw.Flush()
 			})
