@@ -42,7 +42,7 @@ func readSelectionSchema(limitDefault string) string {
 // start_capture collection filter. path and owner_name must contain a
 // non-space character (an all-space path would match every row).
 const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
-"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (file_users, network, threads, scheduling, process_info rows; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
+"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (rows of file_users, network, threads and scheduling captures, and of a get_process_info result read with read_capture; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
 "extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
 
 // managed is the bridge's one-pass continuation bookkeeping: source

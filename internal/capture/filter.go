@@ -62,8 +62,10 @@ var (
 // least one non-space term (an all-space path would match every row), and
 // path/extension apply only to kinds whose rows have a path (file_users,
 // open_files, modules, network unix sockets), owner_name only to kinds
-// whose rows have an owner (file_users, network, threads, scheduling,
-// process_info). Errors are INVALID_ARGUMENT with field set to prefix plus
+// whose rows have an owner (the start_capture kinds file_users, network,
+// threads and scheduling; and process_info, the kind of a get_process_info
+// result, which takes no filter itself but can be read with read_capture
+// selectors). Errors are INVALID_ARGUMENT with field set to prefix plus
 // the selector name (e.g. "/filter/path").
 func (f Filter) Validate(kind, prefix string) error {
 	bad := func(name, format string, args ...any) error {
@@ -85,7 +87,7 @@ func (f Filter) Validate(kind, prefix string) error {
 		return bad("owner_name", "owner_name must not be blank")
 	}
 	if f.OwnerName != "" && !ownerKinds[kind] {
-		return bad("owner_name", "%s rows have no owner; owner_name applies to file_users, network, threads, scheduling and process_info", kind)
+		return bad("owner_name", "%s rows have no owner; owner_name applies to file_users, network, threads and scheduling captures, and to get_process_info results read with read_capture", kind)
 	}
 	return nil
 }

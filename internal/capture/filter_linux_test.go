@@ -116,3 +116,24 @@ func fieldOf(err error) string {
 	}
 	return ""
 }
+
+// TestOwnerNameErrorNamesRealKinds: the owner_name error must not offer
+// process_info as a start_capture kind (get_process_info takes no filter;
+// its result is only readable with read_capture selectors).
+func TestOwnerNameErrorNamesRealKinds(t *testing.T) {
+	for _, k := range []string{KindOpenFiles, KindModules} {
+		err := Filter{OwnerName: "sshd"}.Validate(k, "/filter")
+		if err == nil {
+			t.Fatalf("%s accepted owner_name", k)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "scheduling and process_info") || !strings.Contains(msg, "threads and scheduling captures") || !strings.Contains(msg, "get_process_info results read with read_capture") {
+			t.Fatalf("%s: %s", k, msg)
+		}
+	}
+	for _, k := range Kinds {
+		if k == KindProcessInfo {
+			t.Fatal("process_info is not a start_capture kind")
+		}
+	}
+}
