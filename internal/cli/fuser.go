@@ -14,6 +14,7 @@ func init() { register(newFuserCmd) }
 
 func newFuserCmd(env *Env) *cobra.Command {
 	var asJSON, substring bool
+	var filter collectionFilter
 	cmd := &cobra.Command{
 		Use:   "fuser PATH",
 		Short: "Processes holding PATH open (start_capture kind file_users) as a table",
@@ -21,7 +22,9 @@ func newFuserCmd(env *Env) *cobra.Command {
 same tool an MCP client calls, with read.path = PATH) and list the processes
 holding PATH: pid, name, handle count, process_ref. By default only rows
 whose path equals the absolute PATH are shown; --substring shows every path
-matching all of PATH's terms. --json prints the start_capture envelope.`,
+matching all of PATH's terms. PATH (and --owner, an executable name) narrow
+the collection itself (start_capture filter), so only matching rows are
+collected. --json prints the start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			want, err := filepath.Abs(args[0])
@@ -31,12 +34,13 @@ matching all of PATH's terms. --json prints the start_capture envelope.`,
 			if r, err := filepath.EvalSymlinks(want); err == nil {
 				want = r
 			}
-			filter := want
+			path := want
 			if substring {
-				filter = args[0]
+				path = args[0]
 			}
 			return runCapture(cmd, env, asJSON, func(*tool.Registry) (map[string]any, error) {
-				return map[string]any{"kind": "file_users", "read": map[string]any{"path": filter}}, nil
+				filter.paths = []string{path}
+				return filter.apply(map[string]any{"kind": "file_users"}), nil
 			}, func(w io.Writer, rows []map[string]any) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tPATH\tPROCESS_REF")
@@ -51,6 +55,7 @@ matching all of PATH's terms. --json prints the start_capture envelope.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the start_capture envelope")
+	filter.register(cmd, false, true)
 	cmd.Flags().BoolVar(&substring, "substring", false, "show every path containing all terms of PATH, not only PATH itself")
 	return cmd
 }

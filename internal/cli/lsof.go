@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -20,13 +21,16 @@ func init() { register(newLsofCmd) }
 
 func newLsofCmd(env *Env) *cobra.Command {
 	var asJSON bool
+	var filter collectionFilter
 	cmd := &cobra.Command{
 		Use:   "lsof PID",
 		Short: "Open files of a process (start_capture kind open_files) as a table",
 		Long: `List the open file descriptors of process PID: fd, kind, size, position,
 flags and path, through the same start_capture/read_capture tools an MCP client
-uses (the PID is resolved to a process_ref with list_processes). --json prints
-the start_capture envelope.`,
+uses (the PID is resolved to a process_ref with list_processes). --path and
+--extension narrow the collection itself (start_capture filter), the way to
+list a process whose full capture is too large. --json prints the
+start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pid, err := strconv.Atoi(args[0])
@@ -38,7 +42,7 @@ the start_capture envelope.`,
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"kind": "open_files", "process_ref": ref}, nil
+				return filter.apply(map[string]any{"kind": "open_files", "process_ref": ref}), nil
 			}, func(w io.Writer, rows []map[string]any) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "FD\tKIND\tSIZE\tPOS\tFLAGS\tPATH")
@@ -50,7 +54,84 @@ the start_capture envelope.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the start_capture envelope")
+	filter.register(cmd, true, false)
 	return cmd
+}
+
+// collectionFilter is the start_capture collection filter of a capture
+// command, set from its --path (repeatable; every term of every value must
+// occur in the row path, case-insensitive), --extension (.EXT) and
+// --owner (exact, case-insensitive executable name) flags.
+type collectionFilter struct {
+	paths     []string
+	extension string
+	owner     string
+}
+
+// register adds --path and --extension (withPath) and --owner (withOwner)
+// to cmd.
+func (f *collectionFilter) register(cmd *cobra.Command, withPath, withOwner bool) {
+	if withPath {
+		cmd.Flags().StringArrayVar(&f.paths, "path", nil, "collect only rows whose path contains every whitespace-separated term, case-insensitive (repeatable: all terms of all values)")
+		cmd.Flags().StringVar(&f.extension, "extension", "", "collect only rows whose path ends with this extension, e.g. .log")
+	}
+	if withOwner {
+		cmd.Flags().StringVar(&f.owner, "owner", "", "collect only rows owned by this executable name (exact, case-insensitive)")
+	}
+}
+
+// apply sets args["filter"] ({path, extension, owner_name}) when any flag
+// was given and returns args.
+func (f *collectionFilter) apply(args map[string]any) map[string]any {
+	m := map[string]any{}
+	if len(f.paths) > 0 {
+		m["path"] = strings.Join(f.paths, " ")
+	}
+	if f.extension != "" {
+		m["extension"] = f.extension
+	}
+	if f.owner != "" {
+		m["owner_name"] = f.owner
+	}
+	if len(m) > 0 {
+		args["filter"] = m
+	}
+	return args
+}
+
+// filterFlags names the command flag setting each start_capture filter term.
+var filterFlags = map[string]string{"path": "--path TERM", "extension": "--extension .EXT", "owner_name": "--owner NAME"}
+
+// filterHint is the CLI's advice for a RESULT_TOO_LARGE capture: the
+// flags of cmd that set the filter terms the error lists in
+// details.filter_terms ("" when none applies).
+func filterHint(cmd *cobra.Command, err error) string {
+	e := contract.AsError(err)
+	if e == nil || e.Code != contract.CodeResultTooLarge {
+		return ""
+	}
+	var terms []string
+	switch v := e.Details["filter_terms"].(type) {
+	case []string:
+		terms = v
+	case []any:
+		for _, t := range v {
+			if s, ok := t.(string); ok {
+				terms = append(terms, s)
+			}
+		}
+	}
+	var flags []string
+	for _, t := range terms {
+		fl, ok := filterFlags[t]
+		if ok && cmd.Flags().Lookup(strings.Fields(fl)[0][2:]) != nil {
+			flags = append(flags, fl)
+		}
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	return "hint: run inquest " + cmd.Name() + " again with " + strings.Join(flags, " and/or ") + " so only matching rows are collected"
 }
 
 // str renders a row value for one table cell ("-" for null); control
@@ -159,6 +240,9 @@ func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Reg
 	if err != nil {
 		e := contract.AsError(err)
 		fmt.Fprintf(env.Stderr, "inquest %s: %s: %s\n", cmd.Name(), e.Code, cell(e.Message))
+		if h := filterHint(cmd, err); h != "" {
+			fmt.Fprintln(env.Stderr, h)
+		}
 		return printFailure(env, err)
 	}
 	render(env.Stdout, rows)

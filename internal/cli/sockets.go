@@ -14,13 +14,15 @@ func init() { register(newSocketsCmd) }
 func newSocketsCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	var pid int
-	var owner string
+	var filter collectionFilter
 	cmd := &cobra.Command{
 		Use:   "sockets",
 		Short: "Socket endpoints (start_capture kind network) as a table",
 		Long: `List tcp, tcp6, udp, udp6 and unix endpoints from /proc/net with the owning
 pid and name, through start_capture kind network (host-wide, or one process
-with --pid). No DNS lookups. --json prints the start_capture envelope.`,
+with --pid). No DNS lookups. --owner (executable name) and --path/--extension
+(unix socket paths) narrow the collection itself (start_capture filter).
+--json prints the start_capture envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("pid") && pid < 1 {
@@ -35,10 +37,7 @@ with --pid). No DNS lookups. --json prints the start_capture envelope.`,
 					}
 					a["process_ref"] = ref
 				}
-				if owner != "" {
-					a["read"] = map[string]any{"owner_name": owner}
-				}
-				return a, nil
+				return filter.apply(a), nil
 			}, func(w io.Writer, rows []map[string]any) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PROTO\tLOCAL\tREMOTE\tSTATE\tPID\tOWNER")
@@ -51,7 +50,7 @@ with --pid). No DNS lookups. --json prints the start_capture envelope.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the start_capture envelope")
 	cmd.Flags().IntVar(&pid, "pid", 0, "only the sockets of this process")
-	cmd.Flags().StringVar(&owner, "owner", "", "only sockets owned by this executable name (exact, case-insensitive)")
+	filter.register(cmd, true, true)
 	return cmd
 }
 
