@@ -252,8 +252,15 @@ func retentionWarnings(iv history.Interval, c history.Coverage, latest time.Time
 	case c.HasBounds && iv.HasFrom && iv.From < c.RetainedFrom:
 		out = append(out, "the requested interval starts before retained coverage ("+bounds+"): samples before retained_from were pruned by retention or never collected (before the host or the process started); counts describe only retained samples")
 	}
-	if c.HasBounds && !latest.IsZero() && iv.HasTo && iv.To > latest.Add(slack).UnixMilli() {
+	switch {
+	case c.HasBounds && !latest.IsZero() && iv.HasTo && iv.To > latest.Add(slack).UnixMilli():
 		out = append(out, "the requested interval extends past the latest sample ("+latest.UTC().Format(time.RFC3339Nano)+") into time not yet collected ("+bounds+"); counts describe only retained samples")
+	case c.HasBounds && iv.HasFrom && iv.From > c.RetainedTo:
+		// from after the last retained sample, with or without to: the
+		// interval holds no retained sample (time not yet collected, or
+		// after the process's last sample), so zero counts are no
+		// measurement.
+		out = append(out, "the requested interval starts after the latest retained sample ("+bounds+"): that time was not collected (yet); counts describe no samples")
 	}
 	return out
 }

@@ -32,12 +32,18 @@ func TestHistoryBeyondRetainedCoverage(t *testing.T) {
 		{"starts before retention", ts(t0.Add(-time.Hour)), ts(t0.Add(3 * time.Second)), 4, "starts before retained coverage"},
 		{"year 0001", "0001-01-01T00:00:00Z", "0001-01-02T00:00:00Z", 0, "ends before retained coverage begins"},
 		{"year 9999", "9999-01-01T00:00:00Z", "9999-01-02T00:00:00Z", 0, "past the latest sample"},
+		{"from inside, no to", ts(t0.Add(time.Second)), "", 3, ""},
+		{"from in the future, no to", ts(t0.Add(time.Hour)), "", 0, "starts after the latest retained sample"},
+		{"from year 9999, no to", "9999-01-01T00:00:00Z", "", 0, "starts after the latest retained sample"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := map[string]any{"metric_ids": []string{"memory_total_bytes"}, "mode": "summary"}
 			if tc.from != "" {
-				args["from"], args["to"] = tc.from, tc.to
+				args["from"] = tc.from
+			}
+			if tc.to != "" {
+				args["to"] = tc.to
 			}
 			d, res := mustCall(t, h, s, "get_history", args)
 			mt := d["metrics"].(map[string]any)["memory_total_bytes"].(map[string]any)
