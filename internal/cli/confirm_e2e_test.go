@@ -128,3 +128,50 @@ func TestCLIConfirmBesideBusyLocalAllowance(t *testing.T) {
 		t.Fatalf("delete: %v\n%s", err, delOut.String())
 	}
 }
+
+// TestCLIPipedConfirmationAnswer runs the built binary with an answer
+// piped on standard input (not a terminal): "n" denies at once (exit 1,
+// the profile stays), "y" confirms (exit 0, the profile is gone); neither
+// prints the interactive prompt nor waits for the 60 s deadline.
+func TestCLIPipedConfirmationAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	e := newHeEnv(t)
+	defer e.killHosts()
+	if out, code := e.run("profile", "save-as", "p3"); code != 0 {
+		t.Fatalf("save-as: %d %s", code, out)
+	}
+	for _, tc := range []struct {
+		answer   string
+		wantCode int
+		wantOut  string
+		kept     bool
+	}{
+		{"n\n", 1, "CANCELLED", true},
+		{"y\n", 0, "succeeded", false},
+	} {
+		var out bytes.Buffer
+		cmd := exec.Command(e.bin, "profile", "delete", "p3")
+		cmd.Env, cmd.Stdout, cmd.Stderr = e.env, &out, &out
+		cmd.Stdin = strings.NewReader(tc.answer)
+		start := time.Now()
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.wantCode || !strings.Contains(out.String(), tc.wantOut) || strings.Contains(out.String(), "[y/N]") || !strings.Contains(out.String(), "answer read from standard input") {
+			t.Fatalf("answer %q: exit %d\n%s", tc.answer, code, out.String())
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Fatalf("answer %q took %v (waited for the deadline)", tc.answer, d)
+		}
+		list, _ := e.run("profile", "list")
+		if strings.Contains(list, "p3") != tc.kept {
+			t.Fatalf("answer %q: profiles\n%s", tc.answer, list)
+		}
+	}
+}

@@ -47,7 +47,9 @@ func newProfileCmd(env *Env) *cobra.Command {
 		Short: "Investigation Profiles (list_profiles, update_profile)",
 		Long: `Saved Investigation Profiles: named tracking lists in inquest.toml. PROFILE is
 a profile id or name. delete always, and load over unsaved changes or with
-history loss, wait for a local confirmation (inquest confirm).`,
+history loss, wait for a local confirmation (inquest confirm).
+
+` + confirmHelp,
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -101,6 +103,7 @@ func profileChange(env *Env, use, action, argsUse, short string) *cobra.Command 
 	c := &cobra.Command{
 		Use:   use + " " + argsUse,
 		Short: short + " (update_profile action " + action + ")",
+		Long:  short + " (update_profile action " + action + ").\n\n" + confirmHelp,
 		Args:  cobra.ExactArgs(n),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMutation(cmd, env, &m, "update_profile", func(reg *tool.Registry) (map[string]any, error) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -83,9 +84,9 @@ func (m *mutationFlags) fill(cmd *cobra.Command, reg *tool.Registry, args map[st
 // loss, profile deletion) is decided by a local user, and the host cancels
 // it when the requesting connection closes. So the command keeps its host
 // connection open, says how to decide (`inquest confirm ID` in another
-// terminal; on a terminal it also asks y/N and sends the decision through a
-// second local connection, since the requesting connection may not decide
-// its own request), polls get_operation until the operation ends or its
+// terminal; on a terminal it also asks y/N, and a line piped on standard
+// input is taken as the answer, sent through a local decision connection,
+// since the requesting connection may not decide its own request), polls get_operation until the operation ends or its
 // 60 s deadline passes, prints the final state and exits 1 unless the
 // action happened. With --json it prints the final operation envelope.
 func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string, build func(reg *tool.Registry) (map[string]any, error)) error {
@@ -156,6 +157,16 @@ func operationState(res *contract.Result) string {
 	return d.State
 }
 
+// confirmHelp documents how a waiting mutation takes its decision.
+const confirmHelp = `An action awaiting local confirmation keeps the command running until it is
+decided or expires (60 s): confirm it from another terminal with
+"inquest confirm OPERATION_ID" (or --deny). On a terminal the command also
+asks "apply this action? [y/N]". When standard input is not a terminal, its
+first line is the answer: "y" or "yes" confirms, any other line denies
+(echo y | inquest profile delete NAME); empty input (EOF, /dev/null) leaves
+the decision to inquest confirm. The command exits 0 only if the action
+happened.`
+
 // confirmPoll is how often a CLI mutation awaiting confirmation polls
 // get_operation.
 const confirmPoll = 250 * time.Millisecond
@@ -186,19 +197,43 @@ func awaitConfirmation(ctx context.Context, env *Env, w io.Writer, reg *tool.Reg
 	fmt.Fprintf(w, "confirm it from another terminal with: inquest confirm %s   (or --deny)\nwaiting until %s (this command must keep running: the host cancels the request when it exits)\n", cell(d.ID), deadline.Format(time.RFC3339))
 	ctx, cancel := context.WithDeadline(ctx, deadline.Add(3*time.Second))
 	defer cancel()
-	if decide != nil && isTerminal(env.Stdin) {
+	// The answer on standard input: a y/N prompt on a terminal; piped
+	// input (not a terminal) is read as the answer too, its first line
+	// (y or yes confirms, anything else denies), while empty input (EOF,
+	// /dev/null) leaves the decision to `inquest confirm`.
+	var outMu sync.Mutex
+	finished := false
+	say := func(format string, a ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		if !finished {
+			fmt.Fprintf(w, format, a...)
+		}
+	}
+	defer func() {
+		outMu.Lock()
+		finished = true
+		outMu.Unlock()
+	}()
+	if decide != nil && env.Stdin != nil {
+		tty := isTerminal(env.Stdin)
+		if tty {
+			say("or confirm here: apply this action? [y/N] ")
+		}
 		go func() {
-			fmt.Fprintf(w, "or confirm here: apply this action? [y/N] ")
-			line, err := bufio.NewReader(env.Stdin.(*os.File)).ReadString('\n')
-			if err != nil && line == "" || ctx.Err() != nil {
+			line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+			if err != nil && strings.TrimSpace(line) == "" || ctx.Err() != nil {
 				return
 			}
 			decision := "deny"
 			if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
 				decision = "confirm"
 			}
+			if !tty {
+				say("answer read from standard input: %s\n", decision)
+			}
 			if _, err := decide(ctx, host.ConfirmMethod, map[string]any{"operation_id": d.ID, "decision": decision}); err != nil {
-				fmt.Fprintf(w, "the decision was not accepted: %v\n", err)
+				say("the decision was not accepted: %s\n", cell(err.Error()))
 			}
 		}()
 	}
@@ -260,7 +295,9 @@ func newTrackCmd(env *Env) *cobra.Command {
 		Long: `The Tracking List holds case-insensitive process names. Tracked lifetimes and
 their observed descendants keep 7,200 samples of history instead of 120.
 Removing a name whose lifetimes hold more than 120 samples needs a local
-confirmation (inquest confirm).`,
+confirmation (inquest confirm).
+
+` + confirmHelp,
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -312,7 +349,7 @@ func trackChange(env *Env, action string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   action + " [NAME]",
 		Short: strings.ToUpper(action[:1]) + action[1:] + " one name (update_tracking action " + action + ")",
-		Long:  "Give the name, or --ref PROCESS_REF / --pid PID to use a live process's captured name.",
+		Long:  "Give the name, or --ref PROCESS_REF / --pid PID to use a live process's captured name.\n\n" + confirmHelp,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMutation(cmd, env, &m, "update_tracking", func(reg *tool.Registry) (map[string]any, error) {
