@@ -38,7 +38,9 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 					args[k] = v
 				}
 			}
-			if pageSize > 0 {
+			// An explicit --page-size always reaches the tool, whose schema
+			// rejects values outside 1-200 (INVALID_ARGUMENT).
+			if cmd.Flags().Changed("page-size") {
 				args["page_size"] = pageSize
 			}
 			raw, _ := json.Marshal(args)

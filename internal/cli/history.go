@@ -88,7 +88,9 @@ the get_history envelope of the first page.`,
 			if to != "" {
 				args["to"] = to
 			}
-			if limit > 0 {
+			// An explicit --limit always reaches the tool, whose schema
+			// rejects values outside 1..5000 (INVALID_ARGUMENT).
+			if cmd.Flags().Changed("limit") {
 				args["limit"] = limit
 			}
 			b, _ := json.Marshal(args)

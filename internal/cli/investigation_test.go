@@ -194,3 +194,26 @@ func TestPrintPendingEscapes(t *testing.T) {
 		t.Fatalf("%q", out.String())
 	}
 }
+
+// Explicit out-of-range size flags reach the tools, whose schemas reject
+// them: INVALID_ARGUMENT and exit 1, never a silent default.
+func TestSizeFlagsOutOfRange(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
+	t.Setenv(inProcessEnv, "1")
+	for _, args := range [][]string{
+		{"history", "--metric", "memory_total_bytes", "--limit", "0"},
+		{"history", "--metric", "memory_total_bytes", "--raw", "--limit", "-3"},
+		{"history", "--metric", "memory_total_bytes", "--raw", "--limit", "5001"},
+		{"evidence", "query", "--page-size", "0"},
+		{"evidence", "query", "--page-size", "201"},
+	} {
+		out, code := runInvCLI(t, args...)
+		if code != 1 || !strings.Contains(out, "INVALID_ARGUMENT") {
+			t.Fatalf("%q: exit %d\n%s", args, code, out)
+		}
+	}
+	if out, code := runInvCLI(t, "history", "--metric", "memory_total_bytes", "--raw", "--limit", "1"); code != 0 {
+		t.Fatalf("--limit 1: %d %s", code, out)
+	}
+}
