@@ -150,6 +150,32 @@ func (rt *Runtime) hashFile(ctx context.Context, path string) (string, int64, er
 	return sum, n, nil
 }
 
+// isPseudoFile reports whether the regular file path (stat fi) is a
+// kernel pseudo-file whose size is not its content: on procfs or sysfs
+// (statfs f_type, Linux), or of size 0 yet producing bytes when read.
+// Such a file is refused before hashing or decoding: reading
+// /proc/self/pagemap, for one, yields hundreds of GiB.
+func isPseudoFile(path string, fi os.FileInfo) bool {
+	if onPseudoFS(path) {
+		return true
+	}
+	if fi.Size() != 0 {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [1]byte
+	n, _ := f.Read(b[:])
+	if n == 0 {
+		return false
+	}
+	fi2, err := f.Stat()
+	return err == nil && fi2.Size() == 0 // data from a file that still reports 0 bytes
+}
+
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
@@ -191,6 +217,9 @@ func (rt *Runtime) resolve(ctx context.Context, op *Operation, raw []sourceArg, 
 			}
 			if !fi.Mode().IsRegular() {
 				return nil, fieldErr(contract.CodeInvalidArgument, field+"/path", "source %d is not a regular file", i)
+			}
+			if isPseudoFile(p, fi) {
+				return nil, fieldErr(contract.CodeInvalidArgument, field+"/path", "source %d is a /proc or /sys pseudo-file; copy it to a regular file first", i)
 			}
 			if fi.Size() > lim.MaxInputBytes {
 				return nil, fieldErr(contract.CodeLimitExceeded, field, "source %d is %d bytes, above limits.max_input_bytes %d", i, fi.Size(), lim.MaxInputBytes).
