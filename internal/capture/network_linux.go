@@ -146,6 +146,33 @@ func (s inodeSet) add(ino uint64) bool {
 	return true
 }
 
+// tableInodes lists the socket inodes of a /proc/net table other than
+// unix: the last column of netlink and packet lines, the tenth field of
+// the tcp-formatted raw and udplite tables. Header and malformed lines
+// are skipped.
+func tableInodes(table string, b []byte) []uint64 {
+	var out []uint64
+	lines := bytes.Split(b, []byte("\n"))
+	for _, line := range lines[min(1, len(lines)):] {
+		f := bytes.Fields(line)
+		var col []byte
+		switch table {
+		case "netlink", "packet":
+			if len(f) > 0 {
+				col = f[len(f)-1]
+			}
+		default:
+			if len(f) >= 10 {
+				col = f[9]
+			}
+		}
+		if ino, err := strconv.ParseUint(string(col), 10, 64); err == nil && ino != 0 {
+			out = append(out, ino)
+		}
+	}
+	return out
+}
+
 type owner struct {
 	pid  int32
 	name string
@@ -367,6 +394,19 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 				}}
 			}
 			emit(ino, row)
+		}
+	}
+	if unixFallback {
+		// sockets of other families are not listed, but their inodes must
+		// not be claimable by a forged unix line either
+		for _, t := range []string{"raw", "raw6", "udplite", "udplite6", "netlink", "packet"} {
+			if b, err := read(t); err == nil {
+				for _, ino := range tableInodes(t, b) {
+					if !seen.add(ino) {
+						ambiguous[ino] = true
+					}
+				}
+			}
 		}
 	}
 	// unix rows whose inode is not unique (across every socket table

@@ -54,6 +54,22 @@ func TestNetworkUnixNamesCannotForgeRows(t *testing.T) {
 	bindUnix(t, newline)
 	const forgedPath = "/tmp/FORGED.sock"
 	bindUnix(t, "@f\n000000003e8ba437: 00000002 00000000 00010000 0001 01 "+victim+" "+forgedPath)
+	// a forged record may also claim a socket of a family the capture
+	// does not list (here a netlink socket of this process)
+	nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(nl) })
+	if err := unix.Bind(nl, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		t.Fatal(err)
+	}
+	var nlStat unix.Stat_t
+	if err := unix.Fstat(nl, &nlStat); err != nil {
+		t.Fatal(err)
+	}
+	const forgedPath2 = "/tmp/FORGED2.sock"
+	bindUnix(t, fmt.Sprintf("@g\n000000003e8ba438: 00000002 00000000 00010000 0001 01 %d %s", nlStat.Ino, forgedPath2))
 
 	check := func(t *testing.T, fallback bool) {
 		cap, err := Network(context.Background(), nil)
@@ -65,7 +81,7 @@ func TestNetworkUnixNamesCannotForgeRows(t *testing.T) {
 			if field(t, r, "protocol") != "unix" {
 				continue
 			}
-			if r.Path == forgedPath {
+			if r.Path == forgedPath || r.Path == forgedPath2 {
 				t.Fatalf("forged row present: %+v", r.Fields)
 			}
 			if r.Path == newline {
@@ -87,8 +103,8 @@ func TestNetworkUnixNamesCannotForgeRows(t *testing.T) {
 		if sawVictim || !cap.Partial || len(cap.Warnings) == 0 || cap.Coverage["unix_source"] != "proc_net_unix" {
 			t.Fatalf("fallback: victim row kept %v partial %v warnings %v coverage %v", sawVictim, cap.Partial, cap.Warnings, cap.Coverage)
 		}
-		if n := cap.Coverage["unix_rows_ambiguous"].(int); n < 2 {
-			t.Fatalf("fallback dropped %d ambiguous rows, want >= 2 (forged and victim)", n)
+		if n := cap.Coverage["unix_rows_ambiguous"].(int); n < 3 {
+			t.Fatalf("fallback dropped %d ambiguous rows, want >= 3 (two forged and the victim)", n)
 		}
 		if n := cap.Coverage["unix_lines_unparsable"].(int); n < 1 {
 			t.Fatalf("fallback counted %d unparsable lines, want the tail of %q", n, newline)
