@@ -314,6 +314,14 @@ func (s *Session) watch(ctx context.Context, j *Job, native chan struct{}) {
 		return
 	case <-ctx.Done():
 	}
+	// run closes native before it cancels ctx, so a collector that
+	// returned is seen here even when select picked ctx.Done: its result
+	// (or error) is run's to record, not a cancellation
+	select {
+	case <-native:
+		return
+	default:
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j.State != Running {
