@@ -28,7 +28,7 @@ func newPsCmd(env *Env) *cobra.Command {
 swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
 --order asc, ordered by the values of one snapshot (shown in their column, or in
 an extra one), rows without a value last. --json prints list_processes' envelope.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {

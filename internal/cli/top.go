@@ -24,7 +24,7 @@ var metricAliases = map[string]string{
 	"rss": "rss_bytes", "mem": "rss_bytes", "memory": "rss_bytes", "res": "rss_bytes",
 	"vsz": "virtual_bytes", "virt": "virtual_bytes",
 	"swap": "swap_bytes",
-	"thr": "threads", "nlwp": "threads",
+	"thr":  "threads", "nlwp": "threads",
 	"fd": "fd_count", "fds": "fd_count",
 	"read": "read_bytes", "write": "write_bytes",
 	"minflt": "minor_faults", "majflt": "major_faults",

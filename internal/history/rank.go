@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"time"
 )
 
 // Aggregates of a window (rank_processes). Increase suits cumulative
@@ -238,6 +237,3 @@ func Overlap(a0, a1, b0, b1 int64) int64 {
 	}
 	return hi - lo
 }
-
-// Ms converts t to stored milliseconds.
-func Ms(t time.Time) int64 { return t.UnixMilli() }

@@ -514,3 +514,21 @@ func TestListProcessesSortRSSMatchesPs(t *testing.T) {
 		t.Fatal("nothing compared")
 	}
 }
+
+// FuzzCheckRankArgs: any argument bytes give nil or INVALID_ARGUMENT with
+// a field, never a panic.
+func FuzzCheckRankArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `{"metric_id":"cpu_time_ns","last_seconds":60}`, `{"metric_id":"rss_bytes","from":"2026-01-01T00:00:00Z","to":"2026-01-01T00:00:01Z"}`,
+		`{"metric_id":"rss_bytes","aggregate":"increase"}`, `{"metric_id":"cpu_percent","last_seconds":-1}`, `[1]`, `{"from":5}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := CheckRankArgs(b)
+		if err == nil {
+			return
+		}
+		if contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Fatalf("code %v", contract.CodeOf(err))
+		}
+	})
+}
