@@ -249,19 +249,19 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		rows = append(rows, h.rankRowJSON(i+1, r, agg, iv, span, ringCut))
 	}
 	cov := map[string]any{
-		"scope":                      scope,
-		"lifetimes_retained":         len(views),
-		"lifetimes_in_scope":         inScope,
-		"lifetimes_with_samples":     withSamples,
-		"ranked":                     len(ranked),
-		"returned":                   len(rows),
-		"unranked":                   unrankedN,
-		"unranked_reasons":           unranked,
-		"window_retained_by_host":    nil,
-		"ranked_with_truncated_ring": truncatedByRing,
+		"scope":                         scope,
+		"lifetimes_retained":            len(views),
+		"lifetimes_in_scope":            inScope,
+		"lifetimes_with_samples":        withSamples,
+		"ranked":                        len(ranked),
+		"returned":                      len(rows),
+		"unranked":                      unrankedN,
+		"unranked_reasons":              unranked,
+		"host_history":                  nil,
+		"ranked_truncated_by_retention": truncatedByRing,
 	}
 	if sysCov.HasBounds {
-		cov["window_retained_by_host"] = map[string]any{"retained_from": contract.TS(history.MsTime(sysCov.RetainedFrom)), "retained_to": contract.TS(history.MsTime(sysCov.RetainedTo))}
+		cov["host_history"] = map[string]any{"retained_from": contract.TS(history.MsTime(sysCov.RetainedFrom)), "retained_to": contract.TS(history.MsTime(sysCov.RetainedTo))}
 	}
 	window["from"] = contract.TS(history.MsTime(iv.From))
 	window["to"] = contract.TS(history.MsTime(iv.To))
