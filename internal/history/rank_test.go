@@ -145,3 +145,29 @@ func TestStoreViewsAndPruned(t *testing.T) {
 		t.Fatalf("views after prune: %+v", vs)
 	}
 }
+
+// BenchmarkRankWindow1000: the work of one rank_processes call over 1,000
+// untracked lifetimes with full rings (120 samples of every process
+// metric): one Views, then one Window and Aggregate per lifetime.
+func BenchmarkRankWindow1000(b *testing.B) {
+	st := NewStore()
+	for seq := uint64(1); seq <= UntrackedCapacity; seq++ {
+		s := &proc.Snapshot{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second)}
+		for p := int32(1); p <= 1000; p++ {
+			pr := proc.Process{PID: p, StartTicks: 1, Name: "p"}
+			for i := 0; i < proc.NumProcessMetrics; i++ {
+				pr.Set(i, uint64(seq)*uint64(p)*uint64(i+1))
+			}
+			pr.Set(proc.PCPUPercent, proc.F(float64(p%100)))
+			s.Procs = append(s.Procs, pr)
+		}
+		st.Apply(s)
+	}
+	iv := Interval{From: ms(t0.Add(60 * time.Second)), To: ms(t0.Add(120 * time.Second)), HasFrom: true, HasTo: true}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, lv := range st.Views() {
+			lv.View.Window(iv, proc.PCPUTime).Aggregate(AggIncrease, false)
+		}
+	}
+}
