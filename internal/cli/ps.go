@@ -6,9 +6,11 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/spf13/cobra"
 )
 
@@ -16,20 +18,31 @@ func init() { register(newPsCmd) }
 
 func newPsCmd(env *Env) *cobra.Command {
 	var asJSON bool
-	var name, sortBy string
+	var name, sortBy, order string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List processes (list_processes + get_metrics) as a table",
-		Long:  "List processes of this machine with CPU%, RSS, threads and fds from one snapshot. --json prints list_processes' envelope.",
-		Args:  cobra.NoArgs,
+		Long: `List processes of this machine with CPU%, RSS, threads and fds from one snapshot.
+--sort takes pid, name, a process metric id or an alias (cpu, time, rss/mem, vsz,
+swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
+--order asc, ordered by the values of one snapshot (shown in their column, or in
+an extra one), rows without a value last. --json prints list_processes' envelope.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
-			args := map[string]any{"sort": sortBy}
+			sortKey := sortBy
+			if sortKey != "pid" && sortKey != "name" {
+				sortKey = metricID(sortKey)
+			}
+			args := map[string]any{"sort": sortKey}
+			if order != "" {
+				args["order"] = order
+			}
 			if name != "" {
 				args["filter"] = map[string]any{"name": name}
 			}
@@ -51,6 +64,9 @@ func newPsCmd(env *Env) *cobra.Command {
 					Name  string `json:"name"`
 					Path  string `json:"path"`
 					State string `json:"state"`
+					// Values holds the sort metric's value of the
+					// snapshot the order comes from.
+					Values map[string]any `json:"values"`
 				} `json:"rows"`
 				Next *string `json:"next_cursor"`
 			}
@@ -93,11 +109,40 @@ func newPsCmd(env *Env) *cobra.Command {
 					vals[s.Target.Ref] = m{cpu: fmtPercent(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
 				}
 			}
+			// A metric sort shows the values it ordered by (one snapshot):
+			// in their own column, or in an extra one.
+			extra := ""
+			switch sortKey {
+			case "pid", "name", "cpu_percent", "rss_bytes", "threads", "fd_count":
+			default:
+				extra = sortKey
+			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "PID\tCPU%\tRSS\tTHR\tFDS\t STATE\t NAME\t")
+			hdr := "PID\tCPU%\tRSS\tTHR\tFDS\t"
+			if extra != "" {
+				hdr += strings.ToUpper(cell(extra)) + "\t"
+			}
+			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := vals[r.Ref]
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, cell(r.State), cell(r.Name))
+				if r.Values != nil {
+					sv := r.Values[sortKey]
+					switch sortKey {
+					case "cpu_percent":
+						v.cpu = fmtPercent(sv)
+					case "rss_bytes":
+						v.rss = fmtVal(sv)
+					case "threads":
+						v.thr = fmtVal(sv)
+					case "fd_count":
+						v.fds = fmtVal(sv)
+					}
+				}
+				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds)
+				if extra != "" {
+					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
+				}
+				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), cell(r.Name))
 			}
 			tw.Flush()
 			if gone > 0 {
@@ -111,9 +156,18 @@ func newPsCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list_processes envelope")
 	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
-	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid or name")
+	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid, name, or a process metric id or alias (cpu, rss, time, ...)")
+	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000)")
 	return cmd
+}
+
+// metricUnit returns the catalog unit of a metric id ("" when unknown).
+func metricUnit(id string) string {
+	if m, ok := proc.LookupMetric(id); ok {
+		return m.Unit
+	}
+	return ""
 }
 
 func fmtVal(v any) string {

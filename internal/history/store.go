@@ -64,6 +64,7 @@ type Store struct {
 	names   map[string]bool // lower-cased tracked names
 	lastSeq uint64
 	now     func() time.Time
+	pruned  Pruned // what identity pruning removed (rank.go)
 }
 
 var procFloat, sysFloat uint32
@@ -186,6 +187,7 @@ func (st *Store) prune() {
 			continue
 		}
 		if now.Sub(time.UnixMilli(e.series.prevMs)) > EndedUntrackedAge {
+			st.notePruned(e)
 			delete(st.procs, id)
 			continue
 		}
@@ -197,6 +199,7 @@ func (st *Store) prune() {
 		}
 		sort.Slice(es, func(i, j int) bool { return es[i].series.prevMs < es[j].series.prevMs })
 		for _, e := range es[:len(es)-keep] {
+			st.notePruned(e)
 			delete(st.procs, e.ID)
 		}
 	}

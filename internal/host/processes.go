@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ type listProcessesArgs struct {
 	Filter     *filter  `json:"filter"`
 	Projection []string `json:"projection"`
 	Sort       string   `json:"sort"`
+	Order      string   `json:"order"`
 	Limit      int      `json:"limit"`
 	Cursor     string   `json:"cursor"`
 }
@@ -73,6 +73,9 @@ type procRow struct {
 	lastSeen  time.Time
 	from, to  time.Time
 	hasHist   bool
+	// p is the row's process in the latest snapshot (nil for a
+	// history-only lifetime): the source of a metric sort's value.
+	p *proc.Process
 }
 
 func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -100,7 +103,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
 			r := &procRow{id: p.ID(), name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
-				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time}
+				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
 			}
@@ -127,7 +130,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 			if scope == "retained" {
 				if p := snap.Lookup(rt.ID); p != nil {
 					r := &procRow{id: rt.ID, name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
-						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true}
+						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
 					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 						r.verified, r.parentRef = true, h.Ref(par.ID())
 					}
@@ -154,19 +157,10 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		}
 		list = append(list, r)
 	}
-	byName := a.Sort == "name"
-	sort.Slice(list, func(i, j int) bool {
-		x, y := list[i], list[j]
-		if byName {
-			if c := strings.Compare(strings.ToLower(x.name), strings.ToLower(y.name)); c != 0 {
-				return c < 0
-			}
-		}
-		if x.id.PID != y.id.PID {
-			return x.id.PID < y.id.PID
-		}
-		return x.id.StartTicks < y.id.StartTicks
-	})
+	sortMetric, byMetric, err := sortProcessRows(list, a.Sort, a.Order)
+	if err != nil {
+		return nil, err
+	}
 	fields := a.Projection
 	if len(fields) == 0 {
 		fields = defaultProcessFields
@@ -178,6 +172,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		if failed {
 			cmdFailed++
 		}
+		if byMetric {
+			addSortValue(row, sortMetric, r)
+		}
 		b, err := json.Marshal(row)
 		if err != nil {
 			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
@@ -187,6 +184,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	cov := map[string]any{"scope": scope, "snapshot_seq": snap.Seq, "processes_in_snapshot": len(snap.Procs), "processes_denied": snap.Denied, "matched": len(list)}
 	if cmdFailed > 0 {
 		cov["command_line_unavailable"] = cmdFailed
+	}
+	if byMetric {
+		sortCoverage(cov, sortMetric, a.Order, list)
 	}
 	meta := map[string]any{"snapshot_at": contract.TS(snap.Time)}
 	l := frozenOf(s).put("plist", enc, cov, meta)

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newTopCmd) }
+
+// metricAliases are the short names ps(1), top(1) and htop users type,
+// mapped to process metric ids of the catalog. Full ids pass through.
+var metricAliases = map[string]string{
+	"cpu": "cpu_percent", "%cpu": "cpu_percent", "pcpu": "cpu_percent",
+	"time": "cpu_time_ns", "cputime": "cpu_time_ns", "cpu_time": "cpu_time_ns",
+	"rss": "rss_bytes", "mem": "rss_bytes", "memory": "rss_bytes", "res": "rss_bytes",
+	"vsz": "virtual_bytes", "virt": "virtual_bytes",
+	"swap": "swap_bytes",
+	"thr":  "threads", "nlwp": "threads",
+	"fd": "fd_count", "fds": "fd_count",
+	"read": "read_bytes", "write": "write_bytes",
+	"minflt": "minor_faults", "majflt": "major_faults",
+}
+
+// metricID resolves a --metric / --sort word: an alias or a metric id
+// (unknown words pass through for the tool's schema to reject).
+func metricID(s string) string {
+	if id, ok := metricAliases[strings.ToLower(s)]; ok {
+		return id
+	}
+	return s
+}
+
+func newTopCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	var metric, aggregate, last, from, to, scope, name string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "top [--metric cpu_percent] [--last 60s | --from T [--to T]] [-n 10]",
+		Short: "Rank processes by a metric over a window of retained history (rank_processes)",
+		Long: `Rank processes by one metric over the last minute (default) or another
+window of the host's retained history, processes that ended inside the
+window included, in one call to rank_processes.
+
+--metric takes a process metric id (inquest call list_metrics) or an alias:
+cpu (cpu_percent), time (cpu_time_ns), rss/mem, vsz, swap, thr, fds, read,
+write, minflt, majflt. Cumulative counters (cpu_time_ns, read_bytes, ...)
+rank by their increase inside the window; gauges (cpu_percent, rss_bytes,
+...) by their mean (--aggregate max or last otherwise). cpu_percent ranks
+by the mean of a process's own samples, so a process that ran for half the
+window competes on its share while it ran; --metric time ranks by the CPU
+time consumed inside the window.
+
+COVER is the part of the window the lifetime's retained history spans;
+NOTE says when it started or ended inside the window, or when retention
+dropped its earlier samples. --json prints the rank_processes envelope.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			args := map[string]any{"metric_id": metricID(metric), "limit": limit}
+			if aggregate != "" {
+				args["aggregate"] = aggregate
+			}
+			if scope != "" {
+				args["scope"] = scope
+			}
+			if name != "" {
+				args["filter"] = map[string]any{"name": name}
+			}
+			if from != "" || to != "" {
+				if cmd.Flags().Changed("last") {
+					return fmt.Errorf("--last and --from/--to are exclusive")
+				}
+				if from != "" {
+					args["from"] = from
+				}
+				if to != "" {
+					args["to"] = to
+				}
+			} else {
+				secs, err := parseLast(last)
+				if err != nil {
+					return err
+				}
+				args["last_seconds"] = secs
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			b, _ := json.Marshal(args)
+			if asJSON {
+				return callAndPrint(cmd, env, rt.Registry, "rank_processes", b)
+			}
+			res, err := rt.Registry.Call(cmd.Context(), "rank_processes", b)
+			if err != nil {
+				return printFailure(env, err)
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(env.Stderr, "warning: %s\n", cell(w))
+			}
+			return renderRanking(env.Stdout, res)
+		},
+	}
+	cmd.Flags().StringVar(&metric, "metric", "cpu_percent", "process metric id or alias (cpu, time, rss, ...)")
+	cmd.Flags().StringVar(&aggregate, "aggregate", "", "increase|last for counters, mean|max|last for gauges (default increase / mean)")
+	cmd.Flags().StringVar(&last, "last", "60s", "window ending at the latest sample: a Go duration of whole seconds (60s, 5m) or seconds")
+	cmd.Flags().StringVar(&from, "from", "", "window start, RFC 3339 (instead of --last)")
+	cmd.Flags().StringVar(&to, "to", "", "window end, RFC 3339 (needs --from; default the latest sample)")
+	cmd.Flags().StringVar(&scope, "scope", "", "live, retained or all (default all: ended lifetimes too)")
+	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "rows (1..1000)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rank_processes envelope")
+	return cmd
+}
+
+// parseLast reads --last: a Go duration of whole seconds or a plain
+// number of seconds, at least one second.
+func parseLast(s string) (int, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			return 0, fmt.Errorf("--last must be at least 1s")
+		}
+		return n, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d%time.Second != 0 {
+		return 0, fmt.Errorf("--last takes whole seconds, such as 60s or 5m")
+	}
+	return int(d / time.Second), nil
+}
+
+// renderRanking prints a rank_processes result as a table: a header line
+// naming the metric, aggregate and window, then one row per lifetime.
+func renderRanking(w io.Writer, res *contract.Result) error {
+	var d struct {
+		Metric struct {
+			ID   string `json:"id"`
+			Unit string `json:"unit"`
+		} `json:"metric"`
+		Aggregate string `json:"aggregate"`
+		Window    struct {
+			From       string `json:"from"`
+			To         string `json:"to"`
+			DurationMs int64  `json:"duration_ms"`
+		} `json:"window"`
+		Rows []struct {
+			Rank      int    `json:"rank"`
+			PID       int    `json:"pid"`
+			Name      string `json:"name"`
+			Lifecycle string `json:"lifecycle"`
+			Value     any    `json:"value"`
+			Samples   int    `json:"available_value_count"`
+			Coverage  struct {
+				Fraction  float64 `json:"fraction"`
+				Started   bool    `json:"started_in_window"`
+				Ended     bool    `json:"ended_in_window"`
+				Truncated bool    `json:"truncated_by_retention"`
+			} `json:"coverage"`
+		} `json:"rows"`
+		Coverage struct {
+			Ranked   int `json:"ranked"`
+			Unranked int `json:"unranked"`
+		} `json:"coverage"`
+	}
+	if err := remarshal(res.Data, &d); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d without a value\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
+		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "RANK\tPID\tVALUE\tSAMPLES\tCOVER\t LIFECYCLE\t NAME\t NOTE\t")
+	for _, r := range d.Rows {
+		var notes []string
+		if r.Coverage.Started {
+			notes = append(notes, "started in window")
+		}
+		if r.Coverage.Ended {
+			notes = append(notes, "ended in window")
+		}
+		if r.Coverage.Truncated {
+			notes = append(notes, "earlier samples dropped by retention")
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t %s\t %s\t %s\t\n", r.Rank, r.PID, fmtMetricValue(d.Metric.Unit, r.Value), r.Samples,
+			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64)+"%", cell(r.Lifecycle), cell(r.Name), strings.Join(notes, ", "))
+	}
+	return tw.Flush()
+}
+
+// fmtMetricValue renders a metric value for a table by its unit: bytes
+// in binary units, nanoseconds as seconds, percent with one decimal,
+// counts as integers; exact rational means as decimals.
+func fmtMetricValue(unit string, v any) string {
+	var r *big.Rat
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case float64:
+		if unit == "percent" {
+			return strconv.FormatFloat(x, 'f', 1, 64)
+		}
+		return fmtVal(x)
+	case string:
+		r, _ = new(big.Rat).SetString(x)
+	case map[string]any:
+		r, _ = new(big.Rat).SetString(fmt.Sprint(x["numerator"]) + "/" + fmt.Sprint(x["denominator"]))
+	}
+	if r == nil {
+		return fmt.Sprint(v)
+	}
+	switch unit {
+	case "bytes":
+		f, _ := r.Float64()
+		return humanBytes(strconv.FormatFloat(f, 'f', 0, 64))
+	case "nanoseconds":
+		f, _ := r.Float64()
+		return strconv.FormatFloat(f/1e9, 'f', 2, 64) + "s"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return r.FloatString(2)
+}

@@ -1,0 +1,374 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// Bounds of rank_processes.
+const (
+	// DefaultRankLimit is the number of rows rank_processes returns by default.
+	DefaultRankLimit = 10
+	// MaxRankLimit is the largest limit.
+	MaxRankLimit = 1000
+	// DefaultRankSeconds is the window when none is given: the last minute.
+	DefaultRankSeconds = 60
+	// MaxRankSeconds bounds last_seconds (one day; retention is shorter).
+	MaxRankSeconds = 86400
+)
+
+func init() {
+	Extend(func(h *Host) { h.Handle("rank_processes", h.rankProcesses) })
+}
+
+// RankArgs are the arguments of rank_processes (the bridge's schema is
+// the strict form).
+type RankArgs struct {
+	Source      string  `json:"source"`
+	MetricID    string  `json:"metric_id"`
+	Aggregate   string  `json:"aggregate"`
+	LastSeconds *int    `json:"last_seconds"`
+	From        string  `json:"from"`
+	To          string  `json:"to"`
+	Scope       string  `json:"scope"`
+	Filter      *filter `json:"filter"`
+	Limit       int     `json:"limit"`
+}
+
+// SuitedAggregates lists the aggregates rank_processes accepts for a
+// metric: increase (default) and last for cumulative counters; mean
+// (default), max and last for gauges.
+func SuitedAggregates(m proc.Metric) []string {
+	if m.Cumulative {
+		return []string{history.AggIncrease, history.AggLast}
+	}
+	return []string{history.AggMean, history.AggMax, history.AggLast}
+}
+
+// CheckRankArgs does the checks of rank_processes that the input schema
+// cannot express, before anything is dispatched: last_seconds excludes
+// from and to; to needs from; from must not be after to; the metric must
+// be a process metric and the aggregate suited to it. Errors are
+// INVALID_ARGUMENT with field naming the argument.
+func CheckRankArgs(raw json.RawMessage) error {
+	var a RankArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	_, _, err := a.check()
+	return err
+}
+
+func invalidAt(field, format string, args ...any) *contract.Error {
+	e := contract.Errorf(contract.CodeInvalidArgument, format, args...)
+	e.Field = field
+	return e
+}
+
+// check validates a and returns the metric and the aggregate to use.
+func (a *RankArgs) check() (proc.Metric, string, error) {
+	m, ok := proc.LookupMetric(a.MetricID)
+	if !ok || m.Target != proc.TargetProcess {
+		return m, "", invalidAt("/metric_id", "metric_id must be a process metric; list_metrics {target_kind: process} gives the catalog")
+	}
+	agg := a.Aggregate
+	suited := SuitedAggregates(m)
+	if agg == "" {
+		agg = suited[0]
+	}
+	ok = false
+	for _, s := range suited {
+		ok = ok || s == agg
+	}
+	if !ok {
+		kind := "a gauge"
+		if m.Cumulative {
+			kind = "a cumulative counter"
+		}
+		return m, "", invalidAt("/aggregate", "%s is %s; its aggregates are %s", m.ID, kind, strings.Join(suited, ", "))
+	}
+	if a.LastSeconds != nil && (a.From != "" || a.To != "") {
+		f := "/from"
+		if a.From == "" {
+			f = "/to"
+		}
+		return m, "", invalidAt(f, "give either last_seconds or from/to, not both")
+	}
+	if a.LastSeconds != nil && (*a.LastSeconds < 1 || *a.LastSeconds > MaxRankSeconds) {
+		return m, "", invalidAt("/last_seconds", "last_seconds must be 1..%d", MaxRankSeconds)
+	}
+	if a.To != "" && a.From == "" {
+		return m, "", invalidAt("/from", "to needs from (or use last_seconds)")
+	}
+	var from, to time.Time
+	var err error
+	if a.From != "" {
+		if from, err = time.Parse(time.RFC3339Nano, a.From); err != nil {
+			return m, "", invalidAt("/from", "from is not an RFC 3339 timestamp with offset")
+		}
+	}
+	if a.To != "" {
+		if to, err = time.Parse(time.RFC3339Nano, a.To); err != nil {
+			return m, "", invalidAt("/to", "to is not an RFC 3339 timestamp with offset")
+		}
+		if from.After(to) {
+			return m, "", invalidAt("/from", "from is after to")
+		}
+	}
+	if a.Limit < 0 || a.Limit > MaxRankLimit {
+		return m, "", invalidAt("/limit", "limit must be 1..%d", MaxRankLimit)
+	}
+	switch a.Scope {
+	case "", "live", "retained", "all":
+	default:
+		return m, "", invalidAt("/scope", "scope must be live, retained or all")
+	}
+	return m, agg, nil
+}
+
+// rankRow is one ranked lifetime before encoding.
+type rankRow struct {
+	lv  history.LifetimeView
+	w   history.Window
+	val history.Value
+}
+
+// rankProcesses answers rank_processes: every retained lifetime in scope
+// with stored samples inside the window, ranked by an aggregate of one
+// process metric over the samples it has there, from one frozen view of
+// the whole retained history (Store.Views).
+func (h *Host) rankProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a RankArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	m, agg, err := a.check()
+	if err != nil {
+		return nil, err
+	}
+	store := h.HistoryStore()
+	if store == nil {
+		return nil, contract.Errorf(contract.CodeUnsupported, "retained history is not enabled in this host")
+	}
+	snap := h.sampler.Latest()
+	latest := snap.Time.UnixMilli()
+	var iv history.Interval
+	iv.HasFrom, iv.HasTo = true, true
+	window := map[string]any{}
+	switch {
+	case a.From != "":
+		if iv.From, _, err = parseBound(a.From, "from", true); err != nil {
+			return nil, err
+		}
+		iv.To = latest
+		if a.To != "" {
+			if iv.To, _, err = parseBound(a.To, "to", false); err != nil {
+				return nil, err
+			}
+		}
+		if iv.From > iv.To {
+			return nil, invalidAt("/from", "from is after to")
+		}
+	default:
+		n := DefaultRankSeconds
+		if a.LastSeconds != nil {
+			n = *a.LastSeconds
+		}
+		iv.To, iv.From = latest, latest-int64(n)*1000
+		window["last_seconds"] = n
+	}
+	scope := a.Scope
+	if scope == "" {
+		scope = "all"
+	}
+	limit := a.Limit
+	if limit == 0 {
+		limit = DefaultRankLimit
+	}
+	views := store.Views()
+	pruned := store.PrunedLifetimes()
+	sysCov := store.System().Coverage(iv)
+	isFloat := m.Repr == proc.ReprNumber
+	var ranked []rankRow
+	unranked := map[string]int{}
+	inScope, withSamples, unrankedN := 0, 0, 0
+	for _, lv := range views {
+		if scope == "live" && lv.Ended {
+			continue
+		}
+		if a.Filter != nil && a.Filter.Name != "" && !containsFold(lv.Name, a.Filter.Name) {
+			continue
+		}
+		inScope++
+		w := lv.View.Window(iv, m.Index)
+		if w.SampleCount == 0 {
+			continue
+		}
+		withSamples++
+		v := w.Aggregate(agg, isFloat)
+		if !v.OK {
+			unranked[v.Reason]++
+			unrankedN++
+			continue
+		}
+		ranked = append(ranked, rankRow{lv: lv, w: w, val: v})
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		x, y := ranked[i], ranked[j]
+		if c := x.val.Cmp(y.val); c != 0 {
+			return c > 0
+		}
+		if x.lv.ID.PID != y.lv.ID.PID {
+			return x.lv.ID.PID < y.lv.ID.PID
+		}
+		return x.lv.ID.StartTicks < y.lv.ID.StartTicks
+	})
+	span := iv.To - iv.From
+	rows := make([]map[string]any, 0, min(limit, len(ranked)))
+	truncatedByRing := 0
+	for i, r := range ranked {
+		lf := r.lv.From.UnixMilli()
+		// The ring dropped samples the window asks for: a full ring whose
+		// first retained sample is after the window start although the
+		// process started before it.
+		ringCut := lf > iv.From && r.lv.Samples >= r.lv.Capacity && r.lv.StartTime.UnixMilli() < lf
+		if ringCut {
+			truncatedByRing++
+		}
+		if i >= limit {
+			continue
+		}
+		rows = append(rows, h.rankRowJSON(i+1, r, agg, iv, span, ringCut))
+	}
+	cov := map[string]any{
+		"scope":                         scope,
+		"lifetimes_retained":            len(views),
+		"lifetimes_in_scope":            inScope,
+		"lifetimes_with_samples":        withSamples,
+		"ranked":                        len(ranked),
+		"returned":                      len(rows),
+		"unranked":                      unrankedN,
+		"unranked_reasons":              unranked,
+		"host_history":                  nil,
+		"ranked_truncated_by_retention": truncatedByRing,
+	}
+	if sysCov.HasBounds {
+		cov["host_history"] = map[string]any{"retained_from": contract.TS(history.MsTime(sysCov.RetainedFrom)), "retained_to": contract.TS(history.MsTime(sysCov.RetainedTo))}
+	}
+	window["from"] = contract.TS(history.MsTime(iv.From))
+	window["to"] = contract.TS(history.MsTime(iv.To))
+	window["duration_ms"] = span
+	data := map[string]any{
+		"metric":    map[string]any{"id": m.ID, "unit": m.Unit, "representation": m.Repr, "cumulative": m.Cumulative},
+		"aggregate": agg,
+		"window":    window,
+		"rows":      rows,
+		"coverage":  cov,
+	}
+	res := contract.NewResult("live", snap.Time, data)
+	res.Coverage = cov
+	partial := func(msg string) {
+		res.Warn(msg)
+		res.Status = contract.StatusPartial
+	}
+	if unrankedN > 0 {
+		partial(itoa(unrankedN) + " lifetimes with samples in the window have no " + agg + " of " + m.ID + " there (" + reasonList(unranked) + "); they are not ranked, and unknown is not zero")
+	}
+	if !sysCov.HasBounds || sysCov.RetainedFrom > iv.From {
+		partial("the window starts before the host's retained history (the host started later, or its samples were pruned); lifetimes seen only before " + tsString(sysCov.RetainedFrom, sysCov.HasBounds) + " are unknown")
+	}
+	if iv.To > latest+(2*h.sampler.Interval()+time.Second).Milliseconds() {
+		partial("the window extends past the latest sample (" + snap.Time.UTC().Format(time.RFC3339Nano) + ") into time not collected yet")
+	}
+	if pruned.Count > 0 && pruned.LastMs >= iv.From {
+		partial("identity pruning removed ended lifetimes whose last samples fall inside the window (at most " + itoa(history.MaxEndedUntracked) + " ended untracked lifetimes are kept, for " + history.EndedUntrackedAge.String() + "); they cannot be ranked")
+	}
+	if truncatedByRing > 0 {
+		partial(itoa(truncatedByRing) + " ranked lifetimes keep fewer samples than the window needs (untracked lifetimes keep " + itoa(history.UntrackedCapacity) + "), so their values cover only part of it (see each row's coverage); update_tracking keeps up to " + itoa(history.TrackedCapacity))
+	}
+	if len(rows) > 0 {
+		res.NextAction = &contract.Action{Tool: "get_history", Arguments: map[string]any{
+			"target":     map[string]any{"process_ref": rows[0]["process_ref"]},
+			"metric_ids": []string{m.ID},
+			"from":       window["from"], "to": window["to"], "mode": "raw"}}
+	}
+	return res, nil
+}
+
+func tsString(ms int64, ok bool) string {
+	if !ok {
+		return "now"
+	}
+	return history.MsTime(ms).Format(time.RFC3339Nano)
+}
+
+func reasonList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + itoa(m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rankRowJSON renders one ranked lifetime: identity, value, the samples
+// the value rests on, and the lifetime's coverage of the window.
+func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval, span int64, ringCut bool) map[string]any {
+	lf, lt := r.lv.From.UnixMilli(), r.lv.To.UnixMilli()
+	frac := 1.0
+	if span > 0 {
+		frac = float64(history.Overlap(lf, lt, iv.From, iv.To)) / float64(span)
+	}
+	frac = math.Round(frac*1000) / 1000
+	lifecycle := "live"
+	if r.lv.Ended {
+		lifecycle = "unknown"
+	}
+	coverage := map[string]any{
+		"from":                   contract.TS(history.MsTime(max(lf, iv.From))),
+		"to":                     contract.TS(history.MsTime(min(lt, iv.To))),
+		"fraction":               frac,
+		"started_in_window":      r.lv.StartTime.UnixMilli() > iv.From,
+		"ended_in_window":        r.lv.Ended && lt <= iv.To,
+		"truncated_by_retention": ringCut,
+	}
+	var value any
+	switch {
+	case r.val.IsFloat:
+		value = r.val.Float
+	case agg == history.AggMean:
+		den := "1"
+		if r.val.Den != nil {
+			den = r.val.Den.String()
+		}
+		value = map[string]any{"numerator": r.val.Int.String(), "denominator": den}
+	default:
+		value = r.val.Int.String()
+	}
+	return map[string]any{
+		"rank":                  rank,
+		"process_ref":           h.Ref(r.lv.ID),
+		"pid":                   r.lv.ID.PID,
+		"name":                  r.lv.Name,
+		"start_time":            contract.TS(r.lv.StartTime),
+		"lifecycle":             lifecycle,
+		"value":                 value,
+		"sample_count":          r.w.SampleCount,
+		"available_value_count": r.w.Available,
+		"first_value_at":        contract.TS(history.MsTime(r.w.FirstAt)),
+		"last_value_at":         contract.TS(history.MsTime(r.w.LastAt)),
+		"coverage":              coverage,
+	}
+}
