@@ -1,6 +1,7 @@
 package har
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -47,6 +48,15 @@ func write(t testing.TB, dir, name string, entries []fx) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func mustCompare(t testing.TB, l, r *Capture, lc, rc string) []GroupDelta {
+	t.Helper()
+	ds, err := Compare(context.Background(), l, r, lc, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
 
 func parseFile(t testing.TB, p string) *Capture {
@@ -131,7 +141,7 @@ func TestCompareRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := verdicts(Compare(tt.left, tt.right, tt.lc, tt.rc))
+			got := verdicts(mustCompare(t, tt.left, tt.right, tt.lc, tt.rc))
 			for k, v := range tt.want {
 				d, ok := got[k]
 				if !ok {
@@ -147,7 +157,7 @@ func TestCompareRules(t *testing.T) {
 		})
 	}
 	// The independent difference names the retained sample.
-	d := verdicts(Compare(changed, full, Partial, Complete))["GET https://example.test/api/items"]
+	d := verdicts(mustCompare(t, changed, full, Partial, Complete))["GET https://example.test/api/items"]
 	if len(d.LeftAbsent) != 1 || d.LeftAbsent[0].Index != 0 {
 		t.Errorf("absent samples %+v", d.LeftAbsent)
 	}
@@ -156,7 +166,7 @@ func TestCompareRules(t *testing.T) {
 func TestGroupsAndDigests(t *testing.T) {
 	dir := t.TempDir()
 	c := parseFile(t, write(t, dir, "c.har", complete))
-	gs := Groups(c)
+	gs, _ := Groups(context.Background(), c, 100)
 	if len(gs) != 4 {
 		t.Fatalf("%d groups", len(gs))
 	}
@@ -166,7 +176,7 @@ func TestGroupsAndDigests(t *testing.T) {
 			items = g
 		}
 	}
-	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceType != "fetch" || *items.TimeTotalMS != 13.5+14.5 {
+	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceType != "fetch" || *items.TimeTotalMS != 13.5+14.5 || items.TimeUnknown != 0 || items.SizeTotal != "28" {
 		t.Errorf("group %+v", items)
 	}
 	// base64 bodies are digested as decoded bytes: same digest as text.
@@ -206,7 +216,10 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		gs := Groups(c)
+		gs, err := Groups(context.Background(), c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
 		for _, g := range gs {
 			n += g.Count
@@ -214,9 +227,46 @@ func FuzzParse(f *testing.F) {
 		if n != len(c.Entries) {
 			t.Fatalf("groups hold %d entries of %d", n, len(c.Entries))
 		}
-		for _, d := range Compare(c, c, Complete, Complete) {
+		ds, err := Compare(context.Background(), c, c, Complete, Complete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
 			if d.Verdict == VerdictIndependent || d.Verdict == VerdictUndetermined {
 				t.Fatalf("a capture differs from itself: %+v", d)
+			}
+			for _, w := range d.WebSocket {
+				if w.Verdict != VerdictEqual && w.Verdict != VerdictUnavailable && w.Verdict != VerdictUndetermined {
+					t.Fatalf("a connection differs from itself: %+v", w)
+				}
+				if w.Verdict == VerdictEqual && (w.LeftFrames == nil || w.FirstDifference != nil) {
+					t.Fatalf("equal without frames: %+v", w)
+				}
+			}
+		}
+		// A partial copy of a capture is contained in it.
+		ds, err = Compare(context.Background(), c, c, Partial, Complete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Verdict == VerdictIndependent {
+				t.Fatalf("a partial copy differs: %+v", d)
+			}
+		}
+		for _, e := range c.Entries {
+			if ws := e.WebSocket; ws != nil {
+				if ws.Frames == "recorded" && (ws.FrameCount == nil || *ws.FrameCount != len(ws.List())) {
+					t.Fatalf("frame count %v of %d frames", ws.FrameCount, len(ws.List()))
+				}
+				if ws.Frames != "recorded" && (ws.FrameCount != nil || ws.Counts != nil) {
+					t.Fatalf("unavailable frames counted: %+v", ws)
+				}
+				for _, f := range ws.List() {
+					if f.TextPreview != nil && len(*f.TextPreview) > MaxPreviewBytes {
+						t.Fatalf("preview %d bytes", len(*f.TextPreview))
+					}
+				}
 			}
 		}
 	})
