@@ -15,7 +15,6 @@ import (
 // inspect_http_capture; counts and summaries always cover every entry.
 const MaxGroupEntries = 100
 
-
 // MaxInlineConnections bounds the WebSocket connections listed inline by
 // inspect_http_capture (data.context.websocket_connections); frames of any
 // connection are paged with websocket_frames.
