@@ -72,10 +72,13 @@ type Sample struct {
 	MimeType   string `json:"mime_type,omitempty"`
 	Size       string `json:"size,omitempty"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
+	// websocket marks a WebSocket connection entry without a response
+	// body: its content is its frames, compared by CompareConnections.
+	websocket bool
 }
 
 func sampleOf(e *Entry) Sample {
-	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256}
+	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256, websocket: e.WebSocket != nil && e.Body == BodyAbsent}
 }
 
 // sampleFields are the optional facts of a sample, "" when unknown:
@@ -88,6 +91,11 @@ func (s *Sample) fields() sampleFields {
 		f[0] = strconv.Itoa(*s.Status)
 	}
 	f[1], f[2] = s.Size, s.BodySHA256
+	if s.websocket {
+		// The upgrade response has no body; the frames are compared
+		// separately, so the missing body is not an unknown fact here.
+		f[2] = "websocket"
+	}
 	return f
 }
 

@@ -596,7 +596,7 @@ func compareComplete(d *ConnectionDelta, lEntry, rEntry int, li, ri *Inventory) 
 			}
 			first := long[len(short)]
 			x := ExtraFrames{Side: side, Direction: dir, Count: len(long) - len(short), AfterPosition: len(short), AfterConnectionPosition: first.ConnectionPosition - 1}
-			x.Summary = fmt.Sprintf("%s has %d more frame(s) after position %d (%d more %s frame(s) after %s position %d)", side, x.Count, x.AfterConnectionPosition, x.Count, dir, dir, x.AfterPosition)
+			x.Summary = fmt.Sprintf("%s has %d more %s after position %d (%s: after %s position %d)", side, x.Count, plural(x.Count, "frame"), x.AfterConnectionPosition, dir, dir, x.AfterPosition)
 			d.Extra = append(d.Extra, x)
 		}
 	}
@@ -629,4 +629,11 @@ func compareComplete(d *ConnectionDelta, lEntry, rEntry int, li, ri *Inventory) 
 		d.Verdict = VerdictEqual
 		d.Content = "both frame inventories complete; every position in each direction has the same opcode, payload size and payload sha256"
 	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
