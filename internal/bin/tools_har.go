@@ -15,6 +15,31 @@ import (
 // inspect_http_capture; counts and summaries always cover every entry.
 const MaxGroupEntries = 100
 
+// MaxSamplesListed bounds the absent samples listed per side and the
+// WebSocket connection deltas listed per group row by
+// compare_http_captures; the rows' counts cover them all.
+const MaxSamplesListed = 20
+
+// firstDifferent returns at most n of ds, those whose verdict is not
+// equal first, each kept in its original order.
+func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
+	if len(ds) <= n {
+		return ds
+	}
+	out := make([]har.ConnectionDelta, 0, n)
+	for _, d := range ds {
+		if len(out) < n && d.Verdict != har.VerdictEqual {
+			out = append(out, d)
+		}
+	}
+	for _, d := range ds {
+		if len(out) < n && d.Verdict == har.VerdictEqual {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // MaxInlineConnections bounds the WebSocket connections listed inline by
 // inspect_http_capture (data.context.websocket_connections); frames of any
 // connection are paged with websocket_frames.
@@ -298,10 +323,21 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 	}
 	counts := map[string]int{}
 	wsCounts := map[string]int{}
-	for _, d := range all {
+	cut := 0
+	for i := range all {
+		d := &all[i]
 		for _, w := range d.WebSocket {
 			wsCounts[w.Verdict]++
 		}
+		if len(d.LeftAbsent) > MaxSamplesListed || len(d.RightAbsent) > MaxSamplesListed || len(d.WebSocket) > MaxSamplesListed {
+			cut++
+			d.LeftAbsent = d.LeftAbsent[:min(len(d.LeftAbsent), MaxSamplesListed)]
+			d.RightAbsent = d.RightAbsent[:min(len(d.RightAbsent), MaxSamplesListed)]
+			d.WebSocket = firstDifferent(d.WebSocket, MaxSamplesListed)
+		}
+	}
+	if cut > 0 {
+		res.Warn(fmt.Sprintf("%d group(s) list only %d absent samples per side and %d WebSocket connections (differing ones first); left_absent_count, right_absent_count and websocket_connections count them all", cut, MaxSamplesListed, MaxSamplesListed))
 	}
 	var sel []har.GroupDelta
 	for _, d := range all {

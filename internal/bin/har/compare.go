@@ -111,6 +111,13 @@ type GroupDelta struct {
 	Unknown     string   `json:"unknown"`
 	LeftAbsent  []Sample `json:"left_samples_absent_from_right"`
 	RightAbsent []Sample `json:"right_samples_absent_from_left"`
+	// LeftAbsentCount and RightAbsentCount count the unmatched samples
+	// (the lists above may be cut to a listing bound by the caller).
+	LeftAbsentCount  int `json:"left_absent_count"`
+	RightAbsentCount int `json:"right_absent_count"`
+	// WebSocketCount counts the connection deltas of this group; the
+	// WebSocket list may be cut to a listing bound by the caller.
+	WebSocketCount int `json:"websocket_connections,omitempty"`
 	// WebSocket compares the WebSocket connections whose left entry (or,
 	// for right-only connections, right entry) is in this group.
 	WebSocket []ConnectionDelta `json:"websocket,omitempty"`
@@ -322,6 +329,7 @@ func Compare(ctx context.Context, left, right *Capture, lc, rc string) ([]GroupD
 			return nil, err
 		}
 		d.LeftAbsent, d.RightAbsent = nonNil(ua), nonNil(ub)
+		d.LeftAbsentCount, d.RightAbsentCount = len(ua), len(ub)
 		// A retained sample is an independent difference only when its
 		// peer capture is complete.
 		indep := (len(ua) > 0 && rc == Complete) || (len(ub) > 0 && lc == Complete)
@@ -351,7 +359,7 @@ func Compare(ctx context.Context, left, right *Capture, lc, rc string) ([]GroupD
 			d.Content = "neither side is contained in a complete peer: samples missing from either side may be omissions"
 		}
 		if cds := byGroup[k]; len(cds) > 0 {
-			d.WebSocket = cds
+			d.WebSocket, d.WebSocketCount = cds, len(cds)
 			worst := ""
 			for _, cd := range cds {
 				if worst == "" || verdictRank(cd.Verdict) > verdictRank(worst) {
