@@ -213,7 +213,10 @@ func FuzzParse(f *testing.F) {
 	// records, unknown types, absent and null frame arrays.
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_resourceType":"websocket","_webSocketMessages":[{"type":"send","time":1.5,"opcode":1,"data":"hi"},{"type":"receive","time":2,"opcode":2,"data":"AAEC"},{"type":"receive","opcode":2,"data":"!!"},{"type":"error","opcode":-1,"data":"x"},{"type":"x"},5,{"type":"send","opcode":9}]}]}}`))
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"wss://h/s"},"response":{"status":101,"content":{}}},{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_webSocketMessages":null},{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_webSocketMessages":{}}]}}`))
-	f.Add(func() []byte { b, _ := os.ReadFile(writeWS(f, dir, "ws.har", []wsConn{{url: wsURL, frames: fifty()}})); return b }())
+	f.Add(func() []byte {
+		b, _ := os.ReadFile(writeWS(f, dir, "ws.har", []wsConn{{url: wsURL, frames: fifty()}}))
+		return b
+	}())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {
