@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// distinctGETs returns n GETs of the URL identicalGETs uses, each with a
+// different body: compared with identicalGETs(n), no sample matches.
+func distinctGETs(n int) []byte {
+	return bytes.ReplaceAll(identicalGETs(n), []byte(`"text":"xxxxxxxx`), []byte(`"text":"zzzzzzzz`))
+}
+
 // identicalGETs returns a HAR holding n identical GETs of one URL with the
 // same 2 KiB body: one repeated-request group of n samples.
 func identicalGETs(n int) []byte {
@@ -58,6 +64,29 @@ func benchCompare(b *testing.B, data []byte) {
 // against themselves (one repeated-request group): parse both sides and
 // compare.
 func BenchmarkCompareIdenticalGETs(b *testing.B) { benchCompare(b, identicalGETs(32000)) }
+
+// BenchmarkCompareNoneMatch is `har diff` of 32,000 identical GETs against
+// 32,000 GETs of the same URL whose bodies all differ (the worst case for
+// a pairwise matcher).
+func BenchmarkCompareNoneMatch(b *testing.B) {
+	l, r := identicalGETs(32000), distinctGETs(32000)
+	b.SetBytes(int64(len(l) + len(r)))
+	b.ReportAllocs()
+	for b.Loop() {
+		lc, err := Parse(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rc, err := Parse(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds, err := Compare(context.Background(), lc, rc, Complete, Complete)
+		if err != nil || ds[0].LeftAbsentCount != 32000 {
+			b.Fatal(err, ds[0].LeftAbsentCount)
+		}
+	}
+}
 
 // BenchmarkCompareLarge is `har diff` of a 200,000-entry (~100 MB) capture.
 func BenchmarkCompareLarge(b *testing.B) { benchCompare(b, manyEntries(200000)) }
