@@ -142,7 +142,26 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 	if a.Completeness == "" {
 		a.Completeness = har.Partial
 	}
-	f, c, err := readCapture(ctx, a.Path, "/path")
+	f, err := ReadFile(ctx, a.Path, "/path", MaxInputBytes)
+	if err != nil {
+		return nil, err
+	}
+	// Stream the entries into group summaries: memory is bounded by the
+	// groups (and the listed entries), not by the entries.
+	var grouper *har.Grouper
+	if a.Frames == nil {
+		grouper = har.NewGrouper(MaxGroupEntries)
+	}
+	var conns []connectionSummary
+	c, err := har.Stream(ctx, f.Data, func(en *har.Entry) error {
+		if grouper != nil {
+			grouper.Add(en)
+		}
+		if en.WebSocket != nil {
+			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -159,16 +178,11 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		comp = har.Partial
 		res.Warn("the capture has undecodable entries; its WebSocket inventories are treated as partial")
 	}
-	var conns []connectionSummary
-	for i := range c.Entries {
-		en := &c.Entries[i]
-		if en.WebSocket != nil {
-			en.WebSocket.SetCompleteness(comp)
-			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket})
-		}
+	for i := range conns {
+		conns[i].WebSocket.SetCompleteness(comp)
 	}
 	id := f.Identity()
-	summary := map[string]any{"har_version": c.Version, "creator": c.Creator, "entries": len(c.Entries), "unresolved_entries": len(c.Unresolved), "unknowns": c.Unknowns, "websocket_connections": len(conns), "completeness": comp}
+	summary := map[string]any{"har_version": c.Version, "creator": c.Creator, "entries": c.Count - len(c.Unresolved), "unresolved_entries": len(c.Unresolved), "unknowns": c.Unknowns, "websocket_connections": len(conns), "completeness": comp}
 	extra := map[string]any{}
 	if len(c.Unresolved) > 0 {
 		extra["unresolved_entries"] = c.Unresolved
@@ -215,10 +229,7 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		finishPage(res, p, d, next)
 		return res, nil
 	}
-	groups, err := har.Groups(ctx, c, MaxGroupEntries)
-	if err != nil {
-		return nil, err
-	}
+	groups := grouper.Groups()
 	summary["groups"] = len(groups)
 	clipped := 0
 	for i := range groups {

@@ -65,71 +65,96 @@ type Group struct {
 // (counts and summaries always cover every entry). It takes time linear
 // in the entries and checks ctx every 1024 entries.
 func Groups(ctx context.Context, c *Capture, maxListed int) ([]Group, error) {
-	idx := map[GroupKey]int{}
-	var gs []Group
+	g := NewGrouper(maxListed)
 	for n := range c.Entries {
 		if n%cancelEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, contract.AsError(err)
 			}
 		}
-		e := &c.Entries[n]
-		k := keyOf(e)
-		i, ok := idx[k]
-		if !ok {
-			i = len(gs)
-			idx[k] = i
-			gs = append(gs, Group{GroupKey: k, Statuses: map[string]int{}, MimeTypes: map[string]int{}})
-		}
-		g := &gs[i]
-		g.Count++
-		if e.Status != nil {
-			g.Statuses[strconv.Itoa(*e.Status)]++
-		} else {
-			g.Statuses["unknown"]++
-			g.StatusUnknown++
-		}
-		if e.MimeType != "" {
-			g.MimeTypes[e.MimeType]++
-		}
-		switch e.Body {
-		case BodyRetained:
-			g.BodiesKept++
-		case BodyUndecodable:
-			g.BodiesUndecodable++
-		}
-		if e.Size != "" {
-			v, _ := strconv.ParseInt(e.Size, 10, 64)
-			if g.sizeSum > (1<<63-1)-v {
-				g.sizeOverflow = true
-			}
-			g.sizeSum += v
-			g.SizeKnown++
-		} else {
-			g.SizeUnknown++
-		}
-		if e.TimeMS != nil {
-			v := *e.TimeMS
-			if g.TimeMinMS == nil || v < *g.TimeMinMS {
-				g.TimeMinMS = ptr(v)
-			}
-			if g.TimeMaxMS == nil || v > *g.TimeMaxMS {
-				g.TimeMaxMS = ptr(v)
-			}
-			if g.TimeTotalMS == nil {
-				g.TimeTotalMS = ptr(0)
-			}
-			*g.TimeTotalMS += v
-		} else {
-			g.TimeUnknown++
-		}
-		if e.WebSocket != nil {
-			g.WebSocketConnections++
-		}
-		if len(g.Entries) < maxListed {
-			g.Entries = append(g.Entries, *e)
-		}
+		g.Add(&c.Entries[n])
 	}
+	return g.Groups(), nil
+}
+
+// Grouper accumulates repeated-request groups entry by entry, keeping
+// per-group summaries and at most maxListed entries per group, so its
+// memory is bounded by the groups rather than the entries (use it with
+// Stream).
+type Grouper struct {
+	maxListed int
+	idx       map[GroupKey]int
+	gs        []Group
+}
+
+// NewGrouper returns an empty Grouper listing at most maxListed entries
+// per group.
+func NewGrouper(maxListed int) *Grouper {
+	return &Grouper{maxListed: maxListed, idx: map[GroupKey]int{}}
+}
+
+// Add counts e into its group (e is copied when listed).
+func (gr *Grouper) Add(e *Entry) {
+	k := keyOf(e)
+	i, ok := gr.idx[k]
+	if !ok {
+		i = len(gr.gs)
+		gr.idx[k] = i
+		gr.gs = append(gr.gs, Group{GroupKey: k, Statuses: map[string]int{}, MimeTypes: map[string]int{}})
+	}
+	g := &gr.gs[i]
+	g.Count++
+	if e.Status != nil {
+		g.Statuses[strconv.Itoa(*e.Status)]++
+	} else {
+		g.Statuses["unknown"]++
+		g.StatusUnknown++
+	}
+	if e.MimeType != "" {
+		g.MimeTypes[e.MimeType]++
+	}
+	switch e.Body {
+	case BodyRetained:
+		g.BodiesKept++
+	case BodyUndecodable:
+		g.BodiesUndecodable++
+	}
+	if e.Size != "" {
+		v, _ := strconv.ParseInt(e.Size, 10, 64)
+		if g.sizeSum > (1<<63-1)-v {
+			g.sizeOverflow = true
+		}
+		g.sizeSum += v
+		g.SizeKnown++
+	} else {
+		g.SizeUnknown++
+	}
+	if e.TimeMS != nil {
+		v := *e.TimeMS
+		if g.TimeMinMS == nil || v < *g.TimeMinMS {
+			g.TimeMinMS = ptr(v)
+		}
+		if g.TimeMaxMS == nil || v > *g.TimeMaxMS {
+			g.TimeMaxMS = ptr(v)
+		}
+		if g.TimeTotalMS == nil {
+			g.TimeTotalMS = ptr(0)
+		}
+		*g.TimeTotalMS += v
+	} else {
+		g.TimeUnknown++
+	}
+	if e.WebSocket != nil {
+		g.WebSocketConnections++
+	}
+	if len(g.Entries) < gr.maxListed {
+		g.Entries = append(g.Entries, *e)
+	}
+}
+
+// Groups returns the groups ordered by URL, method and resource type.
+func (gr *Grouper) Groups() []Group {
+	gs := gr.gs
 	for i := range gs {
 		g := &gs[i]
 		g.EntriesListed = len(g.Entries)
@@ -141,7 +166,7 @@ func Groups(ctx context.Context, c *Capture, maxListed int) ([]Group, error) {
 		}
 	}
 	sort.SliceStable(gs, func(i, j int) bool { return gs[i].GroupKey.less(gs[j].GroupKey) })
-	return gs, nil
+	return gs
 }
 
 func ptr(f float64) *float64 { return &f }

@@ -156,8 +156,10 @@ type Unknowns struct {
 
 // Capture is a decoded HAR file.
 type Capture struct {
-	Version    string       `json:"version"`
-	Creator    string       `json:"creator"`
+	Version string `json:"version"`
+	Creator string `json:"creator"`
+	// Count is the number of elements of log.entries (resolved or not).
+	Count      int          `json:"count"`
 	Entries    []Entry      `json:"-"`
 	Unresolved []Unresolved `json:"unresolved"`
 	Unknowns   Unknowns     `json:"unknowns"`
@@ -170,83 +172,105 @@ func decodeFailed(msg string) error {
 // Parse decodes a HAR 1.2 document (see ParseContext).
 func Parse(data []byte) (*Capture, error) { return ParseContext(context.Background(), data) }
 
-// ParseContext decodes a HAR 1.2 document, streaming log.entries one entry
-// at a time and checking ctx every 1024 entries. A document that is not
-// JSON or has no log.entries array is DECODE_FAILED; more than MaxEntries
-// entries is LIMIT_EXCEEDED; a done ctx gives its contract error
-// (CANCELLED or DEADLINE_EXCEEDED). An individual entry that cannot be
-// decoded, lacks request or response, or has a null or absent
-// request.method is listed in Unresolved and the rest are kept.
+// ParseContext decodes a HAR 1.2 document into a Capture holding every
+// resolved entry (see Stream for the errors).
 func ParseContext(ctx context.Context, data []byte) (*Capture, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	dec := json.NewDecoder(bytes.NewReader(data))
-	notJSON := func() error { return decodeFailed("the file is not a JSON HAR document") }
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, notJSON()
+	var entries []Entry
+	c, err := Stream(ctx, data, func(e *Entry) error {
+		entries = append(entries, *e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	var c *Capture
+	c.Entries = entries
+	if c.Entries == nil {
+		c.Entries = []Entry{}
+	}
+	return c, nil
+}
+
+// Stream decodes a HAR 1.2 document with encoding/json's streaming
+// Decoder, passing each resolved entry of log.entries to fn in order (the
+// *Entry is valid only during the call) and checking ctx every 1024
+// entries, so memory is what fn keeps, not a decoded tree of the file.
+// The returned Capture holds the log metadata, Unresolved, Unknowns and
+// Count, and no Entries. A document that is not JSON, has no log.entries
+// array or more than one is DECODE_FAILED; more than MaxEntries entries
+// is LIMIT_EXCEEDED; a done ctx gives its contract error (CANCELLED or
+// DEADLINE_EXCEEDED); an error from fn is returned as is. An individual
+// entry that cannot be decoded, lacks request or response, or has a null
+// or absent request.method is listed in Unresolved and the rest are kept.
+func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	p := &parser{ctx: ctx, dec: json.NewDecoder(bytes.NewReader(data)), emit: fn, c: &Capture{Unresolved: []Unresolved{}}}
+	dec := p.dec
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, errNotHAR()
+	}
 	for dec.More() {
 		key, err := objectKey(dec)
 		if err != nil {
-			return nil, notJSON()
+			return nil, errNotHAR()
 		}
 		if key != "log" {
 			if err := skipValue(dec); err != nil {
-				return nil, notJSON()
+				return nil, errNotHAR()
 			}
 			continue
 		}
-		// A repeated "log" key replaces the earlier one, as json.Unmarshal does.
-		if c, err = parseLog(ctx, dec); err != nil {
+		if err := p.parseLog(); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
-		return nil, notJSON()
+		return nil, errNotHAR()
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, notJSON()
+		return nil, errNotHAR()
 	}
-	if c == nil || c.Entries == nil && c.Unresolved == nil {
+	if !p.seenEntries {
 		return nil, decodeFailed("the JSON document has no log.entries array: not a HAR capture")
 	}
-	if c.Entries == nil {
-		c.Entries = []Entry{}
-	}
-	c.Unresolved = c.Unresolved[:len(c.Unresolved):len(c.Unresolved)]
-	return c, nil
+	return p.c, nil
 }
 
-// parseLog reads the log object; c.Entries and c.Unresolved stay nil when
-// it has no entries array.
-func parseLog(ctx context.Context, dec *json.Decoder) (*Capture, error) {
-	notHAR := func() error { return decodeFailed("the file is not a JSON HAR document") }
+func errNotHAR() error { return decodeFailed("the file is not a JSON HAR document") }
+
+type parser struct {
+	ctx         context.Context
+	dec         *json.Decoder
+	emit        func(*Entry) error
+	c           *Capture
+	seenEntries bool
+}
+
+// parseLog reads the log object (a value that is not an object has no
+// entries).
+func (p *parser) parseLog() error {
+	dec, c := p.dec, p.c
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, notHAR()
+		return errNotHAR()
 	}
-	c := &Capture{}
 	if tok != json.Delim('{') {
-		if tok == nil { // "log": null
-			return c, nil
-		}
 		if d, ok := tok.(json.Delim); ok {
 			if err := skipRest(dec, d); err != nil {
-				return nil, notHAR()
+				return errNotHAR()
 			}
 		}
-		return c, nil
+		return nil
 	}
 	for dec.More() {
 		key, err := objectKey(dec)
 		if err != nil {
-			return nil, notHAR()
+			return errNotHAR()
 		}
 		switch key {
 		case "version":
 			var v any
 			if err := dec.Decode(&v); err != nil {
-				return nil, notHAR()
+				return errNotHAR()
 			}
 			c.Version, _ = v.(string)
 		case "creator":
@@ -256,77 +280,87 @@ func parseLog(ctx context.Context, dec *json.Decoder) (*Capture, error) {
 			if err := dec.Decode(&cr); err != nil {
 				var te *json.UnmarshalTypeError
 				if !errors.As(err, &te) {
-					return nil, notHAR()
+					return errNotHAR()
 				}
 			}
 			c.Creator = cr.Name
 		case "entries":
-			c.Entries, c.Unresolved, c.Unknowns = nil, nil, Unknowns{}
-			if err := parseEntries(ctx, dec, c); err != nil {
-				return nil, err
+			if err := p.parseEntries(); err != nil {
+				return err
 			}
 		default:
 			if err := skipValue(dec); err != nil {
-				return nil, notHAR()
+				return errNotHAR()
 			}
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, notHAR()
+		return errNotHAR()
 	}
-	return c, nil
+	return nil
 }
 
-func parseEntries(ctx context.Context, dec *json.Decoder, c *Capture) error {
-	notHAR := func() error { return decodeFailed("the file is not a JSON HAR document") }
+func (p *parser) parseEntries() error {
+	dec, c := p.dec, p.c
 	tok, err := dec.Token()
 	if err != nil {
-		return notHAR()
+		return errNotHAR()
 	}
 	if tok != json.Delim('[') {
 		if d, ok := tok.(json.Delim); ok {
 			if err := skipRest(dec, d); err != nil {
-				return notHAR()
+				return errNotHAR()
 			}
 		}
 		return nil // not an array: no entries
 	}
-	c.Entries, c.Unresolved = []Entry{}, []Unresolved{}
+	if p.seenEntries {
+		// Entries already passed on cannot be taken back.
+		return decodeFailed("the document has more than one log.entries array: ambiguous HAR capture")
+	}
+	p.seenEntries = true
 	for i := 0; dec.More(); i++ {
 		if i%cancelEvery == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := p.ctx.Err(); err != nil {
 				return contract.AsError(err)
 			}
 		}
 		if i >= MaxEntries {
 			return contract.Errorf(contract.CodeLimitExceeded, "the capture has more than %d entries; at most %d are read", MaxEntries, MaxEntries).WithDetail("limit_entries", MaxEntries)
 		}
+		c.Count++
 		var re rawEntry
 		if err := dec.Decode(&re); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
-				return notHAR()
+				return errNotHAR()
 			}
 			// The value was read whole; only its shape is wrong.
 			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry does not match the HAR entry shape"})
 			continue
 		}
-		addEntry(c, i, &re)
+		if e := resolve(c, i, &re); e != nil {
+			if err := p.emit(e); err != nil {
+				return err
+			}
+		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return notHAR()
+		return errNotHAR()
 	}
 	return nil
 }
 
-func addEntry(c *Capture, i int, re *rawEntry) {
+// resolve projects one decoded entry, or records it in c.Unresolved and
+// returns nil.
+func resolve(c *Capture, i int, re *rawEntry) *Entry {
 	if re.Request == nil || re.Response == nil {
 		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry lacks request or response"})
-		return
+		return nil
 	}
 	if re.Request.Method == nil {
 		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "request.method is null or absent: the entry's repeated-request group is unknown"})
-		return
+		return nil
 	}
 	e := Entry{Index: i, Started: re.StartedDateTime, Method: *re.Request.Method, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: BodyAbsent}
 	if e.ResourceType == "" {
@@ -379,7 +413,7 @@ func addEntry(c *Capture, i int, re *rawEntry) {
 	if len(re.WebSocketMessages) > 0 || e.ResourceType == "websocket" || isWSURL(e.URL) {
 		e.WebSocket = newInventory(re.WebSocketMessages)
 	}
-	c.Entries = append(c.Entries, e)
+	return &e
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
