@@ -185,7 +185,7 @@ func TestGroupsAndDigests(t *testing.T) {
 	if a.Entries[0].BodySHA256 == "" || a.Entries[0].BodySHA256 != b.Entries[0].BodySHA256 {
 		t.Errorf("digests %q %q", a.Entries[0].BodySHA256, b.Entries[0].BodySHA256)
 	}
-	for _, bad := range []string{"", "{", `{"log":{}}`, `[]`} {
+	for _, bad := range []string{"", "{", `{"log":{}}`, `[]`, `{"log":{"entries":5}}`, `{"log":{"entries":[]}} x`, `{"log":{"entries":[]},"log":{"entries":[]}}`, `{"log":{"entries":[{"request":`} {
 		if _, err := Parse([]byte(bad)); contract.CodeOf(err) != contract.CodeDecodeFailed {
 			t.Errorf("%q: %v", bad, err)
 		}
