@@ -140,7 +140,7 @@ type Unresolved struct {
 	Reason string `json:"reason"`
 }
 
-// Counts of unknown values among the resolved entries of a capture.
+// Unknowns counts unknown values among the resolved entries of a capture.
 type Unknowns struct {
 	// Time: entries whose time is -1, negative, absent or not finite.
 	Time int `json:"time_unknown"`
