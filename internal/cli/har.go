@@ -23,15 +23,65 @@ func newHARCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
+// harInventory is the JSON shape of a WebSocket frame inventory.
+type harInventory struct {
+	Frames       string                    `json:"frames"`
+	Inventory    string                    `json:"inventory"`
+	Counts       map[string]map[string]int `json:"counts"`
+	FrameCount   *int                      `json:"frame_count"`
+	PayloadBytes map[string]string         `json:"payload_bytes"`
+	First        *float64                  `json:"first_time_s"`
+	Last         *float64                  `json:"last_time_s"`
+}
+
+// directionCell renders an inventory's count for direction d as
+// "25 (1×24, 2×1)", or "-" when frames are unavailable.
+func (inv harInventory) directionCell(d string) string {
+	if inv.FrameCount == nil {
+		return "-"
+	}
+	n := 0
+	for _, c := range inv.Counts[d] {
+		n += c
+	}
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", n, statusCounts(inv.Counts[d]))
+}
+
+func optTime(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 3, 64)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func newHARShowCmd(env *Env) *cobra.Command {
 	var f binFlags
+	var complete bool
+	var frames int
 	cmd := &cobra.Command{
 		Use:   "show FILE",
-		Short: "inspect_http_capture: request groups with statuses, sizes, timings, body digests",
+		Short: "inspect_http_capture: request groups with statuses, sizes, timings, body digests; WebSocket connections and (--frames ENTRY) their frames",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
+			if complete {
+				args["completeness"] = "complete"
+			}
+			setFlag(cmd, args, "frames", "websocket_frames", frames)
 			f.apply(cmd, args, true)
+			if cmd.Flags().Changed("frames") {
+				return runTool(cmd, env, &f, "inspect_http_capture", args, renderFrames)
+			}
 			return runTool(cmd, env, &f, "inspect_http_capture", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Summary map[string]any `json:"summary"`
@@ -42,28 +92,114 @@ func newHARShowCmd(env *Env) *cobra.Command {
 						Statuses    map[string]int `json:"statuses"`
 						SizeTotal   string         `json:"size_total"`
 						TimeTotal   *float64       `json:"time_total_ms"`
+						TimeUnknown int            `json:"time_unknown"`
 						Bodies      int            `json:"bodies_retained"`
 					}
+					Context struct {
+						Conns []struct {
+							Entry     int          `json:"entry"`
+							Method    string       `json:"method"`
+							URL       string       `json:"url"`
+							WebSocket harInventory `json:"websocket"`
+						} `json:"websocket_connections"`
+					} `json:"context"`
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "entries %v  groups %v\n", d.Summary["entries"], d.Summary["groups"])
+				fmt.Fprintf(w, "entries %v  groups %v  websocket connections %v\n", d.Summary["entries"], d.Summary["groups"], d.Summary["websocket_connections"])
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "METHOD\tURL\tTYPE\tCOUNT\tSTATUSES\tBYTES\tTIME_MS\tBODIES")
 				for _, r := range d.Rows {
-					t := ""
+					t := "-"
 					if r.TimeTotal != nil {
 						t = fmt.Sprintf("%.1f", *r.TimeTotal)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), cell(r.Resource), r.Count, statusCounts(r.Statuses), r.SizeTotal, t, r.Bodies)
+					if r.TimeUnknown > 0 {
+						t += fmt.Sprintf(" (+%d unknown)", r.TimeUnknown)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), cell(r.Resource), r.Count, statusCounts(r.Statuses), orDash(r.SizeTotal), t, r.Bodies)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if len(d.Context.Conns) == 0 {
+					return nil
+				}
+				fmt.Fprintln(w, "\nWebSocket connections (frames by opcode; show --frames ENTRY lists them)")
+				tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ENTRY\tURL\tINVENTORY\tSENT\tRECEIVED\tSENT_BYTES\tRECEIVED_BYTES\tFIRST_S\tLAST_S")
+				for _, c := range d.Context.Conns {
+					inv := c.WebSocket
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Entry, cell(c.URL), inv.Inventory, inv.directionCell("send"), inv.directionCell("receive"), orDash(inv.PayloadBytes["send"]), orDash(inv.PayloadBytes["receive"]), optTime(inv.First), optTime(inv.Last))
 				}
 				return tw.Flush()
 			})
 		},
 	}
 	f.add(cmd, true)
+	cmd.Flags().BoolVar(&complete, "complete", false, "declare the capture complete (every request and WebSocket frame recorded)")
+	cmd.Flags().IntVar(&frames, "frames", 0, "list the frames of the WebSocket connection at this entry index")
 	return cmd
+}
+
+func renderFrames(w io.Writer, raw json.RawMessage) error {
+	var d struct {
+		Summary struct {
+			Connection struct {
+				Entry     int          `json:"entry"`
+				URL       string       `json:"url"`
+				WebSocket harInventory `json:"websocket"`
+			} `json:"connection"`
+		} `json:"summary"`
+		Rows []struct {
+			Direction string   `json:"direction"`
+			Position  int      `json:"position"`
+			ConnPos   int      `json:"connection_position"`
+			Opcode    *int     `json:"opcode"`
+			Time      *float64 `json:"time_s"`
+			Payload   string   `json:"payload"`
+			Size      string   `json:"payload_size"`
+			SHA256    string   `json:"payload_sha256"`
+			Preview   *string  `json:"text_preview"`
+			Truncated bool     `json:"text_preview_truncated"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return err
+	}
+	c := d.Summary.Connection
+	fmt.Fprintf(w, "entry %d  %s  frames %s  inventory %s\n", c.Entry, cell(c.URL), c.WebSocket.Frames, c.WebSocket.Inventory)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POS\tDIRECTION\tDIR_POS\tOPCODE\tTIME_S\tBYTES\tSHA256\tPREVIEW")
+	for _, r := range d.Rows {
+		op := "-"
+		if r.Opcode != nil {
+			op = strconv.Itoa(*r.Opcode)
+		}
+		sum := r.SHA256
+		if sum == "" {
+			sum = r.Payload
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ConnPos, r.Direction, r.Position, op, optTime(r.Time), orDash(r.Size), sum, previewCell(r.Preview, r.Truncated))
+	}
+	return tw.Flush()
+}
+
+// previewCell quotes a text preview (control characters escaped), "…"
+// marking a cut one; "-" when there is none.
+func previewCell(p *string, cut bool) string {
+	if p == nil {
+		return "-"
+	}
+	s := strconv.Quote(*p)
+	if len(s) > 62 {
+		s, cut = s[:60], true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
 }
 
 func newHARDiffCmd(env *Env) *cobra.Command {
@@ -72,7 +208,7 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 	var verdicts []string
 	cmd := &cobra.Command{
 		Use:   "diff LEFT RIGHT",
-		Short: "compare_http_captures: group verdicts (captures are partial unless --left-complete/--right-complete)",
+		Short: "compare_http_captures: group verdicts and the first differing WebSocket frame (captures are partial unless --left-complete/--right-complete)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			side := func(p string, complete bool) map[string]any {
@@ -86,6 +222,15 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "verdict", "verdicts", verdicts)
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_http_captures", args, func(w io.Writer, raw json.RawMessage) error {
+				type facts struct {
+					ConnPos   int     `json:"connection_position"`
+					Opcode    *int    `json:"opcode"`
+					Payload   string  `json:"payload"`
+					Size      string  `json:"payload_size"`
+					SHA256    string  `json:"payload_sha256"`
+					Preview   *string `json:"text_preview"`
+					Truncated bool    `json:"text_preview_truncated"`
+				}
 				var d struct {
 					Summary map[string]any `json:"summary"`
 					Rows    []struct {
@@ -93,6 +238,23 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 						Presence                      string `json:"presence"`
 						L                             int    `json:"left_count"`
 						R                             int    `json:"right_count"`
+						WebSocket                     []struct {
+							URL        string `json:"url"`
+							Position   int    `json:"position"`
+							LeftEntry  *int   `json:"left_entry"`
+							RightEntry *int   `json:"right_entry"`
+							Verdict    string `json:"verdict"`
+							Proof      string `json:"proof"`
+							Content    string `json:"content"`
+							First      *struct {
+								Direction string `json:"direction"`
+								Position  int    `json:"position"`
+								Kind      string `json:"kind"`
+								Proof     string `json:"proof"`
+								Left      *facts `json:"left"`
+								Right     *facts `json:"right"`
+							} `json:"first_difference"`
+						} `json:"websocket"`
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
@@ -105,14 +267,43 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 				for _, r := range d.Rows {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Verdict, cell(r.Method), cell(r.URL), r.L, r.R, cell(r.Content))
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				entry := func(p *int) string {
+					if p == nil {
+						return "-"
+					}
+					return strconv.Itoa(*p)
+				}
+				side := func(name string, x *facts) {
+					if x == nil {
+						return
+					}
+					op := "-"
+					if x.Opcode != nil {
+						op = strconv.Itoa(*x.Opcode)
+					}
+					fmt.Fprintf(w, "    %-5s position %d  opcode %s  bytes %s  sha256 %s  %s\n", name, x.ConnPos, op, orDash(x.Size), orDash(x.SHA256), previewCell(x.Preview, x.Truncated))
+				}
+				for _, r := range d.Rows {
+					for _, c := range r.WebSocket {
+						fmt.Fprintf(w, "\nwebsocket %s #%d (entries %s/%s): %s (proof %s)\n  %s\n", cell(c.URL), c.Position, entry(c.LeftEntry), entry(c.RightEntry), c.Verdict, c.Proof, cell(c.Content))
+						if fd := c.First; fd != nil {
+							fmt.Fprintf(w, "  first differing frame: %s position %d (%s, %s)\n", fd.Direction, fd.Position, fd.Kind, fd.Proof)
+							side("left", fd.Left)
+							side("right", fd.Right)
+						}
+					}
+				}
+				return nil
 			})
 		},
 	}
 	f.add(cmd, true)
 	cmd.Flags().BoolVar(&leftComplete, "left-complete", false, "declare the left capture complete")
 	cmd.Flags().BoolVar(&rightComplete, "right-complete", false, "declare the right capture complete")
-	cmd.Flags().StringSliceVar(&verdicts, "verdict", nil, "equal, omissions_can_explain, independent_difference, undetermined")
+	cmd.Flags().StringSliceVar(&verdicts, "verdict", nil, "equal, omissions_can_explain, independent_difference, undetermined, unavailable")
 	return cmd
 }
 

@@ -1,27 +1,37 @@
 // Package har reads HTTP Archive (HAR 1.2) captures and compares them by
-// seed 004's rules: requests are grouped by method, URL and resource type
-// (a repeated-request group), never matched one to one across captures;
-// a partial response multiset contained in a complete peer means omissions
+// these rules: requests are grouped by method, URL and resource type (a
+// repeated-request group), never matched one to one across captures; a
+// partial response multiset contained in a complete peer means omissions
 // can explain every retained sample; a retained sample absent from a
-// complete peer group is an independent difference.
+// complete peer group is an independent difference. WebSocket connections
+// correspond by method, URL and order among same-URL connections, and
+// their frames by ordered position within direction (see websocket.go).
 //
 // Facts come from the HAR 1.2 fields log.entries[].request.method, .url,
 // .response.status, .response.content.{size,mimeType,text,encoding},
-// .time, .timings and Chrome's _resourceType extension. Body digests are
-// the SHA-256 of the body bytes as retained in content.text (base64-decoded
-// when content.encoding is "base64"); an entry without content.text has no
-// retained body, which is unknown, not empty.
+// .time, .timings, and Chrome's _resourceType and _webSocketMessages
+// extensions. Body digests are the SHA-256 of the body bytes as retained
+// in content.text (base64-decoded when content.encoding is "base64"); an
+// entry without content.text has no retained body, which is unknown, not
+// empty. Unknown values (time -1, status null, content.size absent) stay
+// unknown: they are null in rows, counted, and never summed or compared
+// as zero.
+//
+// The document is read with encoding/json's streaming Decoder one entry at
+// a time, so memory is the compact per-entry projection, not a decoded
+// tree of the whole file.
 package har
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"io"
 	"math"
-	"sort"
 	"strconv"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -30,37 +40,41 @@ import (
 // MaxEntries bounds the entries one capture may hold (1,000,000).
 const MaxEntries = 1_000_000
 
-type rawLog struct {
-	Log *struct {
-		Version string `json:"version"`
-		Creator struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"creator"`
-		Entries []json.RawMessage `json:"entries"`
-	} `json:"log"`
-}
+// cancelEvery is the number of loop iterations between context checks in
+// parsing and comparison.
+const cancelEvery = 1024
 
 type rawEntry struct {
 	StartedDateTime string   `json:"startedDateTime"`
 	Time            *float64 `json:"time"`
 	Request         *struct {
-		Method string `json:"method"`
-		URL    string `json:"url"`
+		Method *string `json:"method"`
+		URL    string  `json:"url"`
 	} `json:"request"`
 	Response *struct {
-		Status  int `json:"status"`
+		Status  *int `json:"status"`
 		Content struct {
 			Size     *float64 `json:"size"`
 			MimeType string   `json:"mimeType"`
 			Text     *string  `json:"text"`
 			Encoding string   `json:"encoding"`
 		} `json:"content"`
-		BodySize *float64 `json:"bodySize"`
 	} `json:"response"`
-	Timings      map[string]*float64 `json:"timings"`
-	ResourceType string              `json:"_resourceType"`
+	Timings           map[string]*float64 `json:"timings"`
+	ResourceType      string              `json:"_resourceType"`
+	WebSocketMessages json.RawMessage     `json:"_webSocketMessages"`
 }
+
+// Body retention states of an entry's response body.
+const (
+	// BodyRetained: content.text is present and decodes; BodySHA256 is set.
+	BodyRetained = "retained"
+	// BodyAbsent: content.text is absent; the body is unknown, not empty.
+	BodyAbsent = "absent"
+	// BodyUndecodable: content.text is present but not valid base64
+	// although content.encoding is base64; the body is unknown.
+	BodyUndecodable = "undecodable"
+)
 
 // Entry is one request/response pair of a capture.
 type Entry struct {
@@ -71,371 +85,392 @@ type Entry struct {
 	Method       string `json:"method"`
 	URL          string `json:"url"`
 	ResourceType string `json:"resource_type"`
-	Status       int    `json:"status"`
-	MimeType     string `json:"mime_type,omitempty"`
-	// Size is response.content.size in bytes ("" when absent or negative).
+	// Status is response.status; null when the HAR holds null (unknown).
+	Status   *int   `json:"status"`
+	MimeType string `json:"mime_type,omitempty"`
+	// Size is response.content.size in bytes as a decimal string; absent
+	// when the field is absent or negative (unknown).
 	Size string `json:"size,omitempty"`
-	// Body is "retained" when content.text is present, else "absent".
+	// Body is BodyRetained, BodyAbsent or BodyUndecodable.
 	Body       string `json:"body"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
-	// TimeMS is entry.time in milliseconds; Timings are the HAR timings
-	// phases in milliseconds (-1 phases, meaning not applicable, omitted).
-	TimeMS  *float64           `json:"time_ms,omitempty"`
-	Timings map[string]float64 `json:"timings_ms,omitempty"`
+	// TimeMS is entry.time in milliseconds; absent when -1 or absent
+	// (unknown). Timings are the HAR timings phases in milliseconds (-1
+	// phases, meaning not applicable, omitted).
+	TimeMS  *float64 `json:"time_ms,omitempty"`
+	Timings Timings  `json:"timings_ms,omitzero"`
+	// WebSocket is the frame inventory of a WebSocket connection entry
+	// (resource type websocket, a ws:/wss: URL or _webSocketMessages
+	// present); nil for other entries.
+	WebSocket *Inventory `json:"websocket,omitempty"`
 }
 
-// Unresolved is an entry (by index) that could not be decoded.
+// timingPhases are the HAR 1.2 timings phases, in HAR order.
+var timingPhases = [...]string{"blocked", "dns", "connect", "send", "wait", "receive", "ssl"}
+
+// Timings holds the HAR timings phases in milliseconds; a phase that is
+// absent, -1 or not finite is NaN and left out of the JSON object.
+type Timings [len(timingPhases)]float64
+
+// IsZero reports whether no phase is known.
+func (t Timings) IsZero() bool {
+	for _, v := range t {
+		if !math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON renders the known phases as {"phase": ms}.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	m := map[string]float64{}
+	for i, v := range t {
+		if !math.IsNaN(v) {
+			m[timingPhases[i]] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// Unresolved is an entry (by index) that could not be decoded or placed in
+// a repeated-request group; its request is unknown, not absent.
 type Unresolved struct {
 	Index  int    `json:"index"`
 	Reason string `json:"reason"`
 }
 
-// Capture is a decoded HAR file.
-type Capture struct {
-	Version    string       `json:"version"`
-	Creator    string       `json:"creator"`
-	Entries    []Entry      `json:"-"`
-	Unresolved []Unresolved `json:"unresolved"`
+// Unknowns counts unknown values among the resolved entries of a capture.
+type Unknowns struct {
+	// Time: entries whose time is -1, negative, absent or not finite.
+	Time int `json:"time_unknown"`
+	// Status: entries whose response.status is null or absent.
+	Status int `json:"status_unknown"`
+	// Size: entries whose response.content.size is absent or negative.
+	Size int `json:"size_unknown"`
+	// BodiesAbsent: entries without content.text.
+	BodiesAbsent int `json:"bodies_absent"`
+	// BodiesUndecodable: entries whose base64 content.text does not decode.
+	BodiesUndecodable int `json:"bodies_undecodable"`
 }
 
-// Parse decodes a HAR 1.2 document. A document that is not JSON or has no
-// log.entries is DECODE_FAILED; an individual entry that cannot be decoded
-// (or lacks request or response) is listed in Unresolved and the rest are
-// kept.
-func Parse(data []byte) (*Capture, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var lg rawLog
-	if err := json.Unmarshal(data, &lg); err != nil {
-		return nil, contract.Errorf(contract.CodeDecodeFailed, "the file is not a JSON HAR document").WithDetail("accepted_formats", []string{"har 1.2"})
+// Capture is a decoded HAR file.
+type Capture struct {
+	Version string `json:"version"`
+	Creator string `json:"creator"`
+	// Count is the number of elements of log.entries (resolved or not).
+	Count      int          `json:"count"`
+	Entries    []Entry      `json:"-"`
+	Unresolved []Unresolved `json:"unresolved"`
+	Unknowns   Unknowns     `json:"unknowns"`
+}
+
+func decodeFailed(msg string) error {
+	return contract.Errorf(contract.CodeDecodeFailed, "%s", msg).WithDetail("accepted_formats", []string{"har 1.2"})
+}
+
+// Parse decodes a HAR 1.2 document (see ParseContext).
+func Parse(data []byte) (*Capture, error) { return ParseContext(context.Background(), data) }
+
+// ParseContext decodes a HAR 1.2 document into a Capture holding every
+// resolved entry (see Stream for the errors).
+func ParseContext(ctx context.Context, data []byte) (*Capture, error) {
+	var entries []Entry
+	c, err := Stream(ctx, data, func(e *Entry) error {
+		entries = append(entries, *e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if lg.Log == nil || lg.Log.Entries == nil {
-		return nil, contract.Errorf(contract.CodeDecodeFailed, "the JSON document has no log.entries array: not a HAR capture").WithDetail("accepted_formats", []string{"har 1.2"})
-	}
-	if len(lg.Log.Entries) > MaxEntries {
-		return nil, contract.Errorf(contract.CodeLimitExceeded, "the capture has %d entries; at most %d are read", len(lg.Log.Entries), MaxEntries)
-	}
-	c := &Capture{Version: lg.Log.Version, Creator: lg.Log.Creator.Name, Unresolved: []Unresolved{}}
-	for i, raw := range lg.Log.Entries {
-		var re rawEntry
-		if err := json.Unmarshal(raw, &re); err != nil {
-			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry does not match the HAR entry shape"})
-			continue
-		}
-		if re.Request == nil || re.Response == nil {
-			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry lacks request or response"})
-			continue
-		}
-		e := Entry{Index: i, Started: re.StartedDateTime, Method: re.Request.Method, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: "absent"}
-		if e.ResourceType == "" {
-			e.ResourceType = "unknown"
-		}
-		if s := re.Response.Content.Size; s != nil && *s >= 0 && *s < math.MaxInt64 {
-			e.Size = strconv.FormatInt(int64(*s), 10)
-		}
-		if t := re.Response.Content.Text; t != nil {
-			body := []byte(*t)
-			ok := true
-			if re.Response.Content.Encoding == "base64" {
-				b, err := base64.StdEncoding.DecodeString(*t)
-				if err != nil {
-					ok = false
-					c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "content.text is not valid base64 although content.encoding is base64; the body is not retained"})
-				}
-				body = b
-			}
-			if ok {
-				sum := sha256.Sum256(body)
-				e.Body, e.BodySHA256 = "retained", hex.EncodeToString(sum[:])
-			}
-		}
-		if re.Time != nil && finite(*re.Time) {
-			v := *re.Time
-			e.TimeMS = &v
-		}
-		for k, v := range re.Timings {
-			if v != nil && *v >= 0 && finite(*v) {
-				if e.Timings == nil {
-					e.Timings = map[string]float64{}
-				}
-				e.Timings[k] = *v
-			}
-		}
-		c.Entries = append(c.Entries, e)
+	c.Entries = entries
+	if c.Entries == nil {
+		c.Entries = []Entry{}
 	}
 	return c, nil
 }
 
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// GroupKey is a repeated-request group: same method, URL and resource type.
-type GroupKey struct {
-	Method       string `json:"method"`
-	URL          string `json:"url"`
-	ResourceType string `json:"resource_type"`
-}
-
-func keyOf(e Entry) GroupKey { return GroupKey{e.Method, e.URL, e.ResourceType} }
-
-func (k GroupKey) less(o GroupKey) bool {
-	if k.URL != o.URL {
-		return k.URL < o.URL
+// Stream decodes a HAR 1.2 document with encoding/json's streaming
+// Decoder, passing each resolved entry of log.entries to fn in order (the
+// *Entry is valid only during the call) and checking ctx every 1024
+// entries, so memory is what fn keeps, not a decoded tree of the file.
+// The returned Capture holds the log metadata, Unresolved, Unknowns and
+// Count, and no Entries. A document that is not JSON, has no log.entries
+// array or more than one is DECODE_FAILED; more than MaxEntries entries
+// is LIMIT_EXCEEDED; a done ctx gives its contract error (CANCELLED or
+// DEADLINE_EXCEEDED); an error from fn is returned as is. An individual
+// entry that cannot be decoded, lacks request or response, or has a null
+// or absent request.method is listed in Unresolved and the rest are kept.
+func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	p := &parser{ctx: ctx, dec: json.NewDecoder(bytes.NewReader(data)), emit: fn, c: &Capture{Unresolved: []Unresolved{}}}
+	dec := p.dec
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, errNotHAR()
 	}
-	if k.Method != o.Method {
-		return k.Method < o.Method
+	for dec.More() {
+		key, err := objectKey(dec)
+		if err != nil {
+			return nil, errNotHAR()
+		}
+		if key != "log" {
+			if err := skipValue(dec); err != nil {
+				return nil, errNotHAR()
+			}
+			continue
+		}
+		if err := p.parseLog(); err != nil {
+			return nil, err
+		}
 	}
-	return k.ResourceType < o.ResourceType
-}
-
-// Group is one repeated-request group of a capture with its summary.
-type Group struct {
-	GroupKey
-	Count       int            `json:"count"`
-	Statuses    map[string]int `json:"statuses"`
-	MimeTypes   map[string]int `json:"mime_types"`
-	BodiesKept  int            `json:"bodies_retained"`
-	SizeTotal   string         `json:"size_total,omitempty"`
-	SizeKnown   int            `json:"size_known"`
-	TimeMinMS   *float64       `json:"time_min_ms,omitempty"`
-	TimeMaxMS   *float64       `json:"time_max_ms,omitempty"`
-	TimeTotalMS *float64       `json:"time_total_ms,omitempty"`
-	Entries     []Entry        `json:"entries"`
-}
-
-// Groups returns c's repeated-request groups ordered by URL, method and
-// resource type, entries in capture order.
-func Groups(c *Capture) []Group {
-	idx := map[GroupKey]int{}
-	var gs []Group
-	for _, e := range c.Entries {
-		k := keyOf(e)
-		i, ok := idx[k]
-		if !ok {
-			i = len(gs)
-			idx[k] = i
-			gs = append(gs, Group{GroupKey: k, Statuses: map[string]int{}, MimeTypes: map[string]int{}})
-		}
-		g := &gs[i]
-		g.Count++
-		g.Statuses[strconv.Itoa(e.Status)]++
-		if e.MimeType != "" {
-			g.MimeTypes[e.MimeType]++
-		}
-		if e.Body == "retained" {
-			g.BodiesKept++
-		}
-		if e.Size != "" {
-			n, _ := strconv.ParseInt(e.Size, 10, 64)
-			t, _ := strconv.ParseInt(orZero(g.SizeTotal), 10, 64)
-			g.SizeTotal = strconv.FormatInt(t+n, 10)
-			g.SizeKnown++
-		}
-		if e.TimeMS != nil {
-			v := *e.TimeMS
-			if g.TimeMinMS == nil || v < *g.TimeMinMS {
-				g.TimeMinMS = ptr(v)
-			}
-			if g.TimeMaxMS == nil || v > *g.TimeMaxMS {
-				g.TimeMaxMS = ptr(v)
-			}
-			if g.TimeTotalMS == nil {
-				g.TimeTotalMS = ptr(0)
-			}
-			*g.TimeTotalMS += v
-		}
-		g.Entries = append(g.Entries, e)
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, errNotHAR()
 	}
-	sort.SliceStable(gs, func(i, j int) bool { return gs[i].GroupKey.less(gs[j].GroupKey) })
-	return gs
-}
-
-func ptr(f float64) *float64 { return &f }
-
-func orZero(s string) string {
-	if s == "" {
-		return "0"
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errNotHAR()
 	}
-	return s
+	if !p.seenEntries {
+		return nil, decodeFailed("the JSON document has no log.entries array: not a HAR capture")
+	}
+	return p.c, nil
 }
 
-// Completeness of a capture as declared by the caller. HAR has no field
-// that proves a capture is complete, so it is an input, and partial is
-// the default.
-const (
-	Complete = "complete"
-	Partial  = "partial"
-)
+func errNotHAR() error { return decodeFailed("the file is not a JSON HAR document") }
 
-// Group comparison verdicts.
-const (
-	// VerdictEqual: both captures complete, every sample matched one to
-	// one on status, MIME type and retained body digest.
-	VerdictEqual = "equal"
-	// VerdictOmissions: every retained sample of the partial side (or of
-	// a side with unretained bodies) is contained in its peer; omissions
-	// can explain the difference, equality or modification stays unknown.
-	VerdictOmissions = "omissions_can_explain"
-	// VerdictIndependent: a retained sample is absent from a complete peer
-	// group: an observed difference independent of omissions.
-	VerdictIndependent = "independent_difference"
-	// VerdictUndetermined: both sides are partial and not contained in
-	// each other; omissions on either side may explain it.
-	VerdictUndetermined = "undetermined"
-)
-
-// Sample is the comparable projection of one response.
-type Sample struct {
-	Index      int    `json:"index"`
-	Status     int    `json:"status"`
-	MimeType   string `json:"mime_type,omitempty"`
-	BodySHA256 string `json:"body_sha256,omitempty"`
+type parser struct {
+	ctx         context.Context
+	dec         *json.Decoder
+	emit        func(*Entry) error
+	c           *Capture
+	seenEntries bool
 }
 
-func sampleOf(e Entry) Sample {
-	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, BodySHA256: e.BodySHA256}
-}
-
-// GroupDelta is the comparison of one repeated-request group.
-type GroupDelta struct {
-	GroupKey
-	Presence    string   `json:"presence"`
-	Verdict     string   `json:"verdict"`
-	LeftCount   int      `json:"left_count"`
-	RightCount  int      `json:"right_count"`
-	Correspond  string   `json:"correspondence"`
-	Content     string   `json:"content"`
-	Unknown     string   `json:"unknown"`
-	LeftAbsent  []Sample `json:"left_samples_absent_from_right"`
-	RightAbsent []Sample `json:"right_samples_absent_from_left"`
-}
-
-// match pairs samples of a and b greedily: exact digests first, then a
-// known digest with an unretained peer body, then unretained with any
-// peer of the same status and MIME type. It returns the unmatched samples
-// of each side and whether any pair rested on an unretained body.
-func match(a, b []Sample) (ua, ub []Sample, unknown bool) {
-	usedB := make([]bool, len(b))
-	usedA := make([]bool, len(a))
-	meta := func(x, y Sample) bool { return x.Status == y.Status && x.MimeType == y.MimeType }
-	pass := func(ok func(x, y Sample) bool, unk bool) {
-		for i, x := range a {
-			if usedA[i] {
-				continue
+// parseLog reads the log object (a value that is not an object has no
+// entries).
+func (p *parser) parseLog() error {
+	dec, c := p.dec, p.c
+	tok, err := dec.Token()
+	if err != nil {
+		return errNotHAR()
+	}
+	if tok != json.Delim('{') {
+		if d, ok := tok.(json.Delim); ok {
+			if err := skipRest(dec, d); err != nil {
+				return errNotHAR()
 			}
-			for j, y := range b {
-				if !usedB[j] && meta(x, y) && ok(x, y) {
-					usedA[i], usedB[j] = true, true
-					if unk {
-						unknown = true
-					}
-					break
+		}
+		return nil
+	}
+	for dec.More() {
+		key, err := objectKey(dec)
+		if err != nil {
+			return errNotHAR()
+		}
+		switch key {
+		case "version":
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return errNotHAR()
+			}
+			c.Version, _ = v.(string)
+		case "creator":
+			var cr struct {
+				Name string `json:"name"`
+			}
+			if err := dec.Decode(&cr); err != nil {
+				var te *json.UnmarshalTypeError
+				if !errors.As(err, &te) {
+					return errNotHAR()
 				}
 			}
-		}
-	}
-	pass(func(x, y Sample) bool { return x.BodySHA256 != "" && x.BodySHA256 == y.BodySHA256 }, false)
-	pass(func(x, y Sample) bool { return x.BodySHA256 != "" && y.BodySHA256 == "" }, true)
-	pass(func(x, y Sample) bool { return x.BodySHA256 == "" }, true)
-	for i, x := range a {
-		if !usedA[i] {
-			ua = append(ua, x)
-		}
-	}
-	for j, y := range b {
-		if !usedB[j] {
-			ub = append(ub, y)
-		}
-	}
-	return ua, ub, unknown
-}
-
-// Compare compares the groups of two captures whose completeness the
-// caller declared (Complete or Partial).
-func Compare(left, right *Capture, lc, rc string) []GroupDelta {
-	lg, rg := Groups(left), Groups(right)
-	lm, rm := map[GroupKey]*Group{}, map[GroupKey]*Group{}
-	var keys []GroupKey
-	for i := range lg {
-		lm[lg[i].GroupKey] = &lg[i]
-		keys = append(keys, lg[i].GroupKey)
-	}
-	for i := range rg {
-		rm[rg[i].GroupKey] = &rg[i]
-		if lm[rg[i].GroupKey] == nil {
-			keys = append(keys, rg[i].GroupKey)
-		}
-	}
-	sort.SliceStable(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
-	var out []GroupDelta
-	for _, k := range keys {
-		var ls, rs []Sample
-		if g := lm[k]; g != nil {
-			for _, e := range g.Entries {
-				ls = append(ls, sampleOf(e))
+			c.Creator = cr.Name
+		case "entries":
+			if err := p.parseEntries(); err != nil {
+				return err
 			}
-		}
-		if g := rm[k]; g != nil {
-			for _, e := range g.Entries {
-				rs = append(rs, sampleOf(e))
-			}
-		}
-		d := GroupDelta{GroupKey: k, LeftCount: len(ls), RightCount: len(rs), Correspond: "same HTTP method, URL and resource type: a repeated-request group", Unknown: "which individual responses correspond", LeftAbsent: []Sample{}, RightAbsent: []Sample{}}
-		switch {
-		case len(ls) > 0 && len(rs) > 0:
-			d.Presence = "both"
-		case len(ls) > 0:
-			d.Presence = "left_only"
 		default:
-			d.Presence = "right_only"
-		}
-		ua, ub, unk := match(ls, rs)
-		d.LeftAbsent, d.RightAbsent = nonNil(ua), nonNil(ub)
-		// A retained sample is an independent difference only when its
-		// peer capture is complete.
-		indep := (len(ua) > 0 && rc == Complete) || (len(ub) > 0 && lc == Complete)
-		switch {
-		case indep:
-			d.Verdict = VerdictIndependent
-			var parts []string
-			if len(ua) > 0 && rc == Complete {
-				parts = append(parts, fmt.Sprintf("%d retained left sample(s) absent from the complete right group", len(ua)))
+			if err := skipValue(dec); err != nil {
+				return errNotHAR()
 			}
-			if len(ub) > 0 && lc == Complete {
-				parts = append(parts, fmt.Sprintf("%d retained right sample(s) absent from the complete left group", len(ub)))
-			}
-			d.Content = joinParts(parts)
-			d.Unknown += "; other unobserved differences"
-		case len(ua) == 0 && len(ub) == 0 && lc == Complete && rc == Complete && !unk:
-			d.Verdict = VerdictEqual
-			d.Content = "both captures complete; the response multisets match one to one on status, MIME type and body sha256"
-		case len(ua) == 0 && len(ub) == 0 && lc == Complete && rc == Complete:
-			d.Verdict = VerdictOmissions
-			d.Content = "both captures complete and the multisets match on status and MIME type, but some bodies were not retained: omissions can explain every sample; equality or modification unknown"
-		case len(ua) == 0 && rc == Complete, len(ub) == 0 && lc == Complete:
-			d.Verdict = VerdictOmissions
-			d.Content = "the partial side's response multiset is contained in the complete peer group: omissions can explain every retained sample; equality or modification unknown"
-		default:
-			d.Verdict = VerdictUndetermined
-			d.Content = "neither side is contained in a complete peer: samples missing from either side may be omissions"
 		}
-		out = append(out, d)
 	}
-	return out
+	if _, err := dec.Token(); err != nil {
+		return errNotHAR()
+	}
+	return nil
 }
 
-func nonNil(s []Sample) []Sample {
-	if s == nil {
-		return []Sample{}
+func (p *parser) parseEntries() error {
+	dec, c := p.dec, p.c
+	tok, err := dec.Token()
+	if err != nil {
+		return errNotHAR()
 	}
-	return s
+	if tok != json.Delim('[') {
+		if d, ok := tok.(json.Delim); ok {
+			if err := skipRest(dec, d); err != nil {
+				return errNotHAR()
+			}
+		}
+		return nil // not an array: no entries
+	}
+	if p.seenEntries {
+		// Entries already passed on cannot be taken back.
+		return decodeFailed("the document has more than one log.entries array: ambiguous HAR capture")
+	}
+	p.seenEntries = true
+	for i := 0; dec.More(); i++ {
+		if i%cancelEvery == 0 {
+			if err := p.ctx.Err(); err != nil {
+				return contract.AsError(err)
+			}
+		}
+		if i >= MaxEntries {
+			return contract.Errorf(contract.CodeLimitExceeded, "the capture has more than %d entries; at most %d are read", MaxEntries, MaxEntries).WithDetail("limit_entries", MaxEntries)
+		}
+		c.Count++
+		var re rawEntry
+		if err := dec.Decode(&re); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return errNotHAR()
+			}
+			// The value was read whole; only its shape is wrong.
+			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry does not match the HAR entry shape"})
+			continue
+		}
+		if e := resolve(c, i, &re); e != nil {
+			if err := p.emit(e); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errNotHAR()
+	}
+	return nil
 }
 
-func joinParts(p []string) string {
-	s := ""
-	for i, x := range p {
-		if i > 0 {
-			s += "; "
-		}
-		s += x
+// resolve projects one decoded entry, or records it in c.Unresolved and
+// returns nil.
+func resolve(c *Capture, i int, re *rawEntry) *Entry {
+	if re.Request == nil || re.Response == nil {
+		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry lacks request or response"})
+		return nil
 	}
-	return s
+	if re.Request.Method == nil {
+		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "request.method is null or absent: the entry's repeated-request group is unknown"})
+		return nil
+	}
+	e := Entry{Index: i, Started: re.StartedDateTime, Method: *re.Request.Method, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: BodyAbsent}
+	if e.ResourceType == "" {
+		e.ResourceType = "unknown"
+	}
+	if e.Status == nil {
+		c.Unknowns.Status++
+	}
+	if s := re.Response.Content.Size; s != nil && *s >= 0 && *s < math.MaxInt64 {
+		e.Size = strconv.FormatInt(int64(*s), 10)
+	} else {
+		c.Unknowns.Size++
+	}
+	if t := re.Response.Content.Text; t != nil {
+		body := []byte(*t)
+		ok := true
+		if re.Response.Content.Encoding == "base64" {
+			b, err := base64.StdEncoding.DecodeString(*t)
+			ok = err == nil
+			body = b
+		}
+		if ok {
+			sum := sha256.Sum256(body)
+			e.Body, e.BodySHA256 = BodyRetained, hex.EncodeToString(sum[:])
+		} else {
+			e.Body = BodyUndecodable
+			c.Unknowns.BodiesUndecodable++
+		}
+	} else {
+		c.Unknowns.BodiesAbsent++
+	}
+	// HAR 1.2: time is the sum of the timings that apply; -1 is not a
+	// HAR value for time but producers write it for "unknown".
+	if re.Time != nil && *re.Time >= 0 && finite(*re.Time) {
+		v := *re.Time
+		e.TimeMS = &v
+	} else {
+		c.Unknowns.Time++
+	}
+	for k := range e.Timings {
+		e.Timings[k] = math.NaN()
+	}
+	for k, v := range re.Timings {
+		for pi, name := range timingPhases {
+			if k == name && v != nil && *v >= 0 && finite(*v) {
+				e.Timings[pi] = *v
+			}
+		}
+	}
+	if len(re.WebSocketMessages) > 0 || e.ResourceType == "websocket" || isWSURL(e.URL) {
+		e.WebSocket = newInventory(re.WebSocketMessages)
+	}
+	return &e
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != d {
+		return errors.New("unexpected token")
+	}
+	return nil
+}
+
+func objectKey(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	s, ok := tok.(string)
+	if !ok {
+		return "", errors.New("object key is not a string")
+	}
+	return s, nil
+}
+
+// skipValue reads and discards one JSON value.
+func skipValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); ok {
+		return skipRest(dec, d)
+	}
+	return nil
+}
+
+// skipRest discards the rest of the array or object opened by d.
+func skipRest(dec *json.Decoder, d json.Delim) error {
+	if d != '{' && d != '[' {
+		return errors.New("unexpected delimiter")
+	}
+	depth := 1
+	for depth > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package har
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -47,6 +48,15 @@ func write(t testing.TB, dir, name string, entries []fx) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func mustCompare(t testing.TB, l, r *Capture, lc, rc string) []GroupDelta {
+	t.Helper()
+	ds, err := Compare(context.Background(), l, r, lc, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
 
 func parseFile(t testing.TB, p string) *Capture {
@@ -131,7 +141,7 @@ func TestCompareRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := verdicts(Compare(tt.left, tt.right, tt.lc, tt.rc))
+			got := verdicts(mustCompare(t, tt.left, tt.right, tt.lc, tt.rc))
 			for k, v := range tt.want {
 				d, ok := got[k]
 				if !ok {
@@ -147,7 +157,7 @@ func TestCompareRules(t *testing.T) {
 		})
 	}
 	// The independent difference names the retained sample.
-	d := verdicts(Compare(changed, full, Partial, Complete))["GET https://example.test/api/items"]
+	d := verdicts(mustCompare(t, changed, full, Partial, Complete))["GET https://example.test/api/items"]
 	if len(d.LeftAbsent) != 1 || d.LeftAbsent[0].Index != 0 {
 		t.Errorf("absent samples %+v", d.LeftAbsent)
 	}
@@ -156,7 +166,7 @@ func TestCompareRules(t *testing.T) {
 func TestGroupsAndDigests(t *testing.T) {
 	dir := t.TempDir()
 	c := parseFile(t, write(t, dir, "c.har", complete))
-	gs := Groups(c)
+	gs, _ := Groups(context.Background(), c, 100)
 	if len(gs) != 4 {
 		t.Fatalf("%d groups", len(gs))
 	}
@@ -166,7 +176,7 @@ func TestGroupsAndDigests(t *testing.T) {
 			items = g
 		}
 	}
-	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceType != "fetch" || *items.TimeTotalMS != 13.5+14.5 {
+	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceType != "fetch" || *items.TimeTotalMS != 13.5+14.5 || items.TimeUnknown != 0 || items.SizeTotal != "28" {
 		t.Errorf("group %+v", items)
 	}
 	// base64 bodies are digested as decoded bytes: same digest as text.
@@ -175,7 +185,7 @@ func TestGroupsAndDigests(t *testing.T) {
 	if a.Entries[0].BodySHA256 == "" || a.Entries[0].BodySHA256 != b.Entries[0].BodySHA256 {
 		t.Errorf("digests %q %q", a.Entries[0].BodySHA256, b.Entries[0].BodySHA256)
 	}
-	for _, bad := range []string{"", "{", `{"log":{}}`, `[]`} {
+	for _, bad := range []string{"", "{", `{"log":{}}`, `[]`, `{"log":{"entries":5}}`, `{"log":{"entries":[]}} x`, `{"log":{"entries":[]},"log":{"entries":[]}}`, `{"log":{"entries":[{"request":`} {
 		if _, err := Parse([]byte(bad)); contract.CodeOf(err) != contract.CodeDecodeFailed {
 			t.Errorf("%q: %v", bad, err)
 		}
@@ -198,6 +208,15 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"log":{"entries":[{"request":{},"response":{"content":{"text":"!!","encoding":"base64"}}}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":null,"url":"u"},"response":{"status":null,"content":{}}}]}}`))
+	// WebSocket fields: frames of every opcode, undecodable base64, error
+	// records, unknown types, absent and null frame arrays.
+	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_resourceType":"websocket","_webSocketMessages":[{"type":"send","time":1.5,"opcode":1,"data":"hi"},{"type":"receive","time":2,"opcode":2,"data":"AAEC"},{"type":"receive","opcode":2,"data":"!!"},{"type":"error","opcode":-1,"data":"x"},{"type":"x"},5,{"type":"send","opcode":9}]}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"wss://h/s"},"response":{"status":101,"content":{}}},{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_webSocketMessages":null},{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_webSocketMessages":{}}]}}`))
+	f.Add(func() []byte {
+		b, _ := os.ReadFile(writeWS(f, dir, "ws.har", []wsConn{{url: wsURL, frames: fifty()}}))
+		return b
+	}())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {
@@ -206,7 +225,10 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		gs := Groups(c)
+		gs, err := Groups(context.Background(), c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
 		for _, g := range gs {
 			n += g.Count
@@ -214,9 +236,52 @@ func FuzzParse(f *testing.F) {
 		if n != len(c.Entries) {
 			t.Fatalf("groups hold %d entries of %d", n, len(c.Entries))
 		}
-		for _, d := range Compare(c, c, Complete, Complete) {
-			if d.Verdict == VerdictIndependent || d.Verdict == VerdictUndetermined {
+		ds, err := Compare(context.Background(), c, c, Complete, Complete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			// Undetermined only through a connection whose inventory is
+			// partial (undecodable frame records) on both sides.
+			wsUndetermined := false
+			for _, w := range d.WebSocket {
+				wsUndetermined = wsUndetermined || w.Verdict == VerdictUndetermined && w.LeftInventory == InventoryPartial
+			}
+			if d.Verdict == VerdictIndependent || d.Verdict == VerdictUndetermined && !wsUndetermined {
 				t.Fatalf("a capture differs from itself: %+v", d)
+			}
+			for _, w := range d.WebSocket {
+				if w.Verdict != VerdictEqual && w.Verdict != VerdictUnavailable && w.Verdict != VerdictUndetermined {
+					t.Fatalf("a connection differs from itself: %+v", w)
+				}
+				if w.Verdict == VerdictEqual && (w.LeftFrames == nil || w.FirstDifference != nil) {
+					t.Fatalf("equal without frames: %+v", w)
+				}
+			}
+		}
+		// A partial copy of a capture is contained in it.
+		ds, err = Compare(context.Background(), c, c, Partial, Complete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Verdict == VerdictIndependent {
+				t.Fatalf("a partial copy differs: %+v", d)
+			}
+		}
+		for _, e := range c.Entries {
+			if ws := e.WebSocket; ws != nil {
+				if ws.Frames == "recorded" && (ws.FrameCount == nil || *ws.FrameCount != len(ws.List())) {
+					t.Fatalf("frame count %v of %d frames", ws.FrameCount, len(ws.List()))
+				}
+				if ws.Frames != "recorded" && (ws.FrameCount != nil || ws.Counts != nil) {
+					t.Fatalf("unavailable frames counted: %+v", ws)
+				}
+				for _, f := range ws.List() {
+					if f.TextPreview != nil && len(*f.TextPreview) > MaxPreviewBytes {
+						t.Fatalf("preview %d bytes", len(*f.TextPreview))
+					}
+				}
 			}
 		}
 	})

@@ -1,0 +1,99 @@
+package bin
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// wsHAR writes a HAR holding one plain GET and one WebSocket connection of
+// n alternating text frames; payload i is "frame i" except at changed.
+func wsHAR(t *testing.T, path string, n, changed int, withFrames bool) {
+	t.Helper()
+	var ms []any
+	for i := 1; i <= n; i++ {
+		typ, data := "send", fmt.Sprintf("frame %d", i)
+		if i%2 == 0 {
+			typ = "receive"
+		}
+		if i == changed {
+			data = "changed"
+		}
+		ms = append(ms, map[string]any{"type": typ, "time": 1764439200 + float64(i)/100, "opcode": 1, "data": data})
+	}
+	ws := map[string]any{"time": 2, "_resourceType": "websocket", "request": map[string]any{"method": "GET", "url": "wss://x.test/live"}, "response": map[string]any{"status": 101, "content": map[string]any{"size": 0, "mimeType": "x-unknown"}}}
+	if withFrames {
+		ws["_webSocketMessages"] = ms
+	}
+	get := map[string]any{"time": -1, "_resourceType": "document", "request": map[string]any{"method": "GET", "url": "https://x.test/"}, "response": map[string]any{"status": 200, "content": map[string]any{"size": 5, "mimeType": "text/html", "text": "hello"}}}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": []any{get, ws}}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHTTPCaptureWebSocketTools drives both tools through the registry:
+// inspect lists the connection's inventory and pages its frames; compare
+// names the first differing frame; frames unavailable is not equal.
+func TestHTTPCaptureWebSocketTools(t *testing.T) {
+	r := registry(t, "")
+	dir := t.TempDir()
+	a, b, none := filepath.Join(dir, "a.har"), filepath.Join(dir, "b.har"), filepath.Join(dir, "none.har")
+	wsHAR(t, a, 50, 0, true)
+	wsHAR(t, b, 50, 37, true)
+	wsHAR(t, none, 0, 0, false)
+
+	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": a, "completeness": "complete"})
+	d := data(m)
+	conns := d["context"].(map[string]any)["websocket_connections"].([]any)
+	c := conns[0].(map[string]any)
+	inv := c["websocket"].(map[string]any)
+	if len(conns) != 1 || c["entry"] != 1.0 || c["url"] != "wss://x.test/live" || inv["inventory"] != "complete" || inv["frame_count"] != 50.0 || fmt.Sprint(inv["counts"]) != "map[receive:map[1:25] send:map[1:25]]" {
+		t.Fatalf("connections %v", conns)
+	}
+	if na := m["next_action"].(map[string]any); na["tool"] != "inspect_http_capture" || na["arguments"].(map[string]any)["websocket_frames"] != 1.0 {
+		t.Errorf("next_action %v", na)
+	}
+	if w := fmt.Sprint(m["warnings"]); !strings.Contains(w, "unknown time") {
+		t.Errorf("warnings %s", w)
+	}
+	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": a, "websocket_frames": 1, "limit": 20})
+	fr := rows(m)
+	if len(fr) != 20 || data(m)["next_cursor"] == nil || data(m)["coverage"].(map[string]any)["upstream"].(map[string]any)["frames"] != "partial" {
+		t.Fatalf("frames page %d %v", len(fr), data(m)["coverage"])
+	}
+	f := fr[2].(map[string]any)
+	if f["direction"] != "send" || f["position"] != 2.0 || f["connection_position"] != 3.0 || f["text_preview"] != "frame 3" || f["payload_size"] != "7" || len(f["payload_sha256"].(string)) != 64 {
+		t.Errorf("frame %v", f)
+	}
+	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": none, "websocket_frames": 1})
+	if len(rows(m)) != 0 || !strings.Contains(fmt.Sprint(m["warnings"]), "frames: unavailable") {
+		t.Errorf("unavailable frames: %v", m)
+	}
+	if _, err := call(t, r, "inspect_http_capture", map[string]any{"path": a, "websocket_frames": 0}); err == nil || !strings.Contains(err.Error(), "not a WebSocket connection") {
+		t.Errorf("entry 0 is not a connection: %v", err)
+	}
+
+	side := func(p string) map[string]any { return map[string]any{"path": p, "completeness": "complete"} }
+	m = mustCall(t, r, "compare_http_captures", map[string]any{"left": side(a), "right": side(b)})
+	var ws map[string]any
+	for _, row := range rows(m) {
+		if g := row.(map[string]any); g["url"] == "wss://x.test/live" {
+			if g["verdict"] != "independent_difference" {
+				t.Errorf("group %v", g)
+			}
+			ws = g["websocket"].([]any)[0].(map[string]any)
+		}
+	}
+	fd := ws["first_difference"].(map[string]any)
+	if fd["direction"] != "send" || fd["position"] != 19.0 || fd["left"].(map[string]any)["connection_position"] != 37.0 || fd["right"].(map[string]any)["text_preview"] != "changed" {
+		t.Errorf("first difference %v", fd)
+	}
+	m = mustCall(t, r, "compare_http_captures", map[string]any{"left": side(a), "right": side(none), "verdicts": []string{"unavailable"}})
+	if rs := rows(m); len(rs) != 1 || rs[0].(map[string]any)["websocket"].([]any)[0].(map[string]any)["verdict"] != "unavailable" {
+		t.Errorf("frames unavailable: %v", rs)
+	}
+}
