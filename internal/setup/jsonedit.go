@@ -63,20 +63,39 @@ func marshalCompact(v any) ([]byte, error) {
 }
 
 // formatJSON renders v as JSON text that starts at a column whose line is
-// indented by prefix, with indentation unit unit; multiline false renders it
-// on one line.
+// indented by prefix, with indentation unit unit: objects setup builds
+// (entryObject) one member per line, everything else (arrays of strings,
+// scalars) on one line; multiline false renders all of it on one line.
 func formatJSON(v any, prefix, unit string, multiline bool) ([]byte, error) {
-	c, err := marshalCompact(v)
-	if err != nil {
-		return nil, err
-	}
-	if !multiline {
+	o, ok := v.(entryObject)
+	if !ok || !multiline || len(o) == 0 {
+		c, err := marshalCompact(v)
+		if err != nil {
+			return nil, err
+		}
 		return spaceCompact(c), nil
 	}
 	var b bytes.Buffer
-	if err := json.Indent(&b, c, prefix, unit); err != nil {
-		return nil, err
+	b.WriteString("{\n")
+	for i, m := range o {
+		k, err := marshalCompact(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		val, err := formatJSON(m.Value, prefix+unit, unit, true)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(prefix + unit)
+		b.Write(k)
+		b.WriteString(": ")
+		b.Write(val)
+		if i < len(o)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
 	}
+	b.WriteString(prefix + "}")
 	return b.Bytes(), nil
 }
 
@@ -491,7 +510,8 @@ func removeJSON(path string, doc []byte, container, name string) (jsonEdit, erro
 	}
 	cobj, ok := root.Members[ci].Value.Value.(*hujson.Object)
 	if !ok {
-		return jsonEdit{out: doc}, nil
+		line, col := lineColumn(doc, root.Members[ci].Value.StartOffset)
+		return jsonEdit{}, &ConfigError{Path: path, Line: line, Column: col, Reason: fmt.Sprintf("%q is not an object", container)}
 	}
 	ei := member(cobj, name)
 	if ei < 0 {

@@ -175,8 +175,8 @@ func (ch *Change) Diff() string {
 		from = "/dev/null"
 	}
 	d := difflib.UnifiedDiff{
-		A:        difflib.SplitLines(string(ch.Before)),
-		B:        difflib.SplitLines(string(ch.After)),
+		A:        splitLines(ch.Before),
+		B:        splitLines(ch.After),
 		FromFile: from,
 		ToFile:   ch.Path,
 		Context:  3,
@@ -185,13 +185,21 @@ func (ch *Change) Diff() string {
 	if err != nil {
 		return ""
 	}
-	// A last line without a newline would run into the next header.
-	for _, side := range [][]byte{ch.Before, ch.After} {
-		if len(side) > 0 && side[len(side)-1] != '\n' && !strings.HasSuffix(s, "\n") {
-			s += "\n\\ No newline at end of file\n"
-		}
-	}
 	return s
+}
+
+// splitLines splits b after each newline; a last line without one gets the
+// diff(1) marker so that it does not run into the next line of the diff.
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n\\ No newline at end of file\n"
+	return lines
 }
 
 // Apply writes the change: the original bytes are first copied to a backup
