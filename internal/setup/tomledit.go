@@ -49,7 +49,7 @@ func parseTOML(path string, doc []byte, table []string) (*tomlDoc, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			line, col := de.Position()
-			return nil, &ConfigError{Path: path, Line: line, Column: col, Reason: de.Error()}
+			return nil, &ConfigError{Path: path, Line: line, Column: col, Reason: strings.TrimPrefix(de.Error(), "toml: ")}
 		}
 		return nil, &ConfigError{Path: path, Reason: err.Error()}
 	}
