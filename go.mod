@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
+	github.com/creack/pty v1.1.24
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/mattn/go-isatty v0.0.24
 	github.com/modelcontextprotocol/go-sdk v1.8.0
