@@ -370,8 +370,10 @@ func removeMember(obj *hujson.Object, k int) {
 		} else {
 			nae = append(append([]byte{}, head[:len(head)-1]...), ae...)
 		}
-		if k == 0 && string(head) == "\n" && strings.Trim(string(ae), " \t") == "\n" {
-			nae = nil // `{}` again
+		if k == 0 && strings.Trim(string(head), " \t") == "\n" && strings.Trim(string(ae), " \t") == "\n" {
+			// The object is empty again: `{}` or `{ }` as it was (`{\n}`
+			// gave the same text and becomes `{}`).
+			nae = head[:len(head)-1]
 		}
 		ae = nae
 	}

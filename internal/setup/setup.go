@@ -136,9 +136,23 @@ func plan(c *Client, e Env, edit func(string, []byte) (jsonEdit, error), add boo
 			return nil, err
 		}
 	}
-	res, err := edit(path, before)
+	// A file with CRLF line ends is edited with LF ones and converted
+	// back, so that the lines setup adds end like the others.
+	in := before
+	crlf := bytes.Contains(before, []byte("\r\n")) && bytes.Count(before, []byte("\n")) == bytes.Count(before, []byte("\r\n"))
+	if crlf {
+		in = bytes.ReplaceAll(before, []byte("\r\n"), []byte("\n"))
+	}
+	res, err := edit(path, in)
 	if err != nil {
 		return nil, err
+	}
+	if crlf {
+		if res.changed {
+			res.out = bytes.ReplaceAll(res.out, []byte("\n"), []byte("\r\n"))
+		} else {
+			res.out = before
+		}
 	}
 	ch.After = res.out
 	switch {

@@ -469,6 +469,7 @@ func TestRoundTripShapes(t *testing.T) {
 		"{\"theme\": \"dark\", \"mcpServers\": {\"a\": {\"command\": \"a\"} }}",
 		"/* head */ {\"x\": [1, 2, {\"y\": null}]} // tail\n",
 		"{\n    \"mcpServers\": {\n        \"a\": {\"command\": \"a\"} ,\n        \"b\": {\"command\": \"b\"}\n    }\n}\n",
+		"{\r\n  // CRLF\r\n  \"mcpServers\": {\r\n    \"a\": {\"command\": \"a\"}\r\n  }\r\n}\r\n",
 	}
 	for i, doc := range jsonDocs {
 		roundTrip(t, fmt.Sprintf("json %d", i), Lookup("cursor"), doc, doc != "")
@@ -480,6 +481,7 @@ func TestRoundTripShapes(t *testing.T) {
 		"model = \"a\"\n\n# end\n",
 		"[mcp_servers.docs]\ncommand = \"d\"\n\n[mcp_servers.docs.env]\nA = \"1\"\n",
 		"[profiles.x]\nmodel = \"b\"\n\n\n",
+		"# CRLF\r\n[profiles.x]\r\nmodel = \"b\"\r\n",
 	}
 	for i, doc := range tomlDocs {
 		exact := doc != "" && strings.HasSuffix(doc, "\n")
@@ -509,6 +511,9 @@ func roundTrip(t *testing.T, name string, c *Client, doc string, exact bool) {
 		return
 	}
 	rm.Apply(filepath.Join(e.Home, "b"), time.Now())
+	if strings.Contains(doc, "\r\n") && strings.Count(string(ch.After), "\n") != strings.Count(string(ch.After), "\r\n") {
+		t.Errorf("%s: CRLF file got LF lines:\n%q", name, ch.After)
+	}
 	got, _ := os.ReadFile(path)
 	if exact && string(got) != doc {
 		t.Errorf("%s: after setup:\n%s\nremove gave\n%q\nwant\n%q", name, ch.After, got, doc)
