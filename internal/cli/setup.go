@@ -138,6 +138,13 @@ func runSetup(cmd *cobra.Command, env *Env, f *setupFlags) error {
 		fmt.Fprintln(env.Stderr, "inquest setup:", err)
 		return exitCode(1)
 	}
+	if onPath, err := exec.LookPath("inquest"); err == nil {
+		a, errA := os.Stat(onPath)
+		b, errB := os.Stat(l.Command)
+		if errA == nil && errB == nil && !os.SameFile(a, b) {
+			fmt.Fprintf(env.Stderr, "note: the inquest on PATH (%s) is another executable than the one being registered (%s); agents will start the registered one\n", onPath, l.Command)
+		}
+	}
 	prompted := false
 	switch {
 	case f.all:
