@@ -109,12 +109,11 @@ func TestSetupInteractive(t *testing.T) {
 		t.Errorf("undetected optional client listed:\n%s", listing)
 	}
 	io.WriteString(f, "5\n")
-	if err := cmd.Wait(); err != nil {
-		<-done
+	err = cmd.Wait()
+	<-done // the reader drains the pty until the child's side is closed
+	if err != nil {
 		t.Fatalf("setup: %v\n%s", err, out.String())
 	}
-	f.Close()
-	<-done
 	if !strings.Contains(out.String(), "cursor: wrote ") {
 		t.Fatalf("output:\n%s", out.String())
 	}
