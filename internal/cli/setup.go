@@ -21,13 +21,13 @@ import (
 func init() { register(newSetupCmd) }
 
 type setupFlags struct {
-	clients                  []string
-	all, yes, dryRun         bool
-	check, remove            bool
-	toolsets                 string
-	raw, inProcess           bool
-	timeout                  time.Duration
-	toolsetsSet, clientsSeen bool
+	clients          []string
+	all, yes, dryRun bool
+	check, remove    bool
+	toolsets         string
+	raw, inProcess   bool
+	timeout          time.Duration
+	toolsetsSet      bool
 }
 
 func newSetupCmd(env *Env) *cobra.Command {

@@ -24,6 +24,7 @@ type ConfigError struct {
 	Reason       string
 }
 
+// Error is "path:line:column: reason" (line and column when known).
 func (e *ConfigError) Error() string {
 	switch {
 	case e.Line > 0 && e.Column > 0:
