@@ -231,7 +231,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 			continue
 		}
 		st, err := p.stat()
-		if err == nil && !scan(p, st.name) {
+		if err == nil && !scan(p, p.processName(st.name, buf)) {
 			unreadable++
 		}
 		p.close()
@@ -269,7 +269,7 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 			return nil, err
 		}
 		defer p.close()
-		name = st.name
+		name = p.processName(st.name, make([]byte, 256))
 	}
 	owners, unreadable, err := socketOwners(ctx, p, name)
 	if err != nil {
@@ -289,7 +289,8 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 		}
 		if held {
 			row.Owner = o.name
-			row.Fields = append(row.Fields, Field{"pid", o.pid}, Field{"owner_name", o.name})
+			row.Fields = append(row.Fields, Field{"pid", o.pid})
+			row.Fields = appendText(row.Fields, "owner_name", o.name)
 		} else {
 			row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
 		}
