@@ -306,12 +306,12 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 	unparsable := 0
 	unixFallback := false
 	addUnix := func(ino uint64, pathStr, state, typ string) {
-		var path any
+		local := map[string]any{"path": nil}
 		if pathStr != "" {
-			path = pathStr
+			proc.TextFields("path", pathStr, func(k string, v any) { local[k] = v })
 		}
 		unixRows = append(unixRows, unixRow{ino, Row{Path: pathStr, Fields: []Field{
-			{"protocol", "unix"}, {"local", map[string]any{"path": path}}, {"remote", nil},
+			{"protocol", "unix"}, {"local", local}, {"remote", nil},
 			{"state", state}, {"socket_type", typ}, {"inode", strconv.FormatUint(ino, 10)},
 		}}})
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +32,12 @@ func newPsCmd(env *Env) *cobra.Command {
 			defer rt.Close()
 			args := map[string]any{"sort": sortBy}
 			if name != "" {
-				args["filter"] = map[string]any{"name": name}
+				// a name that is not valid UTF-8 travels as its exact bytes
+				if proc.Lossy(name) {
+					args["filter"] = map[string]any{"name_bytes": proc.EncodeBytes(name)}
+				} else {
+					args["filter"] = map[string]any{"name": name}
+				}
 			}
 			if limit > 0 {
 				args["limit"] = limit
@@ -46,11 +52,12 @@ func newPsCmd(env *Env) *cobra.Command {
 			}
 			var page struct {
 				Rows []struct {
-					Ref   string `json:"process_ref"`
-					PID   int    `json:"pid"`
-					Name  string `json:"name"`
-					Path  string `json:"path"`
-					State string `json:"state"`
+					Ref       string `json:"process_ref"`
+					PID       int    `json:"pid"`
+					Name      string `json:"name"`
+					NameBytes string `json:"name_bytes"`
+					State     string `json:"state"`
+					Lifecycle string `json:"lifecycle"`
 				} `json:"rows"`
 				Next *string `json:"next_cursor"`
 			}
@@ -97,7 +104,11 @@ func newPsCmd(env *Env) *cobra.Command {
 			fmt.Fprintln(tw, "PID\tCPU%\tRSS\tTHR\tFDS\t STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := vals[r.Ref]
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, cell(r.State), cell(r.Name))
+				n := map[string]any{"name": r.Name}
+				if r.NameBytes != "" {
+					n["name_bytes"] = r.NameBytes
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds, cell(r.State), textOf(n, "name"))
 			}
 			tw.Flush()
 			if gone > 0 {
@@ -110,7 +121,7 @@ func newPsCmd(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list_processes envelope")
-	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
+	cmd.Flags().StringVar(&name, "name", "", "case-insensitive substring of the process name (executable base name), its comm, or a name it had before an exec; exact bytes")
 	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid or name")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000)")
 	return cmd
