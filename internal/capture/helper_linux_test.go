@@ -4,6 +4,7 @@ package capture
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -27,7 +28,11 @@ func TestMain(m *testing.M) {
 		helperMain()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if dlDir != "" {
+		os.RemoveAll(dlDir)
+	}
+	os.Exit(code)
 }
 
 // helperMain: CAPTURE_FILE (path to open), CAPTURE_EXTRA (number of extra
@@ -52,6 +57,22 @@ func helperMain() {
 				os.Exit(2)
 			}
 			keep = append(keep, fd)
+		}
+	}
+	if list := os.Getenv("CAPTURE_FILES_B64"); list != "" {
+		// comma-separated base64 paths (any bytes), each opened once
+		for _, e := range strings.Split(list, ",") {
+			name, err := base64.StdEncoding.DecodeString(e)
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			f, err := os.Open(string(name))
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			keep = append(keep, f)
 		}
 	}
 	if d := os.Getenv("CAPTURE_DIR"); d != "" {
