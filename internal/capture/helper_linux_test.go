@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
 // TestMain lets the test binary act as the child process the tests
@@ -29,9 +30,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	if dlDir != "" {
-		os.RemoveAll(dlDir)
-	}
+	testbuild.Cleanup()
 	os.Exit(code)
 }
 
