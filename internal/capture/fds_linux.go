@@ -267,7 +267,7 @@ func (p *pinned) processName(comm string, buf []byte) string {
 		exe, _ = resolveLink(p.fd, p.fd, "exe", l)
 	}
 	argv0 := ""
-	if exe == "" {
+	if exe == "" && len(comm) >= proc.MaxComm {
 		if b, err := readAt(p.fd, "cmdline"); err == nil {
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]

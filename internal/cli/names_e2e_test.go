@@ -22,6 +22,13 @@ import (
 // executable name, an exec, a zombie. Each runs over MCP (`inquest mcp`
 // with the Go SDK client) and through the CLI against the same host.
 
+// TestMain removes the native fixtures built by testbuild.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbuild.Cleanup()
+	os.Exit(code)
+}
+
 // seen waits until list_processes lists pid and returns its row.
 func (b *heBridge) seen(t *testing.T, pid int) map[string]any {
 	t.Helper()

@@ -43,7 +43,6 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 	return res, nil
 }
 
-
 type updateTrackingArgs struct {
 	operationArgs
 	Action      string `json:"action"`

@@ -300,7 +300,7 @@ func (c *LinuxCollector) readNames(dir int, comm string) exeEntry {
 		e.exe, e.deleted = path, del == Deleted
 	}
 	var argv0 string
-	if e.exe == "" {
+	if e.exe == "" && len(comm) >= MaxComm {
 		if b, err := c.readFileAt(dir, "cmdline"); err == nil {
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]

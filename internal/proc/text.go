@@ -130,21 +130,25 @@ func BaseName(p string) string {
 	return p
 }
 
+// MaxComm is the length at which the kernel cuts a command name (comm,
+// TASK_COMM_LEN - 1 bytes).
+const MaxComm = 15
+
 // FullName is the one process-name rule of inquest (docs/captures.md,
 // "Process names"): the base name of the executable path exe (already
-// without a deletion suffix) when known; else the base name of argv[0]
-// when comm is a prefix of it (the kernel cuts comm at 15 bytes, and a
-// rewritten argv[0] such as "nginx: worker process" is not a name); else
-// comm, the kernel's command name. Every name filter, tracking match,
-// condition wait and history target applies this rule, and also matches
-// comm itself.
+// without a deletion suffix) when known; else, when comm has the kernel's
+// full 15 bytes (so it may have been cut), the base name of argv[0] if
+// comm is a prefix of it (psutil's rule: a rewritten argv[0] such as
+// "nginx: worker process" is not taken for a short comm); else comm, the
+// kernel's command name. Every name filter, tracking match, condition wait
+// and history target applies this rule, and also matches comm itself.
 func FullName(exe, argv0, comm string) string {
 	if exe != "" {
 		if b := BaseName(exe); b != "" {
 			return b
 		}
 	}
-	if argv0 != "" {
+	if argv0 != "" && len(comm) >= MaxComm {
 		if b := BaseName(argv0); b != "" && strings.HasPrefix(b, comm) {
 			return b
 		}
