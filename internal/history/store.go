@@ -23,7 +23,8 @@ const (
 	// MaxEndedTracked bounds ended tracked lifetimes (7,200-sample rings).
 	MaxEndedTracked = 128
 	// MaxNameSpans bounds the names kept per lifetime (a process that
-	// execs in a loop): the first span and the latest ones are kept.
+	// execs in a loop): the first MaxNameSpans-1 spans and the latest one
+	// are kept.
 	MaxNameSpans = 16
 )
 
