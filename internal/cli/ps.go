@@ -57,7 +57,6 @@ func newPsCmd(env *Env) *cobra.Command {
 					Name      string `json:"name"`
 					NameBytes string `json:"name_bytes"`
 					State     string `json:"state"`
-					Lifecycle string `json:"lifecycle"`
 				} `json:"rows"`
 				Next *string `json:"next_cursor"`
 			}
