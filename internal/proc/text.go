@@ -60,9 +60,9 @@ func DecodeBytes(b64 string) (string, error) {
 	return string(b), err
 }
 
-// TextFields appends the JSON fields of one name or path value to dst:
-// key with Display(s), and key+"_bytes" with EncodeBytes(s) only when s
-// is lossy. It calls add once or twice, in that order.
+// TextFields emits the JSON fields of one name or path value s through
+// add: key with Display(s), then key+"_bytes" with EncodeBytes(s) only
+// when s is lossy (add is called once or twice, in that order).
 func TextFields(key, s string, add func(key string, value any)) {
 	add(key, Display(s))
 	if Lossy(s) {
