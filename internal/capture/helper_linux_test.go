@@ -3,6 +3,7 @@
 package capture
 
 import (
+	"context"
 	"bufio"
 	"encoding/base64"
 	"fmt"
@@ -27,6 +28,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("CAPTURE_HELPER") != "" {
 		helperMain()
+		return
+	}
+	if os.Getenv("CAPTURE_MODULES_OF") != "" {
+		modulesMain()
 		return
 	}
 	code := m.Run()
@@ -180,4 +185,21 @@ func tempFile(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// modulesMain runs the modules collector on CAPTURE_MODULES_OF ("PID
+// START_TICKS") and prints each row as JSON, one per line (used to collect
+// as another user).
+func modulesMain() {
+	f := strings.Fields(os.Getenv("CAPTURE_MODULES_OF"))
+	pid, _ := strconv.Atoi(f[0])
+	ticks, _ := strconv.ParseUint(f[1], 10, 64)
+	c, err := Modules(context.Background(), proc.Identity{PID: int32(pid), StartTicks: ticks})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	for i := range c.Rows {
+		fmt.Println(string(c.Rows[i].AppendJSON(nil, nil)))
+	}
 }

@@ -5,6 +5,7 @@ package capture
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,5 +87,71 @@ func TestModulesReplacedLibrary(t *testing.T) {
 		if !strings.Contains(string(b), "Build ID: "+testbuild.BuildIDA) {
 			t.Fatalf("readelf -n: %s", b)
 		}
+	}
+}
+
+// TestModulesWithoutMapFiles: collecting as an unprivileged user (nobody,
+// through setpriv), map_files cannot be opened; the file at the path is
+// used only while it is the mapped object, and once the library is
+// replaced the facts are null with metadata_unavailable "access_denied",
+// never B's.
+func TestModulesWithoutMapFiles(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run the collector as another user")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed (.ci/run installs util-linux)")
+	}
+	fx := testbuild.BuildDLOpen(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755) // t.TempDir()'s parent
+	os.Chmod(fx.Dir, 0o755)
+	self := filepath.Join(dir, "capture.test")
+	copyFile(t, os.Args[0], self)
+	lib := filepath.Join(dir, "libtarget.so")
+	copyFile(t, fx.LibA, lib)
+	asNobody := func(args ...string) *exec.Cmd {
+		return exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args...)...)
+	}
+	cmd := asNobody(fx.Loader, lib)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready 1\n" {
+		t.Fatalf("loader: %q", line)
+	}
+	// setpriv execs the loader: same pid
+	id := identityOf(t, cmd.Process.Pid)
+	collect := func() map[string]any {
+		t.Helper()
+		c := asNobody(self, "-test.run=^$")
+		c.Env = append(os.Environ(), "CAPTURE_MODULES_OF="+strconv.Itoa(int(id.PID))+" "+strconv.FormatUint(id.StartTicks, 10))
+		b, err := c.Output()
+		if err != nil {
+			t.Fatalf("collector as nobody: %v %s", err, b)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r map[string]any
+			if json.Unmarshal([]byte(l), &r) == nil && r["path"] == lib {
+				return r
+			}
+		}
+		t.Fatalf("no row for %s in:\n%s", lib, b)
+		return nil
+	}
+	r := collect()
+	if r["build_id"] != testbuild.BuildIDA || r["metadata_unavailable"] != nil || r["deleted"] != false || r["replaced"] != false {
+		t.Fatalf("before the replacement: %v", r)
+	}
+	os.Remove(lib)
+	copyFile(t, fx.LibB, lib)
+	r = collect()
+	if r["build_id"] != nil || r["size_bytes"] != nil || r["modified_at"] != nil || r["metadata_unavailable"] != "access_denied" ||
+		r["deleted"] != true || r["replaced"] != true {
+		t.Fatalf("after the replacement: %v", r)
 	}
 }
