@@ -3,8 +3,8 @@
 package capture
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net"
