@@ -46,10 +46,13 @@ type LinuxCollector struct {
 	noSwap bool
 }
 
-// exeEntry caches, per identity and command name, what the name rule
-// needs: an exec changes the command name, which invalidates the entry.
+// exeEntry caches, per identity, what the name rule needs. It is reused
+// while the command name and the exe link text (read every sample: one
+// readlinkat) are unchanged; an exec or an unlink of the executable
+// (the link gains " (deleted)") changes one of them.
 type exeEntry struct {
 	comm    string
+	link    string // the exe link as read ("" when unreadable)
 	exe     string
 	deleted bool
 	name    string
@@ -276,21 +279,25 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	id := p.ID()
 	e, ok := c.exeCache[id]
-	if !ok || e.comm != p.Comm {
-		e = c.readNames(dir, p.Comm)
+	n, lerr := unix.Readlinkat(dir, "exe", c.link[:])
+	if lerr != nil {
+		n = 0
+	}
+	if !ok || e.comm != p.Comm || e.link != string(c.link[:n]) {
+		e = c.readNames(dir, p.Comm, string(c.link[:n]))
 		c.exeCache[id] = e
 	}
 	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
 	return nil
 }
 
-// readNames reads the exe link of the open /proc/PID directory dir (its
-// " (deleted)" suffix decided by ResolveDeleted) and, only when that is
-// unreadable, argv[0] from cmdline, and applies the name rule FullName.
-func (c *LinuxCollector) readNames(dir int, comm string) exeEntry {
-	e := exeEntry{comm: comm}
-	if n, err := unix.Readlinkat(dir, "exe", c.link[:]); err == nil {
-		link := string(c.link[:n])
+// readNames decides the exe link text link of the open /proc/PID
+// directory dir ("" when unreadable; its " (deleted)" suffix decided by
+// ResolveDeleted), reads argv[0] from cmdline only when link is empty and
+// comm may have been cut, and applies the name rule FullName.
+func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
+	e := exeEntry{comm: comm, link: link}
+	if link != "" {
 		var st unix.Stat_t
 		obj := &st
 		if unix.Fstatat(dir, "exe", &st, 0) != nil {
