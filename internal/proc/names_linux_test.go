@@ -76,4 +76,3 @@ func TestCollectorNames(t *testing.T) {
 		t.Fatalf("after unlink of the literal name: %+v", pb)
 	}
 }
-
