@@ -283,6 +283,7 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 			metaFailed++
 		}
 		literal := p.statPath
+		fromFile := obj != nil
 		if obj == nil {
 			// the maps line's device and inode stand for the object
 			obj = &unix.Stat_t{Dev: unix.Mkdev(m.major, m.minor), Ino: m.inode, Nlink: 1}
@@ -291,10 +292,16 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 		if del == proc.Deleted {
 			deletedN++
 		}
-		// replaced: the file now at the path is another object
+		// replaced: the file now at the path is another object. Compared
+		// with the opened object's own stat when there is one (btrfs
+		// reports a subvolume's st_dev in stat but the filesystem's in
+		// maps), else with the maps line's device and inode.
 		var replaced any
 		if st, err := literal(path); err == nil {
 			r := !m.sameObject(st)
+			if fromFile {
+				r = st.Dev != obj.Dev || st.Ino != obj.Ino
+			}
 			replaced = r
 			if r {
 				replacedN++
