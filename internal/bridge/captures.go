@@ -42,6 +42,7 @@ func readSelectionSchema(limitDefault string) string {
 // start_capture collection filter. path and owner_name must contain a
 // non-space character (an all-space path would match every row).
 const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
+"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path for a query that is not valid UTF-8: standard base64 of its bytes, same all-term match on exact bytes (as a row's path_bytes)"},
 "owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (rows of file_users, network, threads and scheduling captures, and of a get_process_info result read with read_capture; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
 "extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
 

@@ -62,8 +62,10 @@ func definitions(mode Mode) []tool.Tool {
 "source":{"type":"string","enum":["live"],"description":"data source; only live is served"},
 "scope":{"type":"string","enum":["live","retained","all"],"description":"live: latest snapshot; retained: lifetimes with retained history (ended ones too); all: union by identity. Default live."},
 "filter":{"type":"object","additionalProperties":false,"properties":{
-  "name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the process name"},
+  "name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the process name, its comm, or a name it had before an exec"},
+  "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name query that is not valid UTF-8: standard base64 of its bytes (as a row's name_bytes)"},
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"case-insensitive substring of the executable path"},
+  "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path query that is not valid UTF-8: standard base64 of its bytes (as a row's path_bytes)"},
   "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID (discovery only; targeted calls need process_ref)"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name, or a process metric id: its value in the latest applied snapshot, rows without one last; ties broken by identity"},

@@ -11,7 +11,7 @@ import (
 
 // trackingScope is the scope statement every tracking reply carries (seed
 // 000 section 10).
-const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the command name or the executable's base name), and their observed descendants"
+const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the name is the executable's base name, else argv[0], else the command name, and the command name also matches; any name a lifetime had before an exec counts), and their observed descendants"
 
 func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	inv.mu.Lock()
@@ -27,15 +27,8 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 			lifecycle = "unknown"
 		}
 		for _, n := range names {
-			if history.NormalizeName(l.Name) == n {
+			if l.MatchesAny(n) {
 				by = "name"
-			}
-		}
-		if by == "descendant" && l.Exe != "" {
-			for _, n := range names {
-				if history.NormalizeName(baseName(l.Exe)) == n {
-					by = "name"
-				}
 			}
 		}
 		matching = append(matching, map[string]any{"process_ref": inv.h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "lifecycle": lifecycle, "tracked_by": by,
@@ -48,15 +41,6 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 		res.Warn(loadErr)
 	}
 	return res, nil
-}
-
-func baseName(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' || p[i] == '\\' {
-			return p[i+1:]
-		}
-	}
-	return p
 }
 
 type updateTrackingArgs struct {
