@@ -166,15 +166,17 @@ func newLogCmd(env *Env) *cobra.Command {
 			}
 			var d struct {
 				Page struct {
-					Rows []struct {
-						ID   string `json:"log_id"`
-						Name string `json:"name"`
-					} `json:"rows"`
+					Data struct {
+						Rows []struct {
+							ID   string `json:"log_id"`
+							Name string `json:"name"`
+						} `json:"rows"`
+					} `json:"data"`
 				} `json:"result_page"`
 			}
 			remarshal(res.Data, &d)
 			fmt.Fprintf(env.Stdout, "%-22s %s\n", "LOG_ID", "NAME")
-			for _, r := range d.Page.Rows {
+			for _, r := range d.Page.Data.Rows {
 				fmt.Fprintf(env.Stdout, "%-22s %s\n", cell(r.ID), cell(r.Name))
 			}
 			if res.NextAction != nil {
