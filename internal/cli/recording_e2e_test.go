@@ -291,6 +291,8 @@ func checkPromtool(t *testing.T, e *heEnv, path string) {
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, db).CombinedOutput(); err != nil {
 		t.Fatalf("promtool create-blocks-from: %v\n%s", err, out)
 	}
+	// tsdb dump opens the database, which needs a (here empty) WAL directory.
+	os.MkdirAll(filepath.Join(db, "wal"), 0o700)
 	cmd := exec.Command(promtool, "tsdb", "dump", db)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -304,7 +306,7 @@ func checkPromtool(t *testing.T, e *heEnv, path string) {
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("promtool tsdb dump: %v", err)
 	}
 	if n != want {
 		t.Fatalf("promtool tsdb dump shows %d samples, the log holds %d", n, want)

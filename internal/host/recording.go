@@ -109,6 +109,7 @@ type recSession struct {
 	w        *recording.Writer
 	scope    *recScope
 	latest   *proc.Snapshot
+	lastSeq  uint64 // Seq of the last snapshot written
 	writeErr error
 	done     bool
 	unsub    func()
@@ -386,7 +387,9 @@ func (rs *recSession) onSnapshot(snap *proc.Snapshot) {
 func (rs *recSession) writeLocked(snap *proc.Snapshot) {
 	if err := rs.w.WriteSnapshot(snap, rs.scope.pick(snap)); err != nil {
 		rs.writeErr = err
+		return
 	}
+	rs.lastSeq = snap.Seq
 }
 
 type stopRecordingArgs struct {
@@ -445,7 +448,7 @@ func (r *recorder) stopSession(rs *recSession, reason string) (map[string]any, e
 		return nil, e
 	}
 	rs.done = true
-	if rs.writeErr == nil && rs.latest != nil && rs.latest.Time.After(rs.w.LastAt()) {
+	if rs.writeErr == nil && rs.latest != nil && rs.latest.Seq != rs.lastSeq {
 		rs.writeLocked(rs.latest)
 	}
 	if rs.writeErr != nil {
