@@ -5,8 +5,8 @@
 #    encoded bytes for the same samples (synthetic workload of 200 processes
 #    over 600 s, and real snapshots of this machine taken 100 ms apart);
 #  - open time and peak RSS of a generated 24 h, 1 s recording of 50
-#    processes, loaded in a fresh child process per iteration (the file is
-#    generated once, about 70 MB in the temp directory).
+#    processes, loaded in a fresh child process per iteration;
+#    the file (about 70 MB) is written to a temporary directory and removed.
 # Targets: open <= 2 s, peak RSS <= 3x the file size, bytes per
 # process-sample <= 2x the history codec's.
 # Usage: bench/recording.sh [COUNT]
@@ -16,4 +16,3 @@ count=${1:-3}
 go test ./internal/recording -run '^$' -bench 'WriteFrame1000' -benchtime 2000x -count "$count"
 go test ./internal/recording -run '^$' -bench 'BytesPerSample' -benchtime 1x -count 1
 go test ./internal/recording -run '^$' -bench 'OpenDay' -benchtime 1x -count "$count" -timeout 30m
-rm -rf "${TMPDIR:-/tmp}"/inquest-day*

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -17,12 +18,13 @@ import (
 const ReaderReserve = 1 << 20
 
 // Reservation returns the bytes a load of a file of size bytes reserves
-// before reconstructing anything: ReaderReserve, the file bytes held while
-// decoding, and 1.5x the file size for the reconstructed per-identity
-// rings and identity records (the rings use the history codec, which
-// costs about as many bytes per sample as the file). It is conservative:
-// it can reject a file that would fit under an exact heap measurement.
-func Reservation(size int64) int64 { return ReaderReserve + size + size*3/2 }
+// before reconstructing anything: ReaderReserve, the read window, and
+// twice the file size for the reconstructed per-identity rings, identity
+// records and the collector's headroom while they grow (the rings use the
+// history codec, which costs about as many bytes per sample as the file).
+// It is conservative: it can reject a file that would fit under an exact
+// heap measurement.
+func Reservation(size int64) int64 { return ReaderReserve + windowSize + size*2 }
 
 // BudgetError is a load that would exceed its memory budget; nothing was
 // reconstructed.
@@ -64,7 +66,7 @@ type Log struct {
 	FinalAt     int64
 	// Procs are sorted by PID, then start ticks.
 	Procs   []*Proc
-	byIndex map[uint32]*Proc
+	byIndex []*Proc // by file index
 	// Unmapped lists header metric ids this build's catalog does not know
 	// (their values are not loaded); Absent lists catalog ids the file
 	// does not carry (unavailable in every frame).
@@ -74,7 +76,12 @@ type Log struct {
 }
 
 // ProcByIndex returns the identity with file index i.
-func (l *Log) ProcByIndex(i uint32) *Proc { return l.byIndex[i] }
+func (l *Log) ProcByIndex(i uint32) *Proc {
+	if int(i) < len(l.byIndex) {
+		return l.byIndex[i]
+	}
+	return nil
+}
 
 // slotMap maps file slots to current catalog slots (-1: not in catalog).
 func slotMap(defs []MetricDef, catalog []proc.Metric) (m [32]int, unmapped, absent []string) {
@@ -147,11 +154,7 @@ func Load(path string, budget int64) (*Log, error) {
 	if need > budget {
 		return nil, &BudgetError{Need: need, Budget: budget}
 	}
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	l, err := LoadBytes(data)
+	l, err := load(f, st.Size())
 	if l != nil {
 		l.Reserved = need
 	}
@@ -160,14 +163,13 @@ func Load(path string, budget int64) (*Log, error) {
 
 // LoadBytes builds a Log from a whole file's bytes (no budget check).
 func LoadBytes(data []byte) (*Log, error) {
-	l := &Log{byIndex: map[uint32]*Proc{}}
+	return load(bytes.NewReader(data), int64(len(data)))
+}
+
+func load(r io.ReaderAt, size int64) (*Log, error) {
+	l := &Log{}
 	pFloat, sFloat := catalogFloat(proc.ProcessMetrics[:]), catalogFloat(proc.SystemMetrics[:])
 	var pm, sm [32]int
-	pvals := make([]uint64, proc.NumProcessMetrics)
-	svals := make([]uint64, proc.NumSystemMetrics)
-	var last *Frame
-	var lastProcs []ProcSample
-	var lastSys Values
 	onHeader := func(h *Header) error {
 		if h.IntervalMs <= 0 || h.IntervalMs > 3600_000 {
 			return &FormatError{Offset: int64(len(Magic)), Msg: "header interval_ms is out of range"}
@@ -181,8 +183,11 @@ func LoadBytes(data []byte) (*Log, error) {
 		l.System = history.NewSeries(proc.NumSystemMetrics, sFloat, math.MaxInt32)
 		return nil
 	}
-	info, err := ReadWith(data, onHeader, func(f *Frame) error {
+	info, err := ReadAt(r, size, onHeader, func(f *Frame) error {
 		for _, id := range f.Defined {
+			for int(id.Index) >= len(l.byIndex) {
+				l.byIndex = append(l.byIndex, nil)
+			}
 			p := l.byIndex[id.Index]
 			if p == nil {
 				p = &Proc{Series: history.NewSeries(proc.NumProcessMetrics, pFloat, math.MaxInt32)}
@@ -192,38 +197,38 @@ func LoadBytes(data []byte) (*Log, error) {
 			p.Identity = id
 		}
 		t := time.UnixMilli(f.At)
-		clear(svals)
-		l.System.Append(t, remap(f.System, &sm, svals), svals)
+		// Values are remapped into each target's final-sample buffer and
+		// appended from there: after the last frame the buffers hold the
+		// final frame (Append reads only available slots).
+		fs := &l.FinalSystem
+		fs.Avail = remap(f.System, &sm, fs.Vals[:])
+		l.System.Append(t, fs.Avail, fs.Vals[:])
 		for _, ps := range f.Procs {
-			p := l.byIndex[ps.Index]
+			p := l.ProcByIndex(ps.Index)
 			if p == nil {
 				return &FormatError{Msg: "a frame names an undefined identity"}
 			}
-			clear(pvals)
-			p.Series.Append(t, remap(ps.Values, &pm, pvals), pvals)
+			p.Final.Avail = remap(ps.Values, &pm, p.Final.Vals[:])
+			p.Series.Append(t, p.Final.Avail, p.Final.Vals[:])
 			if p.Samples == 0 {
 				p.First = f.At
 			}
 			p.Last = f.At
 			p.Samples++
 		}
-		// The decoder reuses the frame; its value arrays are per frame.
-		last, lastSys = f, f.System
-		lastProcs = append(lastProcs[:0], f.Procs...)
 		return nil
 	})
 	l.Info = info
 	if err != nil {
 		return nil, err
 	}
-	if last != nil {
-		l.FinalAt = info.Last
-		l.FinalSystem.Avail = remap(lastSys, &sm, l.FinalSystem.Vals[:])
-		for _, ps := range lastProcs {
-			p := l.byIndex[ps.Index]
-			p.InFinal = true
+	l.FinalAt = info.Last
+	for _, p := range l.Procs {
+		p.InFinal = info.Frames > 0 && p.Last == info.Last
+		if p.InFinal {
 			p.Final.PID, p.Final.StartTicks, p.Final.Name = p.PID, p.StartTicks, p.Name
-			p.Final.Avail = remap(ps.Values, &pm, p.Final.Vals[:])
+		} else {
+			p.Final = proc.Process{}
 		}
 	}
 	sort.Slice(l.Procs, func(i, j int) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"time"
 )
@@ -103,8 +104,8 @@ type readIdent struct {
 }
 
 // Read parses a whole recording file held in data and calls fn for every
-// readable sample frame in order. fn's Frame and its slices are reused
-// between calls; copy what you keep. An error from fn stops reading and is
+// readable sample frame in order. fn's Frame and its slices (values
+// included) are reused between calls; copy what you keep. An error from fn stops reading and is
 // returned. A file that is not a recording, or whose header is unreadable
 // or of another version, is a *FormatError. Damage after the header never
 // fails Read: it is reported in Info (Torn, Damaged) and the reader keeps
@@ -116,12 +117,25 @@ func Read(data []byte, fn func(*Frame) error) (*Info, error) {
 // ReadWith is Read with onHeader called once with the validated header
 // before the first frame (an error from it stops reading).
 func ReadWith(data []byte, onHeader func(*Header) error, fn func(*Frame) error) (*Info, error) {
-	in := &Info{Size: int64(len(data)), First: -1, Last: -1}
-	if len(data) < len(Magic) || !bytes.Equal(data[:len(Magic)], Magic[:]) {
+	return ReadAt(bytes.NewReader(data), int64(len(data)), onHeader, fn)
+}
+
+// ReadAt is ReadWith over size bytes of r, read through a bounded window
+// (the file is never held whole: frames are decoded as the window passes).
+// An I/O error from r is returned as is.
+func ReadAt(r io.ReaderAt, size int64, onHeader func(*Header) error, fn func(*Frame) error) (*Info, error) {
+	data := &window{r: r, size: size}
+	in := &Info{Size: size, First: -1, Last: -1}
+	if m, err := data.slice(0, int64(len(Magic))); err != nil {
+		return in, err
+	} else if len(m) < len(Magic) || !bytes.Equal(m, Magic[:]) {
 		return in, &FormatError{Offset: 0, Msg: "not an inquest recording (magic bytes differ)"}
 	}
 	off := int64(len(Magic))
-	typ, payload, next, reason := frameAt(data, off)
+	typ, payload, next, reason, err := frameAt(data, off)
+	if err != nil {
+		return in, err
+	}
 	if reason != "" {
 		return in, &FormatError{Offset: off, Msg: "header frame unreadable: " + reason}
 	}
@@ -156,20 +170,26 @@ func ReadWith(data []byte, onHeader func(*Header) error, fn func(*Frame) error) 
 		}
 	}
 
-	d := &decoder{pN: pN, sN: sN, pF: pF, sF: sF, ids: map[uint32]*readIdent{}}
+	d := &decoder{pN: pN, sN: sN, pF: pF, sF: sF}
 	synced := true // false after damage until the next keyframe
 	var cur *Damage
 	lastSeq := int64(-1)
-	for off < int64(len(data)) {
-		typ, payload, next, reason := frameAt(data, off)
+	for off < size {
+		typ, payload, next, reason, err := frameAt(data, off)
+		if err != nil {
+			return in, err
+		}
 		if reason != "" {
 			// Find the next frame that checks out.
-			at := resync(data, off+1)
+			at, err := resync(data, off+1)
+			if err != nil {
+				return in, err
+			}
 			if at < 0 {
-				in.Torn = &Torn{Offset: off, Bytes: int64(len(data)) - off, Reason: reason}
+				in.Torn = &Torn{Offset: off, Bytes: size - off, Reason: reason}
 				if cur != nil {
 					// Damage ran to the end: it is the torn tail.
-					in.Torn = &Torn{Offset: cur.Offset, Bytes: int64(len(data)) - cur.Offset, Reason: cur.Reason + "; no readable frame follows"}
+					in.Torn = &Torn{Offset: cur.Offset, Bytes: size - cur.Offset, Reason: cur.Reason + "; no readable frame follows"}
 					cur = nil
 				}
 				break
@@ -254,56 +274,109 @@ func ReadWith(data []byte, onHeader func(*Header) error, fn func(*Frame) error) 
 		off = next
 	}
 	if cur != nil {
-		cur.End = int64(len(data))
+		cur.End = size
 		in.Damaged = append(in.Damaged, *cur)
 	}
 	in.Identities = d.defined
 	return in, nil
 }
 
+// window serves byte ranges of a ReaderAt from one buffer of at least
+// windowSize bytes; a slice stays valid until the next call.
+type window struct {
+	r     io.ReaderAt
+	size  int64
+	buf   []byte
+	start int64
+}
+
+const windowSize = 1 << 20
+
+// slice returns the bytes [off, off+n) clipped to the end of the input.
+func (w *window) slice(off, n int64) ([]byte, error) {
+	if off >= w.size {
+		return nil, nil
+	}
+	if off+n > w.size {
+		n = w.size - off
+	}
+	if off >= w.start && off+n <= w.start+int64(len(w.buf)) {
+		return w.buf[off-w.start : off-w.start+n], nil
+	}
+	want := max(n, windowSize)
+	if off+want > w.size {
+		want = w.size - off
+	}
+	if int64(cap(w.buf)) < want {
+		w.buf = make([]byte, want)
+	}
+	w.buf = w.buf[:want]
+	if _, err := w.r.ReadAt(w.buf, off); err != nil && !(errors.Is(err, io.EOF)) {
+		w.buf = w.buf[:0]
+		return nil, fmt.Errorf("recording: read at byte %d: %w", off, err)
+	}
+	w.start = off
+	return w.buf[:n], nil
+}
+
 // frameAt checks the frame at off: sync marker, length within the file
-// and MaxPayload, checksum. reason is "" for a good frame.
-func frameAt(data []byte, off int64) (typ byte, payload []byte, next int64, reason string) {
-	rest := data[off:]
-	if len(rest) < frameHead+frameTrail {
-		if len(rest) >= len(Sync) && !bytes.Equal(rest[:len(Sync)], Sync[:]) {
-			return 0, nil, 0, "no frame sync marker"
-		}
-		return 0, nil, 0, "frame header cut short"
+// and MaxPayload, checksum. reason is "" for a good frame; err is an I/O
+// error.
+func frameAt(w *window, off int64) (typ byte, payload []byte, next int64, reason string, err error) {
+	head, err := w.slice(off, frameHead)
+	if err != nil {
+		return 0, nil, 0, "", err
 	}
-	if !bytes.Equal(rest[:len(Sync)], Sync[:]) {
-		return 0, nil, 0, "no frame sync marker"
+	if len(head) >= len(Sync) && !bytes.Equal(head[:len(Sync)], Sync[:]) {
+		return 0, nil, 0, "no frame sync marker", nil
 	}
-	n := binary.LittleEndian.Uint32(rest[4:8])
+	if len(head) < frameHead {
+		return 0, nil, 0, "frame header cut short", nil
+	}
+	n := binary.LittleEndian.Uint32(head[4:8])
 	if n > MaxPayload {
-		return 0, nil, 0, "frame length beyond the limit"
+		return 0, nil, 0, "frame length beyond the limit", nil
 	}
 	end := int64(frameHead) + int64(n) + frameTrail
-	if end > int64(len(rest)) {
-		return 0, nil, 0, "frame extends past the end of the file"
+	if off+end > w.size {
+		return 0, nil, 0, "frame extends past the end of the file", nil
+	}
+	rest, err := w.slice(off, end)
+	if err != nil {
+		return 0, nil, 0, "", err
 	}
 	payload = rest[frameHead : frameHead+int64(n)]
 	want := binary.LittleEndian.Uint32(rest[frameHead+int64(n):])
 	if checksum(rest[4:frameHead], payload) != want {
-		return 0, nil, 0, "frame checksum mismatch"
+		return 0, nil, 0, "frame checksum mismatch", nil
 	}
-	return rest[8], payload, off + end, ""
+	return rest[8], payload, off + end, "", nil
 }
 
 // resync returns the offset of the next good frame at or after from, or -1.
-func resync(data []byte, from int64) int64 {
-	for from < int64(len(data)) {
-		i := bytes.Index(data[from:], Sync[:])
+func resync(w *window, from int64) (int64, error) {
+	for from < w.size {
+		chunk, err := w.slice(from, windowSize)
+		if err != nil {
+			return -1, err
+		}
+		i := bytes.Index(chunk, Sync[:])
 		if i < 0 {
-			return -1
+			// A marker may straddle the chunk end.
+			from += max(int64(len(chunk))-int64(len(Sync))+1, 1)
+			continue
 		}
 		at := from + int64(i)
-		if _, _, _, reason := frameAt(data, at); reason == "" {
-			return at
+		_, _, _, reason, err := frameAt(w, at)
+		if err != nil {
+			return -1, err
+		}
+		if reason == "" {
+			return at, nil
 		}
 		from = at + 1
 	}
-	return -1
+	return -1, nil
 }
 
 // isKeyframe reads the flags byte after the two leading uvarints.
@@ -322,7 +395,10 @@ func isKeyframe(p []byte) bool {
 type decoder struct {
 	pN, sN  int
 	pF, sF  uint32
-	ids     map[uint32]*readIdent
+	ids     []*readIdent // by file index
+	sysVals []uint64
+	vals    []uint64
+	spare   []*readIdent
 	sysPrev [32]uint64
 	defined int
 	f       Frame
@@ -443,11 +519,11 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 		if c.err != nil {
 			break
 		}
+		for int(id.Index) >= len(d.ids) {
+			d.ids = append(d.ids, nil)
+		}
 		st := d.ids[id.Index]
 		if st == nil {
-			if len(d.ids) >= MaxIdentities {
-				return nil, errors.New("too many identities")
-			}
 			st = &readIdent{}
 			d.ids[id.Index] = st
 			d.defined++
@@ -463,7 +539,10 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 		return nil, errors.New("system availability names an undeclared slot")
 	}
 	nproc := uint64(0)
-	sysVals := make([]uint64, d.sN)
+	if cap(d.sysVals) < d.sN {
+		d.sysVals = make([]uint64, d.sN)
+	}
+	sysVals := d.sysVals[:d.sN]
 	c.values(sa, &d.sysPrev, d.sN, d.sF, sysVals)
 	nproc = c.uvarint()
 	if c.err != nil {
@@ -474,10 +553,14 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 	}
 	f.System = Values{Avail: sa, Vals: sysVals}
 	// One backing array for every process's values of this frame.
-	vals := make([]uint64, int(nproc)*d.pN)
+	if cap(d.vals) < int(nproc)*d.pN {
+		d.vals = make([]uint64, int(nproc)*d.pN)
+	}
+	vals := d.vals[:int(nproc)*d.pN]
 	f.Procs = f.Procs[:0]
 	idx := int64(-1)
-	seen := make([]*readIdent, 0, nproc)
+	// seen and live swap buffers frame to frame.
+	seen := d.spare[:0]
 	for k := uint64(0); k < nproc; k++ {
 		idx += c.varint() + 1
 		if c.err != nil {
@@ -486,7 +569,10 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 		if idx < 0 || idx >= MaxIdentities {
 			return nil, errors.New("identity index out of range")
 		}
-		st := d.ids[uint32(idx)]
+		var st *readIdent
+		if idx < int64(len(d.ids)) {
+			st = d.ids[idx]
+		}
 		if st == nil || !st.ok {
 			return nil, fmt.Errorf("identity %d is used without a definition in reach", idx)
 		}
@@ -514,6 +600,6 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 	for _, st := range seen {
 		st.ok = true
 	}
-	d.live = seen
+	d.live, d.spare = seen, d.live
 	return f, nil
 }
