@@ -211,7 +211,7 @@ func (lh *logHost) start(ls *logSession, logID string) (*loadedLog, error) {
 	if lh.reserved+need > LogBudget {
 		free := LogBudget - lh.reserved
 		lh.mu.Unlock()
-		return nil, contract.Errorf(contract.CodeLimitExceeded, "loading this log reserves %d bytes (1 MiB plus 2.5x its %d-byte file) and the loaded-log budget has %d of %d bytes free; close other logs or split the recording", need, st.Size(), free, LogBudget).
+		return nil, contract.Errorf(contract.CodeLimitExceeded, "loading this log reserves %d bytes (2 MiB plus twice its %d-byte file) and the loaded-log budget has %d of %d bytes free; close other logs or split the recording", need, st.Size(), free, LogBudget).
 			WithDetail("reservation_bytes", need).WithDetail("budget_bytes", LogBudget)
 	}
 	lh.reserved += need
