@@ -244,6 +244,11 @@ func FuzzRead(f *testing.F) {
 	flipped := append([]byte(nil), data...)
 	flipped[offs[2]+15] ^= 1
 	f.Add(flipped)
+	for _, fx := range fixtures {
+		if b, err := os.ReadFile(filepath.Join("testdata", fx.name)); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := LoadBytes(b)
 		if err != nil {
