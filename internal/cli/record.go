@@ -278,12 +278,10 @@ func loadLogFile(path string) (*recording.Log, error) {
 	l, err := recording.Load(path, math.MaxInt64/4)
 	if err != nil {
 		var fe *recording.FormatError
-		if asFormat(err, &fe) {
+		if errors.As(err, &fe) {
 			return nil, contract.Errorf(contract.CodeDecodeFailed, "%s is not a readable inquest recording: %s at byte offset %s", path, fe.Msg, strconv.FormatInt(fe.Offset, 10))
 		}
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "%v", err)
 	}
 	return l, nil
 }
-
-func asFormat(err error, fe **recording.FormatError) bool { return errors.As(err, fe) }

@@ -47,9 +47,13 @@ func slotCount(defs []MetricDef) int {
 	return n
 }
 
+// identState is the delta chain of an identity present in the previous
+// frame. Identities absent from a frame lose it (their state is dropped,
+// their index kept), so the writer's memory follows the live set.
 type identState struct {
+	id    proc.Identity
 	index uint32
-	live  bool // present in the previous frame with its delta chain intact
+	seen  uint64 // seq of the last frame holding it
 	avail uint32
 	prev  [32]uint64
 }
@@ -67,7 +71,8 @@ type Writer struct {
 	pN, sN int
 
 	seq     uint64
-	ids     map[proc.Identity]*identState
+	ids     map[proc.Identity]uint32 // file index of every identity written
+	state   map[proc.Identity]*identState
 	live    []*identState
 	next    uint32
 	sysPrev [32]uint64
@@ -107,7 +112,7 @@ func NewWriter(dst io.Writer, hdr Header) (*Writer, error) {
 	if hdr.Tracked == nil {
 		hdr.Tracked = []string{}
 	}
-	w := &Writer{w: dst, hdr: hdr, ids: map[proc.Identity]*identState{},
+	w := &Writer{w: dst, hdr: hdr, ids: map[proc.Identity]uint32{}, state: map[proc.Identity]*identState{},
 		pFloat: floatMask(hdr.ProcessMetrics), sFloat: floatMask(hdr.SystemMetrics),
 		pN: slotCount(hdr.ProcessMetrics), sN: slotCount(hdr.SystemMetrics)}
 	if w.pN > 32 || w.sN > 32 {
@@ -204,17 +209,24 @@ func (w *Writer) WriteSnapshot(snap *proc.Snapshot, procs []*proc.Process) error
 	present := make([]*identState, len(procs))
 	var defs []int
 	for i, p := range procs {
-		st := w.ids[p.ID()]
+		id := p.ID()
+		st := w.state[id]
 		if st == nil {
-			st = &identState{index: w.next}
-			w.next++
-			w.ids[p.ID()] = st
-		}
-		present[i] = st
-		if key || !st.live {
+			idx, ok := w.ids[id]
+			if !ok {
+				idx = w.next
+				w.next++
+				w.ids[id] = idx
+			}
+			st = &identState{id: id, index: idx}
+			w.state[id] = st
+			defs = append(defs, i)
+		} else if key {
 			defs = append(defs, i)
 			st.avail, st.prev = 0, [32]uint64{}
 		}
+		st.seen = w.seq + 1
+		present[i] = st
 	}
 	b = binary.AppendUvarint(b, uint64(len(defs)))
 	for _, i := range defs {
@@ -226,8 +238,8 @@ func (w *Writer) WriteSnapshot(snap *proc.Snapshot, procs []*proc.Process) error
 		b = binary.AppendVarint(b, int64(p.PPID))
 		parent := uint64(0)
 		if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
-			if pst := w.ids[par.ID()]; pst != nil {
-				parent = uint64(pst.index) + 1
+			if pidx, ok := w.ids[par.ID()]; ok {
+				parent = uint64(pidx) + 1
 			}
 		}
 		b = binary.AppendUvarint(b, parent)
@@ -262,10 +274,9 @@ func (w *Writer) WriteSnapshot(snap *proc.Snapshot, procs []*proc.Process) error
 	// Identities absent from this frame lose their delta chain; the index
 	// is kept, so a reappearing lifetime keeps its file identity.
 	for _, st := range w.live {
-		st.live = false
-	}
-	for _, st := range present {
-		st.live = true
+		if st.seen != w.seq+1 {
+			delete(w.state, st.id)
+		}
 	}
 	w.live = append(w.live[:0], present...)
 	w.buf = b
