@@ -114,12 +114,13 @@ func (lh *logHost) closeAll(ls *logSession) {
 	}
 }
 
-// dispose releases a log's memory once its load has finished.
+// dispose returns a log's reservation to the budget once its load has
+// finished. The log itself is left to the collector: a query that looked
+// it up before the close may still be reading it.
 func (lh *logHost) dispose(l *loadedLog) {
 	go func() {
 		<-l.done
 		lh.release(l)
-		l.log = nil
 	}()
 }
 
