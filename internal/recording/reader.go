@@ -91,6 +91,10 @@ func (in *Info) Problems() []string {
 // crafted files; a day of heavy process churn stays far below it).
 const MaxIdentities = 1 << 22
 
+// maxIndexJump bounds how far a new identity's index may lie beyond the
+// highest defined so far.
+const maxIndexJump = 1 << 16
+
 // MaxFrameProcs bounds the processes of one frame (a guard against
 // crafted files: decoding allocates per process).
 const MaxFrameProcs = 1 << 17
@@ -518,6 +522,11 @@ func (d *decoder) decode(p []byte) (*Frame, error) {
 		id.Exe = c.str()
 		if c.err != nil {
 			break
+		}
+		// Writers number identities consecutively; a jump beyond what a
+		// damaged range could have defined is damage, not an allocation.
+		if int(id.Index) > len(d.ids)+maxIndexJump {
+			return nil, errors.New("identity index jumps beyond the identities defined so far")
 		}
 		for int(id.Index) >= len(d.ids) {
 			d.ids = append(d.ids, nil)
