@@ -64,6 +64,7 @@ func installCaptures(h *Host) {
 		cs.once.Do(func() { s.OnClose(cs.js.Close) })
 		return cs.js
 	}
+	jobSessions.Store(h, sess)
 	h.Handle("start_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 		return h.startCapture(sess(s), raw)
 	})
@@ -127,6 +128,18 @@ func installCaptures(h *Host) {
 			"capture_lifetime_ms":     l.CaptureLifetime.Milliseconds(),
 		}
 	})
+}
+
+// jobSessions maps a *Host to its per-session job accessor, for features
+// that start jobs of their own kinds (list_logs).
+var jobSessions sync.Map
+
+// jobSessionOf returns s's job session, or nil without the captures feature.
+func jobSessionOf(s *Session) *jobs.Session {
+	if v, ok := jobSessions.Load(s.host); ok {
+		return v.(func(*Session) *jobs.Session)(s)
+	}
+	return nil
 }
 
 func badArgs() error {

@@ -99,6 +99,11 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		op.Finish(nil, err)
 		return inv.operationReply(op.Status())
 	}
+	if err := recordingConflict(inv.h); err != nil {
+		inv.mu.Unlock()
+		op.Finish(nil, err)
+		return inv.operationReply(op.Status())
+	}
 	outcome := func(changed bool) map[string]any {
 		return map[string]any{"action": a.Action, "root_name": name, "resolved_from": via, "changed": changed,
 			"scope": trackingScope, "names": slices.Clone(inv.tracking), "revision": inv.revisionLocked()}
@@ -119,6 +124,10 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		next = slices.DeleteFunc(slices.Clone(inv.tracking), func(n string) bool { return n == name })
 	}
 	apply := func() (map[string]any, error) {
+		// A recording may have started while a confirmation was pending.
+		if err := recordingConflict(inv.h); err != nil {
+			return nil, err
+		}
 		if _, err := inv.persistLocked(next, inv.active, nil); err != nil {
 			return nil, err
 		}
