@@ -366,10 +366,17 @@ func (s *Store) reconcile(ctx context.Context) (int, error) {
 	return bad, nil
 }
 
+// indexFault, when set (tests only), is returned by the index commit of
+// Publish in place of writing, like a commit that fails on a full disk.
+var indexFault error
+
 // index inserts m (whose canonical bytes are body) into the index.
 func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 	s.mu.Lock()
 	err := s.withDB(ctx, func(db *sql.DB) error {
+		if indexFault != nil {
+			return indexFault
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
