@@ -40,7 +40,7 @@ func TestCrashHelper(t *testing.T) {
 				os.Exit(2)
 			}
 		case "rebuild":
-			if err := s.rebuild(context.Background()); err != nil {
+			if err := s.rebuild(context.Background(), s.gen); err != nil {
 				fmt.Println("error", err)
 				os.Exit(2)
 			}

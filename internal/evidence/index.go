@@ -127,7 +127,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	}
 	if err != nil {
 		if isCorruptDB(err) {
-			return s.rebuild(ctx)
+			return s.rebuild(ctx, 0)
 		}
 		return s.dbFail(err, "the evidence index cannot be opened")
 	}
@@ -192,7 +192,7 @@ func quickCheck(ctx context.Context, db *sql.DB) error {
 func (s *Store) withDB(ctx context.Context, fn func(db *sql.DB) error) error {
 	for attempt := 0; ; attempt++ {
 		s.dbmu.RLock()
-		db := s.db
+		db, gen := s.db, s.gen
 		var err error
 		if db == nil {
 			err = contract.Errorf(contract.CodeInternalError, "the evidence store is closed")
@@ -201,7 +201,7 @@ func (s *Store) withDB(ctx context.Context, fn func(db *sql.DB) error) error {
 		}
 		s.dbmu.RUnlock()
 		if attempt == 0 && isCorruptDB(err) {
-			if rerr := s.rebuild(ctx); rerr != nil {
+			if rerr := s.rebuild(ctx, gen); rerr != nil {
 				return rerr
 			}
 			continue
@@ -216,10 +216,20 @@ func (s *Store) withDB(ctx context.Context, fn func(db *sql.DB) error) error {
 // kept for inspection) and renames the new one into place. Nothing is set
 // aside until the replacement is complete; a crash at any point leaves
 // either index, or none (the next open rebuilds), and a temp file the
-// next open sweeps.
-func (s *Store) rebuild(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// next open sweeps. seen is the index generation the caller found
+// corrupt: when another goroutine has replaced that index meanwhile,
+// rebuild does nothing. It does not hold s.mu (callers may), so a publish
+// that commits to the old index while the new one is built is indexed
+// again by the next reconcile (its manifest is on disk).
+func (s *Store) rebuild(ctx context.Context, seen uint64) error {
+	s.rbmu.Lock()
+	defer s.rbmu.Unlock()
+	s.dbmu.RLock()
+	current := s.gen
+	s.dbmu.RUnlock()
+	if current != seen {
+		return nil
+	}
 	items, _, err := s.scanManifests(nil)
 	if err != nil {
 		return err
@@ -269,6 +279,7 @@ func (s *Store) rebuild(ctx context.Context) error {
 		return s.dbFail(err, "the rebuilt evidence index cannot be opened")
 	}
 	s.db = db
+	s.gen++
 	return nil
 }
 

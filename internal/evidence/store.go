@@ -219,6 +219,10 @@ type Store struct {
 	// the index holds it exclusively.
 	dbmu sync.RWMutex
 	db   *sql.DB
+	// gen counts index replacements (guarded by dbmu); rbmu serializes
+	// rebuilds.
+	gen  uint64
+	rbmu sync.Mutex
 }
 
 // OpenDefault opens the store at DefaultDir.
