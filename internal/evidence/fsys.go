@@ -272,16 +272,25 @@ func (s *storeFS) writeAtomic(rel string, data []byte) error {
 // sweep removes the temp files under DIR/tmp whose writer is gone (no
 // flock held on them): the leftovers of processes killed mid-publish. It
 // holds tmp/.lock exclusively, so no temp file is seen between creation
-// and lock. It returns how many entries it removed.
+// and lock; when that lock is busy it sweeps nothing this time. It
+// returns how many entries it removed.
 func (s *storeFS) sweep() (int, error) {
 	if !canSweep {
 		return 0, nil
 	}
-	guard, err := s.lockTmp(true)
+	if fi, err := s.root.Lstat(lockName); err == nil && !fi.Mode().IsRegular() {
+		return 0, corrupt("the evidence store's tmp/.lock is not a regular file")
+	}
+	guard, err := s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, err
+		return 0, ioFail(s.dir, err, "the evidence store lock cannot be opened")
 	}
 	defer guard.Close()
+	if !tryLockFile(guard) {
+		// A writer is between creating and locking its temp file (or
+		// another open is sweeping): sweep next time rather than wait.
+		return 0, nil
+	}
 	d, err := s.root.Open("tmp")
 	if err != nil {
 		return 0, ioFail(s.dir, err, "the evidence store's tmp directory cannot be read")
