@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -26,6 +27,23 @@ import (
 type storeFS struct {
 	dir  string
 	root *os.Root
+}
+
+// faultAt, when positive (tests only), makes the faultAt-th write step
+// of the store (create, write, sync, rename, directory sync, index
+// commit) fail with ENOSPC, as a full disk would at that point; faults
+// counts the steps.
+var (
+	faultAt int64
+	faults  atomic.Int64
+)
+
+// injected returns the injected ENOSPC for this write step, or nil.
+func injected() error {
+	if faultAt > 0 && faults.Add(1) == faultAt {
+		return &os.PathError{Op: "write", Path: "evidence", Err: syscall.ENOSPC}
+	}
+	return nil
 }
 
 // maxManifestBytes bounds one manifest read into memory.
@@ -181,6 +199,9 @@ func (s *storeFS) createTemp(prefix string) (*tempFile, error) {
 		guard = g
 		defer guard.Close()
 	}
+	if err := injected(); err != nil {
+		return nil, ioFail(s.dir, err, "the evidence store is not writable")
+	}
 	for range 16 {
 		rel := "tmp/" + prefix + randHex(8)
 		f, err := s.root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -217,6 +238,25 @@ func (s *storeFS) lockTmp(exclusive bool) (*os.File, error) {
 	return f, nil
 }
 
+// Sync fsyncs the temp file.
+func (t *tempFile) Sync() error {
+	if err := injected(); err != nil {
+		return err
+	}
+	return t.File.Sync()
+}
+
+// faultWriter writes to a temp file with the injected fault checked on
+// each write.
+type faultWriter struct{ t *tempFile }
+
+func (w faultWriter) Write(p []byte) (int, error) {
+	if err := injected(); err != nil {
+		return 0, err
+	}
+	return w.t.File.Write(p)
+}
+
 // Discard removes the temp file and releases it.
 func (t *tempFile) Discard() {
 	t.fs.root.Remove(t.rel)
@@ -230,7 +270,11 @@ func (t *tempFile) publish(rel string) error {
 	if !canSweep {
 		t.File.Close() // some systems cannot rename an open file
 	}
-	if err := t.fs.root.Rename(t.rel, rel); err != nil {
+	err := injected()
+	if err == nil {
+		err = t.fs.root.Rename(t.rel, rel)
+	}
+	if err != nil {
 		t.Discard()
 		return ioFail(t.fs.dir, err, "the evidence store cannot publish")
 	}
@@ -245,6 +289,9 @@ func (s *storeFS) syncDir(rel string) error {
 		return ioFail(s.dir, err, "the evidence directory cannot be synced")
 	}
 	defer d.Close()
+	if err := injected(); err != nil {
+		return ioFail(s.dir, err, "the evidence directory cannot be synced")
+	}
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
 		return ioFail(s.dir, err, "the evidence directory cannot be synced")
 	}
@@ -258,7 +305,7 @@ func (s *storeFS) writeAtomic(rel string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.Write(data); err != nil {
+	if _, err := (faultWriter{t}).Write(data); err != nil {
 		t.Discard()
 		return ioFail(s.dir, err, "the evidence store is not writable")
 	}

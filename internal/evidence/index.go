@@ -388,6 +388,9 @@ func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 		if indexFault != nil {
 			return indexFault
 		}
+		if err := injected(); err != nil {
+			return err
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err

@@ -347,7 +347,7 @@ func (s *Store) putObject(ctx context.Context, r io.Reader) (string, int64, erro
 		return "", 0, err
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(tmp, h), ctxReader{ctx, r}, make([]byte, 256<<10))
+	n, err := io.CopyBuffer(io.MultiWriter(faultWriter{tmp}, h), ctxReader{ctx, r}, make([]byte, 256<<10))
 	if err != nil {
 		tmp.Discard()
 		if ce := contract.AsError(err); ce.Code == contract.CodeCancelled || ce.Code == contract.CodeTimeout {
@@ -531,6 +531,11 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 	// Open or first query page indexes.
 	rel := manifestRel(m.EvidenceID)
 	if err := s.fs.writeAtomic(rel, body); err != nil {
+		// A rename that happened before a failed directory sync would
+		// leave the manifest published: withdraw it (its id is new).
+		if s.fs.root.Remove(rel) == nil {
+			s.fs.syncDir("manifests")
+		}
 		return nil, err
 	}
 	if err := s.index(ctx, m, body); err != nil {
