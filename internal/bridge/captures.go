@@ -353,9 +353,15 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		// correction; the envelope says so and names the corrected read.
 		body, _ := contract.Marshal(nil, err)
 		data["result_page"] = json.RawMessage(body)
+		e := contract.AsError(err)
+		if gone, why := captureGone(err); gone {
+			// Nothing is claimed that the host did not confirm.
+			data["capture_retained"] = false
+			res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+" no longer exists: "+why+"; start the capture again")
+			return res, nil
+		}
 		data["capture_retained"] = true
 		data["retained_capture_ids"] = []string{capID}
-		e := contract.AsError(err)
 		res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+
 			" is retained for a corrected read_capture (next_action) and must be released with release_capture")
 		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: correctedRead(o.read, capID, e)}
@@ -395,8 +401,16 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	default:
 		rel, _ := json.Marshal(map[string]any{"capture_id": capID})
 		if _, err := d.call(ctx, "release_capture", rel); err != nil {
-			data["capture_retained"] = true
-			data["retained_capture_ids"] = []string{capID}
+			if gone, why := captureGone(err); gone {
+				data["capture_retained"] = false
+				pd["capture_retained"] = false
+				res.Warnings = append(res.Warnings, "the automatic release of capture "+capID+" did not complete ("+string(contract.CodeOf(err))+"), but the capture no longer exists: "+why+"; the page above is whole")
+			} else {
+				// The host answered and refused: the capture is still there.
+				data["capture_retained"] = true
+				data["retained_capture_ids"] = []string{capID}
+				res.Warnings = append(res.Warnings, "the automatic release of capture "+capID+" failed ("+string(contract.CodeOf(err))+"); release it with release_capture")
+			}
 		} else {
 			data["capture_retained"] = false
 			pd["capture_retained"] = false
@@ -408,6 +422,22 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		data["next_action"] = page.NextAction
 	}
 	return res, nil
+}
+
+// captureGone reports whether a failed call on a capture proves the
+// capture no longer exists, and why: OUTCOME_UNKNOWN means the bridge
+// dropped its host connection (or found it dead), and a dropped
+// connection releases every capture it owned; REFERENCE_INVALID means
+// the host no longer knows the capture. Any other failure is an answer of
+// a host that still holds it.
+func captureGone(err error) (bool, string) {
+	switch contract.CodeOf(err) {
+	case contract.CodeOutcomeUnknown:
+		return true, "the host connection was lost or reset, which released every capture of this client"
+	case contract.CodeReferenceInvalid:
+		return true, "the host no longer holds it"
+	}
+	return false, ""
 }
 
 // correctedRead is the read_capture arguments that recover from a failed
