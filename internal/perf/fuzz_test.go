@@ -116,7 +116,7 @@ func FuzzFolded(f *testing.F) {
 		if err != nil {
 			return
 		}
-		stats, total := sp.aggregate(0, nil)
+		stats, total := sp.aggregate(0, granFunctions, nil)
 		var flat int64
 		for _, s := range stats {
 			flat += s.flat
