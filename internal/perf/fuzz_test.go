@@ -96,7 +96,7 @@ func FuzzChromeTrace(f *testing.F) {
 	seed(f, "trace", ".json")
 	f.Add([]byte(`[{"ph":"X","ts":1e3,"dur":"2"}]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _, _, err := scanTrace(context.Background(), bytes.NewReader(b), 1<<20,
+		_, err := scanTrace(context.Background(), bytes.NewReader(b), 1<<20,
 			func(ev *traceEvent, s, e int64, instant bool) error {
 				if !instant && e < s {
 					t.Fatalf("span ends before it starts: %d %d", s, e)

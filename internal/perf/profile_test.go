@@ -127,9 +127,9 @@ func (b *buildErr) Error() string { return "building/running the profiled progra
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir} {
+	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir} {
 		if d != "" && strings.HasPrefix(d, os.TempDir()) {
-			if d != profDirForCleanups {
+			if d != profDirForCleanups && d != benchstatDir {
 				d = filepath.Dir(d)
 			}
 			os.RemoveAll(d)
