@@ -240,11 +240,11 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		return b.String()
 	}
 	files := map[string]string{
-		"base.txt":       gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1, "BenchmarkOnlyBase-4 10 5 ns/op\nBenchmarkBroken-4 notanumber ns/op\n"),
-		"new.txt":        gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1.3, "BenchmarkOnlyNew-4 10 6 ns/op\n"),
-		"third.txt":      gen([]string{"example.com/a"}, "Intel Xeon", 0.9, ""),
-		"othercpu.txt":   gen([]string{"example.com/a", "example.com/b"}, "AMD EPYC", 1.1, ""),
-		"nonfinite.txt":  "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkZero-4 1 0 ns/op\n",
+		"base.txt":      gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1, "BenchmarkOnlyBase-4 10 5 ns/op\nBenchmarkBroken-4 notanumber ns/op\n"),
+		"new.txt":       gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1.3, "BenchmarkOnlyNew-4 10 6 ns/op\n"),
+		"third.txt":     gen([]string{"example.com/a"}, "Intel Xeon", 0.9, ""),
+		"othercpu.txt":  gen([]string{"example.com/a", "example.com/b"}, "AMD EPYC", 1.1, ""),
+		"nonfinite.txt": "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkZero-4 1 0 ns/op\n",
 		// No NaN benchmark here: benchstat does not terminate when it
 		// compares a NaN sample (TestBenchmarksNaNCompare).
 		"nonfinite2.txt": "goos: linux\npkg: example.com/n\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 7 ns/op\nBenchmarkZero-4 1 2 ns/op\n",

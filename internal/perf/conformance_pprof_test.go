@@ -356,3 +356,16 @@ func TestCompareProfilesConformanceDiffBase(t *testing.T) {
 		})
 	}
 }
+
+// TestProfileFormatDetection: legacy profiles and UTF-16 folded stacks
+// are recognized without a declared format.
+func TestProfileFormatDetection(t *testing.T) {
+	e := newEnv(t)
+	p := synthProfiles(t, e.dir)
+	for _, f := range []string{p["heap.txt"], p["contention.txt"], p["legacy.cpu"], e.write("s16.txt", utf16("main;a 3\n", false))} {
+		m, code := e.call("summarize_profile", map[string]any{"sources": []any{pathSrc(f)}})
+		if code != "" {
+			t.Errorf("%s: %s %v", filepath.Base(f), code, m["error"])
+		}
+	}
+}
