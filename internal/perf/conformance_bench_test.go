@@ -478,3 +478,24 @@ func TestBenchmarksNaNCompare(t *testing.T) {
 		t.Fatal("no NaN row")
 	}
 }
+
+// TestBenchmarksConfigurationWarning: sources whose configurations differ
+// (different cpu: lines) land in separate, uncompared tables, as in
+// benchstat; the result says why and which ignore compares them.
+func TestBenchmarksConfigurationWarning(t *testing.T) {
+	e := newEnv(t)
+	p := benchConformanceFiles(t, e.dir)
+	res := e.mustCall("compare_benchmarks", map[string]any{"sources": []any{pathSrc(p["base.txt"], "gobench"), pathSrc(p["othercpu.txt"], "gobench")}, "page_size": 1})
+	if !strings.Contains(mustJSON(res["warnings"]), `configurations differ in cpu`) || res["status"] != "partial" {
+		t.Fatalf("warnings %v", res["warnings"])
+	}
+	res = e.mustCall("compare_benchmarks", map[string]any{"sources": []any{pathSrc(p["base.txt"], "gobench"), pathSrc(p["othercpu.txt"], "gobench")}, "ignore": "cpu", "page_size": 1000})
+	if strings.Contains(mustJSON(res["warnings"]), "configurations differ") {
+		t.Fatalf("ignore cpu still warns: %v", res["warnings"])
+	}
+	for _, r := range data(res)["rows"].([]any) {
+		if v := r.(map[string]any)["verdict"]; v == "no_other_column" {
+			t.Fatalf("ignore cpu left an uncompared row: %v", r)
+		}
+	}
+}

@@ -239,6 +239,12 @@ func recognizedProfile(data []byte) string {
 	if len(data) >= 16 && bytes.Equal(data[:16], []byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}) {
 		return "legacy CPU profile (64-bit little-endian words)"
 	}
+	if bytes.HasPrefix(data, []byte("PERFILE2")) {
+		return "Linux perf.data (convert with perf script | stackcollapse-perf.pl to folded stacks, or perf_data_converter to pprof)"
+	}
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return "a JSON document (Chrome traces are read by inspect_trace_window)"
+	}
 	if len(data) > 0 && data[0] == 0x0a {
 		return "protobuf-like bytes"
 	}
