@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pelletier/go-toml/v2 v2.4.3
@@ -20,7 +21,6 @@ require (
 )
 
 require (
-	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/ebitengine/purego v0.11.2 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect
