@@ -360,10 +360,20 @@ func detect(path string, accepted []string) (string, *contract.Error) {
 }
 
 func sniff(format string, head []byte) bool {
+	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
+		// UTF-16 with a byte-order mark: sniff the decoded text.
+		if dec, err := io.ReadAll(io.LimitReader(foldedDecoder(bytes.NewReader(head)), 8192)); err == nil {
+			head = dec
+		}
+	}
 	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
 	switch format {
 	case FormatPprof:
-		return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b
+		if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+			return true
+		}
+		// Legacy formats profile.ParseData reads.
+		return strings.HasPrefix(recognizedProfile(head), "legacy")
 	case FormatFolded:
 		line, _, _ := bytes.Cut(t, []byte("\n"))
 		i := bytes.LastIndexByte(line, ' ')
