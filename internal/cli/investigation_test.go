@@ -67,7 +67,7 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "TIMEOUT") || !strings.Contains(out, "last_observation") {
 		t.Fatalf("wait timeout: %d %s", code, out)
 	}
-	out, code = runInvCLI(t, "wait", "metric", "memory_total_bytes", ">", "0", "--system", "--timeout", "120s")
+	out, code = runInvCLI(t, "wait", "metric", "memory_total_bytes", ">", "0", "--system", "--timeout", "60s")
 	if code != 0 || !strings.Contains(out, `"satisfied": true`) {
 		t.Fatalf("wait metric: %d %s", code, out)
 	}

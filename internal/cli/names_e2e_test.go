@@ -362,7 +362,7 @@ func TestNamesLongExecutableName(t *testing.T) {
 	if !matched {
 		t.Fatal("get_tracking does not list the long-named process by name")
 	}
-	m = b.mustCall("wait_condition", map[string]any{"condition": "process_present", "process_name": long, "timeout_ms": 120000, "wait_ms": 10000})
+	m = b.mustCall("wait_condition", map[string]any{"condition": "process_present", "process_name": long, "timeout_ms": 60000, "wait_ms": 10000})
 	if s, _ := json.Marshal(m); !strings.Contains(string(s), `"pid":`+strconv.Itoa(c.Process.Pid)) || !strings.Contains(string(s), `"name":"`+long+`"`) {
 		t.Fatalf("wait_condition: %s", s)
 	}

@@ -251,6 +251,13 @@ func (r *recorder) getRecording(ctx context.Context, s *Session, raw json.RawMes
 	r.mu.Unlock()
 	if a != nil {
 		a.mu.Lock()
+		if a.done {
+			// Stopped and closed; only the active slot is not cleared yet.
+			a.mu.Unlock()
+			a = nil
+		}
+	}
+	if a != nil {
 		data["active"] = true
 		data["recording_session_id"] = a.id
 		data["names"] = a.names
@@ -434,11 +441,16 @@ func (r *recorder) stopRecording(ctx context.Context, s *Session, raw json.RawMe
 // (the latest snapshot not yet written), the end record, syncs and closes.
 // The outcome is known only after the close.
 func (r *recorder) stopSession(rs *recSession, reason string) (map[string]any, error) {
-	r.mu.Lock()
-	if r.active == rs {
-		r.active = nil
-	}
-	r.mu.Unlock()
+	// The session stays the active one until its file is closed, so
+	// get_recording never reports "not active" for a file whose end record
+	// is not written yet.
+	defer func() {
+		r.mu.Lock()
+		if r.active == rs {
+			r.active = nil
+		}
+		r.mu.Unlock()
+	}()
 	rs.unsub()
 	rs.timer.Stop()
 	rs.mu.Lock()
