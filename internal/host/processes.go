@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ type listProcessesArgs struct {
 	Order      string   `json:"order"`
 	Limit      int      `json:"limit"`
 	Cursor     string   `json:"cursor"`
+	MetricIDs  []string `json:"metric_ids"`
 }
 
 type filter struct {
@@ -165,6 +167,20 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	if len(fields) == 0 {
 		fields = defaultProcessFields
 	}
+	// The row values: the sort metric (when sorting by one) and metric_ids.
+	var rowMetrics []proc.Metric
+	if byMetric {
+		rowMetrics = append(rowMetrics, sortMetric)
+	}
+	for i, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok || m.Target != proc.TargetProcess {
+			return nil, invalidAt("/metric_ids/"+strconv.Itoa(i), "metric_ids must be process metric ids (list_metrics)")
+		}
+		if !byMetric || m.ID != sortMetric.ID {
+			rowMetrics = append(rowMetrics, m)
+		}
+	}
 	enc := make([]json.RawMessage, 0, len(list))
 	cmdFailed := 0
 	for _, r := range list {
@@ -172,8 +188,8 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		if failed {
 			cmdFailed++
 		}
-		if byMetric {
-			addSortValue(row, sortMetric, r)
+		if len(rowMetrics) > 0 {
+			addSortValue(row, r, rowMetrics...)
 		}
 		b, err := json.Marshal(row)
 		if err != nil {
