@@ -65,14 +65,23 @@ if [ "$big_mb" -gt 0 ]; then
 fi
 
 # compare_benchmarks inputs: two -count 10 -benchmem runs of real packages
-# (strings and bytes: >= 300 benchmarks); generated once into the cache.
-if [ ! -s "$cache/old.txt" ] || [ ! -s "$cache/new.txt" ]; then
-	for f in old new; do
-		go test -run '^$' -bench . -benchmem -count 10 -benchtime 10x strings bytes >"$cache/$f.txt"
+# (BENCH_PKGS, default strings and bytes: over 300 benchmarks), generated
+# once into the cache by each package's test binary; the summarize_profile
+# input is a CPU profile of the first package's benchmarks.
+bench_pkgs=${BENCH_PKGS:-strings bytes}
+key=$(echo "$bench_pkgs" | tr ' /' '__')
+if [ ! -s "$cache/old-$key.txt" ] || [ ! -s "$cache/new-$key.txt" ] || [ ! -s "$cache/cpu-$key.prof" ]; then
+	for f in old new; do : >"$cache/$f-$key.txt"; done
+	for p in $bench_pkgs; do
+		tb=$tmp/$(basename "$p").test
+		go test -c -o "$tb" "$p"
+		for f in old new; do
+			(cd "$(go list -f '{{.Dir}}' "$p")" && "$tb" -test.run '^$' -test.bench . -test.benchmem -test.count 10 -test.benchtime 1x) >>"$cache/$f-$key.txt"
+		done
+		[ -s "$cache/cpu-$key.prof" ] || (cd "$(go list -f '{{.Dir}}' "$p")" && "$tb" -test.run '^$' -test.bench . -test.benchtime 20ms -test.cpuprofile "$cache/cpu-$key.prof" >/dev/null)
 	done
 fi
-# summarize_profile input: a CPU profile of a real benchmark run.
-[ -s "$cache/cpu.prof" ] || (cd "$tmp" && go test -run '^$' -bench 'Index|Split|Fields' -benchtime 200ms -cpuprofile "$cache/cpu.prof" strings >/dev/null && rm -f strings.test)
+old=$cache/old-$key.txt new=$cache/new-$key.txt prof=$cache/cpu-$key.prof
 
 # file_users input: two single-threaded holders (python3) with 5,000 fds
 # each on distinct files, so lsof prints each fd once (no per-thread rows).
@@ -88,7 +97,7 @@ for i in 0 1; do
 done
 held=$tmp/held/0/held-000000.dat
 echo "== holders: pids ${holders[*]}, $(ls /proc/${holders[0]}/fd | wc -l) + $(ls /proc/${holders[1]}/fd | wc -l) fds, threads $(awk '/^Threads/ {print $2}' /proc/${holders[0]}/status) and $(awk '/^Threads/ {print $2}' /proc/${holders[1]}/status)"
-echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" ${big:+"$big"} | paste -sd ';'); benchmarks: $(grep -c '^Benchmark' "$cache/old.txt") rows per file; profile $(stat -c %s "$cache/cpu.prof") bytes"
+echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" ${big:+"$big"} | paste -sd ';'); benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
 
 T=$'\t'
 cat >"$tmp/pairs.tsv" <<PAIRS
@@ -98,8 +107,8 @@ in-process get_status vs inquest --help${T}INQUEST_IN_PROCESS=1 $bin call get_st
 bin inspect --json ls vs readelf -a -W${T}$bin bin inspect --json $small${T}readelf -a -W $small
 bin inspect --json compile vs readelf -a -W${T}$bin bin inspect --json $mid${T}readelf -a -W $mid
 ${big:+bin inspect --json ${big_mb} MB vs readelf -a -W${T}$bin bin inspect --json $big${T}readelf -a -W $big}
-compare_benchmarks vs benchstat${T}$bin analyze compare_benchmarks $cache/old.txt $cache/new.txt${T}$cache/benchstat $cache/old.txt $cache/new.txt
-summarize_profile vs pprof -top${T}$bin analyze summarize_profile $cache/cpu.prof${T}$cache/pprof -top -symbolize=none $cache/cpu.prof
+compare_benchmarks vs benchstat${T}$bin analyze compare_benchmarks $old $new${T}$cache/benchstat $old $new
+summarize_profile vs pprof -top${T}$bin analyze summarize_profile $prof${T}$cache/pprof -top -symbolize=none $prof
 inquest fuser vs lsof -n -P PATH${T}$bin fuser $held${T}lsof -n -P $held
 inquest fuser vs fuser (psmisc)${T}$bin fuser $held${T}fuser $held
 PAIRS
