@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/cli"
@@ -21,6 +22,14 @@ func TestScripts(t *testing.T) {
 					return err
 				}
 				e.Setenv(k, dir)
+			}
+			// INQUEST_BIN is the inquest command the scripts run: the path
+			// `inquest setup` registers, for cmpenv golden files.
+			for _, d := range filepath.SplitList(e.Getenv("PATH")) {
+				if _, err := os.Stat(filepath.Join(d, "inquest")); err == nil {
+					e.Setenv("INQUEST_BIN", filepath.Join(d, "inquest"))
+					break
+				}
 			}
 			return nil
 		},

@@ -56,6 +56,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
+	root.SetVersionTemplate(readBuildVersion().String())
 	for _, c := range commands {
 		root.AddCommand(c(env))
 	}

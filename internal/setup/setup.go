@@ -1,0 +1,291 @@
+package setup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// ConfigError is a client configuration setup refuses to edit: invalid
+// syntax, a duplicate key, nesting beyond the limit, or an entry in a shape
+// it cannot change without rewriting user text. Line and Column are
+// 1-based; 0 when unknown.
+type ConfigError struct {
+	Path         string
+	Line, Column int
+	Reason       string
+}
+
+// Error is "path:line:column: reason" (line and column when known).
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Column, e.Reason)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+}
+
+// Action is what a Change does to a file.
+type Action string
+
+const (
+	// Add creates the entry (and the file when it does not exist).
+	Add Action = "add"
+	// Update changes keys of an existing entry.
+	Update Action = "update"
+	// Unchanged means the entry already is what setup would write.
+	Unchanged Action = "unchanged"
+	// Remove deletes the entry.
+	Remove Action = "remove"
+	// Absent means there is no entry to remove.
+	Absent Action = "absent"
+)
+
+// Change is the planned edit of one client's configuration file: Before is
+// the file as read (nil when it does not exist), After what setup would
+// write.
+type Change struct {
+	Client *Client
+	// Path is the configuration file as located; Target is the file
+	// actually written (Path with symbolic links resolved).
+	Path, Target  string
+	Exists        bool
+	Before, After []byte
+	Action        Action
+	mode          fs.FileMode
+}
+
+// readConfig reads the file at path, following symbolic links; a missing
+// file is not an error.
+func readConfig(path string) (target string, b []byte, mode fs.FileMode, exists bool, err error) {
+	target = path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	f, err := os.Open(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target, nil, 0o600, false, nil
+	}
+	if err != nil {
+		return target, nil, 0, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return target, nil, 0, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return target, nil, 0, false, &ConfigError{Path: path, Reason: "not a regular file"}
+	}
+	b, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return target, nil, 0, false, err
+	}
+	if len(b) > maxConfigBytes {
+		return target, nil, 0, false, &ConfigError{Path: path, Reason: fmt.Sprintf("larger than %d MiB", maxConfigBytes>>20)}
+	}
+	return target, b, st.Mode().Perm(), true, nil
+}
+
+// Plan computes the edit that registers launcher l in c's configuration
+// under e. It reads the file and writes nothing. A file setup cannot edit
+// unambiguously is a *ConfigError.
+func Plan(c *Client, e Env, l Launcher) (*Change, error) {
+	return plan(c, e, func(path string, doc []byte) (jsonEdit, error) {
+		if c.Format == TOML {
+			return upsertTOML(path, doc, []string{c.Container, ServerName}, c.entry(l))
+		}
+		return upsertJSON(path, doc, c.Container, ServerName, c.entry(l))
+	}, true)
+}
+
+// PlanRemove computes the edit that removes inquest's entry from c's
+// configuration under e, leaving everything else.
+func PlanRemove(c *Client, e Env) (*Change, error) {
+	return plan(c, e, func(path string, doc []byte) (jsonEdit, error) {
+		if c.Format == TOML {
+			return removeTOML(path, doc, []string{c.Container, ServerName})
+		}
+		return removeJSON(path, doc, c.Container, ServerName)
+	}, false)
+}
+
+func plan(c *Client, e Env, edit func(string, []byte) (jsonEdit, error), add bool) (*Change, error) {
+	path := c.Locate(e)
+	target, before, mode, exists, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Change{Client: c, Path: path, Target: target, Exists: exists, Before: before, mode: mode}
+	if !exists && !add {
+		ch.After, ch.Action = nil, Absent
+		return ch, nil
+	}
+	var had map[string]any
+	if exists {
+		if had, err = registered(c, path, before); err != nil {
+			return nil, err
+		}
+	}
+	// A file with CRLF line ends is edited with LF ones and converted
+	// back, so that the lines setup adds end like the others.
+	in := before
+	crlf := bytes.Contains(before, []byte("\r\n")) && bytes.Count(before, []byte("\n")) == bytes.Count(before, []byte("\r\n"))
+	if crlf {
+		in = bytes.ReplaceAll(before, []byte("\r\n"), []byte("\n"))
+	}
+	res, err := edit(path, in)
+	if err != nil {
+		return nil, err
+	}
+	if crlf {
+		if res.changed {
+			res.out = bytes.ReplaceAll(res.out, []byte("\n"), []byte("\r\n"))
+		} else {
+			res.out = before
+		}
+	}
+	ch.After = res.out
+	switch {
+	case add && !res.changed:
+		ch.Action = Unchanged
+	case add && had != nil:
+		ch.Action = Update
+	case add:
+		ch.Action = Add
+	case res.changed:
+		ch.Action = Remove
+	default:
+		ch.Action = Absent
+	}
+	return ch, nil
+}
+
+// registered returns inquest's entry in doc, nil when there is none.
+func registered(c *Client, path string, doc []byte) (map[string]any, error) {
+	if c.Format == TOML {
+		return readTOMLEntry(path, doc, []string{c.Container, ServerName})
+	}
+	return readJSONEntry(path, doc, c.Container, ServerName)
+}
+
+// Diff returns the change as a unified diff with three lines of context
+// ("" when nothing changes).
+func (ch *Change) Diff() string {
+	if bytes.Equal(ch.Before, ch.After) && (ch.Exists || ch.After == nil) {
+		return ""
+	}
+	from := ch.Path
+	if !ch.Exists {
+		from = "/dev/null"
+	}
+	d := difflib.UnifiedDiff{
+		A:        splitLines(ch.Before),
+		B:        splitLines(ch.After),
+		FromFile: from,
+		ToFile:   ch.Path,
+		Context:  3,
+	}
+	s, err := difflib.GetUnifiedDiffString(d)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+// splitLines splits b after each newline; a last line without one gets the
+// diff(1) marker so that it does not run into the next line of the diff.
+func splitLines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n\\ No newline at end of file\n"
+	return lines
+}
+
+// Apply writes the change: the original bytes are first copied to a backup
+// file in backupDir (returned; "" when the file did not exist), then the new
+// content replaces the file atomically (a temporary file in the same
+// directory, fsync, rename, fsync of the directory) with the original
+// permissions. When the file changed since Plan read it, nothing is written.
+func (ch *Change) Apply(backupDir string, now time.Time) (backup string, err error) {
+	if ch.Action == Unchanged || ch.Action == Absent {
+		return "", nil
+	}
+	_, current, _, exists, err := readConfig(ch.Path)
+	if err != nil {
+		return "", err
+	}
+	if exists != ch.Exists || !bytes.Equal(current, ch.Before) {
+		return "", fmt.Errorf("%s changed while setup was running; nothing was written, run setup again", ch.Path)
+	}
+	if ch.Exists {
+		if err := os.MkdirAll(backupDir, 0o700); err != nil {
+			return "", err
+		}
+		name := fmt.Sprintf("%s-%s-%s", ch.Client.Name, now.UTC().Format("20060102T150405.000000000Z"), filepath.Base(ch.Target))
+		backup = filepath.Join(backupDir, name)
+		if err := writeAtomic(backup, ch.Before, 0o600); err != nil {
+			return "", fmt.Errorf("backup of %s: %w", ch.Path, err)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(ch.Target), 0o755); err != nil {
+		return "", err
+	}
+	if err := writeAtomic(ch.Target, ch.After, ch.mode); err != nil {
+		return backup, err
+	}
+	return backup, nil
+}
+
+// writeAtomic replaces path with b: a temporary file beside it is written,
+// given mode, synced and renamed over path, then the directory is synced.
+func writeAtomic(path string, b []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".inquest-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // best effort: not every system can sync a directory
+		d.Close()
+	}
+	return nil
+}
