@@ -2,7 +2,9 @@
 # file_users benchmark (issue 4): inquest's host-wide fd scan beside
 # `lsof -n -P` and a bare readlink walk of /proc/*/fd/*, measured in the
 # same run while child processes hold 10,000 extra open fds on distinct
-# files. Targets: inquest >= 5x faster than lsof, within 2x of the bare walk.
+# files held by single-threaded python3 holders (bench/holder.py), so lsof
+# lists each fd once. Targets: inquest >= 5x faster than lsof, within 2x of
+# the bare walk.
 #
 #   bash bench/file_users.sh [-fds N] [-children N] [-runs N]
 set -euo pipefail

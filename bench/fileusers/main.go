@@ -6,8 +6,8 @@
 // discarded) and a bare readlink walk of /proc/*/fd/* (os.ReadDir +
 // os.Readlink, no aggregation, no identity checks).
 //
-// It starts -children copies of itself that together hold -fds extra open
-// fds on distinct files, so every tool resolves the same large fd set; then
+// It starts -children single-threaded holders (bench/holder.py, python3)
+// that together hold -fds extra open fds on distinct files, so every tool resolves the same large fd set; then
 // it runs the measurements interleaved -runs times and prints the median,
 // min and max of each with the ratios the issue sets targets for
 // (inquest >= 5x faster than lsof; within 2x of the bare walk).
@@ -34,10 +34,6 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 4 && os.Args[1] == "hold" {
-		hold(os.Args[2], os.Args[3])
-		return
-	}
 	fds := flag.Int("fds", 10000, "extra open fds held by the children in total")
 	children := flag.Int("children", 2, "child processes sharing the extra fds")
 	runs := flag.Int("runs", 9, "measured runs of each method")
@@ -49,27 +45,10 @@ func main() {
 	}
 }
 
-// hold opens n distinct files under dir, prints "ready" and waits for
-// stdin to close.
-func hold(dir, n string) {
-	count, _ := strconv.Atoi(n)
-	files := make([]*os.File, 0, count)
-	for i := 0; i < count; i++ {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("held-%06d.dat", i)))
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(2)
-		}
-		files = append(files, f)
-	}
-	fmt.Println("ready")
-	b := make([]byte, 1)
-	os.Stdin.Read(b)
-	runtime.KeepAlive(files)
-}
-
 func run(fds, children, runs int, lsofPath string) error {
-	self, err := os.Executable()
+	// bench/holder.py: one thread per holder, so lsof lists each fd once
+	// (a multi-threaded holder makes lsof print every fd once per thread).
+	holder, err := filepath.Abs("bench/holder.py")
 	if err != nil {
 		return err
 	}
@@ -88,9 +67,7 @@ func run(fds, children, runs int, lsofPath string) error {
 	for i := 0; i < children; i++ {
 		dir := filepath.Join(tmp, strconv.Itoa(i))
 		os.Mkdir(dir, 0o700)
-		c := exec.Command(self, "hold", dir, strconv.Itoa(fds/children))
-		in, _ := c.StdinPipe() // held open until the end: the child waits on it
-		defer in.Close()
+		c := exec.Command("python3", holder, dir, strconv.Itoa(fds/children))
 		out, _ := c.StdoutPipe()
 		if err := c.Start(); err != nil {
 			return err

@@ -57,7 +57,7 @@ func definitions(mode Mode) []tool.Tool {
 			Name:  "list_processes",
 			Title: "List processes",
 			Description: "Immutable, paged listing of processes from the latest snapshot (scope live), retained history (retained) or both (all), with opaque process_ref, lifecycle, parent (verified/unknown), start time, last-seen and history bounds. " +
-				"Filter by name/path substring (case-insensitive) or exact pid; sort by pid, name or any process metric (order asc/desc; a metric sort puts the metric's latest-snapshot value on each row under values); command_line and user only through projection. With source log and log_ref: the recorded identities (scope live: in the final frame; retained/all: every identity), lifecycle unknown, log process_refs. No required arguments. Follow next_action for the next page (limit default " + limitDefault + ", max 5000).",
+				"Filter by name/path substring (case-insensitive) or exact pid; sort by pid, name or any process metric (order asc/desc; a metric sort puts the metric's latest-snapshot value on each row under values, and so does each of metric_ids); command_line and user only through projection. With source log and log_ref: the recorded identities (scope live: in the final frame; retained/all: every identity), lifecycle unknown, log process_refs. No required arguments. Follow next_action for the next page (limit default " + limitDefault + ", max 5000).",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 ` + sourceSchema + `,
 ` + logRefSchema + `,
@@ -71,6 +71,7 @@ func definitions(mode Mode) []tool.Tool {
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name, or a process metric id: its value in the latest applied snapshot, rows without one last; ties broken by identity"},
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc for pid and name, desc for a metric"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics whose values from the same snapshot each row carries under values (unmeasured ones under unavailable), as get_metrics would give them: a table in one call"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"},
 "cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments must be unchanged"}}}`),
 			Annotations: readOnly,

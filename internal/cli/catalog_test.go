@@ -27,6 +27,10 @@ func TestCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	// Schemas compile on first use at run time; every one must compile.
+	if err := rt.Registry.Check(); err != nil {
+		t.Fatal(err)
+	}
 	reg := rt.Registry
 	nameRE := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	for _, tl := range reg.Tools() {

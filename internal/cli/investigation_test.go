@@ -59,7 +59,9 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "memory_total_bytes") || !strings.Contains(out, "SAMPLES") {
 		t.Fatalf("history: %d %s", code, out)
 	}
-	out, code = runInvCLI(t, "history", "--metric", "process_count", "--raw", "--limit", "1")
+	// Naming a CPU rate makes the in-process host's first call wait for
+	// its second sample, so two samples are retained.
+	out, code = runInvCLI(t, "history", "--metric", "process_count,system_cpu_percent", "--raw", "--limit", "1")
 	if code != 0 || strings.Count(out, "\n") < 3 {
 		t.Fatalf("history raw (two samples over two pages): %d %s", code, out)
 	}

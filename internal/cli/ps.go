@@ -22,7 +22,7 @@ func newPsCmd(env *Env) *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "ps",
-		Short: "List processes (list_processes + get_metrics) as a table",
+		Short: "List processes (one list_processes call with metric_ids) as a table",
 		Long: `List processes of this machine with CPU%, RSS, threads and fds from one snapshot.
 --sort takes pid, name, a process metric id or an alias (cpu, time, rss/mem, vsz,
 swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
@@ -39,7 +39,8 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if sortKey != "pid" && sortKey != "name" {
 				sortKey = metricID(sortKey)
 			}
-			args := map[string]any{"sort": sortKey}
+			// One request: the rows and their column values from one snapshot.
+			args := map[string]any{"sort": sortKey, "metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}}
 			if order != "" {
 				args["order"] = order
 			}
@@ -70,50 +71,14 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 					NameBytes string `json:"name_bytes"`
 					Path      string `json:"path"`
 					State     string `json:"state"`
-					// Values holds the sort metric's value of the
-					// snapshot the order comes from.
+					// Values holds the column metrics and the sort
+					// metric, from the snapshot the order comes from.
 					Values map[string]any `json:"values"`
 				} `json:"rows"`
 				Next *string `json:"next_cursor"`
 			}
 			if err := remarshal(res.Data, &page); err != nil {
 				return err
-			}
-			// Metrics for up to 50 refs per call, from the same host.
-			type m struct{ cpu, rss, thr, fds string }
-			gone := 0
-			vals := map[string]m{}
-			for i := 0; i < len(page.Rows); i += 50 {
-				end := min(i+50, len(page.Rows))
-				var targets []map[string]any
-				for _, r := range page.Rows[i:end] {
-					targets = append(targets, map[string]any{"process_ref": r.Ref})
-				}
-				b, _ := json.Marshal(map[string]any{"metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}, "targets": targets})
-				mr, err := rt.Registry.Call(cmd.Context(), "get_metrics", b)
-				if err != nil {
-					gone += end - i // every process of the batch exited between list and read
-					continue
-				}
-				var data struct {
-					Samples []struct {
-						Target struct {
-							Ref string `json:"process_ref"`
-						} `json:"target"`
-						Values map[string]any `json:"values"`
-						Error  any            `json:"error"`
-					} `json:"samples"`
-				}
-				if remarshal(mr.Data, &data) != nil {
-					continue
-				}
-				for _, s := range data.Samples {
-					if s.Error != nil {
-						gone++
-						continue
-					}
-					vals[s.Target.Ref] = m{cpu: fmtPercent(s.Values["cpu_percent"]), rss: fmtVal(s.Values["rss_bytes"]), thr: fmtVal(s.Values["threads"]), fds: fmtVal(s.Values["fd_count"])}
-				}
 			}
 			// A metric sort shows the values it ordered by (one snapshot):
 			// in their own column, or in an extra one.
@@ -130,21 +95,8 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			}
 			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
 			for _, r := range page.Rows {
-				v := vals[r.Ref]
-				if r.Values != nil {
-					sv := r.Values[sortKey]
-					switch sortKey {
-					case "cpu_percent":
-						v.cpu = fmtPercent(sv)
-					case "rss_bytes":
-						v.rss = fmtVal(sv)
-					case "threads":
-						v.thr = fmtVal(sv)
-					case "fd_count":
-						v.fds = fmtVal(sv)
-					}
-				}
-				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, v.cpu, humanBytes(v.rss), v.thr, v.fds)
+				v := r.Values
+				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), humanBytes(fmtVal(v["rss_bytes"])), fmtVal(v["threads"]), fmtVal(v["fd_count"]))
 				if extra != "" {
 					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
 				}
@@ -155,9 +107,6 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), textOf(n, "name"))
 			}
 			tw.Flush()
-			if gone > 0 {
-				fmt.Fprintf(env.Stderr, "warning: %d processes exited or became unreadable between listing and reading metrics; their metrics show -\n", gone)
-			}
 			if page.Next != nil {
 				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
 			}

@@ -6,6 +6,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -54,6 +55,8 @@ type Host struct {
 	onStop   []func()
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// rates is closed once the sampler has its second sample (Start).
+	rates chan struct{}
 }
 
 // New builds a host; Start begins sampling.
@@ -94,23 +97,36 @@ var extensions []func(*Host)
 // methods; features use it to add methods and status sections.
 func Extend(fn func(*Host)) { extensions = append(extensions, fn) }
 
-// FirstInterval separates the two samples Start takes.
+// FirstInterval separates the first two samples: the second, taken this
+// long after Start, gives interval rates (cpu_percent) as top's first
+// refresh does.
 const FirstInterval = 200 * time.Millisecond
 
-// Start takes the first sample synchronously (so the first call sees data)
-// and then samples every interval until Stop.
+// Start takes the first sample synchronously (so the first call sees data),
+// takes the second FirstInterval later in the background and then samples
+// every interval until Stop. Start does not wait for the second sample:
+// only calls that name a CPU-rate metric wait for it (see needsRates).
 func (h *Host) Start(ctx context.Context) error {
 	if _, err := h.sampler.Step(); err != nil {
 		return fmt.Errorf("first sample: %w", err)
 	}
-	// A second sample shortly after gives interval rates (cpu_percent) to
-	// the very first call, as top's first refresh does.
-	time.Sleep(FirstInterval)
-	h.sampler.Step()
-	ctx, h.cancel = context.WithCancel(ctx)
-	h.done = make(chan struct{})
+	rates := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	h.mu.Lock()
+	h.cancel, h.done, h.rates = cancel, done, rates
+	h.mu.Unlock()
 	go func() {
-		defer close(h.done)
+		defer close(done)
+		first := time.NewTimer(FirstInterval)
+		defer first.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-first.C:
+			h.sampler.Step()
+			close(rates)
+		}
 		t := time.NewTicker(h.sampler.Interval())
 		defer t.Stop()
 		for {
@@ -123,6 +139,30 @@ func (h *Host) Start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// needsRates reports whether a call reads an interval rate: it names
+// cpu_percent or system_cpu_percent in its arguments, or it is
+// get_system_info (core_cpu_percent).
+func needsRates(method string, args json.RawMessage) bool {
+	return method == "get_system_info" || bytes.Contains(args, []byte("cpu_percent"))
+}
+
+// awaitRates waits until the sampler has taken its second sample (at most
+// FirstInterval after Start), ctx ends or the host stops. A host that was
+// never started does not wait.
+func (h *Host) awaitRates(ctx context.Context) {
+	h.mu.Lock()
+	rates, done := h.rates, h.done
+	h.mu.Unlock()
+	if rates == nil {
+		return
+	}
+	select {
+	case <-rates:
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // OnStop registers fn to run when Stop begins, before sampling ends
@@ -138,13 +178,14 @@ func (h *Host) Stop() {
 	h.mu.Lock()
 	stops := h.onStop
 	h.onStop = nil
+	cancel, done := h.cancel, h.done
 	h.mu.Unlock()
 	for _, fn := range stops {
 		fn()
 	}
-	if h.cancel != nil {
-		h.cancel()
-		<-h.done
+	if cancel != nil {
+		cancel()
+		<-done
 	}
 	h.mu.Lock()
 	ss := make([]*Session, 0, len(h.sessions))
@@ -211,6 +252,9 @@ func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args jso
 	}
 	if h.sampler.Latest() == nil {
 		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the host has not taken its first sample yet; retry")
+	}
+	if needsRates(method, args) {
+		h.awaitRates(ctx)
 	}
 	res, err := m(ctx, s, args)
 	if err != nil {

@@ -31,6 +31,9 @@ func testHost(t *testing.T, interval time.Duration, c proc.Collector) *Host {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Stop)
+	// Tests count samples: start from Start's two (the second is taken in
+	// the background).
+	h.awaitRates(context.Background())
 	return h
 }
 

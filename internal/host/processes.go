@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -30,6 +31,7 @@ type listProcessesArgs struct {
 	Order      string   `json:"order"`
 	Limit      int      `json:"limit"`
 	Cursor     string   `json:"cursor"`
+	MetricIDs  []string `json:"metric_ids"`
 }
 
 // filter is list_processes' filter. Name matches a lifetime's name, its
@@ -193,6 +195,20 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	if len(fields) == 0 {
 		fields = defaultProcessFields
 	}
+	// The row values: the sort metric (when sorting by one) and metric_ids.
+	var rowMetrics []proc.Metric
+	if byMetric {
+		rowMetrics = append(rowMetrics, sortMetric)
+	}
+	for i, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok || m.Target != proc.TargetProcess {
+			return nil, invalidAt("/metric_ids/"+strconv.Itoa(i), "metric_ids must be process metric ids (list_metrics)")
+		}
+		if !byMetric || m.ID != sortMetric.ID {
+			rowMetrics = append(rowMetrics, m)
+		}
+	}
 	enc := make([]json.RawMessage, 0, len(list))
 	cmdFailed := 0
 	for _, r := range list {
@@ -200,8 +216,8 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		if failed {
 			cmdFailed++
 		}
-		if byMetric {
-			addSortValue(row, sortMetric, r)
+		if len(rowMetrics) > 0 {
+			addSortValue(row, r, rowMetrics...)
 		}
 		b, err := json.Marshal(row)
 		if err != nil {

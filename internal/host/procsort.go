@@ -114,20 +114,22 @@ func cmpSlot(m proc.Metric, a, b uint64) int {
 	return 0
 }
 
-// addSortValue puts the sort metric's value on a row the way get_metrics
-// does: values {id: value}, or unavailable {id: reason} with reason
+// addSortValue puts the values of ms (the sort metric, then metric_ids) on
+// a row the way get_metrics does: values {id: value}, or unavailable {id: reason} with reason
 // "unknown" (not measured in the snapshot) or "process_not_live" (a
 // history-only lifetime: its retained values are in get_history, never
 // substituted as current).
-func addSortValue(row map[string]any, m proc.Metric, r *procRow) {
+func addSortValue(row map[string]any, r *procRow, ms ...proc.Metric) {
 	values, unavailable := map[string]any{}, map[string]any{}
-	if v, ok := sortValue(m, r); ok {
-		enc, _ := EncodeValue(m, v)
-		values[m.ID] = enc
-	} else if r.p == nil {
-		unavailable[m.ID] = "process_not_live"
-	} else {
-		unavailable[m.ID] = "unknown"
+	for _, m := range ms {
+		if v, ok := sortValue(m, r); ok {
+			enc, _ := EncodeValue(m, v)
+			values[m.ID] = enc
+		} else if r.p == nil {
+			unavailable[m.ID] = "process_not_live"
+		} else {
+			unavailable[m.ID] = "unknown"
+		}
 	}
 	row["values"], row["unavailable"] = values, unavailable
 }

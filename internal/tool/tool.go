@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -71,7 +72,10 @@ type Tool struct {
 // the MCP server turns it into a JSON-RPC error, not a tool result.
 var ErrUnknownTool = errors.New("unknown tool")
 
-// Registry holds tools in registration order with their compiled schemas.
+// Registry holds tools in registration order. Each tool's input schema is
+// checked for the strict object shape when it is added and compiled on its
+// first validation, so a command that calls one tool (or none, like --help)
+// pays for no other tool's schema.
 type Registry struct {
 	tools  []*entry
 	byName map[string]*entry
@@ -79,9 +83,12 @@ type Registry struct {
 
 type entry struct {
 	Tool
-	schema *jsonschema.Schema
-	doc    any // the decoded input schema, for copying "expected" values
-	output json.RawMessage
+	once      sync.Once
+	schema    *jsonschema.Schema
+	doc       any // the decoded input schema, for copying "expected" values
+	schemaErr error
+	outOnce   sync.Once
+	output    json.RawMessage
 }
 
 // NewRegistry returns an empty registry.
@@ -89,7 +96,8 @@ func NewRegistry() *Registry { return &Registry{byName: map[string]*entry{}} }
 
 // Add registers tools. A duplicate name, a missing handler, or a schema that
 // is not a strict object schema is a programming error and is returned as an
-// error naming the tool.
+// error naming the tool. The schema is compiled on first use; Check compiles
+// every schema at once (tests and the catalog do).
 func (r *Registry) Add(tools ...Tool) error {
 	for _, t := range tools {
 		if t.Name == "" || t.Handler == nil {
@@ -98,10 +106,10 @@ func (r *Registry) Add(tools ...Tool) error {
 		if _, dup := r.byName[t.Name]; dup {
 			return fmt.Errorf("tool %q: registered twice", t.Name)
 		}
-		e, err := compile(t)
-		if err != nil {
+		if err := strictShape(t.Input); err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
+		e := &entry{Tool: t}
 		r.tools = append(r.tools, e)
 		r.byName[t.Name] = e
 	}
@@ -115,29 +123,70 @@ func (r *Registry) MustAdd(tools ...Tool) {
 	}
 }
 
-func compile(t Tool) (*entry, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(t.Input)))
-	if err != nil {
-		return nil, fmt.Errorf("input schema is not JSON: %w", err)
+// Check compiles every registered tool's input and output schema and
+// returns the first failure, naming the tool.
+func (r *Registry) Check() error {
+	for _, e := range r.tools {
+		if err := e.compiled(); err != nil {
+			return fmt.Errorf("tool %q: %w", e.Name, err)
+		}
+		if len(e.outputSchema()) == 0 {
+			return fmt.Errorf("tool %q: output data schema is not JSON", e.Name)
+		}
 	}
-	m, ok := doc.(map[string]any)
-	if !ok || m["type"] != "object" || m["additionalProperties"] != false {
-		return nil, errors.New(`input schema must be {"type":"object","additionalProperties":false,...}`)
+	return nil
+}
+
+// strictShape checks the top of an input schema without compiling it:
+// {"type":"object","additionalProperties":false,...}.
+func strictShape(input json.RawMessage) error {
+	var top struct {
+		Type                 any `json:"type"`
+		AdditionalProperties any `json:"additionalProperties"`
 	}
-	c := jsonschema.NewCompiler()
-	url := "inquest:///tools/" + t.Name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
+	if err := json.Unmarshal(input, &top); err != nil {
+		return fmt.Errorf("input schema is not JSON: %w", err)
 	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("input schema does not compile: %w", err)
+	if top.Type != "object" || top.AdditionalProperties != false {
+		return errors.New(`input schema must be {"type":"object","additionalProperties":false,...}`)
 	}
-	out, err := OutputSchema(t.OutputData)
-	if err != nil {
-		return nil, err
-	}
-	return &entry{Tool: t, schema: s, doc: doc, output: out}, nil
+	return nil
+}
+
+// compiled compiles the input schema once; a failure is kept and returned
+// on every call.
+func (e *entry) compiled() error {
+	e.once.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(e.Input)))
+		if err != nil {
+			e.schemaErr = fmt.Errorf("input schema is not JSON: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		url := "inquest:///tools/" + e.Name + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			e.schemaErr = err
+			return
+		}
+		s, err := c.Compile(url)
+		if err != nil {
+			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
+			return
+		}
+		e.schema, e.doc = s, doc
+	})
+	return e.schemaErr
+}
+
+// outputSchema builds the published output schema once; nil when the
+// tool's OutputData is not JSON (Check reports that).
+func (e *entry) outputSchema() json.RawMessage {
+	e.outOnce.Do(func() {
+		if out, err := OutputSchema(e.OutputData); err == nil {
+			e.output = out
+		}
+	})
+	return e.output
 }
 
 // Tools returns the registered tools in registration order, filtered to the
@@ -174,7 +223,7 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 // OutputSchemaOf returns the tool's published output schema.
 func (r *Registry) OutputSchemaOf(name string) json.RawMessage {
 	if e, ok := r.byName[name]; ok {
-		return e.output
+		return e.outputSchema()
 	}
 	return nil
 }

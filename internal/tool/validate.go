@@ -20,6 +20,9 @@ func (e *entry) validate(args json.RawMessage) error {
 	if len(args) > MaxArgumentBytes {
 		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments exceed 4 MiB", Field: "", Constraint: ""}
 	}
+	if err := e.compiled(); err != nil {
+		return &contract.Error{Code: contract.CodeInternalError, Message: "the tool's input schema does not compile: " + err.Error()}
+	}
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
 	if err != nil {
 		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments are not valid JSON", NextAction: nil}

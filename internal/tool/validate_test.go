@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,35 @@ func TestAddRejectsLooseSchemas(t *testing.T) {
 		if err := NewRegistry().Add(Tool{Name: "x", Input: json.RawMessage(s), Handler: h}); err == nil {
 			t.Errorf("schema %s accepted", s)
 		}
+	}
+}
+
+func TestCheckCompilesEverySchema(t *testing.T) {
+	h := func(context.Context, json.RawMessage) (*contract.Result, error) { return nil, nil }
+	tests := []struct {
+		name, input, output string
+		ok                  bool
+	}{
+		{"strict", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"integer"}}}`, "", true},
+		{"bad keyword value", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":7}}}`, "", false},
+		{"bad output", `{"type":"object","additionalProperties":false}`, `not json`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRegistry()
+			r.MustAdd(Tool{Name: "x", Input: json.RawMessage(tc.input), OutputData: json.RawMessage(tc.output), Handler: h})
+			if err := r.Check(); (err == nil) != tc.ok {
+				t.Fatalf("Check() = %v, want ok=%v", err, tc.ok)
+			}
+			if !tc.ok && tc.output == "" {
+				// The same failure reaches a caller as INTERNAL_ERROR, never a panic.
+				_, err := r.Call(context.Background(), "x", json.RawMessage(`{}`))
+				var ce *contract.Error
+				if !errors.As(err, &ce) || ce.Code != contract.CodeInternalError {
+					t.Fatalf("Call with a broken schema = %v, want INTERNAL_ERROR", err)
+				}
+			}
+		})
 	}
 }
 
