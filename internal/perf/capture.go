@@ -1,0 +1,13 @@
+package perf
+
+import "github.com/inquest-dev/inquest/internal/tool"
+
+// CaptureTools returns the capture_and_<operation> tools (Linux only; none
+// elsewhere): each runs a target under a provider and feeds the named
+// analysis operation with what it captured.
+func CaptureTools(rt *Runtime) []tool.Tool { return rt.captureTools() }
+
+// ReleaseCaptures removes the scratch directories of this Runtime's
+// captures (their live next_page handoffs then fail with INPUT_CHANGED;
+// preserved evidence is unaffected).
+func (rt *Runtime) ReleaseCaptures() { rt.releaseCaptures() }

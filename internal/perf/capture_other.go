@@ -1,0 +1,9 @@
+//go:build !linux
+
+package perf
+
+import "github.com/inquest-dev/inquest/internal/tool"
+
+func (rt *Runtime) captureTools() []tool.Tool { return nil }
+
+func (rt *Runtime) releaseCaptures() {}
