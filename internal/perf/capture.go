@@ -7,6 +7,10 @@ import "github.com/inquest-dev/inquest/internal/tool"
 // analysis operation with what it captured.
 func CaptureTools(rt *Runtime) []tool.Tool { return rt.captureTools() }
 
+// CaptureProviderKinds lists the provider kinds the capture tools of this
+// build accept.
+func CaptureProviderKinds() []string { return captureProviderKinds() }
+
 // ReleaseCaptures removes the scratch directories of this Runtime's
 // captures (their live next_page handoffs then fail with INPUT_CHANGED;
 // preserved evidence is unaffected).

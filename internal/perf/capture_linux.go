@@ -54,8 +54,18 @@ func captureKinds() []captureKind {
 	}
 }
 
+func captureProviderKinds() []string {
+	var out []string
+	for _, p := range ProviderKinds {
+		if offeredProviders()[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (rt *Runtime) captureTools() []tool.Tool {
-	var out []tool.Tool
+	out := []tool.Tool{rt.prepareTool()}
 	for _, ck := range captureKinds() {
 		ck := ck
 		out = append(out, tool.Tool{
@@ -689,8 +699,12 @@ func startFailure(err error, field string) error {
 func recordOf(ex *capture.Execution, caseName string, caseIndex, block, pos int, owner string) ExecutionRecord {
 	r := ExecutionRecord{Case: caseName, CaseIndex: caseIndex, Block: block, Position: pos, Termination: ex.Termination, ExitCode: ex.ExitCode, Signal: ex.Signal,
 		ExitOwner: owner, WallTimeNS: ex.WallTimeNS, UserCPUNS: ex.UserCPUNS, SysCPUNS: ex.SysCPUNS, CPUTimeNS: ex.UserCPUNS + ex.SysCPUNS,
-		MaxRSSBytes: ex.MaxRSSBytes, StdoutBytes: ex.StdoutBytes, StderrBytes: ex.StderrBytes, MemoryEnforce: ex.MemoryEnforcement,
+		MaxRSSAtMostBytes: ex.MaxRSSBytes, StdoutBytes: ex.StdoutBytes, StderrBytes: ex.StderrBytes, MemoryEnforce: ex.MemoryEnforcement,
 		MemoryLimitHit: ex.MemoryLimitHit, LeftoverKilled: ex.LeftoverKilled, Included: true}
+	if ex.MaxRSSKnown {
+		v := ex.MaxRSSBytes
+		r.MaxRSSBytes = &v
+	}
 	if ex.Termination != capture.TermExited || ex.ExitCode == nil || *ex.ExitCode != 0 {
 		r.Included, r.ExcludedReason = false, "workload_failed"
 	}
@@ -704,6 +718,7 @@ func execView(ex *capture.Execution, r *ExecutionRecord, argv []string, owner st
 	m["executable_sha256"] = exeSHA256(ex.Executable)
 	m["started_at"] = contract.Timestamp(ex.StartedAt)
 	m["containment"] = ex.Containment
+	m["launcher_peak_rss_bytes"] = contract.Int(ex.LauncherPeakRSSBytes)
 	m["cgroup"] = ex.Cgroup
 	if ex.MemoryLimitBytes > 0 {
 		m["memory_limit_bytes"] = contract.Int(ex.MemoryLimitBytes)

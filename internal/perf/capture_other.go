@@ -7,3 +7,5 @@ import "github.com/inquest-dev/inquest/internal/tool"
 func (rt *Runtime) captureTools() []tool.Tool { return nil }
 
 func (rt *Runtime) releaseCaptures() {}
+
+func captureProviderKinds() []string { return nil }

@@ -40,7 +40,7 @@ func TestCaptureDirectExecution(t *testing.T) {
 		t.Fatalf("rows %v", rows)
 	}
 	r := rows[0].(map[string]any)
-	if r["exit_code"].(float64) != 0 || r["termination"] != "exited" || r["exit_owner"] != "workload" || r["wall_time_ns"] == "0" || r["max_rss_bytes"] == "0" {
+	if r["exit_code"].(float64) != 0 || r["termination"] != "exited" || r["exit_owner"] != "workload" || r["wall_time_ns"] == "0" || r["max_rss_at_most_bytes"] == "0" {
 		t.Fatalf("row %v", r)
 	}
 	ex := capt(res)["executions"].([]any)[0].(map[string]any)
@@ -341,5 +341,45 @@ func TestCaptureAnalysisFailurePreserved(t *testing.T) {
 	m := data(ins)["manifest"].(map[string]any)
 	if m["status"] != "failed" || !strings.Contains(toJSON(m["artifacts"]), "stderr") {
 		t.Fatalf("manifest %v", m)
+	}
+}
+
+func TestPrepareProviders(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("prepare_providers", map[string]any{})
+	rows := data(res)["providers"].([]any)
+	if len(rows) != len(ProviderKinds) {
+		t.Fatalf("rows %v", rows)
+	}
+	by := map[string]map[string]any{}
+	for _, r := range rows {
+		r := r.(map[string]any)
+		by[r["provider"].(string)] = r
+	}
+	if by["direct"]["available"] != true || by["direct"]["offered"] != true || by["go-test"]["offered"] != true || by["perf"]["offered"] != false {
+		t.Fatalf("rows %v", rows)
+	}
+	// Versions are what the tools themselves print, in the same run.
+	for p, argv := range map[string][]string{"go-test": {"go", "version"}, "perf": {"perf", "--version"}} {
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil {
+			if by[p]["available"] != false || by[p]["guidance"] == nil {
+				t.Errorf("%s: no %s here but reported %v", p, argv[0], by[p])
+			}
+			continue
+		}
+		want := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+		if by[p]["version"] != want {
+			t.Errorf("%s version %v, want %q", p, by[p]["version"], want)
+		}
+	}
+	// Missing binaries give guidance, not installation.
+	t.Setenv("PATH", "/nonexistent")
+	res = e.mustCall("prepare_providers", map[string]any{"providers": []string{"go-test", "py-spy"}})
+	for _, r := range data(res)["providers"].([]any) {
+		r := r.(map[string]any)
+		if r["available"] != false || r["guidance"] == nil {
+			t.Errorf("row %v", r)
+		}
 	}
 }

@@ -40,17 +40,20 @@ type ExecutionRecord struct {
 	Signal      string `json:"signal,omitempty"`
 	// ExitOwner says whose exit code this is: "workload" (direct) or
 	// "collector" (a wrapping provider such as go test).
-	ExitOwner      string `json:"exit_owner"`
-	WallTimeNS     int64  `json:"wall_time_ns"`
-	UserCPUNS      int64  `json:"user_cpu_ns"`
-	SysCPUNS       int64  `json:"sys_cpu_ns"`
-	CPUTimeNS      int64  `json:"cpu_time_ns"`
-	MaxRSSBytes    int64  `json:"max_rss_bytes"`
-	StdoutBytes    int64  `json:"stdout_bytes"`
-	StderrBytes    int64  `json:"stderr_bytes"`
-	MemoryEnforce  string `json:"memory_enforcement"`
-	MemoryLimitHit bool   `json:"memory_limit_hit"`
-	LeftoverKilled int    `json:"leftover_processes_killed"`
+	ExitOwner  string `json:"exit_owner"`
+	WallTimeNS int64  `json:"wall_time_ns"`
+	UserCPUNS  int64  `json:"user_cpu_ns"`
+	SysCPUNS   int64  `json:"sys_cpu_ns"`
+	CPUTimeNS  int64  `json:"cpu_time_ns"`
+	// MaxRSSBytes is the workload's peak RSS, nil when it could not be
+	// told apart from the launcher's (see MaxRSSAtMostBytes).
+	MaxRSSBytes       *int64 `json:"max_rss_bytes"`
+	MaxRSSAtMostBytes int64  `json:"max_rss_at_most_bytes"`
+	StdoutBytes       int64  `json:"stdout_bytes"`
+	StderrBytes       int64  `json:"stderr_bytes"`
+	MemoryEnforce     string `json:"memory_enforcement"`
+	MemoryLimitHit    bool   `json:"memory_limit_hit"`
+	LeftoverKilled    int    `json:"leftover_processes_killed"`
 	// OracleExitCode is the oracle command's exit status, nil when no
 	// oracle ran.
 	OracleExitCode *int `json:"oracle_exit_code"`
@@ -60,14 +63,18 @@ type ExecutionRecord struct {
 	ExcludedReason string `json:"excluded_reason,omitempty"`
 }
 
-func (r *ExecutionRecord) metric(name string) int64 {
+// metric returns the named metric, false when it is unknown.
+func (r *ExecutionRecord) metric(name string) (int64, bool) {
 	switch name {
 	case "cpu_time_ns":
-		return r.CPUTimeNS
+		return r.CPUTimeNS, true
 	case "max_rss_bytes":
-		return r.MaxRSSBytes
+		if r.MaxRSSBytes == nil {
+			return 0, false
+		}
+		return *r.MaxRSSBytes, true
 	}
-	return r.WallTimeNS
+	return r.WallTimeNS, true
 }
 
 func (r *ExecutionRecord) row() map[string]any {
@@ -75,10 +82,13 @@ func (r *ExecutionRecord) row() map[string]any {
 		"case": r.Case, "case_index": r.CaseIndex, "block": r.Block, "position": r.Position,
 		"termination": r.Termination, "exit_code": r.ExitCode, "exit_owner": r.ExitOwner,
 		"wall_time_ns": contract.Int(r.WallTimeNS), "user_cpu_ns": contract.Int(r.UserCPUNS), "sys_cpu_ns": contract.Int(r.SysCPUNS),
-		"cpu_time_ns": contract.Int(r.CPUTimeNS), "max_rss_bytes": contract.Int(r.MaxRSSBytes),
+		"cpu_time_ns": contract.Int(r.CPUTimeNS), "max_rss_bytes": nil, "max_rss_at_most_bytes": contract.Int(r.MaxRSSAtMostBytes),
 		"stdout_bytes": contract.Int(r.StdoutBytes), "stderr_bytes": contract.Int(r.StderrBytes),
 		"memory_enforcement": r.MemoryEnforce, "memory_limit_hit": r.MemoryLimitHit,
 		"leftover_processes_killed": r.LeftoverKilled, "oracle_exit_code": r.OracleExitCode, "included": r.Included,
+	}
+	if r.MaxRSSBytes != nil {
+		m["max_rss_bytes"] = contract.Int(*r.MaxRSSBytes)
 	}
 	if r.Signal != "" {
 		m["signal"] = r.Signal
@@ -213,7 +223,12 @@ func SummarizeExecutions(recs []ExecutionRecord, metric, estimand string, thresh
 			c.excluded[r.ExcludedReason]++
 			continue
 		}
-		v := float64(r.metric(metric))
+		mv, known := r.metric(metric)
+		if !known {
+			c.excluded["metric_unknown"]++
+			continue
+		}
+		v := float64(mv)
 		c.vals = append(c.vals, v)
 		c.byBlock[r.Block] = v
 	}

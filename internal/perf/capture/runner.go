@@ -80,8 +80,18 @@ type Execution struct {
 	UserCPUNS int64 `json:"user_cpu_ns"`
 	SysCPUNS  int64 `json:"sys_cpu_ns"`
 	// MaxRSSBytes is ru_maxrss (kernel KiB × 1024): the largest resident
-	// set of the workload or of a waited-for descendant.
+	// set of the workload or of a waited-for descendant. Go starts children
+	// with clone(CLONE_VM|CLONE_VFORK), and the kernel folds the launching
+	// process's peak RSS (VmHWM) into the child's ru_maxrss at exec; so a
+	// value not above LauncherPeakRSSBytes cannot be told apart from the
+	// launcher's and MaxRSSKnown is false (the workload's peak is then at
+	// most MaxRSSBytes).
 	MaxRSSBytes int64 `json:"max_rss_bytes"`
+	MaxRSSKnown bool  `json:"max_rss_known"`
+	// LauncherPeakRSSBytes is this process's VmHWM (/proc/self/status),
+	// reset through /proc/self/clear_refs just before the launch and read
+	// just after it.
+	LauncherPeakRSSBytes int64 `json:"launcher_peak_rss_bytes"`
 	// Termination is one of TermExited, TermSignaled, TermTimeout,
 	// TermCancelled.
 	Termination string `json:"termination"`
@@ -202,6 +212,9 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	}
 	defer releaseSubreaper()
 
+	// Lower this process's peak RSS to its current RSS so the floor folded
+	// into the child's ru_maxrss is as small as it can be.
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	ex.StartedAt = time.Now()
 	start := time.Now()
 	if spec.MaxMemoryBytes > 0 {
@@ -218,6 +231,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		return nil, errors.Join(ErrStart, err)
 	}
 	pid := cmd.Process.Pid
+	ex.LauncherPeakRSSBytes = selfHWM()
 
 	var wg sync.WaitGroup
 	copyBounded := func(r *os.File, w *os.File, n *int64, trunc *bool) {
@@ -276,6 +290,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		ex.UserCPUNS = ru.Utime.Nano()
 		ex.SysCPUNS = ru.Stime.Nano()
 		ex.MaxRSSBytes = ru.Maxrss * 1024
+		ex.MaxRSSKnown = ex.LauncherPeakRSSBytes > 0 && ex.MaxRSSBytes > ex.LauncherPeakRSSBytes
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	switch {
@@ -334,6 +349,26 @@ func startLimited(cmd *exec.Cmd, limit int64) (string, error) {
 		return "none", err
 	}
 	return "rlimit_as_after_start", nil
+}
+
+// selfHWM is VmHWM of /proc/self/status in bytes, 0 when unreadable.
+func selfHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return n * 1024
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // limitWriter keeps the first left bytes and accepts (drops) the rest.

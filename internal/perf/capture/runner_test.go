@@ -202,3 +202,23 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatalf("max rss %d above the budget", ex.MaxRSSBytes)
 	}
 }
+
+// TestMaxRSS: a workload touching 128 MiB reports a known peak above it;
+// a tiny one cannot be told apart from the launcher's own peak.
+func TestMaxRSS(t *testing.T) {
+	s := spec(t, "bash", "-c", `x=$(head -c 134217728 /dev/zero | tr '\0' a); echo ${#x}`)
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.MaxRSSKnown || ex.MaxRSSBytes < 128<<20 {
+		t.Fatalf("max rss %d known %v launcher %d", ex.MaxRSSBytes, ex.MaxRSSKnown, ex.LauncherPeakRSSBytes)
+	}
+	ex, err = Run(context.Background(), spec(t, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.MaxRSSKnown || ex.LauncherPeakRSSBytes <= 0 {
+		t.Fatalf("true: %+v", ex)
+	}
+}
