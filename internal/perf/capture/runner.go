@@ -155,6 +155,12 @@ func acquireSubreaper() bool {
 	return subreaper.ok
 }
 
+func subreaperActive() bool {
+	subreaper.mu.Lock()
+	defer subreaper.mu.Unlock()
+	return subreaper.active > 0 && subreaper.ok
+}
+
 func releaseSubreaper() {
 	subreaper.mu.Lock()
 	defer subreaper.mu.Unlock()
@@ -439,8 +445,12 @@ func killTree(pid int, marker string, walkRoot bool, killed map[int]bool) int {
 			// Only while pid is unreaped: a reaped pid may be reused.
 			walk(pid)
 		}
+		// With a subreaper, a descendant outside the group whose parent
+		// died is this process's child, so only our children need the
+		// environment check; without one, every process does.
+		sub := subreaperActive()
 		for p, pi := range procs {
-			if pi.pgid == pid || hasMarker(p, marker) {
+			if pi.pgid == pid || ((!sub || pi.ppid == self) && hasMarker(p, marker)) {
 				members[p] = true
 				walk(p)
 			}
