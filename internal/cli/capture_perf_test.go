@@ -41,7 +41,7 @@ func TestCaptureCLI(t *testing.T) {
 	}
 
 	exp := filepath.Join(dir, "exp.json")
-	os.WriteFile(exp, []byte(`{"cases":[{"name":"short","argv":["sleep","0.1"]},{"name":"long","argv":["sleep","0.2"]}],"blocks":4,"seed":5,"threshold":0.25}`), 0o644)
+	os.WriteFile(exp, []byte(`{"cases":[{"name":"short","argv":["sleep","0.15"]},{"name":"long","argv":["sleep","0.3"]}],"blocks":10,"seed":5,"threshold":0.25}`), 0o644)
 	var out, errb bytes.Buffer
 	code = Run(context.Background(), []string{"capture", "--provider", "direct", "--experiment", exp, "--cwd", dir, "--", "true"}, strings.NewReader(""), &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "long vs short: +") || !strings.Contains(out.String(), "SLOWER") {

@@ -159,9 +159,11 @@ func comparison(t *testing.T, res map[string]any) map[string]any {
 	return c[0].(map[string]any)
 }
 
-// TestExperimentClassification: sleep 0.2 against sleep 0.1 is a 100 ms
-// (2x) difference; the threshold (25% of the baseline) leaves room for
-// scheduling noise of tens of milliseconds on a loaded machine.
+// TestExperimentClassification: sleep 0.3 against sleep 0.15 is a 150 ms
+// (2x) difference; the threshold (25% of the baseline, 37.5 ms) and 12
+// blocks (a bootstrap bound moves only when several pairs are outliers)
+// leave room for scheduling noise of tens of milliseconds on a loaded
+// machine.
 func TestExperimentClassification(t *testing.T) {
 	e := newCaptureEnv(t)
 	for _, tc := range []struct {
@@ -170,14 +172,14 @@ func TestExperimentClassification(t *testing.T) {
 		want       string
 		sign       float64
 	}{
-		{"slower", "0.1", "0.2", "slower", 1},
-		{"faster", "0.2", "0.1", "faster", -1},
-		{"equal", "0.1", "0.1", "inconclusive", 0},
+		{"slower", "0.15", "0.3", "slower", 1},
+		{"faster", "0.3", "0.15", "faster", -1},
+		{"equal", "0.15", "0.15", "inconclusive", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := e.mustCall("capture_and_summarize_executions", map[string]any{
 				"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
-				"experiment": map[string]any{"cases": []any{sleepCase("base", tc.base), sleepCase("cand", tc.cand)}, "blocks": 6, "seed": 7, "threshold": 0.25},
+				"experiment": map[string]any{"cases": []any{sleepCase("base", tc.base), sleepCase("cand", tc.cand)}, "blocks": 12, "seed": 7, "threshold": 0.25},
 			})
 			c := comparison(t, res)
 			if c["classification"] != tc.want {
@@ -186,7 +188,7 @@ func TestExperimentClassification(t *testing.T) {
 			if tc.sign != 0 && c["estimate"].(float64)*tc.sign <= 0 {
 				t.Fatalf("estimate sign: %v", c)
 			}
-			if c["pairs"].(float64) != 6 {
+			if c["pairs"].(float64) != 12 {
 				t.Fatalf("pairs %v", c)
 			}
 		})
