@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/inquest-dev/inquest/internal/tool"
+import (
+	"context"
+
+	"github.com/inquest-dev/inquest/internal/tool"
+)
 
 // CaptureTools returns the capture_and_<operation> tools (Linux only; none
 // elsewhere): each runs a target under a provider and feeds the named
@@ -15,3 +19,9 @@ func CaptureProviderKinds() []string { return captureProviderKinds() }
 // captures (their live next_page handoffs then fail with INPUT_CHANGED;
 // preserved evidence is unaffected).
 func (rt *Runtime) ReleaseCaptures() { rt.releaseCaptures() }
+
+// WithProgress returns ctx carrying fn, called by capture tools after each
+// execution with the executions done and the total.
+func WithProgress(ctx context.Context, fn func(done, total int)) context.Context {
+	return tool.WithProgress(ctx, func(done, total float64, _ string) { fn(int(done), int(total)) })
+}

@@ -259,19 +259,8 @@ func Schedule(cases, blocks int, seed uint64) [][]int {
 	return out
 }
 
-// progressKey carries a progress callback through the context.
-type progressKey struct{}
-
-// WithProgress returns ctx carrying fn, called by capture tools after each
-// execution with the executions done and the total.
-func WithProgress(ctx context.Context, fn func(done, total int)) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
 func progress(ctx context.Context, done, total int) {
-	if fn, ok := ctx.Value(progressKey{}).(func(int, int)); ok && fn != nil {
-		fn(done, total)
-	}
+	tool.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d/%d executions", done, total))
 }
 
 // scratch directories of capture requests, per Runtime, oldest first;
