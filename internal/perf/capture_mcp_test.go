@@ -4,6 +4,10 @@ package perf
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,4 +69,66 @@ func TestCaptureProgressOverMCP(t *testing.T) {
 	if len(got) != 6 || total != 6 || got[5] != 6 {
 		t.Fatalf("progress %v total %v", got, total)
 	}
+}
+
+// TestCaptureCancelOverMCP: cancelling the client's call kills the
+// running tree, including a setsid'd grandchild.
+func TestCaptureCancelOverMCP(t *testing.T) {
+	e := newCaptureEnv(t)
+	srv := mcpserver.New(e.reg, mcpserver.Options{Version: "test"})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "perf-test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	script := `setsid sh -c 'echo $$ > sid; exec sleep 1000' &
+while [ ! -s sid ]; do sleep 0.01; done
+echo $$ > root
+sleep 1000`
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "capture_and_summarize_executions", Arguments: map[string]any{
+			"target": target(e.dir, "sh", "-c", script), "provider": map[string]any{"kind": "direct"},
+		}})
+		done <- err
+	}()
+	var pids []int
+	for len(pids) < 2 {
+		pids = pids[:0]
+		for _, f := range []string{"root", "sid"} {
+			if b, err := os.ReadFile(filepath.Join(e.dir, f)); err == nil {
+				if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					pids = append(pids, p)
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	// The server kills the tree when the cancellation arrives; wait for it
+	// (bounded only to end a broken run).
+	for i := 0; i < 3000; i++ {
+		alive := 0
+		for _, p := range pids {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("processes %v survived cancellation", pids)
 }
