@@ -225,7 +225,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	start := time.Now()
 	if spec.MaxMemoryBytes > 0 {
 		ex.MemoryLimitBytes = spec.MaxMemoryBytes
-		ex.MemoryEnforcement, err = startLimited(cmd, spec.MaxMemoryBytes)
+		cmd, ex.MemoryEnforcement, err = startLimited(cmd, spec.MaxMemoryBytes)
 	} else {
 		err = cmd.Start()
 	}
@@ -323,12 +323,16 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 // with prlimit(2) and detaches, so the limit holds from the workload's
 // first instruction. Where ptrace is refused it starts normally and sets
 // the limit just after exec.
-func startLimited(cmd *exec.Cmd, limit int64) (string, error) {
+func startLimited(cmd *exec.Cmd, limit int64) (*exec.Cmd, string, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	rl := &unix.Rlimit{Cur: uint64(limit), Max: uint64(limit)}
+	// A Cmd starts once: keep a copy for the fallback.
+	plain := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
 	cmd.SysProcAttr.Ptrace = true
-	if err := cmd.Start(); err == nil {
+	err := cmd.Start()
+	if err == nil {
 		pid := cmd.Process.Pid
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err == nil && ws.Stopped() {
@@ -336,25 +340,28 @@ func startLimited(cmd *exec.Cmd, limit int64) (string, error) {
 			_ = unix.PtraceDetach(pid)
 			if perr != nil {
 				_ = unix.Kill(pid, unix.SIGKILL)
-				return "none", perr
+				_ = cmd.Wait()
+				return nil, "none", perr
 			}
-			return "rlimit_as", nil
+			return cmd, "rlimit_as", nil
 		}
 		_ = unix.Kill(pid, unix.SIGKILL)
-		return "none", errors.New("workload did not stop at exec")
-	} else if !errors.Is(err, unix.EPERM) {
-		return "none", err
+		_ = cmd.Wait()
+		return nil, "none", errors.New("workload did not stop at exec")
 	}
-	cmd.SysProcAttr.Ptrace = false
-	cmd.Process = nil
-	if err := cmd.Start(); err != nil {
-		return "none", err
+	if !errors.Is(err, unix.EPERM) {
+		return nil, "none", err
 	}
-	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_AS, rl, nil); err != nil {
-		_ = cmd.Process.Kill()
-		return "none", err
+	// ptrace refused (seccomp, Yama): set the limit just after exec.
+	if err := plain.Start(); err != nil {
+		return nil, "none", err
 	}
-	return "rlimit_as_after_start", nil
+	if err := unix.Prlimit(plain.Process.Pid, unix.RLIMIT_AS, rl, nil); err != nil {
+		_ = plain.Process.Kill()
+		_ = plain.Wait()
+		return nil, "none", err
+	}
+	return plain, "rlimit_as_after_start", nil
 }
 
 // selfHWM is VmHWM of /proc/self/status in bytes, 0 when unreadable.
@@ -367,8 +374,7 @@ func selfHWM() int64 {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			f := strings.Fields(v)
 			if len(f) == 2 && f[1] == "kB" {
-				n, err := strconv.ParseInt(f[0], 10, 64)
-				if err == nil {
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
 					return n * 1024
 				}
 			}
