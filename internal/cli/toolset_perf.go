@@ -15,6 +15,9 @@ func init() { addToolset(buildPerf) }
 // this process by analysis_id.
 func buildPerf(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	prt := perf.New(perf.Config{Sessions: true})
-	rt.closers = append(rt.closers, func() { prt.Close() })
-	return rt.Registry.Add(perf.Tools(prt)...)
+	rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
+	if err := rt.Registry.Add(perf.Tools(prt)...); err != nil {
+		return err
+	}
+	return rt.Registry.Add(perf.CaptureTools(prt)...)
 }

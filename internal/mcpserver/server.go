@@ -74,6 +74,14 @@ func handler(reg *tool.Registry, name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
+		if req.Params != nil && req.Session != nil {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				ss := req.Session
+				ctx = tool.WithProgress(ctx, func(done, total float64, msg string) {
+					_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: done, Total: total, Message: msg})
+				})
+			}
+		}
 		res, err := reg.Call(ctx, name, args)
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}

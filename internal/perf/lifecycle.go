@@ -18,6 +18,7 @@ func Operations() []*Operation {
 	return []*Operation{
 		previewOperation(), summarizeProfileOperation(), compareProfilesOperation(),
 		summarizeBenchmarksOperation(), compareBenchmarksOperation(), traceWindowOperation(),
+		executionsOperation(),
 	}
 }
 

@@ -34,7 +34,7 @@ func TestOverMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"preview_artifact": true, "summarize_profile": true, "compare_profiles": true, "summarize_benchmarks": true, "compare_benchmarks": true,
-		"inspect_trace_window": true, "preserve_evidence": false, "query_evidence": true, "inspect_evidence": true, "rescue_evidence": false}
+		"inspect_trace_window": true, "summarize_executions": true, "preserve_evidence": false, "query_evidence": true, "inspect_evidence": true, "rescue_evidence": false}
 	if len(list.Tools) != len(want) {
 		t.Fatalf("%d tools listed", len(list.Tools))
 	}

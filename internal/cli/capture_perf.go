@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/perf"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newPerfCaptureCmd) }
+
+// newPerfCaptureCmd is `inquest capture`: one capture_and_<operation> call
+// with the target argv after --.
+func newPerfCaptureCmd(env *Env) *cobra.Command {
+	var (
+		provider, operation, cwd, captureArgs, analysisArgs, consoleOutput, budget, experimentFile, limits string
+		envs                                                                                               []string
+		pageSize                                                                                           int
+		preserve, asJSON                                                                                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "capture --provider KIND [OPTIONS] -- ARGV...",
+		Short: "Run a target under measurement and analyze what it produced",
+		Long: `Run ARGV (never a shell string) under a capture provider in its own process
+tree and analyze the result with one operation, through the same
+capture_and_<operation> tool as MCP.
+
+  --provider direct   measure each execution (wall time, user/sys CPU, max RSS, exit)
+  --provider go-test  ARGV are go test package arguments (e.g. -- .)
+
+--operation is summarize_executions (default), preview_artifact,
+summarize_benchmarks or summarize_profile. --experiment FILE.json runs a
+randomized paired experiment ({"cases":[{"name":"a","argv":[...]},...],
+"blocks":30,"seed":1,"threshold":0.05}) and prints each case's median and
+its difference from the first case with a 95% bootstrap interval and a
+verdict. Provider fields go in --capture-arguments (e.g.
+'{"bench":"Sum","count":5,"profile":"cpu"}'), operation fields in
+--analysis-arguments, the workload budget in --workload-budget
+('{"timeout_seconds":60,"max_memory_bytes":1073741824}'). --preserve keeps
+the captured artifacts as evidence; without it the scratch directory is
+removed at exit. A progress line is shown on a terminal.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash != 0 || len(args) == 0 {
+				return errors.New("give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
+			}
+			if provider == "" {
+				return errors.New("--provider is required (" + strings.Join(perf.CaptureProviderKinds(), ", ") + ")")
+			}
+			if cwd == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				cwd = wd
+			}
+			abs, err := filepath.Abs(cwd)
+			if err != nil {
+				return err
+			}
+			target := map[string]any{"argv": args, "cwd": abs}
+			if len(envs) > 0 {
+				m := map[string]any{}
+				for _, kv := range envs {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return fmt.Errorf("--env %q: want KEY=VALUE", kv)
+					}
+					m[k] = v
+				}
+				target["env"] = m
+			}
+			if consoleOutput != "" {
+				target["console_output"] = consoleOutput
+			}
+			if budget != "" {
+				var b map[string]any
+				if err := json.Unmarshal([]byte(budget), &b); err != nil || b == nil {
+					return errors.New("--workload-budget must be a JSON object")
+				}
+				target["budget"] = b
+			}
+			prov := map[string]any{}
+			if captureArgs != "" {
+				if err := json.Unmarshal([]byte(captureArgs), &prov); err != nil || prov == nil {
+					return errors.New("--capture-arguments must be a JSON object")
+				}
+			}
+			prov["kind"] = provider
+			call := map[string]any{}
+			if analysisArgs != "" {
+				if err := json.Unmarshal([]byte(analysisArgs), &call); err != nil || call == nil {
+					return errors.New("--analysis-arguments must be a JSON object")
+				}
+			}
+			call["target"], call["provider"] = target, prov
+			if preserve {
+				call["preserve"] = true
+			}
+			if experimentFile != "" {
+				b, err := os.ReadFile(experimentFile)
+				if err != nil {
+					return fmt.Errorf("--experiment: %w", err)
+				}
+				var x map[string]any
+				if err := json.Unmarshal(b, &x); err != nil || x == nil {
+					return errors.New("--experiment file must hold a JSON object")
+				}
+				call["experiment"] = x
+			}
+			if limits != "" {
+				var l map[string]any
+				if err := json.Unmarshal([]byte(limits), &l); err != nil {
+					return errors.New("--limits must be a JSON object")
+				}
+				call["limits"] = l
+			}
+			if cmd.Flags().Changed("page-size") {
+				call["page_size"] = pageSize
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			ctx := cmd.Context()
+			tty := writerIsTerminal(env.Stderr)
+			if tty {
+				ctx = perf.WithProgress(ctx, func(done, total int) {
+					fmt.Fprintf(env.Stderr, "\r\x1b[Kcapture: %d/%d executions", done, total)
+				})
+			}
+			raw, _ := json.Marshal(call)
+			res, cerr := rt.Registry.Call(ctx, "capture_and_"+operation, raw)
+			if tty {
+				fmt.Fprint(env.Stderr, "\r\x1b[K")
+			}
+			if res != nil {
+				cliCaptureHandoff(res, preserve)
+			}
+			if asJSON || cerr != nil || operation != "summarize_executions" {
+				return printEnvelope(env, res, cerr)
+			}
+			return printExecutionTable(env.Stdout, res)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&provider, "provider", "", "capture provider: direct or go-test")
+	f.StringVar(&operation, "operation", "summarize_executions", "analysis operation fed by the capture")
+	f.StringVar(&cwd, "cwd", "", "working directory of the target (default: the current directory)")
+	f.StringArrayVar(&envs, "env", nil, "environment override KEY=VALUE (repeatable, at most 32)")
+	f.StringVar(&captureArgs, "capture-arguments", "", "provider fields as a JSON object")
+	f.StringVar(&analysisArgs, "analysis-arguments", "", "operation fields as a JSON object")
+	f.StringVar(&consoleOutput, "console-output", "", "retained console: diagnostics (first 64 KiB, default) or full (first 64 MiB)")
+	f.StringVar(&budget, "workload-budget", "", `workload budget JSON, e.g. {"timeout_seconds":60,"max_memory_bytes":1073741824}`)
+	f.StringVar(&experimentFile, "experiment", "", "experiment JSON file (cases, blocks, seed, metric, estimand, threshold, oracle)")
+	f.StringVar(&limits, "limits", "", `analysis limits JSON, e.g. {"max_rows":50}`)
+	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
+	f.BoolVar(&preserve, "preserve", false, "preserve the captured artifacts as immutable evidence")
+	f.BoolVar(&asJSON, "json", false, "print the tool's envelope as JSON")
+	return cmd
+}
+
+func writerIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// cliCaptureHandoff drops the process-local analysis_id; a preserved
+// capture's next page becomes an `inquest analyze --evidence` argv, and an
+// unpreserved one has none because its scratch is removed at exit.
+func cliCaptureHandoff(res *contract.Result, preserved bool) {
+	data, ok := res.Data.(map[string]any)
+	if !ok {
+		return
+	}
+	if preserved || res.NextAction == nil {
+		addArgv(res, nil, "")
+		return
+	}
+	delete(data, "analysis_id")
+	res.NextAction = nil
+	data["next_page"] = nil
+	res.Warn("more rows remain, but this capture's scratch directory is removed at exit: rerun with --preserve (then follow next_page.argv) or a larger --page-size")
+}
+
+// printExecutionTable renders summarize_executions like hyperfine's
+// summary: per case runs, median, min…max; then each case against the
+// baseline with its 95% interval and verdict.
+func printExecutionTable(w io.Writer, res *contract.Result) error {
+	data, _ := res.Data.(map[string]any)
+	if af, ok := data["analysis_failure"].(map[string]any); ok {
+		fmt.Fprintf(w, "analysis failed: %v\n", af["message"])
+	}
+	sum, _ := data["summary"].(map[string]any)
+	unit, _ := sum["unit"].(string)
+	metric, _ := sum["metric"].(string)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "CASE\tRUNS\tEXCLUDED\tMEDIAN %s\tMEAN\tMIN … MAX\n", metric)
+	cases, _ := sum["cases"].([]any)
+	for _, c := range cases {
+		c, _ := c.(map[string]any)
+		fmt.Fprintf(tw, "%v\t%v\t%v\t%s\t%s\t%s … %s\n", c["case"], c["included"], c["excluded"],
+			fmtQty(c["median"], unit), fmtQty(c["mean"], unit), fmtQty(c["min"], unit), fmtQty(c["max"], unit))
+	}
+	tw.Flush()
+	if comps, ok := sum["comparisons"].([]any); ok {
+		fmt.Fprintf(w, "\n%v over paired blocks (95%% bootstrap CI, %v resamples, threshold %v of baseline):\n", sum["estimand"], sum["bootstrap_resamples"], sum["threshold"])
+		for _, c := range comps {
+			c, _ := c.(map[string]any)
+			line := fmt.Sprintf("  %v vs %v: ", c["case"], c["baseline"])
+			if c["estimate"] == nil {
+				line += fmt.Sprintf("%v (%v)", c["classification"], c["reason"])
+			} else {
+				line += fmt.Sprintf("%s [%s, %s]", signed(c["estimate"], unit), signed(c["ci_low"], unit), signed(c["ci_high"], unit))
+				if r, ok := c["relative_estimate"].(float64); ok {
+					line += fmt.Sprintf(" (%+.1f%%)", r*100)
+				}
+				line += fmt.Sprintf(" over %v pairs: %v", c["pairs"], strings.ToUpper(fmt.Sprint(c["classification"])))
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if cap, ok := data["capture"].(map[string]any); ok {
+		if o, ok := cap["outcome"].(map[string]any); ok {
+			fmt.Fprintf(w, "\nexecutions: %v (succeeded %v, failed %v, excluded %v)\n", o["executions"], o["succeeded"], o["failed"], o["excluded"])
+		}
+		if ex, ok := cap["executions"].([]map[string]any); ok && len(ex) == 1 {
+			e := ex[0]
+			code := "signal " + fmt.Sprint(e["signal"])
+			if c, ok := e["exit_code"].(*int); ok && c != nil {
+				code = "exit " + strconv.Itoa(*c)
+			}
+			rss := fmtQty(e["max_rss_bytes"], "bytes")
+			if e["max_rss_bytes"] == nil {
+				rss = "at most " + fmtQty(e["max_rss_at_most_bytes"], "bytes") + " (not above this process's own peak)"
+			}
+			fmt.Fprintf(w, "%s (%v), user %s, sys %s, max RSS %s\n", code, e["termination"], fmtQty(e["user_cpu_ns"], "ns"), fmtQty(e["sys_cpu_ns"], "ns"), rss)
+		}
+	}
+	if id, ok := data["evidence_id"].(string); ok {
+		fmt.Fprintf(w, "evidence: %s\n", id)
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	return nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func fmtQty(v any, unit string) string {
+	f, ok := toFloat(v)
+	if !ok {
+		return "-"
+	}
+	if unit == "bytes" {
+		switch {
+		case f >= 1<<30:
+			return fmt.Sprintf("%.2f GiB", f/(1<<30))
+		case f >= 1<<20:
+			return fmt.Sprintf("%.2f MiB", f/(1<<20))
+		case f >= 1<<10:
+			return fmt.Sprintf("%.1f KiB", f/(1<<10))
+		}
+		return fmt.Sprintf("%.0f B", f)
+	}
+	a := f
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3f s", f/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3f ms", f/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3f µs", f/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", f)
+}
+
+func signed(v any, unit string) string {
+	s := fmtQty(v, unit)
+	if f, ok := toFloat(v); ok && f >= 0 {
+		return "+" + s
+	}
+	return s
+}

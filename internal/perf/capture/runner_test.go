@@ -1,0 +1,224 @@
+//go:build linux
+
+package capture
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func spec(t *testing.T, argv ...string) Spec {
+	dir := t.TempDir()
+	return Spec{Argv: argv, Dir: dir, Env: os.Environ(), StdoutPath: filepath.Join(dir, "stdout"), StderrPath: filepath.Join(dir, "stderr"), MaxOutputBytes: 1 << 20}
+}
+
+func TestRunExitAndUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		argv []string
+		code int
+		sig  string
+	}{
+		{"true", []string{"true"}, 0, ""},
+		{"exit3", []string{"sh", "-c", "exit 3"}, 3, ""},
+		{"killed", []string{"sh", "-c", "kill -TERM $$"}, -1, "SIGTERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex, err := Run(context.Background(), spec(t, tc.argv...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sig != "" {
+				if ex.Termination != TermSignaled || ex.Signal != tc.sig || ex.ExitCode != nil {
+					t.Fatalf("got %+v", ex)
+				}
+			} else if ex.Termination != TermExited || ex.ExitCode == nil || *ex.ExitCode != tc.code {
+				t.Fatalf("got %+v", ex)
+			}
+			if ex.WallTimeNS <= 0 || ex.MaxRSSBytes <= 0 || !filepath.IsAbs(ex.Executable) {
+				t.Fatalf("usage missing: %+v", ex)
+			}
+		})
+	}
+}
+
+func TestRunStartFailure(t *testing.T) {
+	if _, err := Run(context.Background(), spec(t, "/nonexistent/prog")); err == nil {
+		t.Fatal("want error")
+	}
+}
+
+func TestRunBoundedOutput(t *testing.T) {
+	s := spec(t, "sh", "-c", "i=0; while [ $i -lt 200 ]; do echo 0123456789; i=$((i+1)); done; echo err >&2")
+	s.MaxOutputBytes = 100
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.StdoutPath)
+	if len(b) != 100 || ex.StdoutBytes != 2200 || !ex.StdoutTruncated || ex.StderrTruncated || ex.StderrBytes != 4 {
+		t.Fatalf("kept %d, %+v", len(b), ex)
+	}
+}
+
+// TestRunCPUTime: a CPU loop's user time is accounted from rusage.
+func TestRunCPUTime(t *testing.T) {
+	ex, err := Run(context.Background(), spec(t, "sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.UserCPUNS+ex.SysCPUNS <= 0 {
+		t.Fatalf("no CPU time: %+v", ex)
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func readPids(t *testing.T, dir string, names ...string) []int {
+	var out []int
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// treeScript starts a background grandchild, a setsid'd grandchild (new
+// session and process group) with its own child, writes their pids, then
+// signals readiness by writing "ready" and blocks.
+const treeScript = `sleep 1000 & echo $! > bg
+setsid sh -c 'echo $$ > sid; sleep 1000 & echo $! > sidchild; wait' &
+while [ ! -s sidchild ]; do sleep 0.01; done
+echo ready > ready
+`
+
+func TestTimeoutKillsWholeTree(t *testing.T) {
+	s := spec(t, "sh", "-c", treeScript+"sleep 1000")
+	// The timeout only has to exceed the script's start-up; no assertion
+	// depends on it beyond "the tree was killed".
+	s.Timeout = 3 * time.Second
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "ready")); err != nil {
+		t.Skip("the tree did not start within the timeout on this loaded machine")
+	}
+	if ex.Termination != TermTimeout || ex.Signal != "SIGKILL" {
+		t.Fatalf("got %+v", ex)
+	}
+	for _, p := range readPids(t, s.Dir, "bg", "sid", "sidchild") {
+		if alive(p) {
+			t.Errorf("pid %d survived", p)
+		}
+	}
+	if ex.LeftoverKilled < 3 {
+		t.Errorf("leftover_processes_killed = %d, want >= 3", ex.LeftoverKilled)
+	}
+}
+
+func TestCancelKillsWholeTree(t *testing.T) {
+	s := spec(t, "sh", "-c", treeScript+"sleep 1000")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(s.Dir, "ready")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ex, err := Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Termination != TermCancelled {
+		t.Fatalf("got %+v", ex)
+	}
+	for _, p := range readPids(t, s.Dir, "bg", "sid", "sidchild") {
+		if alive(p) {
+			t.Errorf("pid %d survived", p)
+		}
+	}
+}
+
+// TestExitLeavesNoDescendants: a workload that exits normally leaving
+// background and setsid'd children behind has them killed too.
+func TestExitLeavesNoDescendants(t *testing.T) {
+	s := spec(t, "sh", "-c", treeScript+"exit 0")
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.ExitCode == nil || *ex.ExitCode != 0 {
+		t.Fatalf("got %+v", ex)
+	}
+	for _, p := range readPids(t, s.Dir, "bg", "sid", "sidchild") {
+		if alive(p) {
+			t.Errorf("pid %d survived", p)
+		}
+	}
+}
+
+func TestMemoryBudget(t *testing.T) {
+	// bash doubles a string until allocation fails under RLIMIT_AS.
+	s := spec(t, "bash", "-c", `x=aaaaaaaaaaaaaaaa; while :; do x=$x$x; done`)
+	s.MaxMemoryBytes = 64 << 20
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.MemoryEnforcement != "rlimit_as" && ex.MemoryEnforcement != "rlimit_as_after_start" {
+		t.Fatalf("enforcement %q", ex.MemoryEnforcement)
+	}
+	if ex.Termination == TermExited && *ex.ExitCode == 0 {
+		t.Fatalf("runaway allocator succeeded: %+v", ex)
+	}
+	if !ex.MemoryLimitHit {
+		b, _ := os.ReadFile(s.StderrPath)
+		t.Fatalf("memory_limit_hit false: %+v stderr %q", ex, b)
+	}
+	if ex.MaxRSSBytes > 64<<20 {
+		t.Fatalf("max rss %d above the budget", ex.MaxRSSBytes)
+	}
+}
+
+// TestMaxRSS: a workload touching 128 MiB reports a known peak above it;
+// a tiny one cannot be told apart from the launcher's own peak.
+func TestMaxRSS(t *testing.T) {
+	s := spec(t, "bash", "-c", `x=$(head -c 134217728 /dev/zero | tr '\0' a); echo ${#x}`)
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ex.MaxRSSKnown || ex.MaxRSSBytes < 128<<20 {
+		t.Fatalf("max rss %d known %v launcher %d", ex.MaxRSSBytes, ex.MaxRSSKnown, ex.LauncherPeakRSSBytes)
+	}
+	ex, err = Run(context.Background(), spec(t, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.MaxRSSKnown || ex.LauncherPeakRSSBytes <= 0 {
+		t.Fatalf("true: %+v", ex)
+	}
+}

@@ -1,0 +1,919 @@
+//go:build linux
+
+package perf
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/perf/capture"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// Console retention per stream: diagnostics keeps the first 64 KiB, full
+// (and any console output that is itself the analysis artifact) the first
+// 64 MiB.
+const (
+	diagnosticsConsoleBytes = 64 << 10
+	fullConsoleBytes        = 64 << 20
+	maxScratchPerRuntime    = 64
+)
+
+// captureKind declares one capture_and_ tool: the analysis operation it
+// feeds, its provider kinds, and whether it takes an experiment.
+type captureKind struct {
+	op         *Operation
+	providers  []string
+	experiment bool
+	// omit lists operation fields the capture tool does not expose
+	// (summarize_executions takes them from the experiment).
+	omit []string
+}
+
+func captureKinds() []captureKind {
+	return []captureKind{
+		{op: executionsOperation(), providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
+		{op: previewOperation(), providers: []string{"direct", "go-test"}},
+		{op: summarizeBenchmarksOperation(), providers: []string{"go-test"}},
+		{op: summarizeProfileOperation(), providers: []string{"go-test"}},
+	}
+}
+
+func captureProviderKinds() []string {
+	var out []string
+	for _, p := range ProviderKinds {
+		if offeredProviders()[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (rt *Runtime) captureTools() []tool.Tool {
+	out := []tool.Tool{rt.prepareTool()}
+	for _, ck := range captureKinds() {
+		ck := ck
+		out = append(out, tool.Tool{
+			Name: "capture_and_" + ck.op.Name, Toolset: tool.Perf,
+			Title:       "Capture and " + strings.ToLower(ck.op.Title[:1]) + ck.op.Title[1:],
+			Description: captureDescription(ck),
+			Input:       ck.inputSchema(rt.cfg.Ceilings),
+			OutputData:  analysisOutputSchema,
+			Annotations: tool.Annotations{OpenWorld: true},
+			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return rt.capture(ctx, ck, args)
+			},
+		})
+	}
+	return out
+}
+
+func captureDescription(ck captureKind) string {
+	d := "Run a target (argv, never a shell string) under measurement in its own process tree, then " + ck.op.Name + " over what it produced, in one call. Providers: " + strings.Join(ck.providers, ", ") + ". "
+	switch ck.op.Name {
+	case "summarize_executions":
+		d += "direct measures each execution: wall time (monotonic), user/sys CPU and max RSS (wait4 rusage), exit code or signal. An experiment (cases × blocks, case order randomized per block from seed) compares each case with the first by paired median or mean difference with a bootstrap 95% CI and classifies it faster/slower/inconclusive against threshold. "
+	case "preview_artifact":
+		d += "Previews the workload's retained stdout (console_output diagnostics keeps the first 64 KiB, full the first 64 MiB). "
+	case "summarize_benchmarks":
+		d += "go-test runs `go test -run=^$ -bench BENCH -count N` in target.cwd on the packages in target.argv and summarizes the benchmark output. "
+	case "summarize_profile":
+		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. "
+	}
+	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with RLIMIT_AS. " +
+		"preserve: true publishes the captured artifacts as evidence even when analysis fails (analysis_failure is then set). next_page names the analysis tool over the captured artifacts; it never reruns the workload. " +
+		"Required: target, provider."
+	return d
+}
+
+func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
+	var s map[string]any
+	_ = json.Unmarshal(ck.op.inputSchema(c), &s)
+	props := s["properties"].(map[string]any)
+	delete(props, "sources")
+	delete(props, "continuation")
+	for _, f := range ck.omit {
+		delete(props, f)
+	}
+	props["target"] = targetSchema(ck)
+	props["provider"] = providerSchema(ck)
+	props["preserve"] = map[string]any{"type": "boolean", "default": false, "description": "Publish the captured artifacts (and console output) as immutable evidence; the result then carries evidence_id. Happens even when analysis fails."}
+	if ck.experiment {
+		props["experiment"] = experimentSchema()
+	}
+	req := []string{"target", "provider"}
+	for _, r := range ck.op.Required {
+		req = append(req, r)
+	}
+	s["required"] = req
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func targetSchema(ck captureKind) map[string]any {
+	argvDesc := "Program and arguments (argv[0] resolved on PATH). Never a shell string."
+	if !contains(ck.providers, "direct") {
+		argvDesc = "go-test: the package arguments of go test (e.g. [\".\"] or [\"./pkg\"]); a profile needs exactly one package."
+	} else if contains(ck.providers, "go-test") {
+		argvDesc += " With go-test: the package arguments of go test (e.g. [\".\"])."
+	}
+	return map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"argv", "cwd"},
+		"description": "What to run: argv, an existing absolute cwd, environment overrides, console retention and the workload budget.",
+		"properties": map[string]any{
+			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": argvDesc},
+			"cwd":  map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute path of an existing working directory."},
+			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "At most 32 environment overrides (after merging an experiment case's env) on top of this process's environment."},
+			"console_output": map[string]any{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Retained console per stream: diagnostics keeps the first 64 KiB, full the first 64 MiB; the rest is counted, not kept."},
+			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget (not analysis limits); null fields mean no limit.",
+				"properties": map[string]any{
+					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Wall-clock budget of one execution; the whole process tree is killed when it expires (termination timeout)."},
+					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Address-space budget of every process of the tree (RLIMIT_AS; executions report memory_enforcement and memory_limit_hit)."},
+				}},
+		},
+	}
+}
+
+func providerSchema(ck captureKind) map[string]any {
+	branch := func(kind string) map[string]any {
+		props := map[string]any{"kind": map[string]any{"const": kind}}
+		switch kind {
+		case "go-test":
+			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench regular expression."}
+			props["count"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
+			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime (e.g. 100x, 200ms)."}
+			if ck.op.Name == "summarize_profile" {
+				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Which go test profile to write and summarize (-cpuprofile, -memprofile, -blockprofile, -mutexprofile)."}
+			}
+		}
+		return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"kind"}, "properties": props}
+	}
+	desc := "Collector, discriminated by kind: direct (run argv, measure wait4 rusage) or go-test (go test -bench in target.cwd)."
+	if len(ck.providers) == 1 {
+		b := branch(ck.providers[0])
+		b["description"] = desc
+		return b
+	}
+	return map[string]any{
+		"description": desc,
+		"required":    []string{"kind"},
+		"properties":  map[string]any{"kind": map[string]any{"enum": ck.providers}},
+		"if":          map[string]any{"properties": map[string]any{"kind": map[string]any{"const": ck.providers[0]}}},
+		"then":        branch(ck.providers[0]),
+		"else":        branch(ck.providers[1]),
+	}
+}
+
+func experimentSchema() map[string]any {
+	caseSchema := map[string]any{
+		"type": "object", "additionalProperties": false, "required": []string{"name"},
+		"properties": map[string]any{
+			"name": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
+			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": "This case's argv; target.argv when omitted."},
+			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
+		},
+	}
+	return map[string]any{
+		"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"cases"},
+		"description": "Randomized paired experiment: every block runs each case once in an order shuffled from seed; each case is compared with the first (baseline) over the blocks where both succeeded.",
+		"properties": map[string]any{
+			"cases":     map[string]any{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "2-16 cases; the first is the baseline. Names must be unique."},
+			"blocks":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Number of blocks (rounds)."},
+			"seed":      map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the per-block case order and the bootstrap."},
+			"metric":    map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
+			"estimand":  map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
+			"threshold": map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline median) the 95% CI must clear to classify faster or slower."},
+			"oracle": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"argv"},
+				"description": "Command run after every successful execution in that case's environment, with INQUEST_CAPTURE_STDOUT and INQUEST_CAPTURE_STDERR naming the execution's console files; a nonzero exit excludes the observation.",
+				"properties": map[string]any{
+					"argv":            map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}},
+					"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
+				}},
+		},
+	}
+}
+
+// Target is the decoded target argument.
+type Target struct {
+	Argv          []string          `json:"argv"`
+	Cwd           string            `json:"cwd"`
+	Env           map[string]string `json:"env"`
+	ConsoleOutput string            `json:"console_output"`
+	Budget        struct {
+		TimeoutSeconds *int64 `json:"timeout_seconds"`
+		MaxMemoryBytes *int64 `json:"max_memory_bytes"`
+	} `json:"budget"`
+}
+
+type providerArg struct {
+	Kind      string `json:"kind"`
+	Bench     string `json:"bench"`
+	Count     int    `json:"count"`
+	Benchtime string `json:"benchtime"`
+	Profile   string `json:"profile"`
+}
+
+// Experiment is the decoded experiment argument.
+type Experiment struct {
+	Cases []struct {
+		Name string            `json:"name"`
+		Argv []string          `json:"argv"`
+		Env  map[string]string `json:"env"`
+	} `json:"cases"`
+	Blocks    int      `json:"blocks"`
+	Seed      uint64   `json:"seed"`
+	Metric    string   `json:"metric"`
+	Estimand  string   `json:"estimand"`
+	Threshold *float64 `json:"threshold"`
+	Oracle    *struct {
+		Argv           []string `json:"argv"`
+		TimeoutSeconds int      `json:"timeout_seconds"`
+	} `json:"oracle"`
+}
+
+// Schedule returns the case order of every block: block b's order is a
+// permutation of 0..cases-1 drawn by a PCG generator seeded with (seed, b),
+// so the same seed always gives the same schedule.
+func Schedule(cases, blocks int, seed uint64) [][]int {
+	out := make([][]int, blocks)
+	for b := range out {
+		out[b] = rand.New(rand.NewPCG(seed, uint64(b))).Perm(cases)
+	}
+	return out
+}
+
+func progress(ctx context.Context, done, total int) {
+	tool.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d/%d executions", done, total))
+}
+
+// scratch directories of capture requests, per Runtime, oldest first;
+// they back live capture results (next_page reads them) and are removed
+// beyond maxScratchPerRuntime or by ReleaseCaptures.
+var scratch = struct {
+	mu   sync.Mutex
+	dirs map[*Runtime][]string
+}{dirs: map[*Runtime][]string{}}
+
+func (rt *Runtime) newScratch() (string, error) {
+	dir, err := os.MkdirTemp("", "inquest-capture-")
+	if err != nil {
+		return "", contract.Errorf(contract.CodeResourceLimit, "no scratch directory could be created for the capture")
+	}
+	scratch.mu.Lock()
+	defer scratch.mu.Unlock()
+	l := append(scratch.dirs[rt], dir)
+	for len(l) > maxScratchPerRuntime {
+		os.RemoveAll(l[0])
+		l = l[1:]
+	}
+	scratch.dirs[rt] = l
+	return dir, nil
+}
+
+func (rt *Runtime) releaseCaptures() {
+	scratch.mu.Lock()
+	defer scratch.mu.Unlock()
+	for _, d := range scratch.dirs[rt] {
+		os.RemoveAll(d)
+	}
+	delete(scratch.dirs, rt)
+}
+
+// producedArtifact is one file a capture produced.
+type producedArtifact struct {
+	name, path, format, producer, role string
+}
+
+// captureRun is what the provider step produced.
+type captureRun struct {
+	records   []ExecutionRecord
+	execs     []map[string]any
+	sources   []producedArtifact // analysis sources, in order
+	console   []producedArtifact // retained console of the last execution
+	warnings  []string
+	argv      []string
+	collector string
+}
+
+func invalid(field, format string, args ...any) *contract.Error {
+	return fieldErr(contract.CodeInvalidArgument, field, format, args...)
+}
+
+func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMessage) (*contract.Result, error) {
+	fields, err := decodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	var top struct {
+		Target     Target      `json:"target"`
+		Provider   providerArg `json:"provider"`
+		Preserve   bool        `json:"preserve"`
+		Experiment *Experiment `json:"experiment"`
+	}
+	if err := json.Unmarshal(args, &top); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments do not match the capture schema")
+	}
+	if _, err := rt.effectiveLimits(fields); err != nil {
+		return nil, err
+	}
+	t := &top.Target
+	if !filepath.IsAbs(t.Cwd) {
+		return nil, invalid("/target/cwd", "target.cwd must be an absolute path")
+	}
+	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
+		return nil, invalid("/target/cwd", "target.cwd is not an existing directory")
+	}
+	if !contains(ck.providers, top.Provider.Kind) {
+		return nil, invalid("/provider/kind", "provider %q cannot feed %s", top.Provider.Kind, ck.op.Name).WithDetail("accepted_values", ck.providers)
+	}
+	if err := checkProvider(top.Provider.Kind, t); err != nil {
+		return nil, err
+	}
+	if top.Experiment != nil {
+		if err := checkExperiment(top.Experiment, t); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := rt.newScratch()
+	if err != nil {
+		return nil, err
+	}
+	var run *captureRun
+	switch top.Provider.Kind {
+	case "direct":
+		run, err = runDirect(ctx, dir, t, top.Experiment, ck.op.Name == "summarize_executions")
+	case "go-test":
+		run, err = runGoTest(ctx, dir, t, &top.Provider, ck.op.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
+	}
+
+	// Analysis over the captured artifacts, through the analysis tool.
+	call := map[string]any{}
+	for k, v := range fields {
+		switch k {
+		case "target", "provider", "preserve", "experiment":
+		default:
+			call[k] = v
+		}
+	}
+	if e := top.Experiment; e != nil {
+		call["metric"], call["estimand"], call["seed"] = e.Metric, e.Estimand, e.Seed
+		call["threshold"] = *e.Threshold
+	}
+	var srcs []any
+	for _, a := range run.sources {
+		srcs = append(srcs, map[string]any{"kind": "path", "path": a.path, "format": a.format, "producer": a.producer})
+	}
+	call["sources"] = srcs
+	raw, _ := json.Marshal(call)
+	var res *contract.Result
+	var aerr error
+	if len(srcs) == 0 {
+		aerr = contract.Errorf(contract.CodeExecutionFailed, "the collector produced no analysis artifact")
+	} else {
+		res, aerr = rt.Analyze(ctx, ck.op, raw)
+	}
+	if ctx.Err() != nil {
+		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
+	}
+	var data map[string]any
+	if aerr == nil {
+		data, _ = res.Data.(map[string]any)
+	} else {
+		res = contract.NewResult("artifact", time.Now(), nil)
+		ce := contract.AsError(aerr)
+		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": map[string]any{}, "next_page": nil,
+			"analysis_failure": map[string]any{"code": ce.Code, "message": ce.Message, "analysis_source_count": len(run.sources)}}
+		res.Warn("the capture ran but its analysis failed: " + ce.Message)
+		res.Coverage = map[string]any{"complete": false}
+	}
+	outcome := captureOutcome(run.records)
+	data["capture"] = map[string]any{
+		"provider": top.Provider.Kind, "collector": run.collector, "executions": run.execs, "outcome": outcome,
+		"artifacts": artifactNames(run),
+	}
+	if top.Experiment != nil {
+		data["capture"].(map[string]any)["experiment"] = map[string]any{"cases": len(top.Experiment.Cases), "blocks": top.Experiment.Blocks, "seed": top.Experiment.Seed, "schedule": Schedule(len(top.Experiment.Cases), top.Experiment.Blocks, top.Experiment.Seed)}
+	}
+	for _, w := range run.warnings {
+		res.Warn(w)
+	}
+	if outcome["failed"].(int) > 0 {
+		res.Warn(fmt.Sprintf("%d of %d executions did not exit 0 (see capture.executions)", outcome["failed"], outcome["executions"]))
+	}
+	if top.Preserve {
+		m, perr := rt.preserveCapture(ctx, ck, run, data, t, aerr)
+		if perr != nil {
+			return nil, perr
+		}
+		data["evidence_id"] = m.EvidenceID
+		data["analysis_sources"] = analysisSources(m)
+		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
+			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
+			data["next_page"] = next
+			res.NextAction = next
+		}
+	}
+	res.Data = data
+	return res, nil
+}
+
+func artifactNames(run *captureRun) []any {
+	var out []any
+	for i, a := range run.sources {
+		out = append(out, map[string]any{"name": "source-" + itoa(i), "role": evidence.RoleAnalysisSource, "format": a.format, "producer": a.producer})
+	}
+	for _, a := range run.console {
+		out = append(out, map[string]any{"name": a.name, "role": evidence.RoleDiagnostic, "format": a.format})
+	}
+	return out
+}
+
+// captureOutcome counts executions by result.
+func captureOutcome(recs []ExecutionRecord) map[string]any {
+	ok, failed, excluded := 0, 0, 0
+	for _, r := range recs {
+		if r.Termination == capture.TermExited && r.ExitCode != nil && *r.ExitCode == 0 {
+			ok++
+		} else {
+			failed++
+		}
+		if !r.Included {
+			excluded++
+		}
+	}
+	status := "succeeded"
+	switch {
+	case failed == len(recs):
+		status = "failed"
+	case failed > 0:
+		status = "mixed"
+	}
+	return map[string]any{"executions": len(recs), "succeeded": ok, "failed": failed, "excluded": excluded, "workload_status": status}
+}
+
+// preserveCapture publishes the captured analysis sources and retained
+// console as one evidence record (status failed when analysis failed).
+func (rt *Runtime) preserveCapture(ctx context.Context, ck captureKind, run *captureRun, data map[string]any, t *Target, aerr error) (*evidence.Manifest, error) {
+	st, err := rt.Store()
+	if err != nil {
+		return nil, err
+	}
+	status := evidence.StatusComplete
+	var sess *session
+	if aerr != nil {
+		status = evidence.StatusFailed
+	} else {
+		sess = rt.sessionOf(data)
+		if sess != nil {
+			status = sess.status
+		}
+	}
+	rec := evidence.Record{
+		Toolset: tool.Perf, Operation: ck.op.Name, Status: status,
+		Arguments: map[string]any{}, Limits: map[string]any{}, Coverage: map[string]any{"complete": false},
+		Producers:  evidence.ProducerVersions(producerModules()...),
+		Provenance: evidence.Provenance{Argv: run.argv, Cwd: t.Cwd, Env: t.Env, HostPaths: map[string]string{}},
+	}
+	if sess != nil {
+		rec.Arguments, rec.Limits, rec.Coverage = sess.args, sess.limits, sess.coverage
+	}
+	rec.Arguments = withCapture(rec.Arguments, data)
+	for i, a := range run.sources {
+		name := "source-" + itoa(i)
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: name, Role: evidence.RoleAnalysisSource, Format: a.format, Producer: a.producer, Path: a.path})
+		rec.Provenance.HostPaths[name] = a.path
+	}
+	for _, a := range run.console {
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: a.name, Role: evidence.RoleDiagnostic, Format: a.format, Path: a.path})
+	}
+	m, err := st.Publish(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if sess != nil {
+		rt.sessMu.Lock()
+		sess.preserved = m
+		rt.sessMu.Unlock()
+	}
+	return m, nil
+}
+
+func withCapture(args map[string]any, data map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		out[k] = v
+	}
+	if c, ok := data["capture"].(map[string]any); ok {
+		out["capture"] = map[string]any{"provider": c["provider"], "outcome": c["outcome"]}
+	}
+	return out
+}
+
+// sessionOf finds the session analysis behind an Analyze result: by
+// analysis_id when sessions are on, else the Runtime's last analysis.
+func (rt *Runtime) sessionOf(data map[string]any) *session {
+	if id, ok := data["analysis_id"].(string); ok {
+		s, _ := rt.lookup(id)
+		return s
+	}
+	rt.sessMu.Lock()
+	defer rt.sessMu.Unlock()
+	return rt.last
+}
+
+// checkProvider reports PROVIDER_UNAVAILABLE before launch.
+func checkProvider(kind string, t *Target) error {
+	if kind == "go-test" {
+		if _, err := capture.LookPath("go", mergeEnv(os.Environ(), t.Env, nil)); err != nil {
+			return contract.Errorf(contract.CodeProviderUnavailable, "provider go-test needs the go command on PATH and it was not found").
+				WithDetail("provider", "go-test").WithDetail("guidance", "install a Go toolchain (https://go.dev/dl/ or apt-get install golang-go) and put its bin directory on PATH, or set PATH in target.env")
+		}
+		for i, a := range t.Argv {
+			if strings.HasPrefix(a, "-") {
+				return invalid("/target/argv/"+itoa(i), "with go-test, target.argv names packages only; flags come from provider fields")
+			}
+		}
+	}
+	return nil
+}
+
+func checkExperiment(e *Experiment, t *Target) error {
+	if e.Blocks == 0 {
+		e.Blocks = 10
+	}
+	if e.Metric == "" {
+		e.Metric = "wall_time_ns"
+	}
+	if e.Estimand == "" {
+		e.Estimand = "median_difference"
+	}
+	if e.Threshold == nil {
+		th := 0.05
+		e.Threshold = &th
+	}
+	if e.Oracle != nil && e.Oracle.TimeoutSeconds == 0 {
+		e.Oracle.TimeoutSeconds = 60
+	}
+	seen := map[string]bool{}
+	for i, c := range e.Cases {
+		if seen[c.Name] {
+			return invalid("/experiment/cases/"+itoa(i)+"/name", "case names must be unique")
+		}
+		seen[c.Name] = true
+		merged := map[string]string{}
+		for k, v := range t.Env {
+			merged[k] = v
+		}
+		for k, v := range c.Env {
+			merged[k] = v
+		}
+		if len(merged) > 32 {
+			return invalid("/experiment/cases/"+itoa(i)+"/env", "target.env and the case's env together exceed 32 overrides")
+		}
+	}
+	return nil
+}
+
+func mergeEnv(base []string, over ...map[string]string) []string {
+	m := map[string]int{}
+	out := append([]string(nil), base...)
+	for i, kv := range out {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			m[k] = i
+		}
+	}
+	for _, o := range over {
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kv := k + "=" + o[k]
+			if i, ok := m[k]; ok {
+				out[i] = kv
+			} else {
+				m[k] = len(out)
+				out = append(out, kv)
+			}
+		}
+	}
+	return out
+}
+
+func (t *Target) spec(dir, prefix string, argv []string, env []string, consoleBytes int64) capture.Spec {
+	s := capture.Spec{Argv: argv, Dir: t.Cwd, Env: env,
+		StdoutPath: filepath.Join(dir, prefix+".stdout"), StderrPath: filepath.Join(dir, prefix+".stderr"), MaxOutputBytes: consoleBytes}
+	if t.Budget.TimeoutSeconds != nil {
+		s.Timeout = time.Duration(*t.Budget.TimeoutSeconds) * time.Second
+	}
+	if t.Budget.MaxMemoryBytes != nil {
+		s.MaxMemoryBytes = *t.Budget.MaxMemoryBytes
+	}
+	return s
+}
+
+func (t *Target) consoleBytes() int64 {
+	if t.ConsoleOutput == "full" {
+		return fullConsoleBytes
+	}
+	return diagnosticsConsoleBytes
+}
+
+var exeDigests sync.Map // path+size+mtime -> sha256
+
+func exeSHA256(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+	if v, ok := exeDigests.Load(key); ok {
+		return v.(string)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	s := hex.EncodeToString(h.Sum(nil))
+	exeDigests.Store(key, s)
+	return s
+}
+
+func startFailure(err error, field string) error {
+	msg := "the workload could not be started"
+	var ee interface{ Unwrap() []error }
+	if errors.As(err, &ee) {
+		for _, e := range ee.Unwrap() {
+			if strings.Contains(e.Error(), "not found") {
+				msg = "the workload's executable was not found on PATH"
+			} else if errors.Is(e, os.ErrPermission) {
+				msg = "the workload's executable is not executable (permission denied)"
+			}
+		}
+	}
+	ce := contract.Errorf(contract.CodeExecutionFailed, "%s", msg)
+	ce.Field = field
+	return ce
+}
+
+func recordOf(ex *capture.Execution, caseName string, caseIndex, block, pos int, owner string) ExecutionRecord {
+	r := ExecutionRecord{Case: caseName, CaseIndex: caseIndex, Block: block, Position: pos, Termination: ex.Termination, ExitCode: ex.ExitCode, Signal: ex.Signal,
+		ExitOwner: owner, WallTimeNS: ex.WallTimeNS, UserCPUNS: ex.UserCPUNS, SysCPUNS: ex.SysCPUNS, CPUTimeNS: ex.UserCPUNS + ex.SysCPUNS,
+		MaxRSSAtMostBytes: ex.MaxRSSBytes, StdoutBytes: ex.StdoutBytes, StderrBytes: ex.StderrBytes, MemoryEnforce: ex.MemoryEnforcement,
+		MemoryLimitHit: ex.MemoryLimitHit, LeftoverKilled: ex.LeftoverKilled, Included: true}
+	if ex.MaxRSSKnown {
+		v := ex.MaxRSSBytes
+		r.MaxRSSBytes = &v
+	}
+	if ex.Termination != capture.TermExited || ex.ExitCode == nil || *ex.ExitCode != 0 {
+		r.Included, r.ExcludedReason = false, "workload_failed"
+	}
+	return r
+}
+
+func execView(ex *capture.Execution, r *ExecutionRecord, argv []string, owner string) map[string]any {
+	m := r.row()
+	m["argv"] = argv
+	m["executable"] = ex.Executable
+	m["executable_sha256"] = exeSHA256(ex.Executable)
+	m["started_at"] = contract.Timestamp(ex.StartedAt)
+	m["containment"] = ex.Containment
+	m["launcher_peak_rss_bytes"] = contract.Int(ex.LauncherPeakRSSBytes)
+	m["cgroup"] = ex.Cgroup
+	if ex.MemoryLimitBytes > 0 {
+		m["memory_limit_bytes"] = contract.Int(ex.MemoryLimitBytes)
+	}
+	m["stdout_truncated"], m["stderr_truncated"] = ex.StdoutTruncated, ex.StderrTruncated
+	if owner == "workload" {
+		m["workload_returncode"] = ex.ExitCode
+	} else {
+		m["workload_returncode"] = nil
+		m["collector_returncode"] = ex.ExitCode
+	}
+	return m
+}
+
+// runDirect executes the target once, or the experiment's schedule.
+func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, executions bool) (*captureRun, error) {
+	run := &captureRun{collector: "direct", argv: t.Argv}
+	type caseDef struct {
+		name string
+		argv []string
+		env  []string
+	}
+	cases := []caseDef{{name: "target", argv: t.Argv, env: mergeEnv(os.Environ(), t.Env)}}
+	blocks := 1
+	var seed uint64
+	if e != nil {
+		cases = nil
+		for _, c := range e.Cases {
+			argv := c.Argv
+			if len(argv) == 0 {
+				argv = t.Argv
+			}
+			cases = append(cases, caseDef{name: c.Name, argv: argv, env: mergeEnv(os.Environ(), t.Env, c.Env)})
+		}
+		blocks, seed = e.Blocks, e.Seed
+	}
+	// Resolve every executable before the first launch.
+	for i, c := range cases {
+		if _, err := capture.LookPath(c.argv[0], c.env); err != nil {
+			f := "/target/argv/0"
+			if e != nil && len(e.Cases[i].Argv) > 0 {
+				f = "/experiment/cases/" + itoa(i) + "/argv/0"
+			}
+			return nil, fieldErr(contract.CodeExecutionFailed, f, "%q was not found on PATH or is not executable", c.argv[0])
+		}
+	}
+	if e != nil && e.Oracle != nil {
+		if _, err := capture.LookPath(e.Oracle.Argv[0], cases[0].env); err != nil {
+			return nil, fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "%q was not found on PATH or is not executable", e.Oracle.Argv[0])
+		}
+	}
+	sched := Schedule(len(cases), blocks, seed)
+	total := len(cases) * blocks
+	n := 0
+	var last *capture.Execution
+	var lastPrefix string
+	for b, order := range sched {
+		for pos, ci := range order {
+			if ctx.Err() != nil {
+				return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
+			}
+			c := cases[ci]
+			prefix := fmt.Sprintf("exec-%04d", n)
+			ex, err := capture.Run(ctx, t.spec(dir, prefix, c.argv, c.env, t.consoleBytes()))
+			if err != nil {
+				return nil, startFailure(err, "/target/argv/0")
+			}
+			if ex.Termination == capture.TermCancelled {
+				return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
+			}
+			r := recordOf(ex, c.name, ci, b, pos, "workload")
+			if r.Included && e != nil && e.Oracle != nil {
+				oenv := append(append([]string(nil), c.env...),
+					"INQUEST_CAPTURE_STDOUT="+filepath.Join(dir, prefix+".stdout"), "INQUEST_CAPTURE_STDERR="+filepath.Join(dir, prefix+".stderr"))
+				os := t.spec(dir, prefix+".oracle", e.Oracle.Argv, oenv, diagnosticsConsoleBytes)
+				os.Timeout = time.Duration(e.Oracle.TimeoutSeconds) * time.Second
+				os.MaxMemoryBytes = 0
+				oex, err := capture.Run(ctx, os)
+				if err != nil {
+					return nil, startFailure(err, "/experiment/oracle/argv/0")
+				}
+				code := -1
+				if oex.ExitCode != nil {
+					code = *oex.ExitCode
+				}
+				r.OracleExitCode = &code
+				if code != 0 {
+					r.Included, r.ExcludedReason = false, "oracle_failed"
+				}
+			}
+			run.records = append(run.records, r)
+			if len(run.execs) < 16 {
+				run.execs = append(run.execs, execView(ex, &r, c.argv, "workload"))
+			}
+			last, lastPrefix = ex, prefix
+			n++
+			progress(ctx, n, total)
+		}
+	}
+	if len(run.records) > 16 {
+		run.warnings = append(run.warnings, fmt.Sprintf("capture.executions lists the first 16 of %d executions; every execution is a row of the analysis", len(run.records)))
+	}
+	run.console = []producedArtifact{
+		{name: "stdout", path: filepath.Join(dir, lastPrefix+".stdout"), format: FormatText, role: evidence.RoleDiagnostic},
+		{name: "stderr", path: filepath.Join(dir, lastPrefix+".stderr"), format: FormatText, role: evidence.RoleDiagnostic},
+	}
+	if executions {
+		p := filepath.Join(dir, "executions.jsonl")
+		if err := writeExecutions(p, run.records); err != nil {
+			return nil, err
+		}
+		run.sources = []producedArtifact{{name: "executions", path: p, format: FormatExecutions, producer: "inquest-direct"}}
+	} else {
+		run.sources = []producedArtifact{{name: "stdout", path: filepath.Join(dir, lastPrefix+".stdout"), format: FormatText, producer: "inquest-direct"}}
+		run.console = run.console[1:]
+		if last.StdoutTruncated {
+			run.warnings = append(run.warnings, fmt.Sprintf("stdout was %d bytes; only the first %d were retained (console_output full keeps 64 MiB)", last.StdoutBytes, t.consoleBytes()))
+		}
+	}
+	return run, nil
+}
+
+func writeExecutions(path string, recs []ExecutionRecord) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return contract.Errorf(contract.CodeResourceLimit, "the execution record could not be written to scratch")
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			f.Close()
+			return contract.Errorf(contract.CodeResourceLimit, "the execution record could not be written to scratch")
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return contract.Errorf(contract.CodeResourceLimit, "the execution record could not be written to scratch")
+	}
+	return f.Close()
+}
+
+// runGoTest runs go test -run=^$ -bench in target.cwd.
+func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op string) (*captureRun, error) {
+	bench := p.Bench
+	if bench == "" {
+		bench = "."
+	}
+	count := p.Count
+	if count == 0 {
+		count = 1
+	}
+	argv := []string{"go", "test", "-run=^$", "-bench=" + bench, "-count=" + itoa(count)}
+	if p.Benchtime != "" {
+		argv = append(argv, "-benchtime="+p.Benchtime)
+	}
+	var profPath string
+	if op == "summarize_profile" {
+		kind := p.Profile
+		if kind == "" {
+			kind = "cpu"
+		}
+		if len(t.Argv) != 1 {
+			return nil, invalid("/target/argv", "a go test profile needs exactly one package in target.argv")
+		}
+		profPath = filepath.Join(dir, kind+".pprof")
+		argv = append(argv, "-"+kind+"profile="+profPath, "-o="+filepath.Join(dir, "pkg.test"))
+	}
+	argv = append(argv, t.Argv...)
+	env := mergeEnv(os.Environ(), t.Env)
+	// The benchmark output is the analysis artifact: retain it in full.
+	ex, err := capture.Run(ctx, t.spec(dir, "go-test", argv, env, fullConsoleBytes))
+	if err != nil {
+		return nil, startFailure(err, "/provider/kind")
+	}
+	if ex.Termination == capture.TermCancelled {
+		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
+	}
+	r := recordOf(ex, "target", 0, 0, 0, "collector")
+	run := &captureRun{collector: "go test", argv: argv, records: []ExecutionRecord{r}}
+	view := execView(ex, &r, argv, "collector")
+	run.execs = []map[string]any{view}
+	stdout := filepath.Join(dir, "go-test.stdout")
+	run.console = []producedArtifact{
+		{name: "stdout", path: stdout, format: FormatText, role: evidence.RoleDiagnostic},
+		{name: "stderr", path: filepath.Join(dir, "go-test.stderr"), format: FormatText, role: evidence.RoleDiagnostic},
+	}
+	if ex.StdoutTruncated {
+		run.warnings = append(run.warnings, fmt.Sprintf("go test wrote %d bytes of output; only the first %d were retained and analyzed", ex.StdoutBytes, int64(fullConsoleBytes)))
+	}
+	switch op {
+	case "summarize_benchmarks":
+		run.sources = []producedArtifact{{name: "benchmarks", path: stdout, format: FormatGoBench, producer: "go-test"}}
+		run.console = run.console[1:]
+	case "preview_artifact":
+		run.sources = []producedArtifact{{name: "stdout", path: stdout, format: FormatText, producer: "go-test"}}
+		run.console = run.console[1:]
+	case "summarize_profile":
+		if _, err := os.Stat(profPath); err != nil {
+			// No profile: the collector failed before writing one. Keep the
+			// console so preservation retains the diagnosis.
+			run.warnings = append(run.warnings, "go test wrote no profile (see capture.executions and the retained stderr)")
+			run.sources = nil
+		} else {
+			run.sources = []producedArtifact{{name: "profile", path: profPath, format: FormatPprof, producer: "go-test"}}
+		}
+	}
+	return run, nil
+}

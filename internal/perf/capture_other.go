@@ -1,0 +1,11 @@
+//go:build !linux
+
+package perf
+
+import "github.com/inquest-dev/inquest/internal/tool"
+
+func (rt *Runtime) captureTools() []tool.Tool { return nil }
+
+func (rt *Runtime) releaseCaptures() {}
+
+func captureProviderKinds() []string { return nil }

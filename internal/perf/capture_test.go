@@ -1,0 +1,387 @@
+//go:build linux
+
+package perf
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+func newCaptureEnv(t *testing.T) *env {
+	e := newEnv(t)
+	if err := e.reg.Add(CaptureTools(e.rt)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.rt.ReleaseCaptures)
+	return e
+}
+
+func target(cwd string, argv ...string) map[string]any {
+	return map[string]any{"argv": argv, "cwd": cwd}
+}
+
+func capt(m map[string]any) map[string]any { return data(m)["capture"].(map[string]any) }
+
+func TestCaptureDirectExecution(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "sh", "-c", "echo hello; echo warn >&2"), "provider": map[string]any{"kind": "direct"}, "preserve": true,
+	})
+	d := data(res)
+	rows := d["rows"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("rows %v", rows)
+	}
+	r := rows[0].(map[string]any)
+	if r["exit_code"].(float64) != 0 || r["termination"] != "exited" || r["exit_owner"] != "workload" || r["wall_time_ns"] == "0" || r["max_rss_at_most_bytes"] == "0" {
+		t.Fatalf("row %v", r)
+	}
+	ex := capt(res)["executions"].([]any)[0].(map[string]any)
+	if len(ex["executable_sha256"].(string)) != 64 || ex["stdout_bytes"] != "6" || ex["stderr_bytes"] != "5" || ex["workload_returncode"].(float64) != 0 {
+		t.Fatalf("execution %v", ex)
+	}
+	if o := capt(res)["outcome"].(map[string]any); o["workload_status"] != "succeeded" || o["succeeded"].(float64) != 1 {
+		t.Fatalf("outcome %v", o)
+	}
+	// Preserved: replay through the analysis tool reads the same record.
+	id := d["evidence_id"].(string)
+	srcs := d["analysis_sources"].([]any)
+	replay := e.mustCall("summarize_executions", map[string]any{"sources": srcs})
+	if !reflect.DeepEqual(data(replay)["rows"], rows) {
+		t.Fatalf("replay rows differ:\n%v\n%v", data(replay)["rows"], rows)
+	}
+	ins := e.mustCall("inspect_evidence", map[string]any{"evidence_id": id})
+	names := []string{}
+	for _, a := range data(ins)["manifest"].(map[string]any)["artifacts"].([]any) {
+		names = append(names, a.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "source-0,stdout,stderr" {
+		t.Fatalf("artifacts %v", names)
+	}
+}
+
+func TestCaptureWorkloadFailureIsEvidence(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "sh", "-c", "exit 7"), "provider": map[string]any{"kind": "direct"},
+	})
+	if res["status"] != "partial" {
+		t.Fatalf("status %v", res["status"])
+	}
+	r := data(res)["rows"].([]any)[0].(map[string]any)
+	if r["exit_code"].(float64) != 7 || r["included"] != false || r["excluded_reason"] != "workload_failed" {
+		t.Fatalf("row %v", r)
+	}
+	if capt(res)["outcome"].(map[string]any)["workload_status"] != "failed" {
+		t.Fatal(capt(res)["outcome"])
+	}
+}
+
+func TestCaptureBudget(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target":   map[string]any{"argv": []string{"sleep", "1000"}, "cwd": e.dir, "budget": map[string]any{"timeout_seconds": 1}},
+		"provider": map[string]any{"kind": "direct"},
+	})
+	r := data(res)["rows"].([]any)[0].(map[string]any)
+	if r["termination"] != "timeout" || r["signal"] != "SIGKILL" || r["exit_code"] != nil {
+		t.Fatalf("row %v", r)
+	}
+	res = e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target":   map[string]any{"argv": []string{"bash", "-c", "x=aaaaaaaa; while :; do x=$x$x; done"}, "cwd": e.dir, "budget": map[string]any{"max_memory_bytes": 64 << 20}},
+		"provider": map[string]any{"kind": "direct"},
+	})
+	r = data(res)["rows"].([]any)[0].(map[string]any)
+	if r["memory_limit_hit"] != true || !strings.HasPrefix(r["memory_enforcement"].(string), "rlimit_as") || r["included"] != false {
+		t.Fatalf("row %v", r)
+	}
+}
+
+func TestCaptureRejections(t *testing.T) {
+	e := newCaptureEnv(t)
+	for _, tc := range []struct {
+		name string
+		tool string
+		args map[string]any
+		code contract.Code
+	}{
+		{"relative cwd", "capture_and_summarize_executions", map[string]any{"target": target("rel", "true"), "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
+		{"missing cwd", "capture_and_summarize_executions", map[string]any{"target": target("/nonexistent/dir", "true"), "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
+		{"missing program", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "no-such-program-xyz"), "provider": map[string]any{"kind": "direct"}}, contract.CodeExecutionFailed},
+		{"wrong provider", "capture_and_summarize_benchmarks", map[string]any{"target": target(e.dir, "."), "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
+		{"no go", "capture_and_summarize_benchmarks", map[string]any{"target": map[string]any{"argv": []string{"."}, "cwd": e.dir, "env": map[string]any{"PATH": "/nonexistent"}}, "provider": map[string]any{"kind": "go-test"}}, contract.CodeProviderUnavailable},
+		{"one case", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"}, "experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}}}}, contract.CodeInvalidArgument},
+		{"shell string field", "capture_and_summarize_executions", map[string]any{"target": map[string]any{"argv": []string{"true"}, "cwd": e.dir, "shell": "true"}, "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, code := e.call(tc.tool, tc.args)
+			if code != tc.code {
+				t.Fatalf("code %q want %q: %v", code, tc.code, m)
+			}
+		})
+	}
+}
+
+func TestCapturePreviewConsole(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("capture_and_preview_artifact", map[string]any{
+		"target": target(e.dir, "sh", "-c", "printf 'one\\ntwo\\nthree\\n'"), "provider": map[string]any{"kind": "direct"}, "page_size": 2,
+	})
+	rows := data(res)["rows"].([]any)
+	if len(rows) != 2 {
+		t.Fatalf("rows %v", rows)
+	}
+	// next_page names the analysis tool over the captured file.
+	na := res["next_action"].(map[string]any)
+	if na["tool"] != "preview_artifact" {
+		t.Fatalf("next %v", na)
+	}
+	all, _ := e.follow(res)
+	if len(all) != 3 {
+		t.Fatalf("rows %v", all)
+	}
+}
+
+func sleepCase(name, secs string) map[string]any {
+	return map[string]any{"name": name, "argv": []string{"sleep", secs}}
+}
+
+func comparison(t *testing.T, res map[string]any) map[string]any {
+	t.Helper()
+	c := data(res)["summary"].(map[string]any)["comparisons"].([]any)
+	return c[0].(map[string]any)
+}
+
+// TestExperimentClassification: sleep 0.3 against sleep 0.15 is a 150 ms
+// (2x) difference; the threshold (25% of the baseline, 37.5 ms) and 12
+// blocks (a bootstrap bound moves only when several pairs are outliers)
+// leave room for scheduling noise of tens of milliseconds on a loaded
+// machine.
+func TestExperimentClassification(t *testing.T) {
+	e := newCaptureEnv(t)
+	for _, tc := range []struct {
+		name       string
+		base, cand string
+		want       string
+		sign       float64
+	}{
+		{"slower", "0.15", "0.3", "slower", 1},
+		{"faster", "0.3", "0.15", "faster", -1},
+		{"equal", "0.15", "0.15", "inconclusive", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := e.mustCall("capture_and_summarize_executions", map[string]any{
+				"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
+				"experiment": map[string]any{"cases": []any{sleepCase("base", tc.base), sleepCase("cand", tc.cand)}, "blocks": 12, "seed": 7, "threshold": 0.25},
+			})
+			c := comparison(t, res)
+			if c["classification"] != tc.want {
+				t.Fatalf("classification %v want %s: %v", c["classification"], tc.want, c)
+			}
+			if tc.sign != 0 && c["estimate"].(float64)*tc.sign <= 0 {
+				t.Fatalf("estimate sign: %v", c)
+			}
+			if c["pairs"].(float64) != 12 {
+				t.Fatalf("pairs %v", c)
+			}
+		})
+	}
+}
+
+func TestExperimentScheduleAndOracle(t *testing.T) {
+	if !reflect.DeepEqual(Schedule(4, 5, 42), Schedule(4, 5, 42)) {
+		t.Fatal("schedule not deterministic")
+	}
+	if reflect.DeepEqual(Schedule(4, 20, 1), Schedule(4, 20, 2)) {
+		t.Fatal("different seeds gave the same 20-block schedule")
+	}
+	e := newCaptureEnv(t)
+	args := map[string]any{
+		"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
+		"experiment": map[string]any{
+			"cases": []any{
+				map[string]any{"name": "good", "argv": []string{"echo", "ok"}},
+				map[string]any{"name": "bad", "argv": []string{"echo", "wrong"}},
+			},
+			"blocks": 4, "seed": 11,
+			// The oracle reads the execution's stdout through the environment.
+			"oracle": map[string]any{"argv": []string{"sh", "-c", `grep -qx ok "$INQUEST_CAPTURE_STDOUT"`}},
+		},
+	}
+	res := e.mustCall("capture_and_summarize_executions", args)
+	rows := data(res)["rows"].([]any)
+	sched := Schedule(2, 4, 11)
+	for i, r := range rows {
+		r := r.(map[string]any)
+		b, p := i/2, i%2
+		if int(r["block"].(float64)) != b || int(r["case_index"].(float64)) != sched[b][p] {
+			t.Fatalf("row %d does not follow the seeded schedule %v: %v", i, sched, r)
+		}
+		if r["case"] == "bad" && (r["included"] != false || r["excluded_reason"] != "oracle_failed" || r["oracle_exit_code"].(float64) != 1) {
+			t.Fatalf("bad row %v", r)
+		}
+		if r["case"] == "good" && r["included"] != true {
+			t.Fatalf("good row %v", r)
+		}
+	}
+	cases := data(res)["summary"].(map[string]any)["cases"].([]any)
+	bad := cases[1].(map[string]any)
+	if bad["excluded"].(float64) != 4 || bad["excluded_by_reason"].(map[string]any)["oracle_failed"].(float64) != 4 {
+		t.Fatalf("bad case %v", bad)
+	}
+	c := comparison(t, res)
+	if c["classification"] != "inconclusive" || c["pairs"].(float64) != 0 {
+		t.Fatalf("comparison %v", c)
+	}
+	if capt(res)["outcome"].(map[string]any)["excluded"].(float64) != 4 {
+		t.Fatal(capt(res)["outcome"])
+	}
+}
+
+func TestSummarizeExecutionsKnownValues(t *testing.T) {
+	zero := 0
+	var recs []ExecutionRecord
+	for b := 0; b < 5; b++ {
+		recs = append(recs,
+			ExecutionRecord{Case: "a", CaseIndex: 0, Block: b, Termination: "exited", ExitCode: &zero, ExitOwner: "workload", WallTimeNS: int64(100 + b), Included: true},
+			ExecutionRecord{Case: "b", CaseIndex: 1, Block: b, Termination: "exited", ExitCode: &zero, ExitOwner: "workload", WallTimeNS: int64(200 + 3*b), Included: true})
+	}
+	s := SummarizeExecutions(recs, "wall_time_ns", "median_difference", 0.05, 1)
+	c := s["comparisons"].([]any)[0].(map[string]any)
+	// differences are 100,102,104,106,108: median 104, CI within [100,108]
+	if c["estimate"] != 104.0 || c["ci_low"].(float64) < 100 || c["ci_high"].(float64) > 108 || c["classification"] != "slower" || c["baseline_median"] != 102.0 {
+		t.Fatalf("%v", c)
+	}
+	s = SummarizeExecutions(recs, "wall_time_ns", "mean_difference", 0.05, 1)
+	if c := s["comparisons"].([]any)[0].(map[string]any); c["estimate"] != 104.0 {
+		t.Fatalf("%v", c)
+	}
+	a := s["cases"].([]any)[0].(map[string]any)
+	if a["median"] != 102.0 || a["min"] != 100.0 || a["max"] != 104.0 || a["mean"] != 102.0 {
+		t.Fatalf("%v", a)
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// goModule writes a small Go package with one benchmark doing real work.
+func goModule(t *testing.T) string {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain")
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":      "module example.com/benchme\n\ngo 1.21\n",
+		"sum.go":      "package benchme\n\nfunc Sum(n int) int {\n\tt := 0\n\tfor i := 0; i < n; i++ {\n\t\tt += i * i % 7\n\t}\n\treturn t\n}\n",
+		"sum_test.go": "package benchme\n\nimport \"testing\"\n\nvar sink int\n\nfunc BenchmarkSum(b *testing.B) {\n\tfor i := 0; i < b.N; i++ {\n\t\tsink += Sum(100000)\n\t}\n}\n",
+	}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCaptureGoTest(t *testing.T) {
+	e := newCaptureEnv(t)
+	dir := goModule(t)
+	prov := map[string]any{"kind": "go-test", "bench": "Sum", "count": 2, "benchtime": "20x"}
+	res := e.mustCall("capture_and_summarize_benchmarks", map[string]any{"target": target(dir, "."), "provider": prov, "preserve": true})
+	rows := data(res)["rows"].([]any)
+	if len(rows) == 0 || !strings.Contains(toJSON(rows[0]), "Sum") {
+		t.Fatalf("rows %v", rows)
+	}
+	ex := capt(res)["executions"].([]any)[0].(map[string]any)
+	if ex["exit_owner"] != "collector" || ex["workload_returncode"] != nil || ex["collector_returncode"].(float64) != 0 {
+		t.Fatalf("execution %v", ex)
+	}
+	replay := e.mustCall("summarize_benchmarks", map[string]any{"sources": data(res)["analysis_sources"]})
+	if !reflect.DeepEqual(data(replay)["rows"], rows) {
+		t.Fatal("replay differs")
+	}
+
+	prov = map[string]any{"kind": "go-test", "bench": "Sum", "benchtime": "200x", "profile": "cpu"}
+	res = e.mustCall("capture_and_summarize_profile", map[string]any{"target": target(dir, "."), "provider": prov, "preserve": true})
+	if data(res)["analysis_failure"] != nil {
+		t.Fatalf("analysis failed: %v", data(res)["analysis_failure"])
+	}
+	if st := data(res)["summary"].(map[string]any); !strings.Contains(toJSON(st), "cpu") {
+		t.Fatalf("summary %v", st)
+	}
+	replay = e.mustCall("summarize_profile", map[string]any{"sources": data(res)["analysis_sources"]})
+	if !reflect.DeepEqual(data(replay)["summary"], data(res)["summary"]) {
+		t.Fatal("profile replay differs")
+	}
+}
+
+// TestCaptureAnalysisFailurePreserved: a package that does not compile
+// writes no profile; preserve still publishes the console, and the result
+// carries a typed analysis_failure instead of empty success.
+func TestCaptureAnalysisFailurePreserved(t *testing.T) {
+	e := newCaptureEnv(t)
+	dir := goModule(t)
+	if err := os.WriteFile(filepath.Join(dir, "broken.go"), []byte("package benchme\n\nfunc broken() { undefined() }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := e.mustCall("capture_and_summarize_profile", map[string]any{"target": target(dir, "."), "provider": map[string]any{"kind": "go-test"}, "preserve": true})
+	af, ok := data(res)["analysis_failure"].(map[string]any)
+	if !ok || af["analysis_source_count"].(float64) != 0 || res["status"] != "partial" {
+		t.Fatalf("result %v", data(res))
+	}
+	ins := e.mustCall("inspect_evidence", map[string]any{"evidence_id": data(res)["evidence_id"]})
+	m := data(ins)["manifest"].(map[string]any)
+	if m["status"] != "failed" || !strings.Contains(toJSON(m["artifacts"]), "stderr") {
+		t.Fatalf("manifest %v", m)
+	}
+}
+
+func TestPrepareProviders(t *testing.T) {
+	e := newCaptureEnv(t)
+	res := e.mustCall("prepare_providers", map[string]any{})
+	rows := data(res)["providers"].([]any)
+	if len(rows) != len(ProviderKinds) {
+		t.Fatalf("rows %v", rows)
+	}
+	by := map[string]map[string]any{}
+	for _, r := range rows {
+		r := r.(map[string]any)
+		by[r["provider"].(string)] = r
+	}
+	if by["direct"]["available"] != true || by["direct"]["offered"] != true || by["go-test"]["offered"] != true || by["perf"]["offered"] != false {
+		t.Fatalf("rows %v", rows)
+	}
+	// Versions are what the tools themselves print, in the same run.
+	for p, argv := range map[string][]string{"go-test": {"go", "version"}, "perf": {"perf", "--version"}} {
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil {
+			if by[p]["available"] != false || by[p]["guidance"] == nil {
+				t.Errorf("%s: no %s here but reported %v", p, argv[0], by[p])
+			}
+			continue
+		}
+		want := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+		if by[p]["version"] != want {
+			t.Errorf("%s version %v, want %q", p, by[p]["version"], want)
+		}
+	}
+	// Missing binaries give guidance, not installation.
+	t.Setenv("PATH", "/nonexistent")
+	res = e.mustCall("prepare_providers", map[string]any{"providers": []string{"go-test", "py-spy"}})
+	for _, r := range data(res)["providers"].([]any) {
+		r := r.(map[string]any)
+		if r["available"] != false || r["guidance"] == nil {
+			t.Errorf("row %v", r)
+		}
+	}
+}
