@@ -124,6 +124,23 @@ func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
 	}
 }
 
+// frameWarnings warns once per WebSocket connection entry of a capture
+// whose _webSocketMessages holds records that could not be decoded as
+// frames (Inventory.UndecodableRecords), naming the entry index, its URL
+// and the count, and reports whether it warned. Such
+// frames are unknown, not absent, so the result is partial.
+func frameWarnings(res *contract.Result, side string, entry int, url string, inv *har.Inventory) bool {
+	if inv == nil || inv.UndecodableRecords == 0 {
+		return false
+	}
+	total := inv.UndecodableRecords + inv.ErrorRecords
+	if inv.FrameCount != nil {
+		total += *inv.FrameCount
+	}
+	res.Warn(fmt.Sprintf("%sentry %d (%s): %d of %d _webSocketMessages record(s) could not be decoded as frames; that connection's frame inventory is partial and its undecoded frames are unknown, not absent", side, entry, url, inv.UndecodableRecords, total))
+	return true
+}
+
 func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 	a, err := decode[struct {
 		Path         string `json:"path"`
@@ -188,6 +205,12 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		extra["unresolved_entries"] = c.Unresolved
 	}
 	unknownWarnings(res, "", c)
+	framesUndecodable := 0
+	for i := range conns {
+		if frameWarnings(res, "", conns[i].Entry, conns[i].URL, conns[i].WebSocket) {
+			framesUndecodable++
+		}
+	}
 	if a.Frames != nil {
 		var conn *connectionSummary
 		for i := range conns {
@@ -260,6 +283,12 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 	if len(c.Unresolved) > 0 {
 		d.Coverage.Upstream = map[string]string{"entries": FacetPartial}
 	}
+	if framesUndecodable > 0 {
+		if d.Coverage.Upstream == nil {
+			d.Coverage.Upstream = map[string]string{}
+		}
+		d.Coverage.Upstream["websocket_frames"] = FacetPartial
+	}
 	if clipped > 0 {
 		res.Warn(fmt.Sprintf("%d group(s) list only their first %d entries inline; counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries))
 	}
@@ -268,7 +297,7 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		if err != nil {
 			return nil, err
 		}
-		if d.Evidence, err = e.preserve(ctx, "inspect_http_capture", args, []*File{f}, "har", all, n, complete && clipped == 0 && len(c.Unresolved) == 0); err != nil {
+		if d.Evidence, err = e.preserve(ctx, "inspect_http_capture", args, []*File{f}, "har", all, n, complete && clipped == 0 && len(c.Unresolved) == 0 && framesUndecodable == 0); err != nil {
 			return nil, err
 		}
 	}
@@ -328,6 +357,12 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 	}
 	unknownWarnings(res, "left: ", lc)
 	unknownWarnings(res, "right: ", rc)
+	for i := range lc.Entries {
+		frameWarnings(res, "left: ", lc.Entries[i].Index, lc.Entries[i].URL, lc.Entries[i].WebSocket)
+	}
+	for i := range rc.Entries {
+		frameWarnings(res, "right: ", rc.Entries[i].Index, rc.Entries[i].URL, rc.Entries[i].WebSocket)
+	}
 	all, err := har.Compare(ctx, lc, rc, lcomp, rcomp)
 	if err != nil {
 		return nil, err

@@ -97,3 +97,44 @@ func TestHTTPCaptureWebSocketTools(t *testing.T) {
 		t.Errorf("frames unavailable: %v", rs)
 	}
 }
+
+// TestHTTPCaptureUndecodableFrames: a connection whose _webSocketMessages
+// holds 6 records, 5 of them malformed, makes inspect_http_capture and
+// compare_http_captures partial with a warning naming the entry and the
+// count, even for a capture declared complete with nothing else unknown.
+func TestHTTPCaptureUndecodableFrames(t *testing.T) {
+	r := registry(t, "")
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "bad.har"), filepath.Join(dir, "good.har")
+	ms := []any{
+		map[string]any{"type": "send", "time": 1764439200.5, "opcode": 1, "data": "ok"},
+		"not an object", 7, map[string]any{"type": "bogus", "time": 1, "opcode": 1, "data": "x"}, []any{1}, nil,
+	}
+	ws := func(msgs []any) map[string]any {
+		return map[string]any{"time": 2, "_resourceType": "websocket", "request": map[string]any{"method": "GET", "url": "wss://x.test/live"}, "response": map[string]any{"status": 101, "content": map[string]any{"size": 0, "mimeType": "x-unknown"}}, "_webSocketMessages": msgs}
+	}
+	for path, msgs := range map[string][]any{bad: ms, good: ms[:1]} {
+		b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": []any{ws(msgs)}}})
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": good, "completeness": "complete"})
+	if m["status"] != "complete" {
+		t.Fatalf("the well-formed capture is not complete: %v %v", m["status"], m["warnings"])
+	}
+	want := "entry 0 (wss://x.test/live): 5 of 6 _webSocketMessages record(s) could not be decoded"
+	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": bad, "completeness": "complete"})
+	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), want) || data(m)["coverage"].(map[string]any)["upstream"].(map[string]any)["websocket_frames"] != "partial" {
+		t.Fatalf("inspect: %v %v %v", m["status"], m["warnings"], data(m)["coverage"])
+	}
+	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": bad, "completeness": "complete", "websocket_frames": 0})
+	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), want) {
+		t.Fatalf("inspect frames: %v %v", m["status"], m["warnings"])
+	}
+	side := func(p string) map[string]any { return map[string]any{"path": p, "completeness": "complete"} }
+	m = mustCall(t, r, "compare_http_captures", map[string]any{"left": side(good), "right": side(bad)})
+	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), "right: "+want) {
+		t.Fatalf("compare: %v %v", m["status"], m["warnings"])
+	}
+}

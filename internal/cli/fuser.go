@@ -24,10 +24,13 @@ func newFuserCmd(env *Env) *cobra.Command {
 		Long: `Scan every readable /proc/PID/fd once (start_capture kind file_users, the
 same tool an MCP client calls) and list the processes holding PATH: pid,
 name, handle count, path, process_ref. PATH must exist (else the command
-fails with exit 1, as fuser does); it is made absolute and its symlinks are
+fails with exit 1, as fuser does; --substring does not need it to); it is made absolute and its symlinks are
 resolved. By default only rows whose path is exactly that path, byte for
 byte, and that are not deleted are shown (a deleted file that had the same
-name is another object; lsof PID shows it); --substring shows every path
+name is another object; lsof PID shows it). For a directory, the rows are
+the processes holding the directory itself open (an open fd of it), not
+files below it; a process whose only use is its working or root directory
+is not listed. --substring shows every path
 matching all of PATH's terms, deleted ones too. PATH may hold any bytes;
 paths are printed with control characters, backslashes and bytes that are
 not UTF-8 escaped (\n, \\, \xff). PATH (and --owner, an executable
@@ -35,7 +38,10 @@ name) narrow the collection itself (start_capture filter), so only
 matching rows are collected. --json prints the start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := os.Lstat(args[0]); err != nil {
+			// An exact-path lookup needs PATH to exist (as fuser does);
+			// --substring is a term selector that also matches deleted
+			// files, whose names no longer exist.
+			if _, err := os.Lstat(args[0]); err != nil && !substring {
 				if errors.Is(err, fs.ErrNotExist) {
 					fmt.Fprintf(env.Stderr, "inquest fuser: %s: no such file or directory\n", textCell(args[0]))
 				} else {
@@ -54,20 +60,28 @@ matching rows are collected. --json prints the start_capture envelope.`,
 			if substring {
 				path = args[0]
 			}
-			return runCapture(cmd, env, asJSON, func(*tool.Registry) (map[string]any, error) {
+			return runCaptureCounted(cmd, env, asJSON, func(*tool.Registry) (map[string]any, error) {
 				filter.paths = []string{path}
 				return filter.apply(map[string]any{"kind": "file_users"}), nil
-			}, func(w io.Writer, rows []map[string]any) {
+			}, func(w io.Writer, rows []map[string]any) int {
+				// The collection filter is a term match, so for a
+				// directory it also returns files below it; fuser DIR
+				// (as psmisc's) means the directory itself, so only
+				// rows whose path is exactly PATH are listed and
+				// counted.
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
+				n := 0
 				for _, r := range rows {
 					p, _ := exactText(r, "path")
 					if !substring && (p != want || r["deleted"] != false) {
 						continue
 					}
+					n++
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
 				}
 				tw.Flush()
+				return n
 			})
 		},
 	}

@@ -227,6 +227,17 @@ func procExists(pid int) bool {
 // an MCP client would see it instead.
 func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Registry) (map[string]any, error),
 	render func(io.Writer, []map[string]any)) error {
+	return runCaptureCounted(cmd, env, asJSON, argsFn, func(w io.Writer, rows []map[string]any) int {
+		render(w, rows)
+		return len(rows)
+	})
+}
+
+// runCaptureCounted is runCapture whose render returns how many rows it
+// listed (a table that shows a subset of the collected rows), so the
+// PARTIAL notice counts the rows the user sees.
+func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Registry) (map[string]any, error),
+	render func(io.Writer, []map[string]any) int) error {
 	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 	if err != nil {
 		return err
@@ -252,9 +263,9 @@ func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Reg
 		}
 		return printFailure(env, err)
 	}
-	render(env.Stdout, rows)
+	listed := render(env.Stdout, rows)
 	if out.partial {
-		fmt.Fprintf(env.Stderr, "inquest %s: PARTIAL result: %d rows listed, but the capture is incomplete (see the warnings above); an absent row is not proof of absence\n", cmd.Name(), len(rows))
+		fmt.Fprintf(env.Stderr, "inquest %s: PARTIAL result: %d rows listed, but the capture is incomplete (see the warnings above); an absent row is not proof of absence\n", cmd.Name(), listed)
 	}
 	return nil
 }

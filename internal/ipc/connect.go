@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,9 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	dir := Dir()
 	running, pid, lerr := HostRunning(dir)
 	if lerr != nil && !running {
+		if errors.Is(lerr, fs.ErrPermission) {
+			return nil, needsAction("cannot inspect the host lock in %s: %v; this user (uid %d) may not use that directory, so no host was started. Set XDG_RUNTIME_DIR to a directory this user owns, or run as the user that owns it", dir, lerr, os.Getuid())
+		}
 		return nil, unavailable("cannot inspect the host lock: %v", lerr)
 	}
 	if running {
@@ -211,7 +215,10 @@ func firstLine(b []byte) string {
 	return string(b)
 }
 
-// mapConnErr turns a connection failure into a contract error with guidance.
+// mapConnErr turns a connection failure into a contract error with guidance:
+// an untrusted endpoint (another owner, a symlink, loose modes) and a
+// permission failure (EACCES/EPERM) are BACKEND_UNAVAILABLE with retryable
+// false, since an unchanged retry fails the same way.
 func mapConnErr(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -225,6 +232,10 @@ func mapConnErr(ctx context.Context, err error) error {
 		return needsAction("the host endpoint failed its security check and was not used: %v. Nothing was started; remove the offending path or set XDG_RUNTIME_DIR to a private directory", err)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
+	case errors.Is(err, fs.ErrPermission):
+		// EACCES/EPERM on the endpoint's directory or socket: the same
+		// call fails the same way until a permission or a path changes.
+		return needsAction("cannot connect to the inquest host: %v; this user (uid %d) may not use the endpoint directory, so nothing was started. Set XDG_RUNTIME_DIR to a directory this user owns, or run as the user that owns it", err, os.Getuid())
 	case errors.Is(err, ErrNoHost):
 		return unavailable("no inquest host became ready within %s; start one with `inquest serve --detach` and check its log ($XDG_STATE_HOME/inquest/serve.log)", StartupDeadline)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -46,6 +47,20 @@ func runHelper(mode string) int {
 			}
 			go func() { io.Copy(io.Discard, c) }()
 		}
+	case "connect":
+		// Connect as this (foreign) user with XDG_RUNTIME_DIR=path; print
+		// the error's code, retryable and whether a host launch was tried.
+		os.Setenv("XDG_RUNTIME_DIR", path)
+		launched := false
+		_, err := Connect(context.Background(), ConnectOptions{Start: true, Deadline: 3 * time.Second,
+			Launch: func(context.Context) error { launched = true; return errors.New("no launch in tests") }})
+		e := contract.AsError(err)
+		if e == nil {
+			os.Stdout.WriteString("connected\n")
+			return 0
+		}
+		fmt.Fprintf(os.Stdout, "%s retryable=%v launched=%v %s\n", e.Code, e.Retryable, launched, e.Message)
+		return 0
 	case "dial":
 		c, err := net.Dial("unix", path)
 		if err != nil {
@@ -270,4 +285,44 @@ func dialRaw(path string) (net.Conn, Peer, error) {
 	}
 	p, err := peerOf(c)
 	return c, p, err
+}
+
+// TestForeignUserConnectNotRetryable: a user (nobody) whose runtime
+// directory it may not enter (EACCES), or whose endpoint directory belongs
+// to another user, gets BACKEND_UNAVAILABLE with retryable false (the same
+// call fails until a path or a permission changes) and no host launch.
+func TestForeignUserConnectNotRetryable(t *testing.T) {
+	n := newNobody(t)
+	for _, tc := range []struct {
+		name string
+		prep func(rt string)
+		want string
+	}{
+		{"runtime dir not searchable", func(rt string) {
+			os.Chmod(rt, 0o700) // root's: nobody gets EACCES on rt/inquest
+			os.Mkdir(filepath.Join(rt, "inquest"), 0o700)
+		}, "permission denied"},
+		{"endpoint dir of another user", func(rt string) {
+			os.Chmod(rt, 0o755)
+			os.Mkdir(filepath.Join(rt, "inquest"), 0o700) // owned by root
+		}, "owned by uid 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := filepath.Join(n.stage, strings.ReplaceAll(tc.name, " ", "-"))
+			if err := os.Mkdir(rt, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			tc.prep(rt)
+			c := n.cmd(n.bin)
+			c.Env = append(os.Environ(), helperEnv+"=connect:"+rt)
+			out, err := c.Output()
+			if err != nil {
+				t.Fatalf("connect as nobody: %v %s", err, out)
+			}
+			got := string(out)
+			if !strings.HasPrefix(got, "BACKEND_UNAVAILABLE retryable=false launched=false ") || !strings.Contains(got, tc.want) {
+				t.Fatalf("connect as nobody: %q, want BACKEND_UNAVAILABLE, not retryable, no launch, mentioning %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -65,12 +65,45 @@ type Change struct {
 	mode          fs.FileMode
 }
 
-// readConfig reads the file at path, following symbolic links; a missing
+// maxLinks bounds the symbolic links resolveTarget follows (Linux's
+// MAXSYMLINKS).
+const maxLinks = 40
+
+// resolveTarget follows path while it is a symbolic link, also when the
+// last link dangles (its target does not exist yet), and returns the file
+// the link chain names: path itself when it is not a link or does not
+// exist. A link loop is a *ConfigError.
+func resolveTarget(path string) (string, error) {
+	p := path
+	for i := 0; ; i++ {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			if t, err := filepath.EvalSymlinks(p); err == nil {
+				return t, nil
+			}
+			return p, nil
+		}
+		if i == maxLinks {
+			return "", &ConfigError{Path: path, Reason: "too many levels of symbolic links"}
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = to
+	}
+}
+
+// readConfig reads the file at path, following symbolic links (a link
+// whose target does not exist yet resolves to that target); a missing
 // file is not an error.
 func readConfig(path string) (target string, b []byte, mode fs.FileMode, exists bool, err error) {
-	target = path
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		target = t
+	target, err = resolveTarget(path)
+	if err != nil {
+		return path, nil, 0, false, err
 	}
 	f, err := os.Open(target)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -221,16 +254,20 @@ func splitLines(b []byte) []string {
 // file in backupDir (returned; "" when the file did not exist), then the new
 // content replaces the file atomically (a temporary file in the same
 // directory, fsync, rename, fsync of the directory) with the original
-// permissions. When the file changed since Plan read it, nothing is written.
+// permissions. A new file is created exclusively (it must not exist) with
+// mode 0600; when the configuration is a symbolic link whose target does
+// not exist, the target is created (never the link replaced) and its
+// directory must already exist. When the file changed since Plan read it,
+// nothing is written.
 func (ch *Change) Apply(backupDir string, now time.Time) (backup string, err error) {
 	if ch.Action == Unchanged || ch.Action == Absent {
 		return "", nil
 	}
-	_, current, _, exists, err := readConfig(ch.Path)
+	target, current, _, exists, err := readConfig(ch.Path)
 	if err != nil {
 		return "", err
 	}
-	if exists != ch.Exists || !bytes.Equal(current, ch.Before) {
+	if target != ch.Target || exists != ch.Exists || !bytes.Equal(current, ch.Before) {
 		return "", fmt.Errorf("%s changed while setup was running; nothing was written, run setup again", ch.Path)
 	}
 	if ch.Exists {
@@ -242,13 +279,60 @@ func (ch *Change) Apply(backupDir string, now time.Time) (backup string, err err
 		if err := writeAtomic(backup, ch.Before, 0o600); err != nil {
 			return "", fmt.Errorf("backup of %s: %w", ch.Path, err)
 		}
-	} else if err := os.MkdirAll(filepath.Dir(ch.Target), 0o755); err != nil {
+		if err := writeAtomic(ch.Target, ch.After, ch.mode); err != nil {
+			return backup, err
+		}
+		return backup, nil
+	}
+	dir := filepath.Dir(ch.Target)
+	if ch.Target != ch.Path {
+		// a dangling link: write at its target, in a directory the
+		// user made (creating directories along a link is a guess)
+		if _, err := os.Stat(dir); err != nil {
+			return "", &ConfigError{Path: ch.Path, Reason: fmt.Sprintf("is a symbolic link to %s, whose directory %s does not exist (%v); create the directory or fix the link, nothing was written", ch.Target, dir, errors.Unwrap(err))}
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if err := writeAtomic(ch.Target, ch.After, ch.mode); err != nil {
-		return backup, err
+	return "", writeNew(ch.Target, ch.After, ch.mode)
+}
+
+// writeNew creates path exclusively (O_EXCL: an existing file or link
+// there is an error, nothing is replaced) with mode, writes b and syncs
+// the file and its directory; a failed write removes the partial file.
+func writeNew(path string, b []byte, mode fs.FileMode) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s appeared while setup was running; nothing was written, run setup again", path)
+		}
+		return err
 	}
-	return backup, nil
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err = f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Chmod(mode); err != nil { // the umask narrowed OpenFile's mode
+		f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // writeAtomic replaces path with b: a temporary file beside it is written,

@@ -433,6 +433,70 @@ func TestSymlinkedConfig(t *testing.T) {
 	}
 }
 
+// TestDanglingSymlinkedConfig: a configuration that is a symbolic link
+// whose target does not exist yet (a dotfile manager's link to a file not
+// made yet) gets its target created, 0600, and the link stays; a target
+// in a directory that does not exist is refused and nothing is written.
+func TestDanglingSymlinkedConfig(t *testing.T) {
+	c := Lookup("cursor")
+	for _, tc := range []struct {
+		name    string
+		makeDir bool
+		rel     bool
+	}{{"absolute", true, false}, {"relative", true, true}, {"no directory", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEnv(t, nil)
+			real := filepath.Join(e.Home, "dotfiles", "mcp.json")
+			if tc.makeDir {
+				os.MkdirAll(filepath.Dir(real), 0o755)
+			}
+			link := c.Locate(e)
+			os.MkdirAll(filepath.Dir(link), 0o755)
+			to := real
+			if tc.rel {
+				r, err := filepath.Rel(filepath.Dir(link), real)
+				if err != nil {
+					t.Fatal(err)
+				}
+				to = r
+			}
+			if err := os.Symlink(to, link); err != nil {
+				t.Skip(err)
+			}
+			ch, err := Plan(c, e, testLauncher)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Exists || ch.Target != real {
+				t.Fatalf("plan: exists %v target %q, want %q", ch.Exists, ch.Target, real)
+			}
+			_, err = ch.Apply(filepath.Join(e.Home, "b"), time.Now())
+			if fi, lerr := os.Lstat(link); lerr != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the link was replaced (%v)", lerr)
+			}
+			if !tc.makeDir {
+				if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), filepath.Dir(real)) {
+					t.Fatalf("apply into a missing directory: %v", err)
+				}
+				if _, serr := os.Stat(filepath.Dir(real)); serr == nil {
+					t.Fatal("the target's directory was created")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(real)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("target: %v %v", fi, err)
+			}
+			if b, _ := os.ReadFile(real); !bytes.Contains(b, []byte(`"inquest"`)) {
+				t.Fatal("the target was not written")
+			}
+		})
+	}
+}
+
 func golden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
