@@ -232,8 +232,12 @@ func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
 		err error
 	}
 	ch := make(chan result, 1)
+	// The deadline also stops the reader itself (checked before every
+	// read), so an abandoned load does not keep reading.
+	ctx, cancel := context.WithTimeout(context.Background(), LogDeadline)
+	defer cancel()
 	go func() {
-		lg, err := recording.Load(path, need)
+		lg, err := recording.LoadContext(ctx, path, need)
 		ch <- result{lg, err}
 	}()
 	var res result
@@ -263,7 +267,10 @@ func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
 func loadError(err error) *contract.Error {
 	var fe *recording.FormatError
 	var be *recording.BudgetError
+	var nr *recording.NotRegularError
 	switch {
+	case errors.As(err, &nr):
+		return contract.Errorf(contract.CodeDecodeFailed, "the log is not a regular file (%s is refused without reading: reading it could wait forever)", nr.Mode.Type())
 	case errors.As(err, &fe):
 		return contract.Errorf(contract.CodeDecodeFailed, "the file is not a readable inquest recording: %s at byte offset %d", fe.Msg, fe.Offset).WithDetail("offset", fe.Offset)
 	case errors.As(err, &be):
