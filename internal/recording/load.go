@@ -65,7 +65,9 @@ type Log struct {
 	System *history.Series
 	// FinalSystem is the system sample of the final frame.
 	FinalSystem proc.System
-	FinalAt     int64
+	// FinalAt is the final frame's time (ms since the epoch); it is -1
+	// when the file holds no sample frame (use FinalTime).
+	FinalAt int64
 	// Procs are sorted by PID, then start ticks.
 	Procs   []*Proc
 	byIndex []*Proc // by file index
@@ -75,6 +77,16 @@ type Log struct {
 	Unmapped, Absent []string
 	// Reserved is the reservation charged for the load.
 	Reserved int64
+}
+
+// FinalTime returns the final frame's time and true, or the zero time and
+// false when the recording holds no sample frame (it was stopped or
+// killed before its first sample): such a file has no sample time.
+func (l *Log) FinalTime() (time.Time, bool) {
+	if l.Info == nil || l.Info.Frames == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(l.FinalAt), true
 }
 
 // ProcByIndex returns the identity with file index i.
