@@ -233,6 +233,13 @@ func newLogCmd(env *Env) *cobra.Command {
 				}
 				*b.t = t
 			}
+			if from != "" && to != "" && o.From.After(o.To) {
+				// As rank_processes and get_history: a reversed window is
+				// a mistake, never an empty export.
+				e := contract.Errorf(contract.CodeInvalidArgument, "--from is after --to (%s is after %s); give the earlier time as --from", from, to)
+				e.Field = "/from"
+				return printFailure(env, e)
+			}
 			l, err := loadLogFile(cmd.Context(), args[0])
 			if err != nil {
 				return printFailure(env, err)
