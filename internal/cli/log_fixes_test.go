@@ -74,3 +74,19 @@ func TestLogShowDamagedFirstFrame(t *testing.T) {
 		t.Fatalf("damage at %d, want %d", d.Offset, first)
 	}
 }
+
+// TestLogCancelled: a cancelled context (what SIGINT/SIGTERM do to the
+// command's context) stops log show and log export before reading with
+// CANCELLED, exit 1, and nothing exported.
+func TestLogCancelled(t *testing.T) {
+	fx := filepath.Join("..", "recording", "testdata", "complete.log")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"log", "show", fx}, {"log", "export", fx, "--format", "csv"}} {
+		var out, errb bytes.Buffer
+		code := Run(ctx, args, strings.NewReader(""), &out, &errb)
+		if code != 1 || !strings.Contains(out.String(), "CANCELLED") || strings.Contains(errb.String(), "exported") {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out.String(), errb.String())
+		}
+	}
+}
