@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,7 +193,7 @@ func newLogCmd(env *Env) *cobra.Command {
 		Short: "Summarize a log file: interval, span, identities, per-metric min/avg/max; says incomplete for an interrupted file",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := loadLogFile(args[0])
+			l, err := loadLogFile(cmd.Context(), args[0])
 			if err != nil {
 				return printFailure(env, err)
 			}
@@ -232,7 +233,14 @@ func newLogCmd(env *Env) *cobra.Command {
 				}
 				*b.t = t
 			}
-			l, err := loadLogFile(args[0])
+			if from != "" && to != "" && o.From.After(o.To) {
+				// As rank_processes and get_history: a reversed window is
+				// a mistake, never an empty export.
+				e := contract.Errorf(contract.CodeInvalidArgument, "--from is after --to (%s is after %s); give the earlier time as --from", from, to)
+				e.Field = "/from"
+				return printFailure(env, e)
+			}
+			l, err := loadLogFile(cmd.Context(), args[0])
 			if err != nil {
 				return printFailure(env, err)
 			}
@@ -273,13 +281,22 @@ func argError(flag, want string) error {
 }
 
 // loadLogFile loads a recording file for the local log commands (no host
-// budget: the command's own memory).
-func loadLogFile(path string) (*recording.Log, error) {
-	l, err := recording.Load(path, math.MaxInt64/4)
+// budget: the command's own memory). A FIFO, device or directory is refused
+// before any read; ctx (cancelled by SIGINT/SIGTERM) stops a long read.
+func loadLogFile(ctx context.Context, path string) (*recording.Log, error) {
+	l, err := recording.LoadContext(ctx, path, math.MaxInt64/4)
 	if err != nil {
 		var fe *recording.FormatError
-		if errors.As(err, &fe) {
+		var nr *recording.NotRegularError
+		switch {
+		case errors.As(err, &fe):
 			return nil, contract.Errorf(contract.CodeDecodeFailed, "%s is not a readable inquest recording: %s at byte offset %s", path, fe.Msg, strconv.FormatInt(fe.Offset, 10))
+		case errors.As(err, &nr):
+			e := contract.Errorf(contract.CodeInvalidArgument, "%v", nr)
+			e.Field = "/file"
+			return nil, e
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, contract.Errorf(contract.CodeCancelled, "reading %s was interrupted before it finished; nothing was shown", path)
 		}
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "%v", err)
 	}

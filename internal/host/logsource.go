@@ -232,8 +232,12 @@ func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
 		err error
 	}
 	ch := make(chan result, 1)
+	// The deadline also stops the reader itself (checked before every
+	// read), so an abandoned load does not keep reading.
+	ctx, cancel := context.WithTimeout(context.Background(), LogDeadline)
+	defer cancel()
 	go func() {
-		lg, err := recording.Load(path, need)
+		lg, err := recording.LoadContext(ctx, path, need)
 		ch <- result{lg, err}
 	}()
 	var res result
@@ -263,7 +267,10 @@ func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
 func loadError(err error) *contract.Error {
 	var fe *recording.FormatError
 	var be *recording.BudgetError
+	var nr *recording.NotRegularError
 	switch {
+	case errors.As(err, &nr):
+		return contract.Errorf(contract.CodeDecodeFailed, "the log is not a regular file (%s is refused without reading: reading it could wait forever)", nr.Mode.Type())
 	case errors.As(err, &fe):
 		return contract.Errorf(contract.CodeDecodeFailed, "the file is not a readable inquest recording: %s at byte offset %d", fe.Msg, fe.Offset).WithDetail("offset", fe.Offset)
 	case errors.As(err, &be):
@@ -341,10 +348,43 @@ func (lh *logHost) jobReply(l *loadedLog) (*contract.Result, error) {
 	d["log_ref"] = l.ref
 	d["expires_at"] = contract.TS(l.expires)
 	d["recording"] = recordingMeta(l)
-	res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), d)
+	res := logResult(l.log, d)
 	logWarnings(res, l)
 	res.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{"source": "log", "log_ref": l.ref, "scope": "all"}}
 	return res, nil
+}
+
+// NoFramesWarning is the warning of every result over a log with no
+// sample frame: captured_at is left out because nothing was sampled.
+const NoFramesWarning = "the recording holds no sample frames (it was stopped before its first sample): captured_at is unknown and left out, and no process or system value was recorded"
+
+// logResult is a "log" result captured at the log's final frame; a log
+// with no sample frame has no sample time, so captured_at is left out
+// (unknown) and NoFramesWarning says why. The status is not changed.
+func logResult(lg *recording.Log, data any) *contract.Result {
+	t, ok := lg.FinalTime()
+	res := contract.NewResult("log", t, data)
+	if !ok {
+		res.Warnings = append(res.Warnings, NoFramesWarning)
+	}
+	return res
+}
+
+// finalFrameAt is the final frame's time, or nil when the log has none.
+func finalFrameAt(lg *recording.Log) any {
+	if t, ok := lg.FinalTime(); ok {
+		return contract.TS(t)
+	}
+	return nil
+}
+
+// procTime is a recorded identity's frame time ms, or nil when the
+// identity was never sampled (defined without a sample).
+func procTime(p *recording.Proc, ms int64) any {
+	if p.Samples == 0 {
+		return nil
+	}
+	return contract.TS(time.UnixMilli(ms))
 }
 
 // recordingMeta is the source metadata every log result carries.
@@ -517,9 +557,9 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMe
 			case "lifecycle":
 				row[f] = "unknown"
 			case "last_seen_at":
-				row[f] = contract.TS(time.UnixMilli(p.Last))
+				row[f] = procTime(p, p.Last)
 			case "history":
-				row[f] = map[string]any{"history_from": contract.TS(time.UnixMilli(p.First)), "history_to": contract.TS(time.UnixMilli(p.Last)), "frames": p.Samples}
+				row[f] = map[string]any{"history_from": procTime(p, p.First), "history_to": procTime(p, p.Last), "frames": p.Samples}
 			case "command_line":
 				row[f] = map[string]any{"unavailable": "not_recorded"}
 			}
@@ -550,7 +590,7 @@ func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawM
 	}
 	delete(data, "log_ref")
 	data["recording"] = recordingMeta(l)
-	res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), data)
+	res := logResult(l.log, data)
 	res.Coverage = data["coverage"]
 	res.NextAction = action
 	logWarnings(res, l)
@@ -612,6 +652,9 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 			p, err := lh.parseProcRef(l, t.ProcessRef, field)
 			if err == nil && !p.InFinal {
 				e := contract.Errorf(contract.CodeProcessExited, "this identity is not in the final recorded frame (last recorded %s); its recorded values are in get_history", time.UnixMilli(p.Last).UTC().Format(time.RFC3339Nano))
+				if p.Samples == 0 {
+					e = contract.Errorf(contract.CodeProcessExited, "this identity was defined but never sampled in the recording; it has no recorded values")
+				}
 				e.Field = field
 				err = e
 			}
@@ -639,7 +682,7 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 	if failed == len(targets) {
 		return nil, firstErr
 	}
-	res := contract.NewResult("log", time.UnixMilli(lg.FinalAt), map[string]any{"frame_at": contract.TS(time.UnixMilli(lg.FinalAt)), "samples": samples, "recording": recordingMeta(l)})
+	res := logResult(lg, map[string]any{"frame_at": finalFrameAt(lg), "samples": samples, "recording": recordingMeta(l)})
 	if failed > 0 {
 		res.Warn(itoa(failed) + " of " + itoa(len(targets)) + " targets could not be read; their samples carry error instead of values")
 		res.Status = contract.StatusPartial
@@ -733,7 +776,7 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 			sums[m.ID] = summaryJSON(m, sm)
 		}
 		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal, "recording": meta}
-		res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), data)
+		res := logResult(l.log, data)
 		res.Coverage = temporal
 		logWarnings(res, l)
 		return res, nil

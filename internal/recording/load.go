@@ -2,8 +2,10 @@ package recording
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"sort"
@@ -63,7 +65,9 @@ type Log struct {
 	System *history.Series
 	// FinalSystem is the system sample of the final frame.
 	FinalSystem proc.System
-	FinalAt     int64
+	// FinalAt is the final frame's time (ms since the epoch); it is -1
+	// when the file holds no sample frame (use FinalTime).
+	FinalAt int64
 	// Procs are sorted by PID, then start ticks.
 	Procs   []*Proc
 	byIndex []*Proc // by file index
@@ -73,6 +77,16 @@ type Log struct {
 	Unmapped, Absent []string
 	// Reserved is the reservation charged for the load.
 	Reserved int64
+}
+
+// FinalTime returns the final frame's time and true, or the zero time and
+// false when the recording holds no sample frame (it was stopped or
+// killed before its first sample): such a file has no sample time.
+func (l *Log) FinalTime() (time.Time, bool) {
+	if l.Info == nil || l.Info.Frames == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(l.FinalAt), true
 }
 
 // ProcByIndex returns the identity with file index i.
@@ -132,13 +146,55 @@ func catalogFloat(ms []proc.Metric) uint32 {
 	return f
 }
 
+// NotRegularError is a path that names something other than a regular
+// file (a FIFO, socket, device or directory). Load refuses it after an
+// fstat of a non-blocking open, before reading a byte: reading a FIFO
+// would wait for a writer forever.
+type NotRegularError struct {
+	Path string
+	// Mode is the file's type and permission bits (fstat st_mode).
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s); a recording is read only from a regular file", e.Path, typeName(e.Mode))
+}
+
+// typeName names a file type for messages.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "type " + m.Type().String()
+}
+
 // Load reads the recording at path within budget bytes: the reservation
 // (Reservation of the file size) is checked before the file is read, and
-// exceeding it is a *BudgetError, never a shortened history. A file that
-// is not a readable recording is a *FormatError; damage after the header
-// is reported in Log.Info.
+// exceeding it is a *BudgetError, never a shortened history. A path that
+// is not a regular file is a *NotRegularError (refused without blocking,
+// even for a FIFO with no writer). A file that is not a readable recording
+// is a *FormatError; damage after the header is reported in Log.Info.
 func Load(path string, budget int64) (*Log, error) {
-	f, err := os.Open(path)
+	return LoadContext(context.Background(), path, budget)
+}
+
+// LoadContext is Load that stops reading when ctx is done: the context is
+// checked before every read of the file (at most one 1 MiB window apart)
+// and its error (context.Canceled or DeadlineExceeded) is returned.
+func LoadContext(ctx context.Context, path string, budget int64) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +204,30 @@ func Load(path string, budget int64) (*Log, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &FormatError{Msg: "not a regular file"}
+		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
 	}
 	need := Reservation(st.Size())
 	if need > budget {
 		return nil, &BudgetError{Need: need, Budget: budget}
 	}
-	l, err := load(f, st.Size())
+	l, err := load(ctxReaderAt{ctx, f}, st.Size())
 	if l != nil {
 		l.Reserved = need
 	}
 	return l, err
+}
+
+// ctxReaderAt fails every read once its context is done.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
 }
 
 // LoadBytes builds a Log from a whole file's bytes (no budget check).

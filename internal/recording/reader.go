@@ -26,17 +26,57 @@ func (e *FormatError) Error() string {
 // Damage is a byte range the reader could not use between readable
 // frames: a frame failed its length or checksum test or did not decode,
 // and the frames after it up to the next keyframe depend on it. Offset is
-// where the first unusable frame starts, End where reading resumed (the
-// next keyframe). AfterFrame is the sequence number of the last good
-// sample frame before it (-1 when none); Skipped counts sample frames that
+// where the first unusable frame starts, End where the damaged range ends
+// (the next readable frame, or the file size). AfterFrame is the sequence
+// number of the last good sample frame before it (-1 when none: the
+// damage is before the first frame); Skipped counts sample frames that
 // passed their checksum but were skipped because their deltas depend on
-// the damaged frame.
+// the damaged frame. Resumed says what is at End: "keyframe" (sample
+// reading resumed there), "sample_frame" (reading resumed at a sample
+// frame that does not depend on the damaged bytes, after an unknown frame
+// type), "end_record" (no keyframe followed; the end record is the next
+// readable frame) or "end_of_file" (nothing after it could be read: no
+// keyframe followed, or the frames follow the end record).
 type Damage struct {
 	Offset     int64  `json:"offset"`
 	End        int64  `json:"end"`
 	AfterFrame int64  `json:"after_frame"`
 	Skipped    int    `json:"skipped_frames"`
 	Reason     string `json:"reason"`
+	Resumed    string `json:"resumed_at"`
+}
+
+// Values of Damage.Resumed.
+const (
+	ResumedKeyframe  = "keyframe"
+	ResumedSample    = "sample_frame"
+	ResumedEndRecord = "end_record"
+	ResumedEndOfFile = "end_of_file"
+)
+
+// Describe is one sentence naming the damaged byte range, its position
+// among the sample frames, the skipped frames and where reading resumed
+// (only when it did).
+func (d Damage) Describe() string {
+	pos := "before the first sample frame"
+	if d.AfterFrame >= 0 {
+		pos = fmt.Sprintf("after sample frame %d", d.AfterFrame)
+	}
+	msg := fmt.Sprintf("bytes %d to %d are damaged (%s), %s", d.Offset, d.End, d.Reason, pos)
+	if d.Skipped > 0 {
+		msg += fmt.Sprintf("; %d checksum-valid sample frames depending on it were skipped", d.Skipped)
+	}
+	switch d.Resumed {
+	case ResumedKeyframe:
+		msg += fmt.Sprintf("; reading resumed at the keyframe at byte %d", d.End)
+	case ResumedSample:
+		msg += fmt.Sprintf("; reading resumed at the sample frame at byte %d", d.End)
+	case ResumedEndRecord:
+		msg += fmt.Sprintf("; no keyframe followed, so no sample after it was read (the end record at byte %d is the next readable frame)", d.End)
+	default:
+		msg += "; nothing after it up to the end of the file could be read"
+	}
+	return msg
 }
 
 // Torn is the end of a file that holds no complete frame: a frame cut by
@@ -82,7 +122,7 @@ func (in *Info) Problems() []string {
 		out = append(out, fmt.Sprintf("the file ends with an incomplete frame at byte %d (%d bytes, %s); it was dropped", in.Torn.Offset, in.Torn.Bytes, in.Torn.Reason))
 	}
 	for _, d := range in.Damaged {
-		out = append(out, fmt.Sprintf("bytes %d to %d are damaged (%s) after frame %d; %d checksum-valid frames depending on it were skipped; reading resumed at the next keyframe", d.Offset, d.End, d.Reason, d.AfterFrame, d.Skipped))
+		out = append(out, d.Describe())
 	}
 	return out
 }
@@ -224,7 +264,7 @@ func ReadAt(r io.ReaderAt, size int64, onHeader func(*Header) error, fn func(*Fr
 				continue
 			}
 			if cur != nil {
-				cur.End = off
+				cur.End, cur.Resumed = off, ResumedEndRecord
 				in.Damaged = append(in.Damaged, *cur)
 				cur = nil
 			}
@@ -254,7 +294,10 @@ func ReadAt(r io.ReaderAt, size int64, onHeader func(*Header) error, fn func(*Fr
 				continue
 			}
 			if cur != nil {
-				cur.End = off
+				cur.End, cur.Resumed = off, ResumedKeyframe
+				if !key {
+					cur.Resumed = ResumedSample
+				}
 				in.Damaged = append(in.Damaged, *cur)
 				cur = nil
 			}
@@ -278,7 +321,7 @@ func ReadAt(r io.ReaderAt, size int64, onHeader func(*Header) error, fn func(*Fr
 		off = next
 	}
 	if cur != nil {
-		cur.End = size
+		cur.End, cur.Resumed = size, ResumedEndOfFile
 		in.Damaged = append(in.Damaged, *cur)
 	}
 	in.Identities = d.defined

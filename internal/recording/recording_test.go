@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -244,6 +245,9 @@ func FuzzRead(f *testing.F) {
 	flipped := append([]byte(nil), data...)
 	flipped[offs[2]+15] ^= 1
 	f.Add(flipped)
+	firstLen := append([]byte(nil), data...)
+	binary.LittleEndian.PutUint32(firstLen[offs[0]+4:], 0xFFFFFFFF)
+	f.Add(firstLen)
 	for _, fx := range fixtures {
 		if b, err := os.ReadFile(filepath.Join("testdata", fx.name)); err == nil {
 			f.Add(b)
@@ -257,6 +261,22 @@ func FuzzRead(f *testing.F) {
 		in := l.Info
 		if in.Complete() && (in.Torn != nil || len(in.Damaged) > 0 || in.End == nil) {
 			t.Fatal("complete with problems")
+		}
+		if _, ok := l.FinalTime(); ok != (in.Frames > 0) {
+			t.Fatalf("final time known %v with %d frames", ok, in.Frames)
+		}
+		for _, d := range in.Damaged {
+			switch d.Resumed {
+			case ResumedKeyframe, ResumedSample, ResumedEndRecord, ResumedEndOfFile:
+			default:
+				t.Fatalf("damage without resumed_at: %+v", d)
+			}
+			if (d.AfterFrame < 0) != strings.Contains(d.Describe(), "before the first sample frame") || strings.Contains(d.Describe(), "frame -1") {
+				t.Fatalf("position: %s", d.Describe())
+			}
+			if d.Offset < 0 || d.End < d.Offset || d.End > in.Size {
+				t.Fatalf("range: %+v size %d", d, in.Size)
+			}
 		}
 		n := 0
 		for _, p := range l.Procs {

@@ -1,0 +1,40 @@
+//go:build unix
+
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLogCLIRejectsFIFO: the built inquest refuses a FIFO named *.log with
+// no writer at once (INVALID_ARGUMENT, exit 1) in log show and log export,
+// instead of blocking in open(2) where neither SIGTERM nor the context can
+// reach. The 30 s bound only ends a hung child; it is not a speed check.
+func TestLogCLIRejectsFIFO(t *testing.T) {
+	bin := heBinary(t)
+	fifo := filepath.Join(t.TempDir(), "f.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	for _, args := range [][]string{
+		{"log", "show", fifo},
+		{"log", "export", fifo, "--format", "csv"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(cmd.Environ(), "INQUEST_DATA_DIR="+t.TempDir())
+		out, _ := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Errorf("%v: still running after 30s", args)
+		} else if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "INVALID_ARGUMENT") || !strings.Contains(string(out), "not a regular file") {
+			t.Errorf("%v: exit %d %s", args, cmd.ProcessState.ExitCode(), out)
+		}
+		cancel()
+	}
+}
