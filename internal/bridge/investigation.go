@@ -26,6 +26,10 @@ const (
 	waitSlice = 4 * time.Second
 	// opPoll separates get_operation polls.
 	opPoll = 25 * time.Millisecond
+	// terminalGrace is how long past its wait budget the bridge keeps
+	// polling a wait whose timeout_ms the budget covers; the host ends
+	// such a wait at timeout_ms, so this bounds only a broken host.
+	terminalGrace = 30 * time.Second
 )
 
 const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen unique id of this action; repeating it with identical arguments returns the retained outcome without repeating the effect"},
@@ -117,7 +121,7 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 			Title: "Wait for a condition",
 			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref of a verified live lifetime; a held pidfd, access failure is not exit) " +
 				"or metric_threshold (metric_id, comparison >,>=,<,<=, threshold as number or decimal string; process_ref or system; fresh samples only). Returns the observation and its timestamp; TIMEOUT carries the last observation. " +
-				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id.",
+				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id. When wait_ms >= timeout_ms the one call returns the outcome (TIMEOUT included), never running.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256},
@@ -249,9 +253,24 @@ func waitHandler(call CallFunc, def int) tool.Handler {
 				return nil, e
 			}
 		}
+		// A budget that covers the whole timeout_ms of a new wait means
+		// the caller wants the outcome: the host ends the wait by
+		// timeout_ms at the latest (TIMEOUT), so keep company until the
+		// terminal state instead of racing the host's deadline and
+		// returning "running" by a few milliseconds. grace only bounds a
+		// host that never ends the wait.
+		var timeoutMS int
+		json.Unmarshal(m["timeout_ms"], &timeoutMS)
+		toTerminal := timeoutMS > 0 && time.Duration(timeoutMS)*time.Millisecond <= budget
 		deadline := time.Now().Add(budget)
+		if toTerminal {
+			deadline = deadline.Add(terminalGrace)
+		}
 		slice := func() json.RawMessage {
 			left := min(time.Until(deadline), waitSlice)
+			if toTerminal {
+				left = waitSlice
+			}
 			if left < 0 {
 				left = 0
 			}
