@@ -50,8 +50,8 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "get_history",
 			Title: "Retained metric history",
-			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted), from one frozen view. " +
-				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps, delta only at exact available endpoints; temporal coverage under data.coverage. " +
+			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted) or the last_seconds up to now, from one frozen view. " +
+				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps and first_to_last_change (last - first of the available values found, with first_to_last_ms), delta only at exact available endpoints; temporal coverage under data.coverage. " +
 				"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + limitDefault + ", max 5000). " +
 				"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
@@ -62,6 +62,7 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 "metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
 "to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"relative window: the last N seconds up to the latest sample; instead of from/to, never with them"},
 "mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + limitDefault + `"},
 "cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous raw page; other arguments unchanged"}}}`),

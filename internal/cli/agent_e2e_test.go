@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"math/big"
 	"testing"
+	"time"
 )
 
 // Agent-sized answers over the real `inquest mcp` bridge and host: each
@@ -28,4 +30,71 @@ func TestAgentEndToEnd(t *testing.T) {
 		}
 		a.mustCall("cancel_job", map[string]any{"job_id": dig(m, "data", "job_id")})
 	})
+
+	// How did P's RSS change over the last 60 s: one call, first/last and
+	// their difference although neither endpoint is a sample time.
+	t.Run("history_last_seconds", func(t *testing.T) {
+		child := startChild(t)
+		ref := waitRef(a, child.Process.Pid)
+		var m map[string]any
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+			// until at least two samples of the child are retained
+			m = a.mustCall("get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes"}, "last_seconds": 60})
+			if n, _ := dig(m, "data", "metrics", "rss_bytes", "available_value_count").(float64); n >= 2 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if dig(m, "data", "window", "last_seconds") != float64(60) || dig(m, "data", "window", "from") == nil {
+			t.Fatalf("window: %v", m["data"])
+		}
+		sm, _ := dig(m, "data", "metrics", "rss_bytes").(map[string]any)
+		if sm == nil || sm["available_value_count"].(float64) < 2 {
+			t.Fatalf("summary: %v", m["data"])
+		}
+		if _, ok := sm["delta"]; ok {
+			t.Fatalf("delta reported without exact endpoints: %v", sm)
+		}
+		first, last := sm["first"].(map[string]any), sm["last"].(map[string]any)
+		fv, _ := new(big.Int).SetString(first["value"].(string), 10)
+		lv, _ := new(big.Int).SetString(last["value"].(string), 10)
+		if fv == nil || lv == nil || sm["first_to_last_change"] != new(big.Int).Sub(lv, fv).String() {
+			t.Fatalf("first_to_last_change: %v", sm)
+		}
+		fa, _ := time.Parse(time.RFC3339Nano, first["at"].(string))
+		la, _ := time.Parse(time.RFC3339Nano, last["at"].(string))
+		if sm["first_to_last_ms"] != float64(la.Sub(fa).Milliseconds()) || !la.After(fa) {
+			t.Fatalf("first_to_last_ms: %v", sm)
+		}
+		// Raw rows of the same window are the summary's samples.
+		r := a.mustCall("get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes"}, "last_seconds": 60, "mode": "raw"})
+		rows, _ := dig(r, "data", "rows").([]any)
+		if len(rows) < 2 || rows[0].(map[string]any)["at"] != first["at"] {
+			t.Fatalf("raw window: %v", r["data"])
+		}
+		for _, bad := range []map[string]any{
+			{"last_seconds": 60, "from": "2026-01-01T00:00:00Z"},
+			{"last_seconds": 60, "to": "2026-01-01T00:00:00Z"},
+		} {
+			bad["metric_ids"] = []string{"rss_bytes"}
+			bad["target"] = map[string]any{"process_ref": ref}
+			m, isErr := a.call("get_history", bad)
+			if !isErr || errCode(m) != "INVALID_ARGUMENT" || dig(m, "error", "field") != "/last_seconds" {
+				t.Fatalf("%v: %v", bad, m)
+			}
+		}
+	})
+}
+
+// waitRef returns the process_ref of pid once the host has sampled it.
+func waitRef(b *heBridge, pid int) string {
+	b.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		if rows, _ := dig(m, "data", "rows").([]any); len(rows) == 1 {
+			return rows[0].(map[string]any)["process_ref"].(string)
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("pid %d never sampled", pid)
+		}
+	}
 }
