@@ -83,7 +83,7 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 		if d.Handler != nil {
 			// A definition with its own handler runs in the bridge (bounded
 			// completion wrappers); it reaches the backend itself.
-			out = append(out, d)
+			out = append(out, withPID(d, call))
 			continue
 		}
 		d.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
@@ -96,7 +96,7 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 			}
 			return b.Call(ctx, name, args)
 		}
-		out = append(out, d)
+		out = append(out, withPID(d, call))
 	}
 	return out
 }

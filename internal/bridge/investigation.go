@@ -58,7 +58,8 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 "source":{"type":"string","enum":["live"],"description":"only live retained history is served"},
 "target":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
-  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system"},
+  ` + pidTargetBranch + `,
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system; {pid} is a live PID resolved to its current lifetime"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
 "to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
@@ -78,13 +79,14 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "update_tracking",
 			Title: "Change the tracking list",
-			Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name or process_ref (its captured name). " +
+			Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name, process_ref or pid (its captured name). " +
 				"Tracked lifetimes and their observed descendants keep 7,200 samples instead of 120; nothing discarded is restored. Adding an existing name or removing an absent one succeeds without change. " +
 				"A removal that would discard retained history returns state pending_confirmation until a local user decides (60 s, then TIMEOUT). No profile is saved implicitly.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
 "action":{"type":"string","enum":["add","remove"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a live or retained process_ref; its captured name is used"},
+` + pidField + `,
 ` + waitField(wd) + `}}`),
 			Annotations: mutation,
 			Handler:     mutationHandler(call, "update_tracking", waitDefault),
@@ -120,13 +122,14 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "wait_condition",
 			Title: "Wait for a condition",
-			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref of a verified live lifetime; a held pidfd, access failure is not exit) " +
+			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref or pid of a verified live lifetime; a held pidfd, access failure is not exit) " +
 				"or metric_threshold (metric_id, comparison >,>=,<,<=, threshold as number or decimal string; process_ref or system; fresh samples only). Returns the observation and its timestamp; TIMEOUT carries the last observation. " +
 				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id. When wait_ms >= timeout_ms the one call returns the outcome (TIMEOUT included), never running.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256},
 "process_ref":{"type":"string","minLength":1,"maxLength":128},
+` + pidField + `,
 "system":{"const":true},
 "metric_id":{"type":"string","enum":$METRIC_IDS},
 "comparison":{"type":"string","enum":[">",">=","<","<="]},

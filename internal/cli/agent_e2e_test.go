@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,6 +82,65 @@ func TestAgentEndToEnd(t *testing.T) {
 			if !isErr || errCode(m) != "INVALID_ARGUMENT" || dig(m, "error", "field") != "/last_seconds" {
 				t.Fatalf("%v: %v", bad, m)
 			}
+		}
+	})
+
+	// A live PID is enough; the result names the process_ref it resolved.
+	t.Run("pid_for_process_ref", func(t *testing.T) {
+		child := startChild(t)
+		pid := child.Process.Pid
+		ref := waitRef(a, pid)
+		resolvedRef := func(m map[string]any, field string) {
+			t.Helper()
+			rs, _ := dig(m, "data", "resolved_pids").([]any)
+			if len(rs) != 1 {
+				t.Fatalf("resolved_pids: %v", m["data"])
+			}
+			r := rs[0].(map[string]any)
+			if r["process_ref"] != ref || r["pid"] != float64(pid) || r["field"] != field || r["name"] != "sleep" {
+				t.Fatalf("resolved %v, want %s at %s", r, ref, field)
+			}
+		}
+		m := a.mustCall("get_process_info", map[string]any{"pid": pid})
+		resolvedRef(m, "/pid")
+		m = a.mustCall("get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": ref}, map[string]any{"pid": pid}}})
+		resolvedRef(m, "/targets/1/pid")
+		m = a.mustCall("get_history", map[string]any{"metric_ids": []string{"rss_bytes"}, "target": map[string]any{"pid": pid}})
+		resolvedRef(m, "/target/pid")
+		if dig(m, "data", "target", "process_ref") != ref {
+			t.Fatalf("history target: %v", m["data"])
+		}
+		m = a.mustCall("start_capture", map[string]any{"kind": "open_files", "pid": pid})
+		resolvedRef(m, "/pid")
+		for _, bad := range []struct {
+			tool  string
+			args  map[string]any
+			field string
+		}{
+			{"get_process_info", map[string]any{"pid": pid, "process_ref": ref}, "/pid"},
+			{"get_process_info", map[string]any{}, "/process_ref"},
+			{"get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"pid": pid, "process_ref": ref}}}, "/targets/0"},
+			{"wait_condition", map[string]any{"condition": "process_present", "process_name": "x", "pid": pid, "timeout_ms": 100}, "/pid"},
+		} {
+			m, isErr := a.call(bad.tool, bad.args)
+			if !isErr || errCode(m) != "INVALID_ARGUMENT" || !strings.HasPrefix(dig(m, "error", "field").(string), bad.field) {
+				t.Fatalf("%s %v: %v", bad.tool, bad.args, m)
+			}
+		}
+		// wait until P exits, by pid, in one call.
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			child.Process.Kill()
+		}()
+		m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "pid": pid, "timeout_ms": 10000, "wait_ms": 10000})
+		if dig(m, "data", "state") != "succeeded" {
+			t.Fatalf("exit by pid: %v", m)
+		}
+		resolvedRef(m, "/pid")
+		child.Wait()
+		m, isErr := a.call("get_process_info", map[string]any{"pid": pid})
+		if !isErr || errCode(m) != "PROCESS_EXITED" || dig(m, "error", "field") != "/pid" || dig(m, "error", "retryable") != false {
+			t.Fatalf("gone pid: %v", m)
 		}
 	})
 }
