@@ -39,7 +39,7 @@ type Local struct {
 func NewLocal(ctx context.Context, version string) (*Local, error) {
 	h, err := host.New(host.Options{Version: version})
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not start: %v", err)
+		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not start: %v", err).Permanent()
 	}
 	if err := h.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not take its first sample")

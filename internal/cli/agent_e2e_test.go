@@ -143,6 +143,24 @@ func TestAgentEndToEnd(t *testing.T) {
 			t.Fatalf("gone pid: %v", m)
 		}
 	})
+
+	// Errors name what the caller sent: a default target is a default.
+	t.Run("default_target_errors", func(t *testing.T) {
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+			msg  string
+		}{
+			{"get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}}, "no targets given; the default system target does not have rss_bytes"},
+			{"get_history", map[string]any{"metric_ids": []string{"rss_bytes"}}, "no target given; the default system target does not have rss_bytes"},
+		} {
+			m, isErr := a.call(tc.tool, tc.args)
+			msg, _ := dig(m, "error", "message").(string)
+			if !isErr || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(msg, tc.msg) || strings.Contains(msg, "targets/0") || dig(m, "error", "field") != "/metric_ids/0" || dig(m, "error", "retryable") != false {
+				t.Fatalf("%s: %v", tc.tool, m)
+			}
+		}
+	})
 }
 
 // waitRef returns the process_ref of pid once the host has sampled it.

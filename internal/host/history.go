@@ -163,6 +163,9 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		m, ok := proc.LookupMetric(id)
 		if !ok || m.Target != kind {
 			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
+			if ok && a.Target == nil {
+				e = contract.Errorf(contract.CodeInvalidArgument, "no target given; the default system target does not have %s (a %s metric); give target {process_ref} or {pid}", m.ID, m.Target)
+			}
 			e.Field = "/metric_ids/" + itoa(i)
 			return nil, e
 		}
@@ -213,7 +216,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		}
 		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
 		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
 		}
 		rows = append(rows, b)
 	}
