@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"math/big"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +178,64 @@ func waitRef(b *heBridge, pid int) string {
 		if time.Now().After(deadline) {
 			b.t.Fatalf("pid %d never sampled", pid)
 		}
+	}
+}
+
+// Malformed tools/call over the real `inquest mcp` stdio: a call without a
+// name and non-object arguments are JSON-RPC -32602 saying so; initialize
+// advertises tools only, without listChanged or logging.
+func TestMCPMalformedCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	e := newHeEnv(t)
+	cmd := exec.Command(e.bin, "mcp", "--toolsets", "bin")
+	cmd.Env = e.env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	// A server that stops answering fails the test instead of hanging it.
+	guard := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer guard.Stop()
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"inspect_binary","arguments":[1]}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"inspect_binary","arguments":"x"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"inspect_binary","arguments":{}}}`,
+	}
+	go func() {
+		for _, l := range lines {
+			io.WriteString(in, l+"\n")
+		}
+	}()
+	got := map[float64]map[string]any{}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for len(got) < 5 && sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			if id, ok := m["id"].(float64); ok {
+				got[id] = m
+			}
+		}
+	}
+	caps, _ := dig(got[1], "result", "capabilities").(map[string]any)
+	if len(caps) != 1 || caps["tools"] == nil || dig(got[1], "result", "capabilities", "tools", "listChanged") != nil {
+		t.Fatalf("capabilities: %v", caps)
+	}
+	for id, want := range map[float64]string{2: "params.name", 3: "must be a JSON object", 4: "must be a JSON object"} {
+		if dig(got[id], "error", "code") != float64(-32602) || !strings.Contains(dig(got[id], "error", "message").(string), want) {
+			t.Fatalf("id %v: %v", id, got[id])
+		}
+	}
+	// Object arguments reach the tool: a missing required argument is a
+	// tool result error, not a protocol error.
+	if dig(got[5], "result", "isError") != true {
+		t.Fatalf("id 5: %v", got[5])
 	}
 }
