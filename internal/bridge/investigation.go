@@ -72,8 +72,10 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:        "get_tracking",
 			Title:       "Tracking list",
-			Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity. No required arguments.",
-			Input:       schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
+			Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity, paged (data.matching, data.coverage total/offset/returned; follow next_action, limit default 100, max 5000). No required arguments.",
+			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged"}}}`),
 			Annotations: readOnly,
 		},
 		{

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"math/big"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +165,79 @@ func TestAgentEndToEnd(t *testing.T) {
 			if !isErr || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(msg, tc.msg) || strings.Contains(msg, "targets/0") || dig(m, "error", "field") != "/metric_ids/0" || dig(m, "error", "retryable") != false {
 				t.Fatalf("%s: %v", tc.tool, m)
 			}
+		}
+	})
+
+	// get_tracking pages its matching identities: following next_action
+	// yields every one exactly once.
+	t.Run("tracking_pages", func(t *testing.T) {
+		probe := filepath.Join(t.TempDir(), "inqtrkprobe")
+		sleepBin, err := exec.LookPath("sleep")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(sleepBin)
+		if err != nil || os.WriteFile(probe, b, 0o755) != nil {
+			t.Fatal("copy sleep", err)
+		}
+		const n = 20
+		mine := map[float64]bool{}
+		for range n {
+			c := exec.Command(probe, "300")
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+			mine[float64(c.Process.Pid)] = true
+		}
+		rev := dig(a.mustCall("get_tracking", nil), "data", "revision").(string)
+		a.mustCall("update_tracking", map[string]any{"operation_id": "agent-track", "expected_revision": rev, "action": "add", "process_name": "inqtrkprobe"})
+		var m map[string]any
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+			m = a.mustCall("get_tracking", map[string]any{"limit": 7})
+			if tot, _ := dig(m, "data", "coverage", "total").(float64); tot >= n || time.Now().After(deadline) {
+				break
+			}
+		}
+		total := dig(m, "data", "coverage", "total").(float64)
+		seen := map[string]bool{}
+		pids := map[float64]bool{}
+		pages := 0
+		for {
+			pages++
+			rows, _ := dig(m, "data", "matching").([]any)
+			if len(rows) > 7 || dig(m, "data", "revision") == nil {
+				t.Fatalf("page %d: %v", pages, m["data"])
+			}
+			for _, r := range rows {
+				ref := r.(map[string]any)["process_ref"].(string)
+				if seen[ref] {
+					t.Fatalf("%s twice", ref)
+				}
+				seen[ref] = true
+				pids[r.(map[string]any)["pid"].(float64)] = true
+			}
+			na, _ := m["next_action"].(map[string]any)
+			if na == nil {
+				break
+			}
+			if na["tool"] != "get_tracking" {
+				t.Fatalf("next_action: %v", na)
+			}
+			m = a.mustCall("get_tracking", na["arguments"])
+		}
+		if float64(len(seen)) != total || pages < 3 {
+			t.Fatalf("%d identities over %d pages, total %v", len(seen), pages, total)
+		}
+		for pid := range mine {
+			if !pids[pid] {
+				t.Fatalf("pid %v missing from the pages", pid)
+			}
+		}
+		// The CLI table follows the pages too.
+		out, code := e.run("track", "list")
+		if code != 0 || strings.Count(out, "inqtrkprobe") < n {
+			t.Fatalf("track list: %d\n%s", code, out)
 		}
 	})
 }
