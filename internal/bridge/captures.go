@@ -42,6 +42,7 @@ func readSelectionSchema(limitDefault string) string {
 // start_capture collection filter. path and owner_name must contain a
 // non-space character (an all-space path would match every row).
 const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
+"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path for a query that is not valid UTF-8: standard base64 of its bytes, same all-term match on exact bytes (as a row's path_bytes)"},
 "owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (rows of file_users, network, threads and scheduling captures, and of a get_process_info result read with read_capture; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
 "extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
 
@@ -354,9 +355,15 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		// correction; the envelope says so and names the corrected read.
 		body, _ := contract.Marshal(nil, err)
 		data["result_page"] = json.RawMessage(body)
+		e := contract.AsError(err)
+		if gone, why := captureGone(err); gone {
+			// Nothing is claimed that the host did not confirm.
+			data["capture_retained"] = false
+			res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+" no longer exists: "+why+"; start the capture again")
+			return res, nil
+		}
 		data["capture_retained"] = true
 		data["retained_capture_ids"] = []string{capID}
-		e := contract.AsError(err)
 		res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+
 			" is retained for a corrected read_capture (next_action) and must be released with release_capture")
 		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: correctedRead(o.read, capID, e)}
@@ -396,8 +403,16 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	default:
 		rel, _ := json.Marshal(map[string]any{"capture_id": capID})
 		if _, err := d.call(ctx, "release_capture", rel); err != nil {
-			data["capture_retained"] = true
-			data["retained_capture_ids"] = []string{capID}
+			if gone, why := captureGone(err); gone {
+				data["capture_retained"] = false
+				pd["capture_retained"] = false
+				res.Warnings = append(res.Warnings, "the automatic release of capture "+capID+" did not complete ("+string(contract.CodeOf(err))+"), but the capture no longer exists: "+why+"; the page above is whole")
+			} else {
+				// The host answered and refused: the capture is still there.
+				data["capture_retained"] = true
+				data["retained_capture_ids"] = []string{capID}
+				res.Warnings = append(res.Warnings, "the automatic release of capture "+capID+" failed ("+string(contract.CodeOf(err))+"); release it with release_capture")
+			}
 		} else {
 			data["capture_retained"] = false
 			pd["capture_retained"] = false
@@ -409,6 +424,22 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		data["next_action"] = page.NextAction
 	}
 	return res, nil
+}
+
+// captureGone reports whether a failed call on a capture proves the
+// capture no longer exists, and why: OUTCOME_UNKNOWN means the bridge
+// dropped its host connection (or found it dead), and a dropped
+// connection releases every capture it owned; REFERENCE_INVALID means
+// the host no longer knows the capture. Any other failure is an answer of
+// a host that still holds it.
+func captureGone(err error) (bool, string) {
+	switch contract.CodeOf(err) {
+	case contract.CodeOutcomeUnknown:
+		return true, "the host connection was lost or reset, which released every capture of this client"
+	case contract.CodeReferenceInvalid:
+		return true, "the host no longer holds it"
+	}
+	return false, ""
 }
 
 // correctedRead is the read_capture arguments that recover from a failed

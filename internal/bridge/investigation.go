@@ -53,9 +53,11 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted) or the last_seconds up to now, from one frozen view. " +
 				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps and first_to_last_change (last - first of the available values found, with first_to_last_ms), delta only at exact available endpoints; temporal coverage under data.coverage. " +
 				"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + limitDefault + ", max 5000). " +
-				"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID.",
+				"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID. " +
+				"With source log and log_ref: the recorded frames of a log process_ref or the system; counts are per stored frame and data.recording gives the interval.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
-"source":{"type":"string","enum":["live"],"description":"only live retained history is served"},
+` + sourceSchema + `,
+` + logRefSchema + `,
 "target":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
   ` + pidTargetBranch + `,

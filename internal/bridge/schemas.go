@@ -57,13 +57,16 @@ func definitions(mode Mode) []tool.Tool {
 			Name:  "list_processes",
 			Title: "List processes",
 			Description: "Immutable, paged listing of processes from the latest snapshot (scope live), retained history (retained) or both (all), with opaque process_ref, lifecycle, parent (verified/unknown), start time, last-seen and history bounds. " +
-				"Filter by name/path substring (case-insensitive) or exact pid; sort by pid, name or any process metric (order asc/desc; a metric sort puts the metric's latest-snapshot value on each row under values); command_line and user only through projection. No required arguments. Follow next_action for the next page (limit default " + limitDefault + ", max 5000).",
+				"Filter by name/path substring (case-insensitive) or exact pid; sort by pid, name or any process metric (order asc/desc; a metric sort puts the metric's latest-snapshot value on each row under values); command_line and user only through projection. With source log and log_ref: the recorded identities (scope live: in the final frame; retained/all: every identity), lifecycle unknown, log process_refs. No required arguments. Follow next_action for the next page (limit default " + limitDefault + ", max 5000).",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"source":{"type":"string","enum":["live"],"description":"data source; only live is served"},
+` + sourceSchema + `,
+` + logRefSchema + `,
 "scope":{"type":"string","enum":["live","retained","all"],"description":"live: latest snapshot; retained: lifetimes with retained history (ended ones too); all: union by identity. Default live."},
 "filter":{"type":"object","additionalProperties":false,"properties":{
-  "name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the process name"},
+  "name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the process name, its comm, or a name it had before an exec"},
+  "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name query that is not valid UTF-8: standard base64 of its bytes (as a row's name_bytes)"},
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"case-insensitive substring of the executable path"},
+  "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path query that is not valid UTF-8: standard base64 of its bytes (as a row's path_bytes)"},
   "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID (discovery only; targeted calls need process_ref)"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name, or a process metric id: its value in the latest applied snapshot, rows without one last; ties broken by identity"},
@@ -76,9 +79,10 @@ func definitions(mode Mode) []tool.Tool {
 			Name:  "get_metrics",
 			Title: "Current metric values",
 			Description: "Values of metric_ids (required) for up to 50 targets from one latest applied snapshot; no forced sampling. Targets default to the system; a process target is {process_ref} or {pid} (a live PID, resolved at call time), the system is {system:true}. " +
-				"Integer quantities are decimal strings; unavailable values are listed under unavailable, never zero. An exited process gives PROCESS_EXITED.",
+				"Integer quantities are decimal strings; unavailable values are listed under unavailable, never zero. An exited process gives PROCESS_EXITED. With source log and log_ref: the final recorded frame.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
-"source":{"type":"string","enum":["live"],"description":"only live is served"},
+` + sourceSchema + `,
+` + logRefSchema + `,
 "metric_ids":{"type":"array","minItems":1,"maxItems":64,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS}},
 "targets":{"type":"array","minItems":1,"maxItems":50,"items":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},

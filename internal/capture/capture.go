@@ -159,8 +159,10 @@ func (c *Capture) warn(msg string) {
 }
 
 // MatchPath reports whether path contains every whitespace-separated term
-// of query, case-insensitively (the all-term path match of seed 000
-// section 6; no traversal, no regular expressions). An empty query matches.
+// of query, case-insensitively (the all-term path match; no traversal, no
+// regular expressions). Both are exact bytes: case folding lower-cases
+// valid UTF-8 and keeps other bytes as they are (proc.FoldBytes), so a
+// byte 0xff matches only 0xff. An empty query matches.
 func MatchPath(path, query string) bool {
 	terms := strings.Fields(query)
 	if len(terms) == 0 {
@@ -169,9 +171,9 @@ func MatchPath(path, query string) bool {
 	if path == "" {
 		return false
 	}
-	lp := strings.ToLower(path)
+	lp := proc.FoldBytes(path)
 	for _, t := range terms {
-		if !strings.Contains(lp, strings.ToLower(t)) {
+		if !strings.Contains(lp, proc.FoldBytes(t)) {
 			return false
 		}
 	}
@@ -188,5 +190,5 @@ func HasExtension(path, ext string) bool {
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
 	}
-	return len(base) > len(ext) && strings.EqualFold(base[len(base)-len(ext):], ext)
+	return len(base) > len(ext) && proc.EqualFold(base[len(base)-len(ext):], ext)
 }

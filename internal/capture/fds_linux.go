@@ -120,24 +120,25 @@ func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 			continue
 		}
 		id := proc.Identity{PID: pid, StartTicks: st.startTicks}
-		// one boxed pid/name per process, one Field backing array per chunk
-		pidV, nameV := any(pid), any(st.name)
-		owner := st.name
-		if exe, err := readlinkAt(p.fd, "exe", buf); err == nil {
-			e := strings.TrimSuffix(string(exe), " (deleted)")
-			if i := strings.LastIndexByte(e, '/'); i >= 0 && i+1 < len(e) {
-				owner = e[i+1:]
-			}
-		}
+		owner := p.processName(st.name, buf)
 		if !f.MatchOwner(owner, st.name) {
 			unix.Close(dfd)
 			p.close()
 			ownerSkipped++
 			continue
 		}
-		var fields []Field
-		seen := map[string]int{} // path -> index in c.Rows
+		// the process's fields, shared by its rows (one allocation each)
+		var head []Field
+		head = append(head, Field{"process_ref", nil}, Field{"pid", any(pid)})
+		head = appendText(head, "name", owner)
+		head = appendText(head, "comm", st.name)
+		type key struct {
+			link    string
+			deleted Deletion
+		}
+		seen := map[key]int{} // -> index in c.Rows, -1 when filtered out
 		first := len(c.Rows)
+		var counts []int
 		exitedMid := false
 		deniedFds := 0
 		for _, n := range names {
@@ -167,26 +168,30 @@ func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 				}
 				continue
 			}
-			if j, ok := seen[string(link)]; ok {
-				if j < 0 {
-					continue // filtered out
+			path, del := resolveLink(p.fd, dfd, n, link)
+			k := key{string(link), del}
+			if j, ok := seen[k]; ok {
+				if j >= 0 {
+					counts[j-first]++
 				}
-				r := &c.Rows[j]
-				r.Fields[4].Value = r.Fields[4].Value.(int) + 1
 				continue
 			}
-			path := string(link)
 			if !pathFilter.IsZero() && !pathFilter.Match(&Row{Path: path}) {
-				seen[path] = -1
+				seen[k] = -1
 				c.FilteredOut++
 				continue
 			}
-			seen[path] = len(c.Rows)
-			if len(fields) == cap(fields) {
-				fields = make([]Field, 0, 5*min(len(names), 1024))
-			}
-			fields = append(fields, Field{"process_ref", nil}, Field{"pid", pidV}, Field{"name", nameV}, Field{"path", path}, Field{"handle_count", 1})
-			c.Rows = append(c.Rows, Row{Path: path, Owner: owner, Comm: st.name, Proc: id, Fields: fields[len(fields)-5 : len(fields) : len(fields)]})
+			seen[k] = len(c.Rows)
+			counts = append(counts, 1)
+			fields := make([]Field, len(head), len(head)+5)
+			copy(fields, head)
+			fields = appendText(fields, "path", path)
+			fields = append(fields, Field{"deleted", del.JSON()})
+			c.Rows = append(c.Rows, Row{Path: path, Owner: owner, Comm: st.name, Proc: id, Fields: fields})
+		}
+		for j := first; j < len(c.Rows); j++ {
+			r := &c.Rows[j]
+			r.Fields = append(r.Fields, Field{"handle_count", counts[j-first]})
 		}
 		unix.Close(dfd)
 		if deniedFds > 0 && deniedFds == len(names) {
@@ -230,6 +235,55 @@ func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 		c.warn(strconv.Itoa(fdsFailed) + " fds could not be resolved (closed during the scan or access denied)")
 	}
 	return c, nil
+}
+
+// Deletion is proc.Deletion: whether a link target names an unlinked object.
+type Deletion = proc.Deletion
+
+// resolveLink decides whether the fd link target link (read from entry
+// name of the fd directory dfd of the process pinned at pfd) names a
+// deleted file, from the object's st_nlink and device/inode, not from the
+// string (proc.ResolveDeleted). The object is stat'ed only when link ends
+// in " (deleted)". It returns the path without the kernel's suffix when
+// deleted.
+func resolveLink(pfd, dfd int, name string, link []byte) (string, Deletion) {
+	if !bytes.HasSuffix(link, []byte(proc.DeletedSuffix)) {
+		return string(link), proc.NotDeleted
+	}
+	var st unix.Stat_t
+	obj := &st
+	if unix.Fstatat(dfd, name, &st, 0) != nil {
+		obj = nil
+	}
+	return proc.ResolveDeleted(string(link), obj, proc.StatInRoot(pfd))
+}
+
+// processName applies the name rule (proc.FullName) to the pinned
+// process: the base name of its executable (deletion suffix decided by
+// resolveLink), else argv[0] when it extends comm, else comm.
+func (p *pinned) processName(comm string, buf []byte) string {
+	exe := ""
+	if l, err := readlinkAt(p.fd, "exe", buf); err == nil {
+		exe, _ = resolveLink(p.fd, p.fd, "exe", l)
+	}
+	argv0 := ""
+	if exe == "" && len(comm) >= proc.MaxComm {
+		if b, err := readAt(p.fd, "cmdline"); err == nil {
+			if i := bytes.IndexByte(b, 0); i >= 0 {
+				b = b[:i]
+			}
+			argv0 = string(b)
+		}
+	}
+	return proc.FullName(exe, argv0, comm)
+}
+
+// appendText appends the JSON fields of a name or path value (exact bytes
+// s): key with the display string, plus key_bytes (base64 of the exact
+// bytes) only when the display string is lossy (proc.TextFields).
+func appendText(fs []Field, key, s string) []Field {
+	proc.TextFields(key, s, func(k string, v any) { fs = append(fs, Field{k, v}) })
+	return fs
 }
 
 // testHookFD, when set by a test, runs before open_files reads fd i (to
@@ -362,7 +416,7 @@ func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Captur
 			}
 			continue
 		}
-		path := string(link)
+		path, del := resolveLink(p.fd, dfd, n, link)
 		if !f.IsZero() && !f.Match(&Row{Path: path}) {
 			c.FilteredOut++
 			continue
@@ -372,7 +426,7 @@ func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Captur
 		if unix.Fstatat(dfd, n, &st, 0) != nil {
 			stp = nil
 		}
-		kind := fdKind(path, stp)
+		kind := fdKind(string(link), stp)
 		var size, flags, pos any
 		if stp != nil && kind == "file" {
 			size = strconv.FormatInt(st.Size, 10)
@@ -389,9 +443,11 @@ func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Captur
 				}
 			}
 		}
-		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: []Field{
-			{"fd", n}, {"path", path}, {"kind", kind}, {"size_bytes", size}, {"flags", flags}, {"position", pos},
-		}})
+		fields := make([]Field, 0, 8)
+		fields = append(fields, Field{"fd", n})
+		fields = appendText(fields, "path", path)
+		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos})
+		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()
 	c.Coverage["handle_count"] = len(names)
@@ -408,7 +464,7 @@ func readAt(dirfd int, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	var b [512]byte
+	var b [4096]byte
 	n, err := unix.Read(fd, b[:])
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
 )
 
 // Filter selects capture rows by the read_capture selectors of seed 000
@@ -17,20 +18,45 @@ import (
 // a process whose complete capture would exceed the budget can still be
 // inspected for the paths that matter. This narrows the query; it is not a
 // truncation, and the capture's coverage names the filter.
+//
+// PathBytes is the path selector for a query that is not valid UTF-8 (a
+// JSON string cannot carry such bytes): standard base64 of the query
+// bytes, with Path's all-term semantics; with both set, a row must match
+// both. Matching compares exact bytes (proc.FoldBytes): a path holding
+// byte 0xff is matched by a query holding 0xff, never by U+FFFD.
 type Filter struct {
 	Path      string `json:"path,omitempty"`
+	PathBytes string `json:"path_bytes,omitempty"`
 	Extension string `json:"extension,omitempty"`
 	OwnerName string `json:"owner_name,omitempty"`
 }
 
 // IsZero reports a filter that matches every row.
-func (f Filter) IsZero() bool { return f.Path == "" && f.Extension == "" && f.OwnerName == "" }
+func (f Filter) IsZero() bool {
+	return f.Path == "" && f.PathBytes == "" && f.Extension == "" && f.OwnerName == ""
+}
+
+// pathBytes returns the decoded PathBytes query ("" when unset or not
+// base64; Validate rejects the latter).
+func (f Filter) pathBytes() string {
+	if f.PathBytes == "" {
+		return ""
+	}
+	q, err := proc.DecodeBytes(f.PathBytes)
+	if err != nil {
+		return ""
+	}
+	return q
+}
 
 // Match reports whether r passes every set selector. A row without a path
 // never matches a path or extension selector; a row without an owner never
 // matches an owner selector (no owner is inferred from a path).
 func (f Filter) Match(r *Row) bool {
 	if f.Path != "" && !MatchPath(r.Path, f.Path) {
+		return false
+	}
+	if f.PathBytes != "" && !MatchPath(r.Path, f.pathBytes()) {
 		return false
 	}
 	if f.Extension != "" && !HasExtension(r.Path, f.Extension) {
@@ -48,7 +74,7 @@ func (f Filter) MatchOwner(owner, comm string) bool {
 	if f.OwnerName == "" {
 		return true
 	}
-	return (owner != "" && strings.EqualFold(owner, f.OwnerName)) || (comm != "" && strings.EqualFold(comm, f.OwnerName))
+	return (owner != "" && proc.EqualFold(owner, f.OwnerName)) || (comm != "" && proc.EqualFold(comm, f.OwnerName))
 }
 
 // pathKinds are the kinds whose rows carry a path (path and extension
@@ -76,9 +102,22 @@ func (f Filter) Validate(kind, prefix string) error {
 	if f.Path != "" && strings.TrimSpace(f.Path) == "" {
 		return bad("path", "path must contain at least one non-space term")
 	}
-	if (f.Path != "" || f.Extension != "") && !pathKinds[kind] {
+	if f.PathBytes != "" {
+		q, err := proc.DecodeBytes(f.PathBytes)
+		if err != nil {
+			return bad("path_bytes", "path_bytes must be standard padded base64 of the query bytes")
+		}
+		if len(strings.Fields(q)) == 0 {
+			return bad("path_bytes", "path_bytes must decode to at least one non-space term")
+		}
+	}
+	if (f.Path != "" || f.PathBytes != "" || f.Extension != "") && !pathKinds[kind] {
 		name := "path"
-		if f.Path == "" {
+		switch {
+		case f.Path != "":
+		case f.PathBytes != "":
+			name = "path_bytes"
+		default:
 			name = "extension"
 		}
 		return bad(name, "%s rows have no path; path and extension apply to file_users, open_files, modules and network", kind)

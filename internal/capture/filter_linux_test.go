@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
 )
 
 // TestCollectionFilters: a child holding 200 distinct files plus one
@@ -136,4 +137,36 @@ func TestOwnerNameErrorNamesRealKinds(t *testing.T) {
 			t.Fatal("process_info is not a start_capture kind")
 		}
 	}
+}
+
+// FuzzPathBytesFilter: a path_bytes filter of any byte string with a
+// non-space term selects a row whose path holds those exact bytes, and a
+// query in which one byte that is not UTF-8 was replaced by U+FFFD (what a
+// lossy string carries) does not select it.
+func FuzzPathBytesFilter(f *testing.F) {
+	for _, s := range []string{"/tmp/bad\xffbyte.txt", "/tmp/caf\xe9", "/x (deleted)", "/a b\tc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		row := &Row{Path: path}
+		flt := Filter{PathBytes: proc.EncodeBytes(path)}
+		if len(strings.Fields(path)) == 0 {
+			if flt.Validate(KindOpenFiles, "") == nil && path != "" {
+				t.Fatalf("blank path_bytes %q accepted", path)
+			}
+			return
+		}
+		if err := flt.Validate(KindOpenFiles, ""); err != nil {
+			t.Fatalf("Validate(%q): %v", path, err)
+		}
+		if !flt.Match(row) {
+			t.Fatalf("path_bytes %q does not match itself", path)
+		}
+		if proc.Lossy(path) && !strings.Contains(path, "\uFFFD") {
+			lossy := Filter{PathBytes: proc.EncodeBytes(proc.Display(path))}
+			if lossy.Validate(KindOpenFiles, "") == nil && lossy.Match(row) {
+				t.Fatalf("the display form of %q matched its exact bytes", path)
+			}
+		}
+	})
 }

@@ -4,6 +4,8 @@ package capture
 
 import (
 	"bufio"
+	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
 // TestMain lets the test binary act as the child process the tests
@@ -27,7 +30,13 @@ func TestMain(m *testing.M) {
 		helperMain()
 		return
 	}
-	os.Exit(m.Run())
+	if os.Getenv("CAPTURE_MODULES_OF") != "" {
+		modulesMain()
+		return
+	}
+	code := m.Run()
+	testbuild.Cleanup()
+	os.Exit(code)
 }
 
 // helperMain: CAPTURE_FILE (path to open), CAPTURE_EXTRA (number of extra
@@ -52,6 +61,22 @@ func helperMain() {
 				os.Exit(2)
 			}
 			keep = append(keep, fd)
+		}
+	}
+	if list := os.Getenv("CAPTURE_FILES_B64"); list != "" {
+		// comma-separated base64 paths (any bytes), each opened once
+		for _, e := range strings.Split(list, ",") {
+			name, err := base64.StdEncoding.DecodeString(e)
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			f, err := os.Open(string(name))
+			if err != nil {
+				fmt.Println("error", err)
+				os.Exit(2)
+			}
+			keep = append(keep, f)
 		}
 	}
 	if d := os.Getenv("CAPTURE_DIR"); d != "" {
@@ -160,4 +185,21 @@ func tempFile(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// modulesMain runs the modules collector on CAPTURE_MODULES_OF ("PID
+// START_TICKS") and prints each row as JSON, one per line (used to collect
+// as another user).
+func modulesMain() {
+	f := strings.Fields(os.Getenv("CAPTURE_MODULES_OF"))
+	pid, _ := strconv.Atoi(f[0])
+	ticks, _ := strconv.ParseUint(f[1], 10, 64)
+	c, err := Modules(context.Background(), proc.Identity{PID: int32(pid), StartTicks: ticks})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	for i := range c.Rows {
+		fmt.Println(string(c.Rows[i].AppendJSON(nil, nil)))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,10 +24,11 @@ import (
 
 // mapping is one parsed /proc/PID/maps line.
 type mapping struct {
-	start, end uint64
-	perms      string
-	inode      uint64
-	path       string
+	start, end   uint64
+	perms        string
+	major, minor uint32 // the mapped object's device (maps "dev" column, hex)
+	inode        uint64
+	path         string
 }
 
 // parseMapsLine parses "start-end perms offset dev inode [path]". The path
@@ -66,15 +68,29 @@ func parseMapsLine(line []byte) (mapping, bool) {
 	if len(next()) == 0 { // offset
 		return m, false
 	}
-	if len(next()) == 0 { // dev
+	dev := next()
+	maj, mnr, ok := bytes.Cut(dev, []byte(":"))
+	if !ok {
 		return m, false
 	}
+	v1, err1 := strconv.ParseUint(string(maj), 16, 32)
+	v2, err2 := strconv.ParseUint(string(mnr), 16, 32)
+	if err1 != nil || err2 != nil {
+		return m, false
+	}
+	m.major, m.minor = uint32(v1), uint32(v2)
 	ino := next()
 	if m.inode, err = strconv.ParseUint(string(ino), 10, 64); err != nil {
 		return m, false
 	}
 	m.path = string(bytes.TrimLeft(rest, " \t"))
 	return m, true
+}
+
+// sameObject reports whether st is the object of mapping m (device and
+// inode of the maps line).
+func (m *mapping) sameObject(st *unix.Stat_t) bool {
+	return st.Ino == m.inode && unix.Major(st.Dev) == m.major && unix.Minor(st.Dev) == m.minor
 }
 
 // buildID returns the GNU build id (hex) of the ELF file f, or "" when it
@@ -136,23 +152,41 @@ func (p *pinned) openInRoot(path string) (*os.File, error) {
 			return os.NewFile(uintptr(fd), path), nil
 		}
 	}
-	var a, b [64]byte
-	mine, err1 := readlinkAt(unix.AT_FDCWD, procRoot+"/self/ns/mnt", a[:])
-	theirs, err2 := readlinkAt(p.fd, "ns/mnt", b[:])
-	if err1 != nil || err2 != nil || string(mine) != string(theirs) {
+	if !p.sameMountNS() {
 		return nil, os.ErrPermission
 	}
 	return os.Open(path)
 }
 
+// sameMountNS reports whether the pinned process shares this process's
+// mount namespace (so a path means the same file for both).
+func (p *pinned) sameMountNS() bool {
+	var a, b [64]byte
+	mine, err1 := readlinkAt(unix.AT_FDCWD, procRoot+"/self/ns/mnt", a[:])
+	theirs, err2 := readlinkAt(p.fd, "ns/mnt", b[:])
+	return err1 == nil && err2 == nil && string(mine) == string(theirs)
+}
+
 // Modules lists the file-backed mappings of the verified process id, one
-// row per mapped file in first-mapped order, plus the [vdso] pseudo-mapping
-// when present. Rows: path, name, directory, size_bytes (decimal string,
-// file size), modified_at (RFC 3339 mtime), build_id (GNU build id, hex),
-// mapping_count, mapped_bytes (decimal string) and permissions (distinct
-// maps permission strings). Metadata that cannot be read is null even when
-// enumeration is complete. Source: /proc/PID/maps, stat(2) and the ELF
-// PT_NOTE segments. Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
+// row per mapped object (device, inode and printed path) in first-mapped
+// order, plus the [vdso] pseudo-mapping when present. Rows: path (without
+// the kernel's " (deleted)" suffix when deleted; path_bytes when lossy),
+// name, directory, deleted (proc.ResolveDeleted on the maps path with the
+// mapped object's device/inode), replaced (the file now at path is not
+// the mapped object: the restart-needed check after an upgrade; null when
+// the path cannot be examined), device ("major:minor", hex as in maps),
+// inode, size_bytes (decimal string), modified_at (RFC 3339 mtime),
+// build_id (GNU build id, hex), metadata_unavailable (null, or why size,
+// mtime and build id are null), mapping_count, mapped_bytes (decimal
+// string) and permissions (distinct maps permission strings).
+//
+// Facts come from the object the process maps, never from whatever now
+// sits at its path: it is opened through /proc/PID/map_files/START-END;
+// when that is not permitted (it needs CAP_SYS_ADMIN), the path is opened
+// through /proc/PID/root and used only if its device and inode are the
+// mapping's. Otherwise the facts are null with metadata_unavailable
+// "access_denied" (map_files refused and the path holds another object or
+// none) or "unreadable". Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
 // ACCESS_DENIED.
 func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 	p, _, err := pinIdentity(id)
@@ -171,15 +205,20 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 		}
 		return finishTargeted(c, p, id, true)
 	}
+	type key struct {
+		major, minor uint32
+		inode        uint64
+		path         string
+	}
 	type mod struct {
-		path   string
+		first  mapping
 		count  int
 		bytes  uint64
 		perms  []string
 		pseudo bool
 	}
 	var order []*mod
-	byPath := map[string]*mod{}
+	byKey := map[key]*mod{}
 	for len(b) > 0 {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -195,10 +234,11 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 		if !pseudo && (m.inode == 0 || !strings.HasPrefix(m.path, "/")) {
 			continue
 		}
-		md := byPath[m.path]
+		k := key{m.major, m.minor, m.inode, m.path}
+		md := byKey[k]
 		if md == nil {
-			md = &mod{path: m.path, pseudo: pseudo}
-			byPath[m.path] = md
+			md = &mod{first: m, pseudo: pseudo}
+			byKey[k] = md
 			order = append(order, md)
 		}
 		md.count++
@@ -207,7 +247,7 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 			md.perms = append(md.perms, m.perms)
 		}
 	}
-	metaFailed := 0
+	metaFailed, deletedN, replacedN := 0, 0, 0
 	for i, md := range order {
 		if i&31 == 0 {
 			if err := ctxErr(ctx); err != nil {
@@ -217,35 +257,116 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 		sort.Strings(md.perms)
 		if md.pseudo {
 			c.Rows = append(c.Rows, Row{Proc: id, Verified: true, Fields: []Field{
-				{"path", nil}, {"name", md.path}, {"directory", nil}, {"size_bytes", nil}, {"modified_at", nil}, {"build_id", nil},
+				{"path", nil}, {"name", md.first.path}, {"directory", nil}, {"deleted", false}, {"replaced", false},
+				{"device", nil}, {"inode", nil}, {"size_bytes", nil}, {"modified_at", nil}, {"build_id", nil}, {"metadata_unavailable", "pseudo_mapping"},
 				{"mapping_count", md.count}, {"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, {"permissions", md.perms},
 			}})
 			continue
 		}
-		var size, mtime, bid any
-		clean := strings.TrimSuffix(md.path, " (deleted)")
-		if f, err := p.openInRoot(clean); err == nil {
-			if fi, err := f.Stat(); err == nil {
-				size = strconv.FormatInt(fi.Size(), 10)
-				mtime = contract.TS(fi.ModTime())
+		m := &md.first
+		f, why := p.openMapped(m)
+		var obj *unix.Stat_t
+		var size, mtime, bid, unavailable any
+		if f != nil {
+			var st unix.Stat_t
+			if unix.Fstat(int(f.Fd()), &st) == nil {
+				obj = &st
+				size = strconv.FormatInt(st.Size, 10)
+				mtime = contract.TS(time.Unix(st.Mtim.Unix()))
 			}
 			if id := buildID(f); id != "" {
 				bid = id
 			}
 			f.Close()
 		} else {
+			unavailable = why
 			metaFailed++
 		}
-		c.Rows = append(c.Rows, Row{Path: md.path, Proc: id, Verified: true, Fields: []Field{
-			{"path", md.path}, {"name", filepath.Base(clean)}, {"directory", filepath.Dir(clean)}, {"size_bytes", size},
-			{"modified_at", mtime}, {"build_id", bid}, {"mapping_count", md.count},
-			{"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, {"permissions", md.perms},
-		}})
+		literal := p.statPath
+		fromFile := obj != nil
+		if obj == nil {
+			// the maps line's device and inode stand for the object
+			obj = &unix.Stat_t{Dev: unix.Mkdev(m.major, m.minor), Ino: m.inode, Nlink: 1}
+		}
+		path, del := proc.ResolveDeleted(m.path, obj, literal)
+		if del == proc.Deleted {
+			deletedN++
+		}
+		// replaced: the file now at the path is another object. Compared
+		// with the opened object's own stat when there is one (btrfs
+		// reports a subvolume's st_dev in stat but the filesystem's in
+		// maps), else with the maps line's device and inode.
+		var replaced any
+		if st, err := literal(path); err == nil {
+			r := !m.sameObject(st)
+			if fromFile {
+				r = st.Dev != obj.Dev || st.Ino != obj.Ino
+			}
+			replaced = r
+			if r {
+				replacedN++
+			}
+		} else if gone(err) {
+			replaced = false // nothing at the path: deleted, not replaced
+		}
+		fields := make([]Field, 0, 18)
+		fields = appendText(fields, "path", path)
+		fields = appendText(fields, "name", filepath.Base(path))
+		fields = appendText(fields, "directory", filepath.Dir(path))
+		fields = append(fields, Field{"deleted", del.JSON()}, Field{"replaced", replaced},
+			Field{"device", fmt.Sprintf("%02x:%02x", m.major, m.minor)}, Field{"inode", strconv.FormatUint(m.inode, 10)},
+			Field{"size_bytes", size}, Field{"modified_at", mtime}, Field{"build_id", bid}, Field{"metadata_unavailable", unavailable},
+			Field{"mapping_count", md.count}, Field{"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, Field{"permissions", md.perms})
+		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()
 	c.Coverage["modules"] = len(c.Rows)
 	c.Coverage["metadata_unavailable"] = metaFailed
+	c.Coverage["deleted"] = deletedN
+	c.Coverage["replaced"] = replacedN
 	return finishTargeted(c, p, id, false)
+}
+
+// openMapped opens the object of mapping m: through map_files, or, when
+// that is refused, the file at its path if it is the same object (device
+// and inode). On failure it returns the metadata_unavailable reason.
+func (p *pinned) openMapped(m *mapping) (*os.File, string) {
+	name := "map_files/" + strconv.FormatUint(m.start, 16) + "-" + strconv.FormatUint(m.end, 16)
+	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		return os.NewFile(uintptr(fd), m.path), ""
+	}
+	why := "unreadable"
+	if denied(err) {
+		why = "access_denied"
+	}
+	f, err := p.openInRoot(strings.TrimSuffix(m.path, proc.DeletedSuffix))
+	if err != nil {
+		return nil, why
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || !m.sameObject(&st) {
+		f.Close()
+		return nil, why
+	}
+	return f, ""
+}
+
+// statPath lstats path as the pinned process sees it (through its root;
+// falling back to this process's view only in the same mount namespace).
+func (p *pinned) statPath(path string) (*unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(p.fd, "root"+path, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil {
+		return &st, nil
+	}
+	if !denied(err) || !p.sameMountNS() {
+		return nil, err
+	}
+	if err := unix.Lstat(path, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
 }
 
 func contains(s []string, v string) bool {

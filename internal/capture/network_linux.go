@@ -231,7 +231,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 			continue
 		}
 		st, err := p.stat()
-		if err == nil && !scan(p, st.name) {
+		if err == nil && !scan(p, p.processName(st.name, buf)) {
 			unreadable++
 		}
 		p.close()
@@ -269,7 +269,7 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 			return nil, err
 		}
 		defer p.close()
-		name = st.name
+		name = p.processName(st.name, make([]byte, 256))
 	}
 	owners, unreadable, err := socketOwners(ctx, p, name)
 	if err != nil {
@@ -289,7 +289,8 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 		}
 		if held {
 			row.Owner = o.name
-			row.Fields = append(row.Fields, Field{"pid", o.pid}, Field{"owner_name", o.name})
+			row.Fields = append(row.Fields, Field{"pid", o.pid})
+			row.Fields = appendText(row.Fields, "owner_name", o.name)
 		} else {
 			row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
 		}
@@ -305,12 +306,12 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 	unparsable := 0
 	unixFallback := false
 	addUnix := func(ino uint64, pathStr, state, typ string) {
-		var path any
+		local := map[string]any{"path": nil}
 		if pathStr != "" {
-			path = pathStr
+			proc.TextFields("path", pathStr, func(k string, v any) { local[k] = v })
 		}
 		unixRows = append(unixRows, unixRow{ino, Row{Path: pathStr, Fields: []Field{
-			{"protocol", "unix"}, {"local", map[string]any{"path": path}}, {"remote", nil},
+			{"protocol", "unix"}, {"local", local}, {"remote", nil},
 			{"state", state}, {"socket_type", typ}, {"inode", strconv.FormatUint(ino, 10)},
 		}}})
 	}

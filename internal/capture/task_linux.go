@@ -105,11 +105,14 @@ func Threads(ctx context.Context, id proc.Identity) (*Capture, error) {
 		if st.fields >= 37 {
 			lastCPU = st.processor
 		}
-		c.Rows = append(c.Rows, Row{Owner: st.name, Proc: id, Verified: true, Fields: []Field{
-			{"tid", tidN}, {"name", st.name}, {"state", stateName(st.state)}, {"priority", st.priority}, {"nice", st.nice},
-			{"user_cpu_seconds", float64(st.utime) / clockTicks}, {"system_cpu_seconds", float64(st.stime) / clockTicks},
-			{"last_cpu", lastCPU}, {"voluntary_context_switches", vol}, {"nonvoluntary_context_switches", nonvol},
-		}})
+		fields := make([]Field, 0, 11)
+		fields = append(fields, Field{"tid", tidN})
+		fields = appendText(fields, "name", st.name)
+		c.Rows = append(c.Rows, Row{Owner: st.name, Proc: id, Verified: true, Fields: append(fields,
+			Field{"state", stateName(st.state)}, Field{"priority", st.priority}, Field{"nice", st.nice},
+			Field{"user_cpu_seconds", float64(st.utime) / clockTicks}, Field{"system_cpu_seconds", float64(st.stime) / clockTicks},
+			Field{"last_cpu", lastCPU}, Field{"voluntary_context_switches", vol}, Field{"nonvoluntary_context_switches", nonvol},
+		)})
 	}
 	c.Finished = time.Now()
 	c.Coverage["threads_listed"] = len(tids)
@@ -138,7 +141,10 @@ func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) {
 	}
 	defer p.close()
 	c := &Capture{Kind: KindScheduling, Started: time.Now(), Coverage: map[string]any{}}
-	f := []Field{{"pid", id.PID}, {"name", st.name}}
+	owner := p.processName(st.name, make([]byte, 256))
+	f := []Field{{"pid", id.PID}}
+	f = appendText(f, "name", owner)
+	f = appendText(f, "comm", st.name)
 	if pn, ok := policyNames[st.policy]; ok {
 		f = append(f, Field{"policy", pn})
 	}
@@ -174,7 +180,7 @@ func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) {
 		}
 		f = append(f, Field{"io_priority", io})
 	}
-	c.Rows = append(c.Rows, Row{Owner: st.name, Proc: id, Verified: true, Fields: f})
+	c.Rows = append(c.Rows, Row{Owner: owner, Comm: st.name, Proc: id, Verified: true, Fields: f})
 	c.Finished = time.Now()
 	return finishTargeted(c, p, id, false)
 }
@@ -192,10 +198,12 @@ func unavailable(err error) map[string]any {
 
 func value(v any) map[string]any { return map[string]any{"value": v} }
 
-// ProcessInfo returns one row of metadata for the verified process id,
-// each requested field as {value: ...} or {unavailable: reason}
+// ProcessInfo returns one row of metadata for the verified process id:
+// pid, name (proc.FullName), comm, then each requested field as {value:
+// ...} or {unavailable: reason}
 // (access_denied, process_exited, unreadable, unsupported): exe
-// (/proc/PID/exe), cwd, image ({size_bytes, modified_at, build_id} of the
+// (/proc/PID/exe) and cwd as {value: path, value_bytes (only when lossy),
+// deleted (proc.ResolveDeleted; the suffix is removed from value)}, image ({size_bytes, modified_at, build_id} of the
 // running executable, read through /proc/PID/exe), parent ({pid}),
 // start_time (boot time from /proc/stat btime + stat field 22 / CLK_TCK), cgroup (lines), namespaces (name -> link
 // such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
@@ -210,16 +218,23 @@ func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Captu
 		fields = DefaultInfoFields
 	}
 	c := &Capture{Kind: KindProcessInfo, Started: time.Now(), Coverage: map[string]any{}}
-	row := Row{Owner: st.name, Proc: id, Verified: true, Fields: []Field{{"pid", id.PID}, {"name", st.name}}}
 	buf := make([]byte, 4096)
+	owner := p.processName(st.name, buf)
+	row := Row{Owner: owner, Comm: st.name, Proc: id, Verified: true, Fields: []Field{{"pid", id.PID}}}
+	row.Fields = appendText(row.Fields, "name", owner)
+	row.Fields = appendText(row.Fields, "comm", st.name)
 	for _, f := range fields {
 		var v any
 		switch f {
 		case "exe", "cwd":
 			if l, err := readlinkAt(p.fd, f, buf); err == nil {
-				v = value(string(l))
+				path, del := resolveLink(p.fd, p.fd, f, l)
+				m := map[string]any{}
+				proc.TextFields("value", path, func(k string, x any) { m[k] = x })
+				m["deleted"] = del.JSON()
+				v = m
 				if f == "exe" {
-					row.Path = string(l)
+					row.Path = path
 				}
 			} else {
 				v = unavailable(err)

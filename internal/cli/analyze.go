@@ -206,7 +206,15 @@ func addArgv(res *contract.Result, paths []string, evidenceID string) {
 	}
 	fb, _ := json.Marshal(fields)
 	argv = append(argv, "--arguments", string(fb), "--continuation", token)
-	data["next_page"] = map[string]any{"tool": np.Tool, "arguments": np.Arguments, "argv": argv}
+	page := map[string]any{"tool": np.Tool, "arguments": np.Arguments, "argv": argv}
+	// A rescued handoff reads the alternate store: argv runs with this
+	// environment (INQUEST_DATA_DIR), as rescue_evidence's next_page says.
+	if r, ok := data["rescued"].(map[string]any); ok {
+		if env, ok := r["environment"]; ok {
+			page["environment"] = env
+		}
+	}
+	data["next_page"] = page
 }
 
 // printEnvelope prints a tool outcome like callAndPrint; an error envelope

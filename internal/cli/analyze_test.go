@@ -103,8 +103,13 @@ func TestAnalyzeCLIRescueAndUsage(t *testing.T) {
 	if resc["environment"].(map[string]any)["INQUEST_DATA_DIR"] != dest || np["argv"].([]any)[3] != "--evidence" {
 		t.Fatalf("rescue handoff: %v %v", resc, np)
 	}
-	// The handoff works once INQUEST_DATA_DIR names the rescued store.
-	t.Setenv("INQUEST_DATA_DIR", dest)
+	// The handoff works once INQUEST_DATA_DIR names the rescued store:
+	// next_page.environment says so.
+	env, _ := np["environment"].(map[string]any)
+	if env["INQUEST_DATA_DIR"] != dest {
+		t.Fatalf("next_page has no environment for the rescued store: %v", np)
+	}
+	t.Setenv("INQUEST_DATA_DIR", env["INQUEST_DATA_DIR"].(string))
 	var argv []string
 	for _, a := range np["argv"].([]any)[1:] {
 		argv = append(argv, a.(string))
@@ -197,5 +202,35 @@ func TestAnalyzeCLIFlagsAndEvidence(t *testing.T) {
 	q, _ := runAnalyzeCLI(t, "evidence", "query")
 	if q["status"] != "partial" || q["coverage"].(map[string]any)["unreadable_manifests"].(float64) != 1 || len(q["warnings"].([]any)) == 0 {
 		t.Fatalf("query with a garbage manifest: %v", q)
+	}
+}
+
+// TestAnalyzeCLIContinuationRerun: the original command re-run with
+// --continuation TOKEN resumes (the token binds the effective page size
+// and limits, however they were spelled), and a changed field is
+// CURSOR_INVALID.
+func TestAnalyzeCLIContinuationRerun(t *testing.T) {
+	t.Setenv("INQUEST_DATA_DIR", filepath.Join(t.TempDir(), "store"))
+	p := filepath.Join(t.TempDir(), "a.txt")
+	os.WriteFile(p, []byte("1\n2\n3\n"), 0o644)
+	m, code := runAnalyzeCLI(t, "analyze", "preview_artifact", p, "--page-size", "1")
+	if code != 0 {
+		t.Fatalf("first page: %v", m)
+	}
+	tok := m["data"].(map[string]any)["next_page"].(map[string]any)["arguments"].(map[string]any)["continuation"].(string)
+	for _, extra := range [][]string{
+		{"--page-size", "1"},
+		{"--limits", `{"max_rows":1}`},
+	} {
+		args := append([]string{"analyze", "preview_artifact", p}, extra...)
+		args = append(args, "--continuation", tok)
+		r, code := runAnalyzeCLI(t, args...)
+		if code != 0 || r["data"].(map[string]any)["rows"].([]any)[0].(map[string]any)["line"].(float64) != 2 {
+			t.Fatalf("%v: %v", extra, r)
+		}
+	}
+	r, code := runAnalyzeCLI(t, "analyze", "preview_artifact", p, "--page-size", "2", "--continuation", tok)
+	if code == 0 || r["error"].(map[string]any)["code"] != "CURSOR_INVALID" {
+		t.Fatalf("changed page size resumed: %v", r)
 	}
 }

@@ -29,15 +29,7 @@ func serveDetached(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(sd, 0o700); err != nil {
-		return err
-	}
-	logPath := filepath.Join(sd, "serve.log")
-	// Keep the log bounded: past 8 MiB the old log becomes serve.log.1.
-	if fi, err := os.Stat(logPath); err == nil && fi.Size() > maxLogBytes {
-		os.Rename(logPath, logPath+".1")
-	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, logPath, err := openServeLog(sd)
 	if err != nil {
 		return err
 	}
@@ -86,4 +78,44 @@ func serveDetached(env *Env) error {
 	case <-time.After(detachReadyTimeout):
 		return fmt.Errorf("the host did not report readiness within %s (pid %d; log: %s)", detachReadyTimeout, cmd.Process.Pid, logPath)
 	}
+}
+
+// openServeLog opens DIR/serve.log for appending (0600), creating DIR
+// (0700) when missing. DIR must be a real directory owned by this user and
+// not writable by group or others; serve.log is opened with O_NOFOLLOW and
+// must be a regular file of this user, so a symbolic link planted there is
+// never followed. Past maxLogBytes the log is first renamed to serve.log.1
+// (rename never follows a link).
+func openServeLog(dir string) (*os.File, string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return nil, "", fmt.Errorf("the state directory %s is not a directory (a symbolic link?); the host log is not opened through it", dir)
+	case st != nil && int(st.Uid) != os.Getuid():
+		return nil, "", fmt.Errorf("the state directory %s is owned by uid %d, not by this user; the host log is not written there", dir, st.Uid)
+	case fi.Mode().Perm()&0o022 != 0:
+		return nil, "", fmt.Errorf("the state directory %s is writable by group or others (mode %04o); run chmod go-w on it", dir, fi.Mode().Perm())
+	}
+	logPath := filepath.Join(dir, "serve.log")
+	if fi, err := os.Lstat(logPath); err == nil && fi.Mode().IsRegular() && fi.Size() > maxLogBytes {
+		os.Rename(logPath, logPath+".1")
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("the host log %s cannot be opened (a symbolic link is never followed): %w", logPath, err)
+	}
+	fi, err = logf.Stat()
+	st, _ = fi.Sys().(*syscall.Stat_t)
+	if err != nil || !fi.Mode().IsRegular() || (st != nil && int(st.Uid) != os.Getuid()) {
+		logf.Close()
+		return nil, "", fmt.Errorf("the host log %s is not a regular file of this user; move it away", logPath)
+	}
+	return logf, logPath, nil
 }

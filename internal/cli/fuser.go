@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -19,14 +22,27 @@ func newFuserCmd(env *Env) *cobra.Command {
 		Use:   "fuser PATH",
 		Short: "Processes holding PATH open (start_capture kind file_users) as a table",
 		Long: `Scan every readable /proc/PID/fd once (start_capture kind file_users, the
-same tool an MCP client calls, with read.path = PATH) and list the processes
-holding PATH: pid, name, handle count, process_ref. By default only rows
-whose path equals the absolute PATH are shown; --substring shows every path
-matching all of PATH's terms. PATH (and --owner, an executable name) narrow
-the collection itself (start_capture filter), so only matching rows are
-collected. --json prints the start_capture envelope.`,
+same tool an MCP client calls) and list the processes holding PATH: pid,
+name, handle count, path, process_ref. PATH must exist (else the command
+fails with exit 1, as fuser does); it is made absolute and its symlinks are
+resolved. By default only rows whose path is exactly that path, byte for
+byte, and that are not deleted are shown (a deleted file that had the same
+name is another object; lsof PID shows it); --substring shows every path
+matching all of PATH's terms, deleted ones too. PATH may hold any bytes;
+paths are printed with control characters, backslashes and bytes that are
+not UTF-8 escaped (\n, \\, \xff). PATH (and --owner, an executable
+name) narrow the collection itself (start_capture filter), so only
+matching rows are collected. --json prints the start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Lstat(args[0]); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					fmt.Fprintf(env.Stderr, "inquest fuser: %s: no such file or directory\n", textCell(args[0]))
+				} else {
+					fmt.Fprintf(env.Stderr, "inquest fuser: %s: %s\n", textCell(args[0]), cell(errText(err)))
+				}
+				return exitCode(1)
+			}
 			want, err := filepath.Abs(args[0])
 			if err != nil {
 				return err
@@ -43,12 +59,13 @@ collected. --json prints the start_capture envelope.`,
 				return filter.apply(map[string]any{"kind": "file_users"}), nil
 			}, func(w io.Writer, rows []map[string]any) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tPATH\tPROCESS_REF")
+				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
 				for _, r := range rows {
-					if !substring && r["path"] != want {
+					p, _ := exactText(r, "path")
+					if !substring && (p != want || r["deleted"] != false) {
 						continue
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), str(r["name"]), str(r["handle_count"]), str(r["path"]), str(r["process_ref"]))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
 				}
 				tw.Flush()
 			})
@@ -58,4 +75,14 @@ collected. --json prints the start_capture envelope.`,
 	filter.register(cmd, false, true)
 	cmd.Flags().BoolVar(&substring, "substring", false, "show every path containing all terms of PATH, not only PATH itself")
 	return cmd
+}
+
+// errText is an OS error without the path it names (the caller prints the
+// path itself, escaped).
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

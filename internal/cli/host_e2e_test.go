@@ -545,11 +545,11 @@ func TestSettingsToggle(t *testing.T) {
 	if m, _ := b.call("get_status", nil); errCode(m) != "OUTCOME_UNKNOWN" {
 		t.Fatalf("first call after disabling: %v", m)
 	}
-	t0 := time.Now()
-	if m, _ := b.call("get_status", nil); errCode(m) != "BACKEND_UNAVAILABLE" || !strings.Contains(dig(m, "error", "message").(string), "disabled") {
+	// The answer names the disabled listener (read from listener.state),
+	// not the startup deadline: checked by content, not by wall clock.
+	if m, _ := b.call("get_status", nil); errCode(m) != "BACKEND_UNAVAILABLE" || !strings.Contains(dig(m, "error", "message").(string), "disabled") ||
+		strings.Contains(dig(m, "error", "message").(string), "within") {
 		t.Fatalf("call while disabled: %v", m)
-	} else if time.Since(t0) > 2*time.Second {
-		t.Fatalf("the bridge waited %s for a host that reported its listener disabled", time.Since(t0))
 	}
 	if e.hostPID() != hostPID || !hostAlive(hostPID) {
 		t.Fatal("the host changed while disabled")

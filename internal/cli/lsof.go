@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
@@ -45,9 +46,9 @@ start_capture envelope.`,
 				return filter.apply(map[string]any{"kind": "open_files", "process_ref": ref}), nil
 			}, func(w io.Writer, rows []map[string]any) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FD\tKIND\tSIZE\tPOS\tFLAGS\tPATH")
+				fmt.Fprintln(tw, "FD\tKIND\tSIZE\tPOS\tFLAGS\tDELETED\tPATH")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["fd"]), str(r["kind"]), str(r["size_bytes"]), str(r["position"]), str(r["flags"]), str(r["path"]))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str(r["fd"]), str(r["kind"]), str(r["size_bytes"]), str(r["position"]), str(r["flags"]), deletedCell(r["deleted"]), textOf(r, "path"))
 				}
 				tw.Flush()
 			})
@@ -60,7 +61,8 @@ start_capture envelope.`,
 
 // collectionFilter is the start_capture collection filter of a capture
 // command, set from its --path (repeatable; every term of every value must
-// occur in the row path, case-insensitive), --extension (.EXT) and
+// occur in the row path, case-insensitive, on exact bytes: a value that is
+// not valid UTF-8 is sent as filter.path_bytes), --extension (.EXT) and
 // --owner (exact, case-insensitive executable name) flags.
 type collectionFilter struct {
 	paths     []string
@@ -85,7 +87,12 @@ func (f *collectionFilter) register(cmd *cobra.Command, withPath, withOwner bool
 func (f *collectionFilter) apply(args map[string]any) map[string]any {
 	m := map[string]any{}
 	if len(f.paths) > 0 {
-		m["path"] = strings.Join(f.paths, " ")
+		// a query that is not valid UTF-8 travels as its exact bytes
+		if q := strings.Join(f.paths, " "); proc.Lossy(q) {
+			m["path_bytes"] = proc.EncodeBytes(q)
+		} else {
+			m["path"] = q
+		}
 	}
 	if f.extension != "" {
 		m["extension"] = f.extension

@@ -44,7 +44,12 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				args["order"] = order
 			}
 			if name != "" {
-				args["filter"] = map[string]any{"name": name}
+				// a name that is not valid UTF-8 travels as its exact bytes
+				if proc.Lossy(name) {
+					args["filter"] = map[string]any{"name_bytes": proc.EncodeBytes(name)}
+				} else {
+					args["filter"] = map[string]any{"name": name}
+				}
 			}
 			if limit > 0 {
 				args["limit"] = limit
@@ -59,11 +64,12 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			}
 			var page struct {
 				Rows []struct {
-					Ref   string `json:"process_ref"`
-					PID   int    `json:"pid"`
-					Name  string `json:"name"`
-					Path  string `json:"path"`
-					State string `json:"state"`
+					Ref       string `json:"process_ref"`
+					PID       int    `json:"pid"`
+					Name      string `json:"name"`
+					NameBytes string `json:"name_bytes"`
+					Path      string `json:"path"`
+					State     string `json:"state"`
 					// Values holds the sort metric's value of the
 					// snapshot the order comes from.
 					Values map[string]any `json:"values"`
@@ -142,7 +148,11 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				if extra != "" {
 					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
 				}
-				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), cell(r.Name))
+				n := map[string]any{"name": r.Name}
+				if r.NameBytes != "" {
+					n["name_bytes"] = r.NameBytes
+				}
+				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), textOf(n, "name"))
 			}
 			tw.Flush()
 			if gone > 0 {
@@ -155,7 +165,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list_processes envelope")
-	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
+	cmd.Flags().StringVar(&name, "name", "", "case-insensitive substring of the process name (executable base name), its comm, or a name it had before an exec; exact bytes")
 	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid, name, or a process metric id or alias (cpu, rss, time, ...)")
 	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000)")

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -17,7 +19,7 @@ import (
 func init() { register(newSettingsCmd) }
 
 // settingKeys are the application settings this command reads and writes.
-var settingKeys = []string{"mcp_connections_disabled"}
+var settingKeys = []string{"mcp_connections_disabled", "recording_directory"}
 
 func newSettingsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -30,7 +32,11 @@ mcp_connections_disabled (default false): when true, the host opens no MCP
 listener and a bridge never starts a host. A running host applies a change
 within a second: disabling closes its listener and every connection
 (invalidating their captures, cursors and jobs); enabling opens a fresh
-listener.`,
+listener.
+
+recording_directory (default $XDG_DATA_HOME/inquest/recordings): an absolute
+directory where recordings are written and list_logs looks; it is created
+when a recording starts. The next recording and listing use a change.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get [KEY]",
@@ -52,6 +58,12 @@ listener.`,
 				switch k {
 				case "mcp_connections_disabled":
 					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.MCPConnectionsDisabled)
+				case "recording_directory":
+					dir, src, err := host.RecordingDirectory()
+					if err != nil {
+						return explainConfigErr(err)
+					}
+					fmt.Fprintf(env.Stdout, "%s = %s (%s)\n", k, dir, src)
 				}
 			}
 			return nil
@@ -65,6 +77,19 @@ listener.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey(args[0]); err != nil {
 				return err
+			}
+			if args[0] == "recording_directory" {
+				if !filepath.IsAbs(args[1]) {
+					return fmt.Errorf("recording_directory takes an absolute directory path")
+				}
+				if _, err := config.Update(func(f *config.File) error {
+					f.RecordingDirectory = filepath.Clean(args[1])
+					return nil
+				}); err != nil {
+					return explainConfigErr(err)
+				}
+				fmt.Fprintf(env.Stdout, "%s = %s\n", args[0], filepath.Clean(args[1]))
+				return nil
 			}
 			v, err := strconv.ParseBool(args[1])
 			if err != nil {
@@ -107,7 +132,7 @@ func checkKey(k string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown setting %q (known: mcp_connections_disabled)", k)
+	return fmt.Errorf("unknown setting %q (known: %s)", k, strings.Join(settingKeys, ", "))
 }
 
 // waitListener waits up to 3 s until the endpoint accepts a connection

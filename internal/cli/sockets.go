@@ -42,7 +42,7 @@ with --pid). No DNS lookups. --owner (executable name) and --path/--extension
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PROTO\tLOCAL\tREMOTE\tSTATE\tPID\tOWNER")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["protocol"]), endpoint(r["local"]), endpoint(r["remote"]), str(r["state"]), str(r["pid"]), str(r["owner_name"]))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["protocol"]), endpoint(r["local"]), endpoint(r["remote"]), str(r["state"]), str(r["pid"]), textOf(r, "owner_name"))
 				}
 				tw.Flush()
 			})
@@ -61,8 +61,8 @@ func endpoint(v any) string {
 	if !ok {
 		return "-"
 	}
-	if p, ok := m["path"]; ok {
-		return str(p) // str escapes control characters (cell)
+	if _, ok := m["path"]; ok {
+		return textOf(m, "path") // exact bytes, escaped (textCell)
 	}
 	addr := str(m["address"])
 	for _, c := range addr {

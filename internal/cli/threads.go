@@ -37,7 +37,7 @@ prints the start_capture envelope.`,
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "TID\tNAME\tSTATE\tPRI\tNICE\tUSER_S\tSYS_S\tCPU\tVCSW\tNVCSW")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str(r["tid"]), str(r["name"]), str(r["state"]), str(r["priority"]), str(r["nice"]),
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str(r["tid"]), textOf(r, "name"), str(r["state"]), str(r["priority"]), str(r["nice"]),
 						str(r["user_cpu_seconds"]), str(r["system_cpu_seconds"]), str(r["last_cpu"]), str(r["voluntary_context_switches"]), str(r["nonvoluntary_context_switches"]))
 				}
 				tw.Flush()

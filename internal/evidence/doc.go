@@ -50,16 +50,34 @@
 // to the inventory snapshot (the highest record sequence at the first page)
 // and to the filters and page size.
 //
+// # Invariants
+//
+// docs/evidence.md states them for users: manifests are the truth and the
+// index is derived; a record is published only when its manifest and its
+// index entry both are (a failed index commit withdraws the manifest; a
+// manifest left unindexed by a killed publisher is indexed by the next
+// Open and by the first page of every Query); a read never sets an index
+// aside; only an index SQLite reports corrupt is rebuilt from the
+// manifests (built in a temp file first, then swapped in, the damaged file
+// kept as index.sqlite.corrupt-TIME-RAND); temp files are flock(2)-held by
+// their writers and those of dead writers are swept on Open; every file is
+// opened relative to a verified directory handle (os.Root) and never
+// through a symbolic link.
+//
 // # Errors
 //
 // Every error returned by this package is a *contract.Error:
 // EVIDENCE_NOT_FOUND for an unknown id or artifact name, REPOSITORY_CORRUPT
 // for a manifest or artifact that fails validation (bad JSON, wrong id,
-// digest or size mismatch, missing object), INPUT_CHANGED when an artifact
-// read from a path does not match its ExpectedSHA256, CURSOR_INVALID for a
-// foreign or stale cursor, INVALID_ARGUMENT for malformed ids and records,
-// INTERNAL_ERROR (retryable) for other I/O failures. Messages never contain
-// host paths.
+// digest or size mismatch, missing object, a symbolic link) and for an
+// index that can be neither opened nor rebuilt (details.rebuild),
+// INPUT_CHANGED when an artifact read from a path does not match its
+// ExpectedSHA256, CURSOR_INVALID for a foreign or stale cursor,
+// INVALID_ARGUMENT for malformed ids and records, RESOURCE_LIMIT (not
+// retryable, details.directory) when the disk is full, PERMISSION_DENIED
+// (not retryable) for a store directory that is a symbolic link, owned by
+// another user or writable by group or others, INTERNAL_ERROR (retryable,
+// details.cause) for other I/O failures.
 //
 // # Continuations
 //

@@ -6,14 +6,14 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"os"
+	"errors"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 const schemaSQL = `
@@ -39,34 +39,125 @@ CREATE TABLE IF NOT EXISTS record_formats (
 ) WITHOUT ROWID;
 `
 
-func (s *Store) openIndex() error {
-	p := filepath.Join(s.dir, "index.sqlite")
-	_, statErr := os.Stat(p)
-	fresh := os.IsNotExist(statErr)
-	db, err := openDB(p)
-	if err != nil {
-		// The index is derived data: set a damaged one aside and rebuild
-		// it from the manifests, which are the authority.
-		aside := p + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Rename(p+suffix, aside+suffix)
-		}
-		if db, err = openDB(p); err != nil {
-			return corrupt("the evidence index cannot be opened or rebuilt")
-		}
-		fresh = true
+const indexName = "index.sqlite"
+
+// sqlite result codes (primary codes, the low byte of extended codes).
+const (
+	sqliteCorrupt  = 11 // SQLITE_CORRUPT: the database disk image is malformed
+	sqliteFull     = 13 // SQLITE_FULL: insertion failed because the disk is full
+	sqliteNotADB   = 26 // SQLITE_NOTADB: not a database file
+	sqliteIOErr    = 10 // SQLITE_IOERR
+	sqliteCantOpen = 14 // SQLITE_CANTOPEN
+)
+
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
 	}
+	return 0
+}
+
+// errIndexCorrupt marks an index that SQLite opened but whose integrity
+// check failed.
+var errIndexCorrupt = errors.New("evidence: index integrity check failed")
+
+// isCorruptDB reports whether err says the index file itself is damaged
+// (SQLITE_CORRUPT, SQLITE_NOTADB, or a failed quick_check). Only then is
+// the index replaced; busy, I/O, permission and disk-space errors never
+// set an index aside.
+func isCorruptDB(err error) bool {
+	if errors.Is(err, errIndexCorrupt) {
+		return true
+	}
+	c := sqliteCode(err)
+	return c == sqliteCorrupt || c == sqliteNotADB
+}
+
+// dbFail turns an index error into the store's typed error: a full disk
+// (SQLITE_FULL, ENOSPC, or an I/O failure while the file system has less
+// than 1 MiB free) is RESOURCE_LIMIT naming the directory, not
+// retryable; a corrupt index that could not be rebuilt is
+// REPOSITORY_CORRUPT with the rebuild path; the rest INTERNAL_ERROR.
+func (s *Store) dbFail(err error, msg string) error {
+	if ce := (*contract.Error)(nil); errors.As(err, &ce) {
+		return ce
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return contract.AsError(err)
+	}
+	c := sqliteCode(err)
+	if c == sqliteFull || isNoSpace(err) {
+		return diskFull(s.dir)
+	}
+	if c == sqliteIOErr || c == sqliteCantOpen {
+		if free, ok := freeBytes(s.dir); ok && free < minFreeBytes {
+			return diskFull(s.dir)
+		}
+	}
+	if isCorruptDB(err) {
+		return corruptIndex(s.dir)
+	}
+	return ioFail(s.dir, err, msg)
+}
+
+// corruptIndex is the error for an index that is damaged and could not be
+// rebuilt automatically.
+func corruptIndex(dir string) *contract.Error {
+	return corrupt("the evidence index %s is damaged and could not be rebuilt from the manifests. The manifests are the record; the index is derived: move index.sqlite (and any index.sqlite-wal, index.sqlite-shm) out of the store directory and repeat the call, and the store rebuilds it",
+		filepath.Join(dir, indexName)).WithDetail("directory", dir).WithDetail("rebuild", "remove "+indexName+" from the store directory; the next call rebuilds it from manifests/")
+}
+
+// openIndex opens index.sqlite, checks it (PRAGMA quick_check) and
+// reconciles it with the manifests. A missing index is created and filled
+// from the manifests; a corrupt one is rebuilt beside it and swapped in
+// (rebuild). Any other failure leaves the index file untouched.
+func (s *Store) openIndex(ctx context.Context) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := s.fs.root.Lstat(indexName + suffix); err == nil && !fi.Mode().IsRegular() {
+			return corrupt("the evidence store's %s is a symbolic link or not a regular file; the store does not open it", indexName+suffix).WithDetail("directory", s.dir)
+		}
+	}
+	db, err := openDB(filepath.Join(s.dir, indexName), false)
+	if err == nil {
+		err = quickCheck(ctx, db)
+		if err != nil {
+			db.Close()
+		}
+	}
+	if err != nil {
+		if isCorruptDB(err) {
+			return s.rebuild(ctx, 0)
+		}
+		return s.dbFail(err, "the evidence index cannot be opened")
+	}
+	s.dbmu.Lock()
 	s.db = db
-	if fresh {
-		return s.Reindex(context.Background())
+	s.dbmu.Unlock()
+	if _, err := s.reconcile(ctx); err != nil {
+		s.dbmu.Lock()
+		s.db.Close()
+		s.db = nil
+		s.dbmu.Unlock()
+		return err
 	}
 	return nil
 }
 
-func openDB(p string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+// openDB opens the SQLite file p and creates the schema when missing.
+// build selects the settings of a private rebuild file (no journal: a
+// crash leaves a temp file the next open sweeps).
+func openDB(p string, build bool) (*sql.DB, error) {
+	dsn := "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	if build {
+		dsn = "file:" + p + "?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)"
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
+	}
+	if build {
+		db.SetMaxOpenConns(1)
 	}
 	if _, err := db.Exec(schemaSQL); err != nil {
 		db.Close()
@@ -75,20 +166,244 @@ func openDB(p string) (*sql.DB, error) {
 	return db, nil
 }
 
+// quickCheck runs PRAGMA quick_check (every page and index entry read and
+// checked for well-formedness, in time linear in the index size).
+func quickCheck(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return err
+		}
+		if r != "ok" {
+			return errIndexCorrupt
+		}
+	}
+	return rows.Err()
+}
+
+// withDB runs fn on the index. When fn fails because the index is corrupt
+// (it may have been damaged after Open), the index is rebuilt from the
+// manifests and fn runs once more.
+func (s *Store) withDB(ctx context.Context, fn func(db *sql.DB) error) error {
+	for attempt := 0; ; attempt++ {
+		s.dbmu.RLock()
+		db, gen := s.db, s.gen
+		var err error
+		if db == nil {
+			err = contract.Errorf(contract.CodeInternalError, "the evidence store is closed")
+		} else {
+			err = fn(db)
+		}
+		s.dbmu.RUnlock()
+		if attempt == 0 && isCorruptDB(err) {
+			if rerr := s.rebuild(ctx, gen); rerr != nil {
+				return rerr
+			}
+			continue
+		}
+		return err
+	}
+}
+
+// rebuild replaces a corrupt index: it builds a new index from every valid
+// manifest in a locked temp file, then moves the damaged index (and its
+// -wal and -shm) aside under a unique name (index.sqlite.corrupt-TIME-RAND,
+// kept for inspection) and renames the new one into place. Nothing is set
+// aside until the replacement is complete; a crash at any point leaves
+// either index, or none (the next open rebuilds), and a temp file the
+// next open sweeps. seen is the index generation the caller found
+// corrupt: when another goroutine has replaced that index meanwhile,
+// rebuild does nothing. It does not hold s.mu (callers may), so a publish
+// that commits to the old index while the new one is built is indexed
+// again by the next reconcile (its manifest is on disk).
+func (s *Store) rebuild(ctx context.Context, seen uint64) error {
+	s.rbmu.Lock()
+	defer s.rbmu.Unlock()
+	s.dbmu.RLock()
+	current := s.gen
+	s.dbmu.RUnlock()
+	if current != seen {
+		return nil
+	}
+	items, _, err := s.scanManifests(nil)
+	if err != nil {
+		return err
+	}
+	tmp, err := s.fs.createTemp("index-")
+	if err != nil {
+		return err
+	}
+	tmpPath := filepath.Join(s.dir, filepath.FromSlash(tmp.rel))
+	ndb, err := openDB(tmpPath, true)
+	if err == nil {
+		err = insertAll(ctx, ndb, items)
+		if cerr := ndb.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err != nil {
+		tmp.Discard()
+		if isCorruptDB(err) {
+			return corruptIndex(s.dir)
+		}
+		return s.dbFail(err, "the evidence index cannot be rebuilt")
+	}
+	s.dbmu.Lock()
+	defer s.dbmu.Unlock()
+	if s.db != nil {
+		s.db.Close()
+		s.db = nil
+	}
+	aside := indexName + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + randHex(4)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if s.fs.exists(indexName + suffix) {
+			if err := s.fs.root.Rename(indexName+suffix, aside+suffix); err != nil {
+				tmp.Discard()
+				return ioFail(s.dir, err, "the damaged evidence index cannot be set aside")
+			}
+		}
+	}
+	if err := tmp.publish(indexName); err != nil {
+		return err
+	}
+	db, err := openDB(filepath.Join(s.dir, indexName), false)
+	if err != nil {
+		return s.dbFail(err, "the rebuilt evidence index cannot be opened")
+	}
+	s.db = db
+	s.gen++
+	return nil
+}
+
+type manifestItem struct {
+	m    *Manifest
+	body []byte
+}
+
+// scanManifests reads and validates the manifests under DIR/manifests
+// whose ids are not in skip, in creation order, and counts the ones that
+// fail validation.
+func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error) {
+	d, err := s.fs.root.Open("manifests")
+	if err != nil {
+		return nil, 0, ioFail(s.dir, err, "the evidence manifests cannot be listed")
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, 0, ioFail(s.dir, err, "the evidence manifests cannot be listed")
+	}
+	var items []manifestItem
+	bad := 0
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(id) || skip[id] {
+			continue
+		}
+		body, err := s.fs.readFile(manifestRel(id))
+		if err != nil {
+			bad++
+			continue
+		}
+		m, err := parseManifest(body, id)
+		if err != nil {
+			bad++
+			continue
+		}
+		items = append(items, manifestItem{m, body})
+	}
+	// Creation order keeps seq monotonic with created_at.
+	sort.SliceStable(items, func(i, j int) bool { return items[i].m.CreatedAt.Before(items[j].m.CreatedAt) })
+	return items, bad, nil
+}
+
+func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, it := range items {
+		if err := insertRecord(ctx, tx, it.m, it.body); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// reconcile indexes every valid manifest the index lacks (manifests are
+// the truth). It writes nothing when the index is complete, so a read on
+// a full disk succeeds when nothing is missing and fails with the disk
+// error (never a short listing) when something is. It returns how many
+// manifests fail validation.
+func (s *Store) reconcile(ctx context.Context) (int, error) {
+	known := map[string]bool{}
+	err := s.withDB(ctx, func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, `SELECT evidence_id FROM records`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			known[id] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, s.dbFail(err, "the evidence index cannot be read")
+	}
+	items, bad, err := s.scanManifests(known)
+	if err != nil || len(items) == 0 {
+		return bad, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.withDB(ctx, func(db *sql.DB) error { return insertAll(ctx, db, items) })
+	if err != nil {
+		return bad, s.dbFail(err, "the evidence index cannot be written")
+	}
+	return bad, nil
+}
+
+// indexFault, when set (tests only), is returned by the index commit of
+// Publish in place of writing, like a commit that fails on a full disk.
+var indexFault error
+
 // index inserts m (whose canonical bytes are body) into the index.
 func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	err := s.withDB(ctx, func(db *sql.DB) error {
+		if indexFault != nil {
+			return indexFault
+		}
+		if err := injected(); err != nil {
+			return err
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := insertRecord(ctx, tx, m, body); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	s.mu.Unlock()
 	if err != nil {
-		return ioErr("the evidence index is busy or unwritable")
-	}
-	defer tx.Rollback()
-	if err := insertRecord(ctx, tx, m, body); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return ioErr("the evidence index cannot be committed")
+		return s.dbFail(err, "the evidence index cannot be committed")
 	}
 	return nil
 }
@@ -103,7 +418,7 @@ func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) err
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(evidence_id, created_at_ns, toolset, operation, status, source_count, artifact_count, total_bytes, formats, manifest_sha256) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		m.EvidenceID, m.CreatedAt.UnixNano(), m.Toolset, m.Operation, m.Status, len(m.AnalysisSources()), len(m.Artifacts), total, strings.Join(formats, ","), hex.EncodeToString(sum[:]))
 	if err != nil {
-		return ioErr("the evidence index cannot be written")
+		return err
 	}
 	seq, err := res.LastInsertId()
 	if n, _ := res.RowsAffected(); err != nil || n == 0 {
@@ -111,7 +426,7 @@ func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) err
 	}
 	for _, f := range formats {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO record_formats(format, seq) VALUES (?,?)`, f, seq); err != nil {
-			return ioErr("the evidence index cannot be written")
+			return err
 		}
 	}
 	return nil
@@ -119,60 +434,20 @@ func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) err
 
 func (s *Store) indexedDigest(id string) (string, bool) {
 	var d string
-	if err := s.db.QueryRow(`SELECT manifest_sha256 FROM records WHERE evidence_id = ?`, id).Scan(&d); err != nil {
-		return "", false
-	}
-	return d, true
+	err := s.withDB(context.Background(), func(db *sql.DB) error {
+		return db.QueryRow(`SELECT manifest_sha256 FROM records WHERE evidence_id = ?`, id).Scan(&d)
+	})
+	return d, err == nil
 }
 
 // Reindex adds every valid manifest under DIR/manifests that the index does
-// not hold, in creation order. It runs automatically when index.sqlite is
-// missing. Manifests that fail validation are skipped and counted in the
+// not hold, in creation order. Open and the first page of every Query do
+// the same. Manifests that fail validation are skipped and counted in the
 // returned error (REPOSITORY_CORRUPT) after the valid ones are indexed.
 func (s *Store) Reindex(ctx context.Context) error {
-	ents, err := os.ReadDir(filepath.Join(s.dir, "manifests"))
+	bad, err := s.reconcile(ctx)
 	if err != nil {
-		return ioErr("the evidence manifests cannot be listed")
-	}
-	type item struct {
-		m    *Manifest
-		body []byte
-	}
-	var items []item
-	bad := 0
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidID(id) {
-			continue
-		}
-		body, err := os.ReadFile(filepath.Join(s.dir, "manifests", e.Name()))
-		if err != nil {
-			bad++
-			continue
-		}
-		m, err := parseManifest(body, id)
-		if err != nil {
-			bad++
-			continue
-		}
-		items = append(items, item{m, body})
-	}
-	// Creation order keeps seq monotonic with created_at.
-	sort.SliceStable(items, func(i, j int) bool { return items[i].m.CreatedAt.Before(items[j].m.CreatedAt) })
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return ioErr("the evidence index is busy or unwritable")
-	}
-	defer tx.Rollback()
-	for _, it := range items {
-		if err := insertRecord(ctx, tx, it.m, it.body); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return ioErr("the evidence index cannot be committed")
+		return err
 	}
 	if bad > 0 {
 		return corrupt("%d manifests failed validation and were not indexed", bad).WithDetail("corrupt_manifests", bad)
@@ -263,8 +538,16 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		pos = &p
 		snapshot = cur.Offset
 	} else {
-		if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq),0) FROM records`).Scan(&snapshot); err != nil {
-			return nil, ioErr("the evidence index cannot be read")
+		// A first page lists every manifest on disk: index the ones a
+		// killed publisher left unindexed first.
+		if _, err := s.reconcile(ctx); err != nil {
+			return nil, err
+		}
+		err := s.withDB(ctx, func(db *sql.DB) error {
+			return db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq),0) FROM records`).Scan(&snapshot)
+		})
+		if err != nil {
+			return nil, s.dbFail(err, "the evidence index cannot be read")
 		}
 	}
 	var where []string
@@ -298,40 +581,44 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 	q := `SELECT r.seq, r.evidence_id, r.created_at_ns, r.toolset, r.operation, r.status, r.formats, r.source_count, r.artifact_count, r.total_bytes, r.manifest_sha256 FROM records r WHERE ` +
 		strings.Join(where, " AND ") + ` ORDER BY r.created_at_ns DESC, r.seq DESC LIMIT ?`
 	args = append(args, pageSize+1)
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, contract.AsError(ioErr("the evidence index cannot be read"))
-	}
-	defer rows.Close()
-	page := &Page{Rows: []Summary{}, Snapshot: snapshot}
+	var page *Page
 	var last queryPos
 	more := false
-	for rows.Next() {
-		if len(page.Rows) == pageSize {
-			more = true
-			break
+	err := s.withDB(ctx, func(db *sql.DB) error {
+		page, more = &Page{Rows: []Summary{}, Snapshot: snapshot}, false
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
 		}
-		var seq, created, total int64
-		var sm Summary
-		var formats, digest string
-		if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sm.SourceCount, &sm.ArtifactCount, &total, &digest); err != nil {
-			return nil, corrupt("the evidence index has a malformed row")
+		defer rows.Close()
+		for rows.Next() {
+			if len(page.Rows) == pageSize {
+				more = true
+				break
+			}
+			var seq, created, total int64
+			var sm Summary
+			var formats, digest string
+			if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sm.SourceCount, &sm.ArtifactCount, &total, &digest); err != nil {
+				return err
+			}
+			if problem := s.checkManifest(sm.EvidenceID, digest); problem != "" {
+				sm.Problem = problem
+				page.Unreadable++
+			}
+			sm.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339Nano)
+			sm.Formats = []string{}
+			if formats != "" {
+				sm.Formats = strings.Split(formats, ",")
+			}
+			sm.TotalBytes = contract.Int(total)
+			page.Rows = append(page.Rows, sm)
+			last = queryPos{CreatedNS: created, Seq: seq}
 		}
-		if problem := s.checkManifest(sm.EvidenceID, digest); problem != "" {
-			sm.Problem = problem
-			page.Unreadable++
-		}
-		sm.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339Nano)
-		sm.Formats = []string{}
-		if formats != "" {
-			sm.Formats = strings.Split(formats, ",")
-		}
-		sm.TotalBytes = contract.Int(total)
-		page.Rows = append(page.Rows, sm)
-		last = queryPos{CreatedNS: created, Seq: seq}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, ioErr("the evidence index cannot be read")
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.dbFail(err, "the evidence index cannot be read")
 	}
 	if more {
 		extra, _ := json.Marshal(last)
@@ -344,7 +631,7 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 // and matches digest (its SHA-256 recorded at publication), else a short
 // description of the problem.
 func (s *Store) checkManifest(id, digest string) string {
-	body, err := os.ReadFile(s.manifestPath(id))
+	body, err := s.fs.readFile(manifestRel(id))
 	if err != nil {
 		return "the manifest file cannot be read"
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -210,10 +211,18 @@ func (m *Manifest) Redacted() Redacted {
 // goroutines and by several processes (SQLite WAL, busy timeout).
 type Store struct {
 	dir  string
-	db   *sql.DB
+	fs   *storeFS
 	key  []byte
 	cont *Continuations
 	mu   sync.Mutex // serializes index writes within the process
+	// dbmu guards db: operations hold it shared, a rebuild that replaces
+	// the index holds it exclusively.
+	dbmu sync.RWMutex
+	db   *sql.DB
+	// gen counts index replacements (guarded by dbmu); rbmu serializes
+	// rebuilds.
+	gen  uint64
+	rbmu sync.Mutex
 }
 
 // OpenDefault opens the store at DefaultDir.
@@ -225,23 +234,36 @@ func OpenDefault() (*Store, error) {
 	return Open(d)
 }
 
-// Open opens (creating when missing) the store rooted at dir.
+// Open opens (creating when missing) the store rooted at dir. It refuses
+// (PERMISSION_DENIED) a directory, or a subdirectory, that is a symbolic
+// link, is owned by another user or is writable by group or others; it
+// removes the temp files of writers that died (killed mid-publish); it
+// opens the index, rebuilding it from the manifests when it is missing or
+// corrupt, and indexes every manifest the index lacks (a publisher killed
+// between its manifest and its index entry). Errors: RESOURCE_LIMIT (not
+// retryable) when the disk is full, REPOSITORY_CORRUPT when the index can
+// be neither opened nor rebuilt, INTERNAL_ERROR for other I/O failures.
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, ioErr("the evidence directory is unusable")
 	}
-	for _, d := range []string{abs, filepath.Join(abs, "objects", "sha256"), filepath.Join(abs, "manifests"), filepath.Join(abs, "tmp")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, ioErr("the evidence directory cannot be created")
-		}
-	}
-	key, err := loadKey(abs)
+	fsys, err := openFS(abs)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: abs, key: key, cont: NewContinuations(key)}
-	if err := s.openIndex(); err != nil {
+	if _, err := fsys.sweep(); err != nil {
+		fsys.Close()
+		return nil, err
+	}
+	key, err := loadKey(fsys)
+	if err != nil {
+		fsys.Close()
+		return nil, err
+	}
+	s := &Store{dir: abs, fs: fsys, key: key, cont: NewContinuations(key)}
+	if err := s.openIndex(context.Background()); err != nil {
+		fsys.Close()
 		return nil, err
 	}
 	return s, nil
@@ -256,12 +278,22 @@ func (s *Store) Key() []byte { return append([]byte(nil), s.key...) }
 // Continuations returns the continuation codec sealed with the store key.
 func (s *Store) Continuations() *Continuations { return s.cont }
 
-// Close closes the index.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the index and the store directory.
+func (s *Store) Close() error {
+	s.dbmu.Lock()
+	defer s.dbmu.Unlock()
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+		s.db = nil
+	}
+	s.fs.Close()
+	return err
+}
 
-func loadKey(dir string) ([]byte, error) {
-	p := filepath.Join(dir, "cursor.key")
-	b, err := os.ReadFile(p)
+func loadKey(fsys *storeFS) ([]byte, error) {
+	const name = "cursor.key"
+	b, err := fsys.readFile(name)
 	if err == nil && len(b) == 32 {
 		return b, nil
 	}
@@ -269,17 +301,17 @@ func loadKey(dir string) ([]byte, error) {
 		return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "the evidence store key file cursor.key is malformed (%d bytes, want 32); continuation tokens cannot be issued or resumed. Delete cursor.key in the evidence store directory (inquest evidence location) to generate a new key; outstanding continuations become invalid, evidence records are unaffected", len(b)).WithDetail("key_file", "cursor.key")
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, ioErr("the evidence store key cannot be read")
+		return nil, ioFail(fsys.dir, err, "the evidence store key cannot be read")
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, ioErr("no entropy for the evidence store key")
 	}
-	if err := writeAtomic(dir, p, key); err != nil {
+	if err := fsys.writeAtomic(name, key); err != nil {
 		return nil, err
 	}
 	// Another process may have won the race; everyone uses the file.
-	if b, err := os.ReadFile(p); err == nil && len(b) == 32 {
+	if b, err := fsys.readFile(name); err == nil && len(b) == 32 {
 		return b, nil
 	}
 	return key, nil
@@ -295,52 +327,6 @@ func corrupt(format string, args ...any) *contract.Error {
 	return contract.Errorf(contract.CodeRepositoryCorrupt, format, args...)
 }
 
-// writeAtomic writes data to target through a temp file in dir/tmp: write,
-// fsync, rename, fsync of target's directory.
-func writeAtomic(storeDir, target string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Join(storeDir, "tmp"), "w-*")
-	if err != nil {
-		if mk := os.MkdirAll(filepath.Join(storeDir, "tmp"), 0o700); mk == nil {
-			tmp, err = os.CreateTemp(filepath.Join(storeDir, "tmp"), "w-*")
-		}
-		if err != nil {
-			return ioErr("the evidence store is not writable")
-		}
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return ioErr("the evidence store is not writable")
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return ioErr("the evidence store cannot be synced")
-	}
-	if err := tmp.Close(); err != nil {
-		return ioErr("the evidence store is not writable")
-	}
-	if err := os.Chmod(name, 0o600); err != nil {
-		return ioErr("the evidence store is not writable")
-	}
-	if err := os.Rename(name, target); err != nil {
-		return ioErr("the evidence store cannot publish")
-	}
-	return syncDir(filepath.Dir(target))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return ioErr("the evidence directory cannot be synced")
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return ioErr("the evidence directory cannot be synced")
-	}
-	return nil
-}
-
 func (s *Store) objectPath(sum string) string {
 	return filepath.Join(s.dir, "objects", "sha256", sum[:2], sum)
 }
@@ -349,44 +335,58 @@ func (s *Store) manifestPath(id string) string {
 	return filepath.Join(s.dir, "manifests", id+".json")
 }
 
+// objectRel and manifestRel are the same files relative to the store root.
+func objectRel(sum string) string { return "objects/sha256/" + sum[:2] + "/" + sum }
+
+func manifestRel(id string) string { return "manifests/" + id + ".json" }
+
 // putObject copies r into the object store and returns its digest and size.
 func (s *Store) putObject(ctx context.Context, r io.Reader) (string, int64, error) {
-	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "o-*")
+	tmp, err := s.fs.createTemp("o-")
 	if err != nil {
-		return "", 0, ioErr("the evidence store is not writable")
+		return "", 0, err
 	}
-	name := tmp.Name()
-	defer os.Remove(name)
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(tmp, h), ctxReader{ctx, r}, make([]byte, 256<<10))
+	n, err := io.CopyBuffer(io.MultiWriter(faultWriter{tmp}, h), ctxReader{ctx, r}, make([]byte, 256<<10))
 	if err != nil {
-		tmp.Close()
+		tmp.Discard()
 		if ce := contract.AsError(err); ce.Code == contract.CodeCancelled || ce.Code == contract.CodeTimeout {
 			return "", 0, ce
 		}
-		return "", 0, ioErr("an artifact could not be copied into the evidence store")
+		if rerr := (readErr{}); errors.As(err, &rerr) {
+			return "", 0, contract.Errorf(contract.CodeInputChanged, "an artifact's source could not be read to the end while it was preserved")
+		}
+		return "", 0, ioFail(s.dir, err, "an artifact could not be copied into the evidence store")
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", 0, ioErr("the evidence store cannot be synced")
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store cannot be synced")
 	}
-	tmp.Close()
-	target := s.objectPath(sum)
-	if fi, err := os.Stat(target); err == nil && fi.Size() == n {
+	target := objectRel(sum)
+	if fi, err := s.fs.root.Lstat(target); err == nil && fi.Mode().IsRegular() && fi.Size() == n {
+		tmp.Discard()
 		return sum, n, nil // deduplicated
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-		return "", 0, ioErr("the evidence store is not writable")
+	if err := s.fs.mkdirVerified(path.Dir(target)); err != nil {
+		tmp.Discard()
+		return "", 0, err
 	}
-	if err := os.Chmod(name, 0o400); err != nil {
-		return "", 0, ioErr("the evidence store is not writable")
+	if err := tmp.Chmod(0o400); err != nil {
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store is not writable")
 	}
-	if err := os.Rename(name, target); err != nil {
-		return "", 0, ioErr("the evidence store cannot publish")
+	if err := tmp.publish(target); err != nil {
+		return "", 0, err
 	}
-	return sum, n, syncDir(filepath.Dir(target))
+	return sum, n, nil
 }
+
+// readErr marks a failure reading an artifact's source (not the store).
+type readErr struct{ err error }
+
+func (e readErr) Error() string { return e.err.Error() }
+func (e readErr) Unwrap() error { return e.err }
 
 type ctxReader struct {
 	ctx context.Context
@@ -397,7 +397,11 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = readErr{err}
+	}
+	return n, err
 }
 
 func newID(now time.Time) string {
@@ -495,6 +499,9 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		var r io.Reader
 		if a.Path != "" {
 			f, err := os.Open(a.Path)
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, contract.Errorf(contract.CodePermissionDenied, "artifact %q cannot be read from its source path: permission denied", a.Name).WithDetail("artifact", a.Name)
+			}
 			if err != nil {
 				return nil, contract.Errorf(contract.CodeInputChanged, "artifact %q can no longer be read from its source path", a.Name)
 			}
@@ -517,10 +524,24 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 	if err != nil {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "evidence record: arguments, limits or coverage are not JSON-encodable")
 	}
-	if err := writeAtomic(s.dir, s.manifestPath(m.EvidenceID), body); err != nil {
+	// The manifest is the record; the index entry makes it visible. A
+	// record whose index entry cannot be committed is withdrawn (its
+	// manifest removed) so nothing is published that queries cannot list;
+	// a publisher killed between the two leaves a manifest that the next
+	// Open or first query page indexes.
+	rel := manifestRel(m.EvidenceID)
+	if err := s.fs.writeAtomic(rel, body); err != nil {
+		// A rename that happened before a failed directory sync would
+		// leave the manifest published: withdraw it (its id is new).
+		if s.fs.root.Remove(rel) == nil {
+			s.fs.syncDir("manifests")
+		}
 		return nil, err
 	}
 	if err := s.index(ctx, m, body); err != nil {
+		if s.fs.root.Remove(rel) == nil {
+			s.fs.syncDir("manifests")
+		}
 		return nil, err
 	}
 	return m, nil
@@ -542,12 +563,12 @@ func (s *Store) Get(id string) (*Manifest, error) {
 	if !ValidID(id) {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "evidence_id must be \"ev-\" followed by 26 base32 characters")
 	}
-	body, err := os.ReadFile(s.manifestPath(id))
+	body, err := s.fs.readFile(manifestRel(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, contract.Errorf(contract.CodeEvidenceNotFound, "no evidence record %s in this store", id).WithDetail("evidence_id", id)
 	}
 	if err != nil {
-		return nil, ioErr("the evidence manifest cannot be read")
+		return nil, ioFail(s.dir, err, "the evidence manifest cannot be read")
 	}
 	m, err := parseManifest(body, id)
 	if err != nil {
@@ -560,8 +581,8 @@ func (s *Store) Get(id string) (*Manifest, error) {
 		}
 	}
 	for _, a := range m.Artifacts {
-		fi, err := os.Stat(s.objectPath(a.SHA256))
-		if err != nil || fi.Size() != a.Size {
+		fi, err := s.fs.root.Lstat(objectRel(a.SHA256))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != a.Size {
 			return nil, corrupt("artifact %q of %s is missing or has the wrong size", a.Name, id).WithDetail("evidence_id", id).WithDetail("artifact", a.Name)
 		}
 	}
@@ -629,7 +650,7 @@ func (s *Store) OpenArtifact(m *Manifest, name string) (*os.File, Artifact, erro
 	if !ok {
 		return nil, Artifact{}, contract.Errorf(contract.CodeEvidenceNotFound, "evidence %s has no artifact %q", m.EvidenceID, name).WithDetail("evidence_id", m.EvidenceID)
 	}
-	f, err := os.Open(s.objectPath(a.SHA256))
+	f, err := s.fs.open(objectRel(a.SHA256))
 	if err != nil {
 		return nil, a, corrupt("artifact %q of %s is missing", name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
 	}
@@ -689,9 +710,11 @@ func (s *Store) Location(ctx context.Context) (Location, error) {
 		src = "XDG_DATA_HOME"
 	}
 	l := Location{Dir: s.dir, Index: filepath.Join(s.dir, "index.sqlite"), Source: src, FormatVer: FormatVersion}
-	row := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(seq),0) FROM records`)
-	if err := row.Scan(&l.Records, &l.Snapshot); err != nil {
-		return l, ioErr("the evidence index cannot be read")
+	err := s.withDB(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(seq),0) FROM records`).Scan(&l.Records, &l.Snapshot)
+	})
+	if err != nil {
+		return l, s.dbFail(err, "the evidence index cannot be read")
 	}
 	return l, nil
 }

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -23,13 +22,33 @@ const (
 	EndedUntrackedAge = 30 * time.Minute
 	// MaxEndedTracked bounds ended tracked lifetimes (7,200-sample rings).
 	MaxEndedTracked = 128
+	// MaxNameSpans bounds the names kept per lifetime (a process that
+	// execs in a loop): the first MaxNameSpans-1 spans and the latest one
+	// are kept.
+	MaxNameSpans = 16
 )
+
+// NameSpan is one name a lifetime had: from its first sample (At) until
+// the next span's At. exec(2) starts a new span within the same lifetime
+// (same PID and start time).
+type NameSpan struct {
+	// At is the time of the first sample that showed this name.
+	At time.Time
+	// Name follows proc.FullName; Comm is the kernel command name; Exe
+	// the executable path ("" when unreadable).
+	Name, Comm, Exe string
+}
 
 // Lifetime is what the store knows about one retained process lifetime.
 type Lifetime struct {
-	ID        proc.Identity
+	ID proc.Identity
+	// Name, Comm and Exe are the latest (the last span's); Names lists
+	// every span, oldest first (Names[0] is the name at the start of the
+	// retained lifetime, the last one the name at its end).
 	Name      string
+	Comm      string
 	Exe       string
+	Names     []NameSpan
 	PPID      int32
 	StartTime time.Time
 	UID       uint32
@@ -93,17 +112,30 @@ func NewStore() *Store {
 }
 
 // NormalizeName is the tracking-list form of a process name: trimmed and
-// lower-cased (names compare case-insensitively).
-func NormalizeName(n string) string { return strings.ToLower(strings.TrimSpace(n)) }
+// case-folded on exact bytes (proc.FoldBytes; names compare
+// case-insensitively, and a byte that is not UTF-8 stays itself).
+func NormalizeName(n string) string { return proc.FoldBytes(strings.TrimSpace(n)) }
 
+// nameMatch reports whether any name the lifetime had (by the one name
+// rule, or its comm) is in the tracked list.
 func (st *Store) nameMatch(l *Lifetime) bool {
-	if st.names[NormalizeName(l.Name)] {
-		return true
+	for _, n := range l.Names {
+		if st.names[NormalizeName(n.Name)] || st.names[NormalizeName(n.Comm)] {
+			return true
+		}
 	}
-	if l.Exe != "" && st.names[NormalizeName(filepath.Base(l.Exe))] {
-		return true
+	return st.names[NormalizeName(l.Name)] || (l.Comm != "" && st.names[NormalizeName(l.Comm)])
+}
+
+// MatchesAny reports whether want (a tracking or wait name) is, after
+// NormalizeName, equal to any name or comm the lifetime had.
+func (l *Lifetime) MatchesAny(want string) bool {
+	for _, n := range l.Names {
+		if proc.MatchesName(n.Name, n.Comm, want) {
+			return true
+		}
 	}
-	return false
+	return proc.MatchesName(l.Name, l.Comm, want)
 }
 
 // Apply stores one published snapshot: appends every process and the
@@ -119,14 +151,15 @@ func (st *Store) Apply(snap *proc.Snapshot) {
 	st.lastSeq = snap.Seq
 	st.system.Append(snap.Time, snap.System.Avail, snap.System.Vals[:])
 	seen := make(map[proc.Identity]bool, len(snap.Procs))
-	var fresh []*entry
+	var fresh, renamed []*entry
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
 		id := p.ID()
 		seen[id] = true
 		e := st.procs[id]
 		if e == nil {
-			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Exe: p.Exe, PPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown}}
+			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
+				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe}}}}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				e.Parent, e.ParentOK = par.ID(), true
 			}
@@ -134,13 +167,27 @@ func (st *Store) Apply(snap *proc.Snapshot) {
 			st.procs[id] = e
 			fresh = append(fresh, e)
 		}
-		if e.Exe == "" && p.Exe != "" {
+		if p.Name != e.Name || p.Comm != e.Comm {
+			// exec: same lifetime, new name (kept with its time)
+			e.Name, e.Comm, e.Exe = p.Name, p.Comm, p.Exe
+			if len(e.Names) < MaxNameSpans {
+				e.Names = append(slices.Clip(e.Names), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+			} else {
+				e.Names = append(slices.Clone(e.Names[:MaxNameSpans-1]), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+			}
+			if !e.Tracked {
+				renamed = append(renamed, e)
+			}
+		} else if e.Exe == "" && p.Exe != "" {
 			e.Exe = p.Exe
 		}
 		e.Ended = false
 		e.series.Append(snap.Time, p.Avail, p.Vals[:])
 	}
 	for _, e := range fresh {
+		st.evalTracked(e, 0)
+	}
+	for _, e := range renamed {
 		st.evalTracked(e, 0)
 	}
 	for id, e := range st.procs {

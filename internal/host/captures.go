@@ -21,13 +21,13 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // CaptureFields lists the row fields of each capture kind (projection
 // targets, in row order).
 var CaptureFields = map[string][]string{
-	capture.KindFileUsers:   {"process_ref", "pid", "name", "path", "handle_count"},
-	capture.KindOpenFiles:   {"fd", "path", "kind", "size_bytes", "flags", "position"},
-	capture.KindModules:     {"path", "name", "directory", "size_bytes", "modified_at", "build_id", "mapping_count", "mapped_bytes", "permissions"},
-	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name"},
-	capture.KindThreads:     {"tid", "name", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
-	capture.KindScheduling:  {"pid", "name", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
-	capture.KindProcessInfo: append([]string{"pid", "name"}, capture.InfoFields...),
+	capture.KindFileUsers:   {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
+	capture.KindOpenFiles:   {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position"},
+	capture.KindModules:     {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions"},
+	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name", "owner_name_bytes"},
+	capture.KindThreads:     {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
+	capture.KindScheduling:  {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
+	capture.KindProcessInfo: append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
 }
 
 // AllCaptureFields is the sorted union of CaptureFields (the projection
@@ -64,6 +64,7 @@ func installCaptures(h *Host) {
 		cs.once.Do(func() { s.OnClose(cs.js.Close) })
 		return cs.js
 	}
+	jobSessions.Store(h, sess)
 	h.Handle("start_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 		return h.startCapture(sess(s), raw)
 	})
@@ -127,6 +128,18 @@ func installCaptures(h *Host) {
 			"capture_lifetime_ms":     l.CaptureLifetime.Milliseconds(),
 		}
 	})
+}
+
+// jobSessions maps a *Host to its per-session job accessor, for features
+// that start jobs of their own kinds (list_logs).
+var jobSessions sync.Map
+
+// jobSessionOf returns s's job session, or nil without the captures feature.
+func jobSessionOf(s *Session) *jobs.Session {
+	if v, ok := jobSessions.Load(s.host); ok {
+		return v.(func(*Session) *jobs.Session)(s)
+	}
+	return nil
 }
 
 func badArgs() error {
@@ -290,6 +303,7 @@ func JobFailedWarning(id string, e *contract.Error) string {
 type readArgs struct {
 	CaptureID     string   `json:"capture_id"`
 	Path          string   `json:"path"`
+	PathBytes     string   `json:"path_bytes"`
 	OwnerName     string   `json:"owner_name"`
 	Extension     string   `json:"extension"`
 	DistinctPaths bool     `json:"distinct_paths"`
@@ -312,7 +326,7 @@ func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Res
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, badArgs()
 	}
-	q := jobs.Query{Path: a.Path, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
+	q := jobs.Query{Path: a.Path, PathBytes: a.PathBytes, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
 	src, err := js.Capture(a.CaptureID)
 	if a.Cursor != "" && err != nil {
 		return nil, contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")

@@ -23,7 +23,11 @@ func (inv *investigation) installHistory(h *Host) {
 		ls := inv.store.Lifetimes()
 		out := make([]Retained, len(ls))
 		for i, l := range ls {
-			out[i] = Retained{ID: l.ID, Name: l.Name, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To}
+			var names []string
+			for _, n := range l.Names {
+				names = append(names, n.Name, n.Comm)
+			}
+			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To}
 		}
 		return out
 	})
@@ -153,9 +157,15 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		lifecycle := "unknown"
 		if !lt.Ended {
 			lifecycle = "live"
+			if p := h.sampler.Latest().Lookup(id); p != nil && p.State == 'Z' {
+				lifecycle = "zombie"
+			}
 		}
-		target = map[string]any{"process_ref": a.Target.ProcessRef, "pid": lt.ID.PID, "name": lt.Name, "start_time": contract.TS(lt.StartTime),
+		target = map[string]any{"process_ref": a.Target.ProcessRef, "pid": lt.ID.PID, "start_time": contract.TS(lt.StartTime),
 			"lifecycle": lifecycle, "tracked": lt.Tracked, "capacity_samples": lt.Capacity}
+		addText(target, "name", lt.Name)
+		addText(target, "comm", lt.Comm)
+		target["names"] = nameSpans(lt.Names)
 	}
 	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
 	slots := make([]int, 0, len(a.MetricIDs))
@@ -344,5 +354,31 @@ func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 		}
 	}
 	out["first_to_last_ms"] = s.LastAt - s.FirstAt
+	return out
+}
+
+// addText sets m[key] to the display form of s and, when that is lossy,
+// m[key+"_bytes"] to its exact bytes (proc.TextFields).
+func addText(m map[string]any, key, s string) {
+	proc.TextFields(key, s, func(k string, v any) { m[k] = v })
+}
+
+// nameSpans is a history target's names: every name the lifetime had,
+// oldest first, each with the time of the first sample that showed it
+// (the first is the name at the start of the retained lifetime, the last
+// the name at its end; an exec adds one).
+func nameSpans(spans []history.NameSpan) []any {
+	out := make([]any, 0, len(spans))
+	for _, n := range spans {
+		m := map[string]any{"since": contract.TS(n.At)}
+		addText(m, "name", n.Name)
+		addText(m, "comm", n.Comm)
+		if n.Exe != "" {
+			addText(m, "exe", n.Exe)
+		} else {
+			m["exe"] = nil
+		}
+		out = append(out, m)
+	}
 	return out
 }

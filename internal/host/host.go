@@ -51,6 +51,7 @@ type Host struct {
 	nextSess int
 	status   []func(map[string]any)
 	retained RetainedFunc
+	onStop   []func()
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -125,8 +126,23 @@ func (h *Host) Start(ctx context.Context) error {
 	return nil
 }
 
+// OnStop registers fn to run when Stop begins, before sampling ends
+// (features finish host-owned work: a recording writes its end record).
+func (h *Host) OnStop(fn func()) {
+	h.mu.Lock()
+	h.onStop = append(h.onStop, fn)
+	h.mu.Unlock()
+}
+
 // Stop ends sampling and closes every session.
 func (h *Host) Stop() {
+	h.mu.Lock()
+	stops := h.onStop
+	h.onStop = nil
+	h.mu.Unlock()
+	for _, fn := range stops {
+		fn()
+	}
 	if h.cancel != nil {
 		h.cancel()
 		<-h.done
@@ -154,6 +170,13 @@ func (h *Host) Handle(name string, m Method) {
 	h.mu.Lock()
 	h.methods[name] = m
 	h.mu.Unlock()
+}
+
+// method returns the method registered for name, or nil.
+func (h *Host) method(name string) Method {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.methods[name]
 }
 
 // Methods returns the registered method names, sorted.

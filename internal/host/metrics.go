@@ -113,7 +113,10 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 				samples = append(samples, map[string]any{"target": map[string]any{"process_ref": t.ProcessRef}, "error": ce})
 				continue
 			}
-			sample["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
+			tgt := map[string]any{"process_ref": t.ProcessRef, "pid": p.PID}
+			addText(tgt, "name", p.Name)
+			addText(tgt, "comm", p.Comm)
+			sample["target"] = tgt
 			for _, m := range metrics {
 				if v, ok := EncodeValue(m, p.Vals[m.Index]); ok && p.Has(m.Index) {
 					values[m.ID] = v

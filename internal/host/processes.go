@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -12,7 +11,13 @@ import (
 
 // ProcessFields are the projectable list_processes row fields. command_line
 // and user appear only when projected explicitly (seed 000 section 7).
-var ProcessFields = []string{"process_ref", "pid", "name", "path", "parent", "start_time", "state", "uid", "lifecycle", "last_seen_at", "history", "user", "command_line"}
+//
+// name follows the one name rule (proc.FullName) and comm is the kernel's
+// command name; name, comm and path carry name_bytes, comm_bytes and
+// path_bytes (base64 of the exact bytes) beside them when their JSON
+// string is lossy; path_deleted says the executable was unlinked after
+// the process started it (null when path is).
+var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "last_seen_at", "history", "user", "command_line"}
 
 var defaultProcessFields = ProcessFields[:len(ProcessFields)-2]
 
@@ -27,17 +32,27 @@ type listProcessesArgs struct {
 	Cursor     string   `json:"cursor"`
 }
 
+// filter is list_processes' filter. Name matches a lifetime's name, its
+// comm, or any name it had earlier in its lifetime (before an exec); the
+// *_bytes forms carry base64 of a query that is not valid UTF-8. Every
+// match compares exact bytes (proc.ContainsFold).
 type filter struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-	PID  *int32 `json:"pid"`
+	Name      string `json:"name"`
+	NameBytes string `json:"name_bytes"`
+	Path      string `json:"path"`
+	PathBytes string `json:"path_bytes"`
+	PID       *int32 `json:"pid"`
 }
 
 // Retained is one lifetime known to retained history: what list_processes
 // needs for scope retained/all.
 type Retained struct {
-	ID        proc.Identity
-	Name      string
+	ID   proc.Identity
+	Name string
+	// Comm is the latest kernel command name; Names every name and comm
+	// the lifetime had (exec changes them), oldest first.
+	Comm      string
+	Names     []string
 	PPID      int32
 	StartTime time.Time
 	UID       uint32
@@ -61,7 +76,10 @@ func (h *Host) SetRetained(fn RetainedFunc) {
 type procRow struct {
 	id        proc.Identity
 	name      string
+	comm      string
+	names     []string // earlier names of the lifetime (history)
 	path      string
+	pathDel   bool
 	ppid      int32
 	parentRef string
 	verified  bool
@@ -102,7 +120,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	if scope == "live" || scope == "all" {
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
 				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -114,7 +132,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		// Live rows still report their retained history bounds.
 		for _, rt := range retainedFn() {
 			if r, ok := rows[rt.ID]; ok {
-				r.from, r.to, r.hasHist = rt.From, rt.To, true
+				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
 			}
 		}
 	}
@@ -124,12 +142,12 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		}
 		for _, rt := range retainedFn() {
 			if r, ok := rows[rt.ID]; ok {
-				r.from, r.to, r.hasHist = rt.From, rt.To, true
+				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
 				continue
 			}
 			if scope == "retained" {
 				if p := snap.Lookup(rt.ID); p != nil {
-					r := &procRow{id: rt.ID, name: p.Name, path: p.Exe, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
 						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
 					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 						r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -138,8 +156,18 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 					continue
 				}
 			}
-			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
+			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, comm: rt.Comm, names: rt.Names, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
 				state: "unknown", lastSeen: rt.To, from: rt.From, to: rt.To, hasHist: true}
+		}
+	}
+	var nameQ, pathQ []string
+	if f := a.Filter; f != nil {
+		var err error
+		if nameQ, err = queries(f.Name, f.NameBytes, "/filter/name_bytes"); err != nil {
+			return nil, err
+		}
+		if pathQ, err = queries(f.Path, f.PathBytes, "/filter/path_bytes"); err != nil {
+			return nil, err
 		}
 	}
 	list := make([]*procRow, 0, len(rows))
@@ -148,10 +176,10 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
 				continue
 			}
-			if a.Filter.Name != "" && !containsFold(r.name, a.Filter.Name) {
+			if !r.matchName(nameQ) {
 				continue
 			}
-			if a.Filter.Path != "" && (r.path == "" || !containsFold(r.path, a.Filter.Path)) {
+			if len(pathQ) > 0 && (r.path == "" || !allContain(r.path, pathQ)) {
 				continue
 			}
 		}
@@ -223,10 +251,22 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 		case "pid":
 			row[f] = r.id.PID
 		case "name":
-			row[f] = r.name
+			proc.TextFields(f, r.name, func(k string, v any) { row[k] = v })
+		case "comm":
+			if r.comm != "" {
+				proc.TextFields(f, r.comm, func(k string, v any) { row[k] = v })
+			} else {
+				row[f] = nil
+			}
 		case "path":
 			if r.path != "" {
-				row[f] = r.path
+				proc.TextFields(f, r.path, func(k string, v any) { row[k] = v })
+			} else {
+				row[f] = nil
+			}
+		case "path_deleted":
+			if r.path != "" {
+				row[f] = r.pathDel
 			} else {
 				row[f] = nil
 			}
@@ -254,11 +294,7 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 				row[f] = nil
 			}
 		case "lifecycle":
-			if r.live {
-				row[f] = "live"
-			} else {
-				row[f] = "unknown"
-			}
+			row[f] = r.lifecycle()
 		case "last_seen_at":
 			row[f] = contract.TS(r.lastSeen)
 		case "history":
@@ -284,6 +320,62 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 	return row, failed
 }
 
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+// lifecycle is a row's lifecycle: "zombie" for a process that has ended
+// but not been reaped (state Z: every targeted call returns
+// PROCESS_EXITED for it), "live" for one in the latest snapshot, else
+// "unknown" (history only; an exit is not inferred).
+func (r *procRow) lifecycle() string {
+	switch {
+	case r.live && r.state == "zombie":
+		return "zombie"
+	case r.live:
+		return "live"
+	}
+	return "unknown"
+}
+
+// matchName reports whether every query of qs occurs (proc.ContainsFold)
+// in one of the row's names: its name, its comm, or a name it had earlier
+// in its lifetime. No query matches.
+func (r *procRow) matchName(qs []string) bool {
+	for _, q := range qs {
+		ok := proc.ContainsFold(r.name, q) || (r.comm != "" && proc.ContainsFold(r.comm, q))
+		for _, n := range r.names {
+			ok = ok || proc.ContainsFold(n, q)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// allContain reports whether every query occurs in s (proc.ContainsFold).
+func allContain(s string, qs []string) bool {
+	for _, q := range qs {
+		if !proc.ContainsFold(s, q) {
+			return false
+		}
+	}
+	return true
+}
+
+// queries returns the set substring queries of a text selector and its
+// base64 *_bytes form (INVALID_ARGUMENT at field when that is not
+// base64).
+func queries(text, b64, field string) ([]string, error) {
+	var out []string
+	if text != "" {
+		out = append(out, text)
+	}
+	if b64 != "" {
+		q, err := proc.DecodeBytes(b64)
+		if err != nil || q == "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "%s must be standard padded base64 of a non-empty query", field[len("/filter/"):])
+			e.Field = field
+			return nil, e
+		}
+		out = append(out, q)
+	}
+	return out, nil
 }

@@ -62,7 +62,7 @@ func sortProcessRows(list []*procRow, by, order string) (proc.Metric, bool, erro
 	case by == "name":
 		sort.SliceStable(list, func(i, j int) bool {
 			x, y := list[i], list[j]
-			if c := strings.Compare(strings.ToLower(x.name), strings.ToLower(y.name)); c != 0 {
+			if c := strings.Compare(proc.FoldBytes(x.name), proc.FoldBytes(y.name)); c != 0 {
 				return (c > 0) == desc
 			}
 			return byID(x, y)

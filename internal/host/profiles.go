@@ -114,6 +114,11 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, raw jso
 	if err := inv.checkRevisionLocked(a.ExpectedRevision); err != nil {
 		return fail(err)
 	}
+	if a.Action == "load" || a.Action == "save" || a.Action == "save_as" {
+		if err := recordingConflict(inv.h); err != nil {
+			return fail(err)
+		}
+	}
 	ps, err := loadProfiles()
 	if err != nil {
 		return fail(err)
@@ -207,6 +212,12 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, raw jso
 		outcome = map[string]any{"action": "load", "profile": profileJSON(p), "names": nextTracking, "scope": trackingScope}
 	}
 	apply := func() (map[string]any, error) {
+		if a.Action == "load" || a.Action == "save" || a.Action == "save_as" {
+			// A recording may have started while a confirmation was pending.
+			if err := recordingConflict(inv.h); err != nil {
+				return nil, err
+			}
+		}
 		if _, err := inv.persistLocked(nextTracking, nextActive, edit); err != nil {
 			return nil, err
 		}

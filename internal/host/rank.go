@@ -204,7 +204,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		if scope == "live" && lv.Ended {
 			continue
 		}
-		if a.Filter != nil && a.Filter.Name != "" && !containsFold(lv.Name, a.Filter.Name) {
+		if a.Filter != nil && a.Filter.Name != "" && !lifetimeNameContains(&lv.Lifetime, a.Filter.Name) {
 			continue
 		}
 		inScope++
@@ -371,4 +371,16 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 		"last_value_at":         contract.TS(history.MsTime(r.w.LastAt)),
 		"coverage":              coverage,
 	}
+}
+
+// lifetimeNameContains reports whether sub is a case-insensitive substring
+// (exact bytes, proc.ContainsFold) of any name or comm the lifetime had, as
+// list_processes' name filter matches.
+func lifetimeNameContains(l *history.Lifetime, sub string) bool {
+	for _, n := range l.Names {
+		if proc.ContainsFold(n.Name, sub) || proc.ContainsFold(n.Comm, sub) {
+			return true
+		}
+	}
+	return proc.ContainsFold(l.Name, sub) || (l.Comm != "" && proc.ContainsFold(l.Comm, sub))
 }

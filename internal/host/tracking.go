@@ -12,7 +12,7 @@ import (
 
 // trackingScope is the scope statement every tracking reply carries (seed
 // 000 section 10).
-const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the command name or the executable's base name), and their observed descendants"
+const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the name is the executable's base name, else argv[0], else the command name, and the command name also matches; any name a lifetime had before an exec counts), and their observed descendants"
 
 // TrackingPageRows is get_tracking's default page of matching identities
 // (about 350 bytes each, so a default page stays far inside an agent's
@@ -52,15 +52,8 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 			lifecycle = "unknown"
 		}
 		for _, n := range names {
-			if history.NormalizeName(l.Name) == n {
+			if l.MatchesAny(n) {
 				by = "name"
-			}
-		}
-		if by == "descendant" && l.Exe != "" {
-			for _, n := range names {
-				if history.NormalizeName(baseName(l.Exe)) == n {
-					by = "name"
-				}
 			}
 		}
 		b, err := json.Marshal(map[string]any{"process_ref": inv.h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "lifecycle": lifecycle, "tracked_by": by,
@@ -105,15 +98,6 @@ func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, 
 	res.Coverage = data["coverage"]
 	res.NextAction = action
 	return res, nil
-}
-
-func baseName(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' || p[i] == '\\' {
-			return p[i+1:]
-		}
-	}
-	return p
 }
 
 type updateTrackingArgs struct {
@@ -172,6 +156,11 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		op.Finish(nil, err)
 		return inv.operationReply(op.Status())
 	}
+	if err := recordingConflict(inv.h); err != nil {
+		inv.mu.Unlock()
+		op.Finish(nil, err)
+		return inv.operationReply(op.Status())
+	}
 	outcome := func(changed bool) map[string]any {
 		return map[string]any{"action": a.Action, "root_name": name, "resolved_from": via, "changed": changed,
 			"scope": trackingScope, "names": slices.Clone(inv.tracking), "revision": inv.revisionLocked()}
@@ -192,6 +181,10 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw js
 		next = slices.DeleteFunc(slices.Clone(inv.tracking), func(n string) bool { return n == name })
 	}
 	apply := func() (map[string]any, error) {
+		// A recording may have started while a confirmation was pending.
+		if err := recordingConflict(inv.h); err != nil {
+			return nil, err
+		}
 		if _, err := inv.persistLocked(next, inv.active, nil); err != nil {
 			return nil, err
 		}

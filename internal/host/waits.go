@@ -209,9 +209,14 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 				var found []any
 				for i := range snap.Procs {
 					p := &snap.Procs[i]
-					if history.NormalizeName(p.Name) == name || (p.Exe != "" && history.NormalizeName(baseName(p.Exe)) == name) {
+					// the one name rule (name or comm); a zombie has exited
+					// and is not present (targeted calls say PROCESS_EXITED)
+					if p.State != 'Z' && proc.MatchesName(p.Name, p.Comm, name) {
 						if len(found) < 20 {
-							found = append(found, map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "name": p.Name, "start_time": contract.TS(p.StartTime)})
+							m := map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "start_time": contract.TS(p.StartTime)}
+							proc.TextFields("name", p.Name, func(k string, v any) { m[k] = v })
+							proc.TextFields("comm", p.Comm, func(k string, v any) { m[k] = v })
+							found = append(found, m)
 						}
 					}
 				}

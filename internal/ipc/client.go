@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -188,6 +189,13 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	if len(req) > MaxFrame {
 		drop()
 		return nil, contract.Errorf(contract.CodeResultTooLarge, "the request exceeds the 4 MiB message limit")
+	}
+	if !utf8.Valid(req) {
+		// The host closes a connection on an invalid-UTF-8 frame (a protocol
+		// violation), which would release this client's captures and jobs;
+		// refuse the call here instead, with the connection untouched.
+		drop()
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "the arguments of %s contain bytes that are not valid UTF-8; send text as UTF-8 (JSON \\u escapes for other code points)", method)
 	}
 	cl.wmu.Lock()
 	cl.c.SetWriteDeadline(time.Now().Add(cl.Timeout))

@@ -148,13 +148,11 @@ func TestRunningHostWithoutListener(t *testing.T) {
 	// once, with that reason.
 	for state, want := range map[string]string{StateDisabled: "disabled", StateFailed: "could not open"} {
 		os.WriteFile(filepath.Join(Dir(), StateFileName), []byte(state+"\n"), 0o600)
-		t0 := time.Now()
+		// The answer comes from the state file, not from the startup
+		// deadline (whose error says "within"): no wall-clock bound needed.
 		_, err = Connect(context.Background(), ConnectOptions{Start: true, Launch: l.launch})
-		if contract.CodeOf(err) != contract.CodeBackendUnavailable || !strings.Contains(err.Error(), want) || l.launches.Load() != 0 {
+		if contract.CodeOf(err) != contract.CodeBackendUnavailable || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "within") || l.launches.Load() != 0 {
 			t.Fatalf("state %s: %v", state, err)
-		}
-		if time.Since(t0) > AttemptTimeout {
-			t.Fatalf("state %s: waited %s", state, time.Since(t0))
 		}
 	}
 }

@@ -183,3 +183,7 @@ func checkPeer(c net.Conn) (Peer, error) {
 	}
 	return p, nil
 }
+
+// watchSocketFile says the endpoint is a file that can be deleted while the
+// host listens, so the host watches it (HostEndpoint.CheckSocket).
+const watchSocketFile = true

@@ -161,3 +161,6 @@ func checkPeer(c net.Conn) (Peer, error) {
 	}
 	return peerCheck(pid)
 }
+
+// watchSocketFile is false: a named pipe has no file to delete.
+const watchSocketFile = false

@@ -3,11 +3,13 @@ package ipc
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
@@ -41,7 +43,18 @@ type HostEndpoint struct {
 	lastErr  string
 	restarts int
 	done     chan struct{}
+	// sock is the socket file as created (Lstat after Listen); stop ends
+	// the watcher that recreates the listener when the file disappears.
+	sock fs.FileInfo
+	stop chan struct{}
 }
+
+// SocketCheckInterval is how often a listening endpoint checks that its
+// socket file is still the one it created. A file that was deleted or
+// replaced makes the endpoint listen anew (a bridge's connect budget of
+// 12 s spans several checks), and a recreation that fails is recorded as
+// "failed" in listener.state and get_status.
+const SocketCheckInterval = time.Second
 
 // NewHostEndpoint binds h to the endpoint at path (default Path()) in the
 // disabled state; call Enable to listen.
@@ -123,6 +136,12 @@ func (e *HostEndpoint) Enable() error {
 	e.srv = srv
 	done := make(chan struct{})
 	e.done = done
+	e.sock, _ = os.Lstat(e.path)
+	if watchSocketFile {
+		stop := make(chan struct{})
+		e.stop = stop
+		go e.watch(srv, stop)
+	}
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil {
@@ -147,6 +166,10 @@ func (e *HostEndpoint) Disable() {
 	e.mu.Lock()
 	srv, done := e.srv, e.done
 	e.srv, e.done = nil, nil
+	if e.stop != nil {
+		close(e.stop)
+		e.stop = nil
+	}
 	e.state = StateDisabled
 	e.writeState()
 	e.mu.Unlock()
@@ -155,6 +178,65 @@ func (e *HostEndpoint) Disable() {
 		<-done
 		e.logger.Info("MCP listener closed")
 	}
+}
+
+// watch checks the socket file every SocketCheckInterval until stop.
+func (e *HostEndpoint) watch(srv *Server, stop chan struct{}) {
+	t := time.NewTicker(SocketCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.CheckSocket(srv)
+		}
+	}
+}
+
+// CheckSocket makes sure the endpoint of srv is reachable: when the socket
+// file is missing or is no longer the file this endpoint created, it
+// listens anew on the path (connections already accepted stay open) and
+// records "listening", or "failed" with the error when that fails. It also
+// rewrites listener.state when that file was removed or altered. It does
+// nothing when srv is no longer the endpoint's server.
+func (e *HostEndpoint) CheckSocket(srv *Server) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv != srv || srv == nil {
+		return
+	}
+	fi, err := os.Lstat(e.path)
+	if err == nil && e.sock != nil && os.SameFile(fi, e.sock) {
+		if readListenerState(filepath.Dir(e.stateFile)) != e.state {
+			e.writeState()
+		}
+		return
+	}
+	ln, lerr := Listen(e.path)
+	if lerr != nil {
+		if e.state != StateFailed || e.lastErr != lerr.Error() {
+			e.logger.Error("MCP socket file is gone and the listener cannot be recreated", "err", lerr)
+		}
+		e.state = StateFailed
+		e.lastErr = "the socket file disappeared and the listener could not be recreated: " + lerr.Error()
+		e.writeState()
+		return
+	}
+	srv.Replace(ln)
+	e.sock, _ = os.Lstat(e.path)
+	e.restarts++
+	e.state = StateListening
+	e.lastErr = ""
+	e.writeState()
+	e.logger.Warn("MCP socket file disappeared; listener recreated")
+}
+
+// Server returns the current server, nil when disabled.
+func (e *HostEndpoint) Server() *Server {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.srv
 }
 
 // StateFileName is the listener state file in the endpoint directory.

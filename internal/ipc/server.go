@@ -156,8 +156,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		c, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
-			closed := s.closed
+			closed, cur := s.closed, s.ln
 			s.mu.Unlock()
+			if !closed && cur != ln {
+				ln = cur // Replace swapped the listener
+				continue
+			}
 			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
@@ -196,6 +200,27 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			sc.serve()
 		}()
+	}
+}
+
+// Replace makes Serve accept on ln instead of the current listener, which
+// is closed without removing its socket file (the path may already hold
+// ln's). Accepted connections are not affected. After Close, ln is closed.
+func (s *Server) Replace(ln net.Listener) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return
+	}
+	old := s.ln
+	s.ln = ln
+	s.mu.Unlock()
+	if old != nil {
+		if ul, ok := old.(*net.UnixListener); ok {
+			ul.SetUnlinkOnClose(false)
+		}
+		old.Close()
 	}
 }
 

@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/capture"
@@ -58,6 +59,9 @@ func newCapture(c *capture.Capture) *Capture {
 type Query struct {
 	// Path: all-term case-insensitive substring match on the row path.
 	Path string `json:"path,omitempty"`
+	// PathBytes: base64 of a path query that is not valid UTF-8
+	// (capture.Filter.PathBytes).
+	PathBytes string `json:"path_bytes,omitempty"`
 	// OwnerName: exact case-insensitive owner (executable) name; it also
 	// matches a row's kernel command name (Row.Comm).
 	OwnerName string `json:"owner_name,omitempty"`
@@ -72,12 +76,12 @@ type Query struct {
 
 // IsZero reports an unmodified read (no selector, no projection).
 func (q Query) IsZero() bool {
-	return q.Path == "" && q.OwnerName == "" && q.Extension == "" && !q.DistinctPaths && len(q.Projection) == 0
+	return q.Path == "" && q.PathBytes == "" && q.OwnerName == "" && q.Extension == "" && !q.DistinctPaths && len(q.Projection) == 0
 }
 
 // Filter returns the row selectors of q.
 func (q Query) Filter() capture.Filter {
-	return capture.Filter{Path: q.Path, Extension: q.Extension, OwnerName: q.OwnerName}
+	return capture.Filter{Path: q.Path, PathBytes: q.PathBytes, Extension: q.Extension, OwnerName: q.OwnerName}
 }
 
 // Validate checks semantic rules for a capture of kind (INVALID_ARGUMENT
@@ -149,13 +153,17 @@ func (s *Session) View(id string, q Query) (*Capture, error) {
 		nr := *r
 		enc := src.Enc[i]
 		if len(q.Projection) > 0 {
-			nr.Fields = make([]capture.Field, len(q.Projection))
-			for fi, key := range q.Projection {
+			nr.Fields = make([]capture.Field, 0, len(q.Projection)+1)
+			for _, key := range q.Projection {
 				v, ok := r.Get(key)
 				if !ok {
 					v = capture.Missing(src.Kind, key)
 				}
-				nr.Fields[fi] = capture.Field{Key: key, Value: v}
+				nr.Fields = append(nr.Fields, capture.Field{Key: key, Value: v})
+				// a lossy name or path brings its exact bytes along
+				if b, ok := r.Get(key + "_bytes"); ok && !slices.Contains(q.Projection, key+"_bytes") {
+					nr.Fields = append(nr.Fields, capture.Field{Key: key + "_bytes", Value: b})
+				}
 			}
 			buf = nr.AppendJSON(buf[:0], nil)
 			enc = append(json.RawMessage(nil), buf...)

@@ -7,21 +7,24 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxLineBytes bounds one inbound JSON-RPC line (the 4 MiB message limit of
-// seed 000 section 8, with room for framing).
+// seed 000 section 8, with room for framing). A longer line is answered
+// with -32600 (with its id when the id precedes the first 5 MiB).
 const MaxLineBytes = 5 << 20
 
-// parseError is the JSON-RPC 2.0 response to a line that is not JSON.
-var parseError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not a JSON value"}}` + "\n")
-
-// tooLong is the response to a line longer than MaxLineBytes.
-var tooLong = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the message exceeds 5 MiB"}}` + "\n")
+// MaxNestingDepth bounds the array/object nesting of one inbound message,
+// the envelope included (a tools/call's arguments start at depth 3). A
+// deeper message is answered with an error and never decoded.
+const MaxNestingDepth = 64
 
 // lockedWriter serializes whole-message writes to stdout: the SDK writes
 // each message with one Write, and the line filter writes its error
@@ -87,10 +90,13 @@ func (l *lockedWriter) drain(d time.Duration) {
 
 func (l *lockedWriter) Close() error { return nil }
 
-// filterLines copies newline-delimited messages from in to out, answering
-// lines that are not JSON with a -32700 parse error (and over-long lines
-// with -32600) on w instead of passing them on, so one garbled line does
-// not end the session (JSON-RPC 2.0 section 5.1). Blank lines are skipped.
+// filterLines copies newline-delimited messages from in to out. Before any
+// JSON decoder sees a line it checks the limits (MaxLineBytes, valid UTF-8,
+// MaxNestingDepth) and that the line is one JSON-RPC 2.0 message; a line
+// that fails is answered here, with the request's id whenever it can be
+// read from the line (recoverID), and is not passed on, so one bad line
+// never ends the session (JSON-RPC 2.0 section 5.1). Blank lines are
+// skipped.
 func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
@@ -99,24 +105,22 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(line) > MaxLineBytes {
-				// Drop the rest of this line.
+				// Answer from the head of the line, then drop the rest.
+				w.reply(rejection(line, limitTooLong))
 				for errors.Is(err, bufio.ErrBufferFull) {
 					_, err = r.ReadSlice('\n')
 				}
 				line = line[:0]
-				w.reply(tooLong)
 				if err != nil {
+					w.drain(DrainTimeout)
 					out.CloseWithError(eofOr(err))
 					return
 				}
-				continue
 			}
 			continue
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if !json.Valid(t) {
-				w.reply(parseError)
-			} else if resp := invalidRequest(t); resp != nil {
+			if resp := checkLine(t); resp != nil {
 				w.reply(resp)
 			} else {
 				if isRequest(t) {
@@ -136,6 +140,25 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 			return
 		}
 	}
+}
+
+// checkLine returns the response to a line that must not reach the SDK, or
+// nil when it may pass. Checks run cheapest and most fatal first: size,
+// UTF-8 and depth before any decoder (the SDK's decoder ends the session on
+// nesting beyond its own limit), then JSON syntax, then the JSON-RPC
+// envelope.
+func checkLine(t []byte) []byte {
+	switch {
+	case len(t) > MaxLineBytes:
+		return rejection(t, limitTooLong)
+	case !utf8.Valid(t):
+		return rejection(t, limitUTF8)
+	case jsonDepth(t) > MaxNestingDepth:
+		return rejection(t, limitDepth)
+	case !json.Valid(t):
+		return rejection(t, limitSyntax)
+	}
+	return invalidRequest(t)
 }
 
 // DrainTimeout bounds the wait for in-flight calls after stdin ends: the
@@ -203,11 +226,25 @@ func invalidRequest(line []byte) []byte {
 	id, hasID := m["id"]
 	if hasID {
 		switch {
-		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+		case len(id) > 0 && id[0] == '"':
+		case len(id) > 0 && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+			// The SDK reads a number id as a float64 and answers with its
+			// int64 truncation: only exact integers round-trip.
+			if n, err := strconv.ParseInt(string(id), 10, 64); err != nil || n > 1<<53 || n < -(1<<53) {
+				echo := id
+				if _, err := strconv.ParseFloat(string(id), 64); err != nil {
+					echo = nil // beyond float64: most clients could not read it back
+				}
+				return respond(echo, "a number id must be an integer of at most 2^53 in magnitude")
+			}
 		case string(id) == "null":
 		default:
 			return respond(nil, "id must be a string, a number or null")
 		}
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		// Whatever the SDK's own decoder refuses would end its session.
+		return respond(id, "the message does not decode as JSON-RPC 2.0 (a member has the wrong type)")
 	}
 	var version string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {

@@ -1,36 +1,49 @@
 package perf
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/aclements/go-moremath/stats"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
 )
 
-func benchFields() []Field {
-	return []Field{
-		{"confidence", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Confidence level of the intervals around each center (benchstat -confidence); default 0.95."}},
-		{"alpha", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Significance level for comparisons (benchstat -alpha); default 0.05."}},
+func benchField(name string) Field {
+	switch name {
+	case "confidence":
+		return Field{"confidence", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Confidence level of the intervals around each center (benchstat -confidence); default 0.95."}}
+	case "alpha":
+		return Field{"alpha", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Significance level for comparisons (benchstat -alpha); default 0.05."}}
+	case "row":
+		return Field{"row", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -row: benchproc projection whose distinct values make the rows, e.g. .name or /size; default .fullname."}}
+	case "col":
+		return Field{"col", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -col: benchproc projection whose distinct values make the columns (the first is the baseline), e.g. /size or goarch; default .file (one column per source, labelled source-N)."}}
+	case "ignore":
+		return Field{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "benchstat -ignore: comma-separated keys whose variation is ignored (e.g. cpu, so files from different CPUs compare)."}}
+	case "filter":
+		return Field{"filter", map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "benchstat -filter: benchfilter query selecting results or units, e.g. \".name:Sum* .unit:sec/op\"; default * (everything). Filtered results are counted in coverage.results_filtered."}}
 	}
+	panic("unknown benchmark field " + name)
 }
 
 func summarizeBenchmarksOperation() *Operation {
 	return &Operation{
 		Name:  "summarize_benchmarks",
 		Title: "Summarize Go benchmark results",
-		Description: "Summarize one Go benchmark results file (`go test -bench` output, golang.org/x/perf/benchfmt): per benchmark, configuration and unit, the sample size, center (median, or exact value for assume=exact units), its confidence interval and range, as benchstat computes them with benchmath. Units are tidied like benchstat (ns/op becomes sec/op). " +
-			"Required: sources (exactly one gobench file). Optional: confidence, page_size, limits, continuation.",
+		Description: "Summarize one Go benchmark results file (`go test -bench` output, golang.org/x/perf/benchfmt) as benchstat does with benchmath and benchproc: per configuration table (the file's config keys such as pkg, goos, cpu), unit and row, the sample size, center (median, or exact value for assume=exact units), its confidence interval and range; summary.geomean has benchstat's geomean row per table. Units are tidied like benchstat (ns/op becomes sec/op); non-finite numbers are strings (\"NaN\", \"+Inf\"). " +
+			"Required: sources (exactly one gobench file). Optional: confidence, row, ignore, filter (benchstat -row/-ignore/-filter), page_size, limits, continuation.",
 		MinSources: 1, MaxSources: 1,
 		Formats: []string{FormatGoBench},
-		Fields:  benchFields()[:1],
+		Fields:  []Field{benchField("confidence"), benchField("row"), benchField("ignore"), benchField("filter")},
 		Run:     runSummarizeBenchmarks,
 	}
 }
@@ -39,79 +52,305 @@ func compareBenchmarksOperation() *Operation {
 	return &Operation{
 		Name:  "compare_benchmarks",
 		Title: "Compare Go benchmark results",
-		Description: "Compare Go benchmark results files like benchstat (first source is the baseline column, each other source a candidate): per benchmark, configuration and unit, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better); summary.geomean gives benchstat's geomean row per candidate and unit. " +
-			"Required: sources (2-16 gobench files). Optional: confidence, alpha, page_size, limits, continuation.",
+		Description: "Compare Go benchmark results files like benchstat (by default the first source is the baseline column, each other source a candidate column; col/row/ignore/filter are benchstat's projections): per configuration table, unit, row and candidate column, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better); summary.geomean gives benchstat's geomean row per table and column, each column over its own benchmarks, with benchstat's warnings. " +
+			"Required: sources (2-16 gobench files). Optional: confidence, alpha, col, row, ignore, filter, page_size, limits, continuation.",
 		MinSources: 2, MaxSources: 16,
 		Formats: []string{FormatGoBench},
-		Fields:  benchFields(),
+		Fields:  []Field{benchField("confidence"), benchField("alpha"), benchField("col"), benchField("row"), benchField("ignore"), benchField("filter")},
 		Run:     runCompareBenchmarks,
 	}
 }
 
-type benchKey struct {
-	config string
-	name   string
-	unit   string
+// benchOpts are benchstat's projection flags.
+type benchOpts struct {
+	row, col, ignore, filter string
+	conf                     float64
+	th                       benchmath.Thresholds
 }
 
-type benchFile struct {
-	order    []benchKey
-	values   map[benchKey][]float64
-	configs  map[string]map[string]string
-	units    benchfmt.UnitMetadataMap
-	results  int
-	warnings []string
+func benchOptions(fields map[string]any) benchOpts {
+	o := benchOpts{row: ".fullname", col: ".file", filter: "*"}
+	if v := strField(fields, "row"); v != "" {
+		o.row = v
+	}
+	if v := strField(fields, "col"); v != "" {
+		o.col = v
+	}
+	o.ignore = strField(fields, "ignore")
+	if v := strField(fields, "filter"); v != "" {
+		o.filter = v
+	}
+	o.conf = floatField(fields, "confidence", 0.95)
+	o.th = benchmath.DefaultThresholds
+	o.th.CompareAlpha = floatField(fields, "alpha", 0.05)
+	return o
 }
 
-// readBench reads one benchmark file with benchfmt. Syntax errors are kept
-// as warnings with their line numbers (benchstat reports and skips them).
-func readBench(ctx context.Context, in *input) (*benchFile, error) {
-	f, err := os.Open(in.file)
+// benchTable is one benchstat table: one configuration (the .config keys
+// not otherwise projected) and unit, rows by the row projection and
+// columns by the column projection.
+type benchTable struct {
+	key        benchproc.Key
+	unit       string
+	rows, cols []benchproc.Key
+	rowSet     map[benchproc.Key]struct{}
+	colSet     map[benchproc.Key]struct{}
+	cells      map[[2]benchproc.Key]*benchCell
+	assumption benchmath.Assumption
+	better     int
+	geomeans   []*benchGeomean // per column
+}
+
+type benchCell struct {
+	values  []float64
+	residue map[benchproc.Key]struct{}
+	sample  *benchmath.Sample
+	summary benchmath.Summary
+	base    *benchCell
+	cmp     benchmath.Comparison
+	warns   []string // sample and summary warnings
+	noCmp   bool     // a sample holds NaN: no comparison
+}
+
+func hasNaN(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// benchGeomean is benchstat's geomean row cell of one column: the
+// geometric mean of the column's own centers and of its ratios to the
+// baseline column.
+type benchGeomean struct {
+	hasSummary, hasRatio bool
+	summary, ratio       float64
+	n, paired            int
+	warnings             []string
+}
+
+// benchTables is what benchstat builds from the inputs.
+type benchTables struct {
+	tables      []*benchTable
+	unitField   *benchproc.Field
+	tableFields []*benchproc.Field
+	results     int
+	filtered    int
+	syntax      int
+	warnings    []string
+}
+
+// buildBenchTables reads every input with benchfmt (input i is the file
+// "source-i" for the .file key), applies the filter and projections with
+// benchproc, and summarizes every cell, comparison and geomean with
+// benchmath exactly as benchstat's table builder does.
+func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*benchTables, error) {
+	filter, err := benchproc.NewFilter(o.filter)
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
+		return nil, fieldErr(contract.CodeInvalidArgument, "/filter", "filter is not a benchfilter query: %v", sanitize(err))
 	}
-	defer f.Close()
-	bf := &benchFile{values: map[benchKey][]float64{}, configs: map[string]map[string]string{}}
-	r := benchfmt.NewReader(ctxReader{ctx, f}, "source-"+itoa(in.index))
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.SyntaxError:
-			if len(bf.warnings) < 100 {
-				_, line := rec.Pos()
-				bf.warnings = append(bf.warnings, "source "+itoa(in.index)+" line "+itoa(line)+": "+rec.Msg+" (line skipped)")
-			}
-		case *benchfmt.Result:
-			bf.results++
-			var parts []string
-			cfg := map[string]string{}
-			for _, c := range rec.Config {
-				if c.File {
-					parts = append(parts, c.Key+"="+string(c.Value))
-					cfg[c.Key] = string(c.Value)
+	var parser benchproc.ProjectionParser
+	tableBy, unitField, err := parser.ParseWithUnit(".config", filter)
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "table projection: %v", sanitize(err))
+	}
+	rowBy, err := parser.Parse(o.row, filter)
+	if err != nil {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/row", "row is not a benchproc projection: %v", sanitize(err))
+	}
+	colBy, err := parser.Parse(o.col, filter)
+	if err != nil {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/col", "col is not a benchproc projection: %v", sanitize(err))
+	}
+	if _, err := parser.Parse(o.ignore, filter); err != nil {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/ignore", "ignore is not a list of benchproc keys: %v", sanitize(err))
+	}
+	residue := parser.Residue()
+	bt := &benchTables{unitField: unitField}
+	byKey := map[benchproc.Key]*benchTable{}
+	// One reader for every input, as benchfmt.Files does: unit metadata
+	// accumulates, and each input is the .file "source-N".
+	r := benchfmt.NewReader(bytes.NewReader(nil), "")
+	for _, in := range inputs {
+		f, err := os.Open(in.file)
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
+		}
+		r.Reset(ctxReader{ctx, f}, "source-"+itoa(in.index), ".file", "source-"+itoa(in.index))
+		results := 0
+		for r.Scan() {
+			switch rec := r.Result().(type) {
+			case *benchfmt.SyntaxError:
+				bt.syntax++
+				if len(bt.warnings) < 100 {
+					_, line := rec.Pos()
+					bt.warnings = append(bt.warnings, "source "+itoa(in.index)+" line "+itoa(line)+": "+rec.Msg+" (line skipped, as benchstat does)")
+				}
+			case *benchfmt.Result:
+				results++
+				bt.results++
+				if ok, _ := filter.Apply(rec); !ok {
+					bt.filtered++
+					continue
+				}
+				tableKeys := tableBy.ProjectValues(rec)
+				rowKey, colKey, resKey := rowBy.Project(rec), colBy.Project(rec), residue.Project(rec)
+				for ui, tk := range tableKeys {
+					t := byKey[tk]
+					if t == nil {
+						t = &benchTable{key: tk, rowSet: map[benchproc.Key]struct{}{}, colSet: map[benchproc.Key]struct{}{}, cells: map[[2]benchproc.Key]*benchCell{}}
+						byKey[tk] = t
+					}
+					ck := [2]benchproc.Key{rowKey, colKey}
+					c := t.cells[ck]
+					if c == nil {
+						c = &benchCell{residue: map[benchproc.Key]struct{}{}}
+						t.cells[ck] = c
+						t.rowSet[rowKey] = struct{}{}
+						t.colSet[colKey] = struct{}{}
+					}
+					c.values = append(c.values, rec.Values[ui].Value)
+					c.residue[resKey] = struct{}{}
 				}
 			}
-			cs := strings.Join(parts, " ")
-			bf.configs[cs] = cfg
-			for _, v := range rec.Values {
-				k := benchKey{cs, rec.Name.String(), v.Unit}
-				if _, ok := bf.values[k]; !ok {
-					bf.order = append(bf.order, k)
+		}
+		err = r.Err()
+		f.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, decodeFail("source %d could not be read as Go benchmark results", in.index)
+		}
+		if results == 0 {
+			return nil, decodeFail("source %d holds no Go benchmark result lines (\"BenchmarkName N value unit...\")", in.index)
+		}
+	}
+	units := r.Units()
+	var keys []benchproc.Key
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	benchproc.SortKeys(keys)
+	if len(keys) > 0 {
+		bt.tableFields = keys[0].Projection().FlattenedFields()
+	}
+	for _, k := range keys {
+		t := byKey[k]
+		t.unit = k.Get(unitField)
+		t.assumption = units.GetAssumption(t.unit)
+		t.better = units.GetBetter(t.unit)
+		t.rows, t.cols = sortedSet(t.rowSet), sortedSet(t.colSet)
+		for _, c := range t.cells {
+			c.sample = benchmath.NewSample(c.values, &o.th)
+		}
+		base := t.cols[0]
+		for ck, c := range t.cells {
+			if ck[1] != base {
+				c.base = t.cells[[2]benchproc.Key{ck[0], base}]
+			}
+			c.summary = t.assumption.Summary(c.sample, o.conf)
+			if c.base != nil {
+				if hasNaN(c.values) || hasNaN(c.base.values) {
+					// benchmath's Mann-Whitney U does not terminate on
+					// NaN samples (benchstat hangs): not compared.
+					c.noCmp = true
+				} else {
+					c.cmp = t.assumption.Compare(c.base.sample, c.sample)
 				}
-				bf.values[k] = append(bf.values[k], v.Value)
+			}
+			c.warns = append(errStrings(c.sample.Warnings), errStrings(c.summary.Warnings)...)
+			if nsk := benchproc.NonSingularFields(sortedSet(c.residue)); len(nsk) > 0 {
+				var names []string
+				for _, f := range nsk {
+					names = append(names, f.Name)
+				}
+				c.warns = append(c.warns, "benchmarks vary in "+strings.Join(names, ", "))
+			}
+		}
+		t.geomeans = geomeanRow(t)
+		bt.tables = append(bt.tables, t)
+	}
+	return bt, nil
+}
+
+func sortedSet(m map[benchproc.Key]struct{}) []benchproc.Key {
+	keys := make([]benchproc.Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	benchproc.SortKeys(keys)
+	return keys
+}
+
+// geomeanRow is benchstat's summarizeCol for every column of t.
+func geomeanRow(t *benchTable) []*benchGeomean {
+	nBase := 0
+	for _, row := range t.rows {
+		if _, ok := t.cells[[2]benchproc.Key{row, t.cols[0]}]; ok {
+			nBase++
+		}
+	}
+	out := make([]*benchGeomean, len(t.cols))
+	for i, col := range t.cols {
+		g := &benchGeomean{}
+		var summaries, ratios []float64
+		badRatio := false
+		for _, row := range t.rows {
+			c, ok := t.cells[[2]benchproc.Key{row, col}]
+			if !ok {
+				continue
+			}
+			summaries = append(summaries, c.summary.Center)
+			if c.base != nil {
+				a, b := c.summary.Center, c.base.summary.Center
+				switch {
+				case a == b:
+					ratios = append(ratios, 1)
+				case b == 0:
+					badRatio = true
+					ratios = append(ratios, 0)
+					continue
+				default:
+					ratios = append(ratios, a/b)
+				}
+			}
+		}
+		g.n, g.paired = len(summaries), len(ratios)
+		if i > 0 && nBase != len(ratios) {
+			g.warnings = append(g.warnings, "benchmark set differs from baseline; geomeans may not be comparable")
+		}
+		if gm := stats.GeoMean(summaries); math.IsNaN(gm) {
+			g.warnings = append(g.warnings, "summaries must be >0 to compute geomean")
+		} else {
+			g.hasSummary, g.summary = true, gm
+		}
+		if i > 0 && !badRatio {
+			if gm := stats.GeoMean(ratios); math.IsNaN(gm) {
+				g.warnings = append(g.warnings, "ratios must be >0 to compute geomean")
+			} else {
+				g.hasRatio, g.ratio = true, gm
+			}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// config is the table's configuration (its key without the unit), as
+// benchstat prints above each table.
+func (bt *benchTables) config(t *benchTable) map[string]string {
+	m := map[string]string{}
+	for _, f := range bt.tableFields {
+		if f.Name != ".unit" {
+			if v := t.key.Get(f); v != "" {
+				m[f.Name] = v
 			}
 		}
 	}
-	if err := r.Err(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, decodeFail("source %d could not be read as Go benchmark results", in.index)
-	}
-	bf.units = r.Units()
-	if bf.results == 0 {
-		return nil, decodeFail("source %d holds no Go benchmark result lines", in.index)
-	}
-	return bf, nil
+	return m
 }
 
 func floatField(m map[string]any, key string, def float64) float64 {
@@ -123,17 +362,25 @@ func floatField(m map[string]any, key string, def float64) float64 {
 	return def
 }
 
-func finite(f float64) any {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil
+// num is f for JSON, or its string ("NaN", "+Inf", "-Inf") when it is
+// not finite.
+func num(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
 	}
 	return f
 }
 
-func summaryMap(s benchmath.Summary, n int, label string) map[string]any {
-	m := map[string]any{"n": n, "center": finite(s.Center), "lo": finite(s.Lo), "hi": finite(s.Hi), "confidence": finite(s.Confidence), "statistic": label, "range": "±" + s.PctRangeString()}
-	if w := errStrings(s.Warnings); len(w) > 0 {
-		m["warnings"] = w
+func cellSummary(c *benchCell, label string) map[string]any {
+	s := c.summary
+	m := map[string]any{"n": len(c.sample.Values), "center": num(s.Center), "lo": num(s.Lo), "hi": num(s.Hi), "confidence": num(s.Confidence), "statistic": label, "range": "±" + s.PctRangeString()}
+	if len(c.warns) > 0 {
+		m["warnings"] = c.warns
 	}
 	return m
 }
@@ -146,207 +393,198 @@ func errStrings(errs []error) []string {
 	return out
 }
 
-// sortedKeys orders benchmark keys like benchstat: configuration, then
-// first appearance of the name, then unit in appearance order.
-func sortedKeys(order []benchKey) []benchKey {
-	out := append([]benchKey(nil), order...)
-	pos := map[benchKey]int{}
-	for i, k := range order {
-		pos[k] = i
+// configWarning explains tables that hold fewer columns than the result:
+// the configurations (e.g. cpu: lines) differ, so benchstat prints their
+// benchmarks in separate tables that are not compared.
+func (bt *benchTables) configWarning() []string {
+	cols := map[benchproc.Key]struct{}{}
+	short := false
+	for _, t := range bt.tables {
+		for _, c := range t.cols {
+			cols[c] = struct{}{}
+		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return pos[out[a]] < pos[out[b]] })
-	return out
+	for _, t := range bt.tables {
+		if len(t.cols) < len(cols) {
+			short = true
+		}
+	}
+	if !short || len(cols) < 2 {
+		return nil
+	}
+	var keys []benchproc.Key
+	for _, t := range bt.tables {
+		keys = append(keys, t.key)
+	}
+	var names []string
+	for _, f := range benchproc.NonSingularFields(keys) {
+		if f.Name != ".unit" {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) == 0 {
+		return []string{"some tables lack columns: not every benchmark appears in every column"}
+	}
+	return []string{fmt.Sprintf("the configurations differ in %s, so benchmarks of different configurations are in separate tables and not compared (as benchstat prints them); pass ignore: %q to compare across them", strings.Join(names, ", "), strings.Join(names, ","))}
+}
+
+func (bt *benchTables) coverage() map[string]any {
+	return map[string]any{"results": bt.results, "results_filtered": bt.filtered, "syntax_errors": bt.syntax, "tables": len(bt.tables)}
+}
+
+func geomeanMap(bt *benchTables, t *benchTable, i int) map[string]any {
+	g := t.geomeans[i]
+	m := map[string]any{"config": bt.config(t), "unit": t.unit, "column": t.cols[i].StringValues(), "column_index": i, "benchmarks": g.n, "geomean": nil}
+	if g.hasSummary {
+		m["geomean"] = num(g.summary)
+	}
+	if i > 0 {
+		m["base_column"] = t.cols[0].StringValues()
+		m["paired"] = g.paired
+		m["delta"], m["delta_percent"], m["ratio"] = "?", nil, nil
+		if g.hasRatio {
+			m["delta"] = fmt.Sprintf("%+.2f%%", (g.ratio-1)*100)
+			m["delta_percent"] = num((g.ratio - 1) * 100)
+			m["ratio"] = num(g.ratio)
+		}
+	}
+	if len(g.warnings) > 0 {
+		m["warnings"] = g.warnings
+	}
+	return m
 }
 
 func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	bf, err := readBench(ctx, req.Inputs[0])
+	o := benchOptions(req.Fields)
+	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err
 	}
-	conf := floatField(req.Fields, "confidence", 0.95)
-	th := benchmath.DefaultThresholds
-	var rows []any
-	for _, k := range sortedKeys(bf.order) {
-		s := benchmath.NewSample(append([]float64(nil), bf.values[k]...), &th)
-		as := bf.units.GetAssumption(k.unit)
-		sum := as.Summary(s, conf)
-		row := map[string]any{"benchmark": k.name, "config": bf.configs[k.config], "unit": k.unit}
-		for kk, v := range summaryMap(sum, len(s.Values), as.SummaryLabel()) {
-			row[kk] = v
+	var rows, geo []any
+	for _, t := range bt.tables {
+		label := t.assumption.SummaryLabel()
+		for _, rk := range t.rows {
+			for ci, ck := range t.cols {
+				c, ok := t.cells[[2]benchproc.Key{rk, ck}]
+				if !ok {
+					continue
+				}
+				row := map[string]any{"benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit}
+				if len(t.cols) > 1 {
+					row["column"] = ck.StringValues()
+					row["column_index"] = ci
+				}
+				for kk, v := range cellSummary(c, label) {
+					row[kk] = v
+				}
+				rows = append(rows, row)
+			}
 		}
-		rows = append(rows, row)
+		for i := range t.cols {
+			geo = append(geo, geomeanMap(bt, t, i))
+		}
 	}
 	out, err := page(rows, req)
 	if err != nil {
 		return nil, err
 	}
-	out.Summary = map[string]any{"results": bf.results, "series": len(bf.order), "confidence": conf}
-	out.Warnings = bf.warnings
+	out.Summary = map[string]any{"results": bt.results, "series": len(rows), "tables": len(bt.tables), "confidence": o.conf, "row": o.row, "filter": o.filter, "ignore": o.ignore, "geomean": geo}
+	out.Coverage = bt.coverage()
+	out.Warnings = append(bt.warnings, bt.configWarning()...)
 	return out, nil
 }
 
 func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	var files []*benchFile
-	for _, in := range req.Inputs {
-		bf, err := readBench(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, bf)
+	o := benchOptions(req.Fields)
+	bt, err := buildBenchTables(ctx, req.Inputs, o)
+	if err != nil {
+		return nil, err
 	}
-	conf := floatField(req.Fields, "confidence", 0.95)
-	th := benchmath.Thresholds{CompareAlpha: floatField(req.Fields, "alpha", 0.05)}
-	base := files[0]
-	var rows []any
+	var rows, geo []any
 	significant := 0
-	var warnings []string
-	var geomeans []any
-	for ci := 1; ci < len(files); ci++ {
-		cand := files[ci]
-		keys := sortedKeys(append(append([]benchKey(nil), base.order...), onlyIn(cand.order, base.values)...))
-		gm := map[string]*geoAcc{}
-		var gmUnits []string
-		acc := func(unit string) *geoAcc {
-			if gm[unit] == nil {
-				gm[unit] = &geoAcc{}
-				gmUnits = append(gmUnits, unit)
-			}
-			return gm[unit]
-		}
-		for _, k := range keys {
-			row := map[string]any{"candidate": ci, "benchmark": k.name, "config": mergeCfg(base.configs[k.config], cand.configs[k.config]), "unit": k.unit}
-			bv, okb := base.values[k]
-			cv, okc := cand.values[k]
-			as := base.units.GetAssumption(k.unit)
-			var bs, cs *benchmath.Sample
-			if okb {
-				bs = benchmath.NewSample(append([]float64(nil), bv...), &th)
-				row["base"] = summaryMap(as.Summary(bs, conf), len(bs.Values), as.SummaryLabel())
-			} else {
-				row["base"] = nil
-			}
-			if okc {
-				cs = benchmath.NewSample(append([]float64(nil), cv...), &th)
-				row["candidate_summary"] = summaryMap(as.Summary(cs, conf), len(cs.Values), as.SummaryLabel())
-			} else {
-				row["candidate_summary"] = nil
-			}
-			if !okb || !okc {
-				row["verdict"] = map[bool]string{true: "missing_in_candidate", false: "missing_in_base"}[okb]
-				row["delta_percent"], row["p_value"], row["significant"], row["delta"] = nil, nil, false, ""
+	for _, t := range bt.tables {
+		label := t.assumption.SummaryLabel()
+		base := t.cols[0]
+		for _, rk := range t.rows {
+			bc := t.cells[[2]benchproc.Key{rk, base}]
+			emit := func(ci int, c *benchCell) {
+				row := map[string]any{"candidate": ci, "benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit,
+					"base_column": base.StringValues(), "column": t.cols[ci].StringValues(), "base": nil, "candidate_summary": nil,
+					"delta_percent": nil, "p_value": nil, "significant": false, "delta": ""}
+				if bc != nil {
+					row["base"] = cellSummary(bc, label)
+				}
+				if c != nil && ci > 0 {
+					row["candidate_summary"] = cellSummary(c, label)
+				}
+				switch {
+				case ci == 0:
+					row["column"] = nil
+					row["verdict"] = "no_other_column"
+				case bc == nil:
+					row["verdict"] = "missing_in_base"
+				case c == nil:
+					row["verdict"] = "missing_in_candidate"
+				case c.noCmp:
+					row["verdict"] = "not_compared"
+					row["delta"] = "?"
+					row["warnings"] = []string{"a sample holds NaN values, which the Mann-Whitney U test cannot rank; not compared (benchstat does not terminate on this input)"}
+				default:
+					cmp := c.cmp
+					oc, nc := bc.summary.Center, c.summary.Center
+					row["p_value"] = num(cmp.P)
+					row["alpha"] = cmp.Alpha
+					row["comparison"] = cmp.String()
+					row["delta"] = cmp.FormatDelta(oc, nc)
+					// benchstat prints "~" when P > Alpha (FormatDelta).
+					sig := cmp.P <= cmp.Alpha && oc != nc
+					row["significant"] = sig
+					if oc != 0 {
+						row["delta_percent"] = num((nc/oc - 1) * 100)
+					}
+					if w := errStrings(cmp.Warnings); len(w) > 0 {
+						row["warnings"] = w
+					}
+					switch {
+					case !sig:
+						row["verdict"] = "no_significant_change"
+					case t.better == 0:
+						row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
+					case (nc > oc) == (t.better > 0):
+						row["verdict"] = "improvement"
+					default:
+						row["verdict"] = "regression"
+					}
+					if sig {
+						significant++
+					}
+				}
 				rows = append(rows, row)
+			}
+			if len(t.cols) == 1 {
+				emit(0, nil)
 				continue
 			}
-			cmp := as.Compare(bs, cs)
-			oc, nc := as.Summary(bs, conf).Center, as.Summary(cs, conf).Center
-			acc(k.unit).add(oc, nc)
-			row["p_value"] = finite(cmp.P)
-			row["alpha"] = cmp.Alpha
-			row["comparison"] = cmp.String()
-			row["delta"] = cmp.FormatDelta(oc, nc)
-			sig := cmp.P <= cmp.Alpha && oc != nc
-			// benchstat prints "~" when P > Alpha (FormatDelta).
-			row["significant"] = sig
-			if oc != 0 {
-				row["delta_percent"] = finite((nc/oc - 1) * 100)
-			} else {
-				row["delta_percent"] = nil
+			for ci := 1; ci < len(t.cols); ci++ {
+				c := t.cells[[2]benchproc.Key{rk, t.cols[ci]}]
+				if c == nil && bc == nil {
+					continue
+				}
+				emit(ci, c)
 			}
-			if w := errStrings(cmp.Warnings); len(w) > 0 {
-				row["warnings"] = w
-			}
-			better := base.units.GetBetter(k.unit)
-			switch {
-			case !sig:
-				row["verdict"] = "no_significant_change"
-			case better == 0:
-				row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
-			case (nc > oc) == (better > 0):
-				row["verdict"] = "improvement"
-			default:
-				row["verdict"] = "regression"
-			}
-			if sig {
-				significant++
-			}
-			rows = append(rows, row)
 		}
-		for _, u := range gmUnits {
-			geomeans = append(geomeans, gm[u].result(ci, u))
+		for i := range t.cols {
+			geo = append(geo, geomeanMap(bt, t, i))
 		}
-	}
-	for _, f := range files {
-		warnings = append(warnings, f.warnings...)
 	}
 	out, err := page(rows, req)
 	if err != nil {
 		return nil, err
 	}
-	out.Summary = map[string]any{"baseline": 0, "candidates": len(files) - 1, "significant": significant, "confidence": conf, "alpha": th.CompareAlpha, "test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geomeans}
-	out.Warnings = warnings
+	out.Summary = map[string]any{"baseline": 0, "candidates": len(req.Inputs) - 1, "significant": significant, "confidence": o.conf, "alpha": o.th.CompareAlpha,
+		"test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geo,
+		"tables": len(bt.tables), "row": o.row, "col": o.col, "filter": o.filter, "ignore": o.ignore}
+	out.Coverage = bt.coverage()
+	out.Warnings = append(bt.warnings, bt.configWarning()...)
 	return out, nil
-}
-
-func onlyIn(order []benchKey, other map[benchKey][]float64) []benchKey {
-	var out []benchKey
-	for _, k := range order {
-		if _, ok := other[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func mergeCfg(a, b map[string]string) map[string]string {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-// geoAcc accumulates benchstat's geomean row of one unit: the geometric
-// mean of each column's centers and of the candidate/base center ratios
-// (0/0 counts as 1; a zero base makes the ratio unavailable). Only
-// benchmarks present in both columns contribute.
-type geoAcc struct {
-	base, cand, ratio []float64
-	badRatio          bool
-}
-
-func (g *geoAcc) add(b, c float64) {
-	g.base = append(g.base, b)
-	g.cand = append(g.cand, c)
-	switch {
-	case b == c:
-		g.ratio = append(g.ratio, 1)
-	case b == 0:
-		g.badRatio = true
-	default:
-		g.ratio = append(g.ratio, c/b)
-	}
-}
-
-func geomean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		if x <= 0 {
-			return math.NaN()
-		}
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(xs)))
-}
-
-func (g *geoAcc) result(ci int, unit string) map[string]any {
-	m := map[string]any{"candidate": ci, "unit": unit, "benchmarks": len(g.base), "base": finite(geomean(g.base)), "candidate_geomean": finite(geomean(g.cand)), "delta_percent": nil, "delta": "?"}
-	if !g.badRatio {
-		if r := geomean(g.ratio); !math.IsNaN(r) {
-			m["delta_percent"] = (r - 1) * 100
-			m["delta"] = fmt.Sprintf("%+.2f%%", (r-1)*100)
-		}
-	}
-	return m
 }

@@ -95,8 +95,10 @@ func FuzzJSONPreview(f *testing.F) {
 func FuzzChromeTrace(f *testing.F) {
 	seed(f, "trace", ".json")
 	f.Add([]byte(`[{"ph":"X","ts":1e3,"dur":"2"}]`))
+	f.Add([]byte(`[{"ph":"X","ts":1,"dur":2},{"ph":"X","ts":3}, ` + "\n"))
+	f.Add([]byte(`[{"ph":"B","ts":1,"pid":1,"tid":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _, _, err := scanTrace(context.Background(), bytes.NewReader(b), 1<<20,
+		_, err := scanTrace(context.Background(), bytes.NewReader(b), 1<<20,
 			func(ev *traceEvent, s, e int64, instant bool) error {
 				if !instant && e < s {
 					t.Fatalf("span ends before it starts: %d %d", s, e)
@@ -110,13 +112,15 @@ func FuzzChromeTrace(f *testing.F) {
 func FuzzFolded(f *testing.F) {
 	f.Add([]byte("main;a;b 10\nmain;c 3\n"))
 	f.Add([]byte("x 1\r\n\n"))
+	f.Add([]byte("\xef\xbb\xbfmain;a 3\n# comment\nmain;; 2\nmain;b x\n"))
+	f.Add([]byte("\xff\xfem\x00;\x00a\x00 \x001\x00\n\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sp, err := decodeFolded(context.Background(), bytes.NewReader(b), 0, 1<<24)
 		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
 		if err != nil {
 			return
 		}
-		stats, total := sp.aggregate(0, nil)
+		stats, total := sp.aggregate(0, granFunctions, nil)
 		var flat int64
 		for _, s := range stats {
 			flat += s.flat

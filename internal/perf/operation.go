@@ -284,8 +284,26 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 		ids[i] = in.identity()
 	}
 	req := &Request{Inputs: inputs, Fields: fields, Limits: lim}
+	// The replay arguments: every operation field, the effective limits
+	// and page size (replay sources are added to next_page below).
+	next := map[string]any{}
+	for k, v := range fields {
+		if k != "sources" && k != "continuation" && k != "limits" && k != "page_size" {
+			next[k] = v
+		}
+	}
+	next["page_size"] = lim.MaxRows
+	next["limits"] = lim.toMap()
+	if op.Replay != nil {
+		op.Replay(next)
+	}
+	nb, _ := json.Marshal(next)
 	if token != "" {
-		pos, err := rt.continuations().Resume(token, op.Name, ids, args)
+		// The token binds the effective arguments, so a call that
+		// spells them out (next_page.arguments) and one that leaves
+		// page_size or limits at their defaults (the original command
+		// re-run with --continuation) resume alike.
+		pos, err := rt.continuations().Resume(token, op.Name, ids, nb)
 		if err != nil {
 			if ce := contract.AsError(err); ce.Field == "" {
 				ce.Field = "/continuation"
@@ -306,19 +324,6 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	// The replay arguments: every operation field, the effective limits
-	// and page size, replay sources.
-	next := map[string]any{}
-	for k, v := range fields {
-		if k != "sources" && k != "continuation" && k != "limits" && k != "page_size" {
-			next[k] = v
-		}
-	}
-	next["page_size"] = lim.MaxRows
-	next["limits"] = lim.toMap()
-	if op.Replay != nil {
-		op.Replay(next)
-	}
 	replay := make([]any, len(inputs))
 	descr := make([]any, len(inputs))
 	for i, in := range inputs {
@@ -327,7 +332,6 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	}
 	var nextPage *contract.Action
 	if out.Next != nil {
-		nb, _ := json.Marshal(next)
 		codec, err := rt.durableContinuations()
 		if err != nil {
 			return nil, err

@@ -9,13 +9,17 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // sampleType is one value dimension of a profile (pprof ValueType).
@@ -24,27 +28,77 @@ type sampleType struct {
 	Unit string `json:"unit"`
 }
 
+// Granularities of profile rows: go tool pprof's default (functions) and
+// -addresses.
+const (
+	granFunctions = 0
+	granAddresses = 1
+)
+
 // stackProfile is the decoded form both pprof and folded stacks reduce to:
-// function names, and samples as leaf-first function-index stacks with one
-// value per sample type.
+// locations (each one or more frames, inlined frames first), node names per
+// granularity, and samples as leaf-first location stacks with one value per
+// sample type.
 type stackProfile struct {
-	types   []sampleType
-	funcs   []string
+	types []sampleType
+	// nodes[g] are the row names at granularity g, as go tool pprof
+	// prints them (functions: "main.f", "[binary]" or "<unknown>";
+	// addresses: "%016x main.f file.go:12").
+	nodes   [2][]string
+	locs    []stackLoc
 	samples []stackSample
 	meta    map[string]any
+	// diffBase is true when some sample carries the label
+	// pprof::base=true (what go tool pprof -diff_base writes): the
+	// percentage denominator is then the base samples' total.
+	diffBase bool
+	// warnings and coverage report input rows that were not used
+	// (folded lines that are not stacks).
+	warnings []string
+	coverage map[string]any
+}
+
+// stackLoc is one location (a program counter with its frames).
+type stackLoc struct {
+	nodes [2][]int32 // node ids per granularity, innermost frame first
+	// names are what pprof's focus/ignore match: function names, file
+	// names and the mapping's file (profile.Location.matchesName).
+	names []string
 }
 
 type stackSample struct {
-	stack  []int32 // leaf first
+	locs   []int32 // leaf first
 	values []int64
+	base   bool // labelled pprof::base=true
+}
+
+// interner assigns node ids per granularity.
+type interner struct {
+	sp  *stackProfile
+	idx [2]map[string]int32
+}
+
+func newInterner(sp *stackProfile) *interner {
+	return &interner{sp: sp, idx: [2]map[string]int32{{}, {}}}
+}
+
+func (in *interner) id(g int, name string) int32 {
+	if i, ok := in.idx[g][name]; ok {
+		return i
+	}
+	i := int32(len(in.sp.nodes[g]))
+	in.sp.nodes[g] = append(in.sp.nodes[g], name)
+	in.idx[g][name] = i
+	return i
 }
 
 func profileFields() []Field {
 	return []Field{
 		{"sample_type", map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Restrict rows to this sample type (e.g. cpu, alloc_space); default every sample type."}},
-		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "Order functions by flat (self) or cum (inclusive) value, descending; default flat."}},
-		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression: keep only samples with a frame whose function name matches."}},
-		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression: drop samples with a frame whose function name matches."}},
+		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "Order rows by absolute flat (self) or cum (inclusive) value, descending, then by name (go tool pprof -top / -top -cum); default flat."}},
+		{"granularity", map[string]any{"enum": []string{"functions", "addresses"}, "description": "Row granularity like go tool pprof: functions (default; frames without a function name aggregate by binary as [name], or <unknown>) or addresses (one row per program counter and frame, as pprof -addresses)."}},
+		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -focus): keep only samples with a location whose function name, file name or mapping file matches."}},
+		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -ignore): drop samples with a location whose function name, file name or mapping file matches."}},
 	}
 }
 
@@ -52,8 +106,8 @@ func summarizeProfileOperation() *Operation {
 	return &Operation{
 		Name:  "summarize_profile",
 		Title: "Summarize a profile",
-		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the profile total (as go tool pprof -top computes them, also under focus/ignore). " +
-			"Required: sources (exactly one; pprof protobuf, gzipped or not, or folded/collapsed stack text \"a;b;c 123\"). Optional: sample_type, sort (flat|cum), focus and ignore regexes (pprof semantics on function names), page_size, limits, continuation.",
+		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the profile total, as go tool pprof -top computes them (total = sum of absolute sample values, so profiles with negative values such as pprof -base output keep percentages within ±100; rows by absolute value; also under focus/ignore and at -addresses granularity). " +
+			"Required: sources (exactly one; pprof protobuf, gzipped or not, legacy pprof formats go tool pprof reads, or folded/collapsed stack text \"a;b;c 123\"). Optional: sample_type, sort (flat|cum), granularity (functions|addresses), focus and ignore regexes (pprof semantics: function, file and mapping names), page_size, limits, continuation.",
 		MinSources: 1, MaxSources: 1,
 		Formats: []string{FormatPprof, FormatFolded},
 		Fields:  profileFields(),
@@ -65,8 +119,8 @@ func compareProfilesOperation() *Operation {
 	return &Operation{
 		Name:  "compare_profiles",
 		Title: "Compare profiles",
-		Description: "Compare a base profile (first source) against one or more candidates: per function and sample type, flat and cum values of both, signed absolute deltas, and normalized deltas (change of share of the total, in percentage points) so profiles of different length compare. " +
-			"Required: sources (2-16; pprof or folded). Optional: sample_type, sort (flat|cum: by absolute delta), focus, ignore, page_size, limits, continuation.",
+		Description: "Compare a base profile (first source) against one or more candidates: per function and sample type, flat and cum values of both, signed absolute deltas (the values go tool pprof -diff_base=BASE CANDIDATE prints, with diff_base_*_percent of the base total), and normalized deltas (change of share of the total, in percentage points) so profiles of different length compare. " +
+			"Required: sources (2-16; pprof or folded). Optional: sample_type, sort (flat|cum: by absolute delta), granularity, focus, ignore, page_size, limits, continuation.",
 		MinSources: 2, MaxSources: 16,
 		Formats: []string{FormatPprof, FormatFolded},
 		Fields:  profileFields(),
@@ -123,17 +177,12 @@ func subChecked(a, b int64) (int64, bool) {
 // means no aggregate overflows.
 func (sp *stackProfile) checkSums(index int) error {
 	for ti, t := range sp.types {
-		var pos, neg int64
+		var abs int64
 		for si, s := range sp.samples {
 			v := s.values[ti]
-			var ok bool
-			if v >= 0 {
-				pos, ok = addChecked(pos, v)
-			} else {
-				neg, ok = addChecked(neg, v)
-			}
+			ok := v != math.MinInt64
 			if ok {
-				_, ok = subChecked(pos, neg)
+				abs, ok = addChecked(abs, abs64(v))
 			}
 			if !ok {
 				return contract.Errorf(contract.CodeLimitExceeded, "source %d: the %s/%s values sum beyond the int64 range at sample %d, so totals cannot be computed exactly", index, t.Type, t.Unit, si).WithDetail("source", index).WithDetail("sample", si)
@@ -142,6 +191,10 @@ func (sp *stackProfile) checkSums(index int) error {
 	}
 	return nil
 }
+
+// legacyHeaders are the first-line prefixes of the legacy text profiles
+// profile.Parse reads (heap, growth, contention, mutex, thread, cpuz).
+var legacyHeaders = []string{"heap profile:", "heap_v2/", "heap:", "--- heapz", "--- contention", "--- mutex", "--- delay", "growth profile:", "heapz", "threadz", "--- threadz", "--- cpuz", "cycles/second="}
 
 func loadPprof(r io.Reader, index int, memCap int64) (*stackProfile, error) {
 	br := bufio.NewReader(r)
@@ -162,14 +215,40 @@ func loadPprof(r io.Reader, index int, memCap int64) (*stackProfile, error) {
 	if int64(len(data)) > memCap {
 		return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d decompresses to more than limits.max_memory_bytes (%d)", index, memCap).WithDetail("max_memory_bytes", contract.Int(memCap))
 	}
-	p, err := profile.ParseUncompressed(data)
+	// profile.ParseData reads the protobuf format and every legacy format
+	// go tool pprof reads (legacy CPU binary, heap/growth/contention/
+	// mutex text, Java profiles).
+	p, err := profile.ParseData(data)
 	if err != nil {
-		return nil, decodeFail("source %d is not a pprof profile: %v", index, sanitize(err))
+		return nil, decodeFail("source %d is not a profile go tool pprof reads (%s): %v", index, recognizedProfile(data), sanitize(err)).WithDetail("recognized", recognizedProfile(data))
 	}
 	if err := p.CheckValid(); err != nil {
 		return nil, decodeFail("source %d is an inconsistent pprof profile: %v", index, sanitize(err))
 	}
 	return fromPprof(p), nil
+}
+
+// recognizedProfile names what the bytes look like, for error messages.
+func recognizedProfile(data []byte) string {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	for _, h := range legacyHeaders {
+		if bytes.HasPrefix(t, []byte(h)) {
+			return "legacy text profile starting " + strconv.Quote(h)
+		}
+	}
+	if len(data) >= 16 && bytes.Equal(data[:16], []byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}) {
+		return "legacy CPU profile (64-bit little-endian words)"
+	}
+	if bytes.HasPrefix(data, []byte("PERFILE2")) {
+		return "Linux perf.data (convert with perf script | stackcollapse-perf.pl to folded stacks, or perf_data_converter to pprof)"
+	}
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return "a JSON document (Chrome traces are read by inspect_trace_window)"
+	}
+	if len(data) > 0 && data[0] == 0x0a {
+		return "protobuf-like bytes"
+	}
+	return "no known profile header"
 }
 
 // sanitize keeps decoder messages but bounds their length.
@@ -179,6 +258,61 @@ func sanitize(err error) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// pprofFuncName is go tool pprof's node name at function granularity
+// (graph.NodeInfo.NameComponents after Profile.Aggregate with function
+// only): the function name, else the mapping file's base name in
+// brackets, else <unknown>.
+func pprofFuncName(fn *profile.Function, m *profile.Mapping) string {
+	if fn != nil && fn.Name != "" {
+		return fn.Name
+	}
+	if m != nil && m.File != "" {
+		return "[" + filepath.Base(m.File) + "]"
+	}
+	return "<unknown>"
+}
+
+// pprofAddrName is go tool pprof's node name at -addresses granularity:
+// the zero-padded address, the function name, then file:line[:column],
+// the file, or the binary.
+func pprofAddrName(loc *profile.Location, ln *profile.Line) string {
+	var parts []string
+	if loc.Address != 0 {
+		parts = append(parts, fmt.Sprintf("%016x", loc.Address))
+	}
+	var name, file string
+	var line, col int64
+	if ln != nil && ln.Function != nil {
+		name, line, col = ln.Function.Name, ln.Line, ln.Column
+		if ln.Function.Filename != "" {
+			file = filepath.Clean(ln.Function.Filename)
+		}
+	}
+	if name != "" {
+		parts = append(parts, name)
+	}
+	objfile := ""
+	if loc.Mapping != nil && (ln == nil || ln.Function == nil || name == "") {
+		objfile = loc.Mapping.File
+	}
+	switch {
+	case line != 0:
+		s := fmt.Sprintf("%s:%d", file, line)
+		if col != 0 {
+			s += fmt.Sprintf(":%d", col)
+		}
+		parts = append(parts, s)
+	case file != "":
+		parts = append(parts, file)
+	case name != "":
+	case objfile != "":
+		parts = append(parts, "["+filepath.Base(objfile)+"]")
+	default:
+		parts = append(parts, "<unknown>")
+	}
+	return strings.Join(parts, " ")
 }
 
 func fromPprof(p *profile.Profile) *stackProfile {
@@ -196,62 +330,81 @@ func fromPprof(p *profile.Profile) *stackProfile {
 	if p.DefaultSampleType != "" {
 		sp.meta["default_sample_type"] = p.DefaultSampleType
 	}
-	funcIdx := map[string]int32{}
-	intern := func(name string) int32 {
-		if i, ok := funcIdx[name]; ok {
-			return i
-		}
-		i := int32(len(sp.funcs))
-		sp.funcs = append(sp.funcs, name)
-		funcIdx[name] = i
-		return i
-	}
-	locFuncs := make(map[*profile.Location][]int32, len(p.Location))
+	in := newInterner(sp)
+	locIdx := make(map[*profile.Location]int32, len(p.Location))
+	unsymbolized := 0
 	for _, loc := range p.Location {
-		var fs []int32
-		for _, ln := range loc.Line {
-			// Line[0] is the innermost frame; every line but the last was
-			// inlined into the next. Like go tool pprof's function
-			// granularity, inlined and called frames of one function
-			// merge into one node (pprof only labels them "(inline)").
-			name := ""
+		var sl stackLoc
+		// Line[0] is the innermost frame; every line but the last was
+		// inlined into the next. Like go tool pprof, inlined and called
+		// frames of one function merge into one node.
+		for i := range loc.Line {
+			ln := &loc.Line[i]
+			sl.nodes[granFunctions] = append(sl.nodes[granFunctions], in.id(granFunctions, pprofFuncName(ln.Function, loc.Mapping)))
+			sl.nodes[granAddresses] = append(sl.nodes[granAddresses], in.id(granAddresses, pprofAddrName(loc, ln)))
 			if ln.Function != nil {
-				name = ln.Function.Name
+				sl.names = append(sl.names, ln.Function.Name, ln.Function.Filename)
 			}
-			if name == "" {
-				name = fmt.Sprintf("0x%x", loc.Address)
-			}
-			fs = append(fs, intern(name))
 		}
-		if len(fs) == 0 {
-			fs = append(fs, intern(fmt.Sprintf("0x%x", loc.Address)))
+		if len(loc.Line) == 0 {
+			unsymbolized++
+			sl.nodes[granFunctions] = []int32{in.id(granFunctions, pprofFuncName(nil, loc.Mapping))}
+			sl.nodes[granAddresses] = []int32{in.id(granAddresses, pprofAddrName(loc, nil))}
 		}
-		locFuncs[loc] = fs
+		if loc.Mapping != nil {
+			sl.names = append(sl.names, loc.Mapping.File)
+		}
+		locIdx[loc] = int32(len(sp.locs))
+		sp.locs = append(sp.locs, sl)
+	}
+	if unsymbolized > 0 {
+		sp.meta["unsymbolized_locations"] = unsymbolized
 	}
 	sp.samples = make([]stackSample, len(p.Sample))
 	for i, s := range p.Sample {
-		n := 0
-		for _, loc := range s.Location {
-			n += len(locFuncs[loc])
+		ls := make([]int32, len(s.Location))
+		for j, loc := range s.Location {
+			ls[j] = locIdx[loc]
 		}
-		stack := make([]int32, 0, n)
-		for _, loc := range s.Location {
-			stack = append(stack, locFuncs[loc]...)
-		}
-		sp.samples[i] = stackSample{stack: stack, values: s.Value}
+		base := s.DiffBaseSample()
+		sp.diffBase = sp.diffBase || base
+		sp.samples[i] = stackSample{locs: ls, values: s.Value, base: base}
 	}
 	return sp
 }
 
+// foldedDecoder turns UTF-8 (with or without BOM) and UTF-16 with a
+// byte-order mark into UTF-8; invalid bytes become U+FFFD.
+func foldedDecoder(r io.Reader) io.Reader {
+	return transform.NewReader(r, unicode.BOMOverride(unicode.UTF8.NewDecoder()))
+}
+
+// maxReportedLines bounds the line numbers listed for skipped folded lines.
+const maxReportedLines = 5
+
 // decodeFolded reads folded (collapsed) stacks, one "frame;frame;leaf COUNT"
-// per line, root first (Brendan Gregg's stackcollapse format). Blank lines
-// are skipped; a line without a trailing non-negative integer count is
-// DECODE_FAILED with its line number.
+// per line, root first (Brendan Gregg's stackcollapse format), in UTF-8 or
+// UTF-16 with a byte-order mark. Blank lines are skipped. Like
+// flamegraph.pl and speedscope, lines that are not a stack (no trailing
+// non-negative integer count, or an empty frame) are skipped, counted in
+// coverage.invalid_lines with the first line numbers, and make the result
+// partial; a file with no stack line is DECODE_FAILED.
 func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*stackProfile, error) {
 	sp := &stackProfile{types: []sampleType{{"samples", "count"}}, meta: map[string]any{}}
-	funcIdx := map[string]int32{}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var held, foldedSum int64
+	in := newInterner(sp)
+	locIdx := map[int32]int32{}
+	br := bufio.NewReaderSize(foldedDecoder(r), 64<<10)
+	var held, foldedSum, invalid int64
+	var firstInvalid []int64
+	var reasons []string
+	bad := func(line int64, why string) {
+		invalid++
+		if len(firstInvalid) < maxReportedLines {
+			firstInvalid = append(firstInvalid, line)
+			reasons = append(reasons, fmt.Sprintf("line %d: %s", line, why))
+		}
+	}
+	var lines int64
 	for line := int64(1); ; line++ {
 		if line%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -263,33 +416,50 @@ func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*s
 		if err != nil {
 			return nil, err
 		}
+		lines = line
 		b = bytes.TrimRight(b, "\r\n")
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		sp2 := bytes.LastIndexByte(b, ' ')
+		b = bytes.TrimRight(b, " \t")
+		sp2 := bytes.LastIndexAny(b, " \t")
 		if sp2 <= 0 {
-			return nil, decodeFail("source %d line %d: a folded stack line is \"frames COUNT\"", index, line).WithDetail("line", line)
+			bad(line, "not \"frames COUNT\"")
+			continue
 		}
 		n, err := strconv.ParseInt(string(b[sp2+1:]), 10, 64)
 		if err != nil || n < 0 {
-			return nil, decodeFail("source %d line %d: the count is not a non-negative integer", index, line).WithDetail("line", line)
+			bad(line, "the count is not a non-negative integer")
+			continue
 		}
-		frames := bytes.Split(bytes.TrimRight(b[:sp2], " "), []byte(";"))
+		frames := bytes.Split(bytes.TrimRight(b[:sp2], " \t"), []byte(";"))
+		empty := false
+		for _, fr := range frames {
+			if len(fr) == 0 {
+				empty = true
+			}
+		}
+		if empty {
+			bad(line, "empty frame name")
+			continue
+		}
 		stack := make([]int32, len(frames))
 		for i, fr := range frames {
-			if len(fr) == 0 {
-				return nil, decodeFail("source %d line %d: empty frame name", index, line).WithDetail("line", line)
-			}
 			name := string(bytes.ToValidUTF8(fr, []byte("\uFFFD")))
-			id, ok := funcIdx[name]
-			if !ok {
-				id = int32(len(sp.funcs))
-				sp.funcs = append(sp.funcs, name)
-				funcIdx[name] = id
+			before := len(sp.nodes[granFunctions])
+			id := in.id(granFunctions, name)
+			if len(sp.nodes[granFunctions]) > before {
 				held += int64(len(name)) + 32
 			}
-			stack[len(frames)-1-i] = id // leaf first
+			li, ok := locIdx[id]
+			if !ok {
+				li = int32(len(sp.locs))
+				// Folded frames have no addresses: both granularities
+				// name the frame.
+				sp.locs = append(sp.locs, stackLoc{nodes: [2][]int32{{id}, {in.id(granAddresses, name)}}, names: []string{name}})
+				locIdx[id] = li
+			}
+			stack[len(frames)-1-i] = li // leaf first
 		}
 		held += int64(len(stack))*4 + 48
 		if held > memCap {
@@ -300,10 +470,19 @@ func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*s
 		} else {
 			return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d line %d: the sample counts sum beyond 9223372036854775807, which cannot be totalled exactly", index, line).WithDetail("line", line)
 		}
-		sp.samples = append(sp.samples, stackSample{stack: stack, values: []int64{n}})
+		sp.samples = append(sp.samples, stackSample{locs: stack, values: []int64{n}})
 	}
 	if len(sp.samples) == 0 {
-		return nil, decodeFail("source %d has no folded stack lines", index)
+		e := decodeFail("source %d has no folded stack lines (\"frame;frame;leaf COUNT\")", index)
+		if invalid > 0 {
+			e = e.WithDetail("invalid_lines", contract.Int(invalid)).WithDetail("first_invalid", reasons)
+		}
+		return nil, e
+	}
+	sp.coverage = map[string]any{"lines": contract.Int(lines), "invalid_lines": contract.Int(invalid)}
+	if invalid > 0 {
+		sp.coverage["first_invalid_lines"] = firstInvalid
+		sp.warnings = append(sp.warnings, fmt.Sprintf("source %d: %d line(s) are not folded stacks and were skipped (%s); see coverage.invalid_lines", index, invalid, strings.Join(reasons, "; ")))
 	}
 	return sp, nil
 }
@@ -312,12 +491,13 @@ type funcStat struct {
 	flat, cum int64
 }
 
-// aggregate returns per-function flat and cum values of sample type ti over
-// the samples kept by focus/ignore, and the total. cum counts a function
-// once per sample even when it recurs (pprof semantics).
-func (sp *stackProfile) aggregate(ti int, keep []bool) ([]funcStat, int64) {
-	stats := make([]funcStat, len(sp.funcs))
-	mark := make([]int32, len(sp.funcs))
+// aggregate returns per-node flat and cum values of sample type ti at
+// granularity g over the samples kept by focus/ignore, and their sum. flat
+// goes to the innermost frame of the leaf location; cum counts a node once
+// per sample even when it recurs (go tool pprof's graph).
+func (sp *stackProfile) aggregate(ti, g int, keep []bool) ([]funcStat, int64) {
+	stats := make([]funcStat, len(sp.nodes[g]))
+	mark := make([]int32, len(sp.nodes[g]))
 	for i := range mark {
 		mark[i] = -1
 	}
@@ -328,53 +508,88 @@ func (sp *stackProfile) aggregate(ti int, keep []bool) ([]funcStat, int64) {
 		}
 		v := s.values[ti]
 		total += v
-		if len(s.stack) == 0 {
-			continue
-		}
-		stats[s.stack[0]].flat += v
-		for _, f := range s.stack {
-			if mark[f] != int32(si) {
-				mark[f] = int32(si)
-				stats[f].cum += v
+		first := true
+		for _, li := range s.locs {
+			for _, f := range sp.locs[li].nodes[g] {
+				if first {
+					stats[f].flat += v
+					first = false
+				}
+				if mark[f] != int32(si) {
+					mark[f] = int32(si)
+					stats[f].cum += v
+				}
 			}
 		}
 	}
 	return stats, total
 }
 
-// total sums sample type ti over every sample (pprof's percentage
-// denominator, also under focus/ignore).
+// total is go tool pprof's percentage denominator of sample type ti (also
+// under focus/ignore): the sum of absolute sample values, or of the
+// samples labelled pprof::base=true when there are any (report.computeTotal).
 func (sp *stackProfile) total(ti int) int64 {
-	var t int64
+	var t, base int64
 	for _, s := range sp.samples {
-		t += s.values[ti]
+		v := abs64(s.values[ti])
+		t += v
+		if s.base {
+			base += v
+		}
+	}
+	if base > 0 {
+		return base
 	}
 	return t
 }
 
-// filter evaluates focus and ignore once per function and returns the
-// sample mask (nil when neither is set).
+// filter applies focus and ignore like pprof's Profile.FilterSamplesByName:
+// a location matches when a frame's function or file name, or its
+// mapping's file, matches; a sample is kept when no location matches
+// ignore and some location matches focus (or is not ignored, without
+// focus). It returns the sample mask (nil when neither is set).
 func (sp *stackProfile) filter(focus, ignore *regexp.Regexp) []bool {
 	if focus == nil && ignore == nil {
 		return nil
 	}
-	fm := make([]bool, len(sp.funcs))
-	im := make([]bool, len(sp.funcs))
-	for i, n := range sp.funcs {
-		fm[i] = focus != nil && focus.MatchString(n)
-		im[i] = ignore != nil && ignore.MatchString(n)
+	match := func(re *regexp.Regexp, names []string) bool {
+		for _, n := range names {
+			if re.MatchString(n) {
+				return true
+			}
+		}
+		return false
+	}
+	// state: 0 neither, 1 focused, 2 ignored
+	state := make([]uint8, len(sp.locs))
+	for i, l := range sp.locs {
+		switch {
+		case ignore != nil && match(ignore, l.names):
+			state[i] = 2
+		case focus == nil || match(focus, l.names):
+			state[i] = 1
+		}
 	}
 	keep := make([]bool, len(sp.samples))
 	for si, s := range sp.samples {
-		f := focus == nil
-		ig := false
-		for _, id := range s.stack {
-			f = f || fm[id]
-			ig = ig || im[id]
+		f := false
+		for _, li := range s.locs {
+			if state[li] == 2 {
+				f = false
+				break
+			}
+			f = f || state[li] == 1
 		}
-		keep[si] = f && !ig
+		keep[si] = f
 	}
 	return keep
+}
+
+func granularity(fields map[string]any) int {
+	if strField(fields, "granularity") == "addresses" {
+		return granAddresses
+	}
+	return granFunctions
 }
 
 func compileFilters(fields map[string]any) (*regexp.Regexp, *regexp.Regexp, error) {
@@ -410,11 +625,13 @@ func (sp *stackProfile) selectTypes(name string) ([]int, error) {
 	return out, nil
 }
 
+// pct is v as a percentage of total, unrounded (signed: go tool pprof
+// prints its magnitude); 0 when total is 0.
 func pct(v, total int64) float64 {
 	if total == 0 {
 		return 0
 	}
-	return round6(float64(v) / float64(total) * 100)
+	return float64(v) / float64(total) * 100
 }
 
 func round6(f float64) float64 {
@@ -446,6 +663,13 @@ func page(rows []any, req *Request) (*Output, error) {
 	return out, nil
 }
 
+func sortName(byCum bool) string {
+	if byCum {
+		return "cum"
+	}
+	return "flat"
+}
+
 func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 	focus, ignore, err := compileFilters(req.Fields)
 	if err != nil {
@@ -459,12 +683,14 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := granularity(req.Fields)
+	names := sp.nodes[g]
 	byCum := strField(req.Fields, "sort") == "cum"
 	keep := sp.filter(focus, ignore)
 	var rows []any
 	var types []any
 	for _, ti := range tis {
-		stats, keptTotal := sp.aggregate(ti, keep)
+		stats, keptTotal := sp.aggregate(ti, g, keep)
 		total := sp.total(ti)
 		idx := make([]int, 0, len(stats))
 		for i, s := range stats {
@@ -472,23 +698,13 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 				idx = append(idx, i)
 			}
 		}
-		sortFuncs(idx, sp.funcs, func(i int) int64 {
-			if byCum {
-				return stats[i].cum
-			}
-			return stats[i].flat
-		}, func(i int) int64 {
-			if byCum {
-				return stats[i].flat
-			}
-			return stats[i].cum
-		})
+		sortNodes(idx, names, byCum, func(i int) int64 { return stats[i].flat }, func(i int) int64 { return stats[i].cum })
 		t := sp.types[ti]
 		types = append(types, map[string]any{"type": t.Type, "unit": t.Unit, "total": contract.Int(total), "total_kept": contract.Int(keptTotal), "functions": len(idx)})
 		for rank, i := range idx {
 			s := stats[i]
 			rows = append(rows, map[string]any{
-				"sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": sp.funcs[i],
+				"sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": names[i],
 				"flat": contract.Int(s.flat), "flat_percent": pct(s.flat, total),
 				"cum": contract.Int(s.cum), "cum_percent": pct(s.cum, total),
 			})
@@ -507,24 +723,43 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 			}
 		}
 	}
-	out.Summary = map[string]any{"format": req.Inputs[0].format, "sample_types": types, "samples": len(sp.samples), "samples_kept": kept, "functions": len(sp.funcs), "sort": map[bool]string{true: "cum", false: "flat"}[byCum]}
+	out.Summary = map[string]any{"format": req.Inputs[0].format, "sample_types": types, "samples": len(sp.samples), "samples_kept": kept, "functions": len(names), "sort": sortName(byCum), "granularity": []string{"functions", "addresses"}[g],
+		"total_definition": "sum of absolute sample values (of the pprof::base samples when present), as go tool pprof"}
 	for k, v := range sp.meta {
 		out.Summary[k] = v
 	}
+	sp.report(out)
 	return out, nil
 }
 
-// sortFuncs orders function indices by primary desc, secondary desc, name.
-func sortFuncs(idx []int, names []string, primary, secondary func(int) int64) {
-	sort.Slice(idx, func(a, b int) bool {
+// report adds the profile's unused-input coverage and warnings to out.
+func (sp *stackProfile) report(out *Output) {
+	if len(sp.coverage) > 0 && out.Coverage == nil {
+		out.Coverage = map[string]any{}
+	}
+	for k, v := range sp.coverage {
+		out.Coverage[k] = v
+	}
+	out.Warnings = append(out.Warnings, sp.warnings...)
+}
+
+// sortNodes orders node indices like go tool pprof -top (FlatNameOrder)
+// or -top -cum (CumNameOrder): absolute primary value descending, then
+// name, then absolute secondary value descending.
+func sortNodes(idx []int, names []string, byCum bool, flat, cum func(int) int64) {
+	primary, secondary := flat, cum
+	if byCum {
+		primary, secondary = cum, flat
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
 		x, y := idx[a], idx[b]
-		if p, q := primary(x), primary(y); p != q {
+		if p, q := abs64(primary(x)), abs64(primary(y)); p != q {
 			return p > q
 		}
-		if p, q := secondary(x), secondary(y); p != q {
-			return p > q
+		if names[x] != names[y] {
+			return names[x] < names[y]
 		}
-		return names[x] < names[y]
+		return abs64(secondary(x)) > abs64(secondary(y))
 	})
 }
 
@@ -546,6 +781,7 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	g := granularity(req.Fields)
 	byCum := strField(req.Fields, "sort") == "cum"
 	baseKeep := base.filter(focus, ignore)
 	var rows []any
@@ -564,42 +800,30 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 			if cti < 0 {
 				return nil, contract.Errorf(contract.CodeInvalidArgument, "source %d has no sample type %s/%s to compare with the base", ci, t.Type, t.Unit).WithDetail("source", ci)
 			}
-			bs, _ := base.aggregate(ti, baseKeep)
-			cs, _ := cand.aggregate(cti, candKeep)
+			bs, _ := base.aggregate(ti, g, baseKeep)
+			cs, _ := cand.aggregate(cti, g, candKeep)
 			btot, ctot := base.total(ti), cand.total(cti)
 			type pair struct{ b, c funcStat }
 			byName := map[string]*pair{}
 			var names []string
 			for i, s := range bs {
 				if s.flat != 0 || s.cum != 0 {
-					byName[base.funcs[i]] = &pair{b: s}
-					names = append(names, base.funcs[i])
+					byName[base.nodes[g][i]] = &pair{b: s}
+					names = append(names, base.nodes[g][i])
 				}
 			}
 			for i, s := range cs {
 				if s.flat == 0 && s.cum == 0 {
 					continue
 				}
-				if p, ok := byName[cand.funcs[i]]; ok {
+				n := cand.nodes[g][i]
+				if p, ok := byName[n]; ok {
 					p.c = s
 				} else {
-					byName[cand.funcs[i]] = &pair{c: s}
-					names = append(names, cand.funcs[i])
+					byName[n] = &pair{c: s}
+					names = append(names, n)
 				}
 			}
-			key := func(n string) int64 {
-				p := byName[n]
-				if byCum {
-					return abs64(p.c.cum - p.b.cum)
-				}
-				return abs64(p.c.flat - p.b.flat)
-			}
-			sort.Slice(names, func(a, b int) bool {
-				if x, y := key(names[a]), key(names[b]); x != y {
-					return x > y
-				}
-				return names[a] < names[b]
-			})
 			if _, ok := subChecked(ctot, btot); !ok {
 				return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s totals of source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, ci)
 			}
@@ -611,18 +835,27 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 					return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s values of %q in source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, n, ci)
 				}
 			}
+			idx := make([]int, len(names))
+			for i := range idx {
+				idx[i] = i
+			}
+			sortNodes(idx, names, byCum, func(i int) int64 { p := byName[names[i]]; return p.c.flat - p.b.flat }, func(i int) int64 { p := byName[names[i]]; return p.c.cum - p.b.cum })
 			comps = append(comps, map[string]any{"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "base_total": contract.Int(btot), "candidate_total": contract.Int(ctot), "delta_total": contract.Int(ctot - btot), "functions": len(names)})
-			for rank, n := range names {
+			for rank, i := range idx {
+				n := names[i]
 				p := byName[n]
+				df, dc := p.c.flat-p.b.flat, p.c.cum-p.b.cum
 				row := map[string]any{
 					"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": n,
-					"base_flat": contract.Int(p.b.flat), "candidate_flat": contract.Int(p.c.flat), "delta_flat": contract.Int(p.c.flat - p.b.flat),
-					"base_cum": contract.Int(p.b.cum), "candidate_cum": contract.Int(p.c.cum), "delta_cum": contract.Int(p.c.cum - p.b.cum),
+					"base_flat": contract.Int(p.b.flat), "candidate_flat": contract.Int(p.c.flat), "delta_flat": contract.Int(df),
+					"base_cum": contract.Int(p.b.cum), "candidate_cum": contract.Int(p.c.cum), "delta_cum": contract.Int(dc),
+					"diff_base_flat_percent":  pct(df, btot),
+					"diff_base_cum_percent":   pct(dc, btot),
 					"delta_flat_share_points": round6(pct(p.c.flat, ctot) - pct(p.b.flat, btot)),
 					"delta_cum_share_points":  round6(pct(p.c.cum, ctot) - pct(p.b.cum, btot)),
 				}
 				if p.b.flat != 0 {
-					row["delta_flat_percent"] = round6(float64(p.c.flat-p.b.flat) / math.Abs(float64(p.b.flat)) * 100)
+					row["delta_flat_percent"] = round6(float64(df) / math.Abs(float64(p.b.flat)) * 100)
 				} else {
 					row["delta_flat_percent"] = nil
 				}
@@ -634,8 +867,11 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Summary = map[string]any{"comparisons": comps, "base": 0, "sort": map[bool]string{true: "cum", false: "flat"}[byCum],
-		"normalization": "share points: candidate value / candidate total - base value / base total, in percentage points of each profile's total"}
+	out.Summary = map[string]any{"comparisons": comps, "base": 0, "sort": sortName(byCum), "granularity": []string{"functions", "addresses"}[g],
+		"normalization": "share points: candidate value / candidate total - base value / base total, in percentage points of each profile's total; diff_base_*_percent: delta / base total (go tool pprof -diff_base)"}
+	for _, sp := range profs {
+		sp.report(out)
+	}
 	return out, nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,6 +190,15 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// permissionDenied is the error for a source path this user may not read
+// (open or stat failed with EACCES/EPERM): PERMISSION_DENIED, not
+// retryable, since repeating the call cannot change the file's mode.
+func permissionDenied(field string, i int) *contract.Error {
+	e := fieldErr(contract.CodePermissionDenied, field, "source %d cannot be read: permission denied (check the file's mode and its directories' search permission)", i)
+	e.Retryable = false
+	return e
+}
+
 func fieldErr(code contract.Code, field, format string, args ...any) *contract.Error {
 	e := contract.Errorf(code, format, args...)
 	e.Field = field
@@ -209,6 +220,9 @@ func (rt *Runtime) resolve(ctx context.Context, op *Operation, raw []sourceArg, 
 			}
 			p := filepath.Clean(s.Path)
 			fi, err := os.Stat(p)
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, permissionDenied(field+"/path", i)
+			}
 			if err != nil {
 				if resuming || s.ExpectedSHA256 != "" {
 					return nil, fieldErr(contract.CodeInputChanged, field+"/path", "source %d no longer exists or cannot be read; start a fresh analysis", i)
@@ -275,6 +289,9 @@ func (rt *Runtime) resolve(ctx context.Context, op *Operation, raw []sourceArg, 
 		if err != nil {
 			if ce := contract.AsError(err); ce.Code == contract.CodeCancelled || ce.Code == contract.CodeTimeout {
 				return nil, ce
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, permissionDenied("/sources/"+itoa(in.index)+"/path", in.index)
 			}
 			return nil, fieldErr(contract.CodeInputChanged, "/sources/"+itoa(in.index), "source %d could not be read completely", in.index)
 		}
@@ -343,10 +360,20 @@ func detect(path string, accepted []string) (string, *contract.Error) {
 }
 
 func sniff(format string, head []byte) bool {
+	if len(head) >= 2 && (head[0] == 0xff && head[1] == 0xfe || head[0] == 0xfe && head[1] == 0xff) {
+		// UTF-16 with a byte-order mark: sniff the decoded text.
+		if dec, err := io.ReadAll(io.LimitReader(foldedDecoder(bytes.NewReader(head)), 8192)); err == nil {
+			head = dec
+		}
+	}
 	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
 	switch format {
 	case FormatPprof:
-		return len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b
+		if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+			return true
+		}
+		// Legacy formats profile.ParseData reads.
+		return strings.HasPrefix(recognizedProfile(head), "legacy")
 	case FormatFolded:
 		line, _, _ := bytes.Cut(t, []byte("\n"))
 		i := bytes.LastIndexByte(line, ' ')

@@ -86,6 +86,9 @@ type traceEvent struct {
 	Pid  json.RawMessage `json:"pid"`
 	Tid  json.RawMessage `json:"tid"`
 	Args json.RawMessage `json:"args"`
+	// didNotFinish marks an X event without dur, which (like the catapult
+	// importer) ends at the trace's last timestamp.
+	didNotFinish bool
 }
 
 // usToNS converts a decimal microsecond value to integer nanoseconds
@@ -184,81 +187,183 @@ type traceWindowResult struct {
 	maxTS      int64
 }
 
+// traceScan counts what scanTrace read.
+type traceScan struct {
+	total, unselect, unmatched int64
+	// noDur counts X events without dur; they end at the trace's last
+	// timestamp (the catapult importer's didNotFinish slices).
+	noDur int64
+	// unterminated is true when the array form ended without "]" (or
+	// with a trailing comma), which the Trace Event Format allows.
+	unterminated bool
+	truncated    int64
+}
+
+// lenientTail lets the array form of a Chrome trace end the way the
+// Trace Event Format and the catapult importer allow: without the closing
+// "]", with a trailing comma, and with trailing whitespace. It holds back
+// a trailing run of whitespace and at most one comma, and at end of input
+// drops that run and supplies the missing "]". The object form is passed
+// through unchanged.
+type lenientTail struct {
+	r       io.Reader
+	started bool
+	array   bool
+	pending []byte // whitespace and at most one comma not yet emitted
+	comma   bool
+	last    byte // last emitted non-whitespace byte
+	eof     bool
+	out     []byte
+	buf     []byte
+	fixed   bool // the tail was changed
+}
+
+func (l *lenientTail) Read(p []byte) (int, error) {
+	for len(l.out) == 0 {
+		if l.eof {
+			return 0, io.EOF
+		}
+		if len(l.buf) < len(p) {
+			l.buf = make([]byte, max(len(p), 4096))
+		}
+		n, err := l.r.Read(l.buf[:len(p)])
+		for _, c := range l.buf[:n] {
+			l.push(c)
+		}
+		if err == io.EOF {
+			l.eof = true
+			if l.array && (l.last != ']' || l.comma) {
+				// Drop the trailing comma and whitespace and close the
+				// array unless it ends with "]" (catapult's fix-up).
+				l.fixed = true
+				if l.last != ']' {
+					l.out = append(l.out, ']')
+				}
+			} else {
+				l.out = append(l.out, l.pending...)
+			}
+			l.pending = nil
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, l.out)
+	l.out = l.out[n:]
+	return n, nil
+}
+
+func (l *lenientTail) push(c byte) {
+	ws := c == ' ' || c == '\t' || c == '\r' || c == '\n'
+	if !l.started && !ws {
+		l.started, l.array = true, c == '['
+	}
+	if !l.array {
+		l.out = append(l.out, c)
+		return
+	}
+	switch {
+	case ws && len(l.pending) < 1<<20:
+		l.pending = append(l.pending, c)
+		return
+	case c == ',' && !l.comma:
+		l.pending = append(l.pending, c)
+		l.comma = true
+		return
+	}
+	// Anything else (or a second comma, which the decoder reports)
+	// releases the held-back run.
+	l.out = append(l.out, l.pending...)
+	l.pending, l.comma = l.pending[:0], false
+	l.out = append(l.out, c)
+	if !ws {
+		l.last = c
+	}
+}
+
 // scanTrace streams the trace events of r and calls emit for every
 // span or instant it reconstructs. It is the Chrome trace decoder.
-//
-// When truncated is not nil it counts the events whose ts or dur had
-// digits below one nanosecond, which the conversion drops (toward zero).
-func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent), truncated ...*int64) (int64, int64, int64, error) {
-	g := newJSONGuard(bufio.NewReaderSize(r, 64<<10), "the Chrome trace", 0, 0)
+// X events without dur are visited last, ending at the largest timestamp
+// of the trace (ev.didNotFinish).
+func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent)) (traceScan, error) {
+	var st traceScan
+	lt := &lenientTail{r: r}
+	g := newJSONGuard(bufio.NewReaderSize(lt, 64<<10), "the Chrome trace", 0, 0)
 	dec := json.NewDecoder(g)
 	dec.UseNumber()
-	bad := func() error {
+	form := "JSON"
+	bad := func(what string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if g.err != nil {
 			return g.err
 		}
-		return decodeFail("the Chrome trace is malformed near byte %d", dec.InputOffset())
+		off := dec.InputOffset()
+		return decodeFail("the Chrome trace (%s) is malformed near byte %d: %s; the catapult trace importer rejects it too", form, off, what).WithDetail("offset", off).WithDetail("recognized", form)
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return 0, 0, 0, bad()
+		return st, bad("it does not start with a JSON value")
 	}
 	d, ok := tok.(json.Delim)
 	if !ok {
-		return 0, 0, 0, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
+		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	}
 	// From here on one event (below the events array) may hold at most
 	// limits.max_memory_bytes; bytes the guard already scanned are within
 	// the first read buffer.
 	g.maxElem, g.elemDepth = memCap, 1
 	if d == '{' {
+		form = "object form"
 		g.elemDepth = 2
 		found := false
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return 0, 0, 0, bad()
+				return st, bad("an object key is invalid")
 			}
 			if k, _ := kt.(string); k == "traceEvents" {
 				t, err := dec.Token()
 				if err != nil || t != json.Delim('[') {
-					return 0, 0, 0, decodeFail("traceEvents is not an array")
+					return st, decodeFail("traceEvents is not an array")
 				}
 				found = true
 				break
 			}
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return 0, 0, 0, bad()
+				return st, bad("a top-level value is invalid")
 			}
 		}
 		if !found {
-			return 0, 0, 0, decodeFail("the trace object has no traceEvents array")
+			return st, decodeFail("the trace object has no traceEvents array")
 		}
 	} else if d != '[' {
-		return 0, 0, 0, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
+		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
+	} else {
+		form = "array form"
 	}
 	type open struct {
 		ev    traceEvent
 		start int64
 	}
 	stacks := map[string][]open{}
-	var total, unselect, unmatched int64
+	var deferred []traceEvent
+	var deferredStart []int64
+	var deferredBytes int64
+	maxTS := int64(math.MinInt64)
 	for i := int64(0); dec.More(); i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
-			return 0, 0, 0, ctx.Err()
+			return st, ctx.Err()
 		}
 		var ev traceEvent
 		if err := dec.Decode(&ev); err != nil {
 			if g.err != nil {
-				return 0, 0, 0, g.err
+				return st, g.err
 			}
-			return 0, 0, 0, decodeFail("trace event %d is malformed", i)
+			return st, bad(fmt.Sprintf("trace event %d is cut off or is not a JSON object", i))
 		}
-		total++
+		st.total++
 		if ev.Ph == "M" {
 			meta(&ev)
 			continue
@@ -266,57 +371,76 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		ts, ok := fastUsToNS(ev.Ts)
 		if !ok {
 			if ev.Ts == "" && (ev.Ph == "" || strings.ContainsAny(ev.Ph, "XBEiInC")) {
-				return 0, 0, 0, decodeFail("trace event %d has no numeric ts", i)
+				return st, decodeFail("trace event %d has no numeric ts", i).WithDetail("event", i)
 			}
-			unselect++
+			st.unselect++
 			continue
 		}
-		if len(truncated) > 0 && truncated[0] != nil && (!exactNS(ev.Ts) || (ev.Dur != "" && !exactNS(ev.Dur))) {
-			*truncated[0]++
+		if !exactNS(ev.Ts) || (ev.Dur != "" && !exactNS(ev.Dur)) {
+			st.truncated++
 		}
+		maxTS = max(maxTS, ts)
 		th := idString(ev.Pid) + "/" + idString(ev.Tid)
 		switch ev.Ph {
 		case "X":
-			dur := int64(0)
-			if ev.Dur != "" {
-				if dur, ok = fastUsToNS(ev.Dur); !ok || dur < 0 {
-					return 0, 0, 0, decodeFail("trace event %d has an invalid dur", i)
+			if ev.Dur == "" {
+				// Like catapult: a slice that did not finish, closed at
+				// the end of the trace once that is known.
+				st.noDur++
+				deferredBytes += int64(len(ev.Name)+len(ev.Cat)+len(ev.Args)+len(ev.Pid)+len(ev.Tid)) + 96
+				if deferredBytes > memCap {
+					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more X events without dur than limits.max_memory_bytes allows")
 				}
+				ev.didNotFinish = true
+				deferred = append(deferred, ev)
+				deferredStart = append(deferredStart, ts)
+				continue
 			}
+			dur, ok := fastUsToNS(ev.Dur)
+			if !ok || dur < 0 {
+				return st, decodeFail("trace event %d has an invalid dur", i).WithDetail("event", i)
+			}
+			maxTS = max(maxTS, satAdd(ts, dur))
 			if err := visit(&ev, ts, satAdd(ts, dur), false); err != nil {
-				return 0, 0, 0, err
+				return st, err
 			}
 		case "B":
 			stacks[th] = append(stacks[th], open{ev, ts})
 		case "E":
-			st := stacks[th]
-			if len(st) == 0 {
-				unmatched++
+			sk := stacks[th]
+			if len(sk) == 0 {
+				st.unmatched++
 				continue
 			}
-			o := st[len(st)-1]
-			stacks[th] = st[:len(st)-1]
+			o := sk[len(sk)-1]
+			stacks[th] = sk[:len(sk)-1]
 			if o.ev.Name == "" {
 				o.ev.Name = ev.Name
 			}
 			if err := visit(&o.ev, o.start, ts, false); err != nil {
-				return 0, 0, 0, err
+				return st, err
 			}
 		case "i", "I", "n", "C":
 			if err := visit(&ev, ts, ts, true); err != nil {
-				return 0, 0, 0, err
+				return st, err
 			}
 		default:
-			unselect++
+			st.unselect++
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return 0, 0, 0, bad()
+		return st, bad("the events array does not end properly")
 	}
-	for _, st := range stacks {
-		unmatched += int64(len(st))
+	st.unterminated = lt.fixed
+	for i := range deferred {
+		if err := visit(&deferred[i], deferredStart[i], max(maxTS, deferredStart[i]), false); err != nil {
+			return st, err
+		}
 	}
-	return total, unselect, unmatched, nil
+	for _, sk := range stacks {
+		st.unmatched += int64(len(sk))
+	}
+	return st, nil
 }
 
 func satAdd(a, b int64) int64 {
@@ -395,7 +519,7 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 			if p.full() && p.seen >= p.start {
 				hasMore = true
 			}
-			ph, name, cat := ev.Ph, ev.Name, ev.Cat
+			ph, name, cat, dnf := ev.Ph, ev.Name, ev.Cat, ev.didNotFinish
 			if ph == "B" {
 				ph = "B/E"
 			}
@@ -406,6 +530,9 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 			if !p.offer(func() any {
 				row := map[string]any{"event": idx, "name": name, "cat": cat, "ph": ph, "pid": pid, "tid": tid,
 					"ts_ns": contract.Int(s), "end_ns": contract.Int(e), "dur_ns": contract.Int(e - s), "overlap_ns": contract.Int(ov)}
+				if dnf {
+					row["did_not_finish"] = true
+				}
 				return row
 			}) {
 				hasMore = true
@@ -424,11 +551,11 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 			}
 		}
 	}
-	var truncated int64
-	total, unselect, unmatched, err := scanTrace(ctx, ctxReader{ctx, f}, req.Limits.MaxMemoryBytes, visit, meta, &truncated)
+	sc, err := scanTrace(ctx, ctxReader{ctx, f}, req.Limits.MaxMemoryBytes, visit, meta)
 	if err != nil {
 		return nil, err
 	}
+	total, unselect, unmatched, truncated := sc.total, sc.unselect, sc.unmatched, sc.truncated
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -487,6 +614,13 @@ func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
 	}
 	if unmatched > 0 {
 		out.Warnings = append(out.Warnings, "some B/E events had no partner and were not selected; see coverage.unmatched_begin_end")
+	}
+	out.Coverage["complete_events_without_dur"] = contract.Int(sc.noDur)
+	if sc.noDur > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d X event(s) have no dur; like the catapult importer they did not finish and end at the trace's last timestamp (rows with did_not_finish: true; see coverage.complete_events_without_dur)", sc.noDur))
+	}
+	if sc.unterminated {
+		out.Coverage["array_unterminated"] = true
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -66,5 +67,82 @@ func TestTraceWindowGolden(t *testing.T) {
 		if _, code := e.call("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": 10}); code != contract.CodeDecodeFailed {
 			t.Errorf("%s: got %s", doc, code)
 		}
+	}
+}
+
+// TestTraceLenientEnds: the array form may end without "]", with a
+// trailing comma or whitespace (the Trace Event Format allows it and the
+// catapult importer and speedscope read such files); the object form and
+// events cut in half are DECODE_FAILED naming the form and byte offset.
+func TestTraceLenientEnds(t *testing.T) {
+	e := newEnv(t)
+	events := `{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1},{"ph":"i","name":"b","ts":3,"pid":1,"tid":1}`
+	tests := []struct {
+		name, doc    string
+		unterminated bool
+		want         contract.Code
+	}{
+		{"closed", "[" + events + "]", false, ""},
+		{"closed trailing whitespace", "[" + events + "]\n\n  \t", false, ""},
+		{"unterminated", "[" + events, true, ""},
+		{"unterminated newline", "[" + events + "\n", true, ""},
+		{"trailing comma", "[" + events + ",", true, ""},
+		{"trailing comma newline", "[" + events + ",\n", true, ""},
+		{"trailing comma spaces", "[" + events + " , \r\n", true, ""},
+		{"trailing comma closed", "[" + events + ",]", false, contract.CodeDecodeFailed},
+		{"empty unterminated", "[", true, ""},
+		{"cut in an event", "[" + events + `,{"ph":"X","ts":`, false, contract.CodeDecodeFailed},
+		{"two commas", "[" + events + ",,", false, contract.CodeDecodeFailed},
+		{"object unterminated", `{"traceEvents":[` + events, false, contract.CodeDecodeFailed},
+		{"object closed", `{"traceEvents":[` + events + "]}\n", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := e.write("t.json", tt.doc)
+			m, code := e.call("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p, "chrome-trace")}, "start_ns": 0, "end_ns": 10000})
+			if code != tt.want {
+				t.Fatalf("got %s %v, want %q", code, m["error"], tt.want)
+			}
+			if code != "" {
+				msg := m["error"].(map[string]any)["message"].(string)
+				if !strings.Contains(msg, "form") || !strings.Contains(msg, "byte") {
+					t.Errorf("error does not name the form and offset: %s", msg)
+				}
+				return
+			}
+			cov := m["coverage"].(map[string]any)
+			want := "2"
+			if tt.doc == "[" {
+				want = "0"
+			}
+			if got := data(m)["summary"].(map[string]any)["events_in_window"]; got != want {
+				t.Errorf("events in window %v, want %s", got, want)
+			}
+			if (cov["array_unterminated"] == true) != tt.unterminated {
+				t.Errorf("array_unterminated %v, want %v", cov["array_unterminated"], tt.unterminated)
+			}
+		})
+	}
+}
+
+// TestTraceCompleteWithoutDur: an X event without dur did not finish;
+// like the catapult importer it ends at the trace's last timestamp, is
+// marked did_not_finish, counted, and makes the result partial.
+func TestTraceCompleteWithoutDur(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("nodur.json", `[{"ph":"X","name":"open","ts":2,"pid":1,"tid":1},{"ph":"X","name":"done","ts":1,"dur":3,"pid":1,"tid":1},{"ph":"i","name":"last","ts":9,"pid":1,"tid":2}]`)
+	m := e.mustCall("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": 100000})
+	var open map[string]any
+	for _, r := range data(m)["rows"].([]any) {
+		if r := r.(map[string]any); r["name"] == "open" {
+			open = r
+		}
+	}
+	if open == nil || open["did_not_finish"] != true || open["ts_ns"] != "2000" || open["end_ns"] != "9000" {
+		t.Fatalf("open row %v", open)
+	}
+	cov := m["coverage"].(map[string]any)
+	if cov["complete_events_without_dur"] != "1" || cov["complete"] != false || m["status"] == "complete" {
+		t.Fatalf("coverage %v status %v", cov, m["status"])
 	}
 }

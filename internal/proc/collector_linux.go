@@ -46,9 +46,16 @@ type LinuxCollector struct {
 	noSwap bool
 }
 
+// exeEntry caches, per identity, what the name rule needs. It is reused
+// while the command name and the exe link text (read every sample: one
+// readlinkat) are unchanged; an exec or an unlink of the executable
+// (the link gains " (deleted)") changes one of them.
 type exeEntry struct {
-	name string
-	exe  string
+	comm    string
+	link    string // the exe link as read ("" when unreadable)
+	exe     string
+	deleted bool
+	name    string
 }
 
 // NewLinuxCollector opens /proc (root "" means /proc).
@@ -271,17 +278,45 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		}
 	}
 	id := p.ID()
-	if e, ok := c.exeCache[id]; ok && e.name == p.Name {
-		p.Exe = e.exe
-	} else {
-		var exe string
-		if n, err := unix.Readlinkat(dir, "exe", c.link[:]); err == nil {
-			exe = string(c.link[:n])
-		}
-		p.Exe = exe
-		c.exeCache[id] = exeEntry{name: p.Name, exe: exe}
+	e, ok := c.exeCache[id]
+	n, lerr := unix.Readlinkat(dir, "exe", c.link[:])
+	if lerr != nil {
+		n = 0
 	}
+	if !ok || e.comm != p.Comm || e.link != string(c.link[:n]) {
+		e = c.readNames(dir, p.Comm, string(c.link[:n]))
+		c.exeCache[id] = e
+	}
+	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
 	return nil
+}
+
+// readNames decides the exe link text link of the open /proc/PID
+// directory dir ("" when unreadable; its " (deleted)" suffix decided by
+// ResolveDeleted), reads argv[0] from cmdline only when link is empty and
+// comm may have been cut, and applies the name rule FullName.
+func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
+	e := exeEntry{comm: comm, link: link}
+	if link != "" {
+		var st unix.Stat_t
+		obj := &st
+		if unix.Fstatat(dir, "exe", &st, 0) != nil {
+			obj = nil
+		}
+		path, del := ResolveDeleted(link, obj, StatInRoot(dir))
+		e.exe, e.deleted = path, del == Deleted
+	}
+	var argv0 string
+	if e.exe == "" && len(comm) >= MaxComm {
+		if b, err := c.readFileAt(dir, "cmdline"); err == nil {
+			if i := bytes.IndexByte(b, 0); i >= 0 {
+				b = b[:i]
+			}
+			argv0 = string(b)
+		}
+	}
+	e.name = FullName(e.exe, argv0, comm)
+	return e
 }
 
 // parseStat parses /proc/PID/stat (proc(5)). The command name is between
@@ -292,7 +327,8 @@ func parseStat(b []byte, p *Process, pageSize uint64) error {
 	if l < 0 || r < l || r+2 > len(b) {
 		return errors.New("malformed stat")
 	}
-	p.Name = string(b[l+1 : r])
+	p.Comm = string(b[l+1 : r])
+	p.Name = p.Comm
 	rest := b[r+2:]
 	// fields numbered from 3 (state)
 	var f [22]uint64

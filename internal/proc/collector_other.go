@@ -52,8 +52,9 @@ func (c *PortableCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 		if pp, err := gp.Ppid(); err == nil {
 			p.PPID = pp
 		}
-		p.Name, _ = gp.Name()
+		p.Comm, _ = gp.Name()
 		p.Exe, _ = gp.Exe()
+		p.Name = FullName(p.Exe, "", p.Comm)
 		if st, err := gp.Status(); err == nil && len(st) > 0 && len(st[0]) > 0 {
 			p.State = st[0][0]
 		}

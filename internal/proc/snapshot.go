@@ -22,10 +22,19 @@ type Process struct {
 	StartTicks uint64
 	// StartTime is the wall-clock start (boot time + StartTicks/CLK_TCK).
 	StartTime time.Time
-	// Name is the command name (comm, at most 15 bytes on Linux).
+	// Name is the process name by the one name rule (FullName): the
+	// executable's base name, else argv[0]'s base name when it extends
+	// Comm, else Comm. Exact bytes (see Display for JSON).
 	Name string
-	// Exe is the executable path from /proc/PID/exe, or "" when unreadable.
+	// Comm is the kernel command name (/proc/PID/stat field 2, cut at 15
+	// bytes on Linux).
+	Comm string
+	// Exe is the executable path from /proc/PID/exe without the kernel's
+	// " (deleted)" suffix when ExeDeleted, or "" when unreadable.
 	Exe string
+	// ExeDeleted says the executable was unlinked (or replaced) after the
+	// process started it (ResolveDeleted on the exe link).
+	ExeDeleted bool
 	// State is the one-letter kernel state (R, S, D, Z, T, t, X, I).
 	State byte
 	// UID is the real user id; UIDKnown says whether it was read.

@@ -1,0 +1,762 @@
+package host
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/recording"
+)
+
+// Saved-log analysis (seed 000 section 10): open_log loads a recording in
+// a bounded background job into a connection-owned log_ref; list_processes,
+// get_metrics and get_history with source "log" read it. Loaded logs are
+// released by close_log, expiry (LogLifetime after the load finished; reads
+// do not renew it) or the connection closing.
+
+// LogBudget is the memory all loaded logs of a host may reserve together
+// (the seed's 256 MiB cap across connections). Each load reserves
+// recording.Reservation(file size) before reading; over budget is
+// LIMIT_EXCEEDED and nothing is loaded.
+var LogBudget int64 = 256 << 20
+
+// LogLifetime is how long a loaded log stays usable after its load.
+var LogLifetime = 5 * time.Minute
+
+// LogDeadline bounds one load job.
+var LogDeadline = 60 * time.Second
+
+// MaxLoadedLogs is the most loaded (or loading) logs per connection.
+const MaxLoadedLogs = 8
+
+// logWaitMax bounds how long one open_log call waits for its job.
+const logWaitMax = 4 * time.Second
+
+type logHost struct {
+	h *Host
+	r *recorder
+
+	mu       sync.Mutex
+	reserved int64
+	serial   uint32
+}
+
+func newLogHost(h *Host, r *recorder) *logHost { return &logHost{h: h, r: r} }
+
+type loadedKey struct{}
+
+// logSession is one connection's loaded logs and load jobs.
+type logSession struct {
+	mu   sync.Mutex
+	refs map[string]*loadedLog // log_ref -> log
+	jobs map[string]*loadedLog // job id -> log
+	next int
+}
+
+type loadedLog struct {
+	jobID    string
+	ref      string
+	serial   uint32
+	logID    string
+	name     string
+	started  time.Time
+	finished time.Time
+	expires  time.Time
+	reserved int64
+	done     chan struct{}
+	log      *recording.Log
+	err      *contract.Error
+	closed   bool
+}
+
+func (lh *logHost) session(s *Session) *logSession {
+	created := false
+	ls := s.Value(loadedKey{}, func() any {
+		created = true
+		return &logSession{refs: map[string]*loadedLog{}, jobs: map[string]*loadedLog{}}
+	}).(*logSession)
+	if created {
+		s.OnClose(func() { lh.closeAll(ls) })
+	}
+	return ls
+}
+
+func (lh *logHost) release(l *loadedLog) {
+	lh.mu.Lock()
+	lh.reserved -= l.reserved
+	l.reserved = 0
+	lh.mu.Unlock()
+}
+
+func (lh *logHost) closeAll(ls *logSession) {
+	ls.mu.Lock()
+	var all []*loadedLog
+	for _, l := range ls.jobs {
+		all = append(all, l)
+	}
+	ls.refs, ls.jobs = map[string]*loadedLog{}, map[string]*loadedLog{}
+	ls.mu.Unlock()
+	for _, l := range all {
+		lh.dispose(l)
+	}
+}
+
+// dispose returns a log's reservation to the budget once its load has
+// finished. The log itself is left to the collector: a query that looked
+// it up before the close may still be reading it.
+func (lh *logHost) dispose(l *loadedLog) {
+	go func() {
+		<-l.done
+		lh.release(l)
+	}()
+}
+
+// expireLocked drops expired loaded logs and job records.
+func (lh *logHost) expireLocked(ls *logSession, now time.Time) {
+	for id, l := range ls.jobs {
+		select {
+		case <-l.done:
+		default:
+			continue
+		}
+		if now.After(l.expires) {
+			delete(ls.jobs, id)
+			delete(ls.refs, l.ref)
+			lh.dispose(l)
+		}
+	}
+}
+
+func (lh *logHost) openLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		LogID  string `json:"log_id"`
+		JobID  string `json:"job_id"`
+		WaitMS *int   `json:"wait_ms"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	if (a.LogID == "") == (a.JobID == "") {
+		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of log_id (start a load) and job_id (continue one)")
+		e.Field = "/log_id"
+		return nil, e
+	}
+	wait := logWaitMax
+	if a.WaitMS != nil {
+		wait = min(time.Duration(*a.WaitMS)*time.Millisecond, logWaitMax)
+	}
+	ls := lh.session(s)
+	var l *loadedLog
+	if a.JobID != "" {
+		ls.mu.Lock()
+		lh.expireLocked(ls, time.Now())
+		l = ls.jobs[a.JobID]
+		ls.mu.Unlock()
+		if l == nil {
+			e := contract.Errorf(contract.CodeReferenceInvalid, "no load job with this job_id on this connection (expired, closed or never started)")
+			e.Field = "/job_id"
+			return nil, e
+		}
+	} else {
+		var err error
+		if l, err = lh.start(ls, a.LogID); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case <-l.done:
+	case <-time.After(wait):
+	case <-ctx.Done():
+	}
+	return lh.jobReply(l)
+}
+
+func (lh *logHost) start(ls *logSession, logID string) (*loadedLog, error) {
+	path, name, err := lh.r.logPath(logID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			e := contract.Errorf(contract.CodeReferenceInvalid, "the log file named by this log_id no longer exists in the recording directory; list logs again")
+			e.Field = "/log_id"
+			return nil, e
+		}
+		return nil, contract.Errorf(contract.CodeAccessDenied, "the log file cannot be read")
+	}
+	if !st.Mode().IsRegular() {
+		return nil, contract.Errorf(contract.CodeDecodeFailed, "the log is not a regular file")
+	}
+	need := recording.Reservation(st.Size())
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	lh.expireLocked(ls, time.Now())
+	if len(ls.jobs) >= MaxLoadedLogs {
+		return nil, contract.Errorf(contract.CodeResourceLimit, "this connection holds %d loaded or loading logs; close one with close_log", MaxLoadedLogs)
+	}
+	lh.mu.Lock()
+	if lh.reserved+need > LogBudget {
+		free := LogBudget - lh.reserved
+		lh.mu.Unlock()
+		return nil, contract.Errorf(contract.CodeLimitExceeded, "loading this log reserves %d bytes (2 MiB plus twice its %d-byte file) and the loaded-log budget has %d of %d bytes free; close other logs or split the recording", need, st.Size(), free, LogBudget).
+			WithDetail("reservation_bytes", need).WithDetail("budget_bytes", LogBudget)
+	}
+	lh.reserved += need
+	lh.serial++
+	serial := lh.serial
+	lh.mu.Unlock()
+	ls.next++
+	l := &loadedLog{jobID: fmt.Sprintf("logjob-%d", ls.next), serial: serial, logID: logID, name: name, started: time.Now(), reserved: need, done: make(chan struct{})}
+	ls.jobs[l.jobID] = l
+	go lh.load(ls, l, path, need)
+	return l, nil
+}
+
+func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
+	type result struct {
+		log *recording.Log
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		lg, err := recording.Load(path, need)
+		ch <- result{lg, err}
+	}()
+	var res result
+	select {
+	case res = <-ch:
+	case <-time.After(LogDeadline):
+		res.err = contract.Errorf(contract.CodeTimeout, "the load did not finish within %v", LogDeadline)
+		go func() { <-ch }()
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l.finished = time.Now()
+	l.expires = l.finished.Add(LogLifetime)
+	if res.err != nil {
+		l.err = loadError(res.err)
+		lh.release(l)
+	} else {
+		l.log = res.log
+		l.ref = lh.logRef(l.serial)
+		if _, still := ls.jobs[l.jobID]; still {
+			ls.refs[l.ref] = l
+		}
+	}
+	close(l.done)
+}
+
+func loadError(err error) *contract.Error {
+	var fe *recording.FormatError
+	var be *recording.BudgetError
+	switch {
+	case errors.As(err, &fe):
+		return contract.Errorf(contract.CodeDecodeFailed, "the file is not a readable inquest recording: %s at byte offset %d", fe.Msg, fe.Offset).WithDetail("offset", fe.Offset)
+	case errors.As(err, &be):
+		return contract.Errorf(contract.CodeLimitExceeded, "%v", be)
+	}
+	if ce, ok := err.(*contract.Error); ok {
+		return ce
+	}
+	return contract.Errorf(contract.CodeCollectionFailed, "the log could not be read")
+}
+
+func (lh *logHost) logRef(serial uint32) string {
+	b := make([]byte, 4, 16)
+	binary.LittleEndian.PutUint32(b, serial)
+	b = append(b, lh.h.refs.mac(append([]byte("log"), b...))...)
+	return "lr_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// procRef encodes a log process reference: bound to the log (serial) and
+// the recorded identity (file index); it never names a live process.
+func (lh *logHost) procRef(serial, index uint32) string {
+	b := make([]byte, 8, 20)
+	binary.LittleEndian.PutUint32(b, serial)
+	binary.LittleEndian.PutUint32(b[4:], index)
+	b = append(b, lh.h.refs.mac(append([]byte("logproc"), b...))...)
+	return "lp_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (lh *logHost) parseProcRef(l *loadedLog, ref, field string) (*recording.Proc, error) {
+	bad := func(msg string) error {
+		e := contract.Errorf(contract.CodeReferenceInvalid, "%s", msg)
+		e.Field = field
+		e.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{"source": "log", "log_ref": l.ref, "scope": "all"}}
+		return e
+	}
+	if strings.HasPrefix(ref, refPrefix) {
+		return nil, bad("a live process_ref cannot target a log; list the log's processes for log references")
+	}
+	if !strings.HasPrefix(ref, "lp_") || len(ref) > 64 {
+		return nil, bad("this process_ref is not a log process reference")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(ref[3:])
+	if err != nil || len(b) != 20 || !hmac.Equal(b[8:], lh.h.refs.mac(append([]byte("logproc"), b[:8]...))) {
+		return nil, bad("this process_ref was not issued by this host instance")
+	}
+	if binary.LittleEndian.Uint32(b) != l.serial {
+		return nil, bad("this process_ref belongs to another loaded log")
+	}
+	p := l.log.ProcByIndex(binary.LittleEndian.Uint32(b[4:]))
+	if p == nil {
+		return nil, bad("this process_ref names no identity of the log")
+	}
+	return p, nil
+}
+
+func (lh *logHost) jobReply(l *loadedLog) (*contract.Result, error) {
+	d := map[string]any{"job_id": l.jobID, "log_id": l.logID, "name": l.name, "state": "running", "started_at": contract.TS(l.started), "finished_at": nil, "log_ref": nil}
+	select {
+	case <-l.done:
+	default:
+		res := contract.NewResult("live", time.Time{}, d)
+		res.NextAction = &contract.Action{Tool: "open_log", Arguments: map[string]any{"job_id": l.jobID}}
+		return res, nil
+	}
+	d["finished_at"] = contract.TS(l.finished)
+	if l.err != nil {
+		e := *l.err
+		e.Details = map[string]any{"job_id": l.jobID}
+		for k, v := range l.err.Details {
+			e.Details[k] = v
+		}
+		return nil, &e
+	}
+	d["state"] = "succeeded"
+	d["log_ref"] = l.ref
+	d["expires_at"] = contract.TS(l.expires)
+	d["recording"] = recordingMeta(l)
+	res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), d)
+	logWarnings(res, l)
+	res.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{"source": "log", "log_ref": l.ref, "scope": "all"}}
+	return res, nil
+}
+
+// recordingMeta is the source metadata every log result carries.
+func recordingMeta(l *loadedLog) map[string]any {
+	in := l.log.Info
+	m := map[string]any{"log_ref": l.ref, "log_id": l.logID, "name": l.name, "interval_seconds": l.log.Interval.Seconds(),
+		"format_version": in.Header.Version, "recording_session_id": in.Header.SessionID, "tracked_names": in.Header.Tracked,
+		"frames": in.Frames, "identities": len(l.log.Procs), "complete": in.Complete(), "recorded_from": nil, "recorded_to": nil,
+		"end_reason": nil, "torn": in.Torn, "damaged": in.Damaged, "reserved_bytes": l.reserved}
+	if in.Frames > 0 {
+		m["recorded_from"] = contract.TS(time.UnixMilli(in.First))
+		m["recorded_to"] = contract.TS(time.UnixMilli(in.Last))
+	}
+	if in.End != nil {
+		m["end_reason"] = in.End.Reason
+	}
+	if len(l.log.Unmapped) > 0 {
+		m["unmapped_metric_ids"] = l.log.Unmapped
+	}
+	if len(l.log.Absent) > 0 {
+		m["absent_metric_ids"] = l.log.Absent
+	}
+	return m
+}
+
+// logWarnings makes a result over an interrupted or damaged file partial
+// with one merged warning.
+func logWarnings(res *contract.Result, l *loadedLog) {
+	if p := l.log.Info.Problems(); len(p) > 0 {
+		res.Warn("the recording is incomplete: " + strings.Join(p, "; "))
+		res.Status = contract.StatusPartial
+	}
+}
+
+func (lh *logHost) closeLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		LogRef string `json:"log_ref"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	ls := lh.session(s)
+	ls.mu.Lock()
+	l := ls.refs[a.LogRef]
+	if l != nil {
+		delete(ls.refs, a.LogRef)
+		delete(ls.jobs, l.jobID)
+	}
+	ls.mu.Unlock()
+	if l != nil {
+		lh.dispose(l)
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"log_ref": a.LogRef, "released": l != nil}), nil
+}
+
+// loaded returns the open log behind ref for s.
+func (lh *logHost) loaded(s *Session, ref string) (*loadedLog, error) {
+	ls := lh.session(s)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	lh.expireLocked(ls, time.Now())
+	l := ls.refs[ref]
+	if l == nil {
+		e := contract.Errorf(contract.CodeReferenceInvalid, "log_ref names no loaded log of this connection (closed, expired 5 minutes after loading, or from another connection); open the log again")
+		e.Field = "/log_ref"
+		e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
+		return nil, e
+	}
+	return l, nil
+}
+
+type logQueryArgs struct {
+	LogRef string `json:"log_ref"`
+}
+
+func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		listProcessesArgs
+		LogRef string `json:"log_ref"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	l, err := lh.loaded(s, a.LogRef)
+	if err != nil {
+		return nil, err
+	}
+	if a.Cursor != "" {
+		fl, off, err := lh.h.resumeList(s, "list_processes", raw, a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return lh.page(l, "list_processes", fl, raw, off, a.Limit)
+	}
+	if a.Sort != "" && a.Sort != "pid" && a.Sort != "name" {
+		// A metric sort orders by the latest live snapshot's values; a log
+		// listing has none, so it is refused rather than silently ordered by pid.
+		return nil, invalidAt("/sort", "with source log, sort must be pid or name; rank a recording's processes by a metric with get_history on its log process_refs")
+	}
+	scope := a.Scope
+	if scope == "" {
+		scope = "live"
+	}
+	lg := l.log
+	var list []*recording.Proc
+	for _, p := range lg.Procs {
+		if scope == "live" && !p.InFinal {
+			continue
+		}
+		if f := a.Filter; f != nil {
+			if f.PID != nil && p.PID != *f.PID {
+				continue
+			}
+			if f.Name != "" && !proc.ContainsFold(p.Name, f.Name) {
+				continue
+			}
+			if f.Path != "" && (p.Exe == "" || !proc.ContainsFold(p.Exe, f.Path)) {
+				continue
+			}
+		}
+		list = append(list, p)
+	}
+	if a.Sort == "name" {
+		sort.SliceStable(list, func(i, j int) bool { return proc.FoldBytes(list[i].Name) < proc.FoldBytes(list[j].Name) })
+	}
+	fields := a.Projection
+	if len(fields) == 0 {
+		fields = defaultProcessFields
+	}
+	rows := make([]json.RawMessage, 0, len(list))
+	for _, p := range list {
+		row := map[string]any{}
+		for _, f := range fields {
+			switch f {
+			case "process_ref":
+				row[f] = lh.procRef(l.serial, p.Index)
+			case "pid":
+				row[f] = p.PID
+			case "name":
+				row[f] = p.Name
+			case "path":
+				if p.Exe != "" {
+					row[f] = p.Exe
+				} else {
+					row[f] = nil
+				}
+			case "parent":
+				par := map[string]any{"pid": p.PPID, "relationship": "unknown"}
+				if p.ParentOK && lg.ProcByIndex(p.Parent) != nil {
+					par["relationship"] = "verified"
+					par["process_ref"] = lh.procRef(l.serial, p.Parent)
+				}
+				row[f] = par
+			case "start_time":
+				row[f] = contract.TS(p.StartTime)
+			case "state":
+				row[f] = nil // not recorded
+			case "uid":
+				if p.UIDKnown {
+					row[f] = p.UID
+				} else {
+					row[f] = nil
+				}
+			case "user":
+				if p.UIDKnown {
+					row[f] = proc.UserName(p.UID)
+				} else {
+					row[f] = nil
+				}
+			case "lifecycle":
+				row[f] = "unknown"
+			case "last_seen_at":
+				row[f] = contract.TS(time.UnixMilli(p.Last))
+			case "history":
+				row[f] = map[string]any{"history_from": contract.TS(time.UnixMilli(p.First)), "history_to": contract.TS(time.UnixMilli(p.Last)), "frames": p.Samples}
+			case "command_line":
+				row[f] = map[string]any{"unavailable": "not_recorded"}
+			}
+		}
+		b, err := json.Marshal(row)
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+		}
+		rows = append(rows, b)
+	}
+	cov := map[string]any{"scope": scope, "identities_in_log": len(lg.Procs), "matched": len(rows)}
+	fl := frozenOf(s).put("llist", rows, cov, map[string]any{"log_ref": l.ref})
+	return lh.page(l, "list_processes", fl, raw, 0, a.Limit)
+}
+
+// page renders one page of a frozen log listing (processes or raw
+// history) with the log's source metadata.
+func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	if ref, _ := fl.meta["log_ref"].(string); ref != l.ref {
+		return nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor belongs to another log or listing")
+	}
+	if limit <= 0 {
+		limit = MaxPageRows
+	}
+	data, action, err := lh.h.listPage(tool, fl, raw, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	delete(data, "log_ref")
+	data["recording"] = recordingMeta(l)
+	res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), data)
+	res.Coverage = data["coverage"]
+	res.NextAction = action
+	logWarnings(res, l)
+	return res, nil
+}
+
+func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		metricsArgs
+		LogRef string `json:"log_ref"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	l, err := lh.loaded(s, a.LogRef)
+	if err != nil {
+		return nil, err
+	}
+	lg := l.log
+	if lg.Info.Frames == 0 {
+		return nil, contract.Errorf(contract.CodeStateConflict, "the log holds no readable frame")
+	}
+	targets := a.Targets
+	if len(targets) == 0 {
+		targets = []metricTarget{{System: true}}
+	}
+	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	for _, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown metric id; list_metrics gives the catalog")
+		}
+		metrics = append(metrics, m)
+	}
+	samples := make([]map[string]any, 0, len(targets))
+	failed := 0
+	var firstErr error
+	for ti, t := range targets {
+		kind := proc.TargetProcess
+		if t.System {
+			kind = proc.TargetSystem
+		}
+		for _, m := range metrics {
+			if m.Target != kind {
+				e := contract.Errorf(contract.CodeInvalidArgument, "metric %s is a %s metric and targets/%d is a %s target", m.ID, m.Target, ti, kind)
+				e.Field = "/targets/" + itoa(ti)
+				return nil, e
+			}
+		}
+		values, unav := map[string]any{}, map[string]any{}
+		sample := map[string]any{}
+		var avail uint32
+		var vals []uint64
+		if t.System {
+			sample["target"] = map[string]any{"system": true}
+			avail, vals = lg.FinalSystem.Avail, lg.FinalSystem.Vals[:]
+		} else {
+			field := "/targets/" + itoa(ti) + "/process_ref"
+			p, err := lh.parseProcRef(l, t.ProcessRef, field)
+			if err == nil && !p.InFinal {
+				e := contract.Errorf(contract.CodeProcessExited, "this identity is not in the final recorded frame (last recorded %s); its recorded values are in get_history", time.UnixMilli(p.Last).UTC().Format(time.RFC3339Nano))
+				e.Field = field
+				err = e
+			}
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				failed++
+				samples = append(samples, map[string]any{"target": map[string]any{"process_ref": t.ProcessRef}, "error": contract.AsError(err)})
+				continue
+			}
+			sample["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
+			avail, vals = p.Final.Avail, p.Final.Vals[:]
+		}
+		for _, m := range metrics {
+			if v, ok := EncodeValue(m, vals[m.Index]); ok && avail&(1<<uint(m.Index)) != 0 {
+				values[m.ID] = v
+			} else {
+				unav[m.ID] = "unknown"
+			}
+		}
+		sample["values"], sample["unavailable"] = values, unav
+		samples = append(samples, sample)
+	}
+	if failed == len(targets) {
+		return nil, firstErr
+	}
+	res := contract.NewResult("log", time.UnixMilli(lg.FinalAt), map[string]any{"frame_at": contract.TS(time.UnixMilli(lg.FinalAt)), "samples": samples, "recording": recordingMeta(l)})
+	if failed > 0 {
+		res.Warn(itoa(failed) + " of " + itoa(len(targets)) + " targets could not be read; their samples carry error instead of values")
+		res.Status = contract.StatusPartial
+	}
+	logWarnings(res, l)
+	return res, nil
+}
+
+func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		historyArgs
+		LogRef string `json:"log_ref"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	l, err := lh.loaded(s, a.LogRef)
+	if err != nil {
+		return nil, err
+	}
+	if a.Mode == "" {
+		a.Mode = "summary"
+	}
+	if a.Cursor != "" {
+		if a.Mode != "raw" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "cursor applies to mode raw only")
+			e.Field = "/cursor"
+			return nil, e
+		}
+		fl, off, err := lh.h.resumeList(s, "get_history", raw, a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return lh.page(l, "get_history", fl, raw, off, a.Limit)
+	}
+	var iv history.Interval
+	exactFrom, exactTo := false, false
+	if a.From != "" {
+		if iv.From, exactFrom, err = parseBound(a.From, "from", true); err != nil {
+			return nil, err
+		}
+		iv.HasFrom = true
+	}
+	if a.To != "" {
+		if iv.To, exactTo, err = parseBound(a.To, "to", false); err != nil {
+			return nil, err
+		}
+		iv.HasTo = true
+	}
+	if iv.HasFrom && iv.HasTo && mustTime(a.From).After(mustTime(a.To)) {
+		e := contract.Errorf(contract.CodeInvalidArgument, "from is after to")
+		e.Field = "/from"
+		return nil, e
+	}
+	kind := proc.TargetSystem
+	var target map[string]any
+	var view *history.View
+	if a.Target == nil || a.Target.System {
+		view = l.log.System.View()
+		target = map[string]any{"system": true}
+	} else {
+		kind = proc.TargetProcess
+		p, err := lh.parseProcRef(l, a.Target.ProcessRef, "/target/process_ref")
+		if err != nil {
+			return nil, err
+		}
+		view = p.Series.View()
+		target = map[string]any{"process_ref": a.Target.ProcessRef, "pid": p.PID, "name": p.Name, "start_time": contract.TS(p.StartTime), "lifecycle": "unknown"}
+	}
+	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	slots := make([]int, 0, len(a.MetricIDs))
+	for i, id := range a.MetricIDs {
+		m, ok := proc.LookupMetric(id)
+		if !ok || m.Target != kind {
+			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
+			e.Field = "/metric_ids/" + itoa(i)
+			return nil, e
+		}
+		metrics = append(metrics, m)
+		slots = append(slots, m.Index)
+	}
+	temporal := temporalCoverage(view.Coverage(iv))
+	meta := recordingMeta(l)
+	if a.Mode == "summary" {
+		sums := map[string]any{}
+		for _, m := range metrics {
+			sm := view.Summarize(iv, m.Index)
+			if !(exactFrom && exactTo) {
+				sm.HasDelta = false
+			}
+			sums[m.ID] = summaryJSON(m, sm)
+		}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal, "recording": meta}
+		res := contract.NewResult("log", time.UnixMilli(l.log.FinalAt), data)
+		res.Coverage = temporal
+		logWarnings(res, l)
+		return res, nil
+	}
+	samples := view.Raw(iv, slots)
+	rows := make([]json.RawMessage, 0, len(samples))
+	for _, smp := range samples {
+		vals, unav := map[string]any{}, map[string]any{}
+		for k, m := range metrics {
+			if smp.Avail[k] {
+				if v, ok := EncodeValue(m, smp.Vals[k]); ok {
+					vals[m.ID] = v
+					continue
+				}
+			}
+			unav[m.ID] = "unknown"
+		}
+		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+		}
+		rows = append(rows, b)
+	}
+	fl := frozenOf(s).put("lhist", rows, map[string]any{}, map[string]any{"log_ref": l.ref, "mode": "raw", "target": target, "temporal_coverage": temporal})
+	return lh.page(l, "get_history", fl, raw, 0, a.Limit)
+}

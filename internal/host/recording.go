@@ -1,0 +1,608 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/capture"
+	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/jobs"
+	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/recording"
+)
+
+// Recording (seed 000 section 10 "Recording"): one host-owned session at
+// a time writes the fixed tracked names' processes and the system to a new
+// file in the recording directory. The session belongs to the host, not to
+// the connection that started it: disconnects, MCP disablement and
+// cancelled waits do not stop it; stop_recording with the exact session id,
+// the 24-hour limit or the host's own stop do.
+
+// RecordingIntervals are the accepted interval_seconds values.
+var RecordingIntervals = []int{1, 2, 5, 10}
+
+// MaxRecordingDuration is the recording duration limit; a session is
+// stopped (reason duration_limit) when it is reached.
+var MaxRecordingDuration = 24 * time.Hour
+
+// MaxLogIDs bounds the log ids one host remembers (seed 000 section 8:
+// 5,000 per listing).
+const MaxLogIDs = 20000
+
+// CaptureKindLogs is the capture kind of a list_logs listing (rows log_id, name).
+const CaptureKindLogs = "logs"
+
+func init() {
+	CaptureFields[CaptureKindLogs] = []string{"log_id", "name"}
+	Extend(installRecording)
+}
+
+// RecordingDirectory returns the configured recording directory: the
+// recording_directory setting of inquest.toml, else
+// $XDG_DATA_HOME/inquest/recordings (XDG_DATA_HOME defaults to
+// ~/.local/share). source is "setting" or "default".
+func RecordingDirectory() (dir, source string, err error) {
+	if f, err := config.Load(); err != nil {
+		return "", "", err
+	} else if f.RecordingDirectory != "" {
+		return f.RecordingDirectory, "setting", nil
+	}
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", err
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "inquest", "recordings"), "default", nil
+}
+
+var recorders sync.Map // *Host -> *recorder
+
+func recorderOf(h *Host) *recorder {
+	if v, ok := recorders.Load(h); ok {
+		return v.(*recorder)
+	}
+	return nil
+}
+
+// recorder is the host's recording state and log-id table.
+type recorder struct {
+	h   *Host
+	inv *investigation
+
+	mu     sync.Mutex
+	active *recSession
+	ids    map[string]string // log_id -> file name under the root
+	byName map[string]string
+
+	logs *logHost
+}
+
+// recSession is one recording session.
+type recSession struct {
+	id       string
+	names    []string
+	interval time.Duration
+	slack    time.Duration
+	logID    string
+	name     string
+	path     string
+	started  time.Time
+
+	mu       sync.Mutex // guards everything below; held while writing
+	w        *recording.Writer
+	scope    *recScope
+	latest   *proc.Snapshot
+	lastSeq  uint64 // Seq of the last snapshot written
+	writeErr error
+	done     bool
+	unsub    func()
+	timer    *time.Timer
+}
+
+func installRecording(h *Host) {
+	r := &recorder{h: h, inv: investigationOf(h), ids: map[string]string{}, byName: map[string]string{}}
+	r.logs = newLogHost(h, r)
+	recorders.Store(h, r)
+	h.Handle("get_recording", r.getRecording)
+	h.Handle("start_recording", r.startRecording)
+	h.Handle("stop_recording", r.stopRecording)
+	h.Handle("list_logs", r.listLogs)
+	h.Handle("open_log", r.logs.openLog)
+	h.Handle("close_log", r.logs.closeLog)
+	// source "log" for the three data queries: a log query goes to the
+	// loaded log, anything else to the live method registered before.
+	for name, logm := range map[string]Method{
+		"list_processes": r.logs.listProcesses,
+		"get_metrics":    r.logs.getMetrics,
+		"get_history":    r.logs.getHistory,
+	} {
+		if live := h.method(name); live != nil {
+			h.Handle(name, routeSource(live, logm))
+		}
+	}
+	h.OnStop(func() { r.stopActive("host_stopped") })
+	h.AddStatus(func(m map[string]any) {
+		dir, src, err := RecordingDirectory()
+		st := map[string]any{"active": false, "intervals_seconds": RecordingIntervals, "max_duration_ms": MaxRecordingDuration.Milliseconds(),
+			"directory_source": src, "loaded_log_budget_bytes": LogBudget}
+		if err != nil || dir == "" {
+			st["directory_source"] = "unavailable"
+		}
+		r.mu.Lock()
+		if r.active != nil {
+			st["active"] = true
+		}
+		r.mu.Unlock()
+		m["recording"] = st
+	})
+}
+
+// routeSource sends a query with source "log" (or with log_ref and no
+// source, seed 000 section 6) to logm and everything else to live.
+func routeSource(live, logm Method) Method {
+	return func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+		var a struct {
+			Source string `json:"source"`
+			LogRef string `json:"log_ref"`
+		}
+		_ = json.Unmarshal(raw, &a)
+		switch {
+		case a.Source == "log" || (a.Source == "" && a.LogRef != ""):
+			if a.LogRef == "" {
+				e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log)")
+				e.Field = "/log_ref"
+				e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
+				return nil, e
+			}
+			return logm(ctx, s, raw)
+		case a.LogRef != "":
+			e := contract.Errorf(contract.CodeInvalidArgument, "log_ref applies only to source log; remove it or set source to log")
+			e.Field = "/log_ref"
+			return nil, e
+		}
+		return live(ctx, s, raw)
+	}
+}
+
+// recordingConflict is ACTIVITY_CONFLICT while a recording is active: the
+// tracking list and profile load/save are fixed during a recording (seed
+// 000 section 9). Callers hold inv.mu, which start_recording also holds
+// while it starts a session.
+func recordingConflict(h *Host) error {
+	r := recorderOf(h)
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	a := r.active
+	r.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	e := contract.Errorf(contract.CodeActivityConflict, "a recording is active (its tracked names are fixed): tracking changes and profile load/save are unavailable until it stops").
+		WithDetail("recording_session_id", a.id)
+	e.Retryable = false
+	e.NextAction = &contract.Action{Tool: "get_recording", Arguments: map[string]any{}}
+	return e
+}
+
+// issueLogID returns the log id of name (one id per name per host).
+func (r *recorder) issueLogID(name string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.issueLogIDLocked(name)
+}
+
+func (r *recorder) issueLogIDLocked(name string) (string, error) {
+	if id, ok := r.byName[name]; ok {
+		return id, nil
+	}
+	if len(r.ids) >= MaxLogIDs {
+		return "", contract.Errorf(contract.CodeResourceLimit, "this host remembers %d log ids; restart the host to list more", MaxLogIDs)
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	id := "log_" + hex.EncodeToString(b)
+	r.ids[id], r.byName[name] = name, id
+	return id, nil
+}
+
+// logPath resolves a log id to its path under the current root.
+func (r *recorder) logPath(id string) (string, string, error) {
+	r.mu.Lock()
+	name, ok := r.ids[id]
+	r.mu.Unlock()
+	if !ok {
+		e := contract.Errorf(contract.CodeReferenceInvalid, "this log_id was not issued by this host instance; list logs again")
+		e.Field = "/log_id"
+		e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
+		return "", "", e
+	}
+	dir, _, err := RecordingDirectory()
+	if err != nil {
+		return "", "", contract.Errorf(contract.CodeStateConflict, "the recording directory setting cannot be read (inquest.toml): %v", err)
+	}
+	return filepath.Join(dir, name), name, nil
+}
+
+func (r *recorder) getRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	dir, src, derr := RecordingDirectory()
+	data := map[string]any{"active": false, "recording_session_id": nil, "names": []string{}, "interval_seconds": nil, "log_id": nil,
+		"output_directory_configured": derr == nil && dir != "", "output_directory_source": src, "write_error": nil}
+	r.mu.Lock()
+	a := r.active
+	r.mu.Unlock()
+	if a != nil {
+		a.mu.Lock()
+		if a.done {
+			// Stopped and closed; only the active slot is not cleared yet.
+			a.mu.Unlock()
+			a = nil
+		}
+	}
+	if a != nil {
+		data["active"] = true
+		data["recording_session_id"] = a.id
+		data["names"] = a.names
+		data["interval_seconds"] = int(a.interval / time.Second)
+		data["log_id"] = a.logID
+		data["name"] = a.name
+		data["started_at"] = contract.TS(a.started)
+		if a.writeErr != nil {
+			data["write_error"] = "frames could not be written: " + a.writeErr.Error()
+		}
+		a.mu.Unlock()
+	}
+	res := contract.NewResult("live", r.h.sampler.Latest().Time, data)
+	if a != nil && data["write_error"] != nil {
+		res.Warn("the active recording failed to write; stop it to close the file (every complete frame is kept)")
+	}
+	return res, nil
+}
+
+type startRecordingArgs struct {
+	operationArgs
+	IntervalSeconds int `json:"interval_seconds"`
+}
+
+func (r *recorder) startRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a startRecordingArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	if !slices.Contains(RecordingIntervals, a.IntervalSeconds) {
+		e := contract.Errorf(contract.CodeInvalidArgument, "interval_seconds must be 1, 2, 5 or 10")
+		e.Field = "/interval_seconds"
+		return nil, e
+	}
+	inv := r.inv
+	op, reply, err, done := inv.begin(s, "start_recording", a.OperationID, raw)
+	if done {
+		return reply, err
+	}
+	op.SetRunning()
+	inv.mu.Lock()
+	out, err := r.startLocked(a)
+	inv.mu.Unlock()
+	op.Finish(out, err)
+	return inv.operationReply(op.Status())
+}
+
+// startLocked runs with inv.mu held (the tracking list cannot change).
+func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
+	inv := r.inv
+	if err := inv.checkRevisionLocked(a.ExpectedRevision); err != nil {
+		return nil, err
+	}
+	names := slices.Clone(inv.tracking)
+	if len(names) == 0 {
+		e := contract.Errorf(contract.CodeStateConflict, "the working Tracking List is empty; a recording needs at least one tracked name (update_tracking action add)")
+		e.NextAction = &contract.Action{Tool: "get_tracking", Arguments: map[string]any{}}
+		return nil, e
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.active != nil {
+		e := contract.Errorf(contract.CodeActivityConflict, "a recording is already active; stop it first with its recording_session_id").WithDetail("recording_session_id", r.active.id)
+		e.NextAction = &contract.Action{Tool: "get_recording", Arguments: map[string]any{}}
+		return nil, e
+	}
+	dir, _, err := RecordingDirectory()
+	if err != nil || dir == "" {
+		return nil, contract.Errorf(contract.CodeStateConflict, "no recording directory: set recording_directory in inquest.toml (`inquest settings set recording_directory DIR`) or XDG_DATA_HOME")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, contract.Errorf(contract.CodeAccessDenied, "the recording directory cannot be created: %v", errors.Unwrap(err))
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	sid := "rec_" + hex.EncodeToString(b)
+	now := time.Now().UTC()
+	hostname, _ := os.Hostname()
+	snap := r.h.sampler.Latest()
+	hdr := recording.Header{CreatedAt: now, IntervalMs: int64(a.IntervalSeconds) * 1000, SessionID: sid, Tracked: names,
+		Hostname: hostname, BootID: snap.BootID, ClockTicks: 100}
+	var w *recording.Writer
+	var name string
+	for i := 0; i < 100; i++ {
+		name = "inquest-" + now.Format("20060102T150405Z") + "-" + sid[4:]
+		if i > 0 {
+			name += fmt.Sprintf("-%d", i+1)
+		}
+		name += ".log"
+		w, err = recording.Create(filepath.Join(dir, name), hdr)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording file cannot be created in the recording directory: %v", errors.Unwrap(err))
+	}
+	id, err := r.issueLogIDLocked(name)
+	if err != nil {
+		w.Close("stopped")
+		return nil, err
+	}
+	iv := time.Duration(a.IntervalSeconds) * time.Second
+	rs := &recSession{id: sid, names: names, interval: iv, slack: r.h.sampler.Interval() / 2, logID: id, name: name,
+		path: filepath.Join(dir, name), started: now, w: w, scope: newRecScope(names)}
+	rs.unsub = r.h.sampler.Subscribe(rs.onSnapshot)
+	rs.timer = time.AfterFunc(MaxRecordingDuration, func() { r.stopSession(rs, "duration_limit") })
+	r.active = rs
+	return map[string]any{"recording_session_id": sid, "names": names, "scope": trackingScope, "interval_seconds": a.IntervalSeconds,
+		"log_id": id, "name": name, "started_at": contract.TS(now), "max_duration_ms": MaxRecordingDuration.Milliseconds()}, nil
+}
+
+// onSnapshot runs on the sampler goroutine: it writes a frame when the
+// interval has elapsed since the last frame (less half a sampling period
+// of scheduling slack), so consecutive frames are never closer than
+// interval - slack. The frame is written with one write(2) before the
+// sampler takes its next sample.
+func (rs *recSession) onSnapshot(snap *proc.Snapshot) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.done || snap.Time.Before(rs.started) {
+		return
+	}
+	rs.latest = snap
+	if rs.writeErr != nil {
+		return
+	}
+	if last := rs.w.LastAt(); !last.IsZero() && snap.Time.Sub(last) < rs.interval-rs.slack {
+		return
+	}
+	rs.writeLocked(snap)
+}
+
+func (rs *recSession) writeLocked(snap *proc.Snapshot) {
+	if err := rs.w.WriteSnapshot(snap, rs.scope.pick(snap)); err != nil {
+		rs.writeErr = err
+		return
+	}
+	rs.lastSeq = snap.Seq
+}
+
+type stopRecordingArgs struct {
+	OperationID        string `json:"operation_id"`
+	RecordingSessionID string `json:"recording_session_id"`
+}
+
+func (r *recorder) stopRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a stopRecordingArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	inv := r.inv
+	op, reply, err, done := inv.begin(s, "stop_recording", a.OperationID, raw)
+	if done {
+		return reply, err
+	}
+	op.SetRunning()
+	r.mu.Lock()
+	rs := r.active
+	r.mu.Unlock()
+	if rs == nil {
+		e := contract.Errorf(contract.CodeStateConflict, "no recording is active: this recording_session_id names a session that already stopped or never existed; nothing was changed")
+		e.Field = "/recording_session_id"
+		e.NextAction = &contract.Action{Tool: "get_recording", Arguments: map[string]any{}}
+		op.Finish(nil, e)
+		return inv.operationReply(op.Status())
+	}
+	if rs.id != a.RecordingSessionID {
+		e := contract.Errorf(contract.CodeStateConflict, "recording_session_id is stale: it does not name the active recording session, which was left running").WithDetail("active_recording_session_id", rs.id)
+		e.Field = "/recording_session_id"
+		e.NextAction = &contract.Action{Tool: "get_recording", Arguments: map[string]any{}}
+		op.Finish(nil, e)
+		return inv.operationReply(op.Status())
+	}
+	out, err := r.stopSession(rs, "stopped")
+	op.Finish(out, err)
+	return inv.operationReply(op.Status())
+}
+
+// stopSession stops rs (once): unsubscribes, writes the partial window
+// (the latest snapshot not yet written), the end record, syncs and closes.
+// The outcome is known only after the close.
+func (r *recorder) stopSession(rs *recSession, reason string) (map[string]any, error) {
+	// The session stays the active one until its file is closed, so
+	// get_recording never reports "not active" for a file whose end record
+	// is not written yet.
+	defer func() {
+		r.mu.Lock()
+		if r.active == rs {
+			r.active = nil
+		}
+		r.mu.Unlock()
+	}()
+	rs.unsub()
+	rs.timer.Stop()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.done {
+		e := contract.Errorf(contract.CodeStateConflict, "this recording session already stopped")
+		return nil, e
+	}
+	rs.done = true
+	if rs.writeErr == nil && rs.latest != nil && rs.latest.Seq != rs.lastSeq {
+		rs.writeLocked(rs.latest)
+	}
+	if rs.writeErr != nil {
+		reason = "write_error"
+	}
+	end, err := rs.w.Close(reason)
+	out := map[string]any{"recording_session_id": rs.id, "log_id": rs.logID, "name": rs.name, "reason": reason,
+		"frames": end.Frames, "bytes": rs.w.Bytes(), "started_at": contract.TS(rs.started), "stopped_at": contract.TS(end.EndedAt)}
+	if rs.writeErr != nil {
+		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording failed to write (%v); the file keeps every complete frame", rs.writeErr).WithDetail("outcome", out)
+	}
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording could not be closed (%v); the file keeps every complete frame", err).WithDetail("outcome", out)
+	}
+	return out, nil
+}
+
+func (r *recorder) stopActive(reason string) {
+	r.mu.Lock()
+	rs := r.active
+	r.mu.Unlock()
+	if rs != nil {
+		r.stopSession(rs, reason)
+	}
+}
+
+// recScope is the fixed recording scope: processes whose name (comm or
+// the executable's base name) matches a tracked name, and their observed
+// descendants (a child whose verified parent is in scope).
+type recScope struct {
+	names map[string]bool
+	in    map[proc.Identity]bool
+}
+
+func newRecScope(names []string) *recScope {
+	sc := &recScope{names: map[string]bool{}, in: map[proc.Identity]bool{}}
+	for _, n := range names {
+		sc.names[history.NormalizeName(n)] = true
+	}
+	return sc
+}
+
+func (sc *recScope) pick(snap *proc.Snapshot) []*proc.Process {
+	memo := make(map[int32]bool, len(snap.Procs))
+	var incl func(p *proc.Process, depth int) bool
+	incl = func(p *proc.Process, depth int) bool {
+		if v, ok := memo[p.PID]; ok {
+			return v
+		}
+		v := sc.in[p.ID()] || sc.names[history.NormalizeName(p.Name)] || (p.Exe != "" && sc.names[history.NormalizeName(filepath.Base(p.Exe))])
+		if !v && depth < 64 {
+			if par := snap.Find(p.PPID); par != nil && par.PID != p.PID && par.StartTicks < p.StartTicks {
+				v = incl(par, depth+1)
+			}
+		}
+		memo[p.PID] = v
+		return v
+	}
+	var out []*proc.Process
+	next := make(map[proc.Identity]bool, len(sc.in))
+	for i := range snap.Procs {
+		p := &snap.Procs[i]
+		if incl(p, 0) {
+			out = append(out, p)
+			next[p.ID()] = true
+		}
+	}
+	sc.in = next
+	return out
+}
+
+// listLogs starts a job listing the recording directory: regular files
+// with a .log extension (case-insensitive), optionally whose name contains
+// filter.name (case-insensitive). Formats are not validated until opened.
+func (r *recorder) listLogs(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		Filter *struct {
+			Name string `json:"name"`
+		} `json:"filter"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, badArgs()
+	}
+	sub := ""
+	if a.Filter != nil {
+		sub = strings.ToLower(a.Filter.Name)
+	}
+	js := jobSessionOf(s)
+	if js == nil {
+		return nil, contract.Errorf(contract.CodeUnsupported, "jobs are not enabled in this host")
+	}
+	j, err := js.Start(jobs.Spec{Kind: CaptureKindLogs, Run: func(ctx context.Context) (*capture.Capture, error) {
+		c := &capture.Capture{Kind: CaptureKindLogs, Started: time.Now()}
+		dir, _, err := RecordingDirectory()
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeStateConflict, "the recording directory setting cannot be read (inquest.toml)")
+		}
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			ents, err = nil, nil
+			c.Coverage = map[string]any{"directory_exists": false}
+		}
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeAccessDenied, "the recording directory cannot be listed")
+		}
+		var names []string
+		skipped := 0
+		for _, e := range ents {
+			n := e.Name()
+			if !strings.EqualFold(filepath.Ext(n), ".log") {
+				continue
+			}
+			if !e.Type().IsRegular() {
+				skipped++
+				continue
+			}
+			if sub != "" && !strings.Contains(strings.ToLower(n), sub) {
+				continue
+			}
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) > MaxPageRows {
+			return nil, contract.Errorf(contract.CodeResultTooLarge, "%d logs match; narrow the listing with filter.name (at most %d rows per listing)", len(names), MaxPageRows)
+		}
+		for _, n := range names {
+			id, err := r.issueLogID(n)
+			if err != nil {
+				return nil, err
+			}
+			c.Rows = append(c.Rows, capture.Row{Path: n, Fields: []capture.Field{{Key: "log_id", Value: id}, {Key: "name", Value: n}}})
+		}
+		if c.Coverage == nil {
+			c.Coverage = map[string]any{"directory_exists": true}
+		}
+		c.Coverage["log_files"] = len(names)
+		c.Coverage["not_regular_skipped"] = skipped
+		c.Finished = time.Now()
+		return c, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return jobResult(j), nil
+}
