@@ -39,7 +39,7 @@ type Local struct {
 func NewLocal(ctx context.Context, version string) (*Local, error) {
 	h, err := host.New(host.Options{Version: version})
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not start: %v", err)
+		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not start: %v", err).Permanent()
 	}
 	if err := h.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the process sampler could not take its first sample")
@@ -83,7 +83,7 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 		if d.Handler != nil {
 			// A definition with its own handler runs in the bridge (bounded
 			// completion wrappers); it reaches the backend itself.
-			out = append(out, d)
+			out = append(out, withPID(d, call))
 			continue
 		}
 		d.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
@@ -96,7 +96,7 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 			}
 			return b.Call(ctx, name, args)
 		}
-		out = append(out, d)
+		out = append(out, withPID(d, call))
 	}
 	return out
 }

@@ -100,13 +100,14 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 			Name:  "start_capture",
 			Title: "Start a capture job",
 			Description: "Starts a bounded capture job of kind (required): file_users (host-wide: every process holding each path, with process_ref when verified, pid, name, path, handle_count), " +
-				"open_files (fds of process_ref: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
+				"open_files (fds of process_ref or a live pid: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
 				"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " +
 				"Optional filter {path, extension, owner_name} keeps only matching rows at collection time (never retained otherwise), the way to inspect a process whose full capture exceeds the budget. " + oneshot +
 				" Limits: 2 active jobs, 8 retained captures, 64 MiB per connection; one file_users scan host-wide; 60 s deadline; captures expire 5 minutes after completion.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
 "kind":{"type":"string","enum":` + enumJSON(capture.Kinds) + `,"description":"what to capture"},
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required (or pid) for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
+` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
 ` + deliveryProps + `}}`),
 			Annotations: tool.Annotations{ReadOnly: true},
@@ -117,10 +118,11 @@ func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "get_process_info",
 			Title: "Process metadata",
-			Description: "Metadata of process_ref (required) as a job: exe, cwd, image (size, mtime, ELF build id), parent, start_time, cgroup, namespaces; command_line and user only when listed in fields; never the environment. " +
+			Description: "Metadata of process_ref or pid (one required) as a job: exe, cwd, image (size, mtime, ELF build id), parent, start_time, cgroup, namespaces; command_line and user only when listed in fields; never the environment. " +
 				"Each field is {value} or {unavailable: reason}. " + oneshot,
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes)"},
+			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); or pid"},
+` + pidField + `,
 "fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":` + enumJSON(capture.InfoFields) + `},"description":"fields to collect; default all but command_line and user"},
 ` + deliveryProps + `}}`),
 			Annotations: tool.Annotations{ReadOnly: true},

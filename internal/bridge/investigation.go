@@ -26,6 +26,10 @@ const (
 	waitSlice = 4 * time.Second
 	// opPoll separates get_operation polls.
 	opPoll = 25 * time.Millisecond
+	// terminalGrace is how long past its wait budget the bridge keeps
+	// polling a wait whose timeout_ms the budget covers; the host ends
+	// such a wait at timeout_ms, so this bounds only a broken host.
+	terminalGrace = 30 * time.Second
 )
 
 const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen unique id of this action; repeating it with identical arguments returns the retained outcome without repeating the effect"},
@@ -46,8 +50,8 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "get_history",
 			Title: "Retained metric history",
-			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted), from one frozen view. " +
-				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps, delta only at exact available endpoints; temporal coverage under data.coverage. " +
+			Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted) or the last_seconds up to now, from one frozen view. " +
+				"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps and first_to_last_change (last - first of the available values found, with first_to_last_ms), delta only at exact available endpoints; temporal coverage under data.coverage. " +
 				"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + limitDefault + ", max 5000). " +
 				"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID. " +
 				"With source log and log_ref: the recorded frames of a log process_ref or the system; counts are per stored frame and data.recording gives the interval.",
@@ -56,10 +60,12 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 ` + logRefSchema + `,
 "target":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
-  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system"},
+  ` + pidTargetBranch + `,
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system; {pid} is a live PID resolved to its current lifetime"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
 "to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"relative window: the last N seconds up to the latest sample; instead of from/to, never with them"},
 "mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + limitDefault + `"},
 "cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous raw page; other arguments unchanged"}}}`),
@@ -68,20 +74,23 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:        "get_tracking",
 			Title:       "Tracking list",
-			Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity. No required arguments.",
-			Input:       schema(`{"type":"object","additionalProperties":false,"properties":{}}`),
+			Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity, paged (data.matching, data.coverage total/offset/returned; follow next_action, limit default 100, max 5000). No required arguments.",
+			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged"}}}`),
 			Annotations: readOnly,
 		},
 		{
 			Name:  "update_tracking",
 			Title: "Change the tracking list",
-			Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name or process_ref (its captured name). " +
+			Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name, process_ref or pid (its captured name). " +
 				"Tracked lifetimes and their observed descendants keep 7,200 samples instead of 120; nothing discarded is restored. Adding an existing name or removing an absent one succeeds without change. " +
 				"A removal that would discard retained history returns state pending_confirmation until a local user decides (60 s, then TIMEOUT). No profile is saved implicitly.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
 "action":{"type":"string","enum":["add","remove"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a live or retained process_ref; its captured name is used"},
+` + pidField + `,
 ` + waitField(wd) + `}}`),
 			Annotations: mutation,
 			Handler:     mutationHandler(call, "update_tracking", waitDefault),
@@ -117,13 +126,14 @@ func investigationDefinitions(mode Mode, call CallFunc) []tool.Tool {
 		{
 			Name:  "wait_condition",
 			Title: "Wait for a condition",
-			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref of a verified live lifetime; a held pidfd, access failure is not exit) " +
+			Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref or pid of a verified live lifetime; a held pidfd, access failure is not exit) " +
 				"or metric_threshold (metric_id, comparison >,>=,<,<=, threshold as number or decimal string; process_ref or system; fresh samples only). Returns the observation and its timestamp; TIMEOUT carries the last observation. " +
-				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id.",
+				"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id. When wait_ms >= timeout_ms the one call returns the outcome (TIMEOUT included), never running.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256},
 "process_ref":{"type":"string","minLength":1,"maxLength":128},
+` + pidField + `,
 "system":{"const":true},
 "metric_id":{"type":"string","enum":$METRIC_IDS},
 "comparison":{"type":"string","enum":[">",">=","<","<="]},
@@ -251,9 +261,24 @@ func waitHandler(call CallFunc, def int) tool.Handler {
 				return nil, e
 			}
 		}
+		// A budget that covers the whole timeout_ms of a new wait means
+		// the caller wants the outcome: the host ends the wait by
+		// timeout_ms at the latest (TIMEOUT), so keep company until the
+		// terminal state instead of racing the host's deadline and
+		// returning "running" by a few milliseconds. grace only bounds a
+		// host that never ends the wait.
+		var timeoutMS int
+		json.Unmarshal(m["timeout_ms"], &timeoutMS)
+		toTerminal := timeoutMS > 0 && time.Duration(timeoutMS)*time.Millisecond <= budget
 		deadline := time.Now().Add(budget)
+		if toTerminal {
+			deadline = deadline.Add(terminalGrace)
+		}
 		slice := func() json.RawMessage {
 			left := min(time.Until(deadline), waitSlice)
+			if toTerminal {
+				left = waitSlice
+			}
 			if left < 0 {
 				left = 0
 			}

@@ -79,7 +79,7 @@ func definitions(mode Mode) []tool.Tool {
 		{
 			Name:  "get_metrics",
 			Title: "Current metric values",
-			Description: "Values of metric_ids (required) for up to 50 targets from one latest applied snapshot; no forced sampling. Targets default to the system; a process target is {process_ref}, the system is {system:true}. " +
+			Description: "Values of metric_ids (required) for up to 50 targets from one latest applied snapshot; no forced sampling. Targets default to the system; a process target is {process_ref} or {pid} (a live PID, resolved at call time), the system is {system:true}. " +
 				"Integer quantities are decimal strings; unavailable values are listed under unavailable, never zero. An exited process gives PROCESS_EXITED. With source log and log_ref: the final recorded frame.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
 ` + sourceSchema + `,
@@ -87,6 +87,7 @@ func definitions(mode Mode) []tool.Tool {
 "metric_ids":{"type":"array","minItems":1,"maxItems":64,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS}},
 "targets":{"type":"array","minItems":1,"maxItems":50,"items":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
+  ` + pidTargetBranch + `,
   {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}]}}}}`),
 			Annotations: readOnly,
 		},

@@ -281,11 +281,22 @@ func showTool(cmd *cobra.Command, env *Env, asJSON bool, name string, render fun
 	if asJSON {
 		return callAndPrint(cmd, env, rt.Registry, name, json.RawMessage("{}"))
 	}
-	res, err := rt.Registry.Call(cmd.Context(), name, json.RawMessage("{}"))
-	if err != nil {
-		return printFailure(env, err)
+	// render sees every page: a paged answer (get_tracking) is followed
+	// through next_action to its end.
+	args := json.RawMessage("{}")
+	for {
+		res, err := rt.Registry.Call(cmd.Context(), name, args)
+		if err != nil {
+			return printFailure(env, err)
+		}
+		if err := render(res); err != nil {
+			return err
+		}
+		if res.NextAction == nil || res.NextAction.Tool != name {
+			return nil
+		}
+		args, _ = json.Marshal(res.NextAction.Arguments)
 	}
-	return render(res)
 }
 
 func newTrackCmd(env *Env) *cobra.Command {
@@ -305,23 +316,29 @@ confirmation (inquest confirm).
 		Short: "Tracked names, revision and matching lifetimes (get_tracking)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			type matchRow struct {
+				PID       int    `json:"pid"`
+				Name      string `json:"name"`
+				Lifecycle string `json:"lifecycle"`
+				By        string `json:"tracked_by"`
+				History   struct {
+					Samples  int `json:"samples"`
+					Capacity int `json:"capacity_samples"`
+				} `json:"history"`
+			}
+			var all []matchRow
 			return showTool(cmd, env, asJSON, "get_tracking", func(res *contract.Result) error {
 				var d struct {
-					Revision string   `json:"revision"`
-					Names    []string `json:"names"`
-					Matching []struct {
-						PID       int    `json:"pid"`
-						Name      string `json:"name"`
-						Lifecycle string `json:"lifecycle"`
-						By        string `json:"tracked_by"`
-						History   struct {
-							Samples  int `json:"samples"`
-							Capacity int `json:"capacity_samples"`
-						} `json:"history"`
-					} `json:"matching"`
+					Revision string     `json:"revision"`
+					Names    []string   `json:"names"`
+					Matching []matchRow `json:"matching"`
 				}
 				if err := remarshal(res.Data, &d); err != nil {
 					return err
+				}
+				all = append(all, d.Matching...)
+				if res.NextAction != nil && res.NextAction.Tool == "get_tracking" {
+					return nil // the table follows the last page
 				}
 				names := make([]string, len(d.Names))
 				for i, n := range d.Names {
@@ -330,7 +347,7 @@ confirmation (inquest confirm).
 				fmt.Fprintf(env.Stdout, "revision %s\nnames: %s\n", cell(d.Revision), strings.Join(names, ", "))
 				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PID\tNAME\tLIFECYCLE\tBY\tSAMPLES\tCAPACITY")
-				for _, m := range d.Matching {
+				for _, m := range all {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", m.PID, cell(m.Name), cell(m.Lifecycle), cell(m.By), m.History.Samples, m.History.Capacity)
 				}
 				return tw.Flush()

@@ -66,13 +66,25 @@ var AllCodes = []Code{
 
 // retryableByDefault says whether an unchanged call may succeed on retry
 // (seed 000 section 8: false for INVALID_ARGUMENT and other caller errors).
+// Permission and configuration failures (ACCESS_DENIED, PERMISSION_DENIED,
+// UNSUPPORTED, PROVIDER_UNAVAILABLE: a missing tool, store or setting) are
+// not retryable: only a change by the user can make the call succeed.
+// Constructors of a retryable code whose cause is permanent mark it with
+// Permanent.
 func retryableByDefault(c Code) bool {
 	switch c {
 	case CodeBusy, CodeTimeout, CodeBackendUnavailable, CodeOutcomeUnknown,
-		CodeCollectionFailed, CodeResourceLimit, CodeInternalError, CodeProviderUnavailable:
+		CodeCollectionFailed, CodeResourceLimit, CodeInternalError:
 		return true
 	}
 	return false
+}
+
+// Permanent returns e with Retryable false: the same call fails the same
+// way (a deterministic failure, a version or configuration mismatch).
+func (e *Error) Permanent() *Error {
+	e.Retryable = false
+	return e
 }
 
 // Error is the error object of a failed tool result, returned under "error".

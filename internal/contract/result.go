@@ -72,7 +72,7 @@ func Marshal(res *Result, err error) (body []byte, isError bool) {
 	if err != nil || res == nil {
 		e := AsError(err)
 		if e == nil {
-			e = Errorf(CodeInternalError, "handler returned no result")
+			e = Errorf(CodeInternalError, "handler returned no result").Permanent()
 		}
 		b, _ := json.Marshal(Failure{Error: e})
 		return b, true
@@ -91,7 +91,7 @@ func Marshal(res *Result, err error) (body []byte, isError bool) {
 	}
 	b, mErr := json.Marshal(res)
 	if mErr != nil {
-		b, _ = json.Marshal(Failure{Error: Errorf(CodeInternalError, "result could not be encoded")})
+		b, _ = json.Marshal(Failure{Error: Errorf(CodeInternalError, "result could not be encoded").Permanent()})
 		return b, true
 	}
 	return b, false

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -48,9 +49,12 @@ type historyArgs struct {
 	MetricIDs []string      `json:"metric_ids"`
 	From      string        `json:"from"`
 	To        string        `json:"to"`
-	Mode      string        `json:"mode"`
-	Limit     int           `json:"limit"`
-	Cursor    string        `json:"cursor"`
+	// LastSeconds is the relative window [now - last_seconds, open end],
+	// exclusive with From and To.
+	LastSeconds *int64 `json:"last_seconds"`
+	Mode        string `json:"mode"`
+	Limit       int    `json:"limit"`
+	Cursor      string `json:"cursor"`
 }
 
 // parseBound parses an RFC 3339 bound into ms. exact says the bound has no
@@ -94,6 +98,24 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 	var iv history.Interval
 	exactFrom, exactTo := false, false
 	var err error
+	var window map[string]any
+	if a.LastSeconds != nil {
+		if a.From != "" || a.To != "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "last_seconds and from/to are alternatives; send either last_seconds or from/to")
+			e.Field = "/last_seconds"
+			return nil, e
+		}
+		if *a.LastSeconds < 1 || *a.LastSeconds > MaxHistorySeconds {
+			e := contract.Errorf(contract.CodeInvalidArgument, "last_seconds must be 1..%d", MaxHistorySeconds)
+			e.Field = "/last_seconds"
+			return nil, e
+		}
+		// The window starts last_seconds before the call and stays open
+		// at the end: the frozen view ends at the latest sample.
+		from := time.Now().Add(-time.Duration(*a.LastSeconds) * time.Second).Truncate(time.Millisecond)
+		iv.From, iv.HasFrom = from.UnixMilli(), true
+		window = map[string]any{"last_seconds": *a.LastSeconds, "from": contract.TS(from)}
+	}
 	if a.From != "" {
 		if iv.From, exactFrom, err = parseBound(a.From, "from", true); err != nil {
 			return nil, err
@@ -151,6 +173,9 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		m, ok := proc.LookupMetric(id)
 		if !ok || m.Target != kind {
 			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
+			if ok && a.Target == nil {
+				e = contract.Errorf(contract.CodeInvalidArgument, "no target given; the default system target does not have %s (a %s metric); give target {process_ref} or {pid}", m.ID, m.Target)
+			}
 			e.Field = "/metric_ids/" + itoa(i)
 			return nil, e
 		}
@@ -175,6 +200,9 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 			sums[m.ID] = summaryJSON(m, sm)
 		}
 		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
+		if window != nil {
+			data["window"] = window
+		}
 		res := contract.NewResult("live", snap.Time, data)
 		res.Coverage = temporal
 		for _, w := range beyond {
@@ -198,11 +226,14 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		}
 		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
 		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
 		}
 		rows = append(rows, b)
 	}
 	meta := map[string]any{"mode": "raw", "target": target, "temporal_coverage": temporal, "snapshot_at": contract.TS(snap.Time), "retention_warnings": beyond}
+	if window != nil {
+		meta["window"] = window
+	}
 	l := frozenOf(s).put("hist", rows, map[string]any{}, meta)
 	return inv.historyPage(l, raw, 0, a.Limit)
 }
@@ -287,10 +318,18 @@ func temporalCoverage(c history.Coverage) map[string]any {
 	return out
 }
 
+// MaxHistorySeconds is the largest get_history last_seconds (one day,
+// beyond the longest retention of 7,200 samples at the default interval).
+const MaxHistorySeconds = 86400
+
 // summaryJSON renders one metric's summary (seed 000 section 6): counts
 // always; min, max, mean, first/last with timestamps only with available
-// values; delta only at exact available endpoints. Integer means are exact
-// rationals of decimal strings; integer deltas are signed decimal strings.
+// values; delta only at exact available endpoints. first_to_last_change
+// is last.value - first.value over the available values actually found
+// (whatever the interval's endpoints), with first_to_last_ms the time
+// between them; it differs from delta, which needs values at both exact
+// requested endpoints. Integer means are exact rationals of decimal
+// strings; integer deltas and changes are signed decimal strings.
 func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 	out := map[string]any{"sample_count": s.SampleCount, "available_value_count": s.Available, "missing_value_count": s.Missing}
 	if s.Available == 0 {
@@ -306,12 +345,15 @@ func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 		if s.HasDelta {
 			out["delta"] = s.IntDelta()
 		}
+		out["first_to_last_change"] = new(big.Int).Sub(new(big.Int).SetUint64(s.Last), new(big.Int).SetUint64(s.First)).String()
 	} else {
+		out["first_to_last_change"] = proc.AsFloat(s.Last) - proc.AsFloat(s.First)
 		out["mean"] = s.FloatSum / float64(s.Available)
 		if s.HasDelta {
 			out["delta"] = proc.AsFloat(s.DeltaTo) - proc.AsFloat(s.DeltaFrom)
 		}
 	}
+	out["first_to_last_ms"] = s.LastAt - s.FirstAt
 	return out
 }
 

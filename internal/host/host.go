@@ -83,6 +83,7 @@ func New(opts Options) (*Host, error) {
 	}
 	h.refs = newRefCodec(h.InstanceID)
 	h.registerBase()
+	h.registerResolvePID()
 	for _, ext := range extensions {
 		ext(h)
 	}

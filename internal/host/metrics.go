@@ -51,10 +51,12 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "at most %d targets per call", MaxMetricTargets)
 	}
 	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
-	for _, id := range a.MetricIDs {
+	for i, id := range a.MetricIDs {
 		m, ok := proc.LookupMetric(id)
 		if !ok {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown metric id; list_metrics gives the catalog")
+			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a known metric id; list_metrics gives the catalog", i)
+			e.Field = "/metric_ids/" + itoa(i)
+			return nil, e
 		}
 		metrics = append(metrics, m)
 	}
@@ -70,8 +72,15 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 		if t.System {
 			kind = proc.TargetSystem
 		}
-		for _, m := range metrics {
+		for mi, m := range metrics {
 			if m.Target != kind {
+				// Name what the caller sent: a default target is a
+				// default, not an argument at /targets/0.
+				if len(a.Targets) == 0 {
+					e := contract.Errorf(contract.CodeInvalidArgument, "no targets given; the default system target does not have %s (a %s metric); give targets [{process_ref}] or [{pid}]", m.ID, m.Target)
+					e.Field = "/metric_ids/" + itoa(mi)
+					return nil, e
+				}
 				e := contract.Errorf(contract.CodeInvalidArgument, "metric %s is a %s metric and targets/%d is a %s target", m.ID, m.Target, ti, kind)
 				e.Field = "/targets/" + itoa(ti)
 				return nil, e

@@ -221,7 +221,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		}
 		b, err := json.Marshal(row)
 		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
 		}
 		enc = append(enc, b)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
@@ -13,14 +14,38 @@ import (
 // 000 section 10).
 const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the name is the executable's base name, else argv[0], else the command name, and the command name also matches; any name a lifetime had before an exec counts), and their observed descendants"
 
+// TrackingPageRows is get_tracking's default page of matching identities
+// (about 350 bytes each, so a default page stays far inside an agent's
+// context); limit may ask for up to MaxPageRows.
+const TrackingPageRows = 100
+
+// getTracking answers get_tracking: the list, revision, scope and active
+// profile on every page, and the matching retained identities paged
+// (limit, cursor) from one frozen listing: data.matching is the page,
+// data.coverage {total, offset, returned}, data.next_cursor and
+// next_action the call for the next page.
 func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var pa pagedArgs
+	if err := json.Unmarshal(raw, &pa); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	if pa.Limit <= 0 {
+		pa.Limit = TrackingPageRows
+	}
+	if pa.Cursor != "" {
+		l, off, err := inv.h.resumeList(s, "get_tracking", raw, pa.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return inv.trackingPage(l, raw, off, pa.Limit)
+	}
 	inv.mu.Lock()
 	names := slices.Clone(inv.tracking)
 	rev := inv.revisionLocked()
 	active := inv.active
 	loadErr := inv.loadErr
 	inv.mu.Unlock()
-	matching := []any{}
+	matching := []json.RawMessage{}
 	for _, l := range inv.store.Tracked() {
 		lifecycle, by := "live", "descendant"
 		if l.Ended {
@@ -31,15 +56,47 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 				by = "name"
 			}
 		}
-		matching = append(matching, map[string]any{"process_ref": inv.h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "lifecycle": lifecycle, "tracked_by": by,
+		b, err := json.Marshal(map[string]any{"process_ref": inv.h.Ref(l.ID), "pid": l.ID.PID, "name": l.Name, "lifecycle": lifecycle, "tracked_by": by,
 			"history": map[string]any{"retained_from": contract.TS(l.From), "retained_to": contract.TS(l.To), "samples": l.Samples, "capacity_samples": l.Capacity}})
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
+		}
+		matching = append(matching, b)
 	}
-	data := map[string]any{"revision": rev, "names": names, "scope": trackingScope, "active_profile_id": nilIfEmpty(active), "matching": matching}
 	snap := inv.h.sampler.Latest()
-	res := contract.NewResult("live", snap.Time, data)
-	if loadErr != "" {
-		res.Warn(loadErr)
+	meta := map[string]any{"revision": rev, "names": names, "scope": trackingScope, "active_profile_id": nilIfEmpty(active),
+		"snapshot_at": contract.TS(snap.Time), "load_warning": loadErr}
+	l := &frozenList{rows: matching, coverage: map[string]any{}, meta: meta}
+	size := 0
+	for _, b := range matching {
+		size += len(b) + 1
 	}
+	if len(matching) > pa.Limit || size > PageByteBudget {
+		// Only a listing of several pages is kept for its cursors.
+		l = frozenOf(s).put("track", matching, map[string]any{}, meta)
+	}
+	return inv.trackingPage(l, raw, 0, pa.Limit)
+}
+
+// trackingPage renders one page of a frozen tracking listing.
+func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	data, action, err := inv.h.listPage("get_tracking", l, raw, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	data["matching"] = data["rows"]
+	delete(data, "rows")
+	delete(data, "capture_id")
+	delete(data, "snapshot_at")
+	delete(data, "load_warning")
+	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
+	res := contract.NewResult("live", time.Time{}, data)
+	res.CapturedAt = ts
+	if w, _ := l.meta["load_warning"].(string); w != "" {
+		res.Warn(w)
+	}
+	res.Coverage = data["coverage"]
+	res.NextAction = action
 	return res, nil
 }
 

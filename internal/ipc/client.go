@@ -71,10 +71,18 @@ func HandshakeAs(c net.Conn, peer Peer, bridgeVersion, client string, timeout ti
 		if code == "" {
 			code = contract.CodeBackendUnavailable
 		}
-		return fail(code, "the host refused the connection: "+m.Message)
+		cl, err := fail(code, "the host refused the connection: "+m.Message)
+		if code == contract.CodeBackendUnavailable {
+			// The host's only BACKEND_UNAVAILABLE refusal is an IPC
+			// version mismatch: the same call meets the same host.
+			contract.AsError(err).Permanent()
+		}
+		return cl, err
 	case *Welcome:
 		if m.IPCMajor != Major {
-			return fail(contract.CodeBackendUnavailable, "the running host speaks another IPC major version ("+strconv.Itoa(m.IPCMajor)+"); stop it (it may predate an upgrade) and retry")
+			cl, err := fail(contract.CodeBackendUnavailable, "the running host speaks another IPC major version ("+strconv.Itoa(m.IPCMajor)+"); stop it (it may predate an upgrade) and retry")
+			contract.AsError(err).Permanent()
+			return cl, err
 		}
 		c.SetDeadline(time.Time{})
 		cl := &Client{Welcome: *m, Peer: peer, Timeout: ResponseTimeout, c: c, pending: map[string]chan json.RawMessage{}, done: make(chan struct{})}

@@ -6,6 +6,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,13 +39,41 @@ func New(reg *tool.Registry, opts Options) *mcp.Server {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "inquest", Title: "inquest", Version: opts.Version}, &mcp.ServerOptions{
-		Logger:       logger,
+		Logger: logger,
+		// Advertise only what is implemented: tools, whose list never
+		// changes during a session (no logging, no listChanged).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		Instructions: "inquest investigates this computer with evidence: processes (proc), performance artifacts (perf), binaries and HTTP captures (bin). Every result says where it came from, how complete it is, and gives next_action for the next page.",
 	})
+	s.AddReceivingMiddleware(checkCall)
 	for _, t := range reg.Tools(opts.Toolsets...) {
 		s.AddTool(Definition(reg, t), handler(reg, t.Name))
 	}
 	return s
+}
+
+// checkCall refuses logging/setLevel (-32601: logging is not advertised)
+// and rejects a malformed tools/call before tool lookup with JSON-RPC
+// -32602 (invalid params) saying what is wrong: a call without a tool
+// name, or arguments that are present but not a JSON object (null and an
+// absent arguments member mean no arguments).
+func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "logging is not a capability of this server; diagnostics go to its stderr"}
+		}
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+		if p == nil || p.Name == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params.name, the name of a tool from tools/list"}
+		}
+		if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params.arguments of tools/call must be a JSON object (or omitted)"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // Definition returns the MCP tool definition published in tools/list.

@@ -281,7 +281,7 @@ func (e *entry) safeHandle(ctx context.Context, args json.RawMessage) (res *cont
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "inquest: tool %s panicked: %v\n%s", e.Name, r, debug.Stack())
-			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged to stderr")
+			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged to stderr").Permanent()
 		}
 	}()
 	return e.Handler(ctx, args)

@@ -1,0 +1,154 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// A live PID is enough: the tools below take `pid` wherever they take a
+// process_ref (exactly one of the two). The bridge resolves each pid to
+// the lifetime running under it at call time (host method resolve_pid),
+// runs the tool with that process_ref, and names every resolution in
+// data.resolved_pids [{pid, process_ref, name, start_time, field}] so
+// follow-up calls are exact. A PID with no live process is PROCESS_EXITED
+// with field naming the pid.
+
+// pidField is the schema of a pid argument.
+const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref (exactly one of the two); resolved to its current lifetime, named in data.resolved_pids"}`
+
+// pidTargetBranch is the {pid} branch of a target oneOf.
+const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
+
+// pidPlaces says where each tool takes a process_ref: "" is top level,
+// "target" the target object, "targets" every element of targets.
+var pidPlaces = map[string]string{
+	"start_capture":    "",
+	"get_process_info": "",
+	"update_tracking":  "",
+	"wait_condition":   "",
+	"get_history":      "target",
+	"get_metrics":      "targets",
+}
+
+// pidSkip says when a top-level pid is left for the tool to reject as an
+// argument it does not take (so the error names pid, not process_ref).
+func pidSkip(name string, m map[string]json.RawMessage) bool {
+	var s string
+	switch name {
+	case "wait_condition":
+		json.Unmarshal(m["condition"], &s)
+		return s == "process_present" || m["job_id"] != nil
+	case "start_capture":
+		json.Unmarshal(m["kind"], &s)
+		return s == "file_users"
+	}
+	return false
+}
+
+// withPID wraps a tool's handler with pid resolution.
+func withPID(t tool.Tool, call CallFunc) tool.Tool {
+	place, ok := pidPlaces[t.Name]
+	if !ok {
+		return t
+	}
+	inner := t.Handler
+	t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(args, &m) != nil || m == nil {
+			return inner(ctx, args)
+		}
+		var resolved []map[string]any
+		resolve := func(obj map[string]json.RawMessage, ptr string) error {
+			raw, has := obj["pid"]
+			if !has {
+				return nil
+			}
+			if _, both := obj["process_ref"]; both {
+				e := contract.Errorf(contract.CodeInvalidArgument, "send either pid or process_ref, not both")
+				e.Field = ptr + "/pid"
+				return e
+			}
+			res, err := call(ctx, host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			if err != nil {
+				if e := contract.AsError(err); e != nil && strings.HasPrefix(e.Field, "/pid") {
+					e.Field = ptr + "/pid"
+				}
+				return err
+			}
+			d := jobData(res)
+			d["field"] = ptr + "/pid"
+			resolved = append(resolved, d)
+			delete(obj, "pid")
+			obj["process_ref"], _ = json.Marshal(d["process_ref"])
+			return nil
+		}
+		switch place {
+		case "":
+			if t.Name == "get_process_info" && m["pid"] == nil && m["process_ref"] == nil {
+				e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
+				e.Field = "/process_ref"
+				return nil, e
+			}
+			if pidSkip(t.Name, m) {
+				return inner(ctx, args)
+			}
+			if err := resolve(m, ""); err != nil {
+				return nil, err
+			}
+		case "target":
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(m["target"], &obj) == nil && obj != nil {
+				if err := resolve(obj, "/target"); err != nil {
+					return nil, err
+				}
+				m["target"], _ = json.Marshal(obj)
+			}
+		case "targets":
+			var objs []map[string]json.RawMessage
+			if json.Unmarshal(m["targets"], &objs) == nil {
+				for i, obj := range objs {
+					if obj == nil {
+						continue
+					}
+					if err := resolve(obj, "/targets/"+strconv.Itoa(i)); err != nil {
+						return nil, err
+					}
+				}
+				m["targets"], _ = json.Marshal(objs)
+			}
+		}
+		if len(resolved) == 0 {
+			return inner(ctx, args)
+		}
+		b, _ := json.Marshal(m)
+		res, err := inner(ctx, b)
+		if err != nil {
+			// The tool checked the process_ref it was given; the caller
+			// sent a pid there.
+			if e := contract.AsError(err); e != nil {
+				for _, r := range resolved {
+					f, _ := r["field"].(string)
+					if e.Field == strings.TrimSuffix(f, "/pid")+"/process_ref" {
+						e.Field = f
+					}
+				}
+				return nil, e
+			}
+			return nil, err
+		}
+		if res == nil {
+			return res, nil
+		}
+		data := jobData(res)
+		data["resolved_pids"] = resolved
+		res.Data = data
+		return res, nil
+	}
+	return t
+}

@@ -1,0 +1,83 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/proc"
+)
+
+// ResolvePIDMethod is the host method behind the bridge's `pid` argument:
+// {"pid": N} returns data {pid, process_ref, name, start_time} of the
+// lifetime that runs under N now (the latest snapshot's process with that
+// PID, verified against /proc/N/stat start time at call time). A PID with
+// no process, or whose process is a zombie, is PROCESS_EXITED; a process
+// started after the latest snapshot is waited for up to two sampling
+// intervals and otherwise COLLECTION_FAILED (retryable: the next sample
+// will hold it); an unreadable /proc entry is IDENTITY_UNVERIFIABLE. It is
+// not a tool: tools take pid as an alternative to process_ref.
+const ResolvePIDMethod = "resolve_pid"
+
+func (h *Host) registerResolvePID() {
+	h.Handle(ResolvePIDMethod, h.resolvePID)
+}
+
+func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	var a struct {
+		PID int64 `json:"pid"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || a.PID < 1 || a.PID > 1<<31-1 {
+		e := contract.Errorf(contract.CodeInvalidArgument, "pid must be a positive process id")
+		e.Field = "/pid"
+		return nil, e
+	}
+	pid := int32(a.PID)
+	exited := contract.Errorf(contract.CodeProcessExited, "no live process has pid %d now (it exited, is a zombie, or never existed); list_processes gives the live ones", a.PID)
+	exited.Field = "/pid"
+	exited.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{}}
+	deadline := time.Now().Add(2*h.sampler.Interval() + time.Second)
+	for {
+		snap := h.sampler.Latest()
+		if p := snap.Find(pid); p != nil {
+			switch proc.Verify(p.ID()) {
+			case proc.Alive:
+				data := map[string]any{"pid": p.PID, "process_ref": h.Ref(p.ID()), "name": p.Name, "start_time": contract.TS(p.StartTime)}
+				return contract.NewResult("live", snap.Time, data), nil
+			case proc.Unverifiable:
+				e := contract.Errorf(contract.CodeIdentityUnverifiable, "the start time of pid %d cannot be read now, so its lifetime cannot be verified", a.PID)
+				e.Field = "/pid"
+				return nil, e
+			}
+			// Exited or reused: a newer lifetime may be in a later sample.
+		}
+		if !pidRunning(pid) {
+			return nil, exited
+		}
+		if time.Now().After(deadline) {
+			e := contract.Errorf(contract.CodeCollectionFailed, "pid %d exists but is not in a sample yet; retry after the next sample", a.PID)
+			e.Field = "/pid"
+			return nil, e
+		}
+		select {
+		case <-ctx.Done():
+			return nil, contract.AsError(ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pidRunning reports whether /proc/PID/stat exists now with a state other
+// than zombie (Z) or dead (X); the state is the field after the last ')'.
+func pidRunning(pid int32) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
+}
