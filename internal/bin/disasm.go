@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -101,8 +102,9 @@ func (x *symIndex) name(addr uint64) string {
 // disassemble decodes at most max instructions of code (which starts at
 // address base) from offset off, returning them and the offset after the
 // last decoded instruction.
-func disassemble(arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
+func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
 	var out []Instruction
+	var pending []extInsn // decoded ahead by the external x86 decoder
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	for off < len(code) && len(out) < max {
 		pc := base + uint64(off)
@@ -113,6 +115,32 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 			if arch == Arch386 {
 				mode = 32
 			}
+			if dec.lib != nil {
+				if len(pending) == 0 {
+					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					if len(pending) == 0 {
+						row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
+						off++
+						break
+					}
+				}
+				e := pending[0]
+				pending = pending[1:]
+				row.Bytes = hex.EncodeToString(code[off : off+e.size])
+				// x86asm's rendering (matched to objdump above) is used
+				// when it decodes the same instruction length; the
+				// external decoder's text otherwise (VEX, EVEX, CET).
+				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size {
+					x86Row(&row, inst, syntax, pc, symname, idx)
+				} else {
+					row.Text = e.text
+					if t, ok := e.target(); ok {
+						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+					}
+				}
+				off += e.size
+				break
+			}
 			inst, err := x86asm.Decode(code[off:], mode)
 			if err != nil || inst.Len == 0 {
 				row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
@@ -120,20 +148,7 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 				break
 			}
 			row.Bytes = hex.EncodeToString(code[off : off+inst.Len])
-			switch syntax {
-			case "intel":
-				row.Text = x86asm.IntelSyntax(inst, pc, symname)
-			case "go":
-				row.Text = x86asm.GoSyntax(inst, pc, symname)
-			default:
-				row.Text = gnuSyntax(inst, pc, symname)
-			}
-			for _, a := range inst.Args {
-				if r, ok := a.(x86asm.Rel); ok {
-					t := uint64(int64(pc) + int64(inst.Len) + int64(r))
-					row.Target, row.TargetSymbol = hexU(t), idx.name(t)
-				}
-			}
+			x86Row(&row, inst, syntax, pc, symname, idx)
 			off += inst.Len
 		case ArchARM64:
 			if off+4 > len(code) {
@@ -167,6 +182,89 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 		out = append(out, row)
 	}
 	return out, off
+}
+
+// x86Row fills row's text and branch target from an x86asm decoding.
+func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symname x86asm.SymLookup, idx *symIndex) {
+	switch syntax {
+	case "intel":
+		row.Text = x86asm.IntelSyntax(inst, pc, symname)
+	case "go":
+		row.Text = x86asm.GoSyntax(inst, pc, symname)
+	default:
+		row.Text = gnuSyntax(inst, pc, symname)
+	}
+	for _, a := range inst.Args {
+		if r, ok := a.(x86asm.Rel); ok {
+			t := uint64(int64(pc) + int64(inst.Len) + int64(r))
+			row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+		}
+	}
+}
+
+// extInsn is one instruction decoded by the external x86 decoder: its
+// length in bytes and its text (AT&T or Intel syntax, as asked).
+type extInsn struct {
+	size int
+	text string
+}
+
+// target returns the absolute destination of a direct jump, call or loop
+// ("jne 0x1234", "call 0x1234"): the decoder prints it as the operand.
+func (e extInsn) target() (uint64, bool) {
+	f := strings.Fields(e.text) // "bnd jmp 0x1234", "call 0x1234"
+	if len(f) < 2 {
+		return 0, false
+	}
+	m, op := f[len(f)-2], f[len(f)-1]
+	if !(strings.HasPrefix(m, "j") || strings.HasPrefix(m, "call") || strings.HasPrefix(m, "loop") || m == "xbegin") {
+		return 0, false
+	}
+	op = strings.TrimPrefix(op, "$") // AT&T immediates
+	if !strings.HasPrefix(op, "0x") {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(op[2:], 16, 64)
+	return v, err == nil
+}
+
+// extDecoder is an external x86 decoder loaded at run time.
+type extDecoder interface {
+	// decodeX86 decodes up to count instructions of code at address pc in
+	// mode 32 or 64, in Intel or AT&T syntax; it stops early at the first
+	// position it cannot decode.
+	decodeX86(mode int, intel bool, code []byte, pc uint64, count int) ([]extInsn, error)
+	version() string
+}
+
+// x86Decoder is the x86 decoder a disassembly uses: an external library
+// (Zydis 4.0, else Capstone 4/5) when one could be loaded (lib non-nil),
+// else x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512)
+// nor CET (endbr64) instructions and so loses instruction boundaries
+// after one.
+type x86Decoder struct {
+	lib extDecoder
+	// Name says which decoder produced the boundaries, e.g.
+	// "zydis 4.0.0 (libZydis.so.4.0)" or "x86asm".
+	Name string
+	// Missing is why no external decoder is used ("" when one is).
+	Missing string
+}
+
+// newX86Decoder loads the external decoder once per process: Zydis, the
+// one whose boundaries equal objdump's on the system C library and on Go's
+// AVX-512 runtime code, else Capstone (whose 4.0 release lacks PKU and
+// GFNI instructions).
+func newX86Decoder() x86Decoder {
+	z, zerr := loadZydis()
+	if zerr == nil {
+		return x86Decoder{lib: z, Name: z.version()}
+	}
+	c, cerr := loadCapstone()
+	if cerr == nil {
+		return x86Decoder{lib: c, Name: c.version()}
+	}
+	return x86Decoder{Name: "x86asm", Missing: zerr.Error() + "; " + cerr.Error()}
 }
 
 // codeRange is the bytes to disassemble and their address.

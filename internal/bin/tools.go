@@ -184,6 +184,9 @@ type pageCoverage struct {
 	// RegexPartlySearched counts the strings of this page's scan longer
 	// than MaxRegexChars that a regex examined only in part.
 	RegexPartlySearched int `json:"regex_partly_searched,omitempty"`
+	// Decoder names the x86 decoder that set instruction boundaries
+	// (disassemble only): "capstone M.m (library)" or "x86asm".
+	Decoder string `json:"decoder,omitempty"`
 }
 
 // paged is the data object of a paged tool.
@@ -638,6 +641,10 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	}
 	idx := newSymIndex(ss)
 	lines := newLineTable(in.Header.Format, f.Data, cr.base, cr.base+uint64(len(cr.code)))
+	var dec x86Decoder
+	if arch == ArchAMD64 || arch == Arch386 {
+		dec = newX86Decoder()
+	}
 	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -648,7 +655,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		if st.Offset < 0 || st.Offset > len(cr.code) {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
-		rows, off := disassemble(arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
 		if off >= len(cr.code) {
 			return rows, nil, nil
 		}
@@ -663,6 +670,12 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
 	if len(ss.tables) == 0 {
 		res.Warn("the binary has no symbol table: targets are not symbolized")
+	}
+	if dec.Name != "" {
+		d.Coverage.Decoder = dec.Name
+		if dec.Missing != "" {
+			res.Warn("x86 instructions were decoded by x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512) nor CET (endbr64): after such an instruction the boundaries and text may be wrong. Install the Capstone library (Debian: libcapstone4 or libcapstone5) for exact boundaries: " + dec.Missing)
+		}
 	}
 	if a.Preserve {
 		all, n, complete, err := allRows(ctx, page)
