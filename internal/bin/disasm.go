@@ -49,6 +49,9 @@ type Instruction struct {
 	// Source is "file:line" from the DWARF line table, when present.
 	Source string `json:"source,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Relocations lists the relocation entries applied to this
+	// instruction's bytes (relocatable objects).
+	Relocations []Relocation `json:"relocations,omitempty"`
 }
 
 // symIndex answers "which symbol contains this address" over defined
@@ -272,6 +275,7 @@ type codeRange struct {
 	base    uint64
 	code    []byte
 	section string
+	sect    int // index into the inspection's Sections
 	symbol  string
 }
 
@@ -304,6 +308,20 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 		return nil, e
 	}
 	s := found[0]
+	// The symbol's own section holds its bytes (in a relocatable object
+	// every section starts at address 0, so the address alone is
+	// ambiguous).
+	if s.sect >= 0 && s.sect < len(in.Sections) && in.Sections[s.sect].Content == "file_bytes" {
+		sec := in.Sections[s.sect]
+		a, err := parseHex(sec.Address)
+		if err == nil && s.value >= a && s.value-a < uint64(len(sec.data)) {
+			end := s.value - a + s.size
+			if end > uint64(len(sec.data)) {
+				end = uint64(len(sec.data))
+			}
+			return &codeRange{base: s.value, code: sec.data[s.value-a : end], section: sec.Name, sect: s.sect, symbol: name}, nil
+		}
+	}
 	cr, err := resolveRange(in, s.value, s.value+s.size, "/symbol")
 	if err != nil {
 		return nil, err
@@ -312,10 +330,99 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 	return cr, nil
 }
 
+// relocatable reports whether the file is a relocatable object (ELF
+// ET_REL, Mach-O MH_OBJECT, a COFF object): its sections are not placed,
+// so addresses are relative to each section.
+func relocatable(in *Inspection) bool {
+	if in.Header.Type == nil {
+		return false
+	}
+	switch in.Header.Type.Name {
+	case "ET_REL", "Obj":
+		return true
+	}
+	return in.Header.Format == FormatPE && in.Header.Type.Source == coffObjectSource
+}
+
+// coffObjectSource is Header.Type's source for a COFF object file, which
+// has no optional header.
+const coffObjectSource = "IMAGE_FILE_HEADER.Characteristics (COFF object)"
+
+// resolveSection returns the bytes of the section named name ("" selects
+// the first executable one named .text or __text) from start (its own
+// address when zero) to end (its end when zero). In a relocatable object
+// a section's addresses start at 0, so start and end are offsets in it.
+func resolveSection(in *Inspection, name string, start, end uint64, hasStart bool) (*codeRange, error) {
+	var sec *Section
+	idx := -1
+	matches := 0
+	for i := range in.Sections {
+		s := &in.Sections[i]
+		n := s.Name
+		if s.Segment != "" && strings.Contains(name, ",") {
+			n = s.Segment + "," + s.Name
+		}
+		if name == "" {
+			if (s.Name == ".text" || s.Name == "__text") && s.Content == "file_bytes" {
+				if sec == nil {
+					sec, idx = s, i
+				}
+				matches++
+			}
+			continue
+		}
+		if n == name {
+			if sec == nil {
+				sec, idx = s, i
+			}
+			matches++
+		}
+	}
+	field := "/section"
+	if name == "" {
+		field = "/start"
+	}
+	if sec == nil {
+		e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name; inspect_binary lists the sections")
+		if name == "" {
+			e = contract.Errorf(contract.CodeInvalidArgument, "a relocatable object's addresses are relative to each section and it has no .text section: name the section")
+		}
+		e.Field = field
+		return nil, e
+	}
+	if matches > 1 {
+		e := contract.Errorf(contract.CodeInvalidArgument, "%d sections share that name; disassemble by symbol instead", matches)
+		e.Field = field
+		return nil, e
+	}
+	if sec.Content != "file_bytes" {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the section has no file bytes (content %s)", sec.Content)
+		e.Field = field
+		return nil, e
+	}
+	a, err := parseHex(sec.Address)
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeInternalError, "section address %q", sec.Address)
+	}
+	n := uint64(len(sec.data))
+	if !hasStart {
+		start = a
+	}
+	if start < a || start >= a+n {
+		e := contract.Errorf(contract.CodeInvalidArgument, "start is outside section %s [%s, %s)", sec.Name, hexU(a), hexU(a+n))
+		e.Field = "/start"
+		return nil, e
+	}
+	if end == 0 || end > a+n {
+		end = a + n
+	}
+	return &codeRange{base: start, code: sec.data[start-a : end-a], section: sec.Name, sect: idx}, nil
+}
+
 // resolveRange returns the file bytes backing [start, end) when they lie in
 // one section with file bytes; end is clipped to the section end.
 func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRange, error) {
-	for _, s := range in.Sections {
+	for i, s := range in.Sections {
 		if s.Content != "file_bytes" {
 			continue
 		}
@@ -328,7 +435,7 @@ func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRan
 			if end > a+n || end <= start {
 				end = a + n
 			}
-			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name}, nil
+			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name, sect: i}, nil
 		}
 	}
 	e := contract.Errorf(contract.CodeInvalidArgument, "the address is not inside any section with file bytes")

@@ -83,8 +83,8 @@ func Tools(env Env) []tool.Tool {
 		},
 		{
 			Name: "disassemble", Toolset: tool.Bin, Title: "Disassemble x86-64 or arm64 code",
-			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"oneOf":[{"required":["symbol"]},{"required":["start"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
+			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size), by section, or by address range start (and optional end, hex); relocatable objects (.o) use section-relative addresses and each instruction lists the relocations applied to it, as objdump -dr does. x86 boundaries come from Zydis (else Capstone) loaded at run time, with golang.org/x/arch text where it decodes the same instruction; arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"anyOf":[{"required":["symbol"]},{"required":["start"]},{"required":["section"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"section":{"type":"string","minLength":1,"maxLength":256,"description":"disassemble this section (ELF/PE name, or segment,section for Mach-O), from start when given; in a relocatable object addresses are relative to the section (.text by default)"},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.disassemble,
 		},
@@ -586,6 +586,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	a, err := decode[struct {
 		Path     string `json:"path"`
 		Symbol   string `json:"symbol"`
+		Section  string `json:"section"`
 		Start    string `json:"start"`
 		End      string `json:"end"`
 		Max      int    `json:"max_instructions"`
@@ -622,6 +623,11 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
 	var cr *codeRange
 	if a.Symbol != "" {
+		if a.Start != "" || a.Section != "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "symbol selects the code by itself; pass start (and section) without it")
+			e.Field = "/symbol"
+			return nil, e
+		}
 		cr, err = resolveSymbol(in, ss, a.Symbol)
 	} else {
 		start, _ := parseHex(a.Start)
@@ -634,10 +640,30 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 				return nil, e
 			}
 		}
-		cr, err = resolveRange(in, start, end, "/start")
+		if a.Section != "" || relocatable(in) {
+			cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
+		} else {
+			cr, err = resolveRange(in, start, end, "/start")
+		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	var relocs []Relocation
+	relocsRead := true
+	if relocatable(in) {
+		// Section-relative addresses overlap across sections: symbolize
+		// from the disassembled section's own symbols.
+		var own []Symbol
+		for _, s := range ss.syms {
+			if s.sect == cr.sect {
+				own = append(own, s)
+			}
+		}
+		ss = &symbolSet{syms: own, tables: ss.tables, unresolved: ss.unresolved}
+		if in.Header.Format == FormatELF {
+			relocs, relocsRead = elfRelocations(in, f.Data, cr.sect)
+		}
 	}
 	idx := newSymIndex(ss)
 	lines := newLineTable(in.Header.Format, f.Data, cr.base, cr.base+uint64(len(cr.code)))
@@ -656,6 +682,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
 		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		attachRelocations(rows, relocs)
 		if off >= len(cr.code) {
 			return rows, nil, nil
 		}
@@ -670,6 +697,14 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
 	if len(ss.tables) == 0 {
 		res.Warn("the binary has no symbol table: targets are not symbolized")
+	}
+	if relocatable(in) {
+		switch {
+		case in.Header.Format != FormatELF:
+			res.Warn("relocatable object: addresses are relative to the section; its relocation entries are not read for " + in.Header.Format + " files, so call and data targets are unresolved")
+		case !relocsRead:
+			res.Warn("relocatable object: a relocation section that applies to " + cr.section + " could not be read; rows lack some relocations")
+		}
 	}
 	if dec.Name != "" {
 		d.Coverage.Decoder = dec.Name
