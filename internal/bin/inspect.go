@@ -263,6 +263,8 @@ type Inspection struct {
 
 	noDigest bool
 	pending  []digestJob
+	// gnuProperty holds the NT_GNU_PROPERTY_TYPE_0 notes elfNotes read.
+	gnuProperty []gnuPropertyNote
 }
 
 // digestJob is one section whose digest and entropy are computed by

@@ -1,6 +1,7 @@
 package bin
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,6 +127,182 @@ func TestDisassembleRelocatableObject(t *testing.T) {
 			}
 			if first != mainAddr {
 				t.Errorf("symbol main starts at %s, objdump's <main> at %s", first, mainAddr)
+			}
+		})
+	}
+}
+
+// checksecFile runs checksec --output=json --file=p and returns its fields.
+func checksecFile(t *testing.T, p string) map[string]string {
+	t.Helper()
+	out := run(t, "checksec", "--output=json", "--file="+p)
+	var m map[string]map[string]string
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("checksec output %q: %v", out, err)
+	}
+	for _, v := range m {
+		return v
+	}
+	t.Fatalf("checksec printed no file: %q", out)
+	return nil
+}
+
+// readelfUndefined reports whether readelf -sW lists name as an undefined
+// (UND) symbol and whether it lists it as defined.
+func readelfUndefined(t *testing.T, p, name string) (und, def bool) {
+	t.Helper()
+	for _, l := range strings.Split(run(t, "readelf", "-sW", p), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 8 || (f[7] != name && !strings.HasPrefix(f[7], name+"@")) {
+			continue
+		}
+		if f[6] == "UND" {
+			und = true
+		} else {
+			def = true
+		}
+	}
+	return
+}
+
+// readelfCET returns the x86 feature list readelf -n prints ("IBT,
+// SHSTK"), or "" when there is none.
+func readelfCET(t *testing.T, p string) string {
+	t.Helper()
+	for _, l := range strings.Split(run(t, "readelf", "-n", p), "\n") {
+		if _, rest, ok := strings.Cut(l, "x86 feature: "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+const nosspSource = `
+void __stack_chk_fail(void) { for (;;) ; }
+void *__memcpy_chk(void *d, const void *s, unsigned long n, unsigned long dl) {
+	char *a = d; const char *b = s;
+	while (n--) *a++ = *b++;
+	return d;
+}
+int exported(int x) { return x + 1; }
+`
+
+func verdicts(in *Inspection) map[string]Check {
+	m := map[string]Check{}
+	for _, c := range in.Hardening {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// TestHardeningAgainstChecksecAndReadelf (issue cases 5, 6, 7 and the CET
+// and stripped facts): verdicts are compared in the same run with
+// checksec (Debian's checksec 2.6) where it reads the same fact, and with
+// the readelf facts checksec rests on where Debian's checksec differs by
+// design: it greps readelf -s for __stack_chk_fail and counts a definition
+// as use, and it gives loader verdicts to relocatable objects; newer
+// checksec.sh and this tool count only undefined references and say N/A.
+func TestHardeningAgainstChecksecAndReadelf(t *testing.T) {
+	needTool(t, "readelf")
+	needTool(t, "checksec")
+	needTool(t, "objcopy")
+	buildCorpus(t)
+	dir := t.TempDir()
+	nossp := gccBuild(t, dir, "libnossp.so", nosspSource, "-shared", "-fPIC", "-fno-stack-protector", "-D_FORTIFY_SOURCE=0", "-O1")
+	obj := gccBuild(t, dir, "prog.o", relocSource, "-c", "-O1", "-fcf-protection=full")
+	cetLib := gccBuild(t, dir, "libcet.so", relocSource, "-shared", "-fPIC", "-fcf-protection=full", "-nostartfiles")
+	debug := filepath.Join(dir, "c-hardened.debug")
+	if msg, err := exec.Command("objcopy", "--only-keep-debug", corpus["c-hardened"], debug).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy --only-keep-debug: %v\n%s", err, msg)
+	}
+	files := []string{corpus["c-hardened"], corpus["c-plain"], corpus["go-linux-amd64"], corpus["go-linux-amd64-v3-pie"], nossp, obj, cetLib, debug}
+	if _, err := os.Stat("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
+		files = append(files, "/lib/x86_64-linux-gnu/libc.so.6")
+	}
+	for _, p := range files {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			_, in := inspectPath(t, p)
+			v := verdicts(in)
+			cs := checksecFile(t, p)
+			hdr := run(t, "readelf", "-hW", p)
+			isRel := strings.Contains(hdr, "REL (Relocatable file)")
+			isDebug := p == debug
+			want := func(name string, ok bool, why string) {
+				t.Helper()
+				if !ok {
+					t.Errorf("%s = %s %v; %s", name, v[name].Verdict, v[name].Basis, why)
+				}
+			}
+			// Canary and fortify: use is an undefined reference.
+			und, def := readelfUndefined(t, p, "__stack_chk_fail")
+			und2, _ := readelfUndefined(t, p, "__stack_chk_guard")
+			switch {
+			case und || und2:
+				want("stack_canary", v["stack_canary"].Verdict == VerdictYes, "readelf lists __stack_chk_fail/guard as UND")
+				want("stack_canary", cs["canary"] == "yes", "checksec canary "+cs["canary"])
+			case def:
+				want("stack_canary", v["stack_canary"].Verdict == VerdictNo, "readelf lists __stack_chk_fail only as defined: a definition is not use (checksec 2.6 counts it: "+cs["canary"]+")")
+			default:
+				want("stack_canary", v["stack_canary"].Verdict == VerdictNo, "no __stack_chk_* symbol; checksec canary "+cs["canary"])
+				want("stack_canary", cs["canary"] == "no", "checksec canary "+cs["canary"])
+			}
+			if _, chkDef := readelfUndefined(t, p, "__memcpy_chk"); chkDef && !und {
+				if f := v["fortify"].Verdict; f == VerdictYes || f == VerdictPartial {
+					t.Errorf("fortify = %s %v although __memcpy_chk is only defined here", f, v["fortify"].Basis)
+				}
+			}
+			// checksec reads fortification from .dynsym alone, which a
+			// debug-only companion does not carry in the file.
+			if cs["fortify_source"] == "no" && !isDebug {
+				want("fortify", v["fortify"].Verdict == VerdictNo || v["fortify"].Verdict == VerdictNotApplicable, "checksec fortify_source no")
+			}
+			// Stripped: checksec's symbols field is whether .symtab exists.
+			want("stripped", (v["stripped"].Verdict == VerdictNo) == (cs["symbols"] == "yes"), "checksec symbols "+cs["symbols"])
+			// CET from .note.gnu.property, as readelf -n decodes it.
+			feat := readelfCET(t, p)
+			want("ibt", (v["ibt"].Verdict == VerdictYes) == strings.Contains(feat, "IBT"), "readelf -n x86 feature: "+feat)
+			want("shstk", (v["shstk"].Verdict == VerdictYes) == strings.Contains(feat, "SHSTK"), "readelf -n x86 feature: "+feat)
+			switch {
+			case isRel:
+				// Case 6: loader verdicts do not apply to an object.
+				progs := run(t, "readelf", "-lW", p)
+				if !strings.Contains(progs, "no program headers") {
+					t.Fatalf("readelf -l: %s", progs)
+				}
+				for _, n := range []string{"pie", "nx", "relro", "no_rpath"} {
+					want(n, v[n].Verdict == VerdictNotApplicable, "readelf: no program headers in a relocatable object (checksec pie "+cs["pie"]+")")
+				}
+				secs := run(t, "readelf", "-SW", p)
+				if !strings.Contains(secs, ".note.GNU-stack") || !strings.Contains(strings.Join(v["nx"].Basis, " "), "non-executable stack") {
+					t.Errorf("nx basis %v; readelf -S has .note.GNU-stack: %v", v["nx"].Basis, strings.Contains(secs, ".note.GNU-stack"))
+				}
+			case isDebug:
+				// Case 7: the companion has no dynamic section or
+				// interpreter in the file.
+				if d := run(t, "readelf", "-d", p); !strings.Contains(d, "no dynamic section") {
+					t.Fatalf("readelf -d: %s", d)
+				}
+				if in.Dynamic != nil || in.Facets["dynamic"].State != FacetUnresolved {
+					t.Errorf("dynamic %+v facet %+v; readelf: no dynamic section in this file", in.Dynamic, in.Facets["dynamic"])
+				}
+				if in.Imports != nil || in.Facets["imports"].State != FacetUnresolved {
+					t.Errorf("imports %v facet %+v, want unknown (.dynsym is NOBITS)", in.Imports, in.Facets["imports"])
+				}
+				for _, n := range []string{"pie", "no_rpath", "relro"} {
+					want(n, v[n].Verdict == VerdictUnknown, "the dynamic section is not in the file")
+				}
+				if in.Complete() {
+					t.Errorf("a debug-only companion is reported complete")
+				}
+			default:
+				pie := map[string]string{"yes": VerdictYes, "no": VerdictNo, "dso": VerdictNotApplicable}[cs["pie"]]
+				want("pie", v["pie"].Verdict == pie, "checksec pie "+cs["pie"])
+				relro := map[string]string{"full": VerdictYes, "partial": VerdictPartial, "no": VerdictNo}[cs["relro"]]
+				want("relro", v["relro"].Verdict == relro, "checksec relro "+cs["relro"])
+				nx := map[string]string{"yes": VerdictYes, "no": VerdictNo}[cs["nx"]]
+				want("nx", v["nx"].Verdict == nx, "checksec nx "+cs["nx"])
+				noRpath := cs["rpath"] == "no" && cs["runpath"] == "no"
+				want("no_rpath", (v["no_rpath"].Verdict == VerdictYes) == noRpath, "checksec rpath "+cs["rpath"]+" runpath "+cs["runpath"])
 			}
 		})
 	}
