@@ -132,4 +132,3 @@ func attachRelocations(rows []Instruction, relocs []Relocation) {
 		}
 	}
 }
-
