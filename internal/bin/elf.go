@@ -219,6 +219,17 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
 			sec.UncompressedSize = decU(s.Size)
+			// debug/elf decompresses exactly the size the compression
+			// header claims, so the claims bound the work.
+			if s.Size > MaxDecompressedBytes-in.decompressClaim {
+				if in.oversized == nil {
+					in.oversized = map[string]bool{}
+				}
+				in.oversized[s.Name] = true
+				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", s.Size, MaxDecompressedBytes))
+			} else {
+				in.decompressClaim += s.Size
+			}
 		}
 		switch {
 		case s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL:
@@ -237,6 +248,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		in.Sections = append(in.Sections, sec)
 	}
 	in.facet("sections", secState, "")
+	disarmOversized(in, f)
 	tags := elfDynamic(in, h, f, progs, data)
 	elfImportsExports(in, f)
 	elfNotes(in, f, progs, data)
@@ -885,5 +897,29 @@ func elfCET(in *Inspection, h *elfHeader, add func(name, verdict string, basis .
 	default:
 		add("ibt", VerdictNo, "no GNU_PROPERTY_X86_FEATURE_1_AND property (.note.gnu.property)")
 		add("shstk", VerdictNo, "no GNU_PROPERTY_X86_FEATURE_1_AND property (.note.gnu.property)")
+	}
+}
+
+// newELFFile opens data with debug/elf and disarms the sections in
+// in.oversized (filled when inspect read the section table): their
+// compression flag is cleared and their size set to the file size, so a
+// later Data call returns the compressed file bytes instead of
+// decompressing more than MaxDecompressedBytes. openELF, the first
+// opener, fills in.oversized from the same section table.
+func newELFFile(in *Inspection, data []byte) (*elf.File, error) {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil || f == nil {
+		return f, err
+	}
+	disarmOversized(in, f)
+	return f, nil
+}
+
+func disarmOversized(in *Inspection, f *elf.File) {
+	for _, s := range f.Sections {
+		if in.oversized[s.Name] && s.Flags&elf.SHF_COMPRESSED != 0 {
+			s.Flags &^= elf.SHF_COMPRESSED
+			s.Size = s.FileSize
+		}
 	}
 }

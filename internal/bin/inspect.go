@@ -263,6 +263,11 @@ type Inspection struct {
 
 	noDigest bool
 	pending  []digestJob
+	// decompressClaim sums the uncompressed sizes of the SHF_COMPRESSED
+	// sections admitted for decompression; oversized names the sections
+	// whose claim would pass MaxDecompressedBytes (never decompressed).
+	decompressClaim uint64
+	oversized       map[string]bool
 	// gnuProperty holds the NT_GNU_PROPERTY_TYPE_0 notes elfNotes read.
 	gnuProperty []gnuPropertyNote
 }
@@ -273,6 +278,12 @@ type digestJob struct {
 	idx int
 	b   []byte
 }
+
+// MaxDecompressedBytes bounds the bytes of SHF_COMPRESSED ELF sections
+// (zlib or zstd, as the compression header's ch_size claims) one call
+// decompresses (256 MiB): a section whose claim passes it is listed under
+// unresolved and not read, and facets resting on it are partial.
+const MaxDecompressedBytes uint64 = 256 << 20
 
 // Facet names used in Inspection.Facets.
 var facetNames = []string{"header", "sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "debug_info", "hardening"}
@@ -362,7 +373,7 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 		inspectFat(ctx, in, data)
 	}
 	if digests {
-		inspectDWARF(in, data)
+		inspectDWARF(ctx, in, data)
 	}
 	in.flushDigests(ctx)
 	if err := ctx.Err(); err != nil {

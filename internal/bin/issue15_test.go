@@ -1,6 +1,11 @@
 package bin
 
 import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // gccBuild compiles the C source src with gcc and flags into dir/name; it
@@ -305,5 +312,102 @@ func TestHardeningAgainstChecksecAndReadelf(t *testing.T) {
 				want("no_rpath", (v["no_rpath"].Verdict == VerdictYes) == noRpath, "checksec rpath "+cs["rpath"]+" runpath "+cs["runpath"])
 			}
 		})
+	}
+}
+
+// compressedBombELF returns a relocatable ELF64 file whose .debug_info is
+// SHF_COMPRESSED zlib data whose compression header claims claim bytes
+// (the zlib stream itself holds 1 MiB of zeros).
+func compressedBombELF(t *testing.T, claim uint64) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(make([]byte, 1<<20))
+	w.Close()
+	le := binary.LittleEndian
+	var debug bytes.Buffer
+	binary.Write(&debug, le, struct {
+		Type, Reserved uint32
+		Size, Align    uint64
+	}{1 /* ELFCOMPRESS_ZLIB */, 0, claim, 1})
+	debug.Write(z.Bytes())
+	shstr := []byte("\x00.debug_info\x00.debug_abbrev\x00.shstrtab\x00")
+	abbrev := []byte{0}
+	var body bytes.Buffer
+	body.Write(make([]byte, 64))
+	offDebug := uint64(body.Len())
+	body.Write(debug.Bytes())
+	offAbbrev := uint64(body.Len())
+	body.Write(abbrev)
+	offStr := uint64(body.Len())
+	body.Write(shstr)
+	for body.Len()%8 != 0 {
+		body.WriteByte(0)
+	}
+	shoff := uint64(body.Len())
+	sh := func(name uint32, typ uint32, flags, off, size uint64) {
+		binary.Write(&body, le, elf.Section64{Name: name, Type: typ, Flags: flags, Off: off, Size: size, Addralign: 1})
+	}
+	sh(0, 0, 0, 0, 0)
+	sh(1, uint32(elf.SHT_PROGBITS), uint64(elf.SHF_COMPRESSED), offDebug, uint64(debug.Len()))
+	sh(13, uint32(elf.SHT_PROGBITS), 0, offAbbrev, uint64(len(abbrev)))
+	sh(27, uint32(elf.SHT_STRTAB), 0, offStr, uint64(len(shstr)))
+	b := body.Bytes()
+	copy(b, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1})
+	le.PutUint16(b[16:], uint16(elf.ET_REL))
+	le.PutUint16(b[18:], uint16(elf.EM_X86_64))
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[40:], shoff)
+	le.PutUint16(b[52:], 64)
+	le.PutUint16(b[58:], 64)
+	le.PutUint16(b[60:], 4)
+	le.PutUint16(b[62:], 3)
+	return b
+}
+
+// TestCompressedSectionBounded (issue case 3): a .debug_info whose zlib
+// compression header claims 1 GiB is not decompressed: inspect lists it
+// as unresolved naming the limit and reports debug_info unresolved, the
+// section table still agrees with readelf -S, and a cancelled context
+// ends inspect with CANCELLED.
+func TestCompressedSectionBounded(t *testing.T) {
+	needTool(t, "readelf")
+	p := filepath.Join(t.TempDir(), "bomb.o")
+	if err := os.WriteFile(p, compressedBombELF(t, 1<<30), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secs := run(t, "readelf", "-SW", p)
+	if !strings.Contains(secs, ".debug_info") {
+		t.Fatalf("readelf -S does not list .debug_info:\n%s", secs)
+	}
+	f, in := inspectPath(t, p)
+	if got := in.Facets["debug_info"].State; got != FacetUnresolved {
+		t.Errorf("debug_info facet %s, want unresolved", got)
+	}
+	found := false
+	for _, u := range in.Unresolved {
+		if strings.Contains(u.Structure, ".debug_info") && strings.Contains(u.Reason, "1073741824") && strings.Contains(u.Reason, strconv.FormatUint(MaxDecompressedBytes, 10)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no unresolved entry names the claim and the limit: %+v", in.Unresolved)
+	}
+	for _, s := range in.Sections {
+		if s.Name == ".debug_info" && (s.UncompressedSize != "1073741824" || !strings.Contains(s.Flags, "C")) {
+			t.Errorf(".debug_info %+v; readelf -S flags C", s)
+		}
+	}
+	// The tools that open the sections again stay bounded too.
+	r := registry(t, "")
+	mustCall(t, r, "list_symbols", map[string]any{"path": p})
+	res := mustCall(t, r, "inspect_binary", map[string]any{"path": p})
+	if res["status"] != "partial" {
+		t.Errorf("inspect_binary status %v, want partial", res["status"])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Inspect(ctx, f.Data); contract.AsError(err) == nil || contract.AsError(err).Code != contract.CodeCancelled {
+		t.Errorf("cancelled inspect: %v, want CANCELLED", err)
 	}
 }

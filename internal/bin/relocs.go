@@ -1,7 +1,6 @@
 package bin
 
 import (
-	"bytes"
 	"debug/elf"
 	"fmt"
 	"sort"
@@ -29,7 +28,7 @@ type Relocation struct {
 func elfRelocations(in *Inspection, data []byte, sect int) (out []Relocation, ok bool) {
 	var f *elf.File
 	var err error
-	if !guard(in, "section header table", 0, func() { f, err = elf.NewFile(bytes.NewReader(data)) }) || err != nil {
+	if !guard(in, "section header table", 0, func() { f, err = newELFFile(in, data) }) || err != nil {
 		return nil, false
 	}
 	if sect < 0 || sect >= len(f.Sections) {

@@ -32,7 +32,7 @@ func exercise(t testing.TB, data []byte) *Inspection {
 		for _, s := range in.Sections {
 			if s.Content == "file_bytes" && len(s.data) > 0 {
 				a, _ := parseHex(s.Address)
-				disassemble(newX86Decoder(), arch, "gnu", s.data, a, 0, 64, newSymIndex(ss), newLineTable(in.Header.Format, data, a, a+uint64(len(s.data))))
+				disassemble(newX86Decoder(), arch, "gnu", s.data, a, 0, 64, newSymIndex(ss), newLineTable(in, data, a, a+uint64(len(s.data))))
 				break
 			}
 		}

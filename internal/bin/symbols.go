@@ -70,7 +70,7 @@ func (ss *symbolSet) fail(in *Inspection, table string, off, size uint64, reason
 func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 	var f *elf.File
 	var err error
-	if !guard(in, "section header table", 0, func() { f, err = elf.NewFile(bytes.NewReader(data)) }) || err != nil {
+	if !guard(in, "section header table", 0, func() { f, err = newELFFile(in, data) }) || err != nil {
 		ss.fail(in, "section header table", 0, 0, "the section header table was not admitted; symbol tables are unknown")
 		return
 	}

@@ -666,7 +666,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		}
 	}
 	idx := newSymIndex(ss)
-	lines := newLineTable(in.Header.Format, f.Data, cr.base, cr.base+uint64(len(cr.code)))
+	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	var dec x86Decoder
 	if arch == ArchAMD64 || arch == Arch386 {
 		dec = newX86Decoder()
