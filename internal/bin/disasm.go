@@ -172,11 +172,16 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				row.Text = arm64asm.GNUSyntax(inst)
 			}
 			switch inst.Op {
-			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ:
+			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ, arm64asm.ADR:
 				for _, a := range inst.Args {
 					if r, ok := a.(arm64asm.PCRel); ok {
 						t := uint64(int64(pc) + int64(r))
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+						// objdump prints the absolute target, where
+						// GNUSyntax prints ".+0x10".
+						if syntax != "go" {
+							row.Text = strings.Replace(row.Text, r.String(), hexU(t), 1)
+						}
 					}
 				}
 			}

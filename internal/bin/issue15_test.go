@@ -411,3 +411,90 @@ func TestCompressedSectionBounded(t *testing.T) {
 		t.Errorf("cancelled inspect: %v, want CANCELLED", err)
 	}
 }
+
+// TestARM64BranchTargetsAbsolute (issue "Also"): arm64 branches print
+// their absolute target as objdump does ("bl 0x78a90", objdump "bl
+// 78a90 <main.compute>"), checked on every instruction of main.main of
+// the arm64 build that objdump can decode.
+func TestARM64BranchTargetsAbsolute(t *testing.T) {
+	buildCorpus(t)
+	p := corpus["go-linux-arm64"]
+	needTool(t, "aarch64-linux-gnu-objdump")
+	out, err := exec.Command("aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", p).Output()
+	if err != nil || !bytes.Contains(out, []byte("<main.main>:")) {
+		t.Fatalf("aarch64-linux-gnu-objdump -d: %v", err)
+	}
+	ref := map[uint64]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if g := objdumpInsn.FindStringSubmatch(l); g != nil {
+			a, _ := strconv.ParseUint(g[1], 16, 64)
+			ref[a] = g[2]
+		}
+	}
+	r := registry(t, "")
+	res := mustCall(t, r, "disassemble", map[string]any{"path": p, "symbol": "main.main", "max_instructions": 500})
+	n := 0
+	for _, x := range rows(res) {
+		row := x.(map[string]any)
+		if row["target"] == nil {
+			continue
+		}
+		a := mustHex(t, row["address"].(string))
+		tgt := strings.TrimPrefix(row["target"].(string), "0x")
+		if !strings.Contains(row["text"].(string), row["target"].(string)) {
+			t.Errorf("%#x: text %q lacks the absolute target %s", a, row["text"], row["target"])
+		}
+		if want, ok := ref[a]; ok && !strings.Contains(want, " "+tgt+" <") && !strings.Contains(want, "\t"+tgt+" <") && !strings.Contains(want, ", "+tgt+" <") {
+			t.Errorf("%#x: ours %q, objdump %q", a, row["text"], want)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no branch in main.main")
+	}
+}
+
+var llvmNMLine = regexp.MustCompile(`^(?:[0-9a-f]{16}| {16}) \S (.+)$`)
+
+var llvmRIP = regexp.MustCompile(`\brip\s+0x([0-9a-f]+)`)
+
+// TestMachONamesAndThreadEntry (issue case 9): Mach-O symbol names keep
+// their leading underscore, as llvm-nm prints them, and the entry point of
+// an LC_UNIXTHREAD executable (Go's darwin/amd64 build) is the thread
+// state's rip that llvm-objdump --macho --private-headers prints.
+func TestMachONamesAndThreadEntry(t *testing.T) {
+	needTool(t, "llvm-nm")
+	needTool(t, "llvm-objdump")
+	buildCorpus(t)
+	p := corpus["go-darwin-amd64"]
+	want := map[string]bool{}
+	for _, l := range strings.Split(run(t, "llvm-nm", p), "\n") {
+		if m := llvmNMLine.FindStringSubmatch(l); m != nil {
+			want[m[1]] = true
+		}
+	}
+	f, in := inspectPath(t, p)
+	ss := loadSymbols(in, f.Data)
+	got := map[string]bool{}
+	for _, s := range ss.syms {
+		got[s.Name] = true
+	}
+	for n := range want {
+		if !got[n] {
+			t.Errorf("llvm-nm lists %q; we do not", n)
+		}
+	}
+	if !got["_main.main"] || got["main.main"] {
+		t.Errorf("_main.main %v, main.main %v: the leading underscore must stay", got["_main.main"], got["main.main"])
+	}
+	m := llvmRIP.FindStringSubmatch(run(t, "llvm-objdump", "--macho", "--private-headers", p))
+	if m == nil {
+		t.Fatal("llvm-objdump shows no LC_UNIXTHREAD rip")
+	}
+	if in.Header.Entry != "0x"+strings.TrimLeft(m[1], "0") || !strings.Contains(in.Header.EntrySource, "LC_UNIXTHREAD") {
+		t.Errorf("entry %s (%s), llvm-objdump rip 0x%s", in.Header.Entry, in.Header.EntrySource, m[1])
+	}
+	if in.Facets["header"].State != FacetComplete {
+		t.Errorf("header facet %+v", in.Facets["header"])
+	}
+}
