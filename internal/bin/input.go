@@ -34,6 +34,17 @@ type File struct {
 	// caller's parsing and ready when done is closed.
 	sum  string
 	done chan struct{}
+	// whole is the whole file when Data is one slice of a universal
+	// file (selectSlice); nil otherwise.
+	whole []byte
+}
+
+// bytes returns the whole file's bytes (what SHA256 identifies).
+func (f *File) bytes() []byte {
+	if f.whole != nil {
+		return f.whole
+	}
+	return f.Data
 }
 
 // SHA256 returns the lowercase hex SHA-256 of Data, waiting for the

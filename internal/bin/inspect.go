@@ -258,6 +258,9 @@ type Inspection struct {
 	Debug       *DebugInfo               `json:"debug_info,omitempty"`
 	Hardening   []Check                  `json:"hardening"`
 	Members     []FatMember              `json:"members,omitempty"`
+	// Slice names the universal file's slice these facts come from,
+	// when an arch was selected.
+	Slice *Slice `json:"slice,omitempty"`
 	Unresolved  []Unresolved             `json:"unresolved"`
 	Facets      map[string]FacetCoverage `json:"facets"`
 

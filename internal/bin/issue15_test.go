@@ -498,3 +498,68 @@ func TestMachONamesAndThreadEntry(t *testing.T) {
 		t.Errorf("header facet %+v", in.Facets["header"])
 	}
 }
+
+// TestUniversalSliceSelector (issue case 8): every tool on a universal
+// (fat) Mach-O works on one slice, chosen by arch or the host's: symbols
+// equal llvm-nm --arch's for that slice, disassemble by symbol decodes
+// it, and a missing slice is INVALID_ARGUMENT on /arch.
+func TestUniversalSliceSelector(t *testing.T) {
+	needTool(t, "llvm-nm")
+	buildCorpus(t)
+	p := corpus["go-darwin-universal"]
+	r := registry(t, "")
+	for _, arch := range []string{"x86_64", "arm64", ""} {
+		sel := arch
+		if sel == "" {
+			sel = hostArch()
+		}
+		want := 0
+		for _, l := range strings.Split(run(t, "llvm-nm", "--arch="+sel, p), "\n") {
+			if llvmNMLine.MatchString(l) {
+				want++
+			}
+		}
+		all := 0
+		cursor := ""
+		for {
+			a := map[string]any{"path": p, "limit": 1000}
+			if arch != "" {
+				a["arch"] = arch
+			}
+			if cursor != "" {
+				a["cursor"] = cursor
+			}
+			m := mustCall(t, r, "list_symbols", a)
+			all += len(rows(m))
+			c, _ := data(m)["next_cursor"].(string)
+			if c == "" {
+				break
+			}
+			cursor = c
+		}
+		if all != want || want == 0 {
+			t.Errorf("arch %q: %d symbols, llvm-nm --arch=%s lists %d", arch, all, sel, want)
+		}
+		d := map[string]any{"path": p, "symbol": "_main.main", "max_instructions": 50}
+		if arch != "" {
+			d["arch"] = arch
+		}
+		m := mustCall(t, r, "disassemble", d)
+		wantArch := map[string]string{"x86_64": ArchAMD64, "arm64": ArchARM64}[sel]
+		if got := data(m)["context"].(map[string]any)["architecture"]; got != wantArch || len(rows(m)) == 0 {
+			t.Errorf("arch %q: disassembled %v (%d rows), want %s", arch, got, len(rows(m)), wantArch)
+		}
+		in := data(mustCall(t, r, "inspect_binary", map[string]any{"path": p, "arch": sel}))["inspection"].(map[string]any)
+		if sl, _ := in["slice"].(map[string]any); sl == nil || sl["arch"] != sel {
+			t.Errorf("inspect_binary arch %s: slice %v", sel, in["slice"])
+		}
+	}
+	_, err := call(t, r, "list_symbols", map[string]any{"path": p, "arch": "ppc"})
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/arch" {
+		t.Errorf("missing slice: %v", err)
+	}
+	_, err = call(t, r, "list_symbols", map[string]any{"path": corpus["go-linux-amd64"], "arch": "arm64"})
+	if e := contract.AsError(err); e == nil || e.Field != "/arch" {
+		t.Errorf("thin file of another arch: %v", err)
+	}
+}
