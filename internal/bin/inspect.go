@@ -245,24 +245,24 @@ type FatMember struct {
 // Inspection is the result of Inspect: every fact, the structures that
 // could not be resolved, and each facet's coverage.
 type Inspection struct {
-	Header      Header                   `json:"header"`
-	Admitted    bool                     `json:"admitted"`
-	Sections    []Section                `json:"sections"`
-	Segments    []Segment                `json:"segments"`
-	Dynamic     *Dynamic                 `json:"dynamic,omitempty"`
-	Libraries   []string                 `json:"libraries"`
-	Imports     []Import                 `json:"imports"`
-	Exports     []Export                 `json:"exports"`
-	BuildID     *BuildID                 `json:"build_id,omitempty"`
-	GoBuildInfo *GoBuildInfo             `json:"go_build_info,omitempty"`
-	Debug       *DebugInfo               `json:"debug_info,omitempty"`
-	Hardening   []Check                  `json:"hardening"`
-	Members     []FatMember              `json:"members,omitempty"`
+	Header      Header       `json:"header"`
+	Admitted    bool         `json:"admitted"`
+	Sections    []Section    `json:"sections"`
+	Segments    []Segment    `json:"segments"`
+	Dynamic     *Dynamic     `json:"dynamic,omitempty"`
+	Libraries   []string     `json:"libraries"`
+	Imports     []Import     `json:"imports"`
+	Exports     []Export     `json:"exports"`
+	BuildID     *BuildID     `json:"build_id,omitempty"`
+	GoBuildInfo *GoBuildInfo `json:"go_build_info,omitempty"`
+	Debug       *DebugInfo   `json:"debug_info,omitempty"`
+	Hardening   []Check      `json:"hardening"`
+	Members     []FatMember  `json:"members,omitempty"`
 	// Slice names the universal file's slice these facts come from,
 	// when an arch was selected.
-	Slice *Slice `json:"slice,omitempty"`
-	Unresolved  []Unresolved             `json:"unresolved"`
-	Facets      map[string]FacetCoverage `json:"facets"`
+	Slice      *Slice                   `json:"slice,omitempty"`
+	Unresolved []Unresolved             `json:"unresolved"`
+	Facets     map[string]FacetCoverage `json:"facets"`
 
 	noDigest bool
 	pending  []digestJob
