@@ -328,6 +328,8 @@ func Recognize(data []byte) (string, error) {
 			return FormatELF, nil
 		case data[0] == 'M' && data[1] == 'Z':
 			return FormatPE, nil
+		case isCOFFObject(data):
+			return FormatPE, nil
 		}
 		be := binary.BigEndian.Uint32(data)
 		le := binary.LittleEndian.Uint32(data)

@@ -37,7 +37,7 @@ func gccBuild(t *testing.T, dir, name, src string, flags ...string) string {
 	return out
 }
 
-var objdumpReloc = regexp.MustCompile(`^\t+([0-9a-f]+): (R_\S+)\t(.*)$`)
+var objdumpReloc = regexp.MustCompile(`^\t+([0-9a-f]+): (\S+)\t(.*)$`)
 
 // objdumpSection returns the instruction addresses and relocation lines
 // ("addr TYPE target") objdump -dr prints for one section.
@@ -561,5 +561,79 @@ func TestUniversalSliceSelector(t *testing.T) {
 	_, err = call(t, r, "list_symbols", map[string]any{"path": corpus["go-linux-amd64"], "arch": "arm64"})
 	if e := contract.AsError(err); e == nil || e.Field != "/arch" {
 		t.Errorf("thin file of another arch: %v", err)
+	}
+}
+
+const coffAsm = `	.text
+	.globl	f
+f:
+	endbr64
+	vzeroupper
+	call	g
+	leaq	x(%rip), %rax
+	movl	$1, %eax
+	ret
+	.data
+x:	.long	5
+`
+
+// TestCOFFObject (issue "Also", with case 2): a COFF object file (no MZ
+// stub, assembled by llvm-mc) is inspected, its sections agree with
+// objdump -h, its .text disassembles with the boundaries and relocations
+// objdump -dr prints, and the loader verdicts are N/A.
+func TestCOFFObject(t *testing.T) {
+	needTool(t, "llvm-mc")
+	needTool(t, "objdump")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "c.s")
+	os.WriteFile(src, []byte(coffAsm), 0o644)
+	p := filepath.Join(dir, "c.obj")
+	if msg, err := exec.Command("llvm-mc", "-filetype=obj", "-triple=x86_64-pc-windows-msvc", src, "-o", p).CombinedOutput(); err != nil {
+		t.Fatalf("llvm-mc: %v\n%s", err, msg)
+	}
+	_, in := inspectPath(t, p)
+	if in.Header.Class != "COFF object" || in.Header.Machine.Name != "IMAGE_FILE_MACHINE_AMD64" || !relocatable(in) {
+		t.Fatalf("header %+v", in.Header)
+	}
+	want := map[string]uint64{}
+	for _, l := range strings.Split(run(t, "objdump", "-h", p), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 7 && f[0] >= "0" && f[0] <= "9" {
+			v, _ := strconv.ParseUint(f[2], 16, 64)
+			want[f[1]] = v
+		}
+	}
+	if len(in.Sections) != len(want) {
+		t.Errorf("%d sections, objdump -h %d", len(in.Sections), len(want))
+	}
+	for _, s := range in.Sections {
+		size := s.Size
+		if size == "0" {
+			size = s.FileSize
+		}
+		if v, ok := want[s.Name]; !ok || decU(v) != size {
+			t.Errorf("section %s size %s, objdump -h %d (listed %v)", s.Name, size, v, ok)
+		}
+	}
+	for _, c := range in.Hardening {
+		if c.Verdict != VerdictNotApplicable {
+			t.Errorf("%s = %s on a COFF object", c.Name, c.Verdict)
+		}
+	}
+	wantAddrs, wantRelocs := objdumpSection(t, p, ".text")
+	res := mustCall(t, registry(t, ""), "disassemble", map[string]any{"path": p, "section": ".text", "max_instructions": 100})
+	var gotAddrs []uint64
+	var gotRelocs []string
+	for _, x := range rows(res) {
+		m := x.(map[string]any)
+		gotAddrs = append(gotAddrs, mustHex(t, m["address"].(string)))
+		rl, _ := m["relocations"].([]any)
+		for _, r := range rl {
+			r := r.(map[string]any)
+			gotRelocs = append(gotRelocs, fmt.Sprintf("%#x %s %s", mustHex(t, r["address"].(string)), r["type"], r["target"]))
+		}
+	}
+	if fmt.Sprint(gotAddrs) != fmt.Sprint(wantAddrs) || fmt.Sprint(gotRelocs) != fmt.Sprint(wantRelocs) || len(wantRelocs) != 2 {
+		t.Errorf("ours %x %q\nobjdump -dr %x %q", gotAddrs, gotRelocs, wantAddrs, wantRelocs)
 	}
 }

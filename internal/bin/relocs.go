@@ -1,7 +1,9 @@
 package bin
 
 import (
+	"bytes"
 	"debug/elf"
+	"debug/pe"
 	"fmt"
 	"sort"
 )
@@ -130,4 +132,46 @@ func attachRelocations(rows []Instruction, relocs []Relocation) {
 			rows[i].Relocations = append(rows[i].Relocations, relocs[j])
 		}
 	}
+}
+
+// coffRelocTypes name IMAGE_REL_* types (PE/COFF specification, "Type
+// Indicators") as objdump prints them.
+var coffRelocTypes = map[uint16]map[uint16]string{
+	0x8664: {0: "IMAGE_REL_AMD64_ABSOLUTE", 1: "IMAGE_REL_AMD64_ADDR64", 2: "IMAGE_REL_AMD64_ADDR32", 3: "IMAGE_REL_AMD64_ADDR32NB", 4: "IMAGE_REL_AMD64_REL32", 5: "IMAGE_REL_AMD64_REL32_1", 6: "IMAGE_REL_AMD64_REL32_2", 7: "IMAGE_REL_AMD64_REL32_3", 8: "IMAGE_REL_AMD64_REL32_4", 9: "IMAGE_REL_AMD64_REL32_5", 0xa: "IMAGE_REL_AMD64_SECTION", 0xb: "IMAGE_REL_AMD64_SECREL"},
+	0x14c:  {0: "IMAGE_REL_I386_ABSOLUTE", 6: "IMAGE_REL_I386_DIR32", 7: "IMAGE_REL_I386_DIR32NB", 0xa: "IMAGE_REL_I386_SECTION", 0xb: "IMAGE_REL_I386_SECREL", 0x14: "IMAGE_REL_I386_REL32"},
+}
+
+// coffRelocations returns the relocations of section sect (an index into
+// the inspection's Sections) of a COFF object, read by debug/pe, sorted by
+// place. Targets are the COFF symbols' names.
+func coffRelocations(in *Inspection, data []byte, sect int) (out []Relocation, ok bool) {
+	var f *pe.File
+	var err error
+	if !guard(in, "section table", 0, func() { f, err = pe.NewFile(bytes.NewReader(data)) }) || err != nil {
+		return nil, false
+	}
+	if sect < 0 || sect >= len(f.Sections) {
+		return nil, true
+	}
+	machine := f.FileHeader.Machine
+	ok = true
+	for _, r := range f.Sections[sect].Relocs {
+		typ := coffRelocTypes[machine][r.Type]
+		if typ == "" {
+			typ = fmt.Sprintf("0x%x", r.Type)
+		}
+		target := fmt.Sprintf("symbol #%d (unreadable)", r.SymbolTableIndex)
+		if int(r.SymbolTableIndex) < len(f.COFFSymbols) {
+			if n, err := f.COFFSymbols[r.SymbolTableIndex].FullName(f.StringTable); err == nil {
+				target = n
+			} else {
+				ok = false
+			}
+		} else {
+			ok = false
+		}
+		out = append(out, Relocation{Address: hexU(uint64(r.VirtualAddress)), Type: typ, Target: target, place: uint64(r.VirtualAddress)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].place < out[j].place })
+	return out, ok
 }

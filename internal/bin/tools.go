@@ -665,8 +665,11 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 			}
 		}
 		ss = &symbolSet{syms: own, tables: ss.tables, unresolved: ss.unresolved}
-		if in.Header.Format == FormatELF {
+		switch in.Header.Format {
+		case FormatELF:
 			relocs, relocsRead = elfRelocations(in, f.Data, cr.sect)
+		case FormatPE:
+			relocs, relocsRead = coffRelocations(in, f.Data, cr.sect)
 		}
 	}
 	idx := newSymIndex(ss)
@@ -704,7 +707,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	}
 	if relocatable(in) {
 		switch {
-		case in.Header.Format != FormatELF:
+		case in.Header.Format != FormatELF && in.Header.Format != FormatPE:
 			res.Warn("relocatable object: addresses are relative to the section; its relocation entries are not read for " + in.Header.Format + " files, so call and data targets are unresolved")
 		case !relocsRead:
 			res.Warn("relocatable object: a relocation section that applies to " + cr.section + " could not be read; rows lack some relocations")
