@@ -13,11 +13,11 @@ import (
 // COFF file header and the fixed part of the optional header (PE/COFF
 // specification, "Overview" and "Optional Header").
 type peHeader struct {
-	lfanew      uint64
+	lfanew uint64
 	// coffOff is the file offset of the COFF file header: after the PE
 	// signature in an image, 0 in a COFF object file (no MZ stub).
-	coffOff uint64
-	coffObj bool
+	coffOff     uint64
+	coffObj     bool
 	machine     uint16
 	nsections   uint16
 	chars       uint16
