@@ -41,6 +41,17 @@ func exercise(t testing.TB, data []byte) *Inspection {
 		t.Fatal(err)
 	}
 	compareBinaries(compareSide{in, ss}, compareSide{in, ss})
+	if relocatable(in) {
+		for i := range in.Sections {
+			elfRelocations(in, data, i)
+			coffRelocations(in, data, i)
+		}
+	}
+	for _, m := range in.Members {
+		if m.CPU != nil && archName(m.CPU.Name) != "" {
+			selectSlice(context.Background(), NewFile("fuzz", data), in, archName(m.CPU.Name), true, false)
+		}
+	}
 	return in
 }
 
