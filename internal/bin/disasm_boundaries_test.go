@@ -44,7 +44,7 @@ type boundaryStats struct {
 	mismatched                       []string
 }
 
-func compareBoundaries(t *testing.T, p string, dec x86Decoder, ref map[uint64]bool) boundaryStats {
+func compareBoundaries(t *testing.T, p string, dec x86Decoder, ref map[uint64]bool, every int) boundaryStats {
 	t.Helper()
 	f, in := inspectPath(t, p)
 	arch := archOf(in)
@@ -73,6 +73,9 @@ func compareBoundaries(t *testing.T, p string, dec x86Decoder, ref map[uint64]bo
 		}
 		sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 		for i, a := range starts {
+			if i%every != 0 {
+				continue
+			}
 			stop := end
 			if i+1 < len(starts) {
 				stop = starts[i+1]
@@ -128,11 +131,17 @@ func TestDisassemblyBoundariesMatchObjdump(t *testing.T) {
 	for _, p := range files {
 		t.Run(p, func(t *testing.T) {
 			ref := objdumpStarts(t, p)
-			st := compareBoundaries(t, p, dec, ref)
-			alone := compareBoundaries(t, p, x86Decoder{Name: "x86asm"}, ref)
+			// Under the race detector (10x slower) every 8th region is
+			// compared; the plain run compares them all.
+			every := 1
+			if raceEnabled {
+				every = 8
+			}
+			st := compareBoundaries(t, p, dec, ref, every)
+			alone := compareBoundaries(t, p, x86Decoder{Name: "x86asm"}, ref, every)
 			t.Logf("%s: %d functions, %d regions, %d instructions; %s: %d regions differ from objdump; x86asm alone: %d differ", p, st.functions, st.regions, st.instructions, dec.Name, len(st.mismatched), len(alone.mismatched))
-			if c, err := loadCapstone(); err == nil {
-				cs := compareBoundaries(t, p, x86Decoder{lib: c, Name: c.version()}, ref)
+			if c, err := loadCapstone(); err == nil && !raceEnabled {
+				cs := compareBoundaries(t, p, x86Decoder{lib: c, Name: c.version()}, ref, every)
 				t.Logf("for comparison, %s: %d regions differ from objdump", c.version(), len(cs.mismatched))
 			}
 			if st.functions < 100 {
@@ -145,7 +154,7 @@ func TestDisassemblyBoundariesMatchObjdump(t *testing.T) {
 				}
 				t.Errorf("boundary differs from objdump: %s", m)
 			}
-			if len(alone.mismatched) == 0 {
+			if len(alone.mismatched) == 0 && every == 1 {
 				t.Errorf("x86asm alone agrees with objdump on every function: the file has no VEX/EVEX/CET code and does not test the decoder")
 			}
 		})
