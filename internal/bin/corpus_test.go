@@ -58,7 +58,11 @@ int main(int argc, char **argv) {
 }
 `
 
+// TestMain builds the corpus once per package run (at most two builds at a
+// time: the cold cross-compiles of the standard library dominate), runs the
+// tests and removes it.
 func TestMain(m *testing.M) {
+	corpusOnce.Do(buildCorpusOnce)
 	code := m.Run()
 	if corpusDir != "" {
 		os.RemoveAll(corpusDir)
@@ -73,79 +77,128 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
+// buildCorpus fails t when the corpus could not be built.
 func buildCorpus(t testing.TB) {
 	t.Helper()
-	corpusOnce.Do(func() {
-		corpusDir, corpusErr = os.MkdirTemp("", "inquest-bin-corpus-")
-		if corpusErr != nil {
-			return
-		}
-		src := filepath.Join(corpusDir, "src")
-		os.MkdirAll(src, 0o755)
-		os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/corpus\n\ngo 1.26\n"), 0o644)
-		os.WriteFile(filepath.Join(src, "main.go"), []byte(goProgram), 0o644)
-		changed := filepath.Join(corpusDir, "src2")
-		os.MkdirAll(changed, 0o755)
-		os.WriteFile(filepath.Join(changed, "go.mod"), []byte("module example.com/corpus\n\ngo 1.26\n"), 0o644)
-		// Same-size change: x*3 and x*5 are both one LEA on amd64, so no
-		// other function moves.
-		os.WriteFile(filepath.Join(changed, "main.go"), []byte(strings.Replace(goProgram, "x*3 + 1", "x*5 + 1", 1)), 0o644)
-		builds := []struct {
-			name, dir, goos, goarch string
-			flags                   []string
-		}{
-			{"go-linux-amd64", src, "linux", "amd64", nil},
-			{"go-linux-amd64-pie", src, "linux", "amd64", []string{"-buildmode=pie"}},
-			{"go-linux-arm64", src, "linux", "arm64", nil},
-			{"go-linux-arm64-pie", src, "linux", "arm64", []string{"-buildmode=pie"}},
-			{"go-linux-386", src, "linux", "386", nil},
-			{"go-windows-amd64.exe", src, "windows", "amd64", nil},
-			{"go-darwin-arm64", src, "darwin", "arm64", nil},
-			{"go-darwin-amd64", src, "darwin", "amd64", nil},
-			{"go-linux-amd64-changed", changed, "linux", "amd64", nil},
-		}
-		for _, b := range builds {
-			out := filepath.Join(corpusDir, b.name)
-			args := append([]string{"build", "-trimpath", "-buildvcs=false", "-o", out}, b.flags...)
-			args = append(args, ".")
-			cmd := exec.Command(goTool(), args...)
-			cmd.Dir = b.dir
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+b.goos, "GOARCH="+b.goarch, "GOFLAGS=")
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				corpusErr = fmt.Errorf("go build %s: %v\n%s", b.name, err, msg)
-				return
-			}
-			corpus[b.name] = out
-		}
-		if gcc, err := exec.LookPath("gcc"); err == nil {
-			os.WriteFile(filepath.Join(corpusDir, "prog.c"), []byte(cProgram), 0o644)
-			for _, c := range []struct {
-				name  string
-				flags []string
-			}{
-				{"c-hardened", []string{"-g", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-O2", "-Wl,-z,relro,-z,now"}},
-				{"c-plain", []string{"-fno-stack-protector", "-U_FORTIFY_SOURCE", "-O2", "-Wl,-z,norelro", "-no-pie", "-Wl,-z,execstack", "-Wl,-rpath,/opt/inquest-test/lib", "-Wl,--disable-new-dtags"}},
-			} {
-				out := filepath.Join(corpusDir, c.name)
-				args := append(append([]string{}, c.flags...), "-o", out, filepath.Join(corpusDir, "prog.c"))
-				if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-					corpusSkip[c.name] = fmt.Sprintf("gcc failed: %v %s", err, msg)
-					continue
-				}
-				corpus[c.name] = out
-			}
-		} else {
-			corpusSkip["c-hardened"], corpusSkip["c-plain"] = "gcc not installed", "gcc not installed"
-		}
-		// A universal (fat) file from the two darwin slices (mach-o/fat.h).
-		if fat, err := buildFat(corpus["go-darwin-arm64"], corpus["go-darwin-amd64"]); err == nil {
-			p := filepath.Join(corpusDir, "go-darwin-universal")
-			os.WriteFile(p, fat, 0o755)
-			corpus["go-darwin-universal"] = p
-		}
-	})
+	corpusOnce.Do(buildCorpusOnce)
 	if corpusErr != nil {
 		t.Fatalf("building the corpus: %v", corpusErr)
+	}
+}
+
+// corpusBuild is one Go build of the corpus.
+type corpusBuild struct {
+	name, dir, goos, goarch string
+	env                     []string
+	flags                   []string
+}
+
+func buildCorpusOnce() {
+	corpusDir, corpusErr = os.MkdirTemp("", "inquest-bin-corpus-")
+	if corpusErr != nil {
+		return
+	}
+	src := filepath.Join(corpusDir, "src")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/corpus\n\ngo 1.26\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "main.go"), []byte(goProgram), 0o644)
+	changed := filepath.Join(corpusDir, "src2")
+	os.MkdirAll(changed, 0o755)
+	os.WriteFile(filepath.Join(changed, "go.mod"), []byte("module example.com/corpus\n\ngo 1.26\n"), 0o644)
+	// Same-size change: x*3 and x*5 are both one LEA on amd64, so no
+	// other function moves.
+	os.WriteFile(filepath.Join(changed, "main.go"), []byte(strings.Replace(goProgram, "x*3 + 1", "x*5 + 1", 1)), 0o644)
+	// One build per distinct standard-library configuration (each is a
+	// cold compile of the runtime on an empty cache), plus the changed
+	// program, which reuses the first one's packages. The PIE build is
+	// also the GOAMD64=v3 build (AVX2, VEX-encoded code in the runtime).
+	builds := []corpusBuild{
+		{"go-linux-amd64", src, "linux", "amd64", nil, nil},
+		{"go-linux-amd64-v3-pie", src, "linux", "amd64", []string{"GOAMD64=v3"}, []string{"-buildmode=pie"}},
+		{"go-linux-arm64", src, "linux", "arm64", nil, nil},
+		{"go-linux-386", src, "linux", "386", nil, nil},
+		{"go-windows-amd64.exe", src, "windows", "amd64", nil, nil},
+		{"go-darwin-arm64", src, "darwin", "arm64", nil, nil},
+		{"go-darwin-amd64", src, "darwin", "amd64", nil, nil},
+	}
+	buildCFixtures() // before the goroutines below share corpus
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	errs := make([]error, len(builds)+1)
+	for i, b := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if errs[i] = goBuild(b); errs[i] != nil {
+				return
+			}
+			mu.Lock()
+			corpus[b.name] = filepath.Join(corpusDir, b.name)
+			mu.Unlock()
+			if i == 0 { // after the first build, its packages are cached
+				errs[len(builds)] = goBuild(corpusBuild{"go-linux-amd64-changed", changed, "linux", "amd64", nil, nil})
+				if errs[len(builds)] == nil {
+					mu.Lock()
+					corpus["go-linux-amd64-changed"] = filepath.Join(corpusDir, "go-linux-amd64-changed")
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			corpusErr = err
+			return
+		}
+	}
+	// A universal (fat) file from the two darwin slices (mach-o/fat.h).
+	if fat, err := buildFat(corpus["go-darwin-arm64"], corpus["go-darwin-amd64"]); err == nil {
+		p := filepath.Join(corpusDir, "go-darwin-universal")
+		os.WriteFile(p, fat, 0o755)
+		corpus["go-darwin-universal"] = p
+	}
+}
+
+func goBuild(b corpusBuild) error {
+	out := filepath.Join(corpusDir, b.name)
+	args := append([]string{"build", "-trimpath", "-buildvcs=false", "-o", out}, b.flags...)
+	args = append(args, ".")
+	cmd := exec.Command(goTool(), args...)
+	cmd.Dir = b.dir
+	cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOOS="+b.goos, "GOARCH="+b.goarch, "GOFLAGS="), b.env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", b.name, err, msg)
+	}
+	return nil
+}
+
+// buildCFixtures builds the gcc fixtures (a missing gcc is recorded in
+// corpusSkip for tests that can run without it).
+func buildCFixtures() {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		corpusSkip["c-hardened"], corpusSkip["c-plain"] = "gcc not installed", "gcc not installed"
+		return
+	}
+	os.WriteFile(filepath.Join(corpusDir, "prog.c"), []byte(cProgram), 0o644)
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"c-hardened", []string{"-g", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-O2", "-Wl,-z,relro,-z,now"}},
+		{"c-plain", []string{"-fno-stack-protector", "-U_FORTIFY_SOURCE", "-O2", "-Wl,-z,norelro", "-no-pie", "-Wl,-z,execstack", "-Wl,-rpath,/opt/inquest-test/lib", "-Wl,--disable-new-dtags"}},
+	} {
+		out := filepath.Join(corpusDir, c.name)
+		args := append(append([]string{}, c.flags...), "-o", out, filepath.Join(corpusDir, "prog.c"))
+		if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			corpusSkip[c.name] = fmt.Sprintf("gcc failed: %v %s", err, msg)
+			continue
+		}
+		corpus[c.name] = out
 	}
 }
 
@@ -726,7 +779,7 @@ func crossCheckGoBuildInfo(t *testing.T, p string, in *Inspection) {
 func TestCorpusELF(t *testing.T) {
 	needReadelf(t)
 	buildCorpus(t)
-	names := []string{"go-linux-amd64", "go-linux-amd64-pie", "go-linux-arm64", "go-linux-arm64-pie", "go-linux-386", "c-hardened", "c-plain"}
+	names := []string{"go-linux-amd64", "go-linux-amd64-v3-pie", "go-linux-arm64", "go-linux-386", "c-hardened", "c-plain"}
 	for _, n := range names {
 		t.Run(n, func(t *testing.T) {
 			p, ok := corpus[n]
@@ -754,13 +807,12 @@ func TestCorpusELF(t *testing.T) {
 func TestCorpusHardeningVerdicts(t *testing.T) {
 	buildCorpus(t)
 	want := map[string]map[string]string{
-		"c-hardened":           {"pie": VerdictYes, "nx": VerdictYes, "relro": VerdictYes, "stack_canary": VerdictYes, "fortify": VerdictYes, "no_rpath": VerdictYes},
-		"c-plain":              {"pie": VerdictNo, "nx": VerdictNo, "relro": VerdictNo, "stack_canary": VerdictNo, "no_rpath": VerdictNo},
-		"go-linux-amd64":       {"pie": VerdictNo, "nx": VerdictYes},
-		"go-linux-amd64-pie":   {"pie": VerdictYes, "nx": VerdictYes},
-		"go-linux-arm64-pie":   {"pie": VerdictYes, "nx": VerdictYes},
-		"go-windows-amd64.exe": {"aslr": VerdictYes, "high_entropy_va": VerdictYes, "nx": VerdictYes, "cfg": VerdictNo, "safeseh": VerdictNotApplicable, "certificate_table": VerdictNo},
-		"go-darwin-arm64":      {"pie": VerdictYes, "code_signature": VerdictYes},
+		"c-hardened":            {"pie": VerdictYes, "nx": VerdictYes, "relro": VerdictYes, "stack_canary": VerdictYes, "fortify": VerdictYes, "no_rpath": VerdictYes},
+		"c-plain":               {"pie": VerdictNo, "nx": VerdictNo, "relro": VerdictNo, "stack_canary": VerdictNo, "no_rpath": VerdictNo},
+		"go-linux-amd64":        {"pie": VerdictNo, "nx": VerdictYes},
+		"go-linux-amd64-v3-pie": {"pie": VerdictYes, "nx": VerdictYes},
+		"go-windows-amd64.exe":  {"aslr": VerdictYes, "high_entropy_va": VerdictYes, "nx": VerdictYes, "cfg": VerdictNo, "safeseh": VerdictNotApplicable, "certificate_table": VerdictNo},
+		"go-darwin-arm64":       {"pie": VerdictYes, "code_signature": VerdictYes},
 	}
 	for name, checks := range want {
 		t.Run(name, func(t *testing.T) {

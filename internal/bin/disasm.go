@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -48,6 +49,9 @@ type Instruction struct {
 	// Source is "file:line" from the DWARF line table, when present.
 	Source string `json:"source,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Relocations lists the relocation entries applied to this
+	// instruction's bytes (relocatable objects).
+	Relocations []Relocation `json:"relocations,omitempty"`
 }
 
 // symIndex answers "which symbol contains this address" over defined
@@ -101,8 +105,9 @@ func (x *symIndex) name(addr uint64) string {
 // disassemble decodes at most max instructions of code (which starts at
 // address base) from offset off, returning them and the offset after the
 // last decoded instruction.
-func disassemble(arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
+func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
 	var out []Instruction
+	var pending []extInsn // decoded ahead by the external x86 decoder
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	for off < len(code) && len(out) < max {
 		pc := base + uint64(off)
@@ -113,6 +118,32 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 			if arch == Arch386 {
 				mode = 32
 			}
+			if dec.lib != nil {
+				if len(pending) == 0 {
+					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					if len(pending) == 0 {
+						row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
+						off++
+						break
+					}
+				}
+				e := pending[0]
+				pending = pending[1:]
+				row.Bytes = hex.EncodeToString(code[off : off+e.size])
+				// x86asm's rendering (matched to objdump above) is used
+				// when it decodes the same instruction length; the
+				// external decoder's text otherwise (VEX, EVEX, CET).
+				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size {
+					x86Row(&row, inst, syntax, pc, symname, idx)
+				} else {
+					row.Text = e.text
+					if t, ok := e.target(); ok {
+						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+					}
+				}
+				off += e.size
+				break
+			}
 			inst, err := x86asm.Decode(code[off:], mode)
 			if err != nil || inst.Len == 0 {
 				row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
@@ -120,20 +151,7 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 				break
 			}
 			row.Bytes = hex.EncodeToString(code[off : off+inst.Len])
-			switch syntax {
-			case "intel":
-				row.Text = x86asm.IntelSyntax(inst, pc, symname)
-			case "go":
-				row.Text = x86asm.GoSyntax(inst, pc, symname)
-			default:
-				row.Text = gnuSyntax(inst, pc, symname)
-			}
-			for _, a := range inst.Args {
-				if r, ok := a.(x86asm.Rel); ok {
-					t := uint64(int64(pc) + int64(inst.Len) + int64(r))
-					row.Target, row.TargetSymbol = hexU(t), idx.name(t)
-				}
-			}
+			x86Row(&row, inst, syntax, pc, symname, idx)
 			off += inst.Len
 		case ArchARM64:
 			if off+4 > len(code) {
@@ -154,11 +172,16 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 				row.Text = arm64asm.GNUSyntax(inst)
 			}
 			switch inst.Op {
-			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ:
+			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ, arm64asm.ADR:
 				for _, a := range inst.Args {
 					if r, ok := a.(arm64asm.PCRel); ok {
 						t := uint64(int64(pc) + int64(r))
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+						// objdump prints the absolute target, where
+						// GNUSyntax prints ".+0x10".
+						if syntax != "go" {
+							row.Text = strings.Replace(row.Text, r.String(), hexU(t), 1)
+						}
 					}
 				}
 			}
@@ -169,11 +192,95 @@ func disassemble(arch, syntax string, code []byte, base uint64, off, max int, id
 	return out, off
 }
 
+// x86Row fills row's text and branch target from an x86asm decoding.
+func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symname x86asm.SymLookup, idx *symIndex) {
+	switch syntax {
+	case "intel":
+		row.Text = x86asm.IntelSyntax(inst, pc, symname)
+	case "go":
+		row.Text = x86asm.GoSyntax(inst, pc, symname)
+	default:
+		row.Text = gnuSyntax(inst, pc, symname)
+	}
+	for _, a := range inst.Args {
+		if r, ok := a.(x86asm.Rel); ok {
+			t := uint64(int64(pc) + int64(inst.Len) + int64(r))
+			row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+		}
+	}
+}
+
+// extInsn is one instruction decoded by the external x86 decoder: its
+// length in bytes and its text (AT&T or Intel syntax, as asked).
+type extInsn struct {
+	size int
+	text string
+}
+
+// target returns the absolute destination of a direct jump, call or loop
+// ("jne 0x1234", "call 0x1234"): the decoder prints it as the operand.
+func (e extInsn) target() (uint64, bool) {
+	f := strings.Fields(e.text) // "bnd jmp 0x1234", "call 0x1234"
+	if len(f) < 2 {
+		return 0, false
+	}
+	m, op := f[len(f)-2], f[len(f)-1]
+	if !(strings.HasPrefix(m, "j") || strings.HasPrefix(m, "call") || strings.HasPrefix(m, "loop") || m == "xbegin") {
+		return 0, false
+	}
+	op = strings.TrimPrefix(op, "$") // AT&T immediates
+	if !strings.HasPrefix(op, "0x") {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(op[2:], 16, 64)
+	return v, err == nil
+}
+
+// extDecoder is an external x86 decoder loaded at run time.
+type extDecoder interface {
+	// decodeX86 decodes up to count instructions of code at address pc in
+	// mode 32 or 64, in Intel or AT&T syntax; it stops early at the first
+	// position it cannot decode.
+	decodeX86(mode int, intel bool, code []byte, pc uint64, count int) ([]extInsn, error)
+	version() string
+}
+
+// x86Decoder is the x86 decoder a disassembly uses: an external library
+// (Zydis 4.0, else Capstone 4/5) when one could be loaded (lib non-nil),
+// else x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512)
+// nor CET (endbr64) instructions and so loses instruction boundaries
+// after one.
+type x86Decoder struct {
+	lib extDecoder
+	// Name says which decoder produced the boundaries, e.g.
+	// "zydis 4.0.0 (libZydis.so.4.0)" or "x86asm".
+	Name string
+	// Missing is why no external decoder is used ("" when one is).
+	Missing string
+}
+
+// newX86Decoder loads the external decoder once per process: Zydis, the
+// one whose boundaries equal objdump's on the system C library and on Go's
+// AVX-512 runtime code, else Capstone (whose 4.0 release lacks PKU and
+// GFNI instructions).
+func newX86Decoder() x86Decoder {
+	z, zerr := loadZydis()
+	if zerr == nil {
+		return x86Decoder{lib: z, Name: z.version()}
+	}
+	c, cerr := loadCapstone()
+	if cerr == nil {
+		return x86Decoder{lib: c, Name: c.version()}
+	}
+	return x86Decoder{Name: "x86asm", Missing: zerr.Error() + "; " + cerr.Error()}
+}
+
 // codeRange is the bytes to disassemble and their address.
 type codeRange struct {
 	base    uint64
 	code    []byte
 	section string
+	sect    int // index into the inspection's Sections
 	symbol  string
 }
 
@@ -206,6 +313,20 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 		return nil, e
 	}
 	s := found[0]
+	// The symbol's own section holds its bytes (in a relocatable object
+	// every section starts at address 0, so the address alone is
+	// ambiguous).
+	if s.sect >= 0 && s.sect < len(in.Sections) && in.Sections[s.sect].Content == "file_bytes" {
+		sec := in.Sections[s.sect]
+		a, err := parseHex(sec.Address)
+		if err == nil && s.value >= a && s.value-a < uint64(len(sec.data)) {
+			end := s.value - a + s.size
+			if end > uint64(len(sec.data)) {
+				end = uint64(len(sec.data))
+			}
+			return &codeRange{base: s.value, code: sec.data[s.value-a : end], section: sec.Name, sect: s.sect, symbol: name}, nil
+		}
+	}
 	cr, err := resolveRange(in, s.value, s.value+s.size, "/symbol")
 	if err != nil {
 		return nil, err
@@ -214,10 +335,99 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 	return cr, nil
 }
 
+// relocatable reports whether the file is a relocatable object (ELF
+// ET_REL, Mach-O MH_OBJECT, a COFF object): its sections are not placed,
+// so addresses are relative to each section.
+func relocatable(in *Inspection) bool {
+	if in.Header.Type == nil {
+		return false
+	}
+	switch in.Header.Type.Name {
+	case "ET_REL", "Obj":
+		return true
+	}
+	return in.Header.Format == FormatPE && in.Header.Type.Source == coffObjectSource
+}
+
+// coffObjectSource is Header.Type's source for a COFF object file, which
+// has no optional header.
+const coffObjectSource = "IMAGE_FILE_HEADER.Characteristics (COFF object)"
+
+// resolveSection returns the bytes of the section named name ("" selects
+// the first executable one named .text or __text) from start (its own
+// address when zero) to end (its end when zero). In a relocatable object
+// a section's addresses start at 0, so start and end are offsets in it.
+func resolveSection(in *Inspection, name string, start, end uint64, hasStart bool) (*codeRange, error) {
+	var sec *Section
+	idx := -1
+	matches := 0
+	for i := range in.Sections {
+		s := &in.Sections[i]
+		n := s.Name
+		if s.Segment != "" && strings.Contains(name, ",") {
+			n = s.Segment + "," + s.Name
+		}
+		if name == "" {
+			if (s.Name == ".text" || s.Name == "__text") && s.Content == "file_bytes" {
+				if sec == nil {
+					sec, idx = s, i
+				}
+				matches++
+			}
+			continue
+		}
+		if n == name {
+			if sec == nil {
+				sec, idx = s, i
+			}
+			matches++
+		}
+	}
+	field := "/section"
+	if name == "" {
+		field = "/start"
+	}
+	if sec == nil {
+		e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name; inspect_binary lists the sections")
+		if name == "" {
+			e = contract.Errorf(contract.CodeInvalidArgument, "a relocatable object's addresses are relative to each section and it has no .text section: name the section")
+		}
+		e.Field = field
+		return nil, e
+	}
+	if matches > 1 {
+		e := contract.Errorf(contract.CodeInvalidArgument, "%d sections share that name; disassemble by symbol instead", matches)
+		e.Field = field
+		return nil, e
+	}
+	if sec.Content != "file_bytes" {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the section has no file bytes (content %s)", sec.Content)
+		e.Field = field
+		return nil, e
+	}
+	a, err := parseHex(sec.Address)
+	if err != nil {
+		return nil, contract.Errorf(contract.CodeInternalError, "section address %q", sec.Address)
+	}
+	n := uint64(len(sec.data))
+	if !hasStart {
+		start = a
+	}
+	if start < a || start >= a+n {
+		e := contract.Errorf(contract.CodeInvalidArgument, "start is outside section %s [%s, %s)", sec.Name, hexU(a), hexU(a+n))
+		e.Field = "/start"
+		return nil, e
+	}
+	if end == 0 || end > a+n {
+		end = a + n
+	}
+	return &codeRange{base: start, code: sec.data[start-a : end-a], section: sec.Name, sect: idx}, nil
+}
+
 // resolveRange returns the file bytes backing [start, end) when they lie in
 // one section with file bytes; end is clipped to the section end.
 func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRange, error) {
-	for _, s := range in.Sections {
+	for i, s := range in.Sections {
 		if s.Content != "file_bytes" {
 			continue
 		}
@@ -230,7 +440,7 @@ func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRan
 			if end > a+n || end <= start {
 				end = a + n
 			}
-			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name}, nil
+			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name, sect: i}, nil
 		}
 	}
 	e := contract.Errorf(contract.CodeInvalidArgument, "the address is not inside any section with file bytes")

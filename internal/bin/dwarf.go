@@ -2,12 +2,14 @@ package bin
 
 import (
 	"bytes"
+	"context"
 	"debug/dwarf"
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // MaxDWARFUnits bounds the compilation units inspect_binary walks; the
@@ -59,6 +61,16 @@ func openDWARF(format string, data []byte) (d *dwarf.Data, err error) {
 	return nil, fmt.Errorf("no DWARF for this format")
 }
 
+// oversizedDebug names a DWARF section too large to decompress, or "".
+func oversizedDebug(in *Inspection) string {
+	for n := range in.oversized {
+		if strings.HasPrefix(n, ".debug_") || strings.HasPrefix(n, ".zdebug_") {
+			return n
+		}
+	}
+	return ""
+}
+
 func hasDebugSections(in *Inspection) bool {
 	for _, s := range in.Sections {
 		switch {
@@ -70,7 +82,7 @@ func hasDebugSections(in *Inspection) bool {
 }
 
 // inspectDWARF fills in.Debug and the debug_info facet.
-func inspectDWARF(in *Inspection, data []byte) {
+func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 	if !in.Admitted || in.Header.Format == FormatMachOFat {
 		return
 	}
@@ -78,6 +90,10 @@ func inspectDWARF(in *Inspection, data []byte) {
 	in.Debug = di
 	if !hasDebugSections(in) {
 		in.facet("debug_info", FacetComplete, "no DWARF sections")
+		return
+	}
+	if n := oversizedDebug(in); n != "" {
+		in.facet("debug_info", FacetUnresolved, "section "+n+" claims more decompressed bytes than the limit (MaxDecompressedBytes); see unresolved")
 		return
 	}
 	d, err := openDWARF(in.Header.Format, data)
@@ -97,6 +113,10 @@ func inspectDWARF(in *Inspection, data []byte) {
 		}()
 		r := d.Reader()
 		for di.Units < MaxDWARFUnits {
+			if ctx.Err() != nil {
+				state = FacetPartial
+				return
+			}
 			e, err := r.Next()
 			if err != nil {
 				state = FacetPartial
@@ -151,8 +171,11 @@ const MaxLineRows = 4 << 20
 
 // newLineTable loads the line rows of the compilation units whose ranges
 // overlap [lo, hi), or returns nil when there is no DWARF.
-func newLineTable(format string, data []byte, lo, hi uint64) *lineTable {
-	d, err := openDWARF(format, data)
+func newLineTable(in *Inspection, data []byte, lo, hi uint64) *lineTable {
+	if oversizedDebug(in) != "" {
+		return nil
+	}
+	d, err := openDWARF(in.Header.Format, data)
 	if err != nil || d == nil {
 		return nil
 	}

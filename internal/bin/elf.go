@@ -219,6 +219,17 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
 			sec.UncompressedSize = decU(s.Size)
+			// debug/elf decompresses exactly the size the compression
+			// header claims, so the claims bound the work.
+			if s.Size > MaxDecompressedBytes-in.decompressClaim {
+				if in.oversized == nil {
+					in.oversized = map[string]bool{}
+				}
+				in.oversized[s.Name] = true
+				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", s.Size, MaxDecompressedBytes))
+			} else {
+				in.decompressClaim += s.Size
+			}
 		}
 		switch {
 		case s.Type == elf.SHT_NOBITS || s.Type == elf.SHT_NULL:
@@ -237,6 +248,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		in.Sections = append(in.Sections, sec)
 	}
 	in.facet("sections", secState, "")
+	disarmOversized(in, f)
 	tags := elfDynamic(in, h, f, progs, data)
 	elfImportsExports(in, f)
 	elfNotes(in, f, progs, data)
@@ -289,10 +301,16 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 	d := &Dynamic{Needed: []string{}, RPath: []string{}, RunPath: []string{}}
 	in.Dynamic = d
 	var dynSeg *elf.ProgHeader
+	interpMissing := false
 	for i, p := range progs {
 		switch p.Type {
 		case elf.PT_INTERP:
-			if b, ok := sliceAt(data, p.Off, p.Filesz); ok {
+			if p.Filesz == 0 {
+				// A debug-only companion (objcopy --only-keep-debug) keeps
+				// the program headers but not the segment contents.
+				in.unresolved("PT_INTERP contents", p.Off, 0, "the interpreter is not present in the file (PT_INTERP file size 0, as in a debug-only companion file)")
+				interpMissing = true
+			} else if b, ok := sliceAt(data, p.Off, p.Filesz); ok {
 				d.Interpreter = string(bytes.TrimRight(b, "\x00"))
 			} else {
 				in.unresolved("PT_INTERP contents", p.Off, p.Filesz, "extends past the end of the file")
@@ -310,7 +328,17 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 			in.facet("dynamic", FacetComplete, "no PT_DYNAMIC program header: statically linked")
 			return dynTags{known: true}
 		}
-		return elfDynamicSegment(in, h, progs, dynSeg, data)
+		if dynSeg.Filesz == 0 {
+			in.unresolved("PT_DYNAMIC contents", dynSeg.Off, 0, "the dynamic section is not present in the file (PT_DYNAMIC file size 0, SHT_NOBITS .dynamic: a debug-only companion file)")
+			in.facet("dynamic", FacetUnresolved, "the dynamic section is not present in the file")
+			in.Dynamic, in.Libraries = nil, nil
+			return dynTags{}
+		}
+		tags := elfDynamicSegment(in, h, progs, dynSeg, data)
+		if interpMissing {
+			in.facet("dynamic", FacetPartial, "the interpreter is not present in the file")
+		}
+		return tags
 	}
 	tags := dynTags{known: true, vals: map[elf.DynTag][]uint64{}}
 	state := FacetComplete
@@ -331,7 +359,7 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 	if so := strs(elf.DT_SONAME); len(so) > 0 {
 		d.SOName = so[0]
 	}
-	for _, tag := range []elf.DynTag{elf.DT_FLAGS, elf.DT_FLAGS_1, elf.DT_BIND_NOW} {
+	for _, tag := range []elf.DynTag{elf.DT_FLAGS, elf.DT_FLAGS_1, elf.DT_BIND_NOW, elf.DT_DEBUG} {
 		var v []uint64
 		var e error
 		if guard(in, "dynamic section", 0, func() { v, e = f.DynValue(tag) }) && e == nil {
@@ -352,6 +380,9 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 		tags.known = false
 	}
 	in.Libraries = append(in.Libraries, d.Needed...)
+	if interpMissing && state == FacetComplete {
+		state = FacetPartial
+	}
 	in.facet("dynamic", state, "")
 	return tags
 }
@@ -459,6 +490,13 @@ func elfImportsExports(in *Inspection, f *elf.File) {
 		return
 	}
 	if f.SectionByType(elf.SHT_DYNSYM) == nil {
+		if s := f.Section(".dynsym"); s != nil && s.Type == elf.SHT_NOBITS {
+			in.unresolved(".dynsym", s.Offset, 0, "the dynamic symbol table is not present in the file (SHT_NOBITS, as in a debug-only companion file)")
+			in.facet("imports", FacetUnresolved, ".dynsym is not present in the file")
+			in.facet("exports", FacetUnresolved, ".dynsym is not present in the file")
+			in.Imports, in.Exports = nil, nil
+			return
+		}
 		in.facet("imports", FacetComplete, "no .dynsym section")
 		in.facet("exports", FacetComplete, "no .dynsym section")
 		return
@@ -532,6 +570,8 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 				bid.GNU = hex.EncodeToString(desc)
 			case owner == "Go" && typ == 4: // Go linker's build id note
 				bid.Go = string(desc)
+			case owner == "GNU" && typ == 5: // NT_GNU_PROPERTY_TYPE_0
+				in.gnuProperty = append(in.gnuProperty, gnuPropertyNote{desc: desc, where: s.Name})
 			}
 			b = b[descEnd:]
 			pos += descEnd
@@ -562,22 +602,53 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			dyn = &progs[i]
 		}
 	}
-	flags, haveFlags := tags.first(elf.DT_FLAGS)
-	flags1, haveFlags1 := tags.first(elf.DT_FLAGS_1)
-	_, bindNow := tags.first(elf.DT_BIND_NOW)
 	add := func(name, verdict string, basis ...string) {
 		in.Hardening = append(in.Hardening, Check{Name: name, Verdict: verdict, Basis: basis})
 	}
+	if h.typ == elf.ET_CORE {
+		// checksec: N/A; a core file is a memory image, not loaded.
+		for _, n := range []string{"pie", "nx", "relro", "stack_canary", "fortify", "no_rpath", "ibt", "shstk"} {
+			add(n, VerdictNotApplicable, "e_type ET_CORE: a core dump is a memory image; the verdicts apply to the executable it was taken from")
+		}
+		in.facet("hardening", FacetComplete, "")
+		return
+	}
+	if h.typ == elf.ET_REL {
+		// A relocatable object is never loaded: the linker decides
+		// PIE, RELRO, the stack's permissions and the search paths.
+		add("pie", VerdictNotApplicable, "e_type ET_REL: a relocatable object is not loaded; the link decides")
+		stackBasis := "no .note.GNU-stack section: the linker's default applies"
+		if f != nil {
+			if ns := f.Section(".note.GNU-stack"); ns != nil {
+				if ns.Flags&elf.SHF_EXECINSTR != 0 {
+					stackBasis = ".note.GNU-stack has SHF_EXECINSTR: the object asks for an executable stack"
+				} else {
+					stackBasis = ".note.GNU-stack without SHF_EXECINSTR: the object asks for a non-executable stack"
+				}
+			}
+		}
+		add("nx", VerdictNotApplicable, "e_type ET_REL: the stack's permission is set when linking", stackBasis)
+		add("relro", VerdictNotApplicable, "e_type ET_REL: RELRO is set when linking")
+		add("no_rpath", VerdictNotApplicable, "e_type ET_REL: search paths are set when linking")
+	}
+	flags, haveFlags := tags.first(elf.DT_FLAGS)
+	flags1, haveFlags1 := tags.first(elf.DT_FLAGS_1)
+	_, bindNow := tags.first(elf.DT_BIND_NOW)
+	_, hasDebug := tags.first(elf.DT_DEBUG)
+	rel := h.typ == elf.ET_REL
 	// PIE.
 	switch {
+	case rel:
 	case h.typ == elf.ET_EXEC:
 		add("pie", VerdictNo, "e_type ET_EXEC")
 	case h.typ == elf.ET_DYN && haveFlags1 && flags1&uint64(elf.DF_1_PIE) != 0:
 		add("pie", VerdictYes, "e_type ET_DYN", "DT_FLAGS_1 has DF_1_PIE")
-	case h.typ == elf.ET_DYN && interp != nil:
-		add("pie", VerdictYes, "e_type ET_DYN", "PT_INTERP present")
 	case h.typ == elf.ET_DYN && !tags.known:
 		add("pie", VerdictUnknown, "e_type ET_DYN", "dynamic section unresolved")
+	case h.typ == elf.ET_DYN && hasDebug:
+		add("pie", VerdictYes, "e_type ET_DYN", "DT_DEBUG present (an executable's dynamic section)")
+	case h.typ == elf.ET_DYN && interp != nil:
+		add("pie", VerdictNotApplicable, "e_type ET_DYN with PT_INTERP but neither DF_1_PIE nor DT_DEBUG: a shared object that can also be run (as libc.so.6 can)")
 	case h.typ == elf.ET_DYN:
 		add("pie", VerdictNotApplicable, "e_type ET_DYN without PT_INTERP or DF_1_PIE: a shared object")
 	default:
@@ -585,6 +656,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	}
 	// NX.
 	switch {
+	case rel:
 	case stack != nil && stack.Flags&elf.PF_X == 0:
 		add("nx", VerdictYes, "PT_GNU_STACK flags "+progFlags(stack.Flags)+" (no PF_X)")
 	case stack != nil:
@@ -607,6 +679,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		nowBasis = append(nowBasis, "DT_FLAGS_1 has DF_1_NOW")
 	}
 	switch {
+	case rel:
 	case relro != nil && now:
 		add("relro", VerdictYes, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
 	case relro != nil && dyn != nil && !tags.known:
@@ -621,6 +694,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	rpathCheck := func() {
 		d := in.Dynamic
 		switch {
+		case rel:
 		case d == nil || in.Facets["dynamic"].State != FacetComplete:
 			add("no_rpath", VerdictUnknown, "dynamic table not fully resolved")
 		case len(d.RPath) > 0 || len(d.RunPath) > 0:
@@ -638,17 +712,23 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			add("no_rpath", VerdictYes, "no DT_RPATH or DT_RUNPATH entry")
 		}
 	}
+	elfCET(in, h, add)
 	if f == nil {
 		add("stack_canary", VerdictUnknown, "symbol tables unresolved")
 		add("fortify", VerdictUnknown, "symbol tables unresolved")
+		add("stripped", VerdictUnknown, "section header table unresolved")
 		rpathCheck()
 		in.facet("hardening", FacetPartial, "verdicts resting on symbol tables are unknown")
 		return
 	}
-	// Symbols for canary and fortify: .dynsym and .symtab names.
-	names := map[string]string{}
+	// Symbols for canary and fortify: only undefined references (imports)
+	// show use; a definition (the C library itself, or a library that
+	// exports __stack_chk_fail) is not use.
+	names := map[string]string{}   // undefined references -> table
+	defined := map[string]string{} // definitions -> table
 	symState := FacetComplete
 	tables := 0
+	symtab := false
 	for _, t := range []struct {
 		typ  elf.SectionType
 		name string
@@ -658,6 +738,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			continue
 		}
 		tables++
+		symtab = symtab || t.typ == elf.SHT_SYMTAB
 		var syms []elf.Symbol
 		var err error
 		if !guard(in, t.name, 0, func() { syms, err = t.read() }) || err != nil {
@@ -669,32 +750,51 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			if i := strings.IndexByte(n, '@'); i > 0 {
 				n = n[:i]
 			}
-			if _, ok := names[n]; !ok {
-				names[n] = t.name
+			m := defined
+			if s.Section == elf.SHN_UNDEF {
+				m = names
+			}
+			if _, ok := m[n]; !ok {
+				m[n] = t.name
 			}
 		}
 	}
+	if in.Facets["imports"].State == FacetUnresolved && symtab == false {
+		symState = FacetPartial
+	}
+	staticExe := dyn == nil && h.typ != elf.ET_REL
 	switch {
 	case names["__stack_chk_fail"] != "":
-		add("stack_canary", VerdictYes, "symbol __stack_chk_fail in "+names["__stack_chk_fail"])
+		add("stack_canary", VerdictYes, "undefined symbol __stack_chk_fail in "+names["__stack_chk_fail"])
 	case names["__stack_chk_guard"] != "":
-		add("stack_canary", VerdictYes, "symbol __stack_chk_guard in "+names["__stack_chk_guard"])
+		add("stack_canary", VerdictYes, "undefined symbol __stack_chk_guard in "+names["__stack_chk_guard"])
 	case tables == 0:
 		add("stack_canary", VerdictUnknown, "no .dynsym or .symtab: symbols stripped")
 	case symState != FacetComplete:
 		add("stack_canary", VerdictUnknown, "a symbol table could not be read")
+	case staticExe && defined["__stack_chk_fail"] != "":
+		add("stack_canary", VerdictUnknown, "statically linked: __stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" (the C library linked in); a definition does not show that the program's code uses it")
+	case defined["__stack_chk_fail"] != "":
+		add("stack_canary", VerdictNo, "__stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" but not referenced: a definition is not use", "no undefined __stack_chk_fail or __stack_chk_guard")
 	default:
-		add("stack_canary", VerdictNo, "no __stack_chk_fail or __stack_chk_guard symbol in .dynsym/.symtab")
+		add("stack_canary", VerdictNo, "no undefined __stack_chk_fail or __stack_chk_guard symbol in .dynsym/.symtab")
 	}
-	var fortified, plain []string
+	var fortified, plain, definedChk []string
 	for _, fn := range fortifiable {
-		if src := names["__"+fn+"_chk"]; src != "" {
+		if names["__"+fn+"_chk"] != "" {
 			fortified = append(fortified, "__"+fn+"_chk")
-		} else if f.SectionByType(elf.SHT_DYNSYM) != nil && names[fn] == ".dynsym" {
+		} else if names[fn] != "" {
 			plain = append(plain, fn)
+		}
+		if defined["__"+fn+"_chk"] != "" {
+			definedChk = append(definedChk, "__"+fn+"_chk")
 		}
 	}
 	sort.Strings(fortified)
+	defNote := []string{}
+	if len(definedChk) > 0 {
+		defNote = append(defNote, fmt.Sprintf("%d __*_chk functions are defined here, not referenced: a definition is not use", len(definedChk)))
+	}
 	switch {
 	case tables == 0:
 		add("fortify", VerdictUnknown, "no .dynsym or .symtab: symbols stripped")
@@ -702,17 +802,124 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		add("fortify", VerdictPartial, "fortified: "+strings.Join(fortified, ","), "unfortified imports: "+strings.Join(plain, ","))
 	case len(fortified) > 0:
 		add("fortify", VerdictYes, "fortified: "+strings.Join(fortified, ","))
-	case len(plain) > 0:
-		add("fortify", VerdictNo, "unfortified imports: "+strings.Join(plain, ","), "no __*_chk symbol")
 	case symState != FacetComplete:
 		add("fortify", VerdictUnknown, "a symbol table could not be read")
+	case staticExe && len(definedChk) > 0:
+		add("fortify", VerdictUnknown, append([]string{"statically linked: the C library's __*_chk functions are linked in"}, defNote...)...)
+	case len(plain) > 0:
+		add("fortify", VerdictNo, append([]string{"unfortified imports: " + strings.Join(plain, ","), "no undefined __*_chk symbol"}, defNote...)...)
 	default:
-		add("fortify", VerdictNotApplicable, "no fortifiable libc function and no __*_chk symbol in .dynsym/.symtab")
+		add("fortify", VerdictNotApplicable, append([]string{"no fortifiable libc function and no __*_chk symbol referenced in .dynsym/.symtab"}, defNote...)...)
+	}
+	if symtab {
+		add("stripped", VerdictNo, ".symtab present")
+	} else {
+		add("stripped", VerdictYes, "no .symtab section")
 	}
 	rpathCheck()
 	if symState != FacetComplete || !segs {
 		in.facet("hardening", FacetPartial, "some verdicts rest on unresolved structure")
 	} else {
 		in.facet("hardening", FacetComplete, "")
+	}
+}
+
+// gnuPropertyNote is the descriptor of one NT_GNU_PROPERTY_TYPE_0 note
+// and the section (or PT_NOTE segment) it was read from.
+type gnuPropertyNote struct {
+	desc  []byte
+	where string
+}
+
+// GNU property types and x86 feature bits (the x86-64 psABI, "Program
+// Property"), as readelf -n decodes them.
+const (
+	gnuPropertyX86Feature1And = 0xc0000002
+	gnuPropertyX86FeatureIBT  = 1 << 0
+	gnuPropertyX86FeatureSHST = 1 << 1
+)
+
+// elfCET reports the CET verdicts ibt and shstk from the
+// GNU_PROPERTY_X86_FEATURE_1_AND property of .note.gnu.property: the
+// bits say every object linked in was compiled for indirect-branch
+// tracking (endbr64 at indirect targets) and the shadow stack.
+func elfCET(in *Inspection, h *elfHeader, add func(name, verdict string, basis ...string)) {
+	if h.machine != elf.EM_X86_64 && h.machine != elf.EM_386 {
+		add("ibt", VerdictNotApplicable, "e_machine "+h.machine.String()+": CET is an x86 feature")
+		add("shstk", VerdictNotApplicable, "e_machine "+h.machine.String()+": CET is an x86 feature")
+		return
+	}
+	align := 8
+	if h.class == elf.ELFCLASS32 {
+		align = 4
+	}
+	found := false
+	var bits uint32
+	where := ""
+	malformed := false
+	for _, n := range in.gnuProperty {
+		b := n.desc
+		for len(b) >= 8 {
+			typ, sz := h.order.Uint32(b), h.order.Uint32(b[4:])
+			if uint64(sz) > uint64(len(b)-8) {
+				malformed = true
+				break
+			}
+			if typ == gnuPropertyX86Feature1And && sz >= 4 {
+				found, where = true, n.where
+				bits = h.order.Uint32(b[8:])
+			}
+			step := 8 + (int(sz)+align-1)/align*align
+			if step > len(b) {
+				break
+			}
+			b = b[step:]
+		}
+	}
+	switch {
+	case found:
+		for _, c := range []struct {
+			name, what string
+			bit        uint32
+		}{{"ibt", "IBT", gnuPropertyX86FeatureIBT}, {"shstk", "SHSTK", gnuPropertyX86FeatureSHST}} {
+			if bits&c.bit != 0 {
+				add(c.name, VerdictYes, fmt.Sprintf("GNU_PROPERTY_X86_FEATURE_1_AND 0x%x in %s has %s", bits, where, c.what))
+			} else {
+				add(c.name, VerdictNo, fmt.Sprintf("GNU_PROPERTY_X86_FEATURE_1_AND 0x%x in %s lacks %s", bits, where, c.what))
+			}
+		}
+	case malformed:
+		add("ibt", VerdictUnknown, "a GNU property note is malformed")
+		add("shstk", VerdictUnknown, "a GNU property note is malformed")
+	case in.Facets["build_id"].State != FacetComplete:
+		add("ibt", VerdictUnknown, "the note sections were not all read")
+		add("shstk", VerdictUnknown, "the note sections were not all read")
+	default:
+		add("ibt", VerdictNo, "no GNU_PROPERTY_X86_FEATURE_1_AND property (.note.gnu.property)")
+		add("shstk", VerdictNo, "no GNU_PROPERTY_X86_FEATURE_1_AND property (.note.gnu.property)")
+	}
+}
+
+// newELFFile opens data with debug/elf and disarms the sections in
+// in.oversized (filled when inspect read the section table): their
+// compression flag is cleared and their size set to the file size, so a
+// later Data call returns the compressed file bytes instead of
+// decompressing more than MaxDecompressedBytes. openELF, the first
+// opener, fills in.oversized from the same section table.
+func newELFFile(in *Inspection, data []byte) (*elf.File, error) {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil || f == nil {
+		return f, err
+	}
+	disarmOversized(in, f)
+	return f, nil
+}
+
+func disarmOversized(in *Inspection, f *elf.File) {
+	for _, s := range f.Sections {
+		if in.oversized[s.Name] && s.Flags&elf.SHF_COMPRESSED != 0 {
+			s.Flags &^= elf.SHF_COMPRESSED
+			s.Size = s.FileSize
+		}
 	}
 }

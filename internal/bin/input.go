@@ -34,6 +34,17 @@ type File struct {
 	// caller's parsing and ready when done is closed.
 	sum  string
 	done chan struct{}
+	// whole is the whole file when Data is one slice of a universal
+	// file (selectSlice); nil otherwise.
+	whole []byte
+}
+
+// bytes returns the whole file's bytes (what SHA256 identifies).
+func (f *File) bytes() []byte {
+	if f.whole != nil {
+		return f.whole
+	}
+	return f.Data
 }
 
 // SHA256 returns the lowercase hex SHA-256 of Data, waiting for the
@@ -84,7 +95,8 @@ const readChunk = 4 << 20
 // instead of waiting for a writer. The read is done in 4 MiB chunks and
 // stops when ctx is done. Errors are *contract.Error: INVALID_ARGUMENT
 // (field given by field) when the path does not exist or is not a regular
-// file, PERMISSION_DENIED, LIMIT_EXCEEDED when the file is larger than
+// file or is a kernel pseudo-file (procfs, sysfs, ...: details
+// file_system), PERMISSION_DENIED, LIMIT_EXCEEDED when the file is larger than
 // limit, INPUT_CHANGED when the file was replaced or its size or
 // modification time changed during the read, CANCELLED (ctx's code via
 // contract.AsError) when ctx ends. Messages never echo the path.
@@ -112,6 +124,11 @@ func ReadFile(ctx context.Context, path, field string, limit int64) (*File, erro
 	}
 	if !st.Mode().IsRegular() {
 		return nil, notRegular()
+	}
+	if fs := pseudoFS(fh); fs != "" {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the file named by %s is a kernel pseudo-file (%s) whose size is not its content; copy it to a regular file first", field, fs)
+		e.Field = field
+		return nil, e.WithDetail("file_system", fs)
 	}
 	if !os.SameFile(pre, st) {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s was replaced while it was opened; retry when it is stable", field)

@@ -245,24 +245,34 @@ type FatMember struct {
 // Inspection is the result of Inspect: every fact, the structures that
 // could not be resolved, and each facet's coverage.
 type Inspection struct {
-	Header      Header                   `json:"header"`
-	Admitted    bool                     `json:"admitted"`
-	Sections    []Section                `json:"sections"`
-	Segments    []Segment                `json:"segments"`
-	Dynamic     *Dynamic                 `json:"dynamic,omitempty"`
-	Libraries   []string                 `json:"libraries"`
-	Imports     []Import                 `json:"imports"`
-	Exports     []Export                 `json:"exports"`
-	BuildID     *BuildID                 `json:"build_id,omitempty"`
-	GoBuildInfo *GoBuildInfo             `json:"go_build_info,omitempty"`
-	Debug       *DebugInfo               `json:"debug_info,omitempty"`
-	Hardening   []Check                  `json:"hardening"`
-	Members     []FatMember              `json:"members,omitempty"`
-	Unresolved  []Unresolved             `json:"unresolved"`
-	Facets      map[string]FacetCoverage `json:"facets"`
+	Header      Header       `json:"header"`
+	Admitted    bool         `json:"admitted"`
+	Sections    []Section    `json:"sections"`
+	Segments    []Segment    `json:"segments"`
+	Dynamic     *Dynamic     `json:"dynamic,omitempty"`
+	Libraries   []string     `json:"libraries"`
+	Imports     []Import     `json:"imports"`
+	Exports     []Export     `json:"exports"`
+	BuildID     *BuildID     `json:"build_id,omitempty"`
+	GoBuildInfo *GoBuildInfo `json:"go_build_info,omitempty"`
+	Debug       *DebugInfo   `json:"debug_info,omitempty"`
+	Hardening   []Check      `json:"hardening"`
+	Members     []FatMember  `json:"members,omitempty"`
+	// Slice names the universal file's slice these facts come from,
+	// when an arch was selected.
+	Slice      *Slice                   `json:"slice,omitempty"`
+	Unresolved []Unresolved             `json:"unresolved"`
+	Facets     map[string]FacetCoverage `json:"facets"`
 
 	noDigest bool
 	pending  []digestJob
+	// decompressClaim sums the uncompressed sizes of the SHF_COMPRESSED
+	// sections admitted for decompression; oversized names the sections
+	// whose claim would pass MaxDecompressedBytes (never decompressed).
+	decompressClaim uint64
+	oversized       map[string]bool
+	// gnuProperty holds the NT_GNU_PROPERTY_TYPE_0 notes elfNotes read.
+	gnuProperty []gnuPropertyNote
 }
 
 // digestJob is one section whose digest and entropy are computed by
@@ -271,6 +281,12 @@ type digestJob struct {
 	idx int
 	b   []byte
 }
+
+// MaxDecompressedBytes bounds the bytes of SHF_COMPRESSED ELF sections
+// (zlib or zstd, as the compression header's ch_size claims) one call
+// decompresses (256 MiB): a section whose claim passes it is listed under
+// unresolved and not read, and facets resting on it are partial.
+const MaxDecompressedBytes uint64 = 256 << 20
 
 // Facet names used in Inspection.Facets.
 var facetNames = []string{"header", "sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "debug_info", "hardening"}
@@ -311,6 +327,8 @@ func Recognize(data []byte) (string, error) {
 		case bytes.Equal(data[:4], []byte("\x7fELF")):
 			return FormatELF, nil
 		case data[0] == 'M' && data[1] == 'Z':
+			return FormatPE, nil
+		case isCOFFObject(data):
 			return FormatPE, nil
 		}
 		be := binary.BigEndian.Uint32(data)
@@ -360,7 +378,7 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 		inspectFat(ctx, in, data)
 	}
 	if digests {
-		inspectDWARF(in, data)
+		inspectDWARF(ctx, in, data)
 	}
 	in.flushDigests(ctx)
 	if err := ctx.Err(); err != nil {

@@ -21,6 +21,8 @@ const (
 	lcRPath          = 0x8000001c
 	lcReexportDylib  = 0x8000001f
 	lcMain           = 0x80000028
+	lcThread         = 0x4
+	lcUnixThread     = 0x5
 	mhPIE            = 0x200000
 	mhAllowStackExec = 0x20000
 	mhNoHeapExec     = 0x1000000
@@ -109,6 +111,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	bid := &BuildID{}
 	var codeSig []byte
 	segIndex := 0
+	entryUnknown := false
 	for _, l := range f.Loads {
 		raw := l.Raw()
 		if len(raw) < 8 {
@@ -144,6 +147,17 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 			}
 		case lcCodeSignature:
 			codeSig = raw
+		case lcUnixThread, lcThread:
+			if pc, flavor, ok := threadPC(h.cpu, o, raw); ok {
+				in.Header.Entry = hexU(pc)
+				in.Header.EntrySource = "LC_UNIXTHREAD " + flavor + " program counter (virtual address)"
+				if cmd == lcThread {
+					in.Header.EntrySource = "LC_THREAD " + flavor + " program counter (virtual address)"
+				}
+			} else if cmd == lcUnixThread {
+				in.unresolved("LC_UNIXTHREAD", 0, uint64(len(raw)), "the thread state's flavor or size is not one this reader decodes: the entry point is unknown")
+				entryUnknown = true
+			}
 		case lcMain:
 			if len(raw) >= 16 {
 				in.Header.Entry = hexU(o.Uint64(raw[8:]))
@@ -160,6 +174,9 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		}
 	}
 	in.facet("segments", segState, "")
+	if entryUnknown {
+		in.facet("header", FacetPartial, "the entry point's thread state is not decoded")
+	}
 	state := FacetComplete
 	for i, s := range f.Sections {
 		if ctx.Err() != nil {
@@ -193,9 +210,13 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("imports", FacetComplete, "no LC_SYMTAB")
 		in.facet("exports", FacetComplete, "no LC_SYMTAB")
 	} else {
-		for _, s := range f.Symtab.Syms {
+		raw := machoRawNames(f, data)
+		for i, s := range f.Symtab.Syms {
 			if s.Type&0xe0 != 0 { // N_STAB debugging entries
 				continue
+			}
+			if raw != nil {
+				s.Name = raw[i]
 			}
 			ext := s.Type&0x01 != 0
 			switch s.Type & 0x0e {
@@ -354,4 +375,48 @@ func openMachOWithoutSymtab(in *Inspection, h *machoHeader, data []byte, hdrSize
 	}
 	in.unresolved("load commands", hdrSize, 0, reason)
 	return nil
+}
+
+// threadPC returns the program counter of an LC_UNIXTHREAD/LC_THREAD
+// command's first thread state (mach/*/thread_status.h): rip of
+// x86_THREAD_STATE64 (flavor 4, 21 registers), eip of x86_THREAD_STATE32
+// (flavor 1, 16 registers), pc of ARM_THREAD_STATE64 (flavor 6, x0-x28,
+// fp, lr, sp, pc) and of ARM_THREAD_STATE (flavor 1, r0-r12, sp, lr, pc).
+func threadPC(cpu macho.Cpu, o binary.ByteOrder, raw []byte) (uint64, string, bool) {
+	if len(raw) < 16 {
+		return 0, "", false
+	}
+	flavor, count := o.Uint32(raw[8:]), uint64(o.Uint32(raw[12:]))
+	state := raw[16:]
+	if count*4 > uint64(len(state)) {
+		return 0, "", false
+	}
+	state = state[:count*4]
+	reg64 := func(i int) (uint64, bool) {
+		if len(state) < (i+1)*8 {
+			return 0, false
+		}
+		return o.Uint64(state[i*8:]), true
+	}
+	reg32 := func(i int) (uint64, bool) {
+		if len(state) < (i+1)*4 {
+			return 0, false
+		}
+		return uint64(o.Uint32(state[i*4:])), true
+	}
+	switch {
+	case cpu == macho.CpuAmd64 && flavor == 4:
+		v, ok := reg64(16)
+		return v, "x86_THREAD_STATE64 rip", ok
+	case cpu == macho.Cpu386 && flavor == 1:
+		v, ok := reg32(10)
+		return v, "x86_THREAD_STATE32 eip", ok
+	case cpu == macho.CpuArm64 && flavor == 6:
+		v, ok := reg64(32)
+		return v, "ARM_THREAD_STATE64 pc", ok
+	case cpu == macho.CpuArm && flavor == 1:
+		v, ok := reg32(15)
+		return v, "ARM_THREAD_STATE pc", ok
+	}
+	return 0, "", false
 }

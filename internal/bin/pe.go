@@ -13,7 +13,11 @@ import (
 // COFF file header and the fixed part of the optional header (PE/COFF
 // specification, "Overview" and "Optional Header").
 type peHeader struct {
-	lfanew      uint64
+	lfanew uint64
+	// coffOff is the file offset of the COFF file header: after the PE
+	// signature in an image, 0 in a COFF object file (no MZ stub).
+	coffOff     uint64
+	coffObj     bool
 	machine     uint16
 	nsections   uint16
 	chars       uint16
@@ -32,7 +36,11 @@ func readPEHeader(in *Inspection, data []byte) (*peHeader, bool) {
 		in.unresolved("DOS header", 0, 0x40, "the file ends inside the DOS header")
 		return nil, false
 	}
+	if data[0] != 'M' || data[1] != 'Z' {
+		return readCOFFObjectHeader(in, data)
+	}
 	h := &peHeader{lfanew: uint64(le.Uint32(data[0x3c:]))}
+	h.coffOff = h.lfanew + 4
 	b, ok := sliceAt(data, h.lfanew, 24)
 	if !ok {
 		in.unresolved("PE signature and COFF header", h.lfanew, 24, "e_lfanew points past the end of the file")
@@ -171,12 +179,12 @@ func openPE(in *Inspection, h *peHeader, data []byte) (*pe.File, bool) {
 	if err == nil {
 		return f, true
 	}
-	symOff := uint64(binary.LittleEndian.Uint32(data[h.lfanew+12:]))
-	nsyms := uint64(binary.LittleEndian.Uint32(data[h.lfanew+16:]))
+	symOff := uint64(binary.LittleEndian.Uint32(data[h.coffOff+8:]))
+	nsyms := uint64(binary.LittleEndian.Uint32(data[h.coffOff+12:]))
 	if symOff != 0 {
 		patched := append([]byte(nil), data...)
-		binary.LittleEndian.PutUint32(patched[h.lfanew+12:], 0)
-		binary.LittleEndian.PutUint32(patched[h.lfanew+16:], 0)
+		binary.LittleEndian.PutUint32(patched[h.coffOff+8:], 0)
+		binary.LittleEndian.PutUint32(patched[h.coffOff+12:], 0)
 		var err2 error
 		if guard(in, "section table", h.sectionsOff, func() { f, err2 = pe.NewFile(bytes.NewReader(patched)) }) && err2 == nil {
 			in.unresolved("COFF symbol table", symOff, nsyms*pe.COFFSymbolSize, "the COFF symbol or string table could not be read: "+err.Error())
@@ -520,6 +528,13 @@ func peHardening(in *Inspection, h *peHeader, r rvaReader, admitted bool) {
 	add := func(name, verdict string, basis ...string) {
 		in.Hardening = append(in.Hardening, Check{Name: name, Verdict: verdict, Basis: basis})
 	}
+	if h.coffObj {
+		for _, n := range []string{"aslr", "high_entropy_va", "nx", "cfg", "safeseh", "certificate_table"} {
+			add(n, VerdictNotApplicable, "COFF object file: not loaded; the link sets the image's DllCharacteristics and directories")
+		}
+		in.facet("hardening", FacetComplete, "")
+		return
+	}
 	dc := h.dllChars
 	bit := func(mask uint16, name string) (bool, string) {
 		if dc&mask != 0 {
@@ -584,4 +599,39 @@ func peHardening(in *Inspection, h *peHeader, r rvaReader, admitted bool) {
 	} else {
 		in.facet("hardening", FacetPartial, "SafeSEH rests on the unadmitted section table")
 	}
+}
+
+// coffObjectMachines are the IMAGE_FILE_MACHINE values accepted for a COFF
+// object file, which has no magic number of its own.
+var coffObjectMachines = map[uint16]bool{0x14c: true, 0x8664: true, 0xaa64: true, 0x1c4: true, 0x1c0: true}
+
+// isCOFFObject reports whether data starts with a plausible COFF file
+// header of an object file (PE/COFF specification, "COFF File Header"):
+// a known machine, no optional header, 1-96 sections whose table lies in
+// the file, and a symbol table pointer inside the file.
+func isCOFFObject(data []byte) bool {
+	if len(data) < 20 {
+		return false
+	}
+	le := binary.LittleEndian
+	n := uint64(le.Uint16(data[2:]))
+	symOff := uint64(le.Uint32(data[8:]))
+	return coffObjectMachines[le.Uint16(data)] && le.Uint16(data[16:]) == 0 && n >= 1 && n <= 96 && 20+n*40 <= uint64(len(data)) && symOff <= uint64(len(data))
+}
+
+// readCOFFObjectHeader reads the COFF file header at offset 0 of an object
+// file (.obj): there is no DOS stub, PE signature or optional header.
+func readCOFFObjectHeader(in *Inspection, data []byte) (*peHeader, bool) {
+	le := binary.LittleEndian
+	if !isCOFFObject(data) {
+		in.unresolved("COFF file header", 0, 20, "neither an MZ stub nor a COFF object file header")
+		return nil, false
+	}
+	h := &peHeader{coffObj: true, sectionsOff: 20}
+	h.machine, h.nsections, h.chars = le.Uint16(data), le.Uint16(data[2:]), le.Uint16(data[18:])
+	in.Header.Machine = field(uint64(h.machine), peMachineName(h.machine), "IMAGE_FILE_HEADER.Machine")
+	in.Header.Type = field(uint64(h.chars), "Obj", coffObjectSource)
+	in.Header.Class = "COFF object"
+	in.Header.Endianness = "little"
+	return h, true
 }

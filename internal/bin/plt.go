@@ -1,7 +1,6 @@
 package bin
 
 import (
-	"bytes"
 	"debug/elf"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -31,7 +30,7 @@ func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 			out = nil
 		}
 	}()
-	f, err := elf.NewFile(bytes.NewReader(data))
+	f, err := newELFFile(in, data)
 	if err != nil {
 		return nil
 	}

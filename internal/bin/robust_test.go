@@ -32,7 +32,7 @@ func exercise(t testing.TB, data []byte) *Inspection {
 		for _, s := range in.Sections {
 			if s.Content == "file_bytes" && len(s.data) > 0 {
 				a, _ := parseHex(s.Address)
-				disassemble(arch, "gnu", s.data, a, 0, 64, newSymIndex(ss), newLineTable(in.Header.Format, data, a, a+uint64(len(s.data))))
+				disassemble(newX86Decoder(), arch, "gnu", s.data, a, 0, 64, newSymIndex(ss), newLineTable(in, data, a, a+uint64(len(s.data))))
 				break
 			}
 		}
@@ -41,6 +41,17 @@ func exercise(t testing.TB, data []byte) *Inspection {
 		t.Fatal(err)
 	}
 	compareBinaries(compareSide{in, ss}, compareSide{in, ss})
+	if relocatable(in) {
+		for i := range in.Sections {
+			elfRelocations(in, data, i)
+			coffRelocations(in, data, i)
+		}
+	}
+	for _, m := range in.Members {
+		if m.CPU != nil && archName(m.CPU.Name) != "" {
+			selectSlice(context.Background(), NewFile("fuzz", data), in, archName(m.CPU.Name), true, false)
+		}
+	}
 	return in
 }
 
@@ -67,7 +78,7 @@ func truncationOffsets(size int) []int {
 // panic, and every fact that survives truncation equals the intact file's.
 func TestTruncatedAndCorrupted(t *testing.T) {
 	buildCorpus(t)
-	for _, name := range []string{"go-linux-amd64", "go-linux-arm64-pie", "c-hardened", "go-windows-amd64.exe", "go-darwin-arm64", "go-darwin-universal"} {
+	for _, name := range []string{"go-linux-amd64", "go-linux-arm64", "c-hardened", "go-windows-amd64.exe", "go-darwin-arm64", "go-darwin-universal"} {
 		p, ok := corpus[name]
 		if !ok {
 			continue

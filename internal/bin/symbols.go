@@ -70,7 +70,7 @@ func (ss *symbolSet) fail(in *Inspection, table string, off, size uint64, reason
 func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 	var f *elf.File
 	var err error
-	if !guard(in, "section header table", 0, func() { f, err = elf.NewFile(bytes.NewReader(data)) }) || err != nil {
+	if !guard(in, "section header table", 0, func() { f, err = newELFFile(in, data) }) || err != nil {
 		ss.fail(in, "section header table", 0, 0, "the section header table was not admitted; symbol tables are unknown")
 		return
 	}
@@ -188,12 +188,17 @@ func machoSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		return
 	}
 	ss.tables = append(ss.tables, TableMachO)
+	raw := machoRawNames(f, data)
 	var local []Symbol
-	for _, s := range f.Symtab.Syms {
+	for i, s := range f.Symtab.Syms {
 		if s.Type&0xe0 != 0 {
 			continue // N_STAB
 		}
-		y := Symbol{Name: s.Name, Table: TableMachO, Address: hexU(s.Value), value: s.Value, sect: -1}
+		name := s.Name
+		if raw != nil {
+			name = raw[i]
+		}
+		y := Symbol{Name: name, Table: TableMachO, Address: hexU(s.Value), value: s.Value, sect: -1}
 		if s.Type&0x01 != 0 {
 			y.Binding = "EXTERNAL"
 		} else {
@@ -274,4 +279,46 @@ func sectionSpan(in *Inspection, i int) (uint64, uint64, bool) {
 		return 0, 0, false
 	}
 	return lo, lo + size, true
+}
+
+// machoRawNames returns the LC_SYMTAB names exactly as the string table
+// holds them, indexed like f.Symtab.Syms: debug/macho drops the leading
+// "_" of names that contain a dot (Go's own symbols, but also C names
+// like "_main.eh"), where nm, llvm-nm and llvm-objdump keep it. It returns
+// nil when the table cannot be re-read (the caller keeps debug/macho's).
+func machoRawNames(f *macho.File, data []byte) []string {
+	lb := f.Symtab.LoadBytes
+	if len(lb) < 24 {
+		return nil
+	}
+	o := f.ByteOrder
+	symoff, nsyms, stroff, strsize := uint64(o.Uint32(lb[8:])), uint64(o.Uint32(lb[12:])), uint64(o.Uint32(lb[16:])), uint64(o.Uint32(lb[20:]))
+	if nsyms != uint64(len(f.Symtab.Syms)) {
+		return nil
+	}
+	ent := uint64(16)
+	if f.Magic == macho.Magic32 {
+		ent = 12
+	}
+	strtab, ok := sliceAt(data, stroff, strsize)
+	if !ok {
+		return nil
+	}
+	out := make([]string, nsyms)
+	for i := uint64(0); i < nsyms; i++ {
+		e, ok := sliceAt(data, symoff+i*ent, 4)
+		if !ok {
+			return nil
+		}
+		strx := uint64(o.Uint32(e))
+		if strx >= uint64(len(strtab)) {
+			return nil
+		}
+		n := strtab[strx:]
+		if j := bytes.IndexByte(n, 0); j >= 0 {
+			n = n[:j]
+		}
+		out[i] = string(n)
+	}
+	return out
 }

@@ -52,6 +52,7 @@ const Source = "file"
 const pathSchema = `{"type":"string","minLength":1,"maxLength":4096,"description":"local file path, as the caller spells it"}`
 const cursorSchema = `{"type":"string","minLength":1,"maxLength":4096,"description":"opaque cursor from data.next_cursor; every other argument must be repeated unchanged"}`
 const limitSchema = `{"type":"integer","minimum":1,"maximum":1000,"default":200,"description":"rows per page"}`
+const archSchema = `{"enum":["x86_64","arm64","i386","arm","ppc","ppc64"],"description":"architecture slice of a Mach-O universal (fat) file; default: the host's architecture (inspect_binary: every slice). Any other file must be of this architecture when it is given"}`
 const preserveSchema = `{"type":"boolean","default":false,"description":"also publish the analysed file and every row of the result (all pages) to the evidence store; data.evidence then names the record"}`
 
 // Tools returns the bin toolset's tool definitions bound to env.
@@ -63,14 +64,14 @@ func Tools(env Env) []tool.Tool {
 		{
 			Name: "inspect_binary", Toolset: tool.Bin, Title: "Inspect an ELF, PE or Mach-O binary",
 			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments with sha256 and entropy; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. Read-only unless preserve is true.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"preserve":` + preserveSchema + `}}`),
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.inspectBinary,
 		},
 		{
 			Name: "list_symbols", Toolset: tool.Bin, Title: "List a binary's symbols",
 			Description: "List the static and dynamic symbols of the local binary named by path (ELF .symtab and .dynsym, PE COFF symbols and import tables, Mach-O LC_SYMTAB), with address, size, type, binding, section, library and version, filtered by table, definedness, name substring or regex, in table order, paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"table":{"enum":["all","static","dynamic"],"default":"all","description":"static: .symtab, COFF or LC_SYMTAB; dynamic: .dynsym or PE import tables"},"defined":{"enum":["all","defined","undefined"],"default":"all"},"name_contains":{"type":"string","minLength":1,"maxLength":512},"name_regex":{"type":"string","minLength":1,"maxLength":512,"description":"RE2 regular expression matched against the symbol name"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"table":{"enum":["all","static","dynamic"],"default":"all","description":"static: .symtab, COFF or LC_SYMTAB; dynamic: .dynsym or PE import tables"},"defined":{"enum":["all","defined","undefined"],"default":"all"},"name_contains":{"type":"string","minLength":1,"maxLength":512},"name_regex":{"type":"string","minLength":1,"maxLength":512,"description":"RE2 regular expression matched against the symbol name"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.listSymbols,
 		},
@@ -83,15 +84,15 @@ func Tools(env Env) []tool.Tool {
 		},
 		{
 			Name: "disassemble", Toolset: tool.Bin, Title: "Disassemble x86-64 or arm64 code",
-			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size) or by address range start (and optional end, hex); x86-64 and arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"oneOf":[{"required":["symbol"]},{"required":["start"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
+			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size), by section, or by address range start (and optional end, hex); relocatable objects (.o) use section-relative addresses and each instruction lists the relocations applied to it, as objdump -dr does. x86 boundaries come from Zydis (else Capstone) loaded at run time, with golang.org/x/arch text where it decodes the same instruction; arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"anyOf":[{"required":["symbol"]},{"required":["start"]},{"required":["section"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"section":{"type":"string","minLength":1,"maxLength":256,"description":"disassemble this section (ELF/PE name, or segment,section for Mach-O), from start when given; in a relocatable object addresses are relative to the section (.text by default)"},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.disassemble,
 		},
 		{
 			Name: "compare_binaries", Toolset: tool.Bin, Title: "Compare two binaries",
 			Description: "Compare the local binaries named by left and right: sections correspond by unique name and symbols by unique defined name, imports by name and library; each entry is equal, changed, added, removed or not_comparable, with its proof kept separate: correspondence (why the entries are the same object), content (what the sha256 of their exact bytes shows) and what stays unknown. A digest alone never establishes correspondence. Paged with cursor; summary counts cover every entry.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["left","right"],"properties":{"left":` + pathSchema + `,"right":` + pathSchema + `,"kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"enum":["section","symbol","import"]}},"verdicts":{"type":"array","minItems":1,"maxItems":5,"uniqueItems":true,"items":{"enum":["equal","changed","added","removed","not_comparable"]}},"name_contains":{"type":"string","minLength":1,"maxLength":512},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["left","right"],"properties":{"arch":` + archSchema + `,"left":` + pathSchema + `,"right":` + pathSchema + `,"kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"enum":["section","symbol","import"]}},"verdicts":{"type":"array","minItems":1,"maxItems":5,"uniqueItems":true,"items":{"enum":["equal","changed","added","removed","not_comparable"]}},"name_contains":{"type":"string","minLength":1,"maxLength":512},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.compareBinaries,
 		},
@@ -184,6 +185,9 @@ type pageCoverage struct {
 	// RegexPartlySearched counts the strings of this page's scan longer
 	// than MaxRegexChars that a regex examined only in part.
 	RegexPartlySearched int `json:"regex_partly_searched,omitempty"`
+	// Decoder names the x86 decoder that set instruction boundaries
+	// (disassemble only): "capstone M.m (library)" or "x86asm".
+	Decoder string `json:"decoder,omitempty"`
 }
 
 // paged is the data object of a paged tool.
@@ -229,7 +233,7 @@ func compileRegex(expr, field string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func readBinary(ctx context.Context, path, fieldName string, digests bool) (*File, *Inspection, error) {
+func readBinary(ctx context.Context, path, fieldName string, digests bool, arch string, hostDefault bool) (*File, *Inspection, error) {
 	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
@@ -238,18 +242,19 @@ func readBinary(ctx context.Context, path, fieldName string, digests bool) (*Fil
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, in, nil
+	return selectSlice(ctx, f, in, arch, hostDefault, digests)
 }
 
 func (e Env) inspectBinary(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 	a, err := decode[struct {
 		Path     string `json:"path"`
+		Arch     string `json:"arch"`
 		Preserve bool   `json:"preserve"`
 	}](args)
 	if err != nil {
 		return nil, err
 	}
-	f, in, err := readBinary(ctx, a.Path, "/path", true)
+	f, in, err := readBinary(ctx, a.Path, "/path", true, a.Arch, false)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +322,7 @@ func (e Env) preserve(ctx context.Context, op string, args json.RawMessage, file
 		names = []string{"left", "right"}
 	}
 	for i, f := range files {
-		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: names[i], Role: evidence.RoleAnalysisSource, Format: format, Data: f.Data, ExpectedSHA256: f.SHA256()})
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: names[i], Role: evidence.RoleAnalysisSource, Format: format, Data: f.bytes(), ExpectedSHA256: f.SHA256()})
 	}
 	rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: "result", Role: evidence.RoleOutput, Format: "json", Data: output})
 	man, err := st.Publish(ctx, rec)
@@ -374,6 +379,7 @@ func allRows[T any](ctx context.Context, page func(pos evidence.Position, limit 
 func (e Env) listSymbols(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 	a, err := decode[struct {
 		Path         string `json:"path"`
+		Arch         string `json:"arch"`
 		Table        string `json:"table"`
 		Defined      string `json:"defined"`
 		NameContains string `json:"name_contains"`
@@ -392,7 +398,7 @@ func (e Env) listSymbols(ctx context.Context, args json.RawMessage) (*contract.R
 	if err != nil {
 		return nil, err
 	}
-	f, in, err := readBinary(ctx, a.Path, "/path", false)
+	f, in, err := readBinary(ctx, a.Path, "/path", false, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}
@@ -583,6 +589,8 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	a, err := decode[struct {
 		Path     string `json:"path"`
 		Symbol   string `json:"symbol"`
+		Arch     string `json:"arch"`
+		Section  string `json:"section"`
 		Start    string `json:"start"`
 		End      string `json:"end"`
 		Max      int    `json:"max_instructions"`
@@ -596,7 +604,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	if a.Max == 0 {
 		a.Max = 200
 	}
-	f, in, err := readBinary(ctx, a.Path, "/path", false)
+	f, in, err := readBinary(ctx, a.Path, "/path", false, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}
@@ -619,6 +627,11 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
 	var cr *codeRange
 	if a.Symbol != "" {
+		if a.Start != "" || a.Section != "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "symbol selects the code by itself; pass start (and section) without it")
+			e.Field = "/symbol"
+			return nil, e
+		}
 		cr, err = resolveSymbol(in, ss, a.Symbol)
 	} else {
 		start, _ := parseHex(a.Start)
@@ -631,13 +644,40 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 				return nil, e
 			}
 		}
-		cr, err = resolveRange(in, start, end, "/start")
+		if a.Section != "" || relocatable(in) {
+			cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
+		} else {
+			cr, err = resolveRange(in, start, end, "/start")
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	var relocs []Relocation
+	relocsRead := true
+	if relocatable(in) {
+		// Section-relative addresses overlap across sections: symbolize
+		// from the disassembled section's own symbols.
+		var own []Symbol
+		for _, s := range ss.syms {
+			if s.sect == cr.sect {
+				own = append(own, s)
+			}
+		}
+		ss = &symbolSet{syms: own, tables: ss.tables, unresolved: ss.unresolved}
+		switch in.Header.Format {
+		case FormatELF:
+			relocs, relocsRead = elfRelocations(in, f.Data, cr.sect)
+		case FormatPE:
+			relocs, relocsRead = coffRelocations(in, f.Data, cr.sect)
+		}
+	}
 	idx := newSymIndex(ss)
-	lines := newLineTable(in.Header.Format, f.Data, cr.base, cr.base+uint64(len(cr.code)))
+	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
+	var dec x86Decoder
+	if arch == ArchAMD64 || arch == Arch386 {
+		dec = newX86Decoder()
+	}
 	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -648,7 +688,8 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		if st.Offset < 0 || st.Offset > len(cr.code) {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
-		rows, off := disassemble(arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		attachRelocations(rows, relocs)
 		if off >= len(cr.code) {
 			return rows, nil, nil
 		}
@@ -663,6 +704,20 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
 	if len(ss.tables) == 0 {
 		res.Warn("the binary has no symbol table: targets are not symbolized")
+	}
+	if relocatable(in) {
+		switch {
+		case in.Header.Format != FormatELF && in.Header.Format != FormatPE:
+			res.Warn("relocatable object: addresses are relative to the section; its relocation entries are not read for " + in.Header.Format + " files, so call and data targets are unresolved")
+		case !relocsRead:
+			res.Warn("relocatable object: a relocation section that applies to " + cr.section + " could not be read; rows lack some relocations")
+		}
+	}
+	if dec.Name != "" {
+		d.Coverage.Decoder = dec.Name
+		if dec.Missing != "" {
+			res.Warn("x86 instructions were decoded by x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512) nor CET (endbr64): after such an instruction the boundaries and text may be wrong. Install the Capstone library (Debian: libcapstone4 or libcapstone5) for exact boundaries: " + dec.Missing)
+		}
 	}
 	if a.Preserve {
 		all, n, complete, err := allRows(ctx, page)
@@ -681,6 +736,7 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 	a, err := decode[struct {
 		Left         string   `json:"left"`
 		Right        string   `json:"right"`
+		Arch         string   `json:"arch"`
 		Kinds        []string `json:"kinds"`
 		Verdicts     []string `json:"verdicts"`
 		NameContains string   `json:"name_contains"`
@@ -694,11 +750,11 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 	if a.Limit == 0 {
 		a.Limit = DefaultLimit
 	}
-	lf, lin, err := readBinary(ctx, a.Left, "/left", true)
+	lf, lin, err := readBinary(ctx, a.Left, "/left", true, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}
-	rf, rin, err := readBinary(ctx, a.Right, "/right", true)
+	rf, rin, err := readBinary(ctx, a.Right, "/right", true, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}

@@ -22,11 +22,18 @@ type binFlags struct {
 	// noLimit leaves --limit out of a paged command whose page size has
 	// its own flag (disasm's --max).
 	noLimit bool
+	// arch selects a universal Mach-O file's slice (--arch); noArch
+	// leaves the flag out of a command whose tool has no arch argument.
+	arch   string
+	noArch bool
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
 	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "publish the file and the full result to the evidence store")
+	if !f.noArch {
+		cmd.Flags().StringVar(&f.arch, "arch", "", "slice of a universal Mach-O file: x86_64, arm64, i386, arm, ppc, ppc64 (default: the host's)")
+	}
 	if paged {
 		cmd.Flags().StringVar(&f.cursor, "cursor", "", "continue from data.next_cursor of the previous page (repeat every other flag unchanged)")
 		if !f.noLimit {
@@ -41,6 +48,9 @@ func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 func (f *binFlags) apply(cmd *cobra.Command, args map[string]any, paged bool) {
 	if f.preserve {
 		args["preserve"] = true
+	}
+	if !f.noArch && cmd.Flags().Changed("arch") {
+		args["arch"] = f.arch
 	}
 	if paged && cmd.Flags().Changed("cursor") {
 		args["cursor"] = f.cursor
@@ -258,7 +268,7 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 }
 
 func newBinStringsCmd(env *Env) *cobra.Command {
-	var f binFlags
+	f := binFlags{noArch: true}
 	var encodings []string
 	var minLen int
 	var section, regex string
@@ -299,16 +309,17 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 
 func newBinDisasmCmd(env *Env) *cobra.Command {
 	var f binFlags
-	var symbol, start, end, syntax string
+	var symbol, section, start, end, syntax string
 	var max int
 	cmd := &cobra.Command{
-		Use:   "disasm FILE (--symbol NAME | --start 0xADDR [--end 0xADDR])",
+		Use:   "disasm FILE (--symbol NAME | --section NAME | --start 0xADDR [--end 0xADDR])",
 		Short: "disassemble: x86-64/arm64 by symbol or address range",
-		Long:  "Disassemble by symbol or by address range: exactly one of --symbol and --start is required (--end needs --start).",
+		Long:  "Disassemble by symbol, by section or by address range: --symbol, --section or --start is required (--end needs --start; --symbol stands alone).",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
 			setFlag(cmd, args, "symbol", "symbol", symbol)
+			setFlag(cmd, args, "section", "section", section)
 			setFlag(cmd, args, "start", "start", start)
 			setFlag(cmd, args, "end", "end", end)
 			setFlag(cmd, args, "syntax", "syntax", syntax)
@@ -319,6 +330,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 					Rows []struct {
 						Address, Bytes, Text, Error string
 						TargetSymbol                string `json:"target_symbol"`
+						Relocations                 []struct{ Address, Type, Target string }
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
@@ -334,6 +346,9 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 						t += "  <" + r.TargetSymbol + ">"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(t))
+					for _, rl := range r.Relocations {
+						fmt.Fprintf(tw, "\t\t  %s: %s\t%s\n", rl.Address, cell(rl.Type), cell(rl.Target))
+					}
 				}
 				return tw.Flush()
 			})
@@ -342,6 +357,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	f.noLimit = true
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&symbol, "symbol", "", "symbol name")
+	cmd.Flags().StringVar(&section, "section", "", "section to disassemble (relocatable objects: addresses relative to it, .text by default)")
 	cmd.Flags().StringVar(&start, "start", "", "start address (0x...)")
 	cmd.Flags().StringVar(&end, "end", "", "end address (0x..., exclusive)")
 	cmd.Flags().StringVar(&syntax, "syntax", "", "gnu, intel or go")
