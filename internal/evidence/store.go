@@ -607,35 +607,8 @@ func (s *Store) Get(id string) (*Manifest, error) {
 // and coverage are returned inside results, which must stay encodable).
 const maxManifestDepth = 64
 
-// jsonDepth returns the deepest array/object nesting of the JSON text b
-// (strings skipped).
-func jsonDepth(b []byte) int {
-	depth, deepest := 0, 0
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case inStr:
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
-}
-
 func parseManifest(body []byte, id string) (*Manifest, error) {
-	if jsonDepth(body) > maxManifestDepth {
+	if contract.JSONDepth(body) > maxManifestDepth {
 		return nil, corrupt("the manifest of %s nests deeper than %d levels", id, maxManifestDepth).WithDetail("evidence_id", id)
 	}
 	var m Manifest

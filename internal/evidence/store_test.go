@@ -315,7 +315,7 @@ func TestDeepManifestIsCorrupt(t *testing.T) {
 	if _, err := parseManifest([]byte(deep), "ev-x"); contract.CodeOf(err) != contract.CodeRepositoryCorrupt {
 		t.Fatalf("got %v", err)
 	}
-	if d := jsonDepth([]byte(`{"s":"[[[[","a":[{}]}`)); d != 3 {
+	if d := contract.JSONDepth([]byte(`{"s":"[[[[","a":[{}]}`)); d != 3 {
 		t.Fatalf("depth %d, want 3", d)
 	}
 }

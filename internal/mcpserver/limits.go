@@ -203,30 +203,3 @@ func skipValue(b []byte, i int) int {
 	}
 	return -1 // a scalar cut by the end of the line may be incomplete
 }
-
-// jsonDepth returns the deepest array/object nesting of the JSON text b,
-// skipping strings, without decoding it.
-func jsonDepth(b []byte) int {
-	depth, deepest := 0, 0
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case inStr:
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
-}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,7 +154,7 @@ func checkLine(t []byte) []byte {
 		return rejection(t, limitTooLong)
 	case !utf8.Valid(t):
 		return rejection(t, limitUTF8)
-	case jsonDepth(t) > MaxNestingDepth:
+	case contract.JSONDepth(t) > MaxNestingDepth:
 		return rejection(t, limitDepth)
 	case !json.Valid(t):
 		return rejection(t, limitSyntax)
