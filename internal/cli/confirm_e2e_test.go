@@ -108,17 +108,39 @@ func TestCLIConfirmBesideBusyLocalAllowance(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	// The delete holds one local CLI connection; this wait takes the second
-	// (for up to 60 s, the longest wait, so a loaded machine that is slow to
-	// start it still sees the allowance full before it ends).
-	start("wait", "present", "nonexist-inquest-test", "--timeout", "60s")
+	// The delete holds one local CLI connection; a long wait takes the
+	// second. The host releases a closed connection asynchronously, so the
+	// long wait itself may be refused (BUSY) while an earlier command's
+	// connection is still counted: it is started again until it holds.
+	holder := func() (chan struct{}, *bytes.Buffer) {
+		out := &bytes.Buffer{}
+		cmd := exec.Command(e.bin, "wait", "present", "nonexist-inquest-test", "--timeout", "60s")
+		cmd.Env, cmd.Stdout, cmd.Stderr = e.env, out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+		return done, out
+	}
+	held, heldOut := holder()
 	for deadline := time.Now().Add(50 * time.Second); ; {
+		select {
+		case <-held:
+			if !strings.Contains(heldOut.String(), "BUSY") {
+				t.Fatalf("the long wait ended: %s", heldOut.String())
+			}
+			held, heldOut = holder()
+			continue
+		default:
+		}
 		out, _ := e.run("wait", "present", "nonexist-inquest-test", "--timeout", "1ms")
 		if strings.Contains(out, "BUSY") {
 			break // the local CLI allowance is full
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("local CLI allowance never filled: %s", out)
+			t.Fatalf("local CLI allowance never filled: %s\nlong wait: %s", out, heldOut.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
