@@ -263,6 +263,10 @@ type Inspection struct {
 	Slice      *Slice                   `json:"slice,omitempty"`
 	Unresolved []Unresolved             `json:"unresolved"`
 	Facets     map[string]FacetCoverage `json:"facets"`
+	// Digests is "computed" when sections carry sha256 and entropy, or
+	// "not_requested" when the call did not ask for them (their absence
+	// then says nothing about the sections).
+	Digests string `json:"digests"`
 
 	noDigest bool
 	pending  []digestJob
@@ -357,15 +361,25 @@ func Inspect(ctx context.Context, data []byte) (*Inspection, error) {
 	return inspect(ctx, data, true)
 }
 
-// inspect is Inspect; digests false skips section digests and entropy for
-// tools that only need section bytes.
+// inspect is Inspect; digests false skips section digests and entropy and
+// the DWARF summary, for tools that only need section bytes.
 func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error) {
+	return inspectMode(ctx, data, digests, digests)
+}
+
+// inspectMode is Inspect with section digests and entropy (digests) and
+// the DWARF summary (dwarf) each on or off.
+func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspection, error) {
 	format, err := Recognize(data)
 	if err != nil {
 		return nil, err
 	}
 	in := newInspection()
 	in.noDigest = !digests
+	in.Digests = DigestsNotRequested
+	if digests {
+		in.Digests = DigestsComputed
+	}
 	in.Header.Format = format
 	switch format {
 	case FormatELF:
@@ -377,7 +391,7 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 	case FormatMachOFat:
 		inspectFat(ctx, in, data)
 	}
-	if digests {
+	if dwarf {
 		inspectDWARF(ctx, in, data)
 	}
 	in.flushDigests(ctx)
@@ -428,6 +442,10 @@ func (in *Inspection) flushDigests(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A fault reading a mapped file that shrank under the
+			// mapping stops this worker; its sections keep no digest.
+			debug.SetPanicOnFault(true)
+			defer func() { _ = recover() }()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) || ctx.Err() != nil {

@@ -63,8 +63,8 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		{
 			Name: "inspect_binary", Toolset: tool.Bin, Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments with sha256 and entropy; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. Read-only unless preserve is true.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"preserve":` + preserveSchema + `}}`),
+			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. With digests true, also the whole file's sha256 and each section's sha256 and Shannon entropy (bits per byte), which reads every byte of the file; without it only the headers and tables are read and data.file.digests and data.inspection.digests are \"not_requested\". Read-only unless preserve is true.",
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"digests":{"type":"boolean","default":false,"description":"also compute the whole file's sha256 and each section's sha256 and entropy (reads the whole file)"},"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
 			Handler:     env.inspectBinary,
 		},
@@ -233,32 +233,51 @@ func compileRegex(expr, field string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// readBinary maps the file (ReadFileMapped) and inspects it; the caller
+// must Close the returned File once the result no longer uses its bytes.
+// digests turns on section digests and entropy and the DWARF summary;
+// dwarf alone turns on the DWARF summary.
 func readBinary(ctx context.Context, path, fieldName string, digests bool, arch string, hostDefault bool) (*File, *Inspection, error) {
-	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
+	return readBinaryMode(ctx, path, fieldName, digests, digests, arch, hostDefault)
+}
+
+func readBinaryMode(ctx context.Context, path, fieldName string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+	f, err := ReadFileMapped(ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := inspect(ctx, f.Data, digests)
+	in, err := inspectMode(ctx, f.Data, digests, dwarf)
 	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
-	return selectSlice(ctx, f, in, arch, hostDefault, digests)
+	sf, sin, err := selectSlice(ctx, f, in, arch, hostDefault, digests)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return sf, sin, nil
 }
 
 func (e Env) inspectBinary(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 	a, err := decode[struct {
 		Path     string `json:"path"`
 		Arch     string `json:"arch"`
+		Digests  bool   `json:"digests"`
 		Preserve bool   `json:"preserve"`
 	}](args)
 	if err != nil {
 		return nil, err
 	}
-	f, in, err := readBinary(ctx, a.Path, "/path", true, a.Arch, false)
+	f, in, err := readBinaryMode(ctx, a.Path, "/path", a.Digests, true, a.Arch, false)
 	if err != nil {
 		return nil, err
 	}
-	id := f.Identity()
+	defer f.Close()
+	id := f.identityNoDigest()
+	if a.Digests || a.Preserve {
+		id = f.Identity()
+	}
 	res := contract.NewResult(Source, e.now(), nil)
 	data := map[string]any{"file": id}
 	var full []byte
@@ -402,6 +421,7 @@ func (e Env) listSymbols(ctx context.Context, args json.RawMessage) (*contract.R
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	p := e.pager(ctx, "list_symbols", args, f)
 	pos, err := p.resume(a.Cursor)
 	if err != nil {
@@ -608,6 +628,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	arch := archOf(in)
 	if arch == "" {
 		name := ""
@@ -754,10 +775,12 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 	if err != nil {
 		return nil, err
 	}
+	defer lf.Close()
 	rf, rin, err := readBinary(ctx, a.Right, "/right", true, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}
+	defer rf.Close()
 	p := e.pager(ctx, "compare_binaries", args, lf, rf)
 	pos, err := p.resume(a.Cursor)
 	if err != nil {
