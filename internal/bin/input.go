@@ -56,8 +56,14 @@ func (f *File) bytes() []byte {
 // never reads every page of the file.
 func (f *File) SHA256() string {
 	f.once.Do(func() {
-		sum := sha256.Sum256(f.bytes())
-		f.sum = hex.EncodeToString(sum[:])
+		h := sha256.New()
+		b := f.bytes()
+		for off := 0; off < len(b); off += digestChunk {
+			c := b[off:min(off+digestChunk, len(b))]
+			h.Write(c)
+			releasePages(c)
+		}
+		f.sum = hex.EncodeToString(h.Sum(nil))
 	})
 	return f.sum
 }

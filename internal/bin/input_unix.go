@@ -5,7 +5,9 @@ package bin
 import (
 	"os"
 	"runtime/debug"
+	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +30,48 @@ func mapFile(fh *os.File, size int64) (data []byte, unmap func(), ok bool) {
 		return nil, nil, false
 	}
 	prev := debug.SetPanicOnFault(true)
+	start := uintptr(unsafe.Pointer(&b[0]))
+	mappings.Lock()
+	mappings.m[start] = b
+	mappings.Unlock()
 	return b, func() {
+		mappings.Lock()
+		delete(mappings.m, start)
+		mappings.Unlock()
 		debug.SetPanicOnFault(prev)
 		_ = unix.Munmap(b)
 	}, true
+}
+
+// mappings holds the live file mappings made by mapFile, by start address.
+var mappings = struct {
+	sync.Mutex
+	m map[uintptr][]byte
+}{m: map[uintptr][]byte{}}
+
+// releasePages drops b's whole pages from the process's resident set when
+// b lies inside a live read-only file mapping (madvise MADV_DONTNEED: the
+// page cache keeps them and a later read faults them back in). It does
+// nothing for any other memory.
+func releasePages(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	hi := lo + uintptr(len(b))
+	mappings.Lock()
+	defer mappings.Unlock()
+	for start, m := range mappings.m {
+		if lo < start || hi > start+uintptr(len(m)) {
+			continue
+		}
+		// The mapping starts on a page boundary, so page-aligned
+		// offsets into it are page-aligned addresses.
+		page := uintptr(os.Getpagesize())
+		a, z := (lo-start+page-1)&^(page-1), (hi-start)&^(page-1)
+		if z > a {
+			_ = unix.Madvise(m[a:z], unix.MADV_DONTNEED)
+		}
+		return
+	}
 }

@@ -452,10 +452,9 @@ func (in *Inspection) flushDigests(ctx context.Context) {
 					return
 				}
 				j := jobs[i]
-				sum := sha256.Sum256(j.b)
-				e := entropy(j.b)
+				sum, e := digestBytes(j.b)
 				s := &in.Sections[j.idx]
-				s.SHA256 = hex.EncodeToString(sum[:])
+				s.SHA256 = sum
 				s.Entropy = &e
 			}
 		}()
@@ -463,36 +462,60 @@ func (in *Inspection) flushDigests(ctx context.Context) {
 	wg.Wait()
 }
 
-// entropy returns the Shannon entropy of b in bits per byte (0 for empty),
-// rounded to 4 decimals.
-func entropy(b []byte) float64 {
-	if len(b) == 0 {
-		return 0
-	}
+// digestChunk is the span digestBytes hashes before releasing its pages.
+const digestChunk = 4 << 20
+
+// digestBytes returns the lowercase hex SHA-256 of b and its Shannon
+// entropy in bits per byte (0 for empty), rounded to 4 decimals. It reads
+// b in 4 MiB chunks and releases each chunk's pages after reading it when
+// b lies in a file mapping (releasePages), so digesting a mapped file
+// keeps at most one chunk resident.
+func digestBytes(b []byte) (string, float64) {
+	h := sha256.New()
 	// Four histograms break the store-to-load dependency between
 	// neighbouring equal bytes.
 	var h4 [4][256]uint64
-	i := 0
-	for ; i+4 <= len(b); i += 4 {
-		h4[0][b[i]]++
-		h4[1][b[i+1]]++
-		h4[2][b[i+2]]++
-		h4[3][b[i+3]]++
-	}
-	for ; i < len(b); i++ {
-		h4[0][b[i]]++
+	for off := 0; off < len(b); off += digestChunk {
+		c := b[off:min(off+digestChunk, len(b))]
+		h.Write(c)
+		i := 0
+		for ; i+4 <= len(c); i += 4 {
+			h4[0][c[i]]++
+			h4[1][c[i+1]]++
+			h4[2][c[i+2]]++
+			h4[3][c[i+3]]++
+		}
+		for ; i < len(c); i++ {
+			h4[0][c[i]]++
+		}
+		releasePages(c)
 	}
 	var hist [256]uint64
 	for k := range hist {
 		hist[k] = h4[0][k] + h4[1][k] + h4[2][k] + h4[3][k]
 	}
-	n := float64(len(b))
+	return hex.EncodeToString(h.Sum(nil)), entropyOf(&hist, len(b))
+}
+
+// entropy returns the Shannon entropy of b in bits per byte (0 for empty),
+// rounded to 4 decimals.
+func entropy(b []byte) float64 {
+	_, e := digestBytes(b)
+	return e
+}
+
+// entropyOf is the Shannon entropy in bits per byte of n bytes with byte
+// histogram hist, rounded to 4 decimals (0 when n is 0).
+func entropyOf(hist *[256]uint64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
 	h := 0.0
 	for _, c := range hist {
 		if c == 0 {
 			continue
 		}
-		p := float64(c) / n
+		p := float64(c) / float64(n)
 		h -= p * math.Log2(p)
 	}
 	return math.Round(h*10000) / 10000
