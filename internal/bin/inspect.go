@@ -394,7 +394,9 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 	if dwarf {
 		inspectDWARF(ctx, in, data)
 	}
-	in.flushDigests(ctx)
+	if err := in.flushDigests(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, contract.AsError(err)
 	}
@@ -431,12 +433,14 @@ func (in *Inspection) digest(s *Section, b []byte) {
 }
 
 // flushDigests computes the queued section digests and entropies on
-// GOMAXPROCS workers, largest sections first.
-func (in *Inspection) flushDigests(ctx context.Context) {
+// GOMAXPROCS workers, largest sections first. The error is INPUT_CHANGED
+// when a section's pages faulted (a mapped file truncated meanwhile).
+func (in *Inspection) flushDigests(ctx context.Context) error {
 	jobs := in.pending
 	in.pending = nil
 	sort.Slice(jobs, func(i, j int) bool { return len(jobs[i].b) > len(jobs[j].b) })
 	var next atomic.Int64
+	var faulted atomic.Bool
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
@@ -445,7 +449,11 @@ func (in *Inspection) flushDigests(ctx context.Context) {
 			// A fault reading a mapped file that shrank under the
 			// mapping stops this worker; its sections keep no digest.
 			debug.SetPanicOnFault(true)
-			defer func() { _ = recover() }()
+			defer func() {
+				if recover() != nil {
+					faulted.Store(true)
+				}
+			}()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) || ctx.Err() != nil {
@@ -460,6 +468,10 @@ func (in *Inspection) flushDigests(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	if faulted.Load() {
+		return contract.Errorf(contract.CodeInputChanged, "the file shrank while its sections were digested; retry when it is stable")
+	}
+	return nil
 }
 
 // digestChunk is the span digestBytes hashes before releasing its pages.
