@@ -34,8 +34,9 @@ func largestBinary() string {
 	return best
 }
 
-// BenchmarkInspectBinary times inspect_binary's work (read, hash, admit,
-// digest every section, symbols for hardening, JSON encoding) on the
+// BenchmarkInspectBinary times inspect_binary's work (map, admit, symbols
+// for hardening, DWARF summary, JSON encoding; with digests also the file
+// and section sha256 and entropy) on the
 // largest binary available beside `readelf -a` on the same file in the same
 // run (output to /dev/null). Compare the two ns/op figures.
 func BenchmarkInspectBinary(b *testing.B) {
@@ -45,22 +46,31 @@ func BenchmarkInspectBinary(b *testing.B) {
 		b.Skip("no binary to inspect")
 	}
 	b.Logf("file %s, %d bytes", p, st.Size())
-	b.Run("inquest", func(b *testing.B) {
-		b.SetBytes(st.Size())
-		for i := 0; i < b.N; i++ {
-			f, err := ReadFile(context.Background(), p, "/path", MaxInputBytes)
-			if err != nil {
-				b.Fatal(err)
+	for _, mode := range []struct {
+		name    string
+		digests bool
+	}{{"inquest", false}, {"inquest-digests", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			for i := 0; i < b.N; i++ {
+				f, err := ReadFileMapped(context.Background(), p, "/path", MaxInputBytes)
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, err := inspectMode(context.Background(), f.Data, mode.digests, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if mode.digests {
+					f.SHA256()
+				}
+				if _, err := json.Marshal(in); err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
 			}
-			in, err := Inspect(context.Background(), f.Data)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := json.Marshal(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 	b.Run("readelf-a", func(b *testing.B) {
 		readelf, err := exec.LookPath("readelf")
 		if err != nil {

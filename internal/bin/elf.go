@@ -750,6 +750,9 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			if i := strings.IndexByte(n, '@'); i > 0 {
 				n = n[:i]
 			}
+			if !hardeningSymbols[n] {
+				continue
+			}
 			m := defined
 			if s.Section == elf.SHN_UNDEF {
 				m = names
@@ -823,6 +826,17 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		in.facet("hardening", FacetComplete, "")
 	}
 }
+
+// hardeningSymbols are the only symbol names elfHardening looks up: the
+// stack protector's and each fortifiable function with its __*_chk form.
+var hardeningSymbols = func() map[string]bool {
+	m := map[string]bool{"__stack_chk_fail": true, "__stack_chk_guard": true}
+	for _, fn := range fortifiable {
+		m[fn] = true
+		m["__"+fn+"_chk"] = true
+	}
+	return m
+}()
 
 // gnuPropertyNote is the descriptor of one NT_GNU_PROPERTY_TYPE_0 note
 // and the section (or PT_NOTE segment) it was read from.

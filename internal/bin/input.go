@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -30,10 +31,13 @@ type File struct {
 	// Data holds the file bytes.
 	Data []byte
 
-	// sum is the hex SHA-256 of Data, computed concurrently with the
-	// caller's parsing and ready when done is closed.
+	// sum is the hex SHA-256 of the whole file, computed on first use
+	// (once) by SHA256.
 	sum  string
-	done chan struct{}
+	once sync.Once
+	// unmap releases Data when it is a read-only mapping of the file
+	// (ReadFileMapped); nil when Data is an ordinary slice.
+	unmap func()
 	// whole is the whole file when Data is one slice of a universal
 	// file (selectSlice); nil otherwise.
 	whole []byte
@@ -47,42 +51,68 @@ func (f *File) bytes() []byte {
 	return f.Data
 }
 
-// SHA256 returns the lowercase hex SHA-256 of Data, waiting for the
-// concurrent hash started by ReadFile.
+// SHA256 returns the lowercase hex SHA-256 of the whole file's bytes,
+// computing it on first use: a tool that never asks for the file digest
+// never reads every page of the file.
 func (f *File) SHA256() string {
-	if f.done != nil {
-		<-f.done
-	}
+	f.once.Do(func() {
+		h := sha256.New()
+		b := f.bytes()
+		for off := 0; off < len(b); off += digestChunk {
+			c := b[off:min(off+digestChunk, len(b))]
+			h.Write(c)
+			releasePages(c)
+		}
+		f.sum = hex.EncodeToString(h.Sum(nil))
+	})
 	return f.sum
+}
+
+// Close releases the file's mapping (ReadFileMapped); Data and every
+// slice of it must not be used afterwards. It is a no-op for a File read
+// into memory.
+func (f *File) Close() {
+	if f.unmap != nil {
+		f.unmap()
+		f.unmap = nil
+	}
 }
 
 // NewFile returns a File for bytes already in memory (tests, fuzzing).
 func NewFile(path string, data []byte) *File {
-	f := &File{CallerPath: path, Size: int64(len(data)), Data: data}
-	f.hash()
-	return f
+	return &File{CallerPath: path, Size: int64(len(data)), Data: data}
 }
 
-func (f *File) hash() {
-	f.done = make(chan struct{})
-	go func() {
-		sum := sha256.Sum256(f.Data)
-		f.sum = hex.EncodeToString(sum[:])
-		close(f.done)
-	}()
-}
-
-// Identity is the JSON projection of a File's identity.
+// Identity is the JSON projection of a File's identity. SHA256 is the
+// whole file's digest; it is left out, and Digests is "not_requested",
+// when the call did not ask for digests (inspect_binary without digests).
 type Identity struct {
 	CallerInputPath string              `json:"caller_input_path"`
 	Size            string              `json:"size"`
-	SHA256          string              `json:"sha256"`
+	SHA256          string              `json:"sha256,omitempty"`
+	Digests         string              `json:"digests,omitempty"`
 	ModifiedAt      *contract.Timestamp `json:"modified_at,omitempty"`
 }
 
-// Identity returns f's identity projection.
+// Digest states of Identity.Digests and Inspection.Digests.
+const (
+	// DigestsComputed: whole-file and per-section sha256 and entropy are
+	// present.
+	DigestsComputed = "computed"
+	// DigestsNotRequested: the call did not ask for digests, so none were
+	// computed; their absence says nothing about the file.
+	DigestsNotRequested = "not_requested"
+)
+
+// Identity returns f's identity projection, with the whole-file SHA-256.
 func (f *File) Identity() Identity {
 	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), SHA256: f.SHA256(), ModifiedAt: contract.TS(f.ModTime)}
+}
+
+// identityNoDigest is Identity without computing the file digest;
+// Digests says it was not requested.
+func (f *File) identityNoDigest() Identity {
+	return Identity{CallerInputPath: f.CallerPath, Size: contract.Int(f.Size), Digests: DigestsNotRequested, ModifiedAt: contract.TS(f.ModTime)}
 }
 
 // readChunk is the read size between cancellation checks in ReadFile.
@@ -101,6 +131,23 @@ const readChunk = 4 << 20
 // modification time changed during the read, CANCELLED (ctx's code via
 // contract.AsError) when ctx ends. Messages never echo the path.
 func ReadFile(ctx context.Context, path, field string, limit int64) (*File, error) {
+	return readFile(ctx, path, field, limit, false)
+}
+
+// ReadFileMapped is ReadFile, except that where the platform allows it the
+// file is mapped read-only (mmap, PROT_READ, MAP_SHARED) instead of read:
+// only the pages a parser touches are read, so time and resident memory
+// follow the metadata read, not the file size. The caller must Close the
+// File once no slice of Data is in use. While the File is open, a fault on
+// a page the file no longer backs (the file was truncated under the
+// mapping) panics in the faulting goroutine instead of killing the process
+// (debug.SetPanicOnFault); the tool runtime reports it as an error. When
+// mapping fails the file is read as by ReadFile.
+func ReadFileMapped(ctx context.Context, path, field string, limit int64) (*File, error) {
+	return readFile(ctx, path, field, limit, true)
+}
+
+func readFile(ctx context.Context, path, field string, limit int64, mapped bool) (*File, error) {
 	notRegular := func() error {
 		e := contract.Errorf(contract.CodeInvalidArgument, "the file named by %s is not a regular file", field)
 		e.Field = field
@@ -137,6 +184,16 @@ func ReadFile(ctx context.Context, path, field string, limit int64) (*File, erro
 		return nil, contract.Errorf(contract.CodeLimitExceeded, "the file named by %s is %d bytes; bin tools read at most %d bytes", field, st.Size(), limit).
 			WithDetail("limit_bytes", contract.Int(limit)).WithDetail("size_bytes", contract.Int(st.Size()))
 	}
+	if mapped && st.Size() > 0 {
+		if data, unmap, ok := mapFile(fh, st.Size()); ok {
+			st2, err := fh.Stat()
+			if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) {
+				unmap()
+				return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was opened; retry when it is stable", field)
+			}
+			return &File{CallerPath: path, Size: st.Size(), ModTime: st.ModTime(), Data: data, unmap: unmap}, nil
+		}
+	}
 	data := make([]byte, st.Size())
 	n := 0
 	for n < len(data) {
@@ -157,9 +214,7 @@ func ReadFile(ctx context.Context, path, field string, limit int64) (*File, erro
 	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(n) != st.Size() {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was read; retry when it is stable", field)
 	}
-	f := &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}
-	f.hash()
-	return f, nil
+	return &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}, nil
 }
 
 func openError(err error, field string) error {

@@ -263,6 +263,10 @@ type Inspection struct {
 	Slice      *Slice                   `json:"slice,omitempty"`
 	Unresolved []Unresolved             `json:"unresolved"`
 	Facets     map[string]FacetCoverage `json:"facets"`
+	// Digests is "computed" when sections carry sha256 and entropy, or
+	// "not_requested" when the call did not ask for them (their absence
+	// then says nothing about the sections).
+	Digests string `json:"digests"`
 
 	noDigest bool
 	pending  []digestJob
@@ -357,15 +361,25 @@ func Inspect(ctx context.Context, data []byte) (*Inspection, error) {
 	return inspect(ctx, data, true)
 }
 
-// inspect is Inspect; digests false skips section digests and entropy for
-// tools that only need section bytes.
+// inspect is Inspect; digests false skips section digests and entropy and
+// the DWARF summary, for tools that only need section bytes.
 func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error) {
+	return inspectMode(ctx, data, digests, digests)
+}
+
+// inspectMode is Inspect with section digests and entropy (digests) and
+// the DWARF summary (dwarf) each on or off.
+func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspection, error) {
 	format, err := Recognize(data)
 	if err != nil {
 		return nil, err
 	}
 	in := newInspection()
 	in.noDigest = !digests
+	in.Digests = DigestsNotRequested
+	if digests {
+		in.Digests = DigestsComputed
+	}
 	in.Header.Format = format
 	switch format {
 	case FormatELF:
@@ -377,10 +391,12 @@ func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error
 	case FormatMachOFat:
 		inspectFat(ctx, in, data)
 	}
-	if digests {
+	if dwarf {
 		inspectDWARF(ctx, in, data)
 	}
-	in.flushDigests(ctx)
+	if err := in.flushDigests(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, contract.AsError(err)
 	}
@@ -417,64 +433,101 @@ func (in *Inspection) digest(s *Section, b []byte) {
 }
 
 // flushDigests computes the queued section digests and entropies on
-// GOMAXPROCS workers, largest sections first.
-func (in *Inspection) flushDigests(ctx context.Context) {
+// GOMAXPROCS workers, largest sections first. The error is INPUT_CHANGED
+// when a section's pages faulted (a mapped file truncated meanwhile).
+func (in *Inspection) flushDigests(ctx context.Context) error {
 	jobs := in.pending
 	in.pending = nil
 	sort.Slice(jobs, func(i, j int) bool { return len(jobs[i].b) > len(jobs[j].b) })
 	var next atomic.Int64
+	var faulted atomic.Bool
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A fault reading a mapped file that shrank under the
+			// mapping stops this worker; its sections keep no digest.
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if recover() != nil {
+					faulted.Store(true)
+				}
+			}()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(jobs) || ctx.Err() != nil {
 					return
 				}
 				j := jobs[i]
-				sum := sha256.Sum256(j.b)
-				e := entropy(j.b)
+				sum, e := digestBytes(j.b)
 				s := &in.Sections[j.idx]
-				s.SHA256 = hex.EncodeToString(sum[:])
+				s.SHA256 = sum
 				s.Entropy = &e
 			}
 		}()
 	}
 	wg.Wait()
+	if faulted.Load() {
+		return contract.Errorf(contract.CodeInputChanged, "the file shrank while its sections were digested; retry when it is stable")
+	}
+	return nil
 }
 
-// entropy returns the Shannon entropy of b in bits per byte (0 for empty),
-// rounded to 4 decimals.
-func entropy(b []byte) float64 {
-	if len(b) == 0 {
-		return 0
-	}
+// digestChunk is the span digestBytes hashes before releasing its pages.
+const digestChunk = 4 << 20
+
+// digestBytes returns the lowercase hex SHA-256 of b and its Shannon
+// entropy in bits per byte (0 for empty), rounded to 4 decimals. It reads
+// b in 4 MiB chunks and releases each chunk's pages after reading it when
+// b lies in a file mapping (releasePages), so digesting a mapped file
+// keeps at most one chunk resident.
+func digestBytes(b []byte) (string, float64) {
+	h := sha256.New()
 	// Four histograms break the store-to-load dependency between
 	// neighbouring equal bytes.
 	var h4 [4][256]uint64
-	i := 0
-	for ; i+4 <= len(b); i += 4 {
-		h4[0][b[i]]++
-		h4[1][b[i+1]]++
-		h4[2][b[i+2]]++
-		h4[3][b[i+3]]++
-	}
-	for ; i < len(b); i++ {
-		h4[0][b[i]]++
+	for off := 0; off < len(b); off += digestChunk {
+		c := b[off:min(off+digestChunk, len(b))]
+		h.Write(c)
+		i := 0
+		for ; i+4 <= len(c); i += 4 {
+			h4[0][c[i]]++
+			h4[1][c[i+1]]++
+			h4[2][c[i+2]]++
+			h4[3][c[i+3]]++
+		}
+		for ; i < len(c); i++ {
+			h4[0][c[i]]++
+		}
+		releasePages(c)
 	}
 	var hist [256]uint64
 	for k := range hist {
 		hist[k] = h4[0][k] + h4[1][k] + h4[2][k] + h4[3][k]
 	}
-	n := float64(len(b))
+	return hex.EncodeToString(h.Sum(nil)), entropyOf(&hist, len(b))
+}
+
+// entropy returns the Shannon entropy of b in bits per byte (0 for empty),
+// rounded to 4 decimals.
+func entropy(b []byte) float64 {
+	_, e := digestBytes(b)
+	return e
+}
+
+// entropyOf is the Shannon entropy in bits per byte of n bytes with byte
+// histogram hist, rounded to 4 decimals (0 when n is 0).
+func entropyOf(hist *[256]uint64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
 	h := 0.0
 	for _, c := range hist {
 		if c == 0 {
 			continue
 		}
-		p := float64(c) / n
+		p := float64(c) / float64(n)
 		h -= p * math.Log2(p)
 	}
 	return math.Round(h*10000) / 10000

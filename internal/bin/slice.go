@@ -102,10 +102,10 @@ func selectSlice(ctx context.Context, f *File, in *Inspection, arch string, host
 			return nil, nil, err
 		}
 		sin.Slice = &Slice{Arch: want, Offset: m.Offset, Size: m.Size}
-		f.SHA256() // the copy below carries the finished digest
-		sf := *f
-		sf.Data, sf.whole = b, f.Data
-		return &sf, sin, nil
+		// sf owns f's mapping from here: closing sf releases it.
+		sf := &File{CallerPath: f.CallerPath, Size: f.Size, ModTime: f.ModTime, Data: b, whole: f.Data, unmap: f.unmap}
+		f.unmap = nil
+		return sf, sin, nil
 	}
 	sort.Strings(avail)
 	why := "the universal file has no %s slice"

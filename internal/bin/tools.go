@@ -63,17 +63,17 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		{
 			Name: "inspect_binary", Toolset: tool.Bin, Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments with sha256 and entropy; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. Read-only unless preserve is true.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"preserve":` + preserveSchema + `}}`),
+			Description: "Report facts about one local binary named by path: format, class, machine, endianness, OS/ABI, type and entry; sections and segments; needed libraries, rpath/runpath, soname, interpreter; imports and exports (PE import and delay-import tables, Mach-O dylibs); GNU/Go build id, Mach-O UUID or PE PDB path and GUID; Go build info; a DWARF summary (compilation units, producers, languages); hardening verdicts (yes/partial/no/not_applicable/unknown) each naming the tag, header field or symbol it rests on. Structure that cannot be resolved is listed under unresolved with its file offset and reflected in facets coverage. With digests true, also the whole file's sha256 and each section's sha256 and Shannon entropy (bits per byte), which reads every byte of the file; without it only the headers and tables are read and data.file.digests and data.inspection.digests are \"not_requested\". Read-only unless preserve is true.",
+			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"digests":{"type":"boolean","default":false,"description":"also compute the whole file's sha256 and each section's sha256 and entropy (reads the whole file)"},"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
-			Handler:     env.inspectBinary,
+			Handler:     mappedFaults(env.inspectBinary),
 		},
 		{
 			Name: "list_symbols", Toolset: tool.Bin, Title: "List a binary's symbols",
 			Description: "List the static and dynamic symbols of the local binary named by path (ELF .symtab and .dynsym, PE COFF symbols and import tables, Mach-O LC_SYMTAB), with address, size, type, binding, section, library and version, filtered by table, definedness, name substring or regex, in table order, paged with cursor.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"table":{"enum":["all","static","dynamic"],"default":"all","description":"static: .symtab, COFF or LC_SYMTAB; dynamic: .dynsym or PE import tables"},"defined":{"enum":["all","defined","undefined"],"default":"all"},"name_contains":{"type":"string","minLength":1,"maxLength":512},"name_regex":{"type":"string","minLength":1,"maxLength":512,"description":"RE2 regular expression matched against the symbol name"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
-			Handler:     env.listSymbols,
+			Handler:     mappedFaults(env.listSymbols),
 		},
 		{
 			Name: "search_strings", Toolset: tool.Bin, Title: "Search a file for printable strings",
@@ -87,14 +87,14 @@ func Tools(env Env) []tool.Tool {
 			Description: "Disassemble code of the local binary named by path, by symbol (a defined symbol with a known size), by section, or by address range start (and optional end, hex); relocatable objects (.o) use section-relative addresses and each instruction lists the relocations applied to it, as objdump -dr does. x86 boundaries come from Zydis (else Capstone) loaded at run time, with golang.org/x/arch text where it decodes the same instruction; arm64 through golang.org/x/arch. At most max_instructions are decoded per page; call and jump targets are given as addresses and symbolized from the binary's symbol tables (ELF x86 PLT entries as name@plt, from .rela.plt/.rela.dyn, as objdump does; such a name is also accepted as symbol), and each instruction carries its DWARF source line when the binary has one. Paged with cursor.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"anyOf":[{"required":["symbol"]},{"required":["start"]},{"required":["section"]}],"dependentRequired":{"end":["start"]},"properties":{"path":` + pathSchema + `,"arch":` + archSchema + `,"symbol":{"type":"string","minLength":1,"maxLength":4096},"section":{"type":"string","minLength":1,"maxLength":256,"description":"disassemble this section (ELF/PE name, or segment,section for Mach-O), from start when given; in a relocatable object addresses are relative to the section (.text by default)"},"start":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$"},"end":{"type":"string","pattern":"^0[xX][0-9a-fA-F]{1,16}$","description":"exclusive end address; defaults to the end of the containing section"},"max_instructions":{"type":"integer","minimum":1,"maximum":5000,"default":200},"syntax":{"enum":["gnu","intel","go"],"default":"gnu","description":"x86: AT&T (gnu), Intel or Go assembler syntax; arm64: gnu or go"},"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
-			Handler:     env.disassemble,
+			Handler:     mappedFaults(env.disassemble),
 		},
 		{
 			Name: "compare_binaries", Toolset: tool.Bin, Title: "Compare two binaries",
 			Description: "Compare the local binaries named by left and right: sections correspond by unique name and symbols by unique defined name, imports by name and library; each entry is equal, changed, added, removed or not_comparable, with its proof kept separate: correspondence (why the entries are the same object), content (what the sha256 of their exact bytes shows) and what stays unknown. A digest alone never establishes correspondence. Paged with cursor; summary counts cover every entry.",
 			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["left","right"],"properties":{"arch":` + archSchema + `,"left":` + pathSchema + `,"right":` + pathSchema + `,"kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"enum":["section","symbol","import"]}},"verdicts":{"type":"array","minItems":1,"maxItems":5,"uniqueItems":true,"items":{"enum":["equal","changed","added","removed","not_comparable"]}},"name_contains":{"type":"string","minLength":1,"maxLength":512},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
 			Annotations: rw,
-			Handler:     env.compareBinaries,
+			Handler:     mappedFaults(env.compareBinaries),
 		},
 	}
 }
@@ -233,32 +233,51 @@ func compileRegex(expr, field string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// readBinary maps the file (ReadFileMapped) and inspects it; the caller
+// must Close the returned File once the result no longer uses its bytes.
+// digests turns on section digests and entropy and the DWARF summary;
+// dwarf alone turns on the DWARF summary.
 func readBinary(ctx context.Context, path, fieldName string, digests bool, arch string, hostDefault bool) (*File, *Inspection, error) {
-	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
+	return readBinaryMode(ctx, path, fieldName, digests, digests, arch, hostDefault)
+}
+
+func readBinaryMode(ctx context.Context, path, fieldName string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+	f, err := ReadFileMapped(ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := inspect(ctx, f.Data, digests)
+	in, err := inspectMode(ctx, f.Data, digests, dwarf)
 	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
-	return selectSlice(ctx, f, in, arch, hostDefault, digests)
+	sf, sin, err := selectSlice(ctx, f, in, arch, hostDefault, digests)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return sf, sin, nil
 }
 
 func (e Env) inspectBinary(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 	a, err := decode[struct {
 		Path     string `json:"path"`
 		Arch     string `json:"arch"`
+		Digests  bool   `json:"digests"`
 		Preserve bool   `json:"preserve"`
 	}](args)
 	if err != nil {
 		return nil, err
 	}
-	f, in, err := readBinary(ctx, a.Path, "/path", true, a.Arch, false)
+	f, in, err := readBinaryMode(ctx, a.Path, "/path", a.Digests, true, a.Arch, false)
 	if err != nil {
 		return nil, err
 	}
-	id := f.Identity()
+	defer f.Close()
+	id := f.identityNoDigest()
+	if a.Digests || a.Preserve {
+		id = f.Identity()
+	}
 	res := contract.NewResult(Source, e.now(), nil)
 	data := map[string]any{"file": id}
 	var full []byte
@@ -402,6 +421,7 @@ func (e Env) listSymbols(ctx context.Context, args json.RawMessage) (*contract.R
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	p := e.pager(ctx, "list_symbols", args, f)
 	pos, err := p.resume(a.Cursor)
 	if err != nil {
@@ -608,6 +628,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	arch := archOf(in)
 	if arch == "" {
 		name := ""
@@ -754,10 +775,12 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 	if err != nil {
 		return nil, err
 	}
+	defer lf.Close()
 	rf, rin, err := readBinary(ctx, a.Right, "/right", true, a.Arch, true)
 	if err != nil {
 		return nil, err
 	}
+	defer rf.Close()
 	p := e.pager(ctx, "compare_binaries", args, lf, rf)
 	pos, err := p.resume(a.Cursor)
 	if err != nil {
@@ -824,4 +847,21 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 	}
 	finishPage(res, p, d, next)
 	return res, nil
+}
+
+// mappedFaults wraps a handler that reads mapped files (ReadFileMapped): a
+// fault on a mapped page (the file was truncated while the call read it)
+// becomes INPUT_CHANGED instead of a panic; any other panic propagates.
+func mappedFaults(h func(context.Context, json.RawMessage) (*contract.Result, error)) func(context.Context, json.RawMessage) (*contract.Result, error) {
+	return func(ctx context.Context, args json.RawMessage) (res *contract.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(interface{ Addr() uintptr }); !ok {
+					panic(r)
+				}
+				res, err = nil, contract.Errorf(contract.CodeInputChanged, "the file changed (shrank) while it was read; retry when it is stable")
+			}
+		}()
+		return h(ctx, args)
+	}
 }

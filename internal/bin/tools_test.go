@@ -376,13 +376,25 @@ func TestPreserve(t *testing.T) {
 
 // TestInspectGolden pins inspect_binary's data for the committed stripped
 // hardened fixture (-update rewrites testdata/golden/).
+// The default call computes no digests and says so; digests true adds the
+// file and section sha256 and entropy.
 func TestInspectGolden(t *testing.T) {
 	r := registry(t, "")
-	m := mustCall(t, r, "inspect_binary", map[string]any{"path": "testdata/hello-hardened.elf"})
-	d := data(m)
-	delete(d["file"].(map[string]any), "modified_at")
-	got, _ := json.MarshalIndent(map[string]any{"status": m["status"], "warnings": m["warnings"], "data": d}, "", "  ")
-	golden(t, "inspect_hello_hardened.json", got)
+	for _, tc := range []struct {
+		args   map[string]any
+		golden string
+	}{
+		{map[string]any{"path": "testdata/hello-hardened.elf", "digests": true}, "inspect_hello_hardened.json"},
+		{map[string]any{"path": "testdata/hello-hardened.elf"}, "inspect_hello_hardened_no_digests.json"},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			m := mustCall(t, r, "inspect_binary", tc.args)
+			d := data(m)
+			delete(d["file"].(map[string]any), "modified_at")
+			got, _ := json.MarshalIndent(map[string]any{"status": m["status"], "warnings": m["warnings"], "data": d}, "", "  ")
+			golden(t, tc.golden, got)
+		})
+	}
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -123,6 +123,7 @@ envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 
 func newBinInspectCmd(env *Env) *cobra.Command {
 	var f binFlags
+	var digests bool
 	cmd := &cobra.Command{
 		Use:   "inspect FILE...",
 		Short: "inspect_binary: header, sections, dynamic facts, imports, build id, hardening",
@@ -131,6 +132,9 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 			for _, p := range files {
 				args := map[string]any{"path": p}
 				f.apply(cmd, args, false)
+				if digests {
+					args["digests"] = true
+				}
 				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
 					return err
 				}
@@ -139,6 +143,7 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 		},
 	}
 	f.add(cmd, false)
+	cmd.Flags().BoolVar(&digests, "digests", false, "also compute the file's sha256 and each section's sha256 and entropy (reads the whole file)")
 	return cmd
 }
 
@@ -187,7 +192,11 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		}
 		return f.Raw
 	}
-	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", cell(d.File.Path), d.File.Size, d.File.SHA256)
+	sum := d.File.SHA256
+	if sum == "" {
+		sum = "not requested (--digests)"
+	}
+	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", cell(d.File.Path), d.File.Size, sum)
 	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, cell(name(h.Machine)), cell(name(h.Type)), cell(name(h.OSABI)), h.Entry)
 	if dy := d.In.Dynamic; dy != nil {
 		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, cellList(dy.Needed), cellList(dy.RPath), cellList(dy.RunPath), dy.SOName)
