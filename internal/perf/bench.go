@@ -229,6 +229,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 		}
 	}
 	units := r.Units()
+	memo := compareMemo{}
 	var keys []benchproc.Key
 	for k := range byKey {
 		keys = append(keys, k)
@@ -258,7 +259,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 					// NaN samples (benchstat hangs): not compared.
 					c.noCmp = true
 				} else {
-					c.cmp = t.assumption.Compare(c.base.sample, c.sample)
+					c.cmp = memo.compare(t.assumption, c.base.sample, c.sample)
 				}
 			}
 			c.warns = append(errStrings(c.sample.Warnings), errStrings(c.summary.Warnings)...)
@@ -274,6 +275,73 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 		bt.tables = append(bt.tables, t)
 	}
 	return bt, nil
+}
+
+// compareMemo caches benchmath's Mann-Whitney U comparisons by the
+// samples' rank signature. The test's result (p-value, its error and
+// the sample-size warning) is a function of only the two sample sizes and
+// the merged ranking's tie counts T (the length of each run of equal
+// values in the merged sorted samples) and the first sample's rank sum
+// R1 (which fixes U). Benchmarks of one
+// run share few signatures (n=10 vs 10 without ties has 51), so each
+// U distribution is built once instead of once per row as benchstat
+// does; the results are the ones Compare returns.
+type compareMemo map[string]benchmath.Comparison
+
+func (m compareMemo) compare(a benchmath.Assumption, s1, s2 *benchmath.Sample) benchmath.Comparison {
+	if a != benchmath.AssumeNothing {
+		return a.Compare(s1, s2)
+	}
+	// Sample.Values are sorted (benchmath.NewSample sorts them).
+	x, y := s1.Values, s2.Values
+	key := make([]byte, 0, 16+3*(len(x)+len(y)))
+	key = strconv.AppendInt(key, int64(len(x)), 10)
+	key = append(key, ',')
+	key = strconv.AppendInt(key, int64(len(y)), 10)
+	key = append(key, ':')
+	r1x2 := 0 // twice the first sample's rank sum (midranks)
+	rank, ties := 1, false
+	for i, j := 0, 0; i < len(x) || j < len(y); {
+		var v float64
+		if j >= len(y) || (i < len(x) && x[i] <= y[j]) {
+			v = x[i]
+		} else {
+			v = y[j]
+		}
+		n1 := 0
+		for ; i < len(x) && x[i] == v; i++ {
+			n1++
+		}
+		n := n1
+		for ; j < len(y) && y[j] == v; j++ {
+			n++
+		}
+		r1x2 += (2*rank + n - 1) * n1
+		rank += n
+		ties = ties || n > 1
+		key = strconv.AppendInt(key, int64(n), 10)
+		key = append(key, ',')
+	}
+	// MannWhitneyUTest's exact branch for LocationDiffers (benchmath's
+	// test) depends on U only through min(U1, U2); its normal
+	// approximation on U1 itself.
+	u1x2 := r1x2 - len(x)*(len(x)+1)
+	limit := stats.MannWhitneyExactLimit
+	if ties {
+		limit = stats.MannWhitneyTiesExactLimit
+	}
+	if len(x) <= limit && len(y) <= limit {
+		u1x2 = min(u1x2, 2*len(x)*len(y)-u1x2)
+	}
+	key = append(key, '=')
+	key = strconv.AppendInt(key, int64(u1x2), 10)
+	k := string(key) + "|" + strconv.FormatFloat(s1.Thresholds.CompareAlpha, 'g', -1, 64)
+	if c, ok := m[k]; ok {
+		return c
+	}
+	c := a.Compare(s1, s2)
+	m[k] = c
+	return c
 }
 
 func sortedSet(m map[benchproc.Key]struct{}) []benchproc.Key {
