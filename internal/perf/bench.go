@@ -528,31 +528,40 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) 
 	if err != nil {
 		return nil, err
 	}
-	var rows, geo []any
+	// Rows are counted here and built only when the page takes them.
+	type sumRow struct {
+		t   *benchTable
+		cfg map[string]string
+		rk  benchproc.Key
+		ci  int
+		c   *benchCell
+	}
+	var rows []sumRow
+	var geo []any
 	for _, t := range bt.tables {
-		label := t.assumption.SummaryLabel()
+		cfg := bt.config(t)
 		for _, rk := range t.rows {
 			for ci, ck := range t.cols {
-				c, ok := t.cells[[2]benchproc.Key{rk, ck}]
-				if !ok {
-					continue
+				if c, ok := t.cells[[2]benchproc.Key{rk, ck}]; ok {
+					rows = append(rows, sumRow{t, cfg, rk, ci, c})
 				}
-				row := map[string]any{"benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit}
-				if len(t.cols) > 1 {
-					row["column"] = ck.StringValues()
-					row["column_index"] = ci
-				}
-				for kk, v := range cellSummary(c, label) {
-					row[kk] = v
-				}
-				rows = append(rows, row)
 			}
 		}
 		for i := range t.cols {
 			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
-	out, err := page(rows, req)
+	build := func(r sumRow) any {
+		t := r.t
+		row := cellSummary(r.c, t.assumption.SummaryLabel())
+		row["benchmark"], row["config"], row["unit"] = r.rk.StringValues(), r.cfg, t.unit
+		if len(t.cols) > 1 {
+			row["column"] = t.cols[r.ci].StringValues()
+			row["column_index"] = r.ci
+		}
+		return row
+	}
+	out, err := pageFunc(int64(len(rows)), func(i int64) any { return build(rows[i]) }, req)
 	if err != nil {
 		return nil, err
 	}
@@ -568,69 +577,24 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rows, geo []any
+	// Rows are counted here and built only when the page takes them.
+	type cmpRow struct {
+		t     *benchTable
+		cfg   map[string]string
+		rk    benchproc.Key
+		ci    int
+		c, bc *benchCell
+	}
+	var rows []cmpRow
+	var geo []any
 	significant := 0
 	for _, t := range bt.tables {
-		label := t.assumption.SummaryLabel()
+		cfg := bt.config(t)
 		base := t.cols[0]
 		for _, rk := range t.rows {
 			bc := t.cells[[2]benchproc.Key{rk, base}]
-			emit := func(ci int, c *benchCell) {
-				row := map[string]any{"candidate": ci, "benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit,
-					"base_column": base.StringValues(), "column": t.cols[ci].StringValues(), "base": nil, "candidate_summary": nil,
-					"delta_percent": nil, "p_value": nil, "significant": false, "delta": ""}
-				if bc != nil {
-					row["base"] = cellSummary(bc, label)
-				}
-				if c != nil && ci > 0 {
-					row["candidate_summary"] = cellSummary(c, label)
-				}
-				switch {
-				case ci == 0:
-					row["column"] = nil
-					row["verdict"] = "no_other_column"
-				case bc == nil:
-					row["verdict"] = "missing_in_base"
-				case c == nil:
-					row["verdict"] = "missing_in_candidate"
-				case c.noCmp:
-					row["verdict"] = "not_compared"
-					row["delta"] = "?"
-					row["warnings"] = []string{"a sample holds NaN values, which the Mann-Whitney U test cannot rank; not compared (benchstat does not terminate on this input)"}
-				default:
-					cmp := c.cmp
-					oc, nc := bc.summary.Center, c.summary.Center
-					row["p_value"] = num(cmp.P)
-					row["alpha"] = cmp.Alpha
-					row["comparison"] = cmp.String()
-					row["delta"] = cmp.FormatDelta(oc, nc)
-					// benchstat prints "~" when P > Alpha (FormatDelta).
-					sig := cmp.P <= cmp.Alpha && oc != nc
-					row["significant"] = sig
-					if oc != 0 {
-						row["delta_percent"] = num((nc/oc - 1) * 100)
-					}
-					if w := errStrings(cmp.Warnings); len(w) > 0 {
-						row["warnings"] = w
-					}
-					switch {
-					case !sig:
-						row["verdict"] = "no_significant_change"
-					case t.better == 0:
-						row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
-					case (nc > oc) == (t.better > 0):
-						row["verdict"] = "improvement"
-					default:
-						row["verdict"] = "regression"
-					}
-					if sig {
-						significant++
-					}
-				}
-				rows = append(rows, row)
-			}
 			if len(t.cols) == 1 {
-				emit(0, nil)
+				rows = append(rows, cmpRow{t, cfg, rk, 0, nil, bc})
 				continue
 			}
 			for ci := 1; ci < len(t.cols); ci++ {
@@ -638,14 +602,71 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 				if c == nil && bc == nil {
 					continue
 				}
-				emit(ci, c)
+				if c != nil && bc != nil && !c.noCmp && c.cmp.P <= c.cmp.Alpha && bc.summary.Center != c.summary.Center {
+					significant++
+				}
+				rows = append(rows, cmpRow{t, cfg, rk, ci, c, bc})
 			}
 		}
 		for i := range t.cols {
 			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
-	out, err := page(rows, req)
+	build := func(r cmpRow) any {
+		t, rk, ci, c, bc := r.t, r.rk, r.ci, r.c, r.bc
+		label := t.assumption.SummaryLabel()
+		base := t.cols[0]
+		row := map[string]any{"candidate": ci, "benchmark": rk.StringValues(), "config": r.cfg, "unit": t.unit,
+			"base_column": base.StringValues(), "column": t.cols[ci].StringValues(), "base": nil, "candidate_summary": nil,
+			"delta_percent": nil, "p_value": nil, "significant": false, "delta": ""}
+		if bc != nil {
+			row["base"] = cellSummary(bc, label)
+		}
+		if c != nil && ci > 0 {
+			row["candidate_summary"] = cellSummary(c, label)
+		}
+		switch {
+		case ci == 0:
+			row["column"] = nil
+			row["verdict"] = "no_other_column"
+		case bc == nil:
+			row["verdict"] = "missing_in_base"
+		case c == nil:
+			row["verdict"] = "missing_in_candidate"
+		case c.noCmp:
+			row["verdict"] = "not_compared"
+			row["delta"] = "?"
+			row["warnings"] = []string{"a sample holds NaN values, which the Mann-Whitney U test cannot rank; not compared (benchstat does not terminate on this input)"}
+		default:
+			cmp := c.cmp
+			oc, nc := bc.summary.Center, c.summary.Center
+			row["p_value"] = num(cmp.P)
+			row["alpha"] = cmp.Alpha
+			row["comparison"] = cmp.String()
+			row["delta"] = cmp.FormatDelta(oc, nc)
+			// benchstat prints "~" when P > Alpha (FormatDelta).
+			sig := cmp.P <= cmp.Alpha && oc != nc
+			row["significant"] = sig
+			if oc != 0 {
+				row["delta_percent"] = num((nc/oc - 1) * 100)
+			}
+			if w := errStrings(cmp.Warnings); len(w) > 0 {
+				row["warnings"] = w
+			}
+			switch {
+			case !sig:
+				row["verdict"] = "no_significant_change"
+			case t.better == 0:
+				row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
+			case (nc > oc) == (t.better > 0):
+				row["verdict"] = "improvement"
+			default:
+				row["verdict"] = "regression"
+			}
+		}
+		return row
+	}
+	out, err := pageFunc(int64(len(rows)), func(i int64) any { return build(rows[i]) }, req)
 	if err != nil {
 		return nil, err
 	}
