@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/perf/benchmath"
 )
 
 var (
@@ -120,5 +122,42 @@ func BenchmarkCompareBenchmarksOnly(b *testing.B) {
 		if _, err := e.reg.Call(context.Background(), "compare_benchmarks", args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCompareMemoMatchesBenchmath checks that the memoized comparison is
+// benchmath's AssumeNothing.Compare for every pair of samples: sizes 1-12
+// against 1-12 (both sides of the exact limits with ties) and 60 (normal
+// approximation), values drawn from few levels so ties, all-equal samples
+// and mirrored U values occur.
+func TestCompareMemoMatchesBenchmath(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(3, 4))
+	memo := compareMemo{}
+	th := benchmath.DefaultThresholds
+	sizes := []int{1, 2, 3, 5, 8, 9, 10, 12, 60}
+	for _, levels := range []int{1, 3, 8, 1000} {
+		for _, n1 := range sizes {
+			for _, n2 := range sizes {
+				for rep := 0; rep < 6; rep++ {
+					draw := func(n int) []float64 {
+						xs := make([]float64, n)
+						for i := range xs {
+							xs[i] = float64(r.IntN(levels))
+						}
+						return xs
+					}
+					s1, s2 := benchmath.NewSample(draw(n1), &th), benchmath.NewSample(draw(n2), &th)
+					want := benchmath.AssumeNothing.Compare(s1, s2)
+					got := memo.compare(benchmath.AssumeNothing, s1, s2)
+					if got.P != want.P || got.N1 != want.N1 || got.N2 != want.N2 || got.Alpha != want.Alpha ||
+						!slices.Equal(errStrings(got.Warnings), errStrings(want.Warnings)) {
+						t.Fatalf("levels %d, %v vs %v: memo %+v, benchmath %+v", levels, s1.Values, s2.Values, got, want)
+					}
+				}
+			}
+		}
+	}
+	if len(memo) == 0 {
+		t.Fatal("memo never filled")
 	}
 }
