@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,14 +103,37 @@ type benchTable struct {
 }
 
 type benchCell struct {
-	values  []float64
-	residue map[benchproc.Key]struct{}
-	sample  *benchmath.Sample
-	summary benchmath.Summary
-	base    *benchCell
-	cmp     benchmath.Comparison
-	warns   []string // sample and summary warnings
-	noCmp   bool     // a sample holds NaN: no comparison
+	values []float64
+	// residues are the distinct residue keys of the cell's results (the
+	// fields no projection names); residueSet indexes them once there are
+	// many (most cells have one).
+	residues   []benchproc.Key
+	residueSet map[benchproc.Key]struct{}
+	sample     *benchmath.Sample
+	summary    benchmath.Summary
+	base       *benchCell
+	cmp        benchmath.Comparison
+	warns      []string // sample and summary warnings
+	noCmp      bool     // a sample holds NaN: no comparison
+}
+
+// addResidue records k among the cell's distinct residue keys.
+func (c *benchCell) addResidue(k benchproc.Key) {
+	if c.residueSet != nil {
+		if _, ok := c.residueSet[k]; ok {
+			return
+		}
+		c.residueSet[k] = struct{}{}
+	} else if slices.Contains(c.residues, k) {
+		return
+	} else if len(c.residues) >= 8 {
+		c.residueSet = make(map[benchproc.Key]struct{}, 16)
+		for _, r := range c.residues {
+			c.residueSet[r] = struct{}{}
+		}
+		c.residueSet[k] = struct{}{}
+	}
+	c.residues = append(c.residues, k)
 }
 
 func hasNaN(xs []float64) bool {
@@ -206,13 +230,13 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 					ck := [2]benchproc.Key{rowKey, colKey}
 					c := t.cells[ck]
 					if c == nil {
-						c = &benchCell{residue: map[benchproc.Key]struct{}{}}
+						c = &benchCell{}
 						t.cells[ck] = c
 						t.rowSet[rowKey] = struct{}{}
 						t.colSet[colKey] = struct{}{}
 					}
 					c.values = append(c.values, rec.Values[ui].Value)
-					c.residue[resKey] = struct{}{}
+					c.addResidue(resKey)
 				}
 			}
 		}
@@ -263,7 +287,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 				}
 			}
 			c.warns = append(errStrings(c.sample.Warnings), errStrings(c.summary.Warnings)...)
-			if nsk := benchproc.NonSingularFields(sortedSet(c.residue)); len(nsk) > 0 {
+			if nsk := benchproc.NonSingularFields(c.residues); len(nsk) > 0 {
 				var names []string
 				for _, f := range nsk {
 					names = append(names, f.Name)
