@@ -83,7 +83,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 				}
 				sources = append(sources, s)
 			}
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, NoHost: true})
+			rt, err := newAnalysisRuntime()
 			if err != nil {
 				return err
 			}

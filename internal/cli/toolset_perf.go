@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/inquest-dev/inquest/internal/perf"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 func init() { addToolset(buildPerf) }
@@ -20,4 +21,19 @@ func buildPerf(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		return err
 	}
 	return rt.Registry.Add(perf.CaptureTools(prt)...)
+}
+
+// newAnalysisRuntime is the runtime of `inquest analyze`: the perf
+// analysis and evidence lifecycle tools only (the tools it calls), without
+// the proc, bin and capture toolsets whose catalogs it would only build
+// and discard. It is newRuntime's perf part; Close releases it.
+func newAnalysisRuntime() (*Runtime, error) {
+	rt := &Runtime{Registry: tool.NewRegistry()}
+	prt := perf.New(perf.Config{Sessions: true})
+	rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
+	if err := rt.Registry.Add(perf.Tools(prt)...); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
 }

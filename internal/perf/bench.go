@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,14 +103,37 @@ type benchTable struct {
 }
 
 type benchCell struct {
-	values  []float64
-	residue map[benchproc.Key]struct{}
-	sample  *benchmath.Sample
-	summary benchmath.Summary
-	base    *benchCell
-	cmp     benchmath.Comparison
-	warns   []string // sample and summary warnings
-	noCmp   bool     // a sample holds NaN: no comparison
+	values []float64
+	// residues are the distinct residue keys of the cell's results (the
+	// fields no projection names); residueSet indexes them once there are
+	// many (most cells have one).
+	residues   []benchproc.Key
+	residueSet map[benchproc.Key]struct{}
+	sample     *benchmath.Sample
+	summary    benchmath.Summary
+	base       *benchCell
+	cmp        benchmath.Comparison
+	warns      []string // sample and summary warnings
+	noCmp      bool     // a sample holds NaN: no comparison
+}
+
+// addResidue records k among the cell's distinct residue keys.
+func (c *benchCell) addResidue(k benchproc.Key) {
+	if c.residueSet != nil {
+		if _, ok := c.residueSet[k]; ok {
+			return
+		}
+		c.residueSet[k] = struct{}{}
+	} else if slices.Contains(c.residues, k) {
+		return
+	} else if len(c.residues) >= 8 {
+		c.residueSet = make(map[benchproc.Key]struct{}, 16)
+		for _, r := range c.residues {
+			c.residueSet[r] = struct{}{}
+		}
+		c.residueSet[k] = struct{}{}
+	}
+	c.residues = append(c.residues, k)
 }
 
 func hasNaN(xs []float64) bool {
@@ -206,13 +230,13 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 					ck := [2]benchproc.Key{rowKey, colKey}
 					c := t.cells[ck]
 					if c == nil {
-						c = &benchCell{residue: map[benchproc.Key]struct{}{}}
+						c = &benchCell{}
 						t.cells[ck] = c
 						t.rowSet[rowKey] = struct{}{}
 						t.colSet[colKey] = struct{}{}
 					}
 					c.values = append(c.values, rec.Values[ui].Value)
-					c.residue[resKey] = struct{}{}
+					c.addResidue(resKey)
 				}
 			}
 		}
@@ -229,6 +253,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 		}
 	}
 	units := r.Units()
+	memo := compareMemo{}
 	var keys []benchproc.Key
 	for k := range byKey {
 		keys = append(keys, k)
@@ -258,11 +283,11 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 					// NaN samples (benchstat hangs): not compared.
 					c.noCmp = true
 				} else {
-					c.cmp = t.assumption.Compare(c.base.sample, c.sample)
+					c.cmp = memo.compare(t.assumption, c.base.sample, c.sample)
 				}
 			}
 			c.warns = append(errStrings(c.sample.Warnings), errStrings(c.summary.Warnings)...)
-			if nsk := benchproc.NonSingularFields(sortedSet(c.residue)); len(nsk) > 0 {
+			if nsk := benchproc.NonSingularFields(c.residues); len(nsk) > 0 {
 				var names []string
 				for _, f := range nsk {
 					names = append(names, f.Name)
@@ -274,6 +299,73 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 		bt.tables = append(bt.tables, t)
 	}
 	return bt, nil
+}
+
+// compareMemo caches benchmath's Mann-Whitney U comparisons by the
+// samples' rank signature. The test's result (p-value, its error and
+// the sample-size warning) is a function of only the two sample sizes and
+// the merged ranking's tie counts T (the length of each run of equal
+// values in the merged sorted samples) and the first sample's rank sum
+// R1 (which fixes U). Benchmarks of one
+// run share few signatures (n=10 vs 10 without ties has 51), so each
+// U distribution is built once instead of once per row as benchstat
+// does; the results are the ones Compare returns.
+type compareMemo map[string]benchmath.Comparison
+
+func (m compareMemo) compare(a benchmath.Assumption, s1, s2 *benchmath.Sample) benchmath.Comparison {
+	if a != benchmath.AssumeNothing {
+		return a.Compare(s1, s2)
+	}
+	// Sample.Values are sorted (benchmath.NewSample sorts them).
+	x, y := s1.Values, s2.Values
+	key := make([]byte, 0, 16+3*(len(x)+len(y)))
+	key = strconv.AppendInt(key, int64(len(x)), 10)
+	key = append(key, ',')
+	key = strconv.AppendInt(key, int64(len(y)), 10)
+	key = append(key, ':')
+	r1x2 := 0 // twice the first sample's rank sum (midranks)
+	rank, ties := 1, false
+	for i, j := 0, 0; i < len(x) || j < len(y); {
+		var v float64
+		if j >= len(y) || (i < len(x) && x[i] <= y[j]) {
+			v = x[i]
+		} else {
+			v = y[j]
+		}
+		n1 := 0
+		for ; i < len(x) && x[i] == v; i++ {
+			n1++
+		}
+		n := n1
+		for ; j < len(y) && y[j] == v; j++ {
+			n++
+		}
+		r1x2 += (2*rank + n - 1) * n1
+		rank += n
+		ties = ties || n > 1
+		key = strconv.AppendInt(key, int64(n), 10)
+		key = append(key, ',')
+	}
+	// MannWhitneyUTest's exact branch for LocationDiffers (benchmath's
+	// test) depends on U only through min(U1, U2); its normal
+	// approximation on U1 itself.
+	u1x2 := r1x2 - len(x)*(len(x)+1)
+	limit := stats.MannWhitneyExactLimit
+	if ties {
+		limit = stats.MannWhitneyTiesExactLimit
+	}
+	if len(x) <= limit && len(y) <= limit {
+		u1x2 = min(u1x2, 2*len(x)*len(y)-u1x2)
+	}
+	key = append(key, '=')
+	key = strconv.AppendInt(key, int64(u1x2), 10)
+	k := string(key) + "|" + strconv.FormatFloat(s1.Thresholds.CompareAlpha, 'g', -1, 64)
+	if c, ok := m[k]; ok {
+		return c
+	}
+	c := a.Compare(s1, s2)
+	m[k] = c
+	return c
 }
 
 func sortedSet(m map[benchproc.Key]struct{}) []benchproc.Key {
@@ -460,31 +552,40 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) 
 	if err != nil {
 		return nil, err
 	}
-	var rows, geo []any
+	// Rows are counted here and built only when the page takes them.
+	type sumRow struct {
+		t   *benchTable
+		cfg map[string]string
+		rk  benchproc.Key
+		ci  int
+		c   *benchCell
+	}
+	var rows []sumRow
+	var geo []any
 	for _, t := range bt.tables {
-		label := t.assumption.SummaryLabel()
+		cfg := bt.config(t)
 		for _, rk := range t.rows {
 			for ci, ck := range t.cols {
-				c, ok := t.cells[[2]benchproc.Key{rk, ck}]
-				if !ok {
-					continue
+				if c, ok := t.cells[[2]benchproc.Key{rk, ck}]; ok {
+					rows = append(rows, sumRow{t, cfg, rk, ci, c})
 				}
-				row := map[string]any{"benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit}
-				if len(t.cols) > 1 {
-					row["column"] = ck.StringValues()
-					row["column_index"] = ci
-				}
-				for kk, v := range cellSummary(c, label) {
-					row[kk] = v
-				}
-				rows = append(rows, row)
 			}
 		}
 		for i := range t.cols {
 			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
-	out, err := page(rows, req)
+	build := func(r sumRow) any {
+		t := r.t
+		row := cellSummary(r.c, t.assumption.SummaryLabel())
+		row["benchmark"], row["config"], row["unit"] = r.rk.StringValues(), r.cfg, t.unit
+		if len(t.cols) > 1 {
+			row["column"] = t.cols[r.ci].StringValues()
+			row["column_index"] = r.ci
+		}
+		return row
+	}
+	out, err := pageFunc(int64(len(rows)), func(i int64) any { return build(rows[i]) }, req)
 	if err != nil {
 		return nil, err
 	}
@@ -500,69 +601,24 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rows, geo []any
+	// Rows are counted here and built only when the page takes them.
+	type cmpRow struct {
+		t     *benchTable
+		cfg   map[string]string
+		rk    benchproc.Key
+		ci    int
+		c, bc *benchCell
+	}
+	var rows []cmpRow
+	var geo []any
 	significant := 0
 	for _, t := range bt.tables {
-		label := t.assumption.SummaryLabel()
+		cfg := bt.config(t)
 		base := t.cols[0]
 		for _, rk := range t.rows {
 			bc := t.cells[[2]benchproc.Key{rk, base}]
-			emit := func(ci int, c *benchCell) {
-				row := map[string]any{"candidate": ci, "benchmark": rk.StringValues(), "config": bt.config(t), "unit": t.unit,
-					"base_column": base.StringValues(), "column": t.cols[ci].StringValues(), "base": nil, "candidate_summary": nil,
-					"delta_percent": nil, "p_value": nil, "significant": false, "delta": ""}
-				if bc != nil {
-					row["base"] = cellSummary(bc, label)
-				}
-				if c != nil && ci > 0 {
-					row["candidate_summary"] = cellSummary(c, label)
-				}
-				switch {
-				case ci == 0:
-					row["column"] = nil
-					row["verdict"] = "no_other_column"
-				case bc == nil:
-					row["verdict"] = "missing_in_base"
-				case c == nil:
-					row["verdict"] = "missing_in_candidate"
-				case c.noCmp:
-					row["verdict"] = "not_compared"
-					row["delta"] = "?"
-					row["warnings"] = []string{"a sample holds NaN values, which the Mann-Whitney U test cannot rank; not compared (benchstat does not terminate on this input)"}
-				default:
-					cmp := c.cmp
-					oc, nc := bc.summary.Center, c.summary.Center
-					row["p_value"] = num(cmp.P)
-					row["alpha"] = cmp.Alpha
-					row["comparison"] = cmp.String()
-					row["delta"] = cmp.FormatDelta(oc, nc)
-					// benchstat prints "~" when P > Alpha (FormatDelta).
-					sig := cmp.P <= cmp.Alpha && oc != nc
-					row["significant"] = sig
-					if oc != 0 {
-						row["delta_percent"] = num((nc/oc - 1) * 100)
-					}
-					if w := errStrings(cmp.Warnings); len(w) > 0 {
-						row["warnings"] = w
-					}
-					switch {
-					case !sig:
-						row["verdict"] = "no_significant_change"
-					case t.better == 0:
-						row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
-					case (nc > oc) == (t.better > 0):
-						row["verdict"] = "improvement"
-					default:
-						row["verdict"] = "regression"
-					}
-					if sig {
-						significant++
-					}
-				}
-				rows = append(rows, row)
-			}
 			if len(t.cols) == 1 {
-				emit(0, nil)
+				rows = append(rows, cmpRow{t, cfg, rk, 0, nil, bc})
 				continue
 			}
 			for ci := 1; ci < len(t.cols); ci++ {
@@ -570,14 +626,71 @@ func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
 				if c == nil && bc == nil {
 					continue
 				}
-				emit(ci, c)
+				if c != nil && bc != nil && !c.noCmp && c.cmp.P <= c.cmp.Alpha && bc.summary.Center != c.summary.Center {
+					significant++
+				}
+				rows = append(rows, cmpRow{t, cfg, rk, ci, c, bc})
 			}
 		}
 		for i := range t.cols {
 			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
-	out, err := page(rows, req)
+	build := func(r cmpRow) any {
+		t, rk, ci, c, bc := r.t, r.rk, r.ci, r.c, r.bc
+		label := t.assumption.SummaryLabel()
+		base := t.cols[0]
+		row := map[string]any{"candidate": ci, "benchmark": rk.StringValues(), "config": r.cfg, "unit": t.unit,
+			"base_column": base.StringValues(), "column": t.cols[ci].StringValues(), "base": nil, "candidate_summary": nil,
+			"delta_percent": nil, "p_value": nil, "significant": false, "delta": ""}
+		if bc != nil {
+			row["base"] = cellSummary(bc, label)
+		}
+		if c != nil && ci > 0 {
+			row["candidate_summary"] = cellSummary(c, label)
+		}
+		switch {
+		case ci == 0:
+			row["column"] = nil
+			row["verdict"] = "no_other_column"
+		case bc == nil:
+			row["verdict"] = "missing_in_base"
+		case c == nil:
+			row["verdict"] = "missing_in_candidate"
+		case c.noCmp:
+			row["verdict"] = "not_compared"
+			row["delta"] = "?"
+			row["warnings"] = []string{"a sample holds NaN values, which the Mann-Whitney U test cannot rank; not compared (benchstat does not terminate on this input)"}
+		default:
+			cmp := c.cmp
+			oc, nc := bc.summary.Center, c.summary.Center
+			row["p_value"] = num(cmp.P)
+			row["alpha"] = cmp.Alpha
+			row["comparison"] = cmp.String()
+			row["delta"] = cmp.FormatDelta(oc, nc)
+			// benchstat prints "~" when P > Alpha (FormatDelta).
+			sig := cmp.P <= cmp.Alpha && oc != nc
+			row["significant"] = sig
+			if oc != 0 {
+				row["delta_percent"] = num((nc/oc - 1) * 100)
+			}
+			if w := errStrings(cmp.Warnings); len(w) > 0 {
+				row["warnings"] = w
+			}
+			switch {
+			case !sig:
+				row["verdict"] = "no_significant_change"
+			case t.better == 0:
+				row["verdict"] = map[bool]string{true: "increase", false: "decrease"}[nc > oc]
+			case (nc > oc) == (t.better > 0):
+				row["verdict"] = "improvement"
+			default:
+				row["verdict"] = "regression"
+			}
+		}
+		return row
+	}
+	out, err := pageFunc(int64(len(rows)), func(i int64) any { return build(rows[i]) }, req)
 	if err != nil {
 		return nil, err
 	}

@@ -240,10 +240,13 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		return b.String()
 	}
 	files := map[string]string{
-		"base.txt":      gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1, "BenchmarkOnlyBase-4 10 5 ns/op\nBenchmarkBroken-4 notanumber ns/op\n"),
-		"new.txt":       gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1.3, "BenchmarkOnlyNew-4 10 6 ns/op\n"),
-		"third.txt":     gen([]string{"example.com/a"}, "Intel Xeon", 0.9, ""),
-		"othercpu.txt":  gen([]string{"example.com/a", "example.com/b"}, "AMD EPYC", 1.1, ""),
+		"base.txt":     gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1, "BenchmarkOnlyBase-4 10 5 ns/op\nBenchmarkBroken-4 notanumber ns/op\n"),
+		"new.txt":      gen([]string{"example.com/a", "example.com/b"}, "Intel Xeon", 1.3, "BenchmarkOnlyNew-4 10 6 ns/op\n"),
+		"third.txt":    gen([]string{"example.com/a"}, "Intel Xeon", 0.9, ""),
+		"othercpu.txt": gen([]string{"example.com/a", "example.com/b"}, "AMD EPYC", 1.1, ""),
+		// Two CPUs in one file: ignore cpu pools both in each cell, with
+		// no residue warning (ignored keys are not residue), as benchstat.
+		"mixedcpu.txt":  gen([]string{"example.com/a"}, "Intel Xeon", 1, "") + gen([]string{"example.com/a"}, "AMD EPYC", 1.2, ""),
 		"nonfinite.txt": "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkNaN-4 1 NaN ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkZero-4 1 0 ns/op\n",
 		// No NaN benchmark here: benchstat does not terminate when it
 		// compares a NaN sample (TestBenchmarksNaNCompare).
@@ -282,6 +285,7 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 		{"row name", []string{"base.txt", "new.txt"}, map[string]any{"row": ".name"}, []string{"-row", ".name"}},
 		{"cpu differs", []string{"base.txt", "othercpu.txt"}, nil, nil},
 		{"ignore cpu", []string{"base.txt", "othercpu.txt"}, map[string]any{"ignore": "cpu"}, []string{"-ignore", "cpu"}},
+		{"ignore cpu, cpus vary within a file", []string{"mixedcpu.txt", "third.txt"}, map[string]any{"ignore": "cpu"}, []string{"-ignore", "cpu"}},
 		{"filter name and unit", []string{"base.txt", "new.txt"}, map[string]any{"filter": ".name:Encode .unit:sec/op"}, []string{"-filter", ".name:Encode .unit:sec/op"}},
 		{"filter subkey", []string{"base.txt", "new.txt"}, map[string]any{"filter": "/size:100 OR .name:Hash"}, []string{"-filter", "/size:100 OR .name:Hash"}},
 		{"alpha confidence", []string{"base.txt", "new.txt"}, map[string]any{"alpha": 0.01, "confidence": 0.9}, []string{"-alpha", "0.01", "-confidence", "0.9"}},

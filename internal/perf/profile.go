@@ -643,20 +643,26 @@ func round6(f float64) float64 {
 
 // page slices rows for the request's start position and max rows.
 func page(rows []any, req *Request) (*Output, error) {
+	return pageFunc(int64(len(rows)), func(i int64) any { return rows[i] }, req)
+}
+
+// pageFunc is page over n rows that row(i) builds on demand: only the
+// rows offered to the page are built.
+func pageFunc(n int64, row func(i int64) any, req *Request) (*Output, error) {
 	start := req.Start.Row
-	if start > int64(len(rows)) {
-		start = int64(len(rows))
+	if start > n {
+		start = n
 	}
 	p := newPager(req, start)
 	p.seen = start
-	for i := start; i < int64(len(rows)) && !p.full(); i++ {
-		p.offer(func() any { return rows[i] })
+	for i := start; i < n && !p.full(); i++ {
+		p.offer(func() any { return row(i) })
 	}
 	if p.err != nil {
 		return nil, p.err
 	}
-	out := &Output{Total: int64(len(rows)), Rows: p.rows}
-	if p.seen < int64(len(rows)) {
+	out := &Output{Total: n, Rows: p.rows}
+	if p.seen < n {
 		out.Next = &evidence.Position{Row: p.seen}
 	}
 	p.noteBudget(out)
