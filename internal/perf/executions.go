@@ -102,8 +102,8 @@ func (r *ExecutionRecord) row() map[string]any {
 func executionFields() []Field {
 	return []Field{
 		{"metric", map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared between cases: wall_time_ns (monotonic), cpu_time_ns (user+sys from wait4 rusage) or max_rss_bytes (ru_maxrss)."}},
-		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired estimand of each case against the first (baseline): the xMedian or xMean over blocks of (case - baseline)."}},
-		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline's xMedian) a confidence bound must clear: faster when the CI's upper bound is below -threshold×baseline, slower when its lower bound is above +threshold×baseline, else inconclusive."}},
+		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired estimand of each case against the first (baseline): the median or mean over blocks of (case - baseline)."}},
+		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline's median) a confidence bound must clear: faster when the CI's upper bound is below -threshold×baseline, slower when its lower bound is above +threshold×baseline, else inconclusive."}},
 		{"seed", map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seed of the bootstrap resampling (the capture passes the experiment's seed), so a replay gives the same interval."}},
 	}
 }
@@ -115,8 +115,8 @@ func executionsOperation() *Operation {
 		Name:  "summarize_executions",
 		Title: "Summarize execution measurements",
 		Description: "Summarize execution measurements captured by the capture tools (format inquest-executions: wall time, user/sys CPU, max RSS, exit per execution). " +
-			"Rows are the executions in capture order. summary.cases gives per-case count, xMedian, xMean, min and max of the metric over included executions; with two or more cases summary.comparisons compares each case to the first (baseline) over blocks where both were included: " +
-			"the paired estimand (xMedian or xMean of case-baseline differences), a 95% percentile bootstrap confidence interval (10000 resamples of blocks, seeded by seed), the relative effect, and a classification faster/slower/inconclusive against threshold. " +
+			"Rows are the executions in capture order. summary.cases gives per-case count, median, mean, min and max of the metric over included executions; with two or more cases summary.comparisons compares each case to the first (baseline) over blocks where both were included: " +
+			"the paired estimand (median or mean of case-baseline differences), a 95% percentile bootstrap confidence interval (10000 resamples of blocks, seeded by seed), the relative effect, and a classification faster/slower/inconclusive against threshold. " +
 			"Required: sources (exactly one). Optional: metric, estimand, threshold, seed, page_size, limits, continuation.",
 		MinSources: 1, MaxSources: 1,
 		Formats: []string{FormatExecutions},
@@ -308,7 +308,7 @@ func SummarizeExecutions(recs []ExecutionRecord, metric, estimand string, thresh
 			}
 		} else {
 			comp["relative_estimate"] = nil
-			comp["reason"] = "the baseline's xMedian is zero; no relative effect"
+			comp["reason"] = "the baseline's median is zero; no relative effect"
 		}
 		comp["classification"] = class
 		comps = append(comps, comp)
