@@ -211,24 +211,9 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		}
 		return res, nil
 	}
-	samples := view.Raw(iv, slots)
-	rows := make([]json.RawMessage, 0, len(samples))
-	for _, smp := range samples {
-		vals, unav := map[string]any{}, map[string]any{}
-		for k, m := range metrics {
-			if smp.Avail[k] {
-				if v, ok := EncodeValue(m, smp.Vals[k]); ok {
-					vals[m.ID] = v
-					continue
-				}
-			}
-			unav[m.ID] = "unknown"
-		}
-		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
-		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
-		}
-		rows = append(rows, b)
+	rows, err := rawHistoryRows(view.Raw(iv, slots), metrics)
+	if err != nil {
+		return nil, err
 	}
 	meta := map[string]any{"mode": "raw", "target": target, "temporal_coverage": temporal, "snapshot_at": contract.TS(snap.Time), "retention_warnings": beyond}
 	if window != nil {
@@ -381,4 +366,30 @@ func nameSpans(spans []history.NameSpan) []any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// rawHistoryRows encodes raw samples as get_history rows: the sample time,
+// the values of the requested metrics (metrics[k] is the sample's slot k)
+// and every metric without a value listed as unknown, never as zero. Live
+// history and saved logs share it.
+func rawHistoryRows(samples []history.Sample, metrics []proc.Metric) ([]json.RawMessage, error) {
+	rows := make([]json.RawMessage, 0, len(samples))
+	for _, smp := range samples {
+		vals, unav := map[string]any{}, map[string]any{}
+		for k, m := range metrics {
+			if smp.Avail[k] {
+				if v, ok := EncodeValue(m, smp.Vals[k]); ok {
+					vals[m.ID] = v
+					continue
+				}
+			}
+			unav[m.ID] = "unknown"
+		}
+		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
+		if err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
+		}
+		rows = append(rows, b)
+	}
+	return rows, nil
 }

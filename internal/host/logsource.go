@@ -781,24 +781,9 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 		logWarnings(res, l)
 		return res, nil
 	}
-	samples := view.Raw(iv, slots)
-	rows := make([]json.RawMessage, 0, len(samples))
-	for _, smp := range samples {
-		vals, unav := map[string]any{}, map[string]any{}
-		for k, m := range metrics {
-			if smp.Avail[k] {
-				if v, ok := EncodeValue(m, smp.Vals[k]); ok {
-					vals[m.ID] = v
-					continue
-				}
-			}
-			unav[m.ID] = "unknown"
-		}
-		b, err := json.Marshal(map[string]any{"at": contract.TS(history.MsTime(smp.At)), "values": vals, "unavailable": unav})
-		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded")
-		}
-		rows = append(rows, b)
+	rows, err := rawHistoryRows(view.Raw(iv, slots), metrics)
+	if err != nil {
+		return nil, err
 	}
 	fl := frozenOf(s).put("lhist", rows, map[string]any{}, map[string]any{"log_ref": l.ref, "mode": "raw", "target": target, "temporal_coverage": temporal})
 	return lh.page(l, "get_history", fl, raw, 0, a.Limit)
