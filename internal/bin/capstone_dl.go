@@ -79,19 +79,9 @@ var (
 // installed.
 func loadCapstone() (*capstoneLib, error) {
 	capstoneOnce.Do(func() {
-		var lib uintptr
-		var name string
-		var lastErr error
-		for _, n := range capstoneLibraries[runtime.GOOS] {
-			h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
-			if err == nil {
-				lib, name = h, n
-				break
-			}
-			lastErr = err
-		}
-		if lib == 0 {
-			capstoneErr = fmt.Errorf("the Capstone library is not installed (tried %v: %v)", capstoneLibraries[runtime.GOOS], lastErr)
+		lib, name, err := dlopenFirst("Capstone", capstoneLibraries[runtime.GOOS])
+		if err != nil {
+			capstoneErr = err
 			return
 		}
 		c := &capstoneLib{name: name, handles: map[[2]int]uintptr{}}
@@ -113,7 +103,6 @@ func loadCapstone() (*capstoneLib, error) {
 				return
 			}
 		}
-		var err error
 		if c.major == 4 {
 			if err = register(&c.disasm4, lib, "cs_disasm"); err == nil {
 				err = register(&c.free4, lib, "cs_free")
@@ -134,6 +123,22 @@ func loadCapstone() (*capstoneLib, error) {
 
 // register binds fn to symbol sym of lib; purego panics on a missing
 // symbol through RegisterLibFunc, so the address is looked up first.
+// dlopenFirst opens the first of names (shared-library file names, most
+// preferred first) that the dynamic loader finds, returning its handle and
+// name; when none loads, the error names the library (what), every name
+// tried and the loader's last reason.
+func dlopenFirst(what string, names []string) (uintptr, string, error) {
+	var lastErr error
+	for _, n := range names {
+		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			return h, n, nil
+		}
+		lastErr = err
+	}
+	return 0, "", fmt.Errorf("the %s library is not installed (tried %v: %v)", what, names, lastErr)
+}
+
 func register(fn any, lib uintptr, sym string) error {
 	addr, err := purego.Dlsym(lib, sym)
 	if err != nil {

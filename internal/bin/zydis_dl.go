@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // zydisLibraries are the names tried when the Zydis library is loaded:
@@ -51,19 +49,9 @@ var (
 // structure layout is known, is accepted.
 func loadZydis() (*zydisLib, error) {
 	zydisOnce.Do(func() {
-		var lib uintptr
-		var name string
-		var lastErr error
-		for _, n := range zydisLibraries[runtime.GOOS] {
-			h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_LOCAL)
-			if err == nil {
-				lib, name = h, n
-				break
-			}
-			lastErr = err
-		}
-		if lib == 0 {
-			zydisErr = fmt.Errorf("the Zydis library is not installed (tried %v: %v)", zydisLibraries[runtime.GOOS], lastErr)
+		lib, name, err := dlopenFirst("Zydis", zydisLibraries[runtime.GOOS])
+		if err != nil {
+			zydisErr = err
 			return
 		}
 		z := &zydisLib{name: name}
