@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/host"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -17,9 +17,9 @@ func enumJSON(vals []string) string {
 func schema(s string) json.RawMessage {
 	r := strings.NewReplacer(
 		"$PROC_FIELDS", enumJSON(host.ProcessFields),
-		"$METRIC_IDS", enumJSON(proc.MetricIDs("")),
-		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, proc.MetricIDs(proc.TargetProcess)...)),
-		"$PROCESS_METRIC_IDS", enumJSON(proc.MetricIDs(proc.TargetProcess)),
+		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
+		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
+		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
 	)
 	return json.RawMessage(r.Replace(s))
 }

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Kinds are the start_capture kinds (seed 000 section 7), plus
@@ -65,7 +65,7 @@ type Row struct {
 	Comm  string
 	// Proc is the owning process identity; Verified says it was confirmed
 	// before and after collection, so the host may add a process_ref.
-	Proc     proc.Identity
+	Proc     sample.Identity
 	Verified bool
 	Fields   []Field
 }
@@ -161,7 +161,7 @@ func (c *Capture) warn(msg string) {
 // MatchPath reports whether path contains every whitespace-separated term
 // of query, case-insensitively (the all-term path match; no traversal, no
 // regular expressions). Both are exact bytes: case folding lower-cases
-// valid UTF-8 and keeps other bytes as they are (proc.FoldBytes), so a
+// valid UTF-8 and keeps other bytes as they are (sample.FoldBytes), so a
 // byte 0xff matches only 0xff. An empty query matches.
 func MatchPath(path, query string) bool {
 	terms := strings.Fields(query)
@@ -171,9 +171,9 @@ func MatchPath(path, query string) bool {
 	if path == "" {
 		return false
 	}
-	lp := proc.FoldBytes(path)
+	lp := sample.FoldBytes(path)
 	for _, t := range terms {
-		if !strings.Contains(lp, proc.FoldBytes(t)) {
+		if !strings.Contains(lp, sample.FoldBytes(t)) {
 			return false
 		}
 	}
@@ -190,5 +190,5 @@ func HasExtension(path, ext string) bool {
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
 	}
-	return len(base) > len(ext) && proc.EqualFold(base[len(base)-len(ext):], ext)
+	return len(base) > len(ext) && sample.EqualFold(base[len(base)-len(ext):], ext)
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 func field(t *testing.T, r Row, k string) any {
@@ -148,7 +148,7 @@ func TestNetworkFindsListeners(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	c := startChild(t, "CAPTURE_NET=1", "CAPTURE_UNIX="+sock)
 	port, _ := strconv.Atoi(c.extra)
-	for _, target := range []*proc.Identity{nil, &c.id} {
+	for _, target := range []*sample.Identity{nil, &c.id} {
 		cap, err := Network(context.Background(), target)
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +249,7 @@ func TestExitedTargets(t *testing.T) {
 	c := startChild(t)
 	id := c.id
 	c.stop()
-	for name, fn := range map[string]func(context.Context, proc.Identity) (*Capture, error){
+	for name, fn := range map[string]func(context.Context, sample.Identity) (*Capture, error){
 		"open_files": OpenFiles, "modules": Modules, "threads": Threads, "scheduling": Scheduling,
 	} {
 		if _, err := fn(context.Background(), id); contract.CodeOf(err) != contract.CodeProcessExited {

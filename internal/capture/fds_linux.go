@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,7 +119,7 @@ func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 			}
 			continue
 		}
-		id := proc.Identity{PID: pid, StartTicks: st.startTicks}
+		id := sample.Identity{PID: pid, StartTicks: st.startTicks}
 		owner := p.processName(st.name, buf)
 		if !f.MatchOwner(owner, st.name) {
 			unix.Close(dfd)
@@ -237,28 +237,28 @@ func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
 	return c, nil
 }
 
-// Deletion is proc.Deletion: whether a link target names an unlinked object.
-type Deletion = proc.Deletion
+// Deletion is sample.Deletion: whether a link target names an unlinked object.
+type Deletion = sample.Deletion
 
 // resolveLink decides whether the fd link target link (read from entry
 // name of the fd directory dfd of the process pinned at pfd) names a
 // deleted file, from the object's st_nlink and device/inode, not from the
-// string (proc.ResolveDeleted). The object is stat'ed only when link ends
+// string (sample.ResolveDeleted). The object is stat'ed only when link ends
 // in " (deleted)". It returns the path without the kernel's suffix when
 // deleted.
 func resolveLink(pfd, dfd int, name string, link []byte) (string, Deletion) {
-	if !bytes.HasSuffix(link, []byte(proc.DeletedSuffix)) {
-		return string(link), proc.NotDeleted
+	if !bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
+		return string(link), sample.NotDeleted
 	}
 	var st unix.Stat_t
 	obj := &st
 	if unix.Fstatat(dfd, name, &st, 0) != nil {
 		obj = nil
 	}
-	return proc.ResolveDeleted(string(link), obj, proc.StatInRoot(pfd))
+	return sample.ResolveDeleted(string(link), obj, sample.StatInRoot(pfd))
 }
 
-// processName applies the name rule (proc.FullName) to the pinned
+// processName applies the name rule (sample.FullName) to the pinned
 // process: the base name of its executable (deletion suffix decided by
 // resolveLink), else argv[0] when it extends comm, else comm.
 func (p *pinned) processName(comm string, buf []byte) string {
@@ -267,7 +267,7 @@ func (p *pinned) processName(comm string, buf []byte) string {
 		exe, _ = resolveLink(p.fd, p.fd, "exe", l)
 	}
 	argv0 := ""
-	if exe == "" && len(comm) >= proc.MaxComm {
+	if exe == "" && len(comm) >= sample.MaxComm {
 		if b, err := readAt(p.fd, "cmdline"); err == nil {
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]
@@ -275,14 +275,14 @@ func (p *pinned) processName(comm string, buf []byte) string {
 			argv0 = string(b)
 		}
 	}
-	return proc.FullName(exe, argv0, comm)
+	return sample.FullName(exe, argv0, comm)
 }
 
 // appendText appends the JSON fields of a name or path value (exact bytes
 // s): key with the display string, plus key_bytes (base64 of the exact
-// bytes) only when the display string is lossy (proc.TextFields).
+// bytes) only when the display string is lossy (sample.TextFields).
 func appendText(fs []Field, key, s string) []Field {
-	proc.TextFields(key, s, func(k string, v any) { fs = append(fs, Field{k, v}) })
+	sample.TextFields(key, s, func(k string, v any) { fs = append(fs, Field{k, v}) })
 	return fs
 }
 
@@ -364,7 +364,7 @@ func parseFdinfo(b []byte) fdInfo {
 // string from fdinfo); fields that could not be read are null. Coverage:
 // handle_count (fds listed) and query_failed (fds whose link could not be
 // read). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE, ACCESS_DENIED.
-func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) {
+func OpenFiles(ctx context.Context, id sample.Identity) (*Capture, error) {
 	return OpenFilesFiltered(ctx, id, Filter{})
 }
 
@@ -372,7 +372,7 @@ func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) {
 // f.Path and f.Extension (start_capture filter; open_files rows have no
 // owner). A non-matching fd is neither stat'ed nor kept; Capture.FilteredOut
 // counts them.
-func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Capture, error) {
+func OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter) (*Capture, error) {
 	f = Filter{Path: f.Path, Extension: f.Extension}
 	p, _, err := pinIdentity(id)
 	if err != nil {

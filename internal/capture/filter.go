@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Filter selects capture rows by the read_capture selectors of seed 000
@@ -22,7 +22,7 @@ import (
 // PathBytes is the path selector for a query that is not valid UTF-8 (a
 // JSON string cannot carry such bytes): standard base64 of the query
 // bytes, with Path's all-term semantics; with both set, a row must match
-// both. Matching compares exact bytes (proc.FoldBytes): a path holding
+// both. Matching compares exact bytes (sample.FoldBytes): a path holding
 // byte 0xff is matched by a query holding 0xff, never by U+FFFD.
 type Filter struct {
 	Path      string `json:"path,omitempty"`
@@ -42,7 +42,7 @@ func (f Filter) pathBytes() string {
 	if f.PathBytes == "" {
 		return ""
 	}
-	q, err := proc.DecodeBytes(f.PathBytes)
+	q, err := sample.DecodeBytes(f.PathBytes)
 	if err != nil {
 		return ""
 	}
@@ -74,7 +74,7 @@ func (f Filter) MatchOwner(owner, comm string) bool {
 	if f.OwnerName == "" {
 		return true
 	}
-	return (owner != "" && proc.EqualFold(owner, f.OwnerName)) || (comm != "" && proc.EqualFold(comm, f.OwnerName))
+	return (owner != "" && sample.EqualFold(owner, f.OwnerName)) || (comm != "" && sample.EqualFold(comm, f.OwnerName))
 }
 
 // pathKinds are the kinds whose rows carry a path (path and extension
@@ -103,7 +103,7 @@ func (f Filter) Validate(kind, prefix string) error {
 		return bad("path", "path must contain at least one non-space term")
 	}
 	if f.PathBytes != "" {
-		q, err := proc.DecodeBytes(f.PathBytes)
+		q, err := sample.DecodeBytes(f.PathBytes)
 		if err != nil {
 			return bad("path_bytes", "path_bytes must be standard padded base64 of the query bytes")
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // TestCollectionFilters: a child holding 200 distinct files plus one
@@ -149,7 +149,7 @@ func FuzzPathBytesFilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path string) {
 		row := &Row{Path: path}
-		flt := Filter{PathBytes: proc.EncodeBytes(path)}
+		flt := Filter{PathBytes: sample.EncodeBytes(path)}
 		if len(strings.Fields(path)) == 0 {
 			if flt.Validate(KindOpenFiles, "") == nil && path != "" {
 				t.Fatalf("blank path_bytes %q accepted", path)
@@ -162,8 +162,8 @@ func FuzzPathBytesFilter(f *testing.F) {
 		if !flt.Match(row) {
 			t.Fatalf("path_bytes %q does not match itself", path)
 		}
-		if proc.Lossy(path) && !strings.Contains(path, "\uFFFD") {
-			lossy := Filter{PathBytes: proc.EncodeBytes(proc.Display(path))}
+		if sample.Lossy(path) && !strings.Contains(path, "\uFFFD") {
+			lossy := Filter{PathBytes: sample.EncodeBytes(sample.Display(path))}
 			if lossy.Validate(KindOpenFiles, "") == nil && lossy.Match(row) {
 				t.Fatalf("the display form of %q matched its exact bytes", path)
 			}

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
@@ -126,7 +126,7 @@ func helperMain() {
 // child is a running helper process.
 type child struct {
 	cmd   *exec.Cmd
-	id    proc.Identity
+	id    sample.Identity
 	extra string
 	stdin interface{ Close() error }
 }
@@ -165,7 +165,7 @@ func (c *child) stop() {
 	c.cmd.Wait()
 }
 
-func identityOf(t testing.TB, pid int) proc.Identity {
+func identityOf(t testing.TB, pid int) sample.Identity {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -175,7 +175,7 @@ func identityOf(t testing.TB, pid int) proc.Identity {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return proc.Identity{PID: int32(pid), StartTicks: st.startTicks}
+	return sample.Identity{PID: int32(pid), StartTicks: st.startTicks}
 }
 
 func tempFile(t testing.TB, name string) string {
@@ -194,7 +194,7 @@ func modulesMain() {
 	f := strings.Fields(os.Getenv("CAPTURE_MODULES_OF"))
 	pid, _ := strconv.Atoi(f[0])
 	ticks, _ := strconv.ParseUint(f[1], 10, 64)
-	c, err := Modules(context.Background(), proc.Identity{PID: int32(pid), StartTicks: ticks})
+	c, err := Modules(context.Background(), sample.Identity{PID: int32(pid), StartTicks: ticks})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)

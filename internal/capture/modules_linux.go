@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -171,7 +171,7 @@ func (p *pinned) sameMountNS() bool {
 // row per mapped object (device, inode and printed path) in first-mapped
 // order, plus the [vdso] pseudo-mapping when present. Rows: path (without
 // the kernel's " (deleted)" suffix when deleted; path_bytes when lossy),
-// name, directory, deleted (proc.ResolveDeleted on the maps path with the
+// name, directory, deleted (sample.ResolveDeleted on the maps path with the
 // mapped object's device/inode), replaced (the file now at path is not
 // the mapped object: the restart-needed check after an upgrade; null when
 // the path cannot be examined), device ("major:minor", hex as in maps),
@@ -188,7 +188,7 @@ func (p *pinned) sameMountNS() bool {
 // "access_denied" (map_files refused and the path holds another object or
 // none) or "unreadable". Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
 // ACCESS_DENIED.
-func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
+func Modules(ctx context.Context, id sample.Identity) (*Capture, error) {
 	p, _, err := pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -288,8 +288,8 @@ func Modules(ctx context.Context, id proc.Identity) (*Capture, error) {
 			// the maps line's device and inode stand for the object
 			obj = &unix.Stat_t{Dev: unix.Mkdev(m.major, m.minor), Ino: m.inode, Nlink: 1}
 		}
-		path, del := proc.ResolveDeleted(m.path, obj, literal)
-		if del == proc.Deleted {
+		path, del := sample.ResolveDeleted(m.path, obj, literal)
+		if del == sample.Deleted {
 			deletedN++
 		}
 		// replaced: the file now at the path is another object. Compared
@@ -340,7 +340,7 @@ func (p *pinned) openMapped(m *mapping) (*os.File, string) {
 	if denied(err) {
 		why = "access_denied"
 	}
-	f, err := p.openInRoot(strings.TrimSuffix(m.path, proc.DeletedSuffix))
+	f, err := p.openInRoot(strings.TrimSuffix(m.path, sample.DeletedSuffix))
 	if err != nil {
 		return nil, why
 	}

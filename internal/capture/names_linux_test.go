@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // holdFiles starts the helper holding each of paths open (any bytes).
@@ -32,16 +32,16 @@ func exactPath(t *testing.T, r *Row) string {
 	v, _ := r.Get("path")
 	s, _ := v.(string)
 	if b, ok := r.Get("path_bytes"); ok {
-		d, err := proc.DecodeBytes(b.(string))
+		d, err := sample.DecodeBytes(b.(string))
 		if err != nil {
 			t.Fatalf("path_bytes %v: %v", b, err)
 		}
-		if proc.Display(d) != s {
+		if sample.Display(d) != s {
 			t.Fatalf("path %q is not the display form of path_bytes %q", s, d)
 		}
 		return d
 	}
-	if proc.Lossy(s) {
+	if sample.Lossy(s) {
 		t.Fatalf("lossy path %q without path_bytes", s)
 	}
 	return s
@@ -188,8 +188,8 @@ func TestNonUTF8PathsRoundTrip(t *testing.T) {
 			t.Fatalf("no row for %q (rows %q)", n, keys(got))
 		}
 		_, hasBytes := r.Get("path_bytes")
-		if hasBytes != proc.Lossy(n) {
-			t.Fatalf("%q: path_bytes present %v, lossy %v", n, hasBytes, proc.Lossy(n))
+		if hasBytes != sample.Lossy(n) {
+			t.Fatalf("%q: path_bytes present %v, lossy %v", n, hasBytes, sample.Lossy(n))
 		}
 		f := Filter{PathBytes: base64.StdEncoding.EncodeToString([]byte(filepath.Join(dir, n)))}
 		if err := f.Validate(KindOpenFiles, ""); err != nil {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -257,7 +257,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 // tables_read, tables_failed, processes_unreadable (fd tables that could
 // not be read for ownership), unix_source ("sock_diag" or
 // "proc_net_unix"), unix_rows_ambiguous and unix_lines_unparsable.
-func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
+func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	c := &Capture{Kind: KindNetwork, Started: time.Now(), Coverage: map[string]any{}}
 	var p *pinned
 	var err error
@@ -308,7 +308,7 @@ func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
 	addUnix := func(ino uint64, pathStr, state, typ string) {
 		local := map[string]any{"path": nil}
 		if pathStr != "" {
-			proc.TextFields("path", pathStr, func(k string, v any) { local[k] = v })
+			sample.TextFields("path", pathStr, func(k string, v any) { local[k] = v })
 		}
 		unixRows = append(unixRows, unixRow{ino, Row{Path: pathStr, Fields: []Field{
 			{"protocol", "unix"}, {"local", local}, {"remote", nil},

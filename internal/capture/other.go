@@ -6,7 +6,7 @@ import (
 	"context"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 func unsupported() error {
@@ -20,28 +20,28 @@ func FileUsers(ctx context.Context) (*Capture, error) { return nil, unsupported(
 func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) { return nil, unsupported() }
 
 // OpenFilesFiltered is UNSUPPORTED outside Linux.
-func OpenFilesFiltered(ctx context.Context, id proc.Identity, f Filter) (*Capture, error) {
+func OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter) (*Capture, error) {
 	return nil, unsupported()
 }
 
 // OpenFiles is UNSUPPORTED outside Linux.
-func OpenFiles(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+func OpenFiles(ctx context.Context, id sample.Identity) (*Capture, error) { return nil, unsupported() }
 
 // Modules is UNSUPPORTED outside Linux.
-func Modules(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+func Modules(ctx context.Context, id sample.Identity) (*Capture, error) { return nil, unsupported() }
 
 // Network is UNSUPPORTED outside Linux.
-func Network(ctx context.Context, target *proc.Identity) (*Capture, error) {
+func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	return nil, unsupported()
 }
 
 // Threads is UNSUPPORTED outside Linux.
-func Threads(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+func Threads(ctx context.Context, id sample.Identity) (*Capture, error) { return nil, unsupported() }
 
 // Scheduling is UNSUPPORTED outside Linux.
-func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) { return nil, unsupported() }
+func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) { return nil, unsupported() }
 
 // ProcessInfo is UNSUPPORTED outside Linux.
-func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Capture, error) {
+func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
 	return nil, unsupported()
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -182,15 +182,15 @@ func denied(err error) bool {
 }
 
 // pinIdentity opens id's /proc directory and checks, through it, that the
-// running process has id's start time. proc.Verify runs first as the
+// running process has id's start time. sample.Verify runs first as the
 // host-wide identity check. Errors: PROCESS_EXITED (gone, zombie or PID
 // reused), IDENTITY_UNVERIFIABLE (stat unreadable), ACCESS_DENIED.
-func pinIdentity(id proc.Identity) (*pinned, statInfo, error) {
+func pinIdentity(id sample.Identity) (*pinned, statInfo, error) {
 	exited := contract.Errorf(contract.CodeProcessExited, "the process of this process_ref has exited")
-	switch proc.Verify(id) {
-	case proc.Exited:
+	switch sample.Verify(id) {
+	case sample.Exited:
 		return nil, statInfo{}, exited
-	case proc.Unverifiable:
+	case sample.Unverifiable:
 		return nil, statInfo{}, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so its identity cannot be verified")
 	}
 	p, err := openPinned(id.PID)
@@ -224,21 +224,21 @@ func (p *pinned) stat() (statInfo, error) {
 	return parseStatLine(b)
 }
 
-// stillSame re-checks through the pinned directory and proc.Verify after
+// stillSame re-checks through the pinned directory and sample.Verify after
 // collection: true when the same lifetime still runs.
-func (p *pinned) stillSame(id proc.Identity) bool {
+func (p *pinned) stillSame(id sample.Identity) bool {
 	st, err := p.stat()
 	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
 		return false
 	}
-	return proc.Verify(id) == proc.Alive
+	return sample.Verify(id) == sample.Alive
 }
 
 // finishTargeted applies the after-collection identity check to a
 // per-process capture: if the process ended during collection, rows read
 // through the pinned directory are still its own, so the capture becomes
 // partial; with no rows it is PROCESS_EXITED.
-func finishTargeted(c *Capture, p *pinned, id proc.Identity, exitedDuring bool) (*Capture, error) {
+func finishTargeted(c *Capture, p *pinned, id sample.Identity, exitedDuring bool) (*Capture, error) {
 	if exitedDuring || !p.stillSame(id) {
 		if len(c.Rows) == 0 {
 			return nil, contract.Errorf(contract.CodeProcessExited, "the process exited during collection")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,7 +55,7 @@ func stateName(b byte) string {
 // voluntary_context_switches and nonvoluntary_context_switches (status;
 // null when unreadable). Coverage: threads_listed and threads_unavailable
 // (threads that ended or could not be read during the capture).
-func Threads(ctx context.Context, id proc.Identity) (*Capture, error) {
+func Threads(ctx context.Context, id sample.Identity) (*Capture, error) {
 	p, _, err := pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ var ioClassNames = map[int]string{0: "none", 1: "realtime", 2: "best_effort", 3:
 // io_priority ({class, level} from ioprio_get(2)). Absent fields are
 // omitted without per-field reasons (seed 000 section 10). Nothing is
 // changed.
-func Scheduling(ctx context.Context, id proc.Identity) (*Capture, error) {
+func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
 	p, st, err := pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -199,16 +199,16 @@ func unavailable(err error) map[string]any {
 func value(v any) map[string]any { return map[string]any{"value": v} }
 
 // ProcessInfo returns one row of metadata for the verified process id:
-// pid, name (proc.FullName), comm, then each requested field as {value:
+// pid, name (sample.FullName), comm, then each requested field as {value:
 // ...} or {unavailable: reason}
 // (access_denied, process_exited, unreadable, unsupported): exe
 // (/proc/PID/exe) and cwd as {value: path, value_bytes (only when lossy),
-// deleted (proc.ResolveDeleted; the suffix is removed from value)}, image ({size_bytes, modified_at, build_id} of the
+// deleted (sample.ResolveDeleted; the suffix is removed from value)}, image ({size_bytes, modified_at, build_id} of the
 // running executable, read through /proc/PID/exe), parent ({pid}),
 // start_time (boot time from /proc/stat btime + stat field 22 / CLK_TCK), cgroup (lines), namespaces (name -> link
 // such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
 // The environment is never read.
-func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Capture, error) {
+func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
 	p, st, err := pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Captu
 			if l, err := readlinkAt(p.fd, f, buf); err == nil {
 				path, del := resolveLink(p.fd, p.fd, f, l)
 				m := map[string]any{}
-				proc.TextFields("value", path, func(k string, x any) { m[k] = x })
+				sample.TextFields("value", path, func(k string, x any) { m[k] = x })
 				m["deleted"] = del.JSON()
 				v = m
 				if f == "exe" {
@@ -302,7 +302,7 @@ func ProcessInfo(ctx context.Context, id proc.Identity, fields []string) (*Captu
 				uids := strings.Fields(m["Uid"])
 				if len(uids) > 0 {
 					u, _ := strconv.ParseUint(uids[0], 10, 32)
-					v = value(map[string]any{"uid": u, "name": proc.UserName(uint32(u))})
+					v = value(map[string]any{"uid": u, "name": sample.UserName(uint32(u))})
 				} else {
 					v = map[string]any{"unavailable": "unreadable"}
 				}

@@ -3,7 +3,7 @@ package cli
 import (
 	"strconv"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"strings"
 	"unicode"
 )
@@ -134,7 +134,7 @@ func unescapeCell(s string) (string, bool) {
 // absent or null.
 func exactText(r map[string]any, key string) (string, bool) {
 	if b, ok := r[key+"_bytes"].(string); ok {
-		if v, err := proc.DecodeBytes(b); err == nil {
+		if v, err := sample.DecodeBytes(b); err == nil {
 			return v, true
 		}
 	}

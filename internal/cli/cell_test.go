@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 func TestCell(t *testing.T) {
@@ -58,7 +58,7 @@ func FuzzPathEncodingCLI(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		row := map[string]any{}
-		proc.TextFields("path", s, func(k string, v any) { row[k] = v })
+		sample.TextFields("path", s, func(k string, v any) { row[k] = v })
 		b, err := json.Marshal(row)
 		if err != nil {
 			t.Fatal(err)

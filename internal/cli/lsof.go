@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
@@ -88,8 +88,8 @@ func (f *collectionFilter) apply(args map[string]any) map[string]any {
 	m := map[string]any{}
 	if len(f.paths) > 0 {
 		// a query that is not valid UTF-8 travels as its exact bytes
-		if q := strings.Join(f.paths, " "); proc.Lossy(q) {
-			m["path_bytes"] = proc.EncodeBytes(q)
+		if q := strings.Join(f.paths, " "); sample.Lossy(q) {
+			m["path_bytes"] = sample.EncodeBytes(q)
 		} else {
 			m["path"] = q
 		}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
@@ -78,7 +78,7 @@ func exact(t *testing.T, r map[string]any, key string) string {
 	if !ok {
 		t.Fatalf("row has no %s: %v", key, r)
 	}
-	if _, lossy := r[key+"_bytes"]; lossy != proc.Lossy(v) {
+	if _, lossy := r[key+"_bytes"]; lossy != sample.Lossy(v) {
 		t.Fatalf("%s_bytes present %v for %q", key, lossy, v)
 	}
 	return v
@@ -210,8 +210,8 @@ func TestNamesNonUTF8Paths(t *testing.T) {
 		if r == nil {
 			t.Fatalf("no row for %q", p)
 		}
-		if r["path"] != proc.Display(p) {
-			t.Fatalf("path %q, want display %q", r["path"], proc.Display(p))
+		if r["path"] != sample.Display(p) {
+			t.Fatalf("path %q, want display %q", r["path"], sample.Display(p))
 		}
 		// the exact bytes as a collection filter select exactly this row
 		sel := b.capture(t, map[string]any{"kind": "open_files", "process_ref": ref, "filter": map[string]any{"path_bytes": base64.StdEncoding.EncodeToString([]byte(p))}})

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/spf13/cobra"
 )
 
@@ -46,8 +46,8 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			}
 			if name != "" {
 				// a name that is not valid UTF-8 travels as its exact bytes
-				if proc.Lossy(name) {
-					args["filter"] = map[string]any{"name_bytes": proc.EncodeBytes(name)}
+				if sample.Lossy(name) {
+					args["filter"] = map[string]any{"name_bytes": sample.EncodeBytes(name)}
 				} else {
 					args["filter"] = map[string]any{"name": name}
 				}
@@ -123,7 +123,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 
 // metricUnit returns the catalog unit of a metric id ("" when unknown).
 func metricUnit(id string) string {
-	if m, ok := proc.LookupMetric(id); ok {
+	if m, ok := sample.LookupMetric(id); ok {
 		return m.Unit
 	}
 	return ""

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -240,15 +240,15 @@ func FuzzSeriesRoundTrip(f *testing.F) {
 type synth struct {
 	r    *rand.Rand
 	at   time.Time
-	vals [proc.NumProcessMetrics]uint64
+	vals [sample.NumProcessMetrics]uint64
 }
 
 func newSynth(seed uint64) *synth {
 	s := &synth{r: rand.New(rand.NewPCG(seed, seed*7+1)), at: t0}
-	s.vals[proc.PRSS] = 30<<20 + uint64(s.r.IntN(1<<20))*4096
-	s.vals[proc.PVirtual] = 1<<30 + uint64(s.r.IntN(1<<16))*4096
-	s.vals[proc.PThreads] = uint64(1 + s.r.IntN(40))
-	s.vals[proc.PFDs] = uint64(3 + s.r.IntN(200))
+	s.vals[sample.PRSS] = 30<<20 + uint64(s.r.IntN(1<<20))*4096
+	s.vals[sample.PVirtual] = 1<<30 + uint64(s.r.IntN(1<<16))*4096
+	s.vals[sample.PThreads] = uint64(1 + s.r.IntN(40))
+	s.vals[sample.PFDs] = uint64(3 + s.r.IntN(200))
 	return s
 }
 
@@ -260,31 +260,31 @@ func (s *synth) next() (time.Time, uint32, []uint64) {
 	if r.IntN(3) == 0 {
 		ticks = uint64(r.IntN(20))
 	}
-	s.vals[proc.PCPUTime] += ticks * 10_000_000
-	s.vals[proc.PCPUPercent] = math.Float64bits(float64(ticks*10_000_000) / float64(interval) * 100 / 2)
+	s.vals[sample.PCPUTime] += ticks * 10_000_000
+	s.vals[sample.PCPUPercent] = math.Float64bits(float64(ticks*10_000_000) / float64(interval) * 100 / 2)
 	if r.IntN(5) == 0 {
-		s.vals[proc.PRSS] += uint64(r.IntN(64)-32) * 4096
+		s.vals[sample.PRSS] += uint64(r.IntN(64)-32) * 4096
 	}
 	if r.IntN(50) == 0 {
-		s.vals[proc.PVirtual] += uint64(r.IntN(256)) * 4096
+		s.vals[sample.PVirtual] += uint64(r.IntN(256)) * 4096
 	}
 	if r.IntN(100) == 0 {
-		s.vals[proc.PThreads] += uint64(r.IntN(3)) - 1
+		s.vals[sample.PThreads] += uint64(r.IntN(3)) - 1
 	}
 	if r.IntN(20) == 0 {
-		s.vals[proc.PFDs] += uint64(r.IntN(3)) - 1
+		s.vals[sample.PFDs] += uint64(r.IntN(3)) - 1
 	}
-	s.vals[proc.PMinorFaults] += uint64(r.IntN(100))
+	s.vals[sample.PMinorFaults] += uint64(r.IntN(100))
 	if r.IntN(200) == 0 {
-		s.vals[proc.PMajorFaults]++
+		s.vals[sample.PMajorFaults]++
 	}
 	if r.IntN(4) == 0 {
-		s.vals[proc.PReadBytes] += uint64(r.IntN(64)) * 4096
-		s.vals[proc.PWriteBytes] += uint64(r.IntN(64)) * 4096
+		s.vals[sample.PReadBytes] += uint64(r.IntN(64)) * 4096
+		s.vals[sample.PWriteBytes] += uint64(r.IntN(64)) * 4096
 	}
-	s.vals[proc.PVolCtx] += uint64(r.IntN(50))
-	s.vals[proc.PInvolCtx] += uint64(r.IntN(5))
-	return s.at, 1<<proc.NumProcessMetrics - 1, s.vals[:]
+	s.vals[sample.PVolCtx] += uint64(r.IntN(50))
+	s.vals[sample.PInvolCtx] += uint64(r.IntN(5))
+	return s.at, 1<<sample.NumProcessMetrics - 1, s.vals[:]
 }
 
 // fixedSeries is the reference: a plain fixed-width columnar ring (int64
@@ -293,7 +293,7 @@ func (s *synth) next() (time.Time, uint32, []uint64) {
 type fixedSeries struct {
 	at    []int64
 	avail []uint32
-	cols  [proc.NumProcessMetrics][]uint64
+	cols  [sample.NumProcessMetrics][]uint64
 }
 
 func heap() uint64 {
@@ -313,7 +313,7 @@ func BenchmarkTrackedMemory(b *testing.B) {
 		before := heap()
 		rings := make([]*Series, lifetimes)
 		for i := range rings {
-			rings[i] = NewSeries(proc.NumProcessMetrics, procFloat, TrackedCapacity)
+			rings[i] = NewSeries(sample.NumProcessMetrics, procFloat, TrackedCapacity)
 			g := newSynth(uint64(i))
 			for k := 0; k < samples; k++ {
 				rings[i].Append(g.next())
@@ -327,14 +327,14 @@ func BenchmarkTrackedMemory(b *testing.B) {
 		before = heap()
 		worst := make([]*Series, 100)
 		r := rand.New(rand.NewPCG(9, 9))
-		vals := make([]uint64, proc.NumProcessMetrics)
+		vals := make([]uint64, sample.NumProcessMetrics)
 		for i := range worst {
-			worst[i] = NewSeries(proc.NumProcessMetrics, procFloat, TrackedCapacity)
+			worst[i] = NewSeries(sample.NumProcessMetrics, procFloat, TrackedCapacity)
 			for k := 0; k < samples; k++ {
 				for j := range vals {
 					vals[j] = r.Uint64()
 				}
-				worst[i].Append(t0.Add(time.Duration(k)*time.Second), 1<<proc.NumProcessMetrics-1, vals)
+				worst[i].Append(t0.Add(time.Duration(k)*time.Second), 1<<sample.NumProcessMetrics-1, vals)
 			}
 		}
 		worstB := float64(heap()-before) / float64(100*samples)
@@ -368,7 +368,7 @@ func BenchmarkTrackedMemory(b *testing.B) {
 
 // BenchmarkAppend times one Append of a full process sample.
 func BenchmarkAppend(b *testing.B) {
-	s := NewSeries(proc.NumProcessMetrics, procFloat, TrackedCapacity)
+	s := NewSeries(sample.NumProcessMetrics, procFloat, TrackedCapacity)
 	g := newSynth(1)
 	for b.Loop() {
 		s.Append(g.next())
@@ -377,14 +377,14 @@ func BenchmarkAppend(b *testing.B) {
 
 // BenchmarkSummarizeTracked times a summary over a full tracked ring.
 func BenchmarkSummarizeTracked(b *testing.B) {
-	s := NewSeries(proc.NumProcessMetrics, procFloat, TrackedCapacity)
+	s := NewSeries(sample.NumProcessMetrics, procFloat, TrackedCapacity)
 	g := newSynth(1)
 	for range TrackedCapacity {
 		s.Append(g.next())
 	}
 	v := s.View()
 	for b.Loop() {
-		v.Summarize(Interval{}, proc.PRSS)
+		v.Summarize(Interval{}, sample.PRSS)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Identity-pruning rules. Live lifetimes are always retained. A lifetime
@@ -34,14 +34,14 @@ const (
 type NameSpan struct {
 	// At is the time of the first sample that showed this name.
 	At time.Time
-	// Name follows proc.FullName; Comm is the kernel command name; Exe
+	// Name follows sample.FullName; Comm is the kernel command name; Exe
 	// the executable path ("" when unreadable).
 	Name, Comm, Exe string
 }
 
 // Lifetime is what the store knows about one retained process lifetime.
 type Lifetime struct {
-	ID proc.Identity
+	ID sample.Identity
 	// Name, Comm and Exe are the latest (the last span's); Names lists
 	// every span, oldest first (Names[0] is the name at the start of the
 	// retained lifetime, the last one the name at its end).
@@ -55,7 +55,7 @@ type Lifetime struct {
 	UIDKnown  bool
 	// Parent is the verified parent identity at first sight (ok false when
 	// the parent was not in that snapshot or started later).
-	Parent   proc.Identity
+	Parent   sample.Identity
 	ParentOK bool
 	// Tracked says the lifetime is in the tracking scope (name match or an
 	// observed descendant of a tracked lifetime).
@@ -79,7 +79,7 @@ type entry struct {
 type Store struct {
 	mu      sync.Mutex
 	system  *Series
-	procs   map[proc.Identity]*entry
+	procs   map[sample.Identity]*entry
 	names   map[string]bool // lower-cased tracked names
 	lastSeq uint64
 	now     func() time.Time
@@ -89,13 +89,13 @@ type Store struct {
 var procFloat, sysFloat uint32
 
 func init() {
-	for _, m := range proc.ProcessMetrics {
-		if m.Repr == proc.ReprNumber {
+	for _, m := range sample.ProcessMetrics {
+		if m.Repr == sample.ReprNumber {
 			procFloat |= 1 << uint(m.Index)
 		}
 	}
-	for _, m := range proc.SystemMetrics {
-		if m.Repr == proc.ReprNumber {
+	for _, m := range sample.SystemMetrics {
+		if m.Repr == sample.ReprNumber {
 			sysFloat |= 1 << uint(m.Index)
 		}
 	}
@@ -104,17 +104,17 @@ func init() {
 // NewStore returns an empty store.
 func NewStore() *Store {
 	return &Store{
-		system: NewSeries(proc.NumSystemMetrics, sysFloat, TrackedCapacity),
-		procs:  map[proc.Identity]*entry{},
+		system: NewSeries(sample.NumSystemMetrics, sysFloat, TrackedCapacity),
+		procs:  map[sample.Identity]*entry{},
 		names:  map[string]bool{},
 		now:    time.Now,
 	}
 }
 
 // NormalizeName is the tracking-list form of a process name: trimmed and
-// case-folded on exact bytes (proc.FoldBytes; names compare
+// case-folded on exact bytes (sample.FoldBytes; names compare
 // case-insensitively, and a byte that is not UTF-8 stays itself).
-func NormalizeName(n string) string { return proc.FoldBytes(strings.TrimSpace(n)) }
+func NormalizeName(n string) string { return sample.FoldBytes(strings.TrimSpace(n)) }
 
 // nameMatch reports whether any name the lifetime had (by the one name
 // rule, or its comm) is in the tracked list.
@@ -131,18 +131,18 @@ func (st *Store) nameMatch(l *Lifetime) bool {
 // NormalizeName, equal to any name or comm the lifetime had.
 func (l *Lifetime) MatchesAny(want string) bool {
 	for _, n := range l.Names {
-		if proc.MatchesName(n.Name, n.Comm, want) {
+		if sample.MatchesName(n.Name, n.Comm, want) {
 			return true
 		}
 	}
-	return proc.MatchesName(l.Name, l.Comm, want)
+	return sample.MatchesName(l.Name, l.Comm, want)
 }
 
 // Apply stores one published snapshot: appends every process and the
 // system, creates rings for new lifetimes (tracked ones get
 // TrackedCapacity), marks absent lifetimes ended and prunes. Snapshots
 // with a Seq not above the last applied one are ignored.
-func (st *Store) Apply(snap *proc.Snapshot) {
+func (st *Store) Apply(snap *sample.Snapshot) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if snap.Seq != 0 && snap.Seq <= st.lastSeq {
@@ -150,7 +150,7 @@ func (st *Store) Apply(snap *proc.Snapshot) {
 	}
 	st.lastSeq = snap.Seq
 	st.system.Append(snap.Time, snap.System.Avail, snap.System.Vals[:])
-	seen := make(map[proc.Identity]bool, len(snap.Procs))
+	seen := make(map[sample.Identity]bool, len(snap.Procs))
 	var fresh, renamed []*entry
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
@@ -163,7 +163,7 @@ func (st *Store) Apply(snap *proc.Snapshot) {
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				e.Parent, e.ParentOK = par.ID(), true
 			}
-			e.series = NewSeries(proc.NumProcessMetrics, procFloat, UntrackedCapacity)
+			e.series = NewSeries(sample.NumProcessMetrics, procFloat, UntrackedCapacity)
 			st.procs[id] = e
 			fresh = append(fresh, e)
 		}
@@ -257,7 +257,7 @@ func (st *Store) prune() {
 // Loss is history that a tracking change would discard: a lifetime whose
 // ring shrinks below its retained sample count.
 type Loss struct {
-	ID      proc.Identity
+	ID      sample.Identity
 	Name    string
 	Discard int // samples that would be discarded
 }
@@ -300,7 +300,7 @@ func (st *Store) PreviewTracking(names []string) []Loss {
 	for _, n := range names {
 		probe.names[NormalizeName(n)] = true
 	}
-	memo := map[proc.Identity]bool{}
+	memo := map[sample.Identity]bool{}
 	var tracked func(e *entry, depth int) bool
 	tracked = func(e *entry, depth int) bool {
 		if v, ok := memo[e.ID]; ok {
@@ -366,7 +366,7 @@ func (st *Store) Lifetimes() []Lifetime {
 
 // Process returns a frozen view of one lifetime's ring and its facts; ok
 // false when the identity is not retained (never resolved by PID or name).
-func (st *Store) Process(id proc.Identity) (*View, Lifetime, bool) {
+func (st *Store) Process(id sample.Identity) (*View, Lifetime, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	e := st.procs[id]

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 type fakeProc struct {
@@ -16,11 +16,11 @@ type fakeProc struct {
 	rss   uint64
 }
 
-func snapOf(seq uint64, at time.Time, ps ...fakeProc) *proc.Snapshot {
-	s := &proc.Snapshot{Seq: seq, Time: at}
+func snapOf(seq uint64, at time.Time, ps ...fakeProc) *sample.Snapshot {
+	s := &sample.Snapshot{Seq: seq, Time: at}
 	for _, f := range ps {
-		p := proc.Process{PID: f.pid, PPID: f.ppid, StartTicks: f.ticks, Name: f.name}
-		p.Set(proc.PRSS, f.rss)
+		p := sample.Process{PID: f.pid, PPID: f.ppid, StartTicks: f.ticks, Name: f.name}
+		p.Set(sample.PRSS, f.rss)
 		s.Procs = append(s.Procs, p)
 	}
 	// sorted by PID as the collector publishes
@@ -29,7 +29,7 @@ func snapOf(seq uint64, at time.Time, ps ...fakeProc) *proc.Snapshot {
 			s.Procs[j], s.Procs[j-1] = s.Procs[j-1], s.Procs[j]
 		}
 	}
-	s.System.Set(proc.SProcesses, uint64(len(ps)))
+	s.System.Set(sample.SProcesses, uint64(len(ps)))
 	return s
 }
 
@@ -44,20 +44,20 @@ func TestStoreReusedPID(t *testing.T) {
 	young := fakeProc{pid: 4242, ppid: 1, ticks: 900, name: "worker", rss: 999}
 	st.Apply(snapOf(3, t0.Add(2*time.Second), young))
 
-	v, lt, ok := st.Process(proc.Identity{PID: 4242, StartTicks: 100})
+	v, lt, ok := st.Process(sample.Identity{PID: 4242, StartTicks: 100})
 	if !ok || !lt.Ended || v.Len() != 2 {
 		t.Fatalf("old lifetime: ok %v ended %v len %d", ok, lt.Ended, v.Len())
 	}
-	for _, s := range v.Raw(Interval{}, []int{proc.PRSS}) {
+	for _, s := range v.Raw(Interval{}, []int{sample.PRSS}) {
 		if s.Vals[0] != 111 {
 			t.Fatalf("old lifetime holds a sample of the new one: %d", s.Vals[0])
 		}
 	}
-	v2, lt2, _ := st.Process(proc.Identity{PID: 4242, StartTicks: 900})
+	v2, lt2, _ := st.Process(sample.Identity{PID: 4242, StartTicks: 900})
 	if lt2.Ended || v2.Len() != 1 {
 		t.Fatalf("new lifetime: %+v", lt2)
 	}
-	if _, _, ok := st.Process(proc.Identity{PID: 4242, StartTicks: 500}); ok {
+	if _, _, ok := st.Process(sample.Identity{PID: 4242, StartTicks: 500}); ok {
 		t.Fatal("an identity never seen resolved")
 	}
 	if n := len(st.Lifetimes()); n != 2 {
@@ -128,7 +128,7 @@ func TestStorePruning(t *testing.T) {
 	if n := len(st.Lifetimes()); n != MaxEndedUntracked {
 		t.Fatalf("ended untracked retained %d, want %d", n, MaxEndedUntracked)
 	}
-	if _, _, ok := st.Process(proc.Identity{PID: 1000, StartTicks: 1}); ok {
+	if _, _, ok := st.Process(sample.Identity{PID: 1000, StartTicks: 1}); ok {
 		t.Fatal("the oldest ended lifetime was kept")
 	}
 	now = now.Add(EndedUntrackedAge + time.Minute)
@@ -153,13 +153,13 @@ func BenchmarkStoreTrackedMemory(b *testing.B) {
 		before := heap()
 		st := NewStore()
 		st.SetTracking([]string{"svc"})
-		snap := &proc.Snapshot{Procs: make([]proc.Process, procs)}
+		snap := &sample.Snapshot{Procs: make([]sample.Process, procs)}
 		for k := 0; k < samples; k++ {
-			s := &proc.Snapshot{Seq: uint64(k + 1), Procs: snap.Procs}
+			s := &sample.Snapshot{Seq: uint64(k + 1), Procs: snap.Procs}
 			for i, g := range gens {
 				at, av, vals := g.next()
 				p := &s.Procs[i]
-				*p = proc.Process{PID: int32(100 + i), PPID: 1, StartTicks: uint64(i + 1), Name: "svc", Avail: av}
+				*p = sample.Process{PID: int32(100 + i), PPID: 1, StartTicks: uint64(i + 1), Name: "svc", Avail: av}
 				copy(p.Vals[:], vals)
 				s.Time = at
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/jobs"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // CaptureConfig supplies the job limits and clock of each new Host's
@@ -154,10 +154,10 @@ type startArgs struct {
 
 // resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
 // lifetime, REFERENCE_INVALID for another instance).
-func (h *Host) resolve(ref string) (proc.Identity, error) {
+func (h *Host) resolve(ref string) (sample.Identity, error) {
 	p, _, err := h.ResolveLive(ref)
 	if err != nil {
-		return proc.Identity{}, err
+		return sample.Identity{}, err
 	}
 	return p.ID(), nil
 }
@@ -208,8 +208,8 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 		if err != nil {
 			return nil, err
 		}
-		fn := map[string]func(context.Context, proc.Identity) (*capture.Capture, error){
-			capture.KindOpenFiles: func(ctx context.Context, id proc.Identity) (*capture.Capture, error) {
+		fn := map[string]func(context.Context, sample.Identity) (*capture.Capture, error){
+			capture.KindOpenFiles: func(ctx context.Context, id sample.Identity) (*capture.Capture, error) {
 				return capture.OpenFilesFiltered(ctx, id, filter)
 			},
 			capture.KindModules: capture.Modules,
@@ -424,7 +424,7 @@ func containsStr(s []string, v string) bool {
 // addParentRef labels the parent of a process_info row as list_processes
 // does: verified (with its process_ref) when the latest snapshot has the
 // parent PID with a start strictly before the child's, else unknown.
-func (h *Host) addParentRef(c *capture.Capture, child proc.Identity) {
+func (h *Host) addParentRef(c *capture.Capture, child sample.Identity) {
 	for i := range c.Rows {
 		for fi := range c.Rows[i].Fields {
 			f := &c.Rows[i].Fields[fi]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // installHistory feeds every published snapshot into the store and serves
@@ -133,14 +133,14 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		e.Field = "/from"
 		return nil, e
 	}
-	kind := proc.TargetSystem
+	kind := sample.TargetSystem
 	var target map[string]any
 	var view *history.View
 	if a.Target == nil || a.Target.System {
 		view = inv.store.System()
 		target = map[string]any{"system": true}
 	} else {
-		kind = proc.TargetProcess
+		kind = sample.TargetProcess
 		id, err := h.ParseRef(a.Target.ProcessRef)
 		if err != nil {
 			contract.AsError(err).Field = "/target/process_ref"
@@ -167,10 +167,10 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		addText(target, "comm", lt.Comm)
 		target["names"] = nameSpans(lt.Names)
 	}
-	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	metrics := make([]sample.Metric, 0, len(a.MetricIDs))
 	slots := make([]int, 0, len(a.MetricIDs))
 	for i, id := range a.MetricIDs {
-		m, ok := proc.LookupMetric(id)
+		m, ok := sample.LookupMetric(id)
 		if !ok || m.Target != kind {
 			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
 			if ok && a.Target == nil {
@@ -315,7 +315,7 @@ const MaxHistorySeconds = 86400
 // between them; it differs from delta, which needs values at both exact
 // requested endpoints. Integer means are exact rationals of decimal
 // strings; integer deltas and changes are signed decimal strings.
-func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
+func summaryJSON(m sample.Metric, s history.Summary) map[string]any {
 	out := map[string]any{"sample_count": s.SampleCount, "available_value_count": s.Available, "missing_value_count": s.Missing}
 	if s.Available == 0 {
 		return out
@@ -324,7 +324,7 @@ func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 	out["min"], out["max"] = enc(s.Min), enc(s.Max)
 	out["first"] = map[string]any{"value": enc(s.First), "at": contract.TS(history.MsTime(s.FirstAt))}
 	out["last"] = map[string]any{"value": enc(s.Last), "at": contract.TS(history.MsTime(s.LastAt))}
-	if m.Repr == proc.ReprInteger {
+	if m.Repr == sample.ReprInteger {
 		n, d, _ := s.MeanRational()
 		out["mean"] = map[string]any{"numerator": n, "denominator": d}
 		if s.HasDelta {
@@ -332,10 +332,10 @@ func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 		}
 		out["first_to_last_change"] = new(big.Int).Sub(new(big.Int).SetUint64(s.Last), new(big.Int).SetUint64(s.First)).String()
 	} else {
-		out["first_to_last_change"] = proc.AsFloat(s.Last) - proc.AsFloat(s.First)
+		out["first_to_last_change"] = sample.AsFloat(s.Last) - sample.AsFloat(s.First)
 		out["mean"] = s.FloatSum / float64(s.Available)
 		if s.HasDelta {
-			out["delta"] = proc.AsFloat(s.DeltaTo) - proc.AsFloat(s.DeltaFrom)
+			out["delta"] = sample.AsFloat(s.DeltaTo) - sample.AsFloat(s.DeltaFrom)
 		}
 	}
 	out["first_to_last_ms"] = s.LastAt - s.FirstAt
@@ -343,9 +343,9 @@ func summaryJSON(m proc.Metric, s history.Summary) map[string]any {
 }
 
 // addText sets m[key] to the display form of s and, when that is lossy,
-// m[key+"_bytes"] to its exact bytes (proc.TextFields).
+// m[key+"_bytes"] to its exact bytes (sample.TextFields).
 func addText(m map[string]any, key, s string) {
-	proc.TextFields(key, s, func(k string, v any) { m[k] = v })
+	sample.TextFields(key, s, func(k string, v any) { m[k] = v })
 }
 
 // nameSpans is a history target's names: every name the lifetime had,
@@ -372,7 +372,7 @@ func nameSpans(spans []history.NameSpan) []any {
 // the values of the requested metrics (metrics[k] is the sample's slot k)
 // and every metric without a value listed as unknown, never as zero. Live
 // history and saved logs share it.
-func rawHistoryRows(samples []history.Sample, metrics []proc.Metric) ([]json.RawMessage, error) {
+func rawHistoryRows(samples []history.Sample, metrics []sample.Metric) ([]json.RawMessage, error) {
 	rows := make([]json.RawMessage, 0, len(samples))
 	for _, smp := range samples {
 		vals, unav := map[string]any{}, map[string]any{}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // TestHistoryBeyondRetainedCoverage: counts stay as seed 000 section 6
@@ -15,8 +15,8 @@ import (
 // mode and on every raw page); a request inside it is complete.
 func TestHistoryBeyondRetainedCoverage(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	step := func(s *proc.Snapshot) { s.System.Set(proc.SMemTotal, 10) }
-	c := &scripted{t0: t0, steps: []func(*proc.Snapshot){step, step, step, step}}
+	step := func(s *sample.Snapshot) { s.System.Set(sample.SMemTotal, 10) }
+	c := &scripted{t0: t0, steps: []func(*sample.Snapshot){step, step, step, step}}
 	h := testHost(t, time.Hour, c)
 	h.Sampler().Step()
 	h.Sampler().Step()

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Method answers one proc tool for a session. args are schema-valid (the
@@ -29,8 +29,8 @@ type Options struct {
 	// Version is the application version (get_status, IPC welcome).
 	Version string
 	// Collector overrides the platform collector (tests).
-	Collector proc.Collector
-	// Interval overrides the sampling period (0 = proc.Interval).
+	Collector sample.Collector
+	// Interval overrides the sampling period (0 = sample.Interval).
 	Interval time.Duration
 }
 
@@ -42,7 +42,7 @@ type Host struct {
 	Version    string
 	Started    time.Time
 
-	sampler *proc.Sampler
+	sampler *sample.Sampler
 	refs    *refCodec
 	cursors *contract.CursorCodec
 
@@ -64,7 +64,7 @@ func New(opts Options) (*Host, error) {
 	c := opts.Collector
 	if c == nil {
 		var err error
-		if c, err = proc.NewCollector(); err != nil {
+		if c, err = sample.NewCollector(); err != nil {
 			return nil, fmt.Errorf("open process collector: %w", err)
 		}
 	}
@@ -76,7 +76,7 @@ func New(opts Options) (*Host, error) {
 		InstanceID: hex.EncodeToString(id),
 		Version:    opts.Version,
 		Started:    time.Now(),
-		sampler:    proc.NewSampler(c, opts.Interval),
+		sampler:    sample.NewSampler(c, opts.Interval),
 		cursors:    contract.NewCursorCodec(nil),
 		methods:    map[string]Method{},
 		sessions:   map[string]*Session{},
@@ -200,7 +200,7 @@ func (h *Host) Stop() {
 }
 
 // Sampler returns the host's sampler.
-func (h *Host) Sampler() *proc.Sampler { return h.sampler }
+func (h *Host) Sampler() *sample.Sampler { return h.sampler }
 
 // Cursors returns the host's cursor codec (cursors die with the instance).
 func (h *Host) Cursors() *contract.CursorCodec { return h.cursors }

@@ -15,12 +15,12 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // testHost starts a host sampling every interval with inquest.toml in a
 // temporary directory.
-func testHost(t *testing.T, interval time.Duration, c proc.Collector) *Host {
+func testHost(t *testing.T, interval time.Duration, c sample.Collector) *Host {
 	t.Helper()
 	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
 	h, err := New(Options{Version: "test", Interval: interval, Collector: c})
@@ -199,7 +199,7 @@ func TestRefNeverResolvesToReusedPID(t *testing.T) {
 	defer func() { child.Process.Kill(); child.Wait() }()
 	refOfPID(t, h, s, child.Process.Pid)
 	live := h.Sampler().Latest().Find(int32(child.Process.Pid))
-	ghost := proc.Identity{PID: live.PID, StartTicks: live.StartTicks - 1} // an earlier lifetime of the same PID
+	ghost := sample.Identity{PID: live.PID, StartTicks: live.StartTicks - 1} // an earlier lifetime of the same PID
 	ref := h.Ref(ghost)
 	_, _, err := call(t, h, s, "get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": ref}}})
 	wantCode(t, err, contract.CodeProcessExited)
@@ -225,16 +225,18 @@ func TestRefNeverResolvesToReusedPID(t *testing.T) {
 type scripted struct {
 	mu    sync.Mutex
 	t0    time.Time
-	steps []func(*proc.Snapshot)
+	steps []func(*sample.Snapshot)
 	n     int
 }
 
-func (c *scripted) Platform() proc.Platform { return proc.Platform{OS: "test", Collector: "scripted"} }
+func (c *scripted) Platform() sample.Platform {
+	return sample.Platform{OS: "test", Collector: "scripted"}
+}
 
-func (c *scripted) Collect(prev *proc.Snapshot) (*proc.Snapshot, error) {
+func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap := &proc.Snapshot{Time: c.t0.Add(time.Duration(c.n) * time.Second)}
+	snap := &sample.Snapshot{Time: c.t0.Add(time.Duration(c.n) * time.Second)}
 	if prev != nil {
 		snap.Seq = prev.Seq + 1
 	}
@@ -250,16 +252,16 @@ func (c *scripted) Collect(prev *proc.Snapshot) (*proc.Snapshot, error) {
 func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	huge := uint64(1)<<60 + 7
-	set := func(total *uint64, avail uint64) func(*proc.Snapshot) {
-		return func(s *proc.Snapshot) {
+	set := func(total *uint64, avail uint64) func(*sample.Snapshot) {
+		return func(s *sample.Snapshot) {
 			if total != nil {
-				s.System.Set(proc.SMemTotal, *total)
+				s.System.Set(sample.SMemTotal, *total)
 			}
-			s.System.Set(proc.SMemAvailable, avail)
+			s.System.Set(sample.SMemAvailable, avail)
 		}
 	}
 	v10, v0, v20 := uint64(10), uint64(0), uint64(20)
-	c := &scripted{t0: t0, steps: []func(*proc.Snapshot){set(&v10, huge), set(nil, huge+1), set(&v0, huge+3), set(&v20, ^uint64(0))}}
+	c := &scripted{t0: t0, steps: []func(*sample.Snapshot){set(&v10, huge), set(nil, huge+1), set(&v0, huge+3), set(&v20, ^uint64(0))}}
 	h := testHost(t, time.Hour, c)
 	h.Sampler().Step()
 	h.Sampler().Step()

@@ -17,8 +17,8 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/inquest-dev/inquest/internal/recording"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Saved-log analysis (seed 000 section 10): open_log loads a recording in
@@ -498,17 +498,17 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMe
 			if f.PID != nil && p.PID != *f.PID {
 				continue
 			}
-			if f.Name != "" && !proc.ContainsFold(p.Name, f.Name) {
+			if f.Name != "" && !sample.ContainsFold(p.Name, f.Name) {
 				continue
 			}
-			if f.Path != "" && (p.Exe == "" || !proc.ContainsFold(p.Exe, f.Path)) {
+			if f.Path != "" && (p.Exe == "" || !sample.ContainsFold(p.Exe, f.Path)) {
 				continue
 			}
 		}
 		list = append(list, p)
 	}
 	if a.Sort == "name" {
-		sort.SliceStable(list, func(i, j int) bool { return proc.FoldBytes(list[i].Name) < proc.FoldBytes(list[j].Name) })
+		sort.SliceStable(list, func(i, j int) bool { return sample.FoldBytes(list[i].Name) < sample.FoldBytes(list[j].Name) })
 	}
 	fields := a.Projection
 	if len(fields) == 0 {
@@ -550,7 +550,7 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMe
 				}
 			case "user":
 				if p.UIDKnown {
-					row[f] = proc.UserName(p.UID)
+					row[f] = sample.UserName(p.UID)
 				} else {
 					row[f] = nil
 				}
@@ -617,9 +617,9 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 	if len(targets) == 0 {
 		targets = []metricTarget{{System: true}}
 	}
-	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	metrics := make([]sample.Metric, 0, len(a.MetricIDs))
 	for _, id := range a.MetricIDs {
-		m, ok := proc.LookupMetric(id)
+		m, ok := sample.LookupMetric(id)
 		if !ok {
 			return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown metric id; list_metrics gives the catalog")
 		}
@@ -629,9 +629,9 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 	failed := 0
 	var firstErr error
 	for ti, t := range targets {
-		kind := proc.TargetProcess
+		kind := sample.TargetProcess
 		if t.System {
-			kind = proc.TargetSystem
+			kind = sample.TargetSystem
 		}
 		for _, m := range metrics {
 			if m.Target != kind {
@@ -641,11 +641,11 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 			}
 		}
 		values, unav := map[string]any{}, map[string]any{}
-		sample := map[string]any{}
+		row := map[string]any{}
 		var avail uint32
 		var vals []uint64
 		if t.System {
-			sample["target"] = map[string]any{"system": true}
+			row["target"] = map[string]any{"system": true}
 			avail, vals = lg.FinalSystem.Avail, lg.FinalSystem.Vals[:]
 		} else {
 			field := "/targets/" + itoa(ti) + "/process_ref"
@@ -666,7 +666,7 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 				samples = append(samples, map[string]any{"target": map[string]any{"process_ref": t.ProcessRef}, "error": contract.AsError(err)})
 				continue
 			}
-			sample["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
+			row["target"] = map[string]any{"process_ref": t.ProcessRef, "pid": p.PID, "name": p.Name}
 			avail, vals = p.Final.Avail, p.Final.Vals[:]
 		}
 		for _, m := range metrics {
@@ -676,8 +676,8 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 				unav[m.ID] = "unknown"
 			}
 		}
-		sample["values"], sample["unavailable"] = values, unav
-		samples = append(samples, sample)
+		row["values"], row["unavailable"] = values, unav
+		samples = append(samples, row)
 	}
 	if failed == len(targets) {
 		return nil, firstErr
@@ -737,14 +737,14 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 		e.Field = "/from"
 		return nil, e
 	}
-	kind := proc.TargetSystem
+	kind := sample.TargetSystem
 	var target map[string]any
 	var view *history.View
 	if a.Target == nil || a.Target.System {
 		view = l.log.System.View()
 		target = map[string]any{"system": true}
 	} else {
-		kind = proc.TargetProcess
+		kind = sample.TargetProcess
 		p, err := lh.parseProcRef(l, a.Target.ProcessRef, "/target/process_ref")
 		if err != nil {
 			return nil, err
@@ -752,10 +752,10 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 		view = p.Series.View()
 		target = map[string]any{"process_ref": a.Target.ProcessRef, "pid": p.PID, "name": p.Name, "start_time": contract.TS(p.StartTime), "lifecycle": "unknown"}
 	}
-	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	metrics := make([]sample.Metric, 0, len(a.MetricIDs))
 	slots := make([]int, 0, len(a.MetricIDs))
 	for i, id := range a.MetricIDs {
-		m, ok := proc.LookupMetric(id)
+		m, ok := sample.LookupMetric(id)
 		if !ok || m.Target != kind {
 			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a %s metric; list_metrics gives the catalog", i, kind)
 			e.Field = "/metric_ids/" + itoa(i)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/inquest-dev/inquest/internal/recording"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 var logT0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -36,24 +36,24 @@ func writeLog(t *testing.T, path string, frames int, pdefs []recording.MetricDef
 		t.Fatal(err)
 	}
 	for k := 0; k < frames; k++ {
-		s := &proc.Snapshot{Seq: uint64(k + 1), Time: logT0.Add(time.Duration(k) * 5 * time.Second)}
+		s := &sample.Snapshot{Seq: uint64(k + 1), Time: logT0.Add(time.Duration(k) * 5 * time.Second)}
 		for _, pid := range []int32{10, 11, 12} {
 			if pid == 11 && k == frames-1 {
 				continue
 			}
-			p := proc.Process{PID: pid, PPID: 1, StartTicks: uint64(pid) * 100, StartTime: logT0.Add(-time.Minute), Name: "app", Exe: "/opt/app"}
+			p := sample.Process{PID: pid, PPID: 1, StartTicks: uint64(pid) * 100, StartTime: logT0.Add(-time.Minute), Name: "app", Exe: "/opt/app"}
 			if pid == 12 {
 				p.PPID = 10
 			}
-			p.Set(proc.PRSS, uint64(1000*(k+1))*uint64(pid))
-			p.Set(proc.PThreads, 4)
+			p.Set(sample.PRSS, uint64(1000*(k+1))*uint64(pid))
+			p.Set(sample.PThreads, 4)
 			if k%2 == 0 {
-				p.Set(proc.PFDs, uint64(k)) // measured zero at k == 0
+				p.Set(sample.PFDs, uint64(k)) // measured zero at k == 0
 			}
 			s.Procs = append(s.Procs, p)
 		}
-		s.System.Set(proc.SMemUsed, uint64(k))
-		procs := make([]*proc.Process, len(s.Procs))
+		s.System.Set(sample.SMemUsed, uint64(k))
+		procs := make([]*sample.Process, len(s.Procs))
 		for i := range s.Procs {
 			procs[i] = &s.Procs[i]
 		}
@@ -105,7 +105,7 @@ func TestLogSource(t *testing.T) {
 	// does not know; interrupted (no end record).
 	pdefs, _ := recording.Catalog()
 	pdefs = slices.DeleteFunc(pdefs, func(d recording.MetricDef) bool { return d.ID == "threads" })
-	pdefs = append(pdefs, recording.MetricDef{Slot: proc.NumProcessMetrics, ID: "future_metric", Unit: "count", Repr: proc.ReprInteger})
+	pdefs = append(pdefs, recording.MetricDef{Slot: sample.NumProcessMetrics, ID: "future_metric", Unit: "count", Repr: sample.ReprInteger})
 	writeLog(t, filepath.Join(dir, "b.LOG"), 3, pdefs, false)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(dir, "junk.log"), []byte("not a recording"), 0o600)

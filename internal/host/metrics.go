@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // MaxMetricTargets is the most targets one get_metrics call takes, system
@@ -27,9 +27,9 @@ type metricTarget struct {
 // EncodeValue renders a metric slot by its representation: integers as
 // decimal strings, numbers as JSON numbers; a non-finite number is
 // reported unavailable (ok false).
-func EncodeValue(m proc.Metric, v uint64) (any, bool) {
-	if m.Repr == proc.ReprNumber {
-		f := proc.AsFloat(v)
+func EncodeValue(m sample.Metric, v uint64) (any, bool) {
+	if m.Repr == sample.ReprNumber {
+		f := sample.AsFloat(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, false
 		}
@@ -50,9 +50,9 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 	if len(targets) > MaxMetricTargets {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "at most %d targets per call", MaxMetricTargets)
 	}
-	metrics := make([]proc.Metric, 0, len(a.MetricIDs))
+	metrics := make([]sample.Metric, 0, len(a.MetricIDs))
 	for i, id := range a.MetricIDs {
-		m, ok := proc.LookupMetric(id)
+		m, ok := sample.LookupMetric(id)
 		if !ok {
 			e := contract.Errorf(contract.CodeInvalidArgument, "metric_ids/%d is not a known metric id; list_metrics gives the catalog", i)
 			e.Field = "/metric_ids/" + itoa(i)
@@ -68,9 +68,9 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 	var firstErr error
 	failed := 0
 	for ti, t := range targets {
-		kind := proc.TargetProcess
+		kind := sample.TargetProcess
 		if t.System {
-			kind = proc.TargetSystem
+			kind = sample.TargetSystem
 		}
 		for mi, m := range metrics {
 			if m.Target != kind {
@@ -88,17 +88,17 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 		}
 		values := map[string]any{}
 		unavailable := map[string]any{}
-		sample := map[string]any{}
+		row := map[string]any{}
 		if t.System {
-			sample["target"] = map[string]any{"system": true}
+			row["target"] = map[string]any{"system": true}
 			for _, m := range metrics {
 				if v, ok := EncodeValue(m, snap.System.Vals[m.Index]); ok && snap.System.Has(m.Index) {
 					values[m.ID] = v
 				} else {
 					unavailable[m.ID] = "unknown"
 				}
-				if m.Index == proc.SCPUPercent && snap.System.CoreCPUPercent != nil {
-					sample["core_cpu_percent"] = snap.System.CoreCPUPercent
+				if m.Index == sample.SCPUPercent && snap.System.CoreCPUPercent != nil {
+					row["core_cpu_percent"] = snap.System.CoreCPUPercent
 				}
 			}
 		} else {
@@ -116,7 +116,7 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 			tgt := map[string]any{"process_ref": t.ProcessRef, "pid": p.PID}
 			addText(tgt, "name", p.Name)
 			addText(tgt, "comm", p.Comm)
-			sample["target"] = tgt
+			row["target"] = tgt
 			for _, m := range metrics {
 				if v, ok := EncodeValue(m, p.Vals[m.Index]); ok && p.Has(m.Index) {
 					values[m.ID] = v
@@ -125,9 +125,9 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) 
 				}
 			}
 		}
-		sample["values"] = values
-		sample["unavailable"] = unavailable
-		samples = append(samples, sample)
+		row["values"] = values
+		row["unavailable"] = unavailable
+		samples = append(samples, row)
 	}
 	if failed == len(targets) {
 		return nil, firstErr

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // FuzzParseThreshold: any JSON gives an exact rational or a typed
@@ -16,7 +16,7 @@ func FuzzParseThreshold(f *testing.F) {
 	for _, s := range []string{`"150000000"`, `1.5`, `-3`, `"18446744073709551617"`, `1e400`, `"abc"`, `null`, `{}`, `"1/3"`, `1e999999999`, `"-1E-999999"`, `9007199254740993`} {
 		f.Add([]byte(s))
 	}
-	m, _ := proc.LookupMetric("rss_bytes")
+	m, _ := sample.LookupMetric("rss_bytes")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseThreshold(json.RawMessage(b), m)
 		if err != nil {

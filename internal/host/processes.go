@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // ProcessFields are the projectable list_processes row fields. command_line
 // and user appear only when projected explicitly (seed 000 section 7).
 //
-// name follows the one name rule (proc.FullName) and comm is the kernel's
+// name follows the one name rule (sample.FullName) and comm is the kernel's
 // command name; name, comm and path carry name_bytes, comm_bytes and
 // path_bytes (base64 of the exact bytes) beside them when their JSON
 // string is lossy; path_deleted says the executable was unlinked after
@@ -37,7 +37,7 @@ type listProcessesArgs struct {
 // filter is list_processes' filter. Name matches a lifetime's name, its
 // comm, or any name it had earlier in its lifetime (before an exec); the
 // *_bytes forms carry base64 of a query that is not valid UTF-8. Every
-// match compares exact bytes (proc.ContainsFold).
+// match compares exact bytes (sample.ContainsFold).
 type filter struct {
 	Name      string `json:"name"`
 	NameBytes string `json:"name_bytes"`
@@ -49,7 +49,7 @@ type filter struct {
 // Retained is one lifetime known to retained history: what list_processes
 // needs for scope retained/all.
 type Retained struct {
-	ID   proc.Identity
+	ID   sample.Identity
 	Name string
 	// Comm is the latest kernel command name; Names every name and comm
 	// the lifetime had (exec changes them), oldest first.
@@ -76,7 +76,7 @@ func (h *Host) SetRetained(fn RetainedFunc) {
 
 // procRow is one list_processes row before projection.
 type procRow struct {
-	id        proc.Identity
+	id        sample.Identity
 	name      string
 	comm      string
 	names     []string // earlier names of the lifetime (history)
@@ -95,7 +95,7 @@ type procRow struct {
 	hasHist   bool
 	// p is the row's process in the latest snapshot (nil for a
 	// history-only lifetime): the source of a metric sort's value.
-	p *proc.Process
+	p *sample.Process
 }
 
 func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -118,11 +118,11 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	h.mu.Lock()
 	retainedFn := h.retained
 	h.mu.Unlock()
-	rows := map[proc.Identity]*procRow{}
+	rows := map[sample.Identity]*procRow{}
 	if scope == "live" || scope == "all" {
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
 				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -149,7 +149,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 			}
 			if scope == "retained" {
 				if p := snap.Lookup(rt.ID); p != nil {
-					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: proc.StateName(p.State),
+					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
 						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
 					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 						r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -196,13 +196,13 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		fields = defaultProcessFields
 	}
 	// The row values: the sort metric (when sorting by one) and metric_ids.
-	var rowMetrics []proc.Metric
+	var rowMetrics []sample.Metric
 	if byMetric {
 		rowMetrics = append(rowMetrics, sortMetric)
 	}
 	for i, id := range a.MetricIDs {
-		m, ok := proc.LookupMetric(id)
-		if !ok || m.Target != proc.TargetProcess {
+		m, ok := sample.LookupMetric(id)
+		if !ok || m.Target != sample.TargetProcess {
 			return nil, invalidAt("/metric_ids/"+strconv.Itoa(i), "metric_ids must be process metric ids (list_metrics)")
 		}
 		if !byMetric || m.ID != sortMetric.ID {
@@ -267,16 +267,16 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 		case "pid":
 			row[f] = r.id.PID
 		case "name":
-			proc.TextFields(f, r.name, func(k string, v any) { row[k] = v })
+			sample.TextFields(f, r.name, func(k string, v any) { row[k] = v })
 		case "comm":
 			if r.comm != "" {
-				proc.TextFields(f, r.comm, func(k string, v any) { row[k] = v })
+				sample.TextFields(f, r.comm, func(k string, v any) { row[k] = v })
 			} else {
 				row[f] = nil
 			}
 		case "path":
 			if r.path != "" {
-				proc.TextFields(f, r.path, func(k string, v any) { row[k] = v })
+				sample.TextFields(f, r.path, func(k string, v any) { row[k] = v })
 			} else {
 				row[f] = nil
 			}
@@ -305,7 +305,7 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 			}
 		case "user":
 			if r.uidKnown {
-				row[f] = proc.UserName(r.uid)
+				row[f] = sample.UserName(r.uid)
 			} else {
 				row[f] = nil
 			}
@@ -324,7 +324,7 @@ func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool
 				row[f] = map[string]any{"unavailable": "process_not_live"}
 				continue
 			}
-			argv, err := proc.CommandLine(r.id)
+			argv, err := sample.CommandLine(r.id)
 			if err != nil {
 				row[f] = map[string]any{"unavailable": "unreadable"}
 				failed = true
@@ -350,14 +350,14 @@ func (r *procRow) lifecycle() string {
 	return "unknown"
 }
 
-// matchName reports whether every query of qs occurs (proc.ContainsFold)
+// matchName reports whether every query of qs occurs (sample.ContainsFold)
 // in one of the row's names: its name, its comm, or a name it had earlier
 // in its lifetime. No query matches.
 func (r *procRow) matchName(qs []string) bool {
 	for _, q := range qs {
-		ok := proc.ContainsFold(r.name, q) || (r.comm != "" && proc.ContainsFold(r.comm, q))
+		ok := sample.ContainsFold(r.name, q) || (r.comm != "" && sample.ContainsFold(r.comm, q))
 		for _, n := range r.names {
-			ok = ok || proc.ContainsFold(n, q)
+			ok = ok || sample.ContainsFold(n, q)
 		}
 		if !ok {
 			return false
@@ -366,10 +366,10 @@ func (r *procRow) matchName(qs []string) bool {
 	return true
 }
 
-// allContain reports whether every query occurs in s (proc.ContainsFold).
+// allContain reports whether every query occurs in s (sample.ContainsFold).
 func allContain(s string, qs []string) bool {
 	for _, q := range qs {
-		if !proc.ContainsFold(s, q) {
+		if !sample.ContainsFold(s, q) {
 			return false
 		}
 	}
@@ -385,7 +385,7 @@ func queries(text, b64, field string) ([]string, error) {
 		out = append(out, text)
 	}
 	if b64 != "" {
-		q, err := proc.DecodeBytes(b64)
+		q, err := sample.DecodeBytes(b64)
 		if err != nil || q == "" {
 			e := contract.Errorf(contract.CodeInvalidArgument, "%s must be standard padded base64 of a non-empty query", field[len("/filter/"):])
 			e.Field = field

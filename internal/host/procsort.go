@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // sortProcessRows orders list_processes rows by pid (default), name or a
@@ -15,14 +15,14 @@ import (
 // lifetime, which has no current value) come after every row with one, in
 // pid order, whatever the order. Ties break by identity (pid, then start).
 // It returns the sort metric and whether the sort is by a metric.
-func sortProcessRows(list []*procRow, by, order string) (proc.Metric, bool, error) {
-	var m proc.Metric
+func sortProcessRows(list []*procRow, by, order string) (sample.Metric, bool, error) {
+	var m sample.Metric
 	byMetric := false
 	switch by {
 	case "", "pid", "name":
 	default:
-		mm, ok := proc.LookupMetric(by)
-		if !ok || mm.Target != proc.TargetProcess {
+		mm, ok := sample.LookupMetric(by)
+		if !ok || mm.Target != sample.TargetProcess {
 			return m, false, invalidAt("/sort", "sort must be pid, name or a process metric id (list_metrics)")
 		}
 		m, byMetric = mm, true
@@ -62,7 +62,7 @@ func sortProcessRows(list []*procRow, by, order string) (proc.Metric, bool, erro
 	case by == "name":
 		sort.SliceStable(list, func(i, j int) bool {
 			x, y := list[i], list[j]
-			if c := strings.Compare(proc.FoldBytes(x.name), proc.FoldBytes(y.name)); c != 0 {
+			if c := strings.Compare(sample.FoldBytes(x.name), sample.FoldBytes(y.name)); c != 0 {
 				return (c > 0) == desc
 			}
 			return byID(x, y)
@@ -80,13 +80,13 @@ func sortProcessRows(list []*procRow, by, order string) (proc.Metric, bool, erro
 
 // sortValue returns the row's value of m in the latest snapshot (ok false
 // when unmeasured, non-finite, or the row is history-only).
-func sortValue(m proc.Metric, r *procRow) (uint64, bool) {
+func sortValue(m sample.Metric, r *procRow) (uint64, bool) {
 	if r.p == nil || !r.p.Has(m.Index) {
 		return 0, false
 	}
 	v := r.p.Vals[m.Index]
-	if m.Repr == proc.ReprNumber {
-		f := proc.AsFloat(v)
+	if m.Repr == sample.ReprNumber {
+		f := sample.AsFloat(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, false
 		}
@@ -94,9 +94,9 @@ func sortValue(m proc.Metric, r *procRow) (uint64, bool) {
 	return v, true
 }
 
-func cmpSlot(m proc.Metric, a, b uint64) int {
-	if m.Repr == proc.ReprNumber {
-		fa, fb := proc.AsFloat(a), proc.AsFloat(b)
+func cmpSlot(m sample.Metric, a, b uint64) int {
+	if m.Repr == sample.ReprNumber {
+		fa, fb := sample.AsFloat(a), sample.AsFloat(b)
 		switch {
 		case fa < fb:
 			return -1
@@ -119,7 +119,7 @@ func cmpSlot(m proc.Metric, a, b uint64) int {
 // "unknown" (not measured in the snapshot) or "process_not_live" (a
 // history-only lifetime: its retained values are in get_history, never
 // substituted as current).
-func addSortValue(row map[string]any, r *procRow, ms ...proc.Metric) {
+func addSortValue(row map[string]any, r *procRow, ms ...sample.Metric) {
 	values, unavailable := map[string]any{}, map[string]any{}
 	for _, m := range ms {
 		if v, ok := sortValue(m, r); ok {
@@ -136,7 +136,7 @@ func addSortValue(row map[string]any, r *procRow, ms ...proc.Metric) {
 
 // sortCoverage records a metric sort in the listing's coverage: the
 // metric, the order, and how many rows have no value (they are last).
-func sortCoverage(cov map[string]any, m proc.Metric, order string, list []*procRow) {
+func sortCoverage(cov map[string]any, m sample.Metric, order string, list []*procRow) {
 	if order == "" {
 		order = "desc"
 	}

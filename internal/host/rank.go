@@ -10,7 +10,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Bounds of rank_processes.
@@ -46,7 +46,7 @@ type RankArgs struct {
 // SuitedAggregates lists the aggregates rank_processes accepts for a
 // metric: increase (default) and last for cumulative counters; mean
 // (default), max and last for gauges.
-func SuitedAggregates(m proc.Metric) []string {
+func SuitedAggregates(m sample.Metric) []string {
 	if m.Cumulative {
 		return []string{history.AggIncrease, history.AggLast}
 	}
@@ -74,9 +74,9 @@ func invalidAt(field, format string, args ...any) *contract.Error {
 }
 
 // check validates a and returns the metric and the aggregate to use.
-func (a *RankArgs) check() (proc.Metric, string, error) {
-	m, ok := proc.LookupMetric(a.MetricID)
-	if !ok || m.Target != proc.TargetProcess {
+func (a *RankArgs) check() (sample.Metric, string, error) {
+	m, ok := sample.LookupMetric(a.MetricID)
+	if !ok || m.Target != sample.TargetProcess {
 		return m, "", invalidAt("/metric_id", "metric_id must be a process metric; list_metrics {target_kind: process} gives the catalog")
 	}
 	agg := a.Aggregate
@@ -196,7 +196,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	views := store.Views()
 	pruned := store.PrunedLifetimes()
 	sysCov := store.System().Coverage(iv)
-	isFloat := m.Repr == proc.ReprNumber
+	isFloat := m.Repr == sample.ReprNumber
 	var ranked []rankRow
 	unranked := map[string]int{}
 	inScope, withSamples, unrankedN := 0, 0, 0
@@ -374,13 +374,13 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 }
 
 // lifetimeNameContains reports whether sub is a case-insensitive substring
-// (exact bytes, proc.ContainsFold) of any name or comm the lifetime had, as
+// (exact bytes, sample.ContainsFold) of any name or comm the lifetime had, as
 // list_processes' name filter matches.
 func lifetimeNameContains(l *history.Lifetime, sub string) bool {
 	for _, n := range l.Names {
-		if proc.ContainsFold(n.Name, sub) || proc.ContainsFold(n.Comm, sub) {
+		if sample.ContainsFold(n.Name, sub) || sample.ContainsFold(n.Comm, sub) {
 			return true
 		}
 	}
-	return proc.ContainsFold(l.Name, sub) || (l.Comm != "" && proc.ContainsFold(l.Comm, sub))
+	return sample.ContainsFold(l.Name, sub) || (l.Comm != "" && sample.ContainsFold(l.Comm, sub))
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 var (
@@ -76,9 +76,9 @@ func startRankChild(t *testing.T, args ...string) *exec.Cmd {
 
 // refOfPID waits until the host's latest snapshot holds pid and returns
 // its process_ref and identity.
-func rankRefOf(t *testing.T, h *Host, pid int) (string, proc.Identity) {
+func rankRefOf(t *testing.T, h *Host, pid int) (string, sample.Identity) {
 	t.Helper()
-	var p *proc.Process
+	var p *sample.Process
 	waitFor(t, time.Minute, "pid in a snapshot", func() bool {
 		p = h.Sampler().Latest().Find(int32(pid))
 		return p != nil

@@ -21,8 +21,8 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/jobs"
-	"github.com/inquest-dev/inquest/internal/proc"
 	"github.com/inquest-dev/inquest/internal/recording"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Recording (seed 000 section 10 "Recording"): one host-owned session at
@@ -108,7 +108,7 @@ type recSession struct {
 	mu       sync.Mutex // guards everything below; held while writing
 	w        *recording.Writer
 	scope    *recScope
-	latest   *proc.Snapshot
+	latest   *sample.Snapshot
 	lastSeq  uint64 // Seq of the last snapshot written
 	writeErr error
 	done     bool
@@ -375,7 +375,7 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 // of scheduling slack), so consecutive frames are never closer than
 // interval - slack. The frame is written with one write(2) before the
 // sampler takes its next sample.
-func (rs *recSession) onSnapshot(snap *proc.Snapshot) {
+func (rs *recSession) onSnapshot(snap *sample.Snapshot) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.done || snap.Time.Before(rs.started) {
@@ -391,7 +391,7 @@ func (rs *recSession) onSnapshot(snap *proc.Snapshot) {
 	rs.writeLocked(snap)
 }
 
-func (rs *recSession) writeLocked(snap *proc.Snapshot) {
+func (rs *recSession) writeLocked(snap *sample.Snapshot) {
 	if err := rs.w.WriteSnapshot(snap, rs.scope.pick(snap)); err != nil {
 		rs.writeErr = err
 		return
@@ -492,21 +492,21 @@ func (r *recorder) stopActive(reason string) {
 // descendants (a child whose verified parent is in scope).
 type recScope struct {
 	names map[string]bool
-	in    map[proc.Identity]bool
+	in    map[sample.Identity]bool
 }
 
 func newRecScope(names []string) *recScope {
-	sc := &recScope{names: map[string]bool{}, in: map[proc.Identity]bool{}}
+	sc := &recScope{names: map[string]bool{}, in: map[sample.Identity]bool{}}
 	for _, n := range names {
 		sc.names[history.NormalizeName(n)] = true
 	}
 	return sc
 }
 
-func (sc *recScope) pick(snap *proc.Snapshot) []*proc.Process {
+func (sc *recScope) pick(snap *sample.Snapshot) []*sample.Process {
 	memo := make(map[int32]bool, len(snap.Procs))
-	var incl func(p *proc.Process, depth int) bool
-	incl = func(p *proc.Process, depth int) bool {
+	var incl func(p *sample.Process, depth int) bool
+	incl = func(p *sample.Process, depth int) bool {
 		if v, ok := memo[p.PID]; ok {
 			return v
 		}
@@ -519,8 +519,8 @@ func (sc *recScope) pick(snap *proc.Snapshot) []*proc.Process {
 		memo[p.PID] = v
 		return v
 	}
-	var out []*proc.Process
-	next := make(map[proc.Identity]bool, len(sc.in))
+	var out []*sample.Process
+	next := make(map[sample.Identity]bool, len(sc.in))
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
 		if incl(p, 0) {

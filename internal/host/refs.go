@@ -8,7 +8,7 @@ import (
 	"encoding/binary"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // refCodec issues opaque process_ref strings bound to this host instance
@@ -38,7 +38,7 @@ func (c *refCodec) mac(b []byte) []byte {
 }
 
 // Ref encodes id as a process_ref.
-func (c *refCodec) Ref(id proc.Identity) string {
+func (c *refCodec) Ref(id sample.Identity) string {
 	b := make([]byte, 12, 24)
 	binary.LittleEndian.PutUint32(b, uint32(id.PID))
 	binary.LittleEndian.PutUint64(b[4:], id.StartTicks)
@@ -48,30 +48,30 @@ func (c *refCodec) Ref(id proc.Identity) string {
 
 // Parse decodes a process_ref. A ref from another instance (a restarted
 // host) or a forged/garbled one is REFERENCE_INVALID; the ref is never echoed.
-func (c *refCodec) Parse(ref string) (proc.Identity, error) {
+func (c *refCodec) Parse(ref string) (sample.Identity, error) {
 	bad := contract.Errorf(contract.CodeReferenceInvalid, "process_ref was not issued by this host instance: it is malformed, or the host restarted since it was issued; list processes again for fresh references")
 	bad.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{}}
 	if len(ref) < len(refPrefix) || ref[:len(refPrefix)] != refPrefix || len(ref) > 64 {
-		return proc.Identity{}, bad
+		return sample.Identity{}, bad
 	}
 	b, err := base64.RawURLEncoding.DecodeString(ref[len(refPrefix):])
 	if err != nil || len(b) != 24 || !hmac.Equal(b[12:], c.mac(b[:12])) {
-		return proc.Identity{}, bad
+		return sample.Identity{}, bad
 	}
-	return proc.Identity{PID: int32(binary.LittleEndian.Uint32(b)), StartTicks: binary.LittleEndian.Uint64(b[4:])}, nil
+	return sample.Identity{PID: int32(binary.LittleEndian.Uint32(b)), StartTicks: binary.LittleEndian.Uint64(b[4:])}, nil
 }
 
 // Ref returns the process_ref of id for this host.
-func (h *Host) Ref(id proc.Identity) string { return h.refs.Ref(id) }
+func (h *Host) Ref(id sample.Identity) string { return h.refs.Ref(id) }
 
 // ParseRef decodes a process_ref issued by this host.
-func (h *Host) ParseRef(ref string) (proc.Identity, error) { return h.refs.Parse(ref) }
+func (h *Host) ParseRef(ref string) (sample.Identity, error) { return h.refs.Parse(ref) }
 
 // ResolveLive returns the process of ref in the latest snapshot after
-// checking that the same lifetime is still running now (proc.Verify). A
+// checking that the same lifetime is still running now (sample.Verify). A
 // lifetime that is gone, a zombie, or a reused PID is PROCESS_EXITED; the
 // values of another process are never returned.
-func (h *Host) ResolveLive(ref string) (*proc.Process, *proc.Snapshot, error) {
+func (h *Host) ResolveLive(ref string) (*sample.Process, *sample.Snapshot, error) {
 	id, err := h.refs.Parse(ref)
 	if err != nil {
 		return nil, nil, err
@@ -84,10 +84,10 @@ func (h *Host) ResolveLive(ref string) (*proc.Process, *proc.Snapshot, error) {
 	if p == nil {
 		return nil, nil, exited
 	}
-	switch proc.Verify(id) {
-	case proc.Alive:
+	switch sample.Verify(id) {
+	case sample.Alive:
 		return p, snap, nil
-	case proc.Unverifiable:
+	case sample.Unverifiable:
 		return nil, nil, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read now, so its identity cannot be verified")
 	}
 	return nil, nil, exited

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // ResolvePIDMethod is the host method behind the bridge's `pid` argument:
@@ -44,11 +44,11 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 	for {
 		snap := h.sampler.Latest()
 		if p := snap.Find(pid); p != nil {
-			switch proc.Verify(p.ID()) {
-			case proc.Alive:
+			switch sample.Verify(p.ID()) {
+			case sample.Alive:
 				data := map[string]any{"pid": p.PID, "process_ref": h.Ref(p.ID()), "name": p.Name, "start_time": contract.TS(p.StartTime)}
 				return contract.NewResult("live", snap.Time, data), nil
-			case proc.Unverifiable:
+			case sample.Unverifiable:
 				e := contract.Errorf(contract.CodeIdentityUnverifiable, "the start time of pid %d cannot be read now, so its lifetime cannot be verified", a.PID)
 				e.Field = "/pid"
 				return nil, e

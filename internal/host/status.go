@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // StaleAfter is the sample age at which get_status reports sampling stale
@@ -94,8 +94,8 @@ func (h *Host) getSystemInfo(ctx context.Context, s *Session, raw json.RawMessag
 	snap := h.sampler.Latest()
 	info := systemInfo()
 	sys := &snap.System
-	if sys.Has(proc.SMemTotal) {
-		info["memory_total_bytes"] = contract.Uint(sys.Vals[proc.SMemTotal])
+	if sys.Has(sample.SMemTotal) {
+		info["memory_total_bytes"] = contract.Uint(sys.Vals[sample.SMemTotal])
 	} else {
 		info["memory_total_bytes"] = nil
 	}
@@ -114,21 +114,21 @@ type listMetricsArgs struct {
 func (h *Host) listMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	var a listMetricsArgs
 	_ = json.Unmarshal(raw, &a)
-	var out []proc.Metric
+	var out []sample.Metric
 	missing := map[string]bool{}
 	for _, m := range h.sampler.Collector().Platform().Missing {
 		missing[m] = true
 	}
 	type entry struct {
-		proc.Metric
+		sample.Metric
 		Available bool `json:"available_on_platform"`
 	}
 	var rows []entry
-	if a.TargetKind == "" || a.TargetKind == proc.TargetProcess {
-		out = append(out, proc.ProcessMetrics[:]...)
+	if a.TargetKind == "" || a.TargetKind == sample.TargetProcess {
+		out = append(out, sample.ProcessMetrics[:]...)
 	}
-	if a.TargetKind == "" || a.TargetKind == proc.TargetSystem {
-		out = append(out, proc.SystemMetrics[:]...)
+	if a.TargetKind == "" || a.TargetKind == sample.TargetSystem {
+		out = append(out, sample.SystemMetrics[:]...)
 	}
 	for _, m := range out {
 		rows = append(rows, entry{Metric: m, Available: !missing[m.ID]})

@@ -15,7 +15,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Condition-wait limits (seed 000 section 10 "Bounded condition waiting").
@@ -211,11 +211,11 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 					p := &snap.Procs[i]
 					// the one name rule (name or comm); a zombie has exited
 					// and is not present (targeted calls say PROCESS_EXITED)
-					if p.State != 'Z' && proc.MatchesName(p.Name, p.Comm, name) {
+					if p.State != 'Z' && sample.MatchesName(p.Name, p.Comm, name) {
 						if len(found) < 20 {
 							m := map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "start_time": contract.TS(p.StartTime)}
-							proc.TextFields("name", p.Name, func(k string, v any) { m[k] = v })
-							proc.TextFields("comm", p.Comm, func(k string, v any) { m[k] = v })
+							sample.TextFields("name", p.Name, func(k string, v any) { m[k] = v })
+							sample.TextFields("comm", p.Comm, func(k string, v any) { m[k] = v })
 							found = append(found, m)
 						}
 					}
@@ -262,13 +262,13 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 		if a.MetricID == "" || a.Comparison == "" || len(a.Threshold) == 0 {
 			return nil, argErr("metric_id", "metric_threshold requires metric_id, comparison and threshold")
 		}
-		m, ok := proc.LookupMetric(a.MetricID)
+		m, ok := sample.LookupMetric(a.MetricID)
 		if !ok {
 			return nil, argErr("metric_id", "unknown metric id; list_metrics gives the catalog")
 		}
-		kind := proc.TargetSystem
+		kind := sample.TargetSystem
 		if a.ProcessRef != "" {
-			kind = proc.TargetProcess
+			kind = sample.TargetProcess
 		}
 		if a.ProcessRef != "" && a.System {
 			return nil, argErr("system", "give process_ref or system, not both")
@@ -281,8 +281,8 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 			return nil, err
 		}
 		desc := map[string]any{"condition": "metric_threshold", "metric_id": m.ID, "comparison": a.Comparison, "threshold": json.RawMessage(a.Threshold), "after_snapshot_seq": start.Seq}
-		var id proc.Identity
-		if kind == proc.TargetProcess {
+		var id sample.Identity
+		if kind == sample.TargetProcess {
 			p, _, err := h.ResolveLive(a.ProcessRef)
 			if err != nil {
 				contract.AsError(err).Field = "/process_ref"
@@ -304,7 +304,7 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 				seq = snap.Seq
 				var v uint64
 				var have bool
-				if kind == proc.TargetSystem {
+				if kind == sample.TargetSystem {
 					v, have = snap.System.Vals[m.Index], snap.System.Has(m.Index)
 				} else {
 					p := snap.Lookup(id)
@@ -364,7 +364,7 @@ func (inv *investigation) alreadyExited(ref string) *waitCheck {
 	}}
 }
 
-func parseThreshold(raw json.RawMessage, m proc.Metric) (*big.Rat, error) {
+func parseThreshold(raw json.RawMessage, m sample.Metric) (*big.Rat, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
@@ -404,10 +404,10 @@ func parseThreshold(raw json.RawMessage, m proc.Metric) (*big.Rat, error) {
 
 // compare tests value <op> threshold exactly (integers as big rationals,
 // numbers as float64 converted exactly to rationals).
-func compare(m proc.Metric, v uint64, thr *big.Rat, op string) bool {
+func compare(m sample.Metric, v uint64, thr *big.Rat, op string) bool {
 	var val *big.Rat
-	if m.Repr == proc.ReprNumber {
-		f := proc.AsFloat(v)
+	if m.Repr == sample.ReprNumber {
+		f := sample.AsFloat(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return false
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +24,7 @@ import (
 // polling /proc/PID/stat once per sampling interval. An access failure is
 // never taken as an exit. ev is the exit evidence, or nil with last (the
 // last observation) when ctx ended first.
-func watchExit(ctx context.Context, id proc.Identity, interval time.Duration) (ev, last map[string]any, err error) {
+func watchExit(ctx context.Context, id sample.Identity, interval time.Duration) (ev, last map[string]any, err error) {
 	fd, oerr := unix.PidfdOpen(int(id.PID), 0)
 	if oerr != nil {
 		if errors.Is(oerr, unix.ESRCH) {
@@ -36,10 +36,10 @@ func watchExit(ctx context.Context, id proc.Identity, interval time.Duration) (e
 		return pollExit(ctx, id, interval)
 	}
 	defer unix.Close(fd)
-	switch proc.Verify(id) {
-	case proc.Exited:
+	switch sample.Verify(id) {
+	case sample.Exited:
 		return map[string]any{"exited": true, "method": "pidfd_open", "observed": "the lifetime's start time no longer matches or it is a zombie", "detected_at": contract.TS(time.Now())}, nil, nil
-	case proc.Unverifiable:
+	case sample.Unverifiable:
 		return nil, nil, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so the held handle cannot be tied to this lifetime")
 	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -73,7 +73,7 @@ func watchExit(ctx context.Context, id proc.Identity, interval time.Duration) (e
 // and only awaits reaping by its parent), "gone" when no process has the
 // PID or another lifetime holds it, "" when /proc cannot be read (never
 // taken as an exit).
-func exitedState(id proc.Identity) string {
+func exitedState(id sample.Identity) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(id.PID)) + "/stat")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {

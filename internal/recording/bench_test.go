@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // workload produces snapshots of n processes whose values move the way
@@ -27,8 +27,8 @@ import (
 type workload struct {
 	n    int
 	rng  *rand.Rand
-	st   []proc.Process
-	sys  proc.System
+	st   []sample.Process
+	sys  sample.System
 	k    int
 	base time.Time
 }
@@ -36,27 +36,27 @@ type workload struct {
 func newWorkload(n int, seed uint64) *workload {
 	w := &workload{n: n, rng: rand.New(rand.NewPCG(seed, 1)), base: t0}
 	for i := 0; i < n; i++ {
-		p := proc.Process{PID: int32(100 + i*7), PPID: 1, StartTicks: uint64(5000 + i), StartTime: t0.Add(-time.Hour),
+		p := sample.Process{PID: int32(100 + i*7), PPID: 1, StartTicks: uint64(5000 + i), StartTime: t0.Add(-time.Hour),
 			Name: fmt.Sprintf("svc-%d", i%40), Exe: "/usr/lib/svc/svc-" + strconv.Itoa(i%40), UID: 1000, UIDKnown: true}
-		p.Set(proc.PRSS, uint64(20<<20+w.rng.IntN(200<<20))&^4095)
-		p.Set(proc.PVirtual, uint64(1<<30+w.rng.IntN(1<<30))&^4095)
-		p.Set(proc.PSwap, 0)
-		p.Set(proc.PThreads, uint64(1+w.rng.IntN(30)))
-		p.Set(proc.PFDs, uint64(5+w.rng.IntN(60)))
-		p.Set(proc.PCPUTime, uint64(w.rng.IntN(1e6))*1e7)
-		for _, s := range []int{proc.PMinorFaults, proc.PMajorFaults, proc.PReadBytes, proc.PWriteBytes, proc.PVolCtx, proc.PInvolCtx} {
+		p.Set(sample.PRSS, uint64(20<<20+w.rng.IntN(200<<20))&^4095)
+		p.Set(sample.PVirtual, uint64(1<<30+w.rng.IntN(1<<30))&^4095)
+		p.Set(sample.PSwap, 0)
+		p.Set(sample.PThreads, uint64(1+w.rng.IntN(30)))
+		p.Set(sample.PFDs, uint64(5+w.rng.IntN(60)))
+		p.Set(sample.PCPUTime, uint64(w.rng.IntN(1e6))*1e7)
+		for _, s := range []int{sample.PMinorFaults, sample.PMajorFaults, sample.PReadBytes, sample.PWriteBytes, sample.PVolCtx, sample.PInvolCtx} {
 			p.Set(s, uint64(w.rng.IntN(1e6)))
 		}
 		w.st = append(w.st, p)
 	}
-	w.sys.Set(proc.SMemTotal, 16<<30)
+	w.sys.Set(sample.SMemTotal, 16<<30)
 	return w
 }
 
 // next returns the next snapshot (1 s later).
-func (w *workload) next() *proc.Snapshot {
+func (w *workload) next() *sample.Snapshot {
 	r := w.rng
-	s := &proc.Snapshot{Seq: uint64(w.k + 1), Time: w.base.Add(time.Duration(w.k) * time.Second)}
+	s := &sample.Snapshot{Seq: uint64(w.k + 1), Time: w.base.Add(time.Duration(w.k) * time.Second)}
 	for i := range w.st {
 		p := &w.st[i]
 		busy := r.IntN(10) < 3
@@ -64,29 +64,29 @@ func (w *workload) next() *proc.Snapshot {
 		if busy {
 			ticks = 1 + r.IntN(20)
 		}
-		p.Vals[proc.PCPUTime] += uint64(ticks) * 1e7
-		p.Set(proc.PCPUPercent, proc.F(float64(ticks)/2)) // 2 CPUs, 100 ticks/s
+		p.Vals[sample.PCPUTime] += uint64(ticks) * 1e7
+		p.Set(sample.PCPUPercent, sample.F(float64(ticks)/2)) // 2 CPUs, 100 ticks/s
 		if r.IntN(4) == 0 {
-			p.Vals[proc.PRSS] += uint64(r.IntN(65)-32) * 4096
+			p.Vals[sample.PRSS] += uint64(r.IntN(65)-32) * 4096
 		}
 		if busy {
-			p.Vals[proc.PMinorFaults] += uint64(r.IntN(50))
-			p.Vals[proc.PVolCtx] += uint64(r.IntN(40))
-			p.Vals[proc.PInvolCtx] += uint64(r.IntN(3))
+			p.Vals[sample.PMinorFaults] += uint64(r.IntN(50))
+			p.Vals[sample.PVolCtx] += uint64(r.IntN(40))
+			p.Vals[sample.PInvolCtx] += uint64(r.IntN(3))
 		}
 		if r.IntN(20) == 0 {
-			p.Vals[proc.PReadBytes] += uint64(r.IntN(64)) * 4096
-			p.Vals[proc.PWriteBytes] += uint64(r.IntN(64)) * 4096
+			p.Vals[sample.PReadBytes] += uint64(r.IntN(64)) * 4096
+			p.Vals[sample.PWriteBytes] += uint64(r.IntN(64)) * 4096
 		}
 		if r.IntN(50) == 0 {
-			p.Vals[proc.PFDs] += uint64(r.IntN(3))
+			p.Vals[sample.PFDs] += uint64(r.IntN(3))
 		}
 		s.Procs = append(s.Procs, *p)
 	}
-	w.sys.Set(proc.SCPUPercent, proc.F(float64(r.IntN(1000))/10))
-	w.sys.Set(proc.SMemAvailable, uint64(8<<30+r.IntN(1<<28))&^4095)
-	w.sys.Set(proc.SLoad1, proc.F(float64(r.IntN(400))/100))
-	w.sys.Set(proc.SUptime, proc.F(float64(w.k)+1e5))
+	w.sys.Set(sample.SCPUPercent, sample.F(float64(r.IntN(1000))/10))
+	w.sys.Set(sample.SMemAvailable, uint64(8<<30+r.IntN(1<<28))&^4095)
+	w.sys.Set(sample.SLoad1, sample.F(float64(r.IntN(400))/100))
+	w.sys.Set(sample.SUptime, sample.F(float64(w.k)+1e5))
 	s.System = w.sys
 	w.k++
 	return s
@@ -96,11 +96,11 @@ func (w *workload) next() *proc.Snapshot {
 // tracked processes (encode + one write to io.Discard).
 func BenchmarkWriteFrame1000(b *testing.B) {
 	wl := newWorkload(1000, 1)
-	snaps := make([]*proc.Snapshot, 64)
+	snaps := make([]*sample.Snapshot, 64)
 	for i := range snaps {
 		snaps[i] = wl.next()
 	}
-	ps := make([][]*proc.Process, len(snaps))
+	ps := make([][]*sample.Process, len(snaps))
 	for i, s := range snaps {
 		ps[i] = procsOf(s)
 	}
@@ -133,13 +133,13 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 func BenchmarkBytesPerSample(b *testing.B) {
 	for _, src := range []string{"synthetic", "live"} {
 		b.Run(src, func(b *testing.B) {
-			var snaps []*proc.Snapshot
+			var snaps []*sample.Snapshot
 			if src == "live" {
-				c, err := proc.NewCollector()
+				c, err := sample.NewCollector()
 				if err != nil {
 					b.Skip("no collector:", err)
 				}
-				var prev *proc.Snapshot
+				var prev *sample.Snapshot
 				for i := 0; i < 40; i++ {
 					s, err := c.Collect(prev)
 					if err != nil {
@@ -160,7 +160,7 @@ func BenchmarkBytesPerSample(b *testing.B) {
 				cw := &countWriter{}
 				w, _ := NewWriter(cw, Header{IntervalMs: 1000})
 				hdr := cw.n
-				series := map[proc.Identity]*history.Series{}
+				series := map[sample.Identity]*history.Series{}
 				samples = 0
 				for _, s := range snaps {
 					w.WriteSnapshot(s, procsOf(s))
@@ -168,7 +168,7 @@ func BenchmarkBytesPerSample(b *testing.B) {
 						p := &s.Procs[j]
 						se := series[p.ID()]
 						if se == nil {
-							se = history.NewSeries(proc.NumProcessMetrics, catalogFloat(proc.ProcessMetrics[:]), history.TrackedCapacity)
+							se = history.NewSeries(sample.NumProcessMetrics, catalogFloat(sample.ProcessMetrics[:]), history.TrackedCapacity)
 							series[p.ID()] = se
 						}
 						se.Append(s.Time, p.Avail, p.Vals[:])
@@ -198,8 +198,8 @@ func BenchmarkBytesPerSample(b *testing.B) {
 func histEncoded(s *history.Series) int {
 	n, k := 0, 0
 	var prevMs int64
-	prev := make([]uint64, proc.NumProcessMetrics)
-	fmask := catalogFloat(proc.ProcessMetrics[:])
+	prev := make([]uint64, sample.NumProcessMetrics)
+	fmask := catalogFloat(sample.ProcessMetrics[:])
 	var buf [binary.MaxVarintLen64]byte
 	s.View().Each(func(ms int64, avail uint32, vals []uint64) bool {
 		if k%history.BlockSamples == 0 {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Export formats.
@@ -73,16 +73,16 @@ func (l *Log) exportTargets(o ExportOptions) []exportTarget {
 	return out
 }
 
-func (o ExportOptions) metrics(kind string) ([]proc.Metric, error) {
-	var out []proc.Metric
+func (o ExportOptions) metrics(kind string) ([]sample.Metric, error) {
+	var out []sample.Metric
 	for _, id := range o.Metrics {
-		if _, ok := proc.LookupMetric(id); !ok {
+		if _, ok := sample.LookupMetric(id); !ok {
 			return nil, fmt.Errorf("unknown metric %q (inquest call list_metrics gives the catalog)", id)
 		}
 	}
-	cat := proc.ProcessMetrics[:]
-	if kind == proc.TargetSystem {
-		cat = proc.SystemMetrics[:]
+	cat := sample.ProcessMetrics[:]
+	if kind == sample.TargetSystem {
+		cat = sample.SystemMetrics[:]
 	}
 	for _, m := range cat {
 		if len(o.Metrics) == 0 || slices.Contains(o.Metrics, m.ID) {
@@ -92,9 +92,9 @@ func (o ExportOptions) metrics(kind string) ([]proc.Metric, error) {
 	return out, nil
 }
 
-func formatValue(m proc.Metric, v uint64) (string, bool) {
-	if m.Repr == proc.ReprNumber {
-		f := proc.AsFloat(v)
+func formatValue(m sample.Metric, v uint64) (string, bool) {
+	if m.Repr == sample.ReprNumber {
+		f := sample.AsFloat(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return "", false
 		}
@@ -145,10 +145,10 @@ func (l *Log) exportCSV(w io.Writer, o ExportOptions) (ExportStats, error) {
 	iv := o.interval()
 	for _, t := range l.exportTargets(o) {
 		kind, pid, start, name := "system", "", "", ""
-		ms, err := o.metrics(proc.TargetSystem)
+		ms, err := o.metrics(sample.TargetSystem)
 		if !t.system {
 			kind, pid, start, name = "process", strconv.Itoa(int(t.p.PID)), t.p.StartTime.UTC().Format(time.RFC3339Nano), t.p.Name
-			ms, err = o.metrics(proc.TargetProcess)
+			ms, err = o.metrics(sample.TargetProcess)
 		}
 		if err != nil {
 			return st, err
@@ -184,10 +184,10 @@ func (l *Log) exportJSONL(w io.Writer, o ExportOptions) (ExportStats, error) {
 	var werr error
 	for _, t := range l.exportTargets(o) {
 		target := map[string]any{"system": true}
-		ms, err := o.metrics(proc.TargetSystem)
+		ms, err := o.metrics(sample.TargetSystem)
 		if !t.system {
 			target = map[string]any{"pid": t.p.PID, "start_time": t.p.StartTime.UTC().Format(time.RFC3339Nano), "name": t.p.Name}
-			ms, err = o.metrics(proc.TargetProcess)
+			ms, err = o.metrics(sample.TargetProcess)
 		}
 		if err != nil {
 			return st, err
@@ -207,7 +207,7 @@ func (l *Log) exportJSONL(w io.Writer, o ExportOptions) (ExportStats, error) {
 					unav = append(unav, m.ID)
 					continue
 				}
-				if m.Repr == proc.ReprNumber {
+				if m.Repr == sample.ReprNumber {
 					values[m.ID] = json.Number(v)
 				} else {
 					values[m.ID] = v
@@ -230,7 +230,7 @@ func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, 
 	var st ExportStats
 	iv := o.interval()
 	targets := l.exportTargets(o)
-	for _, kind := range []string{proc.TargetSystem, proc.TargetProcess} {
+	for _, kind := range []string{sample.TargetSystem, sample.TargetProcess} {
 		ms, err := o.metrics(kind)
 		if err != nil {
 			return st, err
@@ -239,7 +239,7 @@ func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, 
 			family := "inquest_" + kind + "_" + m.ID
 			fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s (unit: %s)\n", family, family, labelEscaper.Replace(firstSentence(m.Description)), m.Unit)
 			for _, t := range targets {
-				if t.system != (kind == proc.TargetSystem) {
+				if t.system != (kind == sample.TargetSystem) {
 					continue
 				}
 				labels := ""
@@ -319,7 +319,7 @@ func (l *Log) Summary(w io.Writer) error {
 	for _, p := range l.Procs {
 		all = append(all, exportTarget{p: p, view: p.Series.View()})
 	}
-	for _, kind := range []string{proc.TargetSystem, proc.TargetProcess} {
+	for _, kind := range []string{sample.TargetSystem, sample.TargetProcess} {
 		ms, _ := ExportOptions{}.metrics(kind)
 		for _, m := range ms {
 			var n int64
@@ -327,7 +327,7 @@ func (l *Log) Summary(w io.Writer) error {
 			var flo, fhi, fsum float64
 			isum := new(big.Int)
 			for _, t := range all {
-				if t.system != (kind == proc.TargetSystem) {
+				if t.system != (kind == sample.TargetSystem) {
 					continue
 				}
 				t.view.Each(func(_ int64, avail uint32, vals []uint64) bool {
@@ -335,8 +335,8 @@ func (l *Log) Summary(w io.Writer) error {
 						return true
 					}
 					v := vals[m.Index]
-					if m.Repr == proc.ReprNumber {
-						f := proc.AsFloat(v)
+					if m.Repr == sample.ReprNumber {
+						f := sample.AsFloat(v)
 						if math.IsNaN(f) || math.IsInf(f, 0) {
 							return true
 						}
@@ -364,7 +364,7 @@ func (l *Log) Summary(w io.Writer) error {
 				fmt.Fprintf(bw, "%-28s %-8s %10d %22s %22s %22s\n", m.ID, kind, 0, "-", "-", "-")
 				continue
 			}
-			if m.Repr == proc.ReprNumber {
+			if m.Repr == sample.ReprNumber {
 				fmt.Fprintf(bw, "%-28s %-8s %10d %22.4g %22.4g %22.4g\n", m.ID, kind, n, flo, fsum/float64(n), fhi)
 			} else {
 				avg := new(big.Rat).SetFrac(isum, big.NewInt(n))

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // ReaderReserve is the fixed part of a load's memory reservation (the
@@ -42,7 +42,7 @@ func (e *BudgetError) Error() string {
 type Proc struct {
 	Identity
 	// Series holds the identity's frames in the current catalog's slot
-	// order (proc.ProcessMetrics).
+	// order (sample.ProcessMetrics).
 	Series *history.Series
 	// First and Last are its first and last frame times (ms).
 	First, Last int64
@@ -52,7 +52,7 @@ type Proc struct {
 	InFinal bool
 	// Final holds its values in the final frame (current slot order)
 	// when InFinal.
-	Final proc.Process
+	Final sample.Process
 }
 
 // Log is a recording loaded for queries: per-identity and system rings
@@ -64,7 +64,7 @@ type Log struct {
 	// System holds the system values of every frame (current slot order).
 	System *history.Series
 	// FinalSystem is the system sample of the final frame.
-	FinalSystem proc.System
+	FinalSystem sample.System
 	// FinalAt is the final frame's time (ms since the epoch); it is -1
 	// when the file holds no sample frame (use FinalTime).
 	FinalAt int64
@@ -98,7 +98,7 @@ func (l *Log) ProcByIndex(i uint32) *Proc {
 }
 
 // slotMap maps file slots to current catalog slots (-1: not in catalog).
-func slotMap(defs []MetricDef, catalog []proc.Metric) (m [32]int, unmapped, absent []string) {
+func slotMap(defs []MetricDef, catalog []sample.Metric) (m [32]int, unmapped, absent []string) {
 	for i := range m {
 		m[i] = -1
 	}
@@ -136,10 +136,10 @@ func remap(v Values, m *[32]int, out []uint64) uint32 {
 	return avail
 }
 
-func catalogFloat(ms []proc.Metric) uint32 {
+func catalogFloat(ms []sample.Metric) uint32 {
 	var f uint32
 	for _, m := range ms {
-		if m.Repr == proc.ReprNumber {
+		if m.Repr == sample.ReprNumber {
 			f |= 1 << uint(m.Index)
 		}
 	}
@@ -237,19 +237,19 @@ func LoadBytes(data []byte) (*Log, error) {
 
 func load(r io.ReaderAt, size int64) (*Log, error) {
 	l := &Log{}
-	pFloat, sFloat := catalogFloat(proc.ProcessMetrics[:]), catalogFloat(proc.SystemMetrics[:])
+	pFloat, sFloat := catalogFloat(sample.ProcessMetrics[:]), catalogFloat(sample.SystemMetrics[:])
 	var pm, sm [32]int
 	onHeader := func(h *Header) error {
 		if h.IntervalMs <= 0 || h.IntervalMs > 3600_000 {
 			return &FormatError{Offset: int64(len(Magic)), Msg: "header interval_ms is out of range"}
 		}
 		l.Interval = time.Duration(h.IntervalMs) * time.Millisecond
-		pm, l.Unmapped, l.Absent = slotMap(h.ProcessMetrics, proc.ProcessMetrics[:])
+		pm, l.Unmapped, l.Absent = slotMap(h.ProcessMetrics, sample.ProcessMetrics[:])
 		var su, sa []string
-		sm, su, sa = slotMap(h.SystemMetrics, proc.SystemMetrics[:])
+		sm, su, sa = slotMap(h.SystemMetrics, sample.SystemMetrics[:])
 		l.Unmapped = append(l.Unmapped, su...)
 		l.Absent = append(l.Absent, sa...)
-		l.System = history.NewSeries(proc.NumSystemMetrics, sFloat, math.MaxInt32)
+		l.System = history.NewSeries(sample.NumSystemMetrics, sFloat, math.MaxInt32)
 		return nil
 	}
 	info, err := ReadAt(r, size, onHeader, func(f *Frame) error {
@@ -259,7 +259,7 @@ func load(r io.ReaderAt, size int64) (*Log, error) {
 			}
 			p := l.byIndex[id.Index]
 			if p == nil {
-				p = &Proc{Series: history.NewSeries(proc.NumProcessMetrics, pFloat, math.MaxInt32)}
+				p = &Proc{Series: history.NewSeries(sample.NumProcessMetrics, pFloat, math.MaxInt32)}
 				l.byIndex[id.Index] = p
 				l.Procs = append(l.Procs, p)
 			}
@@ -297,7 +297,7 @@ func load(r io.ReaderAt, size int64) (*Log, error) {
 		if p.InFinal {
 			p.Final.PID, p.Final.StartTicks, p.Final.Name = p.PID, p.StartTicks, p.Name
 		} else {
-			p.Final = proc.Process{}
+			p.Final = sample.Process{}
 		}
 	}
 	sort.Slice(l.Procs, func(i, j int) bool {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/history"
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -19,37 +19,37 @@ var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 // synth returns snapshot k of a deterministic workload of n processes:
 // RSS grows, CPU time advances, cpu_percent varies, one process (pid 7)
 // is absent in frames 3..4, and fd_count is unavailable for odd pids.
-func synth(k, n int) *proc.Snapshot {
-	s := &proc.Snapshot{Seq: uint64(k + 1), Time: t0.Add(time.Duration(k) * time.Second)}
+func synth(k, n int) *sample.Snapshot {
+	s := &sample.Snapshot{Seq: uint64(k + 1), Time: t0.Add(time.Duration(k) * time.Second)}
 	for i := 0; i < n; i++ {
 		pid := int32(i + 2)
 		if pid == 7 && (k == 3 || k == 4) {
 			continue
 		}
-		p := proc.Process{PID: pid, PPID: 1, StartTicks: uint64(1000 + i), StartTime: t0.Add(-time.Duration(i) * time.Minute),
+		p := sample.Process{PID: pid, PPID: 1, StartTicks: uint64(1000 + i), StartTime: t0.Add(-time.Duration(i) * time.Minute),
 			Name: "worker" + string(rune('a'+i%26)), Exe: "/usr/bin/worker", UID: 1000, UIDKnown: i%3 != 0}
 		if i > 0 {
 			p.PPID = 2 // child of the first process
 		}
-		p.Set(proc.PRSS, uint64(1<<20+k*4096*(i+1)))
-		p.Set(proc.PCPUTime, uint64(k)*10_000_000*uint64(i%4))
+		p.Set(sample.PRSS, uint64(1<<20+k*4096*(i+1)))
+		p.Set(sample.PCPUTime, uint64(k)*10_000_000*uint64(i%4))
 		if k > 0 {
-			p.Set(proc.PCPUPercent, proc.F(float64((k*i)%7)*0.5))
+			p.Set(sample.PCPUPercent, sample.F(float64((k*i)%7)*0.5))
 		}
-		p.Set(proc.PThreads, uint64(1+i%5))
+		p.Set(sample.PThreads, uint64(1+i%5))
 		if pid%2 == 0 {
-			p.Set(proc.PFDs, uint64(3+k%2))
+			p.Set(sample.PFDs, uint64(3+k%2))
 		}
 		s.Procs = append(s.Procs, p)
 	}
-	s.System.Set(proc.SMemTotal, 8<<30)
-	s.System.Set(proc.SMemUsed, uint64(2<<30+k*1000))
-	s.System.Set(proc.SLoad1, proc.F(0.25*float64(k%4)))
+	s.System.Set(sample.SMemTotal, 8<<30)
+	s.System.Set(sample.SMemUsed, uint64(2<<30+k*1000))
+	s.System.Set(sample.SLoad1, sample.F(0.25*float64(k%4)))
 	return s
 }
 
-func procsOf(s *proc.Snapshot) []*proc.Process {
-	out := make([]*proc.Process, len(s.Procs))
+func procsOf(s *sample.Snapshot) []*sample.Process {
+	out := make([]*sample.Process, len(s.Procs))
 	for i := range s.Procs {
 		out[i] = &s.Procs[i]
 	}
@@ -106,14 +106,14 @@ func TestRoundTrip(t *testing.T) {
 		// Every stored value equals what was written.
 		k := 0
 		p.Series.View().Each(func(ms int64, avail uint32, vals []uint64) bool {
-			for k < 130 && synth(k, 12).Lookup(proc.Identity{PID: p.PID, StartTicks: p.StartTicks}) == nil {
+			for k < 130 && synth(k, 12).Lookup(sample.Identity{PID: p.PID, StartTicks: p.StartTicks}) == nil {
 				k++
 			}
-			src := synth(k, 12).Lookup(proc.Identity{PID: p.PID, StartTicks: p.StartTicks})
+			src := synth(k, 12).Lookup(sample.Identity{PID: p.PID, StartTicks: p.StartTicks})
 			if ms != t0.Add(time.Duration(k)*time.Second).UnixMilli() || avail != src.Avail {
 				t.Fatalf("pid %d frame %d: at %d avail %b want %b", p.PID, k, ms, avail, src.Avail)
 			}
-			for i := 0; i < proc.NumProcessMetrics; i++ {
+			for i := 0; i < sample.NumProcessMetrics; i++ {
 				if avail&(1<<uint(i)) != 0 && vals[i] != src.Vals[i] {
 					t.Fatalf("pid %d frame %d slot %d: %d want %d", p.PID, k, i, vals[i], src.Vals[i])
 				}
@@ -121,11 +121,11 @@ func TestRoundTrip(t *testing.T) {
 			k++
 			return true
 		})
-		if !p.InFinal || p.Final.Vals[proc.PRSS] != synth(129, 12).Lookup(proc.Identity{PID: p.PID, StartTicks: p.StartTicks}).Vals[proc.PRSS] {
+		if !p.InFinal || p.Final.Vals[sample.PRSS] != synth(129, 12).Lookup(sample.Identity{PID: p.PID, StartTicks: p.StartTicks}).Vals[sample.PRSS] {
 			t.Fatalf("pid %d final frame differs", p.PID)
 		}
 	}
-	if l.System.Len() != 130 || l.FinalSystem.Vals[proc.SMemUsed] != synth(129, 12).System.Vals[proc.SMemUsed] {
+	if l.System.Len() != 130 || l.FinalSystem.Vals[sample.SMemUsed] != synth(129, 12).System.Vals[sample.SMemUsed] {
 		t.Fatal("system series or final frame wrong")
 	}
 }
@@ -203,8 +203,8 @@ func TestFlippedByte(t *testing.T) {
 	// Values after the resync are exact.
 	p := l.Procs[0]
 	var lastRSS uint64
-	p.Series.View().Each(func(ms int64, avail uint32, vals []uint64) bool { lastRSS = vals[proc.PRSS]; return true })
-	if lastRSS != synth(149, 8).Procs[0].Vals[proc.PRSS] {
+	p.Series.View().Each(func(ms int64, avail uint32, vals []uint64) bool { lastRSS = vals[sample.PRSS]; return true })
+	if lastRSS != synth(149, 8).Procs[0].Vals[sample.PRSS] {
 		t.Fatal("value after resync differs")
 	}
 }

@@ -10,17 +10,17 @@ import (
 	"os"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/proc"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Catalog returns the header catalogs of this build's metric catalog
-// (internal/proc): slot, id, unit and representation of every process and
+// (internal/sample): slot, id, unit and representation of every process and
 // system metric.
 func Catalog() (process, system []MetricDef) {
-	for _, m := range proc.ProcessMetrics {
+	for _, m := range sample.ProcessMetrics {
 		process = append(process, MetricDef{Slot: m.Index, ID: m.ID, Unit: m.Unit, Repr: m.Repr})
 	}
-	for _, m := range proc.SystemMetrics {
+	for _, m := range sample.SystemMetrics {
 		system = append(system, MetricDef{Slot: m.Index, ID: m.ID, Unit: m.Unit, Repr: m.Repr})
 	}
 	return process, system
@@ -30,7 +30,7 @@ func Catalog() (process, system []MetricDef) {
 func floatMask(defs []MetricDef) uint32 {
 	var m uint32
 	for _, d := range defs {
-		if d.Repr == proc.ReprNumber && d.Slot >= 0 && d.Slot < 32 {
+		if d.Repr == sample.ReprNumber && d.Slot >= 0 && d.Slot < 32 {
 			m |= 1 << uint(d.Slot)
 		}
 	}
@@ -51,7 +51,7 @@ func slotCount(defs []MetricDef) int {
 // frame. Identities absent from a frame lose it (their state is dropped,
 // their index kept), so the writer's memory follows the live set.
 type identState struct {
-	id    proc.Identity
+	id    sample.Identity
 	index uint32
 	seen  uint64 // seq of the last frame holding it
 	avail uint32
@@ -71,8 +71,8 @@ type Writer struct {
 	pN, sN int
 
 	seq     uint64
-	ids     map[proc.Identity]uint32 // file index of every identity written
-	state   map[proc.Identity]*identState
+	ids     map[sample.Identity]uint32 // file index of every identity written
+	state   map[sample.Identity]*identState
 	live    []*identState
 	next    uint32
 	sysPrev [32]uint64
@@ -112,7 +112,7 @@ func NewWriter(dst io.Writer, hdr Header) (*Writer, error) {
 	if hdr.Tracked == nil {
 		hdr.Tracked = []string{}
 	}
-	w := &Writer{w: dst, hdr: hdr, ids: map[proc.Identity]uint32{}, state: map[proc.Identity]*identState{},
+	w := &Writer{w: dst, hdr: hdr, ids: map[sample.Identity]uint32{}, state: map[sample.Identity]*identState{},
 		pFloat: floatMask(hdr.ProcessMetrics), sFloat: floatMask(hdr.SystemMetrics),
 		pN: slotCount(hdr.ProcessMetrics), sN: slotCount(hdr.SystemMetrics)}
 	if w.pN > 32 || w.sN > 32 {
@@ -189,7 +189,7 @@ func appendValues(b []byte, avail uint32, vals []uint64, prev *[32]uint64, n int
 // values of procs (processes of snap, in PID order, selected by the
 // caller). Identities seen for the first time, reappearing after an
 // absence, or present in a keyframe are (re)defined in the frame.
-func (w *Writer) WriteSnapshot(snap *proc.Snapshot, procs []*proc.Process) error {
+func (w *Writer) WriteSnapshot(snap *sample.Snapshot, procs []*sample.Process) error {
 	if w.err != nil {
 		return w.err
 	}

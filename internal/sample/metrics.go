@@ -1,11 +1,11 @@
-// Package proc is the platform layer of the proc toolset: the metric
+// Package sample is the platform layer of the proc toolset: the metric
 // catalog, immutable snapshots of every process and of the system, and the
 // 1 Hz sampler that publishes them. On Linux the facts come from /proc (the
 // per-process hot path reads /proc/PID/{stat,status,io} and stat()s
 // /proc/PID/fd with reused buffers; system facts come through
 // github.com/prometheus/procfs); on Windows and macOS from
 // github.com/shirou/gopsutil/v4, partially.
-package proc
+package sample
 
 import "math"
 

@@ -1,4 +1,4 @@
-package proc
+package sample
 
 import (
 	"encoding/base64"

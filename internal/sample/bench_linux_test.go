@@ -1,6 +1,6 @@
 //go:build linux
 
-package proc
+package sample
 
 import (
 	"os"
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // io, fd count, exe cache; plus the system files) with 1,000 extra sleepers.
 // Compare with BenchmarkBareStatStatmRead in the same run:
 //
-//	go test ./internal/proc -run '^$' -bench 'SamplerTick|BareStatStatm' -benchmem
+//	go test ./internal/sample -run '^$' -bench 'SamplerTick|BareStatStatm' -benchmem
 func BenchmarkSamplerTick(b *testing.B) {
 	startHerd(b)
 	c, err := NewLinuxCollector("")
