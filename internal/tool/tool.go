@@ -12,7 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -64,8 +65,20 @@ type Tool struct {
 	OutputData json.RawMessage
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
-	// Handler runs the tool.
+	// Handler runs the tool. Define sets it from a typed handler.
 	Handler Handler
+	// Args is the arguments struct type the handler decodes into (set by
+	// Define); the catalog test checks it against Input.
+	Args reflect.Type
+	// Paging is the paging descriptor of a paged tool (CursorPaging or
+	// ContinuationPaging); nil for a tool that returns one result. A paged
+	// tool's data carries `page` (Page) and `next_cursor`, and its
+	// next_action is the exact next call.
+	Paging *Paging
+	// Job marks a proc tool that starts a host job (a capture, a wait):
+	// the bridge's job-delivery middleware waits up to wait_ms for it and
+	// delivers its terminal outcome or first page in the same call.
+	Job bool
 }
 
 // ErrUnknownTool is returned by Call for a name the registry does not hold;
@@ -253,7 +266,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	res, err := e.safeHandle(ctx, integralNumbers(args))
 	if err != nil {
-		return nil, contract.AsError(err)
+		return nil, e.typed(err)
 	}
 	return res, nil
 }
@@ -280,9 +293,22 @@ func contains(list []string, s string) bool {
 func (e *entry) safeHandle(ctx context.Context, args json.RawMessage) (res *contract.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(os.Stderr, "inquest: tool %s panicked: %v\n%s", e.Name, r, debug.Stack())
-			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged to stderr").Permanent()
+			slog.Error("tool panicked", "tool", e.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged").Permanent()
 		}
 	}()
 	return e.Handler(ctx, args)
+}
+
+// typed returns err as a *contract.Error. A plain error (not a
+// *contract.Error, not a context error) is a defect that becomes
+// INTERNAL_ERROR: it is logged once, with the tool name, through log/slog
+// (stderr, or the host log where the host set the default logger; never
+// stdout).
+func (e *entry) typed(err error) *contract.Error {
+	var ce *contract.Error
+	if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		slog.Error("tool failed with an untyped error", "tool", e.Name, "err", err.Error())
+	}
+	return contract.AsError(err)
 }
