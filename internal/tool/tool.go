@@ -14,13 +14,14 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Toolset names (DESIGN.md "Toolsets and tool names").
@@ -97,8 +98,9 @@ type Registry struct {
 type entry struct {
 	Tool
 	once      sync.Once
-	schema    *jsonschema.Schema
-	doc       any // the decoded input schema, for copying "expected" values
+	schema    *jsonschema.Resolved
+	doc       any // the decoded input schema, for locating failures and copying "expected" values
+	patterns  map[string]*regexp.Regexp
 	schemaErr error
 	outOnce   sync.Once
 	output    json.RawMessage
@@ -170,22 +172,27 @@ func strictShape(input json.RawMessage) error {
 // on every call.
 func (e *entry) compiled() error {
 	e.once.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(e.Input)))
-		if err != nil {
+		var doc any
+		if err := json.Unmarshal(e.Input, &doc); err != nil {
 			e.schemaErr = fmt.Errorf("input schema is not JSON: %w", err)
 			return
 		}
-		c := jsonschema.NewCompiler()
-		url := "inquest:///tools/" + e.Name + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			e.schemaErr = err
+		var js jsonschema.Schema
+		if err := json.Unmarshal(e.Input, &js); err != nil {
+			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
 			return
 		}
-		s, err := c.Compile(url)
+		s, err := js.Resolve(nil)
 		if err != nil {
 			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
 			return
 		}
+		pats, err := compilePatterns(doc)
+		if err != nil {
+			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
+			return
+		}
+		e.patterns = pats
 		e.schema, e.doc = s, doc
 	})
 	return e.schemaErr

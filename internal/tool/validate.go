@@ -2,106 +2,469 @@ package tool
 
 import (
 	"encoding/json"
-	"errors"
+	"math"
 	"math/big"
+	"reflect"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // MaxArgumentBytes bounds the encoded arguments of one call (the 4 MiB MCP
-// message limit of seed 000 section 8).
+// message limit).
 const MaxArgumentBytes = 4 << 20
 
-func (e *entry) validate(args json.RawMessage) error {
+// validate decides with the JSON Schema library (github.com/google/jsonschema-go,
+// the MCP SDK's own validator, which does no work at package
+// initialisation) and, only for rejected arguments, locates the failure in
+// the schema and the arguments to project it.
+func (e *entry) validate(args json.RawMessage) (err error) {
 	if len(args) > MaxArgumentBytes {
 		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments exceed 4 MiB", Field: "", Constraint: ""}
 	}
 	if err := e.compiled(); err != nil {
 		return &contract.Error{Code: contract.CodeInternalError, Message: "the tool's input schema does not compile: " + err.Error()}
 	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(args)))
-	if err != nil {
+	var inst any
+	if json.Unmarshal(args, &inst) != nil {
 		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments are not valid JSON", NextAction: nil}
 	}
-	verr := e.schema.Validate(inst)
-	if verr == nil {
+	defer func() {
+		if recover() != nil {
+			err = &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
+		}
+	}()
+	if e.schema.Validate(inst) == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(verr, &ve) {
-		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
+	l := locator{root: e.doc, patterns: e.patterns}
+	if f := l.leaf(l.check(e.doc, "", inst, nil)); f != nil {
+		return e.project(f)
 	}
-	return e.project(leaf(ve))
+	return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
+}
+
+// failure is one keyword that rejected one value: where in the arguments
+// (instance), where in the schema (the schema object holding keyword), and
+// for groups (oneOf, anyOf) the failures of each branch.
+type failure struct {
+	instance []string
+	schema   string
+	keyword  string
+	missing  string   // required: the first missing property
+	extra    []string // additionalProperties: the names not accepted
+	causes   []*failure
+}
+
+// locator walks a decoded schema beside the decoded arguments and returns
+// every failing keyword, the way the library's rejection is explained. It
+// covers the keywords inquest's schemas use (type, enum, const, numeric and
+// length bounds, pattern, items, properties, patternProperties,
+// additionalProperties, required, dependentRequired, min/maxProperties,
+// uniqueItems, allOf/anyOf/oneOf/not, if/then/else, local $ref); format is
+// an annotation, as in the library.
+type locator struct {
+	root     any
+	patterns map[string]*regexp.Regexp
 }
 
 // leaf picks the most specific cause: the deepest instance location, then
-// the first in schema order. For oneOf/anyOf groups it descends into the
-// first branch that got furthest.
-func leaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
-	best := ve
-	var walk func(v *jsonschema.ValidationError)
-	walk = func(v *jsonschema.ValidationError) {
-		if len(v.Causes) == 0 {
-			if best == ve || len(v.InstanceLocation) > len(best.InstanceLocation) {
-				best = v
+// the first in schema order; groups are replaced by their branches.
+func (l *locator) leaf(fs []*failure) *failure {
+	var best *failure
+	var walk func(f *failure)
+	walk = func(f *failure) {
+		if len(f.causes) == 0 {
+			if best == nil || len(f.instance) > len(best.instance) {
+				best = f
 			}
 			return
 		}
-		for _, c := range v.Causes {
+		for _, c := range f.causes {
 			walk(c)
 		}
 	}
-	walk(ve)
+	for _, f := range fs {
+		walk(f)
+	}
 	return best
+}
+
+func (l *locator) check(schema any, sptr string, v any, iptr []string) []*failure {
+	s, ok := schema.(map[string]any)
+	if !ok {
+		if b, isBool := schema.(bool); isBool && !b {
+			return []*failure{{instance: iptr, schema: sptr, keyword: "false"}}
+		}
+		return nil
+	}
+	fail := func(kw string) *failure { return &failure{instance: iptr, schema: sptr, keyword: kw} }
+	var out []*failure
+	if ref, ok := s["$ref"].(string); ok && strings.HasPrefix(ref, "#") {
+		target := ref[1:]
+		out = append(out, l.check(resolve(l.root, target), target, v, iptr)...)
+	}
+	if t, ok := s["type"]; ok && !typeMatches(t, v) {
+		return append(out, fail("type"))
+	}
+	if enum, ok := s["enum"].([]any); ok {
+		found := false
+		for _, x := range enum {
+			if equalJSON(x, v) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, fail("enum"))
+		}
+	}
+	if c, ok := s["const"]; ok && !equalJSON(c, v) {
+		out = append(out, fail("const"))
+	}
+	switch x := v.(type) {
+	case float64:
+		if m, ok := s["minimum"].(float64); ok && x < m {
+			out = append(out, fail("minimum"))
+		}
+		if m, ok := s["maximum"].(float64); ok && x > m {
+			out = append(out, fail("maximum"))
+		}
+		if m, ok := s["exclusiveMinimum"].(float64); ok && x <= m {
+			out = append(out, fail("exclusiveMinimum"))
+		}
+		if m, ok := s["exclusiveMaximum"].(float64); ok && x >= m {
+			out = append(out, fail("exclusiveMaximum"))
+		}
+		if m, ok := s["multipleOf"].(float64); ok && m > 0 {
+			if _, f := math.Modf(x / m); f != 0 {
+				out = append(out, fail("multipleOf"))
+			}
+		}
+	case string:
+		n := float64(utf8.RuneCountInString(x))
+		if m, ok := s["minLength"].(float64); ok && n < m {
+			out = append(out, fail("minLength"))
+		}
+		if m, ok := s["maxLength"].(float64); ok && n > m {
+			out = append(out, fail("maxLength"))
+		}
+		if p, ok := s["pattern"].(string); ok && l.patterns[p] != nil && !l.patterns[p].MatchString(x) {
+			out = append(out, fail("pattern"))
+		}
+	case []any:
+		n := float64(len(x))
+		if m, ok := s["minItems"].(float64); ok && n < m {
+			out = append(out, fail("minItems"))
+		}
+		if m, ok := s["maxItems"].(float64); ok && n > m {
+			out = append(out, fail("maxItems"))
+		}
+		if u, ok := s["uniqueItems"].(bool); ok && u {
+		dup:
+			for i := range x {
+				for j := i + 1; j < len(x); j++ {
+					if equalJSON(x[i], x[j]) {
+						out = append(out, fail("uniqueItems"))
+						break dup
+					}
+				}
+			}
+		}
+		prefix, _ := s["prefixItems"].([]any)
+		for i, item := range x {
+			ip := append(append([]string(nil), iptr...), strconv.Itoa(i))
+			if i < len(prefix) {
+				out = append(out, l.check(prefix[i], sptr+"/prefixItems/"+strconv.Itoa(i), item, ip)...)
+			} else if items, ok := s["items"]; ok {
+				out = append(out, l.check(items, sptr+"/items", item, ip)...)
+			}
+		}
+	case map[string]any:
+		out = append(out, l.object(s, sptr, x, iptr)...)
+	}
+	if all, ok := s["allOf"].([]any); ok {
+		for i, b := range all {
+			out = append(out, l.check(b, sptr+"/allOf/"+strconv.Itoa(i), v, iptr)...)
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		branches, ok := s[kw].([]any)
+		if !ok {
+			continue
+		}
+		g := fail(kw)
+		passed := 0
+		for i, b := range branches {
+			fs := l.check(b, sptr+"/"+kw+"/"+strconv.Itoa(i), v, iptr)
+			if len(fs) == 0 {
+				passed++
+				continue
+			}
+			g.causes = append(g.causes, fs...)
+		}
+		if passed == 0 || (kw == "oneOf" && passed > 1) {
+			if passed > 1 {
+				g.causes = nil
+			}
+			out = append(out, g)
+		}
+	}
+	if not, ok := s["not"]; ok && len(l.check(not, sptr+"/not", v, iptr)) == 0 {
+		out = append(out, fail("not"))
+	}
+	if cond, ok := s["if"]; ok {
+		if len(l.check(cond, sptr+"/if", v, iptr)) == 0 {
+			if then, ok := s["then"]; ok {
+				out = append(out, l.check(then, sptr+"/then", v, iptr)...)
+			}
+		} else if els, ok := s["else"]; ok {
+			out = append(out, l.check(els, sptr+"/else", v, iptr)...)
+		}
+	}
+	return out
+}
+
+// object checks the object keywords of s against x.
+func (l *locator) object(s map[string]any, sptr string, x map[string]any, iptr []string) []*failure {
+	var out []*failure
+	fail := func(kw string) *failure { return &failure{instance: iptr, schema: sptr, keyword: kw} }
+	if req, ok := s["required"].([]any); ok {
+		for _, r := range req {
+			if name, _ := r.(string); name != "" {
+				if _, has := x[name]; !has {
+					f := fail("required")
+					f.missing = name
+					out = append(out, f)
+					break
+				}
+			}
+		}
+	}
+	if dr, ok := s["dependentRequired"].(map[string]any); ok {
+		for _, k := range sortedKeys(dr) {
+			if _, has := x[k]; !has {
+				continue
+			}
+			names, _ := dr[k].([]any)
+			for _, n := range names {
+				if name, _ := n.(string); name != "" {
+					if _, has := x[name]; !has {
+						f := &failure{instance: iptr, schema: sptr + "/dependentRequired", keyword: k, missing: name}
+						out = append(out, f)
+						break
+					}
+				}
+			}
+		}
+	}
+	n := float64(len(x))
+	if m, ok := s["minProperties"].(float64); ok && n < m {
+		out = append(out, fail("minProperties"))
+	}
+	if m, ok := s["maxProperties"].(float64); ok && n > m {
+		out = append(out, fail("maxProperties"))
+	}
+	props, _ := s["properties"].(map[string]any)
+	pats, _ := s["patternProperties"].(map[string]any)
+	var extra []string
+	for _, name := range sortedKeys(x) {
+		ip := append(append([]string(nil), iptr...), name)
+		matched := false
+		if p, ok := props[name]; ok {
+			matched = true
+			out = append(out, l.check(p, sptr+"/properties/"+escape(name), x[name], ip)...)
+		}
+		for _, pat := range sortedKeys(pats) {
+			if re := l.patterns[pat]; re != nil && re.MatchString(name) {
+				matched = true
+				out = append(out, l.check(pats[pat], sptr+"/patternProperties/"+escape(pat), x[name], ip)...)
+			}
+		}
+		if matched {
+			continue
+		}
+		switch ap := s["additionalProperties"].(type) {
+		case bool:
+			if !ap {
+				extra = append(extra, name)
+			}
+		case map[string]any:
+			out = append(out, l.check(ap, sptr+"/additionalProperties", x[name], ip)...)
+		}
+	}
+	if len(extra) > 0 {
+		f := fail("additionalProperties")
+		f.extra = extra
+		out = append(out, f)
+	}
+	return out
+}
+
+// compilePatterns compiles every "pattern" and "patternProperties" regular
+// expression of a schema once, as the library does (Go RE2 syntax).
+func compilePatterns(doc any) (map[string]*regexp.Regexp, error) {
+	out := map[string]*regexp.Regexp{}
+	var walk func(x any, key string) error
+	add := func(p string) error {
+		if _, ok := out[p]; ok {
+			return nil
+		}
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return err
+		}
+		out[p] = re
+		return nil
+	}
+	walk = func(x any, key string) error {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, v := range t {
+				if key == "properties" || key == "$defs" {
+					if err := walk(v, ""); err != nil {
+						return err
+					}
+					continue
+				}
+				if k == "pattern" && key != "properties" {
+					if p, ok := v.(string); ok {
+						if err := add(p); err != nil {
+							return err
+						}
+					}
+				}
+				if k == "patternProperties" {
+					if m, ok := v.(map[string]any); ok {
+						for p := range m {
+							if err := add(p); err != nil {
+								return err
+							}
+						}
+					}
+				}
+				if err := walk(v, k); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, v := range t {
+				if err := walk(v, key); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return out, walk(doc, "")
+}
+
+func typeMatches(t any, v any) bool {
+	switch tt := t.(type) {
+	case string:
+		return isType(tt, v)
+	case []any:
+		for _, x := range tt {
+			if s, ok := x.(string); ok && isType(s, v) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func isType(t string, v any) bool {
+	switch t {
+	case "null":
+		return v == nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		if !ok {
+			return false
+		}
+		_, frac := math.Modf(f)
+		return frac == 0
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return false
+}
+
+func equalJSON(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // project turns one validation failure into the safe INVALID_ARGUMENT error:
 // field points into the arguments, constraint into the schema, expected is
 // copied from the schema at constraint. The rejected value is never echoed.
-func (e *entry) project(v *jsonschema.ValidationError) *contract.Error {
-	field := pointer(v.InstanceLocation)
-	schemaPtr := ""
-	if i := strings.Index(v.SchemaURL, "#"); i >= 0 {
-		schemaPtr = v.SchemaURL[i+1:]
-	}
-	kw := v.ErrorKind.KeywordPath()
+func (e *entry) project(v *failure) *contract.Error {
+	field := pointer(v.instance)
+	schemaPtr := v.schema
+	kw := []string{v.keyword}
 	constraint := schemaPtr + pointer(kw)
 	msg := "argument does not match the input schema"
-	switch k := v.ErrorKind.(type) {
-	case *kind.Required:
-		if len(k.Missing) > 0 {
-			field = field + "/" + escape(k.Missing[0])
-		}
+	switch v.keyword {
+	case "required":
+		field = field + "/" + escape(v.missing)
 		msg = "a required argument is missing"
-	case *kind.AdditionalProperties:
+	case "additionalProperties":
 		msg = "an argument is not accepted by this tool"
 		// The name is the caller's own input: point at it only when it is
 		// short and printable, never echo a huge or binary key.
-		if len(k.Properties) > 0 && safeName(k.Properties[0]) {
-			field = field + "/" + escape(k.Properties[0])
-		} else if len(k.Properties) > 0 {
+		if len(v.extra) > 0 && safeName(v.extra[0]) {
+			field = field + "/" + escape(v.extra[0])
+		} else if len(v.extra) > 0 {
 			msg = "an argument name that is too long or not printable is not accepted by this tool"
 		}
-	case *kind.Enum, *kind.Const:
+	case "enum", "const":
 		msg = "argument is not one of the accepted values"
-	case *kind.Type:
+	case "type":
 		msg = "argument has the wrong type"
-	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum:
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
 		msg = "argument is out of range"
-	case *kind.MinLength, *kind.MaxLength, *kind.MinItems, *kind.MaxItems:
+	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
 		msg = "argument has the wrong length"
-	case *kind.UniqueItems:
+	case "uniqueItems":
 		msg = "argument repeats an item; items must be unique"
-	case *kind.Pattern, *kind.Format:
+	case "pattern":
 		msg = "argument has the wrong format"
-	case *kind.OneOf, *kind.AnyOf:
+	case "oneOf", "anyOf":
 		msg = "argument matches none of the accepted shapes"
-	case *kind.FalseSchema:
+	case "false", "not":
 		msg = "an argument is not accepted here"
+	default:
+		if strings.HasSuffix(schemaPtr, "/dependentRequired") {
+			field = field + "/" + escape(v.missing)
+			msg = "a required argument is missing"
+		}
+	}
+	if v.keyword == "false" {
+		constraint, kw = schemaPtr, nil
 	}
 	if field == "" {
 		msg += " (at the top level)"
@@ -134,7 +497,7 @@ func (e *entry) expected(schemaPtr string, kw []string) any {
 			for n := range props {
 				names = append(names, n)
 			}
-			sortStrings(names)
+			sort.Strings(names)
 			out["properties"] = names
 		}
 	}
@@ -181,14 +544,6 @@ func pointer(toks []string) string {
 
 func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // MaxEchoedName bounds an unknown argument name that an error may point at.
