@@ -20,8 +20,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // Toolset names (DESIGN.md "Toolsets and tool names").
