@@ -8,6 +8,7 @@
 #
 #   bash bench/compare.sh [RUNS]       (default 5)
 #   BIG_MB=0 bash bench/compare.sh     skip the >= 500 MB binary
+#   ONLY='fuser|ps aux' bash bench/compare.sh   only the pairs whose name matches (grep -E)
 #
 # Needs: go, readelf (binutils), objcopy/strip (binutils), lsof, fuser
 # (psmisc), ps (procps), python3. benchstat and the pprof binary are built
@@ -112,5 +113,9 @@ summarize_profile vs pprof -top${T}$bin analyze summarize_profile $prof${T}$cach
 inquest fuser vs lsof -n -P PATH${T}$bin fuser $held${T}lsof -n -P $held
 inquest fuser vs fuser (psmisc)${T}$bin fuser $held${T}fuser $held
 PAIRS
+if [ -n "${ONLY:-}" ]; then
+	awk -F'\t' -v re="$ONLY" '$1 ~ re' "$tmp/pairs.tsv" >"$tmp/only.tsv"
+	mv "$tmp/only.tsv" "$tmp/pairs.tsv"
+fi
 "$tmp/compare" -n "$runs" "$tmp/pairs.tsv"
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
