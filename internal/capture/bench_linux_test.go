@@ -26,6 +26,7 @@ func benchChildren(b *testing.B) {
 // prints all three side by side.
 func BenchmarkFileUsers(b *testing.B) {
 	benchChildren(b)
+	b.ReportAllocs()
 	b.ResetTimer()
 	fds := 0
 	for i := 0; i < b.N; i++ {
@@ -36,6 +37,23 @@ func BenchmarkFileUsers(b *testing.B) {
 		fds = c.Coverage["fds_examined"].(int)
 	}
 	b.ReportMetric(float64(fds), "fds/op")
+}
+
+// BenchmarkFileUsersPath is the scan `inquest fuser PATH` asks for: a
+// path filter that one of the 10,000 held files matches.
+func BenchmarkFileUsersPath(b *testing.B) {
+	benchChildren(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := FileUsersFiltered(context.Background(), Filter{Path: "held-0.dat"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(c.Rows) == 0 {
+			b.Fatal("the held file was not found")
+		}
+	}
 }
 
 // BenchmarkBareWalk is the reference: readdir /proc, readdir each fd

@@ -215,7 +215,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 		}
 		return out, 0, nil
 	}
-	pids, err := listPIDs()
+	pids, err := FS{}.listPIDs()
 	if err != nil {
 		return nil, 0, err
 	}

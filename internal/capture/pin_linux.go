@@ -14,8 +14,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procRoot is the procfs mount the collectors read.
+// procRoot is the procfs mount the collectors read by default.
 const procRoot = "/proc"
+
+// FS is a procfs tree the collectors read, like prometheus/procfs's
+// procfs.NewFS: "/proc" on a live host, or a fixture tree laid out as
+// /proc is (testdata/). The zero FS reads "/proc".
+type FS struct{ root string }
+
+// NewFS returns the FS rooted at root (a directory laid out as /proc).
+func NewFS(root string) FS { return FS{root: root} }
+
+// Root is the directory the FS reads ("/proc" for the zero FS).
+func (fs FS) Root() string {
+	if fs.root == "" {
+		return procRoot
+	}
+	return fs.root
+}
+
+// path joins a name below the root ("self/ns/net" -> "/proc/self/ns/net").
+func (fs FS) path(name string) string { return fs.Root() + "/" + name }
 
 // maxProcFile bounds one /proc file read (maps of a huge process can be
 // megabytes; anything beyond this is reported, never silently cut).
@@ -33,8 +52,10 @@ type pinned struct {
 	pid int32
 }
 
-func openPinned(pid int32) (*pinned, error) {
-	fd, err := unix.Open(procRoot+"/"+strconv.Itoa(int(pid)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func openPinned(pid int32) (*pinned, error) { return FS{}.openPinned(pid) }
+
+func (fs FS) openPinned(pid int32) (*pinned, error) {
+	fd, err := unix.Open(fs.path(strconv.Itoa(int(pid))), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,439 @@
+//go:build linux
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/inquest-dev/inquest/internal/sample"
+	"golang.org/x/sys/unix"
+)
+
+// listPIDs returns the numeric entries of the root (the PID directories).
+func (fs FS) listPIDs() ([]int32, error) {
+	f, err := os.Open(fs.Root())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, 0, len(names))
+	for _, n := range names {
+		if n == "" || n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		v, err := strconv.ParseInt(n, 10, 32)
+		if err == nil {
+			out = append(out, int32(v))
+		}
+	}
+	return out, nil
+}
+
+// FileUsers scans every readable /proc/PID/fd on the host and returns one
+// row per (process, target path): process identity (Verified when the
+// process's start time read before and after its fds agree), pid, name
+// (comm), path (the fd link target as the kernel prints it, e.g.
+// "/tmp/x", "socket:[123]", "/x (deleted)") and handle_count (fds of that
+// process on that target). Rows keep scan order (PID directory order, fd
+// order within a process, first occurrence of each path).
+//
+// Coverage: processes_listed, processes_examined, processes_denied (fd
+// directory unreadable), processes_exited (ended before or during the
+// scan), fds_examined, fds_failed (links that could not be read). Denied or
+// exited processes make the capture partial: an empty partial result is not
+// a negative finding. ctx cancellation stops the scan between processes.
+func FileUsers(ctx context.Context) (*Capture, error) { return FS{}.FileUsersFiltered(ctx, Filter{}) }
+
+// FileUsersFiltered is FileUsers keeping only rows that match f
+// (start_capture filter): a process whose executable and command names
+// both differ from f.OwnerName is skipped before its fds are read
+// (coverage processes_filtered_out), and a path that does not match
+// f.Path/f.Extension is never kept (Capture.FilteredOut counts those
+// distinct process/path rows).
+func FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
+	return FS{}.FileUsersFiltered(ctx, f)
+}
+
+// FileUsersFiltered is the package's FileUsersFiltered over the tree fs.
+// Processes are scanned in parallel (at most GOMAXPROCS at once); each fd
+// costs one getdents share and one readlinkat, and allocates only when its
+// path is kept (a new row) or is not plain ASCII.
+func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) {
+	c := &Capture{Kind: KindFileUsers, Started: time.Now(), Coverage: map[string]any{}}
+	pids, err := fs.listPIDs()
+	if err != nil {
+		return nil, err
+	}
+	m := newPathMatcher(Filter{Path: f.Path, PathBytes: f.PathBytes, Extension: f.Extension})
+	scans := make([]pidScan, len(pids))
+	workers := min(runtime.GOMAXPROCS(0), len(pids))
+	var next atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := newScratch()
+			for !stop.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(pids) {
+					return
+				}
+				if ctx.Err() != nil {
+					stop.Store(true)
+					return
+				}
+				scans[i] = fs.scanPID(ctx, pids[i], f, m, sc)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	var examined, deniedN, exitedN, fdsSeen, fdsFailed, ownerSkipped int
+	for i := range scans {
+		s := &scans[i]
+		switch s.outcome {
+		case pidExited:
+			exitedN++
+		case pidDenied:
+			deniedN++
+		case pidSkipped:
+			ownerSkipped++
+		case pidExamined:
+			examined++
+		case pidExaminedDeniedFds:
+			deniedN++
+		}
+		if s.exitedMid {
+			exitedN++
+		}
+		fdsSeen += s.fds
+		fdsFailed += s.failed
+		c.FilteredOut += s.filteredOut
+		c.Rows = append(c.Rows, s.rows...)
+		s.rows = nil
+	}
+	c.Finished = time.Now()
+	c.Coverage["processes_listed"] = len(pids)
+	c.Coverage["processes_examined"] = examined
+	c.Coverage["processes_denied"] = deniedN
+	c.Coverage["processes_exited"] = exitedN
+	c.Coverage["fds_examined"] = fdsSeen
+	c.Coverage["fds_failed"] = fdsFailed
+	if f.OwnerName != "" {
+		c.Coverage["processes_filtered_out"] = ownerSkipped
+	}
+	if deniedN > 0 {
+		c.warn(strconv.Itoa(deniedN) + " processes' fd tables could not be read (access denied); their files are not listed")
+	}
+	if exitedN > 0 {
+		c.warn(strconv.Itoa(exitedN) + " processes ended (or were zombies) before or during the scan; their files are listed only up to that point")
+	}
+	if fdsFailed > 0 {
+		c.warn(strconv.Itoa(fdsFailed) + " fds could not be resolved (closed during the scan or access denied)")
+	}
+	return c, nil
+}
+
+// pidOutcome is how one process's scan ended.
+type pidOutcome uint8
+
+const (
+	pidExited            pidOutcome = iota // gone before its fd directory was read
+	pidDenied                              // fd directory unreadable
+	pidSkipped                             // owner filter did not match
+	pidExamined                            // fds read
+	pidExaminedDeniedFds                   // fd directory listed, but no link readable
+)
+
+// pidScan is one process's part of a file_users capture.
+type pidScan struct {
+	outcome     pidOutcome
+	exitedMid   bool
+	fds         int
+	failed      int
+	filteredOut int
+	rows        []Row
+}
+
+// scratch is one scan worker's reusable buffers.
+type scratch struct {
+	dents []byte // getdents64 records
+	name  []byte // an fd name, NUL-terminated for readlinkat
+	link  []byte // readlinkat target
+	fold  []byte // the link folded for case-insensitive matching
+	// per process: kept links (plain) -> row index; links ending in the
+	// deletion suffix -> row index or -1 (filtered out); and the hashes
+	// of plain links filtered out, so FilteredOut counts distinct
+	// process/path rows without keeping (allocating) their strings (a
+	// 64-bit hash collision could undercount by one).
+	seen     map[string]int
+	seenDel  map[delKey]int
+	filtered map[uint64]struct{}
+	seed     maphash.Seed
+}
+
+type delKey struct {
+	link string
+	del  Deletion
+}
+
+func newScratch() *scratch {
+	return &scratch{dents: make([]byte, 32<<10), name: make([]byte, 0, 32), link: make([]byte, 4096),
+		seen: map[string]int{}, seenDel: map[delKey]int{}, filtered: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
+}
+
+// scanPID reads one process's fd table: identity before and after, the
+// owner name, and one readlinkat per fd.
+func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, sc *scratch) pidScan {
+	var out pidScan
+	p, err := fs.openPinned(pid)
+	if err != nil {
+		out.outcome = pidExited
+		return out
+	}
+	defer p.close()
+	st, err := p.stat()
+	if err != nil {
+		out.outcome = pidExited
+		return out
+	}
+	dfd, err := unix.Openat(p.fd, "fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if denied(err) {
+			out.outcome = pidDenied
+		} else {
+			out.outcome = pidExited
+		}
+		return out
+	}
+	defer unix.Close(dfd)
+	owner := p.processName(st.name, sc.link)
+	if !f.MatchOwner(owner, st.name) {
+		out.outcome = pidSkipped
+		return out
+	}
+	id := sample.Identity{PID: pid, StartTicks: st.startTicks}
+	// the process's fields, shared by its rows
+	var head []Field
+	head = append(head, Field{"process_ref", nil}, Field{"pid", any(pid)})
+	head = appendText(head, "name", owner)
+	head = appendText(head, "comm", st.name)
+	clear(sc.seen)
+	clear(sc.seenDel)
+	clear(sc.filtered)
+	var counts []int
+	deniedFds := 0
+	exitedMid := false
+	listDenied := false
+scan:
+	for {
+		n, err := unix.Getdents(dfd, sc.dents)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			listDenied = denied(err) && out.fds == 0
+			break
+		}
+		if n <= 0 {
+			break
+		}
+		for b := sc.dents[:n]; len(b) >= 19; {
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				break
+			}
+			name := b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if len(name) == 0 || name[0] == '.' {
+				continue
+			}
+			out.fds++
+			if out.fds&1023 == 0 && ctx.Err() != nil {
+				break scan
+			}
+			link, err := sc.readlink(dfd, name)
+			if err != nil {
+				out.failed++
+				if denied(err) {
+					deniedFds++
+				}
+				if gone(err) && !exitedMid {
+					// ENOENT is also an fd closed between getdents and
+					// readlink; check the process itself.
+					if _, serr := p.stat(); serr != nil {
+						exitedMid = true
+					}
+				}
+				if exitedMid {
+					break scan
+				}
+				continue
+			}
+			if bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
+				// Rare: decided from the object's link count, keyed by
+				// (link, deletion) since a live file may carry the suffix.
+				path, del := resolveLink(p.fd, dfd, string(name), link)
+				k := delKey{string(link), del}
+				if j, ok := sc.seenDel[k]; ok {
+					if j >= 0 {
+						counts[j]++
+					}
+					continue
+				}
+				if !m.any && !m.matchString(path) {
+					sc.seenDel[k] = -1
+					out.filteredOut++
+					continue
+				}
+				sc.seenDel[k] = len(out.rows)
+				counts = append(counts, 1)
+				out.rows = append(out.rows, newFileUsersRow(head, path, del, owner, st.name, id))
+				continue
+			}
+			if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
+				counts[j]++
+				continue
+			}
+			if !m.any && !m.match(link, sc) {
+				h := maphash.Bytes(sc.seed, link)
+				if _, ok := sc.filtered[h]; !ok {
+					sc.filtered[h] = struct{}{}
+					out.filteredOut++
+				}
+				continue
+			}
+			path := string(link)
+			sc.seen[path] = len(out.rows)
+			counts = append(counts, 1)
+			out.rows = append(out.rows, newFileUsersRow(head, path, sample.NotDeleted, owner, st.name, id))
+		}
+	}
+	for j := range out.rows {
+		out.rows[j].Fields = append(out.rows[j].Fields, Field{"handle_count", counts[j]})
+	}
+	switch {
+	case listDenied:
+		out.outcome = pidDenied
+	case deniedFds > 0 && deniedFds == out.fds:
+		out.outcome = pidExaminedDeniedFds // the fd list was readable but no link was
+	default:
+		out.outcome = pidExamined
+	}
+	verified := false
+	if !exitedMid {
+		if st2, err := p.stat(); err == nil && st2.startTicks == st.startTicks && st2.state != 'Z' {
+			verified = true
+		} else {
+			exitedMid = true
+		}
+	}
+	out.exitedMid = exitedMid
+	for j := range out.rows {
+		out.rows[j].Verified = verified
+	}
+	return out
+}
+
+// newFileUsersRow is one file_users row: the process's head fields, the
+// path and its deletion (handle_count is appended when the process is
+// done).
+func newFileUsersRow(head []Field, path string, del Deletion, owner, comm string, id sample.Identity) Row {
+	fields := make([]Field, len(head), len(head)+5)
+	copy(fields, head)
+	fields = appendText(fields, "path", path)
+	fields = append(fields, Field{"deleted", del.JSON()})
+	return Row{Path: path, Owner: owner, Comm: comm, Proc: id, Fields: fields}
+}
+
+// readlink reads the fd link name (relative to dfd) into sc.link without
+// allocating: the name is NUL-terminated in sc.name and readlinkat(2) is
+// called directly. A target longer than the buffer grows it (up to 64 KiB).
+func (sc *scratch) readlink(dfd int, name []byte) ([]byte, error) {
+	sc.name = append(append(sc.name[:0], name...), 0)
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dfd), uintptr(unsafe.Pointer(&sc.name[0])), uintptr(unsafe.Pointer(&sc.link[0])), uintptr(len(sc.link)), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return nil, e
+		}
+		n := int(r)
+		if n < len(sc.link) || len(sc.link) >= 1<<16 {
+			return sc.link[:n], nil
+		}
+		sc.link = make([]byte, 2*len(sc.link))
+	}
+}
+
+// pathMatcher is a Filter's path and extension selectors prepared once
+// for a scan: the query terms folded (sample.FoldBytes) and split once.
+// Matching a plain-ASCII link folds it into a scratch buffer; other links
+// go through Filter.Match, so the semantics are Filter's exactly.
+type pathMatcher struct {
+	f     Filter
+	any   bool     // no path selector: every path is kept
+	terms [][]byte // folded all-term path query (Path and PathBytes)
+}
+
+func newPathMatcher(f Filter) *pathMatcher {
+	m := &pathMatcher{f: f, any: f.IsZero()}
+	for _, q := range []string{f.Path, f.pathBytes()} {
+		for _, t := range strings.Fields(q) {
+			m.terms = append(m.terms, []byte(sample.FoldBytes(t)))
+		}
+	}
+	return m
+}
+
+// matchString is Filter.Match on a row path.
+func (m *pathMatcher) matchString(path string) bool { return m.f.Match(&Row{Path: path}) }
+
+// match is matchString for a link, without allocating when the link is
+// ASCII.
+func (m *pathMatcher) match(link []byte, sc *scratch) bool {
+	sc.fold = sc.fold[:0]
+	for _, c := range link {
+		if c >= 0x80 {
+			return m.matchString(string(link))
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		sc.fold = append(sc.fold, c)
+	}
+	lp := sc.fold
+	if len(lp) == 0 {
+		return false
+	}
+	for _, t := range m.terms {
+		if !bytes.Contains(lp, t) {
+			return false
+		}
+	}
+	// the extension on the unfolded link, viewed as a string (not kept)
+	return m.f.Extension == "" || HasExtension(unsafe.String(&link[0], len(link)), m.f.Extension)
+}
