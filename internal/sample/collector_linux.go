@@ -4,12 +4,14 @@ package sample
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
@@ -34,6 +36,8 @@ type LinuxCollector struct {
 	fdSize   bool // stat(/proc/PID/fd).st_size is the fd count (Linux 6.2+)
 	buf      []byte
 	path     []byte
+	dents    []byte  // getdents64 records of the root
+	pids     []int32 // the PIDs listed this tick
 	exeCache map[Identity]exeEntry
 	lastCPU  []procfs.CPUStat
 	lastAll  procfs.CPUStat
@@ -68,7 +72,7 @@ func NewLinuxCollector(root string) (*LinuxCollector, error) {
 		return nil, err
 	}
 	c := &LinuxCollector{root: root, fs: fs, pageSize: uint64(os.Getpagesize()), ncpu: runtime.NumCPU(),
-		buf: make([]byte, 16<<10), exeCache: map[Identity]exeEntry{}}
+		buf: make([]byte, 16<<10), dents: make([]byte, 32<<10), exeCache: map[Identity]exeEntry{}}
 	if bfs, err := blockdevice.NewFS(root, "/sys"); err == nil {
 		c.bfs = bfs
 	}
@@ -106,27 +110,40 @@ func (c *LinuxCollector) Platform() Platform {
 // Collect reads every /proc/PID and the system files once.
 func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 	start := time.Now()
-	d, err := os.Open(c.root)
+	d, err := unix.Open(c.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: c.root, Err: err}
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, err
+	defer unix.Close(d)
+	n := len(c.pids)
+	if prev != nil {
+		n = max(n, len(prev.Procs))
 	}
-	snap := &Snapshot{Time: start, BootID: c.bootID, Procs: make([]Process, 0, len(names))}
+	c.pids = c.pids[:0]
+	for {
+		m, err := unix.Getdents(d, c.dents)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "getdents", Path: c.root, Err: err}
+		}
+		if m <= 0 {
+			break
+		}
+		Dirents(c.dents[:m], func(name []byte) {
+			if pid, ok := parsePID(name); ok {
+				c.pids = append(c.pids, pid)
+			}
+		})
+	}
+	snap := &Snapshot{Time: start, BootID: c.bootID, Procs: make([]Process, 0, max(n, len(c.pids)))}
 	if prev != nil {
 		snap.Seq = prev.Seq + 1
 	}
-	seen := make(map[Identity]struct{}, len(names))
-	for _, n := range names {
-		pid64, err := strconv.ParseInt(n, 10, 32)
-		if err != nil || pid64 <= 0 {
-			continue
-		}
+	for _, pid := range c.pids {
 		var p Process
-		switch c.readProcess(int32(pid64), &p, prev) {
+		switch c.readProcess(pid, &p, prev) {
 		case errGone:
 			continue
 		case errDenied:
@@ -142,15 +159,15 @@ func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 				}
 			}
 		}
-		seen[p.ID()] = struct{}{}
 		snap.Procs = append(snap.Procs, p)
 	}
+	sortProcs(snap.Procs)
+	// forget the exe names of lifetimes that ended (the snapshot is sorted)
 	for id := range c.exeCache {
-		if _, ok := seen[id]; !ok {
+		if snap.Lookup(id) == nil {
 			delete(c.exeCache, id)
 		}
 	}
-	sortProcs(snap.Procs)
 	c.readSystem(snap)
 	snap.Duration = time.Since(start)
 	return snap, nil
@@ -172,6 +189,88 @@ func (c *LinuxCollector) procPath(pid int32, file string) string {
 	return string(c.path)
 }
 
+// openPID opens the /proc/PID directory without allocating: the path is
+// built NUL-terminated in c.path and openat(2) is called directly.
+func (c *LinuxCollector) openPID(pid int32) (int, error) {
+	c.path = append(c.path[:0], c.root...)
+	c.path = append(c.path, '/')
+	c.path = strconv.AppendInt(c.path, int64(pid), 10)
+	c.path = append(c.path, 0)
+	return openatZ(unix.AT_FDCWD, &c.path[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+}
+
+// NUL-terminated names of the per-process files (openat(2) and
+// readlinkat(2) take C strings; passing these avoids a conversion and an
+// allocation per call).
+var (
+	zStat      = []byte("stat\x00")
+	zSchedstat = []byte("schedstat\x00")
+	zStatus    = []byte("status\x00")
+	zIO        = []byte("io\x00")
+	zExe       = []byte("exe\x00")
+	zCmdline   = []byte("cmdline\x00")
+)
+
+func openatZ(dir int, name *byte, flags int) (int, error) {
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(flags), 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(r), nil
+	}
+}
+
+func readlinkatZ(dir int, name *byte, buf []byte) (int, error) {
+	r, _, e := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// parsePID parses a /proc entry name as a PID (decimal, > 0, fits int32).
+func parsePID(name []byte) (int32, bool) {
+	if len(name) == 0 || len(name) > 10 {
+		return 0, false
+	}
+	var v int64
+	for _, ch := range name {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(ch-'0')
+	}
+	if v <= 0 || v > 1<<31-1 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// Dirents calls fn with the name of each record of b, a buffer filled by
+// getdents64(2) (struct linux_dirent64: ino, off, reclen, type, name),
+// skipping "." and "..". name aliases b. A malformed record ends the walk.
+func Dirents(b []byte, fn func(name []byte)) {
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			return
+		}
+		name := b[19:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[reclen:]
+		if len(name) == 0 || (name[0] == '.' && (len(name) == 1 || (len(name) == 2 && name[1] == '.'))) {
+			continue
+		}
+		fn(name)
+	}
+}
+
 // readFile reads a small /proc file into c.buf without stat (sizes lie in
 // /proc) and returns the bytes read.
 func (c *LinuxCollector) readFile(path string) ([]byte, error) {
@@ -185,6 +284,21 @@ func (c *LinuxCollector) readFileAt(dir int, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	return c.readAll(fd)
+}
+
+// readFileZ is readFileAt with a NUL-terminated name (no allocation).
+func (c *LinuxCollector) readFileZ(dir int, name []byte) ([]byte, error) {
+	fd, err := openatZ(dir, &name[0], unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return c.readAll(fd)
+}
+
+// readAll reads the open file fd into c.buf.
+func (c *LinuxCollector) readAll(fd int) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(c.buf) {
@@ -214,7 +328,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// Every file is read relative to one open /proc/PID directory: one
 	// path walk instead of one per file, and all reads come from the same
 	// process even if the PID is reused meanwhile (they fail with ESRCH).
-	dir, err := unix.Open(c.procPath(pid, ""), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := c.openPID(pid)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 			return errGone
@@ -222,17 +336,30 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		return errDenied
 	}
 	defer unix.Close(dir)
-	b, err := c.readFileAt(dir, "stat")
+	b, err := c.readFileZ(dir, zStat)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 			return errGone
 		}
 		return errDenied
 	}
-	if err := parseStat(b, p, c.pageSize); err != nil {
+	comm, err := parseStat(b, p, c.pageSize)
+	if err != nil {
 		return errGone
 	}
 	p.PID = pid
+	// the previous sample of the same lifetime, if any: its comm string is
+	// reused when unchanged (no allocation per process and tick)
+	var same *Process
+	if prev != nil {
+		same = prev.Lookup(p.ID())
+	}
+	if same != nil && same.Comm == string(comm) {
+		p.Comm = same.Comm
+	} else {
+		p.Comm = string(comm)
+	}
+	p.Name = p.Comm
 	p.StartTime = c.bootTime.Add(time.Duration(p.StartTicks) * (time.Second / userHZ))
 	// Whether the thread-group leader ran since the previous sample: its
 	// schedstat (ns on CPU, timeslices) is unchanged only if it was never
@@ -243,25 +370,23 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// instead of regenerating the (expensive) status and io files. The
 	// values are identical to what a re-read would return.
 	var q *Process
-	if b, err := c.readFileAt(dir, "schedstat"); err == nil {
+	if b, err := c.readFileZ(dir, zSchedstat); err == nil {
 		if v, ok := parseSchedstat(b); ok {
 			p.sched, p.schedOK = v, true
-			if prev != nil {
-				if pp := prev.Lookup(p.ID()); pp != nil && pp.schedOK && pp.sched == v {
-					q = pp
-				}
+			if same != nil && same.schedOK && same.sched == v {
+				q = same
 			}
 		}
 	}
 	if q != nil && q.statusOK && c.noSwap {
 		copyStatus(p, q)
-	} else if b, err := c.readFileAt(dir, "status"); err == nil {
+	} else if b, err := c.readFileZ(dir, zStatus); err == nil {
 		parseStatus(b, p)
 		p.statusOK = true
 	}
 	if q != nil && q.ioOK && p.Vals[PThreads] == 1 && q.Vals[PThreads] == 1 {
 		copyIO(p, q)
-	} else if b, err := c.readFileAt(dir, "io"); err == nil {
+	} else if b, err := c.readFileZ(dir, zIO); err == nil {
 		parseIO(b, p)
 		p.ioOK = true
 	}
@@ -279,7 +404,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	id := p.ID()
 	e, ok := c.exeCache[id]
-	n, lerr := unix.Readlinkat(dir, "exe", c.link[:])
+	n, lerr := readlinkatZ(dir, &zExe[0], c.link[:])
 	if lerr != nil {
 		n = 0
 	}
@@ -308,7 +433,7 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 	}
 	var argv0 string
 	if e.exe == "" && len(comm) >= MaxComm {
-		if b, err := c.readFileAt(dir, "cmdline"); err == nil {
+		if b, err := c.readFileZ(dir, zCmdline); err == nil {
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]
 			}
@@ -319,16 +444,16 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 	return e
 }
 
-// parseStat parses /proc/PID/stat (proc(5)). The command name is between
-// the first '(' and the last ')'.
-func parseStat(b []byte, p *Process, pageSize uint64) error {
+// parseStat parses /proc/PID/stat (proc(5)) in place and returns the
+// command name, the bytes between the first '(' and the last ')' (aliasing
+// b; the caller sets p.Comm).
+func parseStat(b []byte, p *Process, pageSize uint64) ([]byte, error) {
 	l := bytes.IndexByte(b, '(')
 	r := bytes.LastIndexByte(b, ')')
 	if l < 0 || r < l || r+2 > len(b) {
-		return errors.New("malformed stat")
+		return nil, errMalformedStat
 	}
-	p.Comm = string(b[l+1 : r])
-	p.Name = p.Comm
+	comm := b[l+1 : r]
 	rest := b[r+2:]
 	// fields numbered from 3 (state)
 	var f [22]uint64
@@ -356,7 +481,7 @@ func parseStat(b []byte, p *Process, pageSize uint64) error {
 		field++
 	}
 	if field <= 24 {
-		return errors.New("short stat")
+		return nil, errShortStat
 	}
 	at := func(n int) uint64 { return f[n-4] }
 	p.PPID = int32(at(4))
@@ -367,8 +492,13 @@ func parseStat(b []byte, p *Process, pageSize uint64) error {
 	p.StartTicks = at(22)
 	p.Set(PVirtual, at(23))
 	p.Set(PRSS, at(24)*pageSize)
-	return nil
+	return comm, nil
 }
+
+var (
+	errMalformedStat = errors.New("malformed stat")
+	errShortStat     = errors.New("short stat")
+)
 
 func parseInt(b []byte) (uint64, bool) {
 	neg := false
@@ -422,13 +552,26 @@ func parseStatus(b []byte, p *Process) {
 // parseSchedstat reads /proc/PID/schedstat: ns on CPU, ns waiting, and
 // the number of timeslices run; it returns the first and the third.
 func parseSchedstat(b []byte) ([2]uint64, bool) {
-	f := bytes.Fields(b)
-	if len(f) < 3 {
+	var f [3][]byte
+	n := 0
+	for n < 3 {
+		b = bytes.TrimLeft(b, " \t\n")
+		if len(b) == 0 {
+			break
+		}
+		i := bytes.IndexAny(b, " \t\n")
+		if i < 0 {
+			i = len(b)
+		}
+		f[n], b = b[:i], b[i:]
+		n++
+	}
+	if n < 3 {
 		return [2]uint64{}, false
 	}
 	run, _ := parseInt(f[0])
-	n, _ := parseInt(f[2])
-	return [2]uint64{run, n}, true
+	slices, _ := parseInt(f[2])
+	return [2]uint64{run, slices}, true
 }
 
 // copyStatus carries the status-derived fields of q (same lifetime, leader

@@ -3,6 +3,7 @@
 package sample
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"strconv"
@@ -71,15 +72,16 @@ func TestParseStatOddNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var p Process
-		if err := parseStat([]byte(tt.line), &p, 4096); err != nil {
+		comm, err := parseStat([]byte(tt.line), &p, 4096)
+		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if p.Name != tt.want || p.PPID != 1 {
+		if string(comm) != tt.want || p.PPID != 1 {
 			t.Fatalf("%s: %+v", tt.name, p)
 		}
 	}
 	var p Process
-	if parseStat([]byte("1 (x) S 1"), &p, 4096) == nil {
+	if _, err := parseStat([]byte("1 (x) S 1"), &p, 4096); err == nil {
 		t.Fatal("short line accepted")
 	}
 }
@@ -89,9 +91,18 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("()"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Process
-		_ = parseStat(b, &p, 4096)
+		_, _ = parseStat(b, &p, 4096)
 		parseStatus(b, &p)
 		parseIO(b, &p)
+		if v, ok := parseSchedstat(b); ok && len(bytes.Fields(b)) < 3 {
+			t.Fatalf("schedstat %q parsed as %v with fewer than 3 fields", b, v)
+		}
+		Dirents(b, func(name []byte) {
+			if len(name) == 0 {
+				t.Fatal("empty dirent name")
+			}
+		})
+		parsePID(b)
 	})
 }
 

@@ -1,5 +1,7 @@
 package sample
 
-import "sort"
+import "slices"
 
-func sortProcs(p []Process) { sort.Slice(p, func(i, j int) bool { return p[i].PID < p[j].PID }) }
+func sortProcs(p []Process) {
+	slices.SortFunc(p, func(a, b Process) int { return int(a.PID) - int(b.PID) })
+}

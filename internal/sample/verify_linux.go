@@ -35,7 +35,7 @@ func Verify(id Identity) Liveness {
 		return Unverifiable
 	}
 	var p Process
-	if parseStat(b, &p, 1) != nil {
+	if _, err := parseStat(b, &p, 1); err != nil {
 		return Unverifiable
 	}
 	if p.StartTicks != id.StartTicks || p.State == 'Z' || p.State == 'X' {
