@@ -5,7 +5,6 @@ package capture
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"hash/maphash"
 	"os"
 	"runtime"
@@ -244,7 +243,6 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	deniedFds := 0
 	exitedMid := false
 	listDenied := false
-scan:
 	for {
 		n, err := unix.Getdents(dfd, sc.dents)
 		if err == unix.EINTR {
@@ -257,22 +255,15 @@ scan:
 		if n <= 0 {
 			break
 		}
-		for b := sc.dents[:n]; len(b) >= 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 19 || reclen > len(b) {
-				break
-			}
-			name := b[19:reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[reclen:]
-			if len(name) == 0 || name[0] == '.' {
-				continue
+		stopped := false
+		sample.Dirents(sc.dents[:n], func(name []byte) {
+			if stopped {
+				return
 			}
 			out.fds++
 			if out.fds&1023 == 0 && ctx.Err() != nil {
-				break scan
+				stopped = true
+				return
 			}
 			link, err := sc.readlink(dfd, name)
 			if err != nil {
@@ -288,9 +279,10 @@ scan:
 					}
 				}
 				if exitedMid {
-					break scan
+					stopped = true
+					return
 				}
-				continue
+				return
 			}
 			if bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
 				// Rare: decided from the object's link count, keyed by
@@ -301,21 +293,21 @@ scan:
 					if j >= 0 {
 						counts[j]++
 					}
-					continue
+					return
 				}
 				if !m.any && !m.matchString(path) {
 					sc.seenDel[k] = -1
 					out.filteredOut++
-					continue
+					return
 				}
 				sc.seenDel[k] = len(out.rows)
 				counts = append(counts, 1)
 				out.rows = append(out.rows, newFileUsersRow(head, path, del, owner, st.name, id))
-				continue
+				return
 			}
 			if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
 				counts[j]++
-				continue
+				return
 			}
 			if !m.any && !m.match(link, sc) {
 				h := maphash.Bytes(sc.seed, link)
@@ -323,12 +315,15 @@ scan:
 					sc.filtered[h] = struct{}{}
 					out.filteredOut++
 				}
-				continue
+				return
 			}
 			path := string(link)
 			sc.seen[path] = len(out.rows)
 			counts = append(counts, 1)
 			out.rows = append(out.rows, newFileUsersRow(head, path, sample.NotDeleted, owner, st.name, id))
+		})
+		if stopped {
+			break
 		}
 	}
 	for j := range out.rows {
