@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,8 @@ func (fs FS) listPIDs() ([]int32, error) {
 			out = append(out, int32(v))
 		}
 	}
+	// /proc lists PIDs in ascending order; a fixture tree may not
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -240,6 +243,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	clear(sc.seenDel)
 	clear(sc.filtered)
 	var counts []int
+	var firstFD []int // per row, the fd number it was first seen at
 	deniedFds := 0
 	exitedMid := false
 	listDenied := false
@@ -302,6 +306,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 				}
 				sc.seenDel[k] = len(out.rows)
 				counts = append(counts, 1)
+				firstFD = append(firstFD, fdNumber(name))
 				out.rows = append(out.rows, newFileUsersRow(head, path, del, owner, st.name, id))
 				return
 			}
@@ -320,6 +325,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 			path := string(link)
 			sc.seen[path] = len(out.rows)
 			counts = append(counts, 1)
+			firstFD = append(firstFD, fdNumber(name))
 			out.rows = append(out.rows, newFileUsersRow(head, path, sample.NotDeleted, owner, st.name, id))
 		})
 		if stopped {
@@ -328,6 +334,20 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	}
 	for j := range out.rows {
 		out.rows[j].Fields = append(out.rows[j].Fields, Field{"handle_count", counts[j]})
+	}
+	// rows in fd order of their first fd: /proc lists fds in ascending
+	// order already; a fixture tree may not
+	if !slices.IsSorted(firstFD) {
+		idx := make([]int, len(out.rows))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return firstFD[a] - firstFD[b] })
+		rows := make([]Row, len(out.rows))
+		for j, k := range idx {
+			rows[j] = out.rows[k]
+		}
+		out.rows = rows
 	}
 	switch {
 	case listDenied:
@@ -350,6 +370,19 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 		out.rows[j].Verified = verified
 	}
 	return out
+}
+
+// fdNumber parses an fd directory entry name (decimal; other names sort
+// last).
+func fdNumber(name []byte) int {
+	v := 0
+	for _, c := range name {
+		if c < '0' || c > '9' || v > 1<<40 {
+			return 1 << 62
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
 }
 
 // newFileUsersRow is one file_users row: the process's head fields, the

@@ -1,0 +1,85 @@
+//go:build linux
+
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// captureJSON is a capture's rows (fields in order), verification,
+// coverage, warnings and filtered-out count, for golden comparison.
+func captureJSON(t *testing.T, c *Capture) []byte {
+	t.Helper()
+	type row struct {
+		Fields   json.RawMessage `json:"fields"`
+		Verified bool            `json:"verified"`
+	}
+	out := struct {
+		Rows        []row          `json:"rows"`
+		Coverage    map[string]any `json:"coverage"`
+		Warnings    []string       `json:"warnings"`
+		Partial     bool           `json:"partial"`
+		FilteredOut int            `json:"filtered_out"`
+	}{Coverage: c.Coverage, Warnings: c.Warnings, Partial: c.Partial, FilteredOut: c.FilteredOut}
+	for i := range c.Rows {
+		out.Rows = append(out.Rows, row{Fields: c.Rows[i].AppendJSON(nil, nil), Verified: c.Rows[i].Verified})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs:\n%s", path, got)
+	}
+}
+
+// TestFileUsersFixture scans testdata/proc, a tree laid out as /proc by
+// hand: a holder with every kind of fd (a path with a space, the same file
+// twice, a socket, a pipe, an unlinked file, a name with a newline, one
+// with a byte that is not UTF-8, an anonymous inode, and a case variant),
+// a process whose comm holds parentheses and whose fd 3 cannot be read as
+// a link, one listed but vanished (its directory is a dangling link), one
+// that exited before its fd directory was read, and a zombie.
+func TestFileUsersFixture(t *testing.T) {
+	fs := NewFS(filepath.Join("testdata", "proc"))
+	tests := []struct {
+		name   string
+		filter Filter
+	}{
+		{"all", Filter{}},
+		{"path", Filter{Path: "A file"}},
+		{"extension", Filter{Extension: ".LOG"}},
+		{"owner", Filter{OwnerName: "hold er"}},
+		{"bytes", Filter{PathBytes: "/w==" /* 0xff */}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := fs.FileUsersFiltered(context.Background(), tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "fileusers-"+tt.name+".json"), captureJSON(t, c))
+		})
+	}
+}
