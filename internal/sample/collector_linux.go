@@ -27,6 +27,7 @@ const userHZ = 100
 // Sampler calls it from one goroutine.
 type LinuxCollector struct {
 	root     string
+	sysRoot  string
 	fs       procfs.FS
 	bfs      blockdevice.FS
 	bootID   string
@@ -62,18 +63,30 @@ type exeEntry struct {
 	name    string
 }
 
-// NewLinuxCollector opens /proc (root "" means /proc).
+// NewLinuxCollector opens /proc (root "" means /proc) with sysfs at /sys.
 func NewLinuxCollector(root string) (*LinuxCollector, error) {
+	return NewLinuxCollectorFS(root, "")
+}
+
+// NewLinuxCollectorFS reads the procfs tree at root ("" means /proc) and
+// the sysfs tree at sysRoot ("" means /sys; only block/ is read, to tell
+// whole disks from partitions): the live mounts, or fixture trees laid out
+// as they are. On a root that is not a procfs mount, fd_count is the
+// entry count of PID/fd (a directory's size there is not a count).
+func NewLinuxCollectorFS(root, sysRoot string) (*LinuxCollector, error) {
 	if root == "" {
 		root = procfs.DefaultMountPoint
+	}
+	if sysRoot == "" {
+		sysRoot = "/sys"
 	}
 	fs, err := procfs.NewFS(root)
 	if err != nil {
 		return nil, err
 	}
-	c := &LinuxCollector{root: root, fs: fs, pageSize: uint64(os.Getpagesize()), ncpu: runtime.NumCPU(),
+	c := &LinuxCollector{root: root, sysRoot: sysRoot, fs: fs, pageSize: uint64(os.Getpagesize()), ncpu: runtime.NumCPU(),
 		buf: make([]byte, 16<<10), dents: make([]byte, 32<<10), exeCache: map[Identity]exeEntry{}}
-	if bfs, err := blockdevice.NewFS(root, "/sys"); err == nil {
+	if bfs, err := blockdevice.NewFS(root, sysRoot); err == nil {
 		c.bfs = bfs
 	}
 	if b, err := os.ReadFile(root + "/sys/kernel/random/boot_id"); err == nil {
@@ -86,7 +99,8 @@ func NewLinuxCollector(root string) (*LinuxCollector, error) {
 		}
 	}
 	var st unix.Stat_t
-	if unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
+	var sfs unix.Statfs_t
+	if unix.Statfs(root, &sfs) == nil && sfs.Type == unix.PROC_SUPER_MAGIC && unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
 		c.fdSize = true
 	}
 	return c, nil
@@ -732,7 +746,7 @@ func (c *LinuxCollector) isWholeDisk(name string) bool {
 		}
 	}
 	if whole {
-		_, err := os.Stat("/sys/block/" + name)
+		_, err := os.Stat(c.sysRoot + "/block/" + name)
 		whole = err == nil
 	}
 	if c.wholeDisk == nil {
