@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -69,7 +70,9 @@ matching rows are collected. --json prints the start_capture envelope.`,
 				// (as psmisc's) means the directory itself, so only
 				// rows whose path is exactly PATH are listed and
 				// counted.
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				out := bufio.NewWriter(w) // tabwriter writes cell by cell
+				defer out.Flush()
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
 				n := 0
 				for _, r := range rows {

@@ -238,7 +238,7 @@ func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Reg
 // PARTIAL notice counts the rows the user sees.
 func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Registry) (map[string]any, error),
 	render func(io.Writer, []map[string]any) int) error {
-	rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+	rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 	if err != nil {
 		return err
 	}

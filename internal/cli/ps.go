@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +33,7 @@ swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
 an extra one), rows without a value last. --json prints list_processes' envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {
 				return err
 			}
@@ -88,7 +91,10 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			default:
 				extra = sortKey
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			// tabwriter writes cell by cell: buffer, one write per 4 KiB
+			out := bufio.NewWriter(env.Stdout)
+			defer out.Flush()
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 			hdr := "PID\tCPU%\tRSS\tTHR\tFDS\t"
 			if extra != "" {
 				hdr += strings.ToUpper(cell(extra)) + "\t"
@@ -162,8 +168,24 @@ func humanBytes(s string) string {
 	return strconv.FormatFloat(f, 'f', 1, 64) + units[i]
 }
 
+// newProcRuntime is the runtime of the proc table commands (ps, fuser,
+// lsof and the other capture tables): the proc tools only, without the
+// perf and bin catalogs they would build and discard. It is newRuntime's
+// proc part; Close releases it.
+func newProcRuntime(ctx context.Context, opts runtimeOptions) (*Runtime, error) {
+	rt := &Runtime{Registry: tool.NewRegistry()}
+	if err := buildProc(ctx, rt, opts); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
 // remarshal converts v (a map or json.RawMessage) into out through JSON.
 func remarshal(v any, out any) error {
+	if raw, ok := v.(json.RawMessage); ok {
+		return json.Unmarshal(raw, out)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -97,9 +97,13 @@ type Registry struct {
 
 type entry struct {
 	Tool
-	once      sync.Once
-	schema    *jsonschema.Resolved
-	doc       any // the decoded input schema, for locating failures and copying "expected" values
+	once   sync.Once
+	schema *jsonschema.Resolved
+	// doc is the decoded input schema and patterns its compiled regular
+	// expressions, for locating a rejection and copying "expected"
+	// values: decoded on the first rejection only (docOnce).
+	docOnce   sync.Once
+	doc       any
 	patterns  map[string]*regexp.Regexp
 	schemaErr error
 	outOnce   sync.Once
@@ -172,11 +176,6 @@ func strictShape(input json.RawMessage) error {
 // on every call.
 func (e *entry) compiled() error {
 	e.once.Do(func() {
-		var doc any
-		if err := json.Unmarshal(e.Input, &doc); err != nil {
-			e.schemaErr = fmt.Errorf("input schema is not JSON: %w", err)
-			return
-		}
 		var js jsonschema.Schema
 		if err := json.Unmarshal(e.Input, &js); err != nil {
 			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
@@ -187,13 +186,7 @@ func (e *entry) compiled() error {
 			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
 			return
 		}
-		pats, err := compilePatterns(doc)
-		if err != nil {
-			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
-			return
-		}
-		e.patterns = pats
-		e.schema, e.doc = s, doc
+		e.schema = s
 	})
 	return e.schemaErr
 }

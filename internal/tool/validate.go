@@ -41,11 +41,23 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 	if e.schema.Validate(inst) == nil {
 		return nil
 	}
+	e.explainer()
 	l := locator{root: e.doc, patterns: e.patterns}
 	if f := l.leaf(l.check(e.doc, "", inst, nil)); f != nil {
 		return e.project(f)
 	}
 	return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
+}
+
+// explainer decodes the schema document and compiles its patterns once,
+// on the first rejection (a valid call never needs them). The library
+// already accepted both, so errors here leave the locator without them.
+func (e *entry) explainer() {
+	e.docOnce.Do(func() {
+		if json.Unmarshal(e.Input, &e.doc) == nil {
+			e.patterns, _ = compilePatterns(e.doc)
+		}
+	})
 }
 
 // failure is one keyword that rejected one value: where in the arguments

@@ -132,6 +132,7 @@ func FuzzValidate(f *testing.F) {
 		var inst any
 		if json.Unmarshal(b, &inst) == nil {
 			en := r.byName["t"]
+			en.explainer()
 			l := locator{root: en.doc, patterns: en.patterns}
 			if located := len(l.check(en.doc, "", inst, nil)) > 0; located != (err != nil) {
 				t.Fatalf("library rejected=%v, locator found a failure=%v (%v)", err != nil, located, err)
