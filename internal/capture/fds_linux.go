@@ -173,8 +173,13 @@ func OpenFiles(ctx context.Context, id sample.Identity) (*Capture, error) {
 // owner). A non-matching fd is neither stat'ed nor kept; Capture.FilteredOut
 // counts them.
 func OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter) (*Capture, error) {
+	return FS{}.OpenFilesFiltered(ctx, id, f)
+}
+
+// OpenFilesFiltered is the package's OpenFilesFiltered in the tree fs.
+func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter) (*Capture, error) {
 	f = Filter{Path: f.Path, Extension: f.Extension}
-	p, _, err := pinIdentity(id)
+	p, _, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
 	}

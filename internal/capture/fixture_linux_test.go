@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -81,5 +84,32 @@ func TestFileUsersFixture(t *testing.T) {
 			}
 			checkGolden(t, filepath.Join("testdata", "fileusers-"+tt.name+".json"), captureJSON(t, c))
 		})
+	}
+}
+
+// TestTargetedFixture runs the per-process collectors on process 100 of
+// testdata/proc: open_files (links, fdinfo positions and flags, an fd
+// without fdinfo) and threads (a thread whose name holds a newline, one
+// whose status is unreadable, one that vanished).
+func TestTargetedFixture(t *testing.T) {
+	fs := NewFS(filepath.Join("testdata", "proc"))
+	id := sample.Identity{PID: 100, StartTicks: 5000}
+	of, err := fs.OpenFilesFiltered(context.Background(), id, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "openfiles.json"), captureJSON(t, of))
+	th, err := fs.Threads(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "threads.json"), captureJSON(t, th))
+	// a stale identity (another lifetime had PID 100) is PROCESS_EXITED
+	if _, err := fs.Threads(context.Background(), sample.Identity{PID: 100, StartTicks: 4999}); contract.CodeOf(err) != contract.CodeProcessExited {
+		t.Fatalf("stale identity: %v", err)
+	}
+	// a listed process whose directory vanished is PROCESS_EXITED
+	if _, err := fs.OpenFilesFiltered(context.Background(), sample.Identity{PID: 300, StartTicks: 1}, Filter{}); contract.CodeOf(err) != contract.CodeProcessExited {
+		t.Fatalf("vanished process: %v", err)
 	}
 }

@@ -48,8 +48,9 @@ var errTooBig = errors.New("proc file larger than the read bound")
 // that process ends they fail with ESRCH or ENOENT even if the PID is
 // reused.
 type pinned struct {
-	fd  int
-	pid int32
+	fd   int
+	pid  int32
+	root string // the procfs tree it was opened in ("" for /proc)
 }
 
 func openPinned(pid int32) (*pinned, error) { return FS{}.openPinned(pid) }
@@ -59,7 +60,7 @@ func (fs FS) openPinned(pid int32) (*pinned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pinned{fd: fd, pid: pid}, nil
+	return &pinned{fd: fd, pid: pid, root: fs.root}, nil
 }
 
 func (p *pinned) close() { unix.Close(p.fd) }
@@ -206,15 +207,18 @@ func denied(err error) bool {
 // running process has id's start time. sample.Verify runs first as the
 // host-wide identity check. Errors: PROCESS_EXITED (gone, zombie or PID
 // reused), IDENTITY_UNVERIFIABLE (stat unreadable), ACCESS_DENIED.
-func pinIdentity(id sample.Identity) (*pinned, statInfo, error) {
+func pinIdentity(id sample.Identity) (*pinned, statInfo, error) { return FS{}.pinIdentity(id) }
+
+// pinIdentity is the package's pinIdentity in the tree fs.
+func (fs FS) pinIdentity(id sample.Identity) (*pinned, statInfo, error) {
 	exited := contract.Errorf(contract.CodeProcessExited, "the process of this process_ref has exited")
-	switch sample.Verify(id) {
+	switch sample.VerifyIn(fs.Root(), id) {
 	case sample.Exited:
 		return nil, statInfo{}, exited
 	case sample.Unverifiable:
 		return nil, statInfo{}, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so its identity cannot be verified")
 	}
-	p, err := openPinned(id.PID)
+	p, err := fs.openPinned(id.PID)
 	if err != nil {
 		if denied(err) {
 			return nil, statInfo{}, contract.Errorf(contract.CodeAccessDenied, "access to the process's /proc directory was denied")
@@ -252,7 +256,7 @@ func (p *pinned) stillSame(id sample.Identity) bool {
 	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
 		return false
 	}
-	return sample.Verify(id) == sample.Alive
+	return sample.VerifyIn(FS{root: p.root}.Root(), id) == sample.Alive
 }
 
 // finishTargeted applies the after-collection identity check to a

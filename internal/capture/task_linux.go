@@ -56,7 +56,12 @@ func stateName(b byte) string {
 // null when unreadable). Coverage: threads_listed and threads_unavailable
 // (threads that ended or could not be read during the capture).
 func Threads(ctx context.Context, id sample.Identity) (*Capture, error) {
-	p, _, err := pinIdentity(id)
+	return FS{}.Threads(ctx, id)
+}
+
+// Threads is the package's Threads in the tree fs.
+func (fs FS) Threads(ctx context.Context, id sample.Identity) (*Capture, error) {
+	p, _, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +76,7 @@ func Threads(ctx context.Context, id sample.Identity) (*Capture, error) {
 	}
 	defer unix.Close(tfd)
 	sortNumeric(tids)
-	task := &pinned{fd: tfd, pid: id.PID}
+	task := &pinned{fd: tfd, pid: id.PID, root: fs.root}
 	unavailable := 0
 	buf := make([]byte, 0, 2048)
 	for i, tid := range tids {

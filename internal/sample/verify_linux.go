@@ -26,8 +26,12 @@ const (
 )
 
 // Verify reads /proc/PID/stat now and compares the start time (field 22).
-func Verify(id Identity) Liveness {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(id.PID)) + "/stat")
+func Verify(id Identity) Liveness { return VerifyIn("/proc", id) }
+
+// VerifyIn is Verify reading root/PID/stat (root is a procfs tree: the
+// live /proc or a fixture laid out as it is).
+func VerifyIn(root string, id Identity) Liveness {
+	b, err := os.ReadFile(root + "/" + strconv.Itoa(int(id.PID)) + "/stat")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			return Exited
