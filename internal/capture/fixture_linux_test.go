@@ -89,7 +89,8 @@ func TestFileUsersFixture(t *testing.T) {
 
 // TestTargetedFixture runs the per-process collectors on process 100 of
 // testdata/proc: open_files (links, fdinfo positions and flags, an fd
-// without fdinfo) and threads (a thread whose name holds a newline, one
+// without fdinfo), scheduling (status affinity, cgroup, cpuset,
+// oom_score_adj; no io_priority outside the live /proc) and threads (a thread whose name holds a newline, one
 // whose status is unreadable, one that vanished).
 func TestTargetedFixture(t *testing.T) {
 	fs := NewFS(filepath.Join("testdata", "proc"))
@@ -104,6 +105,11 @@ func TestTargetedFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, filepath.Join("testdata", "threads.json"), captureJSON(t, th))
+	sc, err := fs.Scheduling(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "scheduling.json"), captureJSON(t, sc))
 	// a stale identity (another lifetime had PID 100) is PROCESS_EXITED
 	if _, err := fs.Threads(context.Background(), sample.Identity{PID: 100, StartTicks: 4999}); contract.CodeOf(err) != contract.CodeProcessExited {
 		t.Fatalf("stale identity: %v", err)

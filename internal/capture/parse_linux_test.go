@@ -118,5 +118,15 @@ func FuzzParsers(f *testing.F) {
 		parseStatusFile(b)
 		parseHexAddr(b)
 		buildID(bytes.NewReader(b))
+		for _, l := range cgroupLines(b) {
+			if l == "" || strings.Contains(l, "\n") {
+				t.Fatalf("cgroup line %q", l)
+			}
+		}
+		fdNumber(b)
+		m := newPathMatcher(Filter{Path: "a B", Extension: ".Log"})
+		if got, want := m.match(b, newScratch()), len(b) > 0 && m.matchString(string(b)); got != want {
+			t.Fatalf("path match of %q: bytes %v, string %v", b, got, want)
+		}
 	})
 }

@@ -33,6 +33,10 @@ func (fs FS) Root() string {
 	return fs.root
 }
 
+// live reports whether fs is the host's own /proc (system calls on its
+// PIDs then address the same processes).
+func (fs FS) live() bool { return fs.Root() == procRoot }
+
 // path joins a name below the root ("self/ns/net" -> "/proc/self/ns/net").
 func (fs FS) path(name string) string { return fs.Root() + "/" + name }
 

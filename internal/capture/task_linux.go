@@ -140,7 +140,14 @@ var ioClassNames = map[int]string{0: "none", 1: "realtime", 2: "best_effort", 3:
 // omitted without per-field reasons (seed 000 section 10). Nothing is
 // changed.
 func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
-	p, st, err := pinIdentity(id)
+	return FS{}.Scheduling(ctx, id)
+}
+
+// Scheduling is the package's Scheduling in the tree fs. io_priority comes
+// from a system call on the PID, not from a file, so it is read only in
+// the live /proc (a fixture tree has no such process).
+func (fs FS) Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
+	p, st, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +171,7 @@ func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
 		}
 	}
 	if b, err := p.read("cgroup", nil); err == nil {
-		f = append(f, Field{"cgroup", strings.Fields(string(b))})
+		f = append(f, Field{"cgroup", cgroupLines(b)})
 	}
 	if b, err := p.read("cpuset", nil); err == nil {
 		f = append(f, Field{"cpuset", strings.TrimSpace(string(b))})
@@ -175,7 +182,7 @@ func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
 		}
 	}
 	// ioprio_get(IOPRIO_WHO_PROCESS, pid): class in bits 13.., level below.
-	if r, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, 1, uintptr(id.PID), 0); errno == 0 {
+	if r, _, errno := ioprioGet(fs, id.PID); errno == 0 {
 		class := int(r >> 13)
 		lvl := int(r & 0x1fff)
 		io := map[string]any{"class": ioClassNames[class], "level": lvl}
@@ -188,6 +195,28 @@ func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
 	c.Rows = append(c.Rows, Row{Owner: owner, Comm: st.name, Proc: id, Verified: true, Fields: f})
 	c.Finished = time.Now()
 	return finishTargeted(c, p, id, false)
+}
+
+// cgroupLines splits /proc/PID/cgroup into its lines
+// ("hierarchy-ID:controllers:path"); a cgroup path may hold spaces, so
+// lines are split on newlines only. Empty lines are dropped.
+func cgroupLines(b []byte) []string {
+	out := []string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ioprioGet is ioprio_get(IOPRIO_WHO_PROCESS, pid) on the live /proc;
+// ENOSYS in any other tree.
+func ioprioGet(fs FS, pid int32) (uintptr, uintptr, unix.Errno) {
+	if !fs.live() {
+		return 0, 0, unix.ENOSYS
+	}
+	return unix.Syscall(unix.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
 }
 
 // unavailable returns the {unavailable: reason} object for err.
@@ -273,7 +302,7 @@ func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Cap
 			}
 		case "cgroup":
 			if b, err := p.read("cgroup", nil); err == nil {
-				v = value(strings.Fields(string(b)))
+				v = value(cgroupLines(b))
 			} else {
 				v = unavailable(err)
 			}
