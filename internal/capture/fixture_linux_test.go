@@ -119,3 +119,22 @@ func TestTargetedFixture(t *testing.T) {
 		t.Fatalf("vanished process: %v", err)
 	}
 }
+
+// TestNetworkFixture reads the tables of testdata/proc/net (tcp, tcp6,
+// udp and unix; udp6 is missing, so unreadable) host-wide and for process
+// 100: owners come from the fd links of the tree's processes; unix rows
+// come from net/unix (a path with spaces, an unnamed socket, an abstract
+// name, and a line that does not parse).
+func TestNetworkFixture(t *testing.T) {
+	fs := NewFS(filepath.Join("testdata", "proc"))
+	all, err := fs.Network(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "network-all.json"), captureJSON(t, all))
+	one, err := fs.Network(context.Background(), &sample.Identity{PID: 100, StartTicks: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "network-100.json"), captureJSON(t, one))
+}

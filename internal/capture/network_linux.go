@@ -181,7 +181,7 @@ type owner struct {
 // socketOwners maps socket inodes to the first process holding them, from
 // /proc/PID/fd links "socket:[N]". With only >0, only that pinned process
 // is scanned.
-func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint64]owner, int, error) {
+func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint64]owner, int, error) {
 	out := map[uint64]owner{}
 	buf := make([]byte, 256)
 	scan := func(p *pinned, name string) bool {
@@ -215,7 +215,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 		}
 		return out, 0, nil
 	}
-	pids, err := FS{}.listPIDs()
+	pids, err := fs.listPIDs()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -226,7 +226,7 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 				return nil, 0, err
 			}
 		}
-		p, err := openPinned(pid)
+		p, err := fs.openPinned(pid)
 		if err != nil {
 			continue
 		}
@@ -258,20 +258,27 @@ func socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint6
 // not be read for ownership), unix_source ("sock_diag" or
 // "proc_net_unix"), unix_rows_ambiguous and unix_lines_unparsable.
 func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
+	return FS{}.Network(ctx, target)
+}
+
+// Network is the package's Network in the tree fs. Outside the live /proc
+// unix sockets always come from the tree's net/unix (sock_diag answers
+// about the live host only).
+func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	c := &Capture{Kind: KindNetwork, Started: time.Now(), Coverage: map[string]any{}}
 	var p *pinned
 	var err error
 	name := ""
 	if target != nil {
 		var st statInfo
-		p, st, err = pinIdentity(*target)
+		p, st, err = fs.pinIdentity(*target)
 		if err != nil {
 			return nil, err
 		}
 		defer p.close()
 		name = p.processName(st.name, make([]byte, 256))
 	}
-	owners, unreadable, err := socketOwners(ctx, p, name)
+	owners, unreadable, err := fs.socketOwners(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +286,7 @@ func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 		if p != nil {
 			return p.read("net/"+table, nil)
 		}
-		return (&pinned{fd: unix.AT_FDCWD}).read(procRoot+"/net/"+table, nil)
+		return (&pinned{fd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
 	}
 	tablesRead, tablesFailed := 0, 0
 	emit := func(ino uint64, row Row) {
@@ -319,7 +326,7 @@ func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 		if err := ctxErr(ctx); err != nil {
 			return nil, err
 		}
-		if proto == "unix" && sameNetNS(p) {
+		if proto == "unix" && fs.live() && sameNetNS(p) {
 			entries, err := unixDiag()
 			if err == nil {
 				tablesRead++
