@@ -90,7 +90,10 @@ func TestFileUsersFixture(t *testing.T) {
 // TestTargetedFixture runs the per-process collectors on process 100 of
 // testdata/proc: open_files (links, fdinfo positions and flags, an fd
 // without fdinfo), scheduling (status affinity, cgroup, cpuset,
-// oom_score_adj; no io_priority outside the live /proc) and threads (a thread whose name holds a newline, one
+// oom_score_adj; no io_priority outside the live /proc), modules (maps
+// with a name holding parentheses, a deleted object, anonymous memory,
+// the vdso; the mapped files cannot be opened in a fixture, so their
+// metadata is unavailable), process_info and threads (a thread whose name holds a newline, one
 // whose status is unreadable, one that vanished).
 func TestTargetedFixture(t *testing.T) {
 	fs := NewFS(filepath.Join("testdata", "proc"))
@@ -110,6 +113,16 @@ func TestTargetedFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, filepath.Join("testdata", "scheduling.json"), captureJSON(t, sc))
+	mo, err := fs.Modules(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "modules.json"), captureJSON(t, mo))
+	pi, err := fs.ProcessInfo(context.Background(), id, []string{"exe", "cwd", "parent", "start_time", "cgroup", "command_line"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "processinfo.json"), captureJSON(t, pi))
 	// a stale identity (another lifetime had PID 100) is PROCESS_EXITED
 	if _, err := fs.Threads(context.Background(), sample.Identity{PID: 100, StartTicks: 4999}); contract.CodeOf(err) != contract.CodeProcessExited {
 		t.Fatalf("stale identity: %v", err)

@@ -162,7 +162,7 @@ func (p *pinned) openInRoot(path string) (*os.File, error) {
 // mount namespace (so a path means the same file for both).
 func (p *pinned) sameMountNS() bool {
 	var a, b [64]byte
-	mine, err1 := readlinkAt(unix.AT_FDCWD, procRoot+"/self/ns/mnt", a[:])
+	mine, err1 := readlinkAt(unix.AT_FDCWD, FS{root: p.root}.path("self/ns/mnt"), a[:])
 	theirs, err2 := readlinkAt(p.fd, "ns/mnt", b[:])
 	return err1 == nil && err2 == nil && string(mine) == string(theirs)
 }
@@ -189,7 +189,12 @@ func (p *pinned) sameMountNS() bool {
 // none) or "unreadable". Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
 // ACCESS_DENIED.
 func Modules(ctx context.Context, id sample.Identity) (*Capture, error) {
-	p, _, err := pinIdentity(id)
+	return FS{}.Modules(ctx, id)
+}
+
+// Modules is the package's Modules in the tree fs.
+func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) {
+	p, _, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
 	}

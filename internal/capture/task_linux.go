@@ -243,7 +243,12 @@ func value(v any) map[string]any { return map[string]any{"value": v} }
 // such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
 // The environment is never read.
 func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
-	p, st, err := pinIdentity(id)
+	return FS{}.ProcessInfo(ctx, id, fields)
+}
+
+// ProcessInfo is the package's ProcessInfo in the tree fs.
+func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
+	p, st, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +300,7 @@ func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Cap
 		case "parent":
 			v = value(map[string]any{"pid": st.ppid})
 		case "start_time":
-			if bt, ok := bootTime(); ok {
+			if bt, ok := fs.bootTime(); ok {
 				v = value(contract.TS(bt.Add(time.Duration(st.startTicks) * time.Second / clockTicks)))
 			} else {
 				v = map[string]any{"unavailable": "unreadable"}
@@ -354,8 +359,8 @@ func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Cap
 }
 
 // bootTime reads btime (seconds since the epoch) from /proc/stat.
-func bootTime() (time.Time, bool) {
-	b, err := os.ReadFile(procRoot + "/stat")
+func (fs FS) bootTime() (time.Time, bool) {
+	b, err := os.ReadFile(fs.path("stat"))
 	if err != nil {
 		return time.Time{}, false
 	}

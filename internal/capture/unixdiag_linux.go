@@ -179,7 +179,7 @@ func parseUnixDiagMsg(b []byte) (unixDiagEntry, bool) {
 // caller's sock_diag socket sees that process's sockets.
 func sameNetNS(p *pinned) bool {
 	var self, other unix.Stat_t
-	if err := unix.Stat(procRoot+"/self/ns/net", &self); err != nil {
+	if err := unix.Stat(procRoot+"/self/ns/net", &self); err != nil { // called on the live /proc only
 		return false
 	}
 	if p == nil {
