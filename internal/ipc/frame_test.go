@@ -3,11 +3,13 @@ package ipc
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"testing/iotest"
 )
@@ -204,6 +206,20 @@ func FuzzReadFrame(f *testing.F) {
 			}
 			if _, err := Decode(encode(m)); err != nil {
 				t.Fatalf("re-encoded message does not decode: %v", err)
+			}
+			if r, ok := m.(*Response); ok {
+				// the hand-written Response encoding decodes to the same message
+				back, err := Decode(encode(*r))
+				if err != nil {
+					t.Fatalf("re-encoded response does not decode: %v", err)
+				}
+				br := back.(*Response)
+				var a, b any
+				json.Unmarshal(r.Result, &a)
+				json.Unmarshal(br.Result, &b)
+				if br.Kind != r.Kind || br.RequestID != r.RequestID || !reflect.DeepEqual(a, b) {
+					t.Fatalf("response %+v re-encoded as %+v", r, br)
+				}
 			}
 		}
 	})

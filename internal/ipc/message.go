@@ -105,13 +105,32 @@ var ErrProtocol = errors.New("ipc: protocol violation")
 
 // kindOf returns the kind field of a frame payload without validating the rest.
 func kindOf(payload []byte) (string, error) {
-	var k struct {
-		Kind string `json:"kind"`
+	// Read the top-level keys until "kind" (the first key of every frame
+	// inquest writes), skipping other values: the whole payload is
+	// validated once, by decodeStrict, not once more here.
+	missing := fmt.Errorf("%w: missing kind", ErrProtocol)
+	d := json.NewDecoder(bytes.NewReader(payload))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return "", missing
 	}
-	if err := json.Unmarshal(payload, &k); err != nil || k.Kind == "" {
-		return "", fmt.Errorf("%w: missing kind", ErrProtocol)
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return "", missing
+		}
+		if key, _ := t.(string); key == "kind" {
+			var k string
+			if d.Decode(&k) != nil || k == "" {
+				return "", missing
+			}
+			return k, nil
+		}
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return "", missing
+		}
 	}
-	return k.Kind, nil
+	return "", missing
 }
 
 // decodeStrict decodes payload into v, rejecting unknown fields and
@@ -156,6 +175,9 @@ func Decode(payload []byte) (any, error) {
 	if err := decodeStrict(payload, v); err != nil {
 		return nil, err
 	}
+	if kindField(v) != kind {
+		return nil, fmt.Errorf("%w: kind given twice", ErrProtocol)
+	}
 	switch m := v.(type) {
 	case *Request:
 		if err := checkID(m.RequestID); err != nil {
@@ -184,6 +206,25 @@ func Decode(payload []byte) (any, error) {
 	return v, nil
 }
 
+// kindField is the decoded kind of a message type of Decode.
+func kindField(v any) string {
+	switch m := v.(type) {
+	case *Hello:
+		return m.Kind
+	case *Welcome:
+		return m.Kind
+	case *Reject:
+		return m.Kind
+	case *Request:
+		return m.Kind
+	case *Response:
+		return m.Kind
+	case *Cancel:
+		return m.Kind
+	}
+	return ""
+}
+
 func checkID(id string) error {
 	if id == "" || len(id) > MaxIDBytes {
 		return fmt.Errorf("%w: request_id must be 1..128 bytes", ErrProtocol)
@@ -191,8 +232,21 @@ func checkID(id string) error {
 	return nil
 }
 
-// encode marshals a message; the types above always marshal.
+// encode marshals a message; the types above always marshal. A Response
+// is written around its result as is (the host's contract.Marshal output:
+// one compact JSON object), not re-validated and re-compacted by
+// json.Marshal, which costs a pass over every result.
 func encode(v any) []byte {
+	if r, ok := v.(Response); ok && json.Valid(r.Result) {
+		b := make([]byte, 0, len(r.Result)+len(r.RequestID)+48)
+		b = append(b, `{"kind":`...)
+		b = appendJSONString(b, r.Kind)
+		b = append(b, `,"request_id":`...)
+		b = appendJSONString(b, r.RequestID)
+		b = append(b, `,"result":`...)
+		b = append(b, r.Result...)
+		return append(b, '}')
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic("ipc: encode: " + err.Error())
@@ -200,26 +254,27 @@ func encode(v any) []byte {
 	return b
 }
 
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
 // resultOf turns a response's result object back into the handler outcome:
 // a *contract.Result whose Data and Coverage keep the host's exact JSON
 // (json.RawMessage), or the *contract.Error under "error".
 func resultOf(raw json.RawMessage) (*contract.Result, error) {
-	var probe struct {
-		Error *contract.Error `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
-	}
-	if probe.Error != nil {
-		return nil, probe.Error
-	}
+	// One pass: the error envelope's "error" and the result's fields.
 	var wire struct {
 		contract.Result
+		Error    *contract.Error `json:"error"`
 		Coverage json.RawMessage `json:"coverage"`
 		Data     json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
+	}
+	if wire.Error != nil {
+		return nil, wire.Error
 	}
 	res := wire.Result
 	res.Coverage = wire.Coverage
