@@ -110,6 +110,11 @@ func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) 
 		return nil, err
 	}
 	var examined, deniedN, exitedN, fdsSeen, fdsFailed, ownerSkipped int
+	total := 0
+	for i := range scans {
+		total += len(scans[i].rows)
+	}
+	c.Rows = make([]Row, 0, total)
 	for i := range scans {
 		s := &scans[i]
 		switch s.outcome {
