@@ -9,10 +9,12 @@ import (
 )
 
 // OutputSchema assembles a tool's published output schema: the common
-// envelope, as one object whose oneOf holds the success variant (data
-// described by dataSchema, or any object when dataSchema is empty) and the
-// error variant. Every member of both variants is described; the schema is
-// written compactly because every tool repeats it in tools/list:
+// envelope, one object whose properties describe every member of both
+// variants (data by dataSchema, or any object when dataSchema is empty)
+// and whose oneOf says which members each variant requires: a success has
+// api_version, status, warnings, coverage, data and next_action; an error
+// has error (and a result with both is refused). It is written compactly
+// because every tool repeats it in tools/list:
 //
 //   - the next_action object (null, or {tool, arguments}), used by both
 //     variants, is written once under $defs and referenced as
@@ -38,15 +40,15 @@ func OutputSchema(dataSchema json.RawMessage) (json.RawMessage, error) {
 	}
 	version, _ := json.Marshal(contract.APIVersion)
 	var b bytes.Buffer
-	b.WriteString(`{"type":"object","$defs":{"action":{"type":["object","null"],"required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}},"oneOf":[`)
-	// Success variant.
-	b.WriteString(`{"required":["api_version","status","warnings","coverage","data","next_action"],"properties":{"api_version":{"const":`)
+	b.WriteString(`{"type":"object","$defs":{"action":{"type":["object","null"],"required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}},`)
+	// Exactly one variant: a success has these members, an error has error.
+	b.WriteString(`"oneOf":[{"required":["api_version","status","warnings","coverage","data","next_action"]},{"required":["error"]}],`)
+	b.WriteString(`"properties":{"api_version":{"const":`)
 	b.Write(version)
 	b.WriteString(`},"backend_instance_id":{"type":"string"},"source":{"type":"string"},"captured_at":{"type":"string","format":"date-time"},"capture_started_at":{"type":"string","format":"date-time"},"capture_finished_at":{"type":"string","format":"date-time"},"status":{"enum":["complete","partial"]},"warnings":{"type":"array","items":{"type":"string"}},"coverage":{"type":"object"},"data":`)
 	b.Write(data)
-	b.WriteString(`,"next_action":{"$ref":"#/$defs/action"}}},`)
-	// Error variant.
-	b.WriteString(`{"required":["error"],"properties":{"error":{"type":"object","required":["code","message","retryable"],"properties":{"code":{"type":"string","pattern":"` + codePattern + `"},"message":{"type":"string"},"retryable":{"type":"boolean"},"field":{"type":"string"},"constraint":{"type":"string"},"expected":{},"details":{"type":"object"},"native_error_code":{"type":"integer"},"next_action":{"$ref":"#/$defs/action"}}}}}]}`)
+	b.WriteString(`,"next_action":{"$ref":"#/$defs/action"},`)
+	b.WriteString(`"error":{"type":"object","required":["code","message","retryable"],"properties":{"code":{"type":"string","pattern":"` + codePattern + `"},"message":{"type":"string"},"retryable":{"type":"boolean"},"field":{"type":"string"},"constraint":{"type":"string"},"expected":{},"details":{"type":"object"},"native_error_code":{"type":"integer"},"next_action":{"$ref":"#/$defs/action"}}}}}`)
 	if !json.Valid(b.Bytes()) {
 		return nil, fmt.Errorf("output schema is not JSON (data schema %q)", data)
 	}
