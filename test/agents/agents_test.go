@@ -82,6 +82,7 @@ type result struct {
 			Skip         string          `json:"skip"`
 			InspectError json.RawMessage `json:"inspect_error"`
 			Imports      []string        `json:"imports"`
+			ImportRows   int             `json:"import_rows"`
 			InspectBytes int             `json:"inspect_bytes"`
 		} `json:"libraries_and_imports"`
 		WaitExit struct {
@@ -246,8 +247,8 @@ func TestAgentTasks(t *testing.T) {
 			t.Fatalf("inspect_binary %s: %s", w.Library, w.InspectError)
 		}
 		und := undefinedDynamicSymbols(t, w.Library)
-		if len(w.Imports) == 0 {
-			t.Fatalf("no imports of %s", w.Library)
+		if len(w.Imports) == 0 || len(w.Imports) != w.ImportRows {
+			t.Fatalf("%d import rows of %s among %d rows (only imports were asked for)", len(w.Imports), w.Library, w.ImportRows)
 		}
 		for _, s := range w.Imports {
 			if und != nil && !und[s] {

@@ -118,9 +118,10 @@ const tasks = {};
       t.skip = `inspect_binary does not accept ${missing} in this build (facets land with the bin summary-first change)`;
     } else {
       t.inspect_error = b.isError ? b.body.error : undefined;
-      const d = b.body.data ?? {};
-      const imports = d.imports ?? d.facets?.imports ?? d.inspection?.imports ?? [];
-      t.imports = (imports.rows ?? imports).map((i) => i.name ?? i.symbol ?? i).filter((s) => typeof s === "string");
+      // Facet rows are data.rows, each naming its facet.
+      const rows = b.body.data?.rows ?? [];
+      t.imports = rows.filter((row) => row.facet === "imports").map((row) => row.name);
+      t.import_rows = rows.length;
       t.inspect_bytes = b.bytes;
     }
   }
