@@ -130,7 +130,8 @@ func TestAgentTasks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	here, _ := os.Getwd()
-	if _, err := os.Stat(filepath.Join(here, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+	// npm ci when the installed SDK is not the version package.json pins.
+	if sdkVersion(t, filepath.Join(here, "node_modules", "@modelcontextprotocol", "sdk", "package.json")) != pinnedSDK(t, filepath.Join(here, "package.json")) {
 		inst := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 		inst.Dir = here
 		if out, err := inst.CombinedOutput(); err != nil {
@@ -303,6 +304,36 @@ func TestAgentTasks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sdkVersion is the version of an installed package ("" when absent).
+func sdkVersion(t *testing.T, pkgJSON string) string {
+	t.Helper()
+	var p struct{ Version string }
+	b, err := os.ReadFile(pkgJSON)
+	if err != nil {
+		return ""
+	}
+	json.Unmarshal(b, &p)
+	return p.Version
+}
+
+// pinnedSDK is the @modelcontextprotocol/sdk version package.json pins.
+func pinnedSDK(t *testing.T, pkgJSON string) string {
+	t.Helper()
+	var p struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, err := os.ReadFile(pkgJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b, &p)
+	v := p.Dependencies["@modelcontextprotocol/sdk"]
+	if v == "" {
+		t.Fatal("package.json does not pin @modelcontextprotocol/sdk")
+	}
+	return v
 }
 
 func checkCalls(t *testing.T, calls int, errEnvelope json.RawMessage) {
