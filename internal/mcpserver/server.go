@@ -170,7 +170,7 @@ func DeliveredBytes(body []byte) int { return 2 * len(body) }
 // OverBudgetWarning is the warning of a result whose delivered size
 // exceeds the session's result budget.
 func OverBudgetWarning(size, budget int) string {
-	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it is complete, but a client with a smaller window may cut it: narrow the call (filters, projection, limit) or raise the budget with `inquest mcp --max-result-bytes`", size, budget)
+	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: narrow the call (filters, projection, limit) or raise the budget with `inquest mcp --max-result-bytes`", size, budget)
 }
 
 func project(body []byte, isErr bool) *mcp.CallToolResult {
