@@ -16,14 +16,21 @@ func init() { register(newMCPCmd) }
 func newMCPCmd(env *Env) *cobra.Command {
 	var toolsets string
 	var raw, inProcess bool
+	var maxResult int
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Run the MCP server over stdio (stdout carries only MCP messages)",
 		Long: `Run inquest as an MCP server on stdin/stdout. Diagnostics go to stderr.
 --toolsets selects proc, perf and bin (default: all). --raw selects the raw
-delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
+delivery mode: wait_ms 0, explicit read, 100-row pages.
+--max-result-bytes sets the byte budget of one delivered result (the text
+block and structuredContent together; default 65536, at most 4194304): paged
+tools end a page at it, and a larger result says so in a warning.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxResult < minResultBytes || maxResult > tool.HardResultBytes {
+				return fmt.Errorf("--max-result-bytes %d is out of range: give %d to %d bytes", maxResult, minResultBytes, tool.HardResultBytes)
+			}
 			sets, err := parseToolsets(toolsets)
 			if err != nil {
 				return err
@@ -37,16 +44,21 @@ delivery mode of seed 000 section 4: wait_ms 0, explicit read, 100-row pages.`,
 			}
 			defer rt.Close()
 			logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger})
+			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger, MaxResultBytes: maxResult})
 			return mcpserver.ServeStdio(cmd.Context(), srv)
 		},
 	}
 	cmd.Flags().StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to publish: proc,perf,bin (default all)")
 	cmd.Flags().BoolVar(&raw, "raw", false, "raw delivery: wait_ms 0, explicit read, 100-row pages")
+	cmd.Flags().IntVar(&maxResult, "max-result-bytes", tool.DefaultResultBytes, "byte budget of one delivered result (text and structuredContent together)")
 	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run proc tools on a host inside this process instead of the shared host (history ends with the bridge)")
 	cmd.AddCommand(newMCPInspectCmd(env))
 	return cmd
 }
+
+// minResultBytes is the smallest --max-result-bytes: room for an envelope,
+// its coverage and warnings, and a row.
+const minResultBytes = 16 << 10
 
 func parseToolsets(s string) ([]string, error) {
 	if strings.TrimSpace(s) == "" {

@@ -52,7 +52,8 @@ const (
 	CodeRepositoryCorrupt   Code = "REPOSITORY_CORRUPT"
 )
 
-// AllCodes lists every code in a stable order; the output schema enumerates it.
+// AllCodes lists every code in a stable order (docs/errors.md); the output
+// schema publishes their shape, upper-case words joined by "_".
 var AllCodes = []Code{
 	CodeOutcomeUnknown, CodeResourceLimit, CodeCollectionFailed, CodeInvalidArgument,
 	CodeBackendUnavailable, CodeAccessDenied, CodeIdentityUnverifiable, CodeProcessExited,

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // ResponseTimeout is the default deadline of one request after it was sent
@@ -185,7 +186,11 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 		delete(cl.pending, id)
 		cl.mu.Unlock()
 	}
-	req := encode(Request{Kind: KindRequest, RequestID: id, Method: method, Arguments: args})
+	r := Request{Kind: KindRequest, RequestID: id, Method: method, Arguments: args}
+	if b := tool.ResultBudget(ctx); b != tool.DefaultResultBytes && cl.Welcome.IPCMinor >= 1 {
+		r.ResultBudget = b // an older host would refuse the unknown field
+	}
+	req := encode(r)
 	if len(req) > MaxFrame {
 		drop()
 		return nil, contract.Errorf(contract.CodeResultTooLarge, "the request exceeds the 4 MiB message limit")

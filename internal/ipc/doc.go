@@ -36,10 +36,10 @@
 // non-object frames close the connection before dispatch. Messages carry a
 // "kind" and are decoded strictly (unknown fields are protocol errors):
 //
-//	bridge -> host  {"kind":"hello","ipc_major":1,"ipc_minor":0,"bridge_version":"0.1.0"}
-//	host -> bridge  {"kind":"welcome","ipc_major":1,"ipc_minor":0,"backend_instance_id":"…","application_version":"…"}
+//	bridge -> host  {"kind":"hello","ipc_major":1,"ipc_minor":1,"bridge_version":"0.1.0"}
+//	host -> bridge  {"kind":"welcome","ipc_major":1,"ipc_minor":1,"backend_instance_id":"…","application_version":"…"}
 //	host -> bridge  {"kind":"reject","code":"BUSY","message":"…"}            (instead of welcome: 4 connections, or major mismatch)
-//	bridge -> host  {"kind":"request","request_id":"7","method":"list_processes","arguments":{…}}
+//	bridge -> host  {"kind":"request","request_id":"7","method":"list_processes","arguments":{…},"result_budget":131072}
 //	host -> bridge  {"kind":"response","request_id":"7","result":{…envelope or {"error":{…}}…}}
 //	bridge -> host  {"kind":"cancel","request_id":"7"}
 //

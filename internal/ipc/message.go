@@ -9,12 +9,13 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// Protocol version of this package (seed 000 section 5: "ipc_major: 1,
-// ipc_minor: 0"). A major mismatch fails the handshake; the minor is not
-// compared.
+// Protocol version of this package (seed 000 section 5: "ipc_major: 1").
+// A major mismatch fails the handshake; the minor says which optional
+// request fields the host reads: minor 1 added Request.ResultBudget, which
+// a bridge sends only to a host of minor 1 or later.
 const (
 	Major = 1
-	Minor = 0
+	Minor = 1
 )
 
 // Message kinds. hello/welcome/reject are the handshake; request, response
@@ -82,6 +83,12 @@ type Request struct {
 	RequestID string          `json:"request_id"`
 	Method    string          `json:"method"`
 	Arguments json.RawMessage `json:"arguments"`
+	// ResultBudget is the bridge's delivered-result byte budget for this
+	// call (`inquest mcp --max-result-bytes`); the host runs the call with
+	// it (tool.WithResultBudget), so paged tools size their pages by it.
+	// Omitted (0) means the default, tool.DefaultResultBytes. Sent only to
+	// hosts of IPC minor 1 or later.
+	ResultBudget int `json:"result_budget,omitempty"`
 }
 
 // Response answers the request with RequestID. Result is the tool envelope

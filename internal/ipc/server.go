@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Server limits (seed 000 section 8).
@@ -389,7 +390,11 @@ func (sc *serverConn) serve() {
 			running.Add(1)
 			go func(req *Request) {
 				defer running.Done()
-				res, err := sess.Call(rctx, req.Method, req.Arguments)
+				cctx := rctx
+				if req.ResultBudget > 0 {
+					cctx = tool.WithResultBudget(rctx, req.ResultBudget)
+				}
+				res, err := sess.Call(cctx, req.Method, req.Arguments)
 				sc.mu.Lock()
 				delete(sc.pending, req.RequestID)
 				sc.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -28,6 +29,23 @@ type Options struct {
 	Toolsets []string
 	// Logger receives diagnostics; it must write to stderr, never stdout.
 	Logger *slog.Logger
+	// MaxResultBytes is the session's delivered-result byte budget (text
+	// block and structuredContent together): 0 means
+	// tool.DefaultResultBytes; values above tool.HardResultBytes are
+	// clamped to it. Every call carries it (tool.WithResultBudget), so paged
+	// tools size their pages by it.
+	MaxResultBytes int
+}
+
+// ResultBudget is the budget opts gives each call: MaxResultBytes, or
+// tool.DefaultResultBytes when it is 0 or less, at most
+// tool.HardResultBytes.
+func (opts Options) ResultBudget() int {
+	b := opts.MaxResultBytes
+	if b <= 0 {
+		b = tool.DefaultResultBytes
+	}
+	return min(b, tool.HardResultBytes)
 }
 
 // New returns an MCP server publishing reg's tools. The SDK negotiates the
@@ -47,7 +65,7 @@ func New(reg *tool.Registry, opts Options) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(checkCall)
 	for _, t := range reg.Tools(opts.Toolsets...) {
-		s.AddTool(Definition(reg, t), handler(reg, t.Name))
+		s.AddTool(Definition(reg, t), handler(reg, t.Name, opts.ResultBudget()))
 	}
 	return s
 }
@@ -97,8 +115,9 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	}
 }
 
-func handler(reg *tool.Registry, name string) mcp.ToolHandler {
+func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = tool.WithResultBudget(ctx, budget)
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
@@ -115,7 +134,7 @@ func handler(reg *tool.Registry, name string) mcp.ToolHandler {
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
 		}
-		return Project(res, err), nil
+		return ProjectWithin(res, err, budget), nil
 	}
 }
 
@@ -124,6 +143,37 @@ func handler(reg *tool.Registry, name string) mcp.ToolHandler {
 // error envelope.
 func Project(res *contract.Result, err error) *mcp.CallToolResult {
 	body, isErr := contract.Marshal(res, err)
+	return project(body, isErr)
+}
+
+// ProjectWithin is Project with the final guard of the result budget: a
+// success envelope whose delivered size (DeliveredBytes) exceeds budget
+// bytes is still delivered whole (never truncated; its status is
+// unchanged) and gains a warning naming its size and the budget
+// (OverBudgetWarning), so the caller knows a default answer was larger
+// than its client may accept. Paged tools size their pages within the
+// budget; the guard catches the rest (a single result that is large by
+// nature, a page whose one row is larger than the budget).
+func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolResult {
+	body, isErr := contract.Marshal(res, err)
+	if !isErr && res != nil && DeliveredBytes(body) > budget {
+		res.Warnings = append(res.Warnings, OverBudgetWarning(DeliveredBytes(body), budget))
+		body, isErr = contract.Marshal(res, nil)
+	}
+	return project(body, isErr)
+}
+
+// DeliveredBytes is the size an MCP client receives for an envelope of
+// len(body) bytes: the text block and structuredContent each carry it.
+func DeliveredBytes(body []byte) int { return 2 * len(body) }
+
+// OverBudgetWarning is the warning of a result whose delivered size
+// exceeds the session's result budget.
+func OverBudgetWarning(size, budget int) string {
+	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: narrow the call (filters, projection, limit) or raise the budget with `inquest mcp --max-result-bytes`", size, budget)
+}
+
+func project(body []byte, isErr bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
 		StructuredContent: json.RawMessage(body),

@@ -1,80 +1,60 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// OutputSchema assembles the published output schema: the common envelope
-// with a success variant (data described by dataSchema, or any object) and
-// an error variant. It has no external references.
+// OutputSchema assembles a tool's published output schema: the common
+// envelope, one object whose properties describe every member of both
+// variants (data by dataSchema, or any object when dataSchema is empty)
+// and whose oneOf says which members each variant requires: a success has
+// api_version, status, warnings, coverage, data and next_action; an error
+// has error (and a result with both is refused). It is written compactly
+// because every tool repeats it in tools/list:
+//
+//   - the next_action object (null, or {tool, arguments}), used by both
+//     variants, is written once under $defs and referenced as
+//     "#/$defs/action" (a reference inside the tool's own schema: MCP has no
+//     place for definitions shared between tools);
+//   - error.code is a string of upper-case words joined by "_"
+//     (INVALID_ARGUMENT, PROCESS_EXITED, ...); the list of codes is
+//     contract.AllCodes, documented in docs/errors.md, and is not repeated
+//     in every tool's schema.
+//
+// The result validates under JSON Schema 2020-12 and draft-07 (what MCP
+// clients compile it with: the TypeScript SDK's Ajv, the Go SDK's
+// jsonschema-go). It has no external references. It fails only when
+// dataSchema is not JSON.
 func OutputSchema(dataSchema json.RawMessage) (json.RawMessage, error) {
-	var data any = map[string]any{"type": "object"}
-	if len(dataSchema) > 0 {
-		if err := json.Unmarshal(dataSchema, &data); err != nil {
+	data := []byte(`{"type":"object"}`)
+	if d := bytes.TrimSpace(dataSchema); len(d) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, d); err != nil {
 			return nil, fmt.Errorf("output data schema is not JSON: %w", err)
 		}
+		data = c.Bytes()
 	}
-	codes := make([]string, len(contract.AllCodes))
-	for i, c := range contract.AllCodes {
-		codes[i] = string(c)
+	version, _ := json.Marshal(contract.APIVersion)
+	var b bytes.Buffer
+	b.WriteString(`{"type":"object","$defs":{"action":{"type":["object","null"],"required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}},`)
+	// Exactly one variant: a success has these members, an error has error.
+	b.WriteString(`"oneOf":[{"required":["api_version","status","warnings","coverage","data","next_action"]},{"required":["error"]}],`)
+	b.WriteString(`"properties":{"api_version":{"const":`)
+	b.Write(version)
+	b.WriteString(`},"backend_instance_id":{"type":"string"},"source":{"type":"string"},"captured_at":{"type":"string","format":"date-time"},"capture_started_at":{"type":"string","format":"date-time"},"capture_finished_at":{"type":"string","format":"date-time"},"status":{"enum":["complete","partial"]},"warnings":{"type":"array","items":{"type":"string"}},"coverage":{"type":"object"},"data":`)
+	b.Write(data)
+	b.WriteString(`,"next_action":{"$ref":"#/$defs/action"},`)
+	b.WriteString(`"error":{"type":"object","required":["code","message","retryable"],"properties":{"code":{"type":"string","pattern":"` + codePattern + `"},"message":{"type":"string"},"retryable":{"type":"boolean"},"field":{"type":"string"},"constraint":{"type":"string"},"expected":{},"details":{"type":"object"},"native_error_code":{"type":"integer"},"next_action":{"$ref":"#/$defs/action"}}}}}`)
+	if !json.Valid(b.Bytes()) {
+		return nil, fmt.Errorf("output schema is not JSON (data schema %q)", data)
 	}
-	ts := map[string]any{"type": "string", "format": "date-time"}
-	action := map[string]any{
-		"oneOf": []any{
-			map[string]any{"type": "null"},
-			map[string]any{
-				"type":     "object",
-				"required": []string{"tool", "arguments"},
-				"properties": map[string]any{
-					"tool":      map[string]any{"type": "string"},
-					"arguments": map[string]any{"type": "object"},
-				},
-			},
-		},
-	}
-	success := map[string]any{
-		"type":     "object",
-		"required": []string{"api_version", "status", "warnings", "coverage", "data", "next_action"},
-		"properties": map[string]any{
-			"api_version":         map[string]any{"const": contract.APIVersion},
-			"backend_instance_id": map[string]any{"type": "string"},
-			"source":              map[string]any{"type": "string"},
-			"captured_at":         ts,
-			"capture_started_at":  ts,
-			"capture_finished_at": ts,
-			"status":              map[string]any{"enum": []string{"complete", "partial"}},
-			"warnings":            map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-			"coverage":            map[string]any{"type": "object"},
-			"data":                data,
-			"next_action":         action,
-		},
-	}
-	failure := map[string]any{
-		"type":     "object",
-		"required": []string{"error"},
-		"properties": map[string]any{
-			"error": map[string]any{
-				"type":     "object",
-				"required": []string{"code", "message", "retryable"},
-				"properties": map[string]any{
-					"code":              map[string]any{"enum": codes},
-					"message":           map[string]any{"type": "string"},
-					"retryable":         map[string]any{"type": "boolean"},
-					"field":             map[string]any{"type": "string"},
-					"constraint":        map[string]any{"type": "string"},
-					"expected":          map[string]any{},
-					"details":           map[string]any{"type": "object"},
-					"native_error_code": map[string]any{"type": "integer"},
-					"next_action":       action,
-				},
-			},
-		},
-	}
-	return json.Marshal(map[string]any{
-		"type":  "object",
-		"oneOf": []any{success, failure},
-	})
+	return b.Bytes(), nil
 }
+
+// codePattern is the shape of every error code in contract.AllCodes, as
+// the output schema publishes it.
+const codePattern = `^[A-Z][A-Z_]*$`
