@@ -569,16 +569,16 @@ func hasMarker(p int, marker string) bool {
 	return false
 }
 
-// CgroupStatus reports whether a writable cgroup v2 leaf could own the
-// run, from /sys/fs/cgroup/cgroup.controllers and /proc/self/cgroup. The
-// runner does not yet create cgroup leaves, so the answer always explains
-// why none was used ("cgroup v1 or hybrid hierarchy", "cgroup v2 detected
-// but leaf creation is not implemented").
+// CgroupStatus reports, from DetectCgroup, why no cgroup leaf owns the
+// run: the hierarchy layout ("cgroup v1 only", hybrid, not delegated, no
+// memory controller) or, on a usable delegation, that per-request leaves
+// are not created by this build.
 func CgroupStatus() string {
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		return "not used: no unified cgroup v2 hierarchy at /sys/fs/cgroup (cgroup v1 or hybrid)"
+	c := DetectCgroup()
+	if c.Usable {
+		return "not used: " + c.Reason + ", but this build does not create per-request leaves; process group and RLIMIT_AS apply"
 	}
-	return "not used: cgroup v2 detected but per-request leaves are not implemented; process group and RLIMIT_AS apply"
+	return "not used: " + c.Reason
 }
 
 // LookPath resolves argv0 like exec.LookPath but against the PATH of env
