@@ -80,7 +80,7 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			},
 		})
 	}
-	return out
+	return append(out, compareCaptureTools(rt)...)
 }
 
 func captureDescription(ck captureKind) string {
