@@ -300,7 +300,7 @@ func (rt *Runtime) captureCompare(ctx context.Context, ck captureKind, t *Target
 			all.records = append(all.records, run.records...)
 			for i, v := range run.execs {
 				if len(all.execs) < 16 {
-					v["case"], v["block"], v["position"] = c.name, b, pos
+					v["case"], v["case_index"], v["block"], v["position"] = c.name, ci, b, pos
 					if i < len(run.records) {
 						v["included"], v["excluded_reason"] = run.records[i].Included, run.records[i].ExcludedReason
 					}
