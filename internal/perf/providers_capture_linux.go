@@ -300,7 +300,10 @@ func providerDescription(kinds []string) string {
 	}
 	d := "Collector, discriminated by kind:"
 	for i, k := range kinds {
-		if i > 0 {
+		switch {
+		case i > 0 && i == len(kinds)-1:
+			d += " or"
+		case i > 0:
 			d += ","
 		}
 		d += " " + words[k]
