@@ -213,26 +213,77 @@ func FuzzFoldPerfScript(f *testing.F) {
 }
 
 // TestDetectCgroup compares the layout with what stat -f (coreutils)
-// reports for /sys/fs/cgroup in the same run.
+// reports for /sys/fs/cgroup and /sys/fs/cgroup/unified in the same run;
+// on a cgroup v1 or hybrid machine no memory.max can be used.
 func TestDetectCgroup(t *testing.T) {
-	out, err := exec.Command("stat", "-f", "-c", "%T", "/sys/fs/cgroup").Output()
-	if err != nil {
+	fsType := func(p string) string {
+		out, _ := exec.Command("stat", "-f", "-c", "%T", p).Output()
+		return strings.TrimSpace(string(out))
+	}
+	fs, unified := fsType("/sys/fs/cgroup"), fsType("/sys/fs/cgroup/unified")
+	if fs == "" {
 		t.Skip("no /sys/fs/cgroup")
 	}
 	c := DetectCgroup()
-	fs := strings.TrimSpace(string(out))
-	if (fs == "cgroup2fs") != (c.Layout == CgroupUnified) {
-		t.Fatalf("stat says %s, detection %+v", fs, c)
+	want := CgroupLegacy
+	switch {
+	case fs == "cgroup2fs":
+		want = CgroupUnified
+	case unified == "cgroup2fs":
+		want = CgroupHybrid
 	}
-	if c.Layout != CgroupUnified {
-		if c.Usable || !strings.Contains(c.Reason, "v1") && c.Layout != CgroupNone {
+	if c.Layout != want && !(want == CgroupLegacy && c.Layout == CgroupNone) {
+		t.Fatalf("stat says %s (unified: %s), detection %+v", fs, unified, c)
+	}
+	switch c.Layout {
+	case CgroupLegacy, CgroupNone:
+		if c.Usable || c.Memory || !strings.HasPrefix(CgroupStatus(), "not used") {
 			t.Fatalf("detection %+v", c)
 		}
-		if !strings.Contains(CgroupStatus(), "not used") {
-			t.Fatal(CgroupStatus())
+	case CgroupHybrid:
+		// v1 holds the memory controller: no memory.max in v2.
+		if c.Memory || !strings.Contains(c.Reason, "v1 controllers") || !strings.Contains(c.Reason, "RLIMIT_AS") {
+			t.Fatalf("detection %+v", c)
 		}
 	}
-	if u, _ := exec.Command("stat", "-f", "-c", "%T", "/sys/fs/cgroup/unified").Output(); strings.TrimSpace(string(u)) == "cgroup2fs" && fs != "cgroup2fs" && c.Layout != CgroupHybrid {
-		t.Fatalf("hybrid not detected: %+v", c)
+	// Writable is access(2) W_OK on the cgroup directory, as test -w says.
+	if c.Hierarchy != "" && c.Path != "" {
+		w := exec.Command("test", "-w", filepath.Join(c.Hierarchy, c.Path)).Run() == nil
+		if w != c.Writable || c.Usable != w {
+			t.Fatalf("test -w says %v, detection %+v", w, c)
+		}
+	}
+}
+
+// TestLeafKillsEscapees: where a leaf is usable, the workload runs in it
+// and a descendant that left the process group and scrubbed the ownership
+// marker from its environment is still killed (cgroup.kill); the leaf is
+// removed afterwards.
+func TestLeafKillsEscapees(t *testing.T) {
+	if !DetectCgroup().Usable {
+		t.Skip("no writable cgroup v2 delegation here: " + DetectCgroup().Reason)
+	}
+	s := spec(t, "sh", "-c", `cat /proc/self/cgroup > cg; setsid env -u `+MarkerEnv+` sleep 1000 & echo $! > esc; while [ ! -s esc ]; do sleep 0.01; done; exit 0`)
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.CgroupLeaf == "" || !strings.HasPrefix(ex.Containment, "cgroup_leaf+") {
+		t.Fatalf("no leaf: %+v", ex)
+	}
+	cg, _ := os.ReadFile(filepath.Join(s.Dir, "cg"))
+	if !strings.Contains(string(cg), "/"+filepath.Base(ex.CgroupLeaf)) {
+		t.Fatalf("workload cgroup %q, leaf %s", cg, ex.CgroupLeaf)
+	}
+	for _, p := range readPids(t, s.Dir, "esc") {
+		if alive(p) {
+			t.Errorf("escaped pid %d survived", p)
+		}
+	}
+	if ex.LeftoverKilled < 1 {
+		t.Errorf("leftover_processes_killed = %d", ex.LeftoverKilled)
+	}
+	if _, err := os.Stat(ex.CgroupLeaf); err == nil {
+		t.Errorf("leaf %s was not removed", ex.CgroupLeaf)
 	}
 }
