@@ -263,6 +263,26 @@ func TestCapturePprofHTTP(t *testing.T) {
 			t.Fatalf("%s: replay differs", kind)
 		}
 	}
+	// Two cases x two blocks of heap snapshots: each case's source is the
+	// merge of its two fetched profiles.
+	res := e.mustCall("capture_and_compare_profiles", map[string]any{
+		"target":   target(e.dir, "true"),
+		"provider": map[string]any{"kind": "pprof-http", "url": srv.URL, "profile": "heap"},
+		"experiment": map[string]any{"cases": []any{
+			map[string]any{"name": "a"}, map[string]any{"name": "b", "argv": []string{"sh", "-c", "exit 0"}},
+		}, "blocks": 2},
+	})
+	if af := data(res)["analysis_failure"]; af != nil {
+		t.Fatalf("analysis failed: %v", af)
+	}
+	for _, c := range capt(res)["experiment"].(map[string]any)["cases"].([]any) {
+		if c.(map[string]any)["included"].(float64) != 2 {
+			t.Fatalf("case %v", c)
+		}
+	}
+	if p := sourcePaths(t, res); len(p) != 2 || !strings.HasSuffix(p[0], "case-00.pb.gz") {
+		t.Fatalf("sources %v", p)
+	}
 }
 
 // TestCapturePprofHTTPRejectsNonLoopback: a non-loopback address (here a
@@ -317,7 +337,7 @@ func TestCapturePerf(t *testing.T) {
 		t.Skip("no C compiler")
 	}
 	src := filepath.Join(e.dir, "spin.c")
-	os.WriteFile(src, []byte("volatile unsigned long s;\n__attribute__((noinline)) void spin(void) { for (long i = 0; i < 200000000; i++) s += i; }\nint main(void) { spin(); return 0; }\n"), 0o644)
+	os.WriteFile(src, []byte("#include <stdlib.h>\nvolatile unsigned long s;\n__attribute__((noinline)) void spin(long n) { for (long i = 0; i < n; i++) s += i; }\nint main(int argc, char **argv) { spin(40000000L * (argc > 1 ? atol(argv[1]) : 1)); return 0; }\n"), 0o644)
 	bin := filepath.Join(e.dir, "spin")
 	if out, err := exec.Command("cc", "-O0", "-fno-omit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, out)
@@ -349,6 +369,32 @@ func TestCapturePerf(t *testing.T) {
 	ins := e.mustCall("inspect_evidence", map[string]any{"evidence_id": data(res)["evidence_id"]})
 	if !strings.Contains(toJSON(data(ins)["manifest"]), `"perf.data"`) {
 		t.Fatal("perf.data not preserved")
+	}
+	// Compare: the same program at 1x and 3x the work (argv), folded
+	// stacks of one block each.
+	cmp := e.mustCall("capture_and_compare_profiles", map[string]any{
+		"target": target(e.dir, bin), "provider": map[string]any{"kind": "perf"},
+		"experiment": map[string]any{"cases": []any{
+			map[string]any{"name": "x1", "argv": []string{bin}}, map[string]any{"name": "x3", "argv": []string{bin, "3"}},
+		}},
+	})
+	if af := data(cmp)["analysis_failure"]; af != nil {
+		t.Fatalf("analysis failed: %v", af)
+	}
+	spinRows := 0
+	for _, r := range data(cmp)["rows"].([]any) {
+		row := r.(map[string]any)
+		if row["function"] == "spin" {
+			spinRows++
+			b, _ := strconv.ParseInt(row["base_flat"].(string), 10, 64)
+			c, _ := strconv.ParseInt(row["candidate_flat"].(string), 10, 64)
+			if b <= 0 || c <= b {
+				t.Fatalf("spin row %v", row)
+			}
+		}
+	}
+	if spinRows == 0 {
+		t.Fatalf("no spin row in %s", toJSON(data(cmp)["rows"]))
 	}
 	// Without perf on PATH: PROVIDER_UNAVAILABLE before launch.
 	args["target"] = map[string]any{"argv": []string{bin}, "cwd": e.dir, "env": map[string]any{"PATH": "/nonexistent"}}

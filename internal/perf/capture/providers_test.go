@@ -287,3 +287,23 @@ func TestLeafKillsEscapees(t *testing.T) {
 		t.Errorf("leaf %s was not removed", ex.CgroupLeaf)
 	}
 }
+
+func FuzzLoopbackURL(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1:6060", "http://[::1]:1/x", "http://localhost:80", "http://10.0.0.1:1", "http://[::ffff:127.0.0.1]:2", "http://0x7f.1:3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, addrs, err := LoopbackURL(context.Background(), s)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "http" || len(addrs) == 0 {
+			t.Fatalf("%q accepted as %v %v", s, u, addrs)
+		}
+		for _, a := range addrs {
+			if !a.IsLoopback() {
+				t.Fatalf("%q dials %s", s, a)
+			}
+		}
+	})
+}
