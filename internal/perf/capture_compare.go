@@ -300,9 +300,12 @@ func (rt *Runtime) captureCompare(ctx context.Context, ck captureKind, t *Target
 			all.records = append(all.records, run.records...)
 			for i, v := range run.execs {
 				if len(all.execs) < 16 {
-					v["case"], v["case_index"], v["block"], v["position"] = c.name, ci, b, pos
 					if i < len(run.records) {
-						v["included"], v["excluded_reason"] = run.records[i].Included, run.records[i].ExcludedReason
+						// The record now carries case, block, oracle and
+						// inclusion: refresh the view's copy of it.
+						for k, val := range run.records[i].row() {
+							v[k] = val
+						}
 					}
 					all.execs = append(all.execs, v)
 				}

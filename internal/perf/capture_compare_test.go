@@ -436,3 +436,46 @@ func TestCompareCaptureToolsDeclared(t *testing.T) {
 func probeAllowed() bool { return capture.ProbePerfEvents().Allowed }
 
 func timeNowForTest() time.Time { return time.Now() }
+
+// TestCaptureCompareOracle: the oracle sees each capture's console files
+// and case environment; a failing oracle excludes that case's captures,
+// and a case left with none makes the comparison a typed
+// analysis_failure that says why.
+func TestCaptureCompareOracle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test -bench")
+	}
+	e := newCaptureEnv(t)
+	dir := scaledModule(t)
+	// Passes when the capture's stdout holds the benchmark line and the
+	// case is not the 4x one.
+	oracle := `grep -q '^BenchmarkWork' "$INQUEST_CAPTURE_STDOUT" && test -f "$INQUEST_CAPTURE_STDERR" && test "$BENCH_SCALE" != 4`
+	res := e.mustCall("capture_and_compare_benchmarks", map[string]any{
+		"target":     target(dir, "."),
+		"provider":   map[string]any{"kind": "go-test", "bench": "Work", "benchtime": "1x"},
+		"experiment": map[string]any{"cases": scaledCases(), "blocks": 1, "oracle": map[string]any{"argv": []string{"sh", "-c", oracle}}},
+		"preserve":   true,
+	})
+	af, ok := data(res)["analysis_failure"].(map[string]any)
+	if !ok || af["code"] != "EXECUTION_FAILED" || !strings.Contains(af["message"].(string), `"slow"`) || res["status"] != "partial" {
+		t.Fatalf("result %s", toJSON(data(res)))
+	}
+	cases := capt(res)["experiment"].(map[string]any)["cases"].([]any)
+	base, slow := cases[0].(map[string]any), cases[1].(map[string]any)
+	if base["included"].(float64) != 1 || slow["included"].(float64) != 0 || slow["excluded"].(map[string]any)["oracle_failed"].(float64) != 1 {
+		t.Fatalf("cases %s", toJSON(cases))
+	}
+	for _, x := range capt(res)["executions"].([]any) {
+		x := x.(map[string]any)
+		want := 0.0
+		if x["case"] == "slow" {
+			want = 1
+		}
+		if x["oracle_exit_code"].(float64) != want {
+			t.Fatalf("execution %s", toJSON(x))
+		}
+	}
+	if data(res)["evidence_id"] == nil {
+		t.Fatal("preserve published nothing")
+	}
+}
