@@ -263,6 +263,20 @@ func TestCapturePprofHTTP(t *testing.T) {
 			t.Fatalf("%s: replay differs", kind)
 		}
 	}
+	// A service that is not listening: the workload still ran, the fetch
+	// failed, and the result is a typed analysis_failure with the reason.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	res0 := e.mustCall("capture_and_summarize_profile", map[string]any{
+		"target": target(e.dir, "true"), "provider": map[string]any{"kind": "pprof-http", "url": down, "profile": "heap"},
+	})
+	if af, ok := data(res0)["analysis_failure"].(map[string]any); !ok || af["analysis_source_count"].(float64) != 0 || !strings.Contains(toJSON(res0["warnings"]), "pprof fetch failed") {
+		t.Fatalf("down service: %s", toJSON(res0))
+	}
 	// Two cases x two blocks of heap snapshots: each case's source is the
 	// merge of its two fetched profiles.
 	res := e.mustCall("capture_and_compare_profiles", map[string]any{
