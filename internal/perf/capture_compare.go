@@ -137,7 +137,7 @@ func compareCaptureDescription(ck captureKind) string {
 		d += "pprof profiles are merged (pprof's profile.Merge) and folded stacks concatenated, then compared with the first case as base. go-test runs the package's benchmarks with -cpuprofile (or provider.profile). " + profileProvidersDescription
 	}
 	d += "An observation is excluded (and counted in capture.experiment.cases) when the collector fails, produces no artifact, or the oracle (run after every successful capture with INQUEST_CAPTURE_STDOUT and INQUEST_CAPTURE_STDERR naming its console files) exits nonzero; a case with no included capture makes the analysis fail with a typed analysis_failure. " +
-		"The whole tree is killed on timeout (target.budget.timeout_seconds, per capture) or cancellation; target.budget.max_memory_bytes is enforced with RLIMIT_AS. Progress is reported after each capture. " +
+		"The whole tree is killed on timeout (target.budget.timeout_seconds, per capture) or cancellation; target.budget.max_memory_bytes is enforced with memory.max of a per-run cgroup v2 leaf where a writable delegation with the memory controller is detected, else RLIMIT_AS (executions say which). Progress is reported after each capture. " +
 		"preserve: true publishes the combined sources (and the native artifacts) as evidence even when analysis fails. next_page reads the captured artifacts; it never reruns the workload. " +
 		"Required: target, provider, experiment."
 	return d

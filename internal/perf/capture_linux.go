@@ -94,9 +94,8 @@ func captureDescription(ck captureKind) string {
 		d += "go-test runs `go test -run=^$ -bench BENCH -count N` in target.cwd on the packages in target.argv and summarizes the benchmark output. "
 	case "summarize_profile":
 		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. " + profileProvidersDescription
-
 	}
-	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with RLIMIT_AS. " +
+	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with memory.max of a per-run cgroup v2 leaf where a writable delegation with the memory controller is detected, else RLIMIT_AS (executions say which). " +
 		"preserve: true publishes the captured artifacts as evidence even when analysis fails (analysis_failure is then set). next_page names the analysis tool over the captured artifacts; it never reruns the workload. " +
 		"Required: target, provider."
 	return d
