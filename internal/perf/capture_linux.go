@@ -144,7 +144,7 @@ func targetSchema(ck captureKind) map[string]any {
 			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget (not analysis limits); null fields mean no limit.",
 				"properties": map[string]any{
 					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Wall-clock budget of one execution; the whole process tree is killed when it expires (termination timeout)."},
-					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Address-space budget of every process of the tree (RLIMIT_AS; executions report memory_enforcement and memory_limit_hit)."},
+					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Memory budget of the tree: memory.max of its cgroup v2 leaf where a delegation with the memory controller is detected, else the address-space limit RLIMIT_AS of every process (executions report memory_enforcement and memory_limit_hit)."},
 				}},
 		},
 	}
