@@ -36,9 +36,16 @@ capture_and_<operation> tool as MCP.
 
   --provider direct   measure each execution (wall time, user/sys CPU, max RSS, exit)
   --provider go-test  ARGV are go test package arguments (e.g. -- .)
+  --provider pprof-http  fetch a profile from a loopback Go service
+                      (--capture-arguments '{"url":"http://127.0.0.1:6060"}')
+                      while ARGV runs as the load
+  --provider perf     perf record -g -- ARGV, folded perf script stacks
+  --provider py-spy   py-spy record -- ARGV (when py-spy is on PATH)
 
 --operation is summarize_executions (default), preview_artifact,
-summarize_benchmarks or summarize_profile. --experiment FILE.json runs a
+summarize_benchmarks, summarize_profile, compare_benchmarks or
+compare_profiles (the compare operations need --experiment: its cases are
+the compared targets, each captured once per block). --experiment FILE.json runs a
 randomized paired experiment ({"cases":[{"name":"a","argv":[...]},...],
 "blocks":30,"seed":1,"threshold":0.05}) and prints each case's median and
 its difference from the first case with a 95% bootstrap interval and a
@@ -154,7 +161,7 @@ removed at exit. A progress line is shown on a terminal.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&provider, "provider", "", "capture provider: direct or go-test")
+	f.StringVar(&provider, "provider", "", "capture provider: direct, go-test, pprof-http, perf or py-spy")
 	f.StringVar(&operation, "operation", "summarize_executions", "analysis operation fed by the capture")
 	f.StringVar(&cwd, "cwd", "", "working directory of the target (default: the current directory)")
 	f.StringArrayVar(&envs, "env", nil, "environment override KEY=VALUE (repeatable, at most 32)")

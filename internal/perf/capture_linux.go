@@ -50,7 +50,7 @@ func captureKinds() []captureKind {
 		{op: executionsOperation(), providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
 		{op: previewOperation(), providers: []string{"direct", "go-test"}},
 		{op: summarizeBenchmarksOperation(), providers: []string{"go-test"}},
-		{op: summarizeProfileOperation(), providers: []string{"go-test"}},
+		{op: summarizeProfileOperation(), providers: profileProviders},
 	}
 }
 
@@ -80,7 +80,7 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			},
 		})
 	}
-	return out
+	return append(out, compareCaptureTools(rt)...)
 }
 
 func captureDescription(ck captureKind) string {
@@ -93,9 +93,9 @@ func captureDescription(ck captureKind) string {
 	case "summarize_benchmarks":
 		d += "go-test runs `go test -run=^$ -bench BENCH -count N` in target.cwd on the packages in target.argv and summarizes the benchmark output. "
 	case "summarize_profile":
-		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. "
+		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. " + profileProvidersDescription
 	}
-	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with RLIMIT_AS. " +
+	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with memory.max of a per-run cgroup v2 leaf where a writable delegation with the memory controller is detected, else RLIMIT_AS (executions say which). " +
 		"preserve: true publishes the captured artifacts as evidence even when analysis fails (analysis_failure is then set). next_page names the analysis tool over the captured artifacts; it never reruns the workload. " +
 		"Required: target, provider."
 	return d
@@ -144,7 +144,7 @@ func targetSchema(ck captureKind) map[string]any {
 			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget (not analysis limits); null fields mean no limit.",
 				"properties": map[string]any{
 					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Wall-clock budget of one execution; the whole process tree is killed when it expires (termination timeout)."},
-					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Address-space budget of every process of the tree (RLIMIT_AS; executions report memory_enforcement and memory_limit_hit)."},
+					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Memory budget of the tree: memory.max of its cgroup v2 leaf where a delegation with the memory controller is detected, else the address-space limit RLIMIT_AS of every process (executions report memory_enforcement and memory_limit_hit)."},
 				}},
 		},
 	}
@@ -158,26 +158,33 @@ func providerSchema(ck captureKind) map[string]any {
 			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench regular expression."}
 			props["count"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
 			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime (e.g. 100x, 200ms)."}
-			if ck.op.Name == "summarize_profile" {
+			if ck.op.Name == "summarize_profile" || ck.op.Name == "compare_profiles" {
 				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Which go test profile to write and summarize (-cpuprofile, -memprofile, -blockprofile, -mutexprofile)."}
 			}
 		}
-		return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"kind"}, "properties": props}
+		required := profileProviderFields(kind, props)
+		return map[string]any{"type": "object", "additionalProperties": false, "required": required, "properties": props}
 	}
-	desc := "Collector, discriminated by kind: direct (run argv, measure wait4 rusage) or go-test (go test -bench in target.cwd)."
+	desc := providerDescription(ck.providers)
 	if len(ck.providers) == 1 {
 		b := branch(ck.providers[0])
 		b["description"] = desc
 		return b
 	}
-	return map[string]any{
-		"description": desc,
-		"required":    []string{"kind"},
-		"properties":  map[string]any{"kind": map[string]any{"enum": ck.providers}},
-		"if":          map[string]any{"properties": map[string]any{"kind": map[string]any{"const": ck.providers[0]}}},
-		"then":        branch(ck.providers[0]),
-		"else":        branch(ck.providers[1]),
+	// Discriminated on kind by a chain of if/then/else, one branch per
+	// provider, so a failure names the selected branch's field.
+	chain := branch(ck.providers[len(ck.providers)-1])
+	for i := len(ck.providers) - 2; i >= 0; i-- {
+		chain = map[string]any{
+			"if":   map[string]any{"properties": map[string]any{"kind": map[string]any{"const": ck.providers[i]}}},
+			"then": branch(ck.providers[i]),
+			"else": chain,
+		}
 	}
+	chain["description"] = desc
+	chain["required"] = []string{"kind"}
+	chain["properties"] = map[string]any{"kind": map[string]any{"enum": ck.providers}}
+	return chain
 }
 
 func experimentSchema() map[string]any {
@@ -228,6 +235,11 @@ type providerArg struct {
 	Count     int    `json:"count"`
 	Benchtime string `json:"benchtime"`
 	Profile   string `json:"profile"`
+	// pprof-http, perf and py-spy fields (providers_capture_linux.go).
+	URL          string `json:"url"`
+	Seconds      int    `json:"seconds"`
+	Frequency    int    `json:"frequency"`
+	Subprocesses bool   `json:"subprocesses"`
 }
 
 // Experiment is the decoded experiment argument.
@@ -307,6 +319,7 @@ type captureRun struct {
 	execs     []map[string]any
 	sources   []producedArtifact // analysis sources, in order
 	console   []producedArtifact // retained console of the last execution
+	native    []producedArtifact // native collector output kept beside the sources (perf.data)
 	warnings  []string
 	argv      []string
 	collector string
@@ -346,6 +359,9 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	if err := checkProvider(top.Provider.Kind, t); err != nil {
 		return nil, err
 	}
+	if err := checkProfileProvider(ctx, &top.Provider, t); err != nil {
+		return nil, err
+	}
 	if top.Experiment != nil {
 		if err := checkExperiment(top.Experiment, t); err != nil {
 			return nil, err
@@ -359,8 +375,8 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	switch top.Provider.Kind {
 	case "direct":
 		run, err = runDirect(ctx, dir, t, top.Experiment, ck.op.Name == "summarize_executions")
-	case "go-test":
-		run, err = runGoTest(ctx, dir, t, &top.Provider, ck.op.Name)
+	default:
+		run, err = runProvider(ctx, dir, t, &top.Provider, ck.op.Name)
 	}
 	if err != nil {
 		return nil, err
@@ -448,6 +464,9 @@ func artifactNames(run *captureRun) []any {
 	for _, a := range run.console {
 		out = append(out, map[string]any{"name": a.name, "role": evidence.RoleDiagnostic, "format": a.format})
 	}
+	for _, a := range run.native {
+		out = append(out, map[string]any{"name": a.name, "role": a.role, "format": a.format, "producer": a.producer})
+	}
 	return out
 }
 
@@ -508,6 +527,9 @@ func (rt *Runtime) preserveCapture(ctx context.Context, ck captureKind, run *cap
 	}
 	for _, a := range run.console {
 		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: a.name, Role: evidence.RoleDiagnostic, Format: a.format, Path: a.path})
+	}
+	for _, a := range run.native {
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: a.name, Role: a.role, Format: a.format, Producer: a.producer, Path: a.path})
 	}
 	m, err := st.Publish(ctx, rec)
 	if err != nil {

@@ -358,7 +358,7 @@ func TestPrepareProviders(t *testing.T) {
 		r := r.(map[string]any)
 		by[r["provider"].(string)] = r
 	}
-	if by["direct"]["available"] != true || by["direct"]["offered"] != true || by["go-test"]["offered"] != true || by["perf"]["offered"] != false {
+	if by["direct"]["available"] != true || by["direct"]["offered"] != true || by["go-test"]["offered"] != true || by["perf"]["offered"] != true || by["pprof-http"]["offered"] != true || by["py-spy"]["offered"] != true {
 		t.Fatalf("rows %v", rows)
 	}
 	// Versions are what the tools themselves print, in the same run.

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -142,8 +141,12 @@ func probeProvider(ctx context.Context, p string) map[string]any {
 			break
 		}
 		row["version"] = v
-		if n, err := strconv.Atoi(paranoid); err == nil && os.Geteuid() != 0 && n > 1 {
-			row["guidance"] = "perf_event_paranoid is " + paranoid + "; an administrator can lower it (sysctl kernel.perf_event_paranoid=1) to allow user-space profiling"
+		// The check a capture makes before launch: perf_event_open itself.
+		pa := capture.ProbePerfEvents()
+		row["permission"].(map[string]any)["perf_event_open"] = pa.Allowed
+		if !pa.Allowed {
+			row["permission"].(map[string]any)["errno"] = pa.Errno
+			row["guidance"] = pa.Guidance
 			break
 		}
 		row["available"] = true

@@ -107,7 +107,9 @@ type Execution struct {
 	StderrBytes     int64 `json:"stderr_bytes"`
 	StdoutTruncated bool  `json:"stdout_truncated"`
 	StderrTruncated bool  `json:"stderr_truncated"`
-	// MemoryEnforcement is how MaxMemoryBytes was applied: "rlimit_as"
+	// MemoryEnforcement is how MaxMemoryBytes was applied:
+	// "cgroup_memory_max" (the leaf's memory.max; MemoryLimitHit from
+	// memory.events oom_kill), "rlimit_as"
 	// (set while the workload was stopped at exec, before its first
 	// instruction), "rlimit_as_after_start" (ptrace unavailable: set just
 	// after exec), or "none" (no memory budget).
@@ -122,10 +124,16 @@ type Execution struct {
 	// "MemoryError", "bad_alloc", "xmalloc").
 	MemoryLimitHit bool `json:"memory_limit_hit"`
 	// Containment names how the tree was owned: "process_group+subreaper"
-	// (PR_SET_CHILD_SUBREAPER succeeded) or "process_group".
+	// (PR_SET_CHILD_SUBREAPER succeeded) or "process_group", prefixed with
+	// "cgroup_leaf+" when a cgroup v2 leaf held the tree (killed through
+	// cgroup.kill).
 	Containment string `json:"containment"`
-	// Cgroup reports cgroup v2 detection: why no cgroup leaf was used.
+	// Cgroup reports cgroup v2 detection (DetectCgroup): the leaf used
+	// and why, or why none was used.
 	Cgroup string `json:"cgroup"`
+	// CgroupLeaf is the leaf directory that held the tree ("" when none);
+	// it is removed after the run.
+	CgroupLeaf string `json:"cgroup_leaf,omitempty"`
 	// LeftoverKilled counts tree members (other than the workload itself)
 	// still alive after the workload ended or was killed, that the runner
 	// killed.
@@ -206,28 +214,72 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		return nil, err
 	}
 
-	cmd := &exec.Cmd{
-		Path: exe, Args: spec.Argv, Dir: spec.Dir,
-		Env:    append(append([]string(nil), spec.Env...), marker),
-		Stdout: outW, Stderr: errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	newCmd := func(lf *leaf) *exec.Cmd {
+		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if lf != nil {
+			attr.UseCgroupFD, attr.CgroupFD = true, lf.fd
+		}
+		return &exec.Cmd{
+			Path: exe, Args: spec.Argv, Dir: spec.Dir,
+			Env:    append(append([]string(nil), spec.Env...), marker),
+			Stdout: outW, Stderr: errW, SysProcAttr: attr,
+		}
 	}
-	ex := &Execution{Executable: exe, MemoryEnforcement: "none", Containment: "process_group", Cgroup: CgroupStatus()}
+	ex := &Execution{Executable: exe, MemoryEnforcement: "none", Containment: "process_group"}
 	if acquireSubreaper() {
 		ex.Containment = "process_group+subreaper"
 	}
 	defer releaseSubreaper()
+	// A cgroup v2 leaf where a writable delegation is detected.
+	cg := DetectCgroup()
+	ex.Cgroup = "not used: " + cg.Reason
+	var lf *leaf
+	if cg.Usable {
+		if l, err := newLeaf(cg, hex.EncodeToString(tok[:]), spec.MaxMemoryBytes); err == nil {
+			lf = l
+			defer func() {
+				if lf != nil {
+					lf.remove()
+				}
+			}()
+		} else {
+			ex.Cgroup = "not used: the leaf could not be created (" + err.Error() + "); process group and RLIMIT_AS apply"
+		}
+	}
+	cmd := newCmd(lf)
 
 	// Lower this process's peak RSS to its current RSS so the floor folded
 	// into the child's ru_maxrss is as small as it can be.
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	ex.StartedAt = time.Now()
-	start := time.Now()
-	if spec.MaxMemoryBytes > 0 {
-		ex.MemoryLimitBytes = spec.MaxMemoryBytes
-		cmd, ex.MemoryEnforcement, err = startLimited(cmd, spec.MaxMemoryBytes)
-	} else {
-		err = cmd.Start()
+	t0 := time.Now()
+	start := func() {
+		switch {
+		case spec.MaxMemoryBytes > 0 && lf != nil && lf.memory:
+			ex.MemoryLimitBytes = spec.MaxMemoryBytes
+			ex.MemoryEnforcement = "cgroup_memory_max"
+			err = cmd.Start()
+		case spec.MaxMemoryBytes > 0:
+			ex.MemoryLimitBytes = spec.MaxMemoryBytes
+			cmd, ex.MemoryEnforcement, err = startLimited(cmd, spec.MaxMemoryBytes)
+		default:
+			err = cmd.Start()
+		}
+	}
+	start()
+	if err != nil && lf != nil {
+		// clone3 into the leaf refused (old kernel, seccomp): run without.
+		lf.remove()
+		lf = nil
+		ex.Cgroup = "not used: starting the workload inside the leaf failed (" + err.Error() + "); process group and RLIMIT_AS apply"
+		ex.MemoryEnforcement = "none"
+		cmd = newCmd(nil)
+		start()
+	}
+	if lf != nil {
+		ex.Containment = "cgroup_leaf+" + ex.Containment
+		ex.CgroupLeaf = lf.dir
+		ex.Cgroup = "leaf " + lf.dir + ": " + cg.Reason
 	}
 	outW.Close()
 	errW.Close()
@@ -277,15 +329,43 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 			reason = TermCancelled
 			reasonMu.Unlock()
 		}
+		if lf != nil {
+			for _, p := range lf.procs() {
+				if p != pid {
+					killed[p] = true
+				}
+			}
+			lf.kill()
+		}
 		killTree(pid, marker, true, killed)
 	}()
 	werr := cmd.Wait()
-	ex.WallTimeNS = time.Since(start).Nanoseconds()
+	ex.WallTimeNS = time.Since(t0).Nanoseconds()
 	close(done)
 	<-killerDone
 	// Whatever the tree left behind (background children, setsid'd
 	// daemons) belongs to this request and dies with it.
 	ex.LeftoverKilled = killTree(pid, marker, false, killed)
+	if lf != nil {
+		// The leaf holds every process the tree started, also those that
+		// left the process group and scrubbed the ownership marker.
+		var extra []int
+		for _, p := range lf.procs() {
+			if p != pid && !killed[p] {
+				killed[p] = true
+				extra = append(extra, p)
+			}
+		}
+		lf.kill()
+		self := os.Getpid()
+		for _, p := range extra {
+			if ppid(p) == self {
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(p, &ws, 0, nil)
+			}
+		}
+		ex.LeftoverKilled = len(killed)
+	}
 	wg.Wait()
 
 	st := cmd.ProcessState
@@ -314,7 +394,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	}
 	reasonMu.Unlock()
 	if ex.MemoryLimitBytes > 0 && (ex.ExitCode == nil || *ex.ExitCode != 0) && ex.Termination != TermTimeout && ex.Termination != TermCancelled {
-		ex.MemoryLimitHit = allocationFailure(spec.StderrPath)
+		ex.MemoryLimitHit = allocationFailure(spec.StderrPath) || ex.MemoryEnforcement == "cgroup_memory_max" && lf.oomKilled()
 	}
 	return ex, nil
 }
@@ -328,8 +408,8 @@ func startLimited(cmd *exec.Cmd, limit int64) (*exec.Cmd, string, error) {
 	defer runtime.UnlockOSThread()
 	rl := &unix.Rlimit{Cur: uint64(limit), Max: uint64(limit)}
 	// A Cmd starts once: keep a copy for the fallback.
-	plain := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
+	attr := *cmd.SysProcAttr
+	plain := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: &attr}
 	cmd.SysProcAttr.Ptrace = true
 	err := cmd.Start()
 	if err == nil {
@@ -569,16 +649,15 @@ func hasMarker(p int, marker string) bool {
 	return false
 }
 
-// CgroupStatus reports whether a writable cgroup v2 leaf could own the
-// run, from /sys/fs/cgroup/cgroup.controllers and /proc/self/cgroup. The
-// runner does not yet create cgroup leaves, so the answer always explains
-// why none was used ("cgroup v1 or hybrid hierarchy", "cgroup v2 detected
-// but leaf creation is not implemented").
+// CgroupStatus reports, from DetectCgroup, whether runs get a cgroup v2
+// leaf ("leaf per run: ...", with whether memory.max or RLIMIT_AS bounds
+// memory) or why not ("not used: cgroup v1 only ...").
 func CgroupStatus() string {
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
-		return "not used: no unified cgroup v2 hierarchy at /sys/fs/cgroup (cgroup v1 or hybrid)"
+	c := DetectCgroup()
+	if c.Usable {
+		return "leaf per run: " + c.Reason
 	}
-	return "not used: cgroup v2 detected but per-request leaves are not implemented; process group and RLIMIT_AS apply"
+	return "not used: " + c.Reason
 }
 
 // LookPath resolves argv0 like exec.LookPath but against the PATH of env
