@@ -39,12 +39,19 @@ const detailWindow = 120
 
 func (m *Model) loadHistory(ref string) tea.Cmd {
 	b := m.opt.Backend
+	// The window ends at the displayed sample (a paused or scripted
+	// display is not "now").
+	end := time.Now()
+	if m.frame != nil {
+		end = m.frame.At
+	}
+	from := end.Add(-detailWindow * time.Second).UTC().Format(time.RFC3339Nano)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		h := &history{ref: ref, series: map[string][]point{}, loaded: true}
 		res, err := call(ctx, b, "get_history", map[string]any{"target": map[string]any{"process_ref": ref},
-			"metric_ids": detailMetrics, "mode": "raw", "last_seconds": detailWindow})
+			"metric_ids": detailMetrics, "mode": "raw", "from": from})
 		if err != nil {
 			h.err = errText(err)
 			return historyMsg{ref, h}

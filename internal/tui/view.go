@@ -141,7 +141,7 @@ func (m *Model) View() string {
 			continue
 		}
 		v := m.rows[i]
-		line := cols.row(v, i == m.sel)
+		line := fit(cols.row(v, i == m.sel), w)
 		switch {
 		case i == m.sel:
 			add(st.sel.Render(line))
@@ -432,6 +432,9 @@ var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 // Sparkline draws the last w points scaled to their own maximum (or to
 // max when max > 0); unmeasured points are blank.
 func Sparkline(ps []point, w int, maxV float64) string {
+	if w <= 0 {
+		return ""
+	}
 	if len(ps) > w {
 		ps = ps[len(ps)-w:]
 	}

@@ -1,0 +1,404 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/sample"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden views")
+
+func TestMain(m *testing.M) {
+	time.Local = time.UTC // golden headers show the sample time
+	os.Exit(m.Run())
+}
+
+// scripted replays fixed snapshots through the real host, so views are
+// reproducible: the host's list_processes, get_metrics, get_history and
+// ledger answer the TUI exactly as they answer agents.
+type scripted struct {
+	mu    sync.Mutex
+	t0    time.Time
+	steps [][]sample.Process
+	n     int
+}
+
+func (c *scripted) Platform() sample.Platform { return sample.Platform{OS: "test", Collector: "scripted"} }
+
+func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := min(c.n, len(c.steps)-1)
+	snap := &sample.Snapshot{Time: c.t0.Add(time.Duration(c.n) * time.Second), BootID: "boot"}
+	if prev != nil {
+		snap.Seq = prev.Seq + 1
+	}
+	snap.Procs = append([]sample.Process(nil), c.steps[i]...)
+	for j := range snap.Procs {
+		p := &snap.Procs[j]
+		p.Comm = p.Name
+		p.UIDKnown = true
+		p.StartTime = c.t0.Add(-time.Hour).Add(time.Duration(p.StartTicks) * 10 * time.Millisecond)
+		// values grow by step so sparklines and IO rates move
+		p.Set(sample.PCPUPercent, sample.F(float64(p.Vals[sample.PCPUPercent]+uint64(c.n))))
+		p.Set(sample.PRSS, p.Vals[sample.PRSS]+uint64(c.n)<<20)
+		p.Set(sample.PReadBytes, uint64(c.n)*uint64(p.PID)*1024)
+		p.Set(sample.PWriteBytes, 0)
+	}
+	snap.System.Set(sample.SCPUPercent, sample.F(42))
+	snap.System.Set(sample.SMemTotal, 8<<30)
+	snap.System.Set(sample.SMemUsed, 3<<30)
+	snap.System.Set(sample.SSwapTotal, 2<<30)
+	snap.System.Set(sample.SSwapUsed, 0)
+	snap.System.CoreCPUPercent = []float64{40, 44}
+	c.n++
+	return snap, nil
+}
+
+func proc(pid, ppid int32, ticks uint64, name string, cpu, rssMiB, threads uint64, state byte) sample.Process {
+	p := sample.Process{PID: pid, PPID: ppid, StartTicks: ticks, Name: name, State: state}
+	p.Vals[sample.PCPUPercent] = cpu
+	p.Vals[sample.PRSS] = rssMiB << 20
+	p.Set(sample.PThreads, threads)
+	return p
+}
+
+// fixture is a host over a scripted collector, after steps samples, and
+// a TUI backend session on it. "gone" (pid 300) ends after the second
+// sample and stays as a ghost.
+func fixture(t testing.TB, steps int) (*host.Host, Backend) {
+	t.Helper()
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	base := []sample.Process{
+		proc(1, 0, 1, "init", 0, 12, 1, 'S'),
+		proc(100, 1, 50, "bash", 1, 5, 1, 'S'),
+		proc(101, 100, 60, "worker", 55, 300, 8, 'R'),
+		proc(102, 1, 70, "postgres", 12, 900, 24, 'S'),
+		proc(103, 102, 80, "postgres: wal", 3, 40, 2, 'D'),
+	}
+	withGone := append(append([]sample.Process(nil), base...), proc(300, 1, 90, "gone", 7, 20, 1, 'S'))
+	c := &scripted{t0: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), steps: [][]sample.Process{withGone, withGone, base}}
+	h, err := host.New(host.Options{Version: "test", Collector: c, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	s := h.NewSession()
+	b := BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+		return h.Dispatch(ctx, s, method, args)
+	})
+	for i := 0; i < steps; i++ {
+		if _, err := h.Sampler().Step(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// "gone" is tracked, so its ended lifetime stays retained
+			// (untracked ended lifetimes age out by wall-clock time).
+			res, err := call(context.Background(), b, "get_tracking", map[string]any{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tr struct {
+				Revision string `json:"revision"`
+			}
+			decode(res, &tr)
+			if _, err := call(context.Background(), b, "update_tracking", map[string]any{"operation_id": "fixture",
+				"expected_revision": tr.Revision, "action": "add", "process_name": "gone"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return h, b
+}
+
+// drive feeds the model a frame fetched now (as the tick would) and runs
+// the commands a key returns synchronously, so a view is deterministic.
+type driver struct {
+	t testing.TB
+	m *Model
+}
+
+func newDriver(t testing.TB, b Backend) *driver {
+	m := New(Options{Backend: b, NoColor: true})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	d := &driver{t, m}
+	d.refresh()
+	return d
+}
+
+func (d *driver) refresh() {
+	d.t.Helper()
+	f, err := Fetch(context.Background(), d.m.opt.Backend, d.m.frame)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.m.Update(frameMsg{f: f})
+}
+
+// run executes cmd and feeds its message back, except ticks and batches.
+func (d *driver) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	switch msg.(type) {
+	case nil, tickMsg, tea.QuitMsg:
+		return
+	}
+	_, next := d.m.Update(msg)
+	if _, ok := msg.(confirmedMsg); !ok {
+		d.run(next)
+	}
+}
+
+func (d *driver) keys(ks ...string) {
+	for _, k := range ks {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		case "up":
+			msg = tea.KeyMsg{Type: tea.KeyUp}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "backspace":
+			msg = tea.KeyMsg{Type: tea.KeyBackspace}
+		case " ":
+			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd := d.m.Update(msg)
+		d.run(cmd)
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("view %s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+// checkShape: every view is exactly height lines of at most width cells.
+func checkShape(t *testing.T, v string, w, h int) {
+	t.Helper()
+	lines := strings.Split(v, "\n")
+	if len(lines) != h {
+		t.Fatalf("view has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := len([]rune(l)); n > w {
+			t.Fatalf("line %d is %d cells wide (> %d): %q", i, n, w, l)
+		}
+	}
+}
+
+func TestGoldenViews(t *testing.T) {
+	cases := []struct {
+		name string
+		keys []string
+	}{
+		{"table_cpu", nil},
+		{"sort_mem", []string{"M"}},
+		{"sort_name_reversed", []string{"N", "N"}},
+		{"sort_pid", []string{"#"}},
+		{"sort_threads", []string{"H"}},
+		{"sort_io", []string{"I"}},
+		{"filter_post", []string{"/", "p", "o", "s", "t", "enter"}},
+		{"tree", []string{"t", "#"}},
+		{"tree_filter_wal", []string{"t", "/", "w", "a", "l", "enter"}},
+		{"detail", []string{"#", "down", "down", "enter"}},
+		{"help", []string{"?"}},
+		{"settings", []string{"S"}},
+		{"agents", []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, b := fixture(t, 3)
+			d := newDriver(t, b)
+			h.Sampler().Step()
+			d.refresh() // second frame one sample later: IO rates
+			d.keys(tc.keys...)
+			v := d.m.View()
+			checkShape(t, v, 120, 40)
+			golden(t, tc.name, v)
+		})
+	}
+}
+
+// The table shows what list_processes says: ghost rows for ended
+// lifetimes, "-" for unmeasured values, never 0.
+func TestTableFacts(t *testing.T) {
+	h, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.keys("#")
+	var gone *Row
+	for _, v := range d.m.rows {
+		if v.r.PID == 300 {
+			gone = v.r
+		}
+	}
+	if gone == nil || !gone.Ended || gone.CPUOK || gone.RSSOK {
+		t.Fatalf("ended lifetime not a ghost row with unknown values: %+v", gone)
+	}
+	if !strings.Contains(d.m.View(), "    300 x      -       -        -     -  gone") {
+		t.Fatalf("ghost row not drawn:\n%s", d.m.View())
+	}
+	// first frame: no IO rate yet (needs two frames), shown as "-"
+	for _, v := range d.m.rows {
+		if v.r.IORateOK {
+			t.Fatalf("IO rate from a single frame: %+v", v.r)
+		}
+	}
+	d.refresh() // same snapshot again: no interval, still no rate
+	for _, v := range d.m.rows {
+		if v.r.IORateOK {
+			t.Fatalf("IO rate without a newer sample: %+v", v.r)
+		}
+	}
+	h.Sampler().Step() // one second later, read_bytes grew by pid*1024
+	d.refresh()
+	for _, v := range d.m.rows {
+		if !v.r.Ended && (!v.r.IORateOK || v.r.IORate != float64(v.r.PID)*1024) {
+			t.Fatalf("IO rate %v, want %d B/s: %+v", v.r.IORate, v.r.PID*1024, v.r)
+		}
+	}
+}
+
+// An MCP bridge session's calls appear in the activity panel with tool
+// name, state and outcome code, and the badge shows while it is open.
+func TestAgentActivityAndBadge(t *testing.T) {
+	h, b := fixture(t, 3)
+	d := newDriver(t, b)
+	if strings.Contains(strings.Split(d.m.View(), "\n")[0], "MCP") {
+		t.Fatal("badge without a bridge")
+	}
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	ctx := context.Background()
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{"limit":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Dispatch(ctx, bs, "get_history", json.RawMessage(`{"metric_ids":["no_such_metric"]}`))
+	code := contract.CodeOf(err)
+	if code == "" {
+		t.Fatal("bad get_history succeeded")
+	}
+	d.refresh()
+	d.keys("a")
+	v := d.m.View()
+	if !strings.Contains(strings.Split(v, "\n")[0], "MCP") {
+		t.Fatalf("no MCP badge with a bridge session:\n%s", v)
+	}
+	if !strings.Contains(v, "list_processes") || !strings.Contains(v, "get_history") || !strings.Contains(v, string(code)) {
+		t.Fatalf("agent calls missing from the panel:\n%s", v)
+	}
+	if strings.Contains(v, "no_such_metric") || strings.Contains(v, `"limit"`) {
+		t.Fatalf("arguments leaked into the panel:\n%s", v)
+	}
+	bs.Close()
+	d.refresh()
+	if strings.Contains(strings.Split(d.m.View(), "\n")[0], "MCP") {
+		t.Fatal("badge stays after the bridge closed")
+	}
+}
+
+// A pending confirmation (profile delete by an MCP client) appears as an
+// overlay; y confirms it through the same ledger as `inquest confirm`.
+func TestConfirmOverlay(t *testing.T) {
+	h, b := fixture(t, 3)
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	ctx := context.Background()
+	callJSON := func(method string, args any) map[string]any {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		res, err := h.Dispatch(ctx, bs, method, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var m map[string]any
+		bb, _ := json.Marshal(res.Data)
+		json.Unmarshal(bb, &m)
+		return m
+	}
+	tr := callJSON("get_tracking", map[string]any{})
+	rev := fmt.Sprint(tr["revision"])
+	callJSON("update_profile", map[string]any{"operation_id": "p1", "expected_revision": rev, "action": "save_as", "name": "web"})
+	lp := callJSON("list_profiles", map[string]any{})
+	prof := lp["profiles"].([]any)[0].(map[string]any)
+	rev = fmt.Sprint(lp["revision"])
+	out := callJSON("update_profile", map[string]any{"operation_id": "p2", "expected_revision": rev, "action": "delete",
+		"profile_id": prof["profile_id"], "profile_revision": fmt.Sprint(prof["revision"]), "wait_ms": 0})
+	if out["state"] != "pending_confirmation" {
+		t.Fatalf("delete not pending: %v", out)
+	}
+	d := newDriver(t, b)
+	v := d.m.View()
+	if !strings.Contains(v, "Confirm update_profile") || !strings.Contains(v, "operation p2") {
+		t.Fatalf("no overlay:\n%s", v)
+	}
+	v = regexp.MustCompile(`expires \S+`).ReplaceAllString(v, "expires TIME")
+	golden(t, "confirm_overlay", regexp.MustCompile(`prof_[0-9a-f]+`).ReplaceAllString(v, "prof_ID"))
+	d.keys("y")
+	if !strings.Contains(d.m.notice, "p2: succeeded") {
+		t.Fatalf("confirm notice %q", d.m.notice)
+	}
+	d.refresh()
+	if strings.Contains(d.m.View(), "Confirm update_profile") {
+		t.Fatal("overlay stays after the decision")
+	}
+	if ps := callJSON("list_profiles", map[string]any{})["profiles"].([]any); len(ps) != 0 {
+		t.Fatalf("profile not deleted: %v", ps)
+	}
+}
+
+// The view keeps its shape from 80x24 down to tiny terminals.
+func TestSmallTerminals(t *testing.T) {
+	_, b := fixture(t, 3)
+	for _, sz := range [][2]int{{80, 24}, {60, 15}, {40, 10}, {20, 5}} {
+		d := newDriver(t, b)
+		d.m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		for _, ks := range [][]string{nil, {"enter"}, {"a"}, {"?"}} {
+			d.keys(ks...)
+			checkShape(t, d.m.View(), sz[0], sz[1])
+			d.keys("esc")
+			if d.m.mode != modeTable {
+				d.keys("q")
+			}
+		}
+	}
+	d := newDriver(t, b)
+	d.m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	golden(t, "table_80x24", d.m.View())
+}
