@@ -36,7 +36,9 @@ type scripted struct {
 	n     int
 }
 
-func (c *scripted) Platform() sample.Platform { return sample.Platform{OS: "test", Collector: "scripted"} }
+func (c *scripted) Platform() sample.Platform {
+	return sample.Platform{OS: "test", Collector: "scripted"}
+}
 
 func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
 	c.mu.Lock()
