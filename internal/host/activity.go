@@ -150,6 +150,8 @@ func (h *Host) agentActivity(ctx context.Context, s *Session, _ json.RawMessage)
 // tool list, the graph workspace tools of graphTools.
 func (h *Host) registerTUI() {
 	h.methods[AgentActivityMethod] = h.agentActivity
+	h.methods[GraphWorkspaceMethod] = h.updateGraphWorkspace
+	h.methods[GraphSeriesMethod] = h.readGraphSeries
 	for _, d := range graphTools() { // TEMPORARY hook: the lead moves graphTools() into the explicit Decl list
 		d := d
 		h.methods[d.Name] = func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
