@@ -96,6 +96,8 @@ type Frame struct {
 	Calls    []Call
 	Pending  []Pending
 	Warnings []string
+	// Workspace is the shared graph workspace with its visible points.
+	Workspace *Workspace
 }
 
 // tableMetrics are the process metrics the table reads per row.
@@ -244,6 +246,9 @@ func Fetch(ctx context.Context, b Backend, prev *Frame) (*Frame, error) {
 		if decode(res, &d) == nil {
 			f.Pending = d.Ops
 		}
+	}
+	if ws, err := fetchGraphs(ctx, b); err == nil {
+		f.Workspace = ws
 	}
 	return f, nil
 }

@@ -31,6 +31,8 @@ type Options struct {
 	SetMCPDisabled func(disabled bool) error
 	// NoColor drops colours and styles (NO_COLOR).
 	NoColor bool
+	// ExportDir is where x writes CSV files (default: the working directory).
+	ExportDir string
 }
 
 // mode is what has the keyboard.
@@ -41,6 +43,7 @@ const (
 	modeFilter
 	modeHelp
 	modeSettings
+	modeGraphs
 )
 
 // Model is the bubbletea model of the TUI. Background data arrive only
@@ -72,6 +75,10 @@ type Model struct {
 	settingErr string
 	notice     string
 	confirmSel int
+
+	ws         *Workspace
+	graphSel   int
+	cursorBack int // graph cursor: seconds before the displayed end
 }
 
 // New returns the model; run it with tea.NewProgram.
@@ -139,6 +146,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if m.confirmSel >= len(m.frame.Pending) {
 				m.confirmSel = 0
 			}
+			if msg.f.Workspace != nil {
+				m.ws = msg.f.Workspace
+				if m.graphSel >= len(m.ws.Graphs) {
+					m.graphSel = max(len(m.ws.Graphs)-1, 0)
+				}
+			}
 		}
 		return m, m.tick()
 	case tickMsg:
@@ -151,6 +164,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case captureMsg:
 		if m.capture != nil && m.capture.ref == msg.c.ref && m.capture.kind == msg.c.kind {
 			m.capture = msg.c
+		}
+		return m, nil
+	case graphMsg:
+		if msg.ws != nil {
+			m.ws = msg.ws
+			if m.graphSel >= len(m.ws.Graphs) {
+				m.graphSel = max(len(m.ws.Graphs)-1, 0)
+			}
+		}
+		if msg.text != "" {
+			m.notice = msg.text
+		} else if msg.err != nil {
+			m.notice = "graphs: " + errText(msg.err)
 		}
 		return m, nil
 	case confirmedMsg:
@@ -233,6 +259,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.rearrange()
 		return m, nil
+	case modeGraphs:
+		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+			break
+		}
+		return m, m.graphKey(s)
 	case modeSettings:
 		switch s {
 		case "esc", "q", "S":
@@ -284,9 +315,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.move(-m.tableHeight())
 	case "pgdown", " ":
 		m.move(m.tableHeight())
-	case "home", "g":
+	case "home":
 		m.move(-len(m.rows))
-	case "end", "G":
+	case "end":
 		m.move(len(m.rows))
 	case "P":
 		m.setSort(SortCPU)
@@ -312,6 +343,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.rearrange()
 	case "p":
 		m.paused = !m.paused
+	case "g":
+		m.mode = modeGraphs
+		return m, m.graphCall("", nil, nil)
+	case "+":
+		if r := m.selected(); r != nil && !r.Ended {
+			return m, m.addGraph([]map[string]any{{"metric_id": graphMetricFor(m.sortKey), "process_ref": r.Ref}})
+		}
 	case "a":
 		m.activity = !m.activity
 		m.clamp()

@@ -404,3 +404,106 @@ func TestSmallTerminals(t *testing.T) {
 	d.m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	golden(t, "table_80x24", d.m.View())
 }
+
+// The graph workspace: + graphs the selected process, s adds system
+// graphs, A/B markers show values and delta, x exports; the CSV the TUI
+// writes equals export_graphs' from an MCP bridge session byte for byte,
+// and every cell equals get_history's raw value.
+func TestGraphsMarkersAndExport(t *testing.T) {
+	h, b := fixture(t, 3)
+	for i := 0; i < 3; i++ {
+		h.Sampler().Step()
+	}
+	dir := t.TempDir()
+	d := newDriver(t, b)
+	d.m.opt.ExportDir = filepath.Join(dir, "tui")
+	d.keys("/", "w", "o", "r", "k", "e", "r", "enter") // select pid 101
+	d.keys("+")                                        // sort CPU: cpu_percent
+	d.keys("M", "+")                                   // sort memory: rss_bytes
+	d.keys("g", "s")
+	d.refresh()
+	d.keys("left", "left", "left", "A", "right", "right", "B")
+	v := d.m.View()
+	checkShape(t, v, 120, 40)
+	golden(t, "graphs_ab", v)
+	if !strings.Contains(v, "A 57.0%") || !strings.Contains(v, "B 59.0%") || !strings.Contains(v, "Δ 2.0%") {
+		t.Fatalf("marker values/delta missing:\n%s", v)
+	}
+	d.keys("x")
+	if !strings.Contains(d.m.notice, "exported 6 rows") {
+		t.Fatalf("notice %q", d.m.notice)
+	}
+	tuiCSV := readOnly(t, filepath.Join(dir, "tui"))
+	// the same workspace exported by an agent
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	res, err := h.Dispatch(context.Background(), bs, "export_graphs", json.RawMessage(`{"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`,"filename":"a.csv"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpCSV := readOnly(t, filepath.Join(dir, "mcp"))
+	if tuiCSV != mcpCSV {
+		t.Fatalf("TUI and MCP exports differ:\n%s\n---\n%s", tuiCSV, mcpCSV)
+	}
+	var out struct {
+		Rows int `json:"rows"`
+	}
+	decode(res, &out)
+	if out.Rows != 6 {
+		t.Fatalf("rows %d", out.Rows)
+	}
+	// cells against get_history raw (the reference: what agents read)
+	lines := strings.Split(strings.TrimSpace(tuiCSV), "\n")
+	if lines[0] != "timestamp,worker[101]:cpu_percent,worker[101]:rss_bytes,system:system_cpu_percent,system:memory_used_bytes" {
+		t.Fatalf("header %q", lines[0])
+	}
+	hist, err := call(context.Background(), b, "get_history", map[string]any{"target": map[string]any{"process_ref": d.m.rows[d.m.sel].r.Ref},
+		"metric_ids": []string{"cpu_percent", "rss_bytes"}, "mode": "raw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hr struct {
+		Rows []struct {
+			At     string         `json:"at"`
+			Values map[string]any `json:"values"`
+		} `json:"rows"`
+	}
+	decode(hist, &hr)
+	if len(hr.Rows) != len(lines)-1 {
+		t.Fatalf("history rows %d, csv rows %d", len(hr.Rows), len(lines)-1)
+	}
+	for i, r := range hr.Rows {
+		cells := strings.Split(lines[i+1], ",")
+		at, _ := time.Parse(time.RFC3339Nano, r.At)
+		if cells[0] != at.UTC().Format("2006-01-02T15:04:05.000Z07:00") {
+			t.Fatalf("row %d time %s vs %s", i, cells[0], r.At)
+		}
+		if fmt.Sprint(r.Values["cpu_percent"]) != cells[1] || fmt.Sprint(r.Values["rss_bytes"]) != cells[2] {
+			t.Fatalf("row %d: csv %v, history %v", i, cells, r.Values)
+		}
+	}
+	// the export writer never overwrites
+	_, err = h.Dispatch(context.Background(), bs, "export_graphs", json.RawMessage(`{"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`,"filename":"a.csv"}`))
+	if contract.CodeOf(err) != contract.CodeExportFailed {
+		t.Fatalf("overwrite: %v", err)
+	}
+	// MCP sessions cannot change the TUI's display state
+	if _, err := h.Dispatch(context.Background(), bs, "update_graph_workspace", json.RawMessage(`{"action":"pause"}`)); contract.CodeOf(err) != contract.CodePermissionDenied {
+		t.Fatalf("bridge paused the display: %v", err)
+	}
+}
+
+func readOnly(t *testing.T, dir string) string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%s: %v %v", dir, es, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, es[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

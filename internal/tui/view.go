@@ -131,6 +131,15 @@ func (m *Model) View() string {
 	case modeSettings:
 		lines = append(lines, m.settingsView(w)...)
 		return m.finish(lines, st)
+	case modeGraphs:
+		lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+		for len(lines) < m.height-1-m.confirmHeight() {
+			lines = append(lines, strings.Repeat(" ", w))
+		}
+		if n := m.confirmHeight(); n > 0 {
+			lines = append(lines[:m.height-1-n], m.confirmView(st, w, n)...)
+		}
+		return m.finish(lines, st)
 	}
 	cols := m.columns()
 	add(st.head.Render(fit(cols.header(m), w)))
@@ -359,7 +368,7 @@ func (m *Model) footer() string {
 	if m.notice != "" {
 		return m.notice
 	}
-	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "a:agents", "S:settings", "p:pause", "q:quit"}
+	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
 		s = "[filter: " + m.filter + "] "
@@ -380,6 +389,8 @@ func (m *Model) help(w int) []string {
 		"  t            tree of verified parents        p  pause the display",
 		"  Enter        detail of the selected lifetime (history sparklines)",
 		"    f l n T    in detail: open files, modules, network, threads (captured on request)",
+		"  +            graph the selected process (metric of the sort column)",
+		"  g            graph workspace: ←/→ cursor, A/B markers, p pause, +/- range, x CSV",
 		"  a            agent activity: tool calls MCP clients are making",
 		"  S            settings: Disable MCP connections",
 		"  y / n / Tab  decide the action awaiting confirmation / next one",
