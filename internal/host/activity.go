@@ -152,10 +152,69 @@ func (h *Host) registerTUI() {
 	h.methods[AgentActivityMethod] = h.agentActivity
 	h.methods[GraphWorkspaceMethod] = h.updateGraphWorkspace
 	h.methods[GraphSeriesMethod] = h.readGraphSeries
+	h.methods[ActivityMethod] = h.setActivity
+	h.status = append(h.status, func(m map[string]any) {
+		if h.InLogView() {
+			m["activity"] = "log"
+		}
+	})
 	for _, d := range graphTools() { // TEMPORARY hook: the lead moves graphTools() into the explicit Decl list
 		d := d
 		h.methods[d.Name] = func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 			return d.Run(ctx, h, s, raw)
 		}
 	}
+}
+
+// ActivityMethod switches the host between Live and Log view activity
+// (the TUI's Log view): {"activity": "live"|"log"}. A host method, never an
+// MCP tool, refused for MCP bridge sessions. In Log view live inspection
+// is ACTIVITY_CONFLICT for every session; saved-log reads (log_ref),
+// status, catalogs, tracking reads, graphs and operations keep working.
+const ActivityMethod = "set_activity"
+
+var logView sync.Map // *Host -> bool (present: in Log view)
+
+// InLogView reports whether the TUI shows a saved recording (Log view).
+func (h *Host) InLogView() bool { _, ok := logView.Load(h); return ok }
+
+func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	if isMCPBridge(s) {
+		return nil, contract.Errorf(contract.CodePermissionDenied, "the activity is changed in the TUI")
+	}
+	var a struct {
+		Activity string `json:"activity"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || (a.Activity != "live" && a.Activity != "log") {
+		return nil, argErr("activity", "activity is live or log")
+	}
+	if a.Activity == "log" {
+		logView.Store(h, true)
+	} else {
+		logView.Delete(h)
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"activity": a.Activity}), nil
+}
+
+// liveInspection are the methods that read live processes; in Log view
+// they are ACTIVITY_CONFLICT unless they name a log_ref (saved-log reads).
+var liveInspection = map[string]bool{
+	"list_processes": true, "get_metrics": true, "get_history": true, "rank_processes": true,
+	"start_capture": true, "get_process_info": true, "wait_condition": true, ResolvePIDMethod: true,
+}
+
+// activityGate is the Log view rule of Dispatch.
+func (h *Host) activityGate(method string, args json.RawMessage) error {
+	if !liveInspection[method] || !h.InLogView() {
+		return nil
+	}
+	var a struct {
+		LogRef string `json:"log_ref"`
+		Source string `json:"source"`
+	}
+	json.Unmarshal(args, &a)
+	if a.LogRef != "" && a.Source != "live" {
+		return nil
+	}
+	return contract.Errorf(contract.CodeActivityConflict, "the TUI is in Log view (showing a saved recording): live inspection is unavailable until it returns to Live; saved-log reads with log_ref keep working")
 }

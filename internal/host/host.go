@@ -259,7 +259,10 @@ func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args jso
 		h.awaitRates(ctx)
 	}
 	done := h.trackCall(s, method) // activity.go: the TUI's agent activity panel
-	res, err := m(ctx, s, args)
+	res, err := (*contract.Result)(nil), h.activityGate(method, args)
+	if err == nil {
+		res, err = m(ctx, s, args)
+	}
 	if err != nil {
 		err = contract.AsError(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -98,6 +99,8 @@ type Frame struct {
 	Warnings []string
 	// Workspace is the shared graph workspace with its visible points.
 	Workspace *Workspace
+	// Recording is the host's recording (get_recording).
+	Recording recState
 }
 
 // tableMetrics are the process metrics the table reads per row.
@@ -163,10 +166,16 @@ type procRow struct {
 // following next_cursor to the end), the system metrics, the host status,
 // agent activity and pending confirmations. prev (may be nil) gives IO
 // rates. A failure of an optional part becomes a warning.
-func Fetch(ctx context.Context, b Backend, prev *Frame) (*Frame, error) {
+func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame, error) {
 	f := &Frame{At: time.Now()}
-	args := map[string]any{"scope": "all", "metric_ids": tableMetrics,
-		"projection": []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent"}}
+	logArgs := func(m map[string]any) map[string]any {
+		if src != nil {
+			m["source"], m["log_ref"] = "log", src.Ref
+		}
+		return m
+	}
+	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics,
+		"projection": []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent"}})
 	for pages := 0; ; pages++ {
 		res, err := call(ctx, b, "list_processes", args)
 		if err != nil {
@@ -183,16 +192,22 @@ func Fetch(ctx context.Context, b Backend, prev *Frame) (*Frame, error) {
 			return nil, fmt.Errorf("list_processes: %w", err)
 		}
 		for _, r := range d.Rows {
-			f.Rows = append(f.Rows, toRow(r))
+			row := toRow(r)
+			if src != nil {
+				// recorded rows: lifecycle unknown (no OS liveness check)
+				row.Ended = false
+				row = toRowLog(r)
+			}
+			f.Rows = append(f.Rows, row)
 		}
 		if d.Next == "" || pages > 1000 {
 			break
 		}
-		args = map[string]any{"cursor": d.Next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]}
+		args = logArgs(map[string]any{"cursor": d.Next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
 	}
 	ioRates(f, prev)
-	if res, err := call(ctx, b, "get_metrics", map[string]any{"metric_ids": []string{
-		"system_cpu_percent", "memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes", "load1"}}); err != nil {
+	if res, err := call(ctx, b, "get_metrics", logArgs(map[string]any{"metric_ids": []string{
+		"system_cpu_percent", "memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes", "load1"}})); err != nil {
 		f.Warnings = append(f.Warnings, "system metrics: "+errText(err))
 	} else {
 		var d struct {
@@ -247,6 +262,9 @@ func Fetch(ctx context.Context, b Backend, prev *Frame) (*Frame, error) {
 			f.Pending = d.Ops
 		}
 	}
+	if res, err := call(ctx, b, "get_recording", map[string]any{}); err == nil {
+		decode(res, &f.Recording)
+	}
 	if ws, err := fetchGraphs(ctx, b); err == nil {
 		f.Workspace = ws
 	}
@@ -267,6 +285,15 @@ func toRow(r procRow) Row {
 	}
 	return row
 }
+
+// toRowLog is toRow for a recorded row: every row of the recording is
+// shown as a process (its lifecycle is unknown, not ended).
+func toRowLog(r procRow) Row {
+	r.Lifecycle = "live"
+	return toRow(r)
+}
+
+func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
 
 // ioRates sets IORate from the previous frame's cumulative IO of the same
 // lifetime (process_ref); unknown when either side is unmeasured.

@@ -46,12 +46,16 @@ func (m *Model) loadHistory(ref string) tea.Cmd {
 		end = m.frame.At
 	}
 	from := end.Add(-detailWindow * time.Second).UTC().Format(time.RFC3339Nano)
+	src := m.log
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		h := &history{ref: ref, series: map[string][]point{}, loaded: true}
-		res, err := call(ctx, b, "get_history", map[string]any{"target": map[string]any{"process_ref": ref},
-			"metric_ids": detailMetrics, "mode": "raw", "from": from})
+		args := map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": detailMetrics, "mode": "raw", "from": from}
+		if src != nil {
+			args["source"], args["log_ref"] = "log", src.Ref
+		}
+		res, err := call(ctx, b, "get_history", args)
 		if err != nil {
 			h.err = errText(err)
 			return historyMsg{ref, h}
@@ -91,9 +95,9 @@ type captureMsg struct{ c *captureView }
 // captureCols are the columns shown per capture kind, in order.
 var captureCols = map[string][]string{
 	"open_files": {"fd", "kind", "path"},
-	"modules":    {"size_bytes", "path"},
-	"network":    {"protocol", "state", "local_address", "local_port", "remote_address", "remote_port"},
-	"threads":    {"tid", "name", "state", "cpu_time_ns"},
+	"modules":    {"size_bytes", "mapped_bytes", "path"},
+	"network":    {"protocol", "state", "local", "remote"},
+	"threads":    {"tid", "name", "state", "user_cpu_seconds", "system_cpu_seconds", "last_cpu"},
 }
 
 func (m *Model) loadCapture(ref, kind string) tea.Cmd {
@@ -102,43 +106,27 @@ func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		c := &captureView{ref: ref, kind: kind}
-		res, err := call(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000})
+		page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000}, 500)
 		if err != nil {
 			c.err = errText(err)
 			return captureMsg{c}
 		}
-		var d struct {
-			Page *struct {
-				Data struct {
-					Rows     []map[string]json.RawMessage `json:"rows"`
-					Coverage map[string]any               `json:"coverage"`
-					Next     *string                      `json:"next_cursor"`
-				} `json:"data"`
-			} `json:"result_page"`
-		}
-		if err := decode(res, &d); err != nil || d.Page == nil {
-			c.err = "the capture did not finish within 5 s; see `inquest " + kind + "`"
-			return captureMsg{c}
-		}
 		c.cols = captureCols[kind]
-		if len(d.Page.Data.Rows) > 0 && c.cols == nil {
-			for k := range d.Page.Data.Rows[0] {
+		if len(page.Rows) > 0 && c.cols == nil {
+			for k := range page.Rows[0] {
 				c.cols = append(c.cols, k)
 			}
 			sort.Strings(c.cols)
 		}
-		for _, r := range d.Page.Data.Rows {
+		for _, r := range page.Rows {
 			line := make([]string, len(c.cols))
 			for i, col := range c.cols {
 				line[i] = rawText(r[col])
 			}
 			c.rows = append(c.rows, line)
 		}
-		c.total = len(c.rows)
-		if t, ok := number(d.Page.Data.Coverage["total"]); ok {
-			c.total = int(t)
-		}
-		c.more = d.Page.Data.Next != nil
+		c.total = page.Total
+		c.more = page.Next != nil
 		return captureMsg{c}
 	}
 }

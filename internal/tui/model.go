@@ -44,6 +44,7 @@ const (
 	modeHelp
 	modeSettings
 	modeGraphs
+	modeLogs
 )
 
 // Model is the bubbletea model of the TUI. Background data arrive only
@@ -76,6 +77,12 @@ type Model struct {
 	notice     string
 	confirmSel int
 
+	log         *LogSource // Log view: the recording shown (nil: Live)
+	logs        []logEntry
+	logSel      int
+	logsErr     string
+	confirmStop bool // the recording stop question is shown
+
 	ws         *Workspace
 	graphSel   int
 	cursorBack int // graph cursor: seconds before the displayed end
@@ -100,6 +107,7 @@ func New(opt Options) *Model {
 type frameMsg struct {
 	f   *Frame
 	err error
+	src *LogSource // the source it was fetched from (stale after a switch)
 }
 
 type tickMsg struct{}
@@ -108,12 +116,12 @@ type tickMsg struct{}
 func (m *Model) Init() tea.Cmd { return m.fetch() }
 
 func (m *Model) fetch() tea.Cmd {
-	b, prev := m.opt.Backend, m.frame
+	b, prev, src := m.opt.Backend, m.frame, m.log
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		f, err := Fetch(ctx, b, prev)
-		return frameMsg{f, err}
+		f, err := Fetch(ctx, b, prev, src)
+		return frameMsg{f, err, src}
 	}
 }
 
@@ -129,6 +137,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.clamp()
 		return m, nil
 	case frameMsg:
+		if msg.src != m.log {
+			return m, nil // fetched before a Live/Log switch; the switch fetched anew
+		}
 		m.fetched++
 		if msg.err != nil {
 			m.err = msg.err
@@ -165,6 +176,28 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.capture != nil && m.capture.ref == msg.c.ref && m.capture.kind == msg.c.kind {
 			m.capture = msg.c
 		}
+		return m, nil
+	case logsMsg:
+		m.logs, m.logsErr = msg.logs, ""
+		if msg.err != nil {
+			m.logsErr = errText(msg.err)
+		}
+		m.logSel = min(m.logSel, max(len(m.logs)-1, 0))
+		return m, nil
+	case logOpenMsg:
+		if msg.err != nil {
+			m.notice = "log view: " + errText(msg.err)
+			return m, nil
+		}
+		m.log, m.mode, m.notice = msg.src, modeTable, ""
+		m.frame, m.rows, m.sel, m.top, m.selRef = nil, nil, 0, 0, ""
+		m.detail, m.capture, m.hist = false, nil, nil
+		if m.log != nil {
+			m.notice = "Log view: " + m.log.Name + " (L returns to Live)"
+		}
+		return m, m.fetch()
+	case recMsg:
+		m.notice = msg.text
 		return m, nil
 	case graphMsg:
 		if msg.ws != nil {
@@ -240,6 +273,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if s == "ctrl+c" {
 		return m, tea.Quit
 	}
+	m.notice = ""
 	switch m.mode {
 	case modeHelp:
 		m.mode = modeTable
@@ -259,6 +293,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.rearrange()
 		return m, nil
+	case modeLogs:
+		return m, m.logsKey(s)
 	case modeGraphs:
 		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
 			break
@@ -271,6 +307,14 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case " ", "enter", "d":
 			m.toggleMCP()
 		}
+		return m, nil
+	}
+	if m.confirmStop {
+		m.confirmStop = false
+		if s == "y" || s == "Y" {
+			return m, m.stopRecording()
+		}
+		m.notice = "recording continues"
 		return m, nil
 	}
 	// A pending confirmation takes y/n first (the overlay is on top).
@@ -343,6 +387,20 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.rearrange()
 	case "p":
 		m.paused = !m.paused
+	case "L":
+		if m.log != nil {
+			return m, m.leaveLog()
+		}
+		m.mode, m.logsErr = modeLogs, ""
+		return m, m.listLogs()
+	case "R":
+		if m.log == nil {
+			return m, m.toggleRecording()
+		}
+	case "*":
+		if r := m.selected(); r != nil && m.log == nil {
+			return m, m.toggleTracking(r)
+		}
 	case "g":
 		m.mode = modeGraphs
 		return m, m.graphCall("", nil, nil)
@@ -374,7 +432,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.hist = nil
 		}
 	case "f", "l", "n", "T":
-		if r := m.selected(); m.detail && r != nil {
+		if r := m.selected(); m.detail && r != nil && m.log != nil {
+			m.notice = "a recording holds metrics only: open files, modules, network and threads were not recorded"
+		} else if m.detail && r != nil {
 			kind := map[string]string{"f": "open_files", "l": "modules", "n": "network", "T": "threads"}[s]
 			m.capture = &captureView{ref: r.Ref, kind: kind, loading: true}
 			return m, m.loadCapture(r.Ref, kind)

@@ -83,7 +83,15 @@ func proc(pid, ppid int32, ticks uint64, name string, cpu, rssMiB, threads uint6
 // sample and stays as a ghost.
 func fixture(t testing.TB, steps int) (*host.Host, Backend) {
 	t.Helper()
+	return fixtureAt(t, steps, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+}
+
+// fixtureAt is fixture with the first sample at t0 (a recording keeps
+// only samples taken after it started, so recording tests sample "now").
+func fixtureAt(t testing.TB, steps int, t0 time.Time) (*host.Host, Backend) {
+	t.Helper()
 	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // recordings
 	base := []sample.Process{
 		proc(1, 0, 1, "init", 0, 12, 1, 'S'),
 		proc(100, 1, 50, "bash", 1, 5, 1, 'S'),
@@ -92,7 +100,7 @@ func fixture(t testing.TB, steps int) (*host.Host, Backend) {
 		proc(103, 102, 80, "postgres: wal", 3, 40, 2, 'D'),
 	}
 	withGone := append(append([]sample.Process(nil), base...), proc(300, 1, 90, "gone", 7, 20, 1, 'S'))
-	c := &scripted{t0: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), steps: [][]sample.Process{withGone, withGone, base}}
+	c := &scripted{t0: t0, steps: [][]sample.Process{withGone, withGone, base}}
 	h, err := host.New(host.Options{Version: "test", Collector: c, Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -143,11 +151,11 @@ func newDriver(t testing.TB, b Backend) *driver {
 
 func (d *driver) refresh() {
 	d.t.Helper()
-	f, err := Fetch(context.Background(), d.m.opt.Backend, d.m.frame)
+	f, err := Fetch(context.Background(), d.m.opt.Backend, d.m.frame, d.m.log)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	d.m.Update(frameMsg{f: f})
+	d.m.Update(frameMsg{f: f, src: d.m.log})
 }
 
 // run executes cmd and feeds its message back, except ticks and batches.
@@ -507,3 +515,85 @@ func readOnly(t *testing.T, dir string) string {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// Recording from the TUI (R starts, R then y stops), then Log view over
+// the saved file: the same table shows the recorded processes, live
+// inspection is ACTIVITY_CONFLICT for an agent while saved-log reads
+// keep working, and leaving restores Live.
+func TestRecordingAndLogView(t *testing.T) {
+	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour)) // every sample after the start, however slow the machine
+	d := newDriver(t, b)
+	d.keys("/", "w", "o", "r", "k", "e", "r", "enter", "*")
+	if !strings.Contains(d.m.notice, "tracking add: worker") {
+		t.Fatalf("track: %q", d.m.notice)
+	}
+	d.keys("esc")
+	d.keys("R")
+	if !strings.Contains(d.m.notice, "recording to ") {
+		t.Fatalf("start: %q", d.m.notice)
+	}
+	for i := 0; i < 3; i++ {
+		h.Sampler().Step()
+	}
+	d.refresh()
+	if !strings.Contains(strings.Split(d.m.View(), "\n")[0], "REC LIVE") {
+		t.Fatalf("no REC in header:\n%s", d.m.View())
+	}
+	d.keys("R")
+	if !strings.Contains(d.m.View(), "Stop the recording?") {
+		t.Fatalf("stop does not ask:\n%s", d.m.View())
+	}
+	d.keys("n")
+	d.refresh()
+	if !d.m.frame.Recording.Active {
+		t.Fatal("n stopped the recording")
+	}
+	d.keys("R", "y")
+	if !strings.Contains(d.m.notice, "recording stopped") {
+		t.Fatalf("stop: %q", d.m.notice)
+	}
+	d.refresh()
+	if d.m.frame.Recording.Active {
+		t.Fatal("recording still active")
+	}
+	d.keys("L")
+	if len(d.m.logs) != 1 {
+		t.Fatalf("logs %v %s", d.m.logs, d.m.logsErr)
+	}
+	d.keys("enter")
+	if d.m.log == nil {
+		t.Fatalf("not in Log view: %q", d.m.notice)
+	}
+	d.refresh()
+	v := d.m.View()
+	if !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
+		t.Fatalf("Log view:\n%s", v)
+	}
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	ctx := context.Background()
+	for _, c := range []struct{ method, args string }{
+		{"list_processes", `{}`},
+		{"get_metrics", `{"metric_ids":["system_cpu_percent"]}`},
+		{"get_history", `{"metric_ids":["system_cpu_percent"]}`},
+	} {
+		if _, err := h.Dispatch(ctx, bs, c.method, json.RawMessage(c.args)); contract.CodeOf(err) != contract.CodeActivityConflict {
+			t.Fatalf("%s in Log view: %v", c.method, err)
+		}
+	}
+	if _, err := h.Dispatch(ctx, bs, "get_status", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	// the TUI's own Log view reads (log_ref) keep working
+	d.keys("#", "enter")
+	if d.m.hist == nil || d.m.hist.err != "" || len(d.m.hist.series["cpu_percent"]) == 0 {
+		t.Fatalf("log history: %+v", d.m.hist)
+	}
+	d.keys("esc", "L")
+	if d.m.log != nil {
+		t.Fatal("still in Log view")
+	}
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("live after Log view: %v", err)
+	}
+}

@@ -131,6 +131,9 @@ func (m *Model) View() string {
 	case modeSettings:
 		lines = append(lines, m.settingsView(w)...)
 		return m.finish(lines, st)
+	case modeLogs:
+		lines = append(lines, m.logsView(w)...)
+		return m.finish(lines, st)
 	case modeGraphs:
 		lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
 		for len(lines) < m.height-1-m.confirmHeight() {
@@ -193,6 +196,12 @@ func (m *Model) header(st styles) string {
 	activity := "LIVE"
 	if m.frame != nil && m.frame.Activity != "" {
 		activity = strings.ToUpper(m.frame.Activity)
+	}
+	if m.log != nil {
+		activity = "LOG " + m.log.Name
+	}
+	if m.frame != nil && m.frame.Recording.Active {
+		activity = "REC " + activity
 	}
 	right := activity
 	if m.paused {
@@ -365,10 +374,13 @@ func (m *Model) footer() string {
 	if m.mode == modeFilter {
 		return "Filter: " + m.filter + "█  (Enter keep, Esc clear)"
 	}
+	if m.confirmStop {
+		return "Stop the recording? y stops it (the file is completed and closed), any other key keeps it running"
+	}
 	if m.notice != "" {
 		return m.notice
 	}
-	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "S:settings", "p:pause", "q:quit"}
+	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
 		s = "[filter: " + m.filter + "] "
@@ -393,6 +405,9 @@ func (m *Model) help(w int) []string {
 		"  g            graph workspace: ←/→ cursor, A/B markers, p pause, +/- range, x CSV",
 		"  a            agent activity: tool calls MCP clients are making",
 		"  S            settings: Disable MCP connections",
+		"  *            track / untrack the selected process name",
+		"  R            start a recording of the tracked processes; again: stop (asks first)",
+		"  L            Log view: open a saved recording (table, detail); L again: back to Live",
 		"  y / n / Tab  decide the action awaiting confirmation / next one",
 		"  q Esc        close a pane; q in the table quits",
 		"",
