@@ -140,7 +140,9 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("s")
 	m.waitText("system:memory_used_bytes")
 	// let a few samples arrive, then A two seconds back and B now
-	m.waitFor("a few samples", func(s string) bool { return strings.Count(s, "⠉")+strings.Count(s, "⣀")+strings.Count(s, "⠤") >= 3 })
+	m.waitFor("a few samples", func(s string) bool {
+		return strings.Count(s, "⠉")+strings.Count(s, "⣀")+strings.Count(s, "⠤") >= 3
+	})
 	m.keys("Left", "Left", "A", "Right", "Right", "B")
 	s = m.waitFor("A/B values", func(s string) bool {
 		return strings.Contains(s, " A ") && strings.Contains(s, " B ") && strings.Contains(s, "Δ ")
@@ -218,7 +220,9 @@ func TestTUIInTmux(t *testing.T) {
 	s = m.waitFor("Log view", func(s string) bool { return strings.Contains(headerLine(s), "LOG inquest-") })
 	m.waitText("inqtuitarget")
 	m.keys("L")
-	m.waitFor("Live again", func(s string) bool { return strings.Contains(headerLine(s), "LIVE") && !strings.Contains(headerLine(s), "LOG") })
+	m.waitFor("Live again", func(s string) bool {
+		return strings.Contains(headerLine(s), "LIVE") && !strings.Contains(headerLine(s), "LOG")
+	})
 
 	// help, then quit: the host this TUI started stops with it
 	m.keys("?")
