@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // tmuxTUI is the real `inquest` binary running as the TUI host inside a
@@ -234,4 +236,48 @@ func TestTUIInTmux(t *testing.T) {
 	}
 	m.keys("q")
 	waitUntil(t, "the TUI host to exit", func() bool { return !hostAlive(pid) })
+}
+
+// `inquest history` draws braille charts with axes and units on a
+// terminal and prints only the table when piped.
+func TestHistoryChartOnTerminal(t *testing.T) {
+	e := newHeEnv(t)
+	if out, code := e.run("serve", "--detach"); code != 0 {
+		t.Fatalf("serve: %s", out)
+	}
+	// two samples at least, so the chart has a line
+	waitUntil(t, "two samples", func() bool {
+		out, _ := e.run("history", "--metric", "memory_used_bytes", "--raw", "--table")
+		return strings.Count(out, "\n") >= 3 // header and two rows
+	})
+	piped, code := e.run("history", "--metric", "memory_used_bytes,system_cpu_percent")
+	if code != 0 || strings.ContainsRune(piped, '│') || !strings.Contains(piped, "METRIC") {
+		t.Fatalf("piped output:\n%s", piped)
+	}
+	cmd := exec.Command(e.bin, "history", "--metric", "memory_used_bytes,system_cpu_percent")
+	cmd.Env = e.env
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	cmd.Wait()
+	s := out.String()
+	for _, want := range []string{"memory_used_bytes (bytes)", "system_cpu_percent (percent)", "100.0%│", "0B│", "└──", "METRIC"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("terminal output lacks %q:\n%s", want, s)
+		}
+	}
+	if !regexp.MustCompile("[\u2801-\u28ff]").MatchString(s) {
+		t.Fatalf("no braille dots:\n%s", s)
+	}
 }
