@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,8 @@ func (m *tmuxTUI) keys(keys ...string) {
 
 func (m *tmuxTUI) screen() string {
 	m.t.Helper()
-	return m.tmux("capture-pane", "-p", "-t", "tui")
+	out, _ := exec.Command("tmux", "-S", m.sock, "capture-pane", "-p", "-t", "tui").CombinedOutput()
+	return string(out)
 }
 
 // waitFor polls the screen until cond holds; the generous deadline only
@@ -279,5 +281,44 @@ func TestHistoryChartOnTerminal(t *testing.T) {
 	}
 	if !regexp.MustCompile("[\u2801-\u28ff]").MatchString(s) {
 		t.Fatalf("no braille dots:\n%s", s)
+	}
+}
+
+// With a host already running, `inquest` attaches as a view (the header
+// says so, no second sampler starts) and quitting leaves the host running.
+func TestTUIAttachesToRunningHost(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	if out, code := e.run("serve", "--detach"); code != 0 {
+		t.Fatalf("serve: %s", out)
+	}
+	pid := e.hostPID()
+	script := filepath.Join(e.base, "run-tui.sh")
+	var sb strings.Builder
+	sb.WriteString("#!/bin/sh\n")
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || strings.ContainsAny(k, " ;'\"") || k == "TERM" {
+			continue
+		}
+		sb.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
+	}
+	sb.WriteString("exec " + e.bin + "\n")
+	os.WriteFile(script, []byte(sb.String()), 0o755)
+	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
+	m.tmux("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", script)
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	s := m.waitText("PID S")
+	if want := "inquest view of host pid " + strconv.Itoa(pid); !strings.Contains(headerLine(s), want) {
+		t.Fatalf("header lacks %q:\n%s", want, s)
+	}
+	m.keys("q")
+	m.waitFor("the view to quit", func(string) bool {
+		return exec.Command("tmux", "-S", m.sock, "has-session", "-t", "tui").Run() != nil
+	})
+	if !hostAlive(pid) || e.hostPID() != pid {
+		t.Fatal("quitting the view stopped the host")
 	}
 }

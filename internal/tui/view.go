@@ -140,7 +140,8 @@ func (m *Model) View() string {
 			lines = append(lines, strings.Repeat(" ", w))
 		}
 		if n := m.confirmHeight(); n > 0 {
-			lines = append(lines[:m.height-1-n], m.confirmView(st, w, n)...)
+			cut := min(max(m.height-1-n, 0), len(lines))
+			lines = append(lines[:cut], m.confirmView(st, w, n)...)
 		}
 		return m.finish(lines, st)
 	}
