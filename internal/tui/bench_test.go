@@ -1,11 +1,15 @@
 package tui
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
 )
 
 // BenchmarkFrame2000 measures one refresh of the table with 2,000
@@ -36,5 +40,33 @@ func BenchmarkFrame2000(b *testing.B) {
 				_ = m.View()
 			}
 		})
+	}
+}
+
+// BenchmarkFetchLive measures one refresh's host calls (Fetch) against a
+// real in-process host sampling this machine: the face's idle cost.
+func BenchmarkFetchLive(b *testing.B) {
+	b.Setenv("INQUEST_CONFIG", b.TempDir()+"/inquest.toml")
+	h, err := host.New(host.Options{Version: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Stop()
+	s := h.NewSession()
+	be := BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+		return h.Dispatch(ctx, s, method, args)
+	})
+	var prev *Frame
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, err := FetchParts(context.Background(), be, prev, nil, Parts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		prev = f
 	}
 }

@@ -114,6 +114,30 @@ func call(ctx context.Context, b Backend, method string, args any) (*contract.Re
 	return b.Call(ctx, method, raw)
 }
 
+// decodeRows decodes the rows of a paged result into out and returns its
+// next_cursor. An in-process host hands rows over as json.RawMessage: they
+// are decoded directly, without re-encoding the whole page.
+func decodeRows[T any](res *contract.Result) (rows []T, next string, err error) {
+	if m, ok := res.Data.(map[string]any); ok {
+		if raws, ok := m["rows"].([]json.RawMessage); ok {
+			rows = make([]T, len(raws))
+			for i, r := range raws {
+				if err := json.Unmarshal(r, &rows[i]); err != nil {
+					return nil, "", err
+				}
+			}
+			next, _ = m["next_cursor"].(string)
+			return rows, next, nil
+		}
+	}
+	var d struct {
+		Rows []T    `json:"rows"`
+		Next string `json:"next_cursor"`
+	}
+	err = decode(res, &d)
+	return d.Rows, d.Next, err
+}
+
 // decode re-marshals res.Data into v.
 func decode(res *contract.Result, v any) error {
 	b, err := json.Marshal(res.Data)
@@ -167,6 +191,18 @@ type procRow struct {
 // agent activity and pending confirmations. prev (may be nil) gives IO
 // rates. A failure of an optional part becomes a warning.
 func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame, error) {
+	return FetchParts(ctx, b, prev, src, Parts{Status: true, Graphs: true})
+}
+
+// Parts selects the optional reads of a refresh: Status is get_status
+// (activity, listener state), Graphs the graph workspace's points. The
+// TUI asks for them only while a pane shows them.
+type Parts struct {
+	Status, Graphs bool
+}
+
+// FetchParts is Fetch reading only the optional parts asked for.
+func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, parts Parts) (*Frame, error) {
 	f := &Frame{At: time.Now()}
 	logArgs := func(m map[string]any) map[string]any {
 		if src != nil {
@@ -184,14 +220,11 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 		if res.CapturedAt != nil && pages == 0 {
 			f.At = time.Time(*res.CapturedAt)
 		}
-		var d struct {
-			Rows []procRow `json:"rows"`
-			Next string    `json:"next_cursor"`
-		}
-		if err := decode(res, &d); err != nil {
+		rows, next, err := decodeRows[procRow](res)
+		if err != nil {
 			return nil, fmt.Errorf("list_processes: %w", err)
 		}
-		for _, r := range d.Rows {
+		for _, r := range rows {
 			row := toRow(r)
 			if src != nil {
 				// recorded rows: lifecycle unknown (no OS liveness check)
@@ -200,10 +233,10 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 			}
 			f.Rows = append(f.Rows, row)
 		}
-		if d.Next == "" || pages > 1000 {
+		if next == "" || pages > 1000 {
 			break
 		}
-		args = logArgs(map[string]any{"cursor": d.Next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
+		args = logArgs(map[string]any{"cursor": next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
 	}
 	ioRates(f, prev)
 	if res, err := call(ctx, b, "get_metrics", logArgs(map[string]any{"metric_ids": []string{
@@ -230,7 +263,9 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 			s.Load1, s.LoadOK = number(v["load1"])
 		}
 	}
-	if res, err := call(ctx, b, "get_status", map[string]any{}); err == nil {
+	if !parts.Status {
+		// skipped: the badge count comes with the agent activity below
+	} else if res, err := call(ctx, b, "get_status", map[string]any{}); err == nil {
 		var d struct {
 			Activity string `json:"activity"`
 			MCP      struct {
@@ -265,8 +300,10 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 	if res, err := call(ctx, b, "get_recording", map[string]any{}); err == nil {
 		decode(res, &f.Recording)
 	}
-	if ws, err := fetchGraphs(ctx, b); err == nil {
-		f.Workspace = ws
+	if parts.Graphs {
+		if ws, err := fetchGraphs(ctx, b); err == nil {
+			f.Workspace = ws
+		}
 	}
 	return f, nil
 }

@@ -117,10 +117,11 @@ func (m *Model) Init() tea.Cmd { return m.fetch() }
 
 func (m *Model) fetch() tea.Cmd {
 	b, prev, src := m.opt.Backend, m.frame, m.log
+	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		f, err := Fetch(ctx, b, prev, src)
+		f, err := FetchParts(ctx, b, prev, src, parts)
 		return frameMsg{f, err, src}
 	}
 }
@@ -151,8 +152,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			} else {
 				// paused: keep the displayed rows, but badge, activity
 				// and confirmations stay current.
-				m.frame.Bridges, m.frame.Calls, m.frame.Pending, m.frame.Listener, m.frame.Activity =
-					msg.f.Bridges, msg.f.Calls, msg.f.Pending, msg.f.Listener, msg.f.Activity
+				m.frame.Bridges, m.frame.Calls, m.frame.Pending, m.frame.Listener, m.frame.Activity, m.frame.Recording =
+					msg.f.Bridges, msg.f.Calls, msg.f.Pending, msg.f.Listener, msg.f.Activity, msg.f.Recording
 			}
 			if m.confirmSel >= len(m.frame.Pending) {
 				m.confirmSel = 0
