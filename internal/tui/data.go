@@ -183,7 +183,37 @@ type procRow struct {
 		PID          int    `json:"pid"`
 		Relationship string `json:"relationship"`
 	} `json:"parent"`
-	Values map[string]any `json:"values"`
+	Values procValues `json:"values"`
+}
+
+// procValues are the table's metric values of one row, decoded without a
+// map (integers arrive as decimal strings, cpu_percent as a number).
+type procValues struct {
+	CPU     json.RawMessage `json:"cpu_percent"`
+	RSS     json.RawMessage `json:"rss_bytes"`
+	Threads json.RawMessage `json:"threads"`
+	Read    json.RawMessage `json:"read_bytes"`
+	Write   json.RawMessage `json:"write_bytes"`
+}
+
+// rawFloat and rawUint read a value as JSON number or decimal string;
+// absent or null is not measured.
+func rawFloat(r json.RawMessage) (float64, bool) {
+	s := strings.Trim(string(r), `"`)
+	if s == "" || s == "null" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+func rawUint(r json.RawMessage) (uint64, bool) {
+	s := strings.Trim(string(r), `"`)
+	if s == "" || s == "null" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
 }
 
 // Fetch reads one frame: every process row (list_processes scope all,
@@ -311,11 +341,11 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 func toRow(r procRow) Row {
 	row := Row{Ref: r.Ref, PID: r.PID, PPID: r.Parent.PID, ParentVerified: r.Parent.Relationship == "verified",
 		Name: r.Name, State: r.State, Ended: r.Lifecycle != "" && r.Lifecycle != "live", StartTime: r.StartTime}
-	row.CPU, row.CPUOK = number(r.Values["cpu_percent"])
-	row.RSS, row.RSSOK = intString(r.Values["rss_bytes"])
-	row.Threads, row.ThreadsOK = intString(r.Values["threads"])
-	rb, ok1 := intString(r.Values["read_bytes"])
-	wb, ok2 := intString(r.Values["write_bytes"])
+	row.CPU, row.CPUOK = rawFloat(r.Values.CPU)
+	row.RSS, row.RSSOK = rawUint(r.Values.RSS)
+	row.Threads, row.ThreadsOK = rawUint(r.Values.Threads)
+	rb, ok1 := rawUint(r.Values.Read)
+	wb, ok2 := rawUint(r.Values.Write)
 	row.IOBytes, row.IOOK = rb+wb, ok1 && ok2
 	if row.Ended {
 		row.CPUOK, row.RSSOK, row.ThreadsOK, row.IOOK = false, false, false, false
