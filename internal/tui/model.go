@@ -56,7 +56,6 @@ type Model struct {
 	frame   *Frame
 	err     error
 	paused  bool
-	fetched int // frames received (tests wait on it)
 
 	sortKey SortKey
 	reverse bool
@@ -141,7 +140,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.src != m.log {
 			return m, nil // fetched before a Live/Log switch; the switch fetched anew
 		}
-		m.fetched++
 		if msg.err != nil {
 			m.err = msg.err
 		} else {

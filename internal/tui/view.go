@@ -456,9 +456,9 @@ func (m *Model) settingsView(w int) []string {
 // sparkBlocks are the eight levels of a sparkline.
 var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 
-// Sparkline draws the last w points scaled to their own maximum (or to
+// sparkline draws the last w points scaled to their own maximum (or to
 // max when max > 0); unmeasured points are blank.
-func Sparkline(ps []point, w int, maxV float64) string {
+func sparkline(ps []point, w int, maxV float64) string {
 	if w <= 0 {
 		return ""
 	}
@@ -535,7 +535,7 @@ func (m *Model) detailView(st styles, w, h int) []string {
 						break
 					}
 				}
-				lines = append(lines, fit(fmt.Sprintf("  %-8s %8s  %s", labels[id], last, Sparkline(ps, sw, 0)), w))
+				lines = append(lines, fit(fmt.Sprintf("  %-8s %8s  %s", labels[id], last, sparkline(ps, sw, 0)), w))
 			}
 			lines = append(lines, fit(fmt.Sprintf("  last %d samples of retained history", len(m.hist.series["cpu_percent"])), w))
 		}
