@@ -53,9 +53,9 @@ type Model struct {
 	opt           Options
 	width, height int
 
-	frame   *Frame
-	err     error
-	paused  bool
+	frame  *Frame
+	err    error
+	paused bool
 
 	sortKey SortKey
 	reverse bool
