@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/term"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/recording"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tui"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -273,4 +276,33 @@ func chartNumber(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// drawLogCharts draws the system CPU and memory of every recorded frame
+// of a saved recording as braille charts (inquest log show on a terminal).
+func drawLogCharts(w io.Writer, l *recording.Log, width int) {
+	if l.System == nil {
+		return
+	}
+	for _, slot := range []int{sample.SCPUPercent, sample.SMemUsed} {
+		m := sample.SystemMetrics[slot]
+		var at []time.Time
+		var vals []float64
+		var oks []bool
+		for _, s := range l.System.View().Raw(history.Interval{}, []int{slot}) {
+			at = append(at, history.MsTime(s.At))
+			v := float64(s.Vals[0])
+			if m.Repr == sample.ReprNumber {
+				v = sample.AsFloat(s.Vals[0])
+			}
+			vals, oks = append(vals, v), append(oks, s.Avail[0])
+		}
+		if len(at) == 0 {
+			return
+		}
+		for _, line := range tui.Chart(m.ID+" ("+m.Unit+")", m.Unit, at, vals, oks, width, 12) {
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+		fmt.Fprintln(w)
+	}
 }

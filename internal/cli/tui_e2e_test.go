@@ -282,6 +282,37 @@ func TestHistoryChartOnTerminal(t *testing.T) {
 	if !regexp.MustCompile("[\u2801-\u28ff]").MatchString(s) {
 		t.Fatalf("no braille dots:\n%s", s)
 	}
+	// inquest log show: charts of the recorded system on a terminal only
+	logFile, _ := filepath.Abs(filepath.Join("..", "recording", "testdata", "complete.log"))
+	s = ptyOutput(t, e, "log", "show", logFile)
+	if !strings.Contains(s, "memory_used_bytes (bytes)") || !strings.Contains(s, "2.0G│⠉") || !strings.Contains(s, "frames:      8") {
+		t.Fatalf("log show on a terminal:\n%s", s)
+	}
+	if piped, _ := e.run("log", "show", logFile); strings.ContainsRune(piped, '│') || !strings.Contains(piped, "frames:      8") {
+		t.Fatalf("log show piped:\n%s", piped)
+	}
+}
+
+func ptyOutput(t *testing.T, e *heEnv, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = e.env
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	cmd.Wait()
+	return out.String()
 }
 
 // With a host already running, `inquest` attaches as a view (the header
