@@ -17,6 +17,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden views")
@@ -596,4 +597,112 @@ func TestRecordingAndLogView(t *testing.T) {
 	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
 		t.Fatalf("live after Log view: %v", err)
 	}
+}
+
+// The graph tools' schemas and argument structs agree (nested too).
+func TestGraphToolArgs(t *testing.T) {
+	defs := host.GraphToolDefs()
+	if len(defs) != 3 {
+		t.Fatalf("%d graph tools", len(defs))
+	}
+	for _, d := range defs {
+		if err := tool.CheckArgs(d); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// The graph tools' rules, as an agent meets them through the host.
+func TestGraphToolRules(t *testing.T) {
+	h, b := fixture(t, 3)
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	ctx := context.Background()
+	do := func(method, args string) (map[string]any, error) {
+		res, err := h.Dispatch(ctx, bs, method, json.RawMessage(args))
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		bb, _ := json.Marshal(res.Data)
+		json.Unmarshal(bb, &m)
+		return m, nil
+	}
+	g, err := do("get_graphs", `{"process_name":"POST","target_limit":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := g["processes"].([]any)
+	if len(procs) != 1 || g["processes_total"].(float64) != 2 || g["processes_truncated"] != true {
+		t.Fatalf("targets: %v total %v", procs, g["processes_total"])
+	}
+	ref := procs[0].(map[string]any)["process_ref"].(string)
+	rev := g["revision"].(string)
+	for _, c := range []struct {
+		name, method, args string
+		code               contract.Code
+	}{
+		{"unknown metric", "add_graphs", `{"metrics":[{"metric_id":"nope"}]}`, contract.CodeInvalidArgument},
+		{"process metric without ref", "add_graphs", `{"metrics":[{"metric_id":"rss_bytes"}]}`, contract.CodeInvalidArgument},
+		{"system metric with ref", "add_graphs", `{"metrics":[{"metric_id":"load1","process_ref":"` + ref + `"}]}`, contract.CodeInvalidArgument},
+		{"foreign ref", "add_graphs", `{"metrics":[{"metric_id":"rss_bytes","process_ref":"pr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}]}`, contract.CodeReferenceInvalid},
+		{"stale revision", "add_graphs", `{"metrics":[{"metric_id":"load1"}],"expected_revision":"x-g99"}`, contract.CodeStateConflict},
+		{"ab without markers", "export_graphs", `{"output_directory":"` + t.TempDir() + `","metrics":[{"metric_id":"load1"}],"range":"ab"}`, contract.CodeStateConflict},
+		{"empty workspace", "export_graphs", `{"output_directory":"` + t.TempDir() + `"}`, contract.CodeInvalidArgument},
+		{"bad filename", "export_graphs", `{"output_directory":"` + t.TempDir() + `","filename":".csv"}`, contract.CodeInvalidArgument},
+	} {
+		if _, err := do(c.method, c.args); contract.CodeOf(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+	}
+	// nothing was added by the failures
+	if g, _ := do("get_graphs", `{}`); len(g["graphs"].([]any)) != 0 || g["revision"] != rev {
+		t.Fatalf("failed calls changed the workspace: %v", g)
+	}
+	add := `{"operation_id":"op1","expected_revision":"` + rev + `","metrics":[{"metric_id":"cpu_percent","process_ref":"` + ref + `"},{"metric_id":"load1"},{"metric_id":"load1"}]}`
+	a1, err := do("add_graphs", add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(a1["added"]) != "[g1 g2]" {
+		t.Fatalf("added %v", a1["added"])
+	}
+	a2, err := do("add_graphs", add) // same id and arguments: the retained outcome
+	if err != nil || fmt.Sprint(a2["added"]) != "[g1 g2]" {
+		t.Fatalf("repeat: %v %v", a2, err)
+	}
+	if _, err := do("add_graphs", `{"operation_id":"op1","metrics":[{"metric_id":"load5"}]}`); contract.CodeOf(err) != contract.CodeStateConflict {
+		t.Fatalf("reused id: %v", err)
+	}
+	a3, _ := do("add_graphs", `{"metrics":[{"metric_id":"load1"}]}`)
+	if fmt.Sprint(a3["added"]) != "[]" || fmt.Sprint(a3["already_present"]) != "[g2]" {
+		t.Fatalf("duplicate: %v", a3)
+	}
+	// capacity is checked before anything is added
+	var many []string
+	for _, id := range []string{"cpu_percent", "cpu_time_ns", "rss_bytes", "virtual_bytes", "swap_bytes", "threads", "fd_count", "minor_faults", "major_faults", "read_bytes", "write_bytes", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"} {
+		many = append(many, `{"metric_id":"`+id+`","process_ref":"REF"}`)
+	}
+	refs := []string{}
+	g, _ = do("get_graphs", `{"include_processes":true}`)
+	for _, p := range g["processes"].([]any) {
+		refs = append(refs, p.(map[string]any)["process_ref"].(string))
+	}
+	added := 2
+	for _, r := range refs[:2] {
+		body := strings.ReplaceAll(strings.Join(many, ","), "REF", r)
+		res, err := do("add_graphs", `{"metrics":[`+body+`]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added += len(res["added"].([]any))
+	}
+	body := strings.ReplaceAll(strings.Join(many, ","), "REF", refs[2])
+	if _, err := do("add_graphs", `{"metrics":[`+body+`]}`); contract.CodeOf(err) != contract.CodeResourceLimit {
+		t.Fatalf("over capacity: %v", err)
+	}
+	if g, _ := do("get_graphs", `{}`); len(g["graphs"].([]any)) != added {
+		t.Fatalf("partial add over capacity: %d graphs, want %d", len(g["graphs"].([]any)), added)
+	}
+	_ = b
 }
