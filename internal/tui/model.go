@@ -268,6 +268,17 @@ func (m *Model) selected() *Row {
 }
 
 func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	// Typed keys that reach one read together ("/" and a filter typed
+	// fast, or a slow machine) arrive as one message: handle each rune
+	// as its own key press, so "/name" opens the filter and types "name".
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+		var cmds []tea.Cmd
+		for _, r := range k.Runes {
+			_, c := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt})
+			cmds = append(cmds, c)
+		}
+		return m, tea.Batch(cmds...)
+	}
 	s := k.String()
 	if s == "ctrl+c" {
 		return m, tea.Quit

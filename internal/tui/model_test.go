@@ -187,6 +187,10 @@ func (d *driver) keys(ks ...string) {
 			msg = tea.KeyMsg{Type: tea.KeyDown}
 		case "up":
 			msg = tea.KeyMsg{Type: tea.KeyUp}
+		case "left":
+			msg = tea.KeyMsg{Type: tea.KeyLeft}
+		case "right":
+			msg = tea.KeyMsg{Type: tea.KeyRight}
 		case "tab":
 			msg = tea.KeyMsg{Type: tea.KeyTab}
 		case "backspace":
@@ -379,7 +383,7 @@ func TestConfirmOverlay(t *testing.T) {
 	if !strings.Contains(v, "Confirm update_profile") || !strings.Contains(v, "operation p2") {
 		t.Fatalf("no overlay:\n%s", v)
 	}
-	v = regexp.MustCompile(`expires \S+`).ReplaceAllString(v, "expires TIME")
+	v = regexp.MustCompile(`expires \S+ *`).ReplaceAllString(v, "expires TIME")
 	golden(t, "confirm_overlay", regexp.MustCompile(`prof_[0-9a-f]+`).ReplaceAllString(v, "prof_ID"))
 	d.keys("y")
 	if !strings.Contains(d.m.notice, "p2: succeeded") {
@@ -705,4 +709,16 @@ func TestGraphToolRules(t *testing.T) {
 		t.Fatalf("partial add over capacity: %d graphs, want %d", len(g["graphs"].([]any)), added)
 	}
 	_ = b
+}
+
+// Keys that arrive in one read ("/" and the filter text together) act as
+// separate key presses.
+func TestKeysInOneRead(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/wal")})
+	d.m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if d.m.filter != "wal" || len(d.m.rows) != 1 || d.m.rows[0].r.PID != 103 {
+		t.Fatalf("filter %q rows %d", d.m.filter, len(d.m.rows))
+	}
 }
