@@ -429,6 +429,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 				m.settingErr = err.Error()
 			}
 			m.mode = modeSettings
+			return m, m.fetch() // the listener state now, not at the next tick
 		}
 	case "enter":
 		if r := m.selected(); r != nil {

@@ -143,7 +143,10 @@ type driver struct {
 }
 
 func newDriver(t testing.TB, b Backend) *driver {
-	m := New(Options{Backend: b, NoColor: true})
+	saved := Settings{RecordingDirectory: "/home/u/.local/share/inquest/recordings (default)"}
+	m := New(Options{Backend: b, NoColor: true,
+		LoadSettings:   func() (Settings, error) { return saved, nil },
+		SetMCPDisabled: func(v bool) error { saved.MCPConnectionsDisabled = v; return nil }})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	d := &driver{t, m}
 	d.refresh()
@@ -170,7 +173,9 @@ func (d *driver) run(cmd tea.Cmd) {
 		return
 	}
 	_, next := d.m.Update(msg)
-	if _, ok := msg.(confirmedMsg); !ok {
+	switch msg.(type) {
+	case confirmedMsg, frameMsg: // their follow-ups are the next refresh or tick
+	default:
 		d.run(next)
 	}
 }
@@ -720,5 +725,26 @@ func TestKeysInOneRead(t *testing.T) {
 	d.m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if d.m.filter != "wal" || len(d.m.rows) != 1 || d.m.rows[0].r.PID != 103 {
 		t.Fatalf("filter %q rows %d", d.m.filter, len(d.m.rows))
+	}
+}
+
+// Settings: Space toggles "Disable MCP connections" through the saver.
+func TestSettingsToggleKey(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.keys("S")
+	if !strings.Contains(d.m.View(), "[ ] Disable MCP connections") {
+		t.Fatalf("settings:\n%s", d.m.View())
+	}
+	d.keys(" ")
+	if !strings.Contains(d.m.View(), "[x] Disable MCP connections") || !strings.Contains(d.m.View(), "MCP connections disabled") {
+		t.Fatalf("after Space:\n%s", d.m.View())
+	}
+	if s, _ := d.m.opt.LoadSettings(); !s.MCPConnectionsDisabled {
+		t.Fatal("not saved")
+	}
+	d.keys(" ")
+	if s, _ := d.m.opt.LoadSettings(); s.MCPConnectionsDisabled {
+		t.Fatal("not re-enabled")
 	}
 }
