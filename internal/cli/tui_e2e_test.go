@@ -353,3 +353,14 @@ func TestTUIAttachesToRunningHost(t *testing.T) {
 		t.Fatal("quitting the view stopped the host")
 	}
 }
+
+// Without a terminal, `inquest` alone prints help (and starts nothing).
+func TestRootWithoutTerminalPrintsHelp(t *testing.T) {
+	var out, errb strings.Builder
+	if code := Run(t.Context(), nil, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "Available Commands:") {
+		t.Fatalf("no help:\n%s", out.String())
+	}
+}
