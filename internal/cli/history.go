@@ -4,8 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/recording"
+	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tui"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -47,7 +56,7 @@ func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, erro
 }
 
 func newHistoryCmd(env *Env) *cobra.Command {
-	var asJSON, raw bool
+	var asJSON, raw, table bool
 	var ref, from, to string
 	var pid, limit int
 	var metrics []string
@@ -57,7 +66,11 @@ func newHistoryCmd(env *Env) *cobra.Command {
 		Long: `Summarize (default) or list (--raw) the retained history of one target: a
 process (--pid, --ref; ended lifetimes too) or the system (default). Bounds
 are RFC 3339 timestamps, inclusive. --raw follows every page. --json prints
-the get_history envelope of the first page.`,
+the get_history envelope of the first page.
+
+On a terminal each metric is drawn as a braille line chart with axes and
+units above the summary; piped (or with --table) the output is the table
+alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(metrics) == 0 {
@@ -107,6 +120,11 @@ the get_history envelope of the first page.`,
 				fmt.Fprintf(env.Stdout, "warning: %s\n", cell(w))
 			}
 			if !raw {
+				if w, ok := terminalWidth(env.Stdout); ok && !table {
+					if err := drawHistoryCharts(cmd, env, rt.Registry, args, metrics, w); err != nil {
+						return printFailure(env, err)
+					}
+				}
 				return renderSummary(env.Stdout, metrics, res)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -152,6 +170,7 @@ the get_history envelope of the first page.`,
 	cmd.Flags().BoolVar(&raw, "raw", false, "every stored sample instead of the summary")
 	cmd.Flags().IntVar(&limit, "limit", 0, "raw rows per page (1..5000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the get_history envelope")
+	cmd.Flags().BoolVar(&table, "table", false, "print the table even on a terminal (no chart)")
 	return cmd
 }
 
@@ -184,4 +203,106 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(m["delta"]))
 	}
 	return tw.Flush()
+}
+
+// terminalWidth is the column count of w when it is a terminal.
+func terminalWidth(w io.Writer) (int, bool) {
+	f, ok := w.(*os.File)
+	if !ok || !writerIsTerminal(f) {
+		return 0, false
+	}
+	width, _, err := term.GetSize(f.Fd())
+	if err != nil || width < 20 {
+		return 80, true
+	}
+	return width, true
+}
+
+// drawHistoryCharts reads the raw samples of the same request (every
+// page) and draws one chart per metric.
+func drawHistoryCharts(cmd *cobra.Command, env *Env, reg *tool.Registry, args map[string]any, metrics []string, width int) error {
+	raw := map[string]any{}
+	for k, v := range args {
+		raw[k] = v
+	}
+	raw["mode"] = "raw"
+	var at []time.Time
+	vals := make([][]float64, len(metrics))
+	oks := make([][]bool, len(metrics))
+	b, _ := json.Marshal(raw)
+	for {
+		res, err := reg.Call(cmd.Context(), "get_history", b)
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Rows []struct {
+				At     string         `json:"at"`
+				Values map[string]any `json:"values"`
+			} `json:"rows"`
+		}
+		if err := remarshal(res.Data, &page); err != nil {
+			return err
+		}
+		for _, r := range page.Rows {
+			t, _ := time.Parse(time.RFC3339Nano, r.At)
+			at = append(at, t)
+			for i, m := range metrics {
+				v, ok := chartNumber(r.Values[m])
+				vals[i], oks[i] = append(vals[i], v), append(oks[i], ok)
+			}
+		}
+		if res.NextAction == nil {
+			break
+		}
+		b, _ = json.Marshal(res.NextAction.Arguments)
+	}
+	for i, m := range metrics {
+		unit := metricUnit(m)
+		for _, l := range tui.Chart(m+" ("+unit+")", unit, at, vals[i], oks[i], width, 12) {
+			fmt.Fprintln(env.Stdout, strings.TrimRight(l, " "))
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+func chartNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// drawLogCharts draws the system CPU and memory of every recorded frame
+// of a saved recording as braille charts (inquest log show on a terminal).
+func drawLogCharts(w io.Writer, l *recording.Log, width int) {
+	if l.System == nil {
+		return
+	}
+	for _, slot := range []int{sample.SCPUPercent, sample.SMemUsed} {
+		m := sample.SystemMetrics[slot]
+		var at []time.Time
+		var vals []float64
+		var oks []bool
+		for _, s := range l.System.View().Raw(history.Interval{}, []int{slot}) {
+			at = append(at, history.MsTime(s.At))
+			v := float64(s.Vals[0])
+			if m.Repr == sample.ReprNumber {
+				v = sample.AsFloat(s.Vals[0])
+			}
+			vals, oks = append(vals, v), append(oks, s.Avail[0])
+		}
+		if len(at) == 0 {
+			return
+		}
+		for _, line := range tui.Chart(m.ID+" ("+m.Unit+")", m.Unit, at, vals, oks, width, 12) {
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+		fmt.Fprintln(w)
+	}
 }

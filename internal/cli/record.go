@@ -197,6 +197,9 @@ func newLogCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return printFailure(env, err)
 			}
+			if w, ok := terminalWidth(env.Stdout); ok {
+				drawLogCharts(env.Stdout, l, w) // on a terminal: system CPU and memory charts first
+			}
 			return l.Summary(env.Stdout)
 		},
 	}

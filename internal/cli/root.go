@@ -55,6 +55,8 @@ func newRootCmd(env *Env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
+		// `inquest` alone: the TUI on a terminal, help otherwise (tui.go).
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRoot(env, cmd) },
 	}
 	root.SetVersionTemplate(readBuildVersion().String())
 	for _, c := range commands {

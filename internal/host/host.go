@@ -84,6 +84,7 @@ func New(opts Options) (*Host, error) {
 	h.refs = newRefCodec(h.InstanceID)
 	h.registerBase()
 	h.registerResolvePID()
+	h.registerTUI() // activity.go: agent activity method and (until the lead lists them) graphTools()
 	for _, ext := range extensions {
 		ext(h)
 	}
@@ -257,9 +258,19 @@ func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args jso
 	if needsRates(method, args) {
 		h.awaitRates(ctx)
 	}
-	res, err := m(ctx, s, args)
+	done := h.trackCall(s, method) // activity.go: the TUI's agent activity panel
+	res, err := (*contract.Result)(nil), h.activityGate(method, args)
+	if err == nil {
+		res, err = m(ctx, s, args)
+	}
 	if err != nil {
-		return nil, contract.AsError(err)
+		err = contract.AsError(err)
+	}
+	if done != nil {
+		done(err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if res != nil && res.BackendInstanceID == "" {
 		res.BackendInstanceID = h.InstanceID

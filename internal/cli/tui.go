@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tui"
+	"github.com/spf13/cobra"
+)
+
+// runRoot is `inquest` without a subcommand: the TUI on a terminal, help
+// otherwise.
+func runRoot(env *Env, cmd *cobra.Command) error {
+	in, inOK := env.Stdin.(*os.File)
+	out, outOK := env.Stdout.(*os.File)
+	if !inOK || !outOK || !writerIsTerminal(in) || !writerIsTerminal(out) {
+		return cmd.Help()
+	}
+	return runTUI(cmd.Context(), env, in, out)
+}
+
+// runTUI starts the host with a face, or, when a host already runs for
+// this user, attaches to it over the local socket as a view (quitting a
+// view leaves that host running).
+func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opt := tui.Options{
+		NoColor:      os.Getenv("NO_COLOR") != "",
+		LoadSettings: loadTUISettings,
+		SetMCPDisabled: func(disabled bool) error {
+			// The host (this process or another) applies a change of
+			// inquest.toml within configPollInterval.
+			_, err := config.Update(func(f *config.File) error {
+				f.Settings.MCPConnectionsDisabled = disabled
+				return nil
+			})
+			return err
+		},
+	}
+	dir := ipc.Dir()
+	lock, err := ipc.AcquireHostLock(dir, 2*time.Second)
+	var hr *ipc.HostRunningError
+	switch {
+	case errors.As(err, &hr):
+		c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version})
+		if err != nil {
+			return fmt.Errorf("a host runs (pid %d) but the TUI cannot attach to it: %w", hr.PID, err)
+		}
+		defer c.Close()
+		opt.Backend, opt.Attached, opt.HostPID = c, true, hr.PID
+	case err != nil:
+		return err
+	default:
+		defer lock.Release()
+		stop, b, err := startTUIHost(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opt.Backend, opt.HostPID = b, os.Getpid()
+	}
+	p := tea.NewProgram(tui.New(opt), tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func loadTUISettings() (tui.Settings, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return tui.Settings{}, explainConfigErr(err)
+	}
+	st := tui.Settings{MCPConnectionsDisabled: cfg.Settings.MCPConnectionsDisabled}
+	if dir, source, err := host.RecordingDirectory(); err == nil {
+		st.RecordingDirectory = dir + " (" + source + ")"
+	}
+	return st, nil
+}
+
+// startTUIHost is serveForeground for the TUI face: the host samples, the
+// IPC endpoint serves bridges and CLI commands, the settings watcher
+// applies the MCP toggle, and the log goes to
+// $XDG_STATE_HOME/inquest/tui.log (the terminal belongs to the face).
+// The TUI itself reads through an in-process session.
+func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, err error) {
+	cfgPath, err := config.Path()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.LoadFrom(cfgPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the MCP setting is unknown, so no host was started: %w", explainConfigErr(err))
+	}
+	var logw io.Writer = io.Discard
+	if sd, err := stateDir(); err == nil && os.MkdirAll(sd, 0o700) == nil {
+		if f, err := os.OpenFile(filepath.Join(sd, "tui.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			logw = f
+			defer func() {
+				if err != nil {
+					f.Close()
+				}
+			}()
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h, err := host.New(host.Options{Version: Version})
+	if err != nil {
+		return nil, nil, err
+	}
+	pid := os.Getpid()
+	h.AddStatus(func(m map[string]any) {
+		m["host"] = map[string]any{"pid": pid, "face": "tui"}
+	})
+	if err := h.Start(ctx); err != nil {
+		return nil, nil, err
+	}
+	ep := ipc.NewHostEndpoint(h, ipc.Path(), logger)
+	disabled := cfg.Settings.MCPConnectionsDisabled
+	if disabled {
+		ep.Disable()
+	} else if err := ep.Enable(); err != nil {
+		// The face stays usable; Settings shows the listener state.
+		logger.Error("MCP listener", "err", err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() {
+		defer close(wdone)
+		watchSettings(wctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
+	}()
+	s := h.NewSession()
+	stop = func() {
+		wcancel()
+		<-wdone
+		s.Close()
+		ep.Disable()
+		ep.RemoveState()
+		h.Stop()
+		if c, ok := logw.(io.Closer); ok {
+			c.Close()
+		}
+	}
+	return stop, tui.BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+		return h.Dispatch(ctx, s, method, args)
+	}), nil
+}

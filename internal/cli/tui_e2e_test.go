@@ -1,0 +1,366 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// tmuxTUI is the real `inquest` binary running as the TUI host inside a
+// detached tmux session of 120x40 (its own tmux server socket).
+type tmuxTUI struct {
+	t    *testing.T
+	sock string
+}
+
+func (m *tmuxTUI) tmux(args ...string) string {
+	m.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", m.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (m *tmuxTUI) keys(keys ...string) {
+	m.t.Helper()
+	m.tmux(append([]string{"send-keys", "-t", "tui"}, keys...)...)
+}
+
+func (m *tmuxTUI) screen() string {
+	m.t.Helper()
+	out, _ := exec.Command("tmux", "-S", m.sock, "capture-pane", "-p", "-t", "tui").CombinedOutput()
+	return string(out)
+}
+
+// waitFor polls the screen until cond holds; the generous deadline only
+// fails on a real hang, never on a slow machine's normal pace.
+func (m *tmuxTUI) waitFor(what string, cond func(screen string) bool) string {
+	m.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := m.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("%s: not on screen within 60s:\n%s", what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (m *tmuxTUI) waitText(text string) string {
+	m.t.Helper()
+	return m.waitFor(strconvQuoteE2E(text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+func strconvQuoteE2E(s string) string { return `"` + s + `"` }
+
+func headerLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestTUIInTmux drives the real binary as a person would: navigate,
+// filter, sort, open the detail, add a graph, set A/B markers, export CSV,
+// toggle Disable MCP connections, confirm an MCP client's mutation in the
+// overlay (with the MCP badge and the agent's calls on screen, and the
+// badge gone after the client leaves), record, and enter and leave Log
+// view. Quitting stops the host it started.
+func TestTUIInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	exportDir := filepath.Join(e.base, "export")
+	os.MkdirAll(exportDir, 0o755)
+	// A process of our own with a unique name to filter, track and graph.
+	target := filepath.Join(e.base, "inqtuitarget")
+	sleepBin, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	b, err := os.ReadFile(sleepBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(target, "600")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+
+	script := filepath.Join(e.base, "run-tui.sh")
+	var sb strings.Builder
+	sb.WriteString("#!/bin/sh\ncd " + exportDir + "\n")
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || strings.ContainsAny(k, " ;'\"") || k == "TERM" {
+			continue
+		}
+		sb.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
+	}
+	sb.WriteString("export NO_COLOR=1\nexec " + e.bin + "\n")
+	os.WriteFile(script, []byte(sb.String()), 0o755)
+	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
+	m.tmux("new-session", "-d", "-s", "tui", "-x", "120", "-y", "40", script)
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+
+	s := m.waitText("PID S")
+	if !strings.Contains(headerLine(s), "inquest host") {
+		t.Fatalf("header:\n%s", s)
+	}
+	// navigate
+	m.keys("Down", "Down", "Up")
+	// filter (incremental) and sort
+	m.keys("/")
+	m.keys("-l", "inqtuitarget")
+	m.keys("Enter")
+	s = m.waitFor("filtered to the target", func(s string) bool {
+		return strings.Contains(s, "> ") && strings.Contains(s, "inqtuitarget") && strings.Contains(s, "[filter: inqtuitarget]")
+	})
+	m.keys("M")
+	m.waitText("MEM▼")
+	// detail
+	m.keys("Enter")
+	m.waitText("── inqtuitarget  pid ")
+	m.waitText("samples of retained history")
+	m.keys("f")
+	m.waitText("Open files (")
+	m.keys("Escape", "Escape")
+	// graph of the selected process (memory sort: rss_bytes), markers
+	m.keys("+")
+	m.waitText("graphs added: [g1]")
+	m.keys("g")
+	m.waitText("inqtuitarget[")
+	m.keys("s")
+	m.waitText("system:memory_used_bytes")
+	// let a few samples arrive, then A two seconds back and B now
+	m.waitFor("a few samples", func(s string) bool {
+		return strings.Count(s, "⠉")+strings.Count(s, "⣀")+strings.Count(s, "⠤") >= 3
+	})
+	m.keys("Left", "Left", "A", "Right", "Right", "B")
+	s = m.waitFor("A/B values", func(s string) bool {
+		return strings.Contains(s, " A ") && strings.Contains(s, " B ") && strings.Contains(s, "Δ ")
+	})
+	// export CSV
+	m.keys("x")
+	s = m.waitText("exported ")
+	path := regexp.MustCompile(`exported \d+ rows to (\S+\.csv)`).FindStringSubmatch(s)
+	if path == nil {
+		t.Fatalf("no export path:\n%s", s)
+	}
+	csv, err := os.ReadFile(path[1])
+	if err != nil || !strings.HasPrefix(string(csv), "timestamp,inqtuitarget[") {
+		t.Fatalf("export %s: %v\n%s", path[1], err, csv)
+	}
+	m.keys("Escape")
+	m.waitText("PID S")
+
+	// an MCP client: the badge and its calls appear; its profile delete
+	// waits for the local decision in the overlay
+	br := e.bridge()
+	tr := br.mustCall("get_tracking", nil)
+	rev := dig(tr, "data", "revision").(string)
+	br.mustCall("update_profile", map[string]any{"operation_id": "e2e-save", "expected_revision": rev, "action": "save_as", "name": "e2e"})
+	lp := br.mustCall("list_profiles", nil)
+	prof := dig(lp, "data", "profiles").([]any)[0].(map[string]any)
+	del := br.mustCall("update_profile", map[string]any{"operation_id": "e2e-del", "expected_revision": dig(lp, "data", "revision"),
+		"action": "delete", "profile_id": prof["profile_id"], "profile_revision": prof["revision"], "wait_ms": 0})
+	if st := dig(del, "data", "state"); st != "pending_confirmation" {
+		t.Fatalf("delete: %v", del)
+	}
+	m.waitFor("MCP badge", func(s string) bool { return strings.Contains(headerLine(s), "MCP") })
+	m.waitText("Confirm update_profile")
+	m.keys("a")
+	m.waitText("Agent activity")
+	m.waitText("list_profiles")
+	m.keys("y")
+	m.waitText("e2e-del: succeeded")
+	m.waitFor("overlay closed", func(s string) bool { return !strings.Contains(s, "Confirm update_profile") })
+	if got := br.mustCall("get_operation", map[string]any{"operation_id": "e2e-del"}); dig(got, "data", "state") != "succeeded" {
+		t.Fatalf("operation after confirm: %v", got)
+	}
+	br.cs.Close()
+	m.waitFor("badge gone", func(s string) bool { return !strings.Contains(headerLine(s), "MCP") })
+	m.keys("a")
+
+	// settings: Disable MCP connections, persisted and applied
+	cfg := filepath.Join(e.base, "config", "inquest", "inquest.toml")
+	m.keys("S")
+	m.waitText("[ ] Disable MCP connections")
+	m.keys("Space")
+	m.waitText("[x] Disable MCP connections")
+	m.waitText("MCP listener: disabled")
+	if b, _ := os.ReadFile(cfg); !strings.Contains(string(b), "mcp_connections_disabled = true") {
+		t.Fatalf("not persisted:\n%s", b)
+	}
+	m.keys("Space")
+	m.waitText("[ ] Disable MCP connections")
+	m.waitText("MCP listener: listening")
+	m.keys("Escape")
+
+	// track the target, record, stop (asks), then Log view and back
+	m.keys("*")
+	m.waitText("tracking add: inqtuitarget")
+	m.keys("R")
+	m.waitText("REC LIVE")
+	m.keys("R")
+	m.waitText("Stop the recording?")
+	m.keys("y")
+	m.waitText("recording stopped")
+	m.keys("L")
+	m.waitText("Saved recordings")
+	m.waitText("> inquest-")
+	m.keys("Enter")
+	s = m.waitFor("Log view", func(s string) bool { return strings.Contains(headerLine(s), "LOG inquest-") })
+	m.waitText("inqtuitarget")
+	m.keys("L")
+	m.waitFor("Live again", func(s string) bool {
+		return strings.Contains(headerLine(s), "LIVE") && !strings.Contains(headerLine(s), "LOG")
+	})
+
+	// help, then quit: the host this TUI started stops with it
+	m.keys("?")
+	m.waitText("Keys")
+	m.keys("Escape")
+	pid := e.hostPID()
+	if !hostAlive(pid) {
+		t.Fatalf("host lock pid %d not alive", pid)
+	}
+	m.keys("q")
+	waitUntil(t, "the TUI host to exit", func() bool { return !hostAlive(pid) })
+}
+
+// `inquest history` draws braille charts with axes and units on a
+// terminal and prints only the table when piped.
+func TestHistoryChartOnTerminal(t *testing.T) {
+	e := newHeEnv(t)
+	if out, code := e.run("serve", "--detach"); code != 0 {
+		t.Fatalf("serve: %s", out)
+	}
+	// two samples at least, so the chart has a line
+	waitUntil(t, "two samples", func() bool {
+		out, _ := e.run("history", "--metric", "memory_used_bytes", "--raw", "--table")
+		return strings.Count(out, "\n") >= 3 // header and two rows
+	})
+	piped, code := e.run("history", "--metric", "memory_used_bytes,system_cpu_percent")
+	if code != 0 || strings.ContainsRune(piped, '│') || !strings.Contains(piped, "METRIC") {
+		t.Fatalf("piped output:\n%s", piped)
+	}
+	cmd := exec.Command(e.bin, "history", "--metric", "memory_used_bytes,system_cpu_percent")
+	cmd.Env = e.env
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	cmd.Wait()
+	s := out.String()
+	for _, want := range []string{"memory_used_bytes (bytes)", "system_cpu_percent (percent)", "100.0%│", "0B│", "└──", "METRIC"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("terminal output lacks %q:\n%s", want, s)
+		}
+	}
+	if !regexp.MustCompile("[\u2801-\u28ff]").MatchString(s) {
+		t.Fatalf("no braille dots:\n%s", s)
+	}
+	// inquest log show: charts of the recorded system on a terminal only
+	logFile, _ := filepath.Abs(filepath.Join("..", "recording", "testdata", "complete.log"))
+	s = ptyOutput(t, e, "log", "show", logFile)
+	if !strings.Contains(s, "memory_used_bytes (bytes)") || !strings.Contains(s, "2.0G│⠉") || !strings.Contains(s, "frames:      8") {
+		t.Fatalf("log show on a terminal:\n%s", s)
+	}
+	if piped, _ := e.run("log", "show", logFile); strings.ContainsRune(piped, '│') || !strings.Contains(piped, "frames:      8") {
+		t.Fatalf("log show piped:\n%s", piped)
+	}
+}
+
+func ptyOutput(t *testing.T, e *heEnv, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = e.env
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	cmd.Wait()
+	return out.String()
+}
+
+// With a host already running, `inquest` attaches as a view (the header
+// says so, no second sampler starts) and quitting leaves the host running.
+func TestTUIAttachesToRunningHost(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	if out, code := e.run("serve", "--detach"); code != 0 {
+		t.Fatalf("serve: %s", out)
+	}
+	pid := e.hostPID()
+	script := filepath.Join(e.base, "run-tui.sh")
+	var sb strings.Builder
+	sb.WriteString("#!/bin/sh\n")
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || strings.ContainsAny(k, " ;'\"") || k == "TERM" {
+			continue
+		}
+		sb.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
+	}
+	sb.WriteString("exec " + e.bin + "\n")
+	os.WriteFile(script, []byte(sb.String()), 0o755)
+	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
+	m.tmux("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", script)
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	s := m.waitText("PID S")
+	if want := "inquest view of host pid " + strconv.Itoa(pid); !strings.Contains(headerLine(s), want) {
+		t.Fatalf("header lacks %q:\n%s", want, s)
+	}
+	m.keys("q")
+	m.waitFor("the view to quit", func(string) bool {
+		return exec.Command("tmux", "-S", m.sock, "has-session", "-t", "tui").Run() != nil
+	})
+	if !hostAlive(pid) || e.hostPID() != pid {
+		t.Fatal("quitting the view stopped the host")
+	}
+}
+
+// Without a terminal, `inquest` alone prints help (and starts nothing).
+func TestRootWithoutTerminalPrintsHelp(t *testing.T) {
+	var out, errb strings.Builder
+	if code := Run(t.Context(), nil, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "Available Commands:") {
+		t.Fatalf("no help:\n%s", out.String())
+	}
+}

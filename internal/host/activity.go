@@ -1,0 +1,220 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// AgentActivityMethod lists the tool calls MCP bridge sessions are making
+// now and made recently (the TUI's agent activity panel). It is a host
+// method, never an MCP tool. Data: {"calls": [{tool, state ("running",
+// "succeeded", "failed"), started_at, duration_ms, code?}], "bridges": N}.
+// Argument values, paths and command lines are never kept.
+const AgentActivityMethod = "list_agent_activity"
+
+// activityKeep is how many finished bridge calls the host remembers.
+const activityKeep = 32
+
+// AgentCall is one tool call of an MCP bridge session as the activity
+// panel shows it: the tool name, its state, when it started, how long it
+// ran (so far, while running) and the outcome's error code ("" on success
+// or while running). Arguments are never recorded.
+type AgentCall struct {
+	Tool     string
+	State    string
+	Started  time.Time
+	Duration time.Duration
+	Code     string
+	id       uint64
+}
+
+// activityLog keeps running and recent bridge calls; safe for concurrent use.
+type activityLog struct {
+	mu      sync.Mutex
+	next    uint64
+	running map[uint64]*AgentCall
+	recent  []AgentCall // oldest first, at most activityKeep
+}
+
+var activities sync.Map // *Host -> *activityLog
+
+func (h *Host) activity() *activityLog {
+	v, _ := activities.LoadOrStore(h, &activityLog{running: map[uint64]*AgentCall{}})
+	return v.(*activityLog)
+}
+
+// trackCall records the start of method for an MCP bridge session and
+// returns the function that records its end; for other sessions it
+// returns nil. It is the one hook in Dispatch.
+func (h *Host) trackCall(s *Session, method string) func(error) {
+	if s == nil || !isMCPBridge(s) {
+		return nil
+	}
+	a := h.activity()
+	a.mu.Lock()
+	a.next++
+	c := &AgentCall{Tool: method, State: "running", Started: time.Now(), id: a.next}
+	a.running[c.id] = c
+	a.mu.Unlock()
+	return func(err error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		delete(a.running, c.id)
+		c.Duration = time.Since(c.Started)
+		c.State = "succeeded"
+		if err != nil {
+			c.State = "failed"
+			var ce *contract.Error
+			if errors.As(err, &ce) {
+				c.Code = string(ce.Code)
+			} else {
+				c.Code = string(contract.CodeInternalError)
+			}
+		}
+		a.recent = append(a.recent, *c)
+		if len(a.recent) > activityKeep {
+			a.recent = a.recent[len(a.recent)-activityKeep:]
+		}
+	}
+}
+
+// AgentActivity returns the running bridge calls (oldest first) followed
+// by the recent finished ones (newest first).
+func (h *Host) AgentActivity() []AgentCall {
+	a := h.activity()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	out := make([]AgentCall, 0, len(a.running)+len(a.recent))
+	for _, c := range a.running {
+		cc := *c
+		cc.Duration = now.Sub(c.Started)
+		out = append(out, cc)
+	}
+	sortCalls(out)
+	for i := len(a.recent) - 1; i >= 0; i-- {
+		out = append(out, a.recent[i])
+	}
+	return out
+}
+
+func sortCalls(cs []AgentCall) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].id < cs[j-1].id; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// BridgeSessions counts open sessions of MCP bridge connections.
+func (h *Host) BridgeSessions() int {
+	h.mu.Lock()
+	ss := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	n := 0
+	for _, s := range ss {
+		if isMCPBridge(s) {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *Host) agentActivity(ctx context.Context, s *Session, _ json.RawMessage) (*contract.Result, error) {
+	calls := []any{}
+	for _, c := range h.AgentActivity() {
+		m := map[string]any{
+			"tool":        c.Tool,
+			"state":       c.State,
+			"started_at":  c.Started.UTC().Format(time.RFC3339Nano),
+			"duration_ms": c.Duration.Milliseconds(),
+		}
+		if c.Code != "" {
+			m["code"] = c.Code
+		}
+		calls = append(calls, m)
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"calls": calls, "bridges": h.BridgeSessions()}), nil
+}
+
+// registerTUI registers the agent activity method and, as a clearly
+// marked temporary hook until the graph tools join the host's explicit
+// tool list, the graph workspace tools of graphTools.
+func (h *Host) registerTUI() {
+	h.methods[AgentActivityMethod] = h.agentActivity
+	h.methods[GraphWorkspaceMethod] = h.updateGraphWorkspace
+	h.methods[GraphSeriesMethod] = h.readGraphSeries
+	h.methods[ActivityMethod] = h.setActivity
+	h.status = append(h.status, func(m map[string]any) {
+		if h.InLogView() {
+			m["activity"] = "log"
+		}
+	})
+	for _, d := range graphTools() { // TEMPORARY hook: the lead moves graphTools() into the explicit Decl list
+		d := d
+		h.methods[d.Name] = func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+			return d.Run(ctx, h, s, raw)
+		}
+	}
+}
+
+// ActivityMethod switches the host between Live and Log view activity
+// (the TUI's Log view): {"activity": "live"|"log"}. A host method, never an
+// MCP tool, refused for MCP bridge sessions. In Log view live inspection
+// is ACTIVITY_CONFLICT for every session; saved-log reads (log_ref),
+// status, catalogs, tracking reads, graphs and operations keep working.
+const ActivityMethod = "set_activity"
+
+var logView sync.Map // *Host -> bool (present: in Log view)
+
+// InLogView reports whether the TUI shows a saved recording (Log view).
+func (h *Host) InLogView() bool { _, ok := logView.Load(h); return ok }
+
+func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	if isMCPBridge(s) {
+		return nil, contract.Errorf(contract.CodePermissionDenied, "the activity is changed in the TUI")
+	}
+	var a struct {
+		Activity string `json:"activity"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil || (a.Activity != "live" && a.Activity != "log") {
+		return nil, argErr("activity", "activity is live or log")
+	}
+	if a.Activity == "log" {
+		logView.Store(h, true)
+	} else {
+		logView.Delete(h)
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"activity": a.Activity}), nil
+}
+
+// liveInspection are the methods that read live processes; in Log view
+// they are ACTIVITY_CONFLICT unless they name a log_ref (saved-log reads).
+var liveInspection = map[string]bool{
+	"list_processes": true, "get_metrics": true, "get_history": true, "rank_processes": true,
+	"start_capture": true, "get_process_info": true, "wait_condition": true, ResolvePIDMethod: true,
+}
+
+// activityGate is the Log view rule of Dispatch.
+func (h *Host) activityGate(method string, args json.RawMessage) error {
+	if !liveInspection[method] || !h.InLogView() {
+		return nil
+	}
+	var a struct {
+		LogRef string `json:"log_ref"`
+		Source string `json:"source"`
+	}
+	json.Unmarshal(args, &a)
+	if a.LogRef != "" && a.Source != "live" {
+		return nil
+	}
+	return contract.Errorf(contract.CodeActivityConflict, "the TUI is in Log view (showing a saved recording): live inspection is unavailable until it returns to Live; saved-log reads with log_ref keep working")
+}

@@ -1,0 +1,797 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// The graph workspace is host-owned state: the graphs the TUI draws and
+// MCP clients discover, add and export (get_graphs, add_graphs,
+// export_graphs), plus the display state they share (pause, A/B markers,
+// visible range). It works whether or not a TUI is attached.
+const (
+	// GraphCapacity is how many graphs the workspace holds.
+	GraphCapacity = 32
+	// graphSourcesMax is the most sources one add_graphs/export_graphs adds.
+	graphSourcesMax = 16
+	// DefaultVisibleSeconds is the visible range until the TUI changes it.
+	DefaultVisibleSeconds = 120
+	// targetLimitDefault and targetLimitMax bound get_graphs' process list.
+	targetLimitDefault = 500
+	targetLimitMax     = 5000
+	// GraphWorkspaceMethod edits the TUI-owned display state (pause,
+	// markers, visible range, removal); a host method, never an MCP tool,
+	// refused for MCP bridge sessions.
+	GraphWorkspaceMethod = "update_graph_workspace"
+	// GraphSeriesMethod returns the drawn points of every graph (the TUI's
+	// charts); a host method, never an MCP tool.
+	GraphSeriesMethod = "read_graph_series"
+)
+
+// Graph is one registered graph: a metric of the system or of one process
+// lifetime (identity: PID and start time). ID is stable for the host run.
+type Graph struct {
+	ID     string
+	Metric sample.Metric
+	System bool
+	Proc   sample.Identity
+	Name   string // process name when the graph was added
+}
+
+// label is the graph's CSV column and chart title.
+func (g *Graph) label() string {
+	if g.System {
+		return "system:" + g.Metric.ID
+	}
+	return fmt.Sprintf("%s[%d]:%s", g.Name, g.Proc.PID, g.Metric.ID)
+}
+
+type graphOp struct {
+	hash   [32]byte
+	result map[string]any
+	err    error
+}
+
+// workspace is the graph workspace of one host.
+type workspace struct {
+	mu       sync.Mutex
+	rev      uint64
+	graphs   []*Graph
+	nextID   int
+	paused   bool
+	pausedAt time.Time
+	markA    *time.Time
+	markB    *time.Time
+	visible  int // seconds
+	ops      map[string]graphOp
+	opSeq    int
+	exportMu sync.Mutex // the single export slot
+}
+
+var workspaces sync.Map // *Host -> *workspace
+
+func (h *Host) workspace() *workspace {
+	v, _ := workspaces.LoadOrStore(h, &workspace{visible: DefaultVisibleSeconds, ops: map[string]graphOp{}})
+	return v.(*workspace)
+}
+
+// revision is the workspace revision: instance-prefixed, opaque.
+func (w *workspace) revision(h *Host) string {
+	return h.InstanceID[:8] + "-g" + strconv.FormatUint(w.rev, 10)
+}
+
+// end is the displayed time: the pause time, else the latest sample's.
+func (w *workspace) end(h *Host) time.Time {
+	if w.paused {
+		return w.pausedAt
+	}
+	if s := h.sampler.Latest(); s != nil {
+		return s.Time
+	}
+	return time.Now()
+}
+
+// metricByID finds a catalog metric of either kind.
+func metricByID(id string) (sample.Metric, bool) {
+	for i, m := range sample.ProcessMetrics {
+		if m.ID == id {
+			m.Index, m.Target = i, sample.TargetProcess
+			return m, true
+		}
+	}
+	for i, m := range sample.SystemMetrics {
+		if m.ID == id {
+			m.Index, m.Target = i, sample.TargetSystem
+			return m, true
+		}
+	}
+	return sample.Metric{}, false
+}
+
+func allMetricIDs() []string {
+	var out []string
+	for _, m := range sample.SystemMetrics {
+		out = append(out, m.ID)
+	}
+	for _, m := range sample.ProcessMetrics {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+// GraphSource is one {metric_id, process_ref?} of add_graphs/export_graphs.
+type GraphSource struct {
+	MetricID   string `json:"metric_id"`
+	ProcessRef string `json:"process_ref,omitempty"`
+}
+
+type getGraphsArgs struct {
+	ProcessName      string `json:"process_name"`
+	IncludeProcesses bool   `json:"include_processes"`
+	TargetLimit      int    `json:"target_limit"`
+}
+
+type addGraphsArgs struct {
+	Metrics          []GraphSource `json:"metrics"`
+	OperationID      string        `json:"operation_id"`
+	ExpectedRevision string        `json:"expected_revision"`
+}
+
+type exportGraphsArgs struct {
+	OutputDirectory  string        `json:"output_directory"`
+	Metrics          []GraphSource `json:"metrics"`
+	Filename         string        `json:"filename"`
+	Range            string        `json:"range"`
+	OperationID      string        `json:"operation_id"`
+	ExpectedRevision string        `json:"expected_revision"`
+}
+
+const sourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
+  "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"}}}`
+
+const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional client-chosen id; repeating it with identical arguments returns the retained outcome, with other arguments is STATE_CONFLICT; generated when omitted"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
+
+// graphTools declares the graph workspace tools.
+func graphTools() []Decl {
+	return []Decl{
+		define[getGraphsArgs](tool.Tool{
+			Name:  "get_graphs",
+			Title: "Get the graph workspace",
+			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
+				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) with processes_total and processes_truncated. No required arguments; never inspects the OS.",
+			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+"process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
+"include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
+"target_limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most process targets returned, default 500"}}}`),
+			Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		}, func(ctx context.Context, h *Host, s *Session, a getGraphsArgs) (*contract.Result, error) {
+			return h.getGraphs(a)
+		}),
+		define[addGraphsArgs](tool.Tool{
+			Name:  "add_graphs",
+			Title: "Add graphs to the workspace",
+			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
+				"Optional operation_id and expected_revision (from get_graphs). Returns operation_id, state, added and existing graph_ids and the workspace.",
+			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
+"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + sourceSchema + `},
+` + opSchema + `}}`),
+			Annotations: tool.Annotations{Idempotent: true},
+		}, func(ctx context.Context, h *Host, s *Session, a addGraphsArgs) (*contract.Result, error) {
+			return h.addGraphsOp(a)
+		}),
+		define[exportGraphsArgs](tool.Tool{
+			Name:  "export_graphs",
+			Title: "Export the graphs as CSV",
+			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required; absolute, or relative to the host's working directory; missing parents are created). " +
+				"filename: optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED). range: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set). " +
+				"Columns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
+			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
+"output_directory":{"type":"string","minLength":1,"maxLength":4096,"description":"directory for the new CSV file"},
+"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + sourceSchema + `,"description":"sources to add before exporting"},
+"filename":{"type":"string","minLength":5,"maxLength":255,"pattern":"^[^/\\\\]+\\.csv$","description":"a single file name ending in .csv"},
+"range":{"type":"string","enum":["all","visible","ab"],"description":"all (default), visible or ab"},
+` + opSchema + `}}`),
+			Annotations: tool.Annotations{},
+		}, func(ctx context.Context, h *Host, s *Session, a exportGraphsArgs) (*contract.Result, error) {
+			return h.exportGraphsOp(a)
+		}),
+	}
+}
+
+// GraphToolDefs returns the public definitions of the graph tools (no
+// handlers) for the bridge to publish and forward.
+func GraphToolDefs() []tool.Tool {
+	var out []tool.Tool
+	for _, d := range graphTools() {
+		out = append(out, d.Tool)
+	}
+	return out
+}
+
+func (w *workspace) graphJSON(h *Host, g *Graph) map[string]any {
+	m := map[string]any{"graph_id": g.ID, "metric_id": g.Metric.ID, "unit": g.Metric.Unit, "label": g.label()}
+	if g.System {
+		m["target"] = map[string]any{"system": true}
+	} else {
+		m["target"] = map[string]any{"process_ref": h.Ref(g.Proc), "pid": g.Proc.PID, "name": g.Name}
+	}
+	return m
+}
+
+// stateLocked is the workspace object of every graph tool result.
+func (w *workspace) stateLocked(h *Host) map[string]any {
+	end := w.end(h)
+	graphs := []any{}
+	for _, g := range w.graphs {
+		graphs = append(graphs, w.graphJSON(h, g))
+	}
+	var markers any
+	if w.markA != nil || w.markB != nil {
+		mk := map[string]any{"a": nil, "b": nil}
+		if w.markA != nil {
+			mk["a"] = contract.Timestamp(*w.markA)
+		}
+		if w.markB != nil {
+			mk["b"] = contract.Timestamp(*w.markB)
+		}
+		markers = mk
+	}
+	ranges := []string{"all", "visible"}
+	if w.markA != nil && w.markB != nil {
+		ranges = append(ranges, "ab")
+	}
+	return map[string]any{
+		"revision":       w.revision(h),
+		"source":         "live",
+		"timestamp":      contract.Timestamp(end),
+		"display_paused": w.paused,
+		"visible_range":  map[string]any{"from": contract.Timestamp(end.Add(-time.Duration(w.visible) * time.Second)), "to": contract.Timestamp(end), "seconds": w.visible},
+		"markers":        markers,
+		"graphs":         graphs,
+		"capacity":       GraphCapacity,
+		"export_ranges":  ranges,
+	}
+}
+
+func (h *Host) getGraphs(a getGraphsArgs) (*contract.Result, error) {
+	w := h.workspace()
+	w.mu.Lock()
+	data := w.stateLocked(h)
+	w.mu.Unlock()
+	var supported []any
+	for _, id := range allMetricIDs() {
+		m, _ := metricByID(id)
+		supported = append(supported, map[string]any{"metric_id": m.ID, "target_kind": m.Target, "unit": m.Unit})
+	}
+	data["supported_metrics"] = supported
+	if a.IncludeProcesses || a.ProcessName != "" {
+		limit := a.TargetLimit
+		if limit == 0 {
+			limit = targetLimitDefault
+		}
+		limit = min(limit, targetLimitMax)
+		rows := h.graphTargets(a.ProcessName)
+		data["processes_total"] = len(rows)
+		data["processes_truncated"] = len(rows) > limit
+		if len(rows) > limit {
+			rows = rows[:limit]
+		}
+		data["processes"] = rows
+	}
+	res := contract.NewResult("live", time.Time(data["timestamp"].(contract.Timestamp)), data)
+	if data["processes_truncated"] == true {
+		res.Warn("process targets truncated at target_limit; narrow process_name")
+	}
+	return res, nil
+}
+
+// graphTargets lists retained lifetimes (live ones first by PID) whose
+// name contains sub (case-insensitive), as process targets.
+func (h *Host) graphTargets(sub string) []any {
+	store := h.HistoryStore()
+	if store == nil {
+		return []any{}
+	}
+	live := map[sample.Identity]bool{}
+	if s := h.sampler.Latest(); s != nil {
+		for i := range s.Procs {
+			live[s.Procs[i].ID()] = true
+		}
+	}
+	ls := store.Lifetimes()
+	sort.Slice(ls, func(i, j int) bool {
+		if live[ls[i].ID] != live[ls[j].ID] {
+			return live[ls[i].ID]
+		}
+		if ls[i].ID.PID != ls[j].ID.PID {
+			return ls[i].ID.PID < ls[j].ID.PID
+		}
+		return ls[i].ID.StartTicks < ls[j].ID.StartTicks
+	})
+	out := []any{}
+	for _, l := range ls {
+		if sub != "" && !sample.ContainsFold(l.Name, sub) && !sample.ContainsFold(l.Comm, sub) {
+			continue
+		}
+		lc := "ended"
+		if live[l.ID] {
+			lc = "live"
+		}
+		out = append(out, map[string]any{"process_ref": h.Ref(l.ID), "pid": l.ID.PID, "name": sample.Display(l.Name), "lifecycle": lc})
+	}
+	return out
+}
+
+// resolveSources validates sources into graphs (not yet registered).
+func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
+	var out []*Graph
+	for i, src := range srcs {
+		field := fmt.Sprintf("metrics/%d", i)
+		m, ok := metricByID(src.MetricID)
+		if !ok {
+			return nil, argErr(field+"/metric_id", "unknown metric_id "+strconv.Quote(src.MetricID)+"; see get_graphs supported_metrics")
+		}
+		g := &Graph{Metric: m}
+		if src.ProcessRef == "" {
+			if m.Target != sample.TargetSystem {
+				return nil, argErr(field+"/process_ref", src.MetricID+" is a process metric: give process_ref")
+			}
+			g.System = true
+		} else {
+			if m.Target != sample.TargetProcess {
+				return nil, argErr(field+"/metric_id", src.MetricID+" is a system metric: omit process_ref")
+			}
+			id, err := h.ParseRef(src.ProcessRef)
+			if err != nil {
+				return nil, err
+			}
+			store := h.HistoryStore()
+			if store == nil {
+				return nil, contract.Errorf(contract.CodeReferenceInvalid, "no retained history")
+			}
+			_, l, ok := store.Process(id)
+			if !ok {
+				return nil, contract.Errorf(contract.CodeReferenceInvalid, "the process has no retained history (pruned or never sampled); call get_graphs with include_processes for current references")
+			}
+			g.Proc, g.Name = id, sample.Display(l.Name)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func sameSource(a, b *Graph) bool {
+	return a.Metric.ID == b.Metric.ID && a.System == b.System && a.Proc == b.Proc
+}
+
+// addLocked registers graphs not already present; it checks capacity
+// first so nothing is added when they do not all fit.
+func (w *workspace) addLocked(gs []*Graph) (added, existing []string, err error) {
+	var fresh []*Graph
+	for _, g := range gs {
+		dup := ""
+		for _, o := range w.graphs {
+			if sameSource(o, g) {
+				dup = o.ID
+			}
+		}
+		for _, o := range fresh {
+			if sameSource(o, g) {
+				dup = "pending"
+			}
+		}
+		switch dup {
+		case "":
+			fresh = append(fresh, g)
+		case "pending":
+		default:
+			existing = append(existing, dup)
+		}
+	}
+	if len(w.graphs)+len(fresh) > GraphCapacity {
+		return nil, nil, contract.Errorf(contract.CodeResourceLimit, "the workspace holds %d graphs; %d more do not fit", GraphCapacity, len(fresh)).
+			WithDetail("graphs", len(w.graphs)).WithDetail("capacity", GraphCapacity)
+	}
+	for _, g := range fresh {
+		w.nextID++
+		g.ID = "g" + strconv.Itoa(w.nextID)
+		w.graphs = append(w.graphs, g)
+		added = append(added, g.ID)
+	}
+	if len(fresh) > 0 {
+		w.rev++
+	}
+	return added, existing, nil
+}
+
+// operation runs fn once per operation_id: an identical repeat returns
+// the retained outcome, other arguments are STATE_CONFLICT.
+func (w *workspace) operation(h *Host, tool string, id string, args any, fn func(opID string) (map[string]any, error)) (*contract.Result, error) {
+	b, _ := json.Marshal(args)
+	hash := sha256.Sum256(append([]byte(tool+"\x00"), b...))
+	w.mu.Lock()
+	if id == "" {
+		w.opSeq++
+		id = fmt.Sprintf("graph-%s-%d", h.InstanceID[:8], w.opSeq)
+	} else if op, ok := w.ops[id]; ok {
+		w.mu.Unlock()
+		if op.hash != hash {
+			return nil, contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
+		}
+		if op.err != nil {
+			return nil, op.err
+		}
+		return contract.NewResult("live", time.Time{}, op.result), nil
+	}
+	w.mu.Unlock()
+	out, err := fn(id)
+	if out != nil {
+		out["operation_id"] = id
+	}
+	w.mu.Lock()
+	if len(w.ops) >= 1024 {
+		w.ops = map[string]graphOp{} // bounded retention
+	}
+	w.ops[id] = graphOp{hash: hash, result: out, err: err}
+	w.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return contract.NewResult("live", time.Time{}, out), nil
+}
+
+func (w *workspace) checkRevLocked(h *Host, expected string) error {
+	if expected != "" && expected != w.revision(h) {
+		return contract.Errorf(contract.CodeStateConflict, "the graph workspace changed (revision %s); call get_graphs", w.revision(h)).
+			WithDetail("current_revision", w.revision(h))
+	}
+	return nil
+}
+
+func (h *Host) addGraphsOp(a addGraphsArgs) (*contract.Result, error) {
+	w := h.workspace()
+	key := a
+	key.OperationID = ""
+	return w.operation(h, "add_graphs", a.OperationID, key, func(string) (map[string]any, error) {
+		gs, err := h.resolveSources(a.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
+			return nil, err
+		}
+		added, existing, err := w.addLocked(gs)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"state": "succeeded", "added": nonNil(added), "already_present": nonNil(existing), "workspace": w.stateLocked(h)}, nil
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
+	w := h.workspace()
+	key := a
+	key.OperationID = ""
+	return w.operation(h, "export_graphs", a.OperationID, key, func(string) (map[string]any, error) {
+		if a.Filename != "" && (strings.ContainsAny(a.Filename, `/\`) || !strings.HasSuffix(a.Filename, ".csv") || a.Filename == ".csv" || strings.HasPrefix(a.Filename, ".")) {
+			return nil, argErr("filename", "filename is a single normal name ending in .csv")
+		}
+		rng := a.Range
+		if rng == "" {
+			rng = "all"
+		}
+		var gs []*Graph
+		if len(a.Metrics) > 0 {
+			var err error
+			if gs, err = h.resolveSources(a.Metrics); err != nil {
+				return nil, err
+			}
+		}
+		if !w.exportMu.TryLock() {
+			return nil, contract.Errorf(contract.CodeBusy, "another graph export is running; retry when it finishes")
+		}
+		defer w.exportMu.Unlock()
+		w.mu.Lock()
+		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
+			w.mu.Unlock()
+			return nil, err
+		}
+		iv, err := w.rangeLocked(h, rng)
+		if err != nil {
+			w.mu.Unlock()
+			return nil, err
+		}
+		var added []string
+		if len(gs) > 0 {
+			if added, _, err = w.addLocked(gs); err != nil {
+				w.mu.Unlock()
+				return nil, err
+			}
+		}
+		if len(w.graphs) == 0 {
+			w.mu.Unlock()
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "the workspace has no graphs; give metrics or call add_graphs first")
+		}
+		graphs := append([]*Graph(nil), w.graphs...)
+		state := w.stateLocked(h)
+		w.mu.Unlock()
+		body, rows := h.graphCSV(graphs, iv)
+		path, err := writeNewCSV(a.OutputDirectory, a.Filename, body)
+		out := map[string]any{"state": "succeeded", "output_path": path, "range": rangeJSON(rng, iv), "rows": rows, "added": nonNil(added), "workspace": state}
+		if err != nil {
+			e := contract.Errorf(contract.CodeExportFailed, "%v", err)
+			if path != "" {
+				e = e.WithDetail("output_path", path)
+			}
+			return nil, e
+		}
+		return out, nil
+	})
+}
+
+func rangeJSON(kind string, iv history.Interval) map[string]any {
+	m := map[string]any{"kind": kind, "from": nil, "to": nil}
+	if iv.HasFrom {
+		m["from"] = contract.Timestamp(history.MsTime(iv.From))
+	}
+	if iv.HasTo {
+		m["to"] = contract.Timestamp(history.MsTime(iv.To))
+	}
+	return m
+}
+
+// rangeLocked turns an export range into an inclusive interval ending at
+// the displayed time (pause included).
+func (w *workspace) rangeLocked(h *Host, kind string) (history.Interval, error) {
+	end := w.end(h).UnixMilli()
+	switch kind {
+	case "all":
+		return history.Interval{To: end, HasTo: true}, nil
+	case "visible":
+		return history.Interval{From: end - int64(w.visible)*1000, To: end, HasFrom: true, HasTo: true}, nil
+	case "ab":
+		if w.markA == nil || w.markB == nil {
+			return history.Interval{}, contract.Errorf(contract.CodeStateConflict, "range ab needs both A and B markers set in the TUI").WithDetail("field", "/range")
+		}
+		a, b := w.markA.UnixMilli(), w.markB.UnixMilli()
+		if a > b {
+			a, b = b, a
+		}
+		return history.Interval{From: a, To: b, HasFrom: true, HasTo: true}, nil
+	}
+	return history.Interval{}, argErr("range", "range is all, visible or ab")
+}
+
+// graphPoints returns a graph's stored samples inside iv: time (ms) and
+// raw value, ok false where the metric was not measured.
+func (h *Host) graphPoints(g *Graph, iv history.Interval) []history.Sample {
+	store := h.HistoryStore()
+	if store == nil {
+		return nil
+	}
+	var v *history.View
+	if g.System {
+		v = store.System()
+	} else {
+		var ok bool
+		if v, _, ok = store.Process(g.Proc); !ok {
+			return nil
+		}
+	}
+	return v.Raw(iv, []int{g.Metric.Index})
+}
+
+// cellText is one CSV cell: the stored value exactly (integers in
+// decimal, numbers in the shortest form that round-trips).
+func cellText(m sample.Metric, v uint64) string {
+	if m.Repr == sample.ReprNumber {
+		return strconv.FormatFloat(sample.AsFloat(v), 'g', -1, 64)
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+// graphCSV renders graphs over iv: header "timestamp" plus one column per
+// graph label, then one row per distinct stored timestamp (ascending),
+// empty cells where a graph has no available value at that time.
+func (h *Host) graphCSV(graphs []*Graph, iv history.Interval) ([]byte, int) {
+	cols := make([]map[int64]string, len(graphs))
+	times := map[int64]bool{}
+	for i, g := range graphs {
+		cols[i] = map[int64]string{}
+		for _, s := range h.graphPoints(g, iv) {
+			times[s.At] = true
+			if s.Avail[0] {
+				cols[i][s.At] = cellText(g.Metric, s.Vals[0])
+			}
+		}
+	}
+	ts := make([]int64, 0, len(times))
+	for t := range times {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	head := []string{"timestamp"}
+	for _, g := range graphs {
+		head = append(head, g.label())
+	}
+	cw.Write(head)
+	for _, t := range ts {
+		row := []string{history.MsTime(t).Format("2006-01-02T15:04:05.000Z07:00")}
+		for i := range graphs {
+			row = append(row, cols[i][t])
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	return buf.Bytes(), len(ts)
+}
+
+// writeNewCSV creates dir (and parents) and writes body to a new file:
+// name, or a generated unique name. It never overwrites.
+func writeNewCSV(dir, name string, body []byte) (string, error) {
+	if !filepath.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(wd, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	open := func(p string) (*os.File, error) { return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) }
+	var f *os.File
+	var path string
+	var err error
+	if name != "" {
+		path = filepath.Join(dir, name)
+		if f, err = open(path); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return path, fmt.Errorf("%s exists; exports never overwrite", path)
+			}
+			return path, err
+		}
+	} else {
+		base := "inquest-graphs-" + time.Now().UTC().Format("20060102T150405Z")
+		for i := 0; ; i++ {
+			path = filepath.Join(dir, base+".csv")
+			if i > 0 {
+				path = filepath.Join(dir, fmt.Sprintf("%s-%d.csv", base, i))
+			}
+			if f, err = open(path); err == nil {
+				break
+			}
+			if !errors.Is(err, os.ErrExist) || i > 1000 {
+				return path, err
+			}
+		}
+	}
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return path, err
+	}
+	return path, f.Close()
+}
+
+// updateGraphWorkspace is GraphWorkspaceMethod: {action: pause | resume |
+// marker_a | marker_b | clear_markers | remove | visible, at (RFC 3339,
+// markers), graph_id (remove), seconds (visible, 10..86400)}.
+func (h *Host) updateGraphWorkspace(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	if isMCPBridge(s) {
+		return nil, contract.Errorf(contract.CodePermissionDenied, "the graph display state is changed in the TUI")
+	}
+	var a struct {
+		Action  string `json:"action"`
+		At      string `json:"at"`
+		GraphID string `json:"graph_id"`
+		Seconds int    `json:"seconds"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, contract.Errorf(contract.CodeInvalidArgument, "bad arguments: %v", err)
+	}
+	w := h.workspace()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch a.Action {
+	case "pause":
+		if !w.paused {
+			w.pausedAt = w.end(h)
+			w.paused = true
+		}
+	case "resume":
+		w.paused = false
+	case "marker_a", "marker_b":
+		t, err := time.Parse(time.RFC3339Nano, a.At)
+		if err != nil {
+			return nil, argErr("at", "at is an RFC 3339 time")
+		}
+		if a.Action == "marker_a" {
+			w.markA = &t
+		} else {
+			w.markB = &t
+		}
+	case "clear_markers":
+		w.markA, w.markB = nil, nil
+	case "remove":
+		i := -1
+		for k, g := range w.graphs {
+			if g.ID == a.GraphID {
+				i = k
+			}
+		}
+		if i < 0 {
+			return nil, argErr("graph_id", "no graph "+a.GraphID)
+		}
+		w.graphs = append(w.graphs[:i:i], w.graphs[i+1:]...)
+	case "visible":
+		if a.Seconds < 10 || a.Seconds > 86400 {
+			return nil, argErr("seconds", "visible range is 10..86400 seconds")
+		}
+		w.visible = a.Seconds
+	default:
+		return nil, argErr("action", "unknown action")
+	}
+	w.rev++
+	return contract.NewResult("live", time.Time{}, w.stateLocked(h)), nil
+}
+
+// readGraphSeries is GraphSeriesMethod: every graph's points in the
+// visible range, {workspace, series: [{graph_id, at: [ms...], values:
+// [number|null...]}]} (values as float64 for drawing; the CSV keeps the
+// raw stored values).
+func (h *Host) readGraphSeries(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+	w := h.workspace()
+	w.mu.Lock()
+	state := w.stateLocked(h)
+	iv, _ := w.rangeLocked(h, "visible")
+	graphs := append([]*Graph(nil), w.graphs...)
+	w.mu.Unlock()
+	series := []any{}
+	for _, g := range graphs {
+		pts := h.graphPoints(g, iv)
+		at := make([]int64, len(pts))
+		vals := make([]any, len(pts))
+		for i, p := range pts {
+			at[i] = p.At
+			if p.Avail[0] {
+				if g.Metric.Repr == sample.ReprNumber {
+					vals[i] = sample.AsFloat(p.Vals[0])
+				} else {
+					vals[i] = float64(p.Vals[0])
+				}
+			}
+		}
+		series = append(series, map[string]any{"graph_id": g.ID, "at": at, "values": vals})
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"workspace": state, "series": series}), nil
+}

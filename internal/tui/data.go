@@ -1,0 +1,392 @@
+// Package tui is the terminal face of the inquest host: an htop-class
+// process monitor (bubbletea) whose data come only through host methods —
+// the same list_processes, get_metrics, get_history, start_capture,
+// get_status and local confirmation methods MCP clients and the CLI use.
+// It runs either inside the host process (an in-process session) or as a
+// view attached to a running host over the local socket; both go through
+// Backend, so what the TUI shows is what an agent would read.
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// Backend runs one host method with JSON arguments: an in-process host
+// session or an IPC client. Failures are *contract.Error.
+type Backend interface {
+	Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
+}
+
+// BackendFunc adapts a function to Backend.
+type BackendFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
+
+// Call calls f.
+func (f BackendFunc) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return f(ctx, method, args)
+}
+
+// Row is one process lifetime of the table, from one list_processes row
+// (scope all): live rows and ended lifetimes still retained (ghosts).
+// A metric whose OK flag is false was not measured (shown as "-", never 0).
+type Row struct {
+	Ref            string
+	PID, PPID      int
+	ParentVerified bool
+	Name, State    string
+	// Ended is true for a lifecycle other than live (exited lifetimes
+	// whose history is retained): drawn as a ghost row.
+	Ended     bool
+	StartTime string
+	CPU       float64 // cpu_percent: all cores = 100
+	CPUOK     bool
+	RSS       uint64 // rss_bytes
+	RSSOK     bool
+	Threads   uint64
+	ThreadsOK bool
+	// IOBytes is read_bytes+write_bytes (cumulative); IORate is its
+	// change per second since the previous frame of the same lifetime.
+	IOBytes  uint64
+	IOOK     bool
+	IORate   float64
+	IORateOK bool
+}
+
+// System is the system line of a frame (get_metrics on the system).
+type System struct {
+	CPU                 float64 // system_cpu_percent
+	CPUOK               bool
+	Cores               []float64 // core_cpu_percent, each core = 100
+	MemTotal, MemUsed   uint64
+	MemOK               bool
+	SwapTotal, SwapUsed uint64
+	SwapOK              bool
+	Load1               float64
+	LoadOK              bool
+}
+
+// Call is one agent tool call of the activity panel (list_agent_activity).
+type Call struct {
+	Tool       string `json:"tool"`
+	State      string `json:"state"`
+	DurationMS int64  `json:"duration_ms"`
+	Code       string `json:"code"`
+}
+
+// Pending is one action awaiting a local decision (list_pending_confirmations).
+type Pending struct {
+	ID      string         `json:"operation_id"`
+	Tool    string         `json:"tool"`
+	Confirm map[string]any `json:"confirmation"`
+}
+
+// Frame is one refresh of everything the TUI shows.
+type Frame struct {
+	At       time.Time
+	Rows     []Row
+	Sys      System
+	Activity string // get_status activity: live, recording, log
+	Listener string // MCP listener state
+	Bridges  int    // authenticated MCP bridge connections
+	Calls    []Call
+	Pending  []Pending
+	Warnings []string
+	// Workspace is the shared graph workspace with its visible points.
+	Workspace *Workspace
+	// Recording is the host's recording (get_recording).
+	Recording recState
+}
+
+// tableMetrics are the process metrics the table reads per row.
+var tableMetrics = []string{"cpu_percent", "rss_bytes", "threads", "read_bytes", "write_bytes"}
+
+func call(ctx context.Context, b Backend, method string, args any) (*contract.Result, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return b.Call(ctx, method, raw)
+}
+
+// decodeRows decodes the rows of a paged result into out and returns its
+// next_cursor. An in-process host hands rows over as json.RawMessage: they
+// are decoded directly, without re-encoding the whole page.
+func decodeRows[T any](res *contract.Result) (rows []T, next string, err error) {
+	if m, ok := res.Data.(map[string]any); ok {
+		if raws, ok := m["rows"].([]json.RawMessage); ok {
+			rows = make([]T, len(raws))
+			for i, r := range raws {
+				if err := json.Unmarshal(r, &rows[i]); err != nil {
+					return nil, "", err
+				}
+			}
+			next, _ = m["next_cursor"].(string)
+			return rows, next, nil
+		}
+	}
+	var d struct {
+		Rows []T    `json:"rows"`
+		Next string `json:"next_cursor"`
+	}
+	err = decode(res, &d)
+	return d.Rows, d.Next, err
+}
+
+// decode re-marshals res.Data into v.
+func decode(res *contract.Result, v any) error {
+	b, err := json.Marshal(res.Data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// intString parses an integer metric (a decimal string).
+func intString(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case string:
+		n, err := strconv.ParseUint(x, 10, 64)
+		return n, err == nil
+	case float64:
+		if x >= 0 {
+			return uint64(x), true
+		}
+	}
+	return 0, false
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+type procRow struct {
+	Ref       string `json:"process_ref"`
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	Lifecycle string `json:"lifecycle"`
+	StartTime string `json:"start_time"`
+	Parent    struct {
+		PID          int    `json:"pid"`
+		Relationship string `json:"relationship"`
+	} `json:"parent"`
+	Values procValues `json:"values"`
+}
+
+// procValues are the table's metric values of one row, decoded without a
+// map (integers arrive as decimal strings, cpu_percent as a number).
+type procValues struct {
+	CPU     json.RawMessage `json:"cpu_percent"`
+	RSS     json.RawMessage `json:"rss_bytes"`
+	Threads json.RawMessage `json:"threads"`
+	Read    json.RawMessage `json:"read_bytes"`
+	Write   json.RawMessage `json:"write_bytes"`
+}
+
+// rawFloat and rawUint read a value as JSON number or decimal string;
+// absent or null is not measured.
+func rawFloat(r json.RawMessage) (float64, bool) {
+	s := strings.Trim(string(r), `"`)
+	if s == "" || s == "null" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+func rawUint(r json.RawMessage) (uint64, bool) {
+	s := strings.Trim(string(r), `"`)
+	if s == "" || s == "null" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
+}
+
+// Fetch reads one frame: every process row (list_processes scope all,
+// following next_cursor to the end), the system metrics, the host status,
+// agent activity and pending confirmations. prev (may be nil) gives IO
+// rates. A failure of an optional part becomes a warning.
+func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame, error) {
+	return FetchParts(ctx, b, prev, src, Parts{Status: true, Graphs: true})
+}
+
+// Parts selects the optional reads of a refresh: Status is get_status
+// (activity, listener state), Graphs the graph workspace's points. The
+// TUI asks for them only while a pane shows them.
+type Parts struct {
+	Status, Graphs bool
+}
+
+// FetchParts is Fetch reading only the optional parts asked for.
+func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, parts Parts) (*Frame, error) {
+	f := &Frame{At: time.Now()}
+	logArgs := func(m map[string]any) map[string]any {
+		if src != nil {
+			m["source"], m["log_ref"] = "log", src.Ref
+		}
+		return m
+	}
+	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics,
+		"projection": []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent"}})
+	for pages := 0; ; pages++ {
+		res, err := call(ctx, b, "list_processes", args)
+		if err != nil {
+			return nil, err
+		}
+		if res.CapturedAt != nil && pages == 0 {
+			f.At = time.Time(*res.CapturedAt)
+		}
+		rows, next, err := decodeRows[procRow](res)
+		if err != nil {
+			return nil, fmt.Errorf("list_processes: %w", err)
+		}
+		for _, r := range rows {
+			row := toRow(r)
+			if src != nil {
+				// recorded rows: lifecycle unknown (no OS liveness check)
+				row.Ended = false
+				row = toRowLog(r)
+			}
+			f.Rows = append(f.Rows, row)
+		}
+		if next == "" || pages > 1000 {
+			break
+		}
+		args = logArgs(map[string]any{"cursor": next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
+	}
+	ioRates(f, prev)
+	if res, err := call(ctx, b, "get_metrics", logArgs(map[string]any{"metric_ids": []string{
+		"system_cpu_percent", "memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes", "load1"}})); err != nil {
+		f.Warnings = append(f.Warnings, "system metrics: "+errText(err))
+	} else {
+		var d struct {
+			Samples []struct {
+				Cores  []float64      `json:"core_cpu_percent"`
+				Values map[string]any `json:"values"`
+			} `json:"samples"`
+		}
+		if decode(res, &d) == nil && len(d.Samples) == 1 {
+			s, v := &f.Sys, d.Samples[0].Values
+			s.Cores = d.Samples[0].Cores
+			s.CPU, s.CPUOK = number(v["system_cpu_percent"])
+			var ok1, ok2, ok3, ok4 bool
+			s.MemTotal, ok1 = intString(v["memory_total_bytes"])
+			s.MemUsed, ok2 = intString(v["memory_used_bytes"])
+			s.MemOK = ok1 && ok2
+			s.SwapTotal, ok3 = intString(v["swap_total_bytes"])
+			s.SwapUsed, ok4 = intString(v["swap_used_bytes"])
+			s.SwapOK = ok3 && ok4
+			s.Load1, s.LoadOK = number(v["load1"])
+		}
+	}
+	if !parts.Status {
+		// skipped: the badge count comes with the agent activity below
+	} else if res, err := call(ctx, b, "get_status", map[string]any{}); err == nil {
+		var d struct {
+			Activity string `json:"activity"`
+			MCP      struct {
+				Listener string `json:"listener"`
+				Bridges  int    `json:"bridge_connections"`
+			} `json:"mcp"`
+		}
+		if decode(res, &d) == nil {
+			f.Activity, f.Listener, f.Bridges = d.Activity, d.MCP.Listener, d.MCP.Bridges
+		}
+	}
+	if res, err := call(ctx, b, "list_agent_activity", map[string]any{}); err == nil {
+		var d struct {
+			Calls   []Call `json:"calls"`
+			Bridges int    `json:"bridges"`
+		}
+		if decode(res, &d) == nil {
+			f.Calls = d.Calls
+			if d.Bridges > f.Bridges {
+				f.Bridges = d.Bridges
+			}
+		}
+	}
+	if res, err := call(ctx, b, "list_pending_confirmations", map[string]any{}); err == nil {
+		var d struct {
+			Ops []Pending `json:"operations"`
+		}
+		if decode(res, &d) == nil {
+			f.Pending = d.Ops
+		}
+	}
+	if res, err := call(ctx, b, "get_recording", map[string]any{}); err == nil {
+		decode(res, &f.Recording)
+	}
+	if parts.Graphs {
+		if ws, err := fetchGraphs(ctx, b); err == nil {
+			f.Workspace = ws
+		}
+	}
+	return f, nil
+}
+
+func toRow(r procRow) Row {
+	row := Row{Ref: r.Ref, PID: r.PID, PPID: r.Parent.PID, ParentVerified: r.Parent.Relationship == "verified",
+		Name: r.Name, State: r.State, Ended: r.Lifecycle != "" && r.Lifecycle != "live", StartTime: r.StartTime}
+	row.CPU, row.CPUOK = rawFloat(r.Values.CPU)
+	row.RSS, row.RSSOK = rawUint(r.Values.RSS)
+	row.Threads, row.ThreadsOK = rawUint(r.Values.Threads)
+	rb, ok1 := rawUint(r.Values.Read)
+	wb, ok2 := rawUint(r.Values.Write)
+	row.IOBytes, row.IOOK = rb+wb, ok1 && ok2
+	if row.Ended {
+		row.CPUOK, row.RSSOK, row.ThreadsOK, row.IOOK = false, false, false, false
+	}
+	return row
+}
+
+// toRowLog is toRow for a recorded row: every row of the recording is
+// shown as a process (its lifecycle is unknown, not ended).
+func toRowLog(r procRow) Row {
+	r.Lifecycle = "live"
+	return toRow(r)
+}
+
+func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+
+// ioRates sets IORate from the previous frame's cumulative IO of the same
+// lifetime (process_ref); unknown when either side is unmeasured.
+func ioRates(f, prev *Frame) {
+	if prev == nil {
+		return
+	}
+	dt := f.At.Sub(prev.At).Seconds()
+	if dt <= 0 {
+		return
+	}
+	old := make(map[string]*Row, len(prev.Rows))
+	for i := range prev.Rows {
+		old[prev.Rows[i].Ref] = &prev.Rows[i]
+	}
+	for i := range f.Rows {
+		r := &f.Rows[i]
+		if p := old[r.Ref]; p != nil && p.IOOK && r.IOOK && r.IOBytes >= p.IOBytes {
+			r.IORate, r.IORateOK = float64(r.IOBytes-p.IOBytes)/dt, true
+		}
+	}
+}
+
+func errText(err error) string {
+	if ce, ok := err.(*contract.Error); ok {
+		return string(ce.Code) + ": " + ce.Message
+	}
+	return err.Error()
+}

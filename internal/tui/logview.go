@@ -1,0 +1,225 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// logEntry is one saved recording of list_logs.
+type logEntry struct{ ID, Name string }
+
+// LogSource is the recording the Log view shows (open_log's log_ref).
+type LogSource struct {
+	ID, Name, Ref string
+}
+
+type logsMsg struct {
+	logs []logEntry
+	err  error
+}
+
+type logOpenMsg struct {
+	src *LogSource // nil: back to Live
+	err error
+}
+
+// listLogs lists the recording directory (list_logs job).
+func (m *Model) listLogs() tea.Cmd {
+	b := m.opt.Backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		p, err := runCaptureJob(ctx, b, "list_logs", map[string]any{}, 500)
+		if err != nil {
+			return logsMsg{err: err}
+		}
+		var out []logEntry
+		for _, r := range p.Rows {
+			out = append(out, logEntry{ID: rawText(r["log_id"]), Name: rawText(r["name"])})
+		}
+		return logsMsg{logs: out}
+	}
+}
+
+// openLog loads a recording (open_log, following its job) and switches
+// the host to Log view activity (set_activity log): live inspection is
+// then ACTIVITY_CONFLICT for every client.
+func (m *Model) openLog(e logEntry) tea.Cmd {
+	b := m.opt.Backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := call(ctx, b, "open_log", map[string]any{"log_id": e.ID, "wait_ms": 5000})
+		for err == nil {
+			var d struct {
+				JobID  string  `json:"job_id"`
+				State  string  `json:"state"`
+				LogRef *string `json:"log_ref"`
+			}
+			decode(res, &d)
+			if d.LogRef != nil {
+				if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log"}); err != nil {
+					call(context.Background(), b, "close_log", map[string]any{"log_ref": *d.LogRef})
+					return logOpenMsg{err: err}
+				}
+				return logOpenMsg{src: &LogSource{ID: e.ID, Name: e.Name, Ref: *d.LogRef}}
+			}
+			if d.State != "running" && d.State != "pending" {
+				return logOpenMsg{err: fmt.Errorf("open_log ended %s", d.State)}
+			}
+			res, err = call(ctx, b, "open_log", map[string]any{"job_id": d.JobID, "wait_ms": 5000})
+		}
+		return logOpenMsg{err: err}
+	}
+}
+
+// leaveLog releases the recording and returns the host to Live.
+func (m *Model) leaveLog() tea.Cmd {
+	b, src := m.opt.Backend, m.log
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if src != nil {
+			call(ctx, b, "close_log", map[string]any{"log_ref": src.Ref})
+		}
+		_, err := call(ctx, b, "set_activity", map[string]any{"activity": "live"})
+		return logOpenMsg{err: err}
+	}
+}
+
+func (m *Model) logsKey(s string) tea.Cmd {
+	switch s {
+	case "esc", "q", "L":
+		m.mode = modeTable
+	case "up", "k":
+		if m.logSel > 0 {
+			m.logSel--
+		}
+	case "down", "j":
+		if m.logSel < len(m.logs)-1 {
+			m.logSel++
+		}
+	case "enter":
+		if m.logSel < len(m.logs) {
+			m.notice = "opening " + m.logs[m.logSel].Name + "..."
+			return m.openLog(m.logs[m.logSel])
+		}
+	}
+	return nil
+}
+
+func (m *Model) logsView(w int) []string {
+	lines := []string{fit("Saved recordings (Enter opens in Log view, Esc returns)", w), ""}
+	if m.logsErr != "" {
+		lines = append(lines, fit("  "+m.logsErr, w))
+	}
+	if len(m.logs) == 0 && m.logsErr == "" {
+		lines = append(lines, fit("  no recordings in the recording directory (R starts one of the tracked processes)", w))
+	}
+	for i, e := range m.logs {
+		mark := "  "
+		if i == m.logSel {
+			mark = "> "
+		}
+		lines = append(lines, fit(mark+e.Name, w))
+	}
+	return lines
+}
+
+// recState is the host's recording (get_recording).
+type recState struct {
+	Active    bool    `json:"active"`
+	SessionID *string `json:"recording_session_id"`
+	Name      string  `json:"name"`
+}
+
+type recMsg struct{ text string }
+
+// toggleRecording starts a recording of the tracked processes (1 s
+// frames), or asks to confirm stopping the active one.
+func (m *Model) toggleRecording() tea.Cmd {
+	if m.frame != nil && m.frame.Recording.Active {
+		m.confirmStop = true
+		return nil
+	}
+	b := m.opt.Backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		res, err := call(ctx, b, "get_tracking", map[string]any{})
+		if err != nil {
+			return recMsg{"recording: " + errText(err)}
+		}
+		var tr struct {
+			Revision string `json:"revision"`
+		}
+		decode(res, &tr)
+		res, err = call(ctx, b, "start_recording", map[string]any{"operation_id": fmt.Sprintf("tui-rec-%d", time.Now().UnixNano()),
+			"expected_revision": tr.Revision, "interval_seconds": 1})
+		if err != nil {
+			return recMsg{"recording: " + errText(err)}
+		}
+		var d struct {
+			Name string `json:"name"`
+		}
+		decode(res, &d)
+		return recMsg{"recording to " + d.Name + " (R stops)"}
+	}
+}
+
+func (m *Model) stopRecording() tea.Cmd {
+	b := m.opt.Backend
+	sid := ""
+	if m.frame != nil && m.frame.Recording.SessionID != nil {
+		sid = *m.frame.Recording.SessionID
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := call(ctx, b, "stop_recording", map[string]any{"operation_id": fmt.Sprintf("tui-stop-%d", time.Now().UnixNano()),
+			"recording_session_id": sid})
+		if err != nil {
+			return recMsg{"stop recording: " + errText(err)}
+		}
+		var d struct {
+			State string `json:"state"`
+		}
+		decode(res, &d)
+		return recMsg{"recording stopped (" + d.State + ")"}
+	}
+}
+
+// toggleTracking adds or removes the selected process's name on the
+// Tracking List (update_tracking; removal that would discard history
+// waits for confirmation in the overlay like an agent's).
+func (m *Model) toggleTracking(r *Row) tea.Cmd {
+	b := m.opt.Backend
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		res, err := call(ctx, b, "get_tracking", map[string]any{})
+		if err != nil {
+			return recMsg{"tracking: " + errText(err)}
+		}
+		var tr struct {
+			Revision string   `json:"revision"`
+			Names    []string `json:"names"`
+		}
+		decode(res, &tr)
+		action := "add"
+		for _, n := range tr.Names {
+			if equalFold(n, r.Name) {
+				action = "remove"
+			}
+		}
+		_, err = call(ctx, b, "update_tracking", map[string]any{"operation_id": fmt.Sprintf("tui-track-%d", time.Now().UnixNano()),
+			"expected_revision": tr.Revision, "action": action, "process_name": r.Name, "wait_ms": 0})
+		if err != nil {
+			return recMsg{"tracking: " + errText(err)}
+		}
+		return recMsg{fmt.Sprintf("tracking %s: %s", action, r.Name)}
+	}
+}

@@ -1,0 +1,506 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Settings are the application settings the Settings view edits
+// (inquest.toml): the same file `inquest settings` changes.
+type Settings struct {
+	MCPConnectionsDisabled bool
+	RecordingDirectory     string
+}
+
+// Options configure a Model.
+type Options struct {
+	// Backend answers host methods (in-process session or IPC client).
+	Backend Backend
+	// Attached says the TUI is a view of a host running in another
+	// process (the header says so); HostPID is that host's PID.
+	Attached bool
+	HostPID  int
+	// Refresh is the refresh period (0 = 1 s, the sampling period).
+	Refresh time.Duration
+	// LoadSettings reads the saved settings; SetMCPDisabled saves and
+	// applies "Disable MCP connections" at once. Nil hides Settings.
+	LoadSettings   func() (Settings, error)
+	SetMCPDisabled func(disabled bool) error
+	// NoColor drops colours and styles (NO_COLOR).
+	NoColor bool
+	// ExportDir is where x writes CSV files (default: the working directory).
+	ExportDir string
+}
+
+// mode is what has the keyboard.
+type mode int
+
+const (
+	modeTable mode = iota
+	modeFilter
+	modeHelp
+	modeSettings
+	modeGraphs
+	modeLogs
+)
+
+// Model is the bubbletea model of the TUI. Background data arrive only
+// as messages (frameMsg, captureMsg, historyMsg).
+type Model struct {
+	opt           Options
+	width, height int
+
+	frame  *Frame
+	err    error
+	paused bool
+
+	sortKey SortKey
+	reverse bool
+	filter  string
+	tree    bool
+	rows    []view
+	sel     int    // index into rows
+	selRef  string // keeps the selection on the same lifetime across frames
+	top     int    // first visible row
+
+	mode       mode
+	detail     bool
+	activity   bool
+	hist       *history
+	capture    *captureView
+	settings   Settings
+	settingErr string
+	notice     string
+	confirmSel int
+
+	log         *LogSource // Log view: the recording shown (nil: Live)
+	logs        []logEntry
+	logSel      int
+	logsErr     string
+	confirmStop bool // the recording stop question is shown
+
+	ws         *Workspace
+	graphSel   int
+	cursorBack int // graph cursor: seconds before the displayed end
+}
+
+// New returns the model; run it with tea.NewProgram.
+func New(opt Options) *Model {
+	if opt.Refresh <= 0 {
+		opt.Refresh = time.Second
+	}
+	m := &Model{opt: opt, width: 80, height: 24, sortKey: SortCPU}
+	if opt.LoadSettings != nil {
+		if s, err := opt.LoadSettings(); err == nil {
+			m.settings = s
+		} else {
+			m.settingErr = err.Error()
+		}
+	}
+	return m
+}
+
+type frameMsg struct {
+	f   *Frame
+	err error
+	src *LogSource // the source it was fetched from (stale after a switch)
+}
+
+type tickMsg struct{}
+
+// Init starts the first fetch.
+func (m *Model) Init() tea.Cmd { return m.fetch() }
+
+func (m *Model) fetch() tea.Cmd {
+	b, prev, src := m.opt.Backend, m.frame, m.log
+	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		f, err := FetchParts(ctx, b, prev, src, parts)
+		return frameMsg{f, err, src}
+	}
+}
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(m.opt.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.clamp()
+		return m, nil
+	case frameMsg:
+		if msg.src != m.log {
+			return m, nil // fetched before a Live/Log switch; the switch fetched anew
+		}
+		if msg.err != nil {
+			m.err = msg.err
+		} else {
+			m.err = nil
+			if !m.paused || m.frame == nil {
+				m.frame = msg.f
+				m.rearrange()
+			} else {
+				// paused: keep the displayed rows, but badge, activity
+				// and confirmations stay current.
+				m.frame.Bridges, m.frame.Calls, m.frame.Pending, m.frame.Listener, m.frame.Activity, m.frame.Recording =
+					msg.f.Bridges, msg.f.Calls, msg.f.Pending, msg.f.Listener, msg.f.Activity, msg.f.Recording
+			}
+			if m.confirmSel >= len(m.frame.Pending) {
+				m.confirmSel = 0
+			}
+			if msg.f.Workspace != nil {
+				m.ws = msg.f.Workspace
+				if m.graphSel >= len(m.ws.Graphs) {
+					m.graphSel = max(len(m.ws.Graphs)-1, 0)
+				}
+			}
+		}
+		return m, m.tick()
+	case tickMsg:
+		return m, m.fetch()
+	case historyMsg:
+		if m.hist != nil && m.hist.ref == msg.ref {
+			m.hist = msg.h
+		}
+		return m, nil
+	case captureMsg:
+		if m.capture != nil && m.capture.ref == msg.c.ref && m.capture.kind == msg.c.kind {
+			m.capture = msg.c
+		}
+		return m, nil
+	case logsMsg:
+		m.logs, m.logsErr = msg.logs, ""
+		if msg.err != nil {
+			m.logsErr = errText(msg.err)
+		}
+		m.logSel = min(m.logSel, max(len(m.logs)-1, 0))
+		return m, nil
+	case logOpenMsg:
+		if msg.err != nil {
+			m.notice = "log view: " + errText(msg.err)
+			return m, nil
+		}
+		m.log, m.mode, m.notice = msg.src, modeTable, ""
+		m.frame, m.rows, m.sel, m.top, m.selRef = nil, nil, 0, 0, ""
+		m.detail, m.capture, m.hist = false, nil, nil
+		if m.log != nil {
+			m.notice = "Log view: " + m.log.Name + " (L returns to Live)"
+		}
+		return m, m.fetch()
+	case recMsg:
+		m.notice = msg.text
+		return m, nil
+	case graphMsg:
+		if msg.ws != nil {
+			m.ws = msg.ws
+			if m.graphSel >= len(m.ws.Graphs) {
+				m.graphSel = max(len(m.ws.Graphs)-1, 0)
+			}
+		}
+		if msg.text != "" {
+			m.notice = msg.text
+		} else if msg.err != nil {
+			m.notice = "graphs: " + errText(msg.err)
+		}
+		return m, nil
+	case confirmedMsg:
+		m.notice = msg.text
+		return m, m.fetch()
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// rearrange recomputes the displayed rows and keeps the selection on the
+// same lifetime when it is still shown.
+func (m *Model) rearrange() {
+	if m.frame == nil {
+		return
+	}
+	m.rows = arrange(m.frame.Rows, m.sortKey, m.reverse, m.filter, m.tree)
+	if m.selRef != "" {
+		for i, v := range m.rows {
+			if v.r.Ref == m.selRef {
+				m.sel = i
+				break
+			}
+		}
+	}
+	m.clamp()
+}
+
+func (m *Model) clamp() {
+	if m.sel >= len(m.rows) {
+		m.sel = len(m.rows) - 1
+	}
+	if m.sel < 0 {
+		m.sel = 0
+	}
+	if len(m.rows) > 0 {
+		m.selRef = m.rows[m.sel].r.Ref
+	}
+	h := m.tableHeight()
+	if m.sel < m.top {
+		m.top = m.sel
+	}
+	if h > 0 && m.sel >= m.top+h {
+		m.top = m.sel - h + 1
+	}
+	if m.top < 0 {
+		m.top = 0
+	}
+}
+
+func (m *Model) selected() *Row {
+	if m.sel < len(m.rows) && len(m.rows) > 0 {
+		return m.rows[m.sel].r
+	}
+	return nil
+}
+
+func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	// Typed keys that reach one read together ("/" and a filter typed
+	// fast, or a slow machine) arrive as one message: handle each rune
+	// as its own key press, so "/name" opens the filter and types "name".
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+		var cmds []tea.Cmd
+		for _, r := range k.Runes {
+			_, c := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt})
+			cmds = append(cmds, c)
+		}
+		return m, tea.Batch(cmds...)
+	}
+	s := k.String()
+	if s == "ctrl+c" {
+		return m, tea.Quit
+	}
+	m.notice = ""
+	switch m.mode {
+	case modeHelp:
+		m.mode = modeTable
+		return m, nil
+	case modeFilter:
+		switch k.Type {
+		case tea.KeyEnter:
+			m.mode = modeTable
+		case tea.KeyEsc:
+			m.filter, m.mode = "", modeTable
+		case tea.KeyBackspace:
+			if r := []rune(m.filter); len(r) > 0 {
+				m.filter = string(r[:len(r)-1])
+			}
+		case tea.KeyRunes, tea.KeySpace:
+			m.filter += string(k.Runes)
+		}
+		m.rearrange()
+		return m, nil
+	case modeLogs:
+		return m, m.logsKey(s)
+	case modeGraphs:
+		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+			break
+		}
+		return m, m.graphKey(s)
+	case modeSettings:
+		switch s {
+		case "esc", "q", "S":
+			m.mode = modeTable
+		case " ", "enter", "d":
+			m.toggleMCP()
+		}
+		return m, nil
+	}
+	if m.confirmStop {
+		m.confirmStop = false
+		if s == "y" || s == "Y" {
+			return m, m.stopRecording()
+		}
+		m.notice = "recording continues"
+		return m, nil
+	}
+	// A pending confirmation takes y/n first (the overlay is on top).
+	if m.frame != nil && len(m.frame.Pending) > 0 {
+		switch s {
+		case "y", "Y":
+			return m, m.decide(m.frame.Pending[m.confirmSel].ID, true)
+		case "n", "N":
+			return m, m.decide(m.frame.Pending[m.confirmSel].ID, false)
+		case "tab":
+			m.confirmSel = (m.confirmSel + 1) % len(m.frame.Pending)
+			return m, nil
+		}
+	}
+	if m.detail && m.capture != nil && s == "esc" {
+		m.capture = nil
+		return m, nil
+	}
+	switch s {
+	case "q":
+		if m.detail {
+			m.detail, m.capture, m.hist = false, nil, nil
+			return m, nil
+		}
+		return m, tea.Quit
+	case "esc":
+		if m.detail {
+			m.detail, m.capture, m.hist = false, nil, nil
+		} else if m.filter != "" {
+			m.filter = ""
+			m.rearrange()
+		}
+	case "?", "f1":
+		m.mode = modeHelp
+	case "/":
+		m.mode = modeFilter
+	case "up", "k":
+		m.move(-1)
+	case "down", "j":
+		m.move(1)
+	case "pgup":
+		m.move(-m.tableHeight())
+	case "pgdown", " ":
+		m.move(m.tableHeight())
+	case "home":
+		m.move(-len(m.rows))
+	case "end":
+		m.move(len(m.rows))
+	case "P":
+		m.setSort(SortCPU)
+	case "M":
+		m.setSort(SortMem)
+	case "I":
+		m.setSort(SortIO)
+	case "H":
+		m.setSort(SortThreads)
+	case "N":
+		m.setSort(SortName)
+	case "#":
+		m.setSort(SortPID)
+	case ">", ".":
+		m.setSort((m.sortKey + 1) % numSortKeys)
+	case "<", ",":
+		m.setSort((m.sortKey + numSortKeys - 1) % numSortKeys)
+	case "r":
+		m.reverse = !m.reverse
+		m.rearrange()
+	case "t":
+		m.tree = !m.tree
+		m.rearrange()
+	case "p":
+		m.paused = !m.paused
+	case "L":
+		if m.log != nil {
+			return m, m.leaveLog()
+		}
+		m.mode, m.logsErr = modeLogs, ""
+		return m, m.listLogs()
+	case "R":
+		if m.log == nil {
+			return m, m.toggleRecording()
+		}
+	case "*":
+		if r := m.selected(); r != nil && m.log == nil {
+			return m, m.toggleTracking(r)
+		}
+	case "g":
+		m.mode = modeGraphs
+		return m, m.graphCall("", nil, nil)
+	case "+":
+		if r := m.selected(); r != nil && !r.Ended {
+			return m, m.addGraph([]map[string]any{{"metric_id": graphMetricFor(m.sortKey), "process_ref": r.Ref}})
+		}
+	case "a":
+		m.activity = !m.activity
+		m.clamp()
+	case "S":
+		if m.opt.LoadSettings != nil {
+			if st, err := m.opt.LoadSettings(); err == nil {
+				m.settings, m.settingErr = st, ""
+			} else {
+				m.settingErr = err.Error()
+			}
+			m.mode = modeSettings
+			return m, m.fetch() // the listener state now, not at the next tick
+		}
+	case "enter":
+		if r := m.selected(); r != nil {
+			m.detail = !m.detail
+			m.capture = nil
+			if m.detail {
+				m.hist = &history{ref: r.Ref}
+				m.clamp()
+				return m, m.loadHistory(r.Ref)
+			}
+			m.hist = nil
+		}
+	case "f", "l", "n", "T":
+		if r := m.selected(); m.detail && r != nil && m.log != nil {
+			m.notice = "a recording holds metrics only: open files, modules, network and threads were not recorded"
+		} else if m.detail && r != nil {
+			kind := map[string]string{"f": "open_files", "l": "modules", "n": "network", "T": "threads"}[s]
+			m.capture = &captureView{ref: r.Ref, kind: kind, loading: true}
+			return m, m.loadCapture(r.Ref, kind)
+		}
+	}
+	m.clamp()
+	return m, nil
+}
+
+func (m *Model) move(d int) {
+	m.sel += d
+	m.clamp()
+	if r := m.selected(); r != nil && m.detail && (m.hist == nil || m.hist.ref != r.Ref) {
+		m.hist, m.capture = &history{ref: r.Ref}, nil
+	}
+}
+
+func (m *Model) setSort(k SortKey) {
+	if m.sortKey == k {
+		m.reverse = !m.reverse
+	} else {
+		m.sortKey, m.reverse = k, false
+	}
+	m.rearrange()
+}
+
+func (m *Model) toggleMCP() {
+	if m.opt.SetMCPDisabled == nil {
+		return
+	}
+	want := !m.settings.MCPConnectionsDisabled
+	if err := m.opt.SetMCPDisabled(want); err != nil {
+		m.settingErr = err.Error()
+		return
+	}
+	m.settings.MCPConnectionsDisabled, m.settingErr = want, ""
+	m.notice = fmt.Sprintf("MCP connections %s", map[bool]string{true: "disabled", false: "enabled"}[want])
+}
+
+type confirmedMsg struct{ text string }
+
+func (m *Model) decide(id string, yes bool) tea.Cmd {
+	b := m.opt.Backend
+	decision := map[bool]string{true: "confirm", false: "deny"}[yes]
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := call(ctx, b, "confirm_operation", map[string]any{"operation_id": id, "decision": decision})
+		if err != nil {
+			return confirmedMsg{"decision failed: " + errText(err)}
+		}
+		var d struct {
+			State string `json:"state"`
+		}
+		decode(res, &d)
+		return confirmedMsg{fmt.Sprintf("operation %s: %s", id, d.State)}
+	}
+}

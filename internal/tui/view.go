@@ -1,0 +1,589 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/mattn/go-runewidth"
+)
+
+// styles are the few styles of the TUI; with NoColor every one renders
+// text unchanged (selection and ghosts stay readable through the ">"
+// marker and the "x" state).
+type styles struct {
+	head, sel, ghost, badge, warn, dim, title lipgloss.Style
+}
+
+func (m *Model) styles() styles {
+	if m.opt.NoColor {
+		p := lipgloss.NewStyle()
+		return styles{p, p, p, p, p, p, p}
+	}
+	return styles{
+		head:  lipgloss.NewStyle().Bold(true).Reverse(true),
+		sel:   lipgloss.NewStyle().Reverse(true),
+		ghost: lipgloss.NewStyle().Faint(true),
+		badge: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("0")).Background(lipgloss.Color("6")),
+		warn:  lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
+		dim:   lipgloss.NewStyle().Faint(true),
+		title: lipgloss.NewStyle().Bold(true),
+	}
+}
+
+// clean replaces control characters (a process name may hold any byte)
+// so a name cannot move the cursor or change the terminal.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// fit cuts or pads s to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = clean(s)
+	if runewidth.StringWidth(s) > w {
+		s = runewidth.Truncate(s, w, "…")
+	}
+	return runewidth.FillRight(s, w)
+}
+
+// rfit right-aligns s in w cells.
+func rfit(s string, w int) string {
+	if runewidth.StringWidth(s) > w {
+		s = runewidth.Truncate(s, w, "")
+	}
+	return strings.Repeat(" ", w-runewidth.StringWidth(s)) + s
+}
+
+// Bytes formats a byte count with binary units as htop does (K, M, G, T).
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	f, u := float64(n), 0
+	for f >= unit && u < 5 {
+		f /= unit
+		u++
+	}
+	s := "BKMGTP"[u : u+1]
+	if f >= 100 {
+		return fmt.Sprintf("%.0f%s", f, s)
+	}
+	return fmt.Sprintf("%.1f%s", f, s)
+}
+
+// tableHeight is how many process rows fit.
+func (m *Model) tableHeight() int {
+	h := m.height - 5 - m.detailHeight() - m.activityHeight() - m.confirmHeight()
+	if h < 1 {
+		h = 1
+	}
+	return h
+}
+
+func (m *Model) detailHeight() int {
+	if !m.detail {
+		return 0
+	}
+	if m.height < 20 {
+		return m.height / 2
+	}
+	return 12
+}
+
+func (m *Model) activityHeight() int {
+	if !m.activity {
+		return 0
+	}
+	return 7
+}
+
+func (m *Model) confirmHeight() int {
+	if m.frame == nil || len(m.frame.Pending) == 0 {
+		return 0
+	}
+	return 7
+}
+
+// View draws the whole screen: exactly height lines of width cells.
+func (m *Model) View() string {
+	st := m.styles()
+	w := m.width
+	var lines []string
+	add := func(s string) { lines = append(lines, s) }
+	add(m.header(st))
+	add(m.meterLine(0))
+	add(m.meterLine(1))
+	switch m.mode {
+	case modeHelp:
+		lines = append(lines, m.help(w)...)
+		return m.finish(lines, st)
+	case modeSettings:
+		lines = append(lines, m.settingsView(w)...)
+		return m.finish(lines, st)
+	case modeLogs:
+		lines = append(lines, m.logsView(w)...)
+		return m.finish(lines, st)
+	case modeGraphs:
+		lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+		for len(lines) < m.height-1-m.confirmHeight() {
+			lines = append(lines, strings.Repeat(" ", w))
+		}
+		if n := m.confirmHeight(); n > 0 {
+			cut := min(max(m.height-1-n, 0), len(lines))
+			lines = append(lines[:cut], m.confirmView(st, w, n)...)
+		}
+		return m.finish(lines, st)
+	}
+	cols := m.columns()
+	add(st.head.Render(fit(cols.header(m), w)))
+	th := m.tableHeight()
+	for i := m.top; i < m.top+th; i++ {
+		if i >= len(m.rows) {
+			add(strings.Repeat(" ", w))
+			continue
+		}
+		v := m.rows[i]
+		line := fit(cols.row(v, i == m.sel), w)
+		switch {
+		case i == m.sel:
+			add(st.sel.Render(line))
+		case v.r.Ended:
+			add(st.ghost.Render(line))
+		default:
+			add(line)
+		}
+	}
+	if m.detail {
+		lines = append(lines, m.detailView(st, w, m.detailHeight())...)
+	}
+	if m.activity {
+		lines = append(lines, m.activityView(st, w, m.activityHeight())...)
+	}
+	if n := m.confirmHeight(); n > 0 {
+		lines = append(lines, m.confirmView(st, w, n)...)
+	}
+	return m.finish(lines, st)
+}
+
+// finish adds the footer line and pads or cuts to the screen height.
+func (m *Model) finish(lines []string, st styles) string {
+	foot := m.footer()
+	for len(lines) < m.height-1 {
+		lines = append(lines, strings.Repeat(" ", m.width))
+	}
+	if len(lines) > m.height-1 {
+		lines = lines[:max(m.height-1, 0)]
+	}
+	lines = append(lines, st.dim.Render(fit(foot, m.width)))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) header(st styles) string {
+	who := "inquest host"
+	if m.opt.Attached {
+		who = fmt.Sprintf("inquest view of host pid %d", m.opt.HostPID)
+	}
+	activity := "LIVE"
+	if m.frame != nil && m.frame.Activity != "" {
+		activity = strings.ToUpper(m.frame.Activity)
+	}
+	if m.log != nil {
+		activity = "LOG " + m.log.Name
+	}
+	if m.frame != nil && m.frame.Recording.Active {
+		activity = "REC " + activity
+	}
+	right := activity
+	if m.paused {
+		right += " PAUSED"
+	}
+	if m.frame != nil {
+		right += " " + m.frame.At.Local().Format("15:04:05")
+	}
+	badge := ""
+	if m.frame != nil && m.frame.Bridges > 0 {
+		badge = "MCP"
+		if m.frame.Bridges > 1 {
+			badge = fmt.Sprintf("MCP×%d", m.frame.Bridges)
+		}
+	}
+	// At narrow widths the activity and freshness win over the badge.
+	space := m.width - runewidth.StringWidth(who) - runewidth.StringWidth(right) - 1
+	if badge != "" && space >= runewidth.StringWidth(badge)+2 {
+		pad := space - runewidth.StringWidth(badge) - 1
+		return fit(who, runewidth.StringWidth(who)) + strings.Repeat(" ", pad+1) + st.badge.Render(badge) + " " + right
+	}
+	if space < 1 {
+		return fit(right, m.width)
+	}
+	return who + strings.Repeat(" ", space+1) + right
+}
+
+// meterLine draws the system meters: line 0 CPU and memory, line 1 per
+// core (or swap/load when there is no room) and the task count.
+func (m *Model) meterLine(n int) string {
+	w := m.width
+	if m.frame == nil {
+		if n == 0 {
+			if m.err != nil {
+				return fit("error: "+errText(m.err), w)
+			}
+			return fit("waiting for the first sample...", w)
+		}
+		return strings.Repeat(" ", w)
+	}
+	s := m.frame.Sys
+	half := w / 2
+	if n == 0 {
+		cpu := meter("CPU", s.CPU, 100, s.CPUOK, fmt.Sprintf("%5.1f%%", s.CPU), half-1)
+		mem := meter("Mem", float64(s.MemUsed), float64(s.MemTotal), s.MemOK,
+			Bytes(s.MemUsed)+"/"+Bytes(s.MemTotal), w-half)
+		return cpu + " " + mem
+	}
+	live, ended := 0, 0
+	for _, r := range m.frame.Rows {
+		if r.Ended {
+			ended++
+		} else {
+			live++
+		}
+	}
+	swap := meter("Swp", float64(s.SwapUsed), float64(s.SwapTotal), s.SwapOK,
+		Bytes(s.SwapUsed)+"/"+Bytes(s.SwapTotal), half-1)
+	load := "-"
+	if s.LoadOK {
+		load = fmt.Sprintf("%.2f", s.Load1)
+	}
+	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %d", live, ended, load, len(s.Cores))
+	return swap + " " + fit(info, w-half)
+}
+
+// meter draws "LBL[|||||    value]" in w cells; unknown values show "-".
+func meter(label string, v, total float64, ok bool, text string, w int) string {
+	inner := w - len(label) - 2
+	if inner < 1 {
+		return fit(label, w)
+	}
+	if !ok {
+		text = "-"
+	}
+	bar := make([]rune, inner)
+	for i := range bar {
+		bar[i] = ' '
+	}
+	if ok && total > 0 {
+		n := int(math.Round(v / total * float64(inner)))
+		for i := 0; i < n && i < inner; i++ {
+			bar[i] = '|'
+		}
+	}
+	t := []rune(text)
+	if len(t) <= inner {
+		copy(bar[inner-len(t):], t)
+	}
+	return label + "[" + string(bar) + "]"
+}
+
+// columns lays out the table for the width: the name takes what the
+// fixed columns leave.
+type columns struct{ name int }
+
+func (m *Model) columns() columns {
+	n := m.width - 44
+	if n < 8 {
+		n = 8
+	}
+	return columns{name: n}
+}
+
+func (c columns) header(m *Model) string {
+	mark := func(k SortKey, s string, w int, right bool) string {
+		if m.sortKey == k {
+			arrow := "▼"
+			if k.descByDefault() == m.reverse {
+				arrow = "▲"
+			}
+			s += arrow
+		}
+		if right {
+			return rfit(s, w)
+		}
+		return fit(s, w)
+	}
+	return "  " + mark(SortPID, "PID", 7, true) + " S " + mark(SortCPU, "CPU%", 6, true) + " " +
+		mark(SortMem, "MEM", 7, true) + " " + mark(SortIO, "IO/s", 8, true) + " " +
+		mark(SortThreads, "THR", 5, true) + "  " + mark(SortName, "NAME", c.name, false)
+}
+
+// stateLetter is ps's one-letter state; an ended lifetime is "x".
+func stateLetter(r *Row) string {
+	if r.Ended {
+		return "x"
+	}
+	switch r.State {
+	case "running":
+		return "R"
+	case "sleeping":
+		return "S"
+	case "disk_sleep":
+		return "D"
+	case "zombie":
+		return "Z"
+	case "stopped", "tracing_stop":
+		return "T"
+	case "idle":
+		return "I"
+	}
+	return "?"
+}
+
+func (c columns) row(v view, sel bool) string {
+	r := v.r
+	mark := "  "
+	if sel {
+		mark = "> "
+	}
+	cpu, mem, io, thr := "-", "-", "-", "-"
+	if r.CPUOK {
+		cpu = fmt.Sprintf("%.1f", r.CPU)
+	}
+	if r.RSSOK {
+		mem = Bytes(r.RSS)
+	}
+	if r.IORateOK {
+		io = Bytes(uint64(r.IORate))
+	}
+	if r.ThreadsOK {
+		thr = fmt.Sprint(r.Threads)
+	}
+	return mark + rfit(itoa(r.PID), 7) + " " + stateLetter(r) + " " + rfit(cpu, 6) + " " + rfit(mem, 7) + " " +
+		rfit(io, 8) + " " + rfit(thr, 5) + "  " + fit(v.prefix+r.Name, c.name)
+}
+
+func (m *Model) footer() string {
+	if m.mode == modeFilter {
+		return "Filter: " + m.filter + "█  (Enter keep, Esc clear)"
+	}
+	if m.confirmStop {
+		return "Stop the recording? y stops it (the file is completed and closed), any other key keeps it running"
+	}
+	if m.notice != "" {
+		return m.notice
+	}
+	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
+	s := ""
+	if m.filter != "" {
+		s = "[filter: " + m.filter + "] "
+	}
+	if m.tree {
+		s += "[tree] "
+	}
+	return s + strings.Join(parts, " ")
+}
+
+func (m *Model) help(w int) []string {
+	text := []string{
+		"Keys",
+		"  Up/Down k/j  PgUp/PgDn  Home/End  move the selection",
+		"  /            incremental filter by name or PID (Enter keep, Esc clear)",
+		"  P M I H N #  sort by CPU, memory, IO rate, threads, name, PID (again: reverse)",
+		"  < >          previous / next sort column     r  reverse the order",
+		"  t            tree of verified parents        p  pause the display",
+		"  Enter        detail of the selected lifetime (history sparklines)",
+		"    f l n T    in detail: open files, modules, network, threads (captured on request)",
+		"  +            graph the selected process (metric of the sort column)",
+		"  g            graph workspace: ←/→ cursor, A/B markers, p pause, +/- range, x CSV",
+		"  a            agent activity: tool calls MCP clients are making",
+		"  S            settings: Disable MCP connections",
+		"  *            track / untrack the selected process name",
+		"  R            start a recording of the tracked processes; again: stop (asks first)",
+		"  L            Log view: open a saved recording (table, detail); L again: back to Live",
+		"  y / n / Tab  decide the action awaiting confirmation / next one",
+		"  q Esc        close a pane; q in the table quits",
+		"",
+		"Rows marked x are ended lifetimes whose history is still retained.",
+		"'-' means not measured (never zero). Press any key to return.",
+	}
+	out := make([]string, len(text))
+	for i, t := range text {
+		out[i] = fit(t, w)
+	}
+	return out
+}
+
+func (m *Model) settingsView(w int) []string {
+	box := "[ ]"
+	if m.settings.MCPConnectionsDisabled {
+		box = "[x]"
+	}
+	dir := m.settings.RecordingDirectory
+	if dir == "" {
+		dir = "(default)"
+	}
+	listener := "-"
+	if m.frame != nil && m.frame.Listener != "" {
+		listener = m.frame.Listener
+	}
+	lines := []string{
+		"Settings (saved in inquest.toml; Space toggles, Esc returns)",
+		"",
+		"  " + box + " Disable MCP connections",
+		"      MCP listener: " + listener,
+		"",
+		"  Recording directory: " + dir,
+		"      change with: inquest settings set recording_directory DIR",
+	}
+	if m.settingErr != "" {
+		lines = append(lines, "", "  error: "+m.settingErr)
+	}
+	for i := range lines {
+		lines[i] = fit(lines[i], w)
+	}
+	return lines
+}
+
+// sparkBlocks are the eight levels of a sparkline.
+var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws the last w points scaled to their own maximum (or to
+// max when max > 0); unmeasured points are blank.
+func sparkline(ps []point, w int, maxV float64) string {
+	if w <= 0 {
+		return ""
+	}
+	if len(ps) > w {
+		ps = ps[len(ps)-w:]
+	}
+	top := maxV
+	if top <= 0 {
+		for _, p := range ps {
+			if p.ok && p.v > top {
+				top = p.v
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		if !p.ok {
+			b.WriteByte(' ')
+			continue
+		}
+		i := 0
+		if top > 0 {
+			i = int(p.v / top * float64(len(sparkBlocks)-1))
+		}
+		i = min(max(i, 0), len(sparkBlocks)-1)
+		b.WriteRune(sparkBlocks[i])
+	}
+	return b.String()
+}
+
+func (m *Model) detailView(st styles, w, h int) []string {
+	r := m.selected()
+	var lines []string
+	if r == nil {
+		return nil
+	}
+	life := "live"
+	if r.Ended {
+		life = "ended (retained history)"
+	}
+	lines = append(lines, st.title.Render(fit(fmt.Sprintf("── %s  pid %d  parent %d  %s  started %s", clean(r.Name), r.PID, r.PPID, life, r.StartTime), w)))
+	if m.capture != nil {
+		lines = append(lines, fit(m.capture.title()+"   (Esc closes)", w))
+		if m.capture.err != "" {
+			lines = append(lines, fit("  "+m.capture.err, w))
+		}
+		if len(m.capture.cols) > 0 {
+			lines = append(lines, fit("  "+strings.Join(m.capture.cols, "  "), w))
+		}
+		for _, row := range m.capture.rows {
+			lines = append(lines, fit("  "+strings.Join(row, "  "), w))
+		}
+	} else {
+		labels := map[string]string{"cpu_percent": "CPU%", "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
+		switch {
+		case m.hist == nil || !m.hist.loaded:
+			lines = append(lines, fit("  loading history...", w))
+		case m.hist.err != "":
+			lines = append(lines, fit("  history: "+m.hist.err, w))
+		default:
+			sw := w - 24
+			for _, id := range detailMetrics {
+				ps := m.hist.series[id]
+				last := "-"
+				for i := len(ps) - 1; i >= 0; i-- {
+					if ps[i].ok {
+						if id == "rss_bytes" {
+							last = Bytes(uint64(ps[i].v))
+						} else if id == "cpu_percent" {
+							last = fmt.Sprintf("%.1f", ps[i].v)
+						} else {
+							last = fmt.Sprint(uint64(ps[i].v))
+						}
+						break
+					}
+				}
+				lines = append(lines, fit(fmt.Sprintf("  %-8s %8s  %s", labels[id], last, sparkline(ps, sw, 0)), w))
+			}
+			lines = append(lines, fit(fmt.Sprintf("  last %d samples of retained history", len(m.hist.series["cpu_percent"])), w))
+		}
+		lines = append(lines, fit("  f open files  l modules  n network  T threads  (captured now, on request)", w))
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", w))
+	}
+	return lines[:h]
+}
+
+func (m *Model) activityView(st styles, w, h int) []string {
+	lines := []string{st.title.Render(fit("── Agent activity (tool calls of MCP clients; arguments are never shown)", w))}
+	if m.frame == nil || len(m.frame.Calls) == 0 {
+		lines = append(lines, fit("  no agent calls yet", w))
+	} else {
+		for _, c := range m.frame.Calls {
+			out := c.Code
+			if out == "" {
+				out = "ok"
+				if c.State == "running" {
+					out = ""
+				}
+			}
+			lines = append(lines, fit(fmt.Sprintf("  %-24s %-9s %8dms  %s", c.Tool, c.State, c.DurationMS, out), w))
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", w))
+	}
+	return lines[:h]
+}
+
+func (m *Model) confirmView(st styles, w, h int) []string {
+	p := m.frame.Pending[m.confirmSel]
+	head := fmt.Sprintf("── Confirm %s (%d of %d): y confirm, n deny, Tab next", p.Tool, m.confirmSel+1, len(m.frame.Pending))
+	lines := []string{st.warn.Render(fit(head, w))}
+	lines = append(lines, fit("  operation "+p.ID, w))
+	if a, ok := p.Confirm["action"].(map[string]any); ok {
+		for _, k := range sortedKeys(a) {
+			lines = append(lines, fit(fmt.Sprintf("  %s: %v", k, compact(a[k])), w))
+		}
+	}
+	if exp, ok := p.Confirm["expires_at"]; ok {
+		lines = append(lines, fit(fmt.Sprintf("  expires %v", exp), w))
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", w))
+	}
+	return lines[:h]
+}
