@@ -324,6 +324,12 @@ func (sc *serverConn) serve() {
 	}
 	if !over {
 		sc.welcomed, sc.class = true, class
+	} else {
+		// A refused connection gives its slot back at the decision, before
+		// the reject is written: the client that reads the reject and dials
+		// again (or a confirm connection right after) must not find the
+		// total still counting it.
+		delete(s.conns, sc)
 	}
 	s.mu.Unlock()
 	if over {
