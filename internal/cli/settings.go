@@ -135,10 +135,18 @@ func checkKey(k string) error {
 	return fmt.Errorf("unknown setting %q (known: %s)", k, strings.Join(settingKeys, ", "))
 }
 
-// waitListener waits up to 3 s until the endpoint accepts a connection
-// (on) or has no listener (off).
+// settingApplyWait bounds how long `settings set` waits for a running host
+// to apply a change. The host polls inquest.toml every second and applies
+// a change at once, so the wait normally ends within about a second; the
+// bound is generous so that a loaded machine (a slow poll, a slow listener
+// close) is not reported as a host that failed to apply it — only a hung
+// host reaches it.
+const settingApplyWait = 30 * time.Second
+
+// waitListener waits up to settingApplyWait until the endpoint accepts a
+// connection (on) or has no listener (off).
 func waitListener(ctx context.Context, on bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, settingApplyWait)
 	defer cancel()
 	for {
 		c, _, err := ipc.Dial(ctx, ipc.Path())
@@ -153,9 +161,9 @@ func waitListener(ctx context.Context, on bool) error {
 		select {
 		case <-ctx.Done():
 			if on {
-				return errors.New("its listener did not open within 3 s (see its log)")
+				return fmt.Errorf("its listener did not open within %v (see its log)", settingApplyWait)
 			}
-			return errors.New("its listener is still open after 3 s")
+			return fmt.Errorf("its listener is still open after %v", settingApplyWait)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
