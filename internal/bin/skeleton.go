@@ -220,12 +220,25 @@ func (c *invocation) finish() error {
 	if n < len(rows) {
 		// Bytes ended the page: the next position is the one after the
 		// n rows kept, which the listing computes deterministically.
-		scanned := c.scanned
-		if rows, next, err = c.rows(pos, n); err != nil {
+		// A cancelled scan re-reads only the n rows it already found,
+		// so that re-read runs without the ended context; it then
+		// examined up to the next row, not beyond.
+		ctx := c.ctx
+		if stopped {
+			c.ctx = context.WithoutCancel(ctx)
+		}
+		rows, next, err = c.rows(pos, n)
+		c.ctx = ctx
+		if err != nil {
 			return contract.AsError(err)
 		}
-		if stopped {
-			c.scanned = scanned
+		if stopped && next != nil && c.scanned != nil {
+			var st struct {
+				Offset int `json:"offset"`
+			}
+			if json.Unmarshal(next.State, &st) == nil {
+				c.scanned.To = decU(uint64(st.Offset))
+			}
 		}
 	}
 	if c.onFinish != nil {
