@@ -33,7 +33,7 @@ type binFlags struct {
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
-	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "publish the file and the full result to the evidence store")
+	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "then publish the file and every row of the result to the evidence store (preserve_evidence)")
 	if !f.noArch {
 		cmd.Flags().StringVar(&f.arch, "arch", "", "slice of a universal Mach-O file: x86_64, arm64, i386, arm, ppc, ppc64 (default: the host's)")
 	}
@@ -49,9 +49,6 @@ func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 // command line is passed even when it is zero or empty, so the tool's
 // schema rejects it (--limit 0 is INVALID_ARGUMENT, not the default).
 func (f *binFlags) apply(cmd *cobra.Command, args map[string]any, paged bool) {
-	if f.preserve {
-		args["preserve"] = true
-	}
 	if !f.noArch && cmd.Flags().Changed("arch") {
 		args["arch"] = f.arch
 	}
