@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -179,13 +180,11 @@ func TestNextActionReplaysEveryPage(t *testing.T) {
 	bin, changed := corpus["go-linux-amd64"], corpus["go-linux-amd64-changed"]
 	r := registry(t, t.TempDir())
 	covered := map[string]bool{}
-	for _, c := range []struct {
-		name      string
-		args      map[string]any
-		small     map[string]any
-		big       map[string]any
-		minPages  int
-		unchecked bool
+	cases := []struct {
+		name  string
+		args  map[string]any
+		small map[string]any
+		big   map[string]any
 	}{
 		{name: "inspect_binary", args: map[string]any{"path": bin, "facets": ListFacets}, small: map[string]any{"limit": 7}, big: map[string]any{"limit": 1000}},
 		{name: "list_symbols", args: map[string]any{"path": bin, "name_contains": "main."}, small: map[string]any{"limit": 3}, big: map[string]any{"limit": 1000}},
@@ -194,9 +193,12 @@ func TestNextActionReplaysEveryPage(t *testing.T) {
 		{name: "compare_binaries", args: map[string]any{"left": bin, "right": changed, "kinds": []string{"section", "import"}}, small: map[string]any{"limit": 4}, big: map[string]any{"limit": 1000}},
 		{name: "inspect_http_capture", args: map[string]any{"path": har}, small: map[string]any{"limit": 5}, big: map[string]any{"limit": 1000}},
 		{name: "compare_http_captures", args: map[string]any{"left": side, "right": side}, small: map[string]any{"limit": 5}, big: map[string]any{"limit": 1000}},
-	} {
+	}
+	for _, c := range cases {
+		covered[c.name] = true
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			covered[c.name] = true
 			with := func(extra map[string]any) map[string]any {
 				m := map[string]any{}
 				for k, v := range c.args {
@@ -459,5 +461,66 @@ func TestReplayArgumentsPerTool(t *testing.T) {
 	}
 	if Replay(&evidence.Manifest{Operation: "list_symbols"}, func(string) string { return "" }) != nil {
 		t.Error("a replay without its artifact")
+	}
+}
+
+// TestInspectLargeBinaryFitsBudget (issue 12): a real 100 MB shared
+// library with 20,000 exports, built by the test: the default
+// inspect_binary result stays within the default result budget, and its
+// counts are readelf's section count and nm's defined dynamic symbol
+// count, read in the same run; a page of its exports ends at the byte
+// budget.
+func TestInspectLargeBinaryFitsBudget(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	var src strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&src, "int f%d(int x){return x+%d;}\n", i, i)
+	}
+	src.WriteString("char big[100<<20] = {1};\n")
+	if err := os.WriteFile(filepath.Join(dir, "big.c"), []byte(src.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	so := filepath.Join(dir, "big.so")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O0", "-o", so, filepath.Join(dir, "big.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	r := registry(t, t.TempDir())
+	m := mustCall(t, r, "inspect_binary", map[string]any{"path": so})
+	body, _ := json.Marshal(m)
+	if 2*len(body) > tool.DefaultResultBytes {
+		t.Errorf("default inspect of a 100 MB binary is %d bytes (delivered twice)", len(body))
+	}
+	counts := data(m)["counts"].(map[string]any)
+	nm, err := exec.Command("nm", "-D", "--defined-only", so).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	if want := strings.Count(string(nm), "\n"); counts["exports"] != float64(want) {
+		t.Errorf("exports %v, nm -D --defined-only lists %d", counts["exports"], want)
+	}
+	re, err := exec.Command("readelf", "-SW", so).Output()
+	if err != nil {
+		t.Skipf("readelf: %v", err)
+	}
+	sections := 0
+	for _, l := range strings.Split(string(re), "\n") {
+		if f := strings.Fields(strings.TrimSpace(strings.Replace(l, "[ ", "[", 1))); len(f) > 0 && strings.HasPrefix(f[0], "[") && f[0] != "[Nr]" {
+			sections++
+		}
+	}
+	if counts["sections"] != float64(sections) {
+		t.Errorf("sections %v, readelf -S lists %d", counts["sections"], sections)
+	}
+	// A facet page of 1000 exports ends at the byte budget, row-complete,
+	// and counts the whole listing.
+	fm := mustCall(t, r, "inspect_binary", map[string]any{"path": so, "facets": []string{"exports"}, "limit": 1000})
+	pg := data(fm)["page"].(map[string]any)
+	body, _ = json.Marshal(fm)
+	if 2*len(body) > tool.DefaultResultBytes || pg["more"] != true || pg["total"] != counts["exports"] || !strings.Contains(fmt.Sprint(fm["warnings"]), tool.BudgetWarning) {
+		t.Errorf("exports page: %d bytes, page %v, warnings %v", len(body), pg, fm["warnings"])
 	}
 }

@@ -216,7 +216,7 @@ func (c *invocation) finish() error {
 		}
 		stopped = true
 	}
-	n, byBytes := tool.FitRows(rows, c.limit, tool.RowBudget(c.ctx))
+	n, byBytes := tool.FitRows(rows, c.limit, c.rowBudget())
 	if n < len(rows) {
 		// Bytes ended the page: the next position is the one after the
 		// n rows kept, which the listing computes deterministically.
@@ -280,6 +280,28 @@ func (c *invocation) finish() error {
 	c.res.Coverage = d.Coverage
 	c.res.Data = d
 	return nil
+}
+
+// rowBudget is the byte budget of this page's rows: tool.RowBudget, less
+// what the rest of this result takes beyond the envelope reserve that
+// RowBudget keeps (a large summary, such as inspect_binary's), less the
+// next_action and warnings a page may add. It is at least 1.
+func (c *invocation) rowBudget() int {
+	b := tool.RowBudget(c.ctx)
+	d := paged{}
+	if c.data != nil {
+		d = *c.data
+	}
+	d.Rows = []json.RawMessage{}
+	res := *c.res
+	res.Data = &d
+	base, _ := json.Marshal(&res)
+	const reserve = 4 << 10 // RowBudget's envelope reserve
+	extra := len(base) + 2*len(c.raw) + 1024 - reserve
+	if extra > 0 {
+		b -= extra
+	}
+	return max(b, 1)
 }
 
 // publisher returns the preservation of this call for preserve_evidence:
