@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -523,4 +524,56 @@ func TestInspectLargeBinaryFitsBudget(t *testing.T) {
 	if 2*len(body) > tool.DefaultResultBytes || pg["more"] != true || pg["total"] != counts["exports"] || !strings.Contains(fmt.Sprint(fm["warnings"]), tool.BudgetWarning) {
 		t.Errorf("exports page: %d bytes, page %v, warnings %v", len(body), pg, fm["warnings"])
 	}
+}
+
+// FuzzSearchStringsResume: a string search cancelled after any number of
+// context polls (one per string here) and resumed at the offset it
+// reports finds exactly the matches of one uninterrupted search, in
+// order, each once.
+func FuzzSearchStringsResume(f *testing.F) {
+	f.Add([]byte("hello world\x00a\x00b\x00c\x00d\x00\x00longer string here"), uint8(2), uint8(4), false)
+	f.Add([]byte("abcd\x00e\x00f\x00g\x00h\x00ijkl"), uint8(1), uint8(2), true)
+	f.Fuzz(func(t *testing.T, data []byte, after, minLen uint8, regex bool) {
+		prev := cancelCheckEvery
+		cancelCheckEvery = 1
+		defer func() { cancelCheckEvery = prev }()
+		q := StringQuery{Encodings: []string{EncASCII, EncUTF16LE}, MinLength: 2 + int(minLen%6), Lo: 0, Hi: len(data)}
+		if regex {
+			q.Regex = regexp.MustCompile("[aeiou]")
+		}
+		in := newInspection()
+		want, next, _, err := searchStrings(context.Background(), in, data, q, 0, 1<<30)
+		if err != nil || next != -1 {
+			t.Fatalf("uninterrupted: next %d err %v", next, err)
+		}
+		var got []StringMatch
+		from := 0
+		for round := 0; ; round++ {
+			ctx := &cancelAfter{Context: context.Background()}
+			ctx.n.Store(int64(after%8) + 1)
+			rows, next, _, err := searchStrings(ctx, in, data, q, from, 1<<30)
+			got = append(got, rows...)
+			if err == nil {
+				if next != -1 {
+					t.Fatalf("no cancellation but next %d", next)
+				}
+				break
+			}
+			if next < from || next > len(data) {
+				t.Fatalf("resume offset %d outside [%d, %d]", next, from, len(data))
+			}
+			if next == from && len(rows) == 0 && round > len(data)+2 {
+				t.Fatalf("no progress at %d", from)
+			}
+			from = next
+		}
+		if len(got) != len(want) {
+			t.Fatalf("resumed search found %d matches, uninterrupted %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Offset != want[i].Offset || got[i].Text != want[i].Text || got[i].Encoding != want[i].Encoding {
+				t.Fatalf("match %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	})
 }
