@@ -206,8 +206,8 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 }
 
 // next returns the cursor for pos.
-func (p *pager) next(pos evidence.Position) (string, error) {
-	return p.codec().Issue(p.tool, p.inputs, p.args, pos), nil
+func (p *pager) next(pos evidence.Position) string {
+	return p.codec().Issue(p.tool, p.inputs, p.args, pos)
 }
 
 func posState[T any](pos evidence.Position, v *T) error {
