@@ -100,6 +100,9 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 		}
 	}()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Failures of host-side handlers are logged through slog's default
+	// logger: make it the host log (stderr of serve), never stdout.
+	slog.SetDefault(logger)
 	dir := ipc.Dir()
 	lock, err := ipc.AcquireHostLock(dir, 2*time.Second)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/jobs"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // CaptureConfig supplies the job limits and clock of each new Host's
@@ -47,8 +49,6 @@ func AllCaptureFields() []string {
 	return out
 }
 
-func init() { Extend(installCaptures) }
-
 type captureKey struct{}
 
 type captureSession struct {
@@ -56,6 +56,8 @@ type captureSession struct {
 	once sync.Once
 }
 
+// installCaptures creates the host's capture job manager, the per-session
+// job accessor and the captures section of get_status.
 func installCaptures(h *Host) {
 	limits, now := CaptureConfig()
 	m := jobs.NewManager(limits, now)
@@ -65,55 +67,6 @@ func installCaptures(h *Host) {
 		return cs.js
 	}
 	jobSessions.Store(h, sess)
-	h.Handle("start_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.startCapture(sess(s), raw)
-	})
-	h.Handle("get_process_info", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.getProcessInfo(sess(s), raw)
-	})
-	h.Handle("get_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			JobID string `json:"job_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		j, err := sess(s).Job(a.JobID)
-		if err != nil {
-			return nil, err
-		}
-		return jobResult(j), nil
-	})
-	h.Handle("cancel_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			JobID string `json:"job_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		j, err := sess(s).Cancel(a.JobID)
-		if err != nil {
-			return nil, err
-		}
-		res := jobResult(j)
-		if j.CancelRequested && j.NativeRunning {
-			res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
-		}
-		return res, nil
-	})
-	h.Handle("release_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			CaptureID string `json:"capture_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		released := sess(s).Release(a.CaptureID)
-		return contract.NewResult("live", time.Time{}, map[string]any{"capture_id": a.CaptureID, "released": released}), nil
-	})
-	h.Handle("read_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.readCapture(sess(s), raw)
-	})
 	h.AddStatus(func(st map[string]any) {
 		l := m.Limits()
 		st["captures"] = map[string]any{
@@ -146,11 +99,236 @@ func badArgs() error {
 	return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
 }
 
+// jobDelivery are the bridge's delivery options of a job tool (wait_ms,
+// read, retain_capture); the bridge consumes them, so the host never sees
+// them set.
+type jobDelivery struct {
+	WaitMS        *int           `json:"wait_ms"`
+	Read          *readSelection `json:"read"`
+	RetainCapture *bool          `json:"retain_capture"`
+}
+
+// deliverySchema is the schema of jobDelivery's properties; read takes a
+// read_capture selection.
+func deliverySchema(d Delivery) string {
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"how long to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle immediately"},
+"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"selection for the first page read on success (rows/fields); optional"},
+"retain_capture":{"type":"boolean","description":"keep the capture for repeated reads; release it with release_capture. Default false: a one-pass result is released after its last page"}`
+}
+
+// readSelection selects and pages capture rows (read_capture, and the
+// read option of job tools).
+type readSelection struct {
+	Path          string   `json:"path"`
+	PathBytes     string   `json:"path_bytes"`
+	OwnerName     string   `json:"owner_name"`
+	Extension     string   `json:"extension"`
+	DistinctPaths bool     `json:"distinct_paths"`
+	Projection    []string `json:"projection"`
+	Limit         int      `json:"limit"`
+}
+
+// readSelectionSchema is the schema of readSelection's properties.
+func readSelectionSchema(d Delivery) string {
+	return filterSchema + `,
+"distinct_paths":{"type":"boolean","description":"one row per exact path in first-observed order; requires projection [\"path\"]"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$CAPTURE_FIELDS},"description":"row fields to return, in order"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + d.limitDefault() + `"}`
+}
+
+// oneshotText describes a job tool's delivery in mode d.
+func oneshotText(d Delivery) string {
+	s := "Returns completion and the first page under data.result_page by default (wait_ms default " + d.waitDefault() + "); follow data.next_action when present."
+	if d.Raw {
+		s = "Raw mode: returns the job handle immediately unless wait_ms is set (next_action: get_job, or read_capture once succeeded); pass read to get a first page; captures stay until release_capture or expiry."
+	}
+	return s + " A job that fails within the wait is an error result with the job's code and details.job_id."
+}
+
+// startArgs are start_capture's arguments.
 type startArgs struct {
 	Kind       string          `json:"kind"`
 	ProcessRef string          `json:"process_ref"`
+	PID        *int64          `json:"pid"`
 	Filter     *capture.Filter `json:"filter"`
+	jobDelivery
 }
+
+func startCaptureTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "start_capture",
+		Title: "Start a capture job",
+		Description: "Starts a bounded capture job of kind (required): file_users (host-wide: every process holding each path, with process_ref when verified, pid, name, path, handle_count), " +
+			"open_files (fds of process_ref or a live pid: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
+			"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " +
+			"Optional filter {path, extension, owner_name} keeps only matching rows at collection time (never retained otherwise), the way to inspect a process whose full capture exceeds the budget. " + oneshotText(d) +
+			" Limits: 2 active jobs, 8 retained captures, 64 MiB per connection; one file_users scan host-wide; 60 s deadline; captures expire 5 minutes after completion.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
+"kind":{"type":"string","enum":$CAPTURE_KINDS,"description":"what to capture"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required (or pid) for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
+` + pidField + `,
+"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
+` + deliverySchema(d) + `}}`),
+		Annotations: tool.Annotations{ReadOnly: true},
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a startArgs) (*contract.Result, error) {
+		return h.startCapture(jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverJob
+	t.PIDAt = PIDTop
+	t.PIDLeave = func(m map[string]json.RawMessage) bool {
+		var kind string
+		json.Unmarshal(m["kind"], &kind)
+		return kind == capture.KindFileUsers
+	}
+	return t
+}
+
+// processInfoArgs are get_process_info's arguments.
+type processInfoArgs struct {
+	ProcessRef string   `json:"process_ref"`
+	PID        *int64   `json:"pid"`
+	Fields     []string `json:"fields"`
+	jobDelivery
+}
+
+func getProcessInfoTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "get_process_info",
+		Title: "Process metadata",
+		Description: "Metadata of process_ref or pid (one required) as a job: exe, cwd, image (size, mtime, ELF build id), parent, start_time, cgroup, namespaces; command_line and user only when listed in fields; never the environment. " +
+			"Each field is {value} or {unavailable: reason}. " + oneshotText(d),
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); or pid"},
+` + pidField + `,
+"fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields to collect; default all but command_line and user"},
+` + deliverySchema(d) + `}}`),
+		Annotations: tool.Annotations{ReadOnly: true},
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a processInfoArgs) (*contract.Result, error) {
+		return h.getProcessInfo(jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverJob
+	t.PIDAt = PIDTop
+	return t
+}
+
+// jobArgs are get_job's arguments.
+type jobArgs struct {
+	JobID string `json:"job_id"`
+	jobDelivery
+}
+
+func getJobTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "get_job",
+		Title: "Job status",
+		Description: "State of job_id (required): running, succeeded (capture_id) or failed (error under data.result.error, named in a warning; the envelope itself is not an error; CANCELLED and TIMEOUT are failed outcomes). " +
+			"Waits up to wait_ms and on success returns the first page under data.result_page like start_capture; a consumed result reports result_consumed: true.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
+"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job id from start_capture or get_process_info"},
+` + deliverySchema(d) + `}}`),
+		Annotations: readOnly,
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a jobArgs) (*contract.Result, error) {
+		// Condition waits (wait- ids) and capture jobs share get_job.
+		if strings.HasPrefix(a.JobID, waitJobPrefix) {
+			j, err := findWait(s, a.JobID)
+			if err != nil {
+				return nil, err
+			}
+			return j.jobView(), nil
+		}
+		j, err := jobSessionOf(s).Job(a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		return jobResult(j), nil
+	})
+	t.Delivery = DeliverJobStatus
+	return t
+}
+
+// readArgs are read_capture's arguments.
+type readArgs struct {
+	CaptureID string `json:"capture_id"`
+	readSelection
+	Cursor string `json:"cursor"`
+}
+
+func readCaptureTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "read_capture",
+		Title: "Read a capture",
+		Description: "Pages the frozen rows of capture_id (required) without collecting again. Selectors: path (all-term, case-insensitive), owner_name (exact), extension, distinct_paths (requires projection [\"path\"]); projection; limit (default " + d.limitDefault() + ", max 5000); cursor. " +
+			"A changed query makes a derived capture counted in the connection budget; an unmodified read allocates nothing and may change limit. Expired captures are REFERENCE_INVALID (by id) or CURSOR_INVALID (by cursor).",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
+"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to read"},
+` + readSelectionSchema(d) + `,
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged (limit may change for an unmodified read)"}}}`),
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a readArgs) (*contract.Result, error) {
+		return h.readCapture(ctx, jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverPages
+	return t
+}
+
+// jobIDArgs name one job.
+type jobIDArgs struct {
+	JobID string `json:"job_id"`
+}
+
+var cancelJobTool = define(tool.Tool{
+	Name:        "cancel_job",
+	Title:       "Cancel a job",
+	Description: "Requests cancellation of job_id (required) without changing an already terminal outcome. Reports cancellation_requested and native_work_running (a native call may still be finishing); inspect get_job for the outcome.",
+	Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
+"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to cancel"}}}`),
+	Annotations: tool.Annotations{Idempotent: true},
+}, func(ctx context.Context, h *Host, s *Session, a jobIDArgs) (*contract.Result, error) {
+	if strings.HasPrefix(a.JobID, waitJobPrefix) {
+		j, err := findWait(s, a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-j.done:
+		default:
+			j.cancelRequested.Store(true)
+			j.cancel()
+			<-j.done // a wait ends promptly on cancellation
+		}
+		return j.jobView(), nil
+	}
+	j, err := jobSessionOf(s).Cancel(a.JobID)
+	if err != nil {
+		return nil, err
+	}
+	res := jobResult(j)
+	if j.CancelRequested && j.NativeRunning {
+		res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
+	}
+	return res, nil
+})
+
+// captureIDArgs name one capture.
+type captureIDArgs struct {
+	CaptureID string `json:"capture_id"`
+}
+
+var releaseCaptureTool = define(tool.Tool{
+	Name:        "release_capture",
+	Title:       "Release a capture",
+	Description: "Releases capture_id (required) and its derived captures; idempotent (released: false when already gone).",
+	Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
+"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to release"}}}`),
+	Annotations: tool.Annotations{Idempotent: true, Destructive: false},
+}, func(ctx context.Context, h *Host, s *Session, a captureIDArgs) (*contract.Result, error) {
+	released := jobSessionOf(s).Release(a.CaptureID)
+	return contract.NewResult("live", time.Time{}, map[string]any{"capture_id": a.CaptureID, "released": released}), nil
+})
 
 // resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
 // lifetime, REFERENCE_INVALID for another instance).
@@ -162,11 +340,7 @@ func (h *Host) resolve(ref string) (sample.Identity, error) {
 	return p.ID(), nil
 }
 
-func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a startArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, error) {
 	spec := jobs.Spec{Kind: a.Kind}
 	if a.Filter != nil {
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
@@ -177,8 +351,13 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 	filter := spec.Filter
 	switch a.Kind {
 	case capture.KindFileUsers:
-		if a.ProcessRef != "" {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref; narrow it with filter.owner_name or filter.path")
+		if a.ProcessRef != "" || a.PID != nil {
+			e := contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref or pid; narrow it with filter.owner_name or filter.path")
+			e.Field = "/process_ref"
+			if a.PID != nil {
+				e.Field = "/pid"
+			}
+			return nil, e
 		}
 		spec.Exclusive = true
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.FileUsersFiltered(ctx, filter) }
@@ -226,13 +405,11 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 	return jobResult(j), nil
 }
 
-func (h *Host) getProcessInfo(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		ProcessRef string   `json:"process_ref"`
-		Fields     []string `json:"fields"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
+func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
+	if a.ProcessRef == "" {
+		e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
+		e.Field = "/process_ref"
+		return nil, e
 	}
 	id, err := h.resolve(a.ProcessRef)
 	if err != nil {
@@ -300,18 +477,6 @@ func JobFailedWarning(id string, e *contract.Error) string {
 	return "job " + id + " failed: " + string(code) + ": " + msg + " (outcome under data.result.error; this envelope's status describes the retrieval, not the job)"
 }
 
-type readArgs struct {
-	CaptureID     string   `json:"capture_id"`
-	Path          string   `json:"path"`
-	PathBytes     string   `json:"path_bytes"`
-	OwnerName     string   `json:"owner_name"`
-	Extension     string   `json:"extension"`
-	DistinctPaths bool     `json:"distinct_paths"`
-	Projection    []string `json:"projection"`
-	Limit         int      `json:"limit"`
-	Cursor        string   `json:"cursor"`
-}
-
 type readCursor struct {
 	View string `json:"c"`
 }
@@ -321,11 +486,8 @@ type readCursor struct {
 // a changed query reads a derived capture built once from the frozen rows.
 // Access by capture_id to an expired capture is REFERENCE_INVALID, by
 // cursor CURSOR_INVALID.
-func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a readArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	q := jobs.Query{Path: a.Path, PathBytes: a.PathBytes, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
 	src, err := js.Capture(a.CaptureID)
 	if a.Cursor != "" && err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // installHistory feeds every published snapshot into the store and serves
@@ -31,7 +32,6 @@ func (inv *investigation) installHistory(h *Host) {
 		}
 		return out
 	})
-	h.Handle("get_history", inv.getHistory)
 }
 
 // Store returns the host's retained history (nil before the history
@@ -43,8 +43,10 @@ func (h *Host) HistoryStore() *history.Store {
 	return nil
 }
 
+// historyArgs are get_history's arguments.
 type historyArgs struct {
 	Source    string        `json:"source"`
+	LogRef    string        `json:"log_ref"`
 	Target    *metricTarget `json:"target"`
 	MetricIDs []string      `json:"metric_ids"`
 	From      string        `json:"from"`
@@ -74,12 +76,47 @@ func parseBound(s, field string, up bool) (ms int64, exact bool, err error) {
 	return ms, exact, nil
 }
 
-func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+func getHistoryTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "get_history",
+		Title: "Retained metric history",
+		Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted) or the last_seconds up to now, from one frozen view. " +
+			"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps and first_to_last_change (last - first of the available values found, with first_to_last_ms), delta only at exact available endpoints; temporal coverage under data.coverage. " +
+			"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + d.limitDefault() + ", max 5000). " +
+			"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID. " +
+			"With source log and log_ref: the recorded frames of a log process_ref or the system; counts are per stored frame and data.recording gives the interval.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
+` + sourceSchema + `,
+` + logRefSchema + `,
+"target":{"oneOf":[
+  {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
+  ` + pidTargetBranch + `,
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system; {pid} is a live PID resolved to its current lifetime"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
+"from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
+"to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"relative window: the last N seconds up to the latest sample; instead of from/to, never with them"},
+"mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + d.limitDefault() + `"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous raw page; other arguments unchanged"}}}`),
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a historyArgs) (*contract.Result, error) {
+		// source log (or log_ref alone) reads a loaded recording.
+		if useLog, err := logQuery(a.Source, a.LogRef); err != nil {
+			return nil, err
+		} else if useLog {
+			return recorderOf(h).logs.getHistory(ctx, s, a)
+		}
+		return investigationOf(h).getHistory(ctx, s, a)
+	})
+	t.PIDAt = PIDTarget
+	return t
+}
+
+func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyArgs) (*contract.Result, error) {
 	h := inv.h
-	var a historyArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+	raw := rawArgs(ctx)
 	if a.Mode == "" {
 		a.Mode = "summary"
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/recording"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Saved-log analysis (seed 000 section 10): open_log loads a recording in
@@ -140,15 +141,50 @@ func (lh *logHost) expireLocked(ls *logSession, now time.Time) {
 	}
 }
 
-func (lh *logHost) openLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		LogID  string `json:"log_id"`
-		JobID  string `json:"job_id"`
-		WaitMS *int   `json:"wait_ms"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+// openLogArgs are open_log's arguments.
+type openLogArgs struct {
+	LogID  string `json:"log_id"`
+	JobID  string `json:"job_id"`
+	WaitMS *int   `json:"wait_ms"`
+}
+
+func openLogTool(d Delivery) Decl {
+	wd := d.waitDefault()
+	t := define(tool.Tool{
+		Name:  "open_log",
+		Title: "Load a saved recording",
+		Description: "Starts a bounded load job of log_id (from list_logs or start_recording) and returns log_ref when it succeeds, for list_processes, get_metrics and get_history with source log. " +
+			"An interrupted or damaged file loads as partial (every complete frame kept; torn and damaged byte ranges named); an unreadable one is DECODE_FAILED with the byte offset; a load over the memory budget is LIMIT_EXCEEDED, never a shortened history. " +
+			"Logs are connection-owned, at most 8, and expire 5 minutes after loading. Waits up to wait_ms (default " + wd + "); to continue, call with only job_id.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"log_id":{"type":"string","minLength":1,"maxLength":64,"description":"a log id issued by this host"},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier load of this connection"},
+` + waitField(wd) + `}}`),
+		Annotations: readOnly,
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a openLogArgs) (*contract.Result, error) {
+		return recorderOf(h).logs.openLog(ctx, s, a)
+	})
+	t.Delivery = DeliverSlices
+	return t
+}
+
+// closeLogArgs are close_log's arguments.
+type closeLogArgs struct {
+	LogRef string `json:"log_ref"`
+}
+
+var closeLogTool = define(tool.Tool{
+	Name:        "close_log",
+	Title:       "Release a loaded log",
+	Description: "Releases log_ref (required) and every listing and reference that depends on it; idempotent (released false when nothing was loaded under it).",
+	Input:       schema(`{"type":"object","additionalProperties":false,"required":["log_ref"],"properties":{"log_ref":{"type":"string","minLength":1,"maxLength":128}}}`),
+	Annotations: mutation,
+}, func(ctx context.Context, h *Host, s *Session, a closeLogArgs) (*contract.Result, error) {
+	return recorderOf(h).logs.closeLog(s, a)
+})
+
+func (lh *logHost) openLog(ctx context.Context, s *Session, a openLogArgs) (*contract.Result, error) {
 	if (a.LogID == "") == (a.JobID == "") {
 		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of log_id (start a load) and job_id (continue one)")
 		e.Field = "/log_id"
@@ -419,13 +455,7 @@ func logWarnings(res *contract.Result, l *loadedLog) {
 	}
 }
 
-func (lh *logHost) closeLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) closeLog(s *Session, a closeLogArgs) (*contract.Result, error) {
 	ls := lh.session(s)
 	ls.mu.Lock()
 	l := ls.refs[a.LogRef]
@@ -456,18 +486,30 @@ func (lh *logHost) loaded(s *Session, ref string) (*loadedLog, error) {
 	return l, nil
 }
 
-type logQueryArgs struct {
-	LogRef string `json:"log_ref"`
+// logQuery reports whether a source-selecting query (list_processes,
+// get_metrics, get_history) reads a loaded log: source "log", or log_ref
+// without a source (seed 000 section 6). source log without log_ref, and
+// log_ref with source live, are INVALID_ARGUMENT.
+func logQuery(source, logRef string) (bool, error) {
+	switch {
+	case source == "log" || (source == "" && logRef != ""):
+		if logRef == "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log)")
+			e.Field = "/log_ref"
+			e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
+			return false, e
+		}
+		return true, nil
+	case logRef != "":
+		e := contract.Errorf(contract.CodeInvalidArgument, "log_ref applies only to source log; remove it or set source to log")
+		e.Field = "/log_ref"
+		return false, e
+	}
+	return false, nil
 }
 
-func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		listProcessesArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcessesArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err
@@ -597,14 +639,7 @@ func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawM
 	return res, nil
 }
 
-func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		metricsArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) getMetrics(ctx context.Context, s *Session, a metricsArgs) (*contract.Result, error) {
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err
@@ -691,14 +726,8 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 	return res, nil
 }
 
-func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		historyArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err

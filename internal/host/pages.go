@@ -120,6 +120,7 @@ func page(rows []json.RawMessage, off, limit int) ([]json.RawMessage, int, error
 }
 
 // pagedArgs are the paging arguments every paged proc tool shares.
+// pagedArgs are the arguments of a listing that takes only paging.
 type pagedArgs struct {
 	Limit  int    `json:"limit"`
 	Cursor string `json:"cursor"`

@@ -23,10 +23,6 @@ import (
 // not a tool: tools take pid as an alternative to process_ref.
 const ResolvePIDMethod = "resolve_pid"
 
-func (h *Host) registerResolvePID() {
-	h.Handle(ResolvePIDMethod, h.resolvePID)
-}
-
 func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	var a struct {
 		PID int64 `json:"pid"`

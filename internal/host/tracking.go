@@ -8,6 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // trackingScope is the scope statement every tracking reply carries (seed
@@ -19,16 +20,26 @@ const trackingScope = "every live and future process whose name matches a tracke
 // context); limit may ask for up to MaxPageRows.
 const TrackingPageRows = 100
 
+var getTrackingTool = define(tool.Tool{
+	Name:        "get_tracking",
+	Title:       "Tracking list",
+	Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity, paged (data.matching, data.coverage total/offset/returned; follow next_action, limit default 100, max 5000). No required arguments.",
+	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged"}}}`),
+	Annotations: readOnly,
+	Paging:      tool.CursorPaging,
+}, func(ctx context.Context, h *Host, s *Session, a pagedArgs) (*contract.Result, error) {
+	return investigationOf(h).getTracking(ctx, s, a)
+})
+
 // getTracking answers get_tracking: the list, revision, scope and active
 // profile on every page, and the matching retained identities paged
 // (limit, cursor) from one frozen listing: data.matching is the page,
 // data.coverage {total, offset, returned}, data.next_cursor and
 // next_action the call for the next page.
-func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var pa pagedArgs
-	if err := json.Unmarshal(raw, &pa); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if pa.Limit <= 0 {
 		pa.Limit = TrackingPageRows
 	}
@@ -100,18 +111,41 @@ func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, 
 	return res, nil
 }
 
+// updateTrackingArgs are update_tracking's arguments (a pid is resolved
+// to process_ref by the bridge).
 type updateTrackingArgs struct {
 	operationArgs
 	Action      string `json:"action"`
 	ProcessName string `json:"process_name"`
 	ProcessRef  string `json:"process_ref"`
+	PID         *int64 `json:"pid"`
+	WaitMS      *int   `json:"wait_ms"`
 }
 
-func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a updateTrackingArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func updateTrackingTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:  "update_tracking",
+		Title: "Change the tracking list",
+		Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name, process_ref or pid (its captured name). " +
+			"Tracked lifetimes and their observed descendants keep 7,200 samples instead of 120; nothing discarded is restored. Adding an existing name or removing an absent one succeeds without change. " +
+			"A removal that would discard retained history returns state pending_confirmation until a local user decides (60 s, then TIMEOUT). No profile is saved implicitly.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
+"action":{"type":"string","enum":["add","remove"]},
+"process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a live or retained process_ref; its captured name is used"},
+` + pidField + `,
+` + waitField(d.waitDefault()) + `}}`),
+		Annotations: mutation,
+	}, func(ctx context.Context, h *Host, s *Session, a updateTrackingArgs) (*contract.Result, error) {
+		return investigationOf(h).updateTracking(ctx, s, a)
+	})
+	t.Delivery = DeliverOperation
+	t.PIDAt = PIDTop
+	return t
+}
+
+func (inv *investigation) updateTracking(ctx context.Context, s *Session, a updateTrackingArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if (a.ProcessName == "") == (a.ProcessRef == "") {
 		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref")
 		e.Field = "/process_name"
