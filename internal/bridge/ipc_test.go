@@ -39,7 +39,7 @@ func TestIPCBackendLazyStart(t *testing.T) {
 		if err := h.Start(context.Background()); err != nil {
 			return err
 		}
-		ep := ipc.NewHostEndpoint(h, "", nil)
+		ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
 		if err := ep.Enable(); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	ep := ipc.NewHostEndpoint(h, "", nil)
+	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
 	if err := ep.Enable(); err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 		return err
 	}
 	defer h.Stop()
-	ep := ipc.NewHostEndpoint(h, ipc.Path(), logger)
+	ep := ipc.NewHostEndpoint(h.IPCService(), ipc.Path(), logger)
 	defer ep.RemoveState()
 	defer ep.Disable()
 	disabled := cfg.Settings.MCPConnectionsDisabled
