@@ -26,6 +26,10 @@ type Backend interface {
 type Mode struct {
 	// Raw: wait_ms defaults to 0, explicit read, 100-row pages.
 	Raw bool
+	// ResultBudget, when positive, is the delivered-result byte budget of
+	// every call, replacing the caller's (the CLI prints whole pages, up to
+	// tool.HardResultBytes); zero keeps the budget the MCP server set.
+	ResultBudget int
 }
 
 // Local is a Backend over an in-process host and one session.
@@ -107,7 +111,14 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 		default:
 			t.Handler = forward
 		}
-		out = append(out, withPID(t, decl, call))
+		t = withPID(t, decl, call)
+		if mode.ResultBudget > 0 {
+			inner := t.Handler
+			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return inner(tool.WithResultBudget(ctx, mode.ResultBudget), args)
+			}
+		}
+		out = append(out, t)
 	}
 	return out
 }

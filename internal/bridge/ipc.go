@@ -9,6 +9,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // IPC is the Backend of `inquest mcp`: it reaches the user's host over the
@@ -81,7 +82,8 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.Call(ctx, method, args)
+	// The host pages to the caller's result byte budget.
+	res, err := c.CallBudget(ctx, method, args, tool.ResultBudget(ctx))
 	if contract.CodeOf(err) == contract.CodeOutcomeUnknown {
 		// Never replay; drop the connection so the next call reconnects.
 		c.Close()

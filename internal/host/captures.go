@@ -147,11 +147,102 @@ func oneshotText(d Delivery) string {
 
 // startArgs are start_capture's arguments.
 type startArgs struct {
-	Kind       string          `json:"kind"`
-	ProcessRef string          `json:"process_ref"`
-	PID        *int64          `json:"pid"`
-	Filter     *capture.Filter `json:"filter"`
+	Kind       string         `json:"kind"`
+	ProcessRef string         `json:"process_ref"`
+	PID        *int64         `json:"pid"`
+	Filter     *captureFilter `json:"filter"`
 	jobDelivery
+}
+
+// captureFilter is start_capture's collection filter: the collector's
+// path/extension/owner selectors and the row filters the host applies to
+// the collected rows (the rows carry these fields): network state and
+// protocol, and deleted for file_users and open_files.
+type captureFilter struct {
+	capture.Filter
+	// State is a network row's state, exact and case-insensitive (LISTEN,
+	// ESTABLISHED, ... for TCP; UNCONNECTED, CONNECTED, ... as rows name them).
+	State string `json:"state"`
+	// Protocol is a network row's protocol: tcp, tcp6, udp, udp6 or unix.
+	Protocol string `json:"protocol"`
+	// Deleted keeps rows whose file was (true) or was not (false) unlinked;
+	// rows whose deleted is unknown match neither and are counted.
+	Deleted *bool `json:"deleted"`
+}
+
+// captureRowFilterSchema is the schema of captureFilter's own properties.
+const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network only: row state, e.g. LISTEN (case-insensitive)"},
+"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","unix"],"description":"network only: row protocol"},
+"deleted":{"type":"boolean","description":"file_users and open_files only: files unlinked (true) or not (false); rows where it is unknown are excluded and counted"}`
+
+// rowFilter applies f's host-side row filters to c and records them in
+// c's coverage: row_filter, rows_filtered_out (with the collector's own),
+// and deleted_unknown_excluded when deleted is asked.
+func (f *captureFilter) rowFilter(c *capture.Capture) {
+	if f == nil || (f.State == "" && f.Protocol == "" && f.Deleted == nil) {
+		return
+	}
+	unknown := 0
+	keep := c.Rows[:0]
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		ok := true
+		if f.State != "" {
+			v, _ := r.Get("state")
+			st, _ := v.(string)
+			ok = ok && strings.EqualFold(st, f.State)
+		}
+		if f.Protocol != "" {
+			v, _ := r.Get("protocol")
+			ok = ok && v == f.Protocol
+		}
+		if f.Deleted != nil && ok {
+			v, _ := r.Get("deleted")
+			d, known := v.(bool)
+			if !known {
+				unknown++
+			}
+			ok = known && d == *f.Deleted
+		}
+		if ok {
+			keep = append(keep, *r)
+		} else {
+			c.FilteredOut++
+		}
+	}
+	clear(c.Rows[len(keep):])
+	c.Rows = keep
+	if c.Coverage == nil {
+		c.Coverage = map[string]any{}
+	}
+	rf := map[string]any{}
+	if f.State != "" {
+		rf["state"] = f.State
+	}
+	if f.Protocol != "" {
+		rf["protocol"] = f.Protocol
+	}
+	if f.Deleted != nil {
+		rf["deleted"] = *f.Deleted
+		c.Coverage["deleted_unknown_excluded"] = unknown
+	}
+	c.Coverage["row_filter"] = rf
+	c.Coverage["rows_filtered_out"] = c.FilteredOut
+}
+
+// validate rejects row filters of another kind: state and protocol are
+// network's, deleted is file_users' and open_files'.
+func (f *captureFilter) validate(kind string) error {
+	if f.State != "" && kind != capture.KindNetwork {
+		return invalidAt("/filter/state", "filter.state applies to kind network only")
+	}
+	if f.Protocol != "" && kind != capture.KindNetwork {
+		return invalidAt("/filter/protocol", "filter.protocol applies to kind network only")
+	}
+	if f.Deleted != nil && kind != capture.KindFileUsers && kind != capture.KindOpenFiles {
+		return invalidAt("/filter/deleted", "filter.deleted applies to kinds file_users and open_files only")
+	}
+	return nil
 }
 
 func startCaptureTool(d Delivery) Decl {
@@ -167,7 +258,8 @@ func startCaptureTool(d Delivery) Decl {
 "kind":{"type":"string","enum":$CAPTURE_KINDS,"description":"what to capture"},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required (or pid) for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
 ` + pidField + `,
-"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
+"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
+` + captureRowFilterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
 ` + deliverySchema(d) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
@@ -346,7 +438,11 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
 			return nil, err
 		}
-		spec.Filter = *a.Filter
+		if err := a.Filter.validate(a.Kind); err != nil {
+			return nil, err
+		}
+		spec.Filter = a.Filter.Filter
+		spec.Prepare = a.Filter.rowFilter
 	}
 	filter := spec.Filter
 	switch a.Kind {
@@ -361,7 +457,11 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 		}
 		spec.Exclusive = true
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.FileUsersFiltered(ctx, filter) }
+		rowFilter := spec.Prepare
 		spec.Prepare = func(c *capture.Capture) {
+			if rowFilter != nil {
+				rowFilter(c)
+			}
 			for i := range c.Rows {
 				r := &c.Rows[i]
 				if r.Verified && len(r.Fields) > 0 && r.Fields[0].Key == "process_ref" {
@@ -534,8 +634,11 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	rows, next, err := jobs.Page(view, off, limit, PageByteBudget)
+	rows, pg, next, byBytes, err := pageRows(ctx, view.Enc, off, limit)
 	if err != nil {
+		if contract.CodeOf(err) == contract.CodeCursorInvalid {
+			err = contract.Errorf(contract.CodeCursorInvalid, "the cursor points outside the capture")
+		}
 		return nil, err
 	}
 	cov := map[string]any{}
@@ -546,7 +649,7 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	cov["offset"] = off
 	cov["returned"] = len(rows)
 	data := map[string]any{
-		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows,
+		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
 		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
 	}
 	res := contract.NewResult("live", time.Time{}, data)
@@ -559,17 +662,14 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	if view.Partial {
 		res.Status = contract.StatusPartial
 	}
+	pageEnvelope(res, byBytes)
+	data["next_action"] = nil
 	if next >= 0 {
 		x, _ := json.Marshal(readCursor{View: view.ID})
 		tok := h.cursors.Encode(contract.Cursor{Scope: scope, Query: qh, Offset: int64(next), Extra: x})
 		data["next_cursor"] = tok
-		var args map[string]any
-		_ = json.Unmarshal(raw, &args)
-		args["cursor"] = tok
-		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: args}
+		res.NextAction = tool.CursorPaging.NextCall("read_capture", raw, tok)
 		data["next_action"] = res.NextAction
-	} else {
-		data["next_action"] = nil
 	}
 	return res, nil
 }

@@ -130,7 +130,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyA
 		if err != nil {
 			return nil, err
 		}
-		return inv.historyPage(l, raw, off, a.Limit)
+		return inv.historyPage(ctx, l, raw, off, a.Limit)
 	}
 	var iv history.Interval
 	exactFrom, exactTo := false, false
@@ -257,7 +257,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyA
 		meta["window"] = window
 	}
 	l := frozenOf(s).put("hist", rows, map[string]any{}, meta)
-	return inv.historyPage(l, raw, 0, a.Limit)
+	return inv.historyPage(ctx, l, raw, 0, a.Limit)
 }
 
 func mustTime(s string) time.Time {
@@ -265,11 +265,11 @@ func mustTime(s string) time.Time {
 	return t
 }
 
-func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (inv *investigation) historyPage(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := inv.h.listPage("get_history", l, raw, off, limit)
+	data, action, byBytes, err := inv.h.listPage(ctx, "get_history", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +285,7 @@ func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, l
 	}
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 

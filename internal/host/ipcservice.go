@@ -6,6 +6,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // IPCService is h as the service of an IPC endpoint
@@ -32,6 +33,10 @@ type ipcSession struct {
 }
 
 func (hs ipcSession) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	// The bridge carried its caller's result byte budget in the request.
+	if b := ipc.RequestBudget(ctx); b > 0 {
+		ctx = tool.WithResultBudget(ctx, b)
+	}
 	return hs.h.Dispatch(ctx, hs.s, method, args)
 }
 func (hs ipcSession) Close() { hs.s.Close() }

@@ -519,12 +519,16 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcesse
 		if err != nil {
 			return nil, err
 		}
-		return lh.page(l, "list_processes", fl, raw, off, a.Limit)
+		return lh.page(ctx, l, "list_processes", fl, raw, off, a.Limit)
 	}
 	if a.Sort != "" && a.Sort != "pid" && a.Sort != "name" {
 		// A metric sort orders by the latest live snapshot's values; a log
 		// listing has none, so it is refused rather than silently ordered by pid.
 		return nil, invalidAt("/sort", "with source log, sort must be pid or name; rank a recording's processes by a metric with get_history on its log process_refs")
+	}
+	if a.Filter != nil && a.Filter.User != "" {
+		// A recording keeps no owner of its processes: nothing could match.
+		return nil, invalidAt("/filter/user", "with source log, filter.user is not available: recordings do not store process owners")
 	}
 	scope := a.Scope
 	if scope == "" {
@@ -614,19 +618,19 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcesse
 	}
 	cov := map[string]any{"scope": scope, "identities_in_log": len(lg.Procs), "matched": len(rows)}
 	fl := frozenOf(s).put("llist", rows, cov, map[string]any{"log_ref": l.ref})
-	return lh.page(l, "list_processes", fl, raw, 0, a.Limit)
+	return lh.page(ctx, l, "list_processes", fl, raw, 0, a.Limit)
 }
 
 // page renders one page of a frozen log listing (processes or raw
 // history) with the log's source metadata.
-func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (lh *logHost) page(ctx context.Context, l *loadedLog, tool string, fl *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if ref, _ := fl.meta["log_ref"].(string); ref != l.ref {
 		return nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor belongs to another log or listing")
 	}
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := lh.h.listPage(tool, fl, raw, off, limit)
+	data, action, byBytes, err := lh.h.listPage(ctx, tool, fl, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -635,6 +639,7 @@ func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawM
 	res := logResult(l.log, data)
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	logWarnings(res, l)
 	return res, nil
 }
@@ -745,7 +750,7 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*
 		if err != nil {
 			return nil, err
 		}
-		return lh.page(l, "get_history", fl, raw, off, a.Limit)
+		return lh.page(ctx, l, "get_history", fl, raw, off, a.Limit)
 	}
 	var iv history.Interval
 	exactFrom, exactTo := false, false
@@ -815,5 +820,5 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*
 		return nil, err
 	}
 	fl := frozenOf(s).put("lhist", rows, map[string]any{}, map[string]any{"log_ref": l.ref, "mode": "raw", "target": target, "temporal_coverage": temporal})
-	return lh.page(l, "get_history", fl, raw, 0, a.Limit)
+	return lh.page(ctx, l, "get_history", fl, raw, 0, a.Limit)
 }

@@ -39,7 +39,8 @@ func listProcessesTool(d Delivery) Decl {
   "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name query that is not valid UTF-8: standard base64 of its bytes (as a row's name_bytes)"},
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"case-insensitive substring of the executable path"},
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path query that is not valid UTF-8: standard base64 of its bytes (as a row's path_bytes)"},
-  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID (discovery only; targeted calls need process_ref)"}}},
+  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID (discovery only; targeted calls need process_ref)"},
+  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or numeric uid (exact); rows whose uid is unknown are excluded and counted"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name, or a process metric id: its value in the latest applied snapshot, rows without one last; ties broken by identity"},
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc for pid and name, desc for a metric"},
@@ -84,6 +85,18 @@ type filter struct {
 	Path      string `json:"path"`
 	PathBytes string `json:"path_bytes"`
 	PID       *int32 `json:"pid"`
+	// User is the owner: a user name or a numeric uid, exact (the real
+	// uid of /proc/PID/status, named through the user database).
+	User string `json:"user"`
+}
+
+// matchUser reports whether r's owner is user (a name or a numeric uid);
+// known is false when r's uid is unknown (never a match).
+func (r *procRow) matchUser(user string) (match, known bool) {
+	if !r.uidKnown {
+		return false, false
+	}
+	return user == strconv.FormatUint(uint64(r.uid), 10) || user == sample.UserName(r.uid), true
 }
 
 // Retained is one lifetime known to retained history: what list_processes
@@ -145,7 +158,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		if err != nil {
 			return nil, err
 		}
-		return h.listResult(l, raw, off, a.Limit)
+		return h.listResult(ctx, l, raw, off, a.Limit)
 	}
 	snap := h.sampler.Latest()
 	scope := a.Scope
@@ -210,10 +223,19 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		}
 	}
 	list := make([]*procRow, 0, len(rows))
+	userUnknown := 0
 	for _, r := range rows {
 		if a.Filter != nil {
 			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
 				continue
+			}
+			if a.Filter.User != "" {
+				if ok, known := r.matchUser(a.Filter.User); !ok {
+					if !known {
+						userUnknown++
+					}
+					continue
+				}
 			}
 			if !r.matchName(nameQ) {
 				continue
@@ -266,23 +288,27 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if cmdFailed > 0 {
 		cov["command_line_unavailable"] = cmdFailed
 	}
+	if a.Filter != nil && a.Filter.User != "" {
+		// Rows whose owner is unknown are never matched silently.
+		cov["user_unknown_excluded"] = userUnknown
+	}
 	if byMetric {
 		sortCoverage(cov, sortMetric, a.Order, list)
 	}
 	meta := map[string]any{"snapshot_at": contract.TS(snap.Time)}
 	l := frozenOf(s).put("plist", enc, cov, meta)
-	res, err := h.listResult(l, raw, 0, a.Limit)
+	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
 	if err == nil && cmdFailed > 0 {
 		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
 	}
 	return res, err
 }
 
-func (h *Host) listResult(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := h.listPage("list_processes", l, raw, off, limit)
+	data, action, byBytes, err := h.listPage(ctx, "list_processes", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +317,7 @@ func (h *Host) listResult(l *frozenList, raw json.RawMessage, off, limit int) (*
 	res.CapturedAt = ts
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 

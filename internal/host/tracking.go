@@ -48,7 +48,7 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedA
 		if err != nil {
 			return nil, err
 		}
-		return inv.trackingPage(l, raw, off, pa.Limit)
+		return inv.trackingPage(ctx, l, raw, off, pa.Limit)
 	}
 	inv.mu.Lock()
 	names := slices.Clone(inv.tracking)
@@ -82,16 +82,16 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedA
 	for _, b := range matching {
 		size += len(b) + 1
 	}
-	if len(matching) > pa.Limit || size > PageByteBudget {
+	if len(matching) > pa.Limit || size > tool.RowBudget(ctx) {
 		// Only a listing of several pages is kept for its cursors.
 		l = frozenOf(s).put("track", matching, map[string]any{}, meta)
 	}
-	return inv.trackingPage(l, raw, 0, pa.Limit)
+	return inv.trackingPage(ctx, l, raw, 0, pa.Limit)
 }
 
 // trackingPage renders one page of a frozen tracking listing.
-func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
-	data, action, err := inv.h.listPage("get_tracking", l, raw, off, limit)
+func (inv *investigation) trackingPage(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	data, action, byBytes, err := inv.h.listPage(ctx, "get_tracking", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +108,7 @@ func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, 
 	}
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 

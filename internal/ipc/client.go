@@ -164,6 +164,12 @@ func lost() *contract.Error {
 // error is OUTCOME_UNKNOWN (on ctx end a cancel message is sent first).
 // args must be a JSON object (nil means {}).
 func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return cl.CallBudget(ctx, method, args, 0)
+}
+
+// CallBudget is Call carrying the caller's delivered-result byte budget
+// (0: the host's default) in the request.
+func (cl *Client) CallBudget(ctx context.Context, method string, args json.RawMessage, budget int) (*contract.Result, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -185,7 +191,7 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 		delete(cl.pending, id)
 		cl.mu.Unlock()
 	}
-	req := encode(Request{Kind: KindRequest, RequestID: id, Method: method, Arguments: args})
+	req := encode(Request{Kind: KindRequest, RequestID: id, Method: method, Arguments: args, ResultBudget: max(budget, 0)})
 	if len(req) > MaxFrame {
 		drop()
 		return nil, contract.Errorf(contract.CodeResultTooLarge, "the request exceeds the 4 MiB message limit")

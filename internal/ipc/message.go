@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +83,18 @@ type Request struct {
 	RequestID string          `json:"request_id"`
 	Method    string          `json:"method"`
 	Arguments json.RawMessage `json:"arguments"`
+	// ResultBudget is the caller's delivered-result byte budget (0: the
+	// host's default); the host pages results to fit it.
+	ResultBudget int `json:"result_budget,omitempty"`
+}
+
+type budgetKey struct{}
+
+// RequestBudget is the ResultBudget of the request being served in ctx
+// (0 when the caller sent none).
+func RequestBudget(ctx context.Context) int {
+	b, _ := ctx.Value(budgetKey{}).(int)
+	return b
 }
 
 // Response answers the request with RequestID. Result is the tool envelope

@@ -389,6 +389,9 @@ func (sc *serverConn) serve() {
 			running.Add(1)
 			go func(req *Request) {
 				defer running.Done()
+				if req.ResultBudget > 0 {
+					rctx = context.WithValue(rctx, budgetKey{}, req.ResultBudget)
+				}
 				res, err := sess.Call(rctx, req.Method, req.Arguments)
 				sc.mu.Lock()
 				delete(sc.pending, req.RequestID)
