@@ -36,6 +36,22 @@ func TestMain(m *testing.M) {
 		os.Stdin.Read(b)
 		return
 	}
+	if dir := os.Getenv("BRIDGE_HELPER_DIR"); dir != "" {
+		// A holder of every file in dir until stdin closes.
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			os.Exit(2)
+		}
+		for _, e := range ents {
+			if _, err := os.Open(filepath.Join(dir, e.Name())); err != nil {
+				os.Exit(2)
+			}
+		}
+		fmt.Println("ready")
+		b := make([]byte, 1)
+		os.Stdin.Read(b)
+		return
+	}
 	if p := os.Getenv("BRIDGE_HELPER_FILE"); p != "" {
 		f, err := os.Open(p)
 		if err != nil {

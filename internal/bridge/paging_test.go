@@ -5,7 +5,11 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +45,13 @@ func deliver(t *testing.T, ctx context.Context, reg *tool.Registry, name string,
 // row (compact JSON) in order and the listing's total.
 func followPages(t *testing.T, ctx context.Context, reg *tool.Registry, name string, args map[string]any, rowsKey string) ([]string, int) {
 	t.Helper()
+	return followFrom(t, ctx, reg, name, args, rowsKey, 0)
+}
+
+// followFrom is followPages for a listing whose first page (of start
+// rows) was delivered elsewhere (a job's first page).
+func followFrom(t *testing.T, ctx context.Context, reg *tool.Registry, name string, args map[string]any, rowsKey string, start int) ([]string, int) {
+	t.Helper()
 	var rows []string
 	total := -1
 	for calls := 0; ; calls++ {
@@ -59,7 +70,7 @@ func followPages(t *testing.T, ctx context.Context, reg *tool.Registry, name str
 			t.Fatalf("%s: page %v, want keys %v", name, pg, pageKeys)
 		}
 		got, _ := data[rowsKey].([]any)
-		if int(pg["offset"].(float64)) != len(rows) || int(pg["returned"].(float64)) != len(got) {
+		if int(pg["offset"].(float64)) != start+len(rows) || int(pg["returned"].(float64)) != len(got) {
 			t.Fatalf("%s: page %v after %d rows with %d rows", name, pg, len(rows), len(got))
 		}
 		if total < 0 {
@@ -183,5 +194,58 @@ func TestResultBudgetEndsPages(t *testing.T) {
 	exactlyOnce(t, "list_processes", rows, total)
 	if total < 2 || len(rows) != total {
 		t.Fatalf("%d of %d rows", len(rows), total)
+	}
+}
+
+// TestDefaultFirstPagesFitTheBudget: with the default 64 KiB result
+// budget, the first answers of start_capture {"kind":"file_users"} (a
+// helper holds 1,500 files of its own) and list_processes
+// {"scope":"all"} fit the budget as delivered (text and structuredContent);
+// the capture's first page is partial with the budget warning, and
+// following next_action yields every row exactly once, the helper's 1,500
+// paths among them.
+func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i := 0; i < 1500; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("held-%04d.dat", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helper(t, "BRIDGE_HELPER_DIR="+dir)
+
+	_, _, size := deliver(t, ctx, reg, "list_processes", map[string]any{"scope": "all"})
+	if 2*size > tool.DefaultResultBytes {
+		t.Errorf("list_processes scope all: %d bytes delivered, budget %d", 2*size, tool.DefaultResultBytes)
+	}
+
+	env, res, size := deliver(t, ctx, reg, "start_capture", map[string]any{"kind": "file_users", "wait_ms": 10000})
+	if 2*size > tool.DefaultResultBytes {
+		t.Fatalf("start_capture file_users: %d bytes delivered, budget %d", 2*size, tool.DefaultResultBytes)
+	}
+	if res.Status != contract.StatusPartial || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil || res.NextAction.Tool != "read_capture" {
+		t.Fatalf("first file_users page: status %s, warnings %v, next %v", res.Status, res.Warnings, res.NextAction)
+	}
+	first := env["data"].(map[string]any)["result_page"].(map[string]any)["data"].(map[string]any)
+	var rows []string
+	for _, r := range first["rows"].([]any) {
+		b, _ := json.Marshal(r)
+		rows = append(rows, string(b))
+	}
+	rest, total := followFrom(t, ctx, reg, "read_capture", res.NextAction.Arguments, "rows", len(rows))
+	if len(rows)+len(rest) != total {
+		t.Fatalf("%d + %d rows, total %d", len(rows), len(rest), total)
+	}
+	all := append(rows, rest...)
+	exactlyOnce(t, "file_users", all, total)
+	held := 0
+	for _, r := range all {
+		if strings.Contains(r, filepath.Base(dir)+"/held-") {
+			held++
+		}
+	}
+	if held != 1500 {
+		t.Fatalf("%d of the helper's 1500 files listed", held)
 	}
 }
