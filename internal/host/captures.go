@@ -111,9 +111,9 @@ type jobDelivery struct {
 // deliverySchema is the schema of jobDelivery's properties; read takes a
 // read_capture selection.
 func deliverySchema(d Delivery) string {
-	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"how long to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle immediately"},
-"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"selection for the first page read on success (rows/fields); optional"},
-"retain_capture":{"type":"boolean","description":"keep the capture for repeated reads; release it with release_capture. Default false: a one-pass result is released after its last page"}`
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle"},
+"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"first-page selection, as read_capture"},
+"retain_capture":{"type":"boolean","description":"keep the capture for more reads until release_capture (default: released after the last page)"}`
 }
 
 // readSelection selects and pages capture rows (read_capture, and the
@@ -131,18 +131,17 @@ type readSelection struct {
 // readSelectionSchema is the schema of readSelection's properties.
 func readSelectionSchema(d Delivery) string {
 	return filterSchema + `,
-"distinct_paths":{"type":"boolean","description":"one row per exact path in first-observed order; requires projection [\"path\"]"},
-"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$CAPTURE_FIELDS},"description":"row fields to return, in order"},
+"distinct_paths":{"type":"boolean","description":"one row per path; needs projection [\"path\"]"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$CAPTURE_FIELDS},"description":"row fields, in order"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + d.limitDefault() + `"}`
 }
 
-// oneshotText describes a job tool's delivery in mode d.
-func oneshotText(d Delivery) string {
-	s := "Returns completion and the first page under data.result_page by default (wait_ms default " + d.waitDefault() + "); follow data.next_action when present."
+// deliveryText says how a job tool delivers in mode d.
+func deliveryText(d Delivery) string {
 	if d.Raw {
-		s = "Raw mode: returns the job handle immediately unless wait_ms is set (next_action: get_job, or read_capture once succeeded); pass read to get a first page; captures stay until release_capture or expiry."
+		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture); a job failing within the wait is an error with details.job_id."
 	}
-	return s + " A job that fails within the wait is an error result with the job's code and details.job_id."
+	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page under data.result_page, next_action naming the next call; a job failing within the wait is an error with details.job_id."
 }
 
 // startArgs are start_capture's arguments.
@@ -171,9 +170,9 @@ type captureFilter struct {
 }
 
 // captureRowFilterSchema is the schema of captureFilter's own properties.
-const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network only: row state, e.g. LISTEN (case-insensitive)"},
-"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","unix"],"description":"network only: row protocol"},
-"deleted":{"type":"boolean","description":"file_users and open_files only: files unlinked (true) or not (false); rows where it is unknown are excluded and counted"}`
+const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network: state, e.g. LISTEN"},
+"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","unix"],"description":"network: protocol"},
+"deleted":{"type":"boolean","description":"file_users, open_files: unlinked (true) or not; unknown rows are excluded and counted"}`
 
 // rowFilter applies f's host-side row filters to c and records them in
 // c's coverage: row_filter, rows_filtered_out (with the collector's own),
@@ -247,19 +246,15 @@ func (f *captureFilter) validate(kind string) error {
 
 func startCaptureTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "start_capture",
-		Title: "Start a capture job",
-		Description: "Starts a bounded capture job of kind (required): file_users (host-wide: every process holding each path, with process_ref when verified, pid, name, path, handle_count), " +
-			"open_files (fds of process_ref or a live pid: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
-			"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " +
-			"Optional filter {path, extension, owner_name} keeps only matching rows at collection time (never retained otherwise), the way to inspect a process whose full capture exceeds the budget. " + oneshotText(d) +
-			" Limits: 2 active jobs, 8 retained captures, 64 MiB per connection; one file_users scan host-wide; 60 s deadline; captures expire 5 minutes after completion.",
+		Name:        "start_capture",
+		Title:       "Start a capture job",
+		Description: "Captures rows of kind (required) as a bounded job: file_users (who holds which path, host-wide), open_files, modules, threads or scheduling of a process (process_ref or pid), network endpoints (host-wide or of a process). filter narrows what is collected (e.g. {\"state\":\"LISTEN\"}, {\"deleted\":true}); " + deliveryText(d),
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
 "kind":{"type":"string","enum":$CAPTURE_KINDS,"description":"what to capture"},
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required (or pid) for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
-` + captureRowFilterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
+` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
 ` + deliverySchema(d) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
@@ -286,14 +281,13 @@ type processInfoArgs struct {
 
 func getProcessInfoTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "get_process_info",
-		Title: "Process metadata",
-		Description: "Metadata of process_ref or pid (one required) as a job: exe, cwd, image (size, mtime, ELF build id), parent, start_time, cgroup, namespaces; command_line and user only when listed in fields; never the environment. " +
-			"Each field is {value} or {unavailable: reason}. " + oneshotText(d),
+		Name:        "get_process_info",
+		Title:       "Process metadata",
+		Description: "Metadata of one process (process_ref or pid required): exe, cwd, image, parent, start time, cgroup, namespaces; command_line and user only when named in fields. " + deliveryText(d),
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); or pid"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
 ` + pidField + `,
-"fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields to collect; default all but command_line and user"},
+"fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
 ` + deliverySchema(d) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
@@ -313,12 +307,11 @@ type jobArgs struct {
 
 func getJobTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "get_job",
-		Title: "Job status",
-		Description: "State of job_id (required): running, succeeded (capture_id) or failed (error under data.result.error, named in a warning; the envelope itself is not an error; CANCELLED and TIMEOUT are failed outcomes). " +
-			"Waits up to wait_ms and on success returns the first page under data.result_page like start_capture; a consumed result reports result_consumed: true.",
+		Name:        "get_job",
+		Title:       "Job status",
+		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page under data.result_page, like start_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
-"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job id from start_capture or get_process_info"},
+"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to inspect"},
 ` + deliverySchema(d) + `}}`),
 		Annotations: readOnly,
 		Job:         true,
@@ -350,14 +343,13 @@ type readArgs struct {
 
 func readCaptureTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "read_capture",
-		Title: "Read a capture",
-		Description: "Pages the frozen rows of capture_id (required) without collecting again. Selectors: path (all-term, case-insensitive), owner_name (exact), extension, distinct_paths (requires projection [\"path\"]); projection; limit (default " + d.limitDefault() + ", max 5000); cursor. " +
-			"A changed query makes a derived capture counted in the connection budget; an unmodified read allocates nothing and may change limit. Expired captures are REFERENCE_INVALID (by id) or CURSOR_INVALID (by cursor).",
+		Name:        "read_capture",
+		Title:       "Read a capture",
+		Description: "Pages the frozen rows of capture_id (required) without collecting again, optionally selected (path, owner_name, extension, distinct_paths) and projected. next_action names the next page; an expired capture is REFERENCE_INVALID.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
 "capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to read"},
 ` + readSelectionSchema(d) + `,
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged (limit may change for an unmodified read)"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a readArgs) (*contract.Result, error) {
@@ -375,7 +367,7 @@ type jobIDArgs struct {
 var cancelJobTool = define(tool.Tool{
 	Name:        "cancel_job",
 	Title:       "Cancel a job",
-	Description: "Requests cancellation of job_id (required) without changing an already terminal outcome. Reports cancellation_requested and native_work_running (a native call may still be finishing); inspect get_job for the outcome.",
+	Description: "Requests cancellation of job_id (required); an outcome already reached is kept. get_job gives the outcome.",
 	Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
 "job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to cancel"}}}`),
 	Annotations: tool.Annotations{Idempotent: true},
@@ -413,7 +405,7 @@ type captureIDArgs struct {
 var releaseCaptureTool = define(tool.Tool{
 	Name:        "release_capture",
 	Title:       "Release a capture",
-	Description: "Releases capture_id (required) and its derived captures; idempotent (released: false when already gone).",
+	Description: "Releases capture_id (required) and its derived captures; idempotent.",
 	Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
 "capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to release"}}}`),
 	Annotations: tool.Annotations{Idempotent: true, Destructive: false},

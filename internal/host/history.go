@@ -78,27 +78,23 @@ func parseBound(s, field string, up bool) (ms int64, exact bool, err error) {
 
 func getHistoryTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "get_history",
-		Title: "Retained metric history",
-		Description: "Retained live history of one target (a process_ref, including ended lifetimes, or the system) for metric_ids (required) over an inclusive [from, to] interval (RFC 3339; open when omitted) or the last_seconds up to now, from one frozen view. " +
-			"mode summary (default): per metric sample_count, available_value_count, missing_value_count, min, max, mean (integer metrics: exact rational {numerator, denominator} of decimal strings), first/last with timestamps and first_to_last_change (last - first of the available values found, with first_to_last_ms), delta only at exact available endpoints; temporal coverage under data.coverage. " +
-			"mode raw: paged rows {at, values, unavailable} with every stored timestamp; temporal coverage under data.temporal_coverage; follow next_action (limit default " + d.limitDefault() + ", max 5000). " +
-			"Retention: about 120 samples per untracked lifetime, 7,200 per tracked lifetime and for the system; a pruned lifetime is REFERENCE_INVALID, never resolved by PID. " +
-			"With source log and log_ref: the recorded frames of a log process_ref or the system; counts are per stored frame and data.recording gives the interval.",
+		Name:        "get_history",
+		Title:       "Retained metric history",
+		Description: "Retained metric history of one target (process_ref, pid or the system, the default) for metric_ids (required) over from/to or last_seconds. mode summary (default) gives counts, min, max, mean, first and last values and their change; mode raw pages every sample; source log with log_ref reads a recording.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
 ` + sourceSchema + `,
 ` + logRefSchema + `,
 "target":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
   ` + pidTargetBranch + `,
-  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default: the system; {pid} is a live PID resolved to its current lifetime"},
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default the system"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
-"from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339 with offset"},
-"to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339 with offset"},
-"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"relative window: the last N seconds up to the latest sample; instead of from/to, never with them"},
+"from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339"},
+"to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"the last N seconds, instead of from/to"},
 "mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + d.limitDefault() + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous raw page; other arguments unchanged"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a historyArgs) (*contract.Result, error) {

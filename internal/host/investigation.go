@@ -209,7 +209,7 @@ type operationIDArgs struct {
 var getOperationTool = define(tool.Tool{
 	Name:        "get_operation",
 	Title:       "Operation status",
-	Description: "State of an application-owned action by operation_id (required): pending, running, pending_confirmation (with the immutable action description), succeeded (outcome) or failed (error code: STATE_CONFLICT, CANCELLED, TIMEOUT, ...). Retained 24 h; unknown or expired ids are OPERATION_UNKNOWN.",
+	Description: "State of an action by operation_id (required): pending, running, pending_confirmation, succeeded (outcome) or failed (error). Kept 24 h.",
 	Input:       schema(`{"type":"object","additionalProperties":false,"required":["operation_id"],"properties":{"operation_id":{"type":"string","minLength":1,"maxLength":128}}}`),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, a operationIDArgs) (*contract.Result, error) {

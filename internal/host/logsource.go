@@ -151,14 +151,12 @@ type openLogArgs struct {
 func openLogTool(d Delivery) Decl {
 	wd := d.waitDefault()
 	t := define(tool.Tool{
-		Name:  "open_log",
-		Title: "Load a saved recording",
-		Description: "Starts a bounded load job of log_id (from list_logs or start_recording) and returns log_ref when it succeeds, for list_processes, get_metrics and get_history with source log. " +
-			"An interrupted or damaged file loads as partial (every complete frame kept; torn and damaged byte ranges named); an unreadable one is DECODE_FAILED with the byte offset; a load over the memory budget is LIMIT_EXCEEDED, never a shortened history. " +
-			"Logs are connection-owned, at most 8, and expire 5 minutes after loading. Waits up to wait_ms (default " + wd + "); to continue, call with only job_id.",
+		Name:        "open_log",
+		Title:       "Load a saved recording",
+		Description: "Loads the saved recording log_id as a job and returns log_ref, for list_processes, get_metrics and get_history with source log. A damaged file loads as partial; continue a long load with job_id.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "log_id":{"type":"string","minLength":1,"maxLength":64,"description":"a log id issued by this host"},
-"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier load of this connection"},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier load"},
 ` + waitField(wd) + `}}`),
 		Annotations: readOnly,
 		Job:         true,
@@ -177,7 +175,7 @@ type closeLogArgs struct {
 var closeLogTool = define(tool.Tool{
 	Name:        "close_log",
 	Title:       "Release a loaded log",
-	Description: "Releases log_ref (required) and every listing and reference that depends on it; idempotent (released false when nothing was loaded under it).",
+	Description: "Releases log_ref (required) and everything that depends on it; idempotent.",
 	Input:       schema(`{"type":"object","additionalProperties":false,"required":["log_ref"],"properties":{"log_ref":{"type":"string","minLength":1,"maxLength":128}}}`),
 	Annotations: mutation,
 }, func(ctx context.Context, h *Host, s *Session, a closeLogArgs) (*contract.Result, error) {

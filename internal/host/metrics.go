@@ -45,10 +45,9 @@ func EncodeValue(m sample.Metric, v uint64) (any, bool) {
 
 var getMetricsTool = func() Decl {
 	t := define(tool.Tool{
-		Name:  "get_metrics",
-		Title: "Current metric values",
-		Description: "Values of metric_ids (required) for up to 50 targets from one latest applied snapshot; no forced sampling. Targets default to the system; a process target is {process_ref} or {pid} (a live PID, resolved at call time), the system is {system:true}. " +
-			"Integer quantities are decimal strings; unavailable values are listed under unavailable, never zero. An exited process gives PROCESS_EXITED. With source log and log_ref: the final recorded frame.",
+		Name:        "get_metrics",
+		Title:       "Current metric values",
+		Description: "Current values of metric_ids (required) for up to 50 targets ({process_ref}, {pid} or {system:true}; default the system) from the latest snapshot. Integers are decimal strings and unavailable values are listed, never zero; source log with log_ref reads a recording's last frame.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
 ` + sourceSchema + `,
 ` + logRefSchema + `,

@@ -26,27 +26,26 @@ var defaultProcessFields = ProcessFields[:len(ProcessFields)-2]
 func listProcessesTool(d Delivery) Decl {
 	limitDefault := d.limitDefault()
 	t := define(tool.Tool{
-		Name:  "list_processes",
-		Title: "List processes",
-		Description: "Immutable, paged listing of processes from the latest snapshot (scope live), retained history (retained) or both (all), with opaque process_ref, lifecycle, parent (verified/unknown), start time, last-seen and history bounds. " +
-			"Filter by name/path substring (case-insensitive) or exact pid; sort by pid, name or any process metric (order asc/desc; a metric sort puts the metric's latest-snapshot value on each row under values, and so does each of metric_ids); command_line and user only through projection. With source log and log_ref: the recorded identities (scope live: in the final frame; retained/all: every identity), lifecycle unknown, log process_refs. No required arguments. Follow next_action for the next page (limit default " + limitDefault + ", max 5000).",
+		Name:        "list_processes",
+		Title:       "List processes",
+		Description: "Lists processes (scope live, retained or all) with the process_ref that targeted calls take; filter by name, path, pid or user, sort by pid, name or a process metric, add metric values with metric_ids. No required arguments; source log with log_ref lists a recording, and next_action names the next page.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 ` + sourceSchema + `,
 ` + logRefSchema + `,
-"scope":{"type":"string","enum":["live","retained","all"],"description":"live: latest snapshot; retained: lifetimes with retained history (ended ones too); all: union by identity. Default live."},
+"scope":{"type":"string","enum":["live","retained","all"],"description":"live (default): latest snapshot; retained: lifetimes with history, ended too; all: both"},
 "filter":{"type":"object","additionalProperties":false,"properties":{
-  "name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the process name, its comm, or a name it had before an exec"},
-  "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name query that is not valid UTF-8: standard base64 of its bytes (as a row's name_bytes)"},
-  "path":{"type":"string","minLength":1,"maxLength":4096,"description":"case-insensitive substring of the executable path"},
-  "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path query that is not valid UTF-8: standard base64 of its bytes (as a row's path_bytes)"},
-  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID (discovery only; targeted calls need process_ref)"},
-  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or numeric uid (exact); rows whose uid is unknown are excluded and counted"}}},
+  "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the name, comm or an earlier name (case-insensitive)"},
+  "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name as base64 bytes (not UTF-8)"},
+  "path":{"type":"string","minLength":1,"maxLength":4096,"description":"substring of the executable path (case-insensitive)"},
+  "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
+  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
+  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
-"sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name, or a process metric id: its value in the latest applied snapshot, rows without one last; ties broken by identity"},
-"order":{"type":"string","enum":["asc","desc"],"description":"default asc for pid and name, desc for a metric"},
-"metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics whose values from the same snapshot each row carries under values (unmeasured ones under unavailable), as get_metrics would give them: a table in one call"},
+"sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name or a process metric (latest value; rows without one last)"},
+"order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics each row carries under values (unmeasured under unavailable)"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments must be unchanged"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a listProcessesArgs) (*contract.Result, error) {

@@ -40,7 +40,7 @@ func withIDs(ps []config.Profile) []config.Profile {
 var listProfilesTool = define(tool.Tool{
 	Name:        "list_profiles",
 	Title:       "Investigation profiles",
-	Description: "Saved Investigation Profiles (profile_id, name, revision, tracked names), the active profile binding, unsaved working changes and the investigation revision. Inspecting never loads a profile. No required arguments.",
+	Description: "Saved investigation profiles, the active one, unsaved working changes and the investigation revision. No arguments.",
 	Input:       schema(noArgs),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
@@ -79,10 +79,9 @@ type updateProfileArgs struct {
 
 func updateProfileTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "update_profile",
-		Title: "Change investigation profiles",
-		Description: "One explicit profile operation. Required: operation_id, expected_revision, action (load/save/save_as/rename/delete); load/save/rename/delete also need profile_id and profile_revision from list_profiles; save_as and rename need name. " +
-			"A duplicate name is STATE_CONFLICT, never an overwrite; save applies only to the active profile. Delete always, and load over unsaved changes or with history loss, return pending_confirmation until a local user decides.",
+		Name:        "update_profile",
+		Title:       "Change investigation profiles",
+		Description: "One profile operation: load, save, save_as, rename or delete. Required: operation_id, expected_revision, action (plus profile_id and profile_revision, or name, as the action needs); delete and lossy loads wait for a local user.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
 "action":{"type":"string","enum":["load","save","save_as","rename","delete"]},
 "profile_id":{"type":"string","minLength":1,"maxLength":128},

@@ -201,10 +201,9 @@ func (r *recorder) logPath(id string) (string, string, error) {
 }
 
 var getRecordingTool = define(tool.Tool{
-	Name:  "get_recording",
-	Title: "Recording state",
-	Description: "Whether a recording is active: recording_session_id, fixed tracked names, interval_seconds, output log_id and name, and whether an output directory is configured (not a filesystem probe); a write failure shows under write_error. " +
-		"Frame counts and the stop outcome come from get_operation. No required arguments.",
+	Name:        "get_recording",
+	Title:       "Recording state",
+	Description: "Whether a recording is active: its session id, tracked names, interval and output log. No arguments.",
 	Input:       schema(noArgs),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
@@ -255,11 +254,9 @@ type startRecordingArgs struct {
 
 func startRecordingTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "start_recording",
-		Title: "Start recording",
-		Description: "Starts one host-owned recording of the current non-empty Tracking List (names and descendants, zero matching processes allowed) and the system to a new .log file in the recording directory. " +
-			"Required: operation_id, expected_revision (from get_tracking), interval_seconds (1, 2, 5 or 10). Returns recording_session_id, fixed names, interval and log_id. " +
-			"The recording survives disconnects and stops at 24 h; while it runs, tracking changes and profile load/save are ACTIVITY_CONFLICT. A second start is ACTIVITY_CONFLICT.",
+		Name:        "start_recording",
+		Title:       "Start recording",
+		Description: "Records the Tracking List's processes and the system to a new log file until stop_recording or 24 h. Required: operation_id, expected_revision, interval_seconds.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","interval_seconds"],"properties":{` + operationFields + `,
 "interval_seconds":{"type":"integer","enum":[1,2,5,10],"description":"seconds between recorded frames"},
 ` + waitField(d.waitDefault()) + `}}`),
@@ -394,12 +391,11 @@ type stopRecordingArgs struct {
 
 func stopRecordingTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "stop_recording",
-		Title: "Stop recording",
-		Description: "Stops the recording session named by recording_session_id (required, exact; a stale id is STATE_CONFLICT and leaves any other session running) and operation_id (required). No local confirmation. " +
-			"Succeeds only after the last partial window is written, the end record written, the file synced and closed; the outcome names log_id, frames and bytes.",
+		Name:        "stop_recording",
+		Title:       "Stop recording",
+		Description: "Stops the recording recording_session_id and closes its log file. Required: operation_id, recording_session_id; the outcome names log_id, frames and bytes.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","recording_session_id"],"properties":{
-"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen unique id of this action; repeating it returns the retained outcome"},
+"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat returns the kept outcome"},
 "recording_session_id":{"type":"string","minLength":1,"maxLength":64,"description":"from start_recording or get_recording"},
 ` + waitField(d.waitDefault()) + `}}`),
 		Annotations: mutation,
@@ -558,15 +554,14 @@ type nameFilter struct {
 func listLogsTool(d Delivery) Decl {
 	wd := d.waitDefault()
 	t := define(tool.Tool{
-		Name:  "list_logs",
-		Title: "List saved recordings",
-		Description: "Lists the recording directory as a job: regular files with a .log extension, optionally whose name contains filter.name (case-insensitive). Rows are {log_id, name}; formats are checked only by open_log. No required arguments. " +
-			"Returns completion and the first page under data.result_page (wait_ms default " + wd + "); more pages with read_capture. At most 5,000 rows per listing.",
+		Name:        "list_logs",
+		Title:       "List saved recordings",
+		Description: "Lists saved recordings as a job: rows {log_id, name}, optionally only names containing filter.name. No required arguments; more rows with read_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"filter":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of the file name"}}},
-"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"how long to wait for completion, default ` + wd + `"},
-"read":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows in the first page, default ` + d.limitDefault() + `"}},"description":"first page size"},
-"retain_capture":{"type":"boolean","description":"keep the listing for repeated reads (release_capture); default false"}}}`),
+"filter":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the file name"}}},
+"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait, default ` + wd + `"},
+"read":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"first-page rows, default ` + d.limitDefault() + `"}},"description":"first page size"},
+"retain_capture":{"type":"boolean","description":"keep the listing until release_capture"}}}`),
 		Annotations: readOnly,
 		Job:         true,
 	}, func(ctx context.Context, h *Host, s *Session, a listLogsArgs) (*contract.Result, error) {

@@ -52,28 +52,28 @@ const noArgs = `{"type":"object","additionalProperties":false,"properties":{}}`
 
 // pidField is the schema of a pid argument (the bridge resolves it to the
 // process_ref of the lifetime running under it at call time).
-const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref (exactly one of the two); resolved to its current lifetime, named in data.resolved_pids"}`
+const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref; resolved now and named in data.resolved_pids"}`
 
 // pidTargetBranch is the {pid} branch of a target oneOf.
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
 
 // logRefSchema is the log_ref property of the source-selecting queries.
-const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a loaded log from open_log; with it (and source log or no source) the query reads the recording, never live data"}`
+const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a log loaded by open_log: read it instead of live data"}`
 
 // sourceSchema is the source property of the source-selecting queries.
-const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (requires log_ref)"}`
+const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (needs log_ref)"}`
 
 // operationFields are operation_id and expected_revision of a mutation.
-const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen unique id of this action; repeating it with identical arguments returns the retained outcome without repeating the effect"},
-"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"the revision from get_tracking or list_profiles; a stale one is STATE_CONFLICT"}`
+const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat with the same arguments returns the kept outcome"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_tracking or list_profiles"}`
 
 // filterSchema holds the row selectors shared by read selections and the
 // start_capture collection filter. path and owner_name must contain a
 // non-space character (an all-space path would match every row).
-const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
-"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path for a query that is not valid UTF-8: standard base64 of its bytes, same all-term match on exact bytes (as a row's path_bytes)"},
-"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (rows of file_users, network, threads and scheduling captures, and of a get_process_info result read with read_capture; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
-"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
+const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"every space-separated term occurs in the row path (case-insensitive)"},
+"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
+"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"owner executable name, exact, case-insensitive (not open_files, modules)"},
+"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file extension with the dot, e.g. .log"}`
 
 // Delivery is the bridge's delivery mode: the defaults a proc tool's
 // description and schema state (seed 000 section 4). Normal mode waits
@@ -102,7 +102,7 @@ func (d Delivery) waitDefault() string {
 
 // waitField is the wait_ms property of a mutation or sliced wait.
 func waitField(def string) string {
-	return `"wait_ms":{"type":"integer","minimum":0,"maximum":10000,"description":"bridge completion budget in ms, default ` + def + `; 0 returns the pending handle at once"}`
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":10000,"description":"ms to wait, default ` + def + `; 0 returns at once"}`
 }
 
 // Delivery defaults of seed 000 section 4 (the bridge applies them).

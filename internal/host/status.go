@@ -21,7 +21,7 @@ type noArgsStruct struct{}
 var getStatusTool = define(tool.Tool{
 	Name:        "get_status",
 	Title:       "Backend status",
-	Description: "Backend connectivity, version, activity, sample age and staleness (3 s), permissions, platform coverage, enabled methods and limits. No process data. No required arguments.",
+	Description: "Backend status: connectivity, version, sample age and staleness, permissions, platform coverage, enabled methods and limits. No arguments.",
 	Input:       schema(noArgs),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
@@ -31,7 +31,7 @@ var getStatusTool = define(tool.Tool{
 var getSystemInfoTool = define(tool.Tool{
 	Name:        "get_system_info",
 	Title:       "System information",
-	Description: "OS, kernel, architecture, hostname, CPU model/topology/cache and total memory from cached host facts and the published snapshot; no fresh collection. No required arguments.",
+	Description: "Host facts: OS, kernel, architecture, hostname, CPU model, topology and caches, total memory. No arguments.",
 	Input:       schema(noArgs),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
@@ -41,7 +41,7 @@ var getSystemInfoTool = define(tool.Tool{
 var listMetricsTool = define(tool.Tool{
 	Name:        "list_metrics",
 	Title:       "Metric catalog",
-	Description: "The metric catalog: canonical ids, target kind (process/system), unit, representation (integer_string or number), cumulative flag, source file. No required arguments; optional target_kind.",
+	Description: "The metric catalog: ids, target kind, unit, representation, cumulative flag and source. No required arguments.",
 	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "target_kind":{"type":"string","enum":["process","system"],"description":"only metrics of this target kind"}}}`),
 	Annotations: readOnly,

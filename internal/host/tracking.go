@@ -23,10 +23,10 @@ const TrackingPageRows = 100
 var getTrackingTool = define(tool.Tool{
 	Name:        "get_tracking",
 	Title:       "Tracking list",
-	Description: "The working Tracking List (case-insensitive process names), the investigation revision, the descendant-inclusive scope and the matching retained identities with their history bounds and capacity, paged (data.matching, data.coverage total/offset/returned; follow next_action, limit default 100, max 5000). No required arguments.",
+	Description: "The Tracking List (process names whose lifetimes and descendants keep long history), the investigation revision and the matching identities, paged. No required arguments.",
 	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 	Annotations: readOnly,
 	Paging:      tool.CursorPaging,
 }, func(ctx context.Context, h *Host, s *Session, a pagedArgs) (*contract.Result, error) {
@@ -125,15 +125,13 @@ type updateTrackingArgs struct {
 
 func updateTrackingTool(d Delivery) Decl {
 	t := define(tool.Tool{
-		Name:  "update_tracking",
-		Title: "Change the tracking list",
-		Description: "Adds or removes one name in the working Tracking List. Required: operation_id, expected_revision, action (add/remove) and exactly one of process_name, process_ref or pid (its captured name). " +
-			"Tracked lifetimes and their observed descendants keep 7,200 samples instead of 120; nothing discarded is restored. Adding an existing name or removing an absent one succeeds without change. " +
-			"A removal that would discard retained history returns state pending_confirmation until a local user decides (60 s, then TIMEOUT). No profile is saved implicitly.",
+		Name:        "update_tracking",
+		Title:       "Change the tracking list",
+		Description: "Adds or removes one tracked name. Required: operation_id, expected_revision, action, and one of process_name, process_ref or pid; a removal that discards history waits for a local user (pending_confirmation).",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
 "action":{"type":"string","enum":["add","remove"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a live or retained process_ref; its captured name is used"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"its process name is used"},
 ` + pidField + `,
 ` + waitField(d.waitDefault()) + `}}`),
 		Annotations: mutation,

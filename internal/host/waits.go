@@ -92,11 +92,9 @@ type waitArgs struct {
 func waitConditionTool(d Delivery) Decl {
 	wd := d.waitDefault()
 	t := define(tool.Tool{
-		Name:  "wait_condition",
-		Title: "Wait for a condition",
-		Description: "Starts a bounded, connection-owned wait (timeout_ms required, 1..60000) for condition process_present (process_name in a sample newer than the request's first snapshot), process_exit (process_ref or pid of a verified live lifetime; a held pidfd, access failure is not exit) " +
-			"or metric_threshold (metric_id, comparison >,>=,<,<=, threshold as number or decimal string; process_ref or system; fresh samples only). Returns the observation and its timestamp; TIMEOUT carries the last observation. " +
-			"Waits up to wait_ms (default " + wd + ", max 10000) and otherwise returns state running with next_action; to continue, call again with only job_id. When wait_ms >= timeout_ms the one call returns the outcome (TIMEOUT included), never running.",
+		Name:        "wait_condition",
+		Title:       "Wait for a condition",
+		Description: "Waits until a process appears (process_present: process_name), exits (process_exit: process_ref or pid) or a metric crosses a threshold (metric_threshold: metric_id, comparison, threshold; process_ref or system). Required: condition and timeout_ms; when wait_ms covers timeout_ms one call returns the outcome (TIMEOUT included), else continue with job_id.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256},
@@ -107,7 +105,7 @@ func waitConditionTool(d Delivery) Decl {
 "comparison":{"type":"string","enum":[">",">=","<","<="]},
 "threshold":{"type":["number","string"],"pattern":"^-?[0-9]+(\\.[0-9]+)?$","maxLength":64},
 "timeout_ms":{"type":"integer","minimum":1,"maximum":60000},
-"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier wait of this connection"},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier wait"},
 ` + waitField(wd) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
