@@ -1,7 +1,9 @@
-// Package bridge is the MCP side of the proc toolset: the proc tools'
-// definitions (strict input schemas, descriptions, annotations) and the
-// forwarding of schema-valid calls to a Backend, the host that owns live
-// state (seed 000 section 2). The bridge itself holds no process state.
+// Package bridge is the MCP side of the proc toolset: it publishes the
+// proc tools declared in host.Tools (schemas, descriptions, annotations)
+// and forwards schema-valid calls to a Backend, the host that owns live
+// state (seed 000 section 2), completing them as each declaration says
+// (job delivery, operation polling, sliced waits, pid resolution). The
+// bridge itself holds no process state.
 package bridge
 
 import (

@@ -154,9 +154,3 @@ func TestWaitRejectsIrrelevantArguments(t *testing.T) {
 	}
 }
 
-type backendFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
-
-func (f backendFunc) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
-	return f(ctx, method, args)
-}
-func (f backendFunc) Close() error { return nil }

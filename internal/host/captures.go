@@ -95,10 +95,6 @@ func jobSessionOf(s *Session) *jobs.Session {
 	return nil
 }
 
-func badArgs() error {
-	return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-}
-
 // jobDelivery are the bridge's delivery options of a job tool (wait_ms,
 // read, retain_capture); the bridge consumes them, so the host never sees
 // them set.

@@ -210,19 +210,14 @@ func (h *Host) Sampler() *sample.Sampler { return h.sampler }
 // Cursors returns the host's cursor codec (cursors die with the instance).
 func (h *Host) Cursors() *contract.CursorCodec { return h.cursors }
 
-// Handle registers the method for a proc tool name. Registering a name twice
-// replaces the earlier method (a feature can refine a base method).
+// Handle registers a host method under name. New registers every proc
+// tool of Tools and the host methods that are not tools (resolve_pid and
+// the local decision methods); tests add their own. Registering a name
+// twice replaces the earlier method.
 func (h *Host) Handle(name string, m Method) {
 	h.mu.Lock()
 	h.methods[name] = m
 	h.mu.Unlock()
-}
-
-// method returns the method registered for name, or nil.
-func (h *Host) method(name string) Method {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.methods[name]
 }
 
 // Methods returns the registered method names, sorted.
