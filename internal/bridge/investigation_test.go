@@ -153,4 +153,3 @@ func TestWaitRejectsIrrelevantArguments(t *testing.T) {
 		}
 	}
 }
-
