@@ -253,15 +253,18 @@ func notLocal(why string) error {
 	return contract.Errorf(contract.CodePermissionDenied, "a pending confirmation is decided by a local user in the TUI or with `inquest confirm`; %s", why)
 }
 
+// decisionArgs are confirm_operation's arguments.
+type decisionArgs struct {
+	OperationID string `json:"operation_id"`
+	Decision    string `json:"decision"`
+}
+
 func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	if isMCPBridge(s) {
 		return nil, notLocal("MCP bridge connections cannot decide")
 	}
-	var a struct {
-		OperationID string `json:"operation_id"`
-		Decision    string `json:"decision"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
+	a, err := tool.Decode[decisionArgs](raw)
+	if err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "confirm_operation takes operation_id and decision confirm|deny")
 	}
 	if sub, ok := inv.submitters.Load(a.OperationID); ok && sub == s.ID {
