@@ -1,7 +1,9 @@
-// Package bridge is the MCP side of the proc toolset: the proc tools'
-// definitions (strict input schemas, descriptions, annotations) and the
-// forwarding of schema-valid calls to a Backend, the host that owns live
-// state (seed 000 section 2). The bridge itself holds no process state.
+// Package bridge is the MCP side of the proc toolset: it publishes the
+// proc tools declared in host.Tools (schemas, descriptions, annotations)
+// and forwards schema-valid calls to a Backend, the host that owns live
+// state (seed 000 section 2), completing them as each declaration says
+// (job delivery, operation polling, sliced waits, pid resolution). The
+// bridge itself holds no process state.
 package bridge
 
 import (
@@ -26,6 +28,10 @@ type Backend interface {
 type Mode struct {
 	// Raw: wait_ms defaults to 0, explicit read, 100-row pages.
 	Raw bool
+	// ResultBudget, when positive, is the delivered-result byte budget of
+	// every call, replacing the caller's (the CLI prints whole pages, up to
+	// tool.HardResultBytes); zero keeps the budget the MCP server set.
+	ResultBudget int
 }
 
 // Local is a Backend over an in-process host and one session.
@@ -61,8 +67,12 @@ func (l *Local) Close() error {
 	return nil
 }
 
-// Tools returns the proc tools bound to the backend that get returns (the
-// backend is resolved per call, so a bridge can connect lazily).
+// Tools returns the proc tools of host.ToolsFor(mode) bound to the
+// backend that get returns (the backend is resolved per call, so a bridge
+// can connect lazily). Every tool forwards its schema-valid arguments to
+// the host method of the same name; its declaration says what the bridge
+// adds: raw-mode page size (a paged tool's limit defaults to 100 in raw
+// mode), pid resolution (PIDAt) and completion (Delivery).
 func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Tool {
 	call := func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 		b, err := get(ctx)
@@ -71,62 +81,52 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 		}
 		return b.Call(ctx, method, args)
 	}
-	defs := definitions(mode)
-	for _, more := range extraDefinitions {
-		defs = append(defs, more(mode, call)...)
-	}
-	out := make([]tool.Tool, 0, len(defs))
-	for _, d := range defs {
-		d := d
-		name := d.Name
-		d.Toolset = tool.Proc
-		if d.Handler != nil {
-			// A definition with its own handler runs in the bridge (bounded
-			// completion wrappers); it reaches the backend itself.
-			out = append(out, withPID(d, call))
-			continue
-		}
-		d.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			b, err := get(ctx)
-			if err != nil {
-				return nil, err
+	d := newDelivery(mode, call)
+	decls := host.ToolsFor(host.Delivery{Raw: mode.Raw})
+	out := make([]tool.Tool, 0, len(decls))
+	for _, decl := range decls {
+		t := decl.Tool
+		name, paged := t.Name, t.Paging != nil
+		forward := func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			if mode.Raw && paged {
+				args = withDefault(args, t.Paging.Limit, host.RawPageRows)
 			}
-			if mode.Raw {
-				args = withDefault(args, "limit", host.RawPageRows, pagedTools[name])
-			}
-			return b.Call(ctx, name, args)
+			return call(ctx, name, args)
 		}
-		out = append(out, withPID(d, call))
+		switch decl.Delivery {
+		case host.DeliverJob:
+			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return d.start(ctx, name, args)
+			}
+		case host.DeliverJobStatus:
+			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return d.poll(ctx, name, args)
+			}
+		case host.DeliverPages:
+			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return d.read(ctx, forward, args)
+			}
+		case host.DeliverOperation:
+			t.Handler = operationHandler(call, name, d.waitDefault())
+		case host.DeliverSlices:
+			t.Handler = slicedHandler(call, name, d.waitDefault())
+		default:
+			t.Handler = forward
+		}
+		t = withPID(t, decl, call)
+		if mode.ResultBudget > 0 {
+			inner := t.Handler
+			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+				return inner(tool.WithResultBudget(ctx, mode.ResultBudget), args)
+			}
+		}
+		out = append(out, t)
 	}
 	return out
 }
 
-// pagedTools take limit/cursor; raw mode defaults their limit to 100.
-// Feature files add their paged tools in init.
-var pagedTools = map[string]bool{"list_processes": true}
-
-// extraDefinitions are the proc tool definitions of feature files
-// (captures, history, tracking...), added in init with AddDefinitions.
-var extraDefinitions []func(Mode, CallFunc) []tool.Tool
-
-// CallFunc reaches the backend (connecting lazily) and runs one method.
-type CallFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
-
-// AddDefinitions registers more proc tool definitions. A definition with a
-// nil Handler is bound to the backend method of the same name; one with a
-// Handler runs in the bridge (bounded completion, first-page delivery) and
-// uses call to reach the backend. paged names take limit/cursor.
-func AddDefinitions(defs func(mode Mode, call CallFunc) []tool.Tool, paged ...string) {
-	extraDefinitions = append(extraDefinitions, defs)
-	for _, p := range paged {
-		pagedTools[p] = true
-	}
-}
-
-func withDefault(args json.RawMessage, key string, v any, applies bool) json.RawMessage {
-	if !applies {
-		return args
-	}
+// withDefault sets args[key] to v when args is an object without key.
+func withDefault(args json.RawMessage, key string, v any) json.RawMessage {
 	var m map[string]any
 	if json.Unmarshal(args, &m) != nil || m == nil {
 		return args

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,34 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if n, _ := strconv.Atoi(os.Getenv("BRIDGE_HELPER_FDS")); n > 0 {
+		// A holder of n extra descriptors (of /dev/null) until stdin closes.
+		for i := 0; i < n; i++ {
+			if _, err := os.Open(os.DevNull); err != nil {
+				os.Exit(2)
+			}
+		}
+		fmt.Println("ready")
+		b := make([]byte, 1)
+		os.Stdin.Read(b)
+		return
+	}
+	if dir := os.Getenv("BRIDGE_HELPER_DIR"); dir != "" {
+		// A holder of every file in dir until stdin closes.
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			os.Exit(2)
+		}
+		for _, e := range ents {
+			if _, err := os.Open(filepath.Join(dir, e.Name())); err != nil {
+				os.Exit(2)
+			}
+		}
+		fmt.Println("ready")
+		b := make([]byte, 1)
+		os.Stdin.Read(b)
+		return
+	}
 	if p := os.Getenv("BRIDGE_HELPER_FILE"); p != "" {
 		f, err := os.Open(p)
 		if err != nil {
@@ -40,8 +69,15 @@ func TestMain(m *testing.M) {
 // holder starts the test binary holding path open; it ends at cleanup.
 func holder(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
+	return helper(t, "BRIDGE_HELPER_FILE="+path)
+}
+
+// helper starts the test binary as the helper env selects and waits until
+// it is ready; it ends at cleanup.
+func helper(t *testing.T, env string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BRIDGE_HELPER_FILE="+path)
+	cmd.Env = append(os.Environ(), env)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

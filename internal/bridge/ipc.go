@@ -81,6 +81,7 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 	if err != nil {
 		return nil, err
 	}
+	// The host pages to the caller's result byte budget.
 	res, err := c.Call(ctx, method, args)
 	if contract.CodeOf(err) == contract.CodeOutcomeUnknown {
 		// Never replay; drop the connection so the next call reconnects.

@@ -39,7 +39,7 @@ func TestIPCBackendLazyStart(t *testing.T) {
 		if err := h.Start(context.Background()); err != nil {
 			return err
 		}
-		ep := ipc.NewHostEndpoint(h, "", nil)
+		ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
 		if err := ep.Enable(); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	ep := ipc.NewHostEndpoint(h, "", nil)
+	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
 	if err := ep.Enable(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +156,48 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 	res, err = be.Call(context.Background(), "get_status", nil)
 	if err != nil || len(res.Warnings) != 0 {
 		t.Fatalf("the reset warning repeats: %v %q", err, res.Warnings)
+	}
+}
+
+// TestIPCCarriesResultBudget: the caller's result byte budget crosses IPC
+// in the request, so the host pages to it: the same listing is one page
+// under a large budget and ends early by bytes under a small one.
+func TestIPCCarriesResultBudget(t *testing.T) {
+	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	t.Setenv("INQUEST_CONFIG", "")
+	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Disable(); h.Stop() })
+	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test"})
+	defer be.Close()
+	reg := tool.NewRegistry()
+	if err := reg.Add(Tools(func(context.Context) (Backend, error) { return be, nil }, Mode{})...); err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"scope":"all","projection":["process_ref","pid","name","path","parent","start_time","history"]}`)
+	whole, err := reg.Call(tool.WithResultBudget(context.Background(), tool.HardResultBytes), "list_processes", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.NextAction != nil || whole.Status != contract.StatusComplete {
+		t.Fatalf("under the hard limit the listing is not one page: %v %s", whole.NextAction, whole.Status)
+	}
+	small, err := reg.Call(tool.WithResultBudget(context.Background(), 12<<10), "list_processes", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.NextAction == nil || small.Status != contract.StatusPartial || !strings.Contains(strings.Join(small.Warnings, "\n"), tool.BudgetWarning) {
+		t.Fatalf("a 12 KiB budget did not end the page by bytes: %v %s %v", small.NextAction, small.Status, small.Warnings)
 	}
 }

@@ -19,42 +19,12 @@ import (
 // follow-up calls are exact. A PID with no live process is PROCESS_EXITED
 // with field naming the pid.
 
-// pidField is the schema of a pid argument.
-const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref (exactly one of the two); resolved to its current lifetime, named in data.resolved_pids"}`
-
-// pidTargetBranch is the {pid} branch of a target oneOf.
-const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
-
-// pidPlaces says where each tool takes a process_ref: "" is top level,
-// "target" the target object, "targets" every element of targets.
-var pidPlaces = map[string]string{
-	"start_capture":    "",
-	"get_process_info": "",
-	"update_tracking":  "",
-	"wait_condition":   "",
-	"get_history":      "target",
-	"get_metrics":      "targets",
-}
-
-// pidSkip says when a top-level pid is left for the tool to reject as an
-// argument it does not take (so the error names pid, not process_ref).
-func pidSkip(name string, m map[string]json.RawMessage) bool {
-	var s string
-	switch name {
-	case "wait_condition":
-		json.Unmarshal(m["condition"], &s)
-		return s == "process_present" || m["job_id"] != nil
-	case "start_capture":
-		json.Unmarshal(m["kind"], &s)
-		return s == "file_users"
-	}
-	return false
-}
-
-// withPID wraps a tool's handler with pid resolution.
-func withPID(t tool.Tool, call CallFunc) tool.Tool {
-	place, ok := pidPlaces[t.Name]
-	if !ok {
+// withPID wraps a tool's handler with pid resolution where its
+// declaration takes a pid (decl.PIDAt); this is the one place a pid
+// becomes a process_ref.
+func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
+	place := decl.PIDAt
+	if place == host.PIDNone {
 		return t
 	}
 	inner := t.Handler
@@ -89,19 +59,14 @@ func withPID(t tool.Tool, call CallFunc) tool.Tool {
 			return nil
 		}
 		switch place {
-		case "":
-			if t.Name == "get_process_info" && m["pid"] == nil && m["process_ref"] == nil {
-				e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
-				e.Field = "/process_ref"
-				return nil, e
-			}
-			if pidSkip(t.Name, m) {
+		case host.PIDTop:
+			if decl.PIDLeave != nil && decl.PIDLeave(m) {
 				return inner(ctx, args)
 			}
 			if err := resolve(m, ""); err != nil {
 				return nil, err
 			}
-		case "target":
+		case host.PIDTarget:
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(m["target"], &obj) == nil && obj != nil {
 				if err := resolve(obj, "/target"); err != nil {
@@ -109,7 +74,7 @@ func withPID(t tool.Tool, call CallFunc) tool.Tool {
 				}
 				m["target"], _ = json.Marshal(obj)
 			}
-		case "targets":
+		case host.PIDTargets:
 			var objs []map[string]json.RawMessage
 			if json.Unmarshal(m["targets"], &objs) == nil {
 				for i, obj := range objs {

@@ -52,7 +52,7 @@ func TestAutoReleaseLostConnectionNotRetained(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Stop)
-	ep := ipc.NewHostEndpoint(h, ipc.Path(), nil)
+	ep := ipc.NewHostEndpoint(h.IPCService(), ipc.Path(), nil)
 	if err := ep.Enable(); err != nil {
 		t.Fatal(err)
 	}

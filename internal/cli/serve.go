@@ -100,6 +100,9 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 		}
 	}()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Failures of host-side handlers are logged through slog's default
+	// logger: make it the host log (stderr of serve), never stdout.
+	slog.SetDefault(logger)
 	dir := ipc.Dir()
 	lock, err := ipc.AcquireHostLock(dir, 2*time.Second)
 	if err != nil {
@@ -130,7 +133,7 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 		return err
 	}
 	defer h.Stop()
-	ep := ipc.NewHostEndpoint(h, ipc.Path(), logger)
+	ep := ipc.NewHostEndpoint(h.IPCService(), ipc.Path(), logger)
 	defer ep.RemoveState()
 	defer ep.Disable()
 	disabled := cfg.Settings.MCPConnectionsDisabled

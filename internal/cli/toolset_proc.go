@@ -8,6 +8,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/bridge"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // inProcessEnv, set to 1, makes every command run the proc tools over a
@@ -63,5 +64,10 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 			backend = nil
 		}
 	})
-	return rt.Registry.Add(bridge.Tools(get, bridge.Mode{Raw: opts.Raw})...)
+	mode := bridge.Mode{Raw: opts.Raw}
+	if !opts.MCP {
+		// A terminal reads whole pages: the agent-sized budget is MCP's.
+		mode.ResultBudget = tool.HardResultBytes
+	}
+	return rt.Registry.Add(bridge.Tools(get, mode)...)
 }

@@ -129,7 +129,7 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 	if err := h.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	ep := ipc.NewHostEndpoint(h, ipc.Path(), logger)
+	ep := ipc.NewHostEndpoint(h.IPCService(), ipc.Path(), logger)
 	disabled := cfg.Settings.MCPConnectionsDisabled
 	if disabled {
 		ep.Disable()

@@ -145,9 +145,9 @@ func (h *Host) agentActivity(ctx context.Context, s *Session, _ json.RawMessage)
 	return contract.NewResult("live", time.Time{}, map[string]any{"calls": calls, "bridges": h.BridgeSessions()}), nil
 }
 
-// registerTUI registers the agent activity method and, as a clearly
-// marked temporary hook until the graph tools join the host's explicit
-// tool list, the graph workspace tools of graphTools.
+// registerTUI registers the host methods only the TUI calls (never MCP
+// tools): agent activity, graph display state and series, and the Live/Log
+// view activity; the graph tools themselves are in Tools.
 func (h *Host) registerTUI() {
 	h.methods[AgentActivityMethod] = h.agentActivity
 	h.methods[GraphWorkspaceMethod] = h.updateGraphWorkspace
@@ -158,12 +158,6 @@ func (h *Host) registerTUI() {
 			m["activity"] = "log"
 		}
 	})
-	for _, d := range graphTools() { // TEMPORARY hook: the lead moves graphTools() into the explicit Decl list
-		d := d
-		h.methods[d.Name] = func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-			return d.Run(ctx, h, s, raw)
-		}
-	}
 }
 
 // ActivityMethod switches the host between Live and Log view activity

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/jobs"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // CaptureConfig supplies the job limits and clock of each new Host's
@@ -47,8 +49,6 @@ func AllCaptureFields() []string {
 	return out
 }
 
-func init() { Extend(installCaptures) }
-
 type captureKey struct{}
 
 type captureSession struct {
@@ -56,6 +56,8 @@ type captureSession struct {
 	once sync.Once
 }
 
+// installCaptures creates the host's capture job manager, the per-session
+// job accessor and the captures section of get_status.
 func installCaptures(h *Host) {
 	limits, now := CaptureConfig()
 	m := jobs.NewManager(limits, now)
@@ -65,55 +67,6 @@ func installCaptures(h *Host) {
 		return cs.js
 	}
 	jobSessions.Store(h, sess)
-	h.Handle("start_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.startCapture(sess(s), raw)
-	})
-	h.Handle("get_process_info", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.getProcessInfo(sess(s), raw)
-	})
-	h.Handle("get_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			JobID string `json:"job_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		j, err := sess(s).Job(a.JobID)
-		if err != nil {
-			return nil, err
-		}
-		return jobResult(j), nil
-	})
-	h.Handle("cancel_job", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			JobID string `json:"job_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		j, err := sess(s).Cancel(a.JobID)
-		if err != nil {
-			return nil, err
-		}
-		res := jobResult(j)
-		if j.CancelRequested && j.NativeRunning {
-			res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
-		}
-		return res, nil
-	})
-	h.Handle("release_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			CaptureID string `json:"capture_id"`
-		}
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, badArgs()
-		}
-		released := sess(s).Release(a.CaptureID)
-		return contract.NewResult("live", time.Time{}, map[string]any{"capture_id": a.CaptureID, "released": released}), nil
-	})
-	h.Handle("read_capture", func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		return h.readCapture(sess(s), raw)
-	})
 	h.AddStatus(func(st map[string]any) {
 		l := m.Limits()
 		st["captures"] = map[string]any{
@@ -142,15 +95,320 @@ func jobSessionOf(s *Session) *jobs.Session {
 	return nil
 }
 
-func badArgs() error {
-	return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+// jobDelivery are the bridge's delivery options of a job tool (wait_ms,
+// read, retain_capture); the bridge consumes them, so the host never sees
+// them set.
+type jobDelivery struct {
+	WaitMS        *int           `json:"wait_ms"`
+	Read          *readSelection `json:"read"`
+	RetainCapture *bool          `json:"retain_capture"`
 }
 
-type startArgs struct {
-	Kind       string          `json:"kind"`
-	ProcessRef string          `json:"process_ref"`
-	Filter     *capture.Filter `json:"filter"`
+// deliverySchema is the schema of jobDelivery's properties; read takes a
+// read_capture selection.
+func deliverySchema(d Delivery) string {
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle"},
+"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"first-page selection, as read_capture"},
+"retain_capture":{"type":"boolean","description":"keep the capture for more reads until release_capture (default: released after the last page)"}`
 }
+
+// readSelection selects and pages capture rows (read_capture, and the
+// read option of job tools).
+type readSelection struct {
+	Path          string   `json:"path"`
+	PathBytes     string   `json:"path_bytes"`
+	OwnerName     string   `json:"owner_name"`
+	Extension     string   `json:"extension"`
+	DistinctPaths bool     `json:"distinct_paths"`
+	Projection    []string `json:"projection"`
+	Limit         int      `json:"limit"`
+}
+
+// readSelectionSchema is the schema of readSelection's properties.
+func readSelectionSchema(d Delivery) string {
+	return filterSchema + `,
+"distinct_paths":{"type":"boolean","description":"one row per path; needs projection [\"path\"]"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$CAPTURE_FIELDS},"description":"row fields, in order"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + d.limitDefault() + `"}`
+}
+
+// deliveryText says how a job tool delivers in mode d.
+func deliveryText(d Delivery) string {
+	if d.Raw {
+		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture); a job failing within the wait is an error with details.job_id."
+	}
+	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page under data.result_page, next_action naming the next call; a job failing within the wait is an error with details.job_id."
+}
+
+// startArgs are start_capture's arguments.
+type startArgs struct {
+	Kind       string         `json:"kind"`
+	ProcessRef string         `json:"process_ref"`
+	PID        *int64         `json:"pid"`
+	Filter     *captureFilter `json:"filter"`
+	jobDelivery
+}
+
+// captureFilter is start_capture's collection filter: the collector's
+// path/extension/owner selectors and the row filters the host applies to
+// the collected rows (the rows carry these fields): network state and
+// protocol, and deleted for file_users and open_files.
+type captureFilter struct {
+	capture.Filter
+	// State is a network row's state, exact and case-insensitive (LISTEN,
+	// ESTABLISHED, ... for TCP; UNCONNECTED, CONNECTED, ... as rows name them).
+	State string `json:"state"`
+	// Protocol is a network row's protocol: tcp, tcp6, udp, udp6 or unix.
+	Protocol string `json:"protocol"`
+	// Deleted keeps rows whose file was (true) or was not (false) unlinked;
+	// rows whose deleted is unknown match neither and are counted.
+	Deleted *bool `json:"deleted"`
+}
+
+// captureRowFilterSchema is the schema of captureFilter's own properties.
+const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network: state, e.g. LISTEN"},
+"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","unix"],"description":"network: protocol"},
+"deleted":{"type":"boolean","description":"file_users, open_files: unlinked (true) or not; unknown rows are excluded and counted"}`
+
+// rowFilter applies f's host-side row filters to c and records them in
+// c's coverage: row_filter, rows_filtered_out (with the collector's own),
+// and deleted_unknown_excluded when deleted is asked.
+func (f *captureFilter) rowFilter(c *capture.Capture) {
+	if f == nil || (f.State == "" && f.Protocol == "" && f.Deleted == nil) {
+		return
+	}
+	unknown := 0
+	keep := c.Rows[:0]
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		ok := true
+		if f.State != "" {
+			v, _ := r.Get("state")
+			st, _ := v.(string)
+			ok = ok && strings.EqualFold(st, f.State)
+		}
+		if f.Protocol != "" {
+			v, _ := r.Get("protocol")
+			ok = ok && v == f.Protocol
+		}
+		if f.Deleted != nil && ok {
+			v, _ := r.Get("deleted")
+			d, known := v.(bool)
+			if !known {
+				unknown++
+			}
+			ok = known && d == *f.Deleted
+		}
+		if ok {
+			keep = append(keep, *r)
+		} else {
+			c.FilteredOut++
+		}
+	}
+	clear(c.Rows[len(keep):])
+	c.Rows = keep
+	if c.Coverage == nil {
+		c.Coverage = map[string]any{}
+	}
+	rf := map[string]any{}
+	if f.State != "" {
+		rf["state"] = f.State
+	}
+	if f.Protocol != "" {
+		rf["protocol"] = f.Protocol
+	}
+	if f.Deleted != nil {
+		rf["deleted"] = *f.Deleted
+		c.Coverage["deleted_unknown_excluded"] = unknown
+	}
+	c.Coverage["row_filter"] = rf
+	c.Coverage["rows_filtered_out"] = c.FilteredOut
+}
+
+// validate rejects row filters of another kind: state and protocol are
+// network's, deleted is file_users' and open_files'.
+func (f *captureFilter) validate(kind string) error {
+	if f.State != "" && kind != capture.KindNetwork {
+		return invalidAt("/filter/state", "filter.state applies to kind network only")
+	}
+	if f.Protocol != "" && kind != capture.KindNetwork {
+		return invalidAt("/filter/protocol", "filter.protocol applies to kind network only")
+	}
+	if f.Deleted != nil && kind != capture.KindFileUsers && kind != capture.KindOpenFiles {
+		return invalidAt("/filter/deleted", "filter.deleted applies to kinds file_users and open_files only")
+	}
+	return nil
+}
+
+func startCaptureTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "start_capture",
+		Title:       "Start a capture job",
+		Description: "Captures rows of kind (required) as a bounded job: file_users (who holds which path, host-wide), open_files, modules, threads or scheduling of a process (process_ref or pid), network endpoints (host-wide or of a process). filter narrows what is collected (e.g. {\"state\":\"LISTEN\"}, {\"deleted\":true}); " + deliveryText(d),
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
+"kind":{"type":"string","enum":$CAPTURE_KINDS,"description":"what to capture"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
+` + pidField + `,
+"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
+` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
+` + deliverySchema(d) + `}}`),
+		Annotations: tool.Annotations{ReadOnly: true},
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a startArgs) (*contract.Result, error) {
+		return h.startCapture(jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverJob
+	t.PIDAt = PIDTop
+	t.PIDLeave = func(m map[string]json.RawMessage) bool {
+		var kind string
+		json.Unmarshal(m["kind"], &kind)
+		return kind == capture.KindFileUsers
+	}
+	return t
+}
+
+// processInfoArgs are get_process_info's arguments.
+type processInfoArgs struct {
+	ProcessRef string   `json:"process_ref"`
+	PID        *int64   `json:"pid"`
+	Fields     []string `json:"fields"`
+	jobDelivery
+}
+
+func getProcessInfoTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "get_process_info",
+		Title:       "Process metadata",
+		Description: "Metadata of one process (process_ref or pid required): exe, cwd, image, parent, start time, cgroup, namespaces; command_line and user only when named in fields. " + deliveryText(d),
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
+` + pidField + `,
+"fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
+` + deliverySchema(d) + `}}`),
+		Annotations: tool.Annotations{ReadOnly: true},
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a processInfoArgs) (*contract.Result, error) {
+		return h.getProcessInfo(jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverJob
+	t.PIDAt = PIDTop
+	return t
+}
+
+// jobArgs are get_job's arguments.
+type jobArgs struct {
+	JobID string `json:"job_id"`
+	jobDelivery
+}
+
+func getJobTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "get_job",
+		Title:       "Job status",
+		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page under data.result_page, like start_capture.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
+"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to inspect"},
+` + deliverySchema(d) + `}}`),
+		Annotations: readOnly,
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a jobArgs) (*contract.Result, error) {
+		// Condition waits (wait- ids) and capture jobs share get_job.
+		if strings.HasPrefix(a.JobID, waitJobPrefix) {
+			j, err := findWait(s, a.JobID)
+			if err != nil {
+				return nil, err
+			}
+			return j.jobView(), nil
+		}
+		j, err := jobSessionOf(s).Job(a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		return jobResult(j), nil
+	})
+	t.Delivery = DeliverJobStatus
+	return t
+}
+
+// readArgs are read_capture's arguments.
+type readArgs struct {
+	CaptureID string `json:"capture_id"`
+	readSelection
+	Cursor string `json:"cursor"`
+}
+
+func readCaptureTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "read_capture",
+		Title:       "Read a capture",
+		Description: "Pages the frozen rows of capture_id (required) without collecting again, optionally selected (path, owner_name, extension, distinct_paths) and projected. next_action names the next page; an expired capture is REFERENCE_INVALID.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
+"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to read"},
+` + readSelectionSchema(d) + `,
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a readArgs) (*contract.Result, error) {
+		return h.readCapture(ctx, jobSessionOf(s), a)
+	})
+	t.Delivery = DeliverPages
+	return t
+}
+
+// jobIDArgs name one job.
+type jobIDArgs struct {
+	JobID string `json:"job_id"`
+}
+
+var cancelJobTool = define(tool.Tool{
+	Name:        "cancel_job",
+	Title:       "Cancel a job",
+	Description: "Requests cancellation of job_id (required); an outcome already reached is kept. get_job gives the outcome.",
+	Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
+"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to cancel"}}}`),
+	Annotations: tool.Annotations{Idempotent: true},
+}, func(ctx context.Context, h *Host, s *Session, a jobIDArgs) (*contract.Result, error) {
+	if strings.HasPrefix(a.JobID, waitJobPrefix) {
+		j, err := findWait(s, a.JobID)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-j.done:
+		default:
+			j.cancelRequested.Store(true)
+			j.cancel()
+			<-j.done // a wait ends promptly on cancellation
+		}
+		return j.jobView(), nil
+	}
+	j, err := jobSessionOf(s).Cancel(a.JobID)
+	if err != nil {
+		return nil, err
+	}
+	res := jobResult(j)
+	if j.CancelRequested && j.NativeRunning {
+		res.Warn("cancellation was requested; the collector's native call is still running and its worker slot stays in use until it returns")
+	}
+	return res, nil
+})
+
+// captureIDArgs name one capture.
+type captureIDArgs struct {
+	CaptureID string `json:"capture_id"`
+}
+
+var releaseCaptureTool = define(tool.Tool{
+	Name:        "release_capture",
+	Title:       "Release a capture",
+	Description: "Releases capture_id (required) and its derived captures; idempotent.",
+	Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
+"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to release"}}}`),
+	Annotations: tool.Annotations{Idempotent: true, Destructive: false},
+}, func(ctx context.Context, h *Host, s *Session, a captureIDArgs) (*contract.Result, error) {
+	released := jobSessionOf(s).Release(a.CaptureID)
+	return contract.NewResult("live", time.Time{}, map[string]any{"capture_id": a.CaptureID, "released": released}), nil
+})
 
 // resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
 // lifetime, REFERENCE_INVALID for another instance).
@@ -162,27 +420,36 @@ func (h *Host) resolve(ref string) (sample.Identity, error) {
 	return p.ID(), nil
 }
 
-func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a startArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, error) {
 	spec := jobs.Spec{Kind: a.Kind}
 	if a.Filter != nil {
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
 			return nil, err
 		}
-		spec.Filter = *a.Filter
+		if err := a.Filter.validate(a.Kind); err != nil {
+			return nil, err
+		}
+		spec.Filter = a.Filter.Filter
+		spec.Prepare = a.Filter.rowFilter
 	}
 	filter := spec.Filter
 	switch a.Kind {
 	case capture.KindFileUsers:
-		if a.ProcessRef != "" {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref; narrow it with filter.owner_name or filter.path")
+		if a.ProcessRef != "" || a.PID != nil {
+			e := contract.Errorf(contract.CodeInvalidArgument, "file_users is host-wide and takes no process_ref or pid; narrow it with filter.owner_name or filter.path")
+			e.Field = "/process_ref"
+			if a.PID != nil {
+				e.Field = "/pid"
+			}
+			return nil, e
 		}
 		spec.Exclusive = true
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.FileUsersFiltered(ctx, filter) }
+		rowFilter := spec.Prepare
 		spec.Prepare = func(c *capture.Capture) {
+			if rowFilter != nil {
+				rowFilter(c)
+			}
 			for i := range c.Rows {
 				r := &c.Rows[i]
 				if r.Verified && len(r.Fields) > 0 && r.Fields[0].Key == "process_ref" {
@@ -226,13 +493,11 @@ func (h *Host) startCapture(js *jobs.Session, raw json.RawMessage) (*contract.Re
 	return jobResult(j), nil
 }
 
-func (h *Host) getProcessInfo(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		ProcessRef string   `json:"process_ref"`
-		Fields     []string `json:"fields"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
+func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
+	if a.ProcessRef == "" {
+		e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
+		e.Field = "/process_ref"
+		return nil, e
 	}
 	id, err := h.resolve(a.ProcessRef)
 	if err != nil {
@@ -300,18 +565,6 @@ func JobFailedWarning(id string, e *contract.Error) string {
 	return "job " + id + " failed: " + string(code) + ": " + msg + " (outcome under data.result.error; this envelope's status describes the retrieval, not the job)"
 }
 
-type readArgs struct {
-	CaptureID     string   `json:"capture_id"`
-	Path          string   `json:"path"`
-	PathBytes     string   `json:"path_bytes"`
-	OwnerName     string   `json:"owner_name"`
-	Extension     string   `json:"extension"`
-	DistinctPaths bool     `json:"distinct_paths"`
-	Projection    []string `json:"projection"`
-	Limit         int      `json:"limit"`
-	Cursor        string   `json:"cursor"`
-}
-
 type readCursor struct {
 	View string `json:"c"`
 }
@@ -321,11 +574,8 @@ type readCursor struct {
 // a changed query reads a derived capture built once from the frozen rows.
 // Access by capture_id to an expired capture is REFERENCE_INVALID, by
 // cursor CURSOR_INVALID.
-func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Result, error) {
-	var a readArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	q := jobs.Query{Path: a.Path, PathBytes: a.PathBytes, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
 	src, err := js.Capture(a.CaptureID)
 	if a.Cursor != "" && err != nil {
@@ -372,8 +622,11 @@ func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Res
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	rows, next, err := jobs.Page(view, off, limit, PageByteBudget)
+	rows, pg, next, byBytes, err := pageRows(ctx, view.Enc, off, limit)
 	if err != nil {
+		if contract.CodeOf(err) == contract.CodeCursorInvalid {
+			err = contract.Errorf(contract.CodeCursorInvalid, "the cursor points outside the capture")
+		}
 		return nil, err
 	}
 	cov := map[string]any{}
@@ -384,7 +637,7 @@ func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Res
 	cov["offset"] = off
 	cov["returned"] = len(rows)
 	data := map[string]any{
-		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows,
+		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
 		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
 	}
 	res := contract.NewResult("live", time.Time{}, data)
@@ -397,17 +650,14 @@ func (h *Host) readCapture(js *jobs.Session, raw json.RawMessage) (*contract.Res
 	if view.Partial {
 		res.Status = contract.StatusPartial
 	}
+	pageEnvelope(res, byBytes)
+	data["next_action"] = nil
 	if next >= 0 {
 		x, _ := json.Marshal(readCursor{View: view.ID})
 		tok := h.cursors.Encode(contract.Cursor{Scope: scope, Query: qh, Offset: int64(next), Extra: x})
 		data["next_cursor"] = tok
-		var args map[string]any
-		_ = json.Unmarshal(raw, &args)
-		args["cursor"] = tok
-		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: args}
+		res.NextAction = tool.CursorPaging.NextCall("read_capture", raw, tok)
 		data["next_action"] = res.NextAction
-	} else {
-		data["next_action"] = nil
 	}
 	return res, nil
 }

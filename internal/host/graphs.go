@@ -163,7 +163,7 @@ type exportGraphsArgs struct {
 	ExpectedRevision string        `json:"expected_revision"`
 }
 
-const sourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
+const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
   "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
   "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"}}}`
 
@@ -178,7 +178,7 @@ func graphTools() []Decl {
 			Title: "Get the graph workspace",
 			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
 				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) with processes_total and processes_truncated. No required arguments; never inspects the OS.",
-			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
 "target_limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most process targets returned, default 500"}}}`),
@@ -191,8 +191,8 @@ func graphTools() []Decl {
 			Title: "Add graphs to the workspace",
 			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
 				"Optional operation_id and expected_revision (from get_graphs). Returns operation_id, state, added and existing graph_ids and the workspace.",
-			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
-"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + sourceSchema + `},
+			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
+"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
 ` + opSchema + `}}`),
 			Annotations: tool.Annotations{Idempotent: true},
 		}, func(ctx context.Context, h *Host, s *Session, a addGraphsArgs) (*contract.Result, error) {
@@ -204,9 +204,9 @@ func graphTools() []Decl {
 			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required; absolute, or relative to the host's working directory; missing parents are created). " +
 				"filename: optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED). range: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set). " +
 				"Columns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
-			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
+			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"description":"directory for the new CSV file"},
-"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + sourceSchema + `,"description":"sources to add before exporting"},
+"metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},
 "filename":{"type":"string","minLength":5,"maxLength":255,"pattern":"^[^/\\\\]+\\.csv$","description":"a single file name ending in .csv"},
 "range":{"type":"string","enum":["all","visible","ab"],"description":"all (default), visible or ab"},
 ` + opSchema + `}}`),
@@ -215,16 +215,6 @@ func graphTools() []Decl {
 			return h.exportGraphsOp(a)
 		}),
 	}
-}
-
-// GraphToolDefs returns the public definitions of the graph tools (no
-// handlers) for the bridge to publish and forward.
-func GraphToolDefs() []tool.Tool {
-	var out []tool.Tool
-	for _, d := range graphTools() {
-		out = append(out, d.Tool)
-	}
-	return out
 }
 
 func (w *workspace) graphJSON(h *Host, g *Graph) map[string]any {

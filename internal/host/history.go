@@ -9,6 +9,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // installHistory feeds every published snapshot into the store and serves
@@ -31,7 +32,6 @@ func (inv *investigation) installHistory(h *Host) {
 		}
 		return out
 	})
-	h.Handle("get_history", inv.getHistory)
 }
 
 // Store returns the host's retained history (nil before the history
@@ -43,8 +43,10 @@ func (h *Host) HistoryStore() *history.Store {
 	return nil
 }
 
+// historyArgs are get_history's arguments.
 type historyArgs struct {
 	Source    string        `json:"source"`
+	LogRef    string        `json:"log_ref"`
 	Target    *metricTarget `json:"target"`
 	MetricIDs []string      `json:"metric_ids"`
 	From      string        `json:"from"`
@@ -74,12 +76,43 @@ func parseBound(s, field string, up bool) (ms int64, exact bool, err error) {
 	return ms, exact, nil
 }
 
-func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+func getHistoryTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "get_history",
+		Title:       "Retained metric history",
+		Description: "Retained metric history of one target (process_ref, pid or the system, the default) for metric_ids (required) over from/to or last_seconds. mode summary (default) gives counts, min, max, mean, first and last values and their change; mode raw pages every sample; source log with log_ref reads a recording.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
+` + sourceSchema + `,
+` + logRefSchema + `,
+"target":{"oneOf":[
+  {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
+  ` + pidTargetBranch + `,
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default the system"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
+"from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339"},
+"to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"the last N seconds, instead of from/to"},
+"mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + d.limitDefault() + `"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a historyArgs) (*contract.Result, error) {
+		// source log (or log_ref alone) reads a loaded recording.
+		if useLog, err := logQuery(a.Source, a.LogRef); err != nil {
+			return nil, err
+		} else if useLog {
+			return recorderOf(h).logs.getHistory(ctx, s, a)
+		}
+		return investigationOf(h).getHistory(ctx, s, a)
+	})
+	t.PIDAt = PIDTarget
+	return t
+}
+
+func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyArgs) (*contract.Result, error) {
 	h := inv.h
-	var a historyArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+	raw := rawArgs(ctx)
 	if a.Mode == "" {
 		a.Mode = "summary"
 	}
@@ -93,7 +126,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		if err != nil {
 			return nil, err
 		}
-		return inv.historyPage(l, raw, off, a.Limit)
+		return inv.historyPage(ctx, l, raw, off, a.Limit)
 	}
 	var iv history.Interval
 	exactFrom, exactTo := false, false
@@ -220,7 +253,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, raw json.R
 		meta["window"] = window
 	}
 	l := frozenOf(s).put("hist", rows, map[string]any{}, meta)
-	return inv.historyPage(l, raw, 0, a.Limit)
+	return inv.historyPage(ctx, l, raw, 0, a.Limit)
 }
 
 func mustTime(s string) time.Time {
@@ -228,11 +261,11 @@ func mustTime(s string) time.Time {
 	return t
 }
 
-func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (inv *investigation) historyPage(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := inv.h.listPage("get_history", l, raw, off, limit)
+	data, action, byBytes, err := inv.h.listPage(ctx, "get_history", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +281,7 @@ func (inv *investigation) historyPage(l *frozenList, raw json.RawMessage, off, l
 	}
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 

@@ -11,7 +11,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -82,22 +85,24 @@ func New(opts Options) (*Host, error) {
 		sessions:   map[string]*Session{},
 	}
 	h.refs = newRefCodec(h.InstanceID)
-	h.registerBase()
-	h.registerResolvePID()
-	h.registerTUI() // activity.go: agent activity method and (until the lead lists them) graphTools()
-	for _, ext := range extensions {
-		ext(h)
+	// Feature state (job manager, retained history, recorder) and its
+	// get_status sections, then every proc tool of Tools and the host
+	// methods that are not tools.
+	installCaptures(h)
+	installInvestigation(h)
+	installRecording(h)
+	for _, d := range Tools() {
+		run := d.Run
+		h.Handle(d.Name, func(ctx context.Context, s *Session, args json.RawMessage) (*contract.Result, error) {
+			return run(ctx, h, s, args)
+		})
 	}
+	h.registerTUI() // activity.go: the TUI's local methods (agent activity, graph display, Log view)
+	h.Handle(ResolvePIDMethod, h.resolvePID)
+	h.Handle(ConfirmMethod, investigationOf(h).confirmOperation)
+	h.Handle(PendingConfirmationsMethod, investigationOf(h).pendingConfirmations)
 	return h, nil
 }
-
-// extensions are installed into every new Host (other files of this
-// package and feature packages add theirs with Extend in init).
-var extensions []func(*Host)
-
-// Extend registers fn to run on every Host that New builds, after the base
-// methods; features use it to add methods and status sections.
-func Extend(fn func(*Host)) { extensions = append(extensions, fn) }
 
 // FirstInterval separates the first two samples: the second, taken this
 // long after Start, gives interval rates (cpu_percent) as top's first
@@ -206,19 +211,14 @@ func (h *Host) Sampler() *sample.Sampler { return h.sampler }
 // Cursors returns the host's cursor codec (cursors die with the instance).
 func (h *Host) Cursors() *contract.CursorCodec { return h.cursors }
 
-// Handle registers the method for a proc tool name. Registering a name twice
-// replaces the earlier method (a feature can refine a base method).
+// Handle registers a host method under name. New registers every proc
+// tool of Tools and the host methods that are not tools (resolve_pid and
+// the local decision methods); tests add their own. Registering a name
+// twice replaces the earlier method.
 func (h *Host) Handle(name string, m Method) {
 	h.mu.Lock()
 	h.methods[name] = m
 	h.mu.Unlock()
-}
-
-// method returns the method registered for name, or nil.
-func (h *Host) method(name string) Method {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.methods[name]
 }
 
 // Methods returns the registered method names, sorted.
@@ -261,10 +261,7 @@ func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args jso
 	done := h.trackCall(s, method) // activity.go: the TUI's agent activity panel
 	res, err := (*contract.Result)(nil), h.activityGate(method, args)
 	if err == nil {
-		res, err = m(ctx, s, args)
-	}
-	if err != nil {
-		err = contract.AsError(err)
+		res, err = safeRun(ctx, method, m, s, args)
 	}
 	if done != nil {
 		done(err)
@@ -274,6 +271,30 @@ func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args jso
 	}
 	if res != nil && res.BackendInstanceID == "" {
 		res.BackendInstanceID = h.InstanceID
+	}
+	return res, nil
+}
+
+// safeRun runs m and returns its failure typed. A panic becomes
+// INTERNAL_ERROR and a plain error (not a *contract.Error, not a context
+// error) becomes INTERNAL_ERROR too; both are logged once, with the tool
+// name, through log/slog (the host log of `inquest serve`, stderr of an
+// in-process host; never stdout). The typed error crosses IPC as it is, so
+// the bridge's registry does not log it again.
+func safeRun(ctx context.Context, method string, m Method, s *Session, args json.RawMessage) (res *contract.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("proc tool panicked in the host", "tool", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, contract.Errorf(contract.CodeInternalError, "the tool failed unexpectedly; the failure was logged").Permanent()
+		}
+	}()
+	res, err = m(ctx, s, args)
+	if err != nil {
+		var ce *contract.Error
+		if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			slog.Error("proc tool failed with an untyped error in the host", "tool", method, "err", err.Error())
+		}
+		return nil, contract.AsError(err)
 	}
 	return res, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/ledger"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // investigation is the Current Investigation of seed 000 section 10: the
@@ -74,8 +75,10 @@ func investigationOf(h *Host) *investigation {
 	return nil
 }
 
-func init() {
-	Extend(func(h *Host) {
+// installInvestigation creates the host's investigation state (tracking,
+// profiles, retained history, operations ledger) and its get_status section.
+func installInvestigation(h *Host) {
+	{
 		inv := &investigation{h: h, store: history.NewStore(), ledger: ledger.New(), rev: 1}
 		if f, err := config.Load(); err != nil {
 			inv.loadErr = "inquest.toml could not be read; the tracking list starts empty and changes will fail until the file is fixed"
@@ -86,14 +89,6 @@ func init() {
 		inv.store.SetTracking(inv.tracking)
 		investigations.Store(h, inv)
 		inv.installHistory(h)
-		h.Handle("get_tracking", inv.getTracking)
-		h.Handle("update_tracking", inv.updateTracking)
-		h.Handle("list_profiles", inv.listProfiles)
-		h.Handle("update_profile", inv.updateProfile)
-		h.Handle("get_operation", inv.getOperation)
-		h.Handle(ConfirmMethod, inv.confirmOperation)
-		h.Handle(PendingConfirmationsMethod, inv.pendingConfirmations)
-		inv.installWaits(h)
 		h.AddStatus(func(m map[string]any) {
 			m["history"] = map[string]any{
 				"untracked_capacity_samples": history.UntrackedCapacity,
@@ -102,7 +97,7 @@ func init() {
 				"encoded_bytes":              inv.store.MemoryBytes(),
 			}
 		})
-	})
+	}
 }
 
 func normalizeNames(in []string) []string {
@@ -206,13 +201,22 @@ func operationJSON(st ledger.Status) map[string]any {
 	return out
 }
 
-func (inv *investigation) getOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		OperationID string `json:"operation_id"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+// operationIDArgs name one operation.
+type operationIDArgs struct {
+	OperationID string `json:"operation_id"`
+}
+
+var getOperationTool = define(tool.Tool{
+	Name:        "get_operation",
+	Title:       "Operation status",
+	Description: "State of an action by operation_id (required): pending, running, pending_confirmation, succeeded (outcome) or failed (error). Kept 24 h.",
+	Input:       schema(`{"type":"object","additionalProperties":false,"required":["operation_id"],"properties":{"operation_id":{"type":"string","minLength":1,"maxLength":128}}}`),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, a operationIDArgs) (*contract.Result, error) {
+	return investigationOf(h).getOperation(a)
+})
+
+func (inv *investigation) getOperation(a operationIDArgs) (*contract.Result, error) {
 	st, err := inv.ledger.Get(a.OperationID)
 	if err != nil {
 		return nil, err
@@ -249,15 +253,18 @@ func notLocal(why string) error {
 	return contract.Errorf(contract.CodePermissionDenied, "a pending confirmation is decided by a local user in the TUI or with `inquest confirm`; %s", why)
 }
 
+// decisionArgs are confirm_operation's arguments.
+type decisionArgs struct {
+	OperationID string `json:"operation_id"`
+	Decision    string `json:"decision"`
+}
+
 func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	if isMCPBridge(s) {
 		return nil, notLocal("MCP bridge connections cannot decide")
 	}
-	var a struct {
-		OperationID string `json:"operation_id"`
-		Decision    string `json:"decision"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
+	a, err := tool.Decode[decisionArgs](raw)
+	if err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "confirm_operation takes operation_id and decision confirm|deny")
 	}
 	if sub, ok := inv.submitters.Load(a.OperationID); ok && sub == s.ID {

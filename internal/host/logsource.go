@@ -19,6 +19,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/recording"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Saved-log analysis (seed 000 section 10): open_log loads a recording in
@@ -140,15 +141,48 @@ func (lh *logHost) expireLocked(ls *logSession, now time.Time) {
 	}
 }
 
-func (lh *logHost) openLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		LogID  string `json:"log_id"`
-		JobID  string `json:"job_id"`
-		WaitMS *int   `json:"wait_ms"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+// openLogArgs are open_log's arguments.
+type openLogArgs struct {
+	LogID  string `json:"log_id"`
+	JobID  string `json:"job_id"`
+	WaitMS *int   `json:"wait_ms"`
+}
+
+func openLogTool(d Delivery) Decl {
+	wd := d.waitDefault()
+	t := define(tool.Tool{
+		Name:        "open_log",
+		Title:       "Load a saved recording",
+		Description: "Loads the saved recording log_id as a job and returns log_ref, for list_processes, get_metrics and get_history with source log. A damaged file loads as partial; continue a long load with job_id.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"log_id":{"type":"string","minLength":1,"maxLength":64,"description":"a log id issued by this host"},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier load"},
+` + waitField(wd) + `}}`),
+		Annotations: readOnly,
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a openLogArgs) (*contract.Result, error) {
+		return recorderOf(h).logs.openLog(ctx, s, a)
+	})
+	t.Delivery = DeliverSlices
+	return t
+}
+
+// closeLogArgs are close_log's arguments.
+type closeLogArgs struct {
+	LogRef string `json:"log_ref"`
+}
+
+var closeLogTool = define(tool.Tool{
+	Name:        "close_log",
+	Title:       "Release a loaded log",
+	Description: "Releases log_ref (required) and everything that depends on it; idempotent.",
+	Input:       schema(`{"type":"object","additionalProperties":false,"required":["log_ref"],"properties":{"log_ref":{"type":"string","minLength":1,"maxLength":128}}}`),
+	Annotations: mutation,
+}, func(ctx context.Context, h *Host, s *Session, a closeLogArgs) (*contract.Result, error) {
+	return recorderOf(h).logs.closeLog(s, a)
+})
+
+func (lh *logHost) openLog(ctx context.Context, s *Session, a openLogArgs) (*contract.Result, error) {
 	if (a.LogID == "") == (a.JobID == "") {
 		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of log_id (start a load) and job_id (continue one)")
 		e.Field = "/log_id"
@@ -419,13 +453,7 @@ func logWarnings(res *contract.Result, l *loadedLog) {
 	}
 }
 
-func (lh *logHost) closeLog(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) closeLog(s *Session, a closeLogArgs) (*contract.Result, error) {
 	ls := lh.session(s)
 	ls.mu.Lock()
 	l := ls.refs[a.LogRef]
@@ -456,18 +484,30 @@ func (lh *logHost) loaded(s *Session, ref string) (*loadedLog, error) {
 	return l, nil
 }
 
-type logQueryArgs struct {
-	LogRef string `json:"log_ref"`
+// logQuery reports whether a source-selecting query (list_processes,
+// get_metrics, get_history) reads a loaded log: source "log", or log_ref
+// without a source (seed 000 section 6). source log without log_ref, and
+// log_ref with source live, are INVALID_ARGUMENT.
+func logQuery(source, logRef string) (bool, error) {
+	switch {
+	case source == "log" || (source == "" && logRef != ""):
+		if logRef == "" {
+			e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log)")
+			e.Field = "/log_ref"
+			e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
+			return false, e
+		}
+		return true, nil
+	case logRef != "":
+		e := contract.Errorf(contract.CodeInvalidArgument, "log_ref applies only to source log; remove it or set source to log")
+		e.Field = "/log_ref"
+		return false, e
+	}
+	return false, nil
 }
 
-func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		listProcessesArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcessesArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err
@@ -477,12 +517,16 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMe
 		if err != nil {
 			return nil, err
 		}
-		return lh.page(l, "list_processes", fl, raw, off, a.Limit)
+		return lh.page(ctx, l, "list_processes", fl, raw, off, a.Limit)
 	}
 	if a.Sort != "" && a.Sort != "pid" && a.Sort != "name" {
 		// A metric sort orders by the latest live snapshot's values; a log
 		// listing has none, so it is refused rather than silently ordered by pid.
 		return nil, invalidAt("/sort", "with source log, sort must be pid or name; rank a recording's processes by a metric with get_history on its log process_refs")
+	}
+	if a.Filter != nil && a.Filter.User != "" {
+		// A recording keeps no owner of its processes: nothing could match.
+		return nil, invalidAt("/filter/user", "with source log, filter.user is not available: recordings do not store process owners")
 	}
 	scope := a.Scope
 	if scope == "" {
@@ -572,19 +616,19 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, raw json.RawMe
 	}
 	cov := map[string]any{"scope": scope, "identities_in_log": len(lg.Procs), "matched": len(rows)}
 	fl := frozenOf(s).put("llist", rows, cov, map[string]any{"log_ref": l.ref})
-	return lh.page(l, "list_processes", fl, raw, 0, a.Limit)
+	return lh.page(ctx, l, "list_processes", fl, raw, 0, a.Limit)
 }
 
 // page renders one page of a frozen log listing (processes or raw
 // history) with the log's source metadata.
-func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (lh *logHost) page(ctx context.Context, l *loadedLog, tool string, fl *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if ref, _ := fl.meta["log_ref"].(string); ref != l.ref {
 		return nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor belongs to another log or listing")
 	}
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := lh.h.listPage(tool, fl, raw, off, limit)
+	data, action, byBytes, err := lh.h.listPage(ctx, tool, fl, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -593,18 +637,12 @@ func (lh *logHost) page(l *loadedLog, tool string, fl *frozenList, raw json.RawM
 	res := logResult(l.log, data)
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	logWarnings(res, l)
 	return res, nil
 }
 
-func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		metricsArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) getMetrics(ctx context.Context, s *Session, a metricsArgs) (*contract.Result, error) {
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err
@@ -691,14 +729,8 @@ func (lh *logHost) getMetrics(ctx context.Context, s *Session, raw json.RawMessa
 	return res, nil
 }
 
-func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		historyArgs
-		LogRef string `json:"log_ref"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	l, err := lh.loaded(s, a.LogRef)
 	if err != nil {
 		return nil, err
@@ -716,7 +748,7 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 		if err != nil {
 			return nil, err
 		}
-		return lh.page(l, "get_history", fl, raw, off, a.Limit)
+		return lh.page(ctx, l, "get_history", fl, raw, off, a.Limit)
 	}
 	var iv history.Interval
 	exactFrom, exactTo := false, false
@@ -786,5 +818,5 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, raw json.RawMessa
 		return nil, err
 	}
 	fl := frozenOf(s).put("lhist", rows, map[string]any{}, map[string]any{"log_ref": l.ref, "mode": "raw", "target": target, "temporal_coverage": temporal})
-	return lh.page(l, "get_history", fl, raw, 0, a.Limit)
+	return lh.page(ctx, l, "get_history", fl, raw, 0, a.Limit)
 }

@@ -2,25 +2,30 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // MaxMetricTargets is the most targets one get_metrics call takes, system
 // targets included (seed 000 section 7).
 const MaxMetricTargets = 50
 
+// metricsArgs are get_metrics' arguments.
 type metricsArgs struct {
 	Source    string         `json:"source"`
+	LogRef    string         `json:"log_ref"`
 	MetricIDs []string       `json:"metric_ids"`
 	Targets   []metricTarget `json:"targets"`
 }
 
+// metricTarget is one target: a process (process_ref; a pid is resolved
+// to it by the bridge) or the system.
 type metricTarget struct {
 	ProcessRef string `json:"process_ref,omitempty"`
+	PID        *int64 `json:"pid,omitempty"`
 	System     bool   `json:"system,omitempty"`
 }
 
@@ -38,11 +43,34 @@ func EncodeValue(m sample.Metric, v uint64) (any, bool) {
 	return contract.Uint(v), true
 }
 
-func (h *Host) getMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a metricsArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+var getMetricsTool = func() Decl {
+	t := define(tool.Tool{
+		Name:        "get_metrics",
+		Title:       "Current metric values",
+		Description: "Current values of metric_ids (required) for up to 50 targets ({process_ref}, {pid} or {system:true}; default the system) from the latest snapshot. Integers are decimal strings and unavailable values are listed, never zero; source log with log_ref reads a recording's last frame.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_ids"],"properties":{
+` + sourceSchema + `,
+` + logRefSchema + `,
+"metric_ids":{"type":"array","minItems":1,"maxItems":64,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS}},
+"targets":{"type":"array","minItems":1,"maxItems":50,"items":{"oneOf":[
+  {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
+  ` + pidTargetBranch + `,
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}]}}}}`),
+		Annotations: readOnly,
+	}, func(ctx context.Context, h *Host, s *Session, a metricsArgs) (*contract.Result, error) {
+		// source log (or log_ref alone) reads a loaded recording.
+		if useLog, err := logQuery(a.Source, a.LogRef); err != nil {
+			return nil, err
+		} else if useLog {
+			return recorderOf(h).logs.getMetrics(ctx, s, a)
+		}
+		return h.getMetrics(a)
+	})
+	t.PIDAt = PIDTargets
+	return t
+}()
+
+func (h *Host) getMetrics(a metricsArgs) (*contract.Result, error) {
 	targets := a.Targets
 	if len(targets) == 0 {
 		targets = []metricTarget{{System: true}}

@@ -1,12 +1,14 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Page budget constants (seed 000 section 8).
@@ -15,10 +17,6 @@ const (
 	MaxPageRows = 5000
 	// RawPageRows is the default page in raw mode.
 	RawPageRows = 100
-	// PageByteBudget keeps one page's encoded rows under the 4 MiB message
-	// limit with room for the envelope (structuredContent and text both
-	// carry it, so the budget is a bit under half).
-	PageByteBudget = 1800 << 10
 	// FrozenLifetime is how long a frozen listing stays readable.
 	FrozenLifetime = 5 * time.Minute
 	// MaxFrozenLists bounds the frozen listings one session keeps.
@@ -92,34 +90,46 @@ type cursorExtra struct {
 	List string `json:"l"`
 }
 
-// page slices rows [off, off+limit) under the byte budget. It returns the
-// page and the next offset (-1 at the end). A single row larger than the
-// budget is RESULT_TOO_LARGE.
-func page(rows []json.RawMessage, off, limit int) ([]json.RawMessage, int, error) {
-	if off > len(rows) {
-		return nil, -1, contract.Errorf(contract.CodeCursorInvalid, "the cursor points past the end of the listing")
+// pageRows is the one paging of the proc toolset: the page of rows
+// starting at offset off, at most limit rows whose encoded size fits the
+// call's row byte budget (tool.RowBudget(ctx), from the caller's result
+// budget). Pages never cut a row and always hold at least one row, so a
+// listing advances. It returns the rows (never nil), the page object and
+// the next offset (-1 at the end); byBytes reports that the budget, not
+// limit, ended the page. An offset past the end is CURSOR_INVALID; one row
+// larger than the hard result limit is RESULT_TOO_LARGE.
+func pageRows(ctx context.Context, rows []json.RawMessage, off, limit int) (out []json.RawMessage, pg tool.Page, next int, byBytes bool, err error) {
+	if off < 0 || off > len(rows) {
+		return nil, pg, -1, false, contract.Errorf(contract.CodeCursorInvalid, "the cursor points past the end of the listing")
 	}
-	end := off
-	size := 0
-	for end < len(rows) && end-off < limit {
-		n := len(rows[end]) + 1
-		if size+n > PageByteBudget {
-			if end == off {
-				return nil, -1, contract.Errorf(contract.CodeResultTooLarge, "one row is larger than the page budget")
-			}
-			break
-		}
-		size += n
-		end++
+	n, byBytes := tool.FitRows(rows[off:], limit, tool.RowBudget(ctx))
+	if n == 1 && len(rows[off]) > tool.HardResultBytes/2 {
+		return nil, pg, -1, false, contract.Errorf(contract.CodeResultTooLarge, "one row is larger than the result limit")
 	}
-	next := end
-	if end >= len(rows) {
+	next = off + n
+	if next >= len(rows) {
 		next = -1
 	}
-	return rows[off:end], next, nil
+	total := int64(len(rows))
+	pg = tool.Page{Offset: int64(off), Returned: n, Size: limit, More: next >= 0, Total: &total}
+	out = rows[off : off+n]
+	if out == nil {
+		out = []json.RawMessage{}
+	}
+	return out, pg, next, byBytes && next >= 0, nil
 }
 
-// pagedArgs are the paging arguments every paged proc tool shares.
+// pageEnvelope states a page on its result: data.page and next_cursor are
+// set by the caller; a page that bytes ended early is partial and carries
+// tool.BudgetWarning.
+func pageEnvelope(res *contract.Result, byBytes bool) {
+	if byBytes {
+		res.Status = contract.StatusPartial
+		res.Warn(tool.BudgetWarning)
+	}
+}
+
+// pagedArgs are the arguments of a listing that takes only paging.
 type pagedArgs struct {
 	Limit  int    `json:"limit"`
 	Cursor string `json:"cursor"`
@@ -155,12 +165,14 @@ func (h *Host) resumeListAt(s *Session, tool string, args json.RawMessage, curso
 	return l, int(cur.Offset), nil
 }
 
-// listPage builds the paged data object for a frozen listing, and the
-// next_action that fetches the next page with the same arguments.
-func (h *Host) listPage(tool string, l *frozenList, args json.RawMessage, off, limit int) (map[string]any, *contract.Action, error) {
-	rows, next, err := page(l.rows, off, limit)
+// listPage builds the paged data object for a frozen listing (rows,
+// page, next_cursor, coverage {total, offset, returned} and the listing's
+// metadata), the exact next call (tool.CursorPaging.NextCall with the same
+// arguments) and whether bytes ended the page.
+func (h *Host) listPage(ctx context.Context, name string, l *frozenList, args json.RawMessage, off, limit int) (map[string]any, *contract.Action, bool, error) {
+	rows, pg, next, byBytes, err := pageRows(ctx, l.rows, off, limit)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	cov := map[string]any{}
 	for k, v := range l.coverage {
@@ -169,22 +181,16 @@ func (h *Host) listPage(tool string, l *frozenList, args json.RawMessage, off, l
 	cov["total"] = len(l.rows)
 	cov["offset"] = off
 	cov["returned"] = len(rows)
-	data := map[string]any{"capture_id": l.id, "rows": rows, "next_cursor": nil, "coverage": cov}
+	data := map[string]any{"capture_id": l.id, "rows": rows, "page": pg, "next_cursor": nil, "coverage": cov}
 	for k, v := range l.meta {
 		data[k] = v
 	}
 	var action *contract.Action
 	if next >= 0 {
 		x, _ := json.Marshal(cursorExtra{List: l.id})
-		tok := h.cursors.Encode(contract.Cursor{Scope: tool + "/" + l.id, Query: contract.HashQuery(args, "cursor"), Offset: int64(next), Extra: x})
+		tok := h.cursors.Encode(contract.Cursor{Scope: name + "/" + l.id, Query: contract.HashQuery(args, "cursor"), Offset: int64(next), Extra: x})
 		data["next_cursor"] = tok
-		var a map[string]any
-		_ = json.Unmarshal(args, &a)
-		if a == nil {
-			a = map[string]any{}
-		}
-		a["cursor"] = tok
-		action = &contract.Action{Tool: tool, Arguments: a}
+		action = tool.CursorPaging.NextCall(name, args, tok)
 	}
-	return data, action, nil
+	return data, action, byBytes, nil
 }

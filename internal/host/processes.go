@@ -8,6 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // ProcessFields are the projectable list_processes row fields. command_line
@@ -22,8 +23,47 @@ var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path
 
 var defaultProcessFields = ProcessFields[:len(ProcessFields)-2]
 
+func listProcessesTool(d Delivery) Decl {
+	limitDefault := d.limitDefault()
+	t := define(tool.Tool{
+		Name:        "list_processes",
+		Title:       "List processes",
+		Description: "Lists processes (scope live, retained or all) with the process_ref that targeted calls take; filter by name, path, pid or user, sort by pid, name or a process metric, add metric values with metric_ids. No required arguments; source log with log_ref lists a recording, and next_action names the next page.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+` + sourceSchema + `,
+` + logRefSchema + `,
+"scope":{"type":"string","enum":["live","retained","all"],"description":"live (default): latest snapshot; retained: lifetimes with history, ended too; all: both"},
+"filter":{"type":"object","additionalProperties":false,"properties":{
+  "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the name, comm or an earlier name (case-insensitive)"},
+  "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name as base64 bytes (not UTF-8)"},
+  "path":{"type":"string","minLength":1,"maxLength":4096,"description":"substring of the executable path (case-insensitive)"},
+  "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
+  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
+  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"}}},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
+"sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name or a process metric (latest value; rows without one last)"},
+"order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
+"metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics each row carries under values (unmeasured under unavailable)"},
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a listProcessesArgs) (*contract.Result, error) {
+		// source log (or log_ref alone) reads a loaded recording.
+		if useLog, err := logQuery(a.Source, a.LogRef); err != nil {
+			return nil, err
+		} else if useLog {
+			return recorderOf(h).logs.listProcesses(ctx, s, a)
+		}
+		return h.listProcesses(ctx, s, a)
+	})
+	return t
+}
+
+// listProcessesArgs are list_processes' arguments.
 type listProcessesArgs struct {
 	Source     string   `json:"source"`
+	LogRef     string   `json:"log_ref"`
 	Scope      string   `json:"scope"`
 	Filter     *filter  `json:"filter"`
 	Projection []string `json:"projection"`
@@ -44,6 +84,18 @@ type filter struct {
 	Path      string `json:"path"`
 	PathBytes string `json:"path_bytes"`
 	PID       *int32 `json:"pid"`
+	// User is the owner: a user name or a numeric uid, exact (the real
+	// uid of /proc/PID/status, named through the user database).
+	User string `json:"user"`
+}
+
+// matchUser reports whether r's owner is user (a name or a numeric uid);
+// known is false when r's uid is unknown (never a match).
+func (r *procRow) matchUser(user string) (match, known bool) {
+	if !r.uidKnown {
+		return false, false
+	}
+	return user == strconv.FormatUint(uint64(r.uid), 10) || user == sample.UserName(r.uid), true
 }
 
 // Retained is one lifetime known to retained history: what list_processes
@@ -98,17 +150,14 @@ type procRow struct {
 	p *sample.Process
 }
 
-func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a listProcessesArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if a.Cursor != "" {
 		l, off, err := h.resumeList(s, "list_processes", raw, a.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		return h.listResult(l, raw, off, a.Limit)
+		return h.listResult(ctx, l, raw, off, a.Limit)
 	}
 	snap := h.sampler.Latest()
 	scope := a.Scope
@@ -173,10 +222,19 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 		}
 	}
 	list := make([]*procRow, 0, len(rows))
+	userUnknown := 0
 	for _, r := range rows {
 		if a.Filter != nil {
 			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
 				continue
+			}
+			if a.Filter.User != "" {
+				if ok, known := r.matchUser(a.Filter.User); !ok {
+					if !known {
+						userUnknown++
+					}
+					continue
+				}
 			}
 			if !r.matchName(nameQ) {
 				continue
@@ -229,23 +287,27 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, raw json.RawMessag
 	if cmdFailed > 0 {
 		cov["command_line_unavailable"] = cmdFailed
 	}
+	if a.Filter != nil && a.Filter.User != "" {
+		// Rows whose owner is unknown are never matched silently.
+		cov["user_unknown_excluded"] = userUnknown
+	}
 	if byMetric {
 		sortCoverage(cov, sortMetric, a.Order, list)
 	}
 	meta := map[string]any{"snapshot_at": contract.TS(snap.Time)}
 	l := frozenOf(s).put("plist", enc, cov, meta)
-	res, err := h.listResult(l, raw, 0, a.Limit)
+	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
 	if err == nil && cmdFailed > 0 {
 		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
 	}
 	return res, err
 }
 
-func (h *Host) listResult(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
 	if limit <= 0 {
 		limit = MaxPageRows
 	}
-	data, action, err := h.listPage("list_processes", l, raw, off, limit)
+	data, action, byBytes, err := h.listPage(ctx, "list_processes", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +316,7 @@ func (h *Host) listResult(l *frozenList, raw json.RawMessage, off, limit int) (*
 	res.CapturedAt = ts
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 

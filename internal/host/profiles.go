@@ -2,12 +2,12 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // profileJSON renders a saved profile; its revision is a decimal string
@@ -37,7 +37,17 @@ func withIDs(ps []config.Profile) []config.Profile {
 	return out
 }
 
-func (inv *investigation) listProfiles(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+var listProfilesTool = define(tool.Tool{
+	Name:        "list_profiles",
+	Title:       "Investigation profiles",
+	Description: "Saved investigation profiles, the active one, unsaved working changes and the investigation revision. No arguments.",
+	Input:       schema(noArgs),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
+	return investigationOf(h).listProfiles()
+})
+
+func (inv *investigation) listProfiles() (*contract.Result, error) {
 	ps, err := loadProfiles()
 	if err != nil {
 		return nil, err
@@ -57,12 +67,33 @@ func (inv *investigation) listProfiles(ctx context.Context, s *Session, raw json
 	return contract.NewResult("live", inv.h.sampler.Latest().Time, data), nil
 }
 
+// updateProfileArgs are update_profile's arguments.
 type updateProfileArgs struct {
 	operationArgs
 	Action          string `json:"action"`
 	ProfileID       string `json:"profile_id"`
 	ProfileRevision string `json:"profile_revision"`
 	Name            string `json:"name"`
+	WaitMS          *int   `json:"wait_ms"`
+}
+
+func updateProfileTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "update_profile",
+		Title:       "Change investigation profiles",
+		Description: "One profile operation: load, save, save_as, rename or delete. Required: operation_id, expected_revision, action (plus profile_id and profile_revision, or name, as the action needs); delete and lossy loads wait for a local user.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
+"action":{"type":"string","enum":["load","save","save_as","rename","delete"]},
+"profile_id":{"type":"string","minLength":1,"maxLength":128},
+"profile_revision":{"type":"string","minLength":1,"maxLength":32},
+"name":{"type":"string","minLength":1,"maxLength":128,"description":"new profile name (save_as, rename)"},
+` + waitField(d.waitDefault()) + `}}`),
+		Annotations: tool.Annotations{Destructive: true, Idempotent: true},
+	}, func(ctx context.Context, h *Host, s *Session, a updateProfileArgs) (*contract.Result, error) {
+		return investigationOf(h).updateProfile(ctx, s, a)
+	})
+	t.Delivery = DeliverOperation
+	return t
 }
 
 func argErr(field, msg string) error {
@@ -71,11 +102,8 @@ func argErr(field, msg string) error {
 	return e
 }
 
-func (inv *investigation) updateProfile(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a updateProfileArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func (inv *investigation) updateProfile(ctx context.Context, s *Session, a updateProfileArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	switch a.Action {
 	case "save_as":
 		if a.Name == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Bounds of rank_processes.
@@ -25,22 +26,37 @@ const (
 	MaxRankSeconds = 86400
 )
 
-func init() {
-	Extend(func(h *Host) { h.Handle("rank_processes", h.rankProcesses) })
-}
+var rankProcessesTool = define(tool.Tool{
+	Name:        "rank_processes",
+	Title:       "Rank processes over a window",
+	Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), counting processes that exited inside it: increase or last for counters, mean, max or last for gauges. Most CPU in the last minute: metric_id cpu_time_ns.",
+	Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
+"source":{"type":"string","enum":["live"],"description":"live only"},
+"metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS,"description":"process metric to rank by"},
+"aggregate":{"type":"string","enum":["increase","mean","max","last"],"description":"counters: increase (default) or last; gauges: mean (default), max or last"},
+"last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"window up to the latest sample, default 60"},
+"from":{"type":"string","minLength":20,"maxLength":40,"description":"window start, RFC 3339"},
+"to":{"type":"string","minLength":20,"maxLength":40,"description":"window end, RFC 3339; needs from"},
+"scope":{"type":"string","enum":["live","retained","all"],"description":"all (default) or retained: every lifetime, ended too; live: the latest snapshot's"},
+"filter":{"type":"object","additionalProperties":false,"properties":{
+  "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the process name"}}},
+"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows returned, default 10"}}}`),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {
+	return h.rankProcesses(a)
+})
 
-// RankArgs are the arguments of rank_processes (the bridge's schema is
-// the strict form).
+// RankArgs are the arguments of rank_processes.
 type RankArgs struct {
-	Source      string  `json:"source"`
-	MetricID    string  `json:"metric_id"`
-	Aggregate   string  `json:"aggregate"`
-	LastSeconds *int    `json:"last_seconds"`
-	From        string  `json:"from"`
-	To          string  `json:"to"`
-	Scope       string  `json:"scope"`
-	Filter      *filter `json:"filter"`
-	Limit       int     `json:"limit"`
+	Source      string      `json:"source"`
+	MetricID    string      `json:"metric_id"`
+	Aggregate   string      `json:"aggregate"`
+	LastSeconds *int        `json:"last_seconds"`
+	From        string      `json:"from"`
+	To          string      `json:"to"`
+	Scope       string      `json:"scope"`
+	Filter      *nameFilter `json:"filter"`
+	Limit       int         `json:"limit"`
 }
 
 // SuitedAggregates lists the aggregates rank_processes accepts for a
@@ -54,7 +70,7 @@ func SuitedAggregates(m sample.Metric) []string {
 }
 
 // CheckRankArgs does the checks of rank_processes that the input schema
-// cannot express, before anything is dispatched: last_seconds excludes
+// cannot express (its handler runs them before any work): last_seconds excludes
 // from and to; to needs from; from must not be after to; the metric must
 // be a process metric and the aggregate suited to it. Errors are
 // INVALID_ARGUMENT with field naming the argument.
@@ -145,11 +161,7 @@ type rankRow struct {
 // with stored samples inside the window, ranked by an aggregate of one
 // process metric over the samples it has there, from one frozen view of
 // the whole retained history (Store.Views).
-func (h *Host) rankProcesses(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a RankArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 	m, agg, err := a.check()
 	if err != nil {
 		return nil, err

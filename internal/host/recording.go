@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +22,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/jobs"
 	"github.com/inquest-dev/inquest/internal/recording"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Recording (seed 000 section 10 "Recording"): one host-owned session at
@@ -48,7 +48,6 @@ const CaptureKindLogs = "logs"
 
 func init() {
 	CaptureFields[CaptureKindLogs] = []string{"log_id", "name"}
-	Extend(installRecording)
 }
 
 // RecordingDirectory returns the configured recording directory: the
@@ -116,27 +115,13 @@ type recSession struct {
 	timer    *time.Timer
 }
 
+// installRecording creates the host's recorder and saved-log state, the
+// stop hook that ends an active recording, and the recording section of
+// get_status.
 func installRecording(h *Host) {
 	r := &recorder{h: h, inv: investigationOf(h), ids: map[string]string{}, byName: map[string]string{}}
 	r.logs = newLogHost(h, r)
 	recorders.Store(h, r)
-	h.Handle("get_recording", r.getRecording)
-	h.Handle("start_recording", r.startRecording)
-	h.Handle("stop_recording", r.stopRecording)
-	h.Handle("list_logs", r.listLogs)
-	h.Handle("open_log", r.logs.openLog)
-	h.Handle("close_log", r.logs.closeLog)
-	// source "log" for the three data queries: a log query goes to the
-	// loaded log, anything else to the live method registered before.
-	for name, logm := range map[string]Method{
-		"list_processes": r.logs.listProcesses,
-		"get_metrics":    r.logs.getMetrics,
-		"get_history":    r.logs.getHistory,
-	} {
-		if live := h.method(name); live != nil {
-			h.Handle(name, routeSource(live, logm))
-		}
-	}
 	h.OnStop(func() { r.stopActive("host_stopped") })
 	h.AddStatus(func(m map[string]any) {
 		dir, src, err := RecordingDirectory()
@@ -152,33 +137,6 @@ func installRecording(h *Host) {
 		r.mu.Unlock()
 		m["recording"] = st
 	})
-}
-
-// routeSource sends a query with source "log" (or with log_ref and no
-// source, seed 000 section 6) to logm and everything else to live.
-func routeSource(live, logm Method) Method {
-	return func(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-		var a struct {
-			Source string `json:"source"`
-			LogRef string `json:"log_ref"`
-		}
-		_ = json.Unmarshal(raw, &a)
-		switch {
-		case a.Source == "log" || (a.Source == "" && a.LogRef != ""):
-			if a.LogRef == "" {
-				e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log)")
-				e.Field = "/log_ref"
-				e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
-				return nil, e
-			}
-			return logm(ctx, s, raw)
-		case a.LogRef != "":
-			e := contract.Errorf(contract.CodeInvalidArgument, "log_ref applies only to source log; remove it or set source to log")
-			e.Field = "/log_ref"
-			return nil, e
-		}
-		return live(ctx, s, raw)
-	}
 }
 
 // recordingConflict is ACTIVITY_CONFLICT while a recording is active: the
@@ -242,7 +200,17 @@ func (r *recorder) logPath(id string) (string, string, error) {
 	return filepath.Join(dir, name), name, nil
 }
 
-func (r *recorder) getRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+var getRecordingTool = define(tool.Tool{
+	Name:        "get_recording",
+	Title:       "Recording state",
+	Description: "Whether a recording is active: its session id, tracked names, interval and output log. No arguments.",
+	Input:       schema(noArgs),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
+	return recorderOf(h).getRecording()
+})
+
+func (r *recorder) getRecording() (*contract.Result, error) {
 	dir, src, derr := RecordingDirectory()
 	data := map[string]any{"active": false, "recording_session_id": nil, "names": []string{}, "interval_seconds": nil, "log_id": nil,
 		"output_directory_configured": derr == nil && dir != "", "output_directory_source": src, "write_error": nil}
@@ -277,16 +245,31 @@ func (r *recorder) getRecording(ctx context.Context, s *Session, raw json.RawMes
 	return res, nil
 }
 
+// startRecordingArgs are start_recording's arguments.
 type startRecordingArgs struct {
 	operationArgs
-	IntervalSeconds int `json:"interval_seconds"`
+	IntervalSeconds int  `json:"interval_seconds"`
+	WaitMS          *int `json:"wait_ms"`
 }
 
-func (r *recorder) startRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a startRecordingArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func startRecordingTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "start_recording",
+		Title:       "Start recording",
+		Description: "Records the Tracking List's processes and the system to a new log file until stop_recording or 24 h. Required: operation_id, expected_revision, interval_seconds.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","interval_seconds"],"properties":{` + operationFields + `,
+"interval_seconds":{"type":"integer","enum":[1,2,5,10],"description":"seconds between recorded frames"},
+` + waitField(d.waitDefault()) + `}}`),
+		Annotations: mutation,
+	}, func(ctx context.Context, h *Host, s *Session, a startRecordingArgs) (*contract.Result, error) {
+		return recorderOf(h).startRecording(ctx, s, a)
+	})
+	t.Delivery = DeliverOperation
+	return t
+}
+
+func (r *recorder) startRecording(ctx context.Context, s *Session, a startRecordingArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if !slices.Contains(RecordingIntervals, a.IntervalSeconds) {
 		e := contract.Errorf(contract.CodeInvalidArgument, "interval_seconds must be 1, 2, 5 or 10")
 		e.Field = "/interval_seconds"
@@ -399,16 +382,32 @@ func (rs *recSession) writeLocked(snap *sample.Snapshot) {
 	rs.lastSeq = snap.Seq
 }
 
+// stopRecordingArgs are stop_recording's arguments.
 type stopRecordingArgs struct {
 	OperationID        string `json:"operation_id"`
 	RecordingSessionID string `json:"recording_session_id"`
+	WaitMS             *int   `json:"wait_ms"`
 }
 
-func (r *recorder) stopRecording(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a stopRecordingArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func stopRecordingTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "stop_recording",
+		Title:       "Stop recording",
+		Description: "Stops the recording recording_session_id and closes its log file. Required: operation_id, recording_session_id; the outcome names log_id, frames and bytes.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","recording_session_id"],"properties":{
+"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat returns the kept outcome"},
+"recording_session_id":{"type":"string","minLength":1,"maxLength":64,"description":"from start_recording or get_recording"},
+` + waitField(d.waitDefault()) + `}}`),
+		Annotations: mutation,
+	}, func(ctx context.Context, h *Host, s *Session, a stopRecordingArgs) (*contract.Result, error) {
+		return recorderOf(h).stopRecording(ctx, s, a)
+	})
+	t.Delivery = DeliverOperation
+	return t
+}
+
+func (r *recorder) stopRecording(ctx context.Context, s *Session, a stopRecordingArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	inv := r.inv
 	op, reply, err, done := inv.begin(s, "stop_recording", a.OperationID, raw)
 	if done {
@@ -532,18 +531,50 @@ func (sc *recScope) pick(snap *sample.Snapshot) []*sample.Process {
 	return out
 }
 
+// listLogsArgs are list_logs' arguments (wait_ms, read and retain_capture
+// are the bridge's delivery options).
+type listLogsArgs struct {
+	Filter *nameFilter `json:"filter"`
+	WaitMS *int        `json:"wait_ms"`
+	// Read sizes the first page the bridge delivers.
+	Read          *pageLimit `json:"read"`
+	RetainCapture *bool      `json:"retain_capture"`
+}
+
+// pageLimit is a first-page selection that only sizes the page.
+type pageLimit struct {
+	Limit int `json:"limit"`
+}
+
+// nameFilter selects by a case-insensitive name substring.
+type nameFilter struct {
+	Name string `json:"name"`
+}
+
+func listLogsTool(d Delivery) Decl {
+	wd := d.waitDefault()
+	t := define(tool.Tool{
+		Name:        "list_logs",
+		Title:       "List saved recordings",
+		Description: "Lists saved recordings as a job: rows {log_id, name}, optionally only names containing filter.name. No required arguments; more rows with read_capture.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"filter":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the file name"}}},
+"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait, default ` + wd + `"},
+"read":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"first-page rows, default ` + d.limitDefault() + `"}},"description":"first page size"},
+"retain_capture":{"type":"boolean","description":"keep the listing until release_capture"}}}`),
+		Annotations: readOnly,
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a listLogsArgs) (*contract.Result, error) {
+		return recorderOf(h).listLogs(s, a)
+	})
+	t.Delivery = DeliverJob
+	return t
+}
+
 // listLogs starts a job listing the recording directory: regular files
 // with a .log extension (case-insensitive), optionally whose name contains
 // filter.name (case-insensitive). Formats are not validated until opened.
-func (r *recorder) listLogs(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		Filter *struct {
-			Name string `json:"name"`
-		} `json:"filter"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, badArgs()
-	}
+func (r *recorder) listLogs(s *Session, a listLogsArgs) (*contract.Result, error) {
 	sub := ""
 	if a.Filter != nil {
 		sub = strings.ToLower(a.Filter.Name)

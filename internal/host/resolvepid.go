@@ -10,6 +10,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // ResolvePIDMethod is the host method behind the bridge's `pid` argument:
@@ -23,15 +24,14 @@ import (
 // not a tool: tools take pid as an alternative to process_ref.
 const ResolvePIDMethod = "resolve_pid"
 
-func (h *Host) registerResolvePID() {
-	h.Handle(ResolvePIDMethod, h.resolvePID)
+// resolvePIDArgs are resolve_pid's arguments.
+type resolvePIDArgs struct {
+	PID int64 `json:"pid"`
 }
 
 func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a struct {
-		PID int64 `json:"pid"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil || a.PID < 1 || a.PID > 1<<31-1 {
+	a, err := tool.Decode[resolvePIDArgs](raw)
+	if err != nil || a.PID < 1 || a.PID > 1<<31-1 {
 		e := contract.Errorf(contract.CodeInvalidArgument, "pid must be a positive process id")
 		e.Field = "/pid"
 		return nil, e

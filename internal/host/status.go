@@ -2,28 +2,54 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // StaleAfter is the sample age at which get_status reports sampling stale
 // (seed 000 section 6: three seconds).
 const StaleAfter = 3 * time.Second
 
-func (h *Host) registerBase() {
-	h.Handle("get_status", h.getStatus)
-	h.Handle("get_system_info", h.getSystemInfo)
-	h.Handle("list_metrics", h.listMetrics)
-	h.Handle("list_processes", h.listProcesses)
-	h.Handle("get_metrics", h.getMetrics)
-}
+// noArgsStruct is the arguments type of a tool without arguments.
+type noArgsStruct struct{}
 
-func (h *Host) getStatus(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+var getStatusTool = define(tool.Tool{
+	Name:        "get_status",
+	Title:       "Backend status",
+	Description: "Backend status: connectivity, version, sample age and staleness, permissions, platform coverage, enabled methods and limits. No arguments.",
+	Input:       schema(noArgs),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
+	return h.getStatus()
+})
+
+var getSystemInfoTool = define(tool.Tool{
+	Name:        "get_system_info",
+	Title:       "System information",
+	Description: "Host facts: OS, kernel, architecture, hostname, CPU model, topology and caches, total memory. No arguments.",
+	Input:       schema(noArgs),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
+	return h.getSystemInfo()
+})
+
+var listMetricsTool = define(tool.Tool{
+	Name:        "list_metrics",
+	Title:       "Metric catalog",
+	Description: "The metric catalog: ids, target kind, unit, representation, cumulative flag and source. No required arguments.",
+	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"target_kind":{"type":"string","enum":["process","system"],"description":"only metrics of this target kind"}}}`),
+	Annotations: readOnly,
+}, func(ctx context.Context, h *Host, s *Session, a listMetricsArgs) (*contract.Result, error) {
+	return h.listMetrics(a)
+})
+
+func (h *Host) getStatus() (*contract.Result, error) {
 	snap := h.sampler.Latest()
 	age := time.Since(snap.Time)
 	plat := h.sampler.Collector().Platform()
@@ -90,7 +116,7 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-func (h *Host) getSystemInfo(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
+func (h *Host) getSystemInfo() (*contract.Result, error) {
 	snap := h.sampler.Latest()
 	info := systemInfo()
 	sys := &snap.System
@@ -107,13 +133,12 @@ func (h *Host) getSystemInfo(ctx context.Context, s *Session, raw json.RawMessag
 	return contract.NewResult("live", snap.Time, info), nil
 }
 
+// listMetricsArgs are list_metrics' arguments.
 type listMetricsArgs struct {
 	TargetKind string `json:"target_kind"`
 }
 
-func (h *Host) listMetrics(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a listMetricsArgs
-	_ = json.Unmarshal(raw, &a)
+func (h *Host) listMetrics(a listMetricsArgs) (*contract.Result, error) {
 	var out []sample.Metric
 	missing := map[string]bool{}
 	for _, m := range h.sampler.Collector().Platform().Missing {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // trackingScope is the scope statement every tracking reply carries (seed
@@ -19,16 +20,26 @@ const trackingScope = "every live and future process whose name matches a tracke
 // context); limit may ask for up to MaxPageRows.
 const TrackingPageRows = 100
 
+var getTrackingTool = define(tool.Tool{
+	Name:        "get_tracking",
+	Title:       "Tracking list",
+	Description: "The Tracking List (process names whose lifetimes and descendants keep long history), the investigation revision and the matching identities, paged. No required arguments.",
+	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+	Annotations: readOnly,
+	Paging:      tool.CursorPaging,
+}, func(ctx context.Context, h *Host, s *Session, a pagedArgs) (*contract.Result, error) {
+	return investigationOf(h).getTracking(ctx, s, a)
+})
+
 // getTracking answers get_tracking: the list, revision, scope and active
 // profile on every page, and the matching retained identities paged
 // (limit, cursor) from one frozen listing: data.matching is the page,
 // data.coverage {total, offset, returned}, data.next_cursor and
 // next_action the call for the next page.
-func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var pa pagedArgs
-	if err := json.Unmarshal(raw, &pa); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if pa.Limit <= 0 {
 		pa.Limit = TrackingPageRows
 	}
@@ -37,7 +48,7 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 		if err != nil {
 			return nil, err
 		}
-		return inv.trackingPage(l, raw, off, pa.Limit)
+		return inv.trackingPage(ctx, l, raw, off, pa.Limit)
 	}
 	inv.mu.Lock()
 	names := slices.Clone(inv.tracking)
@@ -71,16 +82,16 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, raw json.
 	for _, b := range matching {
 		size += len(b) + 1
 	}
-	if len(matching) > pa.Limit || size > PageByteBudget {
+	if len(matching) > pa.Limit || size > tool.RowBudget(ctx) {
 		// Only a listing of several pages is kept for its cursors.
 		l = frozenOf(s).put("track", matching, map[string]any{}, meta)
 	}
-	return inv.trackingPage(l, raw, 0, pa.Limit)
+	return inv.trackingPage(ctx, l, raw, 0, pa.Limit)
 }
 
 // trackingPage renders one page of a frozen tracking listing.
-func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
-	data, action, err := inv.h.listPage("get_tracking", l, raw, off, limit)
+func (inv *investigation) trackingPage(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	data, action, byBytes, err := inv.h.listPage(ctx, "get_tracking", l, raw, off, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -97,21 +108,43 @@ func (inv *investigation) trackingPage(l *frozenList, raw json.RawMessage, off, 
 	}
 	res.Coverage = data["coverage"]
 	res.NextAction = action
+	pageEnvelope(res, byBytes)
 	return res, nil
 }
 
+// updateTrackingArgs are update_tracking's arguments (a pid is resolved
+// to process_ref by the bridge).
 type updateTrackingArgs struct {
 	operationArgs
 	Action      string `json:"action"`
 	ProcessName string `json:"process_name"`
 	ProcessRef  string `json:"process_ref"`
+	PID         *int64 `json:"pid"`
+	WaitMS      *int   `json:"wait_ms"`
 }
 
-func (inv *investigation) updateTracking(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a updateTrackingArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
-	}
+func updateTrackingTool(d Delivery) Decl {
+	t := define(tool.Tool{
+		Name:        "update_tracking",
+		Title:       "Change the tracking list",
+		Description: "Adds or removes one tracked name. Required: operation_id, expected_revision, action, and one of process_name, process_ref or pid; a removal that discards history waits for a local user (pending_confirmation).",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
+"action":{"type":"string","enum":["add","remove"]},
+"process_name":{"type":"string","minLength":1,"maxLength":256,"description":"process name (case-insensitive)"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"its process name is used"},
+` + pidField + `,
+` + waitField(d.waitDefault()) + `}}`),
+		Annotations: mutation,
+	}, func(ctx context.Context, h *Host, s *Session, a updateTrackingArgs) (*contract.Result, error) {
+		return investigationOf(h).updateTracking(ctx, s, a)
+	})
+	t.Delivery = DeliverOperation
+	t.PIDAt = PIDTop
+	return t
+}
+
+func (inv *investigation) updateTracking(ctx context.Context, s *Session, a updateTrackingArgs) (*contract.Result, error) {
+	raw := rawArgs(ctx)
 	if (a.ProcessName == "") == (a.ProcessRef == "") {
 		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref")
 		e.Field = "/process_name"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // Condition-wait limits (seed 000 section 10 "Bounded condition waiting").
@@ -71,17 +73,15 @@ func waitsOf(s *Session) *waitStore {
 	return ws
 }
 
-func (inv *investigation) installWaits(h *Host) {
-	h.Handle("wait_condition", inv.waitCondition)
-	inv.installWaitJobs(h)
-}
-
+// waitArgs are wait_condition's arguments (pid is resolved to process_ref
+// by the bridge before the host sees the call).
 type waitArgs struct {
 	JobID       string          `json:"job_id"`
 	WaitMS      *int            `json:"wait_ms"`
 	Condition   string          `json:"condition"`
 	ProcessName string          `json:"process_name"`
 	ProcessRef  string          `json:"process_ref"`
+	PID         *int64          `json:"pid"`
 	System      bool            `json:"system"`
 	MetricID    string          `json:"metric_id"`
 	Comparison  string          `json:"comparison"`
@@ -89,10 +89,96 @@ type waitArgs struct {
 	TimeoutMS   int             `json:"timeout_ms"`
 }
 
-func (inv *investigation) waitCondition(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
-	var a waitArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+func waitConditionTool(d Delivery) Decl {
+	wd := d.waitDefault()
+	t := define(tool.Tool{
+		Name:        "wait_condition",
+		Title:       "Wait for a condition",
+		Description: "Waits until a process appears (process_present: process_name), exits (process_exit: process_ref or pid) or a metric crosses a threshold (metric_threshold: metric_id, comparison, threshold; process_ref or system). Required: condition and timeout_ms; when wait_ms covers timeout_ms one call returns the outcome (TIMEOUT included), else continue with job_id.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+"condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
+"process_name":{"type":"string","minLength":1,"maxLength":256},
+"process_ref":{"type":"string","minLength":1,"maxLength":128},
+` + pidField + `,
+"system":{"const":true},
+"metric_id":{"type":"string","enum":$METRIC_IDS},
+"comparison":{"type":"string","enum":[">",">=","<","<="]},
+"threshold":{"type":["number","string"],"pattern":"^-?[0-9]+(\\.[0-9]+)?$","maxLength":64},
+"timeout_ms":{"type":"integer","minimum":1,"maximum":60000},
+"job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier wait"},
+` + waitField(wd) + `}}`),
+		Annotations: tool.Annotations{ReadOnly: true},
+		Job:         true,
+	}, func(ctx context.Context, h *Host, s *Session, a waitArgs) (*contract.Result, error) {
+		return investigationOf(h).waitCondition(ctx, s, a)
+	})
+	t.Delivery = DeliverSlices
+	t.PIDAt = PIDTop
+	t.PIDLeave = func(m map[string]json.RawMessage) bool {
+		var cond string
+		json.Unmarshal(m["condition"], &cond)
+		return cond == "process_present" || m["job_id"] != nil
+	}
+	return t
+}
+
+// waitArgsFor lists the arguments each condition uses besides condition,
+// timeout_ms and wait_ms (seed 000 section 10 "Bounded condition waiting").
+var waitArgsFor = map[string][]string{
+	"process_present":  {"process_name"},
+	"process_exit":     {"process_ref"},
+	"metric_threshold": {"metric_id", "comparison", "threshold", "process_ref", "system"},
+}
+
+// checkWaitArgs rejects arguments the call does not use, before anything
+// starts: a continuation takes job_id and wait_ms only, and a new wait
+// only its condition's arguments (process_ref with process_present,
+// process_name with process_exit, ...) and needs condition and
+// timeout_ms. INVALID_ARGUMENT names the argument in field.
+func checkWaitArgs(raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+	}
+	if _, ok := m["job_id"]; !ok {
+		if _, ok := m["condition"]; !ok {
+			return argErr("condition", "condition is required to start a wait")
+		}
+		if _, ok := m["timeout_ms"]; !ok {
+			return argErr("timeout_ms", "timeout_ms is required to start a wait")
+		}
+	}
+	allowed := map[string]bool{"wait_ms": true}
+	var what string
+	if _, ok := m["job_id"]; ok {
+		allowed["job_id"] = true
+		what = "a continuation (job_id) takes only job_id and wait_ms"
+	} else {
+		var cond string
+		json.Unmarshal(m["condition"], &cond)
+		for _, k := range append([]string{"condition", "timeout_ms"}, waitArgsFor[cond]...) {
+			allowed[k] = true
+		}
+		what = "condition " + cond + " takes " + strings.Join(waitArgsFor[cond], ", ") + " besides condition, timeout_ms and wait_ms"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !allowed[k] {
+			e := contract.Errorf(contract.CodeInvalidArgument, "%s does not apply here: %s; remove it", k, what)
+			e.Field = "/" + k
+			return e
+		}
+	}
+	return nil
+}
+
+func (inv *investigation) waitCondition(ctx context.Context, s *Session, a waitArgs) (*contract.Result, error) {
+	if err := checkWaitArgs(rawArgs(ctx)); err != nil {
+		return nil, err
 	}
 	replyWait := MaxReplyWait
 	if a.WaitMS != nil {
@@ -441,4 +527,46 @@ func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
 		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)
 	}
 	return contract.Errorf(contract.CodeCancelled, "the wait was cancelled").WithDetail("job_id", j.id).WithDetail("last_observation", last)
+}
+
+// waitJobPrefix marks condition-wait job ids ("wait-N"); get_job and
+// cancel_job serve them beside capture jobs.
+const waitJobPrefix = "wait-"
+
+func findWait(s *Session, id string) (*waitJob, error) {
+	ws := waitsOf(s)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.expireLocked()
+	if j := ws.jobs[id]; j != nil {
+		return j, nil
+	}
+	e := contract.Errorf(contract.CodeReferenceInvalid, "no job with this job_id on this connection (it expired or belongs to another connection)")
+	e.Field = "/job_id"
+	return nil, e
+}
+
+// jobView renders a wait in the get_job shape: state running, succeeded
+// (result holds the evidence) or failed (result.error: TIMEOUT with the
+// last observation, CANCELLED, PROCESS_EXITED). cancellation_requested
+// (the capture jobs' field name) is true from the moment cancel_job asked
+// a running wait to stop, in cancel_job's reply and every later get_job.
+func (j *waitJob) jobView() *contract.Result {
+	d := map[string]any{"job_id": j.id, "kind": "wait_condition", "state": "running", "condition": j.cond, "started_at": contract.TS(j.started),
+		"finished_at": nil, "cancellation_requested": false, "native_work_running": false, "result_consumed": false, "capture_id": nil, "result": nil}
+	select {
+	case <-j.done:
+		d["finished_at"] = contract.TS(j.finished)
+		if j.err != nil {
+			d["state"], d["result"] = "failed", map[string]any{"error": contract.AsError(j.err)}
+		} else {
+			d["state"], d["result"] = "succeeded", j.res.Data
+		}
+	default:
+	}
+	// Recorded when cancel_job (or disconnect) asked a running wait to
+	// stop, so it stays true in every later get_job, whatever the outcome
+	// (a wait that met its condition at that moment keeps its success).
+	d["cancellation_requested"] = j.cancelRequested.Load()
+	return contract.NewResult("live", time.Time{}, d)
 }

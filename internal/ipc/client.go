@@ -164,6 +164,8 @@ func lost() *contract.Error {
 // lost, or ctx ends or the deadline passes after the request was sent, the
 // error is OUTCOME_UNKNOWN (on ctx end a cancel message is sent first).
 // args must be a JSON object (nil means {}).
+// The caller's delivered-result byte budget (tool.ResultBudget(ctx)) goes
+// with the request when it is not the default, so the host pages by it.
 func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

@@ -73,7 +73,7 @@
 //
 // # Serving a host
 //
-// HostEndpoint binds a host.Host to the endpoint (Enable/Disable at
+// HostEndpoint binds a HostService (the host's IPCService) to the endpoint (Enable/Disable at
 // runtime) and adds get_status data.mcp: listener state, connections,
 // limits, last error, listener_starts. `inquest serve` wires it, with the
 // settings watcher that applies mcp_connections_disabled at runtime.

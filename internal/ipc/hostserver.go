@@ -1,8 +1,6 @@
 package ipc
 
 import (
-	"context"
-	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -10,9 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/host"
 )
 
 // Listener states reported by get_status under mcp.listener.
@@ -22,14 +17,23 @@ const (
 	StateFailed    = "failed"
 )
 
-// HostEndpoint serves a host.Host on the local endpoint: one host.Session
+// HostService is the host an endpoint serves: a Service (handshake facts
+// and one session per connection) that also takes get_status sections.
+// host.Host's IPCService implements it; ipc does not import the host.
+type HostService interface {
+	Service
+	// AddStatus registers fn to add fields to get_status data.
+	AddStatus(fn func(map[string]any))
+}
+
+// HostEndpoint serves a HostService on the local endpoint: one session
 // per connection, closed on disconnect. Enable/Disable open and close the
 // listener at runtime (settings toggle): disabling closes every connection,
 // which closes their sessions and so invalidates connection-owned objects
 // (captures, cursors, jobs); clients reconnect through a fresh handshake.
 // NewHostEndpoint adds an "mcp" section to the host's get_status.
 type HostEndpoint struct {
-	h      *host.Host
+	svc    HostService
 	path   string
 	logger *slog.Logger
 	// stateFile (Dir()/listener.state) tells bridges why the endpoint is
@@ -58,15 +62,15 @@ const SocketCheckInterval = time.Second
 
 // NewHostEndpoint binds h to the endpoint at path (default Path()) in the
 // disabled state; call Enable to listen.
-func NewHostEndpoint(h *host.Host, path string, logger *slog.Logger) *HostEndpoint {
+func NewHostEndpoint(svc HostService, path string, logger *slog.Logger) *HostEndpoint {
 	if path == "" {
 		path = Path()
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	e := &HostEndpoint{h: h, path: path, logger: logger, state: StateDisabled, stateFile: filepath.Join(filepath.Dir(path), StateFileName)}
-	h.AddStatus(func(m map[string]any) { m["mcp"] = e.Status() })
+	e := &HostEndpoint{svc: svc, path: path, logger: logger, state: StateDisabled, stateFile: filepath.Join(filepath.Dir(path), StateFileName)}
+	svc.AddStatus(func(m map[string]any) { m["mcp"] = e.Status() })
 	return e
 }
 
@@ -132,7 +136,7 @@ func (e *HostEndpoint) Enable() error {
 	e.state = StateListening
 	e.lastErr = ""
 	e.writeState()
-	srv := NewServer(hostService{e.h}, e.logger)
+	srv := NewServer(e.svc, e.logger)
 	e.srv = srv
 	done := make(chan struct{})
 	e.done = done
@@ -155,7 +159,7 @@ func (e *HostEndpoint) Enable() error {
 			e.mu.Unlock()
 		}
 	}()
-	e.logger.Info("MCP listener open", "instance", e.h.InstanceID)
+	e.logger.Info("MCP listener open", "instance", e.svc.InstanceID())
 	return nil
 }
 
@@ -276,26 +280,3 @@ func (e *HostEndpoint) SetEnabled(on bool) error {
 	e.Disable()
 	return nil
 }
-
-// hostService adapts host.Host to Service.
-type hostService struct{ h *host.Host }
-
-func (s hostService) InstanceID() string { return s.h.InstanceID }
-func (s hostService) Version() string    { return s.h.Version }
-func (s hostService) NewSession(p Peer) Session {
-	sess := s.h.NewSession()
-	if p.Client == ClientMCPBridge {
-		host.MarkMCPBridge(sess)
-	}
-	return hostSession{h: s.h, s: sess}
-}
-
-type hostSession struct {
-	h *host.Host
-	s *host.Session
-}
-
-func (hs hostSession) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
-	return hs.h.Dispatch(ctx, hs.s, method, args)
-}
-func (hs hostSession) Close() { hs.s.Close() }

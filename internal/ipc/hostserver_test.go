@@ -1,8 +1,9 @@
-package ipc
+package ipc_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"net"
 	"strconv"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/inquest-dev/inquest/internal/host"
 )
 
-func startHost(t *testing.T) (*host.Host, *HostEndpoint) {
+func startHost(t *testing.T) (*host.Host, *ipc.HostEndpoint) {
 	t.Helper()
-	isolate(t)
+	ipc.Isolate(t)
 	h, err := host.New(host.Options{Version: "test", Interval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +23,7 @@ func startHost(t *testing.T) (*host.Host, *HostEndpoint) {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ep := NewHostEndpoint(h, Path(), nil)
+	ep := ipc.NewHostEndpoint(h.IPCService(), ipc.Path(), nil)
 	if err := ep.Enable(); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func startHost(t *testing.T) (*host.Host, *HostEndpoint) {
 	return h, ep
 }
 
-func statusMCP(t *testing.T, c *Client) map[string]any {
+func statusMCP(t *testing.T, c *ipc.Client) map[string]any {
 	t.Helper()
 	res, err := c.Call(context.Background(), "get_status", nil)
 	if err != nil {
@@ -47,7 +48,7 @@ func statusMCP(t *testing.T, c *Client) map[string]any {
 	return d.MCP
 }
 
-func listPage(t *testing.T, c *Client, args string) (rows []json.RawMessage, cursor string) {
+func listPage(t *testing.T, c *ipc.Client, args string) (rows []json.RawMessage, cursor string) {
 	t.Helper()
 	res, err := c.Call(context.Background(), "list_processes", json.RawMessage(args))
 	if err != nil {
@@ -69,12 +70,12 @@ func listPage(t *testing.T, c *Client, args string) (rows []json.RawMessage, cur
 // closed on disconnect; get_status counts them.
 func TestHostSessionsAreIndependent(t *testing.T) {
 	h, _ := startHost(t)
-	a := dialClient(t, Path())
-	b := dialClient(t, Path())
+	a := ipc.DialClient(t, ipc.Path())
+	b := ipc.DialClient(t, ipc.Path())
 	if a.Welcome.BackendInstanceID != h.InstanceID || b.Welcome.BackendInstanceID != h.InstanceID {
 		t.Fatalf("instance ids %q %q, host %q", a.Welcome.BackendInstanceID, b.Welcome.BackendInstanceID, h.InstanceID)
 	}
-	if m := statusMCP(t, a); m["connections"] != float64(2) || m["sessions"] != float64(2) || m["listener"] != StateListening {
+	if m := statusMCP(t, a); m["connections"] != float64(2) || m["sessions"] != float64(2) || m["listener"] != ipc.StateListening {
 		t.Fatalf("status mcp = %v", m)
 	}
 	const args = `{"limit":1}`
@@ -92,7 +93,7 @@ func TestHostSessionsAreIndependent(t *testing.T) {
 		t.Fatalf("another connection's cursor: %v, want CURSOR_INVALID", err)
 	}
 	a.Close()
-	waitFor(t, func() bool { return h.Sessions() == 1 })
+	ipc.WaitFor(t, func() bool { return h.Sessions() == 1 })
 }
 
 // TestListenerToggle: disabling closes the listener and every connection
@@ -100,23 +101,23 @@ func TestHostSessionsAreIndependent(t *testing.T) {
 // listener that takes fresh connections.
 func TestListenerToggle(t *testing.T) {
 	h, ep := startHost(t)
-	c := dialClient(t, Path())
+	c := ipc.DialClient(t, ipc.Path())
 	_, cur := listPage(t, c, `{"limit":1}`)
 	ep.Disable()
-	if ep.State() != StateDisabled {
+	if ep.State() != ipc.StateDisabled {
 		t.Fatalf("state %s", ep.State())
 	}
 	if _, err := c.Call(context.Background(), "get_status", nil); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
 		t.Fatalf("call on a connection closed by disable: %v", err)
 	}
-	if _, _, err := Dial(context.Background(), Path()); err == nil {
+	if _, _, err := ipc.Dial(context.Background(), ipc.Path()); err == nil {
 		t.Fatal("dial succeeded with the listener disabled")
 	}
-	waitFor(t, func() bool { return h.Sessions() == 0 })
+	ipc.WaitFor(t, func() bool { return h.Sessions() == 0 })
 	if err := ep.Enable(); err != nil {
 		t.Fatal(err)
 	}
-	c2 := dialClient(t, Path())
+	c2 := ipc.DialClient(t, ipc.Path())
 	m := statusMCP(t, c2)
 	if m["listener_starts"] != float64(2) || m["connections"] != float64(1) {
 		t.Fatalf("status after re-enable: %v", m)
@@ -130,27 +131,27 @@ func TestListenerToggle(t *testing.T) {
 // TestHostKeepsSamplingWhilePeerStalls: a peer that stops reading does not
 // stop sampling, and is dropped.
 func TestHostKeepsSamplingWhilePeerStalls(t *testing.T) {
-	old := WriteTimeout
-	WriteTimeout = 500 * time.Millisecond
-	t.Cleanup(func() { WriteTimeout = old })
+	old := ipc.WriteTimeout
+	ipc.WriteTimeout = 500 * time.Millisecond
+	t.Cleanup(func() { ipc.WriteTimeout = old })
 	h, ep := startHost(t)
-	stalled := rawConn(t, Path(), true)
+	stalled := ipc.RawConn(t, ipc.Path(), true)
 	if uc, ok := stalled.(*net.UnixConn); ok {
 		uc.SetReadBuffer(4096)
 	}
 	// Far more reply bytes than socket buffers hold: the host fills the
-	// buffers, its writes stall, and WriteTimeout drops the peer.
+	// buffers, its writes stall, and ipc.WriteTimeout drops the peer.
 	go func() {
 		for i := 0; i < 400; i++ {
-			req := encode(Request{Kind: KindRequest, RequestID: "r" + strconv.Itoa(i), Method: "list_processes", Arguments: json.RawMessage(`{"projection":["pid","name","path","command_line","user"]}`)})
-			if WriteFrame(stalled, req) != nil {
+			req := ipc.Encode(ipc.Request{Kind: ipc.KindRequest, RequestID: "r" + strconv.Itoa(i), Method: "list_processes", Arguments: json.RawMessage(`{"projection":["pid","name","path","command_line","user"]}`)})
+			if ipc.WriteFrame(stalled, req) != nil {
 				return
 			}
 		}
 	}()
 	seq0 := h.Sampler().Latest().Seq
-	waitFor(t, func() bool { return h.Sampler().Latest().Seq >= seq0+5 })
-	waitFor(t, func() bool { return ep.Status()["connections"] == 0 })
+	ipc.WaitFor(t, func() bool { return h.Sampler().Latest().Seq >= seq0+5 })
+	ipc.WaitFor(t, func() bool { return ep.Status()["connections"] == 0 })
 }
 
 // TestMCPBridgeSessionCannotConfirm: a connection that says it is an MCP
@@ -159,12 +160,12 @@ func TestHostKeepsSamplingWhilePeerStalls(t *testing.T) {
 // operation id is then OPERATION_UNKNOWN, not a refusal).
 func TestMCPBridgeSessionCannotConfirm(t *testing.T) {
 	startHost(t)
-	bridge, err := Connect(context.Background(), ConnectOptions{Path: Path(), BridgeVersion: "t", Client: ClientMCPBridge})
+	bridge, err := ipc.Connect(context.Background(), ipc.ConnectOptions{Path: ipc.Path(), BridgeVersion: "t", Client: ipc.ClientMCPBridge})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bridge.Close()
-	cli := dialClient(t, Path())
+	cli := ipc.DialClient(t, ipc.Path())
 	args := json.RawMessage(`{"operation_id":"op-1","decision":"confirm"}`)
 	if _, err := bridge.Call(context.Background(), host.ConfirmMethod, args); contract.CodeOf(err) != contract.CodePermissionDenied {
 		t.Fatalf("MCP bridge confirm: %v, want PERMISSION_DENIED", err)

@@ -1,9 +1,10 @@
 //go:build unix
 
-package ipc
+package ipc_test
 
 import (
 	"context"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,16 +19,16 @@ import (
 // throughout.
 func TestSocketFileRecreated(t *testing.T) {
 	_, ep := startHost(t)
-	path := Path()
-	c1 := dialClient(t, path)
+	path := ipc.Path()
+	c1 := ipc.DialClient(t, path)
 	srv := ep.Server()
 
 	os.Remove(path)
 	ep.CheckSocket(srv)
-	if ep.State() != StateListening || readListenerState(filepath.Dir(path)) != StateListening {
-		t.Fatalf("after the socket file was deleted: state %s, listener.state %q", ep.State(), readListenerState(filepath.Dir(path)))
+	if ep.State() != ipc.StateListening || ipc.ReadListenerState(filepath.Dir(path)) != ipc.StateListening {
+		t.Fatalf("after the socket file was deleted: state %s, listener.state %q", ep.State(), ipc.ReadListenerState(filepath.Dir(path)))
 	}
-	c2 := dialClient(t, path)
+	c2 := ipc.DialClient(t, path)
 	if st := statusMCP(t, c2); st["listener_starts"] != float64(2) || st["connections"] != float64(2) {
 		t.Fatalf("status after recreation: %v", st)
 	}
@@ -38,22 +39,22 @@ func TestSocketFileRecreated(t *testing.T) {
 	os.Remove(path)
 	os.WriteFile(path, []byte("x"), 0o600)
 	ep.CheckSocket(srv)
-	if ep.State() != StateFailed || readListenerState(filepath.Dir(path)) != StateFailed {
-		t.Fatalf("unlistenable path: state %s, listener.state %q", ep.State(), readListenerState(filepath.Dir(path)))
+	if ep.State() != ipc.StateFailed || ipc.ReadListenerState(filepath.Dir(path)) != ipc.StateFailed {
+		t.Fatalf("unlistenable path: state %s, listener.state %q", ep.State(), ipc.ReadListenerState(filepath.Dir(path)))
 	}
-	if st := statusMCP(t, c1); st["listener"] != StateFailed || st["last_error"] == nil {
+	if st := statusMCP(t, c1); st["listener"] != ipc.StateFailed || st["last_error"] == nil {
 		t.Fatalf("get_status does not report the failure: %v", st)
 	}
 	os.Remove(path)
 	ep.CheckSocket(srv)
-	if ep.State() != StateListening {
+	if ep.State() != ipc.StateListening {
 		t.Fatalf("not recovered: %s", ep.State())
 	}
 	c2.Close()
 	// The host notices the close asynchronously; until it does, the
 	// allowance may still count c2 (BUSY). Wait for the condition, bounded.
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		c, err := Connect(context.Background(), ConnectOptions{Path: path, BridgeVersion: "t"})
+		c, err := ipc.Connect(context.Background(), ipc.ConnectOptions{Path: path, BridgeVersion: "t"})
 		if err == nil {
 			c.Close()
 			break
@@ -65,9 +66,9 @@ func TestSocketFileRecreated(t *testing.T) {
 	}
 
 	// A deleted listener.state is written again.
-	os.Remove(filepath.Join(filepath.Dir(path), StateFileName))
+	os.Remove(filepath.Join(filepath.Dir(path), ipc.StateFileName))
 	ep.CheckSocket(srv)
-	if readListenerState(filepath.Dir(path)) != StateListening {
+	if ipc.ReadListenerState(filepath.Dir(path)) != ipc.StateListening {
 		t.Fatal("listener.state was not rewritten")
 	}
 
@@ -77,7 +78,7 @@ func TestSocketFileRecreated(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, _, err := Dial(ctx, path)
+		c, _, err := ipc.Dial(ctx, path)
 		cancel()
 		if err == nil {
 			c.Close()

@@ -1,8 +1,9 @@
-package ipc
+package ipc_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -14,7 +15,7 @@ import (
 // connection (with its captures and jobs) survives; the next call works.
 func TestInvalidUTF8ArgumentsKeepConnection(t *testing.T) {
 	startHost(t)
-	c := dialClient(t, Path())
+	c := ipc.DialClient(t, ipc.Path())
 	before := statusMCP(t, c)["listener_starts"]
 	_, err := c.Call(context.Background(), "list_processes", json.RawMessage("{\"filter\":{\"name\":\"a\xff\xfe\"}}"))
 	if contract.CodeOf(err) != contract.CodeInvalidArgument {

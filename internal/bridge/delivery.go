@@ -4,47 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Delivery defaults of seed 000 section 4.
 const (
-	// DefaultWaitMS is how long a normal-mode job tool waits for completion.
-	DefaultWaitMS = 5000
-	// MaxWaitMS keeps bridge completion inside the 10 s request envelope.
-	MaxWaitMS = 10000
 	// pollInterval separates get_job polls while waiting.
 	pollInterval = 20 * time.Millisecond
 	// managedLifetime bounds bridge continuation bookkeeping.
 	managedLifetime = 5 * time.Minute
 )
 
-func init() { AddDefinitions(captureDefinitions, "read_capture") }
-
-// readSelectionSchema is the read_capture selection, shared by the `read`
-// argument of job tools.
-func readSelectionSchema(limitDefault string) string {
-	return filterSchema + `,
-"distinct_paths":{"type":"boolean","description":"one row per exact path in first-observed order; requires projection [\"path\"]"},
-"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":` + enumJSON(host.AllCaptureFields()) + `},"description":"row fields to return, in order"},
-"limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"}`
-}
-
-// filterSchema holds the row selectors shared by read selections and the
-// start_capture collection filter. path and owner_name must contain a
-// non-space character (an all-space path would match every row).
-const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"all-term case-insensitive path match: every whitespace-separated term must occur in the row path (file_users, open_files, modules, network unix paths)"},
-"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path for a query that is not valid UTF-8: standard base64 of its bytes, same all-term match on exact bytes (as a row's path_bytes)"},
-"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"exact case-insensitive owner executable name (rows of file_users, network, threads and scheduling captures, and of a get_process_info result read with read_capture; open_files and modules rows have no owner: INVALID_ARGUMENT)"},
-"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file-name extension including the leading dot, e.g. .log"}`
+// CallFunc reaches the backend (connecting lazily) and runs one method.
+type CallFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
 
 // managed is the bridge's one-pass continuation bookkeeping: source
 // captures it will release after their final page is copied.
@@ -80,102 +57,6 @@ func (m *managed) has(id string) bool {
 	return ok
 }
 
-func captureDefinitions(mode Mode, call CallFunc) []tool.Tool {
-	limitDefault, waitDefault := "5000", "5000"
-	if mode.Raw {
-		limitDefault, waitDefault = "100", "0"
-	}
-	sel := readSelectionSchema(limitDefault)
-	deliveryProps := `"wait_ms":{"type":"integer","minimum":0,"maximum":` + strconv.Itoa(MaxWaitMS) + `,"description":"how long to wait for completion, default ` + waitDefault + `; 0 returns the job handle immediately"},
-"read":{"type":"object","additionalProperties":false,"properties":{` + sel + `},"description":"selection for the first page read on success (rows/fields); optional"},
-"retain_capture":{"type":"boolean","description":"keep the capture for repeated reads; release it with release_capture. Default false: a one-pass result is released after its last page"}`
-	d := &delivery{mode: mode, call: call, managed: &managed{caps: map[string]time.Time{}}, retained: &managed{caps: map[string]time.Time{}}}
-	oneshot := "Returns completion and the first page under data.result_page by default (wait_ms default " + waitDefault + "); follow data.next_action when present."
-	if mode.Raw {
-		oneshot = "Raw mode: returns the job handle immediately unless wait_ms is set (next_action: get_job, or read_capture once succeeded); pass read to get a first page; captures stay until release_capture or expiry."
-	}
-	oneshot += " A job that fails within the wait is an error result with the job's code and details.job_id."
-	return []tool.Tool{
-		{
-			Name:  "start_capture",
-			Title: "Start a capture job",
-			Description: "Starts a bounded capture job of kind (required): file_users (host-wide: every process holding each path, with process_ref when verified, pid, name, path, handle_count), " +
-				"open_files (fds of process_ref or a live pid: fd, path, kind, size, flags, position), modules (file-backed mappings of process_ref with size, mtime, build id), " +
-				"network (tcp/tcp6/udp/udp6/unix endpoints host-wide or of process_ref; no DNS), threads and scheduling (of process_ref). " +
-				"Optional filter {path, extension, owner_name} keeps only matching rows at collection time (never retained otherwise), the way to inspect a process whose full capture exceeds the budget. " + oneshot +
-				" Limits: 2 active jobs, 8 retained captures, 64 MiB per connection; one file_users scan host-wide; 60 s deadline; captures expire 5 minutes after completion.",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
-"kind":{"type":"string","enum":` + enumJSON(capture.Kinds) + `,"description":"what to capture"},
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); required (or pid) for open_files, modules, threads, scheduling; optional for network; not accepted for file_users"},
-` + pidField + `,
-"filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `},"description":"collection filter: only rows matching every term are collected and retained (coverage names the filter and rows_filtered_out); use it when a capture is RESULT_TOO_LARGE"},
-` + deliveryProps + `}}`),
-			Annotations: tool.Annotations{ReadOnly: true},
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return d.start(ctx, "start_capture", args)
-			},
-		},
-		{
-			Name:  "get_process_info",
-			Title: "Process metadata",
-			Description: "Metadata of process_ref or pid (one required) as a job: exe, cwd, image (size, mtime, ELF build id), parent, start_time, cgroup, namespaces; command_line and user only when listed in fields; never the environment. " +
-				"Each field is {value} or {unavailable: reason}. " + oneshot,
-			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (from list_processes); or pid"},
-` + pidField + `,
-"fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":` + enumJSON(capture.InfoFields) + `},"description":"fields to collect; default all but command_line and user"},
-` + deliveryProps + `}}`),
-			Annotations: tool.Annotations{ReadOnly: true},
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return d.start(ctx, "get_process_info", args)
-			},
-		},
-		{
-			Name:  "get_job",
-			Title: "Job status",
-			Description: "State of job_id (required): running, succeeded (capture_id) or failed (error under data.result.error, named in a warning; the envelope itself is not an error; CANCELLED and TIMEOUT are failed outcomes). " +
-				"Waits up to wait_ms and on success returns the first page under data.result_page like start_capture; a consumed result reports result_consumed: true.",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
-"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job id from start_capture or get_process_info"},
-` + deliveryProps + `}}`),
-			Annotations: readOnly,
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return d.poll(ctx, args)
-			},
-		},
-		{
-			Name:  "read_capture",
-			Title: "Read a capture",
-			Description: "Pages the frozen rows of capture_id (required) without collecting again. Selectors: path (all-term, case-insensitive), owner_name (exact), extension, distinct_paths (requires projection [\"path\"]); projection; limit (default " + limitDefault + ", max 5000); cursor. " +
-				"A changed query makes a derived capture counted in the connection budget; an unmodified read allocates nothing and may change limit. Expired captures are REFERENCE_INVALID (by id) or CURSOR_INVALID (by cursor).",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
-"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to read"},
-` + sel + `,
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page; other arguments unchanged (limit may change for an unmodified read)"}}}`),
-			Annotations: readOnly,
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return d.read(ctx, args)
-			},
-		},
-		{
-			Name:        "cancel_job",
-			Title:       "Cancel a job",
-			Description: "Requests cancellation of job_id (required) without changing an already terminal outcome. Reports cancellation_requested and native_work_running (a native call may still be finishing); inspect get_job for the outcome.",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
-"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to cancel"}}}`),
-			Annotations: tool.Annotations{Idempotent: true},
-		},
-		{
-			Name:        "release_capture",
-			Title:       "Release a capture",
-			Description: "Releases capture_id (required) and its derived captures; idempotent (released: false when already gone).",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
-"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to release"}}}`),
-			Annotations: tool.Annotations{Idempotent: true, Destructive: false},
-		},
-	}
-}
-
 // delivery implements bounded completion and first-page retrieval.
 type delivery struct {
 	mode    Mode
@@ -186,6 +67,20 @@ type delivery struct {
 	retained *managed
 }
 
+// newDelivery is the one job delivery of a bridge (its managed and
+// retained captures span every job tool).
+func newDelivery(mode Mode, call CallFunc) *delivery {
+	return &delivery{mode: mode, call: call, managed: &managed{caps: map[string]time.Time{}}, retained: &managed{caps: map[string]time.Time{}}}
+}
+
+// waitDefault is wait_ms when the caller leaves it out, in ms.
+func (d *delivery) waitDefault() int {
+	if d.mode.Raw {
+		return 0
+	}
+	return host.DefaultWaitMS
+}
+
 // options are the delivery arguments removed before native dispatch.
 type options struct {
 	waitMS  int
@@ -194,23 +89,24 @@ type options struct {
 	retain  bool
 }
 
-func (d *delivery) split(args json.RawMessage) (map[string]any, options, error) {
-	var m map[string]any
-	if err := json.Unmarshal(args, &m); err != nil || m == nil {
+// jobOptions are the delivery arguments of a job tool, decoded once.
+type jobOptions struct {
+	WaitMS        *int           `json:"wait_ms"`
+	Read          map[string]any `json:"read"`
+	RetainCapture bool           `json:"retain_capture"`
+}
+
+// split separates the delivery options from the arguments the host
+// receives (every other argument, unchanged).
+func (d *delivery) split(args json.RawMessage) (map[string]json.RawMessage, options, error) {
+	var m map[string]json.RawMessage
+	var jo jobOptions
+	if json.Unmarshal(args, &m) != nil || m == nil || json.Unmarshal(args, &jo) != nil {
 		return nil, options{}, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
 	}
-	o := options{waitMS: DefaultWaitMS}
-	if d.mode.Raw {
-		o.waitMS = 0
-	}
-	if v, ok := m["wait_ms"].(float64); ok {
-		o.waitMS = int(v)
-	}
-	if v, ok := m["read"].(map[string]any); ok {
-		o.read, o.hasRead = v, true
-	}
-	if v, ok := m["retain_capture"].(bool); ok {
-		o.retain = v
+	o := options{waitMS: d.waitDefault(), read: jo.Read, hasRead: jo.Read != nil, retain: jo.RetainCapture}
+	if jo.WaitMS != nil {
+		o.waitMS = *jo.WaitMS
 	}
 	delete(m, "wait_ms")
 	delete(m, "read")
@@ -257,13 +153,13 @@ func jobFailure(data map[string]any) *contract.Error {
 	return e.WithDetail("job_id", id)
 }
 
-func (d *delivery) poll(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+func (d *delivery) poll(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 	native, o, err := d.split(args)
 	if err != nil {
 		return nil, err
 	}
 	b, _ := json.Marshal(native)
-	res, err := d.call(ctx, "get_job", b)
+	res, err := d.call(ctx, method, b)
 	if err != nil {
 		return nil, err
 	}
@@ -487,14 +383,10 @@ func correctedRead(read map[string]any, capID string, e *contract.Error) map[str
 	return out
 }
 
-// read forwards read_capture; in raw mode the limit defaults to 100, and
-// in normal mode a bridge-managed one-pass capture is released once its
-// final page has been copied.
-func (d *delivery) read(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-	if d.mode.Raw {
-		args = withDefault(args, "limit", host.RawPageRows, true)
-	}
-	res, err := d.call(ctx, "read_capture", args)
+// read forwards a read of a capture; in normal mode a bridge-managed
+// one-pass capture is released once its final page has been copied.
+func (d *delivery) read(ctx context.Context, forward tool.Handler, args json.RawMessage) (*contract.Result, error) {
+	res, err := forward(ctx, args)
 	if err != nil || d.mode.Raw {
 		return res, err
 	}

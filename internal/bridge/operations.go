@@ -1,0 +1,115 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// Delivery of the investigation tools (seed 000 section 4): wait_ms is a
+// bridge option, removed before dispatch of mutations so it never changes
+// an operation's idempotency signature.
+const (
+	// waitSlice bounds one backend call of a bridge-side wait, well inside
+	// the host's 10 s response deadline.
+	waitSlice = 4 * time.Second
+	// opPoll separates get_operation polls.
+	opPoll = 25 * time.Millisecond
+	// terminalGrace is how long past its wait budget the bridge keeps
+	// polling a wait whose timeout_ms the budget covers; the host ends
+	// such a wait at timeout_ms, so this bounds only a broken host.
+	terminalGrace = 30 * time.Second
+)
+
+// splitWait removes wait_ms from args and returns the wait budget.
+func splitWait(args json.RawMessage, def int) (json.RawMessage, time.Duration) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args, time.Duration(def) * time.Millisecond
+	}
+	w := def
+	if raw, ok := m["wait_ms"]; ok {
+		json.Unmarshal(raw, &w)
+		delete(m, "wait_ms")
+	}
+	b, _ := json.Marshal(m)
+	return b, time.Duration(w) * time.Millisecond
+}
+
+// operationHandler dispatches a mutation once and then polls only its
+// operation id while it is pending or running, up to wait_ms. A pending
+// local confirmation returns at once and is never polled or approved.
+func operationHandler(call CallFunc, method string, def int) tool.Handler {
+	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		args, budget := splitWait(args, def)
+		res, err := call(ctx, method, args)
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(budget)
+		for res.NextAction != nil && res.NextAction.Tool == "get_operation" && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return res, nil
+			case <-time.After(opPoll):
+			}
+			b, _ := json.Marshal(res.NextAction.Arguments)
+			next, err := call(ctx, "get_operation", b)
+			if err != nil {
+				return nil, err
+			}
+			res = next
+		}
+		return res, nil
+	}
+}
+
+// slicedHandler starts (or continues) a host-side wait (wait_condition,
+// open_log) and keeps it company up to wait_ms in slices of at most
+// waitSlice, so no single backend call nears its deadline; the host's
+// next_action to the same tool with job_id continues it. When wait_ms
+// covers a new wait's whole timeout_ms, the caller wants the outcome: the
+// host ends the wait by timeout_ms at the latest (TIMEOUT), so the bridge
+// keeps company until the terminal state instead of returning "running"
+// by a few milliseconds; terminalGrace only bounds a host that never ends
+// the wait. Argument checks are the host's.
+func slicedHandler(call CallFunc, method string, def int) tool.Handler {
+	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(args, &m); err != nil {
+			return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments could not be decoded")
+		}
+		_, budget := splitWait(args, def)
+		var timeoutMS int
+		json.Unmarshal(m["timeout_ms"], &timeoutMS)
+		_, continued := m["job_id"]
+		toTerminal := !continued && timeoutMS > 0 && time.Duration(timeoutMS)*time.Millisecond <= budget
+		deadline := time.Now().Add(budget)
+		if toTerminal {
+			deadline = deadline.Add(terminalGrace)
+		}
+		slice := func() json.RawMessage {
+			left := min(time.Until(deadline), waitSlice)
+			if toTerminal {
+				left = waitSlice
+			}
+			if left < 0 {
+				left = 0
+			}
+			m["wait_ms"], _ = json.Marshal(left.Milliseconds())
+			b, _ := json.Marshal(m)
+			return b
+		}
+		res, err := call(ctx, method, slice())
+		for err == nil && res != nil && res.NextAction != nil && res.NextAction.Tool == method && time.Now().Before(deadline) && ctx.Err() == nil {
+			id, _ := res.NextAction.Arguments["job_id"].(string)
+			m = map[string]json.RawMessage{}
+			m["job_id"], _ = json.Marshal(id)
+			res, err = call(ctx, method, slice())
+		}
+		return res, err
+	}
+}

@@ -1,0 +1,114 @@
+package host
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/capture"
+	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// Schemas of the proc tools are written one way: a readable multi-line Go
+// raw string beside the tool's arguments struct, shared fragments as the
+// Go constants below, and enums spliced in by schema (the one helper) from
+// the $NAME placeholders it lists.
+
+// schema splices the enum placeholders into s and returns it as a JSON
+// Schema: $PROC_FIELDS (list_processes projection), $METRIC_IDS (every
+// metric), $PROCESS_METRIC_IDS (process metrics), $PROCESS_SORT_KEYS (pid,
+// name and the process metrics), $CAPTURE_KINDS, $CAPTURE_FIELDS (every
+// capture row field), $INFO_FIELDS (get_process_info fields) and
+// $MAX_WAIT_MS.
+func schema(s string) json.RawMessage {
+	r := strings.NewReplacer(
+		"$PROC_FIELDS", enumJSON(ProcessFields),
+		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
+		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
+		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
+		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
+		"$CAPTURE_FIELDS", enumJSON(AllCaptureFields()),
+		"$INFO_FIELDS", enumJSON(capture.InfoFields),
+		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
+	)
+	return json.RawMessage(r.Replace(s))
+}
+
+func enumJSON(vals []string) string {
+	b, _ := json.Marshal(vals)
+	return string(b)
+}
+
+// readOnly are the annotations of a proc tool that only reads.
+var readOnly = tool.Annotations{ReadOnly: true, Idempotent: true}
+
+// mutation are the annotations of an idempotent, non-destructive change
+// (an operation_id makes a repeat return the retained outcome).
+var mutation = tool.Annotations{ReadOnly: false, Destructive: false, Idempotent: true}
+
+// noArgs is the input schema of a tool without arguments.
+const noArgs = `{"type":"object","additionalProperties":false,"properties":{}}`
+
+// pidField is the schema of a pid argument (the bridge resolves it to the
+// process_ref of the lifetime running under it at call time).
+const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref; resolved now and named in data.resolved_pids"}`
+
+// pidTargetBranch is the {pid} branch of a target oneOf.
+const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
+
+// logRefSchema is the log_ref property of the source-selecting queries.
+const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a log loaded by open_log: read it instead of live data"}`
+
+// sourceSchema is the source property of the source-selecting queries.
+const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (needs log_ref)"}`
+
+// operationFields are operation_id and expected_revision of a mutation.
+const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat with the same arguments returns the kept outcome"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_tracking or list_profiles"}`
+
+// filterSchema holds the row selectors shared by read selections and the
+// start_capture collection filter. path and owner_name must contain a
+// non-space character (an all-space path would match every row).
+const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S","description":"every space-separated term occurs in the row path (case-insensitive)"},
+"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
+"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"owner executable name, exact, case-insensitive (not open_files, modules)"},
+"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file extension with the dot, e.g. .log"}`
+
+// Delivery is the bridge's delivery mode: the defaults a proc tool's
+// description and schema state (seed 000 section 4). Normal mode waits
+// for jobs and pages 5,000 rows; raw mode returns job handles at once and
+// pages 100 rows.
+type Delivery struct {
+	// Raw selects raw mode.
+	Raw bool
+}
+
+// limitDefault is the default page size, as the schemas state it.
+func (d Delivery) limitDefault() string {
+	if d.Raw {
+		return strconv.Itoa(RawPageRows)
+	}
+	return strconv.Itoa(MaxPageRows)
+}
+
+// waitDefault is the default wait_ms of a job or mutation, in ms.
+func (d Delivery) waitDefault() string {
+	if d.Raw {
+		return "0"
+	}
+	return strconv.Itoa(DefaultWaitMS)
+}
+
+// waitField is the wait_ms property of a mutation or sliced wait.
+func waitField(def string) string {
+	return `"wait_ms":{"type":"integer","minimum":0,"maximum":10000,"description":"ms to wait, default ` + def + `; 0 returns at once"}`
+}
+
+// Delivery defaults of seed 000 section 4 (the bridge applies them).
+const (
+	// DefaultWaitMS is how long a normal-mode job tool waits for completion.
+	DefaultWaitMS = 5000
+	// MaxWaitMS keeps bridge completion inside the 10 s request envelope.
+	MaxWaitMS = 10000
+)
