@@ -124,16 +124,27 @@ func TestTrackedChildOutlivesItsProcess(t *testing.T) {
 	if outcome["root_name"] != "sleep" || outcome["resolved_from"] != "process_ref" || !strings.Contains(outcome["scope"].(string), "descendants") {
 		t.Fatalf("outcome %v", outcome)
 	}
-	tr, _ := mustCall(t, h, s, "get_tracking", map[string]any{})
+	// Other sleep processes on the machine match the tracked name too:
+	// follow every page of matching identities.
 	found := false
-	for _, m := range tr["matching"].([]any) {
+	var matching []any
+	for args := map[string]any{}; ; {
+		tr, _ := mustCall(t, h, s, "get_tracking", args)
+		matching = append(matching, tr["matching"].([]any)...)
+		next, _ := tr["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		args = map[string]any{"cursor": next}
+	}
+	for _, m := range matching {
 		m := m.(map[string]any)
 		if m["process_ref"] == ref {
 			found = m["history"].(map[string]any)["capacity_samples"].(float64) == 7200
 		}
 	}
 	if !found {
-		t.Fatalf("tracked child not matched with 7200-sample capacity: %v", tr["matching"])
+		t.Fatalf("tracked child not matched with 7200-sample capacity among %d matching identities", len(matching))
 	}
 	time.Sleep(300 * time.Millisecond) // a few more samples
 	// While it runs, scope all lists the identity once (live and retained
