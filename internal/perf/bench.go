@@ -3,7 +3,6 @@ package perf
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -17,6 +16,33 @@ import (
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
 )
+
+// benchSummaryFields are summarize_benchmarks' own arguments: benchstat's
+// -confidence, -row, -ignore and -filter.
+type benchSummaryFields struct {
+	Confidence *float64 `json:"confidence,omitempty"`
+	Row        string   `json:"row,omitempty"`
+	Ignore     string   `json:"ignore,omitempty"`
+	Filter     string   `json:"filter,omitempty"`
+}
+
+// benchCompareFields are compare_benchmarks' own arguments: the summary
+// flags plus benchstat's -alpha and -col.
+type benchCompareFields struct {
+	benchSummaryFields
+	Alpha *float64 `json:"alpha,omitempty"`
+	Col   string   `json:"col,omitempty"`
+}
+
+type summarizeBenchmarksArgs struct {
+	operationArgs
+	benchSummaryFields
+}
+
+type compareBenchmarksArgs struct {
+	operationArgs
+	benchCompareFields
+}
 
 func benchField(name string) Field {
 	switch name {
@@ -37,7 +63,7 @@ func benchField(name string) Field {
 }
 
 func summarizeBenchmarksOperation() *Operation {
-	return &Operation{
+	return bindOperation(&Operation{
 		Name:  "summarize_benchmarks",
 		Title: "Summarize Go benchmark results",
 		Description: "Summarize one Go benchmark results file (`go test -bench` output, golang.org/x/perf/benchfmt) as benchstat does with benchmath and benchproc: per configuration table (the file's config keys such as pkg, goos, cpu), unit and row, the sample size, center (median, or exact value for assume=exact units), its confidence interval and range; summary.geomean has benchstat's geomean row per table. Units are tidied like benchstat (ns/op becomes sec/op); non-finite numbers are strings (\"NaN\", \"+Inf\"). " +
@@ -45,12 +71,13 @@ func summarizeBenchmarksOperation() *Operation {
 		MinSources: 1, MaxSources: 1,
 		Formats: []string{FormatGoBench},
 		Fields:  []Field{benchField("confidence"), benchField("row"), benchField("ignore"), benchField("filter")},
-		Run:     runSummarizeBenchmarks,
-	}
+	}, func(ctx context.Context, req *Request, a *summarizeBenchmarksArgs) (*Output, error) {
+		return runSummarizeBenchmarks(ctx, req, benchOptions(&benchCompareFields{benchSummaryFields: a.benchSummaryFields}))
+	})
 }
 
 func compareBenchmarksOperation() *Operation {
-	return &Operation{
+	return bindOperation(&Operation{
 		Name:  "compare_benchmarks",
 		Title: "Compare Go benchmark results",
 		Description: "Compare Go benchmark results files like benchstat (by default the first source is the baseline column, each other source a candidate column; col/row/ignore/filter are benchstat's projections): per configuration table, unit, row and candidate column, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better); summary.geomean gives benchstat's geomean row per table and column, each column over its own benchmarks, with benchstat's warnings. " +
@@ -58,8 +85,9 @@ func compareBenchmarksOperation() *Operation {
 		MinSources: 2, MaxSources: 16,
 		Formats: []string{FormatGoBench},
 		Fields:  []Field{benchField("confidence"), benchField("alpha"), benchField("col"), benchField("row"), benchField("ignore"), benchField("filter")},
-		Run:     runCompareBenchmarks,
-	}
+	}, func(ctx context.Context, req *Request, a *compareBenchmarksArgs) (*Output, error) {
+		return runCompareBenchmarks(ctx, req, benchOptions(&a.benchCompareFields))
+	})
 }
 
 // benchOpts are benchstat's projection flags.
@@ -69,21 +97,25 @@ type benchOpts struct {
 	th                       benchmath.Thresholds
 }
 
-func benchOptions(fields map[string]any) benchOpts {
-	o := benchOpts{row: ".fullname", col: ".file", filter: "*"}
-	if v := strField(fields, "row"); v != "" {
-		o.row = v
+func benchOptions(f *benchCompareFields) benchOpts {
+	o := benchOpts{row: ".fullname", col: ".file", filter: "*", ignore: f.Ignore, conf: 0.95}
+	if f.Row != "" {
+		o.row = f.Row
 	}
-	if v := strField(fields, "col"); v != "" {
-		o.col = v
+	if f.Col != "" {
+		o.col = f.Col
 	}
-	o.ignore = strField(fields, "ignore")
-	if v := strField(fields, "filter"); v != "" {
-		o.filter = v
+	if f.Filter != "" {
+		o.filter = f.Filter
 	}
-	o.conf = floatField(fields, "confidence", 0.95)
+	if f.Confidence != nil {
+		o.conf = *f.Confidence
+	}
 	o.th = benchmath.DefaultThresholds
-	o.th.CompareAlpha = floatField(fields, "alpha", 0.05)
+	o.th.CompareAlpha = 0.05
+	if f.Alpha != nil {
+		o.th.CompareAlpha = *f.Alpha
+	}
 	return o
 }
 
@@ -445,15 +477,6 @@ func (bt *benchTables) config(t *benchTable) map[string]string {
 	return m
 }
 
-func floatField(m map[string]any, key string, def float64) float64 {
-	if n, ok := m[key].(json.Number); ok {
-		if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-			return f
-		}
-	}
-	return def
-}
-
 // num is f for JSON, or its string ("NaN", "+Inf", "-Inf") when it is
 // not finite.
 func num(f float64) any {
@@ -546,8 +569,7 @@ func geomeanMap(bt *benchTables, t *benchTable, i int) map[string]any {
 	return m
 }
 
-func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	o := benchOptions(req.Fields)
+func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Output, error) {
 	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err
@@ -595,8 +617,7 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) 
 	return out, nil
 }
 
-func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	o := benchOptions(req.Fields)
+func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Output, error) {
 	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err

@@ -37,7 +37,10 @@ const (
 // captureKind declares one capture_and_ tool: the analysis operation it
 // feeds, its provider kinds, and whether it takes an experiment.
 type captureKind struct {
-	op         *Operation
+	op *Operation
+	// declare declares the tool over the kind's arguments struct
+	// (captureTool instantiated with it).
+	declare    func(rt *Runtime, ck captureKind, t tool.Tool) tool.Tool
 	providers  []string
 	experiment bool
 	// omit lists operation fields the capture tool does not expose
@@ -47,10 +50,12 @@ type captureKind struct {
 
 func captureKinds() []captureKind {
 	return []captureKind{
-		{op: executionsOperation(), providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
-		{op: previewOperation(), providers: []string{"direct", "go-test"}},
-		{op: summarizeBenchmarksOperation(), providers: []string{"go-test"}},
-		{op: summarizeProfileOperation(), providers: []string{"go-test"}},
+		{op: executionsOperation(), declare: captureTool[captureExecutionsArgs], providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
+		{op: previewOperation(), declare: captureTool[capturePreviewArgs], providers: []string{"direct", "go-test"}},
+		{op: summarizeBenchmarksOperation(), declare: captureTool[captureBenchmarksArgs], providers: []string{"go-test"}},
+		{op: summarizeProfileOperation(), declare: captureTool[captureProfileArgs], providers: []string{"go-test"}},
+		// capture_and_compare_profiles and capture_and_compare_benchmarks
+		// are declared in capture_compare.go and listed here.
 	}
 }
 
@@ -68,17 +73,14 @@ func (rt *Runtime) captureTools() []tool.Tool {
 	out := []tool.Tool{rt.prepareTool()}
 	for _, ck := range captureKinds() {
 		ck := ck
-		out = append(out, tool.Tool{
+		out = append(out, ck.declare(rt, ck, tool.Tool{
 			Name: "capture_and_" + ck.op.Name, Toolset: tool.Perf,
 			Title:       "Capture and " + strings.ToLower(ck.op.Title[:1]) + ck.op.Title[1:],
 			Description: captureDescription(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
 			OutputData:  analysisOutputSchema,
 			Annotations: tool.Annotations{OpenWorld: true},
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return rt.capture(ctx, ck, args)
-			},
-		})
+		}))
 	}
 	return out
 }
@@ -102,27 +104,22 @@ func captureDescription(ck captureKind) string {
 }
 
 func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
-	var s map[string]any
-	_ = json.Unmarshal(ck.op.inputSchema(c), &s)
-	props := s["properties"].(map[string]any)
-	delete(props, "sources")
-	delete(props, "continuation")
-	for _, f := range ck.omit {
-		delete(props, f)
+	props := js{
+		"limits":    limitsSchema(c),
+		"page_size": pageSizeSchema(c),
+		"target":    targetSchema(ck),
+		"provider":  providerSchema(ck),
+		"preserve":  js{"type": "boolean", "default": false, "description": "Publish the captured artifacts (and console output) as immutable evidence; the result then carries evidence_id. Happens even when analysis fails."},
 	}
-	props["target"] = targetSchema(ck)
-	props["provider"] = providerSchema(ck)
-	props["preserve"] = map[string]any{"type": "boolean", "default": false, "description": "Publish the captured artifacts (and console output) as immutable evidence; the result then carries evidence_id. Happens even when analysis fails."}
+	for _, f := range ck.op.Fields {
+		if !contains(ck.omit, f.Name) {
+			props[f.Name] = f.Schema
+		}
+	}
 	if ck.experiment {
 		props["experiment"] = experimentSchema()
 	}
-	req := []string{"target", "provider"}
-	for _, r := range ck.op.Required {
-		req = append(req, r)
-	}
-	s["required"] = req
-	b, _ := json.Marshal(s)
-	return b
+	return object(props, append([]string{"target", "provider"}, ck.op.Required...)...).json()
 }
 
 func targetSchema(ck captureKind) map[string]any {
@@ -210,24 +207,107 @@ func experimentSchema() map[string]any {
 	}
 }
 
+// captureArgs are the arguments every capture tool takes; each kind's
+// arguments struct embeds them beside its provider and the analysis
+// operation's own fields.
+type captureArgs struct {
+	Target   Target     `json:"target"`
+	Preserve bool       `json:"preserve,omitempty"`
+	Limits   *limitsArg `json:"limits,omitempty"`
+	PageSize *integer   `json:"page_size,omitempty"`
+}
+
+func (a *captureArgs) capture() *captureArgs { return a }
+
+// captureExecutionsArgs: capture_and_summarize_executions (direct, with an
+// experiment).
+type captureExecutionsArgs struct {
+	captureArgs
+	Provider   directProvider `json:"provider"`
+	Experiment *Experiment    `json:"experiment,omitempty"`
+}
+
+// capturePreviewArgs: capture_and_preview_artifact (direct or go-test).
+type capturePreviewArgs struct {
+	captureArgs
+	Provider providerArg `json:"provider"`
+	previewFields
+}
+
+// captureBenchmarksArgs: capture_and_summarize_benchmarks (go-test).
+type captureBenchmarksArgs struct {
+	captureArgs
+	Provider goTestProvider `json:"provider"`
+	benchSummaryFields
+}
+
+// captureProfileArgs: capture_and_summarize_profile (go-test with a
+// profile kind).
+type captureProfileArgs struct {
+	captureArgs
+	Provider providerArg `json:"provider"`
+	profileFields
+}
+
+func (a *captureExecutionsArgs) provider() providerArg {
+	return providerArg{goTestProvider: goTestProvider{Kind: a.Provider.Kind}}
+}
+func (a *capturePreviewArgs) provider() providerArg { return a.Provider }
+func (a *captureBenchmarksArgs) provider() providerArg {
+	return providerArg{goTestProvider: a.Provider}
+}
+func (a *captureProfileArgs) provider() providerArg      { return a.Provider }
+func (a *captureExecutionsArgs) experiment() *Experiment { return a.Experiment }
+
+// captureArgsOf is the constraint of a capture kind's arguments struct A.
+type captureArgsOf[A any] interface {
+	*A
+	capture() *captureArgs
+	provider() providerArg
+}
+
+// captureTool declares a capture tool over its arguments struct A: the
+// arguments are decoded once into A; the analysis operation's own fields
+// of A are replayed into the analysis call.
+func captureTool[A any, P captureArgsOf[A]](rt *Runtime, ck captureKind, t tool.Tool) tool.Tool {
+	return tool.Define(t, func(ctx context.Context, a A) (*contract.Result, error) {
+		var exp *Experiment
+		if e, ok := any(&a).(interface{ experiment() *Experiment }); ok {
+			exp = e.experiment()
+		}
+		return rt.capture(ctx, ck, P(&a).capture(), P(&a).provider(), exp, &a)
+	})
+}
+
 // Target is the decoded target argument.
 type Target struct {
 	Argv          []string          `json:"argv"`
 	Cwd           string            `json:"cwd"`
-	Env           map[string]string `json:"env"`
-	ConsoleOutput string            `json:"console_output"`
+	Env           map[string]string `json:"env,omitempty"`
+	ConsoleOutput string            `json:"console_output,omitempty"`
 	Budget        struct {
 		TimeoutSeconds *int64 `json:"timeout_seconds"`
 		MaxMemoryBytes *int64 `json:"max_memory_bytes"`
 	} `json:"budget"`
 }
 
-type providerArg struct {
+// directProvider is the provider argument of a direct-only capture.
+type directProvider struct {
+	Kind string `json:"kind"`
+}
+
+// goTestProvider is the go-test provider argument.
+type goTestProvider struct {
 	Kind      string `json:"kind"`
-	Bench     string `json:"bench"`
-	Count     int    `json:"count"`
-	Benchtime string `json:"benchtime"`
-	Profile   string `json:"profile"`
+	Bench     string `json:"bench,omitempty"`
+	Count     int    `json:"count,omitempty"`
+	Benchtime string `json:"benchtime,omitempty"`
+}
+
+// providerArg is the provider argument with every provider field.
+type providerArg struct {
+	goTestProvider
+	Profile string `json:"profile,omitempty"`
 }
 
 // Experiment is the decoded experiment argument.
@@ -316,24 +396,21 @@ func invalid(field, format string, args ...any) *contract.Error {
 	return fieldErr(contract.CodeInvalidArgument, field, format, args...)
 }
 
-func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMessage) (*contract.Result, error) {
-	fields, err := decodeArgs(args)
-	if err != nil {
+// capture runs one capture tool call: c are the shared capture
+// arguments, prov the provider, exp the experiment (nil when absent) and
+// all the whole arguments struct, whose analysis fields the analysis call
+// replays.
+func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, prov providerArg, exp *Experiment, all any) (*contract.Result, error) {
+	if _, err := rt.effectiveLimits(&operationArgs{Limits: c.Limits, PageSize: c.PageSize}); err != nil {
 		return nil, err
 	}
-	var top struct {
-		Target     Target      `json:"target"`
-		Provider   providerArg `json:"provider"`
-		Preserve   bool        `json:"preserve"`
-		Experiment *Experiment `json:"experiment"`
-	}
-	if err := json.Unmarshal(args, &top); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments do not match the capture schema")
-	}
-	if _, err := rt.effectiveLimits(fields); err != nil {
-		return nil, err
-	}
-	t := &top.Target
+	top := struct {
+		Target     *Target
+		Provider   providerArg
+		Preserve   bool
+		Experiment *Experiment
+	}{&c.Target, prov, c.Preserve, exp}
+	t := top.Target
 	if !filepath.IsAbs(t.Cwd) {
 		return nil, invalid("/target/cwd", "target.cwd must be an absolute path")
 	}
@@ -370,13 +447,15 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	}
 
 	// Analysis over the captured artifacts, through the analysis tool.
-	call := map[string]any{}
-	for k, v := range fields {
-		switch k {
-		case "target", "provider", "preserve", "experiment":
-		default:
-			call[k] = v
-		}
+	call := replayArgs(all)
+	for _, k := range []string{"target", "provider", "preserve", "experiment"} {
+		delete(call, k)
+	}
+	if c.Limits != nil {
+		call["limits"] = c.Limits
+	}
+	if c.PageSize != nil {
+		call["page_size"] = c.PageSize
 	}
 	if e := top.Experiment; e != nil {
 		call["metric"], call["estimand"], call["seed"] = e.Metric, e.Estimand, e.Seed

@@ -7,7 +7,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -18,14 +17,34 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // maxLine bounds one text line, JSONL record or CSV record held in memory
 // (further bounded by limits.max_memory_bytes).
 const maxLine = 1 << 20
 
+// previewFields are preview_artifact's own arguments.
+type previewFields struct {
+	Offset            *integer `json:"offset,omitempty"`
+	TextFragmentChars *integer `json:"text_fragment_chars,omitempty"`
+}
+
+// firstRow is the offset argument (0 when absent).
+func (f *previewFields) firstRow() int64 {
+	if f.Offset == nil {
+		return 0
+	}
+	return int64(*f.Offset)
+}
+
+type previewArgs struct {
+	operationArgs
+	previewFields
+}
+
 func previewOperation() *Operation {
-	return &Operation{
+	return bindOperation(&Operation{
 		Name:  "preview_artifact",
 		Title: "Preview an artifact",
 		Description: "Preview one artifact as bounded pages of logical rows: text lines (or text_fragment_chars fragments of long lines), JSON entries, JSONL records or CSV data records. " +
@@ -38,8 +57,9 @@ func previewOperation() *Operation {
 			{"offset", map[string]any{"type": "integer", "minimum": 0, "description": "Zero-based index of the first logical row of the first page."}},
 			{"text_fragment_chars", map[string]any{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many decoded characters; rows then count fragments. Text sources only."}},
 		},
-		Run: runPreview,
-	}
+	}, func(ctx context.Context, req *Request, a *previewArgs) (*Output, error) {
+		return runPreview(ctx, req, &a.previewFields)
+	})
 }
 
 type textState struct {
@@ -48,19 +68,16 @@ type textState struct {
 	Fragment int64 `json:"f,omitempty"`
 }
 
-func runPreview(ctx context.Context, req *Request) (*Output, error) {
+func runPreview(ctx context.Context, req *Request, a *previewFields) (*Output, error) {
 	in := req.Inputs[0]
-	frag, hasFrag, err := intField(req.Fields, "text_fragment_chars")
-	if err != nil {
-		return nil, err
+	var frag int64
+	if a.TextFragmentChars != nil {
+		frag = int64(*a.TextFragmentChars)
 	}
-	if hasFrag && in.format != FormatText {
+	if a.TextFragmentChars != nil && in.format != FormatText {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/text_fragment_chars", "text_fragment_chars requires a text source; this source is %s", in.format)
 	}
-	offset, _, err := intField(req.Fields, "offset")
-	if err != nil {
-		return nil, err
-	}
+	offset := a.firstRow()
 	if offset < 0 {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/offset", "offset must not be negative")
 	}
@@ -104,7 +121,7 @@ func runPreview(ctx context.Context, req *Request) (*Output, error) {
 	}
 	p.noteBudget(out)
 	out.Summary["format"] = in.format
-	if hasFrag {
+	if a.TextFragmentChars != nil {
 		out.Summary["text_fragment_chars"] = frag
 		out.Summary["row_unit"] = "fragment"
 	} else {
@@ -115,7 +132,10 @@ func runPreview(ctx context.Context, req *Request) (*Output, error) {
 
 // pager counts logical rows: rows before start are skipped, max are kept,
 // and the page also stops before its rows' encoded bytes pass budget
-// (pageBudget, lowered by limits.max_memory_bytes; 0 means pageBudget).
+// (tool.RowBudget of the call, lowered by limits.max_memory_bytes), the
+// rule tool.FitRows applies to materialized rows: the first row of a page
+// is always kept, so a listing always advances, unless it alone passes
+// hardPageBytes (RESULT_TOO_LARGE).
 type pager struct {
 	max   int
 	start int64
@@ -125,7 +145,7 @@ type pager struct {
 	budget  int64
 	bytes   int64
 	stopped bool  // the byte budget ended the page before max rows
-	err     error // RESULT_TOO_LARGE: one row alone passes the budget
+	err     error // RESULT_TOO_LARGE: one row alone passes hardPageBytes
 }
 
 func (p *pager) full() bool { return p.stopped || p.err != nil || len(p.rows) >= p.max }
@@ -138,22 +158,17 @@ func (p *pager) offer(row func() any) bool {
 	if p.seen >= p.start && !p.full() {
 		r := row()
 		n, err := rowBytes(r)
+		n++ // one separator byte per row, as tool.FitRows counts
+		if err == nil && len(p.rows) == 0 && n > hardPageBytes {
+			err = contract.Errorf(contract.CodeResultTooLarge, "row %d alone encodes to %d bytes, more than the %d-byte result limit; narrow it (text_fragment_chars for long text lines)", p.seen, n, hardPageBytes).WithDetail("row", p.seen).WithDetail("row_bytes", n).WithDetail("budget_bytes", hardPageBytes)
+		}
 		budget := p.budget
 		if budget <= 0 {
-			budget = pageBudget
+			budget = hardPageBytes
 		}
-		// Count the rows as the encoded array: "[]" plus a separator per row.
-		if p.bytes == 0 {
-			p.bytes = 2
-		}
-		n++
-		if err == nil && p.bytes+n > budget {
-			if len(p.rows) == 0 {
-				err = contract.Errorf(contract.CodeResultTooLarge, "row %d alone encodes to %d bytes, more than the %d-byte page budget; narrow it (text_fragment_chars for long text lines)", p.seen, n, budget).WithDetail("row", p.seen).WithDetail("row_bytes", n).WithDetail("budget_bytes", budget)
-			} else {
-				p.stopped = true
-				return false
-			}
+		if err == nil && len(p.rows) > 0 && p.bytes+n > budget {
+			p.stopped = true
+			return false
 		}
 		if err != nil {
 			p.err = err
@@ -167,7 +182,7 @@ func (p *pager) offer(row func() any) bool {
 }
 
 // noteBudget records in out's coverage and warnings that the byte budget,
-// not page_size, ended the page.
+// not page_size, ended the page (tool.BudgetWarning).
 func (p *pager) noteBudget(out *Output) {
 	if !p.stopped {
 		return
@@ -177,12 +192,19 @@ func (p *pager) noteBudget(out *Output) {
 	}
 	out.Coverage["page_ended_by"] = "byte_budget"
 	out.Coverage["page_budget_bytes"] = p.budget
-	out.Warnings = append(out.Warnings, fmt.Sprintf("the page ended after %d rows because the next row would pass the %d-byte page budget (about 4 MiB per response; limits.max_memory_bytes lowers it); next_page continues", len(p.rows), p.budget))
+	out.ByBytes = true
 }
 
-// newPager returns the pager of one call.
+// newPager returns the pager of one call: req.RowBudget bytes of rows
+// (tool.RowBudget of the call), lowered by limits.max_memory_bytes.
 func newPager(req *Request, start int64) *pager {
-	b := int64(pageBudget)
+	b := int64(req.RowBudget)
+	if b <= 0 {
+		b = int64(tool.RowBudget(context.Background()))
+	}
+	if b > hardPageBytes {
+		b = hardPageBytes
+	}
 	if req.Limits.MaxMemoryBytes > 0 && req.Limits.MaxMemoryBytes < b {
 		b = req.Limits.MaxMemoryBytes
 	}
