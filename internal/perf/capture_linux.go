@@ -86,21 +86,18 @@ func (rt *Runtime) captureTools() []tool.Tool {
 }
 
 func captureDescription(ck captureKind) string {
-	d := "Run a target (argv, never a shell string) under measurement in its own process tree, then " + ck.op.Name + " over what it produced, in one call. Providers: " + strings.Join(ck.providers, ", ") + ". "
+	d := "Run target (argv, never a shell) in its own process tree under provider " + strings.Join(ck.providers, " or ") + ", then " + ck.op.Name + " over what it produced; "
 	switch ck.op.Name {
 	case "summarize_executions":
-		d += "direct measures each execution: wall time (monotonic), user/sys CPU and max RSS (wait4 rusage), exit code or signal. An experiment (cases × blocks, case order randomized per block from seed) compares each case with the first by paired median or mean difference with a bootstrap 95% CI and classifies it faster/slower/inconclusive against threshold. "
+		d += "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. "
 	case "preview_artifact":
-		d += "Previews the workload's retained stdout (console_output diagnostics keeps the first 64 KiB, full the first 64 MiB). "
+		d += "it previews the workload's retained stdout. "
 	case "summarize_benchmarks":
-		d += "go-test runs `go test -run=^$ -bench BENCH -count N` in target.cwd on the packages in target.argv and summarizes the benchmark output. "
+		d += "go-test runs go test -bench in target.cwd. "
 	case "summarize_profile":
-		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. "
+		d += "go-test runs the benchmarks with -cpuprofile (or provider.profile). "
 	}
-	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with RLIMIT_AS. " +
-		"preserve: true publishes the captured artifacts as evidence even when analysis fails (analysis_failure is then set). next_page names the analysis tool over the captured artifacts; it never reruns the workload. " +
-		"Required: target, provider."
-	return d
+	return d + "Required: target, provider."
 }
 
 func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
@@ -109,7 +106,7 @@ func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
 		"page_size": pageSizeSchema(c),
 		"target":    targetSchema(ck),
 		"provider":  providerSchema(ck),
-		"preserve":  js{"type": "boolean", "default": false, "description": "Publish the captured artifacts (and console output) as immutable evidence; the result then carries evidence_id. Happens even when analysis fails."},
+		"preserve":  js{"type": "boolean", "default": false, "description": "Keep the artifacts as evidence."},
 	}
 	for _, f := range ck.op.Fields {
 		if !contains(ck.omit, f.Name) {
@@ -123,25 +120,25 @@ func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
 }
 
 func targetSchema(ck captureKind) map[string]any {
-	argvDesc := "Program and arguments (argv[0] resolved on PATH). Never a shell string."
+	argvDesc := "Program and arguments; never a shell string."
 	if !contains(ck.providers, "direct") {
-		argvDesc = "go-test: the package arguments of go test (e.g. [\".\"] or [\"./pkg\"]); a profile needs exactly one package."
+		argvDesc = "Package arguments of go test."
 	} else if contains(ck.providers, "go-test") {
-		argvDesc += " With go-test: the package arguments of go test (e.g. [\".\"])."
+		argvDesc += " With go-test: package arguments."
 	}
 	return map[string]any{
 		"type": "object", "additionalProperties": false, "required": []string{"argv", "cwd"},
-		"description": "What to run: argv, an existing absolute cwd, environment overrides, console retention and the workload budget.",
+
 		"properties": map[string]any{
 			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": argvDesc},
-			"cwd":  map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute path of an existing working directory."},
+			"cwd":  map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
 			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "At most 32 environment overrides (after merging an experiment case's env) on top of this process's environment."},
-			"console_output": map[string]any{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Retained console per stream: diagnostics keeps the first 64 KiB, full the first 64 MiB; the rest is counted, not kept."},
-			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget (not analysis limits); null fields mean no limit.",
+				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
+			"console_output": map[string]any{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
+			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
 				"properties": map[string]any{
-					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Wall-clock budget of one execution; the whole process tree is killed when it expires (termination timeout)."},
-					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Address-space budget of every process of the tree (RLIMIT_AS; executions report memory_enforcement and memory_limit_hit)."},
+					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
+					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "RLIMIT_AS of every process."},
 				}},
 		},
 	}
@@ -152,16 +149,16 @@ func providerSchema(ck captureKind) map[string]any {
 		props := map[string]any{"kind": map[string]any{"const": kind}}
 		switch kind {
 		case "go-test":
-			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench regular expression."}
+			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench."}
 			props["count"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
-			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime (e.g. 100x, 200ms)."}
+			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime."}
 			if ck.op.Name == "summarize_profile" {
-				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Which go test profile to write and summarize (-cpuprofile, -memprofile, -blockprofile, -mutexprofile)."}
+				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Profile to write and summarize."}
 			}
 		}
 		return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"kind"}, "properties": props}
 	}
-	desc := "Collector, discriminated by kind: direct (run argv, measure wait4 rusage) or go-test (go test -bench in target.cwd)."
+	desc := "Collector."
 	if len(ck.providers) == 1 {
 		b := branch(ck.providers[0])
 		b["description"] = desc
@@ -182,23 +179,23 @@ func experimentSchema() map[string]any {
 		"type": "object", "additionalProperties": false, "required": []string{"name"},
 		"properties": map[string]any{
 			"name": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
-			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": "This case's argv; target.argv when omitted."},
+			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": "Default: target.argv."},
 			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
 				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
 		},
 	}
 	return map[string]any{
 		"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"cases"},
-		"description": "Randomized paired experiment: every block runs each case once in an order shuffled from seed; each case is compared with the first (baseline) over the blocks where both succeeded.",
+		"description": "Cases run once per block in a seeded order.",
 		"properties": map[string]any{
-			"cases":     map[string]any{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "2-16 cases; the first is the baseline. Names must be unique."},
-			"blocks":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Number of blocks (rounds)."},
-			"seed":      map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the per-block case order and the bootstrap."},
+			"cases":     map[string]any{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "The first is the baseline; names unique."},
+			"blocks":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+			"seed":      map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the order and the bootstrap."},
 			"metric":    map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
 			"estimand":  map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
-			"threshold": map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline median) the 95% CI must clear to classify faster or slower."},
+			"threshold": map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect the CI must clear."},
 			"oracle": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"argv"},
-				"description": "Command run after every successful execution in that case's environment, with INQUEST_CAPTURE_STDOUT and INQUEST_CAPTURE_STDERR naming the execution's console files; a nonzero exit excludes the observation.",
+				"description": "Run after each successful execution; nonzero excludes it.",
 				"properties": map[string]any{
 					"argv":            map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}},
 					"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},

@@ -114,10 +114,10 @@ type executionsArgs struct {
 
 func executionFieldSchemas() []Field {
 	return []Field{
-		{"metric", map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared between cases: wall_time_ns (monotonic), cpu_time_ns (user+sys from wait4 rusage) or max_rss_bytes (ru_maxrss)."}},
-		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired estimand of each case against the first (baseline): the median or mean over blocks of (case - baseline)."}},
-		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline's median) a confidence bound must clear: faster when the CI's upper bound is below -threshold×baseline, slower when its lower bound is above +threshold×baseline, else inconclusive."}},
-		{"seed", map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seed of the bootstrap resampling (the capture passes the experiment's seed), so a replay gives the same interval."}},
+		{"metric", map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared."}},
+		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired difference against the first case."}},
+		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect a CI bound must clear."}},
+		{"seed", map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Bootstrap seed."}},
 	}
 }
 
@@ -125,13 +125,10 @@ func executionFieldSchemas() []Field {
 // records hold several cases, compares each against the first.
 func executionsOperation() *Operation {
 	return bindOperation(&Operation{
-		Name:  "summarize_executions",
-		Title: "Summarize execution measurements",
-		Description: "Summarize execution measurements captured by the capture tools (format inquest-executions: wall time, user/sys CPU, max RSS, exit per execution). " +
-			"Rows are the executions in capture order. summary.cases gives per-case count, median, mean, min and max of the metric over included executions; with two or more cases summary.comparisons compares each case to the first (baseline) over blocks where both were included: " +
-			"the paired estimand (median or mean of case-baseline differences), a 95% percentile bootstrap confidence interval (10000 resamples of blocks, seeded by seed), the relative effect, and a classification faster/slower/inconclusive against threshold. " +
-			"Required: sources (exactly one). Optional: metric, estimand, threshold, seed, page_size, limits, continuation.",
-		MinSources: 1, MaxSources: 1,
+		Name:        "summarize_executions",
+		Title:       "Summarize execution measurements",
+		Description: "Summarize the execution records of a capture (wall time, CPU, max RSS): per-case statistics and, with several cases, each case against the first by a paired difference with a bootstrap 95% CI, classified faster, slower or inconclusive. Required: sources (exactly one).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatExecutions},
 		Fields:  executionFieldSchemas(),
 	}, func(ctx context.Context, req *Request, a *executionsArgs) (*Output, error) {

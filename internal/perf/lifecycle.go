@@ -150,12 +150,12 @@ type analysisIDArgs struct {
 }
 
 // analysisIDSchema is an analysis_id argument.
-var analysisIDSchema = js{"type": "string", "pattern": "^an-[0-9a-f]{24}$", "description": "data.analysis_id of a live analysis result in this session."}
+var analysisIDSchema = js{"type": "string", "pattern": "^an-[0-9a-f]{24}$", "description": "data.analysis_id of an analysis in this session."}
 
 func (rt *Runtime) preserveTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "preserve_evidence", Toolset: tool.Perf, Title: "Preserve a session analysis as evidence",
-		Description: "Publish a live session analysis (its native input artifacts, arguments, limits and coverage) as an immutable evidence record in the configured store, and return its evidence_id, redacted manifest, and a refreshed evidence-backed next_page that supersedes the live-path one. Repeating the call returns the same record. Required: analysis_id (from an analysis result's data.analysis_id).",
+		Description: "Publish a live session analysis as an immutable evidence record; returns its evidence_id and an evidence-backed next_page. Required: analysis_id.",
 		Input: object(js{
 			"analysis_id": analysisIDSchema,
 		}, "analysis_id").json(),
@@ -177,7 +177,7 @@ type evidenceIDArgs struct {
 func (rt *Runtime) inspectTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "inspect_evidence", Toolset: tool.Perf, Title: "Inspect an evidence record",
-		Description: "Return the validated, redacted projection of one evidence record's manifest: ordered analysis_sources (pass them unchanged as sources to the named analysis tool to replay the native artifacts), artifact identities (name, role, format, sha256, size), arguments, limits, coverage, status and producer versions. Argv, environment, working directories and host paths are omitted (the local CLI `inquest evidence show` is the full view). Every artifact's SHA-256 is verified. Required: evidence_id.",
+		Description: "Return the verified, redacted manifest of one evidence record and its analysis_sources (pass them as sources to the analysis tool to replay it). Required: evidence_id.",
 		Input: object(js{
 			"evidence_id": js{"type": "string", "pattern": "^ev-[a-z2-7]{26}$"},
 		}, "evidence_id").json(),
@@ -242,14 +242,14 @@ type queryArgs struct {
 func (rt *Runtime) queryTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "query_evidence", Toolset: tool.Perf, Title: "Query evidence records",
-		Description: "List evidence manifests newest first, 1-200 per page, filtered by creation range (RFC 3339 with offset; inclusive), operation, toolset and artifact format. The cursor is bound to the inventory snapshot of the first page and to the filters and page size: resume by submitting next_action unchanged. No argument is required.",
+		Description: "List evidence manifests newest first, filtered by creation time, operation, toolset and format; resume with next_action unchanged. No argument is required.",
 		Input: object(js{
-			"created_from": js{"type": "string", "format": "date-time", "description": "Inclusive lower bound, RFC 3339 with offset."},
-			"created_to":   js{"type": "string", "format": "date-time", "description": "Inclusive upper bound, RFC 3339 with offset; must not precede created_from."},
+			"created_from": js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
+			"created_to":   js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
 			"operation":    js{"type": "string", "minLength": 1, "maxLength": 128},
 			"toolset":      js{"enum": []string{"perf", "bin", "proc"}},
 			"format":       js{"type": "string", "minLength": 1, "maxLength": 64},
-			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Manifests per page; default 50."},
+			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Default 50."},
 			"cursor":       js{"type": "string", "minLength": 1, "maxLength": 4096},
 		}).json(),
 		OutputData: json.RawMessage(`{"type":"object","required":["rows","page","next_cursor","snapshot","coverage"],"properties":{
@@ -328,10 +328,10 @@ type rescueArgs struct {
 func (rt *Runtime) rescueTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "rescue_evidence", Toolset: tool.Perf, Title: "Rescue a session analysis to a new evidence store",
-		Description: "Publish one live session analysis to a new evidence store at destination (an absolute path that does not exist, below an existing parent directory): the normal immutable store is staged beside it and published with one rename. Returns the evidence_id and the restart/reconnect handoff: environment {INQUEST_DATA_DIR: destination} and a next_page reading the rescued evidence. It does not change the active store. Repeating the same request validates the published evidence and returns the original handoff. Required: analysis_id, destination.",
+		Description: "Publish a live session analysis to a new evidence store at destination, leaving the active store unchanged; the result gives the INQUEST_DATA_DIR handoff to read it. Required: analysis_id, destination.",
 		Input: object(js{
 			"analysis_id": js{"type": "string", "pattern": "^an-[0-9a-f]{24}$"},
-			"destination": js{"type": "string", "minLength": 2, "maxLength": 4096, "description": "Absolute path of the new store directory; it must not exist; its parent must."},
+			"destination": js{"type": "string", "minLength": 2, "maxLength": 4096, "description": "Absolute path that does not exist; its parent must."},
 		}, "analysis_id", "destination").json(),
 		Annotations: tool.Annotations{Idempotent: true},
 	}, func(ctx context.Context, a rescueArgs) (*contract.Result, error) {

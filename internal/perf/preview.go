@@ -38,17 +38,14 @@ type previewArgs struct {
 
 func previewOperation() *Operation {
 	return bindOperation(&Operation{
-		Name:  "preview_artifact",
-		Title: "Preview an artifact",
-		Description: "Preview one artifact as bounded pages of logical rows: text lines (or text_fragment_chars fragments of long lines), JSON entries, JSONL records or CSV data records. " +
-			"Required: sources (exactly one). Optional: offset (first row, zero-based; at or beyond the end is INVALID_ARGUMENT), text_fragment_chars (1-4096 decoded characters per fragment, text only), page_size, limits, continuation. " +
-			"JSON: a root array yields its elements; a root scalar one value row; at a root object arrays yield section rows, scalar fields key/value rows, nested objects key/type summaries. CSV rejects duplicate headers and ragged records. Integral numbers beyond ±2^53-1 become exact decimal strings. Invalid UTF-8 in text is replaced. " +
-			"Bounds: a line, CSV record or JSON string over 1 MiB, or JSON nested over 512 levels, is LIMIT_EXCEEDED; a page stops early (with next_page) before its rows pass about 1.8 MiB encoded, and a single larger row is RESULT_TOO_LARGE.",
-		MinSources: 1, MaxSources: 1,
+		Name:        "preview_artifact",
+		Title:       "Preview an artifact",
+		Description: "Preview one text, JSON, JSONL or CSV artifact as pages of logical rows (lines or line fragments, JSON entries, JSONL records, CSV records). Required: sources (exactly one).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatText, FormatJSON, FormatJSONL, FormatCSV},
 		Fields: []Field{
-			{"offset", map[string]any{"type": "integer", "minimum": 0, "description": "Zero-based index of the first logical row of the first page."}},
-			{"text_fragment_chars", map[string]any{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many decoded characters; rows then count fragments. Text sources only."}},
+			{"offset", map[string]any{"type": "integer", "minimum": 0, "description": "First row (zero-based) of the first page."}},
+			{"text_fragment_chars", map[string]any{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many characters."}},
 		},
 	}, func(ctx context.Context, req *Request, a *previewArgs) (*Output, error) {
 		return runPreview(ctx, req, &a.previewFields)

@@ -110,21 +110,20 @@ type profileArgs struct {
 
 func profileFieldSchemas() []Field {
 	return []Field{
-		{"sample_type", map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Restrict rows to this sample type (e.g. cpu, alloc_space); default every sample type."}},
-		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "Order rows by absolute flat (self) or cum (inclusive) value, descending, then by name (go tool pprof -top / -top -cum); default flat."}},
-		{"granularity", map[string]any{"enum": []string{"functions", "addresses"}, "description": "Row granularity like go tool pprof: functions (default; frames without a function name aggregate by binary as [name], or <unknown>) or addresses (one row per program counter and frame, as pprof -addresses)."}},
-		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -focus): keep only samples with a location whose function name, file name or mapping file matches."}},
-		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -ignore): drop samples with a location whose function name, file name or mapping file matches."}},
+		{"sample_type", map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Only this sample type."}},
+		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "pprof -top or -top -cum order."}},
+		{"granularity", map[string]any{"enum": []string{"functions", "addresses"}, "description": "addresses as pprof -addresses."}},
+		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "Keep samples through a match (pprof -focus, RE2)."}},
+		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "Drop samples through a match (pprof -ignore, RE2)."}},
 	}
 }
 
 func summarizeProfileOperation() *Operation {
 	return bindOperation(&Operation{
-		Name:  "summarize_profile",
-		Title: "Summarize a profile",
-		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the profile total, as go tool pprof -top computes them (total = sum of absolute sample values, so profiles with negative values such as pprof -base output keep percentages within ±100; rows by absolute value; also under focus/ignore and at -addresses granularity). " +
-			"Required: sources (exactly one; pprof protobuf, gzipped or not, legacy pprof formats go tool pprof reads, or folded/collapsed stack text \"a;b;c 123\"). Optional: sample_type, sort (flat|cum), granularity (functions|addresses), focus and ignore regexes (pprof semantics: function, file and mapping names), page_size, limits, continuation.",
-		MinSources: 1, MaxSources: 1,
+		Name:        "summarize_profile",
+		Title:       "Summarize a profile",
+		Description: "Summarize one profile (pprof protobuf, legacy pprof or folded stacks) as go tool pprof -top does: per sample type, the total and the functions by flat and cum value with percentages. Required: sources (exactly one).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatPprof, FormatFolded},
 		Fields:  profileFieldSchemas(),
 	}, func(ctx context.Context, req *Request, a *profileArgs) (*Output, error) {
@@ -134,11 +133,10 @@ func summarizeProfileOperation() *Operation {
 
 func compareProfilesOperation() *Operation {
 	return bindOperation(&Operation{
-		Name:  "compare_profiles",
-		Title: "Compare profiles",
-		Description: "Compare a base profile (first source) against one or more candidates: per function and sample type, flat and cum values of both, signed absolute deltas (the values go tool pprof -diff_base=BASE CANDIDATE prints, with diff_base_*_percent of the base total), and normalized deltas (change of share of the total, in percentage points) so profiles of different length compare. " +
-			"Required: sources (2-16; pprof or folded). Optional: sample_type, sort (flat|cum: by absolute delta), granularity, focus, ignore, page_size, limits, continuation.",
-		MinSources: 2, MaxSources: 16,
+		Name:        "compare_profiles",
+		Title:       "Compare profiles",
+		Description: "Compare a base profile (first source) with candidates as go tool pprof -diff_base does: per function and sample type, flat and cum values, deltas, and normalized deltas in percentage points. Required: sources (2-16).",
+		MinSources:  2, MaxSources: 16,
 		Formats: []string{FormatPprof, FormatFolded},
 		Fields:  profileFieldSchemas(),
 	}, func(ctx context.Context, req *Request, a *profileArgs) (*Output, error) {

@@ -42,11 +42,9 @@ type prepareArgs struct {
 func (rt *Runtime) prepareTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "prepare_providers", Toolset: tool.Perf, Title: "Prepare capture providers",
-		Description: "Report each capture provider's availability, version and permission state on this host, checked the way a capture checks it before launch: direct (process tree ownership: subreaper, cgroup v2), go-test (go on PATH, `go version`), pprof-http, perf (perf on PATH, `perf --version`, /proc/sys/kernel/perf_event_paranoid), py-spy (on PATH, `py-spy --version`). " +
-			"offered says whether this build's capture tools accept the provider. Never installs anything or elevates privileges: an unavailable provider carries install guidance instead. " +
-			"Optional: providers (subset, in order). Version commands run with a 10 s deadline each.",
+		Description: "Report each capture provider's availability, version and permissions on this host, checked as a capture checks them; never installs anything. No argument is required.",
 		Input: object(js{
-			"providers": js{"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": js{"enum": ProviderKinds}, "description": "Providers to report on; every provider when omitted."},
+			"providers": js{"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": js{"enum": ProviderKinds}, "description": "Default: every provider."},
 		}).json(),
 		OutputData:  json.RawMessage(`{"type":"object","required":["providers"],"properties":{"providers":{"type":"array","items":{"type":"object","required":["provider","available","offered"]}}}}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},

@@ -40,11 +40,11 @@ func (s js) json() json.RawMessage {
 }
 
 // continuationSchema is the continuation argument of every analysis tool.
-var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contract.MaxCursorLen, "description": "Opaque token from a previous result's next_page.arguments.continuation; submit next_page.arguments unchanged rather than copying it into new arguments."}
+var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contract.MaxCursorLen, "description": "Token from next_page."}
 
 // pageSizeSchema is the page_size argument under the ceilings c.
 func pageSizeSchema(c Ceilings) js {
-	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Rows per page; shorthand for limits.max_rows (they must agree when both are given). Default " + itoa(c.DefaultRows) + "."}
+	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Rows per page; default " + itoa(c.DefaultRows) + "."}
 }
 
 // sourcesSchema is the sources argument of op: an ordered array of path
@@ -52,19 +52,19 @@ func pageSizeSchema(c Ceilings) js {
 func sourcesSchema(op *Operation) js {
 	path := object(js{
 		"kind":            js{"const": "path"},
-		"path":            js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute path of a local artifact."},
-		"format":          js{"enum": op.Formats, "description": "Artifact format; detected when omitted and unambiguous."},
-		"producer":        js{"type": "string", "minLength": 1, "maxLength": 128, "description": "Tool that produced the artifact (e.g. go-test, runtime/pprof); bound into continuations."},
-		"expected_sha256": js{"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Fail with INPUT_CHANGED unless the file's SHA-256 is this."},
+		"path":            js{"type": "string", "minLength": 1, "maxLength": 4096},
+		"format":          js{"enum": op.Formats, "description": "Detected when omitted."},
+		"producer":        js{"type": "string", "minLength": 1, "maxLength": 128},
+		"expected_sha256": js{"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Else INPUT_CHANGED."},
 	}, "kind", "path")
 	ev := object(js{
 		"kind":              js{"const": "evidence"},
 		"evidence_id":       evidenceIDSchema,
-		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name within the record; required when it has several analysis sources."},
+		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name; needed when the record has several sources."},
 	}, "kind", "evidence_id")
 	return js{
 		"type": "array", "minItems": op.MinSources, "maxItems": op.MaxSources,
-		"description": "Ordered artifacts to analyze: {kind:\"path\", path, format?, producer?, expected_sha256?} or {kind:\"evidence\", evidence_id, artifact_selector?}.",
+		"description": "Artifacts, in order.",
 		// Discriminated on kind (if/then/else rather than oneOf) so a
 		// failure points at the offending field of the selected branch,
 		// e.g. /sources/0/evidence_id and its pattern, not at kind.
@@ -72,7 +72,7 @@ func sourcesSchema(op *Operation) js {
 		// requires kind and selects a branch.
 		"items": js{
 			"required":   []string{"kind"},
-			"properties": js{"kind": js{"enum": []string{"path", "evidence"}, "description": "Source kind: path (a local artifact) or evidence (a preserved record)."}},
+			"properties": js{"kind": js{"enum": []string{"path", "evidence"}}},
 			"if":         js{"properties": js{"kind": js{"const": "path"}}},
 			"then":       path,
 			"else":       ev,
@@ -81,7 +81,7 @@ func sourcesSchema(op *Operation) js {
 }
 
 // evidenceIDSchema is an evidence_id inside a source.
-var evidenceIDSchema = js{"type": "string", "pattern": "^ev-[a-z2-7]{26}$", "description": "Evidence ID: \"ev-\" followed by 26 base32 characters (a-z, 2-7)."}
+var evidenceIDSchema = js{"type": "string", "pattern": "^ev-[a-z2-7]{26}$"}
 
 // limitsSchema is the limits argument under the ceilings c.
 func limitsSchema(c Ceilings) js {
@@ -90,5 +90,5 @@ func limitsSchema(c Ceilings) js {
 		"max_input_bytes":  js{"type": "integer", "minimum": 1, "maximum": c.MaxInputBytes},
 		"timeout_seconds":  js{"type": "integer", "minimum": 1, "maximum": c.TimeoutSeconds},
 		"max_memory_bytes": js{"type": "integer", "minimum": 1 << 20, "maximum": c.MaxMemoryBytes},
-	}).with("description", "Lower the server's analysis ceilings for this call; omitted fields inherit them. Values above a ceiling are rejected.")
+	}).with("description", "Lowers the server ceilings.")
 }

@@ -85,17 +85,15 @@ func (d decimal) value(key string) (int64, error) {
 
 func traceWindowOperation() *Operation {
 	return bindOperation(&Operation{
-		Name:  "inspect_trace_window",
-		Title: "Inspect a trace window",
-		Description: "Select the events of one Chrome trace-event JSON file (array form or {\"traceEvents\": [...]}) that overlap the window [start_ns, end_ns) on the trace clock in nanoseconds (trace ts/dur are microseconds), and aggregate them per thread and per category. " +
-			"Required: sources (exactly one chrome-trace file), start_ns, end_ns (integers or canonical decimal strings 0..9223372036854775807; end_ns must be positive and greater than start_ns). Optional: view (events|threads|categories; default events), page_size, limits, continuation. " +
-			"Complete (X) events, B/E pairs per thread, and instant (i/I/n) and counter (C) events are selected; other phases are counted in coverage as not selectable.",
-		MinSources: 1, MaxSources: 1,
+		Name:        "inspect_trace_window",
+		Title:       "Inspect a trace window",
+		Description: "Select the events of one Chrome trace-event JSON file that overlap [start_ns, end_ns) on the trace clock, as events or per thread or category. Required: sources (exactly one), start_ns, end_ns (integers or decimal strings).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatChromeTrace},
 		Fields: []Field{
 			{"start_ns", boundSchema("Inclusive window start, ns.")},
 			{"end_ns", boundSchema("Exclusive window end, ns.")},
-			{"view", map[string]any{"enum": []string{"events", "threads", "categories"}, "description": "Rows: overlapping events in the order their records complete them, or per-thread / per-category aggregates."}},
+			{"view", map[string]any{"enum": []string{"events", "threads", "categories"}, "description": "Rows: events (default), threads or categories."}},
 		},
 		Required: []string{"start_ns", "end_ns"},
 	}, func(ctx context.Context, req *Request, a *traceArgs) (*Output, error) {
