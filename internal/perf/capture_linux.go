@@ -398,7 +398,8 @@ func invalid(field, format string, args ...any) *contract.Error {
 // all the whole arguments struct, whose analysis fields the analysis call
 // replays.
 func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, prov providerArg, exp *Experiment, all any) (*contract.Result, error) {
-	if _, err := rt.effectiveLimits(&operationArgs{Limits: c.Limits, PageSize: c.PageSize}); err != nil {
+	lim, err := rt.effectiveLimits(&operationArgs{Limits: c.Limits, PageSize: c.PageSize})
+	if err != nil {
 		return nil, err
 	}
 	top := struct {
@@ -480,7 +481,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	} else {
 		res = contract.NewResult("artifact", time.Now(), nil)
 		ce := contract.AsError(aerr)
-		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": map[string]any{}, "next_page": nil,
+		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": tool.Page{Size: lim.MaxRows}, "next_cursor": nil, "next_page": nil,
 			"analysis_failure": map[string]any{"code": ce.Code, "message": ce.Message, "analysis_source_count": len(run.sources)}}
 		res.Warn("the capture ran but its analysis failed: " + ce.Message)
 		res.Coverage = map[string]any{"complete": false}
