@@ -47,17 +47,17 @@ type compareBenchmarksArgs struct {
 func benchField(name string) Field {
 	switch name {
 	case "confidence":
-		return Field{"confidence", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -confidence (default 0.95)."}}
+		return Field{"confidence", js{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -confidence (default 0.95)."}}
 	case "alpha":
-		return Field{"alpha", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -alpha (default 0.05)."}}
+		return Field{"alpha", js{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -alpha (default 0.05)."}}
 	case "row":
-		return Field{"row", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -row projection (default .fullname)."}}
+		return Field{"row", js{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -row projection (default .fullname)."}}
 	case "col":
-		return Field{"col", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -col projection (default .file: a column per source)."}}
+		return Field{"col", js{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -col projection (default .file: a column per source)."}}
 	case "ignore":
-		return Field{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "benchstat -ignore keys."}}
+		return Field{"ignore", js{"type": "string", "maxLength": 1024, "description": "benchstat -ignore keys."}}
 	case "filter":
-		return Field{"filter", map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "benchstat -filter query (default *)."}}
+		return Field{"filter", js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "benchstat -filter query (default *)."}}
 	}
 	panic("unknown benchmark field " + name)
 }

@@ -119,44 +119,44 @@ func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
 	return object(props, append([]string{"target", "provider"}, ck.op.Required...)...).json()
 }
 
-func targetSchema(ck captureKind) map[string]any {
+func targetSchema(ck captureKind) js {
 	argvDesc := "Program and arguments; never a shell string."
 	if !contains(ck.providers, "direct") {
 		argvDesc = "Package arguments of go test."
 	} else if contains(ck.providers, "go-test") {
 		argvDesc += " With go-test: package arguments."
 	}
-	return map[string]any{
+	return js{
 		"type": "object", "additionalProperties": false, "required": []string{"argv", "cwd"},
 
-		"properties": map[string]any{
-			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": argvDesc},
-			"cwd":  map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
-			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
-			"console_output": map[string]any{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
-				"properties": map[string]any{
-					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
-					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "RLIMIT_AS of every process."},
+		"properties": js{
+			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": argvDesc},
+			"cwd":  js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
+			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
+			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
+				"properties": js{
+					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
+					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "RLIMIT_AS of every process."},
 				}},
 		},
 	}
 }
 
-func providerSchema(ck captureKind) map[string]any {
-	branch := func(kind string) map[string]any {
-		props := map[string]any{"kind": map[string]any{"const": kind}}
+func providerSchema(ck captureKind) js {
+	branch := func(kind string) js {
+		props := js{"kind": js{"const": kind}}
 		switch kind {
 		case "go-test":
-			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench."}
-			props["count"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
-			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime."}
+			props["bench"] = js{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench."}
+			props["count"] = js{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
+			props["benchtime"] = js{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime."}
 			if ck.op.Name == "summarize_profile" {
-				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Profile to write and summarize."}
+				props["profile"] = js{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Profile to write and summarize."}
 			}
 		}
-		return map[string]any{"type": "object", "additionalProperties": false, "required": []string{"kind"}, "properties": props}
+		return js{"type": "object", "additionalProperties": false, "required": []string{"kind"}, "properties": props}
 	}
 	desc := "Collector."
 	if len(ck.providers) == 1 {
@@ -164,41 +164,41 @@ func providerSchema(ck captureKind) map[string]any {
 		b["description"] = desc
 		return b
 	}
-	return map[string]any{
+	return js{
 		"description": desc,
 		"required":    []string{"kind"},
-		"properties":  map[string]any{"kind": map[string]any{"enum": ck.providers}},
-		"if":          map[string]any{"properties": map[string]any{"kind": map[string]any{"const": ck.providers[0]}}},
+		"properties":  js{"kind": js{"enum": ck.providers}},
+		"if":          js{"properties": js{"kind": js{"const": ck.providers[0]}}},
 		"then":        branch(ck.providers[0]),
 		"else":        branch(ck.providers[1]),
 	}
 }
 
-func experimentSchema() map[string]any {
-	caseSchema := map[string]any{
+func experimentSchema() js {
+	caseSchema := js{
 		"type": "object", "additionalProperties": false, "required": []string{"name"},
-		"properties": map[string]any{
-			"name": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
-			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": "Default: target.argv."},
-			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
+		"properties": js{
+			"name": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
+			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": "Default: target.argv."},
+			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
 		},
 	}
-	return map[string]any{
+	return js{
 		"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"cases"},
 		"description": "Cases run once per block in a seeded order.",
-		"properties": map[string]any{
-			"cases":     map[string]any{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "The first is the baseline; names unique."},
-			"blocks":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
-			"seed":      map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the order and the bootstrap."},
-			"metric":    map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
-			"estimand":  map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
-			"threshold": map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect the CI must clear."},
-			"oracle": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"argv"},
+		"properties": js{
+			"cases":     js{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "The first is the baseline; names unique."},
+			"blocks":    js{"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+			"seed":      js{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the order and the bootstrap."},
+			"metric":    js{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
+			"estimand":  js{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
+			"threshold": js{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect the CI must clear."},
+			"oracle": js{"type": "object", "additionalProperties": false, "required": []string{"argv"},
 				"description": "Run after each successful execution; nonzero excludes it.",
-				"properties": map[string]any{
-					"argv":            map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}},
-					"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
+				"properties": js{
+					"argv":            js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}},
+					"timeout_seconds": js{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
 				}},
 		},
 	}

@@ -114,10 +114,10 @@ type executionsArgs struct {
 
 func executionFieldSchemas() []Field {
 	return []Field{
-		{"metric", map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared."}},
-		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired difference against the first case."}},
-		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect a CI bound must clear."}},
-		{"seed", map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Bootstrap seed."}},
+		{"metric", js{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared."}},
+		{"estimand", js{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired difference against the first case."}},
+		{"threshold", js{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect a CI bound must clear."}},
+		{"seed", js{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Bootstrap seed."}},
 	}
 }
 

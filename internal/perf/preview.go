@@ -44,8 +44,8 @@ func previewOperation() *Operation {
 		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatText, FormatJSON, FormatJSONL, FormatCSV},
 		Fields: []Field{
-			{"offset", map[string]any{"type": "integer", "minimum": 0, "description": "First row (zero-based) of the first page."}},
-			{"text_fragment_chars", map[string]any{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many characters."}},
+			{"offset", js{"type": "integer", "minimum": 0, "description": "First row (zero-based) of the first page."}},
+			{"text_fragment_chars", js{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many characters."}},
 		},
 	}, func(ctx context.Context, req *Request, a *previewArgs) (*Output, error) {
 		return runPreview(ctx, req, &a.previewFields)

@@ -110,11 +110,11 @@ type profileArgs struct {
 
 func profileFieldSchemas() []Field {
 	return []Field{
-		{"sample_type", map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Only this sample type."}},
-		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "pprof -top or -top -cum order."}},
-		{"granularity", map[string]any{"enum": []string{"functions", "addresses"}, "description": "addresses as pprof -addresses."}},
-		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "Keep samples through a match (pprof -focus, RE2)."}},
-		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "Drop samples through a match (pprof -ignore, RE2)."}},
+		{"sample_type", js{"type": "string", "minLength": 1, "maxLength": 128, "description": "Only this sample type."}},
+		{"sort", js{"enum": []string{"flat", "cum"}, "description": "pprof -top or -top -cum order."}},
+		{"granularity", js{"enum": []string{"functions", "addresses"}, "description": "addresses as pprof -addresses."}},
+		{"focus", js{"type": "string", "maxLength": 1024, "description": "Keep samples through a match (pprof -focus, RE2)."}},
+		{"ignore", js{"type": "string", "maxLength": 1024, "description": "Drop samples through a match (pprof -ignore, RE2)."}},
 	}
 }
 

@@ -20,12 +20,12 @@ import (
 // maxNS is the largest trace-window bound (seed 003: 9223372036854775807).
 const maxNS = math.MaxInt64
 
-func boundSchema(desc string) map[string]any {
-	return map[string]any{
+func boundSchema(desc string) js {
+	return js{
 		"description": desc,
 		"oneOf": []any{
-			map[string]any{"type": "integer", "minimum": 0, "maximum": json.Number("9223372036854775807")},
-			map[string]any{"type": "string", "pattern": "^(0|[1-9][0-9]{0,18})$"},
+			js{"type": "integer", "minimum": 0, "maximum": json.Number("9223372036854775807")},
+			js{"type": "string", "pattern": "^(0|[1-9][0-9]{0,18})$"},
 		},
 	}
 }
@@ -93,7 +93,7 @@ func traceWindowOperation() *Operation {
 		Fields: []Field{
 			{"start_ns", boundSchema("Inclusive window start, ns.")},
 			{"end_ns", boundSchema("Exclusive window end, ns.")},
-			{"view", map[string]any{"enum": []string{"events", "threads", "categories"}, "description": "Rows: events (default), threads or categories."}},
+			{"view", js{"enum": []string{"events", "threads", "categories"}, "description": "Rows: events (default), threads or categories."}},
 		},
 		Required: []string{"start_ns", "end_ns"},
 	}, func(ctx context.Context, req *Request, a *traceArgs) (*Output, error) {
