@@ -467,8 +467,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if !contains(ck.providers, top.Provider.Kind) {
 		return nil, invalid("/provider/kind", "provider %q cannot feed %s", top.Provider.Kind, ck.op.Name).WithDetail("accepted_values", ck.providers)
 	}
-	if err := checkProvider(top.Provider.Kind, t); err != nil {
-		return nil, err
+	// A comparison checks each case's target instead (checkCompareCases):
+	// the cases' argv and env replace the target's.
+	if !ck.compare {
+		if err := checkProvider(top.Provider.Kind, t); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkProfileProvider(ctx, &top.Provider, t); err != nil {
 		return nil, err
