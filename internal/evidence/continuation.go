@@ -87,16 +87,3 @@ func (c *Continuations) Resume(token, tool string, inputs []InputIdentity, args 
 	}
 	return pos, nil
 }
-
-// NextPage builds the exact next call {tool, arguments}: args (the current
-// call's arguments as a JSON object) with "continuation" set to token. The
-// caller sets sources, page_size and limits in args beforehand so the
-// handoff carries the effective values.
-func NextPage(tool string, args map[string]any, token string) *contract.Action {
-	out := make(map[string]any, len(args)+1)
-	for k, v := range args {
-		out[k] = v
-	}
-	out["continuation"] = token
-	return &contract.Action{Tool: tool, Arguments: out}
-}

@@ -491,6 +491,9 @@ type Page struct {
 	Rows       []Summary `json:"rows"`
 	NextCursor string    `json:"next_cursor"`
 	Snapshot   int64     `json:"snapshot"`
+	// Offset is the number of manifests listed before this page (0 on
+	// the first page; carried in the cursor).
+	Offset int64 `json:"offset"`
 	// Unreadable counts the rows of this page whose manifest failed its
 	// check (Summary.Problem set).
 	Unreadable int `json:"unreadable"`
@@ -502,6 +505,8 @@ const MaxPageSize = 200
 type queryPos struct {
 	CreatedNS int64 `json:"c"`
 	Seq       int64 `json:"q"`
+	// Listed is the number of manifests listed before the position.
+	Listed int64 `json:"n,omitempty"`
 }
 
 // Query returns manifests newest first (created_at, then sequence,
@@ -586,6 +591,9 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 	more := false
 	err := s.withDB(ctx, func(db *sql.DB) error {
 		page, more = &Page{Rows: []Summary{}, Snapshot: snapshot}, false
+		if pos != nil {
+			page.Offset = pos.Listed
+		}
 		rows, err := db.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -613,7 +621,7 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 			}
 			sm.TotalBytes = contract.Int(total)
 			page.Rows = append(page.Rows, sm)
-			last = queryPos{CreatedNS: created, Seq: seq}
+			last = queryPos{CreatedNS: created, Seq: seq, Listed: page.Offset + int64(len(page.Rows))}
 		}
 		return rows.Err()
 	})

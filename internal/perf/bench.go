@@ -3,7 +3,6 @@ package perf
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -18,48 +17,75 @@ import (
 	"golang.org/x/perf/benchproc"
 )
 
+// benchSummaryFields are summarize_benchmarks' own arguments: benchstat's
+// -confidence, -row, -ignore and -filter.
+type benchSummaryFields struct {
+	Confidence *float64 `json:"confidence,omitempty"`
+	Row        string   `json:"row,omitempty"`
+	Ignore     string   `json:"ignore,omitempty"`
+	Filter     string   `json:"filter,omitempty"`
+}
+
+// benchCompareFields are compare_benchmarks' own arguments: the summary
+// flags plus benchstat's -alpha and -col.
+type benchCompareFields struct {
+	benchSummaryFields
+	Alpha *float64 `json:"alpha,omitempty"`
+	Col   string   `json:"col,omitempty"`
+}
+
+type summarizeBenchmarksArgs struct {
+	operationArgs
+	benchSummaryFields
+}
+
+type compareBenchmarksArgs struct {
+	operationArgs
+	benchCompareFields
+}
+
 func benchField(name string) Field {
 	switch name {
 	case "confidence":
-		return Field{"confidence", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Confidence level of the intervals around each center (benchstat -confidence); default 0.95."}}
+		return Field{"confidence", js{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -confidence (default 0.95)."}}
 	case "alpha":
-		return Field{"alpha", map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "Significance level for comparisons (benchstat -alpha); default 0.05."}}
+		return Field{"alpha", js{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "description": "benchstat -alpha (default 0.05)."}}
 	case "row":
-		return Field{"row", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -row: benchproc projection whose distinct values make the rows, e.g. .name or /size; default .fullname."}}
+		return Field{"row", js{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -row projection (default .fullname)."}}
 	case "col":
-		return Field{"col", map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -col: benchproc projection whose distinct values make the columns (the first is the baseline), e.g. /size or goarch; default .file (one column per source, labelled source-N)."}}
+		return Field{"col", js{"type": "string", "minLength": 1, "maxLength": 1024, "description": "benchstat -col projection (default .file: a column per source)."}}
 	case "ignore":
-		return Field{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "benchstat -ignore: comma-separated keys whose variation is ignored (e.g. cpu, so files from different CPUs compare)."}}
+		return Field{"ignore", js{"type": "string", "maxLength": 1024, "description": "benchstat -ignore keys."}}
 	case "filter":
-		return Field{"filter", map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "benchstat -filter: benchfilter query selecting results or units, e.g. \".name:Sum* .unit:sec/op\"; default * (everything). Filtered results are counted in coverage.results_filtered."}}
+		return Field{"filter", js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "benchstat -filter query (default *)."}}
 	}
 	panic("unknown benchmark field " + name)
 }
 
 func summarizeBenchmarksOperation() *Operation {
-	return &Operation{
-		Name:  "summarize_benchmarks",
-		Title: "Summarize Go benchmark results",
-		Description: "Summarize one Go benchmark results file (`go test -bench` output, golang.org/x/perf/benchfmt) as benchstat does with benchmath and benchproc: per configuration table (the file's config keys such as pkg, goos, cpu), unit and row, the sample size, center (median, or exact value for assume=exact units), its confidence interval and range; summary.geomean has benchstat's geomean row per table. Units are tidied like benchstat (ns/op becomes sec/op); non-finite numbers are strings (\"NaN\", \"+Inf\"). " +
-			"Required: sources (exactly one gobench file). Optional: confidence, row, ignore, filter (benchstat -row/-ignore/-filter), page_size, limits, continuation.",
-		MinSources: 1, MaxSources: 1,
+	return bindOperation(&Operation{
+		Name:        "summarize_benchmarks",
+		Title:       "Summarize Go benchmark results",
+		Description: "Summarize one Go benchmark results file as benchstat does: per table, unit and row, the center, its confidence interval and range, and geomeans. Required: sources (exactly one gobench file).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatGoBench},
 		Fields:  []Field{benchField("confidence"), benchField("row"), benchField("ignore"), benchField("filter")},
-		Run:     runSummarizeBenchmarks,
-	}
+	}, func(ctx context.Context, req *Request, a *summarizeBenchmarksArgs) (*Output, error) {
+		return runSummarizeBenchmarks(ctx, req, benchOptions(&benchCompareFields{benchSummaryFields: a.benchSummaryFields}))
+	})
 }
 
 func compareBenchmarksOperation() *Operation {
-	return &Operation{
-		Name:  "compare_benchmarks",
-		Title: "Compare Go benchmark results",
-		Description: "Compare Go benchmark results files like benchstat (by default the first source is the baseline column, each other source a candidate column; col/row/ignore/filter are benchstat's projections): per configuration table, unit, row and candidate column, both summaries, the percent change of the centers, the p-value of benchmath's Mann-Whitney U test (or exact comparison), and a significance verdict (\"~\" when p > alpha) with the direction judged by the unit (lower sec/op is better); summary.geomean gives benchstat's geomean row per table and column, each column over its own benchmarks, with benchstat's warnings. " +
-			"Required: sources (2-16 gobench files). Optional: confidence, alpha, col, row, ignore, filter, page_size, limits, continuation.",
-		MinSources: 2, MaxSources: 16,
+	return bindOperation(&Operation{
+		Name:        "compare_benchmarks",
+		Title:       "Compare Go benchmark results",
+		Description: "Compare Go benchmark results files as benchstat does (the first source is the baseline): per table, unit, row and column, the change of centers, the Mann-Whitney p-value and its significance at alpha. Required: sources (2-16 gobench files).",
+		MinSources:  2, MaxSources: 16,
 		Formats: []string{FormatGoBench},
 		Fields:  []Field{benchField("confidence"), benchField("alpha"), benchField("col"), benchField("row"), benchField("ignore"), benchField("filter")},
-		Run:     runCompareBenchmarks,
-	}
+	}, func(ctx context.Context, req *Request, a *compareBenchmarksArgs) (*Output, error) {
+		return runCompareBenchmarks(ctx, req, benchOptions(&a.benchCompareFields))
+	})
 }
 
 // benchOpts are benchstat's projection flags.
@@ -69,21 +95,25 @@ type benchOpts struct {
 	th                       benchmath.Thresholds
 }
 
-func benchOptions(fields map[string]any) benchOpts {
-	o := benchOpts{row: ".fullname", col: ".file", filter: "*"}
-	if v := strField(fields, "row"); v != "" {
-		o.row = v
+func benchOptions(f *benchCompareFields) benchOpts {
+	o := benchOpts{row: ".fullname", col: ".file", filter: "*", ignore: f.Ignore, conf: 0.95}
+	if f.Row != "" {
+		o.row = f.Row
 	}
-	if v := strField(fields, "col"); v != "" {
-		o.col = v
+	if f.Col != "" {
+		o.col = f.Col
 	}
-	o.ignore = strField(fields, "ignore")
-	if v := strField(fields, "filter"); v != "" {
-		o.filter = v
+	if f.Filter != "" {
+		o.filter = f.Filter
 	}
-	o.conf = floatField(fields, "confidence", 0.95)
+	if f.Confidence != nil {
+		o.conf = *f.Confidence
+	}
 	o.th = benchmath.DefaultThresholds
-	o.th.CompareAlpha = floatField(fields, "alpha", 0.05)
+	o.th.CompareAlpha = 0.05
+	if f.Alpha != nil {
+		o.th.CompareAlpha = *f.Alpha
+	}
 	return o
 }
 
@@ -445,15 +475,6 @@ func (bt *benchTables) config(t *benchTable) map[string]string {
 	return m
 }
 
-func floatField(m map[string]any, key string, def float64) float64 {
-	if n, ok := m[key].(json.Number); ok {
-		if f, err := strconv.ParseFloat(string(n), 64); err == nil {
-			return f
-		}
-	}
-	return def
-}
-
 // num is f for JSON, or its string ("NaN", "+Inf", "-Inf") when it is
 // not finite.
 func num(f float64) any {
@@ -546,8 +567,7 @@ func geomeanMap(bt *benchTables, t *benchTable, i int) map[string]any {
 	return m
 }
 
-func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	o := benchOptions(req.Fields)
+func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Output, error) {
 	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err
@@ -595,8 +615,7 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request) (*Output, error) 
 	return out, nil
 }
 
-func runCompareBenchmarks(ctx context.Context, req *Request) (*Output, error) {
-	o := benchOptions(req.Fields)
+func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Output, error) {
 	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err

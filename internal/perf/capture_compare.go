@@ -5,7 +5,6 @@ package perf
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,151 +14,81 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf/capture"
-	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// compareCase is one compared target of capture_and_compare_*: its name,
-// and the argv and environment overrides that differ from target.
-type compareCase struct {
-	Name string            `json:"name"`
-	Argv []string          `json:"argv"`
-	Env  map[string]string `json:"env"`
-}
-
-// compareOracle is the optional semantic check run after every capture.
-type compareOracle struct {
-	Argv           []string `json:"argv"`
-	TimeoutSeconds int      `json:"timeout_seconds"`
-}
-
-// compareExperiment is the experiment of the capture comparison tools:
-// the cases are the compared targets (the first is the baseline); every
-// block captures each case once in an order shuffled from seed, and each
-// case's included captures are combined into that case's source.
+// compareExperiment is the experiment argument of the capture comparison
+// tools: the cases are the compared targets (the first is the baseline);
+// every block captures each case once in an order shuffled from seed, and
+// each case's included captures are combined into that case's source.
 type compareExperiment struct {
-	Cases  []compareCase  `json:"cases"`
-	Blocks int            `json:"blocks"`
-	Seed   uint64         `json:"seed"`
-	Oracle *compareOracle `json:"oracle"`
+	Cases  []experimentCase  `json:"cases"`
+	Blocks int               `json:"blocks,omitempty"`
+	Seed   uint64            `json:"seed,omitempty"`
+	Oracle *experimentOracle `json:"oracle,omitempty"`
 }
 
-// goTestProvider is the provider of capture_and_compare_benchmarks.
-type goTestProvider struct {
-	Kind      string `json:"kind"`
-	Bench     string `json:"bench"`
-	Count     int    `json:"count"`
-	Benchtime string `json:"benchtime"`
+// experiment is e as the capture's Experiment (blocks default 1).
+func (e *compareExperiment) experiment() *Experiment {
+	x := &Experiment{Cases: e.Cases, Blocks: e.Blocks, Seed: e.Seed, Oracle: e.Oracle}
+	if x.Blocks == 0 {
+		x.Blocks = 1
+	}
+	return x
 }
 
-// compareBenchmarksArgs are capture_and_compare_benchmarks' arguments.
-type compareBenchmarksArgs struct {
-	Target     Target            `json:"target"`
+// captureCompareBenchmarksArgs: capture_and_compare_benchmarks (go-test,
+// benchstat's comparison flags).
+type captureCompareBenchmarksArgs struct {
+	captureArgs
 	Provider   goTestProvider    `json:"provider"`
 	Experiment compareExperiment `json:"experiment"`
-	Preserve   bool              `json:"preserve"`
-	Limits     json.RawMessage   `json:"limits"`
-	PageSize   *int              `json:"page_size"`
-	Confidence *float64          `json:"confidence"`
-	Alpha      *float64          `json:"alpha"`
-	Col        *string           `json:"col"`
-	Row        *string           `json:"row"`
-	Ignore     *string           `json:"ignore"`
-	Filter     *string           `json:"filter"`
+	benchCompareFields
 }
 
-// compareProfilesArgs are capture_and_compare_profiles' arguments.
-type compareProfilesArgs struct {
-	Target      Target            `json:"target"`
-	Provider    providerArg       `json:"provider"`
-	Experiment  compareExperiment `json:"experiment"`
-	Preserve    bool              `json:"preserve"`
-	Limits      json.RawMessage   `json:"limits"`
-	PageSize    *int              `json:"page_size"`
-	SampleType  *string           `json:"sample_type"`
-	Sort        *string           `json:"sort"`
-	Granularity *string           `json:"granularity"`
-	Focus       *string           `json:"focus"`
-	Ignore      *string           `json:"ignore"`
+// captureCompareProfilesArgs: capture_and_compare_profiles (go-test,
+// pprof-http, perf or py-spy; pprof's report flags).
+type captureCompareProfilesArgs struct {
+	captureArgs
+	Provider   providerArg       `json:"provider"`
+	Experiment compareExperiment `json:"experiment"`
+	profileFields
 }
 
-// compareCaptureTools returns capture_and_compare_benchmarks (go-test) and
-// capture_and_compare_profiles (go-test, pprof-http, perf, py-spy): each
-// captures every experiment case over the blocks and compares the cases'
-// combined artifacts with compare_benchmarks or compare_profiles.
-func compareCaptureTools(rt *Runtime) []tool.Tool {
-	bench := captureKind{op: compareBenchmarksOperation(), providers: []string{"go-test"}}
-	prof := captureKind{op: compareProfilesOperation(), providers: profileProviders}
-	return []tool.Tool{
-		tool.Define(tool.Tool{
-			Name: "capture_and_compare_benchmarks", Toolset: tool.Perf, Title: "Capture and compare Go benchmark results",
-			Description: compareCaptureDescription(bench), Input: compareInputSchema(bench, rt.cfg.Ceilings),
-			OutputData: analysisOutputSchema, Annotations: tool.Annotations{OpenWorld: true},
-		}, func(ctx context.Context, a compareBenchmarksArgs) (*contract.Result, error) {
-			p := providerArg{Kind: a.Provider.Kind, Bench: a.Provider.Bench, Count: a.Provider.Count, Benchtime: a.Provider.Benchtime}
-			fields := map[string]any{}
-			putOpt(fields, "confidence", a.Confidence)
-			putOpt(fields, "alpha", a.Alpha)
-			putOpt(fields, "col", a.Col)
-			putOpt(fields, "row", a.Row)
-			putOpt(fields, "ignore", a.Ignore)
-			putOpt(fields, "filter", a.Filter)
-			return rt.captureCompare(ctx, bench, &a.Target, &p, &a.Experiment, a.Preserve, a.Limits, a.PageSize, fields)
-		}),
-		tool.Define(tool.Tool{
-			Name: "capture_and_compare_profiles", Toolset: tool.Perf, Title: "Capture and compare profiles",
-			Description: compareCaptureDescription(prof), Input: compareInputSchema(prof, rt.cfg.Ceilings),
-			OutputData: analysisOutputSchema, Annotations: tool.Annotations{OpenWorld: true},
-		}, func(ctx context.Context, a compareProfilesArgs) (*contract.Result, error) {
-			fields := map[string]any{}
-			putOpt(fields, "sample_type", a.SampleType)
-			putOpt(fields, "sort", a.Sort)
-			putOpt(fields, "granularity", a.Granularity)
-			putOpt(fields, "focus", a.Focus)
-			putOpt(fields, "ignore", a.Ignore)
-			return rt.captureCompare(ctx, prof, &a.Target, &a.Provider, &a.Experiment, a.Preserve, a.Limits, a.PageSize, fields)
-		}),
-	}
+func (a *captureCompareBenchmarksArgs) provider() providerArg {
+	return providerArg{goTestProvider: a.Provider}
+}
+func (a *captureCompareProfilesArgs) provider() providerArg { return a.Provider }
+func (a *captureCompareBenchmarksArgs) experiment() *Experiment {
+	return a.Experiment.experiment()
+}
+func (a *captureCompareProfilesArgs) experiment() *Experiment {
+	return a.Experiment.experiment()
 }
 
-func putOpt[T any](m map[string]any, k string, v *T) {
-	if v != nil {
-		m[k] = *v
-	}
-}
-
+// compareCaptureDescription describes capture_and_compare_benchmarks or
+// capture_and_compare_profiles.
 func compareCaptureDescription(ck captureKind) string {
-	d := "Capture every case of an experiment (the compared targets: each case's argv and env override target's; the first case is the baseline) and " + ck.op.Name + " over them, in one call. " +
-		"Every block captures each case once, in an order shuffled from experiment.seed, so drift spreads over the cases; each case's included captures are combined into one source (source-N is case N): "
+	d := "Run each experiment case (argv and env over target's) once per block in a seeded order, each in its own process tree under provider " + orList(ck.providers) +
+		", then " + ck.op.Name + " over each case's combined "
 	if ck.op.Name == "compare_benchmarks" {
-		d += "the go test outputs of the blocks are concatenated (count × blocks samples per benchmark), then compared like benchstat (columns source-0, source-1, ... = the cases in order). " +
-			"go-test runs `go test -run=^$ -bench BENCH -count N [-benchtime T]` in target.cwd on the case's packages. "
+		d += "go test -bench output, the first case as baseline. "
 	} else {
-		d += "pprof profiles are merged (pprof's profile.Merge) and folded stacks concatenated, then compared with the first case as base. go-test runs the package's benchmarks with -cpuprofile (or provider.profile). " + profileProvidersDescription
+		d += "profile (pprof profiles merged, folded stacks concatenated), the first case as base. "
 	}
-	d += "An observation is excluded (and counted in capture.experiment.cases) when the collector fails, produces no artifact, or the oracle (run after every successful capture with INQUEST_CAPTURE_STDOUT and INQUEST_CAPTURE_STDERR naming its console files) exits nonzero; a case with no included capture makes the analysis fail with a typed analysis_failure. " +
-		"The whole tree is killed on timeout (target.budget.timeout_seconds, per capture) or cancellation; target.budget.max_memory_bytes is enforced with memory.max of a per-run cgroup v2 leaf where a writable delegation with the memory controller is detected, else RLIMIT_AS (executions say which). Progress is reported after each capture. " +
-		"preserve: true publishes the combined sources (and the native artifacts) as evidence even when analysis fails. next_page reads the captured artifacts; it never reruns the workload. " +
-		"Required: target, provider, experiment."
-	return d
+	return d + "Required: target, provider, experiment."
 }
 
-func compareInputSchema(ck captureKind, c Ceilings) json.RawMessage {
-	var s map[string]any
-	_ = json.Unmarshal(ck.inputSchema(c), &s)
-	props := s["properties"].(map[string]any)
-	exp := experimentSchema()
-	exp["type"] = "object"
-	ep := exp["properties"].(map[string]any)
+// compareExperimentSchema is the experiment argument of the comparison
+// kinds: cases, blocks (default 1), seed and oracle.
+func compareExperimentSchema() js {
+	e := experimentSchema()
+	p := e["properties"].(js)
 	for _, k := range []string{"metric", "estimand", "threshold"} {
-		delete(ep, k)
+		delete(p, k)
 	}
-	ep["blocks"].(map[string]any)["default"] = 1
-	ep["blocks"].(map[string]any)["description"] = "Number of blocks: each block captures every case once."
-	exp["description"] = "The compared targets: every block captures each case once in an order shuffled from seed; the first case is the baseline."
-	props["experiment"] = exp
-	s["required"] = append(s["required"].([]any), "experiment")
-	b, _ := json.Marshal(s)
-	return b
+	p["blocks"] = js{"type": "integer", "minimum": 1, "maximum": 100, "default": 1}
+	p["seed"] = js{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the order."}
+	return e.with("type", "object", "description", "Compared targets, each captured once per block.")
 }
 
 // caseCapture is one case's captures.
@@ -172,47 +101,11 @@ type caseCapture struct {
 	excluded map[string]int
 }
 
-func (rt *Runtime) captureCompare(ctx context.Context, ck captureKind, t *Target, p *providerArg, e *compareExperiment, preserve bool, limits json.RawMessage, pageSize *int, opFields map[string]any) (*contract.Result, error) {
-	call := map[string]any{}
-	for k, v := range opFields {
-		call[k] = v
-	}
-	if len(limits) > 0 {
-		call["limits"] = limits
-	}
-	if pageSize != nil {
-		call["page_size"] = *pageSize
-	}
-	raw, _ := json.Marshal(call)
-	fields, err := decodeArgs(raw)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := rt.effectiveLimits(fields); err != nil {
-		return nil, err
-	}
-	if !filepath.IsAbs(t.Cwd) {
-		return nil, invalid("/target/cwd", "target.cwd must be an absolute path")
-	}
-	if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
-		return nil, invalid("/target/cwd", "target.cwd is not an existing directory")
-	}
-	if !contains(ck.providers, p.Kind) {
-		return nil, invalid("/provider/kind", "provider %q cannot feed %s", p.Kind, ck.op.Name).WithDetail("accepted_values", ck.providers)
-	}
-	if e.Blocks == 0 {
-		e.Blocks = 1
-	}
-	if e.Oracle != nil && e.Oracle.TimeoutSeconds == 0 {
-		e.Oracle.TimeoutSeconds = 60
-	}
+// compareCases are the cases of e over target t: each case's argv (else
+// target.argv) and environment (target.env with the case's on top).
+func compareCases(e *Experiment, t *Target) []*caseCapture {
 	cases := make([]*caseCapture, len(e.Cases))
-	seen := map[string]bool{}
 	for i, c := range e.Cases {
-		if seen[c.Name] {
-			return nil, invalid("/experiment/cases/"+itoa(i)+"/name", "case names must be unique")
-		}
-		seen[c.Name] = true
 		env := map[string]string{}
 		for k, v := range t.Env {
 			env[k] = v
@@ -220,35 +113,47 @@ func (rt *Runtime) captureCompare(ctx context.Context, ck captureKind, t *Target
 		for k, v := range c.Env {
 			env[k] = v
 		}
-		if len(env) > 32 {
-			return nil, invalid("/experiment/cases/"+itoa(i)+"/env", "target.env and the case's env together exceed 32 overrides")
-		}
 		argv := c.Argv
 		if len(argv) == 0 {
 			argv = t.Argv
 		}
 		cases[i] = &caseCapture{name: c.Name, argv: argv, env: env, excluded: map[string]int{}}
-		ct := caseTarget(t, cases[i])
-		if err := checkProvider(p.Kind, ct); err != nil {
-			return nil, err
-		}
 	}
-	if err := checkProfileProvider(ctx, p, t); err != nil {
-		return nil, err
+	return cases
+}
+
+// checkCompareCases is the admission check of a comparison beyond
+// checkExperiment, before any launch: every case passes the provider's
+// check, and the oracle's executable is found.
+func checkCompareCases(e *Experiment, t *Target, kind string) error {
+	for _, c := range compareCases(e, t) {
+		if err := checkProvider(kind, caseTarget(t, c)); err != nil {
+			return err
+		}
 	}
 	if e.Oracle != nil {
-		if _, err := lookPathEnv(e.Oracle.Argv[0], t); err != nil {
-			return nil, fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "%q was not found on PATH or is not executable", e.Oracle.Argv[0])
+		if _, err := capture.LookPath(e.Oracle.Argv[0], mergeEnv(os.Environ(), t.Env)); err != nil {
+			return fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "%q was not found on PATH or is not executable", e.Oracle.Argv[0])
 		}
 	}
-	dir, err := rt.newScratch()
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// runCompare captures every case of e once per block in dir (one
+// subdirectory per capture) with provider p, in the order Schedule draws
+// from e.Seed, then combines each case's included captures into that
+// case's analysis source (source-N is case N). A capture is excluded, and
+// counted in the case's row, when the collector fails (workload_failed),
+// produces no artifact (no_artifact) or the oracle exits nonzero
+// (oracle_failed); a case left with no included capture sets the run's
+// failure (EXECUTION_FAILED), which becomes the analysis_failure. op is
+// the comparison (compare_benchmarks or compare_profiles).
+func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *Experiment, op string) (*captureRun, error) {
+	cases := compareCases(e, t)
 	// The analysis operation each capture feeds (for the provider's
 	// artifact choice): benchmarks output or a profile.
 	feeds := "summarize_profile"
-	if ck.op.Name == "compare_benchmarks" {
+	if op == "compare_benchmarks" {
 		feeds = "summarize_benchmarks"
 	}
 	all := &captureRun{collector: p.Kind, argv: t.Argv}
@@ -328,77 +233,24 @@ func (rt *Runtime) captureCompare(ctx context.Context, ck captureKind, t *Target
 		all.warnings = append(all.warnings, fmt.Sprintf("capture.executions lists the first 16 of %d captures", len(all.records)))
 	}
 	// Combine each case's included captures into its source.
-	var aerr error
 	for i, c := range cases {
+		all.cases = append(all.cases, map[string]any{"name": c.name, "source": "source-" + itoa(i), "argv": c.argv, "captures": c.total, "included": len(c.sources), "excluded": c.excluded})
 		if len(c.sources) == 0 {
-			if aerr == nil {
-				aerr = contract.Errorf(contract.CodeExecutionFailed, "case %q has no included capture to compare (excluded: %v)", c.name, c.excluded)
+			if all.failure == nil {
+				all.failure = contract.Errorf(contract.CodeExecutionFailed, "case %q has no included capture to compare (excluded: %v)", c.name, c.excluded)
 			}
 			continue
 		}
 		src, err := combineSources(c.sources, filepath.Join(dir, fmt.Sprintf("case-%02d", i)))
 		if err != nil {
-			if aerr == nil {
-				aerr = err
+			if all.failure == nil {
+				all.failure = err
 			}
 			continue
 		}
 		all.sources = append(all.sources, src)
 	}
-	var res *contract.Result
-	if aerr == nil {
-		var srcs []any
-		for _, a := range all.sources {
-			srcs = append(srcs, map[string]any{"kind": "path", "path": a.path, "format": a.format, "producer": a.producer})
-		}
-		call["sources"] = srcs
-		raw, _ := json.Marshal(call)
-		res, aerr = rt.Analyze(ctx, ck.op, raw)
-	}
-	if ctx.Err() != nil {
-		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
-	}
-	var data map[string]any
-	if aerr == nil {
-		data, _ = res.Data.(map[string]any)
-	} else {
-		res = contract.NewResult("artifact", time.Now(), nil)
-		ce := contract.AsError(aerr)
-		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": map[string]any{}, "next_page": nil,
-			"analysis_failure": map[string]any{"code": ce.Code, "message": ce.Message, "analysis_source_count": len(all.sources)}}
-		res.Warn("the captures ran but their comparison failed: " + ce.Message)
-		res.Coverage = map[string]any{"complete": false}
-	}
-	var caseRows []any
-	for i, c := range cases {
-		caseRows = append(caseRows, map[string]any{"name": c.name, "source": "source-" + itoa(i), "argv": c.argv, "captures": c.total, "included": len(c.sources), "excluded": c.excluded})
-	}
-	outcome := captureOutcome(all.records)
-	data["capture"] = map[string]any{
-		"provider": p.Kind, "collector": all.collector, "executions": all.execs, "outcome": outcome, "artifacts": artifactNames(all),
-		"experiment": map[string]any{"cases": caseRows, "blocks": e.Blocks, "seed": e.Seed, "schedule": sched},
-	}
-	for _, w := range all.warnings {
-		res.Warn(w)
-	}
-	if f := outcome["failed"].(int); f > 0 {
-		res.Warn(fmt.Sprintf("%d of %d captures did not exit 0 (see capture.executions)", f, outcome["executions"]))
-	}
-	if preserve {
-		m, perr := rt.preserveCapture(ctx, ck, all, data, t, aerr)
-		if perr != nil {
-			return nil, perr
-		}
-		data["evidence_id"] = m.EvidenceID
-		data["analysis_sources"] = analysisSources(m)
-		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
-			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
-			data["next_page"] = next
-			res.NextAction = next
-		}
-	}
-	res.Data = data
-	return res, nil
+	return all, nil
 }
 
 // caseTarget is target with the case's argv and merged environment.
@@ -406,10 +258,6 @@ func caseTarget(t *Target, c *caseCapture) *Target {
 	ct := *t
 	ct.Argv, ct.Env = c.argv, c.env
 	return &ct
-}
-
-func lookPathEnv(argv0 string, t *Target) (string, error) {
-	return capture.LookPath(argv0, mergeEnv(os.Environ(), t.Env))
 }
 
 // combineSources joins one case's captured artifacts (all of one format)
@@ -490,7 +338,7 @@ var consolePrefix = map[string]string{"go-test": "go-test", "pprof-http": "workl
 // INQUEST_CAPTURE_STDOUT/STDERR naming that capture's console files, in
 // the case's environment; it returns the oracle's exit code (-1 when it
 // did not exit by itself).
-func runOracle(ctx context.Context, sub string, o *compareOracle, ct *Target, kind string) (int, error) {
+func runOracle(ctx context.Context, sub string, o *experimentOracle, ct *Target, kind string) (int, error) {
 	prefix := consolePrefix[kind]
 	env := append(mergeEnv(os.Environ(), ct.Env),
 		"INQUEST_CAPTURE_STDOUT="+filepath.Join(sub, prefix+".stdout"), "INQUEST_CAPTURE_STDERR="+filepath.Join(sub, prefix+".stderr"))

@@ -37,9 +37,16 @@ const (
 // captureKind declares one capture_and_ tool: the analysis operation it
 // feeds, its provider kinds, and whether it takes an experiment.
 type captureKind struct {
-	op         *Operation
+	op *Operation
+	// declare declares the tool over the kind's arguments struct
+	// (captureTool instantiated with it).
+	declare    func(rt *Runtime, ck captureKind, t tool.Tool) tool.Tool
 	providers  []string
 	experiment bool
+	// compare marks the comparison kinds: the experiment (required) lists
+	// the compared targets, each captured once per block, and each case's
+	// captures become one analysis source (capture_compare.go).
+	compare bool
 	// omit lists operation fields the capture tool does not expose
 	// (summarize_executions takes them from the experiment).
 	omit []string
@@ -47,10 +54,14 @@ type captureKind struct {
 
 func captureKinds() []captureKind {
 	return []captureKind{
-		{op: executionsOperation(), providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
-		{op: previewOperation(), providers: []string{"direct", "go-test"}},
-		{op: summarizeBenchmarksOperation(), providers: []string{"go-test"}},
-		{op: summarizeProfileOperation(), providers: profileProviders},
+		{op: executionsOperation(), declare: captureTool[captureExecutionsArgs], providers: []string{"direct"}, experiment: true, omit: []string{"metric", "estimand", "threshold", "seed"}},
+		{op: previewOperation(), declare: captureTool[capturePreviewArgs], providers: []string{"direct", "go-test"}},
+		{op: summarizeBenchmarksOperation(), declare: captureTool[captureBenchmarksArgs], providers: []string{"go-test"}},
+		{op: summarizeProfileOperation(), declare: captureTool[captureProfileArgs], providers: profileProviders},
+		// capture_and_compare_benchmarks and capture_and_compare_profiles
+		// (capture_compare.go): every experiment case is a compared target.
+		{op: compareBenchmarksOperation(), declare: captureTool[captureCompareBenchmarksArgs], providers: []string{"go-test"}, compare: true},
+		{op: compareProfilesOperation(), declare: captureTool[captureCompareProfilesArgs], providers: profileProviders, compare: true},
 	}
 }
 
@@ -68,104 +79,109 @@ func (rt *Runtime) captureTools() []tool.Tool {
 	out := []tool.Tool{rt.prepareTool()}
 	for _, ck := range captureKinds() {
 		ck := ck
-		out = append(out, tool.Tool{
+		out = append(out, ck.declare(rt, ck, tool.Tool{
 			Name: "capture_and_" + ck.op.Name, Toolset: tool.Perf,
 			Title:       "Capture and " + strings.ToLower(ck.op.Title[:1]) + ck.op.Title[1:],
 			Description: captureDescription(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
 			OutputData:  analysisOutputSchema,
 			Annotations: tool.Annotations{OpenWorld: true},
-			Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-				return rt.capture(ctx, ck, args)
-			},
-		})
+		}))
 	}
-	return append(out, compareCaptureTools(rt)...)
+	return out
 }
 
 func captureDescription(ck captureKind) string {
-	d := "Run a target (argv, never a shell string) under measurement in its own process tree, then " + ck.op.Name + " over what it produced, in one call. Providers: " + strings.Join(ck.providers, ", ") + ". "
+	if ck.compare {
+		return compareCaptureDescription(ck)
+	}
+	d := "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; "
 	switch ck.op.Name {
 	case "summarize_executions":
-		d += "direct measures each execution: wall time (monotonic), user/sys CPU and max RSS (wait4 rusage), exit code or signal. An experiment (cases × blocks, case order randomized per block from seed) compares each case with the first by paired median or mean difference with a bootstrap 95% CI and classifies it faster/slower/inconclusive against threshold. "
+		d += "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. "
 	case "preview_artifact":
-		d += "Previews the workload's retained stdout (console_output diagnostics keeps the first 64 KiB, full the first 64 MiB). "
+		d += "it previews the workload's retained stdout. "
 	case "summarize_benchmarks":
-		d += "go-test runs `go test -run=^$ -bench BENCH -count N` in target.cwd on the packages in target.argv and summarizes the benchmark output. "
+		d += "go-test runs go test -bench in target.cwd. "
 	case "summarize_profile":
-		d += "go-test runs the package's benchmarks with -cpuprofile (or -memprofile, -blockprofile, -mutexprofile per provider.profile) and summarizes that profile. " + profileProvidersDescription
+		d += "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + profileProvidersDescription
 	}
-	d += "The whole tree is killed on timeout (target.budget.timeout_seconds) or cancellation; target.budget.max_memory_bytes is enforced with memory.max of a per-run cgroup v2 leaf where a writable delegation with the memory controller is detected, else RLIMIT_AS (executions say which). " +
-		"preserve: true publishes the captured artifacts as evidence even when analysis fails (analysis_failure is then set). next_page names the analysis tool over the captured artifacts; it never reruns the workload. " +
-		"Required: target, provider."
-	return d
+	return d + "Required: target, provider."
+}
+
+// orList joins words as "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
-	var s map[string]any
-	_ = json.Unmarshal(ck.op.inputSchema(c), &s)
-	props := s["properties"].(map[string]any)
-	delete(props, "sources")
-	delete(props, "continuation")
-	for _, f := range ck.omit {
-		delete(props, f)
+	props := js{
+		"limits":    limitsSchema(c),
+		"page_size": pageSizeSchema(c),
+		"target":    targetSchema(ck),
+		"provider":  providerSchema(ck),
+		"preserve":  js{"type": "boolean", "default": false, "description": "Keep the artifacts as evidence."},
 	}
-	props["target"] = targetSchema(ck)
-	props["provider"] = providerSchema(ck)
-	props["preserve"] = map[string]any{"type": "boolean", "default": false, "description": "Publish the captured artifacts (and console output) as immutable evidence; the result then carries evidence_id. Happens even when analysis fails."}
-	if ck.experiment {
+	for _, f := range ck.op.Fields {
+		if !contains(ck.omit, f.Name) {
+			props[f.Name] = f.Schema
+		}
+	}
+	required := append([]string{"target", "provider"}, ck.op.Required...)
+	switch {
+	case ck.experiment:
 		props["experiment"] = experimentSchema()
+	case ck.compare:
+		props["experiment"] = compareExperimentSchema()
+		required = append(required, "experiment")
 	}
-	req := []string{"target", "provider"}
-	for _, r := range ck.op.Required {
-		req = append(req, r)
-	}
-	s["required"] = req
-	b, _ := json.Marshal(s)
-	return b
+	return object(props, required...).json()
 }
 
-func targetSchema(ck captureKind) map[string]any {
-	argvDesc := "Program and arguments (argv[0] resolved on PATH). Never a shell string."
-	if !contains(ck.providers, "direct") {
-		argvDesc = "go-test: the package arguments of go test (e.g. [\".\"] or [\"./pkg\"]); a profile needs exactly one package."
-	} else if contains(ck.providers, "go-test") {
-		argvDesc += " With go-test: the package arguments of go test (e.g. [\".\"])."
+func targetSchema(ck captureKind) js {
+	argvDesc := "Program and arguments; never a shell string."
+	switch {
+	case len(ck.providers) == 1 && ck.providers[0] == "go-test":
+		argvDesc = "Package arguments of go test."
+	case contains(ck.providers, "go-test"):
+		argvDesc += " With go-test: package arguments."
 	}
-	return map[string]any{
+	return js{
 		"type": "object", "additionalProperties": false, "required": []string{"argv", "cwd"},
-		"description": "What to run: argv, an existing absolute cwd, environment overrides, console retention and the workload budget.",
-		"properties": map[string]any{
-			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": argvDesc},
-			"cwd":  map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute path of an existing working directory."},
-			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "At most 32 environment overrides (after merging an experiment case's env) on top of this process's environment."},
-			"console_output": map[string]any{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Retained console per stream: diagnostics keeps the first 64 KiB, full the first 64 MiB; the rest is counted, not kept."},
-			"budget": map[string]any{"type": "object", "additionalProperties": false, "description": "Workload budget (not analysis limits); null fields mean no limit.",
-				"properties": map[string]any{
-					"timeout_seconds":  map[string]any{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Wall-clock budget of one execution; the whole process tree is killed when it expires (termination timeout)."},
-					"max_memory_bytes": map[string]any{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "Memory budget of the tree: memory.max of its cgroup v2 leaf where a delegation with the memory controller is detected, else the address-space limit RLIMIT_AS of every process (executions report memory_enforcement and memory_limit_hit)."},
+
+		"properties": js{
+			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": argvDesc},
+			"cwd":  js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
+			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
+			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
+				"properties": js{
+					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
+					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "memory.max of a delegated cgroup v2 leaf, else RLIMIT_AS; executions say which."},
 				}},
 		},
 	}
 }
 
-func providerSchema(ck captureKind) map[string]any {
-	branch := func(kind string) map[string]any {
-		props := map[string]any{"kind": map[string]any{"const": kind}}
+func providerSchema(ck captureKind) js {
+	branch := func(kind string) js {
+		props := js{"kind": js{"const": kind}}
 		switch kind {
 		case "go-test":
-			props["bench"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench regular expression."}
-			props["count"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
-			props["benchtime"] = map[string]any{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime (e.g. 100x, 200ms)."}
+			props["bench"] = js{"type": "string", "minLength": 1, "maxLength": 1024, "default": ".", "description": "go test -bench."}
+			props["count"] = js{"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "description": "go test -count."}
+			props["benchtime"] = js{"type": "string", "pattern": "^[0-9]+(x|ns|us|ms|s|m)$", "description": "go test -benchtime."}
 			if ck.op.Name == "summarize_profile" || ck.op.Name == "compare_profiles" {
-				props["profile"] = map[string]any{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Which go test profile to write and summarize (-cpuprofile, -memprofile, -blockprofile, -mutexprofile)."}
+				props["profile"] = js{"enum": []string{"cpu", "mem", "block", "mutex"}, "default": "cpu", "description": "Profile to write and summarize."}
 			}
 		}
-		required := profileProviderFields(kind, props)
-		return map[string]any{"type": "object", "additionalProperties": false, "required": required, "properties": props}
+		return object(props, profileProviderFields(kind, props)...)
 	}
-	desc := providerDescription(ck.providers)
+	desc := "Collector."
 	if len(ck.providers) == 1 {
 		b := branch(ck.providers[0])
 		b["description"] = desc
@@ -175,89 +191,180 @@ func providerSchema(ck captureKind) map[string]any {
 	// provider, so a failure names the selected branch's field.
 	chain := branch(ck.providers[len(ck.providers)-1])
 	for i := len(ck.providers) - 2; i >= 0; i-- {
-		chain = map[string]any{
-			"if":   map[string]any{"properties": map[string]any{"kind": map[string]any{"const": ck.providers[i]}}},
+		chain = js{
+			"if":   js{"properties": js{"kind": js{"const": ck.providers[i]}}},
 			"then": branch(ck.providers[i]),
 			"else": chain,
 		}
 	}
 	chain["description"] = desc
 	chain["required"] = []string{"kind"}
-	chain["properties"] = map[string]any{"kind": map[string]any{"enum": ck.providers}}
+	chain["properties"] = js{"kind": js{"enum": ck.providers}}
 	return chain
 }
 
-func experimentSchema() map[string]any {
-	caseSchema := map[string]any{
+func experimentSchema() js {
+	caseSchema := js{
 		"type": "object", "additionalProperties": false, "required": []string{"name"},
-		"properties": map[string]any{
-			"name": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
-			"argv": map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}, "description": "This case's argv; target.argv when omitted."},
-			"env": map[string]any{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": map[string]any{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": map[string]any{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
+		"properties": js{
+			"name": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},
+			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": "Default: target.argv."},
+			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Overrides on top of target.env."},
 		},
 	}
-	return map[string]any{
+	return js{
 		"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"cases"},
-		"description": "Randomized paired experiment: every block runs each case once in an order shuffled from seed; each case is compared with the first (baseline) over the blocks where both succeeded.",
-		"properties": map[string]any{
-			"cases":     map[string]any{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "2-16 cases; the first is the baseline. Names must be unique."},
-			"blocks":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Number of blocks (rounds)."},
-			"seed":      map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the per-block case order and the bootstrap."},
-			"metric":    map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
-			"estimand":  map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
-			"threshold": map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline median) the 95% CI must clear to classify faster or slower."},
-			"oracle": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"argv"},
-				"description": "Command run after every successful execution in that case's environment, with INQUEST_CAPTURE_STDOUT and INQUEST_CAPTURE_STDERR naming the execution's console files; a nonzero exit excludes the observation.",
-				"properties": map[string]any{
-					"argv":            map[string]any{"type": "array", "minItems": 1, "maxItems": 1024, "items": map[string]any{"type": "string", "maxLength": 32768}},
-					"timeout_seconds": map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
+		"description": "Cases run once per block in a seeded order.",
+		"properties": js{
+			"cases":     js{"type": "array", "minItems": 2, "maxItems": 16, "items": caseSchema, "description": "The first is the baseline; names unique."},
+			"blocks":    js{"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+			"seed":      js{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seeds the order and the bootstrap."},
+			"metric":    js{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns"},
+			"estimand":  js{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference"},
+			"threshold": js{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect the CI must clear."},
+			"oracle": js{"type": "object", "additionalProperties": false, "required": []string{"argv"},
+				"description": "Run after each successful execution; nonzero excludes it.",
+				"properties": js{
+					"argv":            js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}},
+					"timeout_seconds": js{"type": "integer", "minimum": 1, "maximum": 3600, "default": 60},
 				}},
 		},
 	}
+}
+
+// captureArgs are the arguments every capture tool takes; each kind's
+// arguments struct embeds them beside its provider and the analysis
+// operation's own fields.
+type captureArgs struct {
+	Target   Target     `json:"target"`
+	Preserve bool       `json:"preserve,omitempty"`
+	Limits   *limitsArg `json:"limits,omitempty"`
+	PageSize *integer   `json:"page_size,omitempty"`
+}
+
+func (a *captureArgs) capture() *captureArgs { return a }
+
+// captureExecutionsArgs: capture_and_summarize_executions (direct, with an
+// experiment).
+type captureExecutionsArgs struct {
+	captureArgs
+	Provider   directProvider `json:"provider"`
+	Experiment *Experiment    `json:"experiment,omitempty"`
+}
+
+// capturePreviewArgs: capture_and_preview_artifact (direct or go-test).
+type capturePreviewArgs struct {
+	captureArgs
+	Provider providerArg `json:"provider"`
+	previewFields
+}
+
+// captureBenchmarksArgs: capture_and_summarize_benchmarks (go-test).
+type captureBenchmarksArgs struct {
+	captureArgs
+	Provider goTestProvider `json:"provider"`
+	benchSummaryFields
+}
+
+// captureProfileArgs: capture_and_summarize_profile (go-test with a
+// profile kind).
+type captureProfileArgs struct {
+	captureArgs
+	Provider providerArg `json:"provider"`
+	profileFields
+}
+
+func (a *captureExecutionsArgs) provider() providerArg {
+	return providerArg{goTestProvider: goTestProvider{Kind: a.Provider.Kind}}
+}
+func (a *capturePreviewArgs) provider() providerArg { return a.Provider }
+func (a *captureBenchmarksArgs) provider() providerArg {
+	return providerArg{goTestProvider: a.Provider}
+}
+func (a *captureProfileArgs) provider() providerArg      { return a.Provider }
+func (a *captureExecutionsArgs) experiment() *Experiment { return a.Experiment }
+
+// captureArgsOf is the constraint of a capture kind's arguments struct A.
+type captureArgsOf[A any] interface {
+	*A
+	capture() *captureArgs
+	provider() providerArg
+}
+
+// captureTool declares a capture tool over its arguments struct A: the
+// arguments are decoded once into A; the analysis operation's own fields
+// of A are replayed into the analysis call.
+func captureTool[A any, P captureArgsOf[A]](rt *Runtime, ck captureKind, t tool.Tool) tool.Tool {
+	return tool.Define(t, func(ctx context.Context, a A) (*contract.Result, error) {
+		var exp *Experiment
+		if e, ok := any(&a).(interface{ experiment() *Experiment }); ok {
+			exp = e.experiment()
+		}
+		return rt.capture(ctx, ck, P(&a).capture(), P(&a).provider(), exp, &a)
+	})
 }
 
 // Target is the decoded target argument.
 type Target struct {
 	Argv          []string          `json:"argv"`
 	Cwd           string            `json:"cwd"`
-	Env           map[string]string `json:"env"`
-	ConsoleOutput string            `json:"console_output"`
+	Env           map[string]string `json:"env,omitempty"`
+	ConsoleOutput string            `json:"console_output,omitempty"`
 	Budget        struct {
 		TimeoutSeconds *int64 `json:"timeout_seconds"`
 		MaxMemoryBytes *int64 `json:"max_memory_bytes"`
 	} `json:"budget"`
 }
 
-type providerArg struct {
+// directProvider is the provider argument of a direct-only capture.
+type directProvider struct {
+	Kind string `json:"kind"`
+}
+
+// goTestProvider is the go-test provider argument.
+type goTestProvider struct {
 	Kind      string `json:"kind"`
-	Bench     string `json:"bench"`
-	Count     int    `json:"count"`
-	Benchtime string `json:"benchtime"`
-	Profile   string `json:"profile"`
+	Bench     string `json:"bench,omitempty"`
+	Count     int    `json:"count,omitempty"`
+	Benchtime string `json:"benchtime,omitempty"`
+}
+
+// providerArg is the provider argument with every provider field.
+type providerArg struct {
+	goTestProvider
+	Profile string `json:"profile,omitempty"`
 	// pprof-http, perf and py-spy fields (providers_capture_linux.go).
-	URL          string `json:"url"`
-	Seconds      int    `json:"seconds"`
-	Frequency    int    `json:"frequency"`
-	Subprocesses bool   `json:"subprocesses"`
+	URL          string `json:"url,omitempty"`
+	Seconds      int    `json:"seconds,omitempty"`
+	Frequency    int    `json:"frequency,omitempty"`
+	Subprocesses bool   `json:"subprocesses,omitempty"`
 }
 
 // Experiment is the decoded experiment argument.
 type Experiment struct {
-	Cases []struct {
-		Name string            `json:"name"`
-		Argv []string          `json:"argv"`
-		Env  map[string]string `json:"env"`
-	} `json:"cases"`
-	Blocks    int      `json:"blocks"`
-	Seed      uint64   `json:"seed"`
-	Metric    string   `json:"metric"`
-	Estimand  string   `json:"estimand"`
-	Threshold *float64 `json:"threshold"`
-	Oracle    *struct {
-		Argv           []string `json:"argv"`
-		TimeoutSeconds int      `json:"timeout_seconds"`
-	} `json:"oracle"`
+	Cases     []experimentCase  `json:"cases"`
+	Blocks    int               `json:"blocks"`
+	Seed      uint64            `json:"seed"`
+	Metric    string            `json:"metric"`
+	Estimand  string            `json:"estimand"`
+	Threshold *float64          `json:"threshold"`
+	Oracle    *experimentOracle `json:"oracle"`
+}
+
+// experimentCase is one case of an experiment: its name, and the argv
+// and environment overrides that differ from target.
+type experimentCase struct {
+	Name string            `json:"name"`
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env"`
+}
+
+// experimentOracle is the optional semantic check run after every
+// successful execution (or capture).
+type experimentOracle struct {
+	Argv           []string `json:"argv"`
+	TimeoutSeconds int      `json:"timeout_seconds"`
 }
 
 // Schedule returns the case order of every block: block b's order is a
@@ -315,11 +422,17 @@ type producedArtifact struct {
 
 // captureRun is what the provider step produced.
 type captureRun struct {
-	records   []ExecutionRecord
-	execs     []map[string]any
-	sources   []producedArtifact // analysis sources, in order
-	console   []producedArtifact // retained console of the last execution
-	native    []producedArtifact // native collector output kept beside the sources (perf.data)
+	records []ExecutionRecord
+	execs   []map[string]any
+	sources []producedArtifact // analysis sources, in order
+	console []producedArtifact // retained console of the last execution
+	native  []producedArtifact // native collector output kept beside the sources (perf.data)
+	// cases are the per-case rows of a comparison capture
+	// (capture.experiment.cases), nil otherwise.
+	cases []any
+	// failure, when set, is why the captured sources cannot be analyzed
+	// (a compared case with no included capture): the analysis_failure.
+	failure   error
 	warnings  []string
 	argv      []string
 	collector string
@@ -329,24 +442,22 @@ func invalid(field, format string, args ...any) *contract.Error {
 	return fieldErr(contract.CodeInvalidArgument, field, format, args...)
 }
 
-func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMessage) (*contract.Result, error) {
-	fields, err := decodeArgs(args)
+// capture runs one capture tool call: c are the shared capture
+// arguments, prov the provider, exp the experiment (nil when absent) and
+// all the whole arguments struct, whose analysis fields the analysis call
+// replays.
+func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, prov providerArg, exp *Experiment, all any) (*contract.Result, error) {
+	lim, err := rt.effectiveLimits(&operationArgs{Limits: c.Limits, PageSize: c.PageSize})
 	if err != nil {
 		return nil, err
 	}
-	var top struct {
-		Target     Target      `json:"target"`
-		Provider   providerArg `json:"provider"`
-		Preserve   bool        `json:"preserve"`
-		Experiment *Experiment `json:"experiment"`
-	}
-	if err := json.Unmarshal(args, &top); err != nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments do not match the capture schema")
-	}
-	if _, err := rt.effectiveLimits(fields); err != nil {
-		return nil, err
-	}
-	t := &top.Target
+	top := struct {
+		Target     *Target
+		Provider   providerArg
+		Preserve   bool
+		Experiment *Experiment
+	}{&c.Target, prov, c.Preserve, exp}
+	t := top.Target
 	if !filepath.IsAbs(t.Cwd) {
 		return nil, invalid("/target/cwd", "target.cwd must be an absolute path")
 	}
@@ -356,8 +467,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	if !contains(ck.providers, top.Provider.Kind) {
 		return nil, invalid("/provider/kind", "provider %q cannot feed %s", top.Provider.Kind, ck.op.Name).WithDetail("accepted_values", ck.providers)
 	}
-	if err := checkProvider(top.Provider.Kind, t); err != nil {
-		return nil, err
+	// A comparison checks each case's target instead (checkCompareCases):
+	// the cases' argv and env replace the target's.
+	if !ck.compare {
+		if err := checkProvider(top.Provider.Kind, t); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkProfileProvider(ctx, &top.Provider, t); err != nil {
 		return nil, err
@@ -367,13 +482,20 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 			return nil, err
 		}
 	}
+	if ck.compare {
+		if err := checkCompareCases(top.Experiment, t, top.Provider.Kind); err != nil {
+			return nil, err
+		}
+	}
 	dir, err := rt.newScratch()
 	if err != nil {
 		return nil, err
 	}
 	var run *captureRun
-	switch top.Provider.Kind {
-	case "direct":
+	switch {
+	case ck.compare:
+		run, err = runCompare(ctx, dir, t, &top.Provider, top.Experiment, ck.op.Name)
+	case top.Provider.Kind == "direct":
 		run, err = runDirect(ctx, dir, t, top.Experiment, ck.op.Name == "summarize_executions")
 	default:
 		run, err = runProvider(ctx, dir, t, &top.Provider, ck.op.Name)
@@ -386,15 +508,17 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	}
 
 	// Analysis over the captured artifacts, through the analysis tool.
-	call := map[string]any{}
-	for k, v := range fields {
-		switch k {
-		case "target", "provider", "preserve", "experiment":
-		default:
-			call[k] = v
-		}
+	call := replayArgs(all)
+	for _, k := range []string{"target", "provider", "preserve", "experiment"} {
+		delete(call, k)
 	}
-	if e := top.Experiment; e != nil {
+	if c.Limits != nil {
+		call["limits"] = c.Limits
+	}
+	if c.PageSize != nil {
+		call["page_size"] = c.PageSize
+	}
+	if e := top.Experiment; e != nil && ck.experiment {
 		call["metric"], call["estimand"], call["seed"] = e.Metric, e.Estimand, e.Seed
 		call["threshold"] = *e.Threshold
 	}
@@ -406,9 +530,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	raw, _ := json.Marshal(call)
 	var res *contract.Result
 	var aerr error
-	if len(srcs) == 0 {
+	switch {
+	case run.failure != nil:
+		aerr = run.failure
+	case len(srcs) == 0:
 		aerr = contract.Errorf(contract.CodeExecutionFailed, "the collector produced no analysis artifact")
-	} else {
+	default:
 		res, aerr = rt.Analyze(ctx, ck.op, raw)
 	}
 	if ctx.Err() != nil {
@@ -420,7 +547,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 	} else {
 		res = contract.NewResult("artifact", time.Now(), nil)
 		ce := contract.AsError(aerr)
-		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": map[string]any{}, "next_page": nil,
+		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": tool.Page{Size: lim.MaxRows}, "next_cursor": nil, "next_page": nil,
 			"analysis_failure": map[string]any{"code": ce.Code, "message": ce.Message, "analysis_source_count": len(run.sources)}}
 		res.Warn("the capture ran but its analysis failed: " + ce.Message)
 		res.Coverage = map[string]any{"complete": false}
@@ -430,8 +557,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, args json.RawMes
 		"provider": top.Provider.Kind, "collector": run.collector, "executions": run.execs, "outcome": outcome,
 		"artifacts": artifactNames(run),
 	}
-	if top.Experiment != nil {
-		data["capture"].(map[string]any)["experiment"] = map[string]any{"cases": len(top.Experiment.Cases), "blocks": top.Experiment.Blocks, "seed": top.Experiment.Seed, "schedule": Schedule(len(top.Experiment.Cases), top.Experiment.Blocks, top.Experiment.Seed)}
+	if e := top.Experiment; e != nil {
+		x := map[string]any{"cases": len(e.Cases), "blocks": e.Blocks, "seed": e.Seed, "schedule": Schedule(len(e.Cases), e.Blocks, e.Seed)}
+		if run.cases != nil {
+			x["cases"] = run.cases
+		}
+		data["capture"].(map[string]any)["experiment"] = x
 	}
 	for _, w := range run.warnings {
 		res.Warn(w)

@@ -1,12 +1,14 @@
 package perf
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // TestDeepJSONIsLimitExceeded: nesting beyond maxJSONDepth is LIMIT_EXCEEDED
@@ -79,12 +81,14 @@ func TestPerValueLimits(t *testing.T) {
 	}
 }
 
-// TestPageByteBudget: a page of big rows stops before the byte budget with
-// next_page and a warning; following next_page returns every row exactly
-// once; limits.max_memory_bytes lowers the budget.
+// TestPageByteBudget: a page of big rows stops before the call's row byte
+// budget (tool.RowBudget: a default result fits 64 KiB delivered) with
+// next_page and tool.BudgetWarning; following next_page returns every row
+// exactly once.
 func TestPageByteBudget(t *testing.T) {
 	e := newEnv(t)
-	line := strings.Repeat("y", 400<<10)
+	pageBudget := tool.RowBudget(context.Background())
+	line := strings.Repeat("y", 8<<10)
 	var b strings.Builder
 	for i := 0; i < 20; i++ {
 		b.WriteString(line + "\n")
@@ -96,7 +100,7 @@ func TestPageByteBudget(t *testing.T) {
 		budget       int
 	}{
 		{"text", "text", b.String(), nil, pageBudget},
-		{"text max_memory", "text", b.String(), map[string]any{"max_memory_bytes": 1 << 20}, 1 << 20},
+		{"text max_memory", "text", b.String(), map[string]any{"max_memory_bytes": 1 << 20}, pageBudget},
 		{"jsonl", "jsonl", strings.ReplaceAll(b.String(), line, `"`+line+`"`), nil, pageBudget},
 		{"csv", "csv", "h\n" + b.String(), nil, pageBudget},
 		{"json", "json", "[" + strings.TrimSuffix(strings.ReplaceAll(b.String(), line+"\n", `"`+line+`",`), ",") + "]", nil, pageBudget},
@@ -108,7 +112,10 @@ func TestPageByteBudget(t *testing.T) {
 			}
 			first := e.mustCall("preview_artifact", args)
 			if first["next_action"] == nil || first["status"] != "partial" {
-				t.Fatal("20 rows of 400 KiB fit one page")
+				t.Fatal("20 rows of 8 KiB fit one page")
+			}
+			if !strings.Contains(mustJSON(first["warnings"]), tool.BudgetWarning) {
+				t.Fatalf("warnings %v lack the budget warning", first["warnings"])
 			}
 			if cov := first["coverage"].(map[string]any); cov["page_ended_by"] != "byte_budget" || cov["complete"] != false {
 				t.Fatalf("coverage %v", cov)
@@ -117,7 +124,7 @@ func TestPageByteBudget(t *testing.T) {
 			total := 0
 			for {
 				rows := data(cur)["rows"].([]any)
-				if n := len(mustJSON(rows)); n > tc.budget {
+				if n := len(mustJSON(rows)); n > tc.budget || len(rows) < 2 && data(cur)["page"].(map[string]any)["more"] == true {
 					t.Fatalf("page rows encode to %d bytes > %d", n, tc.budget)
 				}
 				total += len(rows)
@@ -132,7 +139,8 @@ func TestPageByteBudget(t *testing.T) {
 			}
 		})
 	}
-	// A single row bigger than the budget is RESULT_TOO_LARGE.
+	// A single row bigger than the budget is a page of its own; one bigger
+	// than the hard result limit is RESULT_TOO_LARGE.
 	p := e.write("one.txt", strings.Repeat("z", 1000<<10)+"\n")
 	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "limits": map[string]any{"max_memory_bytes": 1 << 20}, "page_size": 5}); code != "" {
 		// 1000 KiB fits the 1 MiB budget
@@ -174,7 +182,7 @@ func TestOffsetReported(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(e.write(tc.file, tc.body), tc.format)}, "offset": 5, "page_size": 2})
-			if r["coverage"].(map[string]any)["offset"] != "5" || data(r)["page"].(map[string]any)["offset"] != "5" {
+			if r["coverage"].(map[string]any)["offset"] != 5.0 || data(r)["page"].(map[string]any)["offset"] != 5.0 {
 				t.Fatalf("offset reported as %v / %v", r["coverage"].(map[string]any)["offset"], data(r)["page"])
 			}
 			if first := data(r)["rows"].([]any)[0].(map[string]any); first["line"].(float64) != 6 {

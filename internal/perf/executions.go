@@ -99,30 +99,41 @@ func (r *ExecutionRecord) row() map[string]any {
 	return m
 }
 
-func executionFields() []Field {
+// executionFields are summarize_executions' own arguments.
+type executionFields struct {
+	Metric    string   `json:"metric,omitempty"`
+	Estimand  string   `json:"estimand,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Seed      *integer `json:"seed,omitempty"`
+}
+
+type executionsArgs struct {
+	operationArgs
+	executionFields
+}
+
+func executionFieldSchemas() []Field {
 	return []Field{
-		{"metric", map[string]any{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared between cases: wall_time_ns (monotonic), cpu_time_ns (user+sys from wait4 rusage) or max_rss_bytes (ru_maxrss)."}},
-		{"estimand", map[string]any{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired estimand of each case against the first (baseline): the median or mean over blocks of (case - baseline)."}},
-		{"threshold", map[string]any{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect (fraction of the baseline's median) a confidence bound must clear: faster when the CI's upper bound is below -threshold×baseline, slower when its lower bound is above +threshold×baseline, else inconclusive."}},
-		{"seed", map[string]any{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Seed of the bootstrap resampling (the capture passes the experiment's seed), so a replay gives the same interval."}},
+		{"metric", js{"enum": []string{"wall_time_ns", "cpu_time_ns", "max_rss_bytes"}, "default": "wall_time_ns", "description": "Metric compared."}},
+		{"estimand", js{"enum": []string{"median_difference", "mean_difference"}, "default": "median_difference", "description": "Paired difference against the first case."}},
+		{"threshold", js{"type": "number", "minimum": 0, "maximum": 10, "default": 0.05, "description": "Relative effect a CI bound must clear."}},
+		{"seed", js{"type": "integer", "minimum": 0, "maximum": 9007199254740991, "default": 0, "description": "Bootstrap seed."}},
 	}
 }
 
 // executionsOperation summarizes execution measurements and, when the
 // records hold several cases, compares each against the first.
 func executionsOperation() *Operation {
-	return &Operation{
-		Name:  "summarize_executions",
-		Title: "Summarize execution measurements",
-		Description: "Summarize execution measurements captured by the capture tools (format inquest-executions: wall time, user/sys CPU, max RSS, exit per execution). " +
-			"Rows are the executions in capture order. summary.cases gives per-case count, median, mean, min and max of the metric over included executions; with two or more cases summary.comparisons compares each case to the first (baseline) over blocks where both were included: " +
-			"the paired estimand (median or mean of case-baseline differences), a 95% percentile bootstrap confidence interval (10000 resamples of blocks, seeded by seed), the relative effect, and a classification faster/slower/inconclusive against threshold. " +
-			"Required: sources (exactly one). Optional: metric, estimand, threshold, seed, page_size, limits, continuation.",
-		MinSources: 1, MaxSources: 1,
+	return bindOperation(&Operation{
+		Name:        "summarize_executions",
+		Title:       "Summarize execution measurements",
+		Description: "Summarize the execution records of a capture (wall time, CPU, max RSS): per-case statistics and, with several cases, each case against the first by a paired difference with a bootstrap 95% CI, classified faster, slower or inconclusive. Required: sources (exactly one).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatExecutions},
-		Fields:  executionFields(),
-		Run:     runExecutions,
-	}
+		Fields:  executionFieldSchemas(),
+	}, func(ctx context.Context, req *Request, a *executionsArgs) (*Output, error) {
+		return runExecutions(ctx, req, &a.executionFields)
+	})
 }
 
 func readExecutions(ctx context.Context, path string, maxLine int) ([]ExecutionRecord, error) {
@@ -155,45 +166,39 @@ func readExecutions(ctx context.Context, path string, maxLine int) ([]ExecutionR
 	return out, nil
 }
 
-func runExecutions(ctx context.Context, req *Request) (*Output, error) {
+func runExecutions(ctx context.Context, req *Request, f *executionFields) (*Output, error) {
 	recs, err := readExecutions(ctx, req.Inputs[0].file, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	metric := strField(req.Fields, "metric")
+	metric := f.Metric
 	if metric == "" {
 		metric = "wall_time_ns"
 	}
-	estimand := strField(req.Fields, "estimand")
+	estimand := f.Estimand
 	if estimand == "" {
 		estimand = "median_difference"
 	}
 	threshold := 0.05
-	if n, ok := req.Fields["threshold"].(json.Number); ok {
-		threshold, _ = n.Float64()
+	if f.Threshold != nil {
+		threshold = *f.Threshold
 	}
-	seed, _, err := intField(req.Fields, "seed")
+	var seed uint64
+	if f.Seed != nil {
+		seed = uint64(*f.Seed)
+	}
+	summary := SummarizeExecutions(recs, metric, estimand, threshold, seed)
+	start := int(req.Start.Row)
+	if start > len(recs) {
+		start = len(recs)
+	}
+	sub := *req
+	sub.Start = evidence.Position{Row: int64(start)}
+	out, err := pageFunc(int64(len(recs)), func(i int64) any { return recs[i].row() }, &sub)
 	if err != nil {
 		return nil, err
 	}
-	summary := SummarizeExecutions(recs, metric, estimand, threshold, uint64(seed))
-	start := int(req.Start.Row)
-	if !req.Resuming {
-		if off, ok, _ := intField(req.Fields, "offset"); ok {
-			start = int(off)
-		}
-	}
-	out := &Output{Summary: summary, Total: int64(len(recs))}
-	end := start + req.Limits.MaxRows
-	if end > len(recs) {
-		end = len(recs)
-	}
-	for i := start; i < end; i++ {
-		out.Rows = append(out.Rows, recs[i].row())
-	}
-	if end < len(recs) {
-		out.Next = &evidence.Position{Row: int64(end)}
-	}
+	out.Summary = summary
 	return out, nil
 }
 

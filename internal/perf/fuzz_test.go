@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // seed adds every file under testdata/dir with one of the extensions.
@@ -148,6 +150,45 @@ func FuzzContinuationToken(f *testing.F) {
 		typed(t, err, contract.CodeCursorInvalid, contract.CodeInputChanged)
 		if err == nil && (pos.Row != 10 || string(pos.State) != `{"b":100,"l":10}`) {
 			t.Fatalf("forged position accepted: %+v", pos)
+		}
+	})
+}
+
+// FuzzOperationArgs decodes arbitrary argument objects into the typed
+// arguments of the analysis tools: never a panic; a failure is
+// INVALID_ARGUMENT; an integer decodes only from an integral number; a
+// trace bound that decodes is either a value in 0..2^63-1 that encodes back
+// to its canonical string, or an INVALID_ARGUMENT naming its field.
+func FuzzOperationArgs(f *testing.F) {
+	for _, s := range []string{
+		`{"sources":[{"kind":"path","path":"/a"}],"page_size":2.0,"offset":1e1}`,
+		`{"start_ns":"9223372036854775807","end_ns":1e3,"view":"threads"}`,
+		`{"start_ns":-1,"end_ns":"01"}`,
+		`{"limits":{"max_rows":1.5}}`,
+		`{"threshold":0.05,"seed":9007199254740993}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := tool.Decode[previewArgs](b); err != nil {
+			typed(t, err, contract.CodeInvalidArgument)
+		}
+		if _, err := tool.Decode[executionsArgs](b); err != nil {
+			typed(t, err, contract.CodeInvalidArgument)
+		}
+		a, err := tool.Decode[traceArgs](b)
+		if err != nil {
+			typed(t, err, contract.CodeInvalidArgument)
+			return
+		}
+		v, err := a.StartNS.value("start_ns")
+		if err != nil {
+			typed(t, err, contract.CodeInvalidArgument)
+			return
+		}
+		enc, _ := json.Marshal(a.StartNS)
+		if v < 0 || string(enc) != `"`+strconv.FormatInt(v, 10)+`"` {
+			t.Fatalf("start_ns %q is %d, encodes as %s", a.StartNS, v, enc)
 		}
 	})
 }

@@ -19,12 +19,11 @@ const maxJSONDepth = 512
 // are LIMIT_EXCEEDED naming the limit.
 const maxValueBytes = maxLine
 
-// pageBudget bounds the encoded JSON bytes of one page's rows, so the
-// whole response (the result inline as text and again as
-// structuredContent) stays within about 4 MiB. A page stops early (with
-// next_page) when the next row would pass it; a single row larger than it
-// is RESULT_TOO_LARGE. limits.max_memory_bytes lowers it further.
-const pageBudget = 1800 << 10
+// hardPageBytes bounds the encoded JSON bytes of one page's rows whatever
+// the call's result budget: the whole response (the result inline as text
+// and again as structuredContent) stays within tool.HardResultBytes. A
+// single row larger than it is RESULT_TOO_LARGE.
+const hardPageBytes = 1800 << 10
 
 // jsonGuard wraps the byte stream of a JSON decoder and fails it with a
 // typed LIMIT_EXCEEDED as soon as the bytes read nest deeper than

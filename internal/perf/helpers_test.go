@@ -23,6 +23,8 @@ type env struct {
 	rt    *Runtime
 	reg   *tool.Registry
 	store string
+	// ctx is the context of every call (context.Background when nil).
+	ctx context.Context
 }
 
 func newEnv(t testing.TB) *env {
@@ -49,7 +51,11 @@ func (e *env) call(name string, args any) (map[string]any, contract.Code) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	res, cerr := e.reg.Call(context.Background(), name, raw)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, cerr := e.reg.Call(ctx, name, raw)
 	body, isErr := contract.Marshal(res, cerr)
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // TestPreviewLargeFile previews a 200 MB generated text file: the first
@@ -42,6 +43,10 @@ func TestPreviewLargeFile(t *testing.T) {
 	}
 
 	e := newEnv(t)
+	// The session's result budget raised to the hard limit (as `inquest
+	// mcp --max-result-bytes` does): pages of up to hardPageBytes.
+	e.ctx = tool.WithResultBudget(context.Background(), tool.HardResultBytes)
+	pageBudget := hardPageBytes
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -95,7 +100,7 @@ func TestPreviewLargeFile(t *testing.T) {
 	if want-1 != lines || last["text"] != fmt.Sprintf("line %07d %s", lines, pad) || last["line_terminated"] != true {
 		t.Fatalf("ended at line %d: %v", want-1, last["line"])
 	}
-	if cur["status"] != "complete" || cur["coverage"].(map[string]any)["rows_total"] != "200000" {
+	if cur["status"] != "complete" || cur["coverage"].(map[string]any)["rows_total"] != 200000.0 {
 		t.Fatalf("last page: %v %v", cur["status"], cur["coverage"])
 	}
 	// 10,000 lines of ~1 KB pass the page byte budget: pages end early.

@@ -150,68 +150,78 @@ func analysisSources(m *evidence.Manifest) []any {
 	return out
 }
 
+// analysisIDArgs names a live analysis of this session.
+type analysisIDArgs struct {
+	AnalysisID string `json:"analysis_id"`
+}
+
+// analysisIDSchema is an analysis_id argument.
+var analysisIDSchema = js{"type": "string", "pattern": "^an-[0-9a-f]{24}$", "description": "data.analysis_id of an analysis in this session."}
+
 func (rt *Runtime) preserveTool() tool.Tool {
-	return tool.Tool{
+	return tool.Define(tool.Tool{
 		Name: "preserve_evidence", Toolset: tool.Perf, Title: "Preserve a session analysis as evidence",
-		Description: "Publish a live session analysis (its native input artifacts, arguments, limits and coverage) as an immutable evidence record in the configured store, and return its evidence_id, redacted manifest, and a refreshed evidence-backed next_page that supersedes the live-path one. Repeating the call returns the same record. Required: analysis_id (from an analysis result's data.analysis_id).",
-		Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["analysis_id"],"properties":{"analysis_id":{"type":"string","pattern":"^an-[0-9a-f]{24}$","description":"data.analysis_id of a live analysis result in this session."}}}`),
+		Description: "Publish a live session analysis as an immutable evidence record; returns its evidence_id and an evidence-backed next_page. Required: analysis_id.",
+		Input: object(js{
+			"analysis_id": analysisIDSchema,
+		}, "analysis_id").json(),
 		Annotations: tool.Annotations{Idempotent: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			var a struct {
-				AnalysisID string `json:"analysis_id"`
-			}
-			_ = json.Unmarshal(args, &a)
-			s, err := rt.lookup(a.AnalysisID)
-			if err != nil {
-				return nil, err
-			}
-			return rt.preserveSession(ctx, s)
-		},
-	}
+	}, func(ctx context.Context, a analysisIDArgs) (*contract.Result, error) {
+		s, err := rt.lookup(a.AnalysisID)
+		if err != nil {
+			return nil, err
+		}
+		return rt.preserveSession(ctx, s)
+	})
+}
+
+// evidenceIDArgs names one evidence record.
+type evidenceIDArgs struct {
+	EvidenceID string `json:"evidence_id"`
 }
 
 func (rt *Runtime) inspectTool() tool.Tool {
-	return tool.Tool{
+	return tool.Define(tool.Tool{
 		Name: "inspect_evidence", Toolset: tool.Perf, Title: "Inspect an evidence record",
-		Description: "Return the validated, redacted projection of one evidence record's manifest: ordered analysis_sources (pass them unchanged as sources to the named analysis tool to replay the native artifacts), artifact identities (name, role, format, sha256, size), arguments, limits, coverage, status and producer versions. Argv, environment, working directories and host paths are omitted (the local CLI `inquest evidence show` is the full view). Every artifact's SHA-256 is verified. Required: evidence_id.",
-		Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["evidence_id"],"properties":{"evidence_id":{"type":"string","pattern":"^ev-[a-z2-7]{26}$"}}}`),
+		Description: "Return the verified, redacted manifest of one evidence record and its analysis_sources (pass them as sources to the analysis tool to replay it). Required: evidence_id.",
+		Input: object(js{
+			"evidence_id": js{"type": "string", "pattern": "^ev-[a-z2-7]{26}$"},
+		}, "evidence_id").json(),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			var a struct {
-				EvidenceID string `json:"evidence_id"`
-			}
-			_ = json.Unmarshal(args, &a)
-			st, err := rt.Store()
-			if err != nil {
-				return nil, err
-			}
-			m, err := st.Get(a.EvidenceID)
-			if err != nil {
-				return nil, err
-			}
-			for _, art := range m.Artifacts {
-				sum, _, err := rt.hashFile(ctx, filepathOf(st, m, art.Name))
-				if err != nil || sum != art.SHA256 {
-					return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "artifact %q of %s does not match its recorded sha256", art.Name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
-				}
-			}
-			data := map[string]any{"evidence_id": m.EvidenceID, "tool": m.Operation, "manifest": m.Redacted(), "analysis_sources": analysisSources(m)}
-			res := contract.NewResult("evidence", m.CreatedAt, data)
-			if len(m.AnalysisSources()) > 0 && OperationByName(m.Operation) != nil {
-				args := map[string]any{}
-				for k, v := range m.Arguments {
-					if k != "continuation" {
-						args[k] = v
-					}
-				}
-				args["sources"] = analysisSources(m)
-				res.NextAction = &contract.Action{Tool: m.Operation, Arguments: args}
-			} else if next := rt.replay(st, m); next != nil {
-				res.NextAction = next
-			}
-			return res, nil
-		},
+	}, rt.inspect)
+}
+
+// inspect runs inspect_evidence.
+func (rt *Runtime) inspect(ctx context.Context, a evidenceIDArgs) (*contract.Result, error) {
+	st, err := rt.Store()
+	if err != nil {
+		return nil, err
 	}
+	m, err := st.Get(a.EvidenceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, art := range m.Artifacts {
+		sum, _, err := rt.hashFile(ctx, filepathOf(st, m, art.Name))
+		if err != nil || sum != art.SHA256 {
+			return nil, contract.Errorf(contract.CodeRepositoryCorrupt, "artifact %q of %s does not match its recorded sha256", art.Name, m.EvidenceID).WithDetail("evidence_id", m.EvidenceID)
+		}
+	}
+	data := map[string]any{"evidence_id": m.EvidenceID, "tool": m.Operation, "manifest": m.Redacted(), "analysis_sources": analysisSources(m)}
+	res := contract.NewResult("evidence", m.CreatedAt, data)
+	if len(m.AnalysisSources()) > 0 && OperationByName(m.Operation) != nil {
+		args := map[string]any{}
+		for k, v := range m.Arguments {
+			if k != "continuation" {
+				args[k] = v
+			}
+		}
+		args["sources"] = analysisSources(m)
+		res.NextAction = &contract.Action{Tool: m.Operation, Arguments: args}
+	} else if next := rt.replay(st, m); next != nil {
+		res.NextAction = next
+	}
+	return res, nil
 }
 
 func filepathOf(st *evidence.Store, m *evidence.Manifest, name string) string {
@@ -222,38 +232,51 @@ func filepathOf(st *evidence.Store, m *evidence.Manifest, name string) string {
 	return p
 }
 
-func (rt *Runtime) queryTool() tool.Tool {
-	return tool.Tool{
-		Name: "query_evidence", Toolset: tool.Perf, Title: "Query evidence records",
-		Description: "List evidence manifests newest first, 1-200 per page, filtered by creation range (RFC 3339 with offset; inclusive), operation, toolset and artifact format. The cursor is bound to the inventory snapshot of the first page and to the filters and page size: resume by submitting next_action unchanged. No argument is required.",
-		Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
-"created_from":{"type":"string","format":"date-time","description":"Inclusive lower bound, RFC 3339 with offset."},
-"created_to":{"type":"string","format":"date-time","description":"Inclusive upper bound, RFC 3339 with offset; must not precede created_from."},
-"operation":{"type":"string","minLength":1,"maxLength":128},
-"toolset":{"enum":["perf","bin","proc"]},
-"format":{"type":"string","minLength":1,"maxLength":64},
-"page_size":{"type":"integer","minimum":1,"maximum":200,"description":"Manifests per page; default 50."},
-"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
-		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			return rt.Query(ctx, args)
-		},
-	}
+// queryPaging is query_evidence's paging descriptor: its arguments are
+// named cursor and page_size, as the evidence design names them.
+var queryPaging = &tool.Paging{Token: "cursor", Limit: "page_size"}
+
+// queryArgs are query_evidence's arguments.
+type queryArgs struct {
+	CreatedFrom string   `json:"created_from,omitempty"`
+	CreatedTo   string   `json:"created_to,omitempty"`
+	Operation   string   `json:"operation,omitempty"`
+	Toolset     string   `json:"toolset,omitempty"`
+	Format      string   `json:"format,omitempty"`
+	PageSize    *integer `json:"page_size,omitempty"`
+	Cursor      string   `json:"cursor,omitempty"`
 }
 
-// Query runs query_evidence on validated arguments.
-func (rt *Runtime) Query(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-	fields, err := decodeArgs(args)
-	if err != nil {
-		return nil, err
-	}
+func (rt *Runtime) queryTool() tool.Tool {
+	return tool.Define(tool.Tool{
+		Name: "query_evidence", Toolset: tool.Perf, Title: "Query evidence records",
+		Description: "List evidence manifests newest first, filtered by creation time, operation, toolset and format; resume with next_action unchanged. No argument is required.",
+		Input: object(js{
+			"created_from": js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
+			"created_to":   js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
+			"operation":    js{"type": "string", "minLength": 1, "maxLength": 128},
+			"toolset":      js{"enum": []string{"perf", "bin", "proc"}},
+			"format":       js{"type": "string", "minLength": 1, "maxLength": 64},
+			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Default 50."},
+			"cursor":       js{"type": "string", "minLength": 1, "maxLength": 4096},
+		}).json(),
+		OutputData: json.RawMessage(`{"type":"object","required":["rows","page","next_cursor","snapshot","coverage"],"properties":{
+"rows":{"type":"array","items":{"type":"object"}},"page":` + tool.PageSchema + `,"next_cursor":{"type":["string","null"]},
+"snapshot":{"type":"string"},"coverage":{"type":"object"}}}`),
+		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+		Paging:      queryPaging,
+	}, rt.query)
+}
+
+// query runs query_evidence.
+func (rt *Runtime) query(ctx context.Context, a queryArgs) (*contract.Result, error) {
 	var f evidence.Filter
 	for _, k := range []struct {
-		key string
-		dst *time.Time
-	}{{"created_from", &f.CreatedFrom}, {"created_to", &f.CreatedTo}} {
-		if s := strField(fields, k.key); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
+		key, val string
+		dst      *time.Time
+	}{{"created_from", a.CreatedFrom, &f.CreatedFrom}, {"created_to", a.CreatedTo, &f.CreatedTo}} {
+		if k.val != "" {
+			t, err := time.Parse(time.RFC3339Nano, k.val)
 			if err != nil {
 				return nil, fieldErr(contract.CodeInvalidArgument, "/"+k.key, "%s must be an RFC 3339 timestamp with a timezone offset", k.key)
 			}
@@ -263,19 +286,16 @@ func (rt *Runtime) Query(ctx context.Context, args json.RawMessage) (*contract.R
 	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && f.CreatedTo.Before(f.CreatedFrom) {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/created_to", "created_to must not precede created_from")
 	}
-	f.Operation, f.Toolset, f.Format = strField(fields, "operation"), strField(fields, "toolset"), strField(fields, "format")
-	n, ok, err := intField(fields, "page_size")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		n = 50
+	f.Operation, f.Toolset, f.Format = a.Operation, a.Toolset, a.Format
+	n := 50
+	if a.PageSize != nil {
+		n = int(*a.PageSize)
 	}
 	st, err := rt.Store()
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.Query(ctx, f, int(n), strField(fields, "cursor"))
+	p, err := st.Query(ctx, f, n, a.Cursor)
 	if err != nil {
 		if ce := contract.AsError(err); ce.Code == contract.CodeCursorInvalid {
 			ce.Field = "/cursor"
@@ -283,17 +303,18 @@ func (rt *Runtime) Query(ctx context.Context, args json.RawMessage) (*contract.R
 		return nil, err
 	}
 	var next *contract.Action
+	var nextCursor any // null when the listing ended
 	if p.NextCursor != "" {
-		na := map[string]any{}
-		for k, v := range fields {
-			na[k] = v
-		}
-		na["page_size"] = n
-		na["cursor"] = p.NextCursor
-		next = &contract.Action{Tool: "query_evidence", Arguments: na}
+		na := a
+		ps := integer(n)
+		na.PageSize = &ps
+		nb, _ := json.Marshal(na)
+		next = queryPaging.NextCall("query_evidence", nb, p.NextCursor)
+		nextCursor = p.NextCursor
 	}
 	cov := map[string]any{"complete": next == nil && p.Unreadable == 0, "rows_returned": len(p.Rows), "unreadable_manifests": p.Unreadable}
-	data := map[string]any{"rows": p.Rows, "next_cursor": p.NextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": cov}
+	pg := tool.Page{Offset: p.Offset, Returned: len(p.Rows), Size: int(n), More: next != nil}
+	data := map[string]any{"rows": p.Rows, "page": pg, "next_cursor": nextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": cov}
 	res := contract.NewResult("evidence", time.Now(), data)
 	res.Coverage = cov
 	if p.Unreadable > 0 {
@@ -306,25 +327,28 @@ func (rt *Runtime) Query(ctx context.Context, args json.RawMessage) (*contract.R
 	return res, nil
 }
 
+// rescueArgs are rescue_evidence's arguments.
+type rescueArgs struct {
+	AnalysisID  string `json:"analysis_id"`
+	Destination string `json:"destination"`
+}
+
 func (rt *Runtime) rescueTool() tool.Tool {
-	return tool.Tool{
+	return tool.Define(tool.Tool{
 		Name: "rescue_evidence", Toolset: tool.Perf, Title: "Rescue a session analysis to a new evidence store",
-		Description: "Publish one live session analysis to a new evidence store at destination (an absolute path that does not exist, below an existing parent directory): the normal immutable store is staged beside it and published with one rename. Returns the evidence_id and the restart/reconnect handoff: environment {INQUEST_DATA_DIR: destination} and a next_page reading the rescued evidence. It does not change the active store. Repeating the same request validates the published evidence and returns the original handoff. Required: analysis_id, destination.",
-		Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["analysis_id","destination"],"properties":{"analysis_id":{"type":"string","pattern":"^an-[0-9a-f]{24}$"},"destination":{"type":"string","minLength":2,"maxLength":4096,"description":"Absolute path of the new store directory; it must not exist; its parent must."}}}`),
+		Description: "Publish a live session analysis to a new evidence store at destination, leaving the active store unchanged; the result gives the INQUEST_DATA_DIR handoff to read it. Required: analysis_id, destination.",
+		Input: object(js{
+			"analysis_id": js{"type": "string", "pattern": "^an-[0-9a-f]{24}$"},
+			"destination": js{"type": "string", "minLength": 2, "maxLength": 4096, "description": "Absolute path that does not exist; its parent must."},
+		}, "analysis_id", "destination").json(),
 		Annotations: tool.Annotations{Idempotent: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			var a struct {
-				AnalysisID  string `json:"analysis_id"`
-				Destination string `json:"destination"`
-			}
-			_ = json.Unmarshal(args, &a)
-			s, err := rt.lookup(a.AnalysisID)
-			if err != nil {
-				return nil, err
-			}
-			return rt.rescue(ctx, s, a.Destination)
-		},
-	}
+	}, func(ctx context.Context, a rescueArgs) (*contract.Result, error) {
+		s, err := rt.lookup(a.AnalysisID)
+		if err != nil {
+			return nil, err
+		}
+		return rt.rescue(ctx, s, a.Destination)
+	})
 }
 
 // PreflightRescue checks a rescue destination before any analysis runs:

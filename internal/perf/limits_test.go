@@ -8,10 +8,13 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 func TestLimits(t *testing.T) {
 	e := newEnv(t)
+	// Pages ended by page_size, not by the default 64 KiB result budget.
+	e.ctx = tool.WithResultBudget(context.Background(), tool.HardResultBytes)
 	// A 2 MiB single line: line mode refuses it and points at fragments;
 	// fragment mode pages through it.
 	long := e.write("long.txt", strings.Repeat("é", 1<<20)+"\n")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -15,7 +16,8 @@ import (
 
 // Operation declares one analysis operation: its tool name, accepted source
 // cardinality and formats, operation-specific fields (JSON Schema property
-// definitions, in order) and its runner.
+// definitions, in order) and its runner, bound to the operation's typed
+// arguments by bindOperation.
 type Operation struct {
 	Name        string
 	Title       string
@@ -25,16 +27,20 @@ type Operation struct {
 	Formats     []string
 	Fields      []Field
 	Required    []string
-	// Replay normalizes operation fields for next_page (e.g. exact decimal
-	// strings for large integers); optional.
-	Replay func(fields map[string]any)
-	Run    func(ctx context.Context, req *Request) (*Output, error)
+
+	// decode decodes schema-valid arguments once into the operation's
+	// arguments struct and returns the call (set by bindOperation).
+	decode func(raw json.RawMessage) (*opCall, error)
+	// define declares the tool with tool.Define over the arguments
+	// struct, handing every call to h (set by bindOperation).
+	define func(t tool.Tool, h func(context.Context, *opCall) (*contract.Result, error)) tool.Tool
 }
 
-// Field is one operation-specific top-level argument.
+// Field is one operation-specific top-level argument: its name and JSON
+// Schema.
 type Field struct {
 	Name   string
-	Schema map[string]any
+	Schema js
 }
 
 // Limits are the effective analysis limits of one call.
@@ -49,17 +55,103 @@ func (l Limits) toMap() map[string]any {
 	return map[string]any{"max_rows": l.MaxRows, "max_input_bytes": l.MaxInputBytes, "timeout_seconds": l.TimeoutSeconds, "max_memory_bytes": l.MaxMemoryBytes}
 }
 
-// Request is what an operation's runner receives.
+// operationArgs are the arguments every analysis tool takes; each
+// operation's arguments struct embeds them beside its own fields.
+type operationArgs struct {
+	Sources      []sourceArg `json:"sources"`
+	Continuation string      `json:"continuation,omitempty"`
+	Limits       *limitsArg  `json:"limits,omitempty"`
+	PageSize     *integer    `json:"page_size,omitempty"`
+}
+
+func (a *operationArgs) common() *operationArgs { return a }
+
+// limitsArg is the limits argument: each field may only lower the
+// server's ceiling of the same name.
+type limitsArg struct {
+	MaxRows        *integer `json:"max_rows,omitempty"`
+	MaxInputBytes  *integer `json:"max_input_bytes,omitempty"`
+	TimeoutSeconds *integer `json:"timeout_seconds,omitempty"`
+	MaxMemoryBytes *integer `json:"max_memory_bytes,omitempty"`
+}
+
+// integer is a JSON Schema integer argument: any integral JSON number (2,
+// 2.0, 2e0) within ±2^53, decoded once into an int64.
+type integer int64
+
+// UnmarshalJSON accepts an integral JSON number.
+func (n *integer) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = integer(i)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return fmt.Errorf("%s is not an integer", s)
+	}
+	*n = integer(f)
+	return nil
+}
+
+// opCall is one decoded call of an operation: the shared arguments, the
+// whole arguments struct (replayed into next_page), the first row the
+// offset argument asks for, and the runner bound to the arguments.
+type opCall struct {
+	args   *operationArgs
+	fields any
+	offset int64
+	run    func(ctx context.Context, req *Request) (*Output, error)
+}
+
+// opArgs is the constraint of an operation's arguments struct A: *A
+// embeds operationArgs.
+type opArgs[A any] interface {
+	*A
+	common() *operationArgs
+}
+
+// offsetArgs is implemented by arguments structs with an offset argument
+// (the first row of a first page).
+type offsetArgs interface{ firstRow() int64 }
+
+// bindOperation binds op to its arguments struct A and its runner, which
+// receives the decoded arguments: the one way an operation is declared.
+func bindOperation[A any, P opArgs[A]](op *Operation, run func(ctx context.Context, req *Request, a *A) (*Output, error)) *Operation {
+	mk := func(a *A) *opCall {
+		c := &opCall{args: P(a).common(), fields: a}
+		if o, ok := any(a).(offsetArgs); ok {
+			c.offset = o.firstRow()
+		}
+		c.run = func(ctx context.Context, req *Request) (*Output, error) { return run(ctx, req, a) }
+		return c
+	}
+	op.decode = func(raw json.RawMessage) (*opCall, error) {
+		a, err := tool.Decode[A](raw)
+		if err != nil {
+			return nil, err
+		}
+		return mk(&a), nil
+	}
+	op.define = func(t tool.Tool, h func(context.Context, *opCall) (*contract.Result, error)) tool.Tool {
+		return tool.Define(t, func(ctx context.Context, a A) (*contract.Result, error) { return h(ctx, mk(&a)) })
+	}
+	return op
+}
+
+// Request is what an operation's runner receives beside its arguments.
 type Request struct {
 	Inputs []*input
-	// Fields are the decoded arguments (numbers as json.Number).
-	Fields map[string]any
 	Limits Limits
 	// Start is the position of the first row of this page: the zero
 	// Position (or the offset argument) on a first call, the continuation's
 	// position when resuming.
 	Start    evidence.Position
 	Resuming bool
+	// RowBudget is the byte budget of this page's encoded rows
+	// (tool.RowBudget of the call): the pager ends a page early, partial
+	// and resumable, when the next row would pass it.
+	RowBudget int
 }
 
 // Output is one page of an operation's result.
@@ -75,206 +167,128 @@ type Output struct {
 	Total    int64
 	Coverage map[string]any
 	Warnings []string
+	// ByBytes reports that the byte budget, not page_size, ended the
+	// page; the result then carries tool.BudgetWarning.
+	ByBytes bool
 }
 
 func (op *Operation) inputSchema(c Ceilings) json.RawMessage {
-	props := map[string]any{
+	props := js{
 		"sources":      sourcesSchema(op),
-		"continuation": map[string]any{"type": "string", "minLength": 1, "maxLength": contract.MaxCursorLen, "description": "Opaque token from a previous result's next_page.arguments.continuation; submit next_page.arguments unchanged rather than copying it into new arguments."},
+		"continuation": continuationSchema,
 		"limits":       limitsSchema(c),
-		"page_size":    map[string]any{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Rows per page; shorthand for limits.max_rows (they must agree when both are given). Default " + itoa(c.DefaultRows) + "."},
+		"page_size":    pageSizeSchema(c),
 	}
 	for _, f := range op.Fields {
 		props[f.Name] = f.Schema
 	}
-	req := append([]string{"sources"}, op.Required...)
-	b, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": req, "properties": props})
-	return b
+	return object(props, append([]string{"sources"}, op.Required...)...).json()
 }
 
-func sourcesSchema(op *Operation) map[string]any {
-	path := map[string]any{
-		"type": "object", "additionalProperties": false, "required": []string{"kind", "path"},
-		"properties": map[string]any{
-			"kind":            map[string]any{"const": "path"},
-			"path":            map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute path of a local artifact."},
-			"format":          map[string]any{"enum": op.Formats, "description": "Artifact format; detected when omitted and unambiguous."},
-			"producer":        map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Tool that produced the artifact (e.g. go-test, runtime/pprof); bound into continuations."},
-			"expected_sha256": map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Fail with INPUT_CHANGED unless the file's SHA-256 is this."},
-		},
-	}
-	ev := map[string]any{
-		"type": "object", "additionalProperties": false, "required": []string{"kind", "evidence_id"},
-		"properties": map[string]any{
-			"kind":              map[string]any{"const": "evidence"},
-			"evidence_id":       map[string]any{"type": "string", "pattern": "^ev-[a-z2-7]{26}$", "description": "Evidence ID: \"ev-\" followed by 26 base32 characters (a-z, 2-7)."},
-			"artifact_selector": map[string]any{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name within the record; required when it has several analysis sources."},
-		},
-	}
-	return map[string]any{
-		"type": "array", "minItems": op.MinSources, "maxItems": op.MaxSources,
-		"description": "Ordered artifacts to analyze: {kind:\"path\", path, format?, producer?, expected_sha256?} or {kind:\"evidence\", evidence_id, artifact_selector?}.",
-		// Discriminated on kind (if/then/else rather than oneOf) so a
-		// failure points at the offending field of the selected branch,
-		// e.g. /sources/0/evidence_id and its pattern, not at kind.
-		// The branches are the closed object schemas; items itself only
-		// requires kind and selects a branch.
-		"items": map[string]any{
-			"required":   []string{"kind"},
-			"properties": map[string]any{"kind": map[string]any{"enum": []string{"path", "evidence"}, "description": "Source kind: path (a local artifact) or evidence (a preserved record)."}},
-			"if":         map[string]any{"properties": map[string]any{"kind": map[string]any{"const": "path"}}},
-			"then":       path,
-			"else":       ev,
-		},
-	}
-}
-
-func limitsSchema(c Ceilings) map[string]any {
-	return map[string]any{
-		"type": "object", "additionalProperties": false,
-		"description": "Lower the server's analysis ceilings for this call; omitted fields inherit them. Values above a ceiling are rejected.",
-		"properties": map[string]any{
-			"max_rows":         map[string]any{"type": "integer", "minimum": 1, "maximum": c.MaxRows},
-			"max_input_bytes":  map[string]any{"type": "integer", "minimum": 1, "maximum": c.MaxInputBytes},
-			"timeout_seconds":  map[string]any{"type": "integer", "minimum": 1, "maximum": c.TimeoutSeconds},
-			"max_memory_bytes": map[string]any{"type": "integer", "minimum": 1 << 20, "maximum": c.MaxMemoryBytes},
-		},
-	}
-}
-
-// decodeArgs decodes a JSON object keeping numbers exact.
-func decodeArgs(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "arguments must be a JSON object")
-	}
-	return m, nil
-}
-
-// intField returns an integral number argument (2.0 counts as 2).
-func intField(m map[string]any, key string) (int64, bool, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, true, contract.Errorf(contract.CodeInvalidArgument, "%s must be an integer", key)
-	}
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return i, true, nil
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, true, contract.Errorf(contract.CodeInvalidArgument, "%s must be an integer", key)
-	}
-	return int64(f), true, nil
-}
-
-func strField(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func (rt *Runtime) effectiveLimits(fields map[string]any) (Limits, error) {
+func (rt *Runtime) effectiveLimits(a *operationArgs) (Limits, error) {
 	c := rt.cfg.Ceilings
 	l := Limits{MaxRows: c.DefaultRows, MaxInputBytes: c.MaxInputBytes, TimeoutSeconds: c.TimeoutSeconds, MaxMemoryBytes: c.MaxMemoryBytes}
+	check := func(key string, v *integer, ceiling int64) (int64, bool, error) {
+		if v == nil {
+			return 0, false, nil
+		}
+		if *v < 1 || int64(*v) > ceiling {
+			return 0, true, fieldErr(contract.CodeInvalidArgument, "/limits/"+key, "limits.%s may only lower the server ceiling %d", key, ceiling).WithDetail("maximum", ceiling)
+		}
+		return int64(*v), true, nil
+	}
 	var maxRows int64
 	var haveMaxRows bool
-	if lm, ok := fields["limits"].(map[string]any); ok {
-		check := func(key string, ceiling int64) (int64, bool, error) {
-			v, ok, err := intField(lm, key)
-			if err != nil {
-				return 0, ok, err
-			}
-			if ok && (v < 1 || v > ceiling) {
-				return 0, ok, fieldErr(contract.CodeInvalidArgument, "/limits/"+key, "limits.%s may only lower the server ceiling %d", key, ceiling).WithDetail("maximum", ceiling)
-			}
-			return v, ok, nil
-		}
-		v, ok, err := check("max_rows", int64(c.MaxRows))
+	if lm := a.Limits; lm != nil {
+		v, ok, err := check("max_rows", lm.MaxRows, int64(c.MaxRows))
 		if err != nil {
 			return l, err
 		}
 		maxRows, haveMaxRows = v, ok
-		if v, ok, err := check("max_input_bytes", c.MaxInputBytes); err != nil {
+		if v, ok, err := check("max_input_bytes", lm.MaxInputBytes, c.MaxInputBytes); err != nil {
 			return l, err
 		} else if ok {
 			l.MaxInputBytes = v
 		}
-		if v, ok, err := check("timeout_seconds", int64(c.TimeoutSeconds)); err != nil {
+		if v, ok, err := check("timeout_seconds", lm.TimeoutSeconds, int64(c.TimeoutSeconds)); err != nil {
 			return l, err
 		} else if ok {
 			l.TimeoutSeconds = int(v)
 		}
-		if v, ok, err := check("max_memory_bytes", c.MaxMemoryBytes); err != nil {
+		if v, ok, err := check("max_memory_bytes", lm.MaxMemoryBytes, c.MaxMemoryBytes); err != nil {
 			return l, err
 		} else if ok {
 			l.MaxMemoryBytes = v
 		}
 	}
-	ps, havePS, err := intField(fields, "page_size")
-	if err != nil {
-		return l, err
-	}
-	if havePS && (ps < 1 || ps > int64(c.MaxRows)) {
-		return l, fieldErr(contract.CodeInvalidArgument, "/page_size", "page_size must be 1..%d", c.MaxRows)
-	}
-	if havePS && haveMaxRows && ps != maxRows {
-		return l, fieldErr(contract.CodeInvalidArgument, "/page_size", "page_size and limits.max_rows disagree; give one or make them equal")
-	}
-	switch {
-	case havePS:
+	if a.PageSize != nil {
+		ps := int64(*a.PageSize)
+		if ps < 1 || ps > int64(c.MaxRows) {
+			return l, fieldErr(contract.CodeInvalidArgument, "/page_size", "page_size must be 1..%d", c.MaxRows)
+		}
+		if haveMaxRows && ps != maxRows {
+			return l, fieldErr(contract.CodeInvalidArgument, "/page_size", "page_size and limits.max_rows disagree; give one or make them equal")
+		}
 		l.MaxRows = int(ps)
-	case haveMaxRows:
+	} else if haveMaxRows {
 		l.MaxRows = int(maxRows)
 	}
 	return l, nil
 }
 
-// analysisTool builds the tool of one operation.
+// replayArgs are the operation fields of a call as a JSON object (numbers
+// exact), without sources, continuation, limits and page_size: what
+// next_page replays and the continuation binds.
+func replayArgs(fields any) map[string]any {
+	b, _ := json.Marshal(fields)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	m := map[string]any{}
+	_ = dec.Decode(&m)
+	for _, k := range []string{"sources", "continuation", "limits", "page_size"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// analysisTool declares the tool of one operation.
 func (rt *Runtime) analysisTool(op *Operation) tool.Tool {
-	return tool.Tool{
+	return op.define(tool.Tool{
 		Name: op.Name, Toolset: tool.Perf, Title: op.Title, Description: op.Description,
 		Input:       op.inputSchema(rt.cfg.Ceilings),
 		OutputData:  analysisOutputSchema,
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			return rt.Analyze(ctx, op, args)
-		},
-	}
+		Paging:      tool.ContinuationPaging,
+	}, func(ctx context.Context, c *opCall) (*contract.Result, error) { return rt.analyze(ctx, op, c) })
 }
 
 var analysisOutputSchema = json.RawMessage(`{"type":"object","required":["operation","sources","summary","rows","page","next_page"],"properties":{
 "operation":{"type":"string"},"analysis_id":{"type":"string"},
 "sources":{"type":"array","items":{"type":"object"}},
 "summary":{"type":"object"},"rows":{"type":"array"},
-"page":{"type":"object"},
+"page":` + tool.PageSchema + `,"next_cursor":{"type":["string","null"]},
 "next_page":{"oneOf":[{"type":"null"},{"type":"object","required":["tool","arguments"]}]}}}`)
 
-// Analyze runs op on args (already validated against the tool schema).
+// Analyze runs op on args (already validated against the tool schema;
+// decoded here once): the capture tools' analysis step.
 func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMessage) (*contract.Result, error) {
-	fields, err := decodeArgs(args)
+	c, err := op.decode(args)
 	if err != nil {
 		return nil, err
 	}
-	var top struct {
-		Sources json.RawMessage `json:"sources"`
-	}
-	_ = json.Unmarshal(args, &top)
-	srcs, err := decodeSources(top.Sources)
-	if err != nil {
-		return nil, err
-	}
-	lim, err := rt.effectiveLimits(fields)
+	return rt.analyze(ctx, op, c)
+}
+
+// analyze runs one decoded call of op and builds its page.
+func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*contract.Result, error) {
+	srcs := c.args.Sources
+	lim, err := rt.effectiveLimits(c.args)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutSeconds)*time.Second)
 	defer cancel()
-	token := strField(fields, "continuation")
+	token := c.args.Continuation
 	inputs, err := rt.resolve(ctx, op, srcs, lim, token != "")
 	if err != nil {
 		return nil, err
@@ -283,20 +297,12 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	for i, in := range inputs {
 		ids[i] = in.identity()
 	}
-	req := &Request{Inputs: inputs, Fields: fields, Limits: lim}
+	req := &Request{Inputs: inputs, Limits: lim, RowBudget: tool.RowBudget(ctx)}
 	// The replay arguments: every operation field, the effective limits
 	// and page size (replay sources are added to next_page below).
-	next := map[string]any{}
-	for k, v := range fields {
-		if k != "sources" && k != "continuation" && k != "limits" && k != "page_size" {
-			next[k] = v
-		}
-	}
+	next := replayArgs(c.fields)
 	next["page_size"] = lim.MaxRows
 	next["limits"] = lim.toMap()
-	if op.Replay != nil {
-		op.Replay(next)
-	}
 	nb, _ := json.Marshal(next)
 	if token != "" {
 		// The token binds the effective arguments, so a call that
@@ -315,7 +321,7 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	if ctx.Err() != nil {
 		return nil, contract.AsError(ctx.Err())
 	}
-	out, err := op.Run(ctx, req)
+	out, err := c.run(ctx, req)
 	// A cancelled or timed-out call never returns a partial page as if it
 	// were a result.
 	if ctx.Err() != nil {
@@ -331,6 +337,7 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 		descr[i] = in.describe()
 	}
 	var nextPage *contract.Action
+	var nextCursor any // null when the listing ended
 	if out.Next != nil {
 		codec, err := rt.durableContinuations()
 		if err != nil {
@@ -342,7 +349,9 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 			withSources[k] = v
 		}
 		withSources["sources"] = replay
-		nextPage = evidence.NextPage(op.Name, withSources, tok)
+		wb, _ := json.Marshal(withSources)
+		nextPage = tool.ContinuationPaging.NextCall(op.Name, wb, tok)
+		nextCursor = tok
 	}
 	rows := out.Rows
 	if rows == nil {
@@ -351,20 +360,23 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	// The first row's logical index: the continuation's position when
 	// resuming, else the offset argument of operations that take one.
 	first := req.Start.Row
-	if !req.Resuming {
-		if off, ok, _ := intField(fields, "offset"); ok && off > 0 {
-			first = off
-		}
+	if !req.Resuming && c.offset > 0 {
+		first = c.offset
+	}
+	pg := tool.Page{Offset: first, Returned: len(rows), Size: lim.MaxRows, More: out.Next != nil}
+	if out.Total >= 0 {
+		total := out.Total
+		pg.Total = &total
 	}
 	// complete means every row was returned AND nothing was dropped or
 	// approximated; out.Warnings (mirrored in coverage.incomplete) say
 	// what is incomplete when no next_page can recover it.
-	cov := map[string]any{"complete": out.Next == nil && len(out.Warnings) == 0, "offset": contract.Int(first), "rows_returned": len(rows), "more_pages": out.Next != nil}
+	cov := map[string]any{"complete": out.Next == nil && len(out.Warnings) == 0, "offset": first, "rows_returned": len(rows), "more_pages": out.Next != nil}
 	if len(out.Warnings) > 0 {
 		cov["incomplete"] = append([]string(nil), out.Warnings...)
 	}
 	if out.Total >= 0 {
-		cov["rows_total"] = contract.Int(out.Total)
+		cov["rows_total"] = out.Total
 	}
 	for k, v := range out.Coverage {
 		cov[k] = v
@@ -375,7 +387,8 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	}
 	data := map[string]any{
 		"operation": op.Name, "sources": descr, "summary": summary, "rows": rows,
-		"page":      map[string]any{"offset": contract.Int(first), "returned": len(rows), "page_size": lim.MaxRows, "more": out.Next != nil},
+		"page": pg, "next_cursor": nextCursor,
+		// next_page is the name the perf contract gives next_action.
 		"next_page": nextPage,
 	}
 	// A result that cannot be encoded is a typed error here, never a
@@ -395,6 +408,9 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 	res.Coverage = cov
 	for _, w := range out.Warnings {
 		res.Warn(w)
+	}
+	if out.ByBytes {
+		res.Warn(tool.BudgetWarning)
 	}
 	if nextPage != nil {
 		res.Warn("more rows remain: submit next_page (tool and arguments) unchanged for the next page")

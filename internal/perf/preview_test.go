@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,6 +192,8 @@ func TestPagingWithoutStore(t *testing.T) {
 // the byte after the last returned element.
 func TestJSONArrayResumeBySeek(t *testing.T) {
 	e := newEnv(t)
+	// Pages ended by page_size, not by the default 64 KiB result budget.
+	e.ctx = tool.WithResultBudget(context.Background(), tool.HardResultBytes)
 	var b strings.Builder
 	b.WriteString(" [\n")
 	for i := 0; i < 5000; i++ {

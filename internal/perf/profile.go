@@ -92,40 +92,56 @@ func (in *interner) id(g int, name string) int32 {
 	return i
 }
 
-func profileFields() []Field {
+// profileFields are the own arguments of summarize_profile and
+// compare_profiles (go tool pprof's -sample_index, -top/-cum, -addresses,
+// -focus and -ignore).
+type profileFields struct {
+	SampleType  string `json:"sample_type,omitempty"`
+	Sort        string `json:"sort,omitempty"`
+	Granularity string `json:"granularity,omitempty"`
+	Focus       string `json:"focus,omitempty"`
+	Ignore      string `json:"ignore,omitempty"`
+}
+
+type profileArgs struct {
+	operationArgs
+	profileFields
+}
+
+func profileFieldSchemas() []Field {
 	return []Field{
-		{"sample_type", map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "Restrict rows to this sample type (e.g. cpu, alloc_space); default every sample type."}},
-		{"sort", map[string]any{"enum": []string{"flat", "cum"}, "description": "Order rows by absolute flat (self) or cum (inclusive) value, descending, then by name (go tool pprof -top / -top -cum); default flat."}},
-		{"granularity", map[string]any{"enum": []string{"functions", "addresses"}, "description": "Row granularity like go tool pprof: functions (default; frames without a function name aggregate by binary as [name], or <unknown>) or addresses (one row per program counter and frame, as pprof -addresses)."}},
-		{"focus", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -focus): keep only samples with a location whose function name, file name or mapping file matches."}},
-		{"ignore", map[string]any{"type": "string", "maxLength": 1024, "description": "RE2 regular expression (pprof -ignore): drop samples with a location whose function name, file name or mapping file matches."}},
+		{"sample_type", js{"type": "string", "minLength": 1, "maxLength": 128, "description": "Only this sample type."}},
+		{"sort", js{"enum": []string{"flat", "cum"}, "description": "pprof -top or -top -cum order."}},
+		{"granularity", js{"enum": []string{"functions", "addresses"}, "description": "addresses as pprof -addresses."}},
+		{"focus", js{"type": "string", "maxLength": 1024, "description": "Keep samples through a match (pprof -focus, RE2)."}},
+		{"ignore", js{"type": "string", "maxLength": 1024, "description": "Drop samples through a match (pprof -ignore, RE2)."}},
 	}
 }
 
 func summarizeProfileOperation() *Operation {
-	return &Operation{
-		Name:  "summarize_profile",
-		Title: "Summarize a profile",
-		Description: "Summarize one CPU/heap/other profile: for every sample type, its total and the top functions by flat (self) and cum (inclusive) value with exact integer values, units and percentages of the profile total, as go tool pprof -top computes them (total = sum of absolute sample values, so profiles with negative values such as pprof -base output keep percentages within ±100; rows by absolute value; also under focus/ignore and at -addresses granularity). " +
-			"Required: sources (exactly one; pprof protobuf, gzipped or not, legacy pprof formats go tool pprof reads, or folded/collapsed stack text \"a;b;c 123\"). Optional: sample_type, sort (flat|cum), granularity (functions|addresses), focus and ignore regexes (pprof semantics: function, file and mapping names), page_size, limits, continuation.",
-		MinSources: 1, MaxSources: 1,
+	return bindOperation(&Operation{
+		Name:        "summarize_profile",
+		Title:       "Summarize a profile",
+		Description: "Summarize one profile (pprof protobuf, legacy pprof or folded stacks) as go tool pprof -top does: per sample type, the total and the functions by flat and cum value with percentages. Required: sources (exactly one).",
+		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatPprof, FormatFolded},
-		Fields:  profileFields(),
-		Run:     runSummarizeProfile,
-	}
+		Fields:  profileFieldSchemas(),
+	}, func(ctx context.Context, req *Request, a *profileArgs) (*Output, error) {
+		return runSummarizeProfile(ctx, req, &a.profileFields)
+	})
 }
 
 func compareProfilesOperation() *Operation {
-	return &Operation{
-		Name:  "compare_profiles",
-		Title: "Compare profiles",
-		Description: "Compare a base profile (first source) against one or more candidates: per function and sample type, flat and cum values of both, signed absolute deltas (the values go tool pprof -diff_base=BASE CANDIDATE prints, with diff_base_*_percent of the base total), and normalized deltas (change of share of the total, in percentage points) so profiles of different length compare. " +
-			"Required: sources (2-16; pprof or folded). Optional: sample_type, sort (flat|cum: by absolute delta), granularity, focus, ignore, page_size, limits, continuation.",
-		MinSources: 2, MaxSources: 16,
+	return bindOperation(&Operation{
+		Name:        "compare_profiles",
+		Title:       "Compare profiles",
+		Description: "Compare a base profile (first source) with candidates as go tool pprof -diff_base does: per function and sample type, flat and cum values, deltas, and normalized deltas in percentage points. Required: sources (2-16).",
+		MinSources:  2, MaxSources: 16,
 		Formats: []string{FormatPprof, FormatFolded},
-		Fields:  profileFields(),
-		Run:     runCompareProfiles,
-	}
+		Fields:  profileFieldSchemas(),
+	}, func(ctx context.Context, req *Request, a *profileArgs) (*Output, error) {
+		return runCompareProfiles(ctx, req, &a.profileFields)
+	})
 }
 
 // loadProfile decodes in. pprof input is decompressed with a bound of
@@ -585,22 +601,22 @@ func (sp *stackProfile) filter(focus, ignore *regexp.Regexp) []bool {
 	return keep
 }
 
-func granularity(fields map[string]any) int {
-	if strField(fields, "granularity") == "addresses" {
+func granularity(f *profileFields) int {
+	if f.Granularity == "addresses" {
 		return granAddresses
 	}
 	return granFunctions
 }
 
-func compileFilters(fields map[string]any) (*regexp.Regexp, *regexp.Regexp, error) {
+func compileFilters(f *profileFields) (*regexp.Regexp, *regexp.Regexp, error) {
 	var focus, ignore *regexp.Regexp
 	var err error
-	if s := strField(fields, "focus"); s != "" {
+	if s := f.Focus; s != "" {
 		if focus, err = regexp.Compile(s); err != nil {
 			return nil, nil, fieldErr(contract.CodeInvalidArgument, "/focus", "focus is not a valid RE2 regular expression")
 		}
 	}
-	if s := strField(fields, "ignore"); s != "" {
+	if s := f.Ignore; s != "" {
 		if ignore, err = regexp.Compile(s); err != nil {
 			return nil, nil, fieldErr(contract.CodeInvalidArgument, "/ignore", "ignore is not a valid RE2 regular expression")
 		}
@@ -676,8 +692,8 @@ func sortName(byCum bool) string {
 	return "flat"
 }
 
-func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
-	focus, ignore, err := compileFilters(req.Fields)
+func runSummarizeProfile(ctx context.Context, req *Request, f *profileFields) (*Output, error) {
+	focus, ignore, err := compileFilters(f)
 	if err != nil {
 		return nil, err
 	}
@@ -685,13 +701,13 @@ func runSummarizeProfile(ctx context.Context, req *Request) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	tis, err := sp.selectTypes(strField(req.Fields, "sample_type"))
+	tis, err := sp.selectTypes(f.SampleType)
 	if err != nil {
 		return nil, err
 	}
-	g := granularity(req.Fields)
+	g := granularity(f)
 	names := sp.nodes[g]
-	byCum := strField(req.Fields, "sort") == "cum"
+	byCum := f.Sort == "cum"
 	keep := sp.filter(focus, ignore)
 	var rows []any
 	var types []any
@@ -769,8 +785,8 @@ func sortNodes(idx []int, names []string, byCum bool, flat, cum func(int) int64)
 	})
 }
 
-func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
-	focus, ignore, err := compileFilters(req.Fields)
+func runCompareProfiles(ctx context.Context, req *Request, f *profileFields) (*Output, error) {
+	focus, ignore, err := compileFilters(f)
 	if err != nil {
 		return nil, err
 	}
@@ -783,12 +799,12 @@ func runCompareProfiles(ctx context.Context, req *Request) (*Output, error) {
 		profs = append(profs, sp)
 	}
 	base := profs[0]
-	tis, err := base.selectTypes(strField(req.Fields, "sample_type"))
+	tis, err := base.selectTypes(f.SampleType)
 	if err != nil {
 		return nil, err
 	}
-	g := granularity(req.Fields)
-	byCum := strField(req.Fields, "sort") == "cum"
+	g := granularity(f)
+	byCum := f.Sort == "cum"
 	baseKeep := base.filter(focus, ignore)
 	var rows []any
 	var comps []any

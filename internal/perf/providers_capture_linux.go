@@ -285,47 +285,25 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 // (summarize_profile, compare_profiles).
 var profileProviders = []string{"go-test", "pprof-http", "perf", "py-spy"}
 
-const profileProvidersDescription = "pprof-http runs target.argv as the load while it fetches /debug/pprof/profile?seconds=N (cpu; heap, allocs and goroutine are fetched after the workload exits) from a Go service at provider.url, which must be a loopback address (127.0.0.0/8, ::1, localhost resolving to loopback; anything else is refused before any connection). " +
-	"perf runs `perf record -g [-F frequency] -- argv` and folds `perf script` into collapsed stacks (counted per sample, as perf's stackcollapse script does); perf.data is kept as an output artifact. " +
-	"py-spy runs `py-spy record --format raw -- argv` (collapsed stacks). A collector that is missing or not permitted (perf_event_open refused) is PROVIDER_UNAVAILABLE with guidance, checked before launch. "
-
-// providerDescription describes the provider union of one capture tool.
-func providerDescription(kinds []string) string {
-	words := map[string]string{
-		"direct":     "direct (run argv, measure wait4 rusage)",
-		"go-test":    "go-test (go test -bench in target.cwd)",
-		"pprof-http": "pprof-http (fetch a profile from a loopback Go service at url while argv runs)",
-		"perf":       "perf (perf record -g -- argv, folded perf script)",
-		"py-spy":     "py-spy (py-spy record --format raw -- argv)",
-	}
-	d := "Collector, discriminated by kind:"
-	for i, k := range kinds {
-		switch {
-		case i > 0 && i == len(kinds)-1:
-			d += " or"
-		case i > 0:
-			d += ","
-		}
-		d += " " + words[k]
-	}
-	return d + "."
-}
+// profileProvidersDescription is the part of capture_and_summarize_profile's
+// description naming the profile providers beside go-test.
+const profileProvidersDescription = "pprof-http fetches a profile from a loopback provider.url while argv runs; perf and py-spy record argv as folded stacks. "
 
 // profileProviderFields adds the typed fields of the pprof-http, perf and
 // py-spy provider branches to props and returns the branch's required
 // fields.
-func profileProviderFields(kind string, props map[string]any) []string {
+func profileProviderFields(kind string, props js) []string {
 	switch kind {
 	case "pprof-http":
-		props["url"] = map[string]any{"type": "string", "minLength": 1, "maxLength": 2048, "description": "Base URL of the Go service serving net/http/pprof, e.g. http://127.0.0.1:6060 (loopback only; /debug/pprof/... is appended)."}
-		props["profile"] = map[string]any{"enum": []string{"cpu", "heap", "allocs", "goroutine"}, "default": "cpu", "description": "Which profile to fetch: cpu (/debug/pprof/profile?seconds=N, during the workload), heap, allocs or goroutine (after the workload exits)."}
-		props["seconds"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "default": 10, "description": "CPU profile duration (the seconds parameter)."}
+		props["url"] = js{"type": "string", "minLength": 1, "maxLength": 2048, "description": "Loopback base URL of net/http/pprof, e.g. http://127.0.0.1:6060."}
+		props["profile"] = js{"enum": []string{"cpu", "heap", "allocs", "goroutine"}, "default": "cpu", "description": "cpu is fetched during the workload, the others after it exits."}
+		props["seconds"] = js{"type": "integer", "minimum": 1, "maximum": 3600, "default": 10, "description": "CPU profile duration."}
 		return []string{"kind", "url"}
 	case "perf":
-		props["frequency"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 100000, "description": "perf record -F: samples per second; perf's default when omitted."}
+		props["frequency"] = js{"type": "integer", "minimum": 1, "maximum": 100000, "description": "perf record -F."}
 	case "py-spy":
-		props["frequency"] = map[string]any{"type": "integer", "minimum": 1, "maximum": 10000, "description": "py-spy record --rate: samples per second; py-spy's default (100) when omitted."}
-		props["subprocesses"] = map[string]any{"type": "boolean", "default": false, "description": "py-spy record --subprocesses: also profile child Python processes."}
+		props["frequency"] = js{"type": "integer", "minimum": 1, "maximum": 10000, "description": "py-spy record --rate."}
+		props["subprocesses"] = js{"type": "boolean", "default": false, "description": "py-spy record --subprocesses."}
 	}
 	return []string{"kind"}
 }

@@ -33,41 +33,41 @@ func offeredProviders() map[string]bool {
 	return m
 }
 
+// prepareArgs are prepare_providers' arguments.
+type prepareArgs struct {
+	Providers []string `json:"providers,omitempty"`
+}
+
 func (rt *Runtime) prepareTool() tool.Tool {
-	return tool.Tool{
+	return tool.Define(tool.Tool{
 		Name: "prepare_providers", Toolset: tool.Perf, Title: "Prepare capture providers",
-		Description: "Report each capture provider's availability, version and permission state on this host, checked the way a capture checks it before launch: direct (process tree ownership: subreaper, cgroup v2), go-test (go on PATH, `go version`), pprof-http, perf (perf on PATH, `perf --version`, /proc/sys/kernel/perf_event_paranoid), py-spy (on PATH, `py-spy --version`). " +
-			"offered says whether this build's capture tools accept the provider. Never installs anything or elevates privileges: an unavailable provider carries install guidance instead. " +
-			"Optional: providers (subset, in order). Version commands run with a 10 s deadline each.",
-		Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"providers":{"type":"array","minItems":1,"maxItems":5,"uniqueItems":true,"items":{"enum":["direct","go-test","pprof-http","perf","py-spy"]},"description":"Providers to report on; every provider when omitted."}}}`),
+		Description: "Report each capture provider's availability, version and permissions on this host, checked as a capture checks them; never installs anything. No argument is required.",
+		Input: object(js{
+			"providers": js{"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": js{"enum": ProviderKinds}, "description": "Default: every provider."},
+		}).json(),
 		OutputData:  json.RawMessage(`{"type":"object","required":["providers"],"properties":{"providers":{"type":"array","items":{"type":"object","required":["provider","available","offered"]}}}}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
-		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-			var in struct {
-				Providers []string `json:"providers"`
+	}, func(ctx context.Context, in prepareArgs) (*contract.Result, error) {
+		if len(in.Providers) == 0 {
+			in.Providers = ProviderKinds
+		}
+		offered := offeredProviders()
+		var rows []any
+		unavailable := 0
+		for _, p := range in.Providers {
+			row := probeProvider(ctx, p)
+			row["offered"] = offered[p]
+			if !offered[p] {
+				row["not_offered_reason"] = "no capture tool of this build accepts provider " + p
 			}
-			_ = json.Unmarshal(args, &in)
-			if len(in.Providers) == 0 {
-				in.Providers = ProviderKinds
+			if row["available"] != true {
+				unavailable++
 			}
-			offered := offeredProviders()
-			var rows []any
-			unavailable := 0
-			for _, p := range in.Providers {
-				row := probeProvider(ctx, p)
-				row["offered"] = offered[p]
-				if !offered[p] {
-					row["not_offered_reason"] = "no capture tool of this build accepts provider " + p
-				}
-				if row["available"] != true {
-					unavailable++
-				}
-				rows = append(rows, row)
-			}
-			res := contract.NewResult("host", time.Now(), map[string]any{"providers": rows, "unavailable": unavailable})
-			return res, nil
-		},
-	}
+			rows = append(rows, row)
+		}
+		res := contract.NewResult("host", time.Now(), map[string]any{"providers": rows, "unavailable": unavailable})
+		return res, nil
+	})
 }
 
 // versionOf runs argv with a 10 s deadline and returns its first output

@@ -26,7 +26,7 @@ type Ceilings struct {
 	// once: a decompressed pprof profile and its stacks, one JSON element
 	// (root array element, root member, section element) or trace event,
 	// one text line or JSONL record, and the encoded rows of one page (it
-	// lowers pageBudget). It is not a process RSS limit.
+	// lowers the page byte budget). It is not a process RSS limit.
 	MaxMemoryBytes int64
 }
 

@@ -20,52 +20,60 @@ import (
 // maxNS is the largest trace-window bound (seed 003: 9223372036854775807).
 const maxNS = math.MaxInt64
 
-func boundSchema(desc string) map[string]any {
-	return map[string]any{
+func boundSchema(desc string) js {
+	return js{
 		"description": desc,
 		"oneOf": []any{
-			map[string]any{"type": "integer", "minimum": 0, "maximum": json.Number("9223372036854775807")},
-			map[string]any{"type": "string", "pattern": "^(0|[1-9][0-9]{0,18})$"},
+			js{"type": "integer", "minimum": 0, "maximum": json.Number("9223372036854775807")},
+			js{"type": "string", "pattern": "^(0|[1-9][0-9]{0,18})$"},
 		},
 	}
 }
 
-func traceWindowOperation() *Operation {
-	return &Operation{
-		Name:  "inspect_trace_window",
-		Title: "Inspect a trace window",
-		Description: "Select the events of one Chrome trace-event JSON file (array form or {\"traceEvents\": [...]}) that overlap the window [start_ns, end_ns) on the trace clock in nanoseconds (trace ts/dur are microseconds), and aggregate them per thread and per category. " +
-			"Required: sources (exactly one chrome-trace file), start_ns, end_ns (integers or canonical decimal strings 0..9223372036854775807; end_ns must be positive and greater than start_ns). Optional: view (events|threads|categories; default events), page_size, limits, continuation. " +
-			"Complete (X) events, B/E pairs per thread, and instant (i/I/n) and counter (C) events are selected; other phases are counted in coverage as not selectable.",
-		MinSources: 1, MaxSources: 1,
-		Formats: []string{FormatChromeTrace},
-		Fields: []Field{
-			{"start_ns", boundSchema("Inclusive window start, ns.")},
-			{"end_ns", boundSchema("Exclusive window end, ns.")},
-			{"view", map[string]any{"enum": []string{"events", "threads", "categories"}, "description": "Rows: overlapping events in the order their records complete them, or per-thread / per-category aggregates."}},
-		},
-		Required: []string{"start_ns", "end_ns"},
-		Replay: func(f map[string]any) {
-			for _, k := range []string{"start_ns", "end_ns"} {
-				if v, err := boundField(f, k); err == nil {
-					f[k] = strconv.FormatInt(v, 10)
-				}
-			}
-		},
-		Run: runTraceWindow,
-	}
+// traceFields are inspect_trace_window's own arguments.
+type traceFields struct {
+	StartNS decimal `json:"start_ns"`
+	EndNS   decimal `json:"end_ns"`
+	View    string  `json:"view,omitempty"`
 }
 
-func boundField(m map[string]any, key string) (int64, error) {
-	var s string
-	switch v := m[key].(type) {
-	case json.Number:
-		s = string(v)
-	case string:
-		s = v
-	default:
-		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer or a decimal string", key)
+type traceArgs struct {
+	operationArgs
+	traceFields
+}
+
+// decimal is a non-negative int64 argument given as a JSON integer or a
+// canonical decimal string (trace clocks reach 2^63-1, beyond the integers
+// a JSON number carries exactly). It keeps the argument's text, decoded
+// once; value validates it. It encodes as the canonical decimal string, so
+// next_page carries exact values.
+type decimal string
+
+// UnmarshalJSON keeps the text of a JSON number or string.
+func (d *decimal) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = decimal(s)
+		return nil
 	}
+	*d = decimal(b)
+	return nil
+}
+
+// MarshalJSON encodes d as its canonical decimal string when it is valid.
+func (d decimal) MarshalJSON() ([]byte, error) {
+	if v, err := d.value(""); err == nil {
+		return json.Marshal(strconv.FormatInt(v, 10))
+	}
+	return json.Marshal(string(d))
+}
+
+// value is d as an int64 in 0..2^63-1; otherwise INVALID_ARGUMENT at /key.
+func (d decimal) value(key string) (int64, error) {
+	s := string(d)
 	if !boundedExponent(s) {
 		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from 0 through 9223372036854775807", key)
 	}
@@ -73,6 +81,24 @@ func boundField(m map[string]any, key string) (int64, error) {
 		return r.Num().Int64(), nil
 	}
 	return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from 0 through 9223372036854775807", key)
+}
+
+func traceWindowOperation() *Operation {
+	return bindOperation(&Operation{
+		Name:        "inspect_trace_window",
+		Title:       "Inspect a trace window",
+		Description: "Select the events of one Chrome trace-event JSON file that overlap [start_ns, end_ns) on the trace clock, as events or per thread or category. Required: sources (exactly one), start_ns, end_ns (integers or decimal strings).",
+		MinSources:  1, MaxSources: 1,
+		Formats: []string{FormatChromeTrace},
+		Fields: []Field{
+			{"start_ns", boundSchema("Inclusive window start, ns.")},
+			{"end_ns", boundSchema("Exclusive window end, ns.")},
+			{"view", js{"enum": []string{"events", "threads", "categories"}, "description": "Rows: events (default), threads or categories."}},
+		},
+		Required: []string{"start_ns", "end_ns"},
+	}, func(ctx context.Context, req *Request, a *traceArgs) (*Output, error) {
+		return runTraceWindow(ctx, req, &a.traceFields)
+	})
 }
 
 // traceEvent is one Chrome trace event (Trace Event Format: ph, ts and dur
@@ -450,19 +476,19 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
-func runTraceWindow(ctx context.Context, req *Request) (*Output, error) {
-	start, err := boundField(req.Fields, "start_ns")
+func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output, error) {
+	start, err := a.StartNS.value("start_ns")
 	if err != nil {
 		return nil, err
 	}
-	end, err := boundField(req.Fields, "end_ns")
+	end, err := a.EndNS.value("end_ns")
 	if err != nil {
 		return nil, err
 	}
 	if end <= 0 || end <= start {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/end_ns", "end_ns must be positive and greater than start_ns")
 	}
-	view := strField(req.Fields, "view")
+	view := a.View
 	if view == "" {
 		view = "events"
 	}

@@ -1,0 +1,155 @@
+package perf
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// preview_artifact over CSV: RFC 4180 data records after the header.
+
+func previewCSV(ctx context.Context, f *os.File, req *Request, p *pager) (*Output, error) {
+	header, hdrEnd, err := readCSVHeader(f)
+	if err != nil {
+		return nil, err
+	}
+	st := textState{Byte: hdrEnd}
+	if req.Resuming && len(req.Start.State) > 0 {
+		if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte < hdrEnd || st.Byte > req.Inputs[0].size {
+			return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
+		}
+		p.seen = req.Start.Row
+	}
+	if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
+		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+	}
+	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Rows: rows, Next: next, Total: total, Summary: map[string]any{"header": header}}, nil
+}
+
+// recordLimiter bounds the bytes a CSV reader may pull for one record
+// (reset by the caller after every record), so a huge cell is
+// LIMIT_EXCEEDED instead of being held whole.
+type recordLimiter struct {
+	r      io.Reader
+	n, max int64
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errRecordTooLong
+	}
+	k, err := l.r.Read(p)
+	l.n += int64(k)
+	return k, err
+}
+
+func readCSVHeader(r io.Reader) ([]string, int64, error) {
+	cr := csv.NewReader(&recordLimiter{r: r, max: maxValueBytes + 64<<10})
+	cr.FieldsPerRecord = -1
+	h, err := cr.Read()
+	if err == io.EOF {
+		return []string{}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, csvErr(err)
+	}
+	seen := map[string]bool{}
+	for i, name := range h {
+		if !utf8.ValidString(name) {
+			return nil, 0, decodeFail("CSV header field %d is not valid UTF-8", i+1)
+		}
+		if seen[name] {
+			return nil, 0, decodeFail("CSV header repeats the column name at field %d; duplicate headers are rejected", i+1).WithDetail("field", i+1)
+		}
+		seen[name] = true
+	}
+	return h, cr.InputOffset(), nil
+}
+
+func csvErr(err error) *contract.Error {
+	if errors.Is(err, errRecordTooLong) {
+		return contract.Errorf(contract.CodeLimitExceeded, "a CSV record is longer than the per-record limit of %d bytes", maxValueBytes).WithDetail("limit_bytes", maxValueBytes)
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := "CSV record starting at line %d is malformed (%s)"
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "CSV record starting at line %d is ragged (%s): every record must have the header's field count"
+		}
+		return decodeFail(msg, pe.StartLine, pe.Err.Error()).WithDetail("line", pe.StartLine)
+	}
+	return decodeFail("CSV could not be read")
+}
+
+// decodeCSV reads data records after the header (RFC 4180 via
+// encoding/csv; records must have exactly len(header) fields) into p.
+func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64) ([]any, *evidence.Position, int64, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(header)
+	if len(header) == 0 {
+		cr.FieldsPerRecord = -1
+	}
+	cr.ReuseRecord = true
+	lim, _ := r.(*recordLimiter)
+	before := base
+	for !p.full() {
+		if p.seen%1024 == 0 && ctx.Err() != nil {
+			return nil, nil, 0, ctx.Err()
+		}
+		before = base + cr.InputOffset()
+		if lim != nil {
+			// The reader may hold up to its buffer of read-ahead bytes.
+			lim.n = 0
+		}
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return p.rows, nil, p.seen, nil
+		}
+		if errors.Is(err, errRecordTooLong) {
+			return nil, nil, 0, csvErr(err).WithDetail("record", p.seen)
+		}
+		if err != nil {
+			return nil, nil, 0, csvErr(err)
+		}
+		if len(header) == 0 {
+			return nil, nil, 0, decodeFail("CSV has data records but an empty header")
+		}
+		idx := p.seen
+		if !p.offer(func() any {
+			v := make(map[string]any, len(rec))
+			for i, h := range header {
+				v[h] = strings.ToValidUTF8(rec[i], "\uFFFD")
+			}
+			return map[string]any{"record": idx, "value": v}
+		}) {
+			break
+		}
+	}
+	end := base + cr.InputOffset()
+	if p.stopped || p.err != nil {
+		sb, _ := json.Marshal(textState{Byte: before})
+		return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
+	}
+	if lim != nil {
+		lim.n = 0
+	}
+	if _, err := cr.Read(); err == io.EOF {
+		return p.rows, nil, p.seen, nil
+	} else if err != nil {
+		return nil, nil, 0, csvErr(err)
+	}
+	sb, _ := json.Marshal(textState{Byte: end})
+	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
+}

@@ -1,0 +1,241 @@
+package perf
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// preview_artifact over one JSON document: root array elements, root
+// object sections and fields, or one scalar.
+
+// jsonState is the resume state of a root-array JSON preview: the byte
+// offset just after the last returned element and the next element index.
+type jsonState struct {
+	Byte  int64 `json:"b"`
+	Index int64 `json:"i"`
+}
+
+func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap int64) (*Output, error) {
+	sk := &jsonSeek{end: -1, maxElem: memCap}
+	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
+	if req.Resuming {
+		p.start = req.Start.Row
+		var st jsonState
+		if len(req.Start.State) > 0 {
+			if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte <= 0 || st.Byte > req.Inputs[0].size || st.Index < 0 {
+				return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
+			}
+			// Root array: seek past the returned elements; the bytes before
+			// were validated by earlier pages of the same digest.
+			if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
+				return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+			}
+			br := bufio.NewReaderSize(f, 64<<10)
+			k := int64(0)
+			for {
+				c, err := br.ReadByte()
+				if err != nil {
+					return nil, decodeFail("the JSON document ends inside its root array")
+				}
+				k++
+				if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+					continue
+				}
+				if c != ',' {
+					return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation does not point between array elements")
+				}
+				break
+			}
+			r = io.MultiReader(strings.NewReader("["), br)
+			sk.delta, sk.base = st.Byte+k-1, st.Index
+			p.seen = p.start
+		}
+	}
+	complete, err := traverseJSON(ctx, r, p, sk)
+	if err != nil {
+		return nil, err
+	}
+	if complete {
+		return &Output{Rows: p.rows, Total: p.seen, Summary: map[string]any{"validated_to_eof": true}}, nil
+	}
+	next := &evidence.Position{Row: p.seen}
+	if sk.end > 0 {
+		next.State, _ = json.Marshal(jsonState{Byte: sk.end, Index: sk.next})
+	}
+	return &Output{Rows: p.rows, Total: -1, Next: next, Summary: map[string]any{"validated_to_eof": false}}, nil
+}
+
+// jsonSeek maps a (possibly resumed) root-array stream to file offsets:
+// file offset = delta + decoder offset; element indices start at base.
+// traverseJSON reports in end/next where the next root-array page starts
+// (end stays -1 for other roots, which resume by re-traversal).
+type jsonSeek struct {
+	delta, base int64
+	end, next   int64
+	maxElem     int64 // bound on one root element/member's bytes (0: none)
+}
+
+// traverseJSON walks one JSON document in document order (seed 003 "JSON
+// preview") and offers its projected entries to p. It stops early when the
+// page is full and reports whether it reached and validated end-of-file.
+func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (bool, error) {
+	if sk == nil {
+		sk = &jsonSeek{end: -1}
+	}
+	g := newJSONGuard(r, "the JSON document", sk.maxElem, 1)
+	dec := json.NewDecoder(g)
+	dec.UseNumber()
+	bad := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if ge := guardErr(g, err); ge != nil {
+			return ge
+		}
+		return decodeFail("the JSON document is malformed near byte %d", dec.InputOffset())
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return false, bad(err)
+	}
+	value := func() (any, error) {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, bad(err)
+		}
+		return canon(v), nil
+	}
+	skip := func() error {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return bad(err)
+		}
+		return nil
+	}
+	// elements offers the elements of the array whose '[' was just read,
+	// built by row; it reports whether the page filled before the end.
+	elements := func(root bool, row func(i int64, v any) map[string]any) (bool, error) {
+		start := int64(0)
+		if root {
+			start = sk.base
+		}
+		for i := start; dec.More(); i++ {
+			if p.full() {
+				return true, nil
+			}
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			if p.seen < p.start {
+				if err := skip(); err != nil {
+					return false, err
+				}
+				p.seen++
+				continue
+			}
+			v, err := value()
+			if err != nil {
+				return false, err
+			}
+			idx := i
+			if !p.offer(func() any { return row(idx, v) }) {
+				return true, nil
+			}
+			if root {
+				sk.end, sk.next = sk.delta+dec.InputOffset(), i+1
+			}
+		}
+		return false, nil
+	}
+	switch d := tok.(type) {
+	case json.Delim:
+		switch d {
+		case '[':
+			full, err := elements(true, func(i int64, v any) map[string]any {
+				return map[string]any{"kind": "element", "index": i, "value": v}
+			})
+			if full || err != nil {
+				return false, err
+			}
+			if _, err := dec.Token(); err != nil {
+				return false, bad(err)
+			}
+		case '{':
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return false, bad(err)
+				}
+				key, _ := kt.(string)
+				// Peek at the value's kind through the next token.
+				vt, err := dec.Token()
+				if err != nil {
+					return false, bad(err)
+				}
+				switch vd := vt.(type) {
+				case json.Delim:
+					if vd == '[' {
+						// A section's elements, not the section, are the
+						// values held one at a time.
+						g.elemDepth = 2
+						full, err := elements(false, func(i int64, v any) map[string]any {
+							return map[string]any{"kind": "section", "section": key, "index": i, "value": v}
+						})
+						g.elemDepth = 1
+						if full || err != nil {
+							return false, err
+						}
+					} else {
+						if p.full() {
+							return false, nil
+						}
+						n := 0
+						for dec.More() {
+							if _, err := dec.Token(); err != nil { // member key
+								return false, bad(err)
+							}
+							if err := skip(); err != nil {
+								return false, err
+							}
+							n++
+						}
+						if !p.offer(func() any { return map[string]any{"kind": "object", "key": key, "type": "object", "members": n} }) {
+							return false, nil
+						}
+					}
+					if _, err := dec.Token(); err != nil {
+						return false, bad(err)
+					}
+				default:
+					if p.full() {
+						return false, nil
+					}
+					v := canon(vt)
+					if vt == nil {
+						v = nil
+					}
+					if !p.offer(func() any { return map[string]any{"kind": "field", "key": key, "value": v} }) {
+						return false, nil
+					}
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return false, bad(err)
+			}
+		}
+	default:
+		v := canon(tok)
+		p.offer(func() any { return map[string]any{"kind": "value", "value": v} })
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false, decodeFail("the JSON document has data after its root value")
+	}
+	return true, nil
+}
