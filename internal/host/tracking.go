@@ -80,7 +80,7 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedA
 	l := &frozenList{rows: matching, coverage: map[string]any{}, meta: meta}
 	size := 0
 	for _, b := range matching {
-		size += len(b) + 1
+		size += tool.RowCost(b)
 	}
 	if len(matching) > pa.Limit || size > tool.RowBudget(ctx) {
 		// Only a listing of several pages is kept for its cursors.

@@ -82,7 +82,10 @@ func callEnvelope(t *testing.T, cs *mcp.ClientSession, name string, args map[str
 	if err := json.Unmarshal([]byte(text), &e); err != nil {
 		t.Fatal(err)
 	}
-	return e, len(text) + len(sc)
+	// As delivered: structuredContent, and the text block as the JSON
+	// string it travels as (escaped).
+	tj, _ := json.Marshal(text)
+	return e, len(tj) + len(sc)
 }
 
 // TestResultBudget: every call carries the session's budget (the default,

@@ -163,9 +163,9 @@ func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolRes
 	return project(body, isErr)
 }
 
-// DeliveredBytes is the size an MCP client receives for an envelope of
-// len(body) bytes: the text block and structuredContent each carry it.
-func DeliveredBytes(body []byte) int { return 2 * len(body) }
+// DeliveredBytes is the size an MCP client receives for an envelope body
+// (tool.DeliveredBytes: structuredContent plus the escaped text block).
+func DeliveredBytes(body []byte) int { return tool.DeliveredBytes(body) }
 
 // OverBudgetWarning is the warning of a result whose delivered size
 // exceeds the session's result budget.

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // maxJSONDepth bounds the nesting of arrays and objects in every JSON
@@ -143,12 +144,14 @@ func guardErr(g *jsonGuard, err error) error {
 	return nil
 }
 
-// rowBytes is the encoded size of one row, or an error when it cannot be
-// encoded at all.
-func rowBytes(row any) (int64, error) {
+
+// rowCost is a row's cost against the page's row budget (tool.RowCost:
+// its share of the delivered result, escaping included), or
+// RESULT_TOO_LARGE when the row cannot be encoded as JSON.
+func rowCost(row any) (int64, error) {
 	b, err := json.Marshal(row)
 	if err != nil {
 		return 0, contract.Errorf(contract.CodeResultTooLarge, "a row cannot be encoded as JSON")
 	}
-	return int64(len(b)), nil
+	return int64(tool.RowCost(b)), nil
 }

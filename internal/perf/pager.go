@@ -37,8 +37,7 @@ func (p *pager) full() bool { return p.stopped || p.err != nil || len(p.rows) >=
 func (p *pager) offer(row func() any) bool {
 	if p.seen >= p.start && !p.full() {
 		r := row()
-		n, err := rowBytes(r)
-		n++ // one separator byte per row, as tool.FitRows counts
+		n, err := rowCost(r) // as tool.FitRows counts
 		if err == nil && len(p.rows) == 0 && n > hardPageBytes {
 			err = contract.Errorf(contract.CodeResultTooLarge, "row %d alone encodes to %d bytes, more than the %d-byte result limit; narrow it (text_fragment_chars for long text lines)", p.seen, n, hardPageBytes).WithDetail("row", p.seen).WithDetail("row_bytes", n).WithDetail("budget_bytes", hardPageBytes)
 		}

@@ -80,7 +80,7 @@ func TestFitRowsAndNextCall(t *testing.T) {
 	}{
 		{10, 1000, 3, false},
 		{2, 1000, 2, false},
-		{10, 14, 2, true},
+		{10, 16, 2, true},
 		{10, 1, 1, true},
 		{10, 0, 1, true},
 	} {
@@ -101,5 +101,26 @@ func TestFitRowsAndNextCall(t *testing.T) {
 	}
 	if b := ResultBudget(context.Background()); b != DefaultResultBytes {
 		t.Fatalf("default budget = %d", b)
+	}
+}
+
+// DeliveredBytes is exact: structuredContent plus the text block as
+// encoding/json writes it (the MCP SDK's encoder).
+func TestDeliveredBytesMatchesEncoding(t *testing.T) {
+	for _, body := range []string{
+		`{}`,
+		`{"name":"a \"quoted\" <tag> & more","path":"C:\\dir\\file"}`,
+		"{\"ctl\":\"\x01\x1f\t\n\r\",\"ls\":\"\u2028\u2029\",\"bad\":\"\xff\xfe\",\"uni\":\"héllo ☃\"}",
+	} {
+		text, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := DeliveredBytes([]byte(body)), len(body)+len(text); got != want {
+			t.Errorf("DeliveredBytes(%q) = %d, want %d", body, got, want)
+		}
+		if got, want := RowCost([]byte(body)), (len(body)+len(text)-2+1)/2+1; got != want {
+			t.Errorf("RowCost(%q) = %d, want %d", body, got, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -73,16 +74,16 @@ func (p *Paging) NextCall(tool string, args json.RawMessage, token string) *cont
 }
 
 // FitRows returns how many of rows, starting at the first, fit a page of
-// at most limit rows whose encoded rows total at most budget bytes (each
-// row counted with one separator byte). byBytes reports that the budget,
-// not the limit or the end of rows, ended the page. A page always holds at
-// least one row when rows is not empty and limit > 0, so a listing always
-// advances; callers whose single row exceeds the hard limit report
-// RESULT_TOO_LARGE themselves.
+// at most limit rows whose rows cost at most budget bytes (RowCost each:
+// a row's share of the delivered result, JSON escaping of the text block
+// included). byBytes reports that the budget, not the limit or the end of
+// rows, ended the page. A page always holds at least one row when rows is
+// not empty and limit > 0, so a listing always advances; callers whose
+// single row exceeds the hard limit report RESULT_TOO_LARGE themselves.
 func FitRows(rows []json.RawMessage, limit, budget int) (n int, byBytes bool) {
 	size := 0
 	for n < len(rows) && n < limit {
-		s := len(rows[n]) + 1
+		s := RowCost(rows[n])
 		if n > 0 && size+s > budget {
 			return n, true
 		}
@@ -90,6 +91,52 @@ func FitRows(rows []json.RawMessage, limit, budget int) (n int, byBytes bool) {
 		n++
 	}
 	return n, false
+}
+
+// RowCost is what one encoded row costs against RowBudget: the result is
+// delivered twice, once as structuredContent (the row's bytes) and once
+// as the text block, a JSON string in which quotes, backslashes, control
+// characters and the HTML-sensitive <, > and & are escaped; RowBudget is
+// per copy, so the cost is the mean of the two sizes, plus a separator.
+func RowCost(row []byte) int {
+	return (2*len(row)+escapeOverhead(row)+1)/2 + 1
+}
+
+// DeliveredBytes is the size an MCP client receives for an envelope body:
+// the structuredContent (body itself) plus the text block, body encoded
+// as a JSON string the way encoding/json writes it (HTML-safe escaping).
+func DeliveredBytes(body []byte) int {
+	return 2*len(body) + escapeOverhead(body) + 2
+}
+
+// escapeOverhead is how many bytes encoding/json adds when it writes b as
+// a JSON string (without the quotes): 1 for \" \\ \n \r \t, 5 for other
+// control bytes and for <, >, & (\u00XX), 5 for U+2028 and U+2029 (3
+// bytes each, written as 6), and for invalid UTF-8 \ufffd.
+func escapeOverhead(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n++
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // one byte becomes \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 3
+		}
+		i += size
+	}
+	return n
 }
 
 type budgetKey struct{}
