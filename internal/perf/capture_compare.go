@@ -126,8 +126,15 @@ func compareCases(e *Experiment, t *Target) []*caseCapture {
 // checkExperiment, before any launch: every case passes the provider's
 // check, and the oracle's executable is found.
 func checkCompareCases(e *Experiment, t *Target, kind string) error {
-	for _, c := range compareCases(e, t) {
+	for i, c := range compareCases(e, t) {
 		if err := checkProvider(kind, caseTarget(t, c)); err != nil {
+			return err
+		}
+		field := "/target/argv/0"
+		if len(e.Cases[i].Argv) > 0 {
+			field = "/experiment/cases/" + itoa(i) + "/argv/0"
+		}
+		if err := checkExecutable(kind, caseTarget(t, c), field); err != nil {
 			return err
 		}
 	}
