@@ -3,6 +3,8 @@
 package perf
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,5 +97,51 @@ func TestCaptureMissingExecutable(t *testing.T) {
 				t.Fatalf("scratch directories were made: %v", made)
 			}
 		})
+	}
+}
+
+// TestCaptureCompareExclusionMessage: a compared case whose every capture
+// failed is an analysis_failure whose message counts the exclusions by
+// reason in words, never a Go map.
+func TestCaptureCompareExclusionMessage(t *testing.T) {
+	e := newCaptureEnv(t)
+	srv := httptest.NewServer(http.DefaultServeMux)
+	defer srv.Close()
+	res := e.mustCall("capture_and_compare_profiles", map[string]any{
+		"target":   target(e.dir, "true"),
+		"provider": map[string]any{"kind": "pprof-http", "url": srv.URL, "profile": "heap"},
+		"experiment": map[string]any{"cases": []any{
+			map[string]any{"name": "a"}, map[string]any{"name": "b", "argv": []string{"sh", "-c", "exit 3"}},
+		}, "blocks": 2},
+	})
+	af, ok := data(res)["analysis_failure"].(map[string]any)
+	want := `case "b" has no included capture to compare; excluded captures by reason: workload_failed: 2`
+	if !ok || af["message"] != want {
+		t.Fatalf("analysis_failure %s, want message %q", toJSON(af), want)
+	}
+	found := false
+	for _, w := range res["warnings"].([]any) {
+		found = found || strings.HasSuffix(w.(string), want)
+		if strings.Contains(w.(string), "map[") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	if !found {
+		t.Fatalf("no warning names the exclusions: %s", toJSON(res["warnings"]))
+	}
+}
+
+func TestFormatCounts(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]int
+		want string
+	}{
+		{map[string]int{}, ""},
+		{map[string]int{"workload_failed": 2}, "workload_failed: 2"},
+		{map[string]int{"workload_failed": 1, "no_artifact": 3, "oracle_failed": 1}, "no_artifact: 3, oracle_failed: 1, workload_failed: 1"},
+	} {
+		if got := formatCounts(tc.in); got != tc.want {
+			t.Errorf("formatCounts(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
