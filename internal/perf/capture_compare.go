@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -126,8 +128,15 @@ func compareCases(e *Experiment, t *Target) []*caseCapture {
 // checkExperiment, before any launch: every case passes the provider's
 // check, and the oracle's executable is found.
 func checkCompareCases(e *Experiment, t *Target, kind string) error {
-	for _, c := range compareCases(e, t) {
+	for i, c := range compareCases(e, t) {
 		if err := checkProvider(kind, caseTarget(t, c)); err != nil {
+			return err
+		}
+		field := "/target/argv/0"
+		if len(e.Cases[i].Argv) > 0 {
+			field = "/experiment/cases/" + itoa(i) + "/argv/0"
+		}
+		if err := checkExecutable(kind, caseTarget(t, c), field); err != nil {
 			return err
 		}
 	}
@@ -237,7 +246,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 		all.cases = append(all.cases, map[string]any{"name": c.name, "source": "source-" + itoa(i), "argv": c.argv, "captures": c.total, "included": len(c.sources), "excluded": c.excluded})
 		if len(c.sources) == 0 {
 			if all.failure == nil {
-				all.failure = contract.Errorf(contract.CodeExecutionFailed, "case %q has no included capture to compare (excluded: %v)", c.name, c.excluded)
+				all.failure = contract.Errorf(contract.CodeExecutionFailed, "case %q has no included capture to compare; excluded captures by reason: %s", c.name, formatCounts(c.excluded))
 			}
 			continue
 		}
@@ -251,6 +260,20 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 		all.sources = append(all.sources, src)
 	}
 	return all, nil
+}
+
+// formatCounts renders counts by name as "a: 1, b: 2", names sorted.
+func formatCounts(counts map[string]int) string {
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s: %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // caseTarget is target with the case's argv and merged environment.

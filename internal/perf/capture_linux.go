@@ -432,10 +432,14 @@ type captureRun struct {
 	cases []any
 	// failure, when set, is why the captured sources cannot be analyzed
 	// (a compared case with no included capture): the analysis_failure.
-	failure   error
-	warnings  []string
-	argv      []string
-	collector string
+	failure  error
+	warnings []string
+	// limitations say why the captured artifacts cover less than the
+	// whole workload (a collector stopped by the budget's timeout): each
+	// is a warning and an entry of coverage.incomplete.
+	limitations []string
+	argv        []string
+	collector   string
 }
 
 func invalid(field, format string, args ...any) *contract.Error {
@@ -476,6 +480,11 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	}
 	if err := checkProfileProvider(ctx, &top.Provider, t); err != nil {
 		return nil, err
+	}
+	if !ck.compare {
+		if err := checkExecutable(top.Provider.Kind, t, "/target/argv/0"); err != nil {
+			return nil, err
+		}
 	}
 	if top.Experiment != nil {
 		if err := checkExperiment(top.Experiment, t); err != nil {
@@ -566,6 +575,19 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	}
 	for _, w := range run.warnings {
 		res.Warn(w)
+	}
+	if len(run.limitations) > 0 {
+		cov, _ := res.Coverage.(map[string]any)
+		if cov == nil {
+			cov = map[string]any{}
+		}
+		cov["complete"] = false
+		inc, _ := cov["incomplete"].([]string)
+		cov["incomplete"] = append(append([]string(nil), inc...), run.limitations...)
+		res.Coverage = cov
+		for _, l := range run.limitations {
+			res.Warn(l)
+		}
 	}
 	if outcome["failed"].(int) > 0 {
 		res.Warn(fmt.Sprintf("%d of %d executions did not exit 0 (see capture.executions)", outcome["failed"], outcome["executions"]))
@@ -708,6 +730,21 @@ func checkProvider(kind string, t *Target) error {
 			if strings.HasPrefix(a, "-") {
 				return invalid("/target/argv/"+itoa(i), "with go-test, target.argv names packages only; flags come from provider fields")
 			}
+		}
+	}
+	return nil
+}
+
+// checkExecutable reports EXECUTION_FAILED on field before any collector
+// starts when the target's program (argv[0], resolved on the PATH of the
+// target's environment) is not an executable file: the pprof-http, perf
+// and py-spy providers run it (directly or under the collector). direct
+// resolves its executables in runDirect; go-test's argv names packages.
+func checkExecutable(kind string, t *Target, field string) error {
+	switch kind {
+	case "pprof-http", "perf", "py-spy":
+		if _, err := capture.LookPath(t.Argv[0], mergeEnv(os.Environ(), t.Env)); err != nil {
+			return fieldErr(contract.CodeExecutionFailed, field, "%q was not found on PATH or is not executable", t.Argv[0])
 		}
 	}
 	return nil

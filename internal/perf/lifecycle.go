@@ -210,18 +210,30 @@ func (rt *Runtime) inspect(ctx context.Context, a evidenceIDArgs) (*contract.Res
 	data := map[string]any{"evidence_id": m.EvidenceID, "tool": m.Operation, "manifest": m.Redacted(), "analysis_sources": analysisSources(m)}
 	res := contract.NewResult("evidence", m.CreatedAt, data)
 	if len(m.AnalysisSources()) > 0 && OperationByName(m.Operation) != nil {
-		args := map[string]any{}
-		for k, v := range m.Arguments {
-			if k != "continuation" {
-				args[k] = v
-			}
-		}
-		args["sources"] = analysisSources(m)
-		res.NextAction = &contract.Action{Tool: m.Operation, Arguments: args}
+		res.NextAction = &contract.Action{Tool: m.Operation, Arguments: replayArguments(OperationByName(m.Operation), m)}
 	} else if next := rt.replay(st, m); next != nil {
 		res.NextAction = next
 	}
 	return res, nil
+}
+
+// replayArguments are the arguments of the first-page replay of m through
+// op's analysis tool: the recorded arguments op's tool takes (its fields,
+// limits, page_size; never continuation, nor what a capture record adds,
+// such as its capture outcome) over m's analysis_sources.
+func replayArguments(op *Operation, m *evidence.Manifest) map[string]any {
+	own := map[string]bool{"limits": true, "page_size": true}
+	for _, f := range op.Fields {
+		own[f.Name] = true
+	}
+	args := map[string]any{}
+	for k, v := range m.Arguments {
+		if own[k] {
+			args[k] = v
+		}
+	}
+	args["sources"] = analysisSources(m)
+	return args
 }
 
 func filepathOf(st *evidence.Store, m *evidence.Manifest, name string) string {

@@ -160,7 +160,9 @@ func runPerfRecord(ctx context.Context, dir string, t *Target, p *providerArg) (
 		argv = append(argv, "-F", strconv.Itoa(p.Frequency))
 	}
 	argv = append(append(argv, "--"), t.Argv...)
-	ex, err := capture.Run(ctx, t.spec(dir, "perf-record", argv, env, t.consoleBytes()))
+	spec := t.spec(dir, "perf-record", argv, env, t.consoleBytes())
+	spec.Collector = true
+	ex, err := capture.Run(ctx, spec)
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -170,6 +172,9 @@ func runPerfRecord(ctx context.Context, dir string, t *Target, p *providerArg) (
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
 	view := execView(ex, &r, argv, "collector")
 	run := &captureRun{collector: "perf", argv: argv, records: []ExecutionRecord{r}, execs: []map[string]any{view}}
+	if ex.Termination == capture.TermTimeout {
+		run.limitations = append(run.limitations, timeoutLimitation(t, "perf record"))
+	}
 	run.console = []producedArtifact{
 		{name: "stdout", path: filepath.Join(dir, "perf-record.stdout"), format: FormatText, role: evidence.RoleDiagnostic},
 		{name: "stderr", path: filepath.Join(dir, "perf-record.stderr"), format: FormatText, role: evidence.RoleDiagnostic},
@@ -194,6 +199,12 @@ func runPerfRecord(ctx context.Context, dir string, t *Target, p *providerArg) (
 	}
 	run.sources = []producedArtifact{{name: "stacks", path: folded, format: FormatFolded, producer: "perf"}}
 	return run, nil
+}
+
+// timeoutLimitation says that budget.timeout_seconds stopped the workload
+// of a collector, which kept what it had recorded until then.
+func timeoutLimitation(t *Target, collector string) string {
+	return fmt.Sprintf("budget.timeout_seconds (%d s) stopped the workload before it exited; %s kept the samples recorded until then, so the profile covers only the first %d s", *t.Budget.TimeoutSeconds, collector, *t.Budget.TimeoutSeconds)
 }
 
 // foldPerfData streams `perf script -i data -F comm,ip,sym` into
@@ -260,7 +271,9 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 		argv = append(argv, "--subprocesses")
 	}
 	argv = append(append(argv, "--"), t.Argv...)
-	ex, err := capture.Run(ctx, t.spec(dir, "py-spy", argv, env, t.consoleBytes()))
+	spec := t.spec(dir, "py-spy", argv, env, t.consoleBytes())
+	spec.Collector = true
+	ex, err := capture.Run(ctx, spec)
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -269,6 +282,9 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
 	run := &captureRun{collector: "py-spy", argv: argv, records: []ExecutionRecord{r}, execs: []map[string]any{execView(ex, &r, argv, "collector")}}
+	if ex.Termination == capture.TermTimeout {
+		run.limitations = append(run.limitations, timeoutLimitation(t, "py-spy record"))
+	}
 	run.console = []producedArtifact{
 		{name: "stdout", path: filepath.Join(dir, "py-spy.stdout"), format: FormatText, role: evidence.RoleDiagnostic},
 		{name: "stderr", path: filepath.Join(dir, "py-spy.stderr"), format: FormatText, role: evidence.RoleDiagnostic},

@@ -52,7 +52,20 @@ type Spec struct {
 	// first MaxOutputBytes of each stream; the rest is counted, not kept).
 	StdoutPath, StderrPath string
 	MaxOutputBytes         int64
+	// Collector marks Argv as a collector (perf record, py-spy record)
+	// that runs the workload as its descendant and writes what it
+	// recorded when the workload ends. When Timeout expires the runner
+	// SIGKILLs every other member of the tree (the workload), sends the
+	// collector SIGINT, and kills it only if it has not exited within
+	// CollectorGrace; the Execution is then TermTimeout with the
+	// collector's own exit status. Cancellation kills the whole tree at
+	// once.
+	Collector bool
 }
+
+// CollectorGrace bounds how long a Collector may take to write its output
+// after a timeout stopped its workload.
+const CollectorGrace = 15 * time.Second
 
 // Termination values of Execution.Termination.
 const (
@@ -95,7 +108,9 @@ type Execution struct {
 	// Termination is one of TermExited, TermSignaled, TermTimeout,
 	// TermCancelled.
 	Termination string `json:"termination"`
-	// ExitCode is the exit status when Termination is exited, else nil.
+	// ExitCode is the exit status when the process exited by itself
+	// (Termination exited, or timeout of a Spec.Collector that finished
+	// after its workload was stopped), else nil.
 	ExitCode *int `json:"exit_code"`
 	// Signal names the terminating signal (e.g. "SIGKILL") when the
 	// workload was ended by one, else "".
@@ -329,6 +344,36 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 			reason = TermCancelled
 			reasonMu.Unlock()
 		}
+		reasonMu.Lock()
+		graceful := reason == TermTimeout && spec.Collector
+		reasonMu.Unlock()
+		if graceful {
+			// Stop the workload (every member but the collector), then
+			// let the collector finish writing, within CollectorGrace.
+			if lf != nil {
+				for _, p := range lf.procs() {
+					if p != pid {
+						killed[p] = true
+						_ = unix.Kill(p, unix.SIGKILL)
+					}
+				}
+			}
+			killTree(pid, marker, true, true, killed)
+			// Through the Process (a pidfd where the kernel has them),
+			// never a pid the collector's exit may have freed.
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			grace := time.NewTimer(CollectorGrace)
+			defer grace.Stop()
+			select {
+			case <-done:
+				return
+			case <-grace.C:
+			case <-ctx.Done():
+				reasonMu.Lock()
+				reason = TermCancelled
+				reasonMu.Unlock()
+			}
+		}
 		if lf != nil {
 			for _, p := range lf.procs() {
 				if p != pid {
@@ -337,7 +382,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 			}
 			lf.kill()
 		}
-		killTree(pid, marker, true, killed)
+		killTree(pid, marker, true, false, killed)
 	}()
 	werr := cmd.Wait()
 	ex.WallTimeNS = time.Since(t0).Nanoseconds()
@@ -345,7 +390,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	<-killerDone
 	// Whatever the tree left behind (background children, setsid'd
 	// daemons) belongs to this request and dies with it.
-	ex.LeftoverKilled = killTree(pid, marker, false, killed)
+	ex.LeftoverKilled = killTree(pid, marker, false, false, killed)
 	if lf != nil {
 		// The leaf holds every process the tree started, also those that
 		// left the process group and scrubbed the ownership marker.
@@ -389,7 +434,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		ex.Termination = TermSignaled
 	}
 	reasonMu.Lock()
-	if reason != "" && ex.Termination != TermExited {
+	if reason != "" && (ex.Termination != TermExited || reason == TermTimeout && spec.Collector) {
 		ex.Termination = reason
 	}
 	reasonMu.Unlock()
@@ -503,12 +548,13 @@ func allocationFailure(path string) bool {
 // killTree SIGKILLs every live process of the run rooted at pid: the
 // members of its process group, its /proc descendants, and any process
 // whose environment carries marker (setsid'd or reparented descendants).
-// walkRoot adds pid's /proc descendants (only safe before pid is reaped).
-// It repeats until a scan finds none alive (a forking tree cannot outrun
+// walkRoot adds pid's /proc descendants (only safe before pid is reaped);
+// keepRoot spares pid itself (and sends no process-group kill), so a
+// collector outlives its workload. It repeats until a scan finds none alive (a forking tree cannot outrun
 // it for long: every round kills what it sees), reaps the ones that became
 // this process's children (subreaper), and returns how many it killed
 // other than pid itself (killed accumulates across calls).
-func killTree(pid int, marker string, walkRoot bool, killed map[int]bool) int {
+func killTree(pid int, marker string, walkRoot, keepRoot bool, killed map[int]bool) int {
 	self := os.Getpid()
 	for round := 0; round < 200; round++ {
 		procs := scanProcs()
@@ -541,10 +587,12 @@ func killTree(pid int, marker string, walkRoot bool, killed map[int]bool) int {
 				walk(p)
 			}
 		}
-		_ = unix.Kill(-pid, unix.SIGKILL)
+		if !keepRoot {
+			_ = unix.Kill(-pid, unix.SIGKILL)
+		}
 		alive := 0
 		for p := range members {
-			if p == self {
+			if p == self || keepRoot && p == pid {
 				continue
 			}
 			pi, ok := procs[p]

@@ -222,3 +222,56 @@ func TestMaxRSS(t *testing.T) {
 		t.Fatalf("true: %+v", ex)
 	}
 }
+
+// TestRunCollectorTimeout: when the budget's timeout expires under a
+// Collector, the workload (the collector's child) is killed but the
+// collector itself is left to finish writing its output and exit; the
+// execution is a timeout that keeps the collector's exit status.
+func TestRunCollectorTimeout(t *testing.T) {
+	s := spec(t, "sh", "-c", `trap 'echo interrupted >> log' INT
+sleep 1000 &
+echo $! > child
+wait $!
+echo "wrote after $?" >> log`)
+	s.Timeout = time.Second
+	s.Collector = true
+	ex, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Termination != TermTimeout || ex.ExitCode == nil || *ex.ExitCode != 0 {
+		t.Fatalf("got %+v", ex)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, "log"))
+	// wait returns 137 when the runner SIGKILLs the workload, or 130 when
+	// the collector's SIGINT interrupts it first: either way the
+	// collector went on to write.
+	if err != nil || !strings.Contains(string(b), "wrote after ") {
+		t.Fatalf("the collector did not finish: %q %v", b, err)
+	}
+	cb, _ := os.ReadFile(filepath.Join(s.Dir, "child"))
+	child, _ := strconv.Atoi(strings.TrimSpace(string(cb)))
+	if child <= 0 {
+		t.Fatalf("child pid %q", cb)
+	}
+	if st, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+		t.Fatalf("the workload %d survived: %s", child, st)
+	}
+
+	// Without Collector the whole tree is killed at once.
+	s = spec(t, "sh", "-c", `trap 'echo interrupted >> log' INT
+sleep 1000 &
+wait $!
+echo wrote >> log`)
+	s.Timeout = time.Second
+	ex, err = Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Termination != TermTimeout || ex.Signal != "SIGKILL" || ex.ExitCode != nil {
+		t.Fatalf("got %+v", ex)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Dir, "log")); err == nil {
+		t.Fatalf("the killed tree wrote %q", b)
+	}
+}
