@@ -134,9 +134,37 @@ func TestSetupInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f2.Close()
+	// Answer only once the prompt is shown: input typed before the
+	// program reads the terminal may be discarded when it sets the
+	// terminal up, and the test would then wait forever.
+	var out2 lockedBuffer
+	done2 := make(chan struct{})
+	prompted2 := make(chan struct{})
+	go func() {
+		defer close(done2)
+		buf := make([]byte, 4096)
+		once := false
+		for {
+			n, err := f2.Read(buf)
+			out2.Write(buf[:n])
+			if !once && strings.Contains(out2.String(), "Set up which?") {
+				once = true
+				close(prompted2)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-prompted2:
+	case <-done2:
+		t.Fatalf("no prompt:\n%s", out2.String())
+	}
 	io.WriteString(f2, "\n")
-	all, _ := readAll(f2)
-	if err := cmd.Wait(); err != nil || !strings.Contains(all, "nothing selected") {
+	err = cmd.Wait()
+	<-done2
+	if all := out2.String(); err != nil || !strings.Contains(all, "nothing selected") {
 		t.Fatalf("empty answer: %v\n%s", err, all)
 	}
 }
@@ -159,11 +187,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func readAll(f *os.File) (string, error) {
-	var b bytes.Buffer
-	_, err := io.Copy(&b, f) // ends with EIO when the child exits
-	return b.String(), err
-}
 
 // TestSetupCheckClients: the registered command line, as written into the
 // client files, negotiates MCP with `setup --check` (the Go SDK client), the
