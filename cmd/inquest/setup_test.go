@@ -187,7 +187,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-
 // TestSetupCheckClients: the registered command line, as written into the
 // client files, negotiates MCP with `setup --check` (the Go SDK client), the
 // Go SDK client here, and the official TypeScript SDK client from npm.
