@@ -402,7 +402,16 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 	}
 	for _, n := range facetNames {
 		if _, ok := in.Facets[n]; !ok {
-			in.facet(n, FacetNotApplicable, "")
+			switch {
+			case n == "debug_info" && !dwarf:
+				// Not requested: no claim either way.
+			case format == FormatMachOFat && n != "header":
+				in.facet(n, FacetNotApplicable, "a universal file's facts are per member (members[].inspection)")
+			default:
+				// A reader that did not decide a facet did not read the
+				// bytes that decide it: unknown, never not_applicable.
+				in.facet(n, FacetUnresolved, "the structures that decide this facet were not read")
+			}
 		}
 	}
 	return in, nil
@@ -544,8 +553,29 @@ func sliceAt(data []byte, off, size uint64) ([]byte, bool) {
 func hexU(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 func decU(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// goBuildInfo reads Go build info with debug/buildinfo; absent info is
-// recorded as a complete facet with nothing to report.
+// goMarkerSections are the sections only the Go linker writes: the build
+// info blob's own section and the pc-line table.
+var goMarkerSections = map[string]bool{".go.buildinfo": true, "__go_buildinfo": true, ".gopclntab": true, "__gopclntab": true, ".note.go.buildid": true}
+
+// goMarker names the structure that marks data as a Go binary (a Go-only
+// section, or the Go build id note), or "".
+func goMarker(in *Inspection) string {
+	for _, s := range in.Sections {
+		if goMarkerSections[s.Name] {
+			return "section " + s.Name
+		}
+	}
+	if in.BuildID != nil && in.BuildID.Go != "" {
+		return "the Go build id note"
+	}
+	return ""
+}
+
+// goBuildInfo reads Go build info with debug/buildinfo. The facet is
+// complete with no build info only when the section table was read
+// completely and no Go marker (goMarker) is present; a Go-marked file
+// whose blob does not read, or a file whose sections are partly
+// unresolved, leaves the facet unresolved: the build info is unknown.
 func goBuildInfo(in *Inspection, data []byte) {
 	var bi *debug.BuildInfo
 	var err error
@@ -554,10 +584,19 @@ func goBuildInfo(in *Inspection, data []byte) {
 		return
 	}
 	if err != nil {
-		// debug/buildinfo reports "not a Go executable" for binaries without
-		// the build info blob; other failures are unresolved structure, but
-		// both come back as plain errors, so the facet says what is known.
-		in.facet("go_build_info", FacetComplete, "no readable Go build info blob (not a Go binary, or the blob is outside the readable data)")
+		// debug/buildinfo says "not a Go executable" both when there is no
+		// blob and when its magic is damaged or its bytes are missing, so
+		// absence is decided from the section table, not from its error.
+		if m := goMarker(in); m != "" {
+			in.unresolved("Go build info", 0, 0, "the file carries "+m+" (written only by the Go linker) but debug/buildinfo found no readable build info blob: "+err.Error())
+			in.facet("go_build_info", FacetUnresolved, "a Go binary ("+m+") whose build info blob is damaged or outside the readable data")
+			return
+		}
+		if st := in.Facets["sections"].State; st != FacetComplete {
+			in.facet("go_build_info", FacetUnresolved, "no readable Go build info blob, and the sections are "+st+": whether the file is a Go binary is unknown")
+			return
+		}
+		in.facet("go_build_info", FacetComplete, "no Go build info blob and no Go linker sections: not a Go binary")
 		return
 	}
 	g := &GoBuildInfo{GoVersion: bi.GoVersion, Path: bi.Path, Deps: []GoModule{}, Settings: []GoSetting{}}

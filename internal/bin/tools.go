@@ -534,21 +534,14 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 		return nil, err
 	}
 	q := StringQuery{Encodings: a.Encodings, MinLength: a.MinLength, Regex: re, Lo: 0, Hi: len(f.Data)}
-	region := "whole file"
+	region, limit := "whole file", ""
 	if a.Section != "" {
-		found := false
-		for _, s := range in.Sections {
-			if (s.Name == a.Section || sectionKey(s) == a.Section) && s.Content == "file_bytes" {
-				off, _ := parseDec(s.Offset)
-				q.Lo, q.Hi, found = int(off), int(off)+len(s.data), true
-				region = "section " + sectionKey(s)
-				break
+		if q.Lo, q.Hi, region, limit, err = stringSection(in, len(f.Data), a.Section); err != nil {
+			if u := asUnknown(err); u != nil {
+				id := f.Identity()
+				return u.result(Source, e.now(), &id), nil
 			}
-		}
-		if !found {
-			e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name with file bytes; inspect_binary lists the sections")
-			e.Field = "/section"
-			return nil, e
+			return nil, err
 		}
 	}
 	partly, partlySum := 0, 0 // strings the last page call / all calls searched only partly
@@ -580,6 +573,9 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 	id := f.Identity()
 	res := contract.NewResult(Source, e.now(), nil)
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: region}}
+	if limit != "" {
+		res.Warn(limit)
+	}
 	if partly > 0 {
 		d.Coverage.RegexPartlySearched = partly
 		res.Warn(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
@@ -590,7 +586,7 @@ func (e Env) searchStrings(ctx context.Context, args json.RawMessage) (*contract
 		if err != nil {
 			return nil, err
 		}
-		if d.Evidence, err = e.preserve(ctx, "search_strings", args, []*File{f}, orRaw(in.Header.Format), all, n, complete && partlySum == 0); err != nil {
+		if d.Evidence, err = e.preserve(ctx, "search_strings", args, []*File{f}, orRaw(in.Header.Format), all, n, complete && partlySum == 0 && limit == ""); err != nil {
 			return nil, err
 		}
 	}
@@ -672,6 +668,10 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		}
 	}
 	if err != nil {
+		if u := asUnknown(err); u != nil {
+			id := f.Identity()
+			return u.result(Source, e.now(), &id), nil
+		}
 		return nil, err
 	}
 	var relocs []Relocation
@@ -723,6 +723,9 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 	id := f.Identity()
 	res := contract.NewResult(Source, e.now(), nil)
 	d := &paged{File: &id, Rows: nonNilSlice(rows), Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row, Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
+	if cr.limit != "" {
+		res.Warn(cr.limit)
+	}
 	if len(ss.tables) == 0 {
 		res.Warn("the binary has no symbol table: targets are not symbolized")
 	}
@@ -745,7 +748,7 @@ func (e Env) disassemble(ctx context.Context, args json.RawMessage) (*contract.R
 		if err != nil {
 			return nil, err
 		}
-		if d.Evidence, err = e.preserve(ctx, "disassemble", args, []*File{f}, in.Header.Format, all, n, complete); err != nil {
+		if d.Evidence, err = e.preserve(ctx, "disassemble", args, []*File{f}, in.Header.Format, all, n, complete && cr.limit == ""); err != nil {
 			return nil, err
 		}
 	}
