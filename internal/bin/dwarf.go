@@ -83,7 +83,7 @@ func hasDebugSections(in *Inspection) bool {
 
 // inspectDWARF fills in.Debug and the debug_info facet.
 func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
-	if in.Header.Format == FormatMachOFat {
+	if _, decided := in.Facets["debug_info"]; decided || in.Header.Format == FormatMachOFat {
 		return
 	}
 	if !in.Admitted {

@@ -21,8 +21,12 @@ import (
 
 // Format names reported in Header.Format.
 const (
-	FormatELF      = "elf"
-	FormatPE       = "pe"
+	FormatELF = "elf"
+	FormatPE  = "pe"
+	// FormatDOS is an MZ file whose PE signature is absent (a DOS, NE, LE
+	// or LX executable) or unresolved (the DOS header or e_lfanew's target
+	// is cut off): Header.DOS says which.
+	FormatDOS      = "dos"
 	FormatMachO    = "macho"
 	FormatMachOFat = "macho_fat"
 )
@@ -69,6 +73,8 @@ type Header struct {
 	Entry       string `json:"entry,omitempty"`
 	EntrySource string `json:"entry_source,omitempty"`
 	Flags       *Field `json:"flags,omitempty"`
+	// DOS is the MZ header of a PE or DOS executable.
+	DOS *DOSHeader `json:"dos,omitempty"`
 }
 
 // Section is one section: identity, placement, and a digest and entropy of
@@ -326,12 +332,15 @@ func (in *Inspection) Complete() bool {
 // returns the format name, or an UNSUPPORTED_FORMAT *contract.Error naming
 // the accepted formats.
 func Recognize(data []byte) (string, error) {
+	if len(data) >= 2 && data[0] == 'M' && data[1] == 'Z' {
+		// The MZ family: inspectPE reads on to tell a PE image from a
+		// DOS executable (FormatDOS).
+		return FormatPE, nil
+	}
 	if len(data) >= 4 {
 		switch {
 		case bytes.Equal(data[:4], []byte("\x7fELF")):
 			return FormatELF, nil
-		case data[0] == 'M' && data[1] == 'Z':
-			return FormatPE, nil
 		case isCOFFObject(data):
 			return FormatPE, nil
 		}
@@ -349,7 +358,7 @@ func Recognize(data []byte) (string, error) {
 		}
 	}
 	return "", contract.Errorf(contract.CodeUnsupportedFormat, "the file is not a recognized ELF, PE or Mach-O binary (no known magic number)").
-		WithDetail("accepted_formats", []string{FormatELF, FormatPE, FormatMachO, FormatMachOFat})
+		WithDetail("accepted_formats", []string{FormatELF, FormatPE, FormatDOS, FormatMachO, FormatMachOFat})
 }
 
 // Inspect recognizes and admits data and returns every fact it can
