@@ -18,6 +18,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // maxLine bounds one text line, JSONL record or CSV record held in memory
@@ -418,6 +419,14 @@ func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, l
 		off += int64(len(b))
 		line++
 		body := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if line == 1 {
+			// A UTF-8 byte-order mark before the first record is skipped;
+			// UTF-16/32 text is named (not "invalid UTF-8").
+			body, _ = jsontext.StripBOM(body)
+			if prob := jsontext.Encoding(body); prob != nil {
+				return nil, nil, 0, decodeFail("%s", prob.Message("the JSONL file")).WithDetail("problem", prob.Kind)
+			}
+		}
 		if !utf8.Valid(body) {
 			return nil, nil, 0, decodeFail("JSONL line %d is not valid UTF-8", line).WithDetail("line", line)
 		}
@@ -673,7 +682,20 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 	if sk == nil {
 		sk = &jsonSeek{end: -1}
 	}
-	g := newJSONGuard(r, "the JSON document", sk.maxElem, 1)
+	// A UTF-8 byte-order mark is skipped (RFC 8259 lets a parser ignore
+	// it; file offsets then start 3 bytes later); empty, UTF-16 and UTF-32
+	// input is named as such.
+	br := bufio.NewReaderSize(r, 64<<10)
+	bom, prob := jsontext.Sniff(br)
+	if prob != nil {
+		return false, decodeFail("%s", prob.Message("the JSON document")).WithDetail("problem", prob.Kind)
+	}
+	lead := int64(0)
+	if bom {
+		lead = int64(len(jsontext.UTF8BOM))
+		sk.delta += lead
+	}
+	g := newJSONGuard(br, "the JSON document", sk.maxElem, 1)
 	dec := json.NewDecoder(g)
 	dec.UseNumber()
 	bad := func(err error) error {
@@ -683,7 +705,14 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 		if ge := guardErr(g, err); ge != nil {
 			return ge
 		}
-		return decodeFail("the JSON document is malformed near byte %d", dec.InputOffset())
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return decodeFail("the JSON document is truncated: it ends at byte %d inside a JSON value", lead+dec.InputOffset()).WithDetail("problem", jsontext.KindTruncated)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return decodeFail("the JSON document is malformed near byte %d: %s", lead+dec.InputOffset(), se.Error()).WithDetail("problem", jsontext.KindMalformed)
+		}
+		return decodeFail("the JSON document is malformed near byte %d", lead+dec.InputOffset())
 	}
 	tok, err := dec.Token()
 	if err != nil {

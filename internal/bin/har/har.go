@@ -35,6 +35,7 @@ import (
 	"strconv"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // MaxEntries bounds the entries one capture may hold (1,000,000).
@@ -165,7 +166,7 @@ type Capture struct {
 	Unknowns   Unknowns     `json:"unknowns"`
 }
 
-func decodeFailed(msg string) error {
+func decodeFailed(msg string) *contract.Error {
 	return contract.Errorf(contract.CodeDecodeFailed, "%s", msg).WithDetail("accepted_formats", []string{"har 1.2"})
 }
 
@@ -202,7 +203,25 @@ func ParseContext(ctx context.Context, data []byte) (*Capture, error) {
 // entry that cannot be decoded, lacks request or response, or has a null
 // or absent request.method is listed in Unresolved and the rest are kept.
 func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	c, err := stream(ctx, data, fn)
+	if err == errNotHARDoc {
+		// Say what was found: empty, UTF-16, truncated at byte N,
+		// malformed at byte N, or JSON of another shape.
+		if p := jsontext.Diagnose(data); p != nil {
+			return nil, decodeFailed(p.Message("the HAR file")).WithDetail("problem", p.Kind).WithDetail("offset", p.Offset)
+		}
+		return nil, decodeFailed("the file is JSON but not a HAR document: no top-level object with a log object")
+	}
+	return c, err
+}
+
+// errNotHARDoc is stream's failure on text that is not a HAR document;
+// Stream replaces it with the diagnosis of the text.
+var errNotHARDoc = decodeFailed("the file is not a JSON HAR document")
+
+func stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
+	// RFC 8259 lets a parser ignore a UTF-8 byte-order mark.
+	data, _ = jsontext.StripBOM(data)
 	p := &parser{ctx: ctx, dec: json.NewDecoder(bytes.NewReader(data)), emit: fn, c: &Capture{Unresolved: []Unresolved{}}}
 	dec := p.dec
 	if err := expectDelim(dec, '{'); err != nil {
@@ -235,7 +254,7 @@ func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, 
 	return p.c, nil
 }
 
-func errNotHAR() error { return decodeFailed("the file is not a JSON HAR document") }
+func errNotHAR() error { return errNotHARDoc }
 
 type parser struct {
 	ctx         context.Context
