@@ -65,7 +65,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			call := map[string]any{}
 			if arguments != "" {
 				var err error
-				if call, err = jsonObjectArg("--arguments", arguments); err != nil {
+				if call, err = jsonObjectArg("--arguments", arguments, false); err != nil {
 					return printFailure(env, err)
 				}
 				if _, ok := call["sources"]; ok {
@@ -109,7 +109,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 				call["continuation"] = continuation
 			}
 			if limits != "" {
-				l, err := jsonObjectArg("--limits", limits)
+				l, err := jsonObjectArg("--limits", limits, false)
 				if err != nil {
 					return printFailure(env, err)
 				}

@@ -23,7 +23,7 @@ tool returns an error envelope.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := json.RawMessage("{}")
 			if len(args) == 2 {
-				m, err := jsonObjectArg("the JSON argument", args[1])
+				m, err := jsonObjectArg("the JSON argument", args[1], true)
 				if err != nil {
 					return printFailure(env, err)
 				}
