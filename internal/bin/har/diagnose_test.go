@@ -3,6 +3,8 @@ package har
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,5 +49,43 @@ func TestDecodeDiagnosticsKeepTheCause(t *testing.T) {
 				t.Fatalf("got %v, want DECODE_FAILED saying %q", err, c.says)
 			}
 		})
+	}
+}
+
+// sha256sum runs the coreutils tool over b (the reference digest).
+func sha256sum(t *testing.T, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sha256sum", p).Output()
+	if err != nil {
+		t.Skipf("sha256sum: %v", err)
+	}
+	return strings.Fields(string(out))[0]
+}
+
+// TestBodyDigestNamesItsRepresentation: body_sha256 says whether it is over
+// base64-decoded bytes or content.text's UTF-8 bytes, and an undecodable
+// text keeps the sha256 and size of its own bytes (sha256sum agrees).
+func TestBodyDigestNamesItsRepresentation(t *testing.T) {
+	doc := `{"log":{"version":"1.2","entries":[
+	{"request":{"method":"GET","url":"https://a.test/t"},"response":{"status":200,"content":{"size":5,"mimeType":"text/plain","text":"héllo"}}},
+	{"request":{"method":"GET","url":"https://a.test/b"},"response":{"status":200,"content":{"size":3,"mimeType":"application/octet-stream","text":"AAEC","encoding":"base64"}}},
+	{"request":{"method":"GET","url":"https://a.test/u"},"response":{"status":200,"content":{"size":3,"mimeType":"application/octet-stream","text":"!!not base64","encoding":"base64"}}}]}}`
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Entries
+	if e[0].BodyDigestOf != DigestTextUTF8 || e[0].BodySHA256 != sha256sum(t, []byte("héllo")) {
+		t.Errorf("text body: %s %s", e[0].BodyDigestOf, e[0].BodySHA256)
+	}
+	if e[1].BodyDigestOf != DigestDecodedBase64 || e[1].BodySHA256 != sha256sum(t, []byte{0, 1, 2}) {
+		t.Errorf("base64 body: %s %s", e[1].BodyDigestOf, e[1].BodySHA256)
+	}
+	if e[2].Body != BodyUndecodable || e[2].BodySHA256 != "" || e[2].TextSHA256 != sha256sum(t, []byte("!!not base64")) || e[2].TextSize != "12" {
+		t.Errorf("undecodable body: %+v", e[2])
 	}
 }

@@ -11,7 +11,9 @@
 // .response.status, .response.content.{size,mimeType,text,encoding},
 // .time, .timings, and Chrome's _resourceType and _webSocketMessages
 // extensions. Body digests are the SHA-256 of the body bytes as retained
-// in content.text (base64-decoded when content.encoding is "base64"); an
+// in content.text (base64-decoded when content.encoding is "base64"), and
+// each names the representation it identifies (body_digest_of); an
+// undecodable content.text keeps the digest and size of its own bytes; an
 // entry without content.text has no retained body, which is unknown, not
 // empty. Unknown values (time -1, status null, content.size absent) stay
 // unknown: they are null in rows, counted, and never summed or compared
@@ -77,6 +79,17 @@ const (
 	BodyUndecodable = "undecodable"
 )
 
+// Representations a body digest identifies (Entry.BodyDigestOf).
+const (
+	// DigestDecodedBase64: the bytes content.text decodes to when
+	// content.encoding is "base64" (the response body bytes as recorded).
+	DigestDecodedBase64 = "decoded_base64"
+	// DigestTextUTF8: content.text's UTF-8 bytes, the body as the producer
+	// recorded it as text (which need not be the bytes on the wire, e.g.
+	// after charset decoding).
+	DigestTextUTF8 = "text_utf8"
+)
+
 // Entry is one request/response pair of a capture.
 type Entry struct {
 	// Index is the capture-local position in log.entries: a lookup key
@@ -95,6 +108,14 @@ type Entry struct {
 	// Body is BodyRetained, BodyAbsent or BodyUndecodable.
 	Body       string `json:"body"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
+	// BodyDigestOf names the representation BodySHA256 identifies:
+	// DigestDecodedBase64 or DigestTextUTF8.
+	BodyDigestOf string `json:"body_digest_of,omitempty"`
+	// TextSHA256 and TextSize (bytes, decimal) identify content.text's
+	// own UTF-8 bytes when they do not decode (BodyUndecodable): the
+	// retained input is identified although the body is unknown.
+	TextSHA256 string `json:"text_sha256,omitempty"`
+	TextSize   string `json:"text_size,omitempty"`
 	// TimeMS is entry.time in milliseconds; absent when -1 or absent
 	// (unknown). Timings are the HAR timings phases in milliseconds (-1
 	// phases, meaning not applicable, omitted).
@@ -396,16 +417,20 @@ func resolve(c *Capture, i int, re *rawEntry) *Entry {
 	if t := re.Response.Content.Text; t != nil {
 		body := []byte(*t)
 		ok := true
+		of := DigestTextUTF8
 		if re.Response.Content.Encoding == "base64" {
 			b, err := base64.StdEncoding.DecodeString(*t)
 			ok = err == nil
-			body = b
+			body, of = b, DigestDecodedBase64
 		}
 		if ok {
 			sum := sha256.Sum256(body)
-			e.Body, e.BodySHA256 = BodyRetained, hex.EncodeToString(sum[:])
+			e.Body, e.BodySHA256, e.BodyDigestOf = BodyRetained, hex.EncodeToString(sum[:]), of
 		} else {
-			e.Body = BodyUndecodable
+			// The text was read completely: its bytes are identified even
+			// though they do not decode.
+			sum := sha256.Sum256([]byte(*t))
+			e.Body, e.TextSHA256, e.TextSize = BodyUndecodable, hex.EncodeToString(sum[:]), strconv.Itoa(len(*t))
 			c.Unknowns.BodiesUndecodable++
 		}
 	} else {
