@@ -279,3 +279,27 @@ func TestCase2DOSHeaderRecognizedSeparately(t *testing.T) {
 		t.Errorf("one byte: %v, want UNSUPPORTED_FORMAT", err)
 	}
 }
+
+// TestCase9SelectionCompleteParentPartial: comparing a binary with a copy
+// whose .symtab cannot be read (its sh_link names no string table), the
+// section selection is complete although the symbol inventory is partial;
+// a selection including symbols is partial.
+func TestCase9SelectionCompleteParentPartial(t *testing.T) {
+	dir := t.TempDir()
+	c := gccBuild(t, dir, "compute", computeC, "-O1")
+	b := bytes.Clone(mustRead(t, c))
+	_, hdr := elfSection(t, c, ".symtab")
+	binary.LittleEndian.PutUint32(b[hdr+40:], 0)
+	bad := writeFile(t, dir, "symtab-unlinked", b)
+	r := registry(t, "")
+	m := mustCall(t, r, "compare_binaries", map[string]any{"left": c, "right": bad, "kinds": []string{"section"}})
+	cov := m["coverage"].(map[string]any)
+	up, _ := cov["upstream"].(map[string]any)
+	if m["status"] != "complete" || cov["selection"] != "complete" || up["right.symbols"] != "partial" {
+		t.Fatalf("sections: status %v coverage %v warnings %v; want a complete selection with the partial symbol inventory named", m["status"], cov, m["warnings"])
+	}
+	m = mustCall(t, r, "compare_binaries", map[string]any{"left": c, "right": bad, "kinds": []string{"symbol", "section"}})
+	if cov := m["coverage"].(map[string]any); m["status"] != "partial" || cov["selection"] != "partial" {
+		t.Fatalf("symbols: status %v coverage %v", m["status"], cov)
+	}
+}

@@ -185,6 +185,11 @@ type pageCoverage struct {
 	// RegexPartlySearched counts the strings of this page's scan longer
 	// than MaxRegexChars that a regex examined only in part.
 	RegexPartlySearched int `json:"regex_partly_searched,omitempty"`
+	// Selection is compare_binaries' coverage of the selected kinds
+	// when Upstream names a partial inventory: "complete" when none of
+	// them rests on it (the parent inventory is still partial), else
+	// "partial".
+	Selection string `json:"selection,omitempty"`
 	// Decoder names the x86 decoder that set instruction boundaries
 	// (disassemble only): "capstone M.m (library)" or "x86asm".
 	Decoder string `json:"decoder,omitempty"`
@@ -835,16 +840,21 @@ func (e Env) compareBinaries(ctx context.Context, args json.RawMessage) (*contra
 		}
 	}
 	d := &paged{Left: &li, Right: &ri, Rows: nonNilSlice(rows), Summary: map[string]any{"by_kind": summary, "selected": len(sel), "entries": len(all), "formats": []string{lin.Header.Format, rin.Header.Format}, "identical_files": lf.SHA256() == rf.SHA256()}, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
+	limits := selectionLimits(upstream, a.Kinds)
 	if len(upstream) > 0 {
 		d.Coverage.Upstream = upstream
-		res.Warn("part of an inventory could not be read; entries it would decide are not_comparable, and unlisted differences may exist")
+		d.Coverage.Selection = FacetComplete
+	}
+	if len(limits) > 0 {
+		d.Coverage.Selection = FacetPartial
+		res.Warn("part of an inventory the selection rests on could not be read (" + strings.Join(limits, ", ") + "); entries it would decide are not_comparable, and unlisted differences may exist")
 	}
 	if a.Preserve {
 		allb, n, complete, err := allRows(ctx, page)
 		if err != nil {
 			return nil, err
 		}
-		if d.Evidence, err = e.preserve(ctx, "compare_binaries", args, []*File{lf, rf}, lin.Header.Format, allb, n, complete && len(upstream) == 0); err != nil {
+		if d.Evidence, err = e.preserve(ctx, "compare_binaries", args, []*File{lf, rf}, lin.Header.Format, allb, n, complete && len(limits) == 0); err != nil {
 			return nil, err
 		}
 	}
