@@ -577,6 +577,13 @@ func goMarker(in *Inspection) string {
 	if in.BuildID != nil && in.BuildID.Go != "" {
 		return "the Go build id note"
 	}
+	// Where there is no note (PE), the Go linker puts its build id at the
+	// start of the text section.
+	for _, s := range in.Sections {
+		if (s.Name == ".text" || s.Name == "__text") && bytes.Contains(s.data[:min(len(s.data), 4096)], []byte("\xff Go build ID: \"")) {
+			return "the Go build id at the start of " + s.Name
+		}
+	}
 	return ""
 }
 
