@@ -303,3 +303,36 @@ func TestCase9SelectionCompleteParentPartial(t *testing.T) {
 		t.Fatalf("symbols: status %v coverage %v", m["status"], cov)
 	}
 }
+
+// FuzzDOSHeader: any MZ file is recognised; it is "pe" exactly when the PE
+// signature was read, and when what lies at e_lfanew is unresolved no
+// facet claims complete or not_applicable.
+func FuzzDOSHeader(f *testing.F) {
+	f.Add([]byte("MZ"))
+	stub := make([]byte, 0x48)
+	copy(stub, "MZ")
+	stub[0x3c] = 0x40
+	f.Add(bytes.Clone(stub))
+	copy(stub[0x40:], "PE\x00\x00")
+	f.Add(bytes.Clone(stub))
+	copy(stub[0x40:], "NE")
+	f.Add(bytes.Clone(stub))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = append([]byte("MZ"), data...)
+		in, err := Inspect(context.Background(), data)
+		if err != nil {
+			t.Fatalf("an MZ file is not recognised: %v", err)
+		}
+		d := in.Header.DOS
+		if d == nil || (in.Header.Format == FormatPE) != (d.NewHeader == NewHeaderPE) || in.Header.Format != FormatPE && in.Header.Format != FormatDOS {
+			t.Fatalf("format %s dos %+v", in.Header.Format, d)
+		}
+		if d.NewHeader == NewHeaderUnresolved {
+			for n, c := range in.Facets {
+				if c.State == FacetComplete || c.State == FacetNotApplicable {
+					t.Fatalf("facet %s is %s although e_lfanew's target is unresolved", n, c.State)
+				}
+			}
+		}
+	})
+}
