@@ -15,10 +15,10 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// cancelAfter is a context whose Err is nil for its first n calls and
+// midRunCancel is a context whose Err is nil for its first n calls and
 // context.Canceled from then on (Done closes at that moment): a
 // cancellation mid-run that depends on how far the work got, not on time.
-type cancelAfter struct {
+type midRunCancel struct {
 	context.Context
 	n       atomic.Int64
 	once    sync.Once
@@ -26,13 +26,13 @@ type cancelAfter struct {
 	flipped atomic.Bool
 }
 
-func newCancelAfter(n int64) *cancelAfter {
-	c := &cancelAfter{Context: context.Background(), done: make(chan struct{})}
+func newMidRunCancel(n int64) *midRunCancel {
+	c := &midRunCancel{Context: context.Background(), done: make(chan struct{})}
 	c.n.Store(n)
 	return c
 }
 
-func (c *cancelAfter) Err() error {
+func (c *midRunCancel) Err() error {
 	if c.n.Add(-1) >= 0 {
 		return nil
 	}
@@ -40,9 +40,9 @@ func (c *cancelAfter) Err() error {
 	return context.Canceled
 }
 
-func (c *cancelAfter) Done() <-chan struct{} { return c.done }
+func (c *midRunCancel) Done() <-chan struct{} { return c.done }
 
-func (c *cancelAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *midRunCancel) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // facetFacts returns the facts of one inspection facet, for comparing a
 // damaged file's "complete" claim with the whole file.
@@ -284,7 +284,7 @@ func TestAcceptanceDamagedInputs(t *testing.T) {
 					}
 				}
 				for _, n := range []int64{0, 1, 2, 5, 20} {
-					ctx := newCancelAfter(n)
+					ctx := newMidRunCancel(n)
 					m, err := call2(r, ctx, call.tool, args)
 					if err != nil {
 						if code := contract.CodeOf(err); code != contract.CodeCancelled {

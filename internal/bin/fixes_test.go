@@ -60,7 +60,7 @@ func TestSearchStringsRegexSeesWholeString(t *testing.T) {
 }
 
 // TestPagesWithMoreRowsArePartial: every paged tool marks a page that has
-// rows after it partial, with a warning, coverage.more and next_action; the
+// rows after it partial, with a warning, page.more and next_action; the
 // last page is complete.
 func TestPagesWithMoreRowsArePartial(t *testing.T) {
 	buildCorpus(t)
@@ -88,15 +88,15 @@ func TestPagesWithMoreRowsArePartial(t *testing.T) {
 		{"compare_http_captures", map[string]any{"left": side, "right": side, "limit": 1}},
 	} {
 		m := mustCall(t, r, c.name, c.args)
-		cov := m["coverage"].(map[string]any)
+		pg := data(m)["page"].(map[string]any)
 		ws := fmt.Sprint(m["warnings"])
-		if m["status"] != "partial" || cov["more"] != true || m["next_action"] == nil || !strings.Contains(ws, "follow next_action") {
-			t.Errorf("%s first page: status %v more %v next_action %v warnings %s", c.name, m["status"], cov["more"], m["next_action"], ws)
+		if m["status"] != "partial" || pg["more"] != true || m["next_action"] == nil || !strings.Contains(ws, "follow next_action") {
+			t.Errorf("%s first page: status %v page %v next_action %v warnings %s", c.name, m["status"], pg, m["next_action"], ws)
 		}
 	}
 	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har, "limit": 3})
-	if m["status"] != "complete" || m["coverage"].(map[string]any)["more"] != false {
-		t.Errorf("last page: status %v coverage %v", m["status"], m["coverage"])
+	if m["status"] != "complete" || data(m)["page"].(map[string]any)["more"] != false {
+		t.Errorf("last page: status %v page %v", m["status"], data(m)["page"])
 	}
 }
 
@@ -108,9 +108,10 @@ func TestPreservedCaptureArtifactName(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := registry(t, t.TempDir())
-	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har, "preserve": true})
+	m := mustCall(t, r, "inspect_http_capture", map[string]any{"path": har})
+	p := mustCall(t, r, "preserve_evidence", map[string]any{"analysis_id": data(m)["analysis_id"]})
 	var names []string
-	for _, a := range data(m)["evidence"].(map[string]any)["artifacts"].([]any) {
+	for _, a := range data(p)["manifest"].(map[string]any)["artifacts"].([]any) {
 		names = append(names, a.(map[string]any)["name"].(string))
 	}
 	if !slices.Contains(names, "capture") || slices.Contains(names, "binary") {

@@ -5,7 +5,6 @@ package bin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"math/rand"
 	"os"
@@ -104,11 +103,11 @@ func TestMappedFileTruncatedIsAPanicNotACrash(t *testing.T) {
 	if _, ok := recovered.(interface{ Addr() uintptr }); !ok {
 		t.Fatalf("the panic %v is not a memory fault", recovered)
 	}
-	h := mappedFaults(func(context.Context, json.RawMessage) (*contract.Result, error) {
+	_, err = Env{}.serve(context.Background(), "test", nil, func(*invocation) error {
 		faultSink += f.Data[len(f.Data)-1]
-		return nil, nil
+		return nil
 	})
-	if _, err := h(context.Background(), nil); contract.CodeOf(err) != contract.CodeInputChanged {
+	if contract.CodeOf(err) != contract.CodeInputChanged {
 		t.Errorf("a fault inside a handler = %v, want INPUT_CHANGED", err)
 	}
 }

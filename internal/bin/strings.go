@@ -133,7 +133,9 @@ func clip(s string) string {
 // how many examined strings were longer than MaxRegexChars and did not
 // match in their searched prefix (only when q.Regex is set): those were
 // searched only partly. in supplies section names and addresses for
-// offsets.
+// offsets. When ctx ends mid-scan it returns the matches found so far,
+// the offset up to which every string was examined (a search resumed
+// there misses none) and ctx's error.
 func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQuery, from, limit int) ([]StringMatch, int, int, error) {
 	var scanners []*stringScanner
 	for _, e := range q.Encodings {
@@ -143,7 +145,7 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 	partly := 0
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
-			return nil, 0, 0, ctx.Err()
+			return out, examined(scanners), partly, ctx.Err()
 		}
 		var best *stringScanner
 		for _, s := range scanners {
@@ -173,6 +175,26 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 		locate(in, m)
 		out = append(out, *m)
 	}
+}
+
+// examined is the offset before which the scanners have yielded every
+// string: the least start of a string peeked but not consumed, else the
+// least scan position of a scanner not done.
+func examined(scanners []*stringScanner) int {
+	lo := -1
+	for _, s := range scanners {
+		p := s.hi
+		switch {
+		case s.peekd != nil:
+			p = s.peekd.start
+		case !s.done:
+			p = s.pos
+		}
+		if lo < 0 || p < lo {
+			lo = p
+		}
+	}
+	return lo
 }
 
 // regexMatch matches re against m's whole text (its bytes in data), up to

@@ -1,13 +1,11 @@
 package bin
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/inquest-dev/inquest/internal/bin/har"
 	"github.com/inquest-dev/inquest/internal/contract"
-	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -45,57 +43,65 @@ func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
 // connection are paged with websocket_frames.
 const MaxInlineConnections = 100
 
-const completenessSchema = `{"enum":["complete","partial"],"default":"partial","description":"whether this capture recorded every request and WebSocket frame of the activity; HAR cannot prove it, so unknown is partial"}`
-const captureSideSchema = `{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"completeness":` + completenessSchema + `}}`
-
-// HTTPTools returns inspect_http_capture and compare_http_captures.
-func HTTPTools(env Env) []tool.Tool {
-	rw := tool.Annotations{ReadOnly: false, Idempotent: false}
-	verdicts, _ := json.Marshal(har.Verdicts)
-	return []tool.Tool{
-		{
-			Name: "inspect_http_capture", Toolset: tool.Bin, Title: "Inspect a HAR capture",
-			Description: "Summarize the HAR 1.2 capture named by path as repeated-request groups (same method, URL and resource type), each with count, statuses, MIME types, content sizes, timings and per-entry body sha256 when the body was retained; unknown values (time -1, status null, absent sizes) are counted, never summed as zero. WebSocket connections (context.websocket_connections) each give their capture-local entry, URL and frame inventory: frames per direction and opcode, payload bytes, first/last time, and complete, partial or unavailable (no frames kept by the producer). With websocket_frames set to a connection's entry index, rows are that connection's frames (direction, position, opcode, time, payload size, payload sha256, bounded text preview). Groups are ordered by URL, paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":` + pathSchema + `,"completeness":` + completenessSchema + `,"websocket_frames":{"type":"integer","minimum":0,"maximum":999999,"description":"capture-local entry index of a WebSocket connection: page its frames as rows instead of the groups"},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
-			Annotations: rw,
-			Handler:     env.inspectHTTPCapture,
-		},
-		{
-			Name: "compare_http_captures", Toolset: tool.Bin, Title: "Compare two HAR captures",
-			Description: "Compare the HAR 1.2 captures left and right (each {path, completeness}) group by group (same method, URL and resource type). Responses match on status, MIME type, content size and body sha256 where both sides know them. A partial side whose response multiset is contained in a complete peer is omissions_can_explain; a retained sample absent from a complete peer group is an independent_difference; both partial and not contained is undetermined; equal needs both complete and every fact known and matched. WebSocket connections correspond by method, URL and order among same-URL connections (not identity); with both frame inventories complete, frames compare by ordered position within direction and the row's websocket item names the first differing frame (direction, position, both digests, text previews) and any extra frames; a side without recorded frames is unavailable, never equal. Paged with cursor.",
-			Input:       json.RawMessage(`{"type":"object","additionalProperties":false,"required":["left","right"],"properties":{"left":` + captureSideSchema + `,"right":` + captureSideSchema + `,"verdicts":{"type":"array","minItems":1,"maxItems":5,"uniqueItems":true,"items":{"enum":` + string(verdicts) + `}},"limit":` + limitSchema + `,"cursor":` + cursorSchema + `,"preserve":` + preserveSchema + `}}`),
-			Annotations: rw,
-			Handler:     env.compareHTTPCaptures,
-		},
-	}
+func inspectHTTPCaptureTool(env Env) tool.Tool {
+	return define(env, tool.Tool{
+		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
+		Description: "Summarize the HAR 1.2 capture named by path as repeated-request groups (same method, URL and resource type) with count, statuses, MIME types, sizes, timings and body sha256 where retained; unknown values (time -1, status null) are counted, never summed as zero. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead. Groups are ordered by URL, paged with cursor. Required: path.",
+		Input: json.RawMessage(`{
+			"type": "object",
+			"additionalProperties": false,
+			"required": ["path"],
+			"properties": {
+				"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+				"completeness": {"enum": ["complete", "partial"], "default": "partial", "description": "whether the capture recorded every request and frame; HAR cannot prove it"},
+				"websocket_frames": {"type": "integer", "minimum": 0, "maximum": 999999, "description": "entry index of a WebSocket connection: page its frames"},
+				"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
+				"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
+			}
+		}`),
+	}, true, env.inspectHTTPCapture)
 }
 
-func readCapture(ctx context.Context, path, fieldName string) (*File, *har.Capture, error) {
-	f, err := ReadFile(ctx, path, fieldName, MaxInputBytes)
+func compareHTTPCapturesTool(env Env) tool.Tool {
+	return define(env, tool.Tool{
+		Name: "compare_http_captures", Title: "Compare two HAR captures",
+		Description: "Compare the HAR 1.2 captures left and right ({path, completeness}) group by group (same method, URL and resource type); responses match on status, MIME type, size and body sha256 where both sides know them. Verdicts: equal (both complete, every fact known and matched), omissions_can_explain (a partial side contained in a complete peer), independent_difference, undetermined. WebSocket connections correspond by method, URL and order; with both frame inventories complete, frames compare by position within direction and the first differing frame is named; a side without frames is unavailable, never equal. Paged with cursor. Required: left, right.",
+		Input: json.RawMessage(`{
+			"type": "object",
+			"additionalProperties": false,
+			"required": ["left", "right"],
+			"properties": {
+				"left": {"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"completeness": {"enum": ["complete", "partial"], "default": "partial"}}},
+				"right": {"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"completeness": {"enum": ["complete", "partial"], "default": "partial"}}},
+				"verdicts": {"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": {"enum": ["equal", "omissions_can_explain", "independent_difference", "undetermined", "unavailable"]}},
+				"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
+				"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
+			}
+		}`),
+	}, true, env.compareHTTPCaptures)
+}
+
+// capture reads and parses one HAR input of the call, named name in a
+// preserved record.
+func (c *invocation) capture(name, path, fieldName string) (*File, *har.Capture, error) {
+	f, err := ReadFile(c.ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := har.ParseContext(ctx, f.Data)
+	c.keep(name, f)
+	c.format = "har"
+	hc, err := har.ParseContext(c.ctx, f.Data)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := c.ctx.Err(); err != nil {
 		return nil, nil, contract.AsError(err)
 	}
-	return f, c, nil
-}
-
-func sliceRows[T any](sel []T) func(pos evidence.Position, limit int) ([]T, *evidence.Position, error) {
-	return func(pos evidence.Position, limit int) ([]T, *evidence.Position, error) {
-		if pos.Row > int64(len(sel)) {
-			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor points past the selection; restart without a cursor")
-		}
-		end := min(int(pos.Row)+limit, len(sel))
-		if end < len(sel) {
-			return sel[pos.Row:end], &evidence.Position{Row: int64(end)}, nil
-		}
-		return sel[pos.Row:end], nil, nil
-	}
+	return f, hc, nil
 }
 
 // connectionSummary is one WebSocket connection of inspect_http_capture.
@@ -141,36 +147,33 @@ func frameWarnings(res *contract.Result, side string, entry int, url string, inv
 	return true
 }
 
-func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-	a, err := decode[struct {
-		Path         string `json:"path"`
-		Completeness string `json:"completeness"`
-		Frames       *int   `json:"websocket_frames"`
-		Limit        int    `json:"limit"`
-		Cursor       string `json:"cursor"`
-		Preserve     bool   `json:"preserve"`
-	}](args)
-	if err != nil {
-		return nil, err
-	}
-	if a.Limit == 0 {
-		a.Limit = DefaultLimit
-	}
+// captureArgs are inspect_http_capture's arguments.
+type captureArgs struct {
+	Path            string `json:"path"`
+	Completeness    string `json:"completeness,omitempty"`
+	WebSocketFrames *int   `json:"websocket_frames,omitempty"`
+	Limit           int    `json:"limit,omitempty"`
+	Cursor          string `json:"cursor,omitempty"`
+}
+
+func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	if a.Completeness == "" {
 		a.Completeness = har.Partial
 	}
-	f, err := ReadFile(ctx, a.Path, "/path", MaxInputBytes)
+	f, err := ReadFile(c.ctx, a.Path, "/path", MaxInputBytes)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	c.keep("capture", f)
+	c.format = "har"
 	// Stream the entries into group summaries: memory is bounded by the
 	// groups (and the listed entries), not by the entries.
 	var grouper *har.Grouper
-	if a.Frames == nil {
+	if a.WebSocketFrames == nil {
 		grouper = har.NewGrouper(MaxGroupEntries)
 	}
 	var conns []connectionSummary
-	c, err := har.Stream(ctx, f.Data, func(en *har.Entry) error {
+	hc, err := har.Stream(c.ctx, f.Data, func(en *har.Entry) error {
 		if grouper != nil {
 			grouper.Add(en)
 		}
@@ -180,77 +183,61 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	p := e.pager(ctx, "inspect_http_capture", args, f)
-	pos, err := p.resume(a.Cursor)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	// An undecodable entry makes the capture partial whatever the caller
 	// declared: its request is unknown.
 	comp := a.Completeness
-	res := contract.NewResult(Source, e.now(), nil)
-	if len(c.Unresolved) > 0 && comp == har.Complete {
+	res := c.res
+	if len(hc.Unresolved) > 0 && comp == har.Complete {
 		comp = har.Partial
-		res.Warn("the capture has undecodable entries; its WebSocket inventories are treated as partial")
+		c.limitation("the capture has undecodable entries; its WebSocket inventories are treated as partial")
 	}
 	for i := range conns {
 		conns[i].WebSocket.SetCompleteness(comp)
 	}
 	id := f.Identity()
-	summary := map[string]any{"har_version": c.Version, "creator": c.Creator, "entries": c.Count - len(c.Unresolved), "unresolved_entries": len(c.Unresolved), "unknowns": c.Unknowns, "websocket_connections": len(conns), "completeness": comp}
+	summary := map[string]any{"har_version": hc.Version, "creator": hc.Creator, "entries": hc.Count - len(hc.Unresolved), "unresolved_entries": len(hc.Unresolved), "unknowns": hc.Unknowns, "websocket_connections": len(conns), "completeness": comp}
 	extra := map[string]any{}
-	if len(c.Unresolved) > 0 {
-		extra["unresolved_entries"] = c.Unresolved
+	if len(hc.Unresolved) > 0 {
+		extra["unresolved_entries"] = hc.Unresolved
 	}
-	unknownWarnings(res, "", c)
+	n := len(res.Warnings)
+	unknownWarnings(res, "", hc)
 	framesUndecodable := 0
 	for i := range conns {
 		if frameWarnings(res, "", conns[i].Entry, conns[i].URL, conns[i].WebSocket) {
 			framesUndecodable++
 		}
 	}
-	if a.Frames != nil {
+	c.limits = append(c.limits, res.Warnings[n:]...)
+	c.data = &paged{File: &id, Summary: summary}
+	if a.WebSocketFrames != nil {
 		var conn *connectionSummary
 		for i := range conns {
-			if conns[i].Entry == *a.Frames {
+			if conns[i].Entry == *a.WebSocketFrames {
 				conn = &conns[i]
 			}
 		}
 		if conn == nil {
-			e := contract.Errorf(contract.CodeInvalidArgument, "entry %d is not a WebSocket connection of this capture (%d connection(s); data.context.websocket_connections of a call without websocket_frames lists them)", *a.Frames, len(conns))
+			e := contract.Errorf(contract.CodeInvalidArgument, "entry %d is not a WebSocket connection of this capture (%d connection(s); data.context.websocket_connections of a call without websocket_frames lists them)", *a.WebSocketFrames, len(conns))
 			e.Field = "/websocket_frames"
-			return nil, e
+			return e
 		}
 		summary["connection"] = conn
 		frames := conn.WebSocket.List()
 		if conn.WebSocket.Frames != "recorded" {
-			res.Warn("frames: unavailable: the producer kept no frames for this connection; the frame count is unknown, not zero")
+			c.limitation("frames: unavailable: the producer kept no frames for this connection; the frame count is unknown, not zero")
 		}
-		page := sliceRows(frames)
-		rows, next, err := page(pos, a.Limit)
-		if err != nil {
-			return nil, err
-		}
-		d := &paged{File: &id, Rows: nonNilSlice(rows), Summary: summary, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
 		if conn.WebSocket.Inventory != har.InventoryComplete {
-			d.Coverage.Upstream = map[string]string{"frames": conn.WebSocket.Inventory}
+			c.data.Coverage.Upstream = map[string]string{"frames": conn.WebSocket.Inventory}
 		}
 		if len(extra) > 0 {
-			d.Extra = extra
+			c.data.Extra = extra
 		}
-		if a.Preserve {
-			all, n, complete, err := allRows(ctx, page)
-			if err != nil {
-				return nil, err
-			}
-			if d.Evidence, err = e.preserve(ctx, "inspect_http_capture", args, []*File{f}, "har", all, n, complete && conn.WebSocket.Inventory == har.InventoryComplete); err != nil {
-				return nil, err
-			}
-		}
-		finishPage(res, p, d, next)
-		return res, nil
+		c.total = ptr(int64(len(frames)))
+		c.page(a.Cursor, a.Limit, encodeRows(sliceRows(frames)))
+		return nil
 	}
 	groups := grouper.Groups()
 	summary["groups"] = len(groups)
@@ -264,97 +251,75 @@ func (e Env) inspectHTTPCapture(ctx context.Context, args json.RawMessage) (*con
 		listed := conns
 		if len(listed) > MaxInlineConnections {
 			listed = listed[:MaxInlineConnections]
-			res.Warn(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline", MaxInlineConnections, len(conns)))
+			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline", MaxInlineConnections, len(conns)))
 		}
 		extra["websocket_connections"] = listed
 		if res.NextAction == nil {
 			res.NextAction = &contract.Action{Tool: "inspect_http_capture", Arguments: map[string]any{"path": a.Path, "completeness": a.Completeness, "websocket_frames": conns[0].Entry}}
 		}
 	}
-	page := sliceRows(groups)
-	rows, next, err := page(pos, a.Limit)
-	if err != nil {
-		return nil, err
-	}
-	d := &paged{File: &id, Rows: nonNilSlice(rows), Summary: summary, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
 	if len(extra) > 0 {
-		d.Extra = extra
+		c.data.Extra = extra
 	}
-	if len(c.Unresolved) > 0 {
-		d.Coverage.Upstream = map[string]string{"entries": FacetPartial}
+	if len(hc.Unresolved) > 0 {
+		c.data.Coverage.Upstream = map[string]string{"entries": FacetPartial}
 	}
 	if framesUndecodable > 0 {
-		if d.Coverage.Upstream == nil {
-			d.Coverage.Upstream = map[string]string{}
+		if c.data.Coverage.Upstream == nil {
+			c.data.Coverage.Upstream = map[string]string{}
 		}
-		d.Coverage.Upstream["websocket_frames"] = FacetPartial
+		c.data.Coverage.Upstream["websocket_frames"] = FacetPartial
 	}
 	if clipped > 0 {
-		res.Warn(fmt.Sprintf("%d group(s) list only their first %d entries inline; counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries))
+		c.limitation(fmt.Sprintf("%d group(s) list only their first %d entries inline; counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries))
 	}
-	if a.Preserve {
-		all, n, complete, err := allRows(ctx, page)
-		if err != nil {
-			return nil, err
-		}
-		if d.Evidence, err = e.preserve(ctx, "inspect_http_capture", args, []*File{f}, "har", all, n, complete && clipped == 0 && len(c.Unresolved) == 0 && framesUndecodable == 0); err != nil {
-			return nil, err
-		}
-	}
-	finishPage(res, p, d, next)
-	return res, nil
+	c.total = ptr(int64(len(groups)))
+	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(groups)))
+	return nil
 }
 
+// captureSide is one side of compare_http_captures.
 type captureSide struct {
 	Path         string `json:"path"`
-	Completeness string `json:"completeness"`
+	Completeness string `json:"completeness,omitempty"`
 }
 
-func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
-	a, err := decode[struct {
-		Left     captureSide `json:"left"`
-		Right    captureSide `json:"right"`
-		Verdicts []string    `json:"verdicts"`
-		Limit    int         `json:"limit"`
-		Cursor   string      `json:"cursor"`
-		Preserve bool        `json:"preserve"`
-	}](args)
-	if err != nil {
-		return nil, err
-	}
-	if a.Limit == 0 {
-		a.Limit = DefaultLimit
-	}
+// compareCapturesArgs are compare_http_captures' arguments.
+type compareCapturesArgs struct {
+	Left     captureSide `json:"left"`
+	Right    captureSide `json:"right"`
+	Verdicts []string    `json:"verdicts,omitempty"`
+	Limit    int         `json:"limit,omitempty"`
+	Cursor   string      `json:"cursor,omitempty"`
+}
+
+func (e Env) compareHTTPCaptures(c *invocation, a compareCapturesArgs) error {
 	for _, s := range []*captureSide{&a.Left, &a.Right} {
 		if s.Completeness == "" {
 			s.Completeness = har.Partial
 		}
 	}
-	lf, lc, err := readCapture(ctx, a.Left.Path, "/left/path")
+	lf, lc, err := c.capture("left", a.Left.Path, "/left/path")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rf, rc, err := readCapture(ctx, a.Right.Path, "/right/path")
+	rf, rc, err := c.capture("right", a.Right.Path, "/right/path")
 	if err != nil {
-		return nil, err
-	}
-	p := e.pager(ctx, "compare_http_captures", args, lf, rf)
-	pos, err := p.resume(a.Cursor)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	// An undecodable entry makes its capture partial whatever the caller
 	// declared: its request is unknown.
 	lcomp, rcomp := a.Left.Completeness, a.Right.Completeness
-	res := contract.NewResult(Source, e.now(), nil)
+	res := c.res
 	if len(lc.Unresolved) > 0 && lcomp == har.Complete {
 		lcomp = har.Partial
-		res.Warn("the left capture has undecodable entries; it is compared as partial")
+		c.limitation("the left capture has undecodable entries; it is compared as partial")
 	}
 	if len(rc.Unresolved) > 0 && rcomp == har.Complete {
 		rcomp = har.Partial
-		res.Warn("the right capture has undecodable entries; it is compared as partial")
+		c.limitation("the right capture has undecodable entries; it is compared as partial")
 	}
+	n := len(res.Warnings)
 	unknownWarnings(res, "left: ", lc)
 	unknownWarnings(res, "right: ", rc)
 	for i := range lc.Entries {
@@ -363,9 +328,10 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 	for i := range rc.Entries {
 		frameWarnings(res, "right: ", rc.Entries[i].Index, rc.Entries[i].URL, rc.Entries[i].WebSocket)
 	}
-	all, err := har.Compare(ctx, lc, rc, lcomp, rcomp)
+	c.limits = append(c.limits, res.Warnings[n:]...)
+	all, err := har.Compare(c.ctx, lc, rc, lcomp, rcomp)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	counts := map[string]int{}
 	wsCounts := map[string]int{}
@@ -383,7 +349,7 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 		}
 	}
 	if cut > 0 {
-		res.Warn(fmt.Sprintf("%d group(s) list only %d absent samples per side and %d WebSocket connections (differing ones first); left_absent_count, right_absent_count and websocket_connections count them all", cut, MaxSamplesListed, MaxSamplesListed))
+		c.limitation(fmt.Sprintf("%d group(s) list only %d absent samples per side and %d WebSocket connections (differing ones first); left_absent_count, right_absent_count and websocket_connections count them all", cut, MaxSamplesListed, MaxSamplesListed))
 	}
 	var sel []har.GroupDelta
 	for _, d := range all {
@@ -392,22 +358,9 @@ func (e Env) compareHTTPCaptures(ctx context.Context, args json.RawMessage) (*co
 			sel = append(sel, d)
 		}
 	}
-	page := sliceRows(sel)
-	rows, next, err := page(pos, a.Limit)
-	if err != nil {
-		return nil, err
-	}
 	li, ri := lf.Identity(), rf.Identity()
-	d := &paged{Left: &li, Right: &ri, Rows: nonNilSlice(rows), Summary: map[string]any{"by_verdict": counts, "groups": len(all), "selected": len(sel), "left_completeness": lcomp, "right_completeness": rcomp, "left_entries": len(lc.Entries), "right_entries": len(rc.Entries), "websocket_by_verdict": wsCounts, "left_unresolved_entries": len(lc.Unresolved), "right_unresolved_entries": len(rc.Unresolved)}, Coverage: pageCoverage{Returned: len(rows), Offset: pos.Row}}
-	if a.Preserve {
-		allb, n, complete, err := allRows(ctx, page)
-		if err != nil {
-			return nil, err
-		}
-		if d.Evidence, err = e.preserve(ctx, "compare_http_captures", args, []*File{lf, rf}, "har", allb, n, complete); err != nil {
-			return nil, err
-		}
-	}
-	finishPage(res, p, d, next)
-	return res, nil
+	c.data = &paged{Left: &li, Right: &ri, Summary: map[string]any{"by_verdict": counts, "groups": len(all), "selected": len(sel), "left_completeness": lcomp, "right_completeness": rcomp, "left_entries": len(lc.Entries), "right_entries": len(rc.Entries), "websocket_by_verdict": wsCounts, "left_unresolved_entries": len(lc.Unresolved), "right_unresolved_entries": len(rc.Unresolved)}}
+	c.total = ptr(int64(len(sel)))
+	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
+	return nil
 }

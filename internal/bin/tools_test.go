@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,30 +12,31 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
 
 // registry returns the bin tools over a local continuation key and, when
-// dir is not empty, an evidence store in dir.
+// dir is not empty, the perf evidence lifecycle tools (preserve_evidence,
+// inspect_evidence) over an evidence store in dir, which retain every bin
+// result by analysis_id.
 func registry(t testing.TB, dir string) *tool.Registry {
 	t.Helper()
 	cont := evidence.NewContinuations([]byte("test-key"))
 	env := Env{Continuations: func(context.Context) *evidence.Continuations { return cont }}
+	r := tool.NewRegistry()
 	if dir != "" {
-		st, err := evidence.Open(dir)
-		if err != nil {
+		prt := perf.New(perf.Config{Sessions: true, OpenStore: func() (*evidence.Store, error) { return evidence.Open(dir) }})
+		prt.SetReplayer(tool.Bin, Replay)
+		t.Cleanup(func() { prt.Close() })
+		env.Analyses = prt
+		if err := r.Add(perf.Tools(prt)...); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
-		env.Store = func(context.Context) (*evidence.Store, error) { return st, nil }
 	}
-	r := tool.NewRegistry()
 	if err := r.Add(Tools(env)...); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Add(HTTPTools(env)...); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -330,61 +332,81 @@ func TestSearchStrings(t *testing.T) {
 	}
 }
 
-// TestPreserve publishes the file and every row to the evidence store.
+// TestPreserve: a bin result's analysis_id is accepted by
+// preserve_evidence, which publishes the file and every row of the
+// selection (all pages, not only the page delivered); inspect_evidence
+// names a replay that works and returns the same rows.
 func TestPreserve(t *testing.T) {
 	store := t.TempDir()
 	r := registry(t, store)
 	p, _ := filepath.Abs("testdata/hello-hardened.elf")
-	m := mustCall(t, r, "list_symbols", map[string]any{"path": p, "limit": 2, "preserve": true})
-	ev := data(m)["evidence"].(map[string]any)
-	id := ev["evidence_id"].(string)
+	m := mustCall(t, r, "list_symbols", map[string]any{"path": p, "limit": 2})
+	id, _ := data(m)["analysis_id"].(string)
+	if !strings.HasPrefix(id, "an-") {
+		t.Fatalf("no analysis_id: %v", data(m))
+	}
+	pres := mustCall(t, r, "preserve_evidence", map[string]any{"analysis_id": id})
+	ev := data(pres)["evidence_id"].(string)
 	st, err := evidence.Open(store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	man, err := st.Get(id)
+	man, err := st.Get(ev)
 	if err != nil {
 		t.Fatal(err)
-	}
-	res, ok := man.Artifact("result")
-	if !ok {
-		t.Fatal("no result artifact")
 	}
 	fh, _, err := st.OpenArtifact(man, "result")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	var all []map[string]any
-	if err := json.NewDecoder(fh).Decode(&all); err != nil {
+	var out struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.NewDecoder(fh).Decode(&out); err != nil {
 		t.Fatal(err)
 	}
 	full := mustCall(t, r, "list_symbols", map[string]any{"path": p, "limit": 1000})
-	if len(all) != len(rows(full)) || len(all) <= 2 || int(ev["rows"].(float64)) != len(all) {
-		t.Errorf("preserved %d rows (%v), tool has %d", len(all), res, len(rows(full)))
+	if len(out.Rows) != len(rows(full)) || len(out.Rows) <= 2 || fmt.Sprint(man.Coverage["rows"]) != fmt.Sprint(len(out.Rows)) {
+		t.Errorf("preserved %d rows (coverage %v), tool has %d", len(out.Rows), man.Coverage, len(rows(full)))
 	}
 	if src, ok := man.Artifact("binary"); !ok || src.SHA256 != data(full)["file"].(map[string]any)["sha256"] {
 		t.Errorf("source artifact %+v", src)
 	}
-	noStore := registry(t, "")
-	_, err = call(t, noStore, "inspect_binary", map[string]any{"path": p, "preserve": true})
-	if contract.CodeOf(err) != contract.CodeProviderUnavailable {
-		t.Errorf("preserve without a store: %v", err)
+	if again := mustCall(t, r, "preserve_evidence", map[string]any{"analysis_id": id}); data(again)["evidence_id"] != ev {
+		t.Errorf("preserving twice made a second record: %v", data(again)["evidence_id"])
+	}
+	// inspect_evidence's next_action replays the record on its stored
+	// artifact: the same rows.
+	ie := mustCall(t, r, "inspect_evidence", map[string]any{"evidence_id": ev})
+	next, _ := ie["next_action"].(map[string]any)
+	if next == nil || next["tool"] != "list_symbols" {
+		t.Fatalf("inspect_evidence names no replay: %v", ie["next_action"])
+	}
+	replay := mustCall(t, r, "list_symbols", next["arguments"])
+	if fmt.Sprint(rows(replay)) != fmt.Sprint(rows(m)) {
+		t.Errorf("replay rows differ from the live rows:\n%v\n%v", rows(replay), rows(m))
+	}
+	// Without a perf runtime there is no analysis_id to preserve.
+	if _, ok := data(mustCall(t, registry(t, ""), "inspect_binary", map[string]any{"path": p}))["analysis_id"]; ok {
+		t.Error("analysis_id without a runtime that retains it")
 	}
 }
 
 // TestInspectGolden pins inspect_binary's data for the committed stripped
 // hardened fixture (-update rewrites testdata/golden/).
-// The default call computes no digests and says so; digests true adds the
-// file and section sha256 and entropy.
+// The default call computes no digests and says so, and returns the
+// header facts, hardening and counts with no facet rows (next_action asks
+// for them); digests true adds the file and section sha256 and entropy,
+// and with every facet the rows hold every list.
 func TestInspectGolden(t *testing.T) {
 	r := registry(t, "")
 	for _, tc := range []struct {
 		args   map[string]any
 		golden string
 	}{
-		{map[string]any{"path": "testdata/hello-hardened.elf", "digests": true}, "inspect_hello_hardened.json"},
+		{map[string]any{"path": "testdata/hello-hardened.elf", "digests": true, "facets": ListFacets}, "inspect_hello_hardened.json"},
 		{map[string]any{"path": "testdata/hello-hardened.elf"}, "inspect_hello_hardened_no_digests.json"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {

@@ -3,9 +3,7 @@ package bin
 import (
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // unknownAnswer is the answer to a lookup (a symbol by name, a section by
@@ -33,16 +31,15 @@ func asUnknown(err error) *unknownAnswer {
 	return nil
 }
 
-// result is the partial result of an unknown lookup: data has the file
-// identity, no rows, the unresolved structures and coverage.upstream naming
-// the lookup; the status is partial with Reason as its warning.
-func (u *unknownAnswer) result(source string, now time.Time, file *Identity) *contract.Result {
-	res := contract.NewResult(source, now, nil)
-	d := &paged{File: file, Rows: []struct{}{}, Unresolved: u.Unresolved, Coverage: pageCoverage{Upstream: map[string]string{u.Field: "unknown: " + u.Reason}}}
-	res.Warn(u.Reason + "; the answer is unknown, not absent")
-	res.Coverage = d.Coverage
-	res.Data = d
-	return res
+// answer makes c's result the partial answer of an unknown lookup on
+// file f: no rows, the unresolved structures, coverage.upstream naming the
+// lookup, and Reason as a limitation (status partial).
+func (u *unknownAnswer) answer(c *invocation, f *File) {
+	id := f.Identity()
+	c.data = &paged{File: &id, Unresolved: u.Unresolved, Coverage: pageCoverage{Upstream: map[string]string{u.Field: "unknown: " + u.Reason}}}
+	c.total = nil
+	c.limitation(u.Reason + "; the answer is unknown, not absent")
+	c.page("", 0, encodeRows(sliceRows([]struct{}{})))
 }
 
 // sectionsUnknown returns an unknownAnswer for field when the section table

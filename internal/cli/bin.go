@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +33,7 @@ type binFlags struct {
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
-	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "publish the file and the full result to the evidence store")
+	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "then publish the file and every row of the result to the evidence store (preserve_evidence)")
 	if !f.noArch {
 		cmd.Flags().StringVar(&f.arch, "arch", "", "slice of a universal Mach-O file: x86_64, arm64, i386, arm, ppc, ppc64 (default: the host's)")
 	}
@@ -46,9 +49,6 @@ func (f *binFlags) add(cmd *cobra.Command, paged bool) {
 // command line is passed even when it is zero or empty, so the tool's
 // schema rejects it (--limit 0 is INVALID_ARGUMENT, not the default).
 func (f *binFlags) apply(cmd *cobra.Command, args map[string]any, paged bool) {
-	if f.preserve {
-		args["preserve"] = true
-	}
 	if !f.noArch && cmd.Flags().Changed("arch") {
 		args["arch"] = f.arch
 	}
@@ -70,40 +70,76 @@ func setFlag(cmd *cobra.Command, args map[string]any, flag, k string, v any) {
 
 // runTool calls name through the registry (same validation and envelope
 // as MCP) and either prints the envelope (--json) or renders data with
-// render. A next page is announced on stderr.
+// render. A next page is announced on stderr. With --preserve the evidence
+// store is opened before the tool runs (an unusable store fails at once),
+// and after it preserve_evidence publishes the result by its analysis_id;
+// when that write fails the result is still printed, with the failure as
+// a warning. A call cancelled by SIGINT prints the partial result it
+// returned and exits 130.
 func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[string]any, render func(w io.Writer, data json.RawMessage) error) error {
 	raw, _ := json.Marshal(args)
-	// Only the bin toolset: the same tool definitions and Registry.Call
-	// validation as MCP, without compiling the other toolsets' schemas.
+	ctx := cmd.Context()
+	// Only the bin toolset (and, to preserve, the evidence tools): the
+	// same tool definitions and Registry.Call validation as MCP, without
+	// compiling the other toolsets' schemas.
 	rt := &Runtime{Registry: tool.NewRegistry()}
 	defer rt.Close()
-	if err := buildBin(cmd.Context(), rt, runtimeOptions{Stderr: env.Stderr, NoHost: true}); err != nil {
+	if err := buildBin(ctx, rt, runtimeOptions{Stderr: env.Stderr, NoHost: true}); err != nil {
 		return err
 	}
-	if f.asJSON {
-		return callAndPrint(cmd, env, rt.Registry, name, raw)
+	if f.preserve {
+		if err := rt.Registry.Add(perf.Tools(rt.perfRuntime())...); err != nil {
+			return err
+		}
+		if _, err := rt.perfRuntime().Store(); err != nil {
+			return printFailure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
+		}
 	}
-	res, err := rt.Registry.Call(cmd.Context(), name, raw)
+	res, err := rt.Registry.Call(ctx, name, raw)
 	if err != nil {
 		return printFailure(env, err)
 	}
-	data, _ := json.Marshal(res.Data)
-	for _, w := range res.Warnings {
-		fmt.Fprintln(env.Stderr, "warning:", w)
+	var data map[string]any
+	b, _ := json.Marshal(res.Data)
+	_ = json.Unmarshal(b, &data)
+	if f.preserve {
+		id, _ := data["analysis_id"].(string)
+		praw, _ := json.Marshal(map[string]any{"analysis_id": id})
+		pres, perr := rt.Registry.Call(context.WithoutCancel(ctx), "preserve_evidence", praw)
+		if perr != nil {
+			ce := contract.AsError(perr)
+			res.Warn(fmt.Sprintf("the result was not preserved (%s: %s); it is complete as printed", ce.Code, ce.Message))
+		} else {
+			pd, _ := pres.Data.(map[string]any)
+			data["evidence"] = map[string]any{"evidence_id": pd["evidence_id"], "manifest": pd["manifest"]}
+		}
+		res.Data = data
 	}
-	if err := render(env.Stdout, data); err != nil {
-		return err
+	cancelled := ctx.Err() != nil
+	if f.asJSON {
+		body, _ := contract.Marshal(res, nil)
+		var v any
+		_ = json.Unmarshal(body, &v)
+		if err := printJSON(env.Stdout, v); err != nil {
+			return err
+		}
+	} else {
+		for _, w := range res.Warnings {
+			fmt.Fprintln(env.Stderr, "warning:", w)
+		}
+		b, _ := json.Marshal(data)
+		if err := render(env.Stdout, b); err != nil {
+			return err
+		}
+		if next, _ := data["next_cursor"].(string); next != "" {
+			fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", next)
+		}
+		if ev, ok := data["evidence"].(map[string]any); ok {
+			fmt.Fprintf(env.Stderr, "preserved: %s\n", ev["evidence_id"])
+		}
 	}
-	var page struct {
-		Next     *string         `json:"next_cursor"`
-		Evidence json.RawMessage `json:"evidence"`
-	}
-	_ = json.Unmarshal(data, &page)
-	if page.Next != nil {
-		fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", *page.Next)
-	}
-	if len(page.Evidence) > 0 && string(page.Evidence) != "null" {
-		fmt.Fprintf(env.Stderr, "preserved: %s\n", page.Evidence)
+	if cancelled {
+		return exitCode(130)
 	}
 	return nil
 }
@@ -124,16 +160,20 @@ envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 func newBinInspectCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var digests bool
+	var facets []string
 	cmd := &cobra.Command{
 		Use:   "inspect FILE...",
-		Short: "inspect_binary: header, sections, dynamic facts, imports, build id, hardening",
+		Short: "inspect_binary: header, dynamic facts, build id, hardening, and the sections (or other --facet lists)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			for _, p := range files {
 				args := map[string]any{"path": p}
-				f.apply(cmd, args, false)
+				f.apply(cmd, args, true)
 				if digests {
 					args["digests"] = true
+				}
+				if len(facets) > 0 {
+					args["facets"] = facets
 				}
 				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
 					return err
@@ -142,8 +182,9 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	f.add(cmd, false)
+	f.add(cmd, true)
 	cmd.Flags().BoolVar(&digests, "digests", false, "also compute the file's sha256 and each section's sha256 and entropy (reads the whole file)")
+	cmd.Flags().StringSliceVar(&facets, "facet", []string{"sections"}, "lists to print: sections, segments, imports, exports, libraries, members")
 	return cmd
 }
 
@@ -160,16 +201,10 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 				Machine, Type                    *struct{ Raw, Name string }
 				OSABI                            *struct{ Raw, Name string } `json:"os_abi"`
 			} `json:"header"`
-			Sections []struct {
-				Name, Address, Size, Flags, SHA256 string
-				Entropy                            *float64
-			} `json:"sections"`
 			Dynamic *struct {
 				Needed, RPath, RunPath []string
 				SOName, Interpreter    string
 			} `json:"dynamic"`
-			Imports   []json.RawMessage                 `json:"imports"`
-			Exports   []json.RawMessage                 `json:"exports"`
 			BuildID   *struct{ GNU, Go, UUID string }   `json:"build_id"`
 			GoBuild   *struct{ GoVersion, Path string } `json:"go_build_info"`
 			Hardening []struct {
@@ -178,6 +213,8 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 			} `json:"hardening"`
 			Unresolved []struct{ Structure, Offset, Reason string } `json:"unresolved"`
 		} `json:"inspection"`
+		Counts map[string]int `json:"counts"`
+		Rows   []json.RawMessage
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
@@ -201,27 +238,60 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	if dy := d.In.Dynamic; dy != nil {
 		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, cellList(dy.Needed), cellList(dy.RPath), cellList(dy.RunPath), dy.SOName)
 	}
-	fmt.Fprintf(w, "imports %d  exports %d\n", len(d.In.Imports), len(d.In.Exports))
+	fmt.Fprintf(w, "sections %d  segments %d  imports %d  exports %d\n", d.Counts["sections"], d.Counts["segments"], d.Counts["imports"], d.Counts["exports"])
 	if b := d.In.BuildID; b != nil && (b.GNU != "" || b.Go != "" || b.UUID != "") {
 		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", cell(b.GNU), cell(b.Go), cell(b.UUID))
 	}
 	if g := d.In.GoBuild; g != nil {
 		fmt.Fprintf(w, "go %s  path %s\n", cell(g.GoVersion), cell(g.Path))
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SECTION\tADDRESS\tSIZE\tFLAGS\tENTROPY\tSHA256")
-	for _, s := range d.In.Sections {
-		e := ""
-		if s.Entropy != nil {
-			e = fmt.Sprintf("%.3f", *s.Entropy)
+	var tw *tabwriter.Writer
+	facet := ""
+	for _, r := range d.Rows {
+		var row struct {
+			Facet                                  string
+			Name, Address, Size, Flags, SHA256     string
+			Type, Offset, VirtualAddress, FileSize string
+			MemorySize                             string `json:"memory_size"`
+			Library, Version                       string
+			Entropy                                *float64
 		}
-		sum := s.SHA256
-		if len(sum) > 16 {
-			sum = sum[:16]
+		_ = json.Unmarshal(r, &row)
+		if row.Facet != facet {
+			if tw != nil {
+				tw.Flush()
+			}
+			facet = row.Facet
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			switch facet {
+			case "sections":
+				fmt.Fprintln(tw, "SECTION\tADDRESS\tSIZE\tFLAGS\tENTROPY\tSHA256")
+			default:
+				fmt.Fprintln(tw, strings.ToUpper(facet))
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(s.Name), s.Address, s.Size, cell(s.Flags), e, sum)
+		switch facet {
+		case "sections":
+			e := ""
+			if row.Entropy != nil {
+				e = fmt.Sprintf("%.3f", *row.Entropy)
+			}
+			sum := row.SHA256
+			if len(sum) > 16 {
+				sum = sum[:16]
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(row.Name), row.Address, row.Size, cell(row.Flags), e, sum)
+		default:
+			var m map[string]any
+			_ = json.Unmarshal(r, &m)
+			delete(m, "facet")
+			b, _ := json.Marshal(m)
+			fmt.Fprintf(tw, "%s\n", cell(string(b)))
+		}
 	}
-	tw.Flush()
+	if tw != nil {
+		tw.Flush()
+	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "HARDENING\tVERDICT\tBASIS")
 	for _, c := range d.In.Hardening {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 
+	"github.com/inquest-dev/inquest/internal/bin"
+	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -29,6 +31,22 @@ type runtimeOptions struct {
 type Runtime struct {
 	Registry *tool.Registry
 	closers  []func()
+	// perf is the analysis runtime behind the perf tools; the bin tools
+	// retain their results in its session table (analysis_id), so one
+	// preserve_evidence serves both toolsets.
+	perf *perf.Runtime
+}
+
+// perfRuntime returns rt's perf runtime, creating it (sessions on, bin
+// replay registered, closed with rt) on first use.
+func (rt *Runtime) perfRuntime() *perf.Runtime {
+	if rt.perf == nil {
+		prt := perf.New(perf.Config{Sessions: true})
+		prt.SetReplayer(tool.Bin, bin.Replay)
+		rt.perf = prt
+		rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
+	}
+	return rt.perf
 }
 
 // Close releases every toolset's resources, last opened first.
@@ -41,11 +59,10 @@ func (rt *Runtime) Close() {
 // toolsetBuilder adds one toolset's tools to rt; it may append a closer.
 type toolsetBuilder func(ctx context.Context, rt *Runtime, opts runtimeOptions) error
 
-// toolsets is filled by the toolset_*.go files' init functions, in
-// tool.Toolsets order (proc, perf, bin) by file name.
-var toolsets []toolsetBuilder
-
-func addToolset(b toolsetBuilder) { toolsets = append(toolsets, b) }
+// toolsets is the one list of toolsets a full runtime holds, in
+// tool.Toolsets order: proc (toolset_proc.go), perf (toolset_perf.go),
+// bin (toolset_bin.go).
+var toolsets = []toolsetBuilder{buildProc, buildPerf, buildBin}
 
 // newRuntime builds the registry over every toolset.
 func newRuntime(ctx context.Context, opts runtimeOptions) (*Runtime, error) {

@@ -7,16 +7,13 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-func init() { addToolset(buildPerf) }
-
 // buildPerf adds the perf toolset (seed 003): artifact analysis tools and
 // the evidence lifecycle tools. The evidence store ($INQUEST_DATA_DIR, else
 // $XDG_DATA_HOME/inquest/evidence) is opened on first use. Session analyses
 // are enabled so preserve_evidence and rescue_evidence can name a result of
 // this process by analysis_id.
 func buildPerf(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
-	prt := perf.New(perf.Config{Sessions: true})
-	rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
+	prt := rt.perfRuntime()
 	if err := rt.Registry.Add(perf.Tools(prt)...); err != nil {
 		return err
 	}
@@ -29,9 +26,7 @@ func buildPerf(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 // and discard. It is newRuntime's perf part; Close releases it.
 func newAnalysisRuntime() (*Runtime, error) {
 	rt := &Runtime{Registry: tool.NewRegistry()}
-	prt := perf.New(perf.Config{Sessions: true})
-	rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
-	if err := rt.Registry.Add(perf.Tools(prt)...); err != nil {
+	if err := rt.Registry.Add(perf.Tools(rt.perfRuntime())...); err != nil {
 		rt.Close()
 		return nil, err
 	}

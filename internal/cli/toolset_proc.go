@@ -10,8 +10,6 @@ import (
 	"github.com/inquest-dev/inquest/internal/ipc"
 )
 
-func init() { addToolset(buildProc) }
-
 // inProcessEnv, set to 1, makes every command run the proc tools over a
 // host inside the command's own process (bridge.Local) instead of the
 // user's host over IPC: an escape hatch for tests and for machines where

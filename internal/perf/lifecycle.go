@@ -93,6 +93,9 @@ func evidenceNextPage(tool string, live map[string]any, m *evidence.Manifest) *c
 // preserve publishes a session analysis into st (the configured store, or
 // a rescue store) and returns its manifest.
 func (rt *Runtime) preserve(ctx context.Context, s *session, st *evidence.Store) (*evidence.Manifest, error) {
+	if s.publish != nil {
+		return s.publish(ctx, st)
+	}
 	return st.Publish(ctx, s.record())
 }
 
@@ -130,6 +133,9 @@ func (rt *Runtime) preserveSession(ctx context.Context, s *session) (*contract.R
 		rt.sessMu.Unlock()
 	}
 	next := evidenceNextPage(s.tool, s.nextPage, m)
+	if next == nil && s.publish != nil {
+		next = rt.replay(st, m)
+	}
 	data := map[string]any{"evidence_id": m.EvidenceID, "manifest": m.Redacted(), "analysis_sources": analysisSources(m), "next_page": next}
 	res := contract.NewResult("evidence", m.CreatedAt, data)
 	res.NextAction = next
@@ -200,6 +206,8 @@ func (rt *Runtime) inspectTool() tool.Tool {
 				}
 				args["sources"] = analysisSources(m)
 				res.NextAction = &contract.Action{Tool: m.Operation, Arguments: args}
+			} else if next := rt.replay(st, m); next != nil {
+				res.NextAction = next
 			}
 			return res, nil
 		},

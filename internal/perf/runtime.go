@@ -68,6 +68,8 @@ type Runtime struct {
 	sessions map[string]*session
 	order    []string
 	last     *session
+	// replayers name the replay of other toolsets' records (SetReplayer).
+	replayers map[string]Replayer
 }
 
 // New returns a Runtime.
@@ -154,6 +156,9 @@ type session struct {
 	created   time.Time
 	preserved *evidence.Manifest
 	rescues   map[string]*rescued
+	// publish preserves an analysis of another toolset (Adopt); nil for
+	// a perf analysis.
+	publish Publisher
 }
 
 // rescued is the handoff of one completed rescue, returned again when the

@@ -1,0 +1,437 @@
+package bin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// This file is the one handler skeleton every bin tool runs through:
+// arguments decoded once (tool.Define), checks that need no file, the
+// inputs opened and closed, the tool's own work, one page of rows fitted
+// to the row limit and the result byte budget, the envelope (page object,
+// next_cursor, exact next_action, warnings, coverage) and the analysis_id
+// preserve_evidence accepts.
+
+// Analyses retains live bin results so the perf toolset's
+// preserve_evidence (and rescue_evidence) can publish them by analysis_id.
+// The perf runtime (perf.Runtime.Adopt) implements it.
+type Analyses interface {
+	// Adopt retains publish under a new analysis_id and returns it.
+	Adopt(tool string, publish func(ctx context.Context, st *evidence.Store) (*evidence.Manifest, error)) string
+}
+
+// rowFunc returns up to limit encoded rows of a listing starting at pos,
+// the position after the last row returned (nil when the listing ended)
+// and an error. A scanning listing whose context ends mid-scan returns the
+// rows it completed, the position to resume from and the context's error:
+// the skeleton then delivers them as partial evidence.
+type rowFunc func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error)
+
+// invocation is one bin tool call as the skeleton runs it. A tool's run function
+// opens its inputs through open (or keep), fills data, and for a paged
+// tool sets rows through page.
+type invocation struct {
+	env  Env
+	ctx  context.Context
+	tool string
+	// raw is the arguments as the caller sent them (validated).
+	raw json.RawMessage
+	res *contract.Result
+	// files are the analysed inputs, in artifact order, named by names.
+	files  []*File
+	names  []string
+	format string
+	data   *paged
+	// limits are the result's limitations other than paging: each is a
+	// warning of the live result and is kept by its preserved record.
+	limits []string
+
+	rows   rowFunc
+	cursor string
+	limit  int
+	// total is the row count of the whole listing when known.
+	total *int64
+	// scanned is the byte range a scanning listing examined on this page
+	// ([from, to) file offsets), set by its row function.
+	scanned *Range
+	// single is the data of a tool that returns one result (no rows).
+	single any
+	// onFinish runs after the page was read (limitations the scan found).
+	onFinish func()
+	// preserving marks a re-run for preservation: no analysis is adopted.
+	preserving bool
+	closers    []func()
+}
+
+// Range is a half-open range of file offsets [From, To), decimal strings.
+type Range struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// rawKey carries the caller's raw arguments into the typed handler.
+type rawKey struct{}
+
+// preservingKey marks a handler context of a preservation re-run.
+type preservingKey struct{}
+
+// define declares one bin tool: t with the bin toolset, read-only and
+// idempotent annotations, cursor paging when paged, and run as its handler
+// inside the skeleton.
+func define[A any](e Env, t tool.Tool, paged bool, run func(c *invocation, a A) error) tool.Tool {
+	t.Toolset = tool.Bin
+	t.Annotations = tool.Annotations{ReadOnly: true, Idempotent: true}
+	if paged {
+		t.Paging = tool.CursorPaging
+	}
+	name := t.Name
+	t = tool.Define(t, func(ctx context.Context, a A) (*contract.Result, error) {
+		raw, _ := ctx.Value(rawKey{}).(json.RawMessage)
+		return e.serve(ctx, name, raw, func(c *invocation) error { return run(c, a) })
+	})
+	typed := t.Handler
+	t.Handler = func(ctx context.Context, raw json.RawMessage) (*contract.Result, error) {
+		return typed(context.WithValue(ctx, rawKey{}, raw), raw)
+	}
+	return t
+}
+
+// serve runs one call through the skeleton.
+func (e Env) serve(ctx context.Context, name string, raw json.RawMessage, run func(c *invocation) error) (res *contract.Result, err error) {
+	c := &invocation{env: e, ctx: ctx, tool: name, raw: raw, res: contract.NewResult(Source, e.now(), nil), limit: DefaultLimit}
+	c.preserving, _ = ctx.Value(preservingKey{}).(bool)
+	defer c.close()
+	defer func() {
+		// A fault on a mapped page (the file shrank while it was read)
+		// is INPUT_CHANGED, not a crash; any other panic propagates to
+		// the registry, which logs it.
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			res, err = nil, contract.Errorf(contract.CodeInputChanged, "the file changed (shrank) while it was read; retry when it is stable")
+		}
+	}()
+	if err := run(c); err != nil {
+		return nil, err
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	if !c.preserving && e.Analyses != nil {
+		id := e.Analyses.Adopt(name, c.publisher(run))
+		if c.data != nil {
+			c.data.AnalysisID = id
+		} else if m, ok := c.single.(map[string]any); ok {
+			m["analysis_id"] = id
+		}
+	}
+	return c.res, nil
+}
+
+func (c *invocation) close() {
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		c.closers[i]()
+	}
+	c.closers = nil
+}
+
+// keep records f as an input named name (closed when the call ends).
+func (c *invocation) keep(name string, f *File) {
+	c.files = append(c.files, f)
+	c.names = append(c.names, name)
+	c.closers = append(c.closers, f.Close)
+}
+
+// limit records a limitation of the result: a warning that makes it
+// partial, kept by a preserved record.
+func (c *invocation) limitation(msg string) {
+	c.limits = append(c.limits, msg)
+	c.res.Warn(msg)
+}
+
+// page makes the call a paged listing of rows resumed from cursor, at
+// most limit rows per page (DefaultLimit when 0).
+func (c *invocation) page(cursor string, limit int, rows rowFunc) {
+	c.cursor, c.rows = cursor, rows
+	if limit > 0 {
+		c.limit = limit
+	}
+}
+
+// encodeRows is the rowFunc of a typed page function.
+func encodeRows[T any](page func(pos evidence.Position, limit int) ([]T, *evidence.Position, error)) rowFunc {
+	return func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error) {
+		rows, next, err := page(pos, limit)
+		out := make([]json.RawMessage, len(rows))
+		for i := range rows {
+			out[i], _ = json.Marshal(rows[i])
+		}
+		return out, next, err
+	}
+}
+
+// sliceRows pages a listing held whole in memory.
+func sliceRows[T any](sel []T) func(pos evidence.Position, limit int) ([]T, *evidence.Position, error) {
+	return func(pos evidence.Position, limit int) ([]T, *evidence.Position, error) {
+		if pos.Row > int64(len(sel)) {
+			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor points past the selection; restart without a cursor")
+		}
+		end := min(int(pos.Row)+limit, len(sel))
+		if end < len(sel) {
+			return sel[pos.Row:end], &evidence.Position{Row: int64(end)}, nil
+		}
+		return sel[pos.Row:end], nil, nil
+	}
+}
+
+// cancelled reports whether err is the call's context ending.
+func cancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// finish pages the listing and fills the envelope.
+func (c *invocation) finish() error {
+	if c.rows == nil {
+		c.res.Data = c.single
+		return nil
+	}
+	p := c.env.pager(c.ctx, c.tool, c.raw, c.files...)
+	pos, err := p.resume(c.cursor)
+	if err != nil {
+		return err
+	}
+	rows, next, err := c.rows(pos, c.limit)
+	stopped := false
+	if err != nil {
+		if !cancelled(err) || next == nil {
+			return contract.AsError(err)
+		}
+		stopped = true
+	}
+	n, byBytes := tool.FitRows(rows, c.limit, tool.RowBudget(c.ctx))
+	if n < len(rows) {
+		// Bytes ended the page: the next position is the one after the
+		// n rows kept, which the listing computes deterministically.
+		// A cancelled scan re-reads only the n rows it already found,
+		// so that re-read runs without the ended context; it then
+		// examined up to the next row, not beyond.
+		ctx := c.ctx
+		if stopped {
+			c.ctx = context.WithoutCancel(ctx)
+		}
+		rows, next, err = c.rows(pos, n)
+		c.ctx = ctx
+		if err != nil {
+			return contract.AsError(err)
+		}
+		if stopped && next != nil && c.scanned != nil {
+			var st struct {
+				Offset int `json:"offset"`
+			}
+			if json.Unmarshal(next.State, &st) == nil {
+				c.scanned.To = decU(uint64(st.Offset))
+			}
+		}
+	}
+	if c.onFinish != nil {
+		c.onFinish()
+	}
+	d := c.data
+	if d == nil {
+		d = &paged{}
+		c.data = d
+	}
+	d.Rows = rows
+	if d.Rows == nil {
+		d.Rows = []json.RawMessage{}
+	}
+	d.Page = tool.Page{Offset: pos.Row, Returned: len(rows), Size: c.limit, More: next != nil, Total: c.total}
+	if c.scanned != nil {
+		d.Coverage.Scanned = c.scanned
+	}
+	if next != nil {
+		tok, _ := p.next(*next)
+		d.NextCursor = &tok
+		c.res.NextAction = tool.CursorPaging.NextCall(c.tool, c.raw, tok)
+	}
+	switch {
+	case stopped:
+		msg := "the call was cancelled: rows cover only the examined range (coverage.scanned); a string beyond it is unknown, not absent; follow next_action to resume"
+		c.limits = append(c.limits, msg)
+		c.res.Warn(msg)
+		d.Coverage.Cancelled = true
+	case byBytes:
+		c.res.Warn(tool.BudgetWarning)
+	case next != nil:
+		first := pos.Row + 1
+		if len(rows) == 0 {
+			first = pos.Row
+		}
+		c.res.Warn(fmt.Sprintf("page of rows %d-%d; more rows remain: follow next_action (or pass data.next_cursor as cursor)", first, pos.Row+int64(len(rows))))
+	}
+	c.res.Coverage = d.Coverage
+	c.res.Data = d
+	return nil
+}
+
+// publisher returns the preservation of this call for preserve_evidence:
+// it runs the tool again on the same arguments (without cursor), checks
+// the inputs are the files this call read (size, modification time, and
+// sha256 where this call computed it; else INPUT_CHANGED), and publishes
+// the inputs and every row of the selection (at most MaxPreserveRows). A
+// cancelled call preserves the rows it delivered and its examined range,
+// not a new scan. The record keeps this call's limitations (warnings),
+// coverage and unresolved structures.
+func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.Context, st *evidence.Store) (*evidence.Manifest, error) {
+	type ident struct {
+		size int64
+		mod  time.Time
+		sum  string
+	}
+	live := make([]ident, len(c.files))
+	for i, f := range c.files {
+		live[i] = ident{f.Size, f.ModTime, f.sum}
+	}
+	var args map[string]any
+	_ = json.Unmarshal(c.raw, &args)
+	delete(args, "cursor")
+	limits := append([]string(nil), c.limits...)
+	var coverage any = c.res.Coverage
+	var unresolved []Unresolved
+	var cancelledRows []json.RawMessage
+	var scanned *Range
+	if c.data != nil {
+		unresolved = c.data.Unresolved
+		if c.data.Coverage.Cancelled {
+			cancelledRows, _ = c.data.Rows.([]json.RawMessage)
+			scanned = c.data.Coverage.Scanned
+		}
+	}
+	raw, _ := json.Marshal(args)
+	env, name := c.env, c.tool
+	return func(ctx context.Context, st *evidence.Store) (*evidence.Manifest, error) {
+		rc := &invocation{env: env, ctx: ctx, tool: name, raw: raw, res: contract.NewResult(Source, env.now(), nil), limit: DefaultLimit, preserving: true}
+		defer rc.close()
+		if err := run(rc); err != nil {
+			return nil, err
+		}
+		if len(rc.files) != len(live) {
+			return nil, contract.Errorf(contract.CodeInputChanged, "the inputs changed since the analysis; rerun it")
+		}
+		for i, f := range rc.files {
+			if f.Size != live[i].size || !f.ModTime.Equal(live[i].mod) || (live[i].sum != "" && f.SHA256() != live[i].sum) {
+				return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed since the analysis; rerun it", rc.names[i])
+			}
+		}
+		output := map[string]any{}
+		complete := len(limits) == 0
+		rows := 0
+		switch {
+		case rc.rows == nil:
+			output["data"] = rc.single
+			rows = 1
+		case cancelledRows != nil:
+			output["rows"] = cancelledRows
+			output["scanned"] = scanned
+			rows, complete = len(cancelledRows), false
+		default:
+			var all []json.RawMessage
+			pos := evidence.Position{}
+			for {
+				r, next, err := rc.rows(pos, MaxLimit*10)
+				if err != nil {
+					return nil, contract.AsError(err)
+				}
+				all = append(all, r...)
+				if next == nil {
+					break
+				}
+				if len(all) >= MaxPreserveRows {
+					complete = false
+					limits = append(limits, fmt.Sprintf("only the first %d rows were preserved", len(all)))
+					break
+				}
+				pos = *next
+			}
+			if all == nil {
+				all = []json.RawMessage{}
+			}
+			output["rows"] = all
+			rows = len(all)
+			if rc.data != nil {
+				output["data"] = rc.data
+			}
+		}
+		out, _ := json.Marshal(output)
+		cov := map[string]any{"complete": complete, "rows": rows, "live": coverage}
+		if len(limits) > 0 {
+			cov["limitations"] = limits
+		}
+		if len(unresolved) > 0 {
+			cov["unresolved"] = unresolved
+		}
+		rec := evidence.Record{Toolset: tool.Bin, Operation: name, Arguments: args, Limits: map[string]any{"max_input_bytes": MaxInputBytes, "max_preserve_rows": MaxPreserveRows}, Coverage: cov, Status: evidence.StatusComplete, Producers: evidence.ProducerVersions("golang.org/x/arch")}
+		if !complete {
+			rec.Status = evidence.StatusPartial
+		}
+		format := rc.format
+		if format == "" {
+			format = "raw"
+		}
+		for i, f := range rc.files {
+			rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: rc.names[i], Role: evidence.RoleAnalysisSource, Format: format, Data: f.bytes(), ExpectedSHA256: f.SHA256()})
+		}
+		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: "result", Role: evidence.RoleOutput, Format: "json", Data: out})
+		return st.Publish(ctx, rec)
+	}
+}
+
+// Replay is the exact call that replays a preserved bin record on its
+// stored artifacts (perf.Replayer, for inspect_evidence's next_action):
+// the record's arguments with each input path argument (path, left, right,
+// left.path, right.path) replaced by the store path of its artifact.
+func Replay(m *evidence.Manifest, artifactPath func(name string) string) *contract.Action {
+	args := map[string]any{}
+	for k, v := range m.Arguments {
+		args[k] = v
+	}
+	set := func(name string, put func(p string)) bool {
+		p := artifactPath(name)
+		if p == "" {
+			return false
+		}
+		put(p)
+		return true
+	}
+	ok := true
+	switch m.Operation {
+	case "compare_binaries":
+		ok = set("left", func(p string) { args["left"] = p }) && set("right", func(p string) { args["right"] = p })
+	case "compare_http_captures":
+		for _, side := range []string{"left", "right"} {
+			s, _ := args[side].(map[string]any)
+			cp := map[string]any{}
+			for k, v := range s {
+				cp[k] = v
+			}
+			ok = ok && set(side, func(p string) { cp["path"] = p })
+			args[side] = cp
+		}
+	case "inspect_http_capture":
+		ok = set("capture", func(p string) { args["path"] = p })
+	default:
+		ok = set("binary", func(p string) { args["path"] = p })
+	}
+	if !ok {
+		return nil
+	}
+	return &contract.Action{Tool: m.Operation, Arguments: args}
+}

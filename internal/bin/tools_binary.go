@@ -1,0 +1,507 @@
+package bin
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
+)
+
+// The handlers of the binary tools, each run inside the skeleton
+// (skeleton.go): check what needs no file, open the inputs, compute, set
+// the data and the rows.
+
+// readBinaryMode maps the file (ReadFileMapped) and inspects it; the
+// caller must Close the returned File once the result no longer uses its
+// bytes. digests turns on section digests and entropy; dwarf turns on the
+// DWARF summary.
+func readBinaryMode(c *invocation, path, fieldName string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+	f, err := ReadFileMapped(c.ctx, path, fieldName, MaxInputBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := inspectMode(c.ctx, f.Data, digests, dwarf)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	sf, sin, err := selectSlice(c.ctx, f, in, arch, hostDefault, digests)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return sf, sin, nil
+}
+
+// binary opens one binary input of the call, named name in a preserved
+// record ("binary", "left", "right").
+func (c *invocation) binary(name, path, field string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+	f, in, err := readBinaryMode(c, path, field, digests, dwarf, arch, hostDefault)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.keep(name, f)
+	if c.format == "" {
+		c.format = in.Header.Format
+	}
+	return f, in, nil
+}
+
+// inspectArgs are inspect_binary's arguments.
+type inspectArgs struct {
+	Path    string   `json:"path"`
+	Arch    string   `json:"arch,omitempty"`
+	Digests bool     `json:"digests,omitempty"`
+	Facets  []string `json:"facets,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
+	Cursor  string   `json:"cursor,omitempty"`
+}
+
+// ListFacets are inspect_binary's list facets, in the order they are
+// named: each is returned as rows only when the call asks for it.
+var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members"}
+
+// facetRows returns the rows of one list facet of in, each a JSON object
+// whose "facet" member names the facet (a library row is {facet, name}).
+func facetRows(in *Inspection, facet string) []json.RawMessage {
+	var items []any
+	switch facet {
+	case "sections":
+		for _, s := range in.Sections {
+			items = append(items, s)
+		}
+	case "segments":
+		for _, s := range in.Segments {
+			items = append(items, s)
+		}
+	case "imports":
+		for _, s := range in.Imports {
+			items = append(items, s)
+		}
+	case "exports":
+		for _, s := range in.Exports {
+			items = append(items, s)
+		}
+	case "libraries":
+		for _, s := range in.Libraries {
+			items = append(items, map[string]string{"name": s})
+		}
+	case "members":
+		for _, s := range in.Members {
+			items = append(items, s)
+		}
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	head := []byte(`{"facet":` + fmt.Sprintf("%q", facet))
+	for _, it := range items {
+		b, _ := json.Marshal(it)
+		row := append([]byte(nil), head...)
+		if len(b) > 2 {
+			row = append(row, ',')
+		}
+		out = append(out, append(row, b[1:]...))
+	}
+	return out
+}
+
+func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
+	f, in, err := c.binary("binary", a.Path, "/path", a.Digests, true, a.Arch, false)
+	if err != nil {
+		return err
+	}
+	id := f.identityNoDigest()
+	if a.Digests {
+		id = f.Identity()
+	}
+	counts := map[string]int{"sections": len(in.Sections), "segments": len(in.Segments), "imports": len(in.Imports), "exports": len(in.Exports), "libraries": len(in.Libraries), "members": len(in.Members), "unresolved": len(in.Unresolved)}
+	// The summary is the inspection without its lists: they are facets.
+	b, _ := json.Marshal(in)
+	var summary map[string]json.RawMessage
+	_ = json.Unmarshal(b, &summary)
+	for _, k := range ListFacets {
+		delete(summary, k)
+	}
+	var rows []json.RawMessage
+	for _, fc := range a.Facets {
+		rows = append(rows, facetRows(in, fc)...)
+	}
+	unresolved := len(in.Unresolved)
+	c.data = &paged{File: &id, Inspection: summary, Counts: counts, Coverage: pageCoverage{Facets: in.Facets, Unresolved: &unresolved}}
+	c.total = ptr(int64(len(rows)))
+	if !in.Complete() {
+		c.limitation(fmt.Sprintf("%d structure(s) could not be resolved; facts resting on them are unknown, not absent (see data.inspection.unresolved and coverage.facets)", len(in.Unresolved)))
+	}
+	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(rows)))
+	if len(a.Facets) == 0 {
+		var want []string
+		for _, k := range ListFacets {
+			if counts[k] > 0 {
+				want = append(want, k)
+			}
+		}
+		if len(want) > 0 {
+			next := map[string]any{"path": a.Path, "facets": want}
+			if a.Arch != "" {
+				next["arch"] = a.Arch
+			}
+			c.res.NextAction = &contract.Action{Tool: "inspect_binary", Arguments: next}
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// symbolsArgs are list_symbols' arguments.
+type symbolsArgs struct {
+	Path         string `json:"path"`
+	Arch         string `json:"arch,omitempty"`
+	Table        string `json:"table,omitempty"`
+	Defined      string `json:"defined,omitempty"`
+	NameContains string `json:"name_contains,omitempty"`
+	NameRegex    string `json:"name_regex,omitempty"`
+	Limit        int    `json:"limit,omitempty"`
+	Cursor       string `json:"cursor,omitempty"`
+}
+
+func (e Env) listSymbols(c *invocation, a symbolsArgs) error {
+	re, err := compileRegex(a.NameRegex, "/name_regex")
+	if err != nil {
+		return err
+	}
+	f, in, err := c.binary("binary", a.Path, "/path", false, false, a.Arch, true)
+	if err != nil {
+		return err
+	}
+	ss := loadSymbols(in, f.Data)
+	var sel []Symbol
+	for _, s := range ss.syms {
+		static := s.Table == TableSymtab || s.Table == TableCOFF || s.Table == TableMachO
+		switch {
+		case a.Table == "static" && !static, a.Table == "dynamic" && static:
+			continue
+		case a.Defined == "defined" && !s.Defined, a.Defined == "undefined" && s.Defined:
+			continue
+		case a.NameContains != "" && !strings.Contains(s.Name, a.NameContains):
+			continue
+		case re != nil && !re.MatchString(s.Name):
+			continue
+		}
+		sel = append(sel, s)
+	}
+	id := f.Identity()
+	c.data = &paged{File: &id, Coverage: pageCoverage{Tables: ss.tables}, Unresolved: ss.unresolved, Summary: map[string]any{"selected": len(sel), "symbols": len(ss.syms)}}
+	c.total = ptr(int64(len(sel)))
+	if len(ss.unresolved) > 0 {
+		c.data.Coverage.Upstream = map[string]string{"symbols": FacetPartial}
+		reasons := make([]string, 0, len(ss.unresolved))
+		for _, u := range ss.unresolved {
+			reasons = append(reasons, u.Structure+": "+u.Reason)
+		}
+		c.limitation("some symbol tables could not be read (" + strings.Join(reasons, "; ") + "); a symbol missing from these rows is unknown, not absent")
+	} else if len(ss.tables) == 0 {
+		c.limitation("the binary has no symbol table (stripped): no symbol rows does not mean no functions")
+		c.data.Coverage.Upstream = map[string]string{"symbols": "no symbol table"}
+	}
+	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
+	return nil
+}
+
+// stringsArgs are search_strings' arguments.
+type stringsArgs struct {
+	Path      string   `json:"path"`
+	Encodings []string `json:"encodings,omitempty"`
+	MinLength int      `json:"min_length,omitempty"`
+	Section   string   `json:"section,omitempty"`
+	Regex     string   `json:"regex,omitempty"`
+	Limit     int      `json:"limit,omitempty"`
+	Cursor    string   `json:"cursor,omitempty"`
+}
+
+func (e Env) searchStrings(c *invocation, a stringsArgs) error {
+	if a.MinLength == 0 {
+		a.MinLength = 4
+	}
+	if len(a.Encodings) == 0 {
+		a.Encodings = []string{EncASCII, EncUTF16LE}
+	}
+	re, err := compileRegex(a.Regex, "/regex")
+	if err != nil {
+		return err
+	}
+	f, err := ReadFileMapped(c.ctx, a.Path, "/path", MaxInputBytes)
+	if err != nil {
+		return err
+	}
+	c.keep("binary", f)
+	// Strings need no admitted format: an unrecognized file is searched as
+	// plain bytes, but a section scope needs the section table.
+	in, ierr := inspect(c.ctx, f.Data, false)
+	if ierr != nil {
+		if contract.CodeOf(ierr) != contract.CodeUnsupportedFormat || a.Section != "" {
+			return ierr
+		}
+		in = newInspection()
+	}
+	c.format = orRaw(in.Header.Format)
+	q := StringQuery{Encodings: a.Encodings, MinLength: a.MinLength, Regex: re, Lo: 0, Hi: len(f.Data)}
+	region, limit := "whole file", ""
+	if a.Section != "" {
+		if q.Lo, q.Hi, region, limit, err = stringSection(in, len(f.Data), a.Section); err != nil {
+			if u := asUnknown(err); u != nil {
+				u.answer(c, f)
+				return nil
+			}
+			return err
+		}
+	}
+	id := f.Identity()
+	c.data = &paged{File: &id, Coverage: pageCoverage{Examined: region}}
+	partly := 0 // strings the last scan searched only partly
+	page := func(pos evidence.Position, limit int) ([]StringMatch, *evidence.Position, error) {
+		var st struct {
+			Offset int `json:"offset"`
+		}
+		if err := posState(pos, &st); err != nil {
+			return nil, nil, err
+		}
+		if st.Offset < 0 || st.Offset > len(f.Data) {
+			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
+		}
+		rows, nextOff, n, err := searchStrings(c.ctx, in, f.Data, q, st.Offset, limit)
+		partly = n
+		if err != nil {
+			if nextOff < 0 || !cancelled(err) {
+				return nil, nil, contract.AsError(err)
+			}
+			// Cancelled mid-scan: the rows found before nextOff are
+			// complete for [start, nextOff).
+			c.scanned = &Range{From: decU(uint64(max(st.Offset, q.Lo))), To: decU(uint64(nextOff))}
+			return rows, &evidence.Position{Row: pos.Row + int64(len(rows)), State: state(map[string]int{"offset": nextOff})}, err
+		}
+		if nextOff < 0 {
+			return rows, nil, nil
+		}
+		return rows, &evidence.Position{Row: pos.Row + int64(len(rows)), State: state(map[string]int{"offset": nextOff})}, nil
+	}
+	c.page(a.Cursor, a.Limit, func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error) {
+		rows, next, err := encodeRows(page)(pos, limit)
+		if partly > 0 {
+			c.data.Coverage.RegexPartlySearched = partly
+		}
+		return rows, next, err
+	})
+	if limit != "" {
+		c.limitation(limit)
+	}
+	c.onFinish = func() {
+		if partly > 0 {
+			c.limitation(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
+		}
+	}
+	return nil
+}
+
+// disasmArgs are disassemble's arguments.
+type disasmArgs struct {
+	Path            string `json:"path"`
+	Arch            string `json:"arch,omitempty"`
+	Symbol          string `json:"symbol,omitempty"`
+	Section         string `json:"section,omitempty"`
+	Start           string `json:"start,omitempty"`
+	End             string `json:"end,omitempty"`
+	MaxInstructions int    `json:"max_instructions,omitempty"`
+	Syntax          string `json:"syntax,omitempty"`
+	Cursor          string `json:"cursor,omitempty"`
+}
+
+func (e Env) disassemble(c *invocation, a disasmArgs) error {
+	// Arguments that need no file are checked before it is opened.
+	if a.Symbol != "" && (a.Start != "" || a.Section != "") {
+		e := contract.Errorf(contract.CodeInvalidArgument, "symbol selects the code by itself; pass start (and section) without it")
+		e.Field = "/symbol"
+		return e
+	}
+	start, _ := parseHex(a.Start)
+	var end uint64
+	if a.End != "" {
+		end, _ = parseHex(a.End)
+		if end <= start {
+			e := contract.Errorf(contract.CodeInvalidArgument, "end must be greater than start")
+			e.Field = "/end"
+			return e
+		}
+	}
+	f, in, err := c.binary("binary", a.Path, "/path", false, false, a.Arch, true)
+	if err != nil {
+		return err
+	}
+	arch := archOf(in)
+	if arch == "" {
+		name := ""
+		if in.Header.Machine != nil {
+			name = in.Header.Machine.Name
+		}
+		return contract.Errorf(contract.CodeUnsupported, "the binary's machine is not x86, x86-64 or arm64; disassembly is unavailable").WithDetail("machine", name).WithDetail("accepted_machines", []string{ArchAMD64, Arch386, ArchARM64})
+	}
+	ss := loadSymbols(in, f.Data)
+	// PLT entries are symbolized as name@plt (as objdump does) for the
+	// disassembly only; list_symbols lists the binary's own tables.
+	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
+	var cr *codeRange
+	switch {
+	case a.Symbol != "":
+		cr, err = resolveSymbol(in, ss, a.Symbol)
+	case a.Section != "" || relocatable(in):
+		cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
+	default:
+		cr, err = resolveRange(in, start, end, "/start")
+	}
+	if u := asUnknown(err); u != nil {
+		u.answer(c, f)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var relocs []Relocation
+	relocsRead := true
+	if relocatable(in) {
+		// Section-relative addresses overlap across sections: symbolize
+		// from the disassembled section's own symbols.
+		var own []Symbol
+		for _, s := range ss.syms {
+			if s.sect == cr.sect {
+				own = append(own, s)
+			}
+		}
+		ss = &symbolSet{syms: own, tables: ss.tables, unresolved: ss.unresolved}
+		switch in.Header.Format {
+		case FormatELF:
+			relocs, relocsRead = elfRelocations(in, f.Data, cr.sect)
+		case FormatPE:
+			relocs, relocsRead = coffRelocations(in, f.Data, cr.sect)
+		}
+	}
+	idx := newSymIndex(ss)
+	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
+	var dec x86Decoder
+	if arch == ArchAMD64 || arch == Arch386 {
+		dec = newX86Decoder()
+	}
+	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
+		var st struct {
+			Offset int `json:"offset"`
+		}
+		if err := posState(pos, &st); err != nil {
+			return nil, nil, err
+		}
+		if st.Offset < 0 || st.Offset > len(cr.code) {
+			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
+		}
+		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		attachRelocations(rows, relocs)
+		if off >= len(cr.code) {
+			return rows, nil, nil
+		}
+		return rows, &evidence.Position{Row: pos.Row + int64(len(rows)), State: state(map[string]int{"offset": off})}, nil
+	}
+	id := f.Identity()
+	c.data = &paged{File: &id, Coverage: pageCoverage{Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
+	if cr.limit != "" {
+		c.limitation(cr.limit)
+	}
+	if len(ss.tables) == 0 {
+		c.limitation("the binary has no symbol table: targets are not symbolized")
+	}
+	if relocatable(in) {
+		switch {
+		case in.Header.Format != FormatELF && in.Header.Format != FormatPE:
+			c.limitation("relocatable object: addresses are relative to the section; its relocation entries are not read for " + in.Header.Format + " files, so call and data targets are unresolved")
+		case !relocsRead:
+			c.limitation("relocatable object: a relocation section that applies to " + cr.section + " could not be read; rows lack some relocations")
+		}
+	}
+	if dec.Name != "" {
+		c.data.Coverage.Decoder = dec.Name
+		if dec.Missing != "" {
+			c.limitation("x86 instructions were decoded by x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512) nor CET (endbr64): after such an instruction the boundaries and text may be wrong. Install the Capstone library (Debian: libcapstone4 or libcapstone5) for exact boundaries: " + dec.Missing)
+		}
+	}
+	limit := a.MaxInstructions
+	if limit == 0 {
+		limit = 200
+	}
+	c.page(a.Cursor, limit, encodeRows(page))
+	return nil
+}
+
+// compareArgs are compare_binaries' arguments.
+type compareArgs struct {
+	Left         string   `json:"left"`
+	Right        string   `json:"right"`
+	Arch         string   `json:"arch,omitempty"`
+	Kinds        []string `json:"kinds,omitempty"`
+	Verdicts     []string `json:"verdicts,omitempty"`
+	NameContains string   `json:"name_contains,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	Cursor       string   `json:"cursor,omitempty"`
+}
+
+func (e Env) compareBinaries(c *invocation, a compareArgs) error {
+	lf, lin, err := c.binary("left", a.Left, "/left", true, true, a.Arch, true)
+	if err != nil {
+		return err
+	}
+	rf, rin, err := c.binary("right", a.Right, "/right", true, true, a.Arch, true)
+	if err != nil {
+		return err
+	}
+	l := compareSide{in: lin, ss: loadSymbols(lin, lf.Data)}
+	r := compareSide{in: rin, ss: loadSymbols(rin, rf.Data)}
+	all := compareBinaries(l, r)
+	summary := map[string]map[string]int{}
+	var sel []Delta
+	for _, d := range all {
+		if summary[d.Kind] == nil {
+			summary[d.Kind] = map[string]int{}
+		}
+		summary[d.Kind][d.Verdict]++
+		if (len(a.Kinds) > 0 && !contains(a.Kinds, d.Kind)) || (len(a.Verdicts) > 0 && !contains(a.Verdicts, d.Verdict)) || (a.NameContains != "" && !strings.Contains(d.Name, a.NameContains)) {
+			continue
+		}
+		sel = append(sel, d)
+	}
+	li, ri := lf.Identity(), rf.Identity()
+	upstream := map[string]string{}
+	for side, cs := range map[string]compareSide{"left": l, "right": r} {
+		if cs.in.Facets["sections"].State != FacetComplete {
+			upstream[side+".sections"] = cs.in.Facets["sections"].State
+		}
+		if len(cs.ss.unresolved) > 0 {
+			upstream[side+".symbols"] = FacetPartial
+		} else if len(cs.ss.tables) == 0 {
+			upstream[side+".symbols"] = "no symbol table"
+		}
+		if cs.in.Facets["imports"].State != FacetComplete && cs.in.Facets["imports"].State != FacetNotApplicable {
+			upstream[side+".imports"] = cs.in.Facets["imports"].State
+		}
+	}
+	c.data = &paged{Left: &li, Right: &ri, Summary: map[string]any{"by_kind": summary, "selected": len(sel), "entries": len(all), "formats": []string{lin.Header.Format, rin.Header.Format}, "identical_files": lf.SHA256() == rf.SHA256()}}
+	c.total = ptr(int64(len(sel)))
+	// That the parent inventory is partial (coverage.upstream) and that
+	// this selection is complete (coverage.selection) are separate facts.
+	limits := selectionLimits(upstream, a.Kinds)
+	if len(upstream) > 0 {
+		c.data.Coverage.Upstream = upstream
+		c.data.Coverage.Selection = FacetComplete
+	}
+	if len(limits) > 0 {
+		c.data.Coverage.Selection = FacetPartial
+		c.limitation("part of an inventory the selection rests on could not be read (" + strings.Join(limits, ", ") + "); entries it would decide are not_comparable, and unlisted differences may exist")
+	}
+	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
+	return nil
+}
