@@ -3,7 +3,6 @@ package bin
 import (
 	"errors"
 	"fmt"
-
 )
 
 // unknownAnswer is the answer to a lookup (a symbol by name, a section by
