@@ -29,6 +29,26 @@ type binFlags struct {
 	// leaves the flag out of a command whose tool has no arch argument.
 	arch   string
 	noArch bool
+	// item is the index of the current FILE of a batch command; its
+	// errors then carry details.index and details.path.
+	item *int
+	path string
+}
+
+// failure prints err's envelope; in a batch it names the item's index and
+// path in details.
+func (f *binFlags) failure(env *Env, err error) error {
+	if f.item != nil {
+		ce := *contract.AsError(err)
+		details := map[string]any{}
+		for k, v := range ce.Details {
+			details[k] = v
+		}
+		details["index"], details["path"] = *f.item, f.path
+		ce.Details = details
+		err = &ce
+	}
+	return printFailure(env, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
@@ -92,12 +112,12 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return err
 		}
 		if _, err := rt.perfRuntime().Store(); err != nil {
-			return printFailure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
+			return f.failure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
 		}
 	}
 	res, err := rt.Registry.Call(ctx, name, raw)
 	if err != nil {
-		return printFailure(env, err)
+		return f.failure(env, err)
 	}
 	var data map[string]any
 	b, _ := json.Marshal(res.Data)
@@ -166,7 +186,12 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 		Short: "inspect_binary: header, dynamic facts, build id, hardening, and the sections (or other --facet lists)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			for _, p := range files {
+			// Every FILE is inspected; a failed one prints its error
+			// envelope (details.index, details.path) and the batch goes
+			// on; the exit status is 1 when any failed (130 when
+			// cancelled, which stops the batch).
+			var status error
+			for i, p := range files {
 				args := map[string]any{"path": p}
 				f.apply(cmd, args, true)
 				if digests {
@@ -175,11 +200,21 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 				if len(facets) > 0 {
 					args["facets"] = facets
 				}
-				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
-					return err
+				if len(files) > 1 {
+					f.item, f.path = &i, p
+					if !f.asJSON {
+						fmt.Fprintf(env.Stdout, "== [%d] %s\n", i, p)
+					}
+				}
+				err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection)
+				if code, ok := err.(exitCode); ok && code == 130 || cmd.Context().Err() != nil {
+					return exitCode(130)
+				}
+				if err != nil && status == nil {
+					status = err
 				}
 			}
-			return nil
+			return status
 		},
 	}
 	f.add(cmd, true)

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBinInspectBatchReportsPerItem: `inquest bin inspect missing a b`
+// inspects every item, prints each item's envelope (an error naming its
+// index and path) and exits 1 because one item failed.
+func TestBinInspectBatchReportsPerItem(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"bin", "inspect", "--json", missing, self, self}, strings.NewReader(""), &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, errb.String())
+	}
+	dec := json.NewDecoder(&out)
+	var envs []map[string]any
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of envelopes: %v", err)
+		}
+		envs = append(envs, m)
+	}
+	if len(envs) != 3 {
+		t.Fatalf("%d envelopes, want one per item (3)", len(envs))
+	}
+	e, _ := envs[0]["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	if e["code"] != "INVALID_ARGUMENT" || d["index"] != float64(0) || d["path"] != missing {
+		t.Fatalf("item 0: %v, want INVALID_ARGUMENT with index 0 and its path", envs[0])
+	}
+	for i, m := range envs[1:] {
+		if m["error"] != nil || m["data"] == nil {
+			t.Errorf("item %d was not inspected: %v", i+1, m)
+		}
+	}
+	// Text mode names each item before its table.
+	out.Reset()
+	code = Run(context.Background(), []string{"bin", "inspect", missing, self}, strings.NewReader(""), &out, &errb)
+	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || !strings.Contains(out.String(), `"index": 0`) {
+		t.Fatalf("text batch: exit %d\n%s", code, out.String())
+	}
+}
