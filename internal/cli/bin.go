@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { register(newBinCmd) }
@@ -174,7 +176,44 @@ compare_binaries): same arguments, bounds and errors. --json prints the
 envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 	}
 	cmd.AddCommand(newBinInspectCmd(env), newBinSymbolsCmd(env), newBinStringsCmd(env), newBinDisasmCmd(env), newBinDiffCmd(env))
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return printFailure(env, binFlagError(err)) })
 	return cmd
+}
+
+// binFlagFields are the tool arguments of the bin flags whose name differs
+// from the argument's.
+var binFlagFields = map[string]string{"max": "max_instructions", "min-length": "min_length", "encoding": "encodings", "verdict": "verdicts", "kind": "kinds"}
+
+// binFlagError is the INVALID_ARGUMENT error for a flag value the flag
+// parser rejects (--limit 2.5), as the tool's schema would reject the
+// argument over MCP: field is the argument's path; the value is not
+// echoed. An unknown flag or one without its value is INVALID_ARGUMENT
+// too.
+func binFlagError(err error) error {
+	var inv *pflag.InvalidValueError
+	var req *pflag.ValueRequiredError
+	var nx *pflag.NotExistError
+	switch {
+	case errors.As(err, &inv):
+		name := inv.GetFlag().Name
+		field, ok := binFlagFields[name]
+		if !ok {
+			field = strings.ReplaceAll(name, "-", "_")
+		}
+		typ := map[string]string{"int": "integer", "bool": "boolean", "stringSlice": "array"}[inv.GetFlag().Value.Type()]
+		if typ == "" {
+			typ = inv.GetFlag().Value.Type()
+		}
+		e := contract.Errorf(contract.CodeInvalidArgument, "--%s takes an %s; the value given does not parse as one (the tool's %s argument)", name, typ, field)
+		e.Field = "/" + field
+		e.Expected = map[string]any{"type": typ}
+		return e
+	case errors.As(err, &req):
+		return contract.Errorf(contract.CodeInvalidArgument, "a flag needs a value: %s", req.Error())
+	case errors.As(err, &nx):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s; `inquest bin COMMAND --help` lists the flags", nx.Error())
+	}
+	return contract.Errorf(contract.CodeInvalidArgument, "%s", err.Error())
 }
 
 func newBinInspectCmd(env *Env) *cobra.Command {

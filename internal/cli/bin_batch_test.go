@@ -56,3 +56,27 @@ func TestBinInspectBatchReportsPerItem(t *testing.T) {
 		t.Fatalf("text batch: exit %d\n%s", code, out.String())
 	}
 }
+
+// TestBinFlagErrorsAreEnvelopes: a flag value the parser rejects is an
+// INVALID_ARGUMENT envelope naming the tool argument, as over MCP.
+func TestBinFlagErrorsAreEnvelopes(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"bin", "symbols", "--limit", "2.5", self}, "/limit"},
+		{[]string{"bin", "disasm", "--max", "x", self}, "/max_instructions"},
+		{[]string{"bin", "strings", "--min-length", "1e3", self}, "/min_length"},
+		{[]string{"bin", "symbols", "--no-such-flag", self}, ""},
+	} {
+		m, code := runAnalyzeCLI(t, c.args...)
+		e, _ := m["error"].(map[string]any)
+		if code != 1 || e["code"] != "INVALID_ARGUMENT" || (c.field != "" && e["field"] != c.field) {
+			t.Errorf("%v: exit %d %v, want an INVALID_ARGUMENT envelope at %q", c.args, code, m, c.field)
+		}
+	}
+}

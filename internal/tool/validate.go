@@ -35,7 +35,89 @@ func (e *entry) validate(args json.RawMessage) error {
 	if !errors.As(verr, &ve) {
 		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
 	}
-	return e.project(leaf(ve))
+	l := leaf(ve)
+	if alt := requiredAlternatives(ve); alt != nil {
+		if r, ok := l.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 && containsString(alt.names, r.Missing[0]) {
+			return e.alternatives(alt)
+		}
+	}
+	return e.project(l)
+}
+
+// altGroup is an anyOf/oneOf whose every branch only requires a member:
+// the caller must give one of names.
+type altGroup struct {
+	v     *jsonschema.ValidationError
+	names []string
+}
+
+// requiredAlternatives finds an anyOf/oneOf failure in ve whose branches
+// each failed only for a missing member ({"anyOf":[{"required":["a"]},
+// {"required":["b"]}]}), or nil.
+func requiredAlternatives(ve *jsonschema.ValidationError) *altGroup {
+	var found *altGroup
+	var walk func(v *jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if found != nil {
+			return
+		}
+		switch v.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			var names []string
+			for _, c := range v.Causes {
+				r := c
+				for len(r.Causes) == 1 {
+					r = r.Causes[0]
+				}
+				req, ok := r.ErrorKind.(*kind.Required)
+				if !ok || len(r.Causes) > 0 || len(req.Missing) == 0 {
+					names = nil
+					break
+				}
+				names = append(names, req.Missing...)
+			}
+			if len(names) > 1 {
+				found = &altGroup{v: v, names: names}
+				return
+			}
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return found
+}
+
+// alternatives is the INVALID_ARGUMENT error for a missing choice among
+// required alternatives: it names every alternative, in the message and
+// as expected.one_of_required, at the object that lacks them.
+func (e *entry) alternatives(a *altGroup) *contract.Error {
+	field := pointer(a.v.InstanceLocation)
+	schemaPtr := ""
+	if i := strings.Index(a.v.SchemaURL, "#"); i >= 0 {
+		schemaPtr = a.v.SchemaURL[i+1:]
+	}
+	at := "the top level"
+	if field != "" {
+		at = field
+	}
+	return &contract.Error{
+		Code:       contract.CodeInvalidArgument,
+		Message:    "one of these arguments is required: " + strings.Join(a.names, ", ") + " (at " + at + ")",
+		Field:      field,
+		Constraint: schemaPtr + pointer(a.v.ErrorKind.KeywordPath()),
+		Expected:   map[string]any{"one_of_required": a.names},
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // leaf picks the most specific cause: the deepest instance location, then
@@ -77,6 +159,10 @@ func (e *entry) project(v *jsonschema.ValidationError) *contract.Error {
 			field = field + "/" + escape(k.Missing[0])
 		}
 		msg = "a required argument is missing"
+	case *kind.DependentRequired:
+		// The field is the given member that needs the others.
+		field = field + "/" + escape(k.Prop)
+		msg = k.Prop + " requires " + strings.Join(k.Missing, ", ") + ", which is missing"
 	case *kind.AdditionalProperties:
 		msg = "an argument is not accepted by this tool"
 		// The name is the caller's own input: point at it only when it is

@@ -1,0 +1,43 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// TestRequiredAlternativesAndDependencies: a missing choice among required
+// alternatives names every alternative; a member given without the member
+// it depends on points at it and names the missing one.
+func TestRequiredAlternativesAndDependencies(t *testing.T) {
+	r := NewRegistry()
+	schema := `{"type":"object","additionalProperties":false,"properties":{"symbol":{"type":"string"},"start":{"type":"string"},"end":{"type":"string"},"limit":{"type":"integer","minimum":1}},
+"anyOf":[{"required":["symbol"]},{"required":["start"]}],"dependentRequired":{"end":["start"]}}`
+	if err := r.Add(Tool{Name: "d", Toolset: Bin, Description: "d", Input: json.RawMessage(schema), Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		return contract.NewResult("test", time.Time{}, map[string]any{}), nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args, field, says string
+		expected          string
+	}{
+		{`{}`, "", "one of these arguments is required: symbol, start", `{"one_of_required":["symbol","start"]}`},
+		{`{"symbol":"f","end":"0x10"}`, "/end", "end requires start, which is missing", `{"dependentRequired":["start"],"type":"object"}`},
+		{`{"symbol":"f","limit":0}`, "/limit", "out of range", `{"minimum":1,"type":"integer"}`},
+	} {
+		_, err := r.Call(context.Background(), "d", json.RawMessage(c.args))
+		e := contract.AsError(err)
+		got, _ := json.Marshal(e.Expected)
+		if e.Code != contract.CodeInvalidArgument || e.Field != c.field || !strings.Contains(e.Message, c.says) || string(got) != c.expected {
+			t.Errorf("%s: %s field %q %q expected %s; want field %q saying %q expected %s", c.args, e.Code, e.Field, e.Message, got, c.field, c.says, c.expected)
+		}
+	}
+	if _, err := r.Call(context.Background(), "d", json.RawMessage(`{"start":"0x1","end":"0x10"}`)); err != nil {
+		t.Errorf("valid call: %v", err)
+	}
+}
