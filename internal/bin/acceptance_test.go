@@ -295,6 +295,10 @@ func TestAcceptanceDamagedInputs(t *testing.T) {
 					if ctx.flipped.Load() && m["status"] == "complete" {
 						t.Errorf("%s observed its cancellation after %d checks but returned complete", call.tool, n)
 					}
+					// Partial evidence of a cancelled run says so.
+					if cov, _ := m["coverage"].(map[string]any); ctx.flipped.Load() && cov["cancelled"] != true {
+						t.Errorf("%s returned a result after its cancellation without coverage.cancelled: %v", call.tool, m["warnings"])
+					}
 				}
 			}
 		})

@@ -336,3 +336,22 @@ func FuzzDOSHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestCase6ChecksBeforeTheFile: arguments that can be judged without the
+// file are judged first: end <= start is INVALID_ARGUMENT at /end even
+// when the path does not exist.
+func TestCase6ChecksBeforeTheFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	e := callErr(t, "disassemble", map[string]any{"path": missing, "start": "0x20", "end": "0x10"})
+	if e.Code != contract.CodeInvalidArgument || e.Field != "/end" {
+		t.Fatalf("end <= start on a missing file: %v %s %q, want INVALID_ARGUMENT at /end", e.Code, e.Field, e.Message)
+	}
+	e = callErr(t, "disassemble", map[string]any{"path": missing, "end": "0x10"})
+	if e.Code != contract.CodeInvalidArgument || e.Field != "/end" || !strings.Contains(e.Message, "requires start") {
+		t.Fatalf("end without start: %v %s %q", e.Code, e.Field, e.Message)
+	}
+	e = callErr(t, "disassemble", map[string]any{"path": missing})
+	if !strings.Contains(e.Message, "symbol, start, section") {
+		t.Fatalf("no selection: %q, want every alternative named", e.Message)
+	}
+}
