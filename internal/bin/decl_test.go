@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -179,13 +181,11 @@ func TestNextActionReplaysEveryPage(t *testing.T) {
 	bin, changed := corpus["go-linux-amd64"], corpus["go-linux-amd64-changed"]
 	r := registry(t, t.TempDir())
 	covered := map[string]bool{}
-	for _, c := range []struct {
-		name      string
-		args      map[string]any
-		small     map[string]any
-		big       map[string]any
-		minPages  int
-		unchecked bool
+	cases := []struct {
+		name  string
+		args  map[string]any
+		small map[string]any
+		big   map[string]any
 	}{
 		{name: "inspect_binary", args: map[string]any{"path": bin, "facets": ListFacets}, small: map[string]any{"limit": 7}, big: map[string]any{"limit": 1000}},
 		{name: "list_symbols", args: map[string]any{"path": bin, "name_contains": "main."}, small: map[string]any{"limit": 3}, big: map[string]any{"limit": 1000}},
@@ -194,9 +194,12 @@ func TestNextActionReplaysEveryPage(t *testing.T) {
 		{name: "compare_binaries", args: map[string]any{"left": bin, "right": changed, "kinds": []string{"section", "import"}}, small: map[string]any{"limit": 4}, big: map[string]any{"limit": 1000}},
 		{name: "inspect_http_capture", args: map[string]any{"path": har}, small: map[string]any{"limit": 5}, big: map[string]any{"limit": 1000}},
 		{name: "compare_http_captures", args: map[string]any{"left": side, "right": side}, small: map[string]any{"limit": 5}, big: map[string]any{"limit": 1000}},
-	} {
+	}
+	for _, c := range cases {
+		covered[c.name] = true
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			covered[c.name] = true
 			with := func(extra map[string]any) map[string]any {
 				m := map[string]any{}
 				for k, v := range c.args {
@@ -460,4 +463,117 @@ func TestReplayArgumentsPerTool(t *testing.T) {
 	if Replay(&evidence.Manifest{Operation: "list_symbols"}, func(string) string { return "" }) != nil {
 		t.Error("a replay without its artifact")
 	}
+}
+
+// TestInspectLargeBinaryFitsBudget (issue 12): a real 100 MB shared
+// library with 20,000 exports, built by the test: the default
+// inspect_binary result stays within the default result budget, and its
+// counts are readelf's section count and nm's defined dynamic symbol
+// count, read in the same run; a page of its exports ends at the byte
+// budget.
+func TestInspectLargeBinaryFitsBudget(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	var src strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&src, "int f%d(int x){return x+%d;}\n", i, i)
+	}
+	src.WriteString("char big[100<<20] = {1};\n")
+	if err := os.WriteFile(filepath.Join(dir, "big.c"), []byte(src.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	so := filepath.Join(dir, "big.so")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O0", "-o", so, filepath.Join(dir, "big.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	r := registry(t, t.TempDir())
+	m := mustCall(t, r, "inspect_binary", map[string]any{"path": so})
+	body, _ := json.Marshal(m)
+	if 2*len(body) > tool.DefaultResultBytes {
+		t.Errorf("default inspect of a 100 MB binary is %d bytes (delivered twice)", len(body))
+	}
+	counts := data(m)["counts"].(map[string]any)
+	nm, err := exec.Command("nm", "-D", "--defined-only", so).Output()
+	if err != nil {
+		t.Skipf("nm: %v", err)
+	}
+	if want := strings.Count(string(nm), "\n"); counts["exports"] != float64(want) {
+		t.Errorf("exports %v, nm -D --defined-only lists %d", counts["exports"], want)
+	}
+	re, err := exec.Command("readelf", "-SW", so).Output()
+	if err != nil {
+		t.Skipf("readelf: %v", err)
+	}
+	sections := 0
+	for _, l := range strings.Split(string(re), "\n") {
+		if f := strings.Fields(strings.TrimSpace(strings.Replace(l, "[ ", "[", 1))); len(f) > 0 && strings.HasPrefix(f[0], "[") && f[0] != "[Nr]" {
+			sections++
+		}
+	}
+	if counts["sections"] != float64(sections) {
+		t.Errorf("sections %v, readelf -S lists %d", counts["sections"], sections)
+	}
+	// A facet page of 1000 exports ends at the byte budget, row-complete,
+	// and counts the whole listing.
+	fm := mustCall(t, r, "inspect_binary", map[string]any{"path": so, "facets": []string{"exports"}, "limit": 1000})
+	pg := data(fm)["page"].(map[string]any)
+	body, _ = json.Marshal(fm)
+	if 2*len(body) > tool.DefaultResultBytes || pg["more"] != true || pg["total"] != counts["exports"] || !strings.Contains(fmt.Sprint(fm["warnings"]), tool.BudgetWarning) {
+		t.Errorf("exports page: %d bytes, page %v, warnings %v", len(body), pg, fm["warnings"])
+	}
+}
+
+// FuzzSearchStringsResume: a string search cancelled after any number of
+// context polls (one per string here) and resumed at the offset it
+// reports finds exactly the matches of one uninterrupted search, in
+// order, each once.
+func FuzzSearchStringsResume(f *testing.F) {
+	f.Add([]byte("hello world\x00a\x00b\x00c\x00d\x00\x00longer string here"), uint8(2), uint8(4), false)
+	f.Add([]byte("abcd\x00e\x00f\x00g\x00h\x00ijkl"), uint8(1), uint8(2), true)
+	f.Fuzz(func(t *testing.T, data []byte, after, minLen uint8, regex bool) {
+		prev := cancelCheckEvery
+		cancelCheckEvery = 1
+		defer func() { cancelCheckEvery = prev }()
+		q := StringQuery{Encodings: []string{EncASCII, EncUTF16LE}, MinLength: 2 + int(minLen%6), Lo: 0, Hi: len(data)}
+		if regex {
+			q.Regex = regexp.MustCompile("[aeiou]")
+		}
+		in := newInspection()
+		want, next, _, err := searchStrings(context.Background(), in, data, q, 0, 1<<30)
+		if err != nil || next != -1 {
+			t.Fatalf("uninterrupted: next %d err %v", next, err)
+		}
+		var got []StringMatch
+		from := 0
+		for round := 0; ; round++ {
+			ctx := &cancelAfter{Context: context.Background()}
+			ctx.n.Store(int64(after%8) + 1)
+			rows, next, _, err := searchStrings(ctx, in, data, q, from, 1<<30)
+			got = append(got, rows...)
+			if err == nil {
+				if next != -1 {
+					t.Fatalf("no cancellation but next %d", next)
+				}
+				break
+			}
+			if next < from || next > len(data) {
+				t.Fatalf("resume offset %d outside [%d, %d]", next, from, len(data))
+			}
+			if next == from && len(rows) == 0 && round > len(data)+2 {
+				t.Fatalf("no progress at %d", from)
+			}
+			from = next
+		}
+		if len(got) != len(want) {
+			t.Fatalf("resumed search found %d matches, uninterrupted %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Offset != want[i].Offset || got[i].Text != want[i].Text || got[i].Encoding != want[i].Encoding {
+				t.Fatalf("match %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	})
 }

@@ -34,9 +34,9 @@ type Analyses interface {
 // the skeleton then delivers them as partial evidence.
 type rowFunc func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error)
 
-// invocation is one bin tool call as the skeleton runs it. A tool's run function
-// opens its inputs through open (or keep), fills data, and for a paged
-// tool sets rows through page.
+// invocation is one bin tool call as the skeleton runs it. A tool's run
+// function opens its inputs (binary, capture or keep), fills data and sets
+// its rows through page.
 type invocation struct {
 	env  Env
 	ctx  context.Context
@@ -61,8 +61,6 @@ type invocation struct {
 	// scanned is the byte range a scanning listing examined on this page
 	// ([from, to) file offsets), set by its row function.
 	scanned *Range
-	// single is the data of a tool that returns one result (no rows).
-	single any
 	// onFinish runs after the page was read (limitations the scan found).
 	onFinish func()
 	// preserving marks a re-run for preservation: no analysis is adopted.
@@ -78,9 +76,6 @@ type Range struct {
 
 // rawKey carries the caller's raw arguments into the typed handler.
 type rawKey struct{}
-
-// preservingKey marks a handler context of a preservation re-run.
-type preservingKey struct{}
 
 // define declares one bin tool: t with the bin toolset, read-only and
 // idempotent annotations, cursor paging when paged, and run as its handler
@@ -104,21 +99,10 @@ func define[A any](e Env, t tool.Tool, paged bool, run func(c *invocation, a A) 
 }
 
 // serve runs one call through the skeleton.
-func (e Env) serve(ctx context.Context, name string, raw json.RawMessage, run func(c *invocation) error) (res *contract.Result, err error) {
+func (e Env) serve(ctx context.Context, name string, raw json.RawMessage, run func(c *invocation) error) (_ *contract.Result, err error) {
 	c := &invocation{env: e, ctx: ctx, tool: name, raw: raw, res: contract.NewResult(Source, e.now(), nil), limit: DefaultLimit}
-	c.preserving, _ = ctx.Value(preservingKey{}).(bool)
 	defer c.close()
-	defer func() {
-		// A fault on a mapped page (the file shrank while it was read)
-		// is INPUT_CHANGED, not a crash; any other panic propagates to
-		// the registry, which logs it.
-		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); !ok {
-				panic(r)
-			}
-			res, err = nil, contract.Errorf(contract.CodeInputChanged, "the file changed (shrank) while it was read; retry when it is stable")
-		}
-	}()
+	defer mappedFault(&err)
 	if err := run(c); err != nil {
 		return nil, err
 	}
@@ -127,13 +111,21 @@ func (e Env) serve(ctx context.Context, name string, raw json.RawMessage, run fu
 	}
 	if !c.preserving && e.Analyses != nil {
 		id := e.Analyses.Adopt(name, c.publisher(run))
-		if c.data != nil {
-			c.data.AnalysisID = id
-		} else if m, ok := c.single.(map[string]any); ok {
-			m["analysis_id"] = id
-		}
+		c.data.AnalysisID = id
 	}
 	return c.res, nil
+}
+
+// mappedFault, deferred, turns a fault on a mapped page (the file shrank
+// while it was read) into INPUT_CHANGED in *err instead of a crash; any
+// other panic propagates (the registry logs it).
+func mappedFault(err *error) {
+	if r := recover(); r != nil {
+		if _, ok := r.(interface{ Addr() uintptr }); !ok {
+			panic(r)
+		}
+		*err = contract.Errorf(contract.CodeInputChanged, "the file changed (shrank) while it was read; retry when it is stable")
+	}
 }
 
 func (c *invocation) close() {
@@ -150,7 +142,7 @@ func (c *invocation) keep(name string, f *File) {
 	c.closers = append(c.closers, f.Close)
 }
 
-// limit records a limitation of the result: a warning that makes it
+// limitation records a limitation of the result: a warning that makes it
 // partial, kept by a preserved record.
 func (c *invocation) limitation(msg string) {
 	c.limits = append(c.limits, msg)
@@ -200,8 +192,7 @@ func cancelled(err error) bool {
 // finish pages the listing and fills the envelope.
 func (c *invocation) finish() error {
 	if c.rows == nil {
-		c.res.Data = c.single
-		return nil
+		return contract.Errorf(contract.CodeInternalError, "the tool set no rows")
 	}
 	p := c.env.pager(c.ctx, c.tool, c.raw, c.files...)
 	pos, err := p.resume(c.cursor)
@@ -216,7 +207,7 @@ func (c *invocation) finish() error {
 		}
 		stopped = true
 	}
-	n, byBytes := tool.FitRows(rows, c.limit, tool.RowBudget(c.ctx))
+	n, byBytes := tool.FitRows(rows, c.limit, c.rowBudget())
 	if n < len(rows) {
 		// Bytes ended the page: the next position is the one after the
 		// n rows kept, which the listing computes deterministically.
@@ -258,7 +249,7 @@ func (c *invocation) finish() error {
 		d.Coverage.Scanned = c.scanned
 	}
 	if next != nil {
-		tok, _ := p.next(*next)
+		tok := p.next(*next)
 		d.NextCursor = &tok
 		c.res.NextAction = tool.CursorPaging.NextCall(c.tool, c.raw, tok)
 	}
@@ -280,6 +271,28 @@ func (c *invocation) finish() error {
 	c.res.Coverage = d.Coverage
 	c.res.Data = d
 	return nil
+}
+
+// rowBudget is the byte budget of this page's rows: tool.RowBudget, less
+// what the rest of this result takes beyond the envelope reserve that
+// RowBudget keeps (a large summary, such as inspect_binary's), less the
+// next_action and warnings a page may add. It is at least 1.
+func (c *invocation) rowBudget() int {
+	b := tool.RowBudget(c.ctx)
+	d := paged{}
+	if c.data != nil {
+		d = *c.data
+	}
+	d.Rows = []json.RawMessage{}
+	res := *c.res
+	res.Data = &d
+	base, _ := json.Marshal(&res)
+	const reserve = 4 << 10 // RowBudget's envelope reserve
+	extra := len(base) + 2*len(c.raw) + 1024 - reserve
+	if extra > 0 {
+		b -= extra
+	}
+	return max(b, 1)
 }
 
 // publisher returns the preservation of this call for preserve_evidence:
@@ -317,7 +330,8 @@ func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.C
 	}
 	raw, _ := json.Marshal(args)
 	env, name := c.env, c.tool
-	return func(ctx context.Context, st *evidence.Store) (*evidence.Manifest, error) {
+	return func(ctx context.Context, st *evidence.Store) (_ *evidence.Manifest, err error) {
+		defer mappedFault(&err)
 		rc := &invocation{env: env, ctx: ctx, tool: name, raw: raw, res: contract.NewResult(Source, env.now(), nil), limit: DefaultLimit, preserving: true}
 		defer rc.close()
 		if err := run(rc); err != nil {
@@ -335,9 +349,6 @@ func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.C
 		complete := len(limits) == 0
 		rows := 0
 		switch {
-		case rc.rows == nil:
-			output["data"] = rc.single
-			rows = 1
 		case cancelledRows != nil:
 			output["rows"] = cancelledRows
 			output["scanned"] = scanned

@@ -144,7 +144,7 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 	var out []StringMatch
 	partly := 0
 	for n := 0; ; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
+		if n%cancelCheckEvery == 0 && ctx.Err() != nil {
 			return out, examined(scanners), partly, ctx.Err()
 		}
 		var best *stringScanner
@@ -176,6 +176,11 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 		out = append(out, *m)
 	}
 }
+
+// cancelCheckEvery is how many examined strings searchStrings scans
+// between polls of its context (a variable so tests can poll every
+// string).
+var cancelCheckEvery = 4096
 
 // examined is the offset before which the scanners have yielded every
 // string: the least start of a string peeked but not consumed, else the

@@ -52,7 +52,7 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		define(env, tool.Tool{
 			Name: "inspect_binary", Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report one local binary's header facts (format, class, machine, type, entry), dynamic facts (interpreter, needed, rpath/runpath, soname), build ids, Go build info, a DWARF summary, hardening verdicts each naming its basis, and counts of its lists. Lists are facets requested by name (sections, segments, imports, exports, libraries, members) and paged as rows with cursor. digests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. Required: path.",
+			Description: "Report one local binary's header facts (format, class, machine, type, entry), dynamic facts (interpreter, needed, rpath/runpath, soname), build ids, Go build info, a DWARF summary, hardening verdicts each naming its basis, and counts of its lists. Lists are facets requested by name (sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers) and paged as rows with cursor. digests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. Required: path.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -61,7 +61,7 @@ func Tools(env Env) []tool.Tool {
 					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
 					"arch": {"enum": ["x86_64", "arm64", "i386", "arm", "ppc", "ppc64"], "description": "slice of a universal Mach-O file (default: every slice)"},
 					"digests": {"type": "boolean", "default": false},
-					"facets": {"type": "array", "minItems": 1, "maxItems": 6, "uniqueItems": true, "items": {"enum": ["sections", "segments", "imports", "exports", "libraries", "members"]}, "description": "lists to return as rows, each row naming its facet"},
+					"facets": {"type": "array", "minItems": 1, "maxItems": 8, "uniqueItems": true, "items": {"enum": ["sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"]}, "description": "lists to return as rows, each row naming its facet"},
 					"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
 					"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
 				}
@@ -206,8 +206,8 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 }
 
 // next returns the cursor for pos.
-func (p *pager) next(pos evidence.Position) (string, error) {
-	return p.codec().Issue(p.tool, p.inputs, p.args, pos), nil
+func (p *pager) next(pos evidence.Position) string {
+	return p.codec().Issue(p.tool, p.inputs, p.args, pos)
 }
 
 func posState[T any](pos evidence.Position, v *T) error {

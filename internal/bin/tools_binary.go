@@ -61,7 +61,9 @@ type inspectArgs struct {
 
 // ListFacets are inspect_binary's list facets, in the order they are
 // named: each is returned as rows only when the call asks for it.
-var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members"}
+// go_deps are the Go build info's dependency modules, dwarf_producers the
+// DWARF compilation units' distinct producers: both grow with the program.
+var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"}
 
 // facetRows returns the rows of one list facet of in, each a JSON object
 // whose "facet" member names the facet (a library row is {facet, name}).
@@ -92,6 +94,18 @@ func facetRows(in *Inspection, facet string) []json.RawMessage {
 		for _, s := range in.Members {
 			items = append(items, s)
 		}
+	case "go_deps":
+		if in.GoBuildInfo != nil {
+			for _, s := range in.GoBuildInfo.Deps {
+				items = append(items, s)
+			}
+		}
+	case "dwarf_producers":
+		if in.Debug != nil {
+			for _, s := range in.Debug.Producers {
+				items = append(items, map[string]string{"producer": s})
+			}
+		}
 	}
 	out := make([]json.RawMessage, 0, len(items))
 	head := []byte(`{"facet":` + fmt.Sprintf("%q", facet))
@@ -115,13 +129,36 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if a.Digests {
 		id = f.Identity()
 	}
-	counts := map[string]int{"sections": len(in.Sections), "segments": len(in.Segments), "imports": len(in.Imports), "exports": len(in.Exports), "libraries": len(in.Libraries), "members": len(in.Members), "unresolved": len(in.Unresolved)}
+	counts := map[string]int{"unresolved": len(in.Unresolved)}
+	for _, k := range ListFacets {
+		counts[k] = len(facetRows(in, k))
+	}
 	// The summary is the inspection without its lists: they are facets.
-	b, _ := json.Marshal(in)
+	sum := *in
+	sum.Sections, sum.Segments, sum.Imports, sum.Exports, sum.Libraries, sum.Members = nil, nil, nil, nil, nil, nil
+	if in.GoBuildInfo != nil {
+		g := *in.GoBuildInfo
+		g.Deps = nil
+		sum.GoBuildInfo = &g
+	}
+	if in.Debug != nil {
+		d := *in.Debug
+		d.Producers = nil
+		sum.Debug = &d
+	}
+	b, _ := json.Marshal(&sum)
 	var summary map[string]json.RawMessage
 	_ = json.Unmarshal(b, &summary)
-	for _, k := range ListFacets {
+	for _, k := range []string{"sections", "segments", "imports", "exports", "libraries", "members"} {
 		delete(summary, k)
+	}
+	for _, k := range []string{"go_build_info", "debug_info"} {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(summary[k], &m) == nil && m != nil {
+			delete(m, "deps")
+			delete(m, "producers")
+			summary[k], _ = json.Marshal(m)
+		}
 	}
 	var rows []json.RawMessage
 	for _, fc := range a.Facets {

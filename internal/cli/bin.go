@@ -258,7 +258,7 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 	}
 	f.add(cmd, true)
 	cmd.Flags().BoolVar(&digests, "digests", false, "also compute the file's sha256 and each section's sha256 and entropy (reads the whole file)")
-	cmd.Flags().StringSliceVar(&facets, "facet", []string{"sections"}, "lists to print: sections, segments, imports, exports, libraries, members")
+	cmd.Flags().StringSliceVar(&facets, "facet", []string{"sections"}, "lists to print: sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers")
 	return cmd
 }
 
