@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -274,6 +275,28 @@ func TestCase2DOSHeaderRecognizedSeparately(t *testing.T) {
 				t.Errorf("unresolved %v, want some: %v", in.Unresolved, c.unresolved)
 			}
 		})
+	}
+	// file(1), run on the same bytes, tells a DOS, NE and PE executable
+	// apart the same way.
+	if _, err := exec.LookPath("file"); err == nil {
+		dir := t.TempDir()
+		for _, c := range []struct {
+			data []byte
+			want string
+		}{{dosExe, "MS-DOS executable"}, {ne, "MS-DOS executable, NE"}, {exe, "PE32+ executable"}, {exe[:lfanew+10], "PE"}} {
+			in, _ := Inspect(context.Background(), c.data)
+			out, err := exec.Command("file", "-b", writeFile(t, dir, "f", c.data)).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.TrimSpace(string(out))
+			if !strings.HasPrefix(got, c.want) {
+				t.Errorf("file(1) says %q, want %q (we say format %s, new_header %s)", got, c.want, in.Header.Format, in.Header.DOS.NewHeader)
+			}
+			if ours := in.Header.DOS.NewHeader; (strings.Contains(got, "PE")) != (ours == NewHeaderPE) || strings.Contains(got, ", NE") != (ours == NewHeaderNE) {
+				t.Errorf("file(1) %q and our new_header %s disagree", got, ours)
+			}
+		}
 	}
 	if _, err := Recognize([]byte("M")); contract.CodeOf(err) != contract.CodeUnsupportedFormat {
 		t.Errorf("one byte: %v, want UNSUPPORTED_FORMAT", err)
