@@ -378,3 +378,30 @@ func TestCase6ChecksBeforeTheFile(t *testing.T) {
 		t.Fatalf("no selection: %q, want every alternative named", e.Message)
 	}
 }
+
+// TestCase9DecodeFailureIdentifiesTheInput: a HAR that does not decode
+// still names the file bytes it read: size and sha256 (sha256sum agrees),
+// labelled as a digest of file bytes, with the format's own cause.
+func TestCase9DecodeFailureIdentifiesTheInput(t *testing.T) {
+	needTool(t, "sha256sum")
+	dir := t.TempDir()
+	p := writeFile(t, dir, "cut.har", []byte(`{"log":{"version":"1.2","entries":[{"request":`))
+	out, err := exec.Command("sha256sum", p).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(out))[0]
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"inspect_http_capture", map[string]any{"path": p}},
+		{"compare_http_captures", map[string]any{"left": map[string]any{"path": p}, "right": map[string]any{"path": p}}},
+	} {
+		e := callErr(t, c.tool, c.args)
+		in, _ := e.Details["input"].(map[string]any)
+		if e.Code != contract.CodeDecodeFailed || !strings.Contains(e.Message, "truncated") || in["sha256"] != want || in["size_bytes"] != "46" || in["digest_of"] != "file_bytes" {
+			t.Errorf("%s: %v %q input %v; want DECODE_FAILED naming the truncation with sha256 %s of 46 file bytes", c.tool, e.Code, e.Message, in, want)
+		}
+	}
+}

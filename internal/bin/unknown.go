@@ -3,6 +3,8 @@ package bin
 import (
 	"errors"
 	"fmt"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // unknownAnswer is the answer to a lookup (a symbol by name, a section by
@@ -74,4 +76,16 @@ func orUnknown(s string) string {
 		return FacetUnresolved
 	}
 	return s
+}
+
+// withInputIdentity adds the identity of the input file f (named by the
+// argument field) to a DECODE_FAILED error: the read completed, so the
+// bytes are identified even though they did not decode. details.input is
+// {field, size_bytes, sha256, digest_of: "file_bytes"}. Other errors are
+// returned as they are.
+func withInputIdentity(err error, f *File, field string) error {
+	if err == nil || contract.CodeOf(err) != contract.CodeDecodeFailed {
+		return err
+	}
+	return contract.AsError(err).WithDetail("input", map[string]any{"field": field, "size_bytes": decU(uint64(len(f.Data))), "sha256": f.SHA256(), "digest_of": "file_bytes"})
 }
