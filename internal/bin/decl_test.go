@@ -577,3 +577,64 @@ func FuzzSearchStringsResume(f *testing.F) {
 		}
 	})
 }
+
+// TestCancelledAtEveryPoll (issue 23 acceptance, the cancelled column):
+// every bin tool, its context ending after each of its first polls,
+// either fails with CANCELLED or returns a result that is the
+// uncancelled one (same status and rows) or partial evidence naming the
+// cancellation; never a shortened result presented as the whole, never
+// another error code.
+func TestCancelledAtEveryPoll(t *testing.T) {
+	buildCorpus(t)
+	har := writeHAR(t, 5)
+	side := map[string]any{"path": har}
+	bin := corpus["go-linux-amd64"]
+	r := registry(t, "")
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"inspect_binary", map[string]any{"path": bin, "facets": []string{"sections", "go_deps"}}},
+		{"list_symbols", map[string]any{"path": bin, "name_contains": "main."}},
+		{"search_strings", map[string]any{"path": bin, "regex": "^runtime\\.[a-z]+$", "limit": 1000}},
+		{"disassemble", map[string]any{"path": bin, "symbol": "main.main"}},
+		{"compare_binaries", map[string]any{"left": bin, "right": corpus["go-linux-amd64-changed"], "kinds": []string{"section"}}},
+		{"inspect_http_capture", map[string]any{"path": har}},
+		{"compare_http_captures", map[string]any{"left": side, "right": side}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			raw, _ := json.Marshal(c.args)
+			full, err := r.Call(context.Background(), c.name, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows, _ := json.Marshal(full.Data.(*paged).Rows)
+			partials := 0
+			for n := int64(0); n < 40; n++ {
+				ctx := &cancelAfter{Context: context.Background()}
+				ctx.n.Store(n)
+				res, err := r.Call(ctx, c.name, raw)
+				if err != nil {
+					if code := contract.CodeOf(err); code != contract.CodeCancelled {
+						t.Fatalf("cancelled after %d polls: %v", n, err)
+					}
+					continue
+				}
+				d := res.Data.(*paged)
+				got, _ := json.Marshal(d.Rows)
+				switch {
+				case d.Coverage.Cancelled:
+					partials++
+					if res.Status != contract.StatusPartial || d.Coverage.Scanned == nil || res.NextAction == nil {
+						t.Fatalf("cancelled after %d polls: status %s scanned %v next %v", n, res.Status, d.Coverage.Scanned, res.NextAction)
+					}
+				case res.Status != full.Status || string(got) != string(wantRows):
+					t.Fatalf("cancelled after %d polls: status %s and %d bytes of rows, uncancelled %s and %d", n, res.Status, len(got), full.Status, len(wantRows))
+				}
+			}
+			if c.name == "search_strings" && partials == 0 {
+				t.Error("no cancellation fell mid-scan: the test does not exercise partial evidence")
+			}
+		})
+	}
+}

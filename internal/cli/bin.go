@@ -130,7 +130,9 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 		pres, perr := rt.Registry.Call(context.WithoutCancel(ctx), "preserve_evidence", praw)
 		if perr != nil {
 			ce := contract.AsError(perr)
-			res.Warn(fmt.Sprintf("the result was not preserved (%s: %s); it is complete as printed", ce.Code, ce.Message))
+			// The analysis is as complete as it was: only the record
+			// is missing, so the status stays.
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the result was not preserved (%s: %s); the result is printed in full", ce.Code, ce.Message))
 		} else {
 			pd, _ := pres.Data.(map[string]any)
 			data["evidence"] = map[string]any{"evidence_id": pd["evidence_id"], "manifest": pd["manifest"]}

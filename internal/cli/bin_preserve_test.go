@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -120,5 +121,44 @@ func TestBinStringsCancelledPrintsPartial(t *testing.T) {
 	}
 	if code != 130 || env.Status != "partial" || !env.Data.Coverage.Cancelled || env.Data.Coverage.Scanned == nil || len(env.Data.Rows) == 0 || !strings.Contains(strings.Join(env.Warnings, " "), "cancelled") {
 		t.Fatalf("exit %d status %s coverage %+v rows %d warnings %v", code, env.Status, env.Data.Coverage, len(env.Data.Rows), env.Warnings)
+	}
+}
+
+// TestBinPreserveWriteFailureKeepsResult (issue 23 case 4): when the
+// store opens but the record cannot be written (a 1 MiB file system, a
+// 3 MB input), the computed result is still printed, with the write
+// failure as a warning.
+func TestBinPreserveWriteFailureKeepsResult(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a size-limited tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	t.Setenv("INQUEST_DATA_DIR", filepath.Join(dir, "store"))
+	var b strings.Builder
+	for i := range 300_000 {
+		fmt.Fprintf(&b, "s%07d\n", i)
+	}
+	p := filepath.Join(t.TempDir(), "big.txt")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCLI(t, "bin", "strings", "--json", "--encoding", "ascii", "--regex", "99999$", "--preserve", p)
+	var env struct {
+		Status   string   `json:"status"`
+		Warnings []string `json:"warnings"`
+		Data     struct {
+			Rows     []map[string]any `json:"rows"`
+			Evidence any              `json:"evidence"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if code != 0 || env.Status != "complete" || len(env.Data.Rows) != 3 || env.Data.Evidence != nil || !strings.Contains(strings.Join(env.Warnings, " "), "was not preserved") {
+		t.Fatalf("exit %d status %s rows %d evidence %v warnings %v", code, env.Status, len(env.Data.Rows), env.Data.Evidence, env.Warnings)
 	}
 }
