@@ -105,7 +105,7 @@ func Diagnose(b []byte) *Problem {
 		return p
 	}
 	if len(bytes.TrimLeft(b, " \t\r\n")) == 0 {
-		return &Problem{Kind: KindEmpty, Found: fmt.Sprintf("%d bytes", len(b)+int(skip)), Recovery: "nothing to read"}
+		return &Problem{Kind: KindEmpty, Found: fmt.Sprintf("%d bytes", len(b)+int(skip)), Recovery: "there is nothing to read; produce the file again"}
 	}
 	if json.Valid(b) {
 		return nil
@@ -125,16 +125,18 @@ func FromError(err error, text []byte, skip int64) *Problem {
 	case err == nil:
 		return nil
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &Problem{Kind: KindTruncated, Offset: skip + int64(len(text))}
+		return &Problem{Kind: KindTruncated, Offset: skip + int64(len(text)), Recovery: recoverTruncated}
 	case errors.As(err, &se):
 		if se.Offset >= int64(len(bytes.TrimRight(text, " \t\r\n"))) && se.Error() == "unexpected end of JSON input" {
-			return &Problem{Kind: KindTruncated, Offset: skip + int64(len(text))}
+			return &Problem{Kind: KindTruncated, Offset: skip + int64(len(text)), Recovery: recoverTruncated}
 		}
 		found := se.Error()
-		return &Problem{Kind: KindMalformed, Offset: skip + se.Offset, Found: found}
+		return &Problem{Kind: KindMalformed, Offset: skip + se.Offset, Found: found, Recovery: "the text is not JSON at that byte; correct it or produce the file again"}
 	}
 	return nil
 }
+
+const recoverTruncated = "it was cut short (an interrupted write, copy or download); produce or copy it again in full"
 
 // Sniff peeks at the start of a buffered stream: it discards a UTF-8
 // byte-order mark (bom true) and returns a Problem for empty, UTF-16 or
@@ -155,7 +157,7 @@ func Sniff(r *bufio.Reader) (bom bool, p *Problem) {
 		if bom {
 			n = 3
 		}
-		return bom, &Problem{Kind: KindEmpty, Found: fmt.Sprintf("%d bytes", n), Recovery: "nothing to read"}
+		return bom, &Problem{Kind: KindEmpty, Found: fmt.Sprintf("%d bytes", n), Recovery: "there is nothing to read; produce the file again"}
 	}
 	return bom, nil
 }

@@ -50,6 +50,9 @@ func TestDiagnose(t *testing.T) {
 			if p == nil || p.Kind != c.kind || p.Offset != c.offset {
 				t.Fatalf("got %+v, want kind %s offset %d", p, c.kind, c.offset)
 			}
+			if p.Recovery == "" {
+				t.Errorf("%s: no recovery", c.kind)
+			}
 			if msg := p.Message("the file"); !strings.Contains(msg, c.says) || !strings.HasPrefix(msg, "the file ") {
 				t.Errorf("message %q does not say %q", msg, c.says)
 			}

@@ -706,7 +706,7 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 			return ge
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return decodeFail("the JSON document is truncated: it ends at byte %d inside a JSON value", lead+dec.InputOffset()).WithDetail("problem", jsontext.KindTruncated)
+			return decodeFail("the JSON document is truncated: it ends at byte %d inside a JSON value; it was cut short, so produce or copy it again in full", lead+dec.InputOffset()).WithDetail("problem", jsontext.KindTruncated)
 		}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
