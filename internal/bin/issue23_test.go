@@ -298,6 +298,14 @@ func TestCase2DOSHeaderRecognizedSeparately(t *testing.T) {
 			}
 		}
 	}
+	// A DOS executable has no sections: naming one is the caller's
+	// mistake; a cut MZ header leaves it unknown.
+	dir := t.TempDir()
+	if e := callErr(t, "search_strings", map[string]any{"path": writeFile(t, dir, "dos", dosExe), "section": ".text"}); e.Code != contract.CodeInvalidArgument {
+		t.Errorf("section of a DOS executable: %v", e.Code)
+	}
+	m := mustCall(t, registry(t, ""), "search_strings", map[string]any{"path": writeFile(t, dir, "mz10", exe[:10]), "section": ".text"})
+	wantUnknown(t, "section of a cut MZ file", m)
 	if _, err := Recognize([]byte("M")); contract.CodeOf(err) != contract.CodeUnsupportedFormat {
 		t.Errorf("one byte: %v, want UNSUPPORTED_FORMAT", err)
 	}

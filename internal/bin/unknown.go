@@ -47,9 +47,10 @@ func (u *unknownAnswer) answer(c *invocation, f *File) {
 // was not read completely (a name missing from it is then unknown), or nil.
 func sectionsUnknown(in *Inspection, field, what string) *unknownAnswer {
 	st := in.Facets["sections"]
-	if st.State == FacetComplete || st.State == FacetPartial && in.Admitted {
+	if st.State == FacetComplete || st.State == FacetNotApplicable || st.State == FacetPartial && in.Admitted {
 		// Partial ELF/PE sections have every header and name; only some
-		// contents are missing.
+		// contents are missing. A format without sections (a DOS
+		// executable) has decided there are none.
 		return nil
 	}
 	reason := fmt.Sprintf("the section table is %s", orUnknown(st.State))
