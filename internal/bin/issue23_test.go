@@ -382,7 +382,7 @@ func TestCase6ChecksBeforeTheFile(t *testing.T) {
 		t.Fatalf("end without start: %v %s %q", e.Code, e.Field, e.Message)
 	}
 	e = callErr(t, "disassemble", map[string]any{"path": missing})
-	if !strings.Contains(e.Message, "symbol, start, section") {
+	if !strings.Contains(e.Message, "symbol, start or section") {
 		t.Fatalf("no selection: %q, want every alternative named", e.Message)
 	}
 }

@@ -37,22 +37,31 @@ func (e *entry) validate(args json.RawMessage) error {
 	}
 	l := leaf(ve)
 	if alt := requiredAlternatives(ve); alt != nil {
-		if r, ok := l.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 && containsString(alt.names, r.Missing[0]) {
+		if r, ok := l.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 && containsString(alt.names(), r.Missing[0]) {
 			return e.alternatives(alt)
 		}
 	}
 	return e.project(l)
 }
 
-// altGroup is an anyOf/oneOf whose every branch only requires a member:
-// the caller must give one of names.
+// altGroup is an anyOf/oneOf whose every branch only requires members:
+// the caller must give every member of one of alts.
 type altGroup struct {
-	v     *jsonschema.ValidationError
-	names []string
+	v    *jsonschema.ValidationError
+	alts [][]string
+}
+
+// names returns every member the alternatives name.
+func (a *altGroup) names() []string {
+	var out []string
+	for _, alt := range a.alts {
+		out = append(out, alt...)
+	}
+	return out
 }
 
 // requiredAlternatives finds an anyOf/oneOf failure in ve whose branches
-// each failed only for a missing member ({"anyOf":[{"required":["a"]},
+// each failed only for missing members ({"anyOf":[{"required":["a"]},
 // {"required":["b"]}]}), or nil.
 func requiredAlternatives(ve *jsonschema.ValidationError) *altGroup {
 	var found *altGroup
@@ -63,7 +72,7 @@ func requiredAlternatives(ve *jsonschema.ValidationError) *altGroup {
 		}
 		switch v.ErrorKind.(type) {
 		case *kind.AnyOf, *kind.OneOf:
-			var names []string
+			var alts [][]string
 			for _, c := range v.Causes {
 				r := c
 				for len(r.Causes) == 1 {
@@ -71,13 +80,13 @@ func requiredAlternatives(ve *jsonschema.ValidationError) *altGroup {
 				}
 				req, ok := r.ErrorKind.(*kind.Required)
 				if !ok || len(r.Causes) > 0 || len(req.Missing) == 0 {
-					names = nil
+					alts = nil
 					break
 				}
-				names = append(names, req.Missing...)
+				alts = append(alts, req.Missing)
 			}
-			if len(names) > 1 {
-				found = &altGroup{v: v, names: names}
+			if len(alts) > 1 {
+				found = &altGroup{v: v, alts: alts}
 				return
 			}
 		}
@@ -91,7 +100,8 @@ func requiredAlternatives(ve *jsonschema.ValidationError) *altGroup {
 
 // alternatives is the INVALID_ARGUMENT error for a missing choice among
 // required alternatives: it names every alternative, in the message and
-// as expected.one_of_required, at the object that lacks them.
+// as expected.one_of_required (a list of alternatives, each the members
+// it needs), at the object that lacks them.
 func (e *entry) alternatives(a *altGroup) *contract.Error {
 	field := pointer(a.v.InstanceLocation)
 	schemaPtr := ""
@@ -102,12 +112,16 @@ func (e *entry) alternatives(a *altGroup) *contract.Error {
 	if field != "" {
 		at = field
 	}
+	words := make([]string, len(a.alts))
+	for i, alt := range a.alts {
+		words[i] = strings.Join(alt, " and ")
+	}
 	return &contract.Error{
 		Code:       contract.CodeInvalidArgument,
-		Message:    "one of these arguments is required: " + strings.Join(a.names, ", ") + " (at " + at + ")",
+		Message:    "one of these is required: " + strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1] + " (at " + at + ")",
 		Field:      field,
 		Constraint: schemaPtr + pointer(a.v.ErrorKind.KeywordPath()),
-		Expected:   map[string]any{"one_of_required": a.names},
+		Expected:   map[string]any{"one_of_required": a.alts},
 	}
 }
 
