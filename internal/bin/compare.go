@@ -3,7 +3,9 @@ package bin
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Comparison verdicts (seed 004 "Comparison fact" table).
@@ -344,5 +346,30 @@ func compareImports(l, r compareSide) []Delta {
 		}
 		out = append(out, d)
 	}
+	return out
+}
+
+// inventoryKinds maps an inventory named in compare_binaries'
+// coverage.upstream ("left.sections" ends in "sections") to the delta
+// kinds it decides: symbol content is read through the section bytes.
+var inventoryKinds = map[string][]string{"sections": {KindSection, KindSymbol}, "symbols": {KindSymbol}, "imports": {KindImport}}
+
+// selectionLimits returns, sorted, the upstream inventories (keys of
+// upstream) that decide a kind the selection includes (every kind when
+// kinds is empty). A partial inventory that decides no selected kind
+// leaves the selection complete: that the parent inventory is partial and
+// that this selection is complete are separate facts.
+func selectionLimits(upstream map[string]string, kinds []string) []string {
+	var out []string
+	for k := range upstream {
+		inv := k[strings.LastIndexByte(k, '.')+1:]
+		for _, kind := range inventoryKinds[inv] {
+			if len(kinds) == 0 || slices.Contains(kinds, kind) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }

@@ -282,11 +282,16 @@ type codeRange struct {
 	section string
 	sect    int // index into the inspection's Sections
 	symbol  string
+	// limit says how the requested range was cut to the section's
+	// bytes ("" when it was not).
+	limit string
 }
 
 // resolveSymbol finds the defined symbol named name with an extent and
 // returns its bytes. It fails with INVALID_ARGUMENT (field /symbol) when no
-// such symbol exists or the name is ambiguous.
+// such symbol exists in completely read symbol tables or the name is
+// ambiguous, and with an unknownAnswer when the tables or the symbol's
+// bytes are unresolved.
 func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, error) {
 	var found []Symbol
 	for _, s := range ss.syms {
@@ -303,6 +308,12 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 		}
 	}
 	if len(found) == 0 {
+		if len(ss.unresolved) > 0 {
+			return nil, &unknownAnswer{Field: "/symbol", Reason: fmt.Sprintf("%d symbol table(s) could not be read (%s: %s): whether a symbol named %q exists is unknown", len(ss.unresolved), ss.unresolved[0].Structure, ss.unresolved[0].Reason, name), Unresolved: ss.unresolved}
+		}
+		if u := sectionsUnknown(in, "/symbol", "a symbol table naming "+strconv.Quote(name)); u != nil {
+			return nil, u
+		}
 		e := contract.Errorf(contract.CodeInvalidArgument, "no defined symbol with that name and a known size in the binary's symbol tables; list_symbols shows the names")
 		e.Field = "/symbol"
 		return nil, e
@@ -313,6 +324,9 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 		return nil, e
 	}
 	s := found[0]
+	if s.sect >= 0 && s.sect < len(in.Sections) && in.Sections[s.sect].Content == "unresolved" {
+		return nil, contentsUnknown(in, &in.Sections[s.sect], "/symbol")
+	}
 	// The symbol's own section holds its bytes (in a relocatable object
 	// every section starts at address 0, so the address alone is
 	// ambiguous).
@@ -388,6 +402,9 @@ func resolveSection(in *Inspection, name string, start, end uint64, hasStart boo
 		field = "/start"
 	}
 	if sec == nil {
+		if u := sectionsUnknown(in, field, "a section named "+strconv.Quote(name)); u != nil {
+			return nil, u
+		}
 		e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name; inspect_binary lists the sections")
 		if name == "" {
 			e = contract.Errorf(contract.CodeInvalidArgument, "a relocatable object's addresses are relative to each section and it has no .text section: name the section")
@@ -399,6 +416,9 @@ func resolveSection(in *Inspection, name string, start, end uint64, hasStart boo
 		e := contract.Errorf(contract.CodeInvalidArgument, "%d sections share that name; disassemble by symbol instead", matches)
 		e.Field = field
 		return nil, e
+	}
+	if sec.Content == "unresolved" {
+		return nil, contentsUnknown(in, sec, field)
 	}
 	if sec.Content != "file_bytes" {
 		e := contract.Errorf(contract.CodeInvalidArgument, "the section has no file bytes (content %s)", sec.Content)
@@ -418,14 +438,21 @@ func resolveSection(in *Inspection, name string, start, end uint64, hasStart boo
 		e.Field = "/start"
 		return nil, e
 	}
+	limit := ""
+	if end > a+n {
+		limit = fmt.Sprintf("end %s is beyond section %s, which ends at %s: the range was cut at the section end", hexU(end), sec.Name, hexU(a+n))
+	}
 	if end == 0 || end > a+n {
 		end = a + n
 	}
-	return &codeRange{base: start, code: sec.data[start-a : end-a], section: sec.Name, sect: idx}, nil
+	return &codeRange{base: start, code: sec.data[start-a : end-a], section: sec.Name, sect: idx, limit: limit}, nil
 }
 
 // resolveRange returns the file bytes backing [start, end) when they lie in
-// one section with file bytes; end is clipped to the section end.
+// one section with file bytes; end is clipped to the section end (and
+// codeRange.limit says so). An address in a section whose bytes are past
+// the end of the file, or outside every section of a partly read section
+// table, is an unknownAnswer.
 func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRange, error) {
 	for i, s := range in.Sections {
 		if s.Content != "file_bytes" {
@@ -437,11 +464,26 @@ func resolveRange(in *Inspection, start, end uint64, fieldName string) (*codeRan
 		}
 		n := uint64(len(s.data))
 		if start >= a && start < a+n {
+			limit := ""
+			if end > a+n {
+				limit = fmt.Sprintf("end %s is beyond section %s, which ends at %s: the range was cut at the section end", hexU(end), s.Name, hexU(a+n))
+			}
 			if end > a+n || end <= start {
 				end = a + n
 			}
-			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name, sect: i}, nil
+			return &codeRange{base: start, code: s.data[start-a : end-a], section: s.Name, sect: i, limit: limit}, nil
 		}
+	}
+	for i := range in.Sections {
+		s := &in.Sections[i]
+		a, err1 := parseHex(s.Address)
+		n, err2 := parseDec(s.Size)
+		if s.Content == "unresolved" && err1 == nil && err2 == nil && a != 0 && start >= a && start-a < n {
+			return nil, contentsUnknown(in, s, fieldName)
+		}
+	}
+	if u := sectionsUnknown(in, fieldName, "a section holding that address"); u != nil {
+		return nil, u
 	}
 	e := contract.Errorf(contract.CodeInvalidArgument, "the address is not inside any section with file bytes")
 	e.Field = fieldName

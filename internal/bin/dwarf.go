@@ -83,11 +83,19 @@ func hasDebugSections(in *Inspection) bool {
 
 // inspectDWARF fills in.Debug and the debug_info facet.
 func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
-	if !in.Admitted || in.Header.Format == FormatMachOFat {
+	if _, decided := in.Facets["debug_info"]; decided || in.Header.Format == FormatMachOFat {
+		return
+	}
+	if !in.Admitted {
+		in.facet("debug_info", FacetUnresolved, "the section table was not admitted: the DWARF sections are not located")
 		return
 	}
 	di := &DebugInfo{Producers: []string{}, Languages: []string{}}
 	in.Debug = di
+	if st := in.Facets["sections"].State; st == FacetUnresolved || st == "" {
+		in.facet("debug_info", FacetUnresolved, "the section table is unresolved: the DWARF sections are not located")
+		return
+	}
 	if !hasDebugSections(in) {
 		in.facet("debug_info", FacetComplete, "no DWARF sections")
 		return

@@ -21,8 +21,12 @@ import (
 
 // Format names reported in Header.Format.
 const (
-	FormatELF      = "elf"
-	FormatPE       = "pe"
+	FormatELF = "elf"
+	FormatPE  = "pe"
+	// FormatDOS is an MZ file whose PE signature is absent (a DOS, NE, LE
+	// or LX executable) or unresolved (the DOS header or e_lfanew's target
+	// is cut off): Header.DOS says which.
+	FormatDOS      = "dos"
 	FormatMachO    = "macho"
 	FormatMachOFat = "macho_fat"
 )
@@ -69,6 +73,8 @@ type Header struct {
 	Entry       string `json:"entry,omitempty"`
 	EntrySource string `json:"entry_source,omitempty"`
 	Flags       *Field `json:"flags,omitempty"`
+	// DOS is the MZ header of a PE or DOS executable.
+	DOS *DOSHeader `json:"dos,omitempty"`
 }
 
 // Section is one section: identity, placement, and a digest and entropy of
@@ -326,12 +332,15 @@ func (in *Inspection) Complete() bool {
 // returns the format name, or an UNSUPPORTED_FORMAT *contract.Error naming
 // the accepted formats.
 func Recognize(data []byte) (string, error) {
+	if len(data) >= 2 && data[0] == 'M' && data[1] == 'Z' {
+		// The MZ family: inspectPE reads on to tell a PE image from a
+		// DOS executable (FormatDOS).
+		return FormatPE, nil
+	}
 	if len(data) >= 4 {
 		switch {
 		case bytes.Equal(data[:4], []byte("\x7fELF")):
 			return FormatELF, nil
-		case data[0] == 'M' && data[1] == 'Z':
-			return FormatPE, nil
 		case isCOFFObject(data):
 			return FormatPE, nil
 		}
@@ -349,7 +358,7 @@ func Recognize(data []byte) (string, error) {
 		}
 	}
 	return "", contract.Errorf(contract.CodeUnsupportedFormat, "the file is not a recognized ELF, PE or Mach-O binary (no known magic number)").
-		WithDetail("accepted_formats", []string{FormatELF, FormatPE, FormatMachO, FormatMachOFat})
+		WithDetail("accepted_formats", []string{FormatELF, FormatPE, FormatDOS, FormatMachO, FormatMachOFat})
 }
 
 // Inspect recognizes and admits data and returns every fact it can
@@ -402,7 +411,16 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 	}
 	for _, n := range facetNames {
 		if _, ok := in.Facets[n]; !ok {
-			in.facet(n, FacetNotApplicable, "")
+			switch {
+			case n == "debug_info" && !dwarf:
+				// Not requested: no claim either way.
+			case format == FormatMachOFat && n != "header":
+				in.facet(n, FacetNotApplicable, "a universal file's facts are per member (members[].inspection)")
+			default:
+				// A reader that did not decide a facet did not read the
+				// bytes that decide it: unknown, never not_applicable.
+				in.facet(n, FacetUnresolved, "the structures that decide this facet were not read")
+			}
 		}
 	}
 	return in, nil
@@ -544,8 +562,36 @@ func sliceAt(data []byte, off, size uint64) ([]byte, bool) {
 func hexU(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 func decU(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// goBuildInfo reads Go build info with debug/buildinfo; absent info is
-// recorded as a complete facet with nothing to report.
+// goMarkerSections are the sections only the Go linker writes: the build
+// info blob's own section and the pc-line table.
+var goMarkerSections = map[string]bool{".go.buildinfo": true, "__go_buildinfo": true, ".gopclntab": true, "__gopclntab": true, ".note.go.buildid": true}
+
+// goMarker names the structure that marks data as a Go binary (a Go-only
+// section, or the Go build id note), or "".
+func goMarker(in *Inspection) string {
+	for _, s := range in.Sections {
+		if goMarkerSections[s.Name] {
+			return "section " + s.Name
+		}
+	}
+	if in.BuildID != nil && in.BuildID.Go != "" {
+		return "the Go build id note"
+	}
+	// Where there is no note (PE), the Go linker puts its build id at the
+	// start of the text section.
+	for _, s := range in.Sections {
+		if (s.Name == ".text" || s.Name == "__text") && bytes.Contains(s.data[:min(len(s.data), 4096)], []byte("\xff Go build ID: \"")) {
+			return "the Go build id at the start of " + s.Name
+		}
+	}
+	return ""
+}
+
+// goBuildInfo reads Go build info with debug/buildinfo. The facet is
+// complete with no build info only when the section table was read
+// completely and no Go marker (goMarker) is present; a Go-marked file
+// whose blob does not read, or a file whose sections are partly
+// unresolved, leaves the facet unresolved: the build info is unknown.
 func goBuildInfo(in *Inspection, data []byte) {
 	var bi *debug.BuildInfo
 	var err error
@@ -554,10 +600,19 @@ func goBuildInfo(in *Inspection, data []byte) {
 		return
 	}
 	if err != nil {
-		// debug/buildinfo reports "not a Go executable" for binaries without
-		// the build info blob; other failures are unresolved structure, but
-		// both come back as plain errors, so the facet says what is known.
-		in.facet("go_build_info", FacetComplete, "no readable Go build info blob (not a Go binary, or the blob is outside the readable data)")
+		// debug/buildinfo says "not a Go executable" both when there is no
+		// blob and when its magic is damaged or its bytes are missing, so
+		// absence is decided from the section table, not from its error.
+		if m := goMarker(in); m != "" {
+			in.unresolved("Go build info", 0, 0, "the file carries "+m+" (written only by the Go linker) but debug/buildinfo found no readable build info blob: "+err.Error())
+			in.facet("go_build_info", FacetUnresolved, "a Go binary ("+m+") whose build info blob is damaged or outside the readable data")
+			return
+		}
+		if st := in.Facets["sections"].State; st != FacetComplete {
+			in.facet("go_build_info", FacetUnresolved, "no readable Go build info blob, and the sections are "+st+": whether the file is a Go binary is unknown")
+			return
+		}
+		in.facet("go_build_info", FacetComplete, "no Go build info blob and no Go linker sections: not a Go binary")
 		return
 	}
 	g := &GoBuildInfo{GoVersion: bi.GoVersion, Path: bi.Path, Deps: []GoModule{}, Settings: []GoSetting{}}

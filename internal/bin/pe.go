@@ -32,22 +32,22 @@ type peHeader struct {
 
 func readPEHeader(in *Inspection, data []byte) (*peHeader, bool) {
 	le := binary.LittleEndian
-	if len(data) < 0x40 {
-		in.unresolved("DOS header", 0, 0x40, "the file ends inside the DOS header")
-		return nil, false
-	}
-	if data[0] != 'M' || data[1] != 'Z' {
+	if len(data) < 2 || data[0] != 'M' || data[1] != 'Z' {
+		if len(data) < 20 {
+			in.unresolved("COFF file header", 0, 20, "the file ends inside the COFF file header")
+			return nil, false
+		}
 		return readCOFFObjectHeader(in, data)
 	}
-	h := &peHeader{lfanew: uint64(le.Uint32(data[0x3c:]))}
+	lfanew, ok := readDOSHeader(in, data)
+	if !ok {
+		return nil, false
+	}
+	h := &peHeader{lfanew: lfanew}
 	h.coffOff = h.lfanew + 4
 	b, ok := sliceAt(data, h.lfanew, 24)
 	if !ok {
-		in.unresolved("PE signature and COFF header", h.lfanew, 24, "e_lfanew points past the end of the file")
-		return nil, false
-	}
-	if !bytes.Equal(b[:4], []byte("PE\x00\x00")) {
-		in.unresolved("PE signature", h.lfanew, 4, "no PE\\0\\0 signature at e_lfanew: a DOS (MZ) executable or unresolved structure")
+		in.unresolved("COFF file header", h.lfanew+4, 20, fmt.Sprintf("the file (%d bytes) ends inside the COFF file header after the PE signature", len(data)))
 		return nil, false
 	}
 	h.machine, h.nsections, h.chars = le.Uint16(b[4:]), le.Uint16(b[6:]), le.Uint16(b[22:])
@@ -101,6 +101,87 @@ func readPEHeader(in *Inspection, data []byte) (*peHeader, bool) {
 		h.dirs = append(h.dirs, pe.DataDirectory{VirtualAddress: le.Uint32(ob[o:]), Size: le.Uint32(ob[o+4:])})
 	}
 	return h, true
+}
+
+// DOS header new_header values: what the bytes at e_lfanew establish.
+const (
+	// NewHeaderPE: the "PE\0\0" signature (a PE image).
+	NewHeaderPE = "pe"
+	// NewHeaderNE, NewHeaderLE, NewHeaderLX: a 16-bit Windows/OS2 or
+	// virtual-device executable header; no PE structures follow.
+	NewHeaderNE = "ne"
+	NewHeaderLE = "le"
+	NewHeaderLX = "lx"
+	// NewHeaderAbsent: the bytes at e_lfanew were read and carry no known
+	// signature: a plain DOS executable.
+	NewHeaderAbsent = "absent"
+	// NewHeaderUnresolved: the DOS header or the bytes at e_lfanew lie
+	// past the end of the file: whether a PE image follows is unknown.
+	NewHeaderUnresolved = "unresolved"
+)
+
+// DOSHeader is the MS-DOS (MZ) header (IMAGE_DOS_HEADER) at offset 0 of a
+// DOS or PE executable: the fields that fit in the file, and what lies at
+// e_lfanew (NewHeader, one of the NewHeader* values; NewHeaderReason says
+// why when it is not "pe").
+type DOSHeader struct {
+	Fields          []*Field `json:"fields"`
+	Lfanew          string   `json:"e_lfanew,omitempty"`
+	NewHeader       string   `json:"new_header"`
+	NewHeaderReason string   `json:"new_header_reason,omitempty"`
+}
+
+// dosFields are IMAGE_DOS_HEADER's 16-bit fields before e_res, by offset.
+var dosFields = []string{"e_magic", "e_cblp", "e_cp", "e_crlc", "e_cparhdr", "e_minalloc", "e_maxalloc", "e_ss", "e_sp", "e_csum", "e_ip", "e_cs", "e_lfarlc", "e_ovno"}
+
+// readDOSHeader reads the MZ header of data (which starts with "MZ") into
+// in.Header.DOS and sets in.Header.Format to FormatDOS until the PE
+// signature at e_lfanew is read (then FormatPE). It returns e_lfanew and
+// true only when that signature is "PE\0\0"; otherwise the reason is in
+// DOS.NewHeader and, when bytes are missing, in in.Unresolved.
+func readDOSHeader(in *Inspection, data []byte) (uint64, bool) {
+	le := binary.LittleEndian
+	in.Header.Format = FormatDOS
+	in.Header.Endianness = "little"
+	d := &DOSHeader{Fields: []*Field{}, NewHeader: NewHeaderUnresolved}
+	in.Header.DOS = d
+	for i, n := range dosFields {
+		if 2*i+2 > len(data) {
+			break
+		}
+		d.Fields = append(d.Fields, field(uint64(le.Uint16(data[2*i:])), n, "IMAGE_DOS_HEADER."+n))
+	}
+	if len(data) < 0x40 {
+		d.NewHeaderReason = fmt.Sprintf("the file (%d bytes) ends inside the 64-byte DOS header: e_lfanew is not read, so whether a PE header follows is unknown", len(data))
+		in.unresolved("DOS header", 0, 0x40, d.NewHeaderReason)
+		return 0, false
+	}
+	lfanew := uint64(le.Uint32(data[0x3c:]))
+	d.Lfanew = hexU(lfanew)
+	sig, ok := sliceAt(data, lfanew, 4)
+	if !ok {
+		d.NewHeaderReason = fmt.Sprintf("e_lfanew (%d) points past the end of the file (%d bytes): whether a PE header follows is unknown", lfanew, len(data))
+		in.unresolved("PE signature", lfanew, 4, d.NewHeaderReason)
+		return 0, false
+	}
+	switch {
+	case bytes.Equal(sig, []byte("PE\x00\x00")):
+		d.NewHeader = NewHeaderPE
+		in.Header.Format = FormatPE
+		return lfanew, true
+	case bytes.HasPrefix(sig, []byte("NE")):
+		d.NewHeader = NewHeaderNE
+	case bytes.HasPrefix(sig, []byte("LE")):
+		d.NewHeader = NewHeaderLE
+	case bytes.HasPrefix(sig, []byte("LX")):
+		d.NewHeader = NewHeaderLX
+	default:
+		d.NewHeader = NewHeaderAbsent
+		d.NewHeaderReason = fmt.Sprintf("no PE, NE, LE or LX signature at e_lfanew (%d, bytes %x): a DOS executable", lfanew, sig)
+		return 0, false
+	}
+	d.NewHeaderReason = fmt.Sprintf("an %s header at e_lfanew (%d): not a PE image; its structures are not read", strings.ToUpper(d.NewHeader), lfanew)
+	return 0, false
 }
 
 func (h *peHeader) dir(i int) pe.DataDirectory {
@@ -251,9 +332,18 @@ func (r rvaReader) cstring(rva uint32) (string, bool) {
 
 func inspectPE(ctx context.Context, in *Inspection, data []byte) {
 	h, ok := readPEHeader(in, data)
+	if d := in.Header.DOS; h == nil && d != nil && d.NewHeader != NewHeaderUnresolved && d.NewHeader != NewHeaderPE {
+		// The signature at e_lfanew was read and is not PE: the DOS header
+		// is all there is to read, and no PE structure exists.
+		in.facet("header", FacetComplete, "a DOS (MZ) executable: "+d.NewHeaderReason)
+		for _, n := range []string{"sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "debug_info", "hardening"} {
+			in.facet(n, FacetNotApplicable, "not a PE image ("+d.NewHeaderReason+")")
+		}
+		return
+	}
 	if h == nil || !ok {
 		in.facet("header", FacetPartial, "the PE headers are incomplete")
-		for _, n := range []string{"sections", "dynamic", "imports", "exports", "build_id", "go_build_info", "hardening"} {
+		for _, n := range []string{"sections", "segments", "dynamic", "imports", "exports", "build_id", "go_build_info", "debug_info", "hardening"} {
 			in.facet(n, FacetUnresolved, "the PE headers are incomplete")
 		}
 		return

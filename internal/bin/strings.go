@@ -2,6 +2,10 @@ package bin
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 	"regexp"
 	"unicode/utf16"
 )
@@ -243,4 +247,35 @@ func locate(in *Inspection, m *StringMatch) {
 			return
 		}
 	}
+}
+
+// stringSection returns the file byte region [lo, hi) of the section named
+// name (its name or "segment,name" key) for search_strings. A section whose
+// bytes run past the end of the file is searched over the part inside it,
+// and limit says what was left out. A name missing from a completely read
+// section table is INVALID_ARGUMENT (field /section); missing from a partly
+// read one, it is an unknownAnswer.
+func stringSection(in *Inspection, size int, name string) (lo, hi int, region, limit string, err error) {
+	for i := range in.Sections {
+		s := &in.Sections[i]
+		if s.Name != name && sectionKey(*s) != name {
+			continue
+		}
+		off, err1 := parseDec(s.Offset)
+		switch {
+		case s.Content == "file_bytes":
+			return int(off), int(off) + len(s.data), "section " + sectionKey(*s), "", nil
+		case s.Content == "unresolved" && err1 == nil && off < uint64(size):
+			return int(off), size, "section " + sectionKey(*s) + " up to the end of the file",
+				fmt.Sprintf("section %s (file offset %s, %s bytes) extends past the end of the file (%d bytes): only [%d, %d) was searched; strings beyond it are unknown, not absent", s.Name, s.Offset, s.FileSize, size, off, size), nil
+		case s.Content == "unresolved":
+			return 0, 0, "", "", contentsUnknown(in, s, "/section")
+		}
+	}
+	if u := sectionsUnknown(in, "/section", "a section named "+strconv.Quote(name)); u != nil {
+		return 0, 0, "", "", u
+	}
+	e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name with file bytes; inspect_binary lists the sections")
+	e.Field = "/section"
+	return 0, 0, "", "", e
 }

@@ -236,6 +236,11 @@ type pageCoverage struct {
 	// RegexPartlySearched counts the strings of this page's scan longer
 	// than MaxRegexChars that a regex examined only in part.
 	RegexPartlySearched int `json:"regex_partly_searched,omitempty"`
+	// Selection is compare_binaries' coverage of the selected kinds
+	// when Upstream names a partial inventory: "complete" when none of
+	// them rests on it (the parent inventory is still partial), else
+	// "partial".
+	Selection string `json:"selection,omitempty"`
 	// Decoder names the x86 decoder that set instruction boundaries
 	// (disassemble only): "capstone M.m (library)" or "x86asm".
 	Decoder string `json:"decoder,omitempty"`

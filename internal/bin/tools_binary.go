@@ -284,21 +284,14 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 	}
 	c.format = orRaw(in.Header.Format)
 	q := StringQuery{Encodings: a.Encodings, MinLength: a.MinLength, Regex: re, Lo: 0, Hi: len(f.Data)}
-	region := "whole file"
+	region, limit := "whole file", ""
 	if a.Section != "" {
-		found := false
-		for _, s := range in.Sections {
-			if (s.Name == a.Section || sectionKey(s) == a.Section) && s.Content == "file_bytes" {
-				off, _ := parseDec(s.Offset)
-				q.Lo, q.Hi, found = int(off), int(off)+len(s.data), true
-				region = "section " + sectionKey(s)
-				break
+		if q.Lo, q.Hi, region, limit, err = stringSection(in, len(f.Data), a.Section); err != nil {
+			if u := asUnknown(err); u != nil {
+				u.answer(c, f)
+				return nil
 			}
-		}
-		if !found {
-			e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name with file bytes; inspect_binary lists the sections")
-			e.Field = "/section"
-			return e
+			return err
 		}
 	}
 	id := f.Identity()
@@ -337,6 +330,9 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 		}
 		return rows, next, err
 	})
+	if limit != "" {
+		c.limitation(limit)
+	}
 	c.onFinish = func() {
 		if partly > 0 {
 			c.limitation(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
@@ -400,6 +396,10 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	default:
 		cr, err = resolveRange(in, start, end, "/start")
 	}
+	if u := asUnknown(err); u != nil {
+		u.answer(c, f)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -447,6 +447,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	}
 	id := f.Identity()
 	c.data = &paged{File: &id, Coverage: pageCoverage{Examined: fmt.Sprintf("[%s, %s) in section %s", hexU(cr.base), hexU(cr.base+uint64(len(cr.code))), cr.section)}, Extra: map[string]any{"architecture": arch, "symbol": cr.symbol, "section": cr.section, "start": hexU(cr.base), "end": hexU(cr.base + uint64(len(cr.code)))}}
+	if cr.limit != "" {
+		c.limitation(cr.limit)
+	}
 	if len(ss.tables) == 0 {
 		c.limitation("the binary has no symbol table: targets are not symbolized")
 	}
@@ -525,9 +528,16 @@ func (e Env) compareBinaries(c *invocation, a compareArgs) error {
 	}
 	c.data = &paged{Left: &li, Right: &ri, Summary: map[string]any{"by_kind": summary, "selected": len(sel), "entries": len(all), "formats": []string{lin.Header.Format, rin.Header.Format}, "identical_files": lf.SHA256() == rf.SHA256()}}
 	c.total = ptr(int64(len(sel)))
+	// That the parent inventory is partial (coverage.upstream) and that
+	// this selection is complete (coverage.selection) are separate facts.
+	limits := selectionLimits(upstream, a.Kinds)
 	if len(upstream) > 0 {
 		c.data.Coverage.Upstream = upstream
-		c.limitation("part of an inventory could not be read; entries it would decide are not_comparable, and unlisted differences may exist")
+		c.data.Coverage.Selection = FacetComplete
+	}
+	if len(limits) > 0 {
+		c.data.Coverage.Selection = FacetPartial
+		c.limitation("part of an inventory the selection rests on could not be read (" + strings.Join(limits, ", ") + "); entries it would decide are not_comparable, and unlisted differences may exist")
 	}
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
 	return nil

@@ -96,7 +96,7 @@ func (c *invocation) capture(name, path, fieldName string) (*File, *har.Capture,
 	c.format = "har"
 	hc, err := har.ParseContext(c.ctx, f.Data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, withInputIdentity(err, f, fieldName)
 	}
 	if err := c.ctx.Err(); err != nil {
 		return nil, nil, contract.AsError(err)
@@ -183,7 +183,7 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return withInputIdentity(err, f, "/path")
 	}
 	// An undecodable entry makes the capture partial whatever the caller
 	// declared: its request is unknown.

@@ -64,8 +64,9 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			}
 			call := map[string]any{}
 			if arguments != "" {
-				if err := json.Unmarshal([]byte(arguments), &call); err != nil || call == nil {
-					return errors.New("--arguments must be a JSON object")
+				var err error
+				if call, err = jsonObjectArg("--arguments", arguments, false); err != nil {
+					return printFailure(env, err)
 				}
 				if _, ok := call["sources"]; ok {
 					return errors.New(`--arguments must not contain "sources": sources come from PATH arguments or --evidence`)
@@ -108,9 +109,9 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 				call["continuation"] = continuation
 			}
 			if limits != "" {
-				var l map[string]any
-				if err := json.Unmarshal([]byte(limits), &l); err != nil {
-					return errors.New("--limits must be a JSON object")
+				l, err := jsonObjectArg("--limits", limits, false)
+				if err != nil {
+					return printFailure(env, err)
 				}
 				call["limits"] = l
 			}

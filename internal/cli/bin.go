@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { register(newBinCmd) }
@@ -29,6 +31,26 @@ type binFlags struct {
 	// leaves the flag out of a command whose tool has no arch argument.
 	arch   string
 	noArch bool
+	// item is the index of the current FILE of a batch command; its
+	// errors then carry details.index and details.path.
+	item *int
+	path string
+}
+
+// failure prints err's envelope; in a batch it names the item's index and
+// path in details.
+func (f *binFlags) failure(env *Env, err error) error {
+	if f.item != nil {
+		ce := *contract.AsError(err)
+		details := map[string]any{}
+		for k, v := range ce.Details {
+			details[k] = v
+		}
+		details["index"], details["path"] = *f.item, f.path
+		ce.Details = details
+		err = &ce
+	}
+	return printFailure(env, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
@@ -92,12 +114,12 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return err
 		}
 		if _, err := rt.perfRuntime().Store(); err != nil {
-			return printFailure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
+			return f.failure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
 		}
 	}
 	res, err := rt.Registry.Call(ctx, name, raw)
 	if err != nil {
-		return printFailure(env, err)
+		return f.failure(env, err)
 	}
 	var data map[string]any
 	b, _ := json.Marshal(res.Data)
@@ -156,7 +178,44 @@ compare_binaries): same arguments, bounds and errors. --json prints the
 envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 	}
 	cmd.AddCommand(newBinInspectCmd(env), newBinSymbolsCmd(env), newBinStringsCmd(env), newBinDisasmCmd(env), newBinDiffCmd(env))
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return printFailure(env, binFlagError(err)) })
 	return cmd
+}
+
+// binFlagFields are the tool arguments of the bin flags whose name differs
+// from the argument's.
+var binFlagFields = map[string]string{"max": "max_instructions", "min-length": "min_length", "encoding": "encodings", "verdict": "verdicts", "kind": "kinds"}
+
+// binFlagError is the INVALID_ARGUMENT error for a flag value the flag
+// parser rejects (--limit 2.5), as the tool's schema would reject the
+// argument over MCP: field is the argument's path; the value is not
+// echoed. An unknown flag or one without its value is INVALID_ARGUMENT
+// too.
+func binFlagError(err error) error {
+	var inv *pflag.InvalidValueError
+	var req *pflag.ValueRequiredError
+	var nx *pflag.NotExistError
+	switch {
+	case errors.As(err, &inv):
+		name := inv.GetFlag().Name
+		field, ok := binFlagFields[name]
+		if !ok {
+			field = strings.ReplaceAll(name, "-", "_")
+		}
+		typ := map[string]string{"int": "integer", "bool": "boolean", "stringSlice": "array"}[inv.GetFlag().Value.Type()]
+		if typ == "" {
+			typ = inv.GetFlag().Value.Type()
+		}
+		e := contract.Errorf(contract.CodeInvalidArgument, "--%s takes an %s; the value given does not parse as one (the tool's %s argument)", name, typ, field)
+		e.Field = "/" + field
+		e.Expected = map[string]any{"type": typ}
+		return e
+	case errors.As(err, &req):
+		return contract.Errorf(contract.CodeInvalidArgument, "a flag needs a value: %s", req.Error())
+	case errors.As(err, &nx):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s; `inquest bin COMMAND --help` lists the flags", nx.Error())
+	}
+	return contract.Errorf(contract.CodeInvalidArgument, "%s", err.Error())
 }
 
 func newBinInspectCmd(env *Env) *cobra.Command {
@@ -168,7 +227,12 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 		Short: "inspect_binary: header, dynamic facts, build id, hardening, and the sections (or other --facet lists)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			for _, p := range files {
+			// Every FILE is inspected; a failed one prints its error
+			// envelope (details.index, details.path) and the batch goes
+			// on; the exit status is 1 when any failed (130 when
+			// cancelled, which stops the batch).
+			var status error
+			for i, p := range files {
 				args := map[string]any{"path": p}
 				f.apply(cmd, args, true)
 				if digests {
@@ -177,11 +241,21 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 				if len(facets) > 0 {
 					args["facets"] = facets
 				}
-				if err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection); err != nil {
-					return err
+				if len(files) > 1 {
+					f.item, f.path = &i, p
+					if !f.asJSON {
+						fmt.Fprintf(env.Stdout, "== [%d] %s\n", i, p)
+					}
+				}
+				err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection)
+				if code, ok := err.(exitCode); ok && code == 130 || cmd.Context().Err() != nil {
+					return exitCode(130)
+				}
+				if err != nil && status == nil {
+					status = err
 				}
 			}
-			return nil
+			return status
 		},
 	}
 	f.add(cmd, true)

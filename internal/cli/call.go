@@ -23,7 +23,11 @@ tool returns an error envelope.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := json.RawMessage("{}")
 			if len(args) == 2 {
-				raw = json.RawMessage(args[1])
+				m, err := jsonObjectArg("the JSON argument", args[1], true)
+				if err != nil {
+					return printFailure(env, err)
+				}
+				raw, _ = json.Marshal(m)
 			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {

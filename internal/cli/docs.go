@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,8 +71,12 @@ func writeToolsMarkdown(w io.Writer, reg *tool.Registry) {
 
 // summarizeSchema renders one property schema compactly for the table.
 func summarizeSchema(raw json.RawMessage) string {
+	// Numbers stay json.Number, so a bound prints as its schema spells it
+	// (9223372036854775807, not the float 9.223372036854776e+18).
 	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
 		return ""
 	}
 	var parts []string

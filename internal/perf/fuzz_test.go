@@ -67,6 +67,8 @@ func FuzzCSV(f *testing.F) {
 func FuzzJSONL(f *testing.F) {
 	seed(f, "preview", ".jsonl")
 	f.Add([]byte("{\"a\":1}\n[1,2]\n"))
+	f.Add([]byte("\xef\xbb\xbf{\"a\":1}\n"))
+	f.Add([]byte("\xff\xfe{\x00}\x00\n\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := &pager{max: 4}
 		rows, next, _, err := decodeJSONL(context.Background(), bufio.NewReader(bytes.NewReader(b)), p, textState{}, 1<<16)
@@ -84,6 +86,9 @@ func FuzzJSONL(f *testing.F) {
 
 func FuzzJSONPreview(f *testing.F) {
 	seed(f, "preview", ".json")
+	f.Add([]byte("\xef\xbb\xbf[1,{\"a\":2}]"))
+	f.Add([]byte("\xef\xbb\xbf"))
+	f.Add([]byte("[\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := &pager{max: 5}
 		_, err := traverseJSON(context.Background(), bytes.NewReader(b), p, nil)
@@ -97,6 +102,8 @@ func FuzzJSONPreview(f *testing.F) {
 func FuzzChromeTrace(f *testing.F) {
 	seed(f, "trace", ".json")
 	f.Add([]byte(`[{"ph":"X","ts":1e3,"dur":"2"}]`))
+	f.Add([]byte("\xef\xbb\xbf[{\"ph\":\"X\",\"ts\":1,\"dur\":2}]"))
+	f.Add([]byte("\xff\xfe[\x00]\x00"))
 	f.Add([]byte(`[{"ph":"X","ts":1,"dur":2},{"ph":"X","ts":3}, ` + "\n"))
 	f.Add([]byte(`[{"ph":"B","ts":1,"pid":1,"tid":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

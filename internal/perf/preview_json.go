@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // preview_artifact over one JSON document: root array elements, root
@@ -89,7 +91,20 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 	if sk == nil {
 		sk = &jsonSeek{end: -1}
 	}
-	g := newJSONGuard(r, "the JSON document", sk.maxElem, 1)
+	// A UTF-8 byte-order mark is skipped (RFC 8259 lets a parser ignore
+	// it; file offsets then start 3 bytes later); empty, UTF-16 and UTF-32
+	// input is named as such.
+	br := bufio.NewReaderSize(r, 64<<10)
+	bom, prob := jsontext.Sniff(br)
+	if prob != nil {
+		return false, decodeFail("%s", prob.Message("the JSON document")).WithDetail("problem", prob.Kind)
+	}
+	lead := int64(0)
+	if bom {
+		lead = int64(len(jsontext.UTF8BOM))
+		sk.delta += lead
+	}
+	g := newJSONGuard(br, "the JSON document", sk.maxElem, 1)
 	dec := json.NewDecoder(g)
 	dec.UseNumber()
 	bad := func(err error) error {
@@ -99,7 +114,14 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 		if ge := guardErr(g, err); ge != nil {
 			return ge
 		}
-		return decodeFail("the JSON document is malformed near byte %d", dec.InputOffset())
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return decodeFail("the JSON document is truncated: it ends at byte %d inside a JSON value; it was cut short, so produce or copy it again in full", lead+dec.InputOffset()).WithDetail("problem", jsontext.KindTruncated)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return decodeFail("the JSON document is malformed near byte %d: %s", lead+dec.InputOffset(), se.Error()).WithDetail("problem", jsontext.KindMalformed)
+		}
+		return decodeFail("the JSON document is malformed near byte %d", lead+dec.InputOffset())
 	}
 	tok, err := dec.Token()
 	if err != nil {

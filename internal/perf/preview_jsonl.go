@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // preview_artifact over JSON Lines: one record per line.
@@ -49,6 +50,14 @@ func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, l
 		off += int64(len(b))
 		line++
 		body := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		if line == 1 {
+			// A UTF-8 byte-order mark before the first record is skipped;
+			// UTF-16/32 text is named (not "invalid UTF-8").
+			body, _ = jsontext.StripBOM(body)
+			if prob := jsontext.Encoding(body); prob != nil {
+				return nil, nil, 0, decodeFail("%s", prob.Message("the JSONL file")).WithDetail("problem", prob.Kind)
+			}
+		}
 		if !utf8.Valid(body) {
 			return nil, nil, 0, decodeFail("JSONL line %d is not valid UTF-8", line).WithDetail("line", line)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // maxNS is the largest trace-window bound (seed 003: 9223372036854775807).
@@ -312,7 +313,18 @@ func (l *lenientTail) push(c byte) {
 // of the trace (ev.didNotFinish).
 func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent)) (traceScan, error) {
 	var st traceScan
-	lt := &lenientTail{r: r}
+	// A UTF-8 byte-order mark is skipped (offsets then count from after
+	// it, lead bytes later); empty, UTF-16 and UTF-32 input is named.
+	br := bufio.NewReaderSize(r, 64<<10)
+	bom, prob := jsontext.Sniff(br)
+	if prob != nil {
+		return st, decodeFail("%s", prob.Message("the Chrome trace")).WithDetail("problem", prob.Kind)
+	}
+	lead := int64(0)
+	if bom {
+		lead = int64(len(jsontext.UTF8BOM))
+	}
+	lt := &lenientTail{r: br}
 	g := newJSONGuard(bufio.NewReaderSize(lt, 64<<10), "the Chrome trace", 0, 0)
 	dec := json.NewDecoder(g)
 	dec.UseNumber()
@@ -324,7 +336,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		if g.err != nil {
 			return g.err
 		}
-		off := dec.InputOffset()
+		off := lead + dec.InputOffset()
 		return decodeFail("the Chrome trace (%s) is malformed near byte %d: %s; the catapult trace importer rejects it too", form, off, what).WithDetail("offset", off).WithDetail("recognized", form)
 	}
 	tok, err := dec.Token()

@@ -43,7 +43,11 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 	}
 	e.explainer()
 	l := locator{root: e.doc, patterns: e.patterns}
-	if f := l.leaf(l.check(e.doc, "", inst, nil)); f != nil {
+	fails := l.check(e.doc, "", inst, nil)
+	if f := l.leaf(fails); f != nil {
+		if alt := requiredAlternatives(fails, inst); alt != nil && f.keyword == "required" && containsString(alt.names(), f.missing) {
+			return e.alternatives(alt)
+		}
 		return e.project(f)
 	}
 	return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
@@ -68,6 +72,7 @@ type failure struct {
 	schema   string
 	keyword  string
 	missing  string   // required: the first missing property
+	required []string // required: every name the keyword lists
 	extra    []string // additionalProperties: the names not accepted
 	causes   []*failure
 }
@@ -246,14 +251,18 @@ func (l *locator) object(s map[string]any, sptr string, x map[string]any, iptr [
 	var out []*failure
 	fail := func(kw string) *failure { return &failure{instance: iptr, schema: sptr, keyword: kw} }
 	if req, ok := s["required"].([]any); ok {
+		var names []string
 		for _, r := range req {
 			if name, _ := r.(string); name != "" {
-				if _, has := x[name]; !has {
-					f := fail("required")
-					f.missing = name
-					out = append(out, f)
-					break
-				}
+				names = append(names, name)
+			}
+		}
+		for _, name := range names {
+			if _, has := x[name]; !has {
+				f := fail("required")
+				f.missing, f.required = name, names
+				out = append(out, f)
+				break
 			}
 		}
 	}
@@ -471,8 +480,10 @@ func (e *entry) project(v *failure) *contract.Error {
 		msg = "an argument is not accepted here"
 	default:
 		if strings.HasSuffix(schemaPtr, "/dependentRequired") {
-			field = field + "/" + escape(v.missing)
-			msg = "a required argument is missing"
+			// The field is the given member that needs the other (its
+			// keyword); both are schema names, never caller values.
+			field = field + "/" + escape(v.keyword)
+			msg = v.keyword + " requires " + v.missing + ", which is missing"
 		}
 	}
 	if v.keyword == "false" {
@@ -621,4 +632,115 @@ func integralNumbers(args json.RawMessage) json.RawMessage {
 		return args
 	}
 	return b
+}
+
+// altGroup is an anyOf/oneOf whose every branch failed only for missing
+// members ({"anyOf":[{"required":["a"]},{"required":["b"]}]}): the caller
+// must give every member of one of alts.
+type altGroup struct {
+	g    *failure
+	alts [][]string
+}
+
+// names returns every member the alternatives name.
+func (a *altGroup) names() []string {
+	var out []string
+	for _, alt := range a.alts {
+		out = append(out, alt...)
+	}
+	return out
+}
+
+// requiredAlternatives finds, among the failures, an anyOf/oneOf group
+// whose branches each failed only for required members, or nil. inst is
+// the decoded arguments; the missing members of each branch are its
+// schema's required names absent at the group's instance location.
+func requiredAlternatives(fails []*failure, inst any) *altGroup {
+	var found *altGroup
+	var walk func(f *failure)
+	walk = func(f *failure) {
+		if found != nil {
+			return
+		}
+		if (f.keyword == "anyOf" || f.keyword == "oneOf") && len(f.causes) > 1 {
+			obj, _ := resolveInstance(inst, f.instance).(map[string]any)
+			var alts [][]string
+			seen := map[string]bool{}
+			for _, c := range f.causes {
+				if c.keyword != "required" || len(c.causes) > 0 || seen[c.schema] || len(c.instance) != len(f.instance) {
+					alts = nil
+					break
+				}
+				seen[c.schema] = true
+				var missing []string
+				for _, name := range c.required {
+					if _, has := obj[name]; !has {
+						missing = append(missing, name)
+					}
+				}
+				alts = append(alts, missing)
+			}
+			if len(alts) > 1 {
+				found = &altGroup{g: f, alts: alts}
+				return
+			}
+		}
+		for _, c := range f.causes {
+			walk(c)
+		}
+	}
+	for _, f := range fails {
+		walk(f)
+	}
+	return found
+}
+
+// resolveInstance returns the value at the JSON Pointer tokens ptr in v,
+// or nil.
+func resolveInstance(v any, ptr []string) any {
+	for _, tok := range ptr {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// alternatives is the INVALID_ARGUMENT of a missing choice: it names every
+// alternative (expected.one_of_required), not only the first branch's.
+func (e *entry) alternatives(a *altGroup) *contract.Error {
+	field := pointer(a.g.instance)
+	at := "the top level"
+	if field != "" {
+		at = field
+	}
+	words := make([]string, len(a.alts))
+	for i, alt := range a.alts {
+		words[i] = strings.Join(alt, " and ")
+	}
+	return &contract.Error{
+		Code:       contract.CodeInvalidArgument,
+		Message:    "one of these is required: " + strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1] + " (at " + at + ")",
+		Field:      field,
+		Constraint: a.g.schema + pointer([]string{a.g.keyword}),
+		Expected:   map[string]any{"one_of_required": a.alts},
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

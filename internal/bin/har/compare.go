@@ -72,13 +72,16 @@ type Sample struct {
 	MimeType   string `json:"mime_type,omitempty"`
 	Size       string `json:"size,omitempty"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
+	// BodyDigestOf names the representation BodySHA256 identifies
+	// (Entry.BodyDigestOf).
+	BodyDigestOf string `json:"body_digest_of,omitempty"`
 	// websocket marks a WebSocket connection entry without a response
 	// body: its content is its frames, compared by CompareConnections.
 	websocket bool
 }
 
 func sampleOf(e *Entry) Sample {
-	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256, websocket: e.WebSocket != nil && e.Body == BodyAbsent}
+	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256, BodyDigestOf: e.BodyDigestOf, websocket: e.WebSocket != nil && e.Body == BodyAbsent}
 }
 
 // sampleFields are the optional facts of a sample, "" when unknown:

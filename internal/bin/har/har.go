@@ -11,7 +11,9 @@
 // .response.status, .response.content.{size,mimeType,text,encoding},
 // .time, .timings, and Chrome's _resourceType and _webSocketMessages
 // extensions. Body digests are the SHA-256 of the body bytes as retained
-// in content.text (base64-decoded when content.encoding is "base64"); an
+// in content.text (base64-decoded when content.encoding is "base64"), and
+// each names the representation it identifies (body_digest_of); an
+// undecodable content.text keeps the digest and size of its own bytes; an
 // entry without content.text has no retained body, which is unknown, not
 // empty. Unknown values (time -1, status null, content.size absent) stay
 // unknown: they are null in rows, counted, and never summed or compared
@@ -35,6 +37,7 @@ import (
 	"strconv"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
 // MaxEntries bounds the entries one capture may hold (1,000,000).
@@ -76,6 +79,17 @@ const (
 	BodyUndecodable = "undecodable"
 )
 
+// Representations a body digest identifies (Entry.BodyDigestOf).
+const (
+	// DigestDecodedBase64: the bytes content.text decodes to when
+	// content.encoding is "base64" (the response body bytes as recorded).
+	DigestDecodedBase64 = "decoded_base64"
+	// DigestTextUTF8: content.text's UTF-8 bytes, the body as the producer
+	// recorded it as text (which need not be the bytes on the wire, e.g.
+	// after charset decoding).
+	DigestTextUTF8 = "text_utf8"
+)
+
 // Entry is one request/response pair of a capture.
 type Entry struct {
 	// Index is the capture-local position in log.entries: a lookup key
@@ -94,6 +108,14 @@ type Entry struct {
 	// Body is BodyRetained, BodyAbsent or BodyUndecodable.
 	Body       string `json:"body"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
+	// BodyDigestOf names the representation BodySHA256 identifies:
+	// DigestDecodedBase64 or DigestTextUTF8.
+	BodyDigestOf string `json:"body_digest_of,omitempty"`
+	// TextSHA256 and TextSize (bytes, decimal) identify content.text's
+	// own UTF-8 bytes when they do not decode (BodyUndecodable): the
+	// retained input is identified although the body is unknown.
+	TextSHA256 string `json:"text_sha256,omitempty"`
+	TextSize   string `json:"text_size,omitempty"`
 	// TimeMS is entry.time in milliseconds; absent when -1 or absent
 	// (unknown). Timings are the HAR timings phases in milliseconds (-1
 	// phases, meaning not applicable, omitted).
@@ -165,7 +187,7 @@ type Capture struct {
 	Unknowns   Unknowns     `json:"unknowns"`
 }
 
-func decodeFailed(msg string) error {
+func decodeFailed(msg string) *contract.Error {
 	return contract.Errorf(contract.CodeDecodeFailed, "%s", msg).WithDetail("accepted_formats", []string{"har 1.2"})
 }
 
@@ -202,7 +224,25 @@ func ParseContext(ctx context.Context, data []byte) (*Capture, error) {
 // entry that cannot be decoded, lacks request or response, or has a null
 // or absent request.method is listed in Unresolved and the rest are kept.
 func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	c, err := stream(ctx, data, fn)
+	if err == errNotHARDoc {
+		// Say what was found: empty, UTF-16, truncated at byte N,
+		// malformed at byte N, or JSON of another shape.
+		if p := jsontext.Diagnose(data); p != nil {
+			return nil, decodeFailed(p.Message("the HAR file")).WithDetail("problem", p.Kind).WithDetail("offset", p.Offset)
+		}
+		return nil, decodeFailed("the file is JSON but not a HAR document: no top-level object with a log object")
+	}
+	return c, err
+}
+
+// errNotHARDoc is stream's failure on text that is not a HAR document;
+// Stream replaces it with the diagnosis of the text.
+var errNotHARDoc = decodeFailed("the file is not a JSON HAR document")
+
+func stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, error) {
+	// RFC 8259 lets a parser ignore a UTF-8 byte-order mark.
+	data, _ = jsontext.StripBOM(data)
 	p := &parser{ctx: ctx, dec: json.NewDecoder(bytes.NewReader(data)), emit: fn, c: &Capture{Unresolved: []Unresolved{}}}
 	dec := p.dec
 	if err := expectDelim(dec, '{'); err != nil {
@@ -235,7 +275,7 @@ func Stream(ctx context.Context, data []byte, fn func(*Entry) error) (*Capture, 
 	return p.c, nil
 }
 
-func errNotHAR() error { return decodeFailed("the file is not a JSON HAR document") }
+func errNotHAR() error { return errNotHARDoc }
 
 type parser struct {
 	ctx         context.Context
@@ -377,16 +417,20 @@ func resolve(c *Capture, i int, re *rawEntry) *Entry {
 	if t := re.Response.Content.Text; t != nil {
 		body := []byte(*t)
 		ok := true
+		of := DigestTextUTF8
 		if re.Response.Content.Encoding == "base64" {
 			b, err := base64.StdEncoding.DecodeString(*t)
 			ok = err == nil
-			body = b
+			body, of = b, DigestDecodedBase64
 		}
 		if ok {
 			sum := sha256.Sum256(body)
-			e.Body, e.BodySHA256 = BodyRetained, hex.EncodeToString(sum[:])
+			e.Body, e.BodySHA256, e.BodyDigestOf = BodyRetained, hex.EncodeToString(sum[:]), of
 		} else {
-			e.Body = BodyUndecodable
+			// The text was read completely: its bytes are identified even
+			// though they do not decode.
+			sum := sha256.Sum256([]byte(*t))
+			e.Body, e.TextSHA256, e.TextSize = BodyUndecodable, hex.EncodeToString(sum[:]), strconv.Itoa(len(*t))
 			c.Unknowns.BodiesUndecodable++
 		}
 	} else {

@@ -208,6 +208,12 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"log":{"entries":[{"request":{},"response":{"content":{"text":"!!","encoding":"base64"}}}]}}`))
+	// Encodings and cuts the diagnosis names: a UTF-8 BOM, UTF-16, empty,
+	// truncated.
+	f.Add(append([]byte("\xef\xbb\xbf"), b...))
+	f.Add([]byte("\xff\xfe{\x00}\x00"))
+	f.Add([]byte{})
+	f.Add(b[:len(b)/2])
 	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":null,"url":"u"},"response":{"status":null,"content":{}}}]}}`))
 	// WebSocket fields: frames of every opcode, undecodable base64, error
 	// records, unknown types, absent and null frame arrays.
