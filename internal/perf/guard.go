@@ -144,7 +144,6 @@ func guardErr(g *jsonGuard, err error) error {
 	return nil
 }
 
-
 // rowCost is a row's cost against the page's row budget (tool.RowCost:
 // its share of the delivered result, escaping included), or
 // RESULT_TOO_LARGE when the row cannot be encoded as JSON.
