@@ -11,7 +11,9 @@
 // format version, the interval, the fixed tracked names and the metric
 // catalog's ids, units and representations), then sample frames (binary),
 // then an end record (JSON) written by a clean stop. A file without an end
-// record is an interrupted recording.
+// record is an interrupted recording. A gap frame (JSON) counts sample
+// frames the writer could not write (a full disk) before the keyframe it
+// resumed with.
 //
 // Sample frames encode per-identity values with deltas, as the in-memory
 // history codec does (internal/history): integers as zigzag varints of the
