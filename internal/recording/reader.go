@@ -130,9 +130,14 @@ func (in *Info) LostFrames() uint64 {
 // Problems returns one sentence per reason the file is not complete.
 func (in *Info) Problems() []string {
 	var out []string
-	if in.End == nil {
-		// A file without its end record cannot say why: the writer
-		// stopped before writing it.
+	switch {
+	case in.End == nil && in.Torn != nil:
+		// The writer truncates the bytes of a failed write away, so a
+		// frame cut short means it was stopped in the middle of a write.
+		out = append(out, "the log ends without its end record, in the middle of a frame: the writer was stopped while writing (the host was killed, crashed or lost power); every complete frame is kept")
+	case in.End == nil:
+		// A file that ends at a complete frame cannot say why the end
+		// record is missing.
 		out = append(out, "the log ends without its end record: the recording was not closed, because the host stopped without closing it (killed, crashed, lost power) or could not write the end record (for example the disk was full); every complete frame is kept")
 	}
 	for _, g := range in.Gaps {
