@@ -351,7 +351,7 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 		return nil, contract.Errorf(contract.CodeStateConflict, "no recording directory: set recording_directory in inquest.toml (`inquest settings set recording_directory DIR`) or XDG_DATA_HOME")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, contract.Errorf(contract.CodeAccessDenied, "the recording directory cannot be created: %v", errors.Unwrap(err))
+		return nil, recordingWriteError("the recording directory cannot be created", dir, err)
 	}
 	b := make([]byte, 6)
 	rand.Read(b)
