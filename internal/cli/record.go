@@ -91,7 +91,7 @@ func newRecordCmd(env *Env) *cobra.Command {
 			}
 			remarshal(res.Data, &d)
 			fmt.Fprintf(env.Stdout, "recording %s: %s\n", cell(sid), cell(d.State))
-			for _, k := range []string{"name", "log_id", "frames", "bytes", "reason"} {
+			for _, k := range []string{"name", "log_id", "frames", "lost_frames", "bytes", "reason"} {
 				if v, ok := d.Outcome[k]; ok {
 					fmt.Fprintf(env.Stdout, "%s: %s\n", k, cell(fmt.Sprint(v)))
 				}
@@ -126,7 +126,7 @@ func newRecordCmd(env *Env) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintln(env.Stdout, "recording: active")
-			for _, k := range []string{"recording_session_id", "names", "interval_seconds", "name", "log_id", "started_at", "write_error"} {
+			for _, k := range []string{"recording_session_id", "names", "interval_seconds", "name", "log_id", "started_at", "lost_frames", "write_error"} {
 				if v, ok := d[k]; ok && v != nil {
 					fmt.Fprintf(env.Stdout, "%s: %s\n", k, cell(fmt.Sprint(v)))
 				}

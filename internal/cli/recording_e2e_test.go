@@ -435,7 +435,7 @@ func TestRecordingSIGKILL(t *testing.T) {
 			t.Fatalf("%s: %v", name, m)
 		}
 		w := m["warnings"].([]any)[0].(string)
-		if !strings.Contains(w, "interrupted") || !strings.Contains(w, want) {
+		if !strings.Contains(w, "incomplete") || !strings.Contains(w, want) {
 			t.Fatalf("%s warning: %s", name, w)
 		}
 		if got := dig(m, "data", "recording", "frames").(float64); uint64(got) != frames {
@@ -443,7 +443,7 @@ func TestRecordingSIGKILL(t *testing.T) {
 		}
 		return m
 	}
-	check(rec["name"].(string), in.Frames, "no end record")
+	check(rec["name"].(string), in.Frames, "ends without its end record")
 	m := check("torn.log", uint64(len(offs)-1), fmt.Sprintf("incomplete frame at byte %d", offs[len(offs)-1]))
 	if dig(m, "data", "recording", "torn", "offset").(float64) != float64(offs[len(offs)-1]) {
 		t.Fatalf("torn: %v", dig(m, "data", "recording", "torn"))

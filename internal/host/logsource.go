@@ -427,7 +427,7 @@ func recordingMeta(l *loadedLog) map[string]any {
 	m := map[string]any{"log_ref": l.ref, "log_id": l.logID, "name": l.name, "interval_seconds": l.log.Interval.Seconds(),
 		"format_version": in.Header.Version, "recording_session_id": in.Header.SessionID, "tracked_names": in.Header.Tracked,
 		"frames": in.Frames, "identities": len(l.log.Procs), "complete": in.Complete(), "recorded_from": nil, "recorded_to": nil,
-		"end_reason": nil, "torn": in.Torn, "damaged": in.Damaged, "reserved_bytes": l.reserved}
+		"end_reason": nil, "torn": in.Torn, "damaged": in.Damaged, "gaps": orEmptyGaps(in.Gaps), "lost_frames": in.LostFrames(), "reserved_bytes": l.reserved}
 	if in.Frames > 0 {
 		m["recorded_from"] = contract.TS(time.UnixMilli(in.First))
 		m["recorded_to"] = contract.TS(time.UnixMilli(in.Last))
@@ -819,4 +819,12 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*
 	}
 	fl := frozenOf(s).put("lhist", rows, map[string]any{}, map[string]any{"log_ref": l.ref, "mode": "raw", "target": target, "temporal_coverage": temporal})
 	return lh.page(ctx, l, "get_history", fl, raw, 0, a.Limit)
+}
+
+// orEmptyGaps is gaps, or an empty list for none.
+func orEmptyGaps(g []recording.Gap) []recording.Gap {
+	if g == nil {
+		return []recording.Gap{}
+	}
+	return g
 }

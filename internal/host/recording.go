@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/capture"
@@ -131,10 +132,18 @@ func installRecording(h *Host) {
 			st["directory_source"] = "unavailable"
 		}
 		r.mu.Lock()
-		if r.active != nil {
-			st["active"] = true
-		}
+		a := r.active
 		r.mu.Unlock()
+		st["write_error"] = nil
+		if a != nil {
+			st["active"] = true
+			a.mu.Lock()
+			st["lost_frames"] = a.w.LostFrames()
+			if a.writeErr != nil && !a.done {
+				st["write_error"] = writeErrorText(a.writeErr)
+			}
+			a.mu.Unlock()
+		}
 		m["recording"] = st
 	})
 }
@@ -233,16 +242,46 @@ func (r *recorder) getRecording() (*contract.Result, error) {
 		data["log_id"] = a.logID
 		data["name"] = a.name
 		data["started_at"] = contract.TS(a.started)
+		data["lost_frames"] = a.w.LostFrames()
 		if a.writeErr != nil {
-			data["write_error"] = "frames could not be written: " + a.writeErr.Error()
+			data["write_error"] = writeErrorText(a.writeErr)
 		}
 		a.mu.Unlock()
 	}
 	res := contract.NewResult("live", r.h.sampler.Latest().Time, data)
 	if a != nil && data["write_error"] != nil {
-		res.Warn("the active recording failed to write; stop it to close the file (every complete frame is kept)")
+		res.Warn(RecordingWriteWarning)
 	}
 	return res, nil
+}
+
+// RecordingWriteWarning is the warning of get_recording and get_status
+// while the active recording's frames cannot be written.
+const RecordingWriteWarning = "the active recording cannot write frames (see recording write_error); it retries every interval and resumes when the write succeeds, marking the lost frames as a gap in the log"
+
+// writeErrorText is the write_error text of an active recording.
+func writeErrorText(err error) string {
+	return "frames could not be written: " + strings.TrimPrefix(err.Error(), "recording: ")
+}
+
+// recordingWriteError is the typed error of a failed write to the
+// recording directory dir: a full file system (ENOSPC, EDQUOT) is
+// RESOURCE_LIMIT, not retryable, with details.directory; a denied write
+// (EACCES, EPERM, EROFS) is PERMISSION_DENIED; any other I/O error is
+// INTERNAL_ERROR with details.cause.
+func recordingWriteError(what, dir string, err error) *contract.Error {
+	var e *contract.Error
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		e = contract.Errorf(contract.CodeResourceLimit, "%s: no space left on the file system holding the recording directory %s; free space there (or set recording_directory elsewhere), then repeat", what, dir)
+		e.Retryable = false
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		e = contract.Errorf(contract.CodePermissionDenied, "%s: writing to the recording directory %s is not permitted (%v)", what, dir, err)
+	default:
+		e = contract.Errorf(contract.CodeInternalError, "%s: %v", what, err).WithDetail("cause", err.Error())
+		e.Retryable = false
+	}
+	return e.WithDetail("directory", dir)
 }
 
 // startRecordingArgs are start_recording's arguments.
@@ -312,7 +351,7 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 		return nil, contract.Errorf(contract.CodeStateConflict, "no recording directory: set recording_directory in inquest.toml (`inquest settings set recording_directory DIR`) or XDG_DATA_HOME")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, contract.Errorf(contract.CodeAccessDenied, "the recording directory cannot be created: %v", errors.Unwrap(err))
+		return nil, recordingWriteError("the recording directory cannot be created", dir, err)
 	}
 	b := make([]byte, 6)
 	rand.Read(b)
@@ -336,7 +375,7 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 		}
 	}
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording file cannot be created in the recording directory: %v", errors.Unwrap(err))
+		return nil, recordingWriteError("the recording file cannot be created", dir, err)
 	}
 	id, err := r.issueLogIDLocked(name)
 	if err != nil {
@@ -365,21 +404,19 @@ func (rs *recSession) onSnapshot(snap *sample.Snapshot) {
 		return
 	}
 	rs.latest = snap
-	if rs.writeErr != nil {
-		return
-	}
-	if last := rs.w.LastAt(); !last.IsZero() && snap.Time.Sub(last) < rs.interval-rs.slack {
+	// The cadence follows the last attempt, written or lost, so a full
+	// disk loses one frame per interval and the writer retries each one.
+	if last := rs.w.LastAttemptAt(); !last.IsZero() && snap.Time.Sub(last) < rs.interval-rs.slack {
 		return
 	}
 	rs.writeLocked(snap)
 }
 
+// writeLocked writes snap; a failure is kept in writeErr until a later
+// write succeeds (the writer counts the frame as lost).
 func (rs *recSession) writeLocked(snap *sample.Snapshot) {
-	if err := rs.w.WriteSnapshot(snap, rs.scope.pick(snap)); err != nil {
-		rs.writeErr = err
-		return
-	}
 	rs.lastSeq = snap.Seq
+	rs.writeErr = rs.w.WriteSnapshot(snap, rs.scope.pick(snap))
 }
 
 // stopRecordingArgs are stop_recording's arguments.
@@ -459,20 +496,16 @@ func (r *recorder) stopSession(rs *recSession, reason string) (map[string]any, e
 		return nil, e
 	}
 	rs.done = true
-	if rs.writeErr == nil && rs.latest != nil && rs.latest.Seq != rs.lastSeq {
+	if rs.latest != nil && rs.latest.Seq != rs.lastSeq {
 		rs.writeLocked(rs.latest)
-	}
-	if rs.writeErr != nil {
-		reason = "write_error"
 	}
 	end, err := rs.w.Close(reason)
 	out := map[string]any{"recording_session_id": rs.id, "log_id": rs.logID, "name": rs.name, "reason": reason,
-		"frames": end.Frames, "bytes": rs.w.Bytes(), "started_at": contract.TS(rs.started), "stopped_at": contract.TS(end.EndedAt)}
-	if rs.writeErr != nil {
-		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording failed to write (%v); the file keeps every complete frame", rs.writeErr).WithDetail("outcome", out)
-	}
+		"frames": end.Frames, "lost_frames": end.LostFrames, "bytes": rs.w.Bytes(), "started_at": contract.TS(rs.started), "stopped_at": contract.TS(end.EndedAt)}
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeExecutionFailed, "the recording could not be closed (%v); the file keeps every complete frame", err).WithDetail("outcome", out)
+		out["reason"] = "write_error"
+		e := recordingWriteError("the recording's end record could not be written, so the log ends without it; the file keeps every complete frame", filepath.Dir(rs.path), err)
+		return nil, e.WithDetail("outcome", out)
 	}
 	return out, nil
 }

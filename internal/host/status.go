@@ -99,6 +99,9 @@ func (h *Host) getStatus() (*contract.Result, error) {
 	if age > StaleAfter {
 		res.Warn("sampling is stale: the last sample is older than 3 s")
 	}
+	if rec, ok := data["recording"].(map[string]any); ok && rec["write_error"] != nil {
+		res.Warn(RecordingWriteWarning)
+	}
 	return res, nil
 }
 

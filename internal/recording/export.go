@@ -303,6 +303,9 @@ func (l *Log) Summary(w io.Writer) error {
 		fmt.Fprintf(bw, "span:        no frames\n")
 	}
 	fmt.Fprintf(bw, "frames:      %d\n", in.Frames)
+	if lf := in.LostFrames(); lf > 0 {
+		fmt.Fprintf(bw, "lost:        %d frames not written (%d gaps: write errors)\n", lf, len(in.Gaps))
+	}
 	fmt.Fprintf(bw, "identities:  %d\n", len(l.Procs))
 	fmt.Fprintf(bw, "tracked:     %s\n", strings.Join(in.Header.Tracked, ", "))
 	fmt.Fprintf(bw, "size:        %d bytes\n", in.Size)

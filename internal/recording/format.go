@@ -11,7 +11,9 @@
 // format version, the interval, the fixed tracked names and the metric
 // catalog's ids, units and representations), then sample frames (binary),
 // then an end record (JSON) written by a clean stop. A file without an end
-// record is an interrupted recording.
+// record is an interrupted recording. A gap frame (JSON) counts sample
+// frames the writer could not write (a full disk) before the keyframe it
+// resumed with.
 //
 // Sample frames encode per-identity values with deltas, as the in-memory
 // history codec does (internal/history): integers as zigzag varints of the
@@ -47,6 +49,9 @@ const (
 	TypeHeader = 1
 	TypeSample = 2
 	TypeEnd    = 3
+	// TypeGap marks sample frames the writer could not write (a full
+	// disk); a keyframe follows it.
+	TypeGap = 4
 )
 
 // Frame layout sizes: sync (4) + length (4) + type (1) before the payload,
@@ -125,8 +130,25 @@ type End struct {
 	EndedAt time.Time `json:"ended_at"`
 	// Frames is the number of sample frames written.
 	Frames uint64 `json:"frames"`
-	// Reason is "stopped", "duration_limit", "host_stopped" or "write_error".
+	// Reason is "stopped", "duration_limit" or "host_stopped".
 	Reason string `json:"reason"`
+	// LostFrames is the number of sample frames the writer could not
+	// write (each run of them is a gap frame); 0 is left out.
+	LostFrames uint64 `json:"lost_frames,omitempty"`
+}
+
+// Gap is the JSON payload of a gap frame: LostFrames consecutive sample
+// frames, due from From to To, were not written because writing failed
+// with Error (for example no space left on the device). AfterFrame is the
+// sequence number of the last sample frame before the gap (-1 when none).
+// The writer writes it before the first frame that reaches the file after
+// the failure; that frame is a keyframe.
+type Gap struct {
+	LostFrames uint64    `json:"lost_frames"`
+	From       time.Time `json:"from"`
+	To         time.Time `json:"to"`
+	AfterFrame int64     `json:"after_frame"`
+	Error      string    `json:"error"`
 }
 
 // Identity is one recorded process lifetime. Index is its file-local

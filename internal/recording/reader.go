@@ -102,6 +102,9 @@ type Info struct {
 	// ranges inside the file.
 	Torn    *Torn
 	Damaged []Damage
+	// Gaps are the runs of sample frames the writer could not write
+	// (gap frames), in file order.
+	Gaps []Gap
 	// Identities is the number of distinct identities defined.
 	Identities int
 	// First and Last bound the delivered frames (ms since the epoch).
@@ -109,14 +112,41 @@ type Info struct {
 }
 
 // Complete reports whether the file ended with an end record and every
-// byte was read: no torn tail, no damage.
-func (in *Info) Complete() bool { return in.End != nil && in.Torn == nil && len(in.Damaged) == 0 }
+// byte was read: no torn tail, no damage, no frames lost to write errors.
+func (in *Info) Complete() bool {
+	return in.End != nil && in.Torn == nil && len(in.Damaged) == 0 && len(in.Gaps) == 0
+}
+
+// LostFrames is the number of sample frames the gap frames say were not
+// written.
+func (in *Info) LostFrames() uint64 {
+	var n uint64
+	for _, g := range in.Gaps {
+		n += g.LostFrames
+	}
+	return n
+}
 
 // Problems returns one sentence per reason the file is not complete.
 func (in *Info) Problems() []string {
 	var out []string
-	if in.End == nil {
-		out = append(out, "the recording was interrupted: it has no end record (the host was killed, crashed or lost power while recording); every complete frame is kept")
+	switch {
+	case in.End == nil && in.Torn != nil:
+		// The writer truncates the bytes of a failed write away, so a
+		// frame cut short means it was stopped in the middle of a write.
+		out = append(out, "the log ends without its end record, in the middle of a frame: the writer was stopped while writing (the host was killed, crashed or lost power); every complete frame is kept")
+	case in.End == nil:
+		// A file that ends at a complete frame cannot say why the end
+		// record is missing.
+		out = append(out, "the log ends without its end record: the recording was not closed, because the host stopped without closing it (killed, crashed, lost power) or could not write the end record (for example the disk was full); every complete frame is kept")
+	}
+	for _, g := range in.Gaps {
+		pos := "before the first sample frame"
+		if g.AfterFrame >= 0 {
+			pos = fmt.Sprintf("after sample frame %d", g.AfterFrame)
+		}
+		out = append(out, fmt.Sprintf("%d sample frames due from %s to %s were not written (%s), %s; the recording resumed after the gap",
+			g.LostFrames, g.From.UTC().Format(time.RFC3339), g.To.UTC().Format(time.RFC3339), g.Error, pos))
 	}
 	if in.Torn != nil {
 		out = append(out, fmt.Sprintf("the file ends with an incomplete frame at byte %d (%d bytes, %s); it was dropped", in.Torn.Offset, in.Torn.Bytes, in.Torn.Reason))
@@ -269,6 +299,16 @@ func ReadAt(r io.ReaderAt, size int64, onHeader func(*Header) error, fn func(*Fr
 				cur = nil
 			}
 			in.End = &e
+		case TypeGap:
+			var g Gap
+			if json.Unmarshal(payload, &g) != nil {
+				if cur == nil {
+					cur = &Damage{Offset: off, AfterFrame: lastSeq, Reason: "gap frame JSON does not decode"}
+				}
+				off = next
+				continue
+			}
+			in.Gaps = append(in.Gaps, g)
 		case TypeSample:
 			key := len(payload) > 0 && isKeyframe(payload)
 			if !synced && !key {

@@ -248,6 +248,25 @@ func FuzzRead(f *testing.F) {
 	firstLen := append([]byte(nil), data...)
 	binary.LittleEndian.PutUint32(firstLen[offs[0]+4:], 0xFFFFFFFF)
 	f.Add(firstLen)
+	// A file with a gap frame (frames lost to a failed write) before a
+	// keyframe.
+	var gapped bytes.Buffer
+	gw, err := NewWriter(&gapped, Header{CreatedAt: t0, IntervalMs: 1000, Tracked: []string{"worker"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for k := 0; k < 5; k++ {
+		s := synth(k, 3)
+		gw.WriteSnapshot(s, procsOf(s))
+	}
+	gw.gap = Gap{LostFrames: 2, From: synth(5, 0).Time, To: synth(6, 0).Time, Error: "no space left on device"}
+	gw.forceKey = true
+	for k := 7; k < 10; k++ {
+		s := synth(k, 3)
+		gw.WriteSnapshot(s, procsOf(s))
+	}
+	gw.Close("stopped")
+	f.Add(gapped.Bytes())
 	for _, fx := range fixtures {
 		if b, err := os.ReadFile(filepath.Join("testdata", fx.name)); err == nil {
 			f.Add(b)
@@ -259,7 +278,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		in := l.Info
-		if in.Complete() && (in.Torn != nil || len(in.Damaged) > 0 || in.End == nil) {
+		if in.Complete() && (in.Torn != nil || len(in.Damaged) > 0 || in.End == nil || len(in.Gaps) > 0) {
 			t.Fatal("complete with problems")
 		}
 		if _, ok := l.FinalTime(); ok != (in.Frames > 0) {

@@ -81,6 +81,18 @@ type Writer struct {
 	bytes   int64
 	err     error
 	lastAt  int64
+
+	// torn is how many bytes of the failed write reached the file after
+	// bytes (they are truncated away before writing resumes).
+	torn int64
+	// forceKey makes the next sample frame a keyframe (after a failed
+	// write the delta chains no longer match the file).
+	forceKey bool
+	// gap is the pending run of lost frames, written as a gap frame
+	// before the next frame that reaches the file.
+	gap       Gap
+	lostTotal uint64
+	lastTry   int64
 }
 
 // Create creates path with create-new semantics (O_EXCL: an existing file
@@ -130,16 +142,66 @@ func NewWriter(dst io.Writer, hdr Header) (*Writer, error) {
 	return w, nil
 }
 
+// write writes b with one Write call. After a failed write the bytes
+// that reached the file are counted in torn, not in bytes: bytes always
+// ends at a frame boundary.
 func (w *Writer) write(b []byte) error {
 	if w.err != nil {
 		return w.err
 	}
 	n, err := w.w.Write(b)
-	w.bytes += int64(n)
 	if err != nil {
+		w.torn = int64(n)
 		w.err = fmt.Errorf("recording: write: %w", err)
+		return w.err
 	}
-	return w.err
+	w.bytes += int64(n)
+	return nil
+}
+
+// recover makes a writer that failed to write usable again: the bytes of
+// the failed write are truncated away (the file ends at its last complete
+// frame) and the next sample frame is a keyframe. Only a writer over a
+// file (Create) can recover; the write error stays otherwise.
+func (w *Writer) recover() error {
+	if w.err == nil {
+		return nil
+	}
+	if w.f == nil {
+		return w.err
+	}
+	if w.torn > 0 {
+		if err := w.f.Truncate(w.bytes); err != nil {
+			return w.err
+		}
+	}
+	if _, err := w.f.Seek(w.bytes, io.SeekStart); err != nil {
+		return w.err
+	}
+	w.torn, w.err, w.forceKey = 0, nil, true
+	return nil
+}
+
+// lose counts one frame at ms that was not written because of err.
+func (w *Writer) lose(at int64, err error) {
+	if w.gap.LostFrames == 0 {
+		w.gap.From = time.UnixMilli(at).UTC()
+	}
+	w.gap.LostFrames++
+	w.gap.To = time.UnixMilli(at).UTC()
+	w.gap.Error = err.Error()
+	w.lostTotal++
+}
+
+// appendGap appends the pending gap frame (if any frames were lost) to dst.
+func (w *Writer) appendGap(dst []byte) []byte {
+	if w.gap.LostFrames == 0 {
+		return dst
+	}
+	g := w.gap
+	g.AfterFrame = int64(w.seq) - 1
+	js, _ := json.Marshal(g)
+	return appendFrame(dst, TypeGap, js)
 }
 
 // Header returns the header as written.
@@ -159,8 +221,23 @@ func (w *Writer) LastAt() time.Time {
 	return time.UnixMilli(w.lastAt)
 }
 
-// Err returns the first write error (the writer stops writing after it).
+// Err returns the write error of the last write, nil once a later write
+// succeeded.
 func (w *Writer) Err() error { return w.err }
+
+// LostFrames returns the number of sample frames that could not be
+// written (WriteSnapshot failed for them), over the whole recording.
+func (w *Writer) LostFrames() uint64 { return w.lostTotal }
+
+// LastAttemptAt returns the snapshot time of the last WriteSnapshot call,
+// written or lost (zero before any): the cadence clock of a writer that
+// keeps retrying while writes fail.
+func (w *Writer) LastAttemptAt() time.Time {
+	if w.lastTry == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(w.lastTry)
+}
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -189,12 +266,21 @@ func appendValues(b []byte, avail uint32, vals []uint64, prev *[32]uint64, n int
 // values of procs (processes of snap, in PID order, selected by the
 // caller). Identities seen for the first time, reappearing after an
 // absence, or present in a keyframe are (re)defined in the frame.
+//
+// A failed write (a full disk) loses the frame, not the recording: the
+// error is returned and the frame counted as lost; the next call truncates
+// the partly written bytes, and when its write succeeds the file gets a gap
+// frame (the lost frames' count and time span, the error) followed by a
+// keyframe, so a reader sees the gap and resumes decoding at once.
 func (w *Writer) WriteSnapshot(snap *sample.Snapshot, procs []*sample.Process) error {
-	if w.err != nil {
-		return w.err
-	}
-	key := w.seq%KeyframeEvery == 0
 	at := snap.Time.UnixMilli()
+	w.lastTry = at
+	if err := w.recover(); err != nil {
+		w.lose(at, err)
+		return err
+	}
+	key := w.seq%KeyframeEvery == 0 || w.forceKey
+	nextBefore := w.next
 	b := w.buf[:0]
 	b = binary.AppendUvarint(b, w.seq)
 	b = binary.AppendUvarint(b, uint64(at))
@@ -280,10 +366,24 @@ func (w *Writer) WriteSnapshot(snap *sample.Snapshot, procs []*sample.Process) e
 	}
 	w.live = append(w.live[:0], present...)
 	w.buf = b
-	w.frame = appendFrame(w.frame[:0], TypeSample, b)
+	w.frame = appendFrame(w.appendGap(w.frame[:0]), TypeSample, b)
 	if err := w.write(w.frame); err != nil {
+		// The frame is lost: identities first numbered in it are
+		// numbered again when next written, and the next frame that
+		// reaches the file is a keyframe.
+		for id, idx := range w.ids {
+			if idx >= nextBefore {
+				delete(w.ids, id)
+			}
+		}
+		w.next = nextBefore
+		w.state, w.live = map[sample.Identity]*identState{}, w.live[:0]
+		w.forceKey = true
+		w.lose(at, err)
 		return err
 	}
+	w.gap = Gap{}
+	w.forceKey = false
 	w.seq++
 	w.lastAt = at
 	return nil
@@ -297,13 +397,21 @@ func (w *Writer) Sync() error {
 	return w.f.Sync()
 }
 
-// Close writes the end record with reason, syncs and closes the file.
-// After a write error the end record is not attempted; the error is
-// returned and the file closed, keeping every complete frame.
+// Close writes the pending gap frame (frames lost to write errors) and the
+// end record with reason, syncs and closes the file. When that write fails
+// too (the disk is still full), the partly written bytes are truncated
+// away, the error is returned and the file closed, keeping every complete
+// frame (it reads as a recording without an end record).
 func (w *Writer) Close(reason string) (End, error) {
-	end := End{EndedAt: time.Now().UTC(), Frames: w.seq, Reason: reason}
+	end := End{EndedAt: time.Now().UTC(), Frames: w.seq, Reason: reason, LostFrames: w.lostTotal}
 	js, _ := json.Marshal(end)
-	err := w.write(appendFrame(nil, TypeEnd, js))
+	err := w.recover()
+	if err == nil {
+		err = w.write(appendFrame(w.appendGap(nil), TypeEnd, js))
+		if err != nil && w.f != nil && w.torn > 0 {
+			w.f.Truncate(w.bytes)
+		}
+	}
 	if w.f != nil {
 		if err == nil {
 			err = w.f.Sync()
