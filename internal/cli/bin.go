@@ -322,7 +322,10 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "list_symbols", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Rows []struct{ Name, Table, Address, Size, Type, Binding, Section, Library string }
+					Rows []struct {
+						Name, Table, Address, Size, Type, Binding, Section, Library, Version string
+						DefaultVersion                                                       *bool `json:"default_version"`
+					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
@@ -331,6 +334,14 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
 				for _, r := range d.Rows {
 					n := r.Name
+					if r.Version != "" {
+						// readelf's name@@version (default) and name@version.
+						at := "@"
+						if r.DefaultVersion != nil && *r.DefaultVersion {
+							at = "@@"
+						}
+						n += at + r.Version
+					}
 					if r.Library != "" {
 						n += " (" + r.Library + ")"
 					}
