@@ -134,7 +134,7 @@ func Tools(env Env) []tool.Tool {
 func disassembleTool(env Env) tool.Tool {
 	t := define(env, tool.Tool{
 		Name: "disassemble", Title: "Disassemble x86-64 or arm64 code",
-		Description: "Disassemble code of the local binary named by path, selected by symbol (defined, with a size; name@plt accepted), by section, or by hex address range start and end. x86 boundaries come from Zydis or Capstone loaded at run time, text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr. Paged with cursor. Required: path and one of symbol, section, start.",
+		Description: "Disassemble code of the local binary named by path, selected by symbol (defined, with a size; name@plt accepted, and name@version or name@@version for an ELF versioned symbol), by section, or by hex address range start and end. x86 boundaries come from Zydis or Capstone loaded at run time, text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr. Paged with cursor. Required: path and one of symbol, section, start.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,

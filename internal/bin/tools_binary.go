@@ -395,6 +395,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	switch {
 	case a.Symbol != "":
 		cr, err = resolveSymbol(in, ss, a.Symbol)
+		if amb, ok := err.(*ambiguousSymbol); ok {
+			return amb.withNextAction(a)
+		}
 	case a.Section != "" || relocatable(in):
 		cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
 	default:
@@ -531,4 +534,36 @@ func (e Env) compareBinaries(c *invocation, a compareArgs) error {
 	}
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
 	return nil
+}
+
+// withNextAction returns the ambiguous-symbol error of a disassemble call
+// with a next_action that disassembles one candidate: the default version
+// (name@@version) when one is, else the first candidate (by name@version
+// when its version is its own, else by its start and end addresses). The
+// call's other arguments (path, arch, syntax, max_instructions) are kept.
+func (amb *ambiguousSymbol) withNextAction(a disasmArgs) *contract.Error {
+	pick := amb.candidates[0]
+	for _, c := range amb.candidates {
+		if c.DefaultVersion != nil && *c.DefaultVersion {
+			pick = c
+			break
+		}
+	}
+	args := map[string]any{"path": a.Path}
+	if a.Arch != "" {
+		args["arch"] = a.Arch
+	}
+	if a.Syntax != "" {
+		args["syntax"] = a.Syntax
+	}
+	if a.MaxInstructions != 0 {
+		args["max_instructions"] = a.MaxInstructions
+	}
+	if sel := symbolSelector(pick, amb.candidates); sel != "" {
+		args["symbol"] = sel
+	} else {
+		args["start"], args["end"] = hexU(pick.value), hexU(pick.value+pick.size)
+	}
+	amb.err.NextAction = &contract.Action{Tool: "disassemble", Arguments: args}
+	return amb.err
 }

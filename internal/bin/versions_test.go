@@ -3,12 +3,15 @@ package bin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // versionedLib builds a shared library with a version script and .symver
@@ -182,4 +185,74 @@ func firstDiff(got, want []string) string {
 		}
 	}
 	return "none"
+}
+
+// TestDisassembleVersionedSymbol: disassemble by a name two versions
+// define at different addresses fails with INVALID_ARGUMENT listing each
+// candidate (address, size, version, default_version as readelf shows
+// them in the same run) and a next_action that disassembles the default
+// version; name@version and name@@version select one; two versions at one
+// address are one symbol.
+func TestDisassembleVersionedSymbol(t *testing.T) {
+	so := versionedLib(t)
+	out, err := exec.Command("readelf", "--dyn-syms", "-W", so).Output()
+	if err != nil {
+		t.Fatalf("readelf: %v", err)
+	}
+	// name@[@]version -> [address, size] from readelf.
+	ref := map[string][2]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && strings.HasSuffix(f[0], ":") && f[0] != "Num:" && f[6] != "UND" {
+			ref[f[7]] = [2]string{hexU(hx(f[1])), f[2]}
+		}
+	}
+	r := registry(t, t.TempDir())
+	_, err = call(t, r, "disassemble", map[string]any{"path": so, "symbol": "dup"})
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Code != contract.CodeInvalidArgument || ce.Field != "/symbol" {
+		t.Fatalf("ambiguous symbol: %v", err)
+	}
+	body, _ := json.Marshal(ce.Details["candidates"])
+	var cands []struct {
+		Address, Size, Version string
+		DefaultVersion         *bool `json:"default_version"`
+	}
+	if err := json.Unmarshal(body, &cands); err != nil || len(cands) != 2 {
+		t.Fatalf("candidates %s (%v)", body, err)
+	}
+	for _, c := range cands {
+		if c.DefaultVersion == nil {
+			t.Fatalf("candidate without default_version: %s", body)
+		}
+		at := "@"
+		if *c.DefaultVersion {
+			at = "@@"
+		}
+		if want, ok := ref["dup"+at+c.Version]; !ok || want != [2]string{c.Address, c.Size} {
+			t.Errorf("candidate dup%s%s at %s size %s; readelf %v", at, c.Version, c.Address, c.Size, want)
+		}
+	}
+	na := ce.NextAction
+	if na == nil || na.Tool != "disassemble" || na.Arguments["symbol"] != "dup@@V2" || na.Arguments["path"] != so {
+		t.Fatalf("next_action %+v", na)
+	}
+	// Following next_action, and each spelling, disassembles the
+	// symbol readelf places there.
+	for sel, want := range map[string]string{"dup@@V2": "dup@@V2", "dup@V2": "dup@@V2", "dup@V1": "dup@V1", "same": "same@@V2", "same@V1": "same@V1", "plain@@V1": "plain@@V1"} {
+		m, err := call(t, r, "disassemble", map[string]any{"path": so, "symbol": sel})
+		if err != nil {
+			t.Errorf("symbol %s: %v", sel, err)
+			continue
+		}
+		ctx, _ := data(m)["context"].(map[string]any)
+		if ctx["start"] != ref[want][0] {
+			t.Errorf("symbol %s starts at %v; readelf's %s is at %s", sel, ctx["start"], want, ref[want][0])
+		}
+	}
+	for _, sel := range []string{"dup@@V1", "dup@V3", "dup@", "@V1"} {
+		if _, err := call(t, r, "disassemble", map[string]any{"path": so, "symbol": sel}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+			t.Errorf("symbol %s: %v, want INVALID_ARGUMENT", sel, err)
+		}
+	}
 }
