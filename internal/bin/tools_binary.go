@@ -253,6 +253,7 @@ type stringsArgs struct {
 	MinLength int      `json:"min_length,omitempty"`
 	Section   string   `json:"section,omitempty"`
 	Regex     string   `json:"regex,omitempty"`
+	Range     *Range   `json:"range,omitempty"`
 	Limit     int      `json:"limit,omitempty"`
 	Cursor    string   `json:"cursor,omitempty"`
 }
@@ -301,6 +302,25 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 			return e
 		}
 	}
+	base := region
+	if a.Range != nil {
+		// Strings starting in [from, to), within the section if one is
+		// named: the range a cancelled scan reported in coverage.scanned.
+		from, ferr := parseDec(a.Range.From)
+		to, terr := parseDec(a.Range.To)
+		switch {
+		case ferr != nil || terr != nil:
+			e := contract.Errorf(contract.CodeInvalidArgument, "range.from and range.to are decimal file offsets")
+			e.Field = "/range"
+			return e
+		case from >= to || from < uint64(q.Lo) || to > uint64(q.Hi):
+			e := contract.Errorf(contract.CodeInvalidArgument, "range must satisfy from < to within the searched region [%d, %d)", q.Lo, q.Hi)
+			e.Field = "/range"
+			return e
+		}
+		q.Lo, q.StartHi = int(from), int(to)
+		region = fmt.Sprintf("strings starting at file offsets [%d, %d) of the %s", from, to, region)
+	}
 	id := f.Identity()
 	c.data = &paged{File: &id, Coverage: pageCoverage{Examined: region}}
 	partly := 0 // strings the last scan searched only partly
@@ -338,6 +358,10 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 		return rows, next, err
 	})
 	c.onFinish = func() {
+		if c.scanned != nil {
+			// Cancelled: what was examined is the scanned range only.
+			c.data.Coverage.Examined = fmt.Sprintf("strings starting at file offsets [%s, %s) of the %s (the scan was cancelled there)", c.scanned.From, c.scanned.To, base)
+		}
 		if partly > 0 {
 			c.limitation(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
 		}
