@@ -256,3 +256,25 @@ func TestDisassembleVersionedSymbol(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitVersion: splitVersion never panics, and a split it accepts
+// spells name back exactly (base, @ or @@, version), with no @ in version
+// and a non-empty base.
+func FuzzSplitVersion(f *testing.F) {
+	for _, s := range []string{"memcpy@@GLIBC_2.14", "memcpy@GLIBC_2.2.5", "puts@plt", "@V1", "a@", "a@@", "a@@@b", "a@b@c", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		base, ver, def, ok := splitVersion(name)
+		if !ok {
+			return
+		}
+		at := "@"
+		if def {
+			at = "@@"
+		}
+		if base == "" || ver == "" || strings.Contains(ver, "@") || base+at+ver != name {
+			t.Fatalf("%q split as %q %q %v", name, base, ver, def)
+		}
+	})
+}
