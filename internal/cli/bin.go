@@ -363,7 +363,7 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 	f := binFlags{noArch: true}
 	var encodings []string
 	var minLen int
-	var section, regex string
+	var section, regex, rng string
 	cmd := &cobra.Command{
 		Use:   "strings FILE",
 		Short: "search_strings: ASCII and UTF-16LE strings with offsets",
@@ -374,6 +374,11 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "min-length", "min_length", minLen)
 			setFlag(cmd, args, "section", "section", section)
 			setFlag(cmd, args, "regex", "regex", regex)
+			if cmd.Flags().Changed("range") {
+				// FROM:TO; the tool's schema rejects anything else.
+				from, to, _ := strings.Cut(rng, ":")
+				args["range"] = map[string]any{"from": from, "to": to}
+			}
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "search_strings", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
@@ -396,6 +401,7 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 	cmd.Flags().IntVar(&minLen, "min-length", 0, "minimum length in characters (2-1024, default 4)")
 	cmd.Flags().StringVar(&section, "section", "", "search only this section")
 	cmd.Flags().StringVar(&regex, "regex", "", "RE2 filter on the text")
+	cmd.Flags().StringVar(&rng, "range", "", "FROM:TO: only strings starting at file offsets [FROM, TO) (decimal), as a cancelled search's coverage.scanned gives")
 	return cmd
 }
 
