@@ -288,14 +288,28 @@ type codeRange struct {
 }
 
 // resolveSymbol finds the defined symbol named name with an extent and
-// returns its bytes. It fails with INVALID_ARGUMENT (field /symbol) when no
-// such symbol exists in completely read symbol tables or the name is
-// ambiguous, and with an unknownAnswer when the tables or the symbol's
-// bytes are unresolved.
+// returns its bytes. name is a symbol name, or name@version /
+// name@@version (readelf's and nm's spelling of an ELF versioned symbol:
+// @@ selects the default version, @ any symbol of that version) when no
+// symbol is named so literally (name@plt is a literal PLT name). It fails
+// with INVALID_ARGUMENT (field /symbol) when no such symbol exists in
+// completely read symbol tables, or when the name is ambiguous: then
+// details.candidates lists each symbol (name, address, size, version,
+// default_version, section) and ambiguousSymbol's candidates are returned
+// for the caller's next_action. It fails with an unknownAnswer when the
+// tables or the symbol's bytes are unresolved.
 func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, error) {
+	match := func(s Symbol) bool { return s.Name == name }
+	if !symbolNamed(ss, name) {
+		if base, ver, def, ok := splitVersion(name); ok {
+			match = func(s Symbol) bool {
+				return s.Name == base && s.Version == ver && (!def || s.DefaultVersion != nil && *s.DefaultVersion)
+			}
+		}
+	}
 	var found []Symbol
 	for _, s := range ss.syms {
-		if s.Name == name && s.Defined && s.sect >= 0 && s.size > 0 {
+		if match(s) && s.Defined && s.sect >= 0 && s.size > 0 {
 			dup := false
 			for _, f := range found {
 				if f.value == s.value {
@@ -319,9 +333,18 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 		return nil, e
 	}
 	if len(found) > 1 {
-		e := contract.Errorf(contract.CodeInvalidArgument, "%d symbols share that name at different addresses; disassemble by start and end instead", len(found))
+		e := contract.Errorf(contract.CodeInvalidArgument, "%d symbols share that name at different addresses (details.candidates); select one by name@version or name@@version, or by start and end", len(found))
 		e.Field = "/symbol"
-		return nil, e
+		cands := make([]map[string]any, 0, len(found))
+		for _, f := range found {
+			c := map[string]any{"name": f.Name, "address": f.Address, "size": f.Size, "section": f.Section, "table": f.Table}
+			if f.Version != "" {
+				c["version"], c["default_version"] = f.Version, *f.DefaultVersion
+			}
+			cands = append(cands, c)
+		}
+		e.WithDetail("candidates", cands)
+		return nil, &ambiguousSymbol{err: e, candidates: found}
 	}
 	s := found[0]
 	if s.sect >= 0 && s.sect < len(in.Sections) && in.Sections[s.sect].Content == "unresolved" {
@@ -347,6 +370,64 @@ func resolveSymbol(in *Inspection, ss *symbolSet, name string) (*codeRange, erro
 	}
 	cr.symbol = name
 	return cr, nil
+}
+
+// ambiguousSymbol is resolveSymbol's error when several symbols match:
+// the contract error and the matching symbols.
+type ambiguousSymbol struct {
+	err        *contract.Error
+	candidates []Symbol
+}
+
+// Error implements error as the contract error's text.
+func (a *ambiguousSymbol) Error() string { return a.err.Error() }
+
+// Unwrap returns the contract error, so contract.AsError finds it.
+func (a *ambiguousSymbol) Unwrap() error { return a.err }
+
+// symbolNamed reports whether a defined symbol of ss is named name exactly.
+func symbolNamed(ss *symbolSet, name string) bool {
+	for _, s := range ss.syms {
+		if s.Name == name && s.Defined {
+			return true
+		}
+	}
+	return false
+}
+
+// splitVersion splits readelf's name@version / name@@version spelling:
+// def is true for @@. ok is false when name has no @ or an empty part.
+func splitVersion(name string) (base, version string, def, ok bool) {
+	i := strings.Index(name, "@")
+	if i <= 0 {
+		return "", "", false, false
+	}
+	base, version = name[:i], name[i+1:]
+	if strings.HasPrefix(version, "@") {
+		version, def = version[1:], true
+	}
+	if version == "" || strings.Contains(version, "@") {
+		return "", "", false, false
+	}
+	return base, version, def, true
+}
+
+// symbolSelector is the symbol argument that selects c alone among
+// candidates: name@@version for the default version, name@version for a
+// version no other candidate has; "" when versions do not tell them apart.
+func symbolSelector(c Symbol, candidates []Symbol) string {
+	if c.Version == "" {
+		return ""
+	}
+	if c.DefaultVersion != nil && *c.DefaultVersion {
+		return c.Name + "@@" + c.Version
+	}
+	for _, o := range candidates {
+		if o.value != c.value && o.Version == c.Version {
+			return ""
+		}
+	}
+	return c.Name + "@" + c.Version
 }
 
 // relocatable reports whether the file is a relocatable object (ELF

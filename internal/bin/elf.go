@@ -516,7 +516,9 @@ func elfImportsExports(in *Inspection, f *elf.File) {
 		if s.Section == elf.SHN_UNDEF {
 			in.Imports = append(in.Imports, Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"})
 		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK {
-			in.Exports = append(in.Exports, Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym"})
+			ex := Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym"}
+			ex.Version, ex.DefaultVersion = elfVersion(s)
+			in.Exports = append(in.Exports, ex)
 		}
 	}
 	in.facet("imports", FacetComplete, "")

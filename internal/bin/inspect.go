@@ -153,7 +153,13 @@ type Export struct {
 	Address   string `json:"address,omitempty"`
 	Forwarder string `json:"forwarder,omitempty"`
 	Ordinal   string `json:"ordinal,omitempty"`
-	Source    string `json:"source"`
+	// Version and DefaultVersion are the ELF symbol version of a
+	// .dynsym export and whether it is the default (name@@version) or
+	// a non-default one (name@version), as Symbol's; absent when the
+	// export has no named version (and for PE and Mach-O).
+	Version        string `json:"version,omitempty"`
+	DefaultVersion *bool  `json:"default_version,omitempty"`
+	Source         string `json:"source"`
 }
 
 // PDB is the CodeView RSDS record of a PE debug directory.

@@ -326,6 +326,11 @@ func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.C
 		if c.data.Coverage.Cancelled {
 			cancelledRows, _ = c.data.Rows.([]json.RawMessage)
 			scanned = c.data.Coverage.Scanned
+			if scanned != nil {
+				// The record's arguments are the call that redoes
+				// exactly the range these rows cover (its replay).
+				args["range"] = scanned
+			}
 		}
 	}
 	raw, _ := json.Marshal(args)

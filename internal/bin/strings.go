@@ -44,12 +44,16 @@ type StringMatch struct {
 }
 
 // StringQuery selects strings: encodings, minimum length in characters, an
-// optional compiled regex, and the byte region [Lo, Hi) of the file.
+// optional compiled regex, and the byte region [Lo, Hi) of the file. When
+// StartHi is above 0, only strings starting before file offset StartHi are
+// yielded (a string may still extend past it, up to Hi): the range a
+// cancelled scan examined, replayed.
 type StringQuery struct {
 	Encodings []string
 	MinLength int
 	Regex     *regexp.Regexp
 	Lo, Hi    int
+	StartHi   int
 }
 
 func printable(c byte) bool { return c == '\t' || (c >= 0x20 && c < 0x7f) }
@@ -153,7 +157,7 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 				best = s
 			}
 		}
-		if best == nil {
+		if best == nil || q.StartHi > 0 && best.peek().start >= q.StartHi {
 			return out, -1, partly, nil
 		}
 		m := best.peek()

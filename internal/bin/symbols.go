@@ -30,7 +30,16 @@ type Symbol struct {
 	Section    string `json:"section"`
 	Defined    bool   `json:"defined"`
 	Library    string `json:"library,omitempty"`
-	Version    string `json:"version,omitempty"`
+	// Version is the ELF symbol version (GNU .gnu.version indexing
+	// .gnu.version_d for a definition, .gnu.version_r for a reference),
+	// as readelf --dyn-syms prints after @ or @@; empty when the symbol
+	// has none (index 0 or 1, or no .gnu.version section).
+	Version string `json:"version,omitempty"`
+	// DefaultVersion is set with Version: true when the version is the
+	// default one a link binds to (readelf's name@@version: a definition
+	// whose .gnu.version entry lacks the hidden bit 0x8000), false for a
+	// non-default definition (name@version) and for every reference.
+	DefaultVersion *bool `json:"default_version,omitempty"`
 
 	value   uint64
 	size    uint64
@@ -95,7 +104,8 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		}
 		ss.tables = append(ss.tables, t.name)
 		for _, s := range syms {
-			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elf.ST_TYPE(s.Info).String(), Binding: elf.ST_BIND(s.Info).String(), Library: s.Library, Version: s.Version, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC}
+			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elf.ST_TYPE(s.Info).String(), Binding: elf.ST_BIND(s.Info).String(), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC}
+			y.Version, y.DefaultVersion = elfVersion(s)
 			switch {
 			case s.Section == elf.SHN_UNDEF:
 				y.Section = "UND"
@@ -321,4 +331,24 @@ func machoRawNames(f *macho.File, data []byte) []string {
 		out[i] = string(n)
 	}
 	return out
+}
+
+// elfVersion returns the GNU symbol version of a dynamic symbol read by
+// debug/elf (.gnu.version with .gnu.version_d / .gnu.version_r) and
+// whether it is the default version (readelf's @@): a defined symbol whose
+// version index lacks the hidden bit (VERSYM_HIDDEN, 0x8000). A reference
+// (SHN_UNDEF) is never a default definition (readelf prints name@version).
+// Both are zero when the symbol has no named version, and for a version's
+// own definition symbol (SHN_ABS, named as its version).
+func elfVersion(s elf.Symbol) (string, *bool) {
+	if !s.HasVersion || s.Version == "" {
+		return "", nil
+	}
+	if s.Section == elf.SHN_ABS && s.Name == s.Version {
+		// The version's own definition symbol (ld emits one per
+		// version node): readelf and nm print it bare, not V1@@V1.
+		return "", nil
+	}
+	def := s.Section != elf.SHN_UNDEF && !s.VersionIndex.IsHidden()
+	return s.Version, &def
 }

@@ -88,7 +88,7 @@ func Tools(env Env) []tool.Tool {
 		}, true, env.listSymbols),
 		define(env, tool.Tool{
 			Name: "search_strings", Title: "Search a file for printable strings",
-			Description: "Find printable ASCII and UTF-16LE strings of at least min_length characters in the local file named by path, in the whole file or one section, optionally filtered by an RE2 regex matched against each whole string (up to 1,048,576 characters; a longer string not matched there makes the result partial). Rows give file offset, section and address, in offset order, paged with cursor. Cancelled mid-scan, the result is partial with the matches of the scanned range. Required: path.",
+			Description: "Find printable ASCII and UTF-16LE strings of at least min_length characters in the local file named by path, in the whole file or one section, optionally filtered by an RE2 regex matched against each whole string (up to 1,048,576 characters; a longer string not matched there makes the result partial). Rows give file offset, section and address, in offset order, paged with cursor. Cancelled mid-scan, the result is partial with the matches of the scanned range (coverage.scanned; pass it as range to redo exactly that). Required: path.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -99,6 +99,7 @@ func Tools(env Env) []tool.Tool {
 					"min_length": {"type": "integer", "minimum": 2, "maximum": 1024, "default": 4},
 					"section": {"type": "string", "minLength": 1, "maxLength": 256, "description": "ELF/PE section name, or segment,section for Mach-O"},
 					"regex": {"type": "string", "minLength": 1, "maxLength": 512},
+					"range": {"type": "object", "additionalProperties": false, "required": ["from", "to"], "description": "only strings starting at file offsets [from, to) (decimal), as a cancelled result's coverage.scanned gives", "properties": {"from": {"type": "string", "pattern": "^[0-9]{1,20}$"}, "to": {"type": "string", "pattern": "^[0-9]{1,20}$"}}},
 					"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
 					"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
 				}
@@ -134,7 +135,7 @@ func Tools(env Env) []tool.Tool {
 func disassembleTool(env Env) tool.Tool {
 	t := define(env, tool.Tool{
 		Name: "disassemble", Title: "Disassemble x86-64 or arm64 code",
-		Description: "Disassemble code of the local binary named by path, selected by symbol (defined, with a size; name@plt accepted), by section, or by hex address range start and end. x86 boundaries come from Zydis or Capstone loaded at run time, text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr. Paged with cursor. Required: path and one of symbol, section, start.",
+		Description: "Disassemble code of the local binary named by path, selected by symbol (defined, with a size; name@plt accepted, and name@version or name@@version for an ELF versioned symbol), by section, or by hex address range start and end. x86 boundaries come from Zydis or Capstone loaded at run time, text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr. Paged with cursor. Required: path and one of symbol, section, start.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,

@@ -253,6 +253,7 @@ type stringsArgs struct {
 	MinLength int      `json:"min_length,omitempty"`
 	Section   string   `json:"section,omitempty"`
 	Regex     string   `json:"regex,omitempty"`
+	Range     *Range   `json:"range,omitempty"`
 	Limit     int      `json:"limit,omitempty"`
 	Cursor    string   `json:"cursor,omitempty"`
 }
@@ -294,6 +295,25 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 			return err
 		}
 	}
+	base := region
+	if a.Range != nil {
+		// Strings starting in [from, to), within the section if one is
+		// named: the range a cancelled scan reported in coverage.scanned.
+		from, ferr := parseDec(a.Range.From)
+		to, terr := parseDec(a.Range.To)
+		switch {
+		case ferr != nil || terr != nil:
+			e := contract.Errorf(contract.CodeInvalidArgument, "range.from and range.to are decimal file offsets")
+			e.Field = "/range"
+			return e
+		case from >= to || from < uint64(q.Lo) || to > uint64(q.Hi):
+			e := contract.Errorf(contract.CodeInvalidArgument, "range must satisfy from < to within the searched region [%d, %d)", q.Lo, q.Hi)
+			e.Field = "/range"
+			return e
+		}
+		q.Lo, q.StartHi = int(from), int(to)
+		region = fmt.Sprintf("strings starting at file offsets [%d, %d) of the %s", from, to, region)
+	}
 	id := f.Identity()
 	c.data = &paged{File: &id, Coverage: pageCoverage{Examined: region}}
 	partly := 0 // strings the last scan searched only partly
@@ -334,6 +354,10 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 		c.limitation(limit)
 	}
 	c.onFinish = func() {
+		if c.scanned != nil {
+			// Cancelled: what was examined is the scanned range only.
+			c.data.Coverage.Examined = fmt.Sprintf("strings starting at file offsets [%s, %s) of the %s (the scan was cancelled there)", c.scanned.From, c.scanned.To, base)
+		}
 		if partly > 0 {
 			c.limitation(fmt.Sprintf("%d string(s) longer than %d characters did not match the regex in their first %d characters and were not searched further; a match beyond that is unknown, not absent (coverage.regex_partly_searched)", partly, MaxRegexChars, MaxRegexChars))
 		}
@@ -391,6 +415,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	switch {
 	case a.Symbol != "":
 		cr, err = resolveSymbol(in, ss, a.Symbol)
+		if amb, ok := err.(*ambiguousSymbol); ok {
+			return amb.withNextAction(a)
+		}
 	case a.Section != "" || relocatable(in):
 		cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
 	default:
@@ -541,4 +568,36 @@ func (e Env) compareBinaries(c *invocation, a compareArgs) error {
 	}
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(sel)))
 	return nil
+}
+
+// withNextAction returns the ambiguous-symbol error of a disassemble call
+// with a next_action that disassembles one candidate: the default version
+// (name@@version) when one is, else the first candidate (by name@version
+// when its version is its own, else by its start and end addresses). The
+// call's other arguments (path, arch, syntax, max_instructions) are kept.
+func (amb *ambiguousSymbol) withNextAction(a disasmArgs) *contract.Error {
+	pick := amb.candidates[0]
+	for _, c := range amb.candidates {
+		if c.DefaultVersion != nil && *c.DefaultVersion {
+			pick = c
+			break
+		}
+	}
+	args := map[string]any{"path": a.Path}
+	if a.Arch != "" {
+		args["arch"] = a.Arch
+	}
+	if a.Syntax != "" {
+		args["syntax"] = a.Syntax
+	}
+	if a.MaxInstructions != 0 {
+		args["max_instructions"] = a.MaxInstructions
+	}
+	if sel := symbolSelector(pick, amb.candidates); sel != "" {
+		args["symbol"] = sel
+	} else {
+		args["start"], args["end"] = hexU(pick.value), hexU(pick.value+pick.size)
+	}
+	amb.err.NextAction = &contract.Action{Tool: "disassemble", Arguments: args}
+	return amb.err
 }

@@ -396,7 +396,10 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "list_symbols", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Rows []struct{ Name, Table, Address, Size, Type, Binding, Section, Library string }
+					Rows []struct {
+						Name, Table, Address, Size, Type, Binding, Section, Library, Version string
+						DefaultVersion                                                       *bool `json:"default_version"`
+					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
@@ -405,6 +408,14 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
 				for _, r := range d.Rows {
 					n := r.Name
+					if r.Version != "" {
+						// readelf's name@@version (default) and name@version.
+						at := "@"
+						if r.DefaultVersion != nil && *r.DefaultVersion {
+							at = "@@"
+						}
+						n += at + r.Version
+					}
 					if r.Library != "" {
 						n += " (" + r.Library + ")"
 					}
@@ -426,7 +437,7 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 	f := binFlags{noArch: true}
 	var encodings []string
 	var minLen int
-	var section, regex string
+	var section, regex, rng string
 	cmd := &cobra.Command{
 		Use:   "strings FILE",
 		Short: "search_strings: ASCII and UTF-16LE strings with offsets",
@@ -437,6 +448,11 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "min-length", "min_length", minLen)
 			setFlag(cmd, args, "section", "section", section)
 			setFlag(cmd, args, "regex", "regex", regex)
+			if cmd.Flags().Changed("range") {
+				// FROM:TO; the tool's schema rejects anything else.
+				from, to, _ := strings.Cut(rng, ":")
+				args["range"] = map[string]any{"from": from, "to": to}
+			}
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "search_strings", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
@@ -459,6 +475,7 @@ func newBinStringsCmd(env *Env) *cobra.Command {
 	cmd.Flags().IntVar(&minLen, "min-length", 0, "minimum length in characters (2-1024, default 4)")
 	cmd.Flags().StringVar(&section, "section", "", "search only this section")
 	cmd.Flags().StringVar(&regex, "regex", "", "RE2 filter on the text")
+	cmd.Flags().StringVar(&rng, "range", "", "FROM:TO: only strings starting at file offsets [FROM, TO) (decimal), as a cancelled search's coverage.scanned gives")
 	return cmd
 }
 
