@@ -338,7 +338,7 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 		field := fmt.Sprintf("metrics/%d", i)
 		m, ok := metricByID(src.MetricID)
 		if !ok {
-			return nil, argErr(field+"/metric_id", "unknown metric_id "+strconv.Quote(src.MetricID)+"; see get_graphs supported_metrics")
+			return nil, argErr(field+"/metric_id", "unknown metric_id; see get_graphs supported_metrics")
 		}
 		g := &Graph{Metric: m}
 		if src.ProcessRef == "" {
@@ -754,7 +754,7 @@ func (h *Host) updateGraphWorkspace(ctx context.Context, s *Session, raw json.Ra
 			}
 		}
 		if i < 0 {
-			return nil, argErr("graph_id", "no graph "+a.GraphID)
+			return nil, argErr("graph_id", "no graph with that graph_id; get_graphs lists them")
 		}
 		w.graphs = append(w.graphs[:i:i], w.graphs[i+1:]...)
 	case "visible":
