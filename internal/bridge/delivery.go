@@ -324,14 +324,19 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 
 // captureGone reports whether a failed call on a capture proves the
 // capture no longer exists, and why: OUTCOME_UNKNOWN means the bridge
-// dropped its host connection (or found it dead), and a dropped
-// connection releases every capture it owned; REFERENCE_INVALID means
+// dropped its host connection, and BACKEND_UNAVAILABLE (after the capture
+// was made) that it found the connection dead and could not reconnect; a
+// dropped connection releases every capture it owned; REFERENCE_INVALID means
 // the host no longer knows the capture. Any other failure is an answer of
 // a host that still holds it.
 func captureGone(err error) (bool, string) {
 	switch contract.CodeOf(err) {
 	case contract.CodeOutcomeUnknown:
 		return true, "the host connection was lost or reset, which released every capture of this client"
+	case contract.CodeBackendUnavailable:
+		// The capture was made on a connection this call could no longer
+		// use: it was found lost and no new one could be made.
+		return true, "the host connection was lost, which released every capture of this client, and no host could be reached again"
 	case contract.CodeReferenceInvalid:
 		return true, "the host no longer holds it"
 	}

@@ -18,12 +18,16 @@ import (
 // initialize, tools/list, ping and schema-invalid calls never start a host.
 //
 // Connection loss follows seed 000 section 3.3: a call in flight when the
-// connection drops gets OUTCOME_UNKNOWN and is never replayed; a call that
-// finds the held connection already dead drops it and gets OUTCOME_UNKNOWN;
-// the next call reconnects (to a fresh host if the old one is gone, whose
-// new backend_instance_id makes old refs REFERENCE_INVALID). Cancellation
-// or the 10 s response deadline after dispatch closes the connection (which
-// releases its connection-owned objects) and gives OUTCOME_UNKNOWN.
+// connection drops gets OUTCOME_UNKNOWN and is never replayed. A call that
+// finds the held connection already dead (the host exited, or closed its
+// listener by the setting) was never sent: the bridge drops that
+// connection and connects again as at first use (to a fresh host if the
+// old one is gone, whose new backend_instance_id makes old refs
+// REFERENCE_INVALID), sends the call there and warns on its outcome that
+// the old connection's objects were released; when no host can be reached
+// the call gets BACKEND_UNAVAILABLE. Cancellation or the 10 s response
+// deadline after dispatch closes the connection (which releases its
+// connection-owned objects) and gives OUTCOME_UNKNOWN.
 type IPC struct {
 	opts ipc.ConnectOptions
 
@@ -40,12 +44,16 @@ type IPC struct {
 // a disconnect releases all connection-owned objects (seed 000 section 8).
 const released = " The bridge closed its host connection for this, which released every connection-owned object of this client: retained captures, running and finished jobs (waits included), and cursors are now REFERENCE_INVALID; process_refs stay valid while the host runs."
 
+// lostBetweenCalls is the reset note of a connection found dead before a
+// request was written on it.
+const lostBetweenCalls = "the previous host connection was lost between calls (the host exited or closed its MCP listener)"
+
 // NewIPC returns an unconnected IPC backend.
 func NewIPC(opts ipc.ConnectOptions) *IPC { return &IPC{opts: opts} }
 
-// Client returns the current connection, connecting (or starting a host) if
-// there is none. A held connection found dead is dropped with
-// OUTCOME_UNKNOWN.
+// conn returns the current connection, connecting (or starting a host) if
+// there is none. A held connection found dead is dropped (its reset noted
+// for the next outcome) and replaced: nothing was sent on it.
 func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -57,8 +65,9 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 			return b.client, nil
 		}
 		b.client = nil
-		b.reset = "the previous host connection was lost between calls (the host may have exited)"
-		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost since the last call (the host may have exited); nothing was sent. Call again to reconnect; captures, jobs and cursors of the old connection are gone, and references from an old host will be REFERENCE_INVALID")
+		if b.reset == "" {
+			b.reset = lostBetweenCalls
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
@@ -76,13 +85,38 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 // message says the client's connection-owned objects were released, and
 // the first outcome on the next connection carries a warning naming the
 // reset and its cause.
+//
+// A request the connection lost before it was written (ipc.NotSent) is
+// sent once more on a new connection; if that one is lost before writing
+// too, the call gets the retryable BACKEND_UNAVAILABLE.
 func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
-	c, err := b.conn(ctx)
-	if err != nil {
-		return nil, err
+	var c *ipc.Client
+	var res *contract.Result
+	var err error
+	for attempt := 0; ; attempt++ {
+		if c, err = b.conn(ctx); err != nil {
+			return nil, err
+		}
+		// The host pages to the caller's result byte budget.
+		res, err = c.Call(ctx, method, args)
+		if !ipc.NotSent(err) {
+			break
+		}
+		// Nothing was sent: drop the dead connection; the next conn
+		// reconnects as at first use.
+		c.Close()
+		b.mu.Lock()
+		if b.client == c {
+			b.client = nil
+		}
+		if b.reset == "" {
+			b.reset = lostBetweenCalls
+		}
+		b.mu.Unlock()
+		if attempt > 0 {
+			return nil, err
+		}
 	}
-	// The host pages to the caller's result byte budget.
-	res, err := c.Call(ctx, method, args)
 	if contract.CodeOf(err) == contract.CodeOutcomeUnknown {
 		// Never replay; drop the connection so the next call reconnects.
 		c.Close()

@@ -17,8 +17,8 @@ import (
 
 // TestIPCBackendLazyStart: schema-invalid calls dispatch nothing and start
 // no host; the first valid call launches one host, later calls reuse the
-// connection; a lost connection is OUTCOME_UNKNOWN once, then the bridge
-// reconnects to a fresh host.
+// connection; a host lost between calls makes the next call start a fresh
+// host and succeed there, with a warning.
 func TestIPCBackendLazyStart(t *testing.T) {
 	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
 		t.Setenv(k, t.TempDir())
@@ -83,17 +83,79 @@ func TestIPCBackendLazyStart(t *testing.T) {
 	if launches.Load() != 1 {
 		t.Fatalf("%d launches for one host", launches.Load())
 	}
-	// The host goes away: one OUTCOME_UNKNOWN, then a fresh host.
+	// The host goes away between calls: nothing was in flight, so the next
+	// call is not OUTCOME_UNKNOWN: the bridge starts a fresh host as at
+	// first use, sends the call there and warns once that the old
+	// connection's objects were released.
+	old := be.client
 	(*current.Load())()
-	time.Sleep(100 * time.Millisecond)
-	if _, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`)); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
+	<-old.Done() // the bridge's reader has seen the host close the connection
+	res, err = reg.Call(ctx, "get_status", json.RawMessage(`{}`))
+	if err != nil {
 		t.Fatalf("after host loss: %v", err)
 	}
-	if _, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`)); err != nil {
+	if launches.Load() != 2 || be.InstanceID() == first || res.BackendInstanceID != be.InstanceID() {
+		t.Fatalf("launches %d, instance %q (was %q), result instance %q", launches.Load(), be.InstanceID(), first, res.BackendInstanceID)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "lost between calls") || !strings.Contains(res.Warnings[0], "REFERENCE_INVALID") {
+		t.Fatalf("warnings after the host loss: %q", res.Warnings)
+	}
+	if res, err := reg.Call(ctx, "get_status", json.RawMessage(`{}`)); err != nil || len(res.Warnings) != 0 || launches.Load() != 2 {
+		t.Fatalf("the call after the reconnect: %v, warnings %v, launches %d", err, res, launches.Load())
+	}
+}
+
+// TestIPCNotSentReconnects: a connection the bridge still believes alive
+// but that is closed under it (the host's reader is gone) fails the write,
+// not after it: the request never reached the host, so the bridge
+// reconnects and sends it; a call whose reconnect finds no host gets a
+// retryable BACKEND_UNAVAILABLE, never OUTCOME_UNKNOWN.
+func TestIPCNotSentReconnects(t *testing.T) {
+	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	t.Setenv("INQUEST_CONFIG", "")
+	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if launches.Load() != 2 || be.InstanceID() == first {
-		t.Fatalf("launches %d, instance %q (was %q)", launches.Load(), be.InstanceID(), first)
+	defer lock.Release()
+	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Client: ipc.ClientMCPBridge})
+	defer be.Close()
+	if _, err := be.Call(context.Background(), "get_status", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The held connection dies (closed here: deterministic, no race with
+	// the reader); the next call reconnects to the same host and succeeds.
+	first := be.client
+	first.Close()
+	res, err := be.Call(context.Background(), "get_status", nil)
+	if err != nil {
+		t.Fatalf("call after the connection died: %v", err)
+	}
+	if be.client == first || res.BackendInstanceID != h.InstanceID || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "lost between calls") {
+		t.Fatalf("reconnect: instance %q (host %q), warnings %q", res.BackendInstanceID, h.InstanceID, res.Warnings)
+	}
+	// No host to reconnect to (listener closed, no start): the dead
+	// connection is replaced by nothing, and the call says so retryably.
+	ep.Disable()
+	<-be.client.Done()
+	_, err = be.Call(context.Background(), "get_status", nil)
+	var ce *contract.Error
+	if contract.CodeOf(err) != contract.CodeBackendUnavailable || !errors.As(err, &ce) || !ce.Retryable {
+		t.Fatalf("call with no host reachable: %v", err)
 	}
 }
 

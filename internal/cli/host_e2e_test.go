@@ -536,13 +536,13 @@ func TestSettingsToggle(t *testing.T) {
 	if st.pid != hostPID || st.listener != "listening" || st.conns != 1 {
 		t.Fatalf("after enabling: %+v", st)
 	}
-	// Disable at runtime: the connection closes; the next call reports the
-	// lost connection, later calls find the listener closed and start
-	// nothing.
+	// Disable at runtime: the connection closes. Nothing was in flight, so
+	// the next call is not OUTCOME_UNKNOWN: it tries to reconnect, finds
+	// the listener closed and starts nothing.
 	if out, code := e.run("settings", "set", "mcp_connections_disabled", "true"); code != 0 || !strings.Contains(out, "closed its MCP listener") {
 		t.Fatalf("disable: %d %s", code, out)
 	}
-	if m, _ := b.call("get_status", nil); errCode(m) != "OUTCOME_UNKNOWN" {
+	if m, _ := b.call("get_status", nil); errCode(m) != "BACKEND_UNAVAILABLE" || !strings.Contains(dig(m, "error", "message").(string), "disabled") {
 		t.Fatalf("first call after disabling: %v", m)
 	}
 	// The answer names the disabled listener (read from listener.state),
@@ -716,18 +716,23 @@ func TestBridgeEOF(t *testing.T) {
 	}
 }
 
-// TestIdleConnectionLoss: a host that dies while the bridge is idle makes
-// the next call OUTCOME_UNKNOWN (nothing is replayed); the call after it
-// reaches a fresh host.
+// TestIdleConnectionLoss: a host killed while the bridge is idle had
+// nothing in flight, so the next call is not OUTCOME_UNKNOWN: the bridge
+// starts a fresh host as at first use and the call succeeds there, warning
+// that the old connection's objects were released.
 func TestIdleConnectionLoss(t *testing.T) {
 	e := newHeEnv(t)
 	b := e.bridge()
 	st := b.status()
 	syscall.Kill(st.pid, syscall.SIGKILL)
 	waitUntil(t, "host gone", func() bool { return !hostAlive(st.pid) })
-	time.Sleep(100 * time.Millisecond) // let the bridge's reader see EOF
-	if m, _ := b.call("get_status", nil); errCode(m) != "OUTCOME_UNKNOWN" {
+	m, isErr := b.call("get_status", nil)
+	if isErr {
 		t.Fatalf("first call after the host died: %v", m)
+	}
+	ws, _ := m["warnings"].([]any)
+	if len(ws) != 1 || !strings.Contains(ws[0].(string), "lost between calls") {
+		t.Fatalf("no reset warning on the first call after the host died: %v", m)
 	}
 	st2 := b.status()
 	if st2.instance == st.instance || !hostAlive(st2.pid) {

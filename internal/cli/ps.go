@@ -33,15 +33,16 @@ swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
 an extra one), rows without a value last. --json prints list_processes' envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A bad --sort is refused before any host is reached.
+			sortKey, err := psSortKey(sortBy)
+			if err != nil {
+				return err
+			}
 			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
-			sortKey := sortBy
-			if sortKey != "pid" && sortKey != "name" {
-				sortKey = metricID(sortKey)
-			}
 			// One request: the rows and their column values from one snapshot.
 			args := map[string]any{"sort": sortKey, "metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}}
 			if order != "" {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -23,9 +22,9 @@ threads (the PID is resolved to a process_ref with list_processes). --json
 prints the start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pid, err := strconv.Atoi(args[0])
-			if err != nil || pid < 1 {
-				return fmt.Errorf("PID must be a positive integer")
+			pid, err := parsePID(args[0])
+			if err != nil {
+				return err
 			}
 			return runCapture(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
 				ref, err := refForPID(cmd, reg, pid)

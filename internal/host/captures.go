@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -586,10 +587,10 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	}
 	if len(q.Projection) > 0 {
 		allowed := CaptureFields[src.Kind]
-		for _, f := range q.Projection {
+		for i, f := range q.Projection {
 			if !containsStr(allowed, f) {
-				e := contract.Errorf(contract.CodeInvalidArgument, "projection field %q does not exist in %s rows", f, src.Kind).WithDetail("fields", allowed)
-				e.Field = "/projection"
+				e := contract.Errorf(contract.CodeInvalidArgument, "a projection field does not exist in %s rows; details.fields lists those that do", src.Kind).WithDetail("fields", allowed)
+				e.Field = "/projection/" + strconv.Itoa(i)
 				return nil, e
 			}
 		}

@@ -201,11 +201,11 @@ func graphTools() []Decl {
 		define[exportGraphsArgs](tool.Tool{
 			Name:  "export_graphs",
 			Title: "Export the graphs as CSV",
-			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required; absolute, or relative to the host's working directory; missing parents are created). " +
+			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path; missing parents are created). All or nothing: when the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left. " +
 				"filename: optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED). range: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set). " +
 				"Columns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
-"output_directory":{"type":"string","minLength":1,"maxLength":4096,"description":"directory for the new CSV file"},
+"output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},
 "filename":{"type":"string","minLength":5,"maxLength":255,"pattern":"^[^/\\\\]+\\.csv$","description":"a single file name ending in .csv"},
 "range":{"type":"string","enum":["all","visible","ab"],"description":"all (default), visible or ab"},
@@ -338,7 +338,7 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 		field := fmt.Sprintf("metrics/%d", i)
 		m, ok := metricByID(src.MetricID)
 		if !ok {
-			return nil, argErr(field+"/metric_id", "unknown metric_id "+strconv.Quote(src.MetricID)+"; see get_graphs supported_metrics")
+			return nil, argErr(field+"/metric_id", "unknown metric_id; see get_graphs supported_metrics")
 		}
 		g := &Graph{Metric: m}
 		if src.ProcessRef == "" {
@@ -373,33 +373,44 @@ func sameSource(a, b *Graph) bool {
 	return a.Metric.ID == b.Metric.ID && a.System == b.System && a.Proc == b.Proc
 }
 
-// addLocked registers graphs not already present; it checks capacity
-// first so nothing is added when they do not all fit.
-func (w *workspace) addLocked(gs []*Graph) (added, existing []string, err error) {
+// planLocked returns the graphs of gs not already registered (each source
+// once), or RESOURCE_LIMIT when they do not all fit; it changes nothing.
+func (w *workspace) planLocked(gs []*Graph) ([]*Graph, error) {
 	var fresh []*Graph
 	for _, g := range gs {
-		dup := ""
+		dup := false
 		for _, o := range w.graphs {
-			if sameSource(o, g) {
-				dup = o.ID
-			}
+			dup = dup || sameSource(o, g)
 		}
 		for _, o := range fresh {
-			if sameSource(o, g) {
-				dup = "pending"
-			}
+			dup = dup || sameSource(o, g)
 		}
-		switch dup {
-		case "":
+		if !dup {
 			fresh = append(fresh, g)
-		case "pending":
-		default:
-			existing = append(existing, dup)
 		}
 	}
 	if len(w.graphs)+len(fresh) > GraphCapacity {
-		return nil, nil, contract.Errorf(contract.CodeResourceLimit, "the workspace holds %d graphs; %d more do not fit", GraphCapacity, len(fresh)).
+		return nil, contract.Errorf(contract.CodeResourceLimit, "the workspace holds %d graphs; %d more do not fit", GraphCapacity, len(fresh)).
 			WithDetail("graphs", len(w.graphs)).WithDetail("capacity", GraphCapacity)
+	}
+	return fresh, nil
+}
+
+// addLocked registers graphs not already present; it checks capacity
+// first so nothing is added when they do not all fit. existing lists the
+// graph_ids of sources already registered.
+func (w *workspace) addLocked(gs []*Graph) (added, existing []string, err error) {
+	for _, g := range gs {
+		for _, o := range w.graphs {
+			if sameSource(o, g) {
+				existing = append(existing, o.ID)
+				break
+			}
+		}
+	}
+	fresh, err := w.planLocked(gs)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, g := range fresh {
 		w.nextID++
@@ -494,6 +505,9 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 		if a.Filename != "" && (strings.ContainsAny(a.Filename, `/\`) || !strings.HasSuffix(a.Filename, ".csv") || a.Filename == ".csv" || strings.HasPrefix(a.Filename, ".")) {
 			return nil, argErr("filename", "filename is a single normal name ending in .csv")
 		}
+		if !filepath.IsAbs(a.OutputDirectory) {
+			return nil, argErr("output_directory", "output_directory must be an absolute path: the host's working directory is not the caller's, so resolve a relative directory on the calling side")
+		}
 		rng := a.Range
 		if rng == "" {
 			rng = "all"
@@ -509,33 +523,28 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 			return nil, contract.Errorf(contract.CodeBusy, "another graph export is running; retry when it finishes")
 		}
 		defer w.exportMu.Unlock()
+		// All or nothing: every check runs, the file is created and
+		// written, and only then are the added graphs committed; a failure
+		// anywhere leaves the workspace as it was and no file behind.
 		w.mu.Lock()
+		defer w.mu.Unlock()
 		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
-			w.mu.Unlock()
 			return nil, err
 		}
 		iv, err := w.rangeLocked(h, rng)
 		if err != nil {
-			w.mu.Unlock()
 			return nil, err
 		}
-		var added []string
-		if len(gs) > 0 {
-			if added, _, err = w.addLocked(gs); err != nil {
-				w.mu.Unlock()
-				return nil, err
-			}
+		fresh, err := w.planLocked(gs)
+		if err != nil {
+			return nil, err
 		}
-		if len(w.graphs) == 0 {
-			w.mu.Unlock()
+		graphs := append(append([]*Graph(nil), w.graphs...), fresh...)
+		if len(graphs) == 0 {
 			return nil, contract.Errorf(contract.CodeInvalidArgument, "the workspace has no graphs; give metrics or call add_graphs first")
 		}
-		graphs := append([]*Graph(nil), w.graphs...)
-		state := w.stateLocked(h)
-		w.mu.Unlock()
 		body, rows := h.graphCSV(graphs, iv)
 		path, err := writeNewCSV(a.OutputDirectory, a.Filename, body)
-		out := map[string]any{"state": "succeeded", "output_path": path, "range": rangeJSON(rng, iv), "rows": rows, "added": nonNil(added), "workspace": state}
 		if err != nil {
 			e := contract.Errorf(contract.CodeExportFailed, "%v", err)
 			if path != "" {
@@ -543,7 +552,12 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 			}
 			return nil, e
 		}
-		return out, nil
+		added, _, err := w.addLocked(fresh)
+		if err != nil { // cannot happen: planLocked checked capacity under the same lock
+			os.Remove(path)
+			return nil, err
+		}
+		return map[string]any{"state": "succeeded", "output_path": path, "range": rangeJSON(rng, iv), "rows": rows, "added": nonNil(added), "workspace": w.stateLocked(h)}, nil
 	})
 }
 
@@ -646,15 +660,12 @@ func (h *Host) graphCSV(graphs []*Graph, iv history.Interval) ([]byte, int) {
 	return buf.Bytes(), len(ts)
 }
 
-// writeNewCSV creates dir (and parents) and writes body to a new file:
-// name, or a generated unique name. It never overwrites.
+// writeNewCSV creates dir (absolute; and its parents) and writes body to
+// a new file: name, or a generated unique name. It never overwrites, and a
+// failed write removes the file it created.
 func writeNewCSV(dir, name string, body []byte) (string, error) {
 	if !filepath.IsAbs(dir) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(wd, dir)
+		return "", errors.New("the output directory is not an absolute path")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -686,11 +697,14 @@ func writeNewCSV(dir, name string, body []byte) (string, error) {
 			}
 		}
 	}
-	if _, err := f.Write(body); err != nil {
-		f.Close()
-		return path, err
+	_, err = f.Write(body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return path, f.Close()
+	if err != nil {
+		os.Remove(path) // no partial export is left behind
+	}
+	return path, err
 }
 
 // updateGraphWorkspace is GraphWorkspaceMethod: {action: pause | resume |
@@ -740,7 +754,7 @@ func (h *Host) updateGraphWorkspace(ctx context.Context, s *Session, raw json.Ra
 			}
 		}
 		if i < 0 {
-			return nil, argErr("graph_id", "no graph "+a.GraphID)
+			return nil, argErr("graph_id", "no graph with that graph_id; get_graphs lists them")
 		}
 		w.graphs = append(w.graphs[:i:i], w.graphs[i+1:]...)
 	case "visible":

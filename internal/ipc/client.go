@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -159,10 +160,33 @@ func lost() *contract.Error {
 	return contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost before a reply arrived; the request may or may not have taken effect and was not repeated. The next call reconnects (a restarted host has a new backend_instance_id: list processes again for fresh references)")
 }
 
+// notSent is the error of a Call that never reached the host: the
+// connection was already lost before the request was written, or writing
+// its frame failed (an incomplete frame is never dispatched). It unwraps to
+// a retryable BACKEND_UNAVAILABLE, not OUTCOME_UNKNOWN: the request had no
+// effect and may be sent again on a new connection.
+type notSent struct{ err *contract.Error }
+
+func (e notSent) Error() string { return e.err.Error() }
+func (e notSent) Unwrap() error { return e.err }
+
+// NotSent reports whether err is a Call error whose request was never sent
+// to the host (see notSent), so a caller may reconnect and send it.
+func NotSent(err error) bool {
+	var n notSent
+	return errors.As(err, &n)
+}
+
+func unsent() error {
+	return notSent{contract.Errorf(contract.CodeBackendUnavailable, "the connection to the host was lost before the request was sent; nothing was sent, and a new connection may send it")}
+}
+
 // Call sends method(args) and waits for the response, at most Timeout. The
 // outcome is the host's result or *contract.Error. If the connection is
 // lost, or ctx ends or the deadline passes after the request was sent, the
-// error is OUTCOME_UNKNOWN (on ctx end a cancel message is sent first).
+// error is OUTCOME_UNKNOWN (on ctx end a cancel message is sent first); a
+// connection found lost before the request was written gives a retryable
+// BACKEND_UNAVAILABLE for which NotSent is true.
 // args must be a JSON object (nil means {}).
 // The caller's delivered-result byte budget (tool.ResultBudget(ctx)) goes
 // with the request when it is not the default, so the host pages by it.
@@ -177,7 +201,7 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	cl.mu.Lock()
 	if cl.err != nil {
 		cl.mu.Unlock()
-		return nil, lost()
+		return nil, unsent()
 	}
 	cl.nextID++
 	id := strconv.FormatUint(cl.nextID, 10)
@@ -209,9 +233,10 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	err := WriteFrame(cl.c, req)
 	cl.wmu.Unlock()
 	if err != nil {
+		// The frame was not written whole, so the host never dispatches it.
 		drop()
 		cl.fail(err)
-		return nil, lost()
+		return nil, unsent()
 	}
 	timer := time.NewTimer(cl.Timeout)
 	defer timer.Stop()

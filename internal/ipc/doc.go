@@ -67,7 +67,9 @@
 // including internal methods no MCP tool exposes (local confirmation);
 // results keep the host's JSON exactly (Data and Coverage are
 // json.RawMessage). A lost connection, cancellation after dispatch or the
-// 10 s response deadline give OUTCOME_UNKNOWN; a Client never replays.
+// 10 s response deadline give OUTCOME_UNKNOWN; a Client never replays. A
+// request never written (the connection was already lost) is a retryable
+// BACKEND_UNAVAILABLE for which NotSent is true.
 // Inside internal/cli, callHost(ctx, method, args) does connect-call-close
 // in one step; bridge.IPC is the reconnecting Backend of `inquest mcp`.
 //

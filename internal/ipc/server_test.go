@@ -275,7 +275,10 @@ func TestCancelAndLoss(t *testing.T) {
 	if f.closed.Load() != 1 {
 		t.Fatalf("sessions closed = %d", f.closed.Load())
 	}
-	if _, err := c.Call(context.Background(), "echo", nil); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
+	// A call on the connection already lost is never written: a
+	// retryable BACKEND_UNAVAILABLE that NotSent recognizes, not
+	// OUTCOME_UNKNOWN (nothing can have taken effect).
+	if _, err := c.Call(context.Background(), "echo", nil); contract.CodeOf(err) != contract.CodeBackendUnavailable || !NotSent(err) || !contract.AsError(err).Retryable {
 		t.Fatalf("call on a lost connection: %v", err)
 	}
 }

@@ -142,7 +142,7 @@ func checkCompareCases(e *Experiment, t *Target, kind string) error {
 	}
 	if e.Oracle != nil {
 		if _, err := capture.LookPath(e.Oracle.Argv[0], mergeEnv(os.Environ(), t.Env)); err != nil {
-			return fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "%q was not found on PATH or is not executable", e.Oracle.Argv[0])
+			return fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "the oracle's executable (at /experiment/oracle/argv/0) was not found on PATH or is not executable")
 		}
 	}
 	return nil

@@ -941,12 +941,12 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			if e != nil && len(e.Cases[i].Argv) > 0 {
 				f = "/experiment/cases/" + itoa(i) + "/argv/0"
 			}
-			return nil, fieldErr(contract.CodeExecutionFailed, f, "%q was not found on PATH or is not executable", c.argv[0])
+			return nil, fieldErr(contract.CodeExecutionFailed, f, "the executable (at %s) was not found on PATH or is not executable", f)
 		}
 	}
 	if e != nil && e.Oracle != nil {
 		if _, err := capture.LookPath(e.Oracle.Argv[0], cases[0].env); err != nil {
-			return nil, fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "%q was not found on PATH or is not executable", e.Oracle.Argv[0])
+			return nil, fieldErr(contract.CodeExecutionFailed, "/experiment/oracle/argv/0", "the oracle's executable (at /experiment/oracle/argv/0) was not found on PATH or is not executable")
 		}
 	}
 	sched := Schedule(len(cases), blocks, seed)

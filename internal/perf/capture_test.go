@@ -125,6 +125,13 @@ func TestCaptureRejections(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("code %q want %q: %v", code, tc.code, m)
 			}
+			// messages never echo rejected input (the field names it)
+			b, _ := json.Marshal(m["error"])
+			for _, in := range []string{"no-such-program-xyz", "/nonexistent"} {
+				if strings.Contains(string(b), in) {
+					t.Fatalf("the error echoes %q: %s", in, b)
+				}
+			}
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -255,14 +256,19 @@ func (m *Model) addGraph(sources []map[string]any) tea.Cmd {
 }
 
 // exportCSV asks the host to write every graph to a new CSV file in the
-// TUI's working directory (export_graphs, the same writer MCP uses).
+// TUI's working directory or Options.ExportDir, made absolute on this side
+// (export_graphs, the same writer MCP uses).
 func (m *Model) exportCSV(rng string) tea.Cmd {
 	dir, err := os.Getwd()
 	if err != nil {
 		return func() tea.Msg { return graphMsg{text: "export: " + err.Error()} }
 	}
 	if m.opt.ExportDir != "" {
-		dir = m.opt.ExportDir
+		// The host requires an absolute directory: resolve a relative one
+		// here, against the TUI's working directory, not the host's.
+		if dir, err = filepath.Abs(m.opt.ExportDir); err != nil {
+			return func() tea.Msg { return graphMsg{text: "export: " + err.Error()} }
+		}
 	}
 	return m.graphCall("export_graphs", map[string]any{"output_directory": dir, "range": rng}, func(d map[string]any) string {
 		return fmt.Sprintf("exported %v rows to %v", d["rows"], d["output_path"])

@@ -504,6 +504,17 @@ func TestGraphsMarkersAndExport(t *testing.T) {
 	if contract.CodeOf(err) != contract.CodeExportFailed {
 		t.Fatalf("overwrite: %v", err)
 	}
+	// a relative export directory is the TUI's, resolved on the TUI's side
+	// (the host refuses relative paths: its working directory is not ours)
+	t.Chdir(dir)
+	d.m.opt.ExportDir = "rel/out"
+	d.keys("x")
+	if !strings.Contains(d.m.notice, "exported") || !strings.Contains(d.m.notice, filepath.Join(dir, "rel", "out")) {
+		t.Fatalf("relative export: notice %q", d.m.notice)
+	}
+	if readOnly(t, filepath.Join(dir, "rel", "out")) == "" {
+		t.Fatal("empty export")
+	}
 	// MCP sessions cannot change the TUI's display state
 	if _, err := h.Dispatch(context.Background(), bs, "update_graph_workspace", json.RawMessage(`{"action":"pause"}`)); contract.CodeOf(err) != contract.CodePermissionDenied {
 		t.Fatalf("bridge paused the display: %v", err)
@@ -633,10 +644,19 @@ func TestGraphToolRules(t *testing.T) {
 	}
 	ref := procs[0].(map[string]any)["process_ref"].(string)
 	rev := g["revision"].(string)
+	// a failed export is all or nothing: no graph is added, no file left
+	existsDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(existsDir, "same.csv"), []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
 	for _, c := range []struct {
 		name, method, args string
 		code               contract.Code
 	}{
+		{"existing file", "export_graphs", `{"output_directory":"` + existsDir + `","filename":"same.csv","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeExportFailed},
+		{"unwritable directory", "export_graphs", `{"output_directory":"/proc/1","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeExportFailed},
+		{"relative directory", "export_graphs", `{"output_directory":"relative/dir","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeInvalidArgument},
 		{"unknown metric", "add_graphs", `{"metrics":[{"metric_id":"nope"}]}`, contract.CodeInvalidArgument},
 		{"process metric without ref", "add_graphs", `{"metrics":[{"metric_id":"rss_bytes"}]}`, contract.CodeInvalidArgument},
 		{"system metric with ref", "add_graphs", `{"metrics":[{"metric_id":"load1","process_ref":"` + ref + `"}]}`, contract.CodeInvalidArgument},
@@ -649,6 +669,18 @@ func TestGraphToolRules(t *testing.T) {
 		if _, err := do(c.method, c.args); contract.CodeOf(err) != c.code {
 			t.Errorf("%s: %v, want %s", c.name, err, c.code)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(existsDir, "same.csv")); err != nil || string(b) != "keep\n" {
+		t.Fatalf("the existing file changed: %q %v", b, err)
+	}
+	if es, _ := os.ReadDir(existsDir); len(es) != 1 {
+		t.Fatalf("a failed export left files: %v", es)
+	}
+	if _, err := os.Lstat(filepath.Join(wd, "relative")); err == nil {
+		t.Fatal("a relative output_directory was created under the working directory")
+	}
+	if _, err := os.Lstat("/relative"); err == nil {
+		t.Fatal("a relative output_directory was created under /")
 	}
 	// nothing was added by the failures
 	if g, _ := do("get_graphs", `{}`); len(g["graphs"].([]any)) != 0 || g["revision"] != rev {

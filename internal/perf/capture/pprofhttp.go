@@ -54,12 +54,12 @@ func LoopbackURL(ctx context.Context, raw string) (*url.URL, []netip.Addr, error
 	if a, err := netip.ParseAddr(host); err == nil {
 		a = a.Unmap()
 		if !a.IsLoopback() || a.Zone() != "" {
-			return nil, nil, fmt.Errorf("%w: %s", ErrNotLoopback, host)
+			return nil, nil, ErrNotLoopback
 		}
 		return u, []netip.Addr{a}, nil
 	}
 	if !strings.EqualFold(host, "localhost") {
-		return nil, nil, fmt.Errorf("%w: %q is a host name other than localhost", ErrNotLoopback, host)
+		return nil, nil, fmt.Errorf("%w: the host is a name other than localhost", ErrNotLoopback)
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", "localhost")
 	if err != nil || len(addrs) == 0 {

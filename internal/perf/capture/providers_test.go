@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	_ "net/http/pprof"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,7 @@ func TestLoopbackURL(t *testing.T) {
 		{"http://[::]:6060", false, false},
 		{"http://192.168.1.1:6060", false, false},
 		{"http://example.com:6060", false, false},
+		{"http://0x7f000001:6060", false, false},
 		{"http://127.0.0.1.nip.io:6060", false, false},
 		{"http://[fe80::1%25lo]:6060", false, false},
 		{"https://127.0.0.1:6060", true, false},
@@ -59,6 +61,10 @@ func TestLoopbackURL(t *testing.T) {
 			t.Errorf("%s: accepted", tc.url)
 		} else if !tc.loopback && !errors.Is(err, ErrNotLoopback) {
 			t.Errorf("%s: %v does not wrap ErrNotLoopback", tc.url, err)
+		}
+		// Refusals become tool messages, which never echo rejected input.
+		if u, perr := url.Parse(tc.url); !tc.loopback && err != nil && perr == nil && u.Hostname() != "" && strings.Contains(err.Error(), u.Hostname()) {
+			t.Errorf("%s: the refusal echoes the host: %v", tc.url, err)
 		}
 	}
 }
