@@ -152,8 +152,8 @@ const tasks = {};
 // 5. Which processes listen on TCP?
 {
   const t = (tasks.tcp_listeners = {});
-  const r = await jobRows("start_capture", { kind: "network", state: "LISTEN", protocol: "tcp" }, t);
-  const missing = unknownArgument(r, "/state", "/protocol");
+  const r = await jobRows("start_capture", { kind: "network", filter: { state: "LISTEN", protocol: "tcp" } }, t);
+  const missing = unknownArgument(r, "/filter/state", "/filter/protocol", "/filter");
   if (missing) {
     t.skip = `start_capture does not accept ${missing} in this build (the network state/protocol filter lands with the proc filters change)`;
   } else {
