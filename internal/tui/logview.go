@@ -90,6 +90,22 @@ func (m *Model) leaveLog() tea.Cmd {
 	}
 }
 
+// quit ends the program; in Log view it first releases the recording and
+// returns the host to Live (the host also does so when the session closes).
+func (m *Model) quit() tea.Cmd {
+	if m.log == nil {
+		return tea.Quit
+	}
+	b, src := m.opt.Backend, m.log
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		call(ctx, b, "close_log", map[string]any{"log_ref": src.Ref})
+		call(ctx, b, "set_activity", map[string]any{"activity": "live"})
+		return tea.Quit()
+	}
+}
+
 func (m *Model) logsKey(s string) tea.Cmd {
 	switch s {
 	case "esc", "q", "L":

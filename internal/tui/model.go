@@ -281,7 +281,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	s := k.String()
 	if s == "ctrl+c" {
-		return m, tea.Quit
+		return m, m.quit()
 	}
 	m.notice = ""
 	switch m.mode {
@@ -349,7 +349,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.detail, m.capture, m.hist = false, nil, nil
 			return m, nil
 		}
-		return m, tea.Quit
+		return m, m.quit()
 	case "esc":
 		if m.detail {
 			m.detail, m.capture, m.hist = false, nil, nil

@@ -605,6 +605,25 @@ func TestRecordingAndLogView(t *testing.T) {
 	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
 		t.Fatalf("live after Log view: %v", err)
 	}
+	// q in Log view returns the host to Live before the program ends,
+	// even while the view's session stays open.
+	d.keys("L", "enter")
+	if d.m.log == nil {
+		t.Fatalf("not in Log view again: %q", d.m.notice)
+	}
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); contract.CodeOf(err) != contract.CodeActivityConflict {
+		t.Fatalf("list_processes in Log view: %v", err)
+	}
+	_, cmd := d.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}})
+	if cmd == nil {
+		t.Fatal("q returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q in Log view does not quit")
+	}
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("live after quitting in Log view: %v", err)
+	}
 }
 
 // The graph tools' rules, as an agent meets them through the host.
