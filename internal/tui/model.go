@@ -56,6 +56,9 @@ type Model struct {
 	frame  *Frame
 	err    error
 	paused bool
+	// instance is the attached host's backend_instance_id (Attachment);
+	// a change means a new host, whose Log view state starts at Live.
+	instance string
 
 	sortKey SortKey
 	reverse bool
@@ -107,6 +110,9 @@ type frameMsg struct {
 	f   *Frame
 	err error
 	src *LogSource // the source it was fetched from (stale after a switch)
+	// instance is the host's backend_instance_id after the fetch ("" for
+	// a backend that is no Attachment).
+	instance string
 }
 
 type tickMsg struct{}
@@ -121,7 +127,11 @@ func (m *Model) fetch() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		f, err := FetchParts(ctx, b, prev, src, parts)
-		return frameMsg{f, err, src}
+		inst := ""
+		if a, ok := b.(Attachment); ok {
+			_, inst, _ = a.Host()
+		}
+		return frameMsg{f, err, src, inst}
 	}
 }
 
@@ -137,6 +147,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.clamp()
 		return m, nil
 	case frameMsg:
+		if msg.instance != "" && msg.instance != m.instance {
+			known := m.instance != ""
+			m.instance = msg.instance
+			if known && m.log != nil {
+				// A new host: the recording opened on the old one is gone
+				// and the new host is Live.
+				m.log, m.detail, m.capture, m.hist = nil, false, nil, nil
+				m.frame, m.rows, m.sel, m.top = nil, nil, 0, 0
+				m.notice = "the host restarted: Log view closed, back to Live"
+				return m, m.fetch()
+			}
+		}
 		if msg.src != m.log {
 			return m, nil // fetched before a Live/Log switch; the switch fetched anew
 		}

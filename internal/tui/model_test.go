@@ -753,3 +753,111 @@ func TestSettingsToggleKey(t *testing.T) {
 		t.Fatal("not re-enabled")
 	}
 }
+
+// flaky is a view's attachment to a host whose connection can be lost:
+// while down every call fails as a lost connection or an absent host
+// does; up again, calls reach the host attached now (instance).
+type flaky struct {
+	mu       sync.Mutex
+	b        Backend
+	down     bool
+	lost     bool // the next failing call is the in-flight one (OUTCOME_UNKNOWN)
+	pid      int
+	instance string
+}
+
+func (f *flaky) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	f.mu.Lock()
+	down, lost, b := f.down, f.lost, f.b
+	f.lost = false
+	f.mu.Unlock()
+	if down && lost {
+		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost before a reply arrived")
+	}
+	if down {
+		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the host is gone; this view reattaches when one starts")
+	}
+	return b.Call(ctx, method, args)
+}
+
+func (f *flaky) Host() (int, string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return f.pid, "", false
+	}
+	return f.pid, f.instance, true
+}
+
+func (f *flaky) set(fn func(f *flaky)) { f.mu.Lock(); fn(f); f.mu.Unlock() }
+
+// TestViewHostGoneAndBack: a view whose host goes away stops saying LIVE:
+// the header says the host is gone with the time of the last frame, the
+// meter line gives the error; the refresh keeps running, and when a host
+// answers again the view is LIVE with fresh frames. A new host (another
+// backend_instance_id) ends a Log view opened on the old one.
+func TestViewHostGoneAndBack(t *testing.T) {
+	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour))
+	fb := &flaky{b: b, pid: 4242, instance: "host-1"}
+	m := New(Options{Backend: fb, Attached: true, HostPID: 4242, NoColor: true})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	// fetch runs the model's own refresh command and feeds its frame back,
+	// returning the follow-up command (a tick after every frame).
+	fetch := func() tea.Cmd {
+		t.Helper()
+		msg := m.fetch()()
+		fm, ok := msg.(frameMsg)
+		if !ok {
+			t.Fatalf("fetch gave %T", msg)
+		}
+		_, next := m.Update(fm)
+		return next
+	}
+	headerOf := func() string { return strings.Split(m.View(), "\n")[0] }
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || !strings.Contains(hd, "host pid 4242") {
+		t.Fatalf("attached header: %q", hd)
+	}
+	last := m.frame.At.Local().Format("15:04:05")
+
+	for _, lost := range []bool{true, false} {
+		fb.set(func(f *flaky) { f.down, f.lost = true, lost })
+		if next := fetch(); next == nil {
+			t.Fatal("no refresh scheduled after a failed frame: the view would freeze")
+		}
+		hd := headerOf()
+		if strings.Contains(hd, "LIVE") || !strings.Contains(hd, "HOST GONE") || !strings.Contains(hd, "last "+last) {
+			t.Fatalf("lost=%v header: %q", lost, hd)
+		}
+		if v := m.View(); !strings.Contains(v, "error: ") {
+			t.Fatalf("no error line:\n%s", v)
+		}
+	}
+
+	// the host is back (a new one, pid 4343): LIVE and current again.
+	h.Sampler().Step()
+	fb.set(func(f *flaky) { f.down, f.pid, f.instance = false, 4343, "host-2" })
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || strings.Contains(hd, "GONE") || !strings.Contains(hd, "host pid 4343") {
+		t.Fatalf("after reconnect header: %q", hd)
+	}
+	if m.err != nil {
+		t.Fatalf("error after reconnect: %v", m.err)
+	}
+
+	// Log view on host-2, then host-3 replaces it: the view returns to Live.
+	m.log = &LogSource{ID: "x", Name: "old.inqlog", Ref: "log_gone"}
+	m.frame = nil
+	fb.set(func(f *flaky) { f.instance = "host-3" })
+	next := fetch()
+	if m.log != nil || !strings.Contains(m.notice, "host restarted") {
+		t.Fatalf("Log view kept on a new host: log %v notice %q", m.log, m.notice)
+	}
+	if next == nil {
+		t.Fatal("no fetch after leaving the stale Log view")
+	}
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || m.err != nil {
+		t.Fatalf("after the new host: %q %v", hd, m.err)
+	}
+}
