@@ -122,3 +122,14 @@ func TestViewBackendReattaches(t *testing.T) {
 		t.Fatalf("new host: instance %q (old %q) up %v", inst, inst1, up)
 	}
 }
+
+// TestRootHelpNamesTUI: `inquest --help`, and plain `inquest` without a
+// terminal, say that plain `inquest` on a terminal opens the TUI.
+func TestRootHelpNamesTUI(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {}} {
+		out, errs, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "Plain `inquest` on a terminal opens the TUI") {
+			t.Fatalf("%v: %d %s %s", args, code, out, errs)
+		}
+	}
+}
