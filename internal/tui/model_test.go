@@ -578,6 +578,16 @@ func TestRecordingAndLogView(t *testing.T) {
 	if !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
 		t.Fatalf("Log view:\n%s", v)
 	}
+	// A recording keeps neither per-core values nor process states: both
+	// show as unknown, never "Cores 0" or "?".
+	if !strings.Contains(v, "Cores -") || strings.Contains(v, "Cores 0") {
+		t.Fatalf("Log view cores:\n%s", v)
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if strings.Contains(line, "worker") && !regexp.MustCompile(`\d -\s`).MatchString(line) {
+			t.Fatalf("Log view state of a recorded row: %q", line)
+		}
+	}
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()

@@ -292,7 +292,11 @@ func (m *Model) meterLine(n int) string {
 	if s.LoadOK {
 		load = fmt.Sprintf("%.2f", s.Load1)
 	}
-	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %d", live, ended, load, len(s.Cores))
+	cores := "-" // not measured (a recording keeps no per-core values)
+	if len(s.Cores) > 0 {
+		cores = fmt.Sprint(len(s.Cores))
+	}
+	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %s", live, ended, load, cores)
 	return swap + " " + fit(info, w-half)
 }
 
@@ -353,7 +357,8 @@ func (c columns) header(m *Model) string {
 		mark(SortThreads, "THR", 5, true) + "  " + mark(SortName, "NAME", c.name, false)
 }
 
-// stateLetter is ps's one-letter state; an ended lifetime is "x".
+// stateLetter is ps's one-letter state; an ended lifetime is "x"; a
+// state not known (a recorded row, which keeps no state) is "-".
 func stateLetter(r *Row) string {
 	if r.Ended {
 		return "x"
@@ -367,12 +372,20 @@ func stateLetter(r *Row) string {
 		return "D"
 	case "zombie":
 		return "Z"
-	case "stopped", "tracing_stop":
+	case "stopped":
 		return "T"
+	case "tracing_stop":
+		return "t"
+	case "dead":
+		return "X"
 	case "idle":
 		return "I"
+	case "parked":
+		return "P"
+	case "waking":
+		return "W"
 	}
-	return "?"
+	return "-"
 }
 
 func (c columns) row(v view, sel bool) string {
