@@ -588,6 +588,40 @@ func TestRecordingAndLogView(t *testing.T) {
 			t.Fatalf("Log view state of a recorded row: %q", line)
 		}
 	}
+	// The table's values of a recorded row are those of the final frame,
+	// as get_metrics with the log_ref reads them.
+	var worker *Row
+	for i := range d.m.frame.Rows {
+		if d.m.frame.Rows[i].Name == "worker" {
+			worker = &d.m.frame.Rows[i]
+		}
+	}
+	if worker == nil || !worker.CPUOK || !worker.RSSOK || !worker.ThreadsOK {
+		t.Fatalf("Log view row without recorded values: %+v", worker)
+	}
+	res, err := call(context.Background(), b, "get_metrics", map[string]any{"source": "log", "log_ref": d.m.log.Ref,
+		"metric_ids": []string{"cpu_percent", "rss_bytes", "threads"}, "targets": []any{map[string]any{"process_ref": worker.Ref}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gm struct {
+		Samples []struct {
+			Values map[string]any `json:"values"`
+		} `json:"samples"`
+	}
+	if decode(res, &gm); len(gm.Samples) != 1 {
+		t.Fatalf("get_metrics log: %+v", res.Data)
+	}
+	gv := gm.Samples[0].Values
+	if cpu, _ := number(gv["cpu_percent"]); cpu != worker.CPU {
+		t.Fatalf("cpu_percent: table %v, get_metrics %v", worker.CPU, gv["cpu_percent"])
+	}
+	if rss, _ := intString(gv["rss_bytes"]); rss != worker.RSS {
+		t.Fatalf("rss_bytes: table %v, get_metrics %v", worker.RSS, gv["rss_bytes"])
+	}
+	if thr, _ := intString(gv["threads"]); thr != worker.Threads {
+		t.Fatalf("threads: table %v, get_metrics %v", worker.Threads, gv["threads"])
+	}
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()
