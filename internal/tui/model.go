@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // Settings are the application settings the Settings view edits
@@ -162,6 +163,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.src != m.log {
 			return m, nil // fetched before a Live/Log switch; the switch fetched anew
 		}
+		if msg.err != nil && m.log != nil && contract.CodeOf(msg.err) == contract.CodeReferenceInvalid {
+			// The loaded log expired: load it again and go on.
+			return m, m.renewLog()
+		}
 		if msg.err != nil {
 			m.err = msg.err
 		} else {
@@ -205,6 +210,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.logSel = min(m.logSel, max(len(m.logs)-1, 0))
 		return m, nil
+	case logRenewMsg:
+		if m.log != msg.old {
+			return m, nil // the view left that recording meanwhile
+		}
+		if msg.err != nil {
+			m.err = msg.err
+			return m, m.tick()
+		}
+		m.log, m.err = msg.src, nil
+		m.capture, m.hist, m.detail = nil, nil, false // their refs were the expired log's
+		return m, m.fetch()
 	case logOpenMsg:
 		if msg.err != nil {
 			m.notice = "log view: " + errText(msg.err)
