@@ -322,21 +322,6 @@ func TestAgentActivityAndBadge(t *testing.T) {
 	if strings.Contains(strings.Split(d.m.View(), "\n")[0], "MCP") {
 		t.Fatal("badge without a bridge")
 	}
-	// The loaded log goes away under the view (it expires 5 minutes after
-	// loading; closing it is the same to the view): the next refresh loads
-	// it again and the Log view goes on.
-	oldRef := d.m.log.Ref
-	if _, err := call(context.Background(), b, "close_log", map[string]any{"log_ref": oldRef}); err != nil {
-		t.Fatal(err)
-	}
-	_, next := d.m.Update(d.m.fetch()())
-	d.run(next)
-	if d.m.log == nil || d.m.log.Ref == oldRef || d.m.err != nil || d.m.frame == nil || len(d.m.frame.Rows) == 0 {
-		t.Fatalf("Log view after its log_ref expired: log %+v err %v", d.m.log, d.m.err)
-	}
-	if v := d.m.View(); !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
-		t.Fatalf("Log view after renewal:\n%s", v)
-	}
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()
@@ -636,6 +621,21 @@ func TestRecordingAndLogView(t *testing.T) {
 	}
 	if thr, _ := intString(gv["threads"]); thr != worker.Threads {
 		t.Fatalf("threads: table %v, get_metrics %v", worker.Threads, gv["threads"])
+	}
+	// The loaded log goes away under the view (it expires 5 minutes after
+	// loading; closing it is the same to the view): the next refresh loads
+	// it again and the Log view goes on.
+	oldRef := d.m.log.Ref
+	if _, err := call(context.Background(), b, "close_log", map[string]any{"log_ref": oldRef}); err != nil {
+		t.Fatal(err)
+	}
+	_, next := d.m.Update(d.m.fetch()())
+	d.run(next)
+	if d.m.log == nil || d.m.log.Ref == oldRef || d.m.err != nil || d.m.frame == nil || len(d.m.frame.Rows) == 0 {
+		t.Fatalf("Log view after its log_ref expired: log %+v err %v", d.m.log, d.m.err)
+	}
+	if v := d.m.View(); !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
+		t.Fatalf("Log view after renewal:\n%s", v)
 	}
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
