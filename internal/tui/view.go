@@ -221,9 +221,9 @@ func (m *Model) header(st styles) string {
 		// What is shown is stale: say so instead of the activity.
 		right = "ERROR"
 		if hostGone(m.err) {
-			right = "HOST GONE, reconnecting"
+			right = "NO HOST CONNECTION, reconnecting"
 			if m.opt.Attached {
-				who = "inquest view (no host)"
+				who = "inquest view (disconnected)"
 			}
 		}
 		if m.frame != nil {
