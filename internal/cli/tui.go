@@ -90,10 +90,11 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 // starts a host: quitting it must not leave a sampler behind that the user
 // did not ask for.
 type viewBackend struct {
-	dir string
-	mu  sync.Mutex
-	c   *ipc.Client // nil after a failed reconnect
-	pid int
+	dir  string
+	dial sync.Mutex  // held while reconnecting
+	mu   sync.Mutex  // guards c and pid
+	c    *ipc.Client // nil after a failed reconnect
+	pid  int
 }
 
 // Call runs method on the attached host, reconnecting first when the
@@ -107,15 +108,21 @@ func (v *viewBackend) Call(ctx context.Context, method string, args json.RawMess
 }
 
 func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.c != nil && v.c.Alive() {
-		return v.c, nil
+	if c := v.current(); c != nil && c.Alive() {
+		return c, nil
 	}
+	// One reconnect at a time; Host (the header) never waits for it.
+	v.dial.Lock()
+	defer v.dial.Unlock()
+	if c := v.current(); c != nil && c.Alive() {
+		return c, nil
+	}
+	v.mu.Lock()
 	if v.c != nil {
 		v.c.Close()
 		v.c = nil
 	}
+	v.mu.Unlock()
 	running, pid, _ := ipc.HostRunning(v.dir)
 	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Deadline: 2 * time.Second})
 	if err != nil {
@@ -126,11 +133,19 @@ func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
 		return nil, contract.Errorf(contract.CodeBackendUnavailable,
 			"the host is gone; this view reattaches when one starts (`inquest serve --detach`, or quit and run `inquest`)")
 	}
+	v.mu.Lock()
 	v.c = c
 	if running {
 		v.pid = pid
 	}
+	v.mu.Unlock()
 	return c, nil
+}
+
+func (v *viewBackend) current() *ipc.Client {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.c
 }
 
 // Host reports the attached host (tui.Attachment).
