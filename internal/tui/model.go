@@ -309,6 +309,14 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	// Typed keys that reach one read together ("/" and a filter typed
 	// fast, or a slow machine) arrive as one message: handle each rune
 	// as its own key press, so "/name" opens the filter and types "name".
+	// Esc followed fast by a key reaches the program as one Alt+key
+	// sequence; the TUI binds no Alt keys, so it is Esc, then the key.
+	if k.Alt && !k.Paste && (k.Type == tea.KeyRunes || k.Type == tea.KeySpace) {
+		_, c1 := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+		k.Alt = false
+		_, c2 := m.key(k)
+		return m, tea.Batch(c1, c2)
+	}
 	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		var cmds []tea.Cmd
 		for _, r := range k.Runes {

@@ -792,6 +792,21 @@ func TestKeysInOneRead(t *testing.T) {
 	}
 }
 
+// Esc and a key read together arrive as Alt+key: Esc leaves Settings,
+// then the key acts on the table.
+func TestEscThenKeyInOneRead(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.keys("S")
+	if d.m.mode != modeSettings {
+		t.Fatal("S did not open Settings")
+	}
+	d.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("M"), Alt: true})
+	if d.m.mode != modeTable || d.m.sortKey != SortMem {
+		t.Fatalf("after Esc+M: mode %v sort %v", d.m.mode, d.m.sortKey)
+	}
+}
+
 // Settings: Space toggles "Disable MCP connections" through the saver.
 func TestSettingsToggleKey(t *testing.T) {
 	_, b := fixture(t, 3)
