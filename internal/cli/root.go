@@ -49,9 +49,13 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 
 func newRootCmd(env *Env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "inquest",
-		Short:         "Find out what a computer is doing: processes, performance evidence, binaries",
-		Long:          "inquest investigates this computer with evidence. Run `inquest mcp` as an MCP server over stdio, or use the subcommands directly.",
+		Use:   "inquest",
+		Short: "Find out what a computer is doing: processes, performance evidence, binaries",
+		Long: "inquest investigates this computer with evidence. Run `inquest mcp` as an MCP server over stdio, or use the subcommands directly.\n\n" +
+			"Plain `inquest` on a terminal opens the TUI, an htop-style process monitor\n" +
+			"(press ? in it for its keys). When a host already runs (`inquest serve --detach`)\n" +
+			"the TUI attaches to it as a view, and quitting the view leaves that host running.\n" +
+			"Without a terminal, plain `inquest` prints this help.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

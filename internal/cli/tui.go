@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -59,8 +60,9 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 		if err != nil {
 			return fmt.Errorf("a host runs (pid %d) but the TUI cannot attach to it: %w", hr.PID, err)
 		}
-		defer c.Close()
-		opt.Backend, opt.Attached, opt.HostPID = c, true, hr.PID
+		v := &viewBackend{dir: dir, c: c, pid: hr.PID}
+		defer v.Close()
+		opt.Backend, opt.Attached, opt.HostPID = v, true, hr.PID
 	case err != nil:
 		return err
 	default:
@@ -78,6 +80,91 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 		return nil
 	}
 	return err
+}
+
+// viewBackend is a TUI view's connection to a host in another process.
+// When the connection is lost (the host died, or its listener was closed
+// by mcp_connections_disabled) a call reconnects to whatever host runs
+// now; with none, or with its listener off, the call fails
+// BACKEND_UNAVAILABLE and the view says the host is gone. A view never
+// starts a host: quitting it must not leave a sampler behind that the user
+// did not ask for.
+type viewBackend struct {
+	dir  string
+	dial sync.Mutex  // held while reconnecting
+	mu   sync.Mutex  // guards c and pid
+	c    *ipc.Client // nil after a failed reconnect
+	pid  int
+}
+
+// Call runs method on the attached host, reconnecting first when the
+// connection was lost.
+func (v *viewBackend) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	c, err := v.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Call(ctx, method, args)
+}
+
+func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
+	if c := v.current(); c != nil && c.Alive() {
+		return c, nil
+	}
+	// One reconnect at a time; Host (the header) never waits for it.
+	v.dial.Lock()
+	defer v.dial.Unlock()
+	if c := v.current(); c != nil && c.Alive() {
+		return c, nil
+	}
+	v.mu.Lock()
+	if v.c != nil {
+		v.c.Close()
+		v.c = nil
+	}
+	v.mu.Unlock()
+	running, pid, _ := ipc.HostRunning(v.dir)
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Deadline: 2 * time.Second})
+	if err != nil {
+		if running {
+			return nil, contract.Errorf(contract.CodeBackendUnavailable,
+				"the connection to the host was lost; host pid %d runs but does not accept connections (is mcp_connections_disabled set? see `inquest settings`); this view reattaches when it does", pid)
+		}
+		return nil, contract.Errorf(contract.CodeBackendUnavailable,
+			"the host is gone; this view reattaches when one starts (`inquest serve --detach`, or quit and run `inquest`)")
+	}
+	v.mu.Lock()
+	v.c = c
+	if running {
+		v.pid = pid
+	}
+	v.mu.Unlock()
+	return c, nil
+}
+
+func (v *viewBackend) current() *ipc.Client {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.c
+}
+
+// Host reports the attached host (tui.Attachment).
+func (v *viewBackend) Host() (pid int, instance string, connected bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.c == nil {
+		return v.pid, "", false
+	}
+	return v.pid, v.c.Welcome.BackendInstanceID, v.c.Alive()
+}
+
+// Close closes the connection.
+func (v *viewBackend) Close() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.c != nil {
+		v.c.Close()
+	}
 }
 
 func loadTUISettings() (tui.Settings, error) {

@@ -212,7 +212,18 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("*")
 	m.waitText("tracking add: inqtuitarget")
 	m.keys("R")
-	m.waitText("REC LIVE")
+	s = m.waitText("REC LIVE")
+	// Stop only after two samples newer than the one shown with REC (it
+	// was the latest when the recording had started): the recording then
+	// holds frames, so the Log view has rows to show.
+	clock := regexp.MustCompile(`\d\d:\d\d:\d\d$`)
+	seen := map[string]bool{clock.FindString(strings.TrimSpace(headerLine(s))): true}
+	m.waitFor("two recorded samples", func(s string) bool {
+		if c := clock.FindString(strings.TrimSpace(headerLine(s))); c != "" {
+			seen[c] = true
+		}
+		return len(seen) >= 3
+	})
 	m.keys("R")
 	m.waitText("Stop the recording?")
 	m.keys("y")

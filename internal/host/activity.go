@@ -165,12 +165,65 @@ func (h *Host) registerTUI() {
 // MCP tool, refused for MCP bridge sessions. In Log view live inspection
 // is ACTIVITY_CONFLICT for every session; saved-log reads (log_ref),
 // status, catalogs, tracking reads, graphs and operations keep working.
+// Log view belongs to the session that set it: "live" releases that
+// session's claim, and so does closing the session (a view that quits or
+// whose connection drops), so the host returns to Live once no open
+// session holds Log view. The result's activity is the host's afterwards.
 const ActivityMethod = "set_activity"
 
-var logView sync.Map // *Host -> bool (present: in Log view)
+// logViewState is the set of open sessions that hold Log view.
+type logViewState struct {
+	mu     sync.Mutex
+	owners map[*Session]bool
+}
 
-// InLogView reports whether the TUI shows a saved recording (Log view).
-func (h *Host) InLogView() bool { _, ok := logView.Load(h); return ok }
+var logView sync.Map // *Host -> *logViewState
+
+func (h *Host) logViewState() *logViewState {
+	v, _ := logView.LoadOrStore(h, &logViewState{owners: map[*Session]bool{}})
+	return v.(*logViewState)
+}
+
+// InLogView reports whether the TUI shows a saved recording (Log view):
+// some open session holds Log view.
+func (h *Host) InLogView() bool {
+	v, ok := logView.Load(h)
+	if !ok {
+		return false
+	}
+	st := v.(*logViewState)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.owners) > 0
+}
+
+// holdLogView makes s hold Log view until it sets live or closes.
+func (h *Host) holdLogView(s *Session) {
+	st := h.logViewState()
+	st.mu.Lock()
+	held := st.owners[s]
+	st.owners[s] = true
+	st.mu.Unlock()
+	if held {
+		return
+	}
+	s.OnClose(func() { h.releaseLogView(s) })
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		// closed before the closer was registered: it will never run
+		h.releaseLogView(s)
+	}
+}
+
+// releaseLogView drops s's claim on Log view (a no-op when it holds none).
+func (h *Host) releaseLogView(s *Session) {
+	st := h.logViewState()
+	st.mu.Lock()
+	delete(st.owners, s)
+	st.mu.Unlock()
+}
 
 func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
 	if isMCPBridge(s) {
@@ -183,11 +236,15 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 		return nil, argErr("activity", "activity is live or log")
 	}
 	if a.Activity == "log" {
-		logView.Store(h, true)
+		h.holdLogView(s)
 	} else {
-		logView.Delete(h)
+		h.releaseLogView(s)
 	}
-	return contract.NewResult("live", time.Time{}, map[string]any{"activity": a.Activity}), nil
+	now := "live"
+	if h.InLogView() {
+		now = "log"
+	}
+	return contract.NewResult("live", time.Time{}, map[string]any{"activity": now}), nil
 }
 
 // liveInspection are the methods that read live processes; in Log view

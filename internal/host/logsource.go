@@ -558,9 +558,34 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcesse
 	if len(fields) == 0 {
 		fields = defaultProcessFields
 	}
+	// metric_ids: each row's values in the final recorded frame (what
+	// get_metrics with this log_ref reads); an identity absent from that
+	// frame has them unavailable as not_in_final_frame (get_history has
+	// its recorded values).
+	var rowMetrics []sample.Metric
+	for i, id := range a.MetricIDs {
+		m, ok := sample.LookupMetric(id)
+		if !ok || m.Target != sample.TargetProcess {
+			return nil, invalidAt("/metric_ids/"+itoa(i), "metric_ids must be process metric ids (list_metrics)")
+		}
+		rowMetrics = append(rowMetrics, m)
+	}
 	rows := make([]json.RawMessage, 0, len(list))
 	for _, p := range list {
 		row := map[string]any{}
+		if len(rowMetrics) > 0 {
+			values, unav := map[string]any{}, map[string]any{}
+			for _, m := range rowMetrics {
+				if !p.InFinal {
+					unav[m.ID] = "not_in_final_frame"
+				} else if v, ok := EncodeValue(m, p.Final.Vals[m.Index]); ok && p.Final.Avail&(1<<uint(m.Index)) != 0 {
+					values[m.ID] = v
+				} else {
+					unav[m.ID] = "unknown"
+				}
+			}
+			row["values"], row["unavailable"] = values, unav
+		}
 		for _, f := range fields {
 			switch f {
 			case "process_ref":
@@ -615,6 +640,9 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcesse
 		rows = append(rows, b)
 	}
 	cov := map[string]any{"scope": scope, "identities_in_log": len(lg.Procs), "matched": len(rows)}
+	if len(rowMetrics) > 0 {
+		cov["values_at"] = finalFrameAt(lg)
+	}
 	fl := frozenOf(s).put("llist", rows, cov, map[string]any{"log_ref": l.ref})
 	return lh.page(ctx, l, "list_processes", fl, raw, 0, a.Limit)
 }

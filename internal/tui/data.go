@@ -24,6 +24,27 @@ type Backend interface {
 	Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
 }
 
+// Attachment is implemented by a Backend that attaches a view to a host
+// running in another process and reconnects when the connection is lost
+// (the host died, or its listener was closed). Host reports the host now
+// attached: its pid (from the host lock), its backend_instance_id (from
+// the handshake; a new value is a new host) and whether the connection is
+// up. A view never starts a host itself.
+type Attachment interface {
+	Host() (pid int, instance string, connected bool)
+}
+
+// hostGone reports whether err means the view has no host connection: the
+// connection was lost (OUTCOME_UNKNOWN) or no host answers
+// (BACKEND_UNAVAILABLE, BUSY).
+func hostGone(err error) bool {
+	switch contract.CodeOf(err) {
+	case contract.CodeOutcomeUnknown, contract.CodeBackendUnavailable, contract.CodeBusy:
+		return true
+	}
+	return false
+}
+
 // BackendFunc adapts a function to Backend.
 type BackendFunc func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error)
 

@@ -52,27 +52,61 @@ func (m *Model) openLog(e logEntry) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res, err := call(ctx, b, "open_log", map[string]any{"log_id": e.ID, "wait_ms": 5000})
-		for err == nil {
-			var d struct {
-				JobID  string  `json:"job_id"`
-				State  string  `json:"state"`
-				LogRef *string `json:"log_ref"`
-			}
-			decode(res, &d)
-			if d.LogRef != nil {
-				if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log"}); err != nil {
-					call(context.Background(), b, "close_log", map[string]any{"log_ref": *d.LogRef})
-					return logOpenMsg{err: err}
-				}
-				return logOpenMsg{src: &LogSource{ID: e.ID, Name: e.Name, Ref: *d.LogRef}}
-			}
-			if d.State != "running" && d.State != "pending" {
-				return logOpenMsg{err: fmt.Errorf("open_log ended %s", d.State)}
-			}
-			res, err = call(ctx, b, "open_log", map[string]any{"job_id": d.JobID, "wait_ms": 5000})
+		ref, err := loadLog(ctx, b, e.ID)
+		if err != nil {
+			return logOpenMsg{err: err}
 		}
-		return logOpenMsg{err: err}
+		if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log"}); err != nil {
+			call(context.Background(), b, "close_log", map[string]any{"log_ref": ref})
+			return logOpenMsg{err: err}
+		}
+		return logOpenMsg{src: &LogSource{ID: e.ID, Name: e.Name, Ref: ref}}
+	}
+}
+
+// loadLog runs open_log for logID to its end and returns the log_ref.
+func loadLog(ctx context.Context, b Backend, logID string) (string, error) {
+	res, err := call(ctx, b, "open_log", map[string]any{"log_id": logID, "wait_ms": 5000})
+	for err == nil {
+		var d struct {
+			JobID  string  `json:"job_id"`
+			State  string  `json:"state"`
+			LogRef *string `json:"log_ref"`
+		}
+		decode(res, &d)
+		if d.LogRef != nil {
+			return *d.LogRef, nil
+		}
+		if d.State != "running" && d.State != "pending" {
+			return "", fmt.Errorf("open_log ended %s", d.State)
+		}
+		res, err = call(ctx, b, "open_log", map[string]any{"job_id": d.JobID, "wait_ms": 5000})
+	}
+	return "", err
+}
+
+// logRenewMsg carries a recording loaded again for the Log view (old is
+// the source whose log_ref had expired).
+type logRenewMsg struct {
+	old, src *LogSource
+	err      error
+}
+
+// renewLog loads the shown recording again: a loaded log expires 5
+// minutes after loading (reads do not renew it), while the Log view stays
+// open as long as the user keeps it.
+func (m *Model) renewLog() tea.Cmd {
+	b, old := m.opt.Backend, m.log
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ref, err := loadLog(ctx, b, old.ID)
+		if err != nil {
+			return logRenewMsg{old: old, err: err}
+		}
+		src := *old
+		src.Ref = ref
+		return logRenewMsg{old: old, src: &src}
 	}
 }
 
@@ -87,6 +121,22 @@ func (m *Model) leaveLog() tea.Cmd {
 		}
 		_, err := call(ctx, b, "set_activity", map[string]any{"activity": "live"})
 		return logOpenMsg{err: err}
+	}
+}
+
+// quit ends the program; in Log view it first releases the recording and
+// returns the host to Live (the host also does so when the session closes).
+func (m *Model) quit() tea.Cmd {
+	if m.log == nil {
+		return tea.Quit
+	}
+	b, src := m.opt.Backend, m.log
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		call(ctx, b, "close_log", map[string]any{"log_ref": src.Ref})
+		call(ctx, b, "set_activity", map[string]any{"activity": "live"})
+		return tea.Quit()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // Settings are the application settings the Settings view edits
@@ -56,6 +57,9 @@ type Model struct {
 	frame  *Frame
 	err    error
 	paused bool
+	// instance is the attached host's backend_instance_id (Attachment);
+	// a change means a new host, whose Log view state starts at Live.
+	instance string
 
 	sortKey SortKey
 	reverse bool
@@ -107,6 +111,9 @@ type frameMsg struct {
 	f   *Frame
 	err error
 	src *LogSource // the source it was fetched from (stale after a switch)
+	// instance is the host's backend_instance_id after the fetch ("" for
+	// a backend that is no Attachment).
+	instance string
 }
 
 type tickMsg struct{}
@@ -121,7 +128,11 @@ func (m *Model) fetch() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		f, err := FetchParts(ctx, b, prev, src, parts)
-		return frameMsg{f, err, src}
+		inst := ""
+		if a, ok := b.(Attachment); ok {
+			_, inst, _ = a.Host()
+		}
+		return frameMsg{f, err, src, inst}
 	}
 }
 
@@ -137,8 +148,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.clamp()
 		return m, nil
 	case frameMsg:
+		if msg.instance != "" && msg.instance != m.instance {
+			known := m.instance != ""
+			m.instance = msg.instance
+			if known && m.log != nil {
+				// A new host: the recording opened on the old one is gone
+				// and the new host is Live.
+				m.log, m.detail, m.capture, m.hist = nil, false, nil, nil
+				m.frame, m.rows, m.sel, m.top = nil, nil, 0, 0
+				m.notice = "the host restarted: Log view closed, back to Live"
+				return m, m.fetch()
+			}
+		}
 		if msg.src != m.log {
 			return m, nil // fetched before a Live/Log switch; the switch fetched anew
+		}
+		if msg.err != nil && m.log != nil && contract.CodeOf(msg.err) == contract.CodeReferenceInvalid {
+			// The loaded log expired: load it again and go on.
+			return m, m.renewLog()
 		}
 		if msg.err != nil {
 			m.err = msg.err
@@ -183,6 +210,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.logSel = min(m.logSel, max(len(m.logs)-1, 0))
 		return m, nil
+	case logRenewMsg:
+		if m.log != msg.old {
+			return m, nil // the view left that recording meanwhile
+		}
+		if msg.err != nil {
+			m.err = msg.err
+			return m, m.tick()
+		}
+		m.log, m.err = msg.src, nil
+		m.capture, m.hist, m.detail = nil, nil, false // their refs were the expired log's
+		return m, m.fetch()
 	case logOpenMsg:
 		if msg.err != nil {
 			m.notice = "log view: " + errText(msg.err)
@@ -271,6 +309,14 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	// Typed keys that reach one read together ("/" and a filter typed
 	// fast, or a slow machine) arrive as one message: handle each rune
 	// as its own key press, so "/name" opens the filter and types "name".
+	// Esc followed fast by a key reaches the program as one Alt+key
+	// sequence; the TUI binds no Alt keys, so it is Esc, then the key.
+	if k.Alt && !k.Paste && (k.Type == tea.KeyRunes || k.Type == tea.KeySpace) {
+		_, c1 := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+		k.Alt = false
+		_, c2 := m.key(k)
+		return m, tea.Batch(c1, c2)
+	}
 	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
 		var cmds []tea.Cmd
 		for _, r := range k.Runes {
@@ -281,7 +327,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	s := k.String()
 	if s == "ctrl+c" {
-		return m, tea.Quit
+		return m, m.quit()
 	}
 	m.notice = ""
 	switch m.mode {
@@ -349,7 +395,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.detail, m.capture, m.hist = false, nil, nil
 			return m, nil
 		}
-		return m, tea.Quit
+		return m, m.quit()
 	case "esc":
 		if m.detail {
 			m.detail, m.capture, m.hist = false, nil, nil

@@ -589,6 +589,65 @@ func TestRecordingAndLogView(t *testing.T) {
 	if !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
 		t.Fatalf("Log view:\n%s", v)
 	}
+	// A recording keeps neither per-core values nor process states: both
+	// show as unknown, never "Cores 0" or "?".
+	if !strings.Contains(v, "Cores -") || strings.Contains(v, "Cores 0") {
+		t.Fatalf("Log view cores:\n%s", v)
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if strings.Contains(line, "worker") && !regexp.MustCompile(`\d -\s`).MatchString(line) {
+			t.Fatalf("Log view state of a recorded row: %q", line)
+		}
+	}
+	// The table's values of a recorded row are those of the final frame,
+	// as get_metrics with the log_ref reads them.
+	var worker *Row
+	for i := range d.m.frame.Rows {
+		if d.m.frame.Rows[i].Name == "worker" {
+			worker = &d.m.frame.Rows[i]
+		}
+	}
+	if worker == nil || !worker.CPUOK || !worker.RSSOK || !worker.ThreadsOK {
+		t.Fatalf("Log view row without recorded values: %+v", worker)
+	}
+	res, err := call(context.Background(), b, "get_metrics", map[string]any{"source": "log", "log_ref": d.m.log.Ref,
+		"metric_ids": []string{"cpu_percent", "rss_bytes", "threads"}, "targets": []any{map[string]any{"process_ref": worker.Ref}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gm struct {
+		Samples []struct {
+			Values map[string]any `json:"values"`
+		} `json:"samples"`
+	}
+	if decode(res, &gm); len(gm.Samples) != 1 {
+		t.Fatalf("get_metrics log: %+v", res.Data)
+	}
+	gv := gm.Samples[0].Values
+	if cpu, _ := number(gv["cpu_percent"]); cpu != worker.CPU {
+		t.Fatalf("cpu_percent: table %v, get_metrics %v", worker.CPU, gv["cpu_percent"])
+	}
+	if rss, _ := intString(gv["rss_bytes"]); rss != worker.RSS {
+		t.Fatalf("rss_bytes: table %v, get_metrics %v", worker.RSS, gv["rss_bytes"])
+	}
+	if thr, _ := intString(gv["threads"]); thr != worker.Threads {
+		t.Fatalf("threads: table %v, get_metrics %v", worker.Threads, gv["threads"])
+	}
+	// The loaded log goes away under the view (it expires 5 minutes after
+	// loading; closing it is the same to the view): the next refresh loads
+	// it again and the Log view goes on.
+	oldRef := d.m.log.Ref
+	if _, err := call(context.Background(), b, "close_log", map[string]any{"log_ref": oldRef}); err != nil {
+		t.Fatal(err)
+	}
+	_, next := d.m.Update(d.m.fetch()())
+	d.run(next)
+	if d.m.log == nil || d.m.log.Ref == oldRef || d.m.err != nil || d.m.frame == nil || len(d.m.frame.Rows) == 0 {
+		t.Fatalf("Log view after its log_ref expired: log %+v err %v", d.m.log, d.m.err)
+	}
+	if v := d.m.View(); !strings.Contains(strings.Split(v, "\n")[0], "LOG "+d.m.log.Name) || !strings.Contains(v, "worker") {
+		t.Fatalf("Log view after renewal:\n%s", v)
+	}
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()
@@ -615,6 +674,25 @@ func TestRecordingAndLogView(t *testing.T) {
 	}
 	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
 		t.Fatalf("live after Log view: %v", err)
+	}
+	// q in Log view returns the host to Live before the program ends,
+	// even while the view's session stays open.
+	d.keys("L", "enter")
+	if d.m.log == nil {
+		t.Fatalf("not in Log view again: %q", d.m.notice)
+	}
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); contract.CodeOf(err) != contract.CodeActivityConflict {
+		t.Fatalf("list_processes in Log view: %v", err)
+	}
+	_, cmd := d.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'q'}})
+	if cmd == nil {
+		t.Fatal("q returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("q in Log view does not quit")
+	}
+	if _, err := h.Dispatch(ctx, bs, "list_processes", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("live after quitting in Log view: %v", err)
 	}
 }
 
@@ -746,6 +824,21 @@ func TestKeysInOneRead(t *testing.T) {
 	}
 }
 
+// Esc and a key read together arrive as Alt+key: Esc leaves Settings,
+// then the key acts on the table.
+func TestEscThenKeyInOneRead(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.keys("S")
+	if d.m.mode != modeSettings {
+		t.Fatal("S did not open Settings")
+	}
+	d.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("M"), Alt: true})
+	if d.m.mode != modeTable || d.m.sortKey != SortMem {
+		t.Fatalf("after Esc+M: mode %v sort %v", d.m.mode, d.m.sortKey)
+	}
+}
+
 // Settings: Space toggles "Disable MCP connections" through the saver.
 func TestSettingsToggleKey(t *testing.T) {
 	_, b := fixture(t, 3)
@@ -764,5 +857,113 @@ func TestSettingsToggleKey(t *testing.T) {
 	d.keys(" ")
 	if s, _ := d.m.opt.LoadSettings(); s.MCPConnectionsDisabled {
 		t.Fatal("not re-enabled")
+	}
+}
+
+// flaky is a view's attachment to a host whose connection can be lost:
+// while down every call fails as a lost connection or an absent host
+// does; up again, calls reach the host attached now (instance).
+type flaky struct {
+	mu       sync.Mutex
+	b        Backend
+	down     bool
+	lost     bool // the next failing call is the in-flight one (OUTCOME_UNKNOWN)
+	pid      int
+	instance string
+}
+
+func (f *flaky) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	f.mu.Lock()
+	down, lost, b := f.down, f.lost, f.b
+	f.lost = false
+	f.mu.Unlock()
+	if down && lost {
+		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost before a reply arrived")
+	}
+	if down {
+		return nil, contract.Errorf(contract.CodeBackendUnavailable, "the host is gone; this view reattaches when one starts")
+	}
+	return b.Call(ctx, method, args)
+}
+
+func (f *flaky) Host() (int, string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return f.pid, "", false
+	}
+	return f.pid, f.instance, true
+}
+
+func (f *flaky) set(fn func(f *flaky)) { f.mu.Lock(); fn(f); f.mu.Unlock() }
+
+// TestViewHostGoneAndBack: a view whose host goes away stops saying LIVE:
+// the header says the host is gone with the time of the last frame, the
+// meter line gives the error; the refresh keeps running, and when a host
+// answers again the view is LIVE with fresh frames. A new host (another
+// backend_instance_id) ends a Log view opened on the old one.
+func TestViewHostGoneAndBack(t *testing.T) {
+	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour))
+	fb := &flaky{b: b, pid: 4242, instance: "host-1"}
+	m := New(Options{Backend: fb, Attached: true, HostPID: 4242, NoColor: true})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	// fetch runs the model's own refresh command and feeds its frame back,
+	// returning the follow-up command (a tick after every frame).
+	fetch := func() tea.Cmd {
+		t.Helper()
+		msg := m.fetch()()
+		fm, ok := msg.(frameMsg)
+		if !ok {
+			t.Fatalf("fetch gave %T", msg)
+		}
+		_, next := m.Update(fm)
+		return next
+	}
+	headerOf := func() string { return strings.Split(m.View(), "\n")[0] }
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || !strings.Contains(hd, "host pid 4242") {
+		t.Fatalf("attached header: %q", hd)
+	}
+	last := m.frame.At.Local().Format("15:04:05")
+
+	for _, lost := range []bool{true, false} {
+		fb.set(func(f *flaky) { f.down, f.lost = true, lost })
+		if next := fetch(); next == nil {
+			t.Fatal("no refresh scheduled after a failed frame: the view would freeze")
+		}
+		hd := headerOf()
+		if strings.Contains(hd, "LIVE") || !strings.Contains(hd, "NO HOST CONNECTION, reconnecting") || !strings.Contains(hd, "last "+last) {
+			t.Fatalf("lost=%v header: %q", lost, hd)
+		}
+		if v := m.View(); !strings.Contains(v, "error: ") {
+			t.Fatalf("no error line:\n%s", v)
+		}
+	}
+
+	// the host is back (a new one, pid 4343): LIVE and current again.
+	h.Sampler().Step()
+	fb.set(func(f *flaky) { f.down, f.pid, f.instance = false, 4343, "host-2" })
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || strings.Contains(hd, "NO HOST") || !strings.Contains(hd, "host pid 4343") {
+		t.Fatalf("after reconnect header: %q", hd)
+	}
+	if m.err != nil {
+		t.Fatalf("error after reconnect: %v", m.err)
+	}
+
+	// Log view on host-2, then host-3 replaces it: the view returns to Live.
+	m.log = &LogSource{ID: "x", Name: "old.inqlog", Ref: "log_gone"}
+	m.frame = nil
+	fb.set(func(f *flaky) { f.instance = "host-3" })
+	next := fetch()
+	if m.log != nil || !strings.Contains(m.notice, "host restarted") {
+		t.Fatalf("Log view kept on a new host: log %v notice %q", m.log, m.notice)
+	}
+	if next == nil {
+		t.Fatal("no fetch after leaving the stale Log view")
+	}
+	fetch()
+	if hd := headerOf(); !strings.Contains(hd, "LIVE") || m.err != nil {
+		t.Fatalf("after the new host: %q %v", hd, m.err)
 	}
 }

@@ -191,8 +191,14 @@ func (m *Model) finish(lines []string, st styles) string {
 
 func (m *Model) header(st styles) string {
 	who := "inquest host"
+	pid := m.opt.HostPID
+	if a, ok := m.opt.Backend.(Attachment); ok {
+		if p, _, _ := a.Host(); p > 0 {
+			pid = p
+		}
+	}
 	if m.opt.Attached {
-		who = fmt.Sprintf("inquest view of host pid %d", m.opt.HostPID)
+		who = fmt.Sprintf("inquest view of host pid %d", pid)
 	}
 	activity := "LIVE"
 	if m.frame != nil && m.frame.Activity != "" {
@@ -210,6 +216,24 @@ func (m *Model) header(st styles) string {
 	}
 	if m.frame != nil {
 		right += " " + m.frame.At.Local().Format("15:04:05")
+	}
+	if m.err != nil {
+		// What is shown is stale: say so instead of the activity.
+		right = "ERROR"
+		if hostGone(m.err) {
+			right = "NO HOST CONNECTION, reconnecting"
+			if m.opt.Attached {
+				who = "inquest view (disconnected)"
+			}
+		}
+		if m.frame != nil {
+			right += " (last " + m.frame.At.Local().Format("15:04:05") + ")"
+		}
+		space := m.width - runewidth.StringWidth(who) - runewidth.StringWidth(right)
+		if space < 1 {
+			return fit(right, m.width)
+		}
+		return who + strings.Repeat(" ", space) + right
 	}
 	badge := ""
 	if m.frame != nil && m.frame.Bridges > 0 {
@@ -245,6 +269,9 @@ func (m *Model) meterLine(n int) string {
 	}
 	s := m.frame.Sys
 	half := w / 2
+	if n == 0 && m.err != nil {
+		return fit("error: "+errText(m.err), w)
+	}
 	if n == 0 {
 		cpu := meter("CPU", s.CPU, 100, s.CPUOK, fmt.Sprintf("%5.1f%%", s.CPU), half-1)
 		mem := meter("Mem", float64(s.MemUsed), float64(s.MemTotal), s.MemOK,
@@ -265,7 +292,11 @@ func (m *Model) meterLine(n int) string {
 	if s.LoadOK {
 		load = fmt.Sprintf("%.2f", s.Load1)
 	}
-	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %d", live, ended, load, len(s.Cores))
+	cores := "-" // not measured (a recording keeps no per-core values)
+	if len(s.Cores) > 0 {
+		cores = fmt.Sprint(len(s.Cores))
+	}
+	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %s", live, ended, load, cores)
 	return swap + " " + fit(info, w-half)
 }
 
@@ -326,7 +357,8 @@ func (c columns) header(m *Model) string {
 		mark(SortThreads, "THR", 5, true) + "  " + mark(SortName, "NAME", c.name, false)
 }
 
-// stateLetter is ps's one-letter state; an ended lifetime is "x".
+// stateLetter is ps's one-letter state; an ended lifetime is "x"; a
+// state not known (a recorded row, which keeps no state) is "-".
 func stateLetter(r *Row) string {
 	if r.Ended {
 		return "x"
@@ -340,12 +372,20 @@ func stateLetter(r *Row) string {
 		return "D"
 	case "zombie":
 		return "Z"
-	case "stopped", "tracing_stop":
+	case "stopped":
 		return "T"
+	case "tracing_stop":
+		return "t"
+	case "dead":
+		return "X"
 	case "idle":
 		return "I"
+	case "parked":
+		return "P"
+	case "waking":
+		return "W"
 	}
-	return "?"
+	return "-"
 }
 
 func (c columns) row(v view, sel bool) string {
