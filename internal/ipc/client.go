@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -229,6 +230,14 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "the arguments of %s contain bytes that are not valid UTF-8; send text as UTF-8 (JSON \\u escapes for other code points)", method)
 	}
 	cl.wmu.Lock()
+	if peerClosed(cl.c) {
+		// The host already closed this connection (it exited): nothing
+		// written now could be dispatched, so the request is not sent.
+		cl.wmu.Unlock()
+		drop()
+		cl.fail(io.EOF)
+		return nil, unsent()
+	}
 	cl.c.SetWriteDeadline(time.Now().Add(cl.Timeout))
 	err := WriteFrame(cl.c, req)
 	cl.wmu.Unlock()
