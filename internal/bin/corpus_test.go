@@ -451,6 +451,8 @@ func ourSymType(s string) string {
 	switch s {
 	case "LOOS", "GNU_IFUNC":
 		return "IFUNC"
+	case "GNU_UNIQUE":
+		return "UNIQUE"
 	}
 	return s
 }

@@ -515,7 +515,7 @@ func elfImportsExports(in *Inspection, f *elf.File) {
 		bind := elf.ST_BIND(s.Info)
 		if s.Section == elf.SHN_UNDEF {
 			in.Imports = append(in.Imports, Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"})
-		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK {
+		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK || bind == stbGNUUnique {
 			ex := Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym"}
 			ex.Version, ex.DefaultVersion = elfVersion(s)
 			in.Exports = append(in.Exports, ex)
@@ -938,4 +938,33 @@ func disarmOversized(in *Inspection, f *elf.File) {
 			s.Size = s.FileSize
 		}
 	}
+}
+
+// stbGNUUnique is STB_GNU_UNIQUE (10, the first OS-specific binding,
+// which debug/elf prints as STB_LOOS): a global symbol the dynamic linker
+// keeps unique across the process (readelf "UNIQUE", nm "u"). It is
+// exported like STB_GLOBAL.
+const stbGNUUnique = elf.SymBind(10)
+
+// sttGNUIFunc is STT_GNU_IFUNC (10, debug/elf's STT_LOOS): an indirect
+// function whose resolver picks the implementation (readelf "IFUNC", nm
+// "i").
+const sttGNUIFunc = elf.SymType(10)
+
+// elfBindName is the name readelf's GNU spelling gives a binding:
+// STB_GNU_UNIQUE for 10, else debug/elf's name.
+func elfBindName(b elf.SymBind) string {
+	if b == stbGNUUnique {
+		return "STB_GNU_UNIQUE"
+	}
+	return b.String()
+}
+
+// elfTypeName is the name of a symbol type with the GNU spelling:
+// STT_GNU_IFUNC for 10, else debug/elf's name.
+func elfTypeName(t elf.SymType) string {
+	if t == sttGNUIFunc {
+		return "STT_GNU_IFUNC"
+	}
+	return t.String()
 }

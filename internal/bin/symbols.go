@@ -104,7 +104,7 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		}
 		ss.tables = append(ss.tables, t.name)
 		for _, s := range syms {
-			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elf.ST_TYPE(s.Info).String(), Binding: elf.ST_BIND(s.Info).String(), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC}
+			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elfTypeName(elf.ST_TYPE(s.Info)), Binding: elfBindName(elf.ST_BIND(s.Info)), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC || elf.ST_TYPE(s.Info) == sttGNUIFunc}
 			y.Version, y.DefaultVersion = elfVersion(s)
 			switch {
 			case s.Section == elf.SHN_UNDEF:
