@@ -34,7 +34,7 @@ func (b *heBridge) seen(t *testing.T, pid int) map[string]any {
 	t.Helper()
 	var row map[string]any
 	waitUntil(t, "pid "+strconv.Itoa(pid)+" sampled", func() bool {
-		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}, "projection": []string{"all"}})
 		rows, _ := dig(m, "data", "rows").([]any)
 		if len(rows) == 1 {
 			row = rows[0].(map[string]any)

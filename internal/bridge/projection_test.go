@@ -1,0 +1,117 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/jobs"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// rowKeys returns a row's field names, sorted.
+func rowKeys(r map[string]any) []string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// TestListProcessesProjection: a list_processes row without projection
+// carries exactly the compact fields of its scope (values too when
+// metric_ids asks for them); projection ["all"] returns every field but
+// the opt-in user and command_line, which can be listed beside it; a
+// field list returns exactly those fields.
+func TestListProcessesProjection(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	refOf(t, reg, os.Getpid()) // sampled
+	self := map[string]any{"pid": os.Getpid()}
+	all := append([]string{}, host.ProcessFields[:len(host.ProcessFields)-2]...)
+	cases := []struct {
+		name string
+		args map[string]any
+		want []string
+	}{
+		{"default live", map[string]any{"filter": self}, host.CompactProcessFields},
+		{"default all", map[string]any{"filter": self, "scope": "all"}, host.CompactRetainedProcessFields},
+		{"default retained", map[string]any{"filter": self, "scope": "retained"}, host.CompactRetainedProcessFields},
+		{"metric_ids keep values", map[string]any{"filter": self, "metric_ids": []string{"rss_bytes"}}, append([]string{"values", "unavailable"}, host.CompactProcessFields...)},
+		{"all", map[string]any{"filter": self, "projection": []string{"all"}}, all},
+		{"all and user", map[string]any{"filter": self, "projection": []string{"user", "all"}}, append([]string{"user"}, all...)},
+		{"all and command_line", map[string]any{"filter": self, "projection": []string{"all", "command_line"}}, append([]string{"command_line"}, all...)},
+		{"fields", map[string]any{"filter": self, "projection": []string{"pid", "comm"}}, []string{"pid", "comm"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := rowsOf(mustCall(t, reg, "list_processes", c.args))
+			if len(rows) != 1 {
+				t.Fatalf("rows %v", rows)
+			}
+			got, want := rowKeys(rows[0]), sorted(c.want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("fields %v, want %v (row %v)", got, want, rows[0])
+			}
+		})
+	}
+}
+
+// TestListProcessesCompactPage: under a byte budget, the default
+// (compact) projection puts at least 1.5 times as many rows on a page
+// as projection ["all"], and each listing's pages together hold every
+// process exactly once. It logs rows per 64 KiB page for both.
+func TestListProcessesCompactPage(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	refOf(t, reg, os.Getpid())
+	perRow := func(scope string, proj []string) (int, float64) {
+		args := map[string]any{"scope": scope}
+		if proj != nil {
+			args["projection"] = proj
+		}
+		rows, total := followPages(t, context.Background(), reg, "list_processes", args, "rows")
+		exactlyOnce(t, "list_processes", rows, total)
+		n := 0
+		for _, r := range rows {
+			n += len(r) + 1
+		}
+		return len(rows), float64(n) / float64(len(rows))
+	}
+	budget := float64(tool.RowBudget(context.Background()))
+	for _, scope := range []string{"live", "all"} {
+		n, all := perRow(scope, []string{"all"})
+		_, def := perRow(scope, nil)
+		t.Logf("scope %s, %d rows: projection all %.0f bytes a row (%d rows a 64 KiB page), default %.0f bytes (%d rows)", scope, n, all, int(budget/all), def, int(budget/def))
+	}
+	// A small budget makes bytes end the first page of both.
+	ctx := tool.WithResultBudget(context.Background(), 16<<10)
+	first := func(proj []string) int {
+		args := map[string]any{"scope": "all"}
+		if proj != nil {
+			args["projection"] = proj
+		}
+		env, _, size := deliver(t, ctx, reg, "list_processes", args)
+		if 2*size > 16<<10 {
+			t.Fatalf("%v: %d bytes delivered, budget %d", proj, 2*size, 16<<10)
+		}
+		var d struct {
+			Rows []json.RawMessage `json:"rows"`
+		}
+		b, _ := json.Marshal(env["data"])
+		json.Unmarshal(b, &d)
+		return len(d.Rows)
+	}
+	a, d := first([]string{"all"}), first(nil)
+	if 2*d < 3*a {
+		t.Fatalf("a 16 KiB page holds %d compact rows, %d full rows: want at least 1.5 times as many", d, a)
+	}
+}
