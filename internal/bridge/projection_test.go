@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/jobs"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -113,5 +115,60 @@ func TestListProcessesCompactPage(t *testing.T) {
 	a, d := first([]string{"all"}), first(nil)
 	if 2*d < 3*a {
 		t.Fatalf("a 16 KiB page holds %d compact rows, %d full rows: want at least 1.5 times as many", d, a)
+	}
+}
+
+// TestCaptureProjectionEveryKind: every capture kind accepts projection
+// on its first page (start_capture read) and on read_capture of the
+// retained capture; rows carry only the projected fields (and the
+// *_bytes form of a lossy text field), and without projection a row
+// carries only fields of its kind.
+func TestCaptureProjectionEveryKind(t *testing.T) {
+	reg, _ := registry(t, false, jobs.DefaultLimits())
+	h := helper(t, "BRIDGE_HELPER_FDS=3")
+	ref := refOf(t, reg, h.Process.Pid)
+	for _, kind := range capture.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			var proj []string
+			for _, f := range host.CaptureFields[kind] {
+				if !strings.HasSuffix(f, "_bytes") || f == "size_bytes" || f == "mapped_bytes" {
+					proj = append(proj, f)
+				}
+				if len(proj) == 2 {
+					break
+				}
+			}
+			args := map[string]any{"kind": kind, "wait_ms": 10000, "retain_capture": true}
+			if kind != capture.KindFileUsers {
+				args["process_ref"] = ref
+			}
+			check := func(what string, rows []map[string]any, allowed []string, exact bool) {
+				if len(rows) == 0 && kind != capture.KindNetwork {
+					t.Fatalf("%s: no rows", what)
+				}
+				for _, r := range rows {
+					for k := range r {
+						if !slices.Contains(allowed, k) && !slices.Contains(allowed, strings.TrimSuffix(k, "_bytes")) {
+							t.Fatalf("%s: field %q outside %v (row %v)", what, k, allowed, r)
+						}
+					}
+					for _, f := range allowed {
+						if _, ok := r[f]; exact && !ok {
+							t.Fatalf("%s: no field %q (row %v)", what, f, r)
+						}
+					}
+				}
+			}
+			full := mustCall(t, reg, "start_capture", args)
+			check("default", rowsOf(page(full)), host.CaptureFields[kind], false)
+			id := full["capture_id"].(string)
+			args["read"] = map[string]any{"projection": proj}
+			first := mustCall(t, reg, "start_capture", args)
+			check("start_capture read.projection", rowsOf(page(first)), proj, true)
+			check("read_capture projection", rowsOf(mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": proj})), proj, true)
+			for _, c := range []string{id, first["capture_id"].(string)} {
+				mustCall(t, reg, "release_capture", map[string]any{"capture_id": c})
+			}
+		})
 	}
 }
