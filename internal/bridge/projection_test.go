@@ -160,7 +160,12 @@ func TestCaptureProjectionEveryKind(t *testing.T) {
 				}
 			}
 			full := mustCall(t, reg, "start_capture", args)
-			check("default", rowsOf(page(full)), host.CaptureFields[kind], false)
+			rows := rowsOf(page(full))
+			check("default", rows, host.CaptureFields[kind], false)
+			if len(rows) > 0 {
+				b, _ := json.Marshal(rows)
+				t.Logf("%s: %d rows, %d bytes a row by default", kind, len(rows), len(b)/len(rows))
+			}
 			id := full["capture_id"].(string)
 			args["read"] = map[string]any{"projection": proj}
 			first := mustCall(t, reg, "start_capture", args)
