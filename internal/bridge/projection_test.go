@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,10 @@ func TestListProcessesCompactPage(t *testing.T) {
 		env, _, size := deliver(t, ctx, reg, "list_processes", args)
 		if 2*size > 16<<10 {
 			t.Fatalf("%v: %d bytes delivered, budget %d", proj, 2*size, 16<<10)
+		}
+		// the page's coverage is data.coverage; the envelope's is the same
+		if !reflect.DeepEqual(env["coverage"], env["data"].(map[string]any)["coverage"]) {
+			t.Fatalf("envelope coverage %v, data.coverage %v", env["coverage"], env["data"].(map[string]any)["coverage"])
 		}
 		var d struct {
 			Rows []json.RawMessage `json:"rows"`
