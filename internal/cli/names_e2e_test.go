@@ -34,7 +34,7 @@ func (b *heBridge) seen(t *testing.T, pid int) map[string]any {
 	t.Helper()
 	var row map[string]any
 	waitUntil(t, "pid "+strconv.Itoa(pid)+" sampled", func() bool {
-		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}, "projection": []string{"all"}})
 		rows, _ := dig(m, "data", "rows").([]any)
 		if len(rows) == 1 {
 			row = rows[0].(map[string]any)
@@ -346,6 +346,20 @@ func TestNamesLongExecutableName(t *testing.T) {
 	out, code := e.run("ps", "--name", long)
 	if code != 0 || !strings.Contains(out, " "+long) || !strings.Contains(out, strconv.Itoa(c.Process.Pid)) {
 		t.Fatalf("ps --name (%d):\n%s", code, out)
+	}
+	// ps shows its columns from the compact default rows plus values:
+	// PID CPU% RSS THR FDS STATE NAME (sleep: one thread, sleeping).
+	shown := false
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 7 && f[6] == long {
+			shown = true
+			if f[0] != strconv.Itoa(c.Process.Pid) || f[3] != "1" || f[5] != "sleeping" || f[2] == "?" || f[4] == "?" {
+				t.Fatalf("ps row %q", line)
+			}
+		}
+	}
+	if !shown {
+		t.Fatalf("ps shows no 7-column row for %s:\n%s", long, out)
 	}
 	rev := dig(b.mustCall("get_tracking", nil), "data", "revision").(string)
 	m = b.mustCall("update_tracking", map[string]any{"operation_id": "long-add", "expected_revision": rev, "action": "add", "process_name": long})

@@ -73,7 +73,6 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 					PID       int    `json:"pid"`
 					Name      string `json:"name"`
 					NameBytes string `json:"name_bytes"`
-					Path      string `json:"path"`
 					State     string `json:"state"`
 					// Values holds the column metrics and the sort
 					// metric, from the snapshot the order comes from.

@@ -554,10 +554,7 @@ func (lh *logHost) listProcesses(ctx context.Context, s *Session, a listProcesse
 	if a.Sort == "name" {
 		sort.SliceStable(list, func(i, j int) bool { return sample.FoldBytes(list[i].Name) < sample.FoldBytes(list[j].Name) })
 	}
-	fields := a.Projection
-	if len(fields) == 0 {
-		fields = defaultProcessFields
-	}
+	fields := processFields(a.Projection, scope)
 	// metric_ids: each row's values in the final recorded frame (what
 	// get_metrics with this log_ref reads); an identity absent from that
 	// frame has them unavailable as not_in_final_frame (get_history has

@@ -21,7 +21,57 @@ import (
 // the process started it (null when path is).
 var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "last_seen_at", "history", "user", "command_line"}
 
-var defaultProcessFields = ProcessFields[:len(ProcessFields)-2]
+// ProjectionAll is the projection value that stands for every row field
+// but the opt-in user and command_line (which may be listed beside it:
+// ["all","command_line"]).
+const ProjectionAll = "all"
+
+// allProcessFields is what ProjectionAll expands to.
+var allProcessFields = ProcessFields[:len(ProcessFields)-2]
+
+// CompactProcessFields is the default projection of a scope live listing:
+// what an agent needs to pick a process and follow it (its process_ref,
+// pid, name, scheduler state, lifecycle and parent). A live row's
+// last_seen_at is the listing's captured_at and its history bounds the
+// sampler's retention, so they are left to projection there.
+var CompactProcessFields = []string{"process_ref", "pid", "name", "parent", "state", "lifecycle"}
+
+// CompactRetainedProcessFields is the default projection of scope
+// retained and all: CompactProcessFields plus history (the retained
+// bounds), which tells ended lifetimes of one name or PID apart. A
+// history-only row's last_seen_at is its history.retained_to and a live
+// row's the listing's captured_at, so it is left to projection.
+var CompactRetainedProcessFields = []string{"process_ref", "pid", "name", "parent", "state", "lifecycle", "history"}
+
+// processFields is the row fields of a listing: projection with "all"
+// expanded (duplicates dropped, order kept), or the compact default of
+// scope (live, retained or all; "" is live) when projection is empty.
+func processFields(projection []string, scope string) []string {
+	if len(projection) == 0 {
+		if scope == "retained" || scope == "all" {
+			return CompactRetainedProcessFields
+		}
+		return CompactProcessFields
+	}
+	out := make([]string, 0, len(projection)+len(allProcessFields))
+	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for _, f := range projection {
+		if f == ProjectionAll {
+			for _, g := range allProcessFields {
+				add(g)
+			}
+			continue
+		}
+		add(f)
+	}
+	return out
+}
 
 func listProcessesTool(d Delivery) Decl {
 	limitDefault := d.limitDefault()
@@ -40,7 +90,7 @@ func listProcessesTool(d Delivery) Decl {
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
   "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
   "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"}}},
-"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default all but user and command_line"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default process_ref, pid, name, parent, state, lifecycle (scope retained/all adds history); \"all\": every field but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name or a process metric (latest value; rows without one last)"},
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics each row carries under values (unmeasured under unavailable)"},
@@ -249,10 +299,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if err != nil {
 		return nil, err
 	}
-	fields := a.Projection
-	if len(fields) == 0 {
-		fields = defaultProcessFields
-	}
+	fields := processFields(a.Projection, scope)
 	// The row values: the sort metric (when sorting by one) and metric_ids.
 	var rowMetrics []sample.Metric
 	if byMetric {

@@ -23,7 +23,7 @@ import (
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
 	r := strings.NewReplacer(
-		"$PROC_FIELDS", enumJSON(ProcessFields),
+		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
 		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
 		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
 		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
