@@ -288,7 +288,13 @@ func (c *invocation) rowBudget() int {
 	res.Data = &d
 	base, _ := json.Marshal(&res)
 	const reserve = 4 << 10 // RowBudget's envelope reserve
-	extra := len(base) + 2*len(c.raw) + 1024 - reserve
+	// The rest of the result is delivered twice like the rows (the text
+	// copy escaped): its per-copy share is half its delivered size. The
+	// next_action repeats the arguments (twice as many bytes in the text
+	// copy when escaped), and a page may add the budget warning.
+	rest := (tool.DeliveredBytes(base) + 1) / 2
+	args := (tool.DeliveredBytes(c.raw) + 1) / 2
+	extra := rest + 2*args + 1280 - reserve // 1280: warning, next_action token, the JSON-RPC wrapper
 	if extra > 0 {
 		b -= extra
 	}
