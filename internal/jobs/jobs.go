@@ -499,7 +499,12 @@ func (s *Session) Wait(ctx context.Context, id string) (Job, error) {
 // Cancel requests cancellation of job id. A terminal job is unchanged.
 // The returned copy says whether native work is still running (it may not
 // stop immediately; its worker slot stays taken until it returns).
-func (s *Session) Cancel(id string) (Job, error) {
+func (s *Session) Cancel(id string) (Job, error) { return s.CancelWith(id, nil) }
+
+// CancelWith is Cancel with the failure e as the job's outcome (nil: the
+// plain CANCELLED of cancel_job); the host uses it for a live job that
+// must end because the TUI entered Log view.
+func (s *Session) CancelWith(id string, e *contract.Error) (Job, error) {
 	s.mu.Lock()
 	j, ok := s.jobs[id]
 	if !ok {
@@ -508,7 +513,10 @@ func (s *Session) Cancel(id string) (Job, error) {
 	}
 	if j.State == Running {
 		j.CancelRequested = true
-		j.Err = contract.Errorf(contract.CodeCancelled, "the job was cancelled")
+		j.Err = e
+		if j.Err == nil {
+			j.Err = contract.Errorf(contract.CodeCancelled, "the job was cancelled")
+		}
 		s.finishLocked(j, Failed)
 		j.cancel()
 	}
