@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/jobs"
 )
 
 // AgentActivityMethod lists the tool calls MCP bridge sessions are making
@@ -163,7 +164,9 @@ func (h *Host) registerTUI() {
 // ActivityMethod switches the host between Live and Log view activity
 // (the TUI's Log view): {"activity": "live"|"log"}. A host method, never an
 // MCP tool, refused for MCP bridge sessions. In Log view live inspection
-// is ACTIVITY_CONFLICT for every session; saved-log reads (log_ref),
+// is ACTIVITY_CONFLICT for every session, and entering it cancels the
+// live jobs MCP bridge sessions started before (captures, process info,
+// condition waits; see logViewCancelled); saved-log reads (log_ref),
 // status, catalogs, tracking reads, graphs and operations keep working.
 // Log view belongs to the session that set it: "live" releases that
 // session's claim, and so does closing the session (a view that quits or
@@ -237,6 +240,7 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 	}
 	if a.Activity == "log" {
 		h.holdLogView(s)
+		h.cancelBridgeLiveJobs()
 	} else {
 		h.releaseLogView(s)
 	}
@@ -248,7 +252,8 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 }
 
 // liveInspection are the methods that read live processes; in Log view
-// they are ACTIVITY_CONFLICT unless they name a log_ref (saved-log reads).
+// they are ACTIVITY_CONFLICT unless they name a log_ref (saved-log reads)
+// or continue a condition wait by job_id (reading its outcome).
 var liveInspection = map[string]bool{
 	"list_processes": true, "get_metrics": true, "get_history": true, "rank_processes": true,
 	"start_capture": true, "get_process_info": true, "wait_condition": true, ResolvePIDMethod: true,
@@ -262,10 +267,82 @@ func (h *Host) activityGate(method string, args json.RawMessage) error {
 	var a struct {
 		LogRef string `json:"log_ref"`
 		Source string `json:"source"`
+		JobID  string `json:"job_id"`
 	}
 	json.Unmarshal(args, &a)
 	if a.LogRef != "" && a.Source != "live" {
 		return nil
 	}
+	if method == "wait_condition" && a.JobID != "" {
+		// a continuation reads an existing wait's outcome (one that Log
+		// view cancelled says so) and starts no live work
+		return nil
+	}
 	return contract.Errorf(contract.CodeActivityConflict, "the TUI is in Log view (showing a saved recording): live inspection is unavailable until it returns to Live; saved-log reads with log_ref keep working")
+}
+
+// logViewCancelled is the failure of a live job that entering Log view
+// ended: code CANCELLED (the job was cancelled, as by cancel_job; an
+// unchanged retry is refused with ACTIVITY_CONFLICT until the TUI returns
+// to Live, so it is not retryable), details.cause ACTIVITY_CONFLICT and
+// details.activity "log" say why.
+func logViewCancelled() *contract.Error {
+	return contract.Errorf(contract.CodeCancelled, "the job was cancelled because the TUI entered Log view (showing a saved recording): live inspection is unavailable (ACTIVITY_CONFLICT) until it returns to Live; saved-log reads with log_ref keep working").
+		WithDetail("cause", string(contract.CodeActivityConflict)).WithDetail("activity", "log")
+}
+
+// cancelBridgeLiveJobs ends the running live jobs of every open MCP bridge
+// session with logViewCancelled (seed 000 section 9: a transition to Log
+// view cancels MCP-owned live investigation and condition-wait jobs):
+// capture and process-info jobs (jobs.Session.CancelLive; a collector
+// still in a native call finishes in the background and its result is
+// dropped) and condition waits. Saved-log jobs (list_logs, log loads) and
+// the TUI's own sessions are left alone. It returns the number of jobs
+// ended.
+func (h *Host) cancelBridgeLiveJobs() int {
+	h.mu.Lock()
+	ss := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	n := 0
+	for _, s := range ss {
+		if !isMCPBridge(s) {
+			continue
+		}
+		if cs, ok := s.Value(captureKey{}, nil).(*captureSession); ok {
+			n += len(cs.js.CancelLive(logViewCancelled()))
+		}
+		if ws, ok := s.Value(waitKey{}, nil).(*waitStore); ok {
+			ws.mu.Lock()
+			running := make([]*waitJob, 0, len(ws.jobs))
+			for _, j := range ws.jobs {
+				running = append(running, j)
+			}
+			ws.mu.Unlock()
+			for _, j := range running {
+				if j.stop(logViewCancelled()) {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// liveJobStarted closes the race between the activity gate and Log view:
+// a live job started by a call the gate let in just before Log view began
+// is cancelled like the jobs that were running then (no new live work in
+// Log view). Log view is claimed before the sweep reads the sessions' jobs
+// and the job is recorded before this check, so every live job is ended
+// by one of the two. It returns the job as it stands.
+func (h *Host) liveJobStarted(js *jobs.Session, j jobs.Job) jobs.Job {
+	if !h.InLogView() {
+		return j
+	}
+	if cur, err := js.CancelWith(j.ID, logViewCancelled()); err == nil {
+		return cur
+	}
+	return j
 }

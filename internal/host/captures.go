@@ -374,13 +374,7 @@ var cancelJobTool = define(tool.Tool{
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case <-j.done:
-		default:
-			j.cancelRequested.Store(true)
-			j.cancel()
-			<-j.done // a wait ends promptly on cancellation
-		}
+		j.stop(nil)
 		return j.jobView(), nil
 	}
 	j, err := jobSessionOf(s).Cancel(a.JobID)
@@ -421,8 +415,27 @@ func (h *Host) resolve(ref string) (sample.Identity, error) {
 	return p.ID(), nil
 }
 
+// testHookJobRun, when set by a test, runs in the worker of every capture,
+// process-info and list_logs job before its collector, with the job's
+// context and kind (to hold a job running deterministically).
+var testHookJobRun func(ctx context.Context, kind string)
+
+// hooked returns spec with testHookJobRun, when set, run before its
+// collector.
+func hooked(spec jobs.Spec) jobs.Spec {
+	run, hook := spec.Run, testHookJobRun
+	if hook == nil {
+		return spec
+	}
+	spec.Run = func(ctx context.Context) (*capture.Capture, error) {
+		hook(ctx, spec.Kind)
+		return run(ctx)
+	}
+	return spec
+}
+
 func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, error) {
-	spec := jobs.Spec{Kind: a.Kind}
+	spec := jobs.Spec{Kind: a.Kind, Live: true}
 	if a.Filter != nil {
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
 			return nil, err
@@ -487,11 +500,11 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 	default:
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown capture kind")
 	}
-	j, err := js.Start(spec)
+	j, err := js.Start(hooked(spec))
 	if err != nil {
 		return nil, err
 	}
-	return jobResult(j), nil
+	return jobResult(h.liveJobStarted(js, j)), nil
 }
 
 func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
@@ -505,13 +518,13 @@ func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Re
 		return nil, err
 	}
 	fields := a.Fields
-	j, err := js.Start(jobs.Spec{Kind: capture.KindProcessInfo, Run: func(ctx context.Context) (*capture.Capture, error) {
+	j, err := js.Start(hooked(jobs.Spec{Kind: capture.KindProcessInfo, Run: func(ctx context.Context) (*capture.Capture, error) {
 		return capture.ProcessInfo(ctx, id, fields)
-	}, Prepare: func(c *capture.Capture) { h.addParentRef(c, id) }})
+	}, Prepare: func(c *capture.Capture) { h.addParentRef(c, id) }, Live: true}))
 	if err != nil {
 		return nil, err
 	}
-	return jobResult(j), nil
+	return jobResult(h.liveJobStarted(js, j)), nil
 }
 
 // jobResult is the get_job envelope of j: data.state running, succeeded

@@ -616,7 +616,7 @@ func (r *recorder) listLogs(s *Session, a listLogsArgs) (*contract.Result, error
 	if js == nil {
 		return nil, contract.Errorf(contract.CodeUnsupported, "jobs are not enabled in this host")
 	}
-	j, err := js.Start(jobs.Spec{Kind: CaptureKindLogs, Run: func(ctx context.Context) (*capture.Capture, error) {
+	j, err := js.Start(hooked(jobs.Spec{Kind: CaptureKindLogs, Run: func(ctx context.Context) (*capture.Capture, error) {
 		c := &capture.Capture{Kind: CaptureKindLogs, Started: time.Now()}
 		dir, _, err := RecordingDirectory()
 		if err != nil {
@@ -664,7 +664,7 @@ func (r *recorder) listLogs(s *Session, a listLogsArgs) (*contract.Result, error
 		c.Coverage["not_regular_skipped"] = skipped
 		c.Finished = time.Now()
 		return c, nil
-	}})
+	}}))
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,28 @@ type waitJob struct {
 	cancel   context.CancelFunc
 	// cancelRequested is set by cancel_job on a running wait.
 	cancelRequested atomic.Bool
+	// cancelErr, when set before cancel, is the wait's failure instead of
+	// the plain CANCELLED (the host entering Log view).
+	cancelErr atomic.Pointer[contract.Error]
+}
+
+// stop ends a running wait with e (nil: the plain CANCELLED of
+// cancel_job) and returns once it has ended (a wait ends promptly on
+// cancellation). A finished wait keeps its outcome; stop reports whether
+// the wait was still running.
+func (j *waitJob) stop(e *contract.Error) bool {
+	select {
+	case <-j.done:
+		return false
+	default:
+	}
+	if e != nil {
+		j.cancelErr.CompareAndSwap(nil, e)
+	}
+	j.cancelRequested.Store(true)
+	j.cancel()
+	<-j.done
+	return true
 }
 
 type waitStore struct {
@@ -231,6 +253,11 @@ func (inv *investigation) waitCondition(ctx context.Context, s *Session, a waitA
 		j.res, j.err, j.finished = res, err, time.Now()
 		close(j.done)
 	}()
+	if inv.h.InLogView() {
+		// Log view began after the activity gate let this call in: the
+		// wait is live work and ends as if it had been running then.
+		j.stop(logViewCancelled())
+	}
 	return j.reply(ctx, replyWait)
 }
 
@@ -525,6 +552,14 @@ func waitSucceeded(j *waitJob, at time.Time, evidence map[string]any) *contract.
 func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)
+	}
+	if e := j.cancelErr.Load(); e != nil {
+		c := *e
+		c.Details = map[string]any{}
+		for k, v := range e.Details {
+			c.Details[k] = v
+		}
+		return c.WithDetail("job_id", j.id).WithDetail("last_observation", last)
 	}
 	return contract.Errorf(contract.CodeCancelled, "the wait was cancelled").WithDetail("job_id", j.id).WithDetail("last_observation", last)
 }

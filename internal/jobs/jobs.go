@@ -124,6 +124,12 @@ type Spec struct {
 	// non-zero filter is named in the capture's coverage
 	// (collection_filter, rows_filtered_out).
 	Filter capture.Filter
+	// Live says the job inspects live processes (every capture kind and
+	// process info); a saved-log job (list_logs) leaves it false.
+	// CancelLive ends only live jobs: entering the TUI's Log view cancels
+	// the live jobs of MCP sessions while their saved-log reads go on
+	// (seed 000 section 9).
+	Live bool
 }
 
 // Job is one job record. Fields are guarded by the session lock; readers
@@ -146,6 +152,8 @@ type Job struct {
 	// (a limited useful result, seed 000 section 7 get_job).
 	Partial  bool
 	Warnings []string
+	// Live repeats Spec.Live.
+	Live bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -286,7 +294,7 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	s.next++
 	ctx, cancel := context.WithTimeout(context.Background(), l.Deadline)
 	j := &Job{ID: fmt.Sprintf("job-%d-%d", s.id, s.next), Kind: spec.Kind, State: Running, Started: m.now(),
-		NativeRunning: true, cancel: cancel, done: make(chan struct{})}
+		NativeRunning: true, Live: spec.Live, cancel: cancel, done: make(chan struct{})}
 	s.jobs[j.ID] = j
 	s.jobOrder = append(s.jobOrder, j.ID)
 	native := make(chan struct{})
@@ -491,7 +499,12 @@ func (s *Session) Wait(ctx context.Context, id string) (Job, error) {
 // Cancel requests cancellation of job id. A terminal job is unchanged.
 // The returned copy says whether native work is still running (it may not
 // stop immediately; its worker slot stays taken until it returns).
-func (s *Session) Cancel(id string) (Job, error) {
+func (s *Session) Cancel(id string) (Job, error) { return s.CancelWith(id, nil) }
+
+// CancelWith is Cancel with the failure e as the job's outcome (nil: the
+// plain CANCELLED of cancel_job); the host uses it for a live job that
+// must end because the TUI entered Log view.
+func (s *Session) CancelWith(id string, e *contract.Error) (Job, error) {
 	s.mu.Lock()
 	j, ok := s.jobs[id]
 	if !ok {
@@ -500,13 +513,44 @@ func (s *Session) Cancel(id string) (Job, error) {
 	}
 	if j.State == Running {
 		j.CancelRequested = true
-		j.Err = contract.Errorf(contract.CodeCancelled, "the job was cancelled")
+		j.Err = e
+		if j.Err == nil {
+			j.Err = contract.Errorf(contract.CodeCancelled, "the job was cancelled")
+		}
 		s.finishLocked(j, Failed)
 		j.cancel()
 	}
 	out := *j
 	s.mu.Unlock()
 	return out, nil
+}
+
+// CancelLive ends every running live job (Spec.Live) of the session now
+// with the failure e (its code, message and details are what get_job then
+// reports under result.error; nil means the plain CANCELLED of
+// cancel_job) and requests cancellation of its collector, as Cancel does:
+// native work still running finishes in the background and its result is
+// dropped. Jobs that are not live, and jobs already terminal, are left
+// alone. It returns copies of the jobs it ended, in start order.
+func (s *Session) CancelLive(e *contract.Error) []Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Job
+	for _, id := range s.jobOrder {
+		j := s.jobs[id]
+		if j == nil || !j.Live || j.State != Running {
+			continue
+		}
+		j.CancelRequested = true
+		j.Err = e
+		if j.Err == nil {
+			j.Err = contract.Errorf(contract.CodeCancelled, "the job was cancelled")
+		}
+		s.finishLocked(j, Failed)
+		j.cancel()
+		out = append(out, *j)
+	}
+	return out
 }
 
 // Capture returns capture id. Unknown, released or expired:

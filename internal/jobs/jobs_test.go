@@ -408,3 +408,61 @@ func TestSessionCloseCancels(t *testing.T) {
 		t.Fatalf("start on closed session: %v", err)
 	}
 }
+
+// TestCancelLive: CancelLive ends the running live jobs with the given
+// failure, drops a late native result, and leaves saved-log (non-live)
+// jobs and finished jobs alone.
+func TestCancelLive(t *testing.T) {
+	m, _ := newTest(DefaultLimits())
+	s := m.NewSession()
+	defer s.Close()
+	done, err := s.Start(Spec{Kind: capture.KindThreads, Live: true, Run: rows(1, ".so")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitDone(t, s, done.ID); j.State != Succeeded {
+		t.Fatalf("finished live job: %+v", j)
+	}
+	release := make(chan struct{})
+	live, err := s.Start(Spec{Kind: capture.KindOpenFiles, Live: true, Run: blocker(release)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := s.Start(Spec{Kind: "logs", Run: blocker(release)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := contract.Errorf(contract.CodeCancelled, "log view").WithDetail("cause", string(contract.CodeActivityConflict))
+	got := s.CancelLive(why)
+	if len(got) != 1 || got[0].ID != live.ID || got[0].State != Failed || !got[0].CancelRequested {
+		t.Fatalf("CancelLive returned %+v, want only %s failed", got, live.ID)
+	}
+	if j, _ := s.Job(live.ID); j.State != Failed || j.Err != why || !j.NativeRunning {
+		t.Fatalf("cancelled live job: %+v", j)
+	}
+	if j, _ := s.Job(saved.ID); j.State != Running || j.CancelRequested {
+		t.Fatalf("saved-log job was touched: %+v", j)
+	}
+	if j, _ := s.Job(done.ID); j.State != Succeeded || j.CancelRequested {
+		t.Fatalf("finished job was touched: %+v", j)
+	}
+	if again := s.CancelLive(why); len(again) != 0 {
+		t.Fatalf("second CancelLive ended %+v", again)
+	}
+	close(release)
+	if j := waitNative(t, s, live.ID); j.State != Failed || j.CaptureID != "" || j.Err != why {
+		t.Fatalf("late native result escaped the cancellation: %+v", j)
+	}
+	if j := waitDone(t, s, saved.ID); j.State != Succeeded {
+		t.Fatalf("saved-log job: %+v", j)
+	}
+	// nil is the plain cancel_job failure
+	release2 := make(chan struct{})
+	defer close(release2)
+	if _, err := s.Start(Spec{Kind: capture.KindModules, Live: true, Run: blocker(release2)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CancelLive(nil); len(got) != 1 || got[0].Err == nil || got[0].Err.Code != contract.CodeCancelled {
+		t.Fatalf("CancelLive(nil) = %+v", got)
+	}
+}
