@@ -42,7 +42,7 @@ type IPC struct {
 
 // released is appended to every OUTCOME_UNKNOWN that drops the connection:
 // a disconnect releases all connection-owned objects (seed 000 section 8).
-const released = " The bridge closed its host connection for this, which released every connection-owned object of this client: retained captures, running and finished jobs (waits included), and cursors are now REFERENCE_INVALID; process_refs stay valid while the host runs."
+const released = " The bridge closed its host connection for this, which released every connection-owned object of this client: retained captures and running and finished jobs (waits included) are now REFERENCE_INVALID, and cursors CURSOR_INVALID; process_refs stay valid while the host runs."
 
 // lostBetweenCalls is the reset note of a connection found dead before a
 // request was written on it.
@@ -146,7 +146,7 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 	b.mu.Lock()
 	note := ""
 	if b.client == c && b.reset != "" {
-		note, b.reset = b.reset+"; its retained captures, jobs (waits included) and cursors were released and are REFERENCE_INVALID on this connection", ""
+		note, b.reset = b.reset+"; its retained captures, jobs (waits included) and cursors were released: captures and jobs are REFERENCE_INVALID and cursors CURSOR_INVALID on this connection", ""
 	}
 	b.mu.Unlock()
 	if note != "" {

@@ -177,14 +177,14 @@ func graphTools() []Decl {
 			Name:  "get_graphs",
 			Title: "Get the graph workspace",
 			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
-				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) with processes_total and processes_truncated. No required arguments; never inspects the OS.",
+				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated. No required arguments; never inspects the OS.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
 "target_limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most process targets returned, default 500"}}}`),
 			Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
 		}, func(ctx context.Context, h *Host, s *Session, a getGraphsArgs) (*contract.Result, error) {
-			return h.getGraphs(a)
+			return h.getGraphs(ctx, a)
 		}),
 		define[addGraphsArgs](tool.Tool{
 			Name:  "add_graphs",
@@ -262,7 +262,12 @@ func (w *workspace) stateLocked(h *Host) map[string]any {
 	}
 }
 
-func (h *Host) getGraphs(a getGraphsArgs) (*contract.Result, error) {
+// getGraphs answers get_graphs. Process targets are bounded by
+// target_limit and then, as the graph tools' contract allows, by the call's
+// result byte budget (tool.RowBudget, less the rest of the result): the
+// list is then truncated with processes_truncated and a warning naming the
+// budget.
+func (h *Host) getGraphs(ctx context.Context, a getGraphsArgs) (*contract.Result, error) {
 	w := h.workspace()
 	w.mu.Lock()
 	data := w.stateLocked(h)
@@ -273,6 +278,7 @@ func (h *Host) getGraphs(a getGraphsArgs) (*contract.Result, error) {
 		supported = append(supported, map[string]any{"metric_id": m.ID, "target_kind": m.Target, "unit": m.Unit})
 	}
 	data["supported_metrics"] = supported
+	byBudget := false
 	if a.IncludeProcesses || a.ProcessName != "" {
 		limit := a.TargetLimit
 		if limit == 0 {
@@ -285,10 +291,25 @@ func (h *Host) getGraphs(a getGraphsArgs) (*contract.Result, error) {
 		if len(rows) > limit {
 			rows = rows[:limit]
 		}
+		// The rest of the result (workspace, supported metrics) shares the
+		// budget with the targets.
+		rest, _ := json.Marshal(data)
+		budget := tool.RowBudget(ctx) - (tool.DeliveredBytes(rest)+1)/2
+		enc := make([]json.RawMessage, len(rows))
+		for i, r := range rows {
+			enc[i], _ = json.Marshal(r)
+		}
+		if n, byBytes := tool.FitRows(enc, len(enc), budget); byBytes {
+			rows = rows[:n]
+			data["processes_truncated"] = true
+			byBudget = true
+		}
 		data["processes"] = rows
 	}
 	res := contract.NewResult("live", time.Time(data["timestamp"].(contract.Timestamp)), data)
-	if data["processes_truncated"] == true {
+	if byBudget {
+		res.Warn("process targets truncated at the result byte budget (before target_limit); narrow process_name or raise the budget")
+	} else if data["processes_truncated"] == true {
 		res.Warn("process targets truncated at target_limit; narrow process_name")
 	}
 	return res, nil

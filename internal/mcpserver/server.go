@@ -157,8 +157,19 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolResult {
 	body, isErr := contract.Marshal(res, err)
 	if !isErr && res != nil && DeliveredBytes(body) > budget {
-		res.Warnings = append(res.Warnings, OverBudgetWarning(DeliveredBytes(body), budget))
-		body, isErr = contract.Marshal(res, nil)
+		// The warning names the size as delivered with the warning itself:
+		// add it, measure, and restate it until the figure is stable (the
+		// number's own digits can change the size once).
+		n := len(res.Warnings)
+		size := DeliveredBytes(body)
+		for i := 0; i < 3; i++ {
+			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget))
+			body, isErr = contract.Marshal(res, nil)
+			if DeliveredBytes(body) == size {
+				break
+			}
+			size = DeliveredBytes(body)
+		}
 	}
 	return project(body, isErr)
 }
