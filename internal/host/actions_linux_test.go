@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
@@ -229,5 +230,40 @@ func TestRowActionsInspectBinary(t *testing.T) {
 	_, p = jobRows(t, h, s, "get_process_info", map[string]any{"process_ref": refA, "fields": []string{"cwd"}})
 	if acts, ok := p["actions"].([]any); !ok || len(acts) != 0 {
 		t.Fatalf("get_process_info without exe: data.actions %v, want []", p["actions"])
+	}
+}
+
+// TestMappedByMethod: the host's mapped_by refuses a path that is not a
+// regular file, and counts the caller's own mapping only when it is not
+// excluded.
+func TestMappedByMethod(t *testing.T) {
+	h, s := captureHost(t)
+	if _, _, err := dispatch(t, h, s, MappedByMethod, map[string]any{"path": t.TempDir()}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Fatalf("a directory: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	d, _, err := dispatch(t, h, s, MappedByMethod, map[string]any{"path": exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range d["processes"].([]any) {
+		found = found || p.(map[string]any)["pid"] == float64(self)
+	}
+	if !found || d["count"].(float64) < 1 {
+		t.Fatalf("the test binary maps itself: %v", d)
+	}
+	d, _, err = dispatch(t, h, s, MappedByMethod, map[string]any{"path": exe, "exclude_pid": self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d["processes"].([]any) {
+		if p.(map[string]any)["pid"] == float64(self) {
+			t.Fatalf("exclude_pid listed: %v", d)
+		}
 	}
 }
