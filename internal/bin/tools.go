@@ -22,6 +22,13 @@ type Env struct {
 	Analyses Analyses
 	// Now is the clock for captured_at (time.Now when nil).
 	Now func() time.Time
+	// MappedBy, when set, says which live processes map the regular file
+	// at an absolute path: inspect_binary's first page carries its answer
+	// as data.mapped_by (a JSON object; see MappedBy in the CLI runtime,
+	// which asks an already running proc host). Nil leaves mapped_by out.
+	// A preserved record never carries it: it describes the moment of the
+	// call, not the file.
+	MappedBy func(ctx context.Context, path string) any
 }
 
 func (e Env) now() time.Time {
@@ -52,7 +59,7 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		define(env, tool.Tool{
 			Name: "inspect_binary", Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report one local binary's header facts (format, class, machine, type, entry), dynamic facts (interpreter, needed, rpath/runpath, soname), build ids, Go build info, a DWARF summary, hardening verdicts each naming its basis, and counts of its lists. Lists are facets requested by name (sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers) and paged as rows with cursor. digests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. Required: path.",
+			Description: "Report one local binary's header facts (format, class, machine, type, entry), dynamic facts (interpreter, needed, rpath/runpath, soname), build ids, Go build info, a DWARF summary, hardening verdicts each naming its basis, and counts of its lists. Lists are facets requested by name (sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers) and paged as rows with cursor. digests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. mapped_by names the live processes that map the file when an inquest host already runs. Required: path.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -268,6 +275,8 @@ type paged struct {
 	Unresolved []Unresolved `json:"unresolved,omitempty"`
 	Extra      any          `json:"context,omitempty"`
 	AnalysisID string       `json:"analysis_id,omitempty"`
+	// MappedBy is inspect_binary's live mapped_by (Env.MappedBy).
+	MappedBy any `json:"mapped_by,omitempty"`
 }
 
 func compileRegex(expr, field string) (*regexp.Regexp, error) {

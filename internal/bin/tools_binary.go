@@ -3,6 +3,7 @@ package bin
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -171,6 +172,11 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 		c.limitation(fmt.Sprintf("%d structure(s) could not be resolved; facts resting on them are unknown, not absent (see data.inspection.unresolved and coverage.facets)", len(in.Unresolved)))
 	}
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(rows)))
+	if e.MappedBy != nil && !c.preserving && a.Cursor == "" {
+		if abs, err := filepath.Abs(a.Path); err == nil {
+			c.data.MappedBy = e.MappedBy(c.ctx, abs)
+		}
+	}
 	if len(a.Facets) == 0 {
 		var want []string
 		for _, k := range ListFacets {

@@ -45,3 +45,12 @@ func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) { ret
 func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
 	return nil, unsupported()
 }
+
+// Mappers is MappersOf's answer (see the Linux documentation).
+type Mappers struct {
+	PIDs                         []int32
+	Examined, Unreadable, Exited int
+}
+
+// MappersOf is UNSUPPORTED outside Linux.
+func MappersOf(ctx context.Context, path string) (*Mappers, error) { return nil, unsupported() }

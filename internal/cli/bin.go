@@ -289,8 +289,17 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 			} `json:"hardening"`
 			Unresolved []struct{ Structure, Offset, Reason string } `json:"unresolved"`
 		} `json:"inspection"`
-		Counts map[string]int `json:"counts"`
-		Rows   []json.RawMessage
+		Counts   map[string]int `json:"counts"`
+		Rows     []json.RawMessage
+		MappedBy *struct {
+			State     string
+			Count     int
+			Complete  bool
+			Processes []struct {
+				PID  int
+				Name *string
+			}
+		} `json:"mapped_by"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
@@ -320,6 +329,21 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	}
 	if g := d.In.GoBuild; g != nil {
 		fmt.Fprintf(w, "go %s  path %s\n", cell(g.GoVersion), cell(g.Path))
+	}
+	if m := d.MappedBy; m != nil && m.State == "known" {
+		var who []string
+		for _, p := range m.Processes {
+			n := "?"
+			if p.Name != nil {
+				n = *p.Name
+			}
+			who = append(who, fmt.Sprintf("%s[%d]", cell(n), p.PID))
+		}
+		at := ""
+		if !m.Complete {
+			at = "at least "
+		}
+		fmt.Fprintf(w, "mapped by %s%d live process(es) %s\n", at, m.Count, strings.Join(who, " "))
 	}
 	var tw *tabwriter.Writer
 	facet := ""

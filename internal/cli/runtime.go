@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/inquest-dev/inquest/internal/bin"
+	"github.com/inquest-dev/inquest/internal/bridge"
 	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
@@ -35,6 +36,10 @@ type Runtime struct {
 	// retain their results in its session table (analysis_id), so one
 	// preserve_evidence serves both toolsets.
 	perf *perf.Runtime
+	// runningProc returns the proc backend only when a host already runs
+	// (nil when this runtime has no proc toolset): bin's mapped_by asks it
+	// and never starts a host.
+	runningProc func(ctx context.Context) (bridge.Backend, error)
 }
 
 // perfRuntime returns rt's perf runtime, creating it (sessions on, bin

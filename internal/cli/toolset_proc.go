@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -56,12 +57,38 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		backend = b
 		return b, nil
 	}
+	// A host that already runs, for bin's mapped_by: the backend of an
+	// earlier proc call, else (over IPC) a connection that never starts a
+	// host. An in-process host runs only once a proc tool was called.
+	var probe bridge.Backend
+	rt.runningProc = func(ctx context.Context) (bridge.Backend, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if backend != nil {
+			return backend, nil
+		}
+		if inProcess {
+			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the in-process proc host has not started: no proc tool was called yet in this session")
+		}
+		if probe == nil {
+			client := ""
+			if opts.MCP {
+				client = ipc.ClientMCPBridge
+			}
+			probe = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Client: client})
+		}
+		return probe, nil
+	}
 	rt.closers = append(rt.closers, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if backend != nil {
 			backend.Close()
 			backend = nil
+		}
+		if probe != nil {
+			probe.Close()
+			probe = nil
 		}
 	})
 	mode := bridge.Mode{Raw: opts.Raw}

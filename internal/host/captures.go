@@ -25,8 +25,8 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // targets, in row order).
 var CaptureFields = map[string][]string{
 	capture.KindFileUsers:   {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
-	capture.KindOpenFiles:   {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position"},
-	capture.KindModules:     {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions"},
+	capture.KindOpenFiles:   {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
+	capture.KindModules:     {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
 	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name", "owner_name_bytes"},
 	capture.KindThreads:     {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
 	capture.KindScheduling:  {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
@@ -497,6 +497,15 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 			capture.KindThreads: capture.Threads, capture.KindScheduling: capture.Scheduling,
 		}[a.Kind]
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return fn(ctx, id) }
+		if rowActionKinds[a.Kind] {
+			rowFilter := spec.Prepare
+			spec.Prepare = func(c *capture.Capture) {
+				if rowFilter != nil {
+					rowFilter(c)
+				}
+				addRowActions(c)
+			}
+		}
 	default:
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "unknown capture kind")
 	}
@@ -653,6 +662,9 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	data := map[string]any{
 		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
 		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
+	}
+	if acts := pageActions(src.Kind, view, q.Projection); acts != nil {
+		data["actions"] = acts
 	}
 	res := contract.NewResult("live", time.Time{}, data)
 	res.CaptureStartedAt = contract.TS(view.Started)

@@ -99,6 +99,7 @@ func New(opts Options) (*Host, error) {
 	}
 	h.registerTUI() // activity.go: the TUI's local methods (agent activity, graph display, Log view)
 	h.Handle(ResolvePIDMethod, h.resolvePID)
+	h.Handle(MappedByMethod, h.mappedBy)
 	h.Handle(ConfirmMethod, investigationOf(h).confirmOperation)
 	h.Handle(PendingConfirmationsMethod, investigationOf(h).pendingConfirmations)
 	return h, nil
