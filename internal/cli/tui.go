@@ -104,7 +104,16 @@ func (v *viewBackend) Call(ctx context.Context, method string, args json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	return c.Call(ctx, method, args)
+	res, err := c.Call(ctx, method, args)
+	if ipc.NotSent(err) {
+		// The host had already closed this connection: nothing was sent,
+		// so reattach (or say why not) and send it there once.
+		if c, err = v.client(ctx); err != nil {
+			return nil, err
+		}
+		return c.Call(ctx, method, args)
+	}
+	return res, err
 }
 
 func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
