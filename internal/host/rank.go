@@ -122,7 +122,7 @@ func (a *RankArgs) check() (sample.Metric, string, error) {
 		return m, "", invalidAt("/last_seconds", "last_seconds must be 1..%d", MaxRankSeconds)
 	}
 	if a.To != "" && a.From == "" {
-		return m, "", invalidAt("/from", "to needs from (or use last_seconds)")
+		return m, "", invalidAt("/to", "to requires from, which is missing (or use last_seconds instead)")
 	}
 	var from, to time.Time
 	var err error

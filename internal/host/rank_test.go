@@ -287,7 +287,7 @@ func TestRankProcessesArguments(t *testing.T) {
 		{"increase of a gauge", map[string]any{"metric_id": "rss_bytes", "aggregate": "increase"}, "/aggregate"},
 		{"last_seconds and from", map[string]any{"metric_id": "rss_bytes", "last_seconds": 5, "from": "2026-01-01T00:00:00Z"}, "/from"},
 		{"last_seconds and to", map[string]any{"metric_id": "rss_bytes", "last_seconds": 5, "to": "2026-01-01T00:00:00Z"}, "/to"},
-		{"to without from", map[string]any{"metric_id": "rss_bytes", "to": "2026-01-01T00:00:00Z"}, "/from"},
+		{"to without from", map[string]any{"metric_id": "rss_bytes", "to": "2026-01-01T00:00:00Z"}, "/to"}, // the member given, as for end without start
 		{"from after to", map[string]any{"metric_id": "rss_bytes", "from": "2026-01-02T00:00:00Z", "to": "2026-01-01T00:00:00Z"}, "/from"},
 		{"from not RFC 3339", map[string]any{"metric_id": "rss_bytes", "from": "yesterday at noon, UTC"}, "/from"},
 		{"last_seconds zero", map[string]any{"metric_id": "rss_bytes", "last_seconds": 0}, "/last_seconds"},

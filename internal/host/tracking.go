@@ -146,7 +146,7 @@ func updateTrackingTool(d Delivery) Decl {
 func (inv *investigation) updateTracking(ctx context.Context, s *Session, a updateTrackingArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
 	if (a.ProcessName == "") == (a.ProcessRef == "") {
-		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref")
+		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref (a pid counts as a process_ref)")
 		e.Field = "/process_name"
 		return nil, e
 	}
