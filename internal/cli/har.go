@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/inquest-dev/inquest/internal/bin/har"
 	"github.com/spf13/cobra"
 )
 
@@ -152,18 +153,7 @@ func renderFrames(w io.Writer, raw json.RawMessage) error {
 				WebSocket harInventory `json:"websocket"`
 			} `json:"connection"`
 		} `json:"summary"`
-		Rows []struct {
-			Direction string   `json:"direction"`
-			Position  int      `json:"position"`
-			ConnPos   int      `json:"connection_position"`
-			Opcode    *int     `json:"opcode"`
-			Time      *float64 `json:"time_s"`
-			Payload   string   `json:"payload"`
-			Size      string   `json:"payload_size"`
-			SHA256    string   `json:"payload_sha256"`
-			Preview   *string  `json:"text_preview"`
-			Truncated bool     `json:"text_preview_truncated"`
-		} `json:"rows"`
+		Rows []har.Frame `json:"rows"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return err
@@ -177,11 +167,11 @@ func renderFrames(w io.Writer, raw json.RawMessage) error {
 		if r.Opcode != nil {
 			op = strconv.Itoa(*r.Opcode)
 		}
-		sum := r.SHA256
+		sum := r.PayloadSHA256
 		if sum == "" {
 			sum = r.Payload
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ConnPos, r.Direction, r.Position, op, optTime(r.Time), orDash(r.Size), sum, previewCell(r.Preview, r.Truncated))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ConnectionPosition, r.Direction, r.Position, op, optTime(r.TimeS), orDash(r.PayloadSize), sum, previewCell(r.TextPreview, r.TextPreviewTruncated))
 	}
 	return tw.Flush()
 }
@@ -222,15 +212,6 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "verdict", "verdicts", verdicts)
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_http_captures", args, func(w io.Writer, raw json.RawMessage) error {
-				type facts struct {
-					ConnPos   int     `json:"connection_position"`
-					Opcode    *int    `json:"opcode"`
-					Payload   string  `json:"payload"`
-					Size      string  `json:"payload_size"`
-					SHA256    string  `json:"payload_sha256"`
-					Preview   *string `json:"text_preview"`
-					Truncated bool    `json:"text_preview_truncated"`
-				}
 				var d struct {
 					Summary map[string]any `json:"summary"`
 					Rows    []struct {
@@ -247,12 +228,12 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 							Proof      string `json:"proof"`
 							Content    string `json:"content"`
 							First      *struct {
-								Direction string `json:"direction"`
-								Position  int    `json:"position"`
-								Kind      string `json:"kind"`
-								Proof     string `json:"proof"`
-								Left      *facts `json:"left"`
-								Right     *facts `json:"right"`
+								Direction string          `json:"direction"`
+								Position  int             `json:"position"`
+								Kind      string          `json:"kind"`
+								Proof     string          `json:"proof"`
+								Left      *har.FrameFacts `json:"left"`
+								Right     *har.FrameFacts `json:"right"`
 							} `json:"first_difference"`
 						} `json:"websocket"`
 					}
@@ -276,7 +257,7 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 					}
 					return strconv.Itoa(*p)
 				}
-				side := func(name string, x *facts) {
+				side := func(name string, x *har.FrameFacts) {
 					if x == nil {
 						return
 					}
@@ -284,7 +265,7 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 					if x.Opcode != nil {
 						op = strconv.Itoa(*x.Opcode)
 					}
-					fmt.Fprintf(w, "    %-5s position %d  opcode %s  bytes %s  sha256 %s  %s\n", name, x.ConnPos, op, orDash(x.Size), orDash(x.SHA256), previewCell(x.Preview, x.Truncated))
+					fmt.Fprintf(w, "    %-5s position %d  opcode %s  bytes %s  sha256 %s  %s\n", name, x.ConnectionPosition, op, orDash(x.PayloadSize), orDash(x.PayloadSHA256), previewCell(x.TextPreview, x.TextPreviewTruncated))
 				}
 				for _, r := range d.Rows {
 					for _, c := range r.WebSocket {

@@ -12,12 +12,15 @@ import (
 	"time"
 )
 
-// TestBinCLIRejectsFIFO: the built inquest rejects a FIFO with no writer
-// at once (INVALID_ARGUMENT, exit 1) in every bin and har command, instead
-// of blocking in open(2) where neither SIGTERM nor the context can reach.
-func TestBinCLIRejectsFIFO(t *testing.T) {
+// TestCLIRejectsFIFO: the built inquest rejects a FIFO with no writer at
+// once (INVALID_ARGUMENT, exit 1) in every command that reads a named file
+// (bin, har, log show and export; the FIFO is named *.log so the log
+// commands take it), instead of blocking in open(2) where neither SIGTERM
+// nor the context can reach. The 30 s bound only ends a hung child; it is
+// not a speed check.
+func TestCLIRejectsFIFO(t *testing.T) {
 	bin := heBinary(t)
-	fifo := filepath.Join(t.TempDir(), "fifo")
+	fifo := filepath.Join(t.TempDir(), "f.log")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
@@ -29,11 +32,13 @@ func TestBinCLIRejectsFIFO(t *testing.T) {
 		{"bin", "diff", "--json", fifo, fifo},
 		{"har", "show", "--json", fifo},
 		{"har", "diff", "--json", fifo, fifo},
+		{"log", "show", fifo},
+		{"log", "export", fifo, "--format", "csv"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(cmd.Environ(), "INQUEST_DATA_DIR="+t.TempDir())
-		out, _ := cmd.Output()
+		out, _ := cmd.CombinedOutput()
 		if ctx.Err() != nil {
 			t.Errorf("%v: still running after 30s", args)
 		} else if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "INVALID_ARGUMENT") || !strings.Contains(string(out), "not a regular file") {
