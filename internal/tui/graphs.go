@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -31,6 +33,25 @@ type Workspace struct {
 	A, B        *time.Time
 	Graphs      []GraphInfo
 	ExportRange []string
+
+	// gen orders reads: taken from wsReads when the read started, so a
+	// read that began later (after an edit was applied) replaces one that
+	// began earlier, whatever order their messages arrive in. 0: unstamped.
+	gen uint64
+}
+
+// wsReads stamps workspace reads (Workspace.gen); wsEdits runs one
+// workspace edit and its re-read at a time, so the re-read that starts last
+// reflects every edit made before it (A then B pressed together must both
+// show).
+var (
+	wsReads atomic.Uint64
+	wsEdits sync.Mutex
+)
+
+// newer reports whether ws should replace cur on screen.
+func (ws *Workspace) newer(cur *Workspace) bool {
+	return cur == nil || ws.gen == 0 || cur.gen == 0 || ws.gen >= cur.gen
 }
 
 type wsJSON struct {
@@ -61,6 +82,7 @@ func parseTime(s string) time.Time {
 
 // fetchGraphs reads the workspace and the visible points of its graphs.
 func fetchGraphs(ctx context.Context, b Backend) (*Workspace, error) {
+	gen := wsReads.Add(1)
 	res, err := call(ctx, b, "read_graph_series", map[string]any{})
 	if err != nil {
 		return nil, err
@@ -104,6 +126,7 @@ func fetchGraphs(ctx context.Context, b Backend) (*Workspace, error) {
 		}
 		ws.Graphs = append(ws.Graphs, gi)
 	}
+	ws.gen = gen
 	return ws, nil
 }
 
@@ -232,6 +255,8 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
+		wsEdits.Lock()
+		defer wsEdits.Unlock()
 		text := ""
 		if method != "" {
 			res, err := call(ctx, b, method, args)

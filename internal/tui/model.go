@@ -183,7 +183,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if m.confirmSel >= len(m.frame.Pending) {
 				m.confirmSel = 0
 			}
-			if msg.f.Workspace != nil {
+			if msg.f.Workspace != nil && msg.f.Workspace.newer(m.ws) {
 				m.ws = msg.f.Workspace
 				if m.graphSel >= len(m.ws.Graphs) {
 					m.graphSel = max(len(m.ws.Graphs)-1, 0)
@@ -237,7 +237,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.notice = msg.text
 		return m, nil
 	case graphMsg:
-		if msg.ws != nil {
+		if msg.ws != nil && msg.ws.newer(m.ws) {
 			m.ws = msg.ws
 			if m.graphSel >= len(m.ws.Graphs) {
 				m.graphSel = max(len(m.ws.Graphs)-1, 0)
