@@ -242,6 +242,7 @@ func cpuTotal(t *testing.T, path string) int64 {
 // 127.0.0.1 while a workload runs, and the profile summarizes.
 func TestCapturePprofHTTP(t *testing.T) {
 	e := newCaptureEnv(t)
+	retainHeap()
 	srv := httptest.NewServer(http.DefaultServeMux)
 	defer srv.Close()
 	for _, kind := range []string{"heap", "cpu"} {

@@ -5,6 +5,7 @@ package perf
 import (
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,7 @@ import (
 // returns the rows the capture returned.
 func TestCaptureInspectReplay(t *testing.T) {
 	e := newCaptureEnv(t)
+	retainHeap()
 	srv := httptest.NewServer(http.DefaultServeMux)
 	defer srv.Close()
 	mod := goModule(t)
@@ -75,4 +77,20 @@ func TestCaptureInspectReplay(t *testing.T) {
 			t.Errorf("%s is not walked", tl.Name)
 		}
 	}
+}
+
+// heapRetained keeps the allocations of retainHeap reachable, so the heap
+// profile this test process serves has in-use samples.
+var heapRetained [][]byte
+
+// retainHeap allocates 8 MiB that stays live and runs two collections: a
+// heap profile reports the state as of the last completed GC cycle, so
+// without this a fresh test process (or one that ran only this test)
+// serves a profile with no in-use samples at all.
+func retainHeap() {
+	for i := 0; i < 64; i++ {
+		heapRetained = append(heapRetained, make([]byte, 128<<10))
+	}
+	runtime.GC()
+	runtime.GC()
 }
