@@ -69,7 +69,10 @@ type Tool struct {
 	// Input is the strict JSON Schema of the arguments: type object,
 	// additionalProperties false, enums and bounds.
 	Input json.RawMessage
-	// OutputData optionally describes data of the success envelope.
+	// OutputData optionally describes data of the success envelope. The
+	// catalog leaves it empty: the published output schema is the common
+	// envelope with data an open object (the contract does not enumerate
+	// result fields, and every byte here is repeated in tools/list).
 	OutputData json.RawMessage
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
