@@ -213,11 +213,13 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		link, err := readlinkAt(dfd, n, buf)
 		if err != nil {
 			failed++
-			if gone(err) {
-				if _, serr := p.stat(); serr != nil {
-					exitedDuring = true
-					break
-				}
+			// Whether the process ended is decided after the read failed,
+			// by its lifetime (start time, state, PF_EXITING), never by
+			// the PID's directory still being there: an exiting or zombie
+			// process keeps /proc/PID while its fds are gone.
+			if !p.stillSame(id) {
+				exitedDuring = true
+				break
 			}
 			continue
 		}
@@ -257,6 +259,10 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	c.Finished = time.Now()
 	c.Coverage["handle_count"] = len(names)
 	c.Coverage["query_failed"] = failed
+	if failed > 0 && !exitedDuring && !p.stillSame(id) {
+		// The failures were the exit's (it began after the last check).
+		exitedDuring = true
+	}
 	if failed > 0 && !exitedDuring {
 		c.warn(strconv.Itoa(failed) + " fds could not be read (closed during the capture or access denied)")
 	}
