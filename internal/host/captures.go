@@ -138,7 +138,7 @@ func deliveryText(d Delivery) string {
 	if d.Raw {
 		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture); a job failing within the wait is an error with details.job_id."
 	}
-	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page under data.result_page, next_action naming the next call; a job failing within the wait is an error with details.job_id."
+	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page in data (rows, page), next_action naming the next call; a job failing within the wait is an error with details.job_id."
 }
 
 // startArgs are start_capture's arguments.
@@ -306,7 +306,7 @@ func getJobTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "get_job",
 		Title:       "Job status",
-		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page under data.result_page, like start_capture.",
+		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page in data (rows, page), like start_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
 "job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to inspect"},
 ` + deliverySchema(d) + `}}`),
@@ -661,7 +661,7 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	cov["returned"] = len(rows)
 	data := map[string]any{
 		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
-		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
+		"next_cursor": nil, "expires_at": contract.TS(view.Expires),
 	}
 	if acts := pageActions(src.Kind, view, q.Projection); acts != nil {
 		data["actions"] = acts

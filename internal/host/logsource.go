@@ -660,7 +660,7 @@ func (lh *logHost) page(ctx context.Context, l *loadedLog, tool string, fl *froz
 	delete(data, "log_ref")
 	data["recording"] = recordingMeta(l)
 	res := logResult(l.log, data)
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	logWarnings(res, l)
@@ -832,7 +832,7 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*
 			}
 			sums[m.ID] = summaryJSON(m, sm)
 		}
-		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal, "recording": meta}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "recording": meta}
 		res := logResult(l.log, data)
 		res.Coverage = temporal
 		logWarnings(res, l)

@@ -106,7 +106,7 @@ func (inv *investigation) trackingPage(ctx context.Context, l *frozenList, raw j
 	if w, _ := l.meta["load_warning"].(string); w != "" {
 		res.Warn(w)
 	}
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil
