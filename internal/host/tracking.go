@@ -140,6 +140,7 @@ func updateTrackingTool(d Delivery) Decl {
 	})
 	t.Delivery = DeliverOperation
 	t.PIDAt = PIDTop
+	t.PIDKept = true
 	return t
 }
 
@@ -161,6 +162,9 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, a upda
 	via := "process_name"
 	if a.ProcessRef != "" {
 		via = "process_ref"
+		if a.PID != nil {
+			via = "pid" // the bridge resolved the caller's pid to ProcessRef
+		}
 		id, err := inv.h.ParseRef(a.ProcessRef)
 		if err == nil {
 			if _, lt, ok := inv.store.Process(id); ok {
