@@ -1,0 +1,105 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// gonePID is above the kernel's largest PID (pid_max is at most 2^22), so
+// no process ever has it: a pid that resolves to PROCESS_EXITED on any
+// machine.
+const gonePID = "2147483647"
+
+// TestErrorsNameWhatWasSent sweeps the proc tools with bad calls: each
+// error has the expected code, retryable only when an unchanged retry can
+// succeed, and a field that is a JSON pointer to an argument the caller
+// sent (never a member of a schema branch the caller did not choose,
+// never a default the caller did not give).
+func TestErrorsNameWhatWasSent(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	d, _, err := regCall(t, reg, "get_tracking", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := d["revision"].(string)
+	op := `"operation_id":"sweep","expected_revision":"` + rev + `","action":"add",`
+	for _, tc := range []struct {
+		tool, args string
+		code       contract.Code
+		field      string
+		retryable  bool
+	}{
+		// target alternatives: both given is one error at the object
+		{"get_history", `{"target":{"pid":1,"system":true},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target", false},
+		{"get_history", `{"target":{"process_ref":"pr_x","pid":1},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target", false},
+		{"get_history", `{"target":{"pid":` + gonePID + `},"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/target/pid", false},
+		{"get_history", `{"source":"log","log_ref":"nope","metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/log_ref", false},
+		// a default target is not an argument: the metric that does not fit it is
+		{"get_metrics", `{"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/0", false},
+		{"get_metrics", `{"targets":[{"system":true},{"pid":` + gonePID + `}],"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/targets/1/pid", false},
+		// unknown references
+		{"read_capture", `{"capture_id":"nope"}`, contract.CodeReferenceInvalid, "/capture_id", false},
+		{"get_job", `{"job_id":"nope"}`, contract.CodeReferenceInvalid, "/job_id", false},
+		{"cancel_job", `{"job_id":"nope"}`, contract.CodeReferenceInvalid, "/job_id", false},
+		{"wait_condition", `{"job_id":"nope"}`, contract.CodeReferenceInvalid, "/job_id", false},
+		{"list_processes", `{"cursor":"garbage"}`, contract.CodeCursorInvalid, "/cursor", false},
+		{"start_capture", `{"kind":"open_files","process_ref":"bad"}`, contract.CodeReferenceInvalid, "/process_ref", false},
+		// a pid with no process, wherever a pid replaces a process_ref
+		{"start_capture", `{"kind":"open_files","pid":` + gonePID + `}`, contract.CodeProcessExited, "/pid", false},
+		{"get_process_info", `{"pid":` + gonePID + `}`, contract.CodeProcessExited, "/pid", false},
+		{"wait_condition", `{"condition":"process_exit","pid":` + gonePID + `,"timeout_ms":10}`, contract.CodeProcessExited, "/pid", false},
+		{"update_tracking", `{` + op + `"pid":` + gonePID + `}`, contract.CodeProcessExited, "/pid", false},
+		// graph sources: process_ref or pid, each pointed at in metrics[i]
+		{"add_graphs", `{"metrics":[{"metric_id":"load1"},{"process_ref":"bad","metric_id":"rss_bytes"}]}`, contract.CodeReferenceInvalid, "/metrics/1/process_ref", false},
+		{"add_graphs", `{"metrics":[{"pid":` + gonePID + `,"metric_id":"rss_bytes"}]}`, contract.CodeProcessExited, "/metrics/0/pid", false},
+		{"add_graphs", `{"metrics":[{"pid":1,"process_ref":"x","metric_id":"rss_bytes"}]}`, contract.CodeInvalidArgument, "/metrics/0/pid", false},
+		{"add_graphs", `{"metrics":[{"metric_id":"nope"}]}`, contract.CodeInvalidArgument, "/metrics/0/metric_id", false},
+		{"export_graphs", `{"output_directory":"/nonexistent-inquest","metrics":[{"pid":` + gonePID + `,"metric_id":"rss_bytes"}]}`, contract.CodeProcessExited, "/metrics/0/pid", false},
+		// a wait that ends by its timeout can succeed when sent again
+		{"wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":1,"wait_ms":1000}`, contract.CodeTimeout, "", true},
+	} {
+		_, err := reg.Call(context.Background(), tc.tool, json.RawMessage(tc.args))
+		e := contract.AsError(err)
+		if e == nil || e.Code != tc.code || e.Field != tc.field || e.Retryable != tc.retryable {
+			t.Errorf("%s %s: got %+v, want %s at %q retryable %v", tc.tool, tc.args, e, tc.code, tc.field, tc.retryable)
+			continue
+		}
+		if tc.field != "" && !sent(tc.args, tc.field) {
+			t.Errorf("%s: field %s names nothing the caller sent", tc.tool, tc.field)
+		}
+		if strings.Contains(e.Message, "/targets/0") && !strings.Contains(tc.args, "targets") {
+			t.Errorf("%s: a default described as an argument: %s", tc.tool, e.Message)
+		}
+	}
+}
+
+// sent reports whether the JSON pointer ptr names a member of args.
+func sent(args, ptr string) bool {
+	var v any
+	if json.Unmarshal([]byte(args), &v) != nil {
+		return false
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[tok]; !ok {
+				return false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return false
+			}
+			v = x[i]
+		default:
+			return false
+		}
+	}
+	return true
+}
