@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,7 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		// target alternatives: both given is one error at the object
 		{"get_history", `{"target":{"pid":1,"system":true},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target", false},
 		{"get_history", `{"target":{"process_ref":"pr_x","pid":1},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target", false},
+		{"get_history", `{"target":{"pid":1,"name":"x"},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target/name", false},
 		{"get_history", `{"target":{"pid":` + gonePID + `},"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/target/pid", false},
 		{"get_history", `{"source":"log","log_ref":"nope","metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/log_ref", false},
 		// a default target is not an argument: the metric that does not fit it is
@@ -102,4 +104,60 @@ func sent(args, ptr string) bool {
 		}
 	}
 	return true
+}
+
+// TestGraphSourcesAndTrackingTakePID: a graph source's pid is resolved to
+// the lifetime running under it now (the result names that process_ref,
+// which the graph then draws), and update_tracking says the caller sent a
+// pid.
+func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	child := exec.Command("sleep", "300")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	pid := strconv.Itoa(child.Process.Pid)
+	var d map[string]any
+	var err error
+	// The host samples the child before it can resolve its pid; a
+	// COLLECTION_FAILED (not in a sample yet) is retryable.
+	for i := 0; i < 50; i++ {
+		if d, _, err = regCall(t, reg, "add_graphs", `{"metrics":[{"metric_id":"load1"},{"pid":`+pid+`,"metric_id":"rss_bytes"}]}`); contract.CodeOf(err) != contract.CodeCollectionFailed {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, _ := d["resolved_pids"].([]any)
+	if len(rp) != 1 {
+		t.Fatalf("resolved_pids %v", d["resolved_pids"])
+	}
+	r := rp[0].(map[string]any)
+	ref, _ := r["process_ref"].(string)
+	if r["field"] != "/metrics/1/pid" || r["pid"] != float64(child.Process.Pid) || ref == "" {
+		t.Fatalf("resolution %v", r)
+	}
+	ws := d["workspace"].(map[string]any)
+	found := false
+	for _, g := range ws["graphs"].([]any) {
+		tg, _ := g.(map[string]any)["target"].(map[string]any)
+		found = found || tg["process_ref"] == ref
+	}
+	if !found {
+		t.Fatalf("no graph of %s: %v", ref, ws["graphs"])
+	}
+	g, _, err := regCall(t, reg, "get_tracking", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := regCall(t, reg, "update_tracking", `{"operation_id":"by-pid","expected_revision":"`+g["revision"].(string)+`","action":"add","pid":`+pid+`}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := u["outcome"].(map[string]any)
+	if u["state"] != "succeeded" || out["resolved_from"] != "pid" || out["root_name"] != "sleep" {
+		t.Fatalf("update_tracking by pid: %v", u)
+	}
 }

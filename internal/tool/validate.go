@@ -44,7 +44,7 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 	e.explainer()
 	l := locator{root: e.doc, patterns: e.patterns}
 	fails := l.check(e.doc, "", inst, nil)
-	if err := e.severalAlternatives(fails, inst); err != nil {
+	if err := e.severalAlternatives(&l, fails, inst); err != nil {
 		return err
 	}
 	if f := l.leaf(fails); f != nil {
@@ -753,8 +753,11 @@ func containsString(list []string, s string) bool {
 // alternatives ({pid, system} where target is one of {process_ref},
 // {pid} or {system}): it names the alternatives and points at the object
 // the caller sent, rather than at a member of the first branch it failed.
-// It returns nil when no group failed that way.
-func (e *entry) severalAlternatives(fails []*failure, inst any) *contract.Error {
+// An object that gives the required members of exactly one alternative
+// chose it: the error is that alternative's (an unknown member beside
+// pid is refused at that member, not as a missing process_ref). It
+// returns nil when no group failed either way.
+func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *contract.Error {
 	var found *contract.Error
 	var walk func(f *failure)
 	walk = func(f *failure) {
@@ -766,8 +769,8 @@ func (e *entry) severalAlternatives(fails []*failure, inst any) *contract.Error 
 			branches, _ := node["oneOf"].([]any)
 			obj, _ := resolveInstance(inst, f.instance).(map[string]any)
 			var alts [][]string
-			given := 0
-			for _, b := range branches {
+			given, chosen := 0, -1
+			for bi, b := range branches {
 				bm, _ := b.(map[string]any)
 				req, _ := bm["required"].([]any)
 				if len(req) == 0 {
@@ -785,8 +788,22 @@ func (e *entry) severalAlternatives(fails []*failure, inst any) *contract.Error 
 				}
 				if all {
 					given++
+					chosen = bi
 				}
 				alts = append(alts, names)
+			}
+			if obj != nil && len(alts) > 1 && given == 1 {
+				prefix := f.schema + "/oneOf/" + strconv.Itoa(chosen)
+				var mine []*failure
+				for _, c := range f.causes {
+					if c.schema == prefix || strings.HasPrefix(c.schema, prefix+"/") {
+						mine = append(mine, c)
+					}
+				}
+				if leaf := l.leaf(mine); leaf != nil {
+					found = e.project(leaf)
+					return
+				}
 			}
 			if obj != nil && len(alts) > 1 && given > 1 {
 				field := pointer(f.instance)
