@@ -136,7 +136,8 @@ func allMetricIDs() []string {
 	return out
 }
 
-// GraphSource is one {metric_id, process_ref?} of add_graphs/export_graphs.
+// GraphSource is one {metric_id, process_ref?, pid?} of add_graphs/export_graphs
+// (pid and process_ref are alternatives; neither names a system metric).
 type GraphSource struct {
 	MetricID   string `json:"metric_id"`
 	ProcessRef string `json:"process_ref,omitempty"`
@@ -193,7 +194,7 @@ func graphTools() []Decl {
 		define[addGraphsArgs](tool.Tool{
 			Name:  "add_graphs",
 			Title: "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
+			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref or pid?}; without either a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
 				"Optional operation_id and expected_revision (from get_graphs). Returns operation_id, state, added and existing graph_ids and the workspace.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
