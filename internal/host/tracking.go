@@ -36,7 +36,7 @@ var getTrackingTool = define(tool.Tool{
 // getTracking answers get_tracking: the list, revision, scope and active
 // profile on every page, and the matching retained identities paged
 // (limit, cursor) from one frozen listing: data.matching is the page,
-// data.coverage {total, offset, returned}, data.next_cursor and
+// the envelope's coverage {total, offset, returned}, data.next_cursor and
 // next_action the call for the next page.
 func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
