@@ -62,6 +62,20 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		{"add_graphs", `{"metrics":[{"pid":1,"process_ref":"x","metric_id":"rss_bytes"}]}`, contract.CodeInvalidArgument, "/metrics/0/pid", false},
 		{"add_graphs", `{"metrics":[{"metric_id":"nope"}]}`, contract.CodeInvalidArgument, "/metrics/0/metric_id", false},
 		{"export_graphs", `{"output_directory":"/nonexistent-inquest","metrics":[{"pid":` + gonePID + `,"metric_id":"rss_bytes"}]}`, contract.CodeProcessExited, "/metrics/0/pid", false},
+		// logs, operations, revisions: the argument that was stale or unknown
+		{"get_history", `{"source":"log","metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/source", false},
+		{"open_log", `{"log_id":"nope"}`, contract.CodeReferenceInvalid, "/log_id", false},
+		{"open_log", `{"job_id":"nope"}`, contract.CodeReferenceInvalid, "/job_id", false},
+		{"get_operation", `{"operation_id":"nope"}`, contract.CodeOperationUnknown, "/operation_id", false},
+		{"get_tracking", `{"cursor":"garbage"}`, contract.CodeCursorInvalid, "/cursor", false},
+		{"update_tracking", `{"operation_id":"stale","expected_revision":"x","action":"add","process_name":"x"}`, contract.CodeStateConflict, "/expected_revision", false},
+		{"start_recording", `{"operation_id":"stale-rec","expected_revision":"x","interval_seconds":1}`, contract.CodeStateConflict, "/expected_revision", false},
+		{"stop_recording", `{"operation_id":"stop","recording_session_id":"nope"}`, contract.CodeStateConflict, "/recording_session_id", false},
+		{"add_graphs", `{"metrics":[{"metric_id":"load1"}],"expected_revision":"x"}`, contract.CodeStateConflict, "/expected_revision", false},
+		{"update_profile", `{"operation_id":"load-nope","expected_revision":"` + rev + `","action":"load","profile_id":"nope","profile_revision":"1"}`, contract.CodeReferenceInvalid, "/profile_id", false},
+		{"rank_processes", `{"metric_id":"rss_bytes","to":"2026-11-30T10:00:00Z"}`, contract.CodeInvalidArgument, "/to", false},
+		{"get_graphs", `{"target_limit":0}`, contract.CodeInvalidArgument, "/target_limit", false},
+		{"read_capture", `{"capture_id":"nope","projection":["path"]}`, contract.CodeReferenceInvalid, "/capture_id", false},
 		// a wait that ends by its timeout can succeed when sent again
 		{"wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":1,"wait_ms":1000}`, contract.CodeTimeout, "", true},
 	} {

@@ -111,12 +111,20 @@ var referenceArgs = []string{"capture_id", "job_id", "log_ref", "log_id", "profi
 
 // nameReference points a REFERENCE_INVALID that names no argument at the
 // one reference argument the caller sent (field /capture_id for an
-// unknown capture_id), so every error names what the caller sent. Other
+// unknown capture_id), and an OPERATION_UNKNOWN at /operation_id, so every
+// error names what the caller sent. Other
 // errors, and calls with several or no reference arguments, are returned
 // unchanged.
 func nameReference(err error, raw json.RawMessage) error {
 	e, ok := err.(*contract.Error)
-	if !ok || e.Code != contract.CodeReferenceInvalid || e.Field != "" {
+	if !ok || e.Field != "" {
+		return err
+	}
+	if e.Code == contract.CodeOperationUnknown {
+		e.Field = "/operation_id"
+		return err
+	}
+	if e.Code != contract.CodeReferenceInvalid {
 		return err
 	}
 	var m map[string]json.RawMessage

@@ -480,7 +480,9 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 	} else if op, ok := w.ops[id]; ok {
 		w.mu.Unlock()
 		if op.hash != hash {
-			return nil, contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
+			e := contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
+			e.Field = "/operation_id"
+			return nil, e
 		}
 		if op.err != nil {
 			return nil, op.err
@@ -506,8 +508,10 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 
 func (w *workspace) checkRevLocked(h *Host, expected string) error {
 	if expected != "" && expected != w.revision(h) {
-		return contract.Errorf(contract.CodeStateConflict, "the graph workspace changed (revision %s); call get_graphs", w.revision(h)).
+		e := contract.Errorf(contract.CodeStateConflict, "the graph workspace changed (revision %s); call get_graphs", w.revision(h)).
 			WithDetail("current_revision", w.revision(h))
+		e.Field = "/expected_revision"
+		return e
 	}
 	return nil
 }
@@ -627,7 +631,9 @@ func (w *workspace) rangeLocked(h *Host, kind string) (history.Interval, error) 
 		return history.Interval{From: end - int64(w.visible)*1000, To: end, HasFrom: true, HasTo: true}, nil
 	case "ab":
 		if w.markA == nil || w.markB == nil {
-			return history.Interval{}, contract.Errorf(contract.CodeStateConflict, "range ab needs both A and B markers set in the TUI").WithDetail("field", "/range")
+			e := contract.Errorf(contract.CodeStateConflict, "range ab needs both A and B markers set in the TUI").WithDetail("field", "/range")
+			e.Field = "/range"
+			return history.Interval{}, e
 		}
 		a, b := w.markA.UnixMilli(), w.markB.UnixMilli()
 		if a > b {
