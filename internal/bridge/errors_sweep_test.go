@@ -44,6 +44,8 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		// a default target is not an argument: the metric that does not fit it is
 		{"get_metrics", `{"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/0", false},
 		{"get_metrics", `{"targets":[{"system":true},{"pid":` + gonePID + `}],"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/targets/1/pid", false},
+		{"get_history", `{"metric_ids":["load1","rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/1", false},
+		{"wait_condition", `{"condition":"metric_threshold","metric_id":"rss_bytes","comparison":">","threshold":1,"timeout_ms":10}`, contract.CodeInvalidArgument, "/metric_id", false},
 		// unknown references
 		{"read_capture", `{"capture_id":"nope"}`, contract.CodeReferenceInvalid, "/capture_id", false},
 		{"get_job", `{"job_id":"nope"}`, contract.CodeReferenceInvalid, "/job_id", false},
@@ -88,7 +90,11 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		if tc.field != "" && !sent(tc.args, tc.field) {
 			t.Errorf("%s: field %s names nothing the caller sent", tc.tool, tc.field)
 		}
-		if strings.Contains(e.Message, "/targets/0") && !strings.Contains(tc.args, "targets") {
+		if !strings.Contains(tc.args, `"target`) && !strings.Contains(tc.args, "process_ref") && !strings.Contains(tc.args, "pid") && !strings.Contains(tc.args, "system") &&
+			strings.Contains(e.Message, "target") && !strings.Contains(e.Message, "default system target") {
+			t.Errorf("%s: a default target not described as the default: %s", tc.tool, e.Message)
+		}
+		if strings.Contains(e.Message, "targets/0") && !strings.Contains(tc.args, "targets") {
 			t.Errorf("%s: a default described as an argument: %s", tc.tool, e.Message)
 		}
 	}
