@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -106,8 +105,8 @@ func TestListProcessesCompactPage(t *testing.T) {
 		if 2*size > 16<<10 {
 			t.Fatalf("%v: %d bytes delivered, budget %d", proj, 2*size, 16<<10)
 		}
-		// the page's coverage is data.coverage; the envelope's is the same
-		if !reflect.DeepEqual(env["coverage"], env["data"].(map[string]any)["coverage"]) {
+		// the page's coverage is stated once, as the envelope's
+		if cov, _ := env["coverage"].(map[string]any); cov["total"] == nil || env["data"].(map[string]any)["coverage"] != nil {
 			t.Fatalf("envelope coverage %v, data.coverage %v", env["coverage"], env["data"].(map[string]any)["coverage"])
 		}
 		var d struct {

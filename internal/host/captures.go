@@ -138,7 +138,7 @@ func deliveryText(d Delivery) string {
 	if d.Raw {
 		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture)."
 	}
-	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page under data.result_page; next_action names the next call."
+	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page in data (rows, page); next_action names the next call."
 }
 
 // deliveryDetails is the part of a job tool's guidance that tools/list
@@ -314,7 +314,7 @@ func getJobTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "get_job",
 		Title:       "Job status",
-		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page under data.result_page, like start_capture.",
+		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page in data (rows, page), like start_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
 "job_id":{"type":"string","minLength":1,"maxLength":128},
 ` + deliverySchema(d) + `}}`),
@@ -669,7 +669,7 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	cov["returned"] = len(rows)
 	data := map[string]any{
 		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
-		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
+		"next_cursor": nil, "expires_at": contract.TS(view.Expires),
 	}
 	if acts := pageActions(src.Kind, view, q.Projection); acts != nil {
 		data["actions"] = acts

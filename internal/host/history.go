@@ -232,7 +232,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyA
 			}
 			sums[m.ID] = summaryJSON(m, sm)
 		}
-		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums}
 		if window != nil {
 			data["window"] = window
 		}
@@ -279,7 +279,7 @@ func (inv *investigation) historyPage(ctx context.Context, l *frozenList, raw js
 		res.Warn(w)
 		res.Status = contract.StatusPartial
 	}
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil

@@ -52,6 +52,14 @@ func call(t *testing.T, h *Host, s *Session, method string, args any) (map[strin
 	return data, res, nil
 }
 
+// covOf is a result's coverage: the envelope's, the one place it is stated.
+func covOf(res *contract.Result) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(res.Coverage)
+	json.Unmarshal(b, &m)
+	return m
+}
+
 func mustCall(t *testing.T, h *Host, s *Session, method string, args any) (map[string]any, *contract.Result) {
 	t.Helper()
 	d, r, err := call(t, h, s, method, args)
@@ -279,7 +287,7 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	s := h.NewSession()
 	args := map[string]any{"metric_ids": []string{"memory_total_bytes", "memory_available_bytes"}, "mode": "summary",
 		"from": t0.Add(-3 * time.Second).Format(time.RFC3339Nano), "to": t0.Add(7 * time.Second).Format(time.RFC3339Nano)}
-	d, _ := mustCall(t, h, s, "get_history", args)
+	d, hres := mustCall(t, h, s, "get_history", args)
 	mt := d["metrics"].(map[string]any)["memory_total_bytes"].(map[string]any)
 	if mt["sample_count"] != 4.0 || mt["available_value_count"] != 3.0 || mt["missing_value_count"] != 1.0 {
 		t.Fatalf("counts %v", mt)
@@ -290,7 +298,10 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	if _, ok := mt["delta"]; ok {
 		t.Fatal("delta without exact endpoints")
 	}
-	cov := d["coverage"].(map[string]any)
+	if d["coverage"] != nil {
+		t.Fatalf("coverage stated twice: %v", d["coverage"])
+	}
+	cov := covOf(hres)
 	if cov["sample_count"] != 4.0 || cov["max_sample_interval_ms"] != 1000.0 {
 		t.Fatalf("coverage %v", cov)
 	}

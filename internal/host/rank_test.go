@@ -199,7 +199,7 @@ func TestRankProcessesThreeChildren(t *testing.T) {
 	rank := func(ref string) int {
 		r, ok := rows[ref]
 		if !ok {
-			t.Fatalf("%s not ranked: %v %v", ref, res.Warnings, d["coverage"])
+			t.Fatalf("%s not ranked: %v %v", ref, res.Warnings, covOf(res))
 		}
 		return int(r["rank"].(float64))
 	}
@@ -328,7 +328,7 @@ func TestListProcessesMetricSortPagesStable(t *testing.T) {
 	for _, order := range []string{"desc", "asc"} {
 		args := map[string]any{"sort": "cpu_time_ns", "order": order, "limit": 7, "projection": []string{"pid"}}
 		d, res := mustCall(t, h, s, "list_processes", args)
-		total := int(d["coverage"].(map[string]any)["total"].(float64))
+		total := int(covOf(res)["total"].(float64))
 		var vals []*big.Int
 		seen := map[float64]bool{}
 		missing := 0
