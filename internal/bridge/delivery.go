@@ -314,9 +314,9 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			pd["capture_retained"] = false
 		}
 	}
-	// The first page is flat in data (rows, page, next_cursor, actions,
-	// expires_at beside the job's fields); its status, warnings and
-	// coverage are the envelope's, stated once. capture_id stays the
+	// The first page is flat in data (rows, page, next_cursor, coverage,
+	// actions, expires_at beside the job's fields), never a nested
+	// envelope; its status and warnings are the envelope's. capture_id stays the
 	// source capture (next_action reads it); a selected view is named
 	// view_capture_id.
 	for k, v := range pd {

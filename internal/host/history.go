@@ -232,7 +232,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyA
 			}
 			sums[m.ID] = summaryJSON(m, sm)
 		}
-		data := map[string]any{"mode": "summary", "target": target, "metrics": sums}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
 		if window != nil {
 			data["window"] = window
 		}

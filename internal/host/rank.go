@@ -283,6 +283,7 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 		"aggregate": agg,
 		"window":    window,
 		"rows":      rows,
+		"coverage":  cov,
 	}
 	res := contract.NewResult("live", snap.Time, data)
 	res.Coverage = cov
