@@ -378,10 +378,6 @@ func Schedule(cases, blocks int, seed uint64) [][]int {
 	return out
 }
 
-func progress(ctx context.Context, done, total int) {
-	tool.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d/%d executions", done, total))
-}
-
 // scratch directories of capture requests, per Runtime, oldest first;
 // they back live capture results (next_page reads them) and are removed
 // beyond maxScratchPerRuntime or by ReleaseCaptures.
@@ -500,6 +496,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if err != nil {
 		return nil, err
 	}
+	// Every execution is named and reported as it starts and ends.
+	executions := 1
+	if e := top.Experiment; e != nil && (ck.compare || top.Provider.Kind == "direct") {
+		executions = len(e.Cases) * e.Blocks
+	}
+	ctx = rt.withFollower(ctx, executions)
 	var run *captureRun
 	switch {
 	case ck.compare:
@@ -890,8 +892,11 @@ func recordOf(ex *capture.Execution, caseName string, caseIndex, block, pos int,
 	return r
 }
 
-func execView(ex *capture.Execution, r *ExecutionRecord, argv []string, owner string) map[string]any {
+// execView is the capture.executions row of ex: its record, how it ran,
+// and lt, the pid and process_ref of the process it started.
+func execView(ex *capture.Execution, lt lifetime, r *ExecutionRecord, argv []string, owner string) map[string]any {
 	m := r.row()
+	lt.fields(m)
 	m["argv"] = argv
 	m["executable"] = ex.Executable
 	m["executable_sha256"] = exeSHA256(ex.Executable)
@@ -950,7 +955,7 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 		}
 	}
 	sched := Schedule(len(cases), blocks, seed)
-	total := len(cases) * blocks
+	f := followerOf(ctx)
 	n := 0
 	var last *capture.Execution
 	var lastPrefix string
@@ -961,7 +966,8 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			c := cases[ci]
 			prefix := fmt.Sprintf("exec-%04d", n)
-			ex, err := capture.Run(ctx, t.spec(dir, prefix, c.argv, c.env, t.consoleBytes()))
+			f.label(c.name, b)
+			ex, lt, err := f.run(ctx, t.spec(dir, prefix, c.argv, c.env, t.consoleBytes()))
 			if err != nil {
 				return nil, startFailure(err, "/target/argv/0")
 			}
@@ -990,11 +996,10 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			run.records = append(run.records, r)
 			if len(run.execs) < 16 {
-				run.execs = append(run.execs, execView(ex, &r, c.argv, "workload"))
+				run.execs = append(run.execs, execView(ex, lt, &r, c.argv, "workload"))
 			}
 			last, lastPrefix = ex, prefix
 			n++
-			progress(ctx, n, total)
 		}
 	}
 	if len(run.records) > 16 {
@@ -1069,7 +1074,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	argv = append(argv, t.Argv...)
 	env := mergeEnv(os.Environ(), t.Env)
 	// The benchmark output is the analysis artifact: retain it in full.
-	ex, err := capture.Run(ctx, t.spec(dir, "go-test", argv, env, fullConsoleBytes))
+	ex, lt, err := followerOf(ctx).run(ctx, t.spec(dir, "go-test", argv, env, fullConsoleBytes))
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -1078,7 +1083,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
 	run := &captureRun{collector: "go test", argv: argv, records: []ExecutionRecord{r}}
-	view := execView(ex, &r, argv, "collector")
+	view := execView(ex, lt, &r, argv, "collector")
 	run.execs = []map[string]any{view}
 	stdout := filepath.Join(dir, "go-test.stdout")
 	run.console = []producedArtifact{
