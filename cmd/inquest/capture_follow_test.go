@@ -119,7 +119,7 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 	done := make(chan outcome, 1)
 	go func() {
 		params := &mcp.CallToolParams{Name: "capture_and_summarize_executions", Arguments: map[string]any{
-			"target": map[string]any{"argv": []string{"sh", "-c", `read line < "$0" && test "$line" = go`, fifo}, "cwd": dir},
+			"target":   map[string]any{"argv": []string{"sh", "-c", `read line < "$0" && test "$line" = go`, fifo}, "cwd": dir},
 			"provider": map[string]any{"kind": "direct"},
 		}}
 		params.SetProgressToken("follow-1")
