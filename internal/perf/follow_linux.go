@@ -4,7 +4,6 @@ package perf
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -79,89 +78,73 @@ func (l lifetime) fields(m map[string]any) {
 	m["process_ref_reason"] = l.reason
 }
 
-// endedFirst is the reason of a lifetime that ended before it was named.
-const endedFirst = "the execution ended before the proc host had named it (the host names a process once it has sampled it; it samples every second)"
+// endedFirst is the reason of a lifetime that ended before the proc host
+// sampled it (resolve_pid: PROCESS_EXITED).
+const endedFirst = "the execution ended before the proc host sampled it (the host names a process once it has sampled it; it samples every second)"
 
 // run runs spec as the next execution (capture.Run): it reports
-// ExecutionStarted once the process is named (or naming failed, or it
-// ended first) and ExecutionEnded once it was reaped, and returns how
-// the lifetime was named. A workload that could not start reports
-// nothing and returns Run's error.
+// ExecutionStarted once the process is named (or naming failed) and
+// ExecutionEnded once it was reaped and naming has finished (a host asked
+// about a lifetime that ended answers at once), and returns how the
+// lifetime was named. A workload that could not start reports nothing and
+// returns Run's error.
 func (f *follower) run(ctx context.Context, spec capture.Spec) (*capture.Execution, lifetime, error) {
 	f.n++
 	ev := ExecutionEvent{Execution: f.n, Executions: max(f.total, f.n), Case: f.caseName, Block: f.block}
-	var (
-		mu        sync.Mutex
-		lt        lifetime
-		announced bool
-		lastErr   error // the namer's latest failure
-	)
-	// announce reports ExecutionStarted; mu is held.
-	announce := func(ref, reason string) {
-		announced = true
-		lt.ref, lt.reason = ref, reason
-		e := ev
-		e.Event, e.PID = ExecutionStarted, lt.pid
-		if ref != "" {
-			e.ProcessRef = &ref
-		} else {
-			e.ProcessRefReason = reason
-		}
-		f.report(ctx, e)
-	}
+	var lt lifetime
+	var named chan struct{} // closed once ExecutionStarted was reported
 	ended := make(chan struct{})
 	spec.Started = func(pid int, startTicks uint64) {
 		lt.pid = pid
+		named = make(chan struct{})
 		// Off the measured path: naming waits for a proc sample.
 		go func() {
-			ref, err := f.name(ctx, pid, startTicks, ended, func(err error) {
-				mu.Lock()
-				lastErr = err
-				mu.Unlock()
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if announced {
-				return // the execution ended first
+			defer close(named)
+			ref, err := f.name(ctx, pid, startTicks, ended)
+			switch {
+			case err == nil:
+				lt.ref = ref
+			case contract.CodeOf(err) == contract.CodeProcessExited:
+				lt.reason = endedFirst
+			default:
+				lt.reason = contract.AsError(err).Message
 			}
-			if err != nil {
-				announce("", contract.AsError(err).Message)
-				return
-			}
-			announce(ref, "")
+			e := ev
+			e.Event, e.PID = ExecutionStarted, pid
+			lt.event(&e)
+			f.report(ctx, e)
 		}()
 	}
 	ex, err := capture.Run(ctx, spec)
 	close(ended)
+	if named != nil {
+		<-named
+	}
 	if err != nil {
 		return nil, lifetime{}, err
 	}
-	mu.Lock()
-	if !announced {
-		reason := endedFirst
-		if lastErr != nil && contract.CodeOf(lastErr) != contract.CodeCollectionFailed {
-			reason = contract.AsError(lastErr).Message
-		}
-		announce("", reason)
-	}
-	out := lt
-	mu.Unlock()
 	e := ev
-	e.Event, e.PID, e.Termination, e.ExitCode, e.Signal, e.WallTimeNS = ExecutionEnded, out.pid, ex.Termination, ex.ExitCode, ex.Signal, ex.WallTimeNS
-	if out.ref != "" {
-		e.ProcessRef = &out.ref
-	} else {
-		e.ProcessRefReason = out.reason
-	}
+	e.Event, e.PID, e.Termination, e.ExitCode, e.Signal, e.WallTimeNS = ExecutionEnded, lt.pid, ex.Termination, ex.ExitCode, ex.Signal, ex.WallTimeNS
+	lt.event(&e)
 	f.report(ctx, e)
-	return ex, out, nil
+	return ex, lt, nil
+}
+
+// event sets e's process_ref or process_ref_reason from l.
+func (l lifetime) event(e *ExecutionEvent) {
+	if l.ref != "" {
+		ref := l.ref
+		e.ProcessRef = &ref
+		return
+	}
+	e.ProcessRefReason = l.reason
 }
 
 // name asks the namer for the process_ref of (pid, startTicks), again
 // while the host has not sampled it yet (COLLECTION_FAILED) and the
-// execution has not ended; failed sees each failure as it happens. The
-// namer's context is not cancelled with the call (see ProcessNamer).
-func (f *follower) name(ctx context.Context, pid int, startTicks uint64, ended <-chan struct{}, failed func(error)) (string, error) {
+// execution has not ended. The namer's context is not cancelled with the
+// call (see ProcessNamer).
+func (f *follower) name(ctx context.Context, pid int, startTicks uint64, ended <-chan struct{}) (string, error) {
 	if f.namer == nil {
 		return "", contract.Errorf(contract.CodeUnsupported, "%s", f.noNamer)
 	}
@@ -174,7 +157,6 @@ func (f *follower) name(ctx context.Context, pid int, startTicks uint64, ended <
 		if err == nil {
 			return ref, nil
 		}
-		failed(err)
 		if contract.CodeOf(err) != contract.CodeCollectionFailed {
 			return "", err
 		}
