@@ -36,6 +36,10 @@ type follower struct {
 	caseName string
 	block    int
 	events   func(ExecutionEvent)
+	// unreachable is the namer's BACKEND_UNAVAILABLE of an earlier
+	// execution of this call: later ones are not named (reaching a host
+	// may take its whole startup deadline each time).
+	unreachable error
 }
 
 // withFollower returns ctx carrying a follower of one capture call that
@@ -148,6 +152,9 @@ func (f *follower) name(ctx context.Context, pid int, startTicks uint64, ended <
 	if f.namer == nil {
 		return "", contract.Errorf(contract.CodeUnsupported, "%s", f.noNamer)
 	}
+	if f.unreachable != nil {
+		return "", f.unreachable
+	}
 	if startTicks == 0 {
 		return "", contract.Errorf(contract.CodeIdentityUnverifiable, "the start time of pid %d could not be read, so no process_ref can name its lifetime", pid)
 	}
@@ -156,6 +163,9 @@ func (f *follower) name(ctx context.Context, pid int, startTicks uint64, ended <
 		ref, err := f.namer(nctx, pid, startTicks)
 		if err == nil {
 			return ref, nil
+		}
+		if contract.CodeOf(err) == contract.CodeBackendUnavailable {
+			f.unreachable = err
 		}
 		if contract.CodeOf(err) != contract.CodeCollectionFailed {
 			return "", err
