@@ -215,6 +215,21 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 	if isErr {
 		t.Fatalf("get_history of the exited workload: %v", h)
 	}
+	if !hostLockExists(env) {
+		t.Fatal("no host.lock although a proc host named the workload")
+	}
+}
+
+// hostLockExists reports whether env's runtime directory holds the host
+// lock file (a proc host was started there).
+func hostLockExists(env []string) bool {
+	for _, kv := range env {
+		if dir, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
+			_, err := os.Stat(filepath.Join(dir, "inquest", "host.lock"))
+			return err == nil
+		}
+	}
+	return false
 }
 
 // jobState is a job result's data.state, or its error code.
@@ -229,4 +244,37 @@ func jobState(env map[string]any) string {
 		return s
 	}
 	return ""
+}
+
+// TestCaptureWithoutProcToolset: a server that does not serve the proc
+// toolset names no process_ref (null, with the reason) and starts no host;
+// the pid is still named.
+func TestCaptureWithoutProcToolset(t *testing.T) {
+	env := isolatedEnv(t)
+	cs, events := connectWithProgress(t, env, "--toolsets", "perf")
+	dir := t.TempDir()
+	params := &mcp.CallToolParams{Name: "capture_and_summarize_executions", Arguments: map[string]any{
+		"target": map[string]any{"argv": []string{"true"}, "cwd": dir}, "provider": map[string]any{"kind": "direct"},
+	}}
+	params.SetProgressToken(7)
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("capture: %v %v", err, res)
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &m)
+	row := m["data"].(map[string]any)["capture"].(map[string]any)["executions"].([]any)[0].(map[string]any)
+	reason, _ := row["process_ref_reason"].(string)
+	if row["process_ref"] != nil || !strings.Contains(reason, "does not serve the proc toolset") || row["pid"].(float64) <= 0 {
+		t.Fatalf("execution row %v", row)
+	}
+	for _, want := range []string{"started", "ended"} {
+		ev := nextEvent(t, events)
+		if ev.exec.Event != want || float64(ev.exec.PID) != row["pid"] || ev.exec.ProcessRef != nil || ev.exec.ProcessRefReason != reason {
+			t.Fatalf("%s notification %+v", want, ev.exec)
+		}
+	}
+	if hostLockExists(env) {
+		t.Fatal("a perf-only server started a proc host")
+	}
 }
