@@ -161,6 +161,16 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 		raw, _ := json.Marshal(info["data"])
 		t.Fatalf("get_process_info answered another process: %s", raw)
 	}
+	// ps(1), in the same run, sees the same process: command sh, and the
+	// parent get_process_info names (the inquest server that runs it).
+	psOut, err := exec.Command("ps", "-o", "ppid=,comm=", "-p", strconv.Itoa(ex.PID)).Output()
+	if err != nil {
+		t.Fatalf("ps: %v", err)
+	}
+	parent, _ := rows[0].(map[string]any)["parent"].(map[string]any)["value"].(map[string]any)
+	if f := strings.Fields(string(psOut)); len(f) != 2 || f[1] != "sh" || parent == nil || f[0] != strconv.Itoa(int(parent["pid"].(float64))) {
+		t.Fatalf("ps -p %d says %q; get_process_info parent %v", ex.PID, psOut, parent)
+	}
 	select {
 	case o := <-done:
 		t.Fatalf("the capture ended before it was released: %v %v", o.res, o.err)
