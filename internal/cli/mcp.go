@@ -106,7 +106,15 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 				if !ok {
 					return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
 				}
-				return printJSON(env.Stdout, mcpserver.Definition(reg, t))
+				if err := printJSON(env.Stdout, mcpserver.Definition(reg, t)); err != nil {
+					return err
+				}
+				// The longer guidance tools/list leaves out (examples,
+				// modes, edge cases) follows the published definition.
+				if t.Details != "" {
+					fmt.Fprintf(env.Stdout, "\n%s\n", t.Details)
+				}
+				return nil
 			}
 			for _, set := range tool.Toolsets {
 				for _, t := range reg.Tools(set) {
@@ -126,7 +134,7 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition")
+	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition (as tools/list publishes it) and its longer guidance")
 	cmd.Flags().BoolVar(&full, "full", false, "print every tool's full definition")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the catalog as Markdown (docs/tools.md)")
 	return cmd

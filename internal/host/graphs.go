@@ -174,10 +174,10 @@ const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,
 func graphTools() []Decl {
 	return []Decl{
 		define[getGraphsArgs](tool.Tool{
-			Name:  "get_graphs",
-			Title: "Get the graph workspace",
-			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
-				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated. No required arguments; never inspects the OS.",
+			Name:        "get_graphs",
+			Title:       "Get the graph workspace",
+			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, the graphs in order, display range, A/B markers, capacity, supported metrics and export ranges. include_processes or process_name also lists process targets for add_graphs; no required arguments, never inspects the OS.",
+			Details:     "The workspace gives the display source and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
@@ -187,10 +187,10 @@ func graphTools() []Decl {
 			return h.getGraphs(ctx, a)
 		}),
 		define[addGraphsArgs](tool.Tool{
-			Name:  "add_graphs",
-			Title: "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
-				"Optional operation_id and expected_revision (from get_graphs). Returns operation_id, state, added and existing graph_ids and the workspace.",
+			Name:        "add_graphs",
+			Title:       "Add graphs to the workspace",
+			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs. Everything is validated before anything is added; a source already graphed takes no slot.",
+			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id and expected_revision (from get_graphs) are optional. Returns operation_id, state, the added and existing graph_ids and the workspace.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
 ` + opSchema + `}}`),
@@ -199,11 +199,10 @@ func graphTools() []Decl {
 			return h.addGraphsOp(a)
 		}),
 		define[exportGraphsArgs](tool.Tool{
-			Name:  "export_graphs",
-			Title: "Export the graphs as CSV",
-			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path; missing parents are created). All or nothing: when the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left. " +
-				"filename: optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED). range: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set). " +
-				"Columns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
+			Name:        "export_graphs",
+			Title:       "Export the graphs as CSV",
+			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. All or nothing: a failed export adds no graph and leaves no file.",
+			Details:     "Missing parents of output_directory are created. When the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},

@@ -95,6 +95,9 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // Definition returns the MCP tool definition published in tools/list.
+// The title is published once, as the tool's title (annotations.title
+// would repeat it; MCP clients fall back to it only when title is
+// absent); every hint is explicit. Tool.Details is not published.
 func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	a := t.Annotations
 	destructive := a.Destructive
@@ -106,7 +109,6 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 		InputSchema:  json.RawMessage(t.Input),
 		OutputSchema: reg.OutputSchemaOf(t.Name),
 		Annotations: &mcp.ToolAnnotations{
-			Title:           t.Title,
 			ReadOnlyHint:    a.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  a.Idempotent,

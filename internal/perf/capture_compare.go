@@ -70,14 +70,18 @@ func (a *captureCompareProfilesArgs) experiment() *Experiment {
 // compareCaptureDescription describes capture_and_compare_benchmarks or
 // capture_and_compare_profiles.
 func compareCaptureDescription(ck captureKind) string {
-	d := "Run each experiment case (argv and env over target's) once per block in a seeded order, each in its own process tree under provider " + orList(ck.providers) +
-		", then " + ck.op.Name + " over each case's combined "
+	return "Run each experiment case once per block in a seeded order under provider " + orList(ck.providers) +
+		", then " + ck.op.Name + " over each case's combined output, the first case as base. Required: target, provider, experiment."
+}
+
+// compareCaptureDetails is the longer guidance of a comparison capture
+// tool (`inquest mcp inspect --tool`, docs/tools.md).
+func compareCaptureDetails(ck captureKind) string {
+	d := "Each case's argv and env apply over target's; every execution runs in its own process tree. "
 	if ck.op.Name == "compare_benchmarks" {
-		d += "go test -bench output, the first case as baseline. "
-	} else {
-		d += "profile (pprof profiles merged, folded stacks concatenated), the first case as base. "
+		return d + "Each case's go test -bench output is combined and compared with the first case's as the baseline."
 	}
-	return d + "Required: target, provider, experiment."
+	return d + "Each case's profiles are combined (pprof profiles merged, folded stacks concatenated) and compared with the first case's as the base."
 }
 
 // compareExperimentSchema is the experiment argument of the comparison

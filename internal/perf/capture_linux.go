@@ -83,8 +83,8 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			Name: "capture_and_" + ck.op.Name, Toolset: tool.Perf,
 			Title:       "Capture and " + strings.ToLower(ck.op.Title[:1]) + ck.op.Title[1:],
 			Description: captureDescription(ck),
+			Details:     captureDetails(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
-			OutputData:  analysisOutputSchema,
 			Annotations: tool.Annotations{OpenWorld: true},
 		}))
 	}
@@ -95,18 +95,27 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	d := "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; "
+	return "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced. Required: target, provider."
+}
+
+// captureDetails is the longer guidance of a capture tool, shown by
+// `inquest mcp inspect --tool` and docs/tools.md (not tools/list): what
+// each provider runs and what the analysis reads.
+func captureDetails(ck captureKind) string {
+	if ck.compare {
+		return compareCaptureDetails(ck)
+	}
 	switch ck.op.Name {
 	case "summarize_executions":
-		d += "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. "
+		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks."
 	case "preview_artifact":
-		d += "it previews the workload's retained stdout. "
+		return "It previews the workload's retained stdout."
 	case "summarize_benchmarks":
-		d += "go-test runs go test -bench in target.cwd. "
+		return "go-test runs go test -bench in target.cwd."
 	case "summarize_profile":
-		d += "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + profileProvidersDescription
+		return "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + strings.TrimSpace(profileProvidersDescription)
 	}
-	return d + "Required: target, provider."
+	return ""
 }
 
 // orList joins words as "a", "a or b", "a, b or c".

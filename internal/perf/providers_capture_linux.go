@@ -302,7 +302,7 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 var profileProviders = []string{"go-test", "pprof-http", "perf", "py-spy"}
 
 // profileProvidersDescription is the part of capture_and_summarize_profile's
-// description naming the profile providers beside go-test.
+// details (mcp inspect) naming the profile providers beside go-test.
 const profileProvidersDescription = "pprof-http fetches a profile from a loopback provider.url while argv runs; perf and py-spy record argv as folded stacks. "
 
 // profileProviderFields adds the typed fields of the pprof-http, perf and
