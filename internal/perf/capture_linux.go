@@ -103,20 +103,24 @@ func captureDescription(ck captureKind) string {
 // each provider runs and what the analysis reads.
 func captureDetails(ck captureKind) string {
 	if ck.compare {
-		return compareCaptureDetails(ck)
+		return compareCaptureDetails(ck) + " " + followDetails
 	}
 	switch ck.op.Name {
 	case "summarize_executions":
-		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks."
+		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. " + followDetails
 	case "preview_artifact":
-		return "It previews the workload's retained stdout."
+		return "It previews the workload's retained stdout. " + followDetails
 	case "summarize_benchmarks":
-		return "go-test runs go test -bench in target.cwd."
+		return "go-test runs go test -bench in target.cwd. " + followDetails
 	case "summarize_profile":
-		return "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + strings.TrimSpace(profileProvidersDescription)
+		return "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + strings.TrimSpace(profileProvidersDescription) + " " + followDetails
 	}
-	return ""
+	return followDetails
 }
+
+// followDetails says how a caller follows a capture's running workload
+// (follow_linux.go).
+const followDetails = "While the call runs, each execution's process is named for the proc tools: with a progress token, a notifications/progress as it starts gives its pid and process_ref (_meta[\"inquest/execution\"]; the proc host has already sampled it, so get_process_info and wait_condition accept the ref at once), and another as it ends; the capture.executions rows carry the same pid and process_ref."
 
 // orList joins words as "a", "a or b", "a, b or c".
 func orList(words []string) string {
