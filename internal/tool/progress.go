@@ -38,10 +38,3 @@ func ReportProgressMeta(ctx context.Context, done, total float64, message string
 		fn(done, total, message, meta)
 	}
 }
-
-// HasProgress reports whether ctx carries a progress receiver (the caller
-// asked for progress), so a handler can skip work only a report needs.
-func HasProgress(ctx context.Context) bool {
-	fn, ok := ctx.Value(progressKey{}).(ProgressMetaFunc)
-	return ok && fn != nil
-}
