@@ -110,7 +110,17 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 		f.WriteString("go\n")
 		f.Close()
 	}
-	defer release()
+	defer func() {
+		// A failed test may leave the workload unreleased: release it
+		// if it reads (never block on a FIFO nobody reads; closing the
+		// session ends the server, and with it the workload).
+		if !released {
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.WriteString("go\n")
+				f.Close()
+			}
+		}
+	}()
 
 	type outcome struct {
 		res *mcp.CallToolResult

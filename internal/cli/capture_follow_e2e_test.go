@@ -76,7 +76,14 @@ func TestCaptureCLINamesWorkload(t *testing.T) {
 			}
 		}
 	}
-	defer func() { release(); cmd.Wait() }()
+	defer func() {
+		// A failed test may leave the capture running: end it (its
+		// workload dies with it) rather than block on the FIFO.
+		if !released {
+			cmd.Process.Kill()
+		}
+		cmd.Wait()
+	}()
 	sc := bufio.NewScanner(errPipe)
 	if !sc.Scan() {
 		t.Fatalf("no stderr line: %v", sc.Err())
