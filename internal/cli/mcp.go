@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/mcpserver"
@@ -43,6 +44,7 @@ tools end a page at it, and a larger result says so in a warning.`,
 				return err
 			}
 			defer rt.Close()
+			rt.nameCaptureWorkloads(len(sets) == 0 || slices.Contains(sets, tool.Proc), true)
 			logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger, MaxResultBytes: maxResult})
 			return mcpserver.ServeStdio(cmd.Context(), srv)

@@ -127,8 +127,8 @@ func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
 		if req.Params != nil && req.Session != nil {
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				ss := req.Session
-				ctx = tool.WithProgress(ctx, func(done, total float64, msg string) {
-					_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: done, Total: total, Message: msg})
+				ctx = tool.WithProgressMeta(ctx, func(done, total float64, msg string, meta map[string]any) {
+					_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: meta, ProgressToken: tok, Progress: done, Total: total, Message: msg})
 				})
 			}
 		}

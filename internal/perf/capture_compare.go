@@ -171,7 +171,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 	}
 	all := &captureRun{collector: p.Kind, argv: t.Argv}
 	sched := Schedule(len(cases), e.Blocks, e.Seed)
-	total, n := len(cases)*e.Blocks, 0
+	f := followerOf(ctx)
 	for b, order := range sched {
 		for pos, ci := range order {
 			if ctx.Err() != nil {
@@ -182,6 +182,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 			if err := os.Mkdir(sub, 0o700); err != nil {
 				return nil, contract.Errorf(contract.CodeResourceLimit, "no scratch directory could be created for the capture")
 			}
+			f.label(c.name, b)
 			run, err := runProvider(ctx, sub, caseTarget(t, c), p, feeds)
 			if err != nil {
 				return nil, err
@@ -238,8 +239,6 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 					all.native = append(all.native, a)
 				}
 			}
-			n++
-			progress(ctx, n, total)
 		}
 	}
 	if len(all.records) > 16 {
