@@ -165,8 +165,7 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 	if isErr {
 		t.Fatalf("get_process_info on the named ref: %v", info)
 	}
-	page, _ := info["data"].(map[string]any)["result_page"].(map[string]any)
-	rows, _ := page["data"].(map[string]any)["rows"].([]any)
+	rows, _ := info["data"].(map[string]any)["rows"].([]any)
 	if len(rows) != 1 || rows[0].(map[string]any)["pid"] != float64(ex.PID) || rows[0].(map[string]any)["comm"] != "sh" {
 		raw, _ := json.Marshal(info["data"])
 		t.Fatalf("get_process_info answered another process: %s", raw)

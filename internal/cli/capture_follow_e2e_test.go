@@ -95,7 +95,7 @@ func TestCaptureCLINamesWorkload(t *testing.T) {
 	pid, ref := m[1], m[2]
 	b := e.bridge()
 	info := b.mustCall("get_process_info", map[string]any{"process_ref": ref})
-	rows, _ := dig(info, "data", "result_page", "data", "rows").([]any)
+	rows, _ := dig(info, "data", "rows").([]any)
 	if len(rows) != 1 || strconv.Itoa(int(rows[0].(map[string]any)["pid"].(float64))) != pid || rows[0].(map[string]any)["comm"] != "sh" {
 		t.Fatalf("get_process_info %s while the capture runs: %v", ref, info)
 	}
