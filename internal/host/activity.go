@@ -162,8 +162,12 @@ func (h *Host) registerTUI() {
 }
 
 // ActivityMethod switches the host between Live and Log view activity
-// (the TUI's Log view): {"activity": "live"|"log"}. A host method, never an
-// MCP tool, refused for MCP bridge sessions. In Log view live inspection
+// (the TUI's Log view): {"activity": "live"|"log", "log_ref"?}. A host
+// method, never an MCP tool, refused for MCP bridge sessions. log_ref (a
+// log this session loaded with open_log, finished) is the recording the
+// view shows: the graph workspace then draws and exports its series until
+// the session returns to Live (its Live graphs come back then); giving it
+// again after loading the same recording anew keeps the log graphs. In Log view live inspection
 // is ACTIVITY_CONFLICT for every session, and entering it cancels the
 // live jobs MCP bridge sessions started before (captures, process info,
 // condition waits; see logViewCancelled); saved-log reads (log_ref),
@@ -220,12 +224,17 @@ func (h *Host) holdLogView(s *Session) {
 	}
 }
 
-// releaseLogView drops s's claim on Log view (a no-op when it holds none).
+// releaseLogView drops s's claim on Log view (a no-op when it holds none)
+// and returns the graph workspace to Live when s showed its recording.
 func (h *Host) releaseLogView(s *Session) {
 	st := h.logViewState()
 	st.mu.Lock()
 	delete(st.owners, s)
 	st.mu.Unlock()
+	w := h.workspace()
+	w.mu.Lock()
+	w.showLiveLocked(s)
+	w.mu.Unlock()
 }
 
 func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -234,13 +243,45 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 	}
 	var a struct {
 		Activity string `json:"activity"`
+		LogRef   string `json:"log_ref"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil || (a.Activity != "live" && a.Activity != "log") {
 		return nil, argErr("activity", "activity is live or log")
 	}
+	var shown *loadedLog
+	var lh *logHost
+	if a.LogRef != "" {
+		if a.Activity != "log" {
+			return nil, argErr("log_ref", "log_ref applies to activity log")
+		}
+		r := recorderOf(h)
+		if r == nil {
+			return nil, contract.Errorf(contract.CodeUnsupported, "this host keeps no saved logs")
+		}
+		lh = r.logs
+		l, err := lh.loaded(s, a.LogRef)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-l.done:
+		default:
+			return nil, argErr("log_ref", "the log is still loading; wait for open_log to finish")
+		}
+		if l.log == nil {
+			return nil, argErr("log_ref", "the log failed to load")
+		}
+		shown = l
+	}
 	if a.Activity == "log" {
 		h.holdLogView(s)
 		h.cancelBridgeLiveJobs()
+		if shown != nil {
+			w := h.workspace()
+			w.mu.Lock()
+			w.showLogLocked(lh, shown, s)
+			w.mu.Unlock()
+		}
 	} else {
 		h.releaseLogView(s)
 	}

@@ -89,6 +89,10 @@ type Model struct {
 	ws         *Workspace
 	graphSel   int
 	cursorBack int // graph cursor: seconds before the displayed end
+
+	// drawn is the last View output; "" after a message that may have
+	// changed what is shown.
+	drawn string
 }
 
 // New returns the model; run it with tea.NewProgram.
@@ -140,8 +144,17 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// Update handles one message.
+// Update handles one message. Bubbletea draws (View) after every
+// message; a message that changes nothing visible (the refresh tick) keeps
+// the last drawn screen, so an idle screen is drawn once per refresh.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(tickMsg); !ok {
+		m.drawn = ""
+	}
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height

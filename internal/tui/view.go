@@ -44,10 +44,30 @@ func clean(s string) string {
 	}, s)
 }
 
+// printableASCII reports whether every byte of s is printable ASCII
+// (0x20..0x7e): then each byte is one cell and no grapheme segmentation
+// is needed. Most of a frame (numbers, process names, the footer) is; the
+// segmentation of go-runewidth was the largest cost of drawing an idle
+// frame.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // fit cuts or pads s to exactly w cells.
 func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
+	}
+	if printableASCII(s) {
+		if len(s) > w {
+			return s[:w-1] + "…"
+		}
+		return s + spaces(w-len(s))
 	}
 	s = clean(s)
 	if runewidth.StringWidth(s) > w {
@@ -58,10 +78,30 @@ func fit(s string, w int) string {
 
 // rfit right-aligns s in w cells.
 func rfit(s string, w int) string {
+	if printableASCII(s) {
+		if len(s) > w {
+			return s[:w]
+		}
+		return spaces(w-len(s)) + s
+	}
 	if runewidth.StringWidth(s) > w {
 		s = runewidth.Truncate(s, w, "")
 	}
 	return strings.Repeat(" ", w-runewidth.StringWidth(s)) + s
+}
+
+// blanks backs spaces: a run of spaces without allocating.
+const blanks = "                                                                                                                                                                                                                                                                "
+
+// spaces returns n spaces (n <= 0: "").
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // Bytes formats a byte count with binary units as htop does (K, M, G, T).
@@ -117,6 +157,13 @@ func (m *Model) confirmHeight() int {
 
 // View draws the whole screen: exactly height lines of width cells.
 func (m *Model) View() string {
+	if m.drawn == "" {
+		m.drawn = m.draw()
+	}
+	return m.drawn
+}
+
+func (m *Model) draw() string {
 	st := m.styles()
 	w := m.width
 	var lines []string
