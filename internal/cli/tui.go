@@ -59,7 +59,7 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 	var hr *ipc.HostRunningError
 	switch {
 	case errors.As(err, &hr):
-		c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version})
+		c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Client: ipc.ClientTUIView})
 		if err != nil {
 			return fmt.Errorf("a host runs (pid %d) but the TUI cannot attach to it: %w", hr.PID, err)
 		}
@@ -140,7 +140,7 @@ func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
 	}
 	v.mu.Unlock()
 	running, pid, _ := ipc.HostRunning(v.dir)
-	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Deadline: 2 * time.Second})
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Client: ipc.ClientTUIView, Deadline: 2 * time.Second})
 	if err != nil {
 		if running {
 			return nil, contract.Errorf(contract.CodeBackendUnavailable,
@@ -247,6 +247,7 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 		watchSettings(wctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
 	}()
 	s := h.NewSession()
+	host.MarkLocalFace(s) // the person at the TUI decides its own actions
 	stop = func() {
 		wcancel()
 		<-wdone

@@ -181,8 +181,12 @@ func (m *Model) draw() string {
 	case modeLogs:
 		lines = append(lines, m.logsView(w)...)
 		return m.finish(lines, st)
-	case modeGraphs:
-		lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+	case modeGraphs, modeProfiles:
+		if m.mode == modeGraphs {
+			lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+		} else {
+			lines = append(lines, m.profilesView(w)...)
+		}
 		for len(lines) < m.height-1-m.confirmHeight() {
 			lines = append(lines, strings.Repeat(" ", w))
 		}
@@ -468,7 +472,7 @@ func (m *Model) footer() string {
 	if m.notice != "" {
 		return m.notice
 	}
-	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
+	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
 		s = "[filter: " + m.filter + "] "
@@ -494,6 +498,7 @@ func (m *Model) help(w int) []string {
 		"  a            agent activity: tool calls MCP clients are making",
 		"  S            settings: Disable MCP connections",
 		"  *            track / untrack the selected process name",
+		"  o            tracking and profiles: track names, load/save/rename/delete profiles",
 		"  R            start a recording of the tracked processes; again: stop (asks first)",
 		"  L            Log view: open a saved recording (table, detail); L again: back to Live",
 		"  y / n / Tab  decide the action awaiting confirmation / next one",
