@@ -221,7 +221,9 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("-l", "e2eprof")
 	m.keys("Enter")
 	m.waitText("save as e2eprof: done")
-	m.waitFor("active profile", func(s string) bool { return strings.Contains(s, "active profile: e2eprof") && strings.Contains(s, "[active]") })
+	m.waitFor("active profile", func(s string) bool {
+		return strings.Contains(s, "active profile: e2eprof") && strings.Contains(s, "[active]")
+	})
 	m.keys("+")
 	m.waitText("Track process name: ")
 	m.keys("-l", "inqnothing")
