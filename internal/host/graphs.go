@@ -18,6 +18,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/ledger"
 	"github.com/inquest-dev/inquest/internal/recording"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -68,10 +69,32 @@ func (g *Graph) label() string {
 	return fmt.Sprintf("%s[%d]:%s", g.Name, g.Proc.PID, g.Metric.ID)
 }
 
+// graphOp is the retained outcome of one add_graphs/export_graphs
+// operation: get_operation reports it (the graph operations finish within
+// their call, so it is always terminal).
 type graphOp struct {
-	hash   [32]byte
-	result map[string]any
-	err    error
+	hash     [32]byte
+	tool     string
+	at, done time.Time
+	result   map[string]any
+	err      error
+}
+
+// opStatus is the ledger form of the graph operation id, false when the
+// workspace has none by that id.
+func (w *workspace) opStatus(id string) (ledger.Status, bool) {
+	w.mu.Lock()
+	op, ok := w.ops[id]
+	w.mu.Unlock()
+	if !ok {
+		return ledger.Status{}, false
+	}
+	st := ledger.Status{ID: id, Tool: op.tool, State: ledger.Succeeded, SubmittedAt: op.at, FinishedAt: op.done, Result: op.result}
+	if op.err != nil {
+		st.State, st.Result = ledger.Failed, nil
+		st.Err = contract.AsError(op.err)
+	}
+	return st, true
 }
 
 // workspace is the graph workspace of one host.
@@ -262,7 +285,7 @@ type exportGraphsArgs struct {
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
   "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"}}}`
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes; while the TUI shows a saved recording (get_graphs source log) a recorded identity's reference from get_graphs"}}}`
 
 const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional client-chosen id; repeating it with identical arguments returns the retained outcome, with other arguments is STATE_CONFLICT; generated when omitted"},
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
@@ -273,7 +296,7 @@ func graphTools() []Decl {
 		define[getGraphsArgs](tool.Tool{
 			Name:  "get_graphs",
 			Title: "Get the graph workspace",
-			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
+			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
 				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated. No required arguments; never inspects the OS.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
@@ -628,6 +651,7 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 		return contract.NewResult(opSource(op.result), time.Time{}, op.result), nil
 	}
 	w.mu.Unlock()
+	at := time.Now()
 	out, err := fn(id)
 	if out != nil {
 		out["operation_id"] = id
@@ -636,7 +660,7 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 	if len(w.ops) >= 1024 {
 		w.ops = map[string]graphOp{} // bounded retention
 	}
-	w.ops[id] = graphOp{hash: hash, result: out, err: err}
+	w.ops[id] = graphOp{hash: hash, tool: tool, at: at, done: time.Now(), result: out, err: err}
 	w.mu.Unlock()
 	if err != nil {
 		return nil, err

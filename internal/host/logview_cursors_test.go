@@ -162,3 +162,40 @@ func TestLogViewCancelsCLILiveJobs(t *testing.T) {
 		t.Fatalf("another TUI view's capture in Log view: %v", d)
 	}
 }
+
+// get_operation reports add_graphs and export_graphs operations by their
+// operation_id (given or generated): the outcome of one that succeeded,
+// the error of one that failed.
+func TestGraphOperationsInGetOperation(t *testing.T) {
+	h := testHost(t, time.Hour, nil)
+	bs := h.NewSession()
+	defer bs.Close()
+	MarkMCPBridge(bs)
+	add, err := dispatchData(t, h, bs, "add_graphs", map[string]any{"metrics": []any{map[string]any{"metric_id": "load1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := add["operation_id"].(string)
+	got, err := dispatchData(t, h, bs, "get_operation", map[string]any{"operation_id": id})
+	if err != nil {
+		t.Fatalf("get_operation %s: %v", id, err)
+	}
+	out, _ := got["outcome"].(map[string]any)
+	if got["state"] != "succeeded" || got["tool"] != "add_graphs" || out == nil || len(out["added"].([]any)) != 1 || got["finished_at"] == nil {
+		t.Fatalf("get_operation of add_graphs: %v", got)
+	}
+	if _, err := dispatchData(t, h, bs, "export_graphs", map[string]any{"operation_id": "exp-1", "output_directory": t.TempDir(), "range": "ab"}); contract.CodeOf(err) != contract.CodeStateConflict {
+		t.Fatalf("export without markers: %v", err)
+	}
+	got, err = dispatchData(t, h, bs, "get_operation", map[string]any{"operation_id": "exp-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := got["error"].(map[string]any)
+	if got["state"] != "failed" || got["tool"] != "export_graphs" || e["code"] != string(contract.CodeStateConflict) {
+		t.Fatalf("get_operation of a failed export_graphs: %v", got)
+	}
+	if _, err := dispatchData(t, h, bs, "get_operation", map[string]any{"operation_id": "no-such-op"}); contract.CodeOf(err) != contract.CodeOperationUnknown {
+		t.Fatalf("unknown operation: %v", err)
+	}
+}
