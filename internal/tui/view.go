@@ -500,7 +500,7 @@ func (m *Model) help(w int) []string {
 		"  *            track / untrack the selected process name",
 		"  o            tracking and profiles: track names, load/save/rename/delete profiles",
 		"  R            start a recording of the tracked processes; again: stop (asks first)",
-		"  L            Log view: open a saved recording (table, detail); L again: back to Live",
+		"  L            Log view: open a saved recording (table, detail, graphs); L again: Live",
 		"  y / n / Tab  decide the action awaiting confirmation / next one",
 		"  q Esc        close a pane; q in the table quits",
 		"",
