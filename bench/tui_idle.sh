@@ -16,6 +16,8 @@
 # with -d 10 (1 s, the same cadence as inquest).
 #
 # Usage: bench/tui_idle.sh [SECONDS_IDLE] [ROUNDS]   (defaults 60 and 1)
+# BASELINE=/path/to/other/inquest adds that build as a fourth side (for
+# example one built from main, to compare a change).
 # Target: inquest under 2% of one core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,13 +76,18 @@ echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg); ${idle}s idle per m
 : >"$work/inquest.txt"
 : >"$work/htop15.txt"
 : >"$work/htop10.txt"
+: >"$work/base.txt"
 for ((r = 0; r < rounds; r++)); do
 	measure "inquest$r" "$work/inquest" >>"$work/inquest.txt"
 	measure "htop15-$r" htop -d 15 >>"$work/htop15.txt"
 	measure "htop10-$r" htop -d 10 >>"$work/htop10.txt"
+	if [ -n "${BASELINE:-}" ]; then measure "base$r" "$BASELINE" >>"$work/base.txt"; fi
 done
 printf '%-34s %s\n' "side" "idle CPU, % of one core (median)"
 printf '%-34s %s   [%s]\n' "inquest (TUI host, 1 s sampling)" "$(median <"$work/inquest.txt")" "$(paste -sd' ' "$work/inquest.txt")"
 printf '%-34s %s   [%s]\n' "htop -d 15 (default 1.5 s)" "$(median <"$work/htop15.txt")" "$(paste -sd' ' "$work/htop15.txt")"
 printf '%-34s %s   [%s]\n' "htop -d 10 (1 s)" "$(median <"$work/htop10.txt")" "$(paste -sd' ' "$work/htop10.txt")"
+if [ -n "${BASELINE:-}" ]; then
+	printf '%-34s %s   [%s]\n' "baseline ($BASELINE)" "$(median <"$work/base.txt")" "$(paste -sd' ' "$work/base.txt")"
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
