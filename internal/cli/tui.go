@@ -32,6 +32,9 @@ func runRoot(env *Env, cmd *cobra.Command) error {
 	return runTUI(cmd.Context(), env, in, out)
 }
 
+// tuiFPS is the most frames a second the TUI draws.
+const tuiFPS = 20
+
 // runTUI starts the host with a face, or, when a host already runs for
 // this user, attaches to it over the local socket as a view (quitting a
 // view leaves that host running).
@@ -56,7 +59,7 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 	var hr *ipc.HostRunningError
 	switch {
 	case errors.As(err, &hr):
-		c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version})
+		c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Client: ipc.ClientTUIView})
 		if err != nil {
 			return fmt.Errorf("a host runs (pid %d) but the TUI cannot attach to it: %w", hr.PID, err)
 		}
@@ -74,7 +77,11 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 		defer stop()
 		opt.Backend, opt.HostPID = b, os.Getpid()
 	}
-	p := tea.NewProgram(tui.New(opt), tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
+	// 20 frames a second at most (bubbletea's default is 60): the renderer
+	// wakes at that rate even when nothing changed, which was a visible
+	// share of the idle host's CPU; 50 ms is still below what a typed key
+	// feels like waiting for.
+	p := tea.NewProgram(tui.New(opt), tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx), tea.WithFPS(tuiFPS))
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
@@ -133,7 +140,7 @@ func (v *viewBackend) client(ctx context.Context) (*ipc.Client, error) {
 	}
 	v.mu.Unlock()
 	running, pid, _ := ipc.HostRunning(v.dir)
-	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Deadline: 2 * time.Second})
+	c, err := ipc.Connect(ctx, ipc.ConnectOptions{BridgeVersion: Version, Client: ipc.ClientTUIView, Deadline: 2 * time.Second})
 	if err != nil {
 		if running {
 			return nil, contract.Errorf(contract.CodeBackendUnavailable,
@@ -240,6 +247,7 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 		watchSettings(wctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
 	}()
 	s := h.NewSession()
+	host.MarkLocalFace(s) // the person at the TUI decides its own actions
 	stop = func() {
 		wcancel()
 		<-wdone

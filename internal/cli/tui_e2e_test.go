@@ -210,9 +210,44 @@ func TestTUIInTmux(t *testing.T) {
 	m.waitText("MCP listener: listening")
 	m.keys("Escape")
 
-	// track the target, record, stop (asks), then Log view and back
+	// track the target; tracking and profiles: save the tracked names as a
+	// profile, change them, load the profile back (it replaces unsaved
+	// tracking, so it asks in the overlay), delete it (asks too)
 	m.keys("*")
 	m.waitText("tracking add: inqtuitarget")
+	m.keys("o")
+	m.waitText("Tracking and profiles")
+	m.waitText("   inqtuitarget")
+	m.keys("A")
+	m.waitText("Save the tracked names as profile: ")
+	m.keys("-l", "e2eprof")
+	m.keys("Enter")
+	m.waitText("save as e2eprof: done")
+	m.waitFor("active profile", func(s string) bool {
+		return strings.Contains(s, "active profile: e2eprof") && strings.Contains(s, "[active]")
+	})
+	m.keys("+")
+	m.waitText("Track process name: ")
+	m.keys("-l", "inqnothing")
+	m.keys("Enter")
+	m.waitText("track inqnothing: done")
+	m.waitText("e2eprof (unsaved changes)")
+	m.keys("Down", "Down", "Down", "Enter")
+	m.waitText("load profile e2eprof: waiting for your decision")
+	m.waitText("replaces_unsaved_tracking: true")
+	m.keys("y")
+	m.waitFor("profile loaded", func(s string) bool {
+		return !strings.Contains(s, "Confirm update_profile") && !strings.Contains(s, "inqnothing") && !strings.Contains(s, "unsaved changes")
+	})
+	m.keys("d")
+	m.waitText("delete profile e2eprof: waiting for your decision")
+	m.waitText("Confirm update_profile")
+	m.keys("y")
+	m.waitText("none: A saves the tracked names as a profile")
+	m.keys("Escape")
+	m.waitText("PID S")
+
+	// record, stop (asks), then Log view with its graphs, and back
 	m.keys("R")
 	s = m.waitText("REC LIVE")
 	// Stop only after two samples newer than the one shown with REC (it
@@ -236,10 +271,56 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("Enter")
 	s = m.waitFor("Log view", func(s string) bool { return strings.Contains(headerLine(s), "LOG inquest-") })
 	m.waitText("inqtuitarget")
+	// the graph workspace shows the recording: its system series and the
+	// recorded target, with markers, exported as an agent would export it
+	m.keys("g")
+	m.waitText("No graphs of this recording yet")
+	m.keys("s")
+	m.waitText("system:memory_used_bytes")
+	m.keys("Escape")
+	m.waitText("PID S")
+	m.keys("+")
+	m.waitText("graphs added: [")
+	m.keys("g")
+	s = m.waitFor("recorded target graph", func(s string) bool {
+		return strings.Contains(s, "recording inquest-") && strings.Contains(s, "inqtuitarget[") && strings.ContainsFunc(s, func(r rune) bool { return r > 0x2800 && r <= 0x28ff })
+	})
+	m.keys("Left", "A", "Right", "B")
+	m.waitFor("A/B values in Log view", func(s string) bool {
+		return strings.Contains(s, " A ") && strings.Contains(s, " B ") && strings.Contains(s, "Δ ")
+	})
+	m.keys("x")
+	s = m.waitText("exported ")
+	path = regexp.MustCompile(`exported \d+ rows to (\S+\.csv)`).FindStringSubmatch(s)
+	if path == nil {
+		t.Fatalf("no Log view export path:\n%s", s)
+	}
+	logCSV, err := os.ReadFile(path[1])
+	if err != nil || !strings.HasPrefix(string(logCSV), "timestamp,system:system_cpu_percent,system:memory_used_bytes,inqtuitarget[") {
+		t.Fatalf("Log view export %s: %v\n%s", path[1], err, logCSV)
+	}
+	br2 := e.bridge()
+	mcpDir := filepath.Join(e.base, "mcp-export")
+	exp := br2.mustCall("export_graphs", map[string]any{"output_directory": mcpDir, "filename": "log.csv"})
+	if dig(exp, "data", "workspace", "source") != "log" {
+		t.Fatalf("export_graphs in Log view: %v", exp)
+	}
+	if mcpCSV, err := os.ReadFile(filepath.Join(mcpDir, "log.csv")); err != nil || string(mcpCSV) != string(logCSV) {
+		t.Fatalf("TUI and MCP exports of the Log view differ (%v):\n%s\n---\n%s", err, logCSV, mcpCSV)
+	}
+	br2.cs.Close()
+	m.keys("Escape")
+	m.waitText("PID S")
 	m.keys("L")
 	m.waitFor("Live again", func(s string) bool {
 		return strings.Contains(headerLine(s), "LIVE") && !strings.Contains(headerLine(s), "LOG")
 	})
+	// the Live graphs are back
+	m.keys("g")
+	m.waitFor("Live graphs again", func(s string) bool {
+		return strings.Contains(s, "Graphs (3)") && strings.Contains(s, "inqtuitarget[") && !strings.Contains(s, "recording inquest-")
+	})
+	m.keys("Escape")
 
 	// help, then quit: the host this TUI started stops with it
 	m.keys("?")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,8 +163,12 @@ func (h *Host) registerTUI() {
 }
 
 // ActivityMethod switches the host between Live and Log view activity
-// (the TUI's Log view): {"activity": "live"|"log"}. A host method, never an
-// MCP tool, refused for MCP bridge sessions. In Log view live inspection
+// (the TUI's Log view): {"activity": "live"|"log", "log_ref"?}. A host
+// method, never an MCP tool, refused for MCP bridge sessions. log_ref (a
+// log this session loaded with open_log, finished) is the recording the
+// view shows: the graph workspace then draws and exports its series until
+// the session returns to Live (its Live graphs come back then); giving it
+// again after loading the same recording anew keeps the log graphs. In Log view live inspection
 // is ACTIVITY_CONFLICT for every session, and entering it cancels the
 // live jobs MCP bridge sessions started before (captures, process info,
 // condition waits; see logViewCancelled); saved-log reads (log_ref),
@@ -174,10 +179,44 @@ func (h *Host) registerTUI() {
 // session holds Log view. The result's activity is the host's afterwards.
 const ActivityMethod = "set_activity"
 
-// logViewState is the set of open sessions that hold Log view.
+// logViewState is the set of open sessions that hold Log view, and when
+// Log view was last entered.
 type logViewState struct {
 	mu     sync.Mutex
 	owners map[*Session]bool
+	// entered is when the host last went from Live into Log view: live
+	// listings and live captures made before it no longer page (their
+	// cursors are CURSOR_INVALID, in Log view and after it).
+	entered time.Time
+}
+
+// liveCursorsBefore is when live cursors were last invalidated (the last
+// entry into Log view); the zero time when never.
+func (h *Host) liveCursorsBefore() time.Time {
+	v, ok := logView.Load(h)
+	if !ok {
+		return time.Time{}
+	}
+	st := v.(*logViewState)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.entered
+}
+
+// liveCursorErr is the failure of a cursor over a live listing or capture
+// made before the TUI last entered Log view (seed 000 section 9: the
+// transition invalidates live capture cursors).
+func liveCursorErr() *contract.Error {
+	e := contract.Errorf(contract.CodeCursorInvalid, "the TUI entered Log view after this live listing or capture was made, which invalidates live cursors; start the listing again without a cursor (once the TUI is back in Live)").
+		WithDetail("cause", "log_view")
+	e.Field = "/cursor"
+	return e
+}
+
+// liveListing reports whether a frozen listing id is a live one (process
+// listings and live raw history; not saved-log or tracking listings).
+func liveListing(id string) bool {
+	return strings.HasPrefix(id, "plist-") || strings.HasPrefix(id, "hist-")
 }
 
 var logView sync.Map // *Host -> *logViewState
@@ -205,6 +244,9 @@ func (h *Host) holdLogView(s *Session) {
 	st := h.logViewState()
 	st.mu.Lock()
 	held := st.owners[s]
+	if len(st.owners) == 0 {
+		st.entered = time.Now()
+	}
 	st.owners[s] = true
 	st.mu.Unlock()
 	if held {
@@ -220,12 +262,17 @@ func (h *Host) holdLogView(s *Session) {
 	}
 }
 
-// releaseLogView drops s's claim on Log view (a no-op when it holds none).
+// releaseLogView drops s's claim on Log view (a no-op when it holds none)
+// and returns the graph workspace to Live when s showed its recording.
 func (h *Host) releaseLogView(s *Session) {
 	st := h.logViewState()
 	st.mu.Lock()
 	delete(st.owners, s)
 	st.mu.Unlock()
+	w := h.workspace()
+	w.mu.Lock()
+	w.showLiveLocked(s)
+	w.mu.Unlock()
 }
 
 func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -234,13 +281,45 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 	}
 	var a struct {
 		Activity string `json:"activity"`
+		LogRef   string `json:"log_ref"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil || (a.Activity != "live" && a.Activity != "log") {
 		return nil, argErr("activity", "activity is live or log")
 	}
+	var shown *loadedLog
+	var lh *logHost
+	if a.LogRef != "" {
+		if a.Activity != "log" {
+			return nil, argErr("log_ref", "log_ref applies to activity log")
+		}
+		r := recorderOf(h)
+		if r == nil {
+			return nil, contract.Errorf(contract.CodeUnsupported, "this host keeps no saved logs")
+		}
+		lh = r.logs
+		l, err := lh.loaded(s, a.LogRef)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-l.done:
+		default:
+			return nil, argErr("log_ref", "the log is still loading; wait for open_log to finish")
+		}
+		if l.log == nil {
+			return nil, argErr("log_ref", "the log failed to load")
+		}
+		shown = l
+	}
 	if a.Activity == "log" {
 		h.holdLogView(s)
-		h.cancelBridgeLiveJobs()
+		h.cancelLiveJobs(s)
+		if shown != nil {
+			w := h.workspace()
+			w.mu.Lock()
+			w.showLogLocked(lh, shown, s)
+			w.mu.Unlock()
+		}
 	} else {
 		h.releaseLogView(s)
 	}
@@ -291,15 +370,17 @@ func logViewCancelled() *contract.Error {
 		WithDetail("cause", string(contract.CodeActivityConflict)).WithDetail("activity", "log")
 }
 
-// cancelBridgeLiveJobs ends the running live jobs of every open MCP bridge
-// session with logViewCancelled (seed 000 section 9: a transition to Log
-// view cancels MCP-owned live investigation and condition-wait jobs):
-// capture and process-info jobs (jobs.Session.CancelLive; a collector
-// still in a native call finishes in the background and its result is
-// dropped) and condition waits. Saved-log jobs (list_logs, log loads) and
-// the TUI's own sessions are left alone. It returns the number of jobs
-// ended.
-func (h *Host) cancelBridgeLiveJobs() int {
+// cancelLiveJobs ends the running live jobs of every open session but the
+// TUI's with logViewCancelled (seed 000 section 9: a transition to Log
+// view cancels client-owned live investigation and condition-wait jobs):
+// those of MCP bridges and of CLI commands (`inquest wait`, `inquest
+// lsof`, ...) alike. It ends capture and process-info jobs
+// (jobs.Session.CancelLive; a collector still in a native call finishes in
+// the background and its result is dropped) and condition waits. Saved-log
+// jobs (list_logs, log loads), the sessions of TUIs (MarkLocalFace) and
+// entering (the session that entered Log view) are left alone. It returns
+// the number of jobs ended.
+func (h *Host) cancelLiveJobs(entering *Session) int {
 	h.mu.Lock()
 	ss := make([]*Session, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -308,7 +389,7 @@ func (h *Host) cancelBridgeLiveJobs() int {
 	h.mu.Unlock()
 	n := 0
 	for _, s := range ss {
-		if !isMCPBridge(s) {
+		if s == entering || isLocalFace(s) {
 			continue
 		}
 		if cs, ok := s.Value(captureKey{}, nil).(*captureSession); ok {

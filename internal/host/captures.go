@@ -638,6 +638,9 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 		if err != nil {
 			return nil, err
 		}
+		if src.Kind != CaptureKindLogs && !src.Created.After(h.liveCursorsBefore()) {
+			return nil, liveCursorErr()
+		}
 		var x readCursor
 		if json.Unmarshal(cur.Extra, &x) != nil {
 			return nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is not a read_capture cursor")

@@ -18,6 +18,8 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/ledger"
+	"github.com/inquest-dev/inquest/internal/recording"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
@@ -53,6 +55,10 @@ type Graph struct {
 	System bool
 	Proc   sample.Identity
 	Name   string // process name when the graph was added
+	// Logged is a graph of a recorded identity of the recording the TUI
+	// shows in Log view; LogIndex is its file index (recording.Identity).
+	Logged   bool
+	LogIndex uint32
 }
 
 // label is the graph's CSV column and chart title.
@@ -63,10 +69,32 @@ func (g *Graph) label() string {
 	return fmt.Sprintf("%s[%d]:%s", g.Name, g.Proc.PID, g.Metric.ID)
 }
 
+// graphOp is the retained outcome of one add_graphs/export_graphs
+// operation: get_operation reports it (the graph operations finish within
+// their call, so it is always terminal).
 type graphOp struct {
-	hash   [32]byte
-	result map[string]any
-	err    error
+	hash     [32]byte
+	tool     string
+	at, done time.Time
+	result   map[string]any
+	err      error
+}
+
+// opStatus is the ledger form of the graph operation id, false when the
+// workspace has none by that id.
+func (w *workspace) opStatus(id string) (ledger.Status, bool) {
+	w.mu.Lock()
+	op, ok := w.ops[id]
+	w.mu.Unlock()
+	if !ok {
+		return ledger.Status{}, false
+	}
+	st := ledger.Status{ID: id, Tool: op.tool, State: ledger.Succeeded, SubmittedAt: op.at, FinishedAt: op.done, Result: op.result}
+	if op.err != nil {
+		st.State, st.Result = ledger.Failed, nil
+		st.Err = contract.AsError(op.err)
+	}
+	return st, true
 }
 
 // workspace is the graph workspace of one host.
@@ -83,6 +111,91 @@ type workspace struct {
 	ops      map[string]graphOp
 	opSeq    int
 	exportMu sync.Mutex // the single export slot
+
+	// display is the saved recording the TUI shows in Log view (nil:
+	// Live). While it is shown the workspace draws and exports that
+	// recording's series; the Live graphs and display state wait in
+	// liveSaved and come back when the TUI returns to Live.
+	display   *displayLog
+	liveSaved *displayState
+}
+
+// displayLog is the recording shown in Log view: the loaded log of the
+// session (a TUI) that entered Log view with it.
+type displayLog struct {
+	lh    *logHost
+	l     *loadedLog
+	owner *Session
+}
+
+// displayState is the part of the workspace that belongs to one displayed
+// source: its graphs, pause, markers and visible range.
+type displayState struct {
+	graphs       []*Graph
+	paused       bool
+	pausedAt     time.Time
+	markA, markB *time.Time
+	visible      int
+}
+
+// log is the displayed recording, nil in Live.
+func (w *workspace) log() *recording.Log {
+	if w.display == nil {
+		return nil
+	}
+	return w.display.l.log
+}
+
+// showLogLocked makes the workspace show l (entered by owner). A load of
+// the same recording again (the TUI renews a loaded log before it
+// expires) keeps the log graphs and display state; another recording
+// starts with none. Either way the revision changes, so process references
+// of the previous load are refused.
+func (w *workspace) showLogLocked(lh *logHost, l *loadedLog, owner *Session) {
+	prev := w.display
+	w.display = &displayLog{lh: lh, l: l, owner: owner}
+	w.rev++
+	if prev != nil && prev.l.logID == l.logID {
+		return
+	}
+	if prev == nil {
+		w.liveSaved = &displayState{w.graphs, w.paused, w.pausedAt, w.markA, w.markB, w.visible}
+	}
+	w.graphs, w.paused, w.pausedAt, w.markA, w.markB = nil, false, time.Time{}, nil, nil
+	w.visible = recordedSpan(l.log)
+}
+
+// recordedSpan is the visible range a recording opens with: its whole
+// span in seconds (first to final frame), at least 10 s and at most 24 h
+// (the range update_graph_workspace accepts).
+func recordedSpan(lg *recording.Log) int {
+	first := int64(-1)
+	lg.System.View().Each(func(ms int64, _ uint32, _ []uint64) bool {
+		if first < 0 || ms < first {
+			first = ms
+		}
+		return true
+	})
+	span := 0
+	if first >= 0 && lg.FinalAt > first {
+		span = int((lg.FinalAt - first + 999) / 1000)
+	}
+	return min(max(span, 10), 86400)
+}
+
+// showLiveLocked returns the workspace to Live (its graphs and display
+// state as they were when Log view began) when owner (nil: whoever) shows
+// the recording.
+func (w *workspace) showLiveLocked(owner *Session) {
+	if w.display == nil || (owner != nil && w.display.owner != owner) {
+		return
+	}
+	w.display = nil
+	if st := w.liveSaved; st != nil {
+		w.graphs, w.paused, w.pausedAt, w.markA, w.markB, w.visible = st.graphs, st.paused, st.pausedAt, st.markA, st.markB, st.visible
+	}
+	w.liveSaved = nil
+	w.rev++
 }
 
 var workspaces sync.Map // *Host -> *workspace
@@ -97,10 +210,17 @@ func (w *workspace) revision(h *Host) string {
 	return h.InstanceID[:8] + "-g" + strconv.FormatUint(w.rev, 10)
 }
 
-// end is the displayed time: the pause time, else the latest sample's.
+// end is the displayed time: the pause time, else the latest sample's
+// (in Log view the recording's final frame).
 func (w *workspace) end(h *Host) time.Time {
 	if w.paused {
 		return w.pausedAt
+	}
+	if lg := w.log(); lg != nil {
+		if t, ok := lg.FinalTime(); ok {
+			return t
+		}
+		return w.display.l.started
 	}
 	if s := h.sampler.Latest(); s != nil {
 		return s.Time
@@ -169,7 +289,7 @@ type exportGraphsArgs struct {
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
   "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"},
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes; while the TUI shows a saved recording (get_graphs source log) a recorded identity's reference from get_graphs"},
   ` + pidField + `}}`
 
 const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional client-chosen id; repeating it with identical arguments returns the retained outcome, with other arguments is STATE_CONFLICT; generated when omitted"},
@@ -182,7 +302,7 @@ func graphTools() []Decl {
 			Name:        "get_graphs",
 			Title:       "Get the graph workspace",
 			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, the graphs in order, display range, A/B markers, capacity, supported metrics and export ranges. include_processes or process_name also lists process targets for add_graphs; no required arguments, never inspects the OS.",
-			Details:     "The workspace gives the display source and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
+			Details:     "The workspace gives the display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
@@ -233,6 +353,8 @@ func (w *workspace) graphJSON(h *Host, g *Graph) map[string]any {
 	m := map[string]any{"graph_id": g.ID, "metric_id": g.Metric.ID, "unit": g.Metric.Unit, "label": g.label()}
 	if g.System {
 		m["target"] = map[string]any{"system": true}
+	} else if g.Logged && w.display != nil {
+		m["target"] = map[string]any{"process_ref": w.display.lh.procRef(w.display.l.serial, g.LogIndex), "pid": g.Proc.PID, "name": g.Name, "lifecycle": "unknown"}
 	} else {
 		m["target"] = map[string]any{"process_ref": h.Ref(g.Proc), "pid": g.Proc.PID, "name": g.Name}
 	}
@@ -261,9 +383,9 @@ func (w *workspace) stateLocked(h *Host) map[string]any {
 	if w.markA != nil && w.markB != nil {
 		ranges = append(ranges, "ab")
 	}
-	return map[string]any{
+	data := map[string]any{
 		"revision":       w.revision(h),
-		"source":         "live",
+		"source":         w.source(),
 		"timestamp":      contract.Timestamp(end),
 		"display_paused": w.paused,
 		"visible_range":  map[string]any{"from": contract.Timestamp(end.Add(-time.Duration(w.visible) * time.Second)), "to": contract.Timestamp(end), "seconds": w.visible},
@@ -272,6 +394,18 @@ func (w *workspace) stateLocked(h *Host) map[string]any {
 		"capacity":       GraphCapacity,
 		"export_ranges":  ranges,
 	}
+	if w.display != nil {
+		data["log"] = map[string]any{"log_id": w.display.l.logID, "name": w.display.l.name}
+	}
+	return data
+}
+
+// source is the displayed source: "log" in Log view, else "live".
+func (w *workspace) source() string {
+	if w.display != nil {
+		return "log"
+	}
+	return "live"
 }
 
 // getGraphs answers get_graphs. Process targets are bounded by
@@ -283,6 +417,7 @@ func (h *Host) getGraphs(ctx context.Context, a getGraphsArgs) (*contract.Result
 	w := h.workspace()
 	w.mu.Lock()
 	data := w.stateLocked(h)
+	disp := w.display
 	w.mu.Unlock()
 	var supported []any
 	for _, id := range allMetricIDs() {
@@ -297,7 +432,7 @@ func (h *Host) getGraphs(ctx context.Context, a getGraphsArgs) (*contract.Result
 			limit = targetLimitDefault
 		}
 		limit = min(limit, targetLimitMax)
-		rows := h.graphTargets(a.ProcessName)
+		rows := h.graphTargets(disp, a.ProcessName)
 		data["processes_total"] = len(rows)
 		data["processes_truncated"] = len(rows) > limit
 		if len(rows) > limit {
@@ -318,7 +453,7 @@ func (h *Host) getGraphs(ctx context.Context, a getGraphsArgs) (*contract.Result
 		}
 		data["processes"] = rows
 	}
-	res := contract.NewResult("live", time.Time(data["timestamp"].(contract.Timestamp)), data)
+	res := contract.NewResult(data["source"].(string), time.Time(data["timestamp"].(contract.Timestamp)), data)
 	if byBudget {
 		res.Warn("process targets truncated at the result byte budget (before target_limit); narrow process_name or raise the budget")
 	} else if data["processes_truncated"] == true {
@@ -328,8 +463,20 @@ func (h *Host) getGraphs(ctx context.Context, a getGraphsArgs) (*contract.Result
 }
 
 // graphTargets lists retained lifetimes (live ones first by PID) whose
-// name contains sub (case-insensitive), as process targets.
-func (h *Host) graphTargets(sub string) []any {
+// name contains sub (case-insensitive), as process targets; in Log view
+// (disp) the recorded identities of the displayed recording, by PID, with
+// log process references and lifecycle unknown.
+func (h *Host) graphTargets(disp *displayLog, sub string) []any {
+	if disp != nil {
+		out := []any{}
+		for _, p := range disp.l.log.Procs {
+			if sub != "" && !sample.ContainsFold(p.Name, sub) {
+				continue
+			}
+			out = append(out, map[string]any{"process_ref": disp.lh.procRef(disp.l.serial, p.Index), "pid": p.PID, "name": sample.Display(p.Name), "lifecycle": "unknown"})
+		}
+		return out
+	}
 	store := h.HistoryStore()
 	if store == nil {
 		return []any{}
@@ -364,8 +511,11 @@ func (h *Host) graphTargets(sub string) []any {
 	return out
 }
 
-// resolveSources validates sources into graphs (not yet registered).
-func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
+// resolveSources validates sources into graphs (not yet registered) for
+// the displayed source disp (nil: Live). In Log view a process_ref must
+// be a log process reference of the displayed recording (get_graphs
+// include_processes lists them).
+func (h *Host) resolveSources(disp *displayLog, srcs []GraphSource) ([]*Graph, error) {
 	var out []*Graph
 	for i, src := range srcs {
 		field := fmt.Sprintf("metrics/%d", i)
@@ -386,6 +536,24 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 		} else {
 			if m.Target != sample.TargetProcess {
 				return nil, argErr(field+"/metric_id", src.MetricID+" is a system metric: omit process_ref")
+			}
+			if disp != nil {
+				p, err := disp.lh.parseProcRef(disp.l, src.ProcessRef, "/"+field+"/process_ref")
+				if err != nil {
+					if ce, ok := err.(*contract.Error); ok {
+						ce.Message = "the TUI is in Log view: " + ce.Message + "; get_graphs with include_processes lists the displayed recording's references"
+						ce.NextAction = &contract.Action{Tool: "get_graphs", Arguments: map[string]any{"include_processes": true}}
+					}
+					return nil, err
+				}
+				g.Proc, g.Name, g.Logged, g.LogIndex = sample.Identity{PID: p.PID, StartTicks: p.StartTicks}, sample.Display(p.Name), true, p.Index
+				out = append(out, g)
+				continue
+			}
+			if strings.HasPrefix(src.ProcessRef, "lp_") {
+				e := contract.Errorf(contract.CodeReferenceInvalid, "a log process reference graphs a recording only while the TUI shows it in Log view; the workspace shows Live: use list_processes or get_graphs references")
+				e.Field = "/" + field + "/process_ref"
+				return nil, e
 			}
 			refErr := func(err error) error {
 				if e, ok := err.(*contract.Error); ok {
@@ -413,7 +581,25 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 }
 
 func sameSource(a, b *Graph) bool {
-	return a.Metric.ID == b.Metric.ID && a.System == b.System && a.Proc == b.Proc
+	return a.Metric.ID == b.Metric.ID && a.System == b.System && a.Proc == b.Proc && a.Logged == b.Logged
+}
+
+// checkDisplayLocked refuses graphs resolved for another displayed source
+// than the workspace's now (the TUI entered or left Log view, or loaded
+// another recording, between resolving and adding).
+func (w *workspace) checkDisplayLocked(h *Host, disp *displayLog) error {
+	if w.display == disp || (w.display != nil && disp != nil && w.display.l.logID == disp.l.logID && w.display.l.serial == disp.l.serial) {
+		return nil
+	}
+	return contract.Errorf(contract.CodeStateConflict, "the TUI switched between Live and Log view while the graphs were resolved; call get_graphs for current references").
+		WithDetail("current_revision", w.revision(h))
+}
+
+// displayNow is the displayed source now (nil: Live).
+func (w *workspace) displayNow() *displayLog {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.display
 }
 
 // planLocked returns the graphs of gs not already registered (each source
@@ -486,9 +672,10 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 		if op.err != nil {
 			return nil, op.err
 		}
-		return contract.NewResult("live", time.Time{}, op.result), nil
+		return contract.NewResult(opSource(op.result), time.Time{}, op.result), nil
 	}
 	w.mu.Unlock()
+	at := time.Now()
 	out, err := fn(id)
 	if out != nil {
 		out["operation_id"] = id
@@ -497,12 +684,23 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 	if len(w.ops) >= 1024 {
 		w.ops = map[string]graphOp{} // bounded retention
 	}
-	w.ops[id] = graphOp{hash: hash, result: out, err: err}
+	w.ops[id] = graphOp{hash: hash, tool: tool, at: at, done: time.Now(), result: out, err: err}
 	w.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return contract.NewResult("live", time.Time{}, out), nil
+	return contract.NewResult(opSource(out), time.Time{}, out), nil
+}
+
+// opSource is the displayed source of a graph operation's workspace
+// snapshot ("log" when it was accepted in Log view), kept with its outcome.
+func opSource(out map[string]any) string {
+	if ws, ok := out["workspace"].(map[string]any); ok {
+		if src, ok := ws["source"].(string); ok {
+			return src
+		}
+	}
+	return "live"
 }
 
 func (w *workspace) checkRevLocked(h *Host, expected string) error {
@@ -520,13 +718,17 @@ func (h *Host) addGraphsOp(a addGraphsArgs) (*contract.Result, error) {
 	key := a
 	key.OperationID = ""
 	return w.operation(h, "add_graphs", a.OperationID, key, func(string) (map[string]any, error) {
-		gs, err := h.resolveSources(a.Metrics)
+		disp := w.displayNow()
+		gs, err := h.resolveSources(disp, a.Metrics)
 		if err != nil {
 			return nil, err
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
+			return nil, err
+		}
+		if err := w.checkDisplayLocked(h, disp); err != nil {
 			return nil, err
 		}
 		added, existing, err := w.addLocked(gs)
@@ -560,9 +762,10 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 			rng = "all"
 		}
 		var gs []*Graph
+		disp := w.displayNow()
 		if len(a.Metrics) > 0 {
 			var err error
-			if gs, err = h.resolveSources(a.Metrics); err != nil {
+			if gs, err = h.resolveSources(disp, a.Metrics); err != nil {
 				return nil, err
 			}
 		}
@@ -578,6 +781,9 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
 			return nil, err
 		}
+		if err := w.checkDisplayLocked(h, disp); err != nil {
+			return nil, err
+		}
 		iv, err := w.rangeLocked(h, rng)
 		if err != nil {
 			return nil, err
@@ -590,7 +796,7 @@ func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
 		if len(graphs) == 0 {
 			return nil, contract.Errorf(contract.CodeInvalidArgument, "the workspace has no graphs; give metrics or call add_graphs first")
 		}
-		body, rows := h.graphCSV(graphs, iv)
+		body, rows := h.graphCSV(w.log(), graphs, iv)
 		path, err := writeNewCSV(a.OutputDirectory, a.Filename, body)
 		if err != nil {
 			e := contract.Errorf(contract.CodeExportFailed, "%v", err)
@@ -644,8 +850,23 @@ func (w *workspace) rangeLocked(h *Host, kind string) (history.Interval, error) 
 }
 
 // graphPoints returns a graph's stored samples inside iv: time (ms) and
-// raw value, ok false where the metric was not measured.
-func (h *Host) graphPoints(g *Graph, iv history.Interval) []history.Sample {
+// raw value, ok false where the metric was not measured. lg is the
+// displayed recording (nil: Live history).
+func (h *Host) graphPoints(lg *recording.Log, g *Graph, iv history.Interval) []history.Sample {
+	if lg != nil {
+		switch {
+		case g.System:
+			return lg.System.View().Raw(iv, []int{g.Metric.Index})
+		case g.Logged:
+			if p := lg.ProcByIndex(g.LogIndex); p != nil {
+				return p.Series.View().Raw(iv, []int{g.Metric.Index})
+			}
+		}
+		return nil
+	}
+	if g.Logged {
+		return nil
+	}
 	store := h.HistoryStore()
 	if store == nil {
 		return nil
@@ -674,12 +895,12 @@ func cellText(m sample.Metric, v uint64) string {
 // graphCSV renders graphs over iv: header "timestamp" plus one column per
 // graph label, then one row per distinct stored timestamp (ascending),
 // empty cells where a graph has no available value at that time.
-func (h *Host) graphCSV(graphs []*Graph, iv history.Interval) ([]byte, int) {
+func (h *Host) graphCSV(lg *recording.Log, graphs []*Graph, iv history.Interval) ([]byte, int) {
 	cols := make([]map[int64]string, len(graphs))
 	times := map[int64]bool{}
 	for i, g := range graphs {
 		cols[i] = map[int64]string{}
-		for _, s := range h.graphPoints(g, iv) {
+		for _, s := range h.graphPoints(lg, g, iv) {
 			times[s.At] = true
 			if s.Avail[0] {
 				cols[i][s.At] = cellText(g.Metric, s.Vals[0])
@@ -815,7 +1036,7 @@ func (h *Host) updateGraphWorkspace(ctx context.Context, s *Session, raw json.Ra
 		return nil, argErr("action", "unknown action")
 	}
 	w.rev++
-	return contract.NewResult("live", time.Time{}, w.stateLocked(h)), nil
+	return contract.NewResult(w.source(), time.Time{}, w.stateLocked(h)), nil
 }
 
 // readGraphSeries is GraphSeriesMethod: every graph's points in the
@@ -828,10 +1049,11 @@ func (h *Host) readGraphSeries(ctx context.Context, s *Session, raw json.RawMess
 	state := w.stateLocked(h)
 	iv, _ := w.rangeLocked(h, "visible")
 	graphs := append([]*Graph(nil), w.graphs...)
+	lg := w.log()
 	w.mu.Unlock()
 	series := []any{}
 	for _, g := range graphs {
-		pts := h.graphPoints(g, iv)
+		pts := h.graphPoints(lg, g, iv)
 		at := make([]int64, len(pts))
 		vals := make([]any, len(pts))
 		for i, p := range pts {
@@ -846,5 +1068,5 @@ func (h *Host) readGraphSeries(ctx context.Context, s *Session, raw json.RawMess
 		}
 		series = append(series, map[string]any{"graph_id": g.ID, "at": at, "values": vals})
 	}
-	return contract.NewResult("live", time.Time{}, map[string]any{"workspace": state, "series": series}), nil
+	return contract.NewResult(state["source"].(string), time.Time{}, map[string]any{"workspace": state, "series": series}), nil
 }

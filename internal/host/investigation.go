@@ -220,6 +220,13 @@ var getOperationTool = define(tool.Tool{
 func (inv *investigation) getOperation(a operationIDArgs) (*contract.Result, error) {
 	st, err := inv.ledger.Get(a.OperationID)
 	if err != nil {
+		// the graph workspace's operations (add_graphs, export_graphs)
+		// keep their own outcomes
+		if gst, ok := inv.h.workspace().opStatus(a.OperationID); ok {
+			st, err = gst, nil
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	res := contract.NewResult("live", time.Time{}, operationJSON(st))
@@ -250,6 +257,16 @@ func MarkMCPBridge(s *Session) { s.Value(mcpBridgeKey{}, func() any { return tru
 
 func isMCPBridge(s *Session) bool { return s.Value(mcpBridgeKey{}, nil) != nil }
 
+type localFaceKey struct{}
+
+// MarkLocalFace marks s as the session of a TUI (the in-process session of
+// a TUI host, or a view's connection): the person at it may decide the
+// actions it requested itself in its confirmation overlay. Other sessions
+// still cannot confirm their own requests.
+func MarkLocalFace(s *Session) { s.Value(localFaceKey{}, func() any { return true }) }
+
+func isLocalFace(s *Session) bool { return s.Value(localFaceKey{}, nil) != nil }
+
 func notLocal(why string) error {
 	return contract.Errorf(contract.CodePermissionDenied, "a pending confirmation is decided by a local user in the TUI or with `inquest confirm`; %s", why)
 }
@@ -268,7 +285,7 @@ func (inv *investigation) confirmOperation(ctx context.Context, s *Session, raw 
 	if err != nil || a.OperationID == "" || (a.Decision != "confirm" && a.Decision != "deny") {
 		return nil, contract.Errorf(contract.CodeInvalidArgument, "confirm_operation takes operation_id and decision confirm|deny")
 	}
-	if sub, ok := inv.submitters.Load(a.OperationID); ok && sub == s.ID {
+	if sub, ok := inv.submitters.Load(a.OperationID); ok && sub == s.ID && !isLocalFace(s) {
 		return nil, notLocal("the connection that requested an action cannot confirm it")
 	}
 	st, err := inv.ledger.Decide(a.OperationID, a.Decision == "confirm")

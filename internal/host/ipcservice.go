@@ -20,8 +20,11 @@ func (s ipcService) Version() string                   { return s.h.Version }
 func (s ipcService) AddStatus(fn func(map[string]any)) { s.h.AddStatus(fn) }
 func (s ipcService) NewSession(p ipc.Peer) ipc.Session {
 	sess := s.h.NewSession()
-	if p.Client == ipc.ClientMCPBridge {
+	switch p.Client {
+	case ipc.ClientMCPBridge:
 		MarkMCPBridge(sess)
+	case ipc.ClientTUIView:
+		MarkLocalFace(sess)
 	}
 	return ipcSession{h: s.h, s: sess}
 }

@@ -162,6 +162,9 @@ func (h *Host) resumeListAt(s *Session, tool string, args json.RawMessage, curso
 	if l == nil {
 		return nil, 0, contract.Errorf(contract.CodeCursorInvalid, "the listing behind this cursor expired or belongs to another connection; restart without a cursor")
 	}
+	if liveListing(l.id) && !l.created.After(h.liveCursorsBefore()) {
+		return nil, 0, liveCursorErr()
+	}
 	return l, int(cur.Offset), nil
 }
 

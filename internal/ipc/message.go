@@ -51,6 +51,12 @@ type Hello struct {
 // ClientMCPBridge is Hello.Client of an MCP bridge connection.
 const ClientMCPBridge = "mcp_bridge"
 
+// ClientTUIView is Hello.Client of a TUI attached as a view: a local
+// CLI-class connection whose user may decide the actions the view itself
+// requested (the person at the TUI confirms their own profile delete in
+// its overlay, as at a TUI that runs the host).
+const ClientTUIView = "tui_view"
+
 // ClientLocalConfirm is Hello.Client of a local decision connection
 // (`inquest confirm`, the y/N answer of a waiting CLI mutation); it uses
 // the reserved MaxConfirmConns allowance.

@@ -122,6 +122,8 @@ type Frame struct {
 	Workspace *Workspace
 	// Recording is the host's recording (get_recording).
 	Recording recState
+	// Profiles is list_profiles (nil when not read).
+	Profiles *Profiles
 }
 
 // tableMetrics are the process metrics the table reads per row.
@@ -242,14 +244,15 @@ func rawUint(r json.RawMessage) (uint64, bool) {
 // agent activity and pending confirmations. prev (may be nil) gives IO
 // rates. A failure of an optional part becomes a warning.
 func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame, error) {
-	return FetchParts(ctx, b, prev, src, Parts{Status: true, Graphs: true})
+	return FetchParts(ctx, b, prev, src, Parts{Status: true, Graphs: true, Profiles: true})
 }
 
 // Parts selects the optional reads of a refresh: Status is get_status
-// (activity, listener state), Graphs the graph workspace's points. The
-// TUI asks for them only while a pane shows them.
+// (activity, listener state), Graphs the graph workspace's points,
+// Profiles list_profiles. The TUI asks for them only while a pane shows
+// them.
 type Parts struct {
-	Status, Graphs bool
+	Status, Graphs, Profiles bool
 }
 
 // FetchParts is Fetch reading only the optional parts asked for.
@@ -354,6 +357,16 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 	if parts.Graphs {
 		if ws, err := fetchGraphs(ctx, b); err == nil {
 			f.Workspace = ws
+		}
+	}
+	if parts.Profiles {
+		if res, err := call(ctx, b, "list_profiles", map[string]any{}); err != nil {
+			f.Warnings = append(f.Warnings, "profiles: "+errText(err))
+		} else {
+			var p Profiles
+			if err := decode(res, &p); err == nil {
+				f.Profiles = &p
+			}
 		}
 	}
 	return f, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/mattn/go-runewidth"
 )
 
 // FuzzView: any process name (control bytes, wide runes, invalid UTF-8)
@@ -28,7 +29,7 @@ func FuzzView(f *testing.F) {
 		m.Update(frameMsg{f: fr})
 		m.filter = filter
 		m.rearrange()
-		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}} {
+		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}, {"o"}, {"o", "+", "x"}} {
 			for _, k := range keys {
 				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
 			}
@@ -43,6 +44,47 @@ func FuzzView(f *testing.F) {
 				}
 			}
 			m.mode = modeTable
+		}
+	})
+}
+
+// FuzzFit: fit and rfit give exactly w cells for any text, and their
+// printable-ASCII fast path gives what the general (grapheme-aware) path
+// gives.
+func FuzzFit(f *testing.F) {
+	f.Add("worker", 10)
+	f.Add("a long process name that is cut", 8)
+	f.Add("名前", 3)
+	f.Add("\x1b[2J\xff", 4)
+	f.Fuzz(func(t *testing.T, s string, w int) {
+		w %= 400
+		if w < 1 {
+			return
+		}
+		got := fit(s, w)
+		if n := runewidth.StringWidth(got); n != w {
+			t.Fatalf("fit(%q, %d) is %d cells: %q", s, w, n, got)
+		}
+		if r := rfit(clean(s), w); runewidth.StringWidth(r) > w {
+			t.Fatalf("rfit(%q, %d) is %d cells", s, w, runewidth.StringWidth(r))
+		}
+		if !printableASCII(s) {
+			return
+		}
+		want := s
+		if runewidth.StringWidth(want) > w {
+			want = runewidth.Truncate(want, w, "…")
+		}
+		if want = runewidth.FillRight(want, w); got != want {
+			t.Fatalf("fit(%q, %d) = %q, the general path gives %q", s, w, got, want)
+		}
+		rwant := s
+		if runewidth.StringWidth(rwant) > w {
+			rwant = runewidth.Truncate(rwant, w, "")
+		}
+		rwant = strings.Repeat(" ", w-runewidth.StringWidth(rwant)) + rwant
+		if r := rfit(s, w); r != rwant {
+			t.Fatalf("rfit(%q, %d) = %q, the general path gives %q", s, w, r, rwant)
 		}
 	})
 }

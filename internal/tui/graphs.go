@@ -25,14 +25,17 @@ type GraphInfo struct {
 
 // Workspace is the shared graph workspace (get_graphs' workspace object).
 type Workspace struct {
-	Revision    string
-	Paused      bool
-	End         time.Time
-	From        time.Time
-	Seconds     int
-	A, B        *time.Time
-	Graphs      []GraphInfo
-	ExportRange []string
+	Revision string
+	// Source is the displayed source: "live", or "log" while the TUI shows
+	// a saved recording (LogName) in Log view.
+	Source, LogName string
+	Paused          bool
+	End             time.Time
+	From            time.Time
+	Seconds         int
+	A, B            *time.Time
+	Graphs          []GraphInfo
+	ExportRange     []string
 
 	// gen orders reads: taken from wsReads when the read started, so a
 	// read that began later (after an edit was applied) replaces one that
@@ -56,9 +59,13 @@ func (ws *Workspace) newer(cur *Workspace) bool {
 
 type wsJSON struct {
 	Revision string `json:"revision"`
-	Paused   bool   `json:"display_paused"`
-	End      string `json:"timestamp"`
-	Visible  struct {
+	Source   string `json:"source"`
+	Log      *struct {
+		Name string `json:"name"`
+	} `json:"log"`
+	Paused  bool   `json:"display_paused"`
+	End     string `json:"timestamp"`
+	Visible struct {
 		From    string `json:"from"`
 		Seconds int    `json:"seconds"`
 	} `json:"visible_range"`
@@ -98,8 +105,11 @@ func fetchGraphs(ctx context.Context, b Backend) (*Workspace, error) {
 	if err := decode(res, &d); err != nil {
 		return nil, err
 	}
-	ws := &Workspace{Revision: d.WS.Revision, Paused: d.WS.Paused, End: parseTime(d.WS.End), From: parseTime(d.WS.Visible.From),
+	ws := &Workspace{Revision: d.WS.Revision, Source: d.WS.Source, Paused: d.WS.Paused, End: parseTime(d.WS.End), From: parseTime(d.WS.Visible.From),
 		Seconds: d.WS.Visible.Seconds, ExportRange: d.WS.Ranges}
+	if d.WS.Log != nil {
+		ws.LogName = d.WS.Log.Name
+	}
 	if d.WS.Markers != nil {
 		if d.WS.Markers.A != nil {
 			t := parseTime(*d.WS.Markers.A)
@@ -385,15 +395,27 @@ func (m *Model) graphsView(w, h int) []string {
 		return lines
 	}
 	state := "live"
+	if ws.Source == "log" {
+		state = "recording " + ws.LogName + " (ends " + ws.End.Local().Format("15:04:05") + ")"
+	}
 	if ws.Paused {
-		state = "PAUSED at " + ws.End.Local().Format("15:04:05")
+		state += ", PAUSED at " + ws.End.Local().Format("15:04:05")
+		if ws.Source != "log" {
+			state = "PAUSED at " + ws.End.Local().Format("15:04:05")
+		}
 	}
 	add(fmt.Sprintf("Graphs (%d)  visible %ds  %s  cursor %s   ←/→ cursor  A/B markers  c clear  p pause  +/- range  s system  d remove  x CSV  X CSV A–B",
 		len(ws.Graphs), ws.Seconds, state, ws.End.Add(-time.Duration(m.cursorBack)*time.Second).Local().Format("15:04:05")))
 	if len(ws.Graphs) == 0 {
 		add("")
-		add("No graphs yet. In the table press + to graph the selected process (by the sort column's metric),")
-		add("or s here for system CPU and memory. Agents add graphs with add_graphs.")
+		if ws.Source == "log" {
+			add("No graphs of this recording yet. In the table press + to graph the selected recorded process")
+			add("(by the sort column's metric), or s here for the recorded system CPU and memory.")
+			add("The Live graphs come back when L returns to Live.")
+		} else {
+			add("No graphs yet. In the table press + to graph the selected process (by the sort column's metric),")
+			add("or s here for system CPU and memory. Agents add graphs with add_graphs.")
+		}
 		return lines
 	}
 	cursor := ws.End.Add(-time.Duration(m.cursorBack) * time.Second)

@@ -56,7 +56,8 @@ func (m *Model) openLog(e logEntry) tea.Cmd {
 		if err != nil {
 			return logOpenMsg{err: err}
 		}
-		if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log"}); err != nil {
+		// The graph workspace shows the recording too (log_ref).
+		if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log", "log_ref": ref}); err != nil {
 			call(context.Background(), b, "close_log", map[string]any{"log_ref": ref})
 			return logOpenMsg{err: err}
 		}
@@ -102,6 +103,12 @@ func (m *Model) renewLog() tea.Cmd {
 		defer cancel()
 		ref, err := loadLog(ctx, b, old.ID)
 		if err != nil {
+			return logRenewMsg{old: old, err: err}
+		}
+		// The same recording again: the graph workspace keeps its log
+		// graphs and reads the new load.
+		if _, err := call(ctx, b, "set_activity", map[string]any{"activity": "log", "log_ref": ref}); err != nil {
+			call(context.Background(), b, "close_log", map[string]any{"log_ref": ref})
 			return logRenewMsg{old: old, err: err}
 		}
 		src := *old

@@ -46,6 +46,7 @@ const (
 	modeSettings
 	modeGraphs
 	modeLogs
+	modeProfiles
 )
 
 // Model is the bubbletea model of the TUI. Background data arrive only
@@ -89,6 +90,13 @@ type Model struct {
 	ws         *Workspace
 	graphSel   int
 	cursorBack int // graph cursor: seconds before the displayed end
+
+	profSel int     // selected line of the Tracking and profiles pane
+	prompt  *prompt // its text input, when open
+
+	// drawn is the last View output; "" after a message that may have
+	// changed what is shown.
+	drawn string
 }
 
 // New returns the model; run it with tea.NewProgram.
@@ -123,7 +131,7 @@ func (m *Model) Init() tea.Cmd { return m.fetch() }
 
 func (m *Model) fetch() tea.Cmd {
 	b, prev, src := m.opt.Backend, m.frame, m.log
-	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs}
+	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs, Profiles: m.mode == modeProfiles}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -140,8 +148,17 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opt.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// Update handles one message.
+// Update handles one message. Bubbletea draws (View) after every
+// message; a message that changes nothing visible (the refresh tick) keeps
+// the last drawn screen, so an idle screen is drawn once per refresh.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(tickMsg); !ok {
+		m.drawn = ""
+	}
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -177,11 +194,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			} else {
 				// paused: keep the displayed rows, but badge, activity
 				// and confirmations stay current.
-				m.frame.Bridges, m.frame.Calls, m.frame.Pending, m.frame.Listener, m.frame.Activity, m.frame.Recording =
-					msg.f.Bridges, msg.f.Calls, msg.f.Pending, msg.f.Listener, msg.f.Activity, msg.f.Recording
+				m.frame.Bridges, m.frame.Calls, m.frame.Pending, m.frame.Listener, m.frame.Activity, m.frame.Recording, m.frame.Profiles =
+					msg.f.Bridges, msg.f.Calls, msg.f.Pending, msg.f.Listener, msg.f.Activity, msg.f.Recording, msg.f.Profiles
 			}
 			if m.confirmSel >= len(m.frame.Pending) {
 				m.confirmSel = 0
+			}
+			if n := len(m.profItems()); m.profSel >= n {
+				m.profSel = max(n-1, 0)
 			}
 			if msg.f.Workspace != nil && msg.f.Workspace.newer(m.ws) {
 				m.ws = msg.f.Workspace
@@ -351,6 +371,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case modeLogs:
 		return m, m.logsKey(s)
+	case modeProfiles:
+		if m.prompt == nil && m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+			break
+		}
+		return m, m.profilesKey(s, k)
 	case modeGraphs:
 		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
 			break
@@ -460,6 +485,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "g":
 		m.mode = modeGraphs
 		return m, m.graphCall("", nil, nil)
+	case "o":
+		m.mode, m.prompt = modeProfiles, nil
+		return m, m.fetch() // the profiles now, not at the next tick
 	case "+":
 		if r := m.selected(); r != nil && !r.Ended {
 			return m, m.addGraph([]map[string]any{{"metric_id": graphMetricFor(m.sortKey), "process_ref": r.Ref}})

@@ -107,6 +107,7 @@ func fixtureAt(t testing.TB, steps int, t0 time.Time) (*host.Host, Backend) {
 	}
 	t.Cleanup(h.Stop)
 	s := h.NewSession()
+	host.MarkLocalFace(s) // as the TUI host's own session
 	b := BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 		return h.Dispatch(ctx, s, method, args)
 	})

@@ -44,10 +44,30 @@ func clean(s string) string {
 	}, s)
 }
 
+// printableASCII reports whether every byte of s is printable ASCII
+// (0x20..0x7e): then each byte is one cell and no grapheme segmentation
+// is needed. Most of a frame (numbers, process names, the footer) is; the
+// segmentation of go-runewidth was the largest cost of drawing an idle
+// frame.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // fit cuts or pads s to exactly w cells.
 func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
+	}
+	if printableASCII(s) {
+		if len(s) > w {
+			return s[:w-1] + "…"
+		}
+		return s + spaces(w-len(s))
 	}
 	s = clean(s)
 	if runewidth.StringWidth(s) > w {
@@ -58,10 +78,30 @@ func fit(s string, w int) string {
 
 // rfit right-aligns s in w cells.
 func rfit(s string, w int) string {
+	if printableASCII(s) {
+		if len(s) > w {
+			return s[:w]
+		}
+		return spaces(w-len(s)) + s
+	}
 	if runewidth.StringWidth(s) > w {
 		s = runewidth.Truncate(s, w, "")
 	}
 	return strings.Repeat(" ", w-runewidth.StringWidth(s)) + s
+}
+
+// blanks backs spaces: a run of spaces without allocating.
+const blanks = "                                                                                                                                                                                                                                                                "
+
+// spaces returns n spaces (n <= 0: "").
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // Bytes formats a byte count with binary units as htop does (K, M, G, T).
@@ -117,6 +157,13 @@ func (m *Model) confirmHeight() int {
 
 // View draws the whole screen: exactly height lines of width cells.
 func (m *Model) View() string {
+	if m.drawn == "" {
+		m.drawn = m.draw()
+	}
+	return m.drawn
+}
+
+func (m *Model) draw() string {
 	st := m.styles()
 	w := m.width
 	var lines []string
@@ -134,8 +181,12 @@ func (m *Model) View() string {
 	case modeLogs:
 		lines = append(lines, m.logsView(w)...)
 		return m.finish(lines, st)
-	case modeGraphs:
-		lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+	case modeGraphs, modeProfiles:
+		if m.mode == modeGraphs {
+			lines = append(lines, m.graphsView(w, m.height-4-m.confirmHeight())...)
+		} else {
+			lines = append(lines, m.profilesView(w)...)
+		}
 		for len(lines) < m.height-1-m.confirmHeight() {
 			lines = append(lines, strings.Repeat(" ", w))
 		}
@@ -421,7 +472,7 @@ func (m *Model) footer() string {
 	if m.notice != "" {
 		return m.notice
 	}
-	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
+	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
 		s = "[filter: " + m.filter + "] "
@@ -447,8 +498,9 @@ func (m *Model) help(w int) []string {
 		"  a            agent activity: tool calls MCP clients are making",
 		"  S            settings: Disable MCP connections",
 		"  *            track / untrack the selected process name",
+		"  o            tracking and profiles: track names, load/save/rename/delete profiles",
 		"  R            start a recording of the tracked processes; again: stop (asks first)",
-		"  L            Log view: open a saved recording (table, detail); L again: back to Live",
+		"  L            Log view: open a saved recording (table, detail, graphs); L again: Live",
 		"  y / n / Tab  decide the action awaiting confirmation / next one",
 		"  q Esc        close a pane; q in the table quits",
 		"",
