@@ -127,9 +127,9 @@ func (b *buildErr) Error() string { return "building/running the profiled progra
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir} {
+	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir, traceRefDir} {
 		if d != "" && strings.HasPrefix(d, os.TempDir()) {
-			if d != profDirForCleanups && d != benchstatDir {
+			if d != profDirForCleanups && d != benchstatDir && d != traceRefDir {
 				d = filepath.Dir(d)
 			}
 			os.RemoveAll(d)
