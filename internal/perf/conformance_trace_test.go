@@ -32,7 +32,7 @@ var (
 // directory shared by the package's tests (removed by TestMain) and
 // returns it. It skips when node or npm is not installed (Debian: nodejs
 // npm, which .ci/run installs).
-func traceReference(t *testing.T) string {
+func traceReference(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the trace importers (speedscope, DevTools' trace engine) run in node (Debian: nodejs npm)")

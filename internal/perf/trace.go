@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
@@ -182,9 +184,20 @@ func exactNS(n json.Number) bool {
 	return r.Mul(r, big.NewRat(1000, 1)).IsInt()
 }
 
+// threadKey is "pid/tid" of ev.
+func threadKey(ev *traceEvent) string { return idString(ev.Pid) + "/" + idString(ev.Tid) }
+
+// idString is a pid or tid as text: a JSON string's value, else the
+// literal (a number as written).
 func idString(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
+	}
+	if raw[0] != '"' {
+		return string(raw)
+	}
+	if in := raw[1 : len(raw)-1]; len(raw) >= 2 && bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -228,35 +241,40 @@ type traceScan struct {
 
 // lenientTail lets the array form of a Chrome trace end the way the
 // Trace Event Format and the catapult importer allow: without the closing
-// "]", with a trailing comma, and with trailing whitespace. It holds back
-// a trailing run of whitespace and at most one comma, and at end of input
-// drops that run and supplies the missing "]". The object form is passed
+// "]", with a trailing comma, and with trailing whitespace. It passes each
+// chunk it reads through except the chunk's trailing run of whitespace and
+// at most one comma, which it holds back until more input follows; at end
+// of input it drops that run and supplies the missing "]". The result does
+// not depend on how the input is chunked (FuzzLenientTail), except that a
+// held run longer than 1 MiB is released as it is. The object form is passed
 // through unchanged.
 type lenientTail struct {
 	r       io.Reader
 	started bool
 	array   bool
 	pending []byte // whitespace and at most one comma not yet emitted
-	comma   bool
-	last    byte // last emitted non-whitespace byte
+	comma   bool   // pending holds a comma
+	last    byte   // last emitted non-whitespace byte
 	eof     bool
-	out     []byte
+	out     []byte // bytes ready for the caller
+	obuf    []byte // out's buffer, reused once out is read
 	buf     []byte
 	fixed   bool // the tail was changed
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (l *lenientTail) Read(p []byte) (int, error) {
 	for len(l.out) == 0 {
 		if l.eof {
 			return 0, io.EOF
 		}
-		if len(l.buf) < len(p) {
+		if cap(l.buf) < len(p) {
 			l.buf = make([]byte, max(len(p), 4096))
 		}
+		l.buf = l.buf[:cap(l.buf)]
 		n, err := l.r.Read(l.buf[:len(p)])
-		for _, c := range l.buf[:n] {
-			l.push(c)
-		}
+		l.take(l.buf[:n])
 		if err == io.EOF {
 			l.eof = true
 			if l.array && (l.last != ']' || l.comma) {
@@ -269,7 +287,7 @@ func (l *lenientTail) Read(p []byte) (int, error) {
 			} else {
 				l.out = append(l.out, l.pending...)
 			}
-			l.pending = nil
+			l.pending = l.pending[:0]
 		} else if err != nil {
 			return 0, err
 		}
@@ -279,32 +297,60 @@ func (l *lenientTail) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (l *lenientTail) push(c byte) {
-	ws := c == ' ' || c == '\t' || c == '\r' || c == '\n'
-	if !l.started && !ws {
-		l.started, l.array = true, c == '['
+// take queues chunk c: all of it for the object form; for the array form
+// everything but its trailing run of whitespace and at most one comma
+// (joined to the run still held when c is all such bytes).
+func (l *lenientTail) take(c []byte) {
+	l.out = l.obuf[:0]
+	defer func() { l.obuf = l.out[:0] }()
+	if !l.started {
+		i := 0
+		for i < len(c) && isJSONSpace(c[i]) {
+			i++
+		}
+		if i == len(c) {
+			l.out = append(l.out, c...)
+			return
+		}
+		l.started, l.array = true, c[i] == '['
 	}
 	if !l.array {
-		l.out = append(l.out, c)
+		l.out = append(l.out, c...)
 		return
 	}
-	switch {
-	case ws && len(l.pending) < 1<<20:
-		l.pending = append(l.pending, c)
-		return
-	case c == ',' && !l.comma:
-		l.pending = append(l.pending, c)
-		l.comma = true
+	// k: start of c's trailing run of whitespace and at most one comma.
+	k, comma := len(c), false
+	for k > 0 && (isJSONSpace(c[k-1]) || (c[k-1] == ',' && !comma)) {
+		comma = comma || c[k-1] == ','
+		k--
+	}
+	if k == 0 && !(comma && l.comma) && len(l.pending)+len(c) <= 1<<20 {
+		// c only extends the held run.
+		l.pending = append(l.pending, c...)
+		l.comma = l.comma || comma
 		return
 	}
-	// Anything else (or a second comma, which the decoder reports)
-	// releases the held-back run.
+	if k == 0 && comma && l.comma {
+		// A second comma (the decoder reports it): the held run up to
+		// its comma is released, the rest joins c's run.
+		i := bytes.IndexByte(l.pending, ',')
+		l.out = append(l.out, l.pending[:i+1]...)
+		l.last = ','
+		l.pending = append(append([]byte(nil), l.pending[i+1:]...), c...)
+		return
+	}
+	// The held run is followed by other bytes or has passed 1 MiB:
+	// release it.
 	l.out = append(l.out, l.pending...)
-	l.pending, l.comma = l.pending[:0], false
-	l.out = append(l.out, c)
-	if !ws {
-		l.last = c
+	l.out = append(l.out, c[:k]...)
+	for i := len(l.out) - 1; i >= 0; i-- {
+		if !isJSONSpace(l.out[i]) {
+			l.last = l.out[i]
+			break
+		}
 	}
+	l.pending = append(l.pending[:0], c[k:]...)
+	l.comma = comma
 }
 
 // scanTrace streams the trace events of r and calls emit for every
@@ -418,7 +464,6 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			st.truncated++
 		}
 		maxTS = max(maxTS, ts)
-		th := idString(ev.Pid) + "/" + idString(ev.Tid)
 		switch ev.Ph {
 		case "X":
 			if ev.Dur == "" {
@@ -443,8 +488,10 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				return st, err
 			}
 		case "B":
+			th := threadKey(&ev)
 			stacks[th] = append(stacks[th], open{ev, ts})
 		case "E":
+			th := threadKey(&ev)
 			sk := stacks[th]
 			if len(sk) == 0 {
 				st.unmatched++

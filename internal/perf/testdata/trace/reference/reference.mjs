@@ -10,13 +10,20 @@
 //   pid/tid thread its entries (X, B/E pairs, I instants) per name with
 //   count and summed dur in microseconds.
 //
-// Usage: node reference.mjs NODE_MODULES_PARENT FILE...
+// Usage: node reference.mjs NODE_MODULES_PARENT [--only=speedscope|devtools] FILE...
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
 
 const root = process.argv[2];
-const files = process.argv.slice(3);
+let only = '';
+const files = process.argv.slice(3).filter(a => {
+  if (a.startsWith('--only=')) {
+    only = a.slice('--only='.length);
+    return false;
+  }
+  return true;
+});
 
 // speedscope ships one browser bundle. Its import module is reached
 // through the bundle's own importProfileGroupFromBase64 wrapper, which
@@ -112,10 +119,14 @@ async function devtools(analyzeTrace, file) {
   return {accepted: true, errors, threads};
 }
 
-const ss = await loadSpeedscope();
-const te = await import(path.join(root, 'node_modules/@paulirish/trace_engine/analyze-trace.mjs'));
+const ss = only === 'devtools' ? null : await loadSpeedscope();
+const te = only === 'speedscope' ? null : await import(path.join(root, 'node_modules/@paulirish/trace_engine/analyze-trace.mjs'));
 const out = [];
 for (const f of files) {
-  out.push({file: path.basename(f), speedscope: await speedscope(ss, f), devtools: await devtools(te.analyzeTrace, f)});
+  out.push({
+    file: path.basename(f),
+    speedscope: ss ? await speedscope(ss, f) : {accepted: false, error: 'not run'},
+    devtools: te ? await devtools(te.analyzeTrace, f) : {accepted: false, error: 'not run'},
+  });
 }
 process.stdout.write(JSON.stringify(out));
