@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	jtext "github.com/go-json-experiment/json/jsontext"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/jsontext"
@@ -118,6 +120,10 @@ type traceEvent struct {
 	// didNotFinish marks an X event without dur, which (like the catapult
 	// importer) ends at the trace's last timestamp.
 	didNotFinish bool
+	// pidText and tidText are idString of Pid and Tid when hasIDs (the
+	// decoder shares them between events).
+	pidText, tidText string
+	hasIDs           bool
 }
 
 // usToNS converts a decimal microsecond value to integer nanoseconds
@@ -184,8 +190,191 @@ func exactNS(n json.Number) bool {
 	return r.Mul(r, big.NewRat(1000, 1)).IsInt()
 }
 
-// threadKey is "pid/tid" of ev.
-func threadKey(ev *traceEvent) string { return idString(ev.Pid) + "/" + idString(ev.Tid) }
+// traceDecoder reads one trace event object at a time from a jsontext
+// stream without decoding through reflection: name, cat and ph (JSON
+// strings or null), ts and dur (JSON numbers, strings holding a JSON
+// number, or null; kept as their literal), pid and tid (any JSON value,
+// kept raw) and args (kept raw, in a buffer reused for the next event:
+// only metadata events read it, before the next event is decoded). Keys
+// match exactly (as JavaScript importers read them); for a repeated key
+// the last value wins. Strings and pid/tid literals repeat across
+// events, so up to maxInterned distinct ones are shared.
+type traceDecoder struct {
+	strs map[string]string
+	raws map[string]rawID
+	args []byte
+	tmp  []byte
+}
+
+const maxInterned = 1 << 16
+
+// decode reads the next event into ev. On error it returns what was
+// wrong with the event ("is cut off or is not a JSON object", "has a
+// name that is not a string").
+func (d *traceDecoder) decode(dec *jtext.Decoder, ev *traceEvent) (string, error) {
+	const cutOff = "is cut off or is not a JSON object"
+	if dec.PeekKind() != '{' {
+		if _, err := dec.ReadValue(); err != nil {
+			return cutOff, err
+		}
+		return "is not a JSON object", errNotObject
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return cutOff, err
+	}
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadValue()
+		if err != nil {
+			return cutOff, err
+		}
+		field := traceFieldOf(k)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return cutOff, err
+		}
+		switch field {
+		case "name", "cat", "ph":
+			var s string
+			switch v.Kind() {
+			case '"':
+				s = d.str(v)
+			case 'n':
+			default:
+				return "has a " + field + " that is not a string", errNotObject
+			}
+			switch field {
+			case "name":
+				ev.Name = s
+			case "cat":
+				ev.Cat = s
+			default:
+				ev.Ph = s
+			}
+		case "ts", "dur":
+			var n json.Number
+			switch v.Kind() {
+			case '0':
+				n = json.Number(v)
+			case '"':
+				u := d.str(v)
+				if nv := jtext.Value(u); u == "" || nv.Kind() != '0' || !nv.IsValid() {
+					return "has a " + field + " string that is not a JSON number", errNotObject
+				}
+				n = json.Number(u)
+			case 'n':
+			default:
+				return "has a " + field + " that is not a number", errNotObject
+			}
+			if field == "ts" {
+				ev.Ts = n
+			} else {
+				ev.Dur = n
+			}
+		case "pid", "tid":
+			r, text := d.raw(v)
+			if field == "pid" {
+				ev.Pid, ev.pidText = r, text
+			} else {
+				ev.Tid, ev.tidText = r, text
+			}
+		case "args":
+			d.args = append(d.args[:0], v...)
+			ev.Args = d.args
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return cutOff, err
+	}
+	ev.hasIDs = true
+	return "", nil
+}
+
+var errNotObject = errors.New("not a trace event")
+
+// traceFieldOf is the trace event field a raw object key names, or "".
+func traceFieldOf(k jtext.Value) string {
+	if bytes.IndexByte(k, '\\') >= 0 {
+		u, _ := jtext.AppendUnquote(nil, k)
+		k = u
+	} else if len(k) >= 2 {
+		k = k[1 : len(k)-1]
+	}
+	switch string(k) {
+	case "name":
+		return "name"
+	case "cat":
+		return "cat"
+	case "ph":
+		return "ph"
+	case "ts":
+		return "ts"
+	case "dur":
+		return "dur"
+	case "pid":
+		return "pid"
+	case "tid":
+		return "tid"
+	case "args":
+		return "args"
+	}
+	return ""
+}
+
+// str is the value of the JSON string literal v (invalid UTF-8 replaced
+// by U+FFFD, as encoding/json does), shared when seen before.
+func (d *traceDecoder) str(v jtext.Value) string {
+	var u []byte
+	if in := v[1 : len(v)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		u = in
+	} else {
+		d.tmp, _ = jtext.AppendUnquote(d.tmp[:0], v)
+		u = d.tmp
+	}
+	if s, ok := d.strs[string(u)]; ok {
+		return s
+	}
+	s := string(u)
+	if d.strs == nil {
+		d.strs = map[string]string{}
+	}
+	if len(d.strs) < maxInterned {
+		d.strs[s] = s
+	}
+	return s
+}
+
+// raw is a copy of v and its idString, shared when seen before.
+func (d *traceDecoder) raw(v jtext.Value) (json.RawMessage, string) {
+	if r, ok := d.raws[string(v)]; ok {
+		return r.raw, r.text
+	}
+	r := rawID{json.RawMessage(append([]byte(nil), v...)), ""}
+	r.text = idString(r.raw)
+	if d.raws == nil {
+		d.raws = map[string]rawID{}
+	}
+	if len(d.raws) < maxInterned {
+		d.raws[string(r.raw)] = r
+	}
+	return r.raw, r.text
+}
+
+// rawID is a pid or tid value and its text.
+type rawID struct {
+	raw  json.RawMessage
+	text string
+}
+
+// threadID is a thread of a trace: the pid and tid as text (idString).
+type threadID struct{ pid, tid string }
+
+// thread is ev's pid and tid as text.
+func (ev *traceEvent) thread() threadID {
+	if ev.hasIDs {
+		return threadID{ev.pidText, ev.tidText}
+	}
+	return threadID{idString(ev.Pid), idString(ev.Tid)}
+}
 
 // idString is a pid or tid as text: a JSON string's value, else the
 // literal (a number as written).
@@ -372,8 +561,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 	}
 	lt := &lenientTail{r: br}
 	g := newJSONGuard(bufio.NewReaderSize(lt, 64<<10), "the Chrome trace", 0, 0)
-	dec := json.NewDecoder(g)
-	dec.UseNumber()
+	dec := jtext.NewDecoder(g, jtext.AllowDuplicateNames(true), jtext.AllowInvalidUTF8(true))
 	form := "JSON"
 	bad := func(what string) error {
 		if ctx.Err() != nil {
@@ -385,12 +573,12 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		off := lead + dec.InputOffset()
 		return decodeFail("the Chrome trace (%s) is malformed near byte %d: %s; the catapult trace importer rejects it too", form, off, what).WithDetail("offset", off).WithDetail("recognized", form)
 	}
-	tok, err := dec.Token()
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return st, bad("it does not start with a JSON value")
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
+	d := tok.Kind()
+	if d != '{' && d != '[' {
 		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	}
 	// From here on one event (below the events array) may hold at most
@@ -401,51 +589,50 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		form = "object form"
 		g.elemDepth = 2
 		found := false
-		for dec.More() {
-			kt, err := dec.Token()
+		for dec.PeekKind() != '}' {
+			kt, err := dec.ReadToken()
 			if err != nil {
 				return st, bad("an object key is invalid")
 			}
-			if k, _ := kt.(string); k == "traceEvents" {
-				t, err := dec.Token()
-				if err != nil || t != json.Delim('[') {
+			if kt.String() == "traceEvents" {
+				t, err := dec.ReadToken()
+				if err != nil || t.Kind() != '[' {
 					return st, decodeFail("traceEvents is not an array")
 				}
 				found = true
 				break
 			}
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return st, bad("a top-level value is invalid")
 			}
 		}
 		if !found {
 			return st, decodeFail("the trace object has no traceEvents array")
 		}
-	} else if d != '[' {
-		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	} else {
 		form = "array form"
 	}
+	var dc traceDecoder
+	var ev traceEvent // one event at a time; B and deferred X events are copied
 	type open struct {
 		ev    traceEvent
 		start int64
 	}
-	stacks := map[string][]open{}
+	stacks := map[threadID][]open{}
 	var deferred []traceEvent
 	var deferredStart []int64
 	var deferredBytes int64
 	maxTS := int64(math.MinInt64)
-	for i := int64(0); dec.More(); i++ {
+	for i := int64(0); dec.PeekKind() != ']'; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		var ev traceEvent
-		if err := dec.Decode(&ev); err != nil {
+		ev = traceEvent{}
+		if what, err := dc.decode(dec, &ev); err != nil {
 			if g.err != nil {
 				return st, g.err
 			}
-			return st, bad(fmt.Sprintf("trace event %d is cut off or is not a JSON object", i))
+			return st, bad(fmt.Sprintf("trace event %d %s", i, what))
 		}
 		st.total++
 		if ev.Ph == "M" {
@@ -475,6 +662,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more X events without dur than limits.max_memory_bytes allows")
 				}
 				ev.didNotFinish = true
+				ev.Args = nil // args are read for metadata events only
 				deferred = append(deferred, ev)
 				deferredStart = append(deferredStart, ts)
 				continue
@@ -488,10 +676,11 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				return st, err
 			}
 		case "B":
-			th := threadKey(&ev)
+			th := ev.thread()
+			ev.Args = nil // args are read for metadata events only
 			stacks[th] = append(stacks[th], open{ev, ts})
 		case "E":
-			th := threadKey(&ev)
+			th := ev.thread()
 			sk := stacks[th]
 			if len(sk) == 0 {
 				st.unmatched++
@@ -513,7 +702,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			st.unselect++
 		}
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return st, bad("the events array does not end properly")
 	}
 	st.unterminated = lt.fixed
@@ -557,9 +746,9 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	}
 	defer f.Close()
 	p := newPager(req, req.Start.Row)
-	threads := map[string]*traceAgg{}
+	threads := map[threadID]*traceAgg{}
 	cats := map[string]*traceAgg{}
-	names := map[string]string{}
+	names := map[threadID]string{}
 	var selected int64
 	hasMore := false
 	visit := func(ev *traceEvent, s, e int64, instant bool) error {
@@ -578,18 +767,22 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 			}
 		}
 		selected++
-		pid, tid := idString(ev.Pid), idString(ev.Tid)
-		th := pid + "/" + tid
+		th := ev.thread()
+		pid, tid := th.pid, th.tid
 		if len(threads) < 1<<20 {
 			a := threads[th]
 			if a == nil {
-				a = &traceAgg{key: th, pid: pid, tid: tid}
+				a = &traceAgg{key: pid + "/" + tid, pid: pid, tid: tid}
 				threads[th] = a
 			}
 			a.events++
 			a.overlapNS += ov
 		}
-		for _, c := range strings.Split(ev.Cat, ",") {
+		for rest, more := ev.Cat, true; more; {
+			// Each comma-separated category (strings.Split without
+			// the slice).
+			var c string
+			c, rest, more = strings.Cut(rest, ",")
 			a := cats[c]
 			if a == nil && len(cats) < 1<<20 {
 				a = &traceAgg{key: c}
@@ -632,7 +825,7 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 				Name string `json:"name"`
 			}
 			if json.Unmarshal(ev.Args, &a) == nil {
-				names[idString(ev.Pid)+"/"+idString(ev.Tid)] = a.Name
+				names[ev.thread()] = a.Name
 			}
 		}
 	}
@@ -644,22 +837,21 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	if p.err != nil {
 		return nil, p.err
 	}
-	aggRows := func(m map[string]*traceAgg, thread bool) []any {
-		list := make([]*traceAgg, 0, len(m))
-		for _, a := range m {
-			list = append(list, a)
-		}
+	aggRows := func(list []*traceAgg, thread bool) []any {
 		sort.Slice(list, func(i, j int) bool {
 			if list[i].overlapNS != list[j].overlapNS {
 				return list[i].overlapNS > list[j].overlapNS
 			}
-			return list[i].key < list[j].key
+			if list[i].key != list[j].key {
+				return list[i].key < list[j].key
+			}
+			return list[i].pid < list[j].pid
 		})
 		rows := make([]any, len(list))
 		for i, a := range list {
 			r := map[string]any{"events": contract.Int(a.events), "overlap_ns": contract.Int(a.overlapNS)}
 			if thread {
-				r["pid"], r["tid"], r["thread_name"] = a.pid, a.tid, names[a.key]
+				r["pid"], r["tid"], r["thread_name"] = a.pid, a.tid, names[threadID{a.pid, a.tid}]
 			} else {
 				r["category"] = a.key
 			}
@@ -670,9 +862,17 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	var out *Output
 	switch view {
 	case "threads":
-		out, err = page(aggRows(threads, true), req)
+		list := make([]*traceAgg, 0, len(threads))
+		for _, a := range threads {
+			list = append(list, a)
+		}
+		out, err = page(aggRows(list, true), req)
 	case "categories":
-		out, err = page(aggRows(cats, false), req)
+		list := make([]*traceAgg, 0, len(cats))
+		for _, a := range cats {
+			list = append(list, a)
+		}
+		out, err = page(aggRows(list, false), req)
 	default:
 		out = &Output{Rows: p.rows, Total: selected}
 		if hasMore {
