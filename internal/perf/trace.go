@@ -687,6 +687,12 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				continue
 			}
 			o := sk[len(sk)-1]
+			if ts < o.start {
+				// An E before the B it would close: unmatched, like
+				// speedscope (which ignores it); the B stays open.
+				st.unmatched++
+				continue
+			}
 			stacks[th] = sk[:len(sk)-1]
 			if o.ev.Name == "" {
 				o.ev.Name = ev.Name

@@ -146,3 +146,19 @@ func TestTraceCompleteWithoutDur(t *testing.T) {
 		t.Fatalf("coverage %v status %v", cov, m["status"])
 	}
 }
+
+// TestTraceEndBeforeBegin: an E earlier than the B it would close is
+// unpaired (speedscope ignores it too) and the B stays open, so both are
+// counted in coverage.unmatched_begin_end and no negative span is a row.
+func TestTraceEndBeforeBegin(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("endfirst.json", `[{"ph":"B","name":"a","pid":1,"tid":2,"ts":10},{"ph":"E","pid":1,"tid":2,"ts":0},{"ph":"X","name":"x","pid":1,"tid":2,"ts":1,"dur":1}]`)
+	m := e.mustCall("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": 100000})
+	rows := data(m)["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["name"] != "x" {
+		t.Fatalf("rows %v, want only x", rows)
+	}
+	if got := m["coverage"].(map[string]any)["unmatched_begin_end"]; got != "2" {
+		t.Fatalf("unmatched_begin_end %v, want 2", got)
+	}
+}
