@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inquest-dev/inquest/internal/evidence"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // writeLargeTrace writes a deterministic Chrome trace of n events (array
@@ -112,28 +115,38 @@ func largeTrace(tb testing.TB) (string, int64) {
 	return largeTracePath, largeTraceSize
 }
 
-// traceHelperEnv names the trace file TestTraceWindowHelperProcess reads;
-// unset, that test does nothing.
+// traceHelperEnv names the trace file traceHelperMain reads: when it is
+// set, TestMain runs traceHelperMain instead of the tests.
 const traceHelperEnv = "INQUEST_TRACE_HELPER_FILE"
 
-// TestTraceWindowHelperProcess is not a test: the trace benchmark runs
-// the test binary with it selected and traceHelperEnv set, so one
-// inspect_trace_window call runs in a fresh process whose peak RSS the
-// kernel reports (the figure compared with the reference importers').
-func TestTraceWindowHelperProcess(t *testing.T) {
+// traceHelperMain makes one inspect_trace_window call (events view, the
+// whole trace) over the file traceHelperEnv names, in a fresh process
+// whose peak RSS the kernel reports to the trace benchmark, and prints
+// the summary's event counts. It returns the exit code.
+func traceHelperMain() int {
 	path := os.Getenv(traceHelperEnv)
-	if path == "" {
-		return
-	}
-	e := newEnv(t)
-	view := os.Getenv(traceHelperEnv + "_VIEW")
-	raw, _ := json.Marshal(map[string]any{"sources": []any{pathSrc(path, "chrome-trace")}, "start_ns": 0, "end_ns": "9223372036854775807", "view": view, "page_size": 100})
-	res, err := e.reg.Call(context.Background(), "inspect_trace_window", raw)
+	dir, err := os.MkdirTemp("", "inquest-trace-helper-")
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	d := res.Data.(map[string]any)
-	fmt.Printf("trace_events=%v events_in_window=%v\n", d["summary"].(map[string]any)["trace_events"], d["summary"].(map[string]any)["events_in_window"])
+	defer os.RemoveAll(dir)
+	rt := New(Config{Sessions: true, OpenStore: func() (*evidence.Store, error) { return evidence.Open(filepath.Join(dir, "store")) }})
+	defer rt.Close()
+	reg := tool.NewRegistry()
+	if err := reg.Add(Tools(rt)...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	raw, _ := json.Marshal(map[string]any{"sources": []any{pathSrc(path, "chrome-trace")}, "start_ns": 0, "end_ns": "9223372036854775807", "page_size": 100})
+	res, err := reg.Call(context.Background(), "inspect_trace_window", raw)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sum := res.Data.(map[string]any)["summary"].(map[string]any)
+	fmt.Printf("trace_events=%v events_in_window=%v\n", sum["trace_events"], sum["events_in_window"])
+	return 0
 }
 
 // runMeasured runs cmd and returns its wall time and peak RSS (bytes,
@@ -188,8 +201,8 @@ func BenchmarkTraceWindow1_5M(b *testing.B) {
 		var ours, ss, dt time.Duration
 		var oursRSS, ssRSS, dtRSS int64
 		for i := 0; i < b.N; i++ {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestTraceWindowHelperProcess$", "-test.count=1")
-			cmd.Env = append(os.Environ(), traceHelperEnv+"="+path, traceHelperEnv+"_VIEW=events")
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), traceHelperEnv+"="+path)
 			w, rss, out := runMeasured(b, cmd)
 			if !bytes.Contains(out, []byte("trace_events=1500000")) {
 				b.Fatalf("helper did not read every event: %s", out)
