@@ -203,7 +203,7 @@ func TestTraceConformance(t *testing.T) {
 		name, doc string
 		// ours, speedscope, devtools: whether each accepts the file.
 		ours, speedscope, devtools bool
-		why                        string
+		why                        string // why a reader rejects it
 	}
 	variants := []variant{
 		{"closed.json", closed, true, true, true, ""},
@@ -242,16 +242,16 @@ func TestTraceConformance(t *testing.T) {
 				t.Fatal("no reference result")
 			}
 			if r.Speedscope.Accepted != v.speedscope {
-				t.Fatalf("speedscope accepted=%v (%s), the test expects %v", r.Speedscope.Accepted, r.Speedscope.Error, v.speedscope)
+				t.Fatalf("speedscope accepted=%v (%s), the test expects %v (%s)", r.Speedscope.Accepted, r.Speedscope.Error, v.speedscope, v.why)
 			}
 			if r.Devtools.Accepted != v.devtools {
-				t.Fatalf("DevTools accepted=%v (%s), the test expects %v", r.Devtools.Accepted, r.Devtools.Error, v.devtools)
+				t.Fatalf("DevTools accepted=%v (%s), the test expects %v (%s)", r.Devtools.Accepted, r.Devtools.Error, v.devtools, v.why)
 			}
 			args := map[string]any{"sources": []any{pathSrc(files[i], "chrome-trace")}, "start_ns": 0, "end_ns": "9223372036854775807", "page_size": 10000}
 			m, code := e.call("inspect_trace_window", args)
 			if !v.ours {
 				if code != contract.CodeDecodeFailed {
-					t.Fatalf("ours: %s %v, want DECODE_FAILED like the references", code, m["error"])
+					t.Fatalf("ours: %s %v, want DECODE_FAILED like the references (%s)", code, m["error"], v.why)
 				}
 				return
 			}
