@@ -257,7 +257,7 @@ func (d *traceDecoder) decode(dec *jtext.Decoder, ev *traceEvent) (string, error
 				n = json.Number(v)
 			case '"':
 				u := d.str(v)
-				if nv := jtext.Value(u); u == "" || nv.Kind() != '0' || !nv.IsValid() {
+				if nv := jtext.Value(u); u == "" || u != strings.TrimSpace(u) || nv.Kind() != '0' || !nv.IsValid() {
 					return "has a " + field + " string that is not a JSON number", errNotObject
 				}
 				n = json.Number(u)

@@ -162,3 +162,27 @@ func TestTraceEndBeforeBegin(t *testing.T) {
 		t.Fatalf("unmatched_begin_end %v, want 2", got)
 	}
 }
+
+// TestTraceQuotedNumbers: ts and dur may be JSON strings holding a JSON
+// number (as encoding/json reads a json.Number); any other string is
+// DECODE_FAILED naming the field.
+func TestTraceQuotedNumbers(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		doc  string
+		want contract.Code
+	}{
+		{`[{"ph":"X","name":"a","ts":"1.5","dur":"2","pid":1,"tid":1}]`, ""},
+		{`[{"ph":"X","name":"a","ts":"1e3","dur":2,"pid":1,"tid":1}]`, ""},
+		{`[{"ph":"X","name":"a","ts":" 1","dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":"a","ts":"0x10","dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":"a","ts":1,"dur":true,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":5,"ts":1,"dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+	} {
+		p := e.write("q.json", tt.doc)
+		m, code := e.call("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": "9223372036854775807"})
+		if code != tt.want {
+			t.Errorf("%s: got %q %v, want %q", tt.doc, code, m["error"], tt.want)
+		}
+	}
+}
