@@ -208,6 +208,10 @@ type traceDecoder struct {
 
 const maxInterned = 1 << 16
 
+// heldEventBytes is what one held trace event costs (its traceEvent and
+// start, rounded up).
+const heldEventBytes = 256
+
 // decode reads the next event into ev. On error it returns what was
 // wrong with the event ("is cut off or is not a JSON object", "has a
 // name that is not a string").
@@ -621,7 +625,10 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 	stacks := map[threadID][]open{}
 	var deferred []traceEvent
 	var deferredStart []int64
-	var deferredBytes int64
+	// heldBytes accounts the events held until their end is known (open
+	// B events and X events without dur) against limits.max_memory_bytes;
+	// their strings are shared, so each counts its struct.
+	var heldBytes int64
 	maxTS := int64(math.MinInt64)
 	for i := int64(0); dec.PeekKind() != ']'; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
@@ -657,9 +664,9 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				// Like catapult: a slice that did not finish, closed at
 				// the end of the trace once that is known.
 				st.noDur++
-				deferredBytes += int64(len(ev.Name)+len(ev.Cat)+len(ev.Args)+len(ev.Pid)+len(ev.Tid)) + 96
-				if deferredBytes > memCap {
-					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more X events without dur than limits.max_memory_bytes allows")
+				heldBytes += heldEventBytes
+				if heldBytes > memCap {
+					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more open B events and X events without dur than limits.max_memory_bytes allows")
 				}
 				ev.didNotFinish = true
 				ev.Args = nil // args are read for metadata events only
@@ -678,6 +685,10 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		case "B":
 			th := ev.thread()
 			ev.Args = nil // args are read for metadata events only
+			heldBytes += heldEventBytes
+			if heldBytes > memCap {
+				return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more open B events and X events without dur than limits.max_memory_bytes allows")
+			}
 			stacks[th] = append(stacks[th], open{ev, ts})
 		case "E":
 			th := ev.thread()
@@ -694,6 +705,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				continue
 			}
 			stacks[th] = sk[:len(sk)-1]
+			heldBytes -= heldEventBytes
 			if o.ev.Name == "" {
 				o.ev.Name = ev.Name
 			}

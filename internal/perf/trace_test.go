@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -183,6 +184,29 @@ func TestTraceQuotedNumbers(t *testing.T) {
 		m, code := e.call("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": "9223372036854775807"})
 		if code != tt.want {
 			t.Errorf("%s: got %q %v, want %q", tt.doc, code, m["error"], tt.want)
+		}
+	}
+}
+
+// TestTraceHeldEventsBounded: events held until their end is known (open
+// B events, X events without dur) count against limits.max_memory_bytes;
+// a trace holding more is LIMIT_EXCEEDED, not an unbounded read.
+func TestTraceHeldEventsBounded(t *testing.T) {
+	e := newEnv(t)
+	for _, ph := range []string{`"B"`, `"X"`} {
+		var sb strings.Builder
+		sb.WriteString("[")
+		for i := 0; i < 5000; i++ {
+			fmt.Fprintf(&sb, `{"ph":%s,"name":"n","ts":%d,"pid":1,"tid":1},`, ph, i)
+		}
+		p := e.write("held.json", sb.String())
+		args := map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": "9223372036854775807", "limits": map[string]any{"max_memory_bytes": 1 << 20}}
+		if m, code := e.call("inspect_trace_window", args); code != contract.CodeLimitExceeded {
+			t.Errorf("%s: got %q %v, want LIMIT_EXCEEDED", ph, code, m["error"])
+		}
+		delete(args, "limits")
+		if m, code := e.call("inspect_trace_window", args); code != "" {
+			t.Errorf("%s without the low limit: %s %v", ph, code, m["error"])
 		}
 	}
 }
