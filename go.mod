@@ -11,6 +11,7 @@ require (
 	github.com/coder/websocket v1.8.14
 	github.com/creack/pty v1.1.24
 	github.com/ebitengine/purego v0.11.2
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/mattn/go-isatty v0.0.24

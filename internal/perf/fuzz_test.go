@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"testing/iotest"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
@@ -198,4 +200,71 @@ func FuzzOperationArgs(f *testing.F) {
 			t.Fatalf("start_ns %q is %d, encodes as %s", a.StartNS, v, enc)
 		}
 	})
+}
+
+// lenientTailWhole is lenientTail's contract over a whole input: the
+// array form loses its trailing run of whitespace and at most one comma
+// and gains "]" when it does not end with one; it is unchanged when it
+// ends with "]" and only whitespace after it, and so is the object form.
+func lenientTailWhole(b []byte) (out []byte, fixed bool) {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return b, false
+	}
+	t = bytes.TrimRight(b, " \t\r\n")
+	comma := false
+	if bytes.HasSuffix(t, []byte(",")) {
+		t, comma = bytes.TrimRight(t[:len(t)-1], " \t\r\n"), true
+	}
+	if t[len(t)-1] == ']' && !comma {
+		return b, false
+	}
+	out = append([]byte{}, t...)
+	if t[len(t)-1] != ']' {
+		out = append(out, ']')
+	}
+	return out, true
+}
+
+// FuzzLenientTail: lenientTail gives the same bytes whatever the chunks
+// it is read in (whole, one byte at a time, halves) and they are
+// lenientTailWhole's.
+func FuzzLenientTail(f *testing.F) {
+	for _, s := range []string{"[1,2", "[1,2,", "[1,2 , \n", "[1],", "[1,,", "[1 , ,", "[", " [ ] \n", `{"a":1} ,`, "  ", "[1,2]\n\n", "[\"a ,\" , "} {
+		f.Add([]byte(s), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, chunk uint8) {
+		want, wantFixed := lenientTailWhole(b)
+		readers := map[string]io.Reader{
+			"whole":    bytes.NewReader(b),
+			"one byte": iotest.OneByteReader(bytes.NewReader(b)),
+			"half":     iotest.HalfReader(bytes.NewReader(b)),
+			"chunks":   &chunkReader{b: b, n: int(chunk%7) + 1},
+		}
+		for name, r := range readers {
+			lt := &lenientTail{r: r}
+			got, err := io.ReadAll(lt)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !bytes.Equal(got, want) || lt.fixed != wantFixed {
+				t.Fatalf("%s: %q fixed=%v, want %q fixed=%v", name, got, lt.fixed, want, wantFixed)
+			}
+		}
+	})
+}
+
+// chunkReader returns b in reads of at most n bytes.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }

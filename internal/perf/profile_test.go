@@ -126,10 +126,13 @@ type buildErr struct{ out string }
 func (b *buildErr) Error() string { return "building/running the profiled program: " + b.out }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(traceHelperEnv) != "" {
+		os.Exit(traceHelperMain())
+	}
 	code := m.Run()
-	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir} {
+	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir, traceRefDir, largeTracePath} {
 		if d != "" && strings.HasPrefix(d, os.TempDir()) {
-			if d != profDirForCleanups && d != benchstatDir {
+			if d != profDirForCleanups && d != benchstatDir && d != traceRefDir {
 				d = filepath.Dir(d)
 			}
 			os.RemoveAll(d)

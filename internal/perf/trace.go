@@ -2,8 +2,10 @@ package perf
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,7 +14,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	jtext "github.com/go-json-experiment/json/jsontext"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/jsontext"
@@ -116,6 +120,10 @@ type traceEvent struct {
 	// didNotFinish marks an X event without dur, which (like the catapult
 	// importer) ends at the trace's last timestamp.
 	didNotFinish bool
+	// pidText and tidText are idString of Pid and Tid when hasIDs (the
+	// decoder shares them between events).
+	pidText, tidText string
+	hasIDs           bool
 }
 
 // usToNS converts a decimal microsecond value to integer nanoseconds
@@ -182,9 +190,207 @@ func exactNS(n json.Number) bool {
 	return r.Mul(r, big.NewRat(1000, 1)).IsInt()
 }
 
+// traceDecoder reads one trace event object at a time from a jsontext
+// stream without decoding through reflection: name, cat and ph (JSON
+// strings or null), ts and dur (JSON numbers, strings holding a JSON
+// number, or null; kept as their literal), pid and tid (any JSON value,
+// kept raw) and args (kept raw, in a buffer reused for the next event:
+// only metadata events read it, before the next event is decoded). Keys
+// match exactly (as JavaScript importers read them); for a repeated key
+// the last value wins. Strings and pid/tid literals repeat across
+// events, so up to maxInterned distinct ones are shared.
+type traceDecoder struct {
+	strs map[string]string
+	raws map[string]rawID
+	args []byte
+	tmp  []byte
+}
+
+const maxInterned = 1 << 16
+
+// heldEventBytes is what one held trace event costs (its traceEvent and
+// start, rounded up).
+const heldEventBytes = 256
+
+// decode reads the next event into ev. On error it returns what was
+// wrong with the event ("is cut off or is not a JSON object", "has a
+// name that is not a string").
+func (d *traceDecoder) decode(dec *jtext.Decoder, ev *traceEvent) (string, error) {
+	const cutOff = "is cut off or is not a JSON object"
+	if dec.PeekKind() != '{' {
+		if _, err := dec.ReadValue(); err != nil {
+			return cutOff, err
+		}
+		return "is not a JSON object", errNotObject
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return cutOff, err
+	}
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadValue()
+		if err != nil {
+			return cutOff, err
+		}
+		field := traceFieldOf(k)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return cutOff, err
+		}
+		switch field {
+		case "name", "cat", "ph":
+			var s string
+			switch v.Kind() {
+			case '"':
+				s = d.str(v)
+			case 'n':
+			default:
+				return "has a " + field + " that is not a string", errNotObject
+			}
+			switch field {
+			case "name":
+				ev.Name = s
+			case "cat":
+				ev.Cat = s
+			default:
+				ev.Ph = s
+			}
+		case "ts", "dur":
+			var n json.Number
+			switch v.Kind() {
+			case '0':
+				n = json.Number(v)
+			case '"':
+				u := d.str(v)
+				if nv := jtext.Value(u); u == "" || u != strings.TrimSpace(u) || nv.Kind() != '0' || !nv.IsValid() {
+					return "has a " + field + " string that is not a JSON number", errNotObject
+				}
+				n = json.Number(u)
+			case 'n':
+			default:
+				return "has a " + field + " that is not a number", errNotObject
+			}
+			if field == "ts" {
+				ev.Ts = n
+			} else {
+				ev.Dur = n
+			}
+		case "pid", "tid":
+			r, text := d.raw(v)
+			if field == "pid" {
+				ev.Pid, ev.pidText = r, text
+			} else {
+				ev.Tid, ev.tidText = r, text
+			}
+		case "args":
+			d.args = append(d.args[:0], v...)
+			ev.Args = d.args
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return cutOff, err
+	}
+	ev.hasIDs = true
+	return "", nil
+}
+
+var errNotObject = errors.New("not a trace event")
+
+// traceFieldOf is the trace event field a raw object key names, or "".
+func traceFieldOf(k jtext.Value) string {
+	if bytes.IndexByte(k, '\\') >= 0 {
+		u, _ := jtext.AppendUnquote(nil, k)
+		k = u
+	} else if len(k) >= 2 {
+		k = k[1 : len(k)-1]
+	}
+	switch string(k) {
+	case "name":
+		return "name"
+	case "cat":
+		return "cat"
+	case "ph":
+		return "ph"
+	case "ts":
+		return "ts"
+	case "dur":
+		return "dur"
+	case "pid":
+		return "pid"
+	case "tid":
+		return "tid"
+	case "args":
+		return "args"
+	}
+	return ""
+}
+
+// str is the value of the JSON string literal v (invalid UTF-8 replaced
+// by U+FFFD, as encoding/json does), shared when seen before.
+func (d *traceDecoder) str(v jtext.Value) string {
+	var u []byte
+	if in := v[1 : len(v)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		u = in
+	} else {
+		d.tmp, _ = jtext.AppendUnquote(d.tmp[:0], v)
+		u = d.tmp
+	}
+	if s, ok := d.strs[string(u)]; ok {
+		return s
+	}
+	s := string(u)
+	if d.strs == nil {
+		d.strs = map[string]string{}
+	}
+	if len(d.strs) < maxInterned {
+		d.strs[s] = s
+	}
+	return s
+}
+
+// raw is a copy of v and its idString, shared when seen before.
+func (d *traceDecoder) raw(v jtext.Value) (json.RawMessage, string) {
+	if r, ok := d.raws[string(v)]; ok {
+		return r.raw, r.text
+	}
+	r := rawID{json.RawMessage(append([]byte(nil), v...)), ""}
+	r.text = idString(r.raw)
+	if d.raws == nil {
+		d.raws = map[string]rawID{}
+	}
+	if len(d.raws) < maxInterned {
+		d.raws[string(r.raw)] = r
+	}
+	return r.raw, r.text
+}
+
+// rawID is a pid or tid value and its text.
+type rawID struct {
+	raw  json.RawMessage
+	text string
+}
+
+// threadID is a thread of a trace: the pid and tid as text (idString).
+type threadID struct{ pid, tid string }
+
+// thread is ev's pid and tid as text.
+func (ev *traceEvent) thread() threadID {
+	if ev.hasIDs {
+		return threadID{ev.pidText, ev.tidText}
+	}
+	return threadID{idString(ev.Pid), idString(ev.Tid)}
+}
+
+// idString is a pid or tid as text: a JSON string's value, else the
+// literal (a number as written).
 func idString(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
+	}
+	if raw[0] != '"' {
+		return string(raw)
+	}
+	if in := raw[1 : len(raw)-1]; len(raw) >= 2 && bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -228,35 +434,40 @@ type traceScan struct {
 
 // lenientTail lets the array form of a Chrome trace end the way the
 // Trace Event Format and the catapult importer allow: without the closing
-// "]", with a trailing comma, and with trailing whitespace. It holds back
-// a trailing run of whitespace and at most one comma, and at end of input
-// drops that run and supplies the missing "]". The object form is passed
+// "]", with a trailing comma, and with trailing whitespace. It passes each
+// chunk it reads through except the chunk's trailing run of whitespace and
+// at most one comma, which it holds back until more input follows; at end
+// of input it drops that run and supplies the missing "]". The result does
+// not depend on how the input is chunked (FuzzLenientTail), except that a
+// held run longer than 1 MiB is released as it is. The object form is passed
 // through unchanged.
 type lenientTail struct {
 	r       io.Reader
 	started bool
 	array   bool
 	pending []byte // whitespace and at most one comma not yet emitted
-	comma   bool
-	last    byte // last emitted non-whitespace byte
+	comma   bool   // pending holds a comma
+	last    byte   // last emitted non-whitespace byte
 	eof     bool
-	out     []byte
+	out     []byte // bytes ready for the caller
+	obuf    []byte // out's buffer, reused once out is read
 	buf     []byte
 	fixed   bool // the tail was changed
 }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func (l *lenientTail) Read(p []byte) (int, error) {
 	for len(l.out) == 0 {
 		if l.eof {
 			return 0, io.EOF
 		}
-		if len(l.buf) < len(p) {
+		if cap(l.buf) < len(p) {
 			l.buf = make([]byte, max(len(p), 4096))
 		}
+		l.buf = l.buf[:cap(l.buf)]
 		n, err := l.r.Read(l.buf[:len(p)])
-		for _, c := range l.buf[:n] {
-			l.push(c)
-		}
+		l.take(l.buf[:n])
 		if err == io.EOF {
 			l.eof = true
 			if l.array && (l.last != ']' || l.comma) {
@@ -269,7 +480,7 @@ func (l *lenientTail) Read(p []byte) (int, error) {
 			} else {
 				l.out = append(l.out, l.pending...)
 			}
-			l.pending = nil
+			l.pending = l.pending[:0]
 		} else if err != nil {
 			return 0, err
 		}
@@ -279,32 +490,60 @@ func (l *lenientTail) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (l *lenientTail) push(c byte) {
-	ws := c == ' ' || c == '\t' || c == '\r' || c == '\n'
-	if !l.started && !ws {
-		l.started, l.array = true, c == '['
+// take queues chunk c: all of it for the object form; for the array form
+// everything but its trailing run of whitespace and at most one comma
+// (joined to the run still held when c is all such bytes).
+func (l *lenientTail) take(c []byte) {
+	l.out = l.obuf[:0]
+	defer func() { l.obuf = l.out[:0] }()
+	if !l.started {
+		i := 0
+		for i < len(c) && isJSONSpace(c[i]) {
+			i++
+		}
+		if i == len(c) {
+			l.out = append(l.out, c...)
+			return
+		}
+		l.started, l.array = true, c[i] == '['
 	}
 	if !l.array {
-		l.out = append(l.out, c)
+		l.out = append(l.out, c...)
 		return
 	}
-	switch {
-	case ws && len(l.pending) < 1<<20:
-		l.pending = append(l.pending, c)
-		return
-	case c == ',' && !l.comma:
-		l.pending = append(l.pending, c)
-		l.comma = true
+	// k: start of c's trailing run of whitespace and at most one comma.
+	k, comma := len(c), false
+	for k > 0 && (isJSONSpace(c[k-1]) || (c[k-1] == ',' && !comma)) {
+		comma = comma || c[k-1] == ','
+		k--
+	}
+	if k == 0 && !(comma && l.comma) && len(l.pending)+len(c) <= 1<<20 {
+		// c only extends the held run.
+		l.pending = append(l.pending, c...)
+		l.comma = l.comma || comma
 		return
 	}
-	// Anything else (or a second comma, which the decoder reports)
-	// releases the held-back run.
+	if k == 0 && comma && l.comma {
+		// A second comma (the decoder reports it): the held run up to
+		// its comma is released, the rest joins c's run.
+		i := bytes.IndexByte(l.pending, ',')
+		l.out = append(l.out, l.pending[:i+1]...)
+		l.last = ','
+		l.pending = append(append([]byte(nil), l.pending[i+1:]...), c...)
+		return
+	}
+	// The held run is followed by other bytes or has passed 1 MiB:
+	// release it.
 	l.out = append(l.out, l.pending...)
-	l.pending, l.comma = l.pending[:0], false
-	l.out = append(l.out, c)
-	if !ws {
-		l.last = c
+	l.out = append(l.out, c[:k]...)
+	for i := len(l.out) - 1; i >= 0; i-- {
+		if !isJSONSpace(l.out[i]) {
+			l.last = l.out[i]
+			break
+		}
 	}
+	l.pending = append(l.pending[:0], c[k:]...)
+	l.comma = comma
 }
 
 // scanTrace streams the trace events of r and calls emit for every
@@ -326,8 +565,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 	}
 	lt := &lenientTail{r: br}
 	g := newJSONGuard(bufio.NewReaderSize(lt, 64<<10), "the Chrome trace", 0, 0)
-	dec := json.NewDecoder(g)
-	dec.UseNumber()
+	dec := jtext.NewDecoder(g, jtext.AllowDuplicateNames(true), jtext.AllowInvalidUTF8(true))
 	form := "JSON"
 	bad := func(what string) error {
 		if ctx.Err() != nil {
@@ -339,12 +577,12 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		off := lead + dec.InputOffset()
 		return decodeFail("the Chrome trace (%s) is malformed near byte %d: %s; the catapult trace importer rejects it too", form, off, what).WithDetail("offset", off).WithDetail("recognized", form)
 	}
-	tok, err := dec.Token()
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return st, bad("it does not start with a JSON value")
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
+	d := tok.Kind()
+	if d != '{' && d != '[' {
 		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	}
 	// From here on one event (below the events array) may hold at most
@@ -355,51 +593,53 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		form = "object form"
 		g.elemDepth = 2
 		found := false
-		for dec.More() {
-			kt, err := dec.Token()
+		for dec.PeekKind() != '}' {
+			kt, err := dec.ReadToken()
 			if err != nil {
 				return st, bad("an object key is invalid")
 			}
-			if k, _ := kt.(string); k == "traceEvents" {
-				t, err := dec.Token()
-				if err != nil || t != json.Delim('[') {
+			if kt.String() == "traceEvents" {
+				t, err := dec.ReadToken()
+				if err != nil || t.Kind() != '[' {
 					return st, decodeFail("traceEvents is not an array")
 				}
 				found = true
 				break
 			}
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return st, bad("a top-level value is invalid")
 			}
 		}
 		if !found {
 			return st, decodeFail("the trace object has no traceEvents array")
 		}
-	} else if d != '[' {
-		return st, decodeFail("a Chrome trace is a JSON array of events or an object with traceEvents")
 	} else {
 		form = "array form"
 	}
+	var dc traceDecoder
+	var ev traceEvent // one event at a time; B and deferred X events are copied
 	type open struct {
 		ev    traceEvent
 		start int64
 	}
-	stacks := map[string][]open{}
+	stacks := map[threadID][]open{}
 	var deferred []traceEvent
 	var deferredStart []int64
-	var deferredBytes int64
+	// heldBytes accounts the events held until their end is known (open
+	// B events and X events without dur) against limits.max_memory_bytes;
+	// their strings are shared, so each counts its struct.
+	var heldBytes int64
 	maxTS := int64(math.MinInt64)
-	for i := int64(0); dec.More(); i++ {
+	for i := int64(0); dec.PeekKind() != ']'; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return st, ctx.Err()
 		}
-		var ev traceEvent
-		if err := dec.Decode(&ev); err != nil {
+		ev = traceEvent{}
+		if what, err := dc.decode(dec, &ev); err != nil {
 			if g.err != nil {
 				return st, g.err
 			}
-			return st, bad(fmt.Sprintf("trace event %d is cut off or is not a JSON object", i))
+			return st, bad(fmt.Sprintf("trace event %d %s", i, what))
 		}
 		st.total++
 		if ev.Ph == "M" {
@@ -418,18 +658,18 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			st.truncated++
 		}
 		maxTS = max(maxTS, ts)
-		th := idString(ev.Pid) + "/" + idString(ev.Tid)
 		switch ev.Ph {
 		case "X":
 			if ev.Dur == "" {
 				// Like catapult: a slice that did not finish, closed at
 				// the end of the trace once that is known.
 				st.noDur++
-				deferredBytes += int64(len(ev.Name)+len(ev.Cat)+len(ev.Args)+len(ev.Pid)+len(ev.Tid)) + 96
-				if deferredBytes > memCap {
-					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more X events without dur than limits.max_memory_bytes allows")
+				heldBytes += heldEventBytes
+				if heldBytes > memCap {
+					return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more open B events and X events without dur than limits.max_memory_bytes allows")
 				}
 				ev.didNotFinish = true
+				ev.Args = nil // args are read for metadata events only
 				deferred = append(deferred, ev)
 				deferredStart = append(deferredStart, ts)
 				continue
@@ -443,15 +683,29 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 				return st, err
 			}
 		case "B":
+			th := ev.thread()
+			ev.Args = nil // args are read for metadata events only
+			heldBytes += heldEventBytes
+			if heldBytes > memCap {
+				return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more open B events and X events without dur than limits.max_memory_bytes allows")
+			}
 			stacks[th] = append(stacks[th], open{ev, ts})
 		case "E":
+			th := ev.thread()
 			sk := stacks[th]
 			if len(sk) == 0 {
 				st.unmatched++
 				continue
 			}
 			o := sk[len(sk)-1]
+			if ts < o.start {
+				// An E before the B it would close: unmatched, like
+				// speedscope (which ignores it); the B stays open.
+				st.unmatched++
+				continue
+			}
 			stacks[th] = sk[:len(sk)-1]
+			heldBytes -= heldEventBytes
 			if o.ev.Name == "" {
 				o.ev.Name = ev.Name
 			}
@@ -466,7 +720,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			st.unselect++
 		}
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return st, bad("the events array does not end properly")
 	}
 	st.unterminated = lt.fixed
@@ -510,9 +764,9 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	}
 	defer f.Close()
 	p := newPager(req, req.Start.Row)
-	threads := map[string]*traceAgg{}
+	threads := map[threadID]*traceAgg{}
 	cats := map[string]*traceAgg{}
-	names := map[string]string{}
+	names := map[threadID]string{}
 	var selected int64
 	hasMore := false
 	visit := func(ev *traceEvent, s, e int64, instant bool) error {
@@ -531,18 +785,22 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 			}
 		}
 		selected++
-		pid, tid := idString(ev.Pid), idString(ev.Tid)
-		th := pid + "/" + tid
+		th := ev.thread()
+		pid, tid := th.pid, th.tid
 		if len(threads) < 1<<20 {
 			a := threads[th]
 			if a == nil {
-				a = &traceAgg{key: th, pid: pid, tid: tid}
+				a = &traceAgg{key: pid + "/" + tid, pid: pid, tid: tid}
 				threads[th] = a
 			}
 			a.events++
 			a.overlapNS += ov
 		}
-		for _, c := range strings.Split(ev.Cat, ",") {
+		for rest, more := ev.Cat, true; more; {
+			// Each comma-separated category (strings.Split without
+			// the slice).
+			var c string
+			c, rest, more = strings.Cut(rest, ",")
 			a := cats[c]
 			if a == nil && len(cats) < 1<<20 {
 				a = &traceAgg{key: c}
@@ -585,7 +843,7 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 				Name string `json:"name"`
 			}
 			if json.Unmarshal(ev.Args, &a) == nil {
-				names[idString(ev.Pid)+"/"+idString(ev.Tid)] = a.Name
+				names[ev.thread()] = a.Name
 			}
 		}
 	}
@@ -597,22 +855,21 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	if p.err != nil {
 		return nil, p.err
 	}
-	aggRows := func(m map[string]*traceAgg, thread bool) []any {
-		list := make([]*traceAgg, 0, len(m))
-		for _, a := range m {
-			list = append(list, a)
-		}
+	aggRows := func(list []*traceAgg, thread bool) []any {
 		sort.Slice(list, func(i, j int) bool {
 			if list[i].overlapNS != list[j].overlapNS {
 				return list[i].overlapNS > list[j].overlapNS
 			}
-			return list[i].key < list[j].key
+			if list[i].key != list[j].key {
+				return list[i].key < list[j].key
+			}
+			return list[i].pid < list[j].pid
 		})
 		rows := make([]any, len(list))
 		for i, a := range list {
 			r := map[string]any{"events": contract.Int(a.events), "overlap_ns": contract.Int(a.overlapNS)}
 			if thread {
-				r["pid"], r["tid"], r["thread_name"] = a.pid, a.tid, names[a.key]
+				r["pid"], r["tid"], r["thread_name"] = a.pid, a.tid, names[threadID{a.pid, a.tid}]
 			} else {
 				r["category"] = a.key
 			}
@@ -623,9 +880,17 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	var out *Output
 	switch view {
 	case "threads":
-		out, err = page(aggRows(threads, true), req)
+		list := make([]*traceAgg, 0, len(threads))
+		for _, a := range threads {
+			list = append(list, a)
+		}
+		out, err = page(aggRows(list, true), req)
 	case "categories":
-		out, err = page(aggRows(cats, false), req)
+		list := make([]*traceAgg, 0, len(cats))
+		for _, a := range cats {
+			list = append(list, a)
+		}
+		out, err = page(aggRows(list, false), req)
 	default:
 		out = &Output{Rows: p.rows, Total: selected}
 		if hasMore {

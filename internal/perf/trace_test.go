@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -144,5 +145,68 @@ func TestTraceCompleteWithoutDur(t *testing.T) {
 	cov := m["coverage"].(map[string]any)
 	if cov["complete_events_without_dur"] != "1" || cov["complete"] != false || m["status"] == "complete" {
 		t.Fatalf("coverage %v status %v", cov, m["status"])
+	}
+}
+
+// TestTraceEndBeforeBegin: an E earlier than the B it would close is
+// unpaired (speedscope ignores it too) and the B stays open, so both are
+// counted in coverage.unmatched_begin_end and no negative span is a row.
+func TestTraceEndBeforeBegin(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("endfirst.json", `[{"ph":"B","name":"a","pid":1,"tid":2,"ts":10},{"ph":"E","pid":1,"tid":2,"ts":0},{"ph":"X","name":"x","pid":1,"tid":2,"ts":1,"dur":1}]`)
+	m := e.mustCall("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": 100000})
+	rows := data(m)["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["name"] != "x" {
+		t.Fatalf("rows %v, want only x", rows)
+	}
+	if got := m["coverage"].(map[string]any)["unmatched_begin_end"]; got != "2" {
+		t.Fatalf("unmatched_begin_end %v, want 2", got)
+	}
+}
+
+// TestTraceQuotedNumbers: ts and dur may be JSON strings holding a JSON
+// number (as encoding/json reads a json.Number); any other string is
+// DECODE_FAILED naming the field.
+func TestTraceQuotedNumbers(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		doc  string
+		want contract.Code
+	}{
+		{`[{"ph":"X","name":"a","ts":"1.5","dur":"2","pid":1,"tid":1}]`, ""},
+		{`[{"ph":"X","name":"a","ts":"1e3","dur":2,"pid":1,"tid":1}]`, ""},
+		{`[{"ph":"X","name":"a","ts":" 1","dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":"a","ts":"0x10","dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":"a","ts":1,"dur":true,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+		{`[{"ph":"X","name":5,"ts":1,"dur":2,"pid":1,"tid":1}]`, contract.CodeDecodeFailed},
+	} {
+		p := e.write("q.json", tt.doc)
+		m, code := e.call("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": "9223372036854775807"})
+		if code != tt.want {
+			t.Errorf("%s: got %q %v, want %q", tt.doc, code, m["error"], tt.want)
+		}
+	}
+}
+
+// TestTraceHeldEventsBounded: events held until their end is known (open
+// B events, X events without dur) count against limits.max_memory_bytes;
+// a trace holding more is LIMIT_EXCEEDED, not an unbounded read.
+func TestTraceHeldEventsBounded(t *testing.T) {
+	e := newEnv(t)
+	for _, ph := range []string{`"B"`, `"X"`} {
+		var sb strings.Builder
+		sb.WriteString("[")
+		for i := 0; i < 5000; i++ {
+			fmt.Fprintf(&sb, `{"ph":%s,"name":"n","ts":%d,"pid":1,"tid":1},`, ph, i)
+		}
+		p := e.write("held.json", sb.String())
+		args := map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": "9223372036854775807", "limits": map[string]any{"max_memory_bytes": 1 << 20}}
+		if m, code := e.call("inspect_trace_window", args); code != contract.CodeLimitExceeded {
+			t.Errorf("%s: got %q %v, want LIMIT_EXCEEDED", ph, code, m["error"])
+		}
+		delete(args, "limits")
+		if m, code := e.call("inspect_trace_window", args); code != "" {
+			t.Errorf("%s without the low limit: %s %v", ph, code, m["error"])
+		}
 	}
 }
