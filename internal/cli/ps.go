@@ -63,13 +63,16 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if asJSON {
 				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
 			}
+			// The table shows pid, name and state beside the values: only
+			// those fields are asked for (--json keeps the default rows).
+			args["projection"] = []string{"pid", "name", "state"}
+			raw, _ = json.Marshal(args)
 			res, err := rt.Registry.Call(cmd.Context(), "list_processes", raw)
 			if err != nil {
 				return printFailure(env, err)
 			}
 			var page struct {
 				Rows []struct {
-					Ref       string `json:"process_ref"`
 					PID       int    `json:"pid"`
 					Name      string `json:"name"`
 					NameBytes string `json:"name_bytes"`
