@@ -38,7 +38,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if err != nil {
 				return err
 			}
-			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, ProcTools: []string{"list_processes"}})
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,9 @@ type runtimeOptions struct {
 	// InProcess runs the proc tools over a host inside this process instead
 	// of the user's host over IPC (inquest mcp --in-process).
 	InProcess bool
+	// ProcTools, when set, registers only these proc tools (a command that
+	// calls one tool, such as ps, skips checking the others' schemas).
+	ProcTools []string
 }
 
 // Runtime is the set of toolsets a command runs over: one registry plus

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
@@ -96,5 +97,9 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		// A terminal reads whole pages: the agent-sized budget is MCP's.
 		mode.ResultBudget = tool.HardResultBytes
 	}
-	return rt.Registry.Add(bridge.Tools(get, mode)...)
+	tools := bridge.Tools(get, mode)
+	if opts.ProcTools != nil {
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.ProcTools, t.Name) })
+	}
+	return rt.Registry.Add(tools...)
 }
