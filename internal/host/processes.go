@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -229,8 +230,12 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			rows[r.id] = r
 		}
 	}
-	if scope == "live" && retainedFn != nil {
-		// Live rows still report their retained history bounds.
+	fields := processFields(a.Projection, scope)
+	nameFilter := a.Filter != nil && (a.Filter.Name != "" || a.Filter.NameBytes != "")
+	if scope == "live" && retainedFn != nil && (nameFilter || slices.Contains(fields, "history")) {
+		// Live rows still report their retained history bounds, and a
+		// name filter matches the names a lifetime had before an exec;
+		// a listing that needs neither skips retained history.
 		for _, rt := range retainedFn() {
 			if r, ok := rows[rt.ID]; ok {
 				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
@@ -299,7 +304,6 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if err != nil {
 		return nil, err
 	}
-	fields := processFields(a.Projection, scope)
 	// The row values: the sort metric (when sorting by one) and metric_ids.
 	var rowMetrics []sample.Metric
 	if byMetric {
