@@ -43,6 +43,9 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				return err
 			}
 			defer rt.Close()
+			// Connect to a running host while the arguments are checked
+			// against the schema (the call below waits for it).
+			go rt.preconnectProc(cmd.Context())
 			// One request: the rows and their column values from one snapshot.
 			args := map[string]any{"sort": sortKey, "metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}}
 			if order != "" {

@@ -43,6 +43,10 @@ type Runtime struct {
 	// (nil when this runtime has no proc toolset): bin's mapped_by asks it
 	// and never starts a host.
 	runningProc func(ctx context.Context) (bridge.Backend, error)
+	// preconnectProc connects the proc backend to a host that already
+	// runs, before the first call needs it (nil without a proc toolset);
+	// see bridge.IPC.Preconnect.
+	preconnectProc func(ctx context.Context)
 }
 
 // perfRuntime returns rt's perf runtime, creating it (sessions on, bin

@@ -80,6 +80,16 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		}
 		return probe, nil
 	}
+	rt.preconnectProc = func(ctx context.Context) {
+		if inProcess {
+			return // the first call starts the in-process host
+		}
+		if b, err := get(ctx); err == nil {
+			if ib, ok := b.(*bridge.IPC); ok {
+				ib.Preconnect(ctx)
+			}
+		}
+	}
 	rt.closers = append(rt.closers, func() {
 		mu.Lock()
 		defer mu.Unlock()
