@@ -27,12 +27,18 @@ const inProcessEnv = "INQUEST_IN_PROCESS"
 func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	var mu sync.Mutex
 	var backend bridge.Backend
+	// closed: the runtime was closed; nothing connects any more (a
+	// preconnect still on its way must not open a connection then).
+	var closed bool
 	inProcess := opts.InProcess || os.Getenv(inProcessEnv) == "1"
 	get := func(ctx context.Context) (bridge.Backend, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if backend != nil {
 			return backend, nil
+		}
+		if closed {
+			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the command's proc runtime is closed")
 		}
 		if !inProcess {
 			client := ""
@@ -93,6 +99,7 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	rt.closers = append(rt.closers, func() {
 		mu.Lock()
 		defer mu.Unlock()
+		closed = true
 		if backend != nil {
 			backend.Close()
 			backend = nil
