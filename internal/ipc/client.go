@@ -261,17 +261,19 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 	case <-ctx.Done():
 		if replyOnCancel(ctx) {
 			// The host ends the request on cancel and answers it: wait
-			// for that answer (the outcome is then known) within what is
-			// left of the response deadline.
+			// for that answer (the outcome is then known), at most
+			// CancelReplyWait.
 			cl.sendCancel(id)
+			grace := time.NewTimer(CancelReplyWait)
+			defer grace.Stop()
 			select {
 			case raw := <-ch:
 				return resultOf(raw)
 			case <-cl.done:
 				return nil, lost()
-			case <-timer.C:
+			case <-grace.C:
 				drop()
-				return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled and the host did not answer within %s; its outcome is unknown and it was not repeated", cl.Timeout)
+				return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled and the host did not answer the cancellation within %s; its outcome is unknown and it was not repeated", CancelReplyWait)
 			}
 		}
 		drop()
@@ -285,9 +287,13 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 
 type replyOnCancelKey struct{}
 
+// CancelReplyWait bounds how long Call waits for the host's answer to a
+// cancelled call made with WithReplyOnCancel.
+const CancelReplyWait = 3 * time.Second
+
 // WithReplyOnCancel marks ctx for Call: when ctx ends after the request
-// was sent, Call sends cancel and waits for the host's reply (at most the
-// rest of Timeout) and returns it, instead of giving up at once with
+// was sent, Call sends cancel and waits for the host's reply (at most
+// CancelReplyWait) and returns it, instead of giving up at once with
 // OUTCOME_UNKNOWN. It is meant for read-only methods that end promptly on
 // cancellation, such as get_job's bounded wait: the caller learns the
 // outcome and the connection (with its captures and jobs) is kept. The
