@@ -23,12 +23,18 @@ import (
 // capture row field), $INFO_FIELDS (get_process_info fields) and
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
+	if strings.Contains(s, "$CAPTURE_FIELDS") {
+		// CaptureFields gains kinds in package init functions (list_logs'
+		// rows), after the package variables that declare tools: read
+		// it at each call.
+		s = strings.ReplaceAll(s, "$CAPTURE_FIELDS", enumJSON(AllCaptureFields()))
+	}
 	return json.RawMessage(schemaEnums().Replace(s))
 }
 
-// schemaEnums is the replacer of schema, built once: the enums are fixed
-// catalogs, and every proc tool declaration (package variables and each
-// ToolsFor call) splices them.
+// schemaEnums is the replacer of schema's fixed catalogs, built once:
+// every proc tool declaration (package variables and each ToolsFor call)
+// splices them.
 var schemaEnums = sync.OnceValue(func() *strings.Replacer {
 	return strings.NewReplacer(
 		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
@@ -36,7 +42,6 @@ var schemaEnums = sync.OnceValue(func() *strings.Replacer {
 		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
 		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
 		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
-		"$CAPTURE_FIELDS", enumJSON(AllCaptureFields()),
 		"$INFO_FIELDS", enumJSON(capture.InfoFields),
 		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
 	)
