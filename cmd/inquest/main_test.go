@@ -308,7 +308,7 @@ func TestPagingStableWhileProcessesChange(t *testing.T) {
 	if isErr {
 		t.Fatal(first)
 	}
-	total := int(first["data"].(map[string]any)["coverage"].(map[string]any)["total"].(float64))
+	total := int(first["coverage"].(map[string]any)["total"].(float64))
 	seen := map[string]bool{}
 	page := first
 	var kids []*exec.Cmd

@@ -59,7 +59,8 @@ func Tools(env Env) []tool.Tool {
 	return []tool.Tool{
 		define(env, tool.Tool{
 			Name: "inspect_binary", Title: "Inspect an ELF, PE or Mach-O binary",
-			Description: "Report one local binary's header facts (format, class, machine, type, entry), dynamic facts (interpreter, needed, rpath/runpath, soname), build ids, Go build info, a DWARF summary, hardening verdicts each naming its basis, and counts of its lists. Lists are facets requested by name (sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers) and paged as rows with cursor. digests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. mapped_by names the live processes that map the file when an inquest host already runs. Required: path.",
+			Description: "Report one local binary's header, dynamic and build facts, hardening verdicts each naming its basis, and counts of its lists; the lists are facets asked for by name and paged with cursor. Required: path.",
+			Details:     "Header facts: format, class, machine, type, entry. Dynamic facts: interpreter, needed, rpath/runpath, soname. Also build ids, Go build info and a DWARF summary.\n\nFacets: sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers, each returned as rows naming their facet and paged with cursor.\n\ndigests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. mapped_by names the live processes that map the file when an inquest host already runs.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -76,7 +77,8 @@ func Tools(env Env) []tool.Tool {
 		}, true, env.inspectBinary),
 		define(env, tool.Tool{
 			Name: "list_symbols", Title: "List a binary's symbols",
-			Description: "List the static and dynamic symbols of the local binary named by path (ELF .symtab and .dynsym, PE COFF symbols and import tables, Mach-O LC_SYMTAB) with address, size, type, binding, section, library and version, filtered by table, definedness, name substring or RE2 regex, in table order, paged with cursor. Required: path.",
+			Description: "List the static and dynamic symbols of the local binary at path with address, size, type, binding, section, library and version, filtered by table, definedness or name, paged with cursor. Required: path.",
+			Details:     "Tables: ELF .symtab and .dynsym, PE COFF symbols and import tables, Mach-O LC_SYMTAB. Names match by substring or RE2 regex; rows stay in table order.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -95,7 +97,8 @@ func Tools(env Env) []tool.Tool {
 		}, true, env.listSymbols),
 		define(env, tool.Tool{
 			Name: "search_strings", Title: "Search a file for printable strings",
-			Description: "Find printable ASCII and UTF-16LE strings of at least min_length characters in the local file named by path, in the whole file or one section, optionally filtered by an RE2 regex matched against each whole string (up to 1,048,576 characters; a longer string not matched there makes the result partial). Rows give file offset, section and address, in offset order, paged with cursor. Cancelled mid-scan, the result is partial with the matches of the scanned range (coverage.scanned; pass it as range to redo exactly that). Required: path.",
+			Description: "Find printable ASCII and UTF-16LE strings of at least min_length characters in the local file at path (whole file or one section), optionally matching an RE2 regex. Rows give file offset, section and address in offset order, paged with cursor. Required: path.",
+			Details:     "The regex is matched against each whole string, up to 1,048,576 characters; a longer string not matched there makes the result partial.\n\nCancelled mid-scan, the result is partial with the matches of the scanned range (coverage.scanned; pass it as range to redo exactly that range).",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -115,7 +118,8 @@ func Tools(env Env) []tool.Tool {
 		disassembleTool(env),
 		define(env, tool.Tool{
 			Name: "compare_binaries", Title: "Compare two binaries",
-			Description: "Compare the local binaries left and right: sections correspond by unique name, symbols by unique defined name, imports by name and library. Each entry is equal, changed, added, removed or not_comparable, with correspondence (why they are the same object), content (sha256 of their bytes) and what stays unknown kept apart; a digest alone never establishes correspondence. Summary counts cover every entry; rows are paged with cursor. Required: left, right.",
+			Description: "Compare the local binaries left and right: sections, symbols and imports, each entry equal, changed, added, removed or not_comparable with the reason it corresponds. Summary counts cover every entry; rows are paged with cursor. Required: left, right.",
+			Details:     "Sections correspond by unique name, symbols by unique defined name, imports by name and library. Each entry carries its correspondence (why the two are the same object) and content (sha256 of their bytes), with what stays unknown kept apart; a digest alone never establishes correspondence.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,
@@ -142,7 +146,8 @@ func Tools(env Env) []tool.Tool {
 func disassembleTool(env Env) tool.Tool {
 	t := define(env, tool.Tool{
 		Name: "disassemble", Title: "Disassemble x86-64 or arm64 code",
-		Description: "Disassemble code of the local binary named by path, selected by symbol (defined, with a size; name@plt accepted, and name@version or name@@version for an ELF versioned symbol), by section, or by hex address range start and end. x86 boundaries come from Zydis or Capstone loaded at run time, text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr. Paged with cursor. Required: path and one of symbol, section, start.",
+		Description: "Disassemble code of the local binary at path, selected by symbol, section or hex address range start/end, as objdump -d does: symbolized targets, DWARF lines and, in relocatable objects, relocations. Paged with cursor. Required: path and one of symbol, section, start.",
+		Details:     "symbol: a defined symbol with a size; name@plt is accepted, and name@version or name@@version for an ELF versioned symbol. Or a section, or a hex address range start and end.\n\nx86 instruction boundaries come from Zydis or Capstone loaded at run time, the text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,

@@ -46,7 +46,8 @@ const MaxInlineConnections = 100
 func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
-		Description: "Summarize the HAR 1.2 capture named by path as repeated-request groups (same method, URL and resource type) with count, statuses, MIME types, sizes, timings and body sha256 where retained; unknown values (time -1, status null) are counted, never summed as zero. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead. Groups are ordered by URL, paged with cursor. Required: path.",
+		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL, resource type) with counts, statuses, MIME types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
+		Details:     "Unknown values (time -1, status null) are counted, never summed as zero; body sha256 where the body is retained. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -65,7 +66,8 @@ func inspectHTTPCaptureTool(env Env) tool.Tool {
 func compareHTTPCapturesTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "compare_http_captures", Title: "Compare two HAR captures",
-		Description: "Compare the HAR 1.2 captures left and right ({path, completeness}) group by group (same method, URL and resource type); responses match on status, MIME type, size and body sha256 where both sides know them. Verdicts: equal (both complete, every fact known and matched), omissions_can_explain (a partial side contained in a complete peer), independent_difference, undetermined. WebSocket connections correspond by method, URL and order; with both frame inventories complete, frames compare by position within direction and the first differing frame is named; a side without frames is unavailable, never equal. Paged with cursor. Required: left, right.",
+		Description: "Compare the HAR 1.2 captures left and right ({path, completeness}) group by group and WebSocket connection by connection, with a verdict each: equal, omissions_can_explain, independent_difference or undetermined. Paged with cursor. Required: left, right.",
+		Details:     "Groups are the same method, URL and resource type; responses match on status, MIME type, size and body sha256 where both sides know them. Verdicts: equal (both complete, every fact known and matched), omissions_can_explain (a partial side contained in a complete peer), independent_difference, undetermined.\n\nWebSocket connections correspond by method, URL and order; with both frame inventories complete, frames compare by position within direction and the first differing frame is named; a side without frames is unavailable, never equal.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,

@@ -100,6 +100,10 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 	if len(ids) != 1 || !anyContains(ws, "first-page read failed (INVALID_ARGUMENT") || !anyContains(ws, ids[0].(string)) || na == nil || na["tool"] != "read_capture" {
 		t.Fatalf("failed first-page read: warnings %q retained %v next %v", ws, ids, na)
 	}
+	// the read's own error is data.read_error, naming the refused field
+	if re, _ := d["read_error"].(map[string]any); re["code"] != "INVALID_ARGUMENT" || re["field"] != "/projection/1" || d["rows"] != nil {
+		t.Fatalf("read_error %v rows %v", d["read_error"], d["rows"])
+	}
 	args := na["arguments"].(map[string]any)
 	if args["capture_id"] != ids[0] || len(args["projection"].([]any)) != 1 || args["projection"].([]any)[0] != "path" {
 		t.Fatalf("corrected read %v", args)

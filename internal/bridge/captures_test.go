@@ -169,13 +169,21 @@ func rowsOf(d map[string]any) []map[string]any {
 	return out
 }
 
+// page is the first page a job delivered: flat in its data (rows, page,
+// next_cursor), or nil when the call delivered none.
 func page(d map[string]any) map[string]any {
-	rp, _ := d["result_page"].(map[string]any)
-	if rp == nil {
+	if _, ok := d["rows"]; !ok {
 		return nil
 	}
-	pd, _ := rp["data"].(map[string]any)
-	return pd
+	return d
+}
+
+// coverageOf is the coverage of a call's result: the envelope's, the one
+// place a result states it.
+func coverageOf(d map[string]any) map[string]any {
+	env, _ := d["_envelope"].(map[string]any)
+	cov, _ := env["coverage"].(map[string]any)
+	return cov
 }
 
 func refOf(t *testing.T, reg *tool.Registry, pid int) string {
@@ -215,14 +223,14 @@ func TestFileUsersInOneCall(t *testing.T) {
 	if int(r["pid"].(float64)) != cmd.Process.Pid || r["path"] != path || r["process_ref"] != ref || r["handle_count"].(float64) != 1 {
 		t.Fatalf("row %v (want pid %d ref %s)", r, cmd.Process.Pid, ref)
 	}
-	cov := page(d)["coverage"].(map[string]any)
+	cov := coverageOf(d)
 	if cov["listed"].(float64) != 1 || cov["processes_examined"].(float64) < 2 {
 		t.Fatalf("coverage %v", cov)
 	}
 	// The one-pass result was released: polling reports it consumed, and
 	// its capture id is provenance only.
 	j := mustCall(t, reg, "get_job", map[string]any{"job_id": d["job_id"]})
-	if j["result_consumed"] != true || j["result_page"] != nil {
+	if j["result_consumed"] != true || j["rows"] != nil {
 		t.Fatalf("polling a consumed job: %v", j)
 	}
 	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": d["capture_id"]}); contract.CodeOf(err) != contract.CodeReferenceInvalid {
@@ -327,7 +335,7 @@ func TestContinuationAndRetention(t *testing.T) {
 	reg, clk := registry(t, false, jobs.DefaultLimits())
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"limit": 3}})
 	pd := page(d)
-	total := int(pd["coverage"].(map[string]any)["listed"].(float64))
+	total := int(coverageOf(d)["listed"].(float64))
 	if total <= 3 || d["next_action"] == nil || d["capture_retained"] != false {
 		t.Fatalf("first page: %v", d)
 	}
@@ -397,8 +405,8 @@ func TestContinuationAndRetention(t *testing.T) {
 func TestRawMode(t *testing.T) {
 	reg, _ := registry(t, true, jobs.DefaultLimits())
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "network"})
-	if d["result_page"] != nil || d["job_id"] == nil {
-		t.Fatalf("raw start returned a page: %v", d["result_page"])
+	if d["rows"] != nil || d["job_id"] == nil {
+		t.Fatalf("raw start returned a page: %v", d["rows"])
 	}
 	// raw mode still names the exact next call (without managed metadata):
 	// get_job while running, read_capture for a result
@@ -422,8 +430,8 @@ func TestRawMode(t *testing.T) {
 		wantNext(j, "get_job", map[string]any{"job_id": d["job_id"]})
 		time.Sleep(10 * time.Millisecond)
 	}
-	if j["state"] != "succeeded" || j["result_page"] != nil {
-		t.Fatalf("raw job %v %v", j["state"], j["result_page"])
+	if j["state"] != "succeeded" || j["rows"] != nil {
+		t.Fatalf("raw job %v %v", j["state"], j["rows"])
 	}
 	wantNext(j, "read_capture", map[string]any{"capture_id": j["capture_id"]})
 	// a modules capture (running at first with wait_ms 0) names get_job
@@ -515,7 +523,7 @@ func TestLimitsThroughTools(t *testing.T) {
 	env := d["_envelope"].(map[string]any)
 	e, _ := d["result"].(map[string]any)["error"].(map[string]any)
 	ws, _ := env["warnings"].([]any)
-	if d["state"] != "failed" || e["code"] != "RESULT_TOO_LARGE" || d["result_page"] != nil || env["status"] != "complete" ||
+	if d["state"] != "failed" || e["code"] != "RESULT_TOO_LARGE" || d["rows"] != nil || env["status"] != "complete" ||
 		len(ws) != 1 || !strings.Contains(ws[0].(string), "failed: RESULT_TOO_LARGE") {
 		t.Fatalf("over budget get_job: state %v error %v status %v warnings %v", d["state"], e, env["status"], ws)
 	}
@@ -528,7 +536,7 @@ func TestLimitsThroughTools(t *testing.T) {
 	if f["state"] != "succeeded" || len(rs) != 1 || rs[0]["path"] != path || int(rs[0]["pid"].(float64)) != h.Process.Pid {
 		t.Fatalf("filtered scan: %v rows %v", f["state"], rs)
 	}
-	cov := page(f)["coverage"].(map[string]any)
+	cov := coverageOf(f)
 	if cov["collection_filter"].(map[string]any)["path"] != "needle-in-haystack" || cov["rows_filtered_out"].(float64) == 0 {
 		t.Fatalf("filtered coverage %v", cov)
 	}

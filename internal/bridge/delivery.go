@@ -197,8 +197,10 @@ func jobData(res *contract.Result) map[string]any {
 }
 
 // complete waits until deadline (the call's wait_ms) for the job in res,
-// then reads the first page on success (unless raw mode without read) and
-// releases a one-pass capture whose rows were all copied.
+// then reads the first page on success (unless raw mode without read)
+// into data (rows, page, next_cursor beside the job's fields; a failed
+// read is data.read_error) and releases a one-pass capture whose rows
+// were all copied.
 func (d *delivery) complete(ctx context.Context, res *contract.Result, o options, deadline time.Time) (*contract.Result, error) {
 	data := jobData(res)
 	jobID, _ := data["job_id"].(string)
@@ -284,9 +286,8 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	if err != nil {
 		// A failed first-page selection leaves the source retained for
 		// correction; the envelope says so and names the corrected read.
-		body, _ := contract.Marshal(nil, err)
-		data["result_page"] = json.RawMessage(body)
 		e := contract.AsError(err)
+		data["read_error"] = e
 		if gone, why := captureGone(err); gone {
 			// Nothing is claimed that the host did not confirm.
 			data["capture_retained"] = false
@@ -349,7 +350,25 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			pd["capture_retained"] = false
 		}
 	}
-	data["result_page"] = page
+	// The first page is flat in data (rows, page, next_cursor, coverage,
+	// actions, expires_at beside the job's fields), never a nested
+	// envelope; its status and warnings are the envelope's. capture_id stays the
+	// source capture (next_action reads it); a selected view is named
+	// view_capture_id.
+	for k, v := range pd {
+		switch k {
+		case "capture_id":
+			if v != capID {
+				data["view_capture_id"] = v
+			}
+		case "source_capture_id", "next_action":
+		default:
+			data[k] = v
+		}
+	}
+	if res.CaptureStartedAt == nil {
+		res.CaptureStartedAt, res.CaptureFinishedAt = page.CaptureStartedAt, page.CaptureFinishedAt
+	}
 	if page.NextAction != nil {
 		res.NextAction = page.NextAction
 		data["next_action"] = page.NextAction

@@ -50,7 +50,7 @@ func TestNetworkStateAndProtocolFilters(t *testing.T) {
 	if !found {
 		t.Fatalf("the listener on port %v is not among %v", port, rows)
 	}
-	cov := page(d)["coverage"].(map[string]any)
+	cov := coverageOf(d)
 	if out, _ := cov["rows_filtered_out"].(float64); out < 2 {
 		t.Fatalf("the dialed connection and the UDP socket were not counted as filtered out: %v", cov)
 	}
@@ -92,7 +92,7 @@ func TestDeletedFilter(t *testing.T) {
 			t.Errorf("deleted:true kept %v", r)
 		}
 	}
-	if cov := page(on)["coverage"].(map[string]any); cov["deleted_unknown_excluded"] == nil || cov["row_filter"] == nil {
+	if cov := coverageOf(on); cov["deleted_unknown_excluded"] == nil || cov["row_filter"] == nil {
 		t.Errorf("coverage does not state the row filter: %v", cov)
 	}
 	off := mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "pid": h.Process.Pid, "filter": map[string]any{"deleted": false}})
@@ -126,8 +126,8 @@ func TestListProcessesUserFilter(t *testing.T) {
 		if len(rows) != 1 || rows[0]["user"] != u.Username || int(rows[0]["uid"].(float64)) != uid {
 			t.Fatalf("user %s: %v", who, rows)
 		}
-		if _, ok := d["coverage"].(map[string]any)["user_unknown_excluded"]; !ok {
-			t.Fatalf("coverage does not count owners that are unknown: %v", d["coverage"])
+		if _, ok := coverageOf(d)["user_unknown_excluded"]; !ok {
+			t.Fatalf("coverage does not count owners that are unknown: %v", coverageOf(d))
 		}
 	}
 	other := strconv.Itoa(uid + 4242)

@@ -3,7 +3,9 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +152,37 @@ func TestWaitRejectsIrrelevantArguments(t *testing.T) {
 	} {
 		if _, err := reg.Call(context.Background(), "wait_condition", json.RawMessage(ok)); contract.CodeOf(err) == contract.CodeInvalidArgument {
 			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestWaitCoveringTimeoutIsTerminal: when wait_ms (given, or the default)
+// covers the whole timeout_ms, the one call returns the terminal outcome,
+// TIMEOUT included, never "running" with a continuation; also when
+// wait_ms equals timeout_ms exactly and when the wait spans more than one
+// backend slice.
+func TestWaitCoveringTimeoutIsTerminal(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	child := exec.Command("sleep", "300")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	pid := strconv.Itoa(child.Process.Pid)
+	for _, args := range []string{
+		`{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":200}`,
+		`{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":300,"wait_ms":300}`,
+		`{"condition":"process_exit","pid":` + pid + `,"timeout_ms":300,"wait_ms":300}`,
+		`{"condition":"metric_threshold","system":true,"metric_id":"load1","comparison":">","threshold":1e9,"timeout_ms":250,"wait_ms":250}`,
+		`{"condition":"process_exit","pid":` + pid + `,"timeout_ms":4500,"wait_ms":4500}`,
+	} {
+		d, res, err := regCall(t, reg, "wait_condition", args)
+		if err == nil {
+			t.Errorf("%s: state %v next %v, want TIMEOUT", args, d["state"], res.NextAction)
+			continue
+		}
+		if e := contract.AsError(err); e.Code != contract.CodeTimeout || e.Details["last_observation"] == nil || e.NextAction != nil {
+			t.Errorf("%s: %+v, want TIMEOUT with the last observation and no next call", args, e)
 		}
 	}
 }

@@ -54,7 +54,9 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 			d := jobData(res)
 			d["field"] = ptr + "/pid"
 			resolved = append(resolved, d)
-			delete(obj, "pid")
+			if !decl.PIDKept {
+				delete(obj, "pid")
+			}
 			obj["process_ref"], _ = json.Marshal(d["process_ref"])
 			return nil
 		}
@@ -74,18 +76,22 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				}
 				m["target"], _ = json.Marshal(obj)
 			}
-		case host.PIDTargets:
+		case host.PIDTargets, host.PIDMetrics:
+			key := "targets"
+			if place == host.PIDMetrics {
+				key = "metrics"
+			}
 			var objs []map[string]json.RawMessage
-			if json.Unmarshal(m["targets"], &objs) == nil {
+			if json.Unmarshal(m[key], &objs) == nil {
 				for i, obj := range objs {
 					if obj == nil {
 						continue
 					}
-					if err := resolve(obj, "/targets/"+strconv.Itoa(i)); err != nil {
+					if err := resolve(obj, "/"+key+"/"+strconv.Itoa(i)); err != nil {
 						return nil, err
 					}
 				}
-				m["targets"], _ = json.Marshal(objs)
+				m[key], _ = json.Marshal(objs)
 			}
 		}
 		if len(resolved) == 0 {

@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -369,4 +372,100 @@ func TestParseHexAddr(t *testing.T) {
 		}
 	}
 	_ = net.IPv4len
+}
+
+// TestExitDuringFdWalkIsExit ends the target at a chosen fd of the walk
+// and checks that open_files says process_exited, never blaming closed or
+// denied fds. The end comes in the states an exit passes through: reaped
+// (no /proc/PID), zombie (/proc/PID still there, state Z, no fds) and, in a
+// tree laid out as /proc, exiting (state R with PF_EXITING in the stat
+// flags and the fd table gone: the window between exit_files and the
+// zombie state, when only the flags say the process is ending).
+func TestExitDuringFdWalkIsExit(t *testing.T) {
+	const at = 40
+	check := func(t *testing.T, cap *Capture, err error, proc sample.Identity) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("open_files: %v", err)
+		}
+		if cap.Coverage["process_exited"] != true || !cap.Partial || len(cap.Rows) != at {
+			t.Fatalf("partial=%v rows=%d (want %d) coverage=%v warnings=%q", cap.Partial, len(cap.Rows), at, cap.Coverage, cap.Warnings)
+		}
+		for _, w := range cap.Warnings {
+			if strings.Contains(w, "could not be read") {
+				t.Fatalf("an exit blamed on fds: %q", cap.Warnings)
+			}
+		}
+		for _, r := range cap.Rows {
+			if r.Proc != proc {
+				t.Fatalf("row of another process: %+v", r)
+			}
+		}
+	}
+	path := realPath(t, tempFile(t, "walk.dat"))
+	for _, how := range []string{"reaped", "zombie"} {
+		t.Run(how, func(t *testing.T) {
+			c := startChild(t, "CAPTURE_FILE="+path, "CAPTURE_EXTRA=200")
+			testHookFD = func(i int) {
+				if i != at {
+					return
+				}
+				if how == "reaped" {
+					c.stop()
+					return
+				}
+				// Killed, not reaped: wait until the kernel shows the zombie.
+				c.cmd.Process.Signal(syscall.SIGKILL)
+				for {
+					b, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.id.PID)) + "/stat")
+					if err != nil {
+						t.Errorf("zombie vanished: %v", err)
+						return
+					}
+					if st, err := parseStatLine(b); err == nil && st.state == 'Z' {
+						return
+					}
+					runtime.Gosched()
+				}
+			}
+			cap, err := OpenFiles(context.Background(), c.id)
+			testHookFD = nil
+			check(t, cap, err, c.id)
+		})
+	}
+	t.Run("exiting", func(t *testing.T) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "4242")
+		for _, d := range []string{"fd", "fdinfo"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stat := func(flags uint64) {
+			line := "4242 (ending) R 1 4242 4242 0 -1 " + strconv.FormatUint(flags, 10) + " 10 0 2 0 3 4 0 0 20 0 1 0 5000 1000000 100 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+			if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stat(4194304)
+		for i := 0; i < 100; i++ {
+			if err := os.Symlink(path, filepath.Join(dir, "fd", strconv.Itoa(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id := sample.Identity{PID: 4242, StartTicks: 5000}
+		testHookFD = func(i int) {
+			if i == at {
+				// exit_files ran; the task is still R, flagged PF_EXITING.
+				stat(4194304 | pfExiting)
+				if err := os.RemoveAll(filepath.Join(dir, "fd")); err != nil {
+					t.Error(err)
+				}
+				os.Mkdir(filepath.Join(dir, "fd"), 0o755)
+			}
+		}
+		cap, err := NewFS(root).OpenFilesFiltered(context.Background(), id, Filter{})
+		testHookFD = nil
+		check(t, cap, err, id)
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
@@ -162,8 +163,13 @@ func parseFdinfo(b []byte) fdInfo {
 // (file/dir/socket/pipe/anon/device), size_bytes (decimal string, regular
 // files only), flags (octal string from fdinfo) and position (decimal
 // string from fdinfo); fields that could not be read are null. Coverage:
-// handle_count (fds listed) and query_failed (fds whose link could not be
-// read). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE, ACCESS_DENIED.
+// handle_count (fds listed), query_failed (fds whose link could not be
+// read) and process_exited (true when the lifetime ended during the walk:
+// the check runs after a read fails and compares PID, start time, state
+// and PF_EXITING from /proc/PID/stat, so an exit is never blamed on closed
+// or denied fds). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
+// ACCESS_DENIED, COLLECTION_FAILED (the fd directory of a process that
+// still runs could not be read).
 func OpenFiles(ctx context.Context, id sample.Identity) (*Capture, error) {
 	return OpenFilesFiltered(ctx, id, Filter{})
 }
@@ -190,6 +196,10 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		if denied(err) {
 			return nil, accessDenied("the process's fd table")
 		}
+		if p.stillSame(id) {
+			// The lifetime still runs: the failure is not an exit.
+			return nil, contract.Errorf(contract.CodeCollectionFailed, "the process's fd table could not be read")
+		}
 		return finishTargeted(c, p, id, true)
 	}
 	defer unix.Close(dfd)
@@ -213,11 +223,13 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		link, err := readlinkAt(dfd, n, buf)
 		if err != nil {
 			failed++
-			if gone(err) {
-				if _, serr := p.stat(); serr != nil {
-					exitedDuring = true
-					break
-				}
+			// Whether the process ended is decided after the read failed,
+			// by its lifetime (start time, state, PF_EXITING), never by
+			// the PID's directory still being there: an exiting or zombie
+			// process keeps /proc/PID while its fds are gone.
+			if !p.stillSame(id) {
+				exitedDuring = true
+				break
 			}
 			continue
 		}
@@ -257,6 +269,10 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	c.Finished = time.Now()
 	c.Coverage["handle_count"] = len(names)
 	c.Coverage["query_failed"] = failed
+	if failed > 0 && !exitedDuring && !p.stillSame(id) {
+		// The failures were the exit's (it began after the last check).
+		exitedDuring = true
+	}
 	if failed > 0 && !exitedDuring {
 		c.warn(strconv.Itoa(failed) + " fds could not be read (closed during the capture or access denied)")
 	}

@@ -283,7 +283,8 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 				if gone(err) && !exitedMid {
 					// ENOENT is also an fd closed between getdents and
 					// readlink; check the process itself.
-					if _, serr := p.stat(); serr != nil {
+					// (its lifetime: start time, zombie, PF_EXITING).
+					if st2, serr := p.stat(); serr != nil || st2.startTicks != st.startTicks || st2.state == 'Z' || st2.state == 'X' || st2.flags&pfExiting != 0 {
 						exitedMid = true
 					}
 				}
@@ -364,7 +365,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	}
 	verified := false
 	if !exitedMid {
-		if st2, err := p.stat(); err == nil && st2.startTicks == st.startTicks && st2.state != 'Z' {
+		if st2, err := p.stat(); err == nil && st2.startTicks == st.startTicks && st2.state != 'Z' && st2.state != 'X' && st2.flags&pfExiting == 0 {
 			verified = true
 		} else {
 			exitedMid = true

@@ -64,6 +64,19 @@ func TestParsersOnTestdata(t *testing.T) {
 			t.Fatalf("%s: no entries parsed", f)
 		}
 	}
+	// field 9 is the task flags; PF_EXITING (0x4) marks a process in exit()
+	for _, c := range []struct {
+		line    string
+		exiting bool
+	}{
+		{"7 (a) R 1 7 7 0 -1 4194308 1 0 0 0 0 0 0 0 20 0 1 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", true},
+		{"7 (a) R 1 7 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 99 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", false},
+	} {
+		st, err := parseStatLine([]byte(c.line))
+		if err != nil || (st.flags&pfExiting != 0) != c.exiting || st.startTicks != 99 {
+			t.Errorf("%q: flags %#x start %d err %v, want exiting %v", c.line, st.flags, st.startTicks, err, c.exiting)
+		}
+	}
 	fi := parseFdinfo([]byte("pos:\t42\nflags:\t0100002\nmnt_id:\t5\n"))
 	if !fi.hasPos || fi.pos != 42 || fi.flags != "0100002" {
 		t.Fatalf("fdinfo %+v", fi)

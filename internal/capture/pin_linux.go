@@ -125,6 +125,7 @@ type statInfo struct {
 	name       string
 	state      byte
 	ppid       int32
+	flags      uint64 // field 9: the kernel's task flags (PF_*)
 	utime      uint64 // clock ticks
 	stime      uint64
 	priority   int64
@@ -176,6 +177,7 @@ func parseStatLine(b []byte) (statInfo, error) {
 		return s, errStatFormat
 	}
 	s.ppid = int32(v)
+	s.flags, _ = getu(9)
 	if s.utime, ok = getu(14); !ok {
 		return s, errStatFormat
 	}
@@ -253,11 +255,19 @@ func (p *pinned) stat() (statInfo, error) {
 	return parseStatLine(b)
 }
 
-// stillSame re-checks through the pinned directory and sample.Verify after
-// collection: true when the same lifetime still runs.
+// pfExiting is PF_EXITING in the stat flags field (include/linux/sched.h):
+// set when the task enters do_exit, before its fd table and memory are
+// released and long before it is a zombie.
+const pfExiting = 0x4
+
+// stillSame re-checks the lifetime (PID and start time) through the pinned
+// directory and sample.Verify: true when the same lifetime still runs and
+// is not exiting. An exiting task (PF_EXITING) has state R or D while
+// exit() tears down its fds and mappings, so a read that failed then is
+// the exit's doing, not a closed fd.
 func (p *pinned) stillSame(id sample.Identity) bool {
 	st, err := p.stat()
-	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
+	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0 {
 		return false
 	}
 	return sample.VerifyIn(FS{root: p.root}.Root(), id) == sample.Alive

@@ -1,3 +1,5 @@
+//go:build linux
+
 package cli
 
 import (
@@ -35,8 +37,15 @@ func TestMCPCancellationResetIsExplicit(t *testing.T) {
 	time.Sleep(time.Second)
 	cancel()
 	<-done
-	time.Sleep(300 * time.Millisecond) // the bridge handles the cancellation
-	m, isErr := b.call("get_job", map[string]any{"job_id": job})
+	// The bridge handles the cancellation by resetting its host
+	// connection; poll until the job is gone (the deadline guards a hang).
+	var isErr bool
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		m, isErr = b.call("get_job", map[string]any{"job_id": job})
+		if isErr || time.Now().After(deadline) {
+			break
+		}
+	}
 	msg, _ := dig(m, "error", "message").(string)
 	if !isErr || errCode(m) != "REFERENCE_INVALID" || !strings.Contains(msg, "previous host connection was reset because the MCP client cancelled wait_condition") {
 		t.Fatalf("the job of the reset connection: %v", m)

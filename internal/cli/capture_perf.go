@@ -25,7 +25,7 @@ func newPerfCaptureCmd(env *Env) *cobra.Command {
 		provider, operation, cwd, captureArgs, analysisArgs, consoleOutput, budget, experimentFile, limits string
 		envs                                                                                               []string
 		pageSize                                                                                           int
-		preserve, asJSON                                                                                   bool
+		preserve, asJSON, verbose                                                                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "capture --provider KIND [OPTIONS] -- ARGV...",
@@ -54,7 +54,14 @@ verdict. Provider fields go in --capture-arguments (e.g.
 --analysis-arguments, the workload budget in --workload-budget
 ('{"timeout_seconds":60,"max_memory_bytes":1073741824}'). --preserve keeps
 the captured artifacts as evidence; without it the scratch directory is
-removed at exit. A progress line is shown on a terminal.`,
+removed at exit.
+
+Each execution's process is named on stderr while it runs: on a terminal
+a status line shows the running execution's pid (and its process_ref
+when an inquest host already runs; a capture never starts one); with
+--verbose every start and end is a line of its own ("execution 1/1
+started (case target, block 0): pid 4242, process_ref pr_..."), on a
+terminal or not. stdout carries only the result.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 0 || len(args) == 0 {
@@ -139,16 +146,15 @@ removed at exit. A progress line is shown on a terminal.`,
 				return err
 			}
 			defer rt.Close()
+			rt.nameCaptureWorkloads(true, false)
 			ctx := cmd.Context()
 			tty := writerIsTerminal(env.Stderr)
-			if tty {
-				ctx = perf.WithProgress(ctx, func(done, total int) {
-					fmt.Fprintf(env.Stderr, "\r\x1b[Kcapture: %d/%d executions", done, total)
-				})
+			if tty || verbose {
+				ctx = perf.WithExecutionEvents(ctx, executionReporter(env.Stderr, tty && !verbose))
 			}
 			raw, _ := json.Marshal(call)
 			res, cerr := rt.Registry.Call(ctx, "capture_and_"+operation, raw)
-			if tty {
+			if tty && !verbose {
 				fmt.Fprint(env.Stderr, "\r\x1b[K")
 			}
 			if res != nil {
@@ -174,7 +180,31 @@ removed at exit. A progress line is shown on a terminal.`,
 	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
 	f.BoolVar(&preserve, "preserve", false, "preserve the captured artifacts as immutable evidence")
 	f.BoolVar(&asJSON, "json", false, "print the tool's envelope as JSON")
+	f.BoolVarP(&verbose, "verbose", "v", false, "print a line on stderr as each execution starts (pid, process_ref) and ends")
 	return cmd
+}
+
+// executionReporter prints capture execution events on w: with status, a
+// terminal status line rewritten in place ("capture: execution 2/6
+// running (case a, block 0): pid 4242, process_ref pr_..."), else one line
+// per event (perf.ExecutionEvent.Message).
+func executionReporter(w io.Writer, status bool) func(perf.ExecutionEvent) {
+	return func(e perf.ExecutionEvent) {
+		if !status {
+			fmt.Fprintf(w, "inquest capture: %s\n", e.Message())
+			return
+		}
+		line := fmt.Sprintf("capture: execution %d/%d", e.Execution, e.Executions)
+		if e.Event == perf.ExecutionStarted {
+			line += fmt.Sprintf(" running (case %s, block %d): pid %d", e.Case, e.Block, e.PID)
+			if e.ProcessRef != nil {
+				line += ", process_ref " + *e.ProcessRef
+			}
+		} else {
+			line += " ended"
+		}
+		fmt.Fprintf(w, "\r\x1b[K%s", line)
+	}
 }
 
 func writerIsTerminal(w io.Writer) bool {

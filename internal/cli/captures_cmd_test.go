@@ -71,7 +71,7 @@ func TestCaptureCommands(t *testing.T) {
 	// --json prints the start_capture envelope with the first page
 	out, code = run("lsof", "--json", pid)
 	var env map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &env) != nil || env["data"].(map[string]any)["result_page"] == nil {
+	if code != 0 || json.Unmarshal([]byte(out), &env) != nil || env["data"].(map[string]any)["rows"] == nil {
 		t.Fatalf("lsof --json (%d):\n%s", code, out)
 	}
 	if _, code = run("lsof", "99999999"); code != 1 {

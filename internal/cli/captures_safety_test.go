@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -142,7 +143,11 @@ func TestCaptureCommandChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer z.Wait()
-	time.Sleep(100 * time.Millisecond)
+	waitUntil(t, "the child is a zombie", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", z.Process.Pid))
+		i := bytes.LastIndexByte(b, ')')
+		return err == nil && i > 0 && i+2 < len(b) && b[i+2] == 'Z'
+	})
 	path := filepath.Join(t.TempDir(), "nobody-holds-this")
 	os.WriteFile(path, nil, 0o600)
 	out, errOut, code = runCaptureCLI("fuser", path)

@@ -53,6 +53,16 @@ func TestCatalog(t *testing.T) {
 			if len(reg.OutputSchemaOf(tl.Name)) == 0 {
 				t.Error("no output schema")
 			}
+			// The published output schema is the common envelope with
+			// data an open object; a per-tool data schema would be
+			// repeated in tools/list for every tool.
+			if len(tl.OutputData) != 0 {
+				t.Error("publishes a data schema (OutputData); tools/list leaves data an open object")
+			}
+			// Longer guidance goes to Details (mcp inspect --tool).
+			if len(tl.Description) > maxDescription {
+				t.Errorf("description is %d bytes, more than %d: move examples and detail to Details", len(tl.Description), maxDescription)
+			}
 			def := mcpserver.Definition(reg, tl)
 			got, _ := json.MarshalIndent(def, "", "  ")
 			path := filepath.Join("testdata", "toolsnaps", tl.Name+".json")
@@ -84,6 +94,52 @@ func TestCatalog(t *testing.T) {
 	}
 	if want, err := os.ReadFile(docPath); err != nil || !bytes.Equal(want, md.Bytes()) {
 		t.Errorf("docs/tools.md is stale; run go test ./internal/cli -run TestCatalog -update")
+	}
+}
+
+// maxDescription bounds a published tool description: about two
+// sentences saying what the tool is for and naming its required
+// arguments (the longest, start_capture and wait_condition, list what
+// each kind or condition takes, which the schema does not say).
+const maxDescription = 400
+
+// TestMCPInspectToolShowsDetails checks that `inquest mcp inspect --tool
+// NAME` prints the definition tools/list publishes (without Details)
+// followed by the tool's longer guidance, for every tool that has some,
+// so nothing cut from tools/list is lost to a user.
+func TestMCPInspectToolShowsDetails(t *testing.T) {
+	rt, err := newRuntime(context.Background(), runtimeOptions{NoHost: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	n := 0
+	for _, tl := range rt.Registry.Tools() {
+		if tl.Details == "" {
+			continue
+		}
+		n++
+		out, errs, code := runCLI(t, "mcp", "inspect", "--tool", tl.Name)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tl.Name, code, errs)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		var def map[string]any
+		if err := dec.Decode(&def); err != nil {
+			t.Fatalf("%s: the definition is not JSON: %v\n%s", tl.Name, err, out)
+		}
+		if def["name"] != tl.Name || def["description"] != tl.Description || def["inputSchema"] == nil || def["outputSchema"] == nil {
+			t.Errorf("%s: definition is not the published one: %v", tl.Name, def)
+		}
+		if strings.Contains(out[:dec.InputOffset()], tl.Details) {
+			t.Errorf("%s: the published definition carries the details", tl.Name)
+		}
+		if rest := strings.TrimSpace(out[dec.InputOffset():]); rest != tl.Details {
+			t.Errorf("%s: after the definition got %q, want the details %q", tl.Name, rest, tl.Details)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d tools have details", n)
 	}
 }
 

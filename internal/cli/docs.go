@@ -12,7 +12,7 @@ import (
 )
 
 // writeToolsMarkdown renders docs/tools.md from the registry: per toolset,
-// each tool's description, annotations and arguments (from the input schema).
+// each tool's description, its longer guidance (Details), annotations and arguments (from the input schema).
 func writeToolsMarkdown(w io.Writer, reg *tool.Registry) {
 	fmt.Fprintln(w, "# inquest tools")
 	fmt.Fprintln(w)
@@ -26,6 +26,9 @@ func writeToolsMarkdown(w io.Writer, reg *tool.Registry) {
 		fmt.Fprintf(w, "\n## %s\n", set)
 		for _, t := range tools {
 			fmt.Fprintf(w, "\n### `%s`\n\n%s\n\n", t.Name, t.Description)
+			if t.Details != "" {
+				fmt.Fprintf(w, "%s\n\n", t.Details)
+			}
 			var hints []string
 			if t.Annotations.ReadOnly {
 				hints = append(hints, "read-only")

@@ -183,6 +183,10 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 	if err := remarshal(res.Data, &d); err != nil {
 		return err
 	}
+	// Coverage is the envelope's (stated once).
+	if err := remarshal(res.Coverage, &d.Coverage); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "retained %v .. %v, %v samples in range, max gap %v ms\n", fmtVal(d.Coverage["retained_from"]), fmtVal(d.Coverage["retained_to"]), fmtVal(d.Coverage["sample_count"]), fmtVal(d.Coverage["max_sample_interval_ms"]))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tSAMPLES\tAVAILABLE\tMISSING\tMIN\tMAX\tMEAN\tFIRST\tLAST\tDELTA")

@@ -1,3 +1,5 @@
+//go:build linux
+
 package cli
 
 import (
@@ -56,29 +58,44 @@ func TestInvestigationEndToEnd(t *testing.T) {
 		t.Fatalf("repeat changed state: %v", m)
 	}
 
-	time.Sleep(1500 * time.Millisecond) // more samples of the tracked child
-	go func() {
-		time.Sleep(time.Second)
-		child.Process.Kill()
-	}()
-	m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 20000, "wait_ms": 10000})
+	// At least two samples of the tracked child before it ends (the
+	// deadline only guards against a hang).
+	histRows := func() int {
+		m := b.mustCall("get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes"}, "mode": "raw"})
+		hr, _ := dig(m, "data", "rows").([]any)
+		return len(hr)
+	}
+	for deadline := time.Now().Add(60 * time.Second); histRows() < 2; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the tracked child never had two samples")
+		}
+	}
+	m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 20000, "wait_ms": 0})
+	child.Process.Kill()
 	for dig(m, "data", "state") == "running" {
 		m = a.mustCall("wait_condition", map[string]any{"job_id": dig(m, "data", "job_id"), "wait_ms": 10000})
 	}
-	if dig(m, "data", "state") != "succeeded" || dig(m, "data", "evidence", "method") != "pidfd_poll" {
+	// pidfd_poll when the kill came after the wait opened its pidfd,
+	// pidfd_open when it came first (the unreaped child is a zombie).
+	if meth := dig(m, "data", "evidence", "method"); dig(m, "data", "state") != "succeeded" || (meth != "pidfd_poll" && meth != "pidfd_open") {
 		t.Fatalf("exit wait: %v", m)
 	}
 	child.Wait()
-	time.Sleep(2500 * time.Millisecond) // the next samples no longer hold it
-
-	m = b.mustCall("list_processes", map[string]any{"scope": "retained", "filter": map[string]any{"pid": pid}})
-	rows, _ := dig(m, "data", "rows").([]any)
+	// The next samples no longer hold it: wait until the retained row is
+	// no longer live (the deadline only guards against a hang).
+	var rows []any
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		m = b.mustCall("list_processes", map[string]any{"scope": "retained", "filter": map[string]any{"pid": pid}})
+		rows, _ = dig(m, "data", "rows").([]any)
+		if len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "live" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "unknown" || rows[0].(map[string]any)["process_ref"] != ref {
 		t.Fatalf("retained: %v", m)
 	}
-	m = b.mustCall("get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes"}, "mode": "raw"})
-	if hr, _ := dig(m, "data", "rows").([]any); len(hr) < 2 {
-		t.Fatalf("history: %v", m)
+	if n := histRows(); n < 2 {
+		t.Fatalf("history of the ended lifetime has %d rows", n)
 	}
 	m, isErr = b.call("get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"process_ref": ref}}})
 	if !isErr || errCode(m) != "PROCESS_EXITED" {

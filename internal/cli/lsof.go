@@ -319,13 +319,8 @@ func collectCapture(cmd *cobra.Command, reg *tool.Registry, args map[string]any)
 			Result *struct {
 				Error *contract.Error `json:"error"`
 			} `json:"result"`
-			Page *struct {
-				Data struct {
-					Rows []map[string]any `json:"rows"`
-				} `json:"data"`
-				Error *contract.Error `json:"error"`
-			} `json:"result_page"`
-			Rows []map[string]any `json:"rows"`
+			ReadError *contract.Error  `json:"read_error"`
+			Rows      []map[string]any `json:"rows"`
 		}
 		if err := remarshal(res.Data, &d); err != nil {
 			return nil, out, err
@@ -333,14 +328,11 @@ func collectCapture(cmd *cobra.Command, reg *tool.Registry, args map[string]any)
 		if d.State == "failed" && d.Result != nil && d.Result.Error != nil {
 			return nil, out, d.Result.Error
 		}
-		if d.Page != nil {
-			if d.Page.Error != nil {
-				return nil, out, d.Page.Error
-			}
-			rows = append(rows, d.Page.Data.Rows...)
-		} else if d.State == "" {
-			rows = append(rows, d.Rows...) // a read_capture page
+		if d.ReadError != nil {
+			return nil, out, d.ReadError
 		}
+		// The first page is flat in the job's data, as is a read_capture page.
+		rows = append(rows, d.Rows...)
 		if res.NextAction == nil {
 			return rows, out, nil
 		}

@@ -141,9 +141,7 @@ func TestInspectBinaryMappedBy(t *testing.T) {
 			t.Fatalf("mapped_by row %v: want a process_ref and name loader", row)
 		}
 		info := call("get_process_info", map[string]any{"process_ref": ref})
-		rp, _ := info["result_page"].(map[string]any)
-		pd, _ := rp["data"].(map[string]any)
-		if rows, _ := pd["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["pid"] != row["pid"] {
+		if rows, _ := info["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["pid"] != row["pid"] {
 			t.Fatalf("get_process_info with a mapped_by process_ref: %v", info)
 		}
 	}

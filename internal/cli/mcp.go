@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/mcpserver"
@@ -43,6 +44,7 @@ tools end a page at it, and a larger result says so in a warning.`,
 				return err
 			}
 			defer rt.Close()
+			rt.nameCaptureWorkloads(len(sets) == 0 || slices.Contains(sets, tool.Proc), true)
 			logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger, MaxResultBytes: maxResult})
 			return mcpserver.ServeStdio(cmd.Context(), srv)
@@ -104,7 +106,15 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 				if !ok {
 					return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
 				}
-				return printJSON(env.Stdout, mcpserver.Definition(reg, t))
+				if err := printJSON(env.Stdout, mcpserver.Definition(reg, t)); err != nil {
+					return err
+				}
+				// The longer guidance tools/list leaves out (examples,
+				// modes, edge cases) follows the published definition.
+				if t.Details != "" {
+					fmt.Fprintf(env.Stdout, "\n%s\n", t.Details)
+				}
+				return nil
 			}
 			for _, set := range tool.Toolsets {
 				for _, t := range reg.Tools(set) {
@@ -124,7 +134,7 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition")
+	cmd.Flags().StringVar(&name, "tool", "", "print one tool's full definition (as tools/list publishes it) and its longer guidance")
 	cmd.Flags().BoolVar(&full, "full", false, "print every tool's full definition")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the catalog as Markdown (docs/tools.md)")
 	return cmd

@@ -1,3 +1,5 @@
+//go:build linux
+
 package cli
 
 import (
@@ -49,14 +51,14 @@ func (b *heBridge) seen(t *testing.T, pid int) map[string]any {
 func (b *heBridge) capture(t *testing.T, args map[string]any) []map[string]any {
 	t.Helper()
 	m := b.mustCall("start_capture", args)
-	for i := 0; dig(m, "data", "result_page") == nil; i++ {
+	for i := 0; dig(m, "data", "rows") == nil; i++ {
 		next, _ := dig(m, "data", "next_action").(map[string]any)
 		if next == nil || i > 50 {
 			t.Fatalf("no result page: %v", m)
 		}
 		m = b.mustCall(next["tool"].(string), next["arguments"])
 	}
-	rows := dig(m, "data", "result_page", "data", "rows")
+	rows := dig(m, "data", "rows")
 	if rows == nil {
 		t.Fatalf("no rows: %v", m)
 	}
@@ -147,7 +149,7 @@ func TestNamesDeletedIsAFact(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &env) != nil {
 		t.Fatalf("lsof --json (%d): %s", code, out)
 	}
-	check("lsof --json", rowsOf(dig(env, "data", "result_page", "data", "rows")))
+	check("lsof --json", rowsOf(dig(env, "data", "rows")))
 	out, code = e.run("lsof", strconv.Itoa(pid))
 	if code != 0 || !lineWith(out, "yes", held) || !lineWith(out, "no", real) {
 		t.Fatalf("lsof (%d):\n%s", code, out)
@@ -310,7 +312,7 @@ func TestNamesReplacedLibrary(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &env) != nil {
 		t.Fatalf("call start_capture (%d): %s", code, out)
 	}
-	check("inquest call start_capture", rowsOf(dig(env, "data", "result_page", "data", "rows")))
+	check("inquest call start_capture", rowsOf(dig(env, "data", "rows")))
 }
 
 // TestNamesLongExecutableName (case 4): a copy of sleep named beyond the

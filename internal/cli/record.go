@@ -166,18 +166,14 @@ func newLogCmd(env *Env) *cobra.Command {
 				return printEnvelope(env, res, err)
 			}
 			var d struct {
-				Page struct {
-					Data struct {
-						Rows []struct {
-							ID   string `json:"log_id"`
-							Name string `json:"name"`
-						} `json:"rows"`
-					} `json:"data"`
-				} `json:"result_page"`
+				Rows []struct {
+					ID   string `json:"log_id"`
+					Name string `json:"name"`
+				} `json:"rows"`
 			}
 			remarshal(res.Data, &d)
 			fmt.Fprintf(env.Stdout, "%-22s %s\n", "LOG_ID", "NAME")
-			for _, r := range d.Page.Data.Rows {
+			for _, r := range d.Rows {
 				fmt.Fprintf(env.Stdout, "%-22s %s\n", cell(r.ID), cell(r.Name))
 			}
 			if res.NextAction != nil {

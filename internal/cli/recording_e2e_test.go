@@ -1,3 +1,5 @@
+//go:build linux
+
 package cli
 
 import (
@@ -371,7 +373,7 @@ func TestRecordingOwnedByHost(t *testing.T) {
 	}
 	// list_logs finds it.
 	ll := b.mustCall("list_logs", map[string]any{"filter": map[string]any{"name": sid[4:]}})
-	rows, _ := dig(ll, "data", "result_page", "data", "rows").([]any)
+	rows, _ := dig(ll, "data", "rows").([]any)
 	if len(rows) != 1 || rows[0].(map[string]any)["log_id"] != rec["log_id"] {
 		t.Fatalf("list_logs: %v", ll)
 	}
@@ -424,7 +426,7 @@ func TestRecordingSIGKILL(t *testing.T) {
 	}
 	ll := b.mustCall("list_logs", nil)
 	ids := map[string]string{}
-	for _, r := range dig(ll, "data", "result_page", "data", "rows").([]any) {
+	for _, r := range dig(ll, "data", "rows").([]any) {
 		row := r.(map[string]any)
 		ids[row["name"].(string)] = row["log_id"].(string)
 	}

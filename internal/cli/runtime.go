@@ -43,6 +43,10 @@ type Runtime struct {
 	// (nil when this runtime has no proc toolset): bin's mapped_by asks it
 	// and never starts a host.
 	runningProc func(ctx context.Context) (bridge.Backend, error)
+	// proc returns the proc tools' backend, starting a host when none
+	// runs (nil when this runtime has no proc toolset): the MCP server's
+	// captures name their workloads through it (follow.go).
+	proc func(ctx context.Context) (bridge.Backend, error)
 	// preconnectProc connects the proc backend to a host that already
 	// runs, before the first call needs it (nil without a proc toolset);
 	// see bridge.IPC.Preconnect.

@@ -64,6 +64,7 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		backend = b
 		return b, nil
 	}
+	rt.proc = get
 	// A host that already runs, for bin's mapped_by: the backend of an
 	// earlier proc call, else (over IPC) a connection that never starts a
 	// host. An in-process host runs only once a proc tool was called.

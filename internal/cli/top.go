@@ -174,6 +174,10 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 	if err := remarshal(res.Data, &d); err != nil {
 		return err
 	}
+	// Coverage is the envelope's (stated once).
+	if err := remarshal(res.Coverage, &d.Coverage); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d without a value\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
 		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)

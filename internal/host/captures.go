@@ -137,10 +137,15 @@ func readSelectionSchema(d Delivery) string {
 // deliveryText says how a job tool delivers in mode d.
 func deliveryText(d Delivery) string {
 	if d.Raw {
-		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture); a job failing within the wait is an error with details.job_id."
+		return "Raw mode: returns the job handle at once unless wait_ms is set (next_action: get_job, then read_capture)."
 	}
-	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page under data.result_page, next_action naming the next call; a job failing within the wait is an error with details.job_id."
+	return "Waits up to wait_ms (default " + d.waitDefault() + ") and returns the first page in data (rows, page); next_action names the next call."
 }
+
+// deliveryDetails is the part of a job tool's guidance that tools/list
+// leaves to `inquest mcp inspect --tool`: what a failure within the wait
+// looks like.
+const deliveryDetails = "A job that fails within the wait is returned as an error whose details.job_id names the job."
 
 // startArgs are start_capture's arguments.
 type startArgs struct {
@@ -246,9 +251,11 @@ func startCaptureTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "start_capture",
 		Title:       "Start a capture job",
-		Description: "Captures rows of kind (required) as a bounded job: file_users (who holds which path, host-wide), open_files, modules, threads or scheduling of a process (process_ref or pid), network endpoints (host-wide or of a process). filter narrows what is collected (e.g. {\"state\":\"LISTEN\"}, {\"deleted\":true}); " + deliveryText(d),
+		Description: "Captures rows of kind (required) as a bounded job: file_users (who holds which path) host-wide; open_files, modules, threads or scheduling of a process (process_ref or pid); network host-wide or of a process. " + deliveryText(d),
+		Details: "filter narrows what is collected, and coverage counts the rows it left out: e.g. {\"state\":\"LISTEN\"} or {\"protocol\":\"tcp\"} for network, {\"deleted\":true} for file_users and open_files; a capture that would be RESULT_TOO_LARGE can be narrowed this way. " +
+			"read selects and projects the first page as read_capture does; more pages come from read_capture with the capture_id. " + deliveryDetails,
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
-"kind":{"type":"string","enum":$CAPTURE_KINDS,"description":"what to capture"},
+"kind":{"type":"string","enum":$CAPTURE_KINDS},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
@@ -282,6 +289,7 @@ func getProcessInfoTool(d Delivery) Decl {
 		Name:        "get_process_info",
 		Title:       "Process metadata",
 		Description: "Metadata of one process (process_ref or pid required): exe, cwd, image, parent, start time, cgroup, namespaces; command_line and user only when named in fields. " + deliveryText(d),
+		Details:     deliveryDetails,
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
 ` + pidField + `,
@@ -307,9 +315,9 @@ func getJobTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "get_job",
 		Title:       "Job status",
-		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page under data.result_page, like start_capture.",
+		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page in data (rows, page), like start_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
-"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to inspect"},
+"job_id":{"type":"string","minLength":1,"maxLength":128},
 ` + deliverySchema(d) + `}}`),
 		Annotations: readOnly,
 		Job:         true,
@@ -385,7 +393,7 @@ func readCaptureTool(d Delivery) Decl {
 		Title:       "Read a capture",
 		Description: "Pages the frozen rows of capture_id (required) without collecting again, optionally selected (path, owner_name, extension, distinct_paths) and projected. next_action names the next page; an expired capture is REFERENCE_INVALID.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
-"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to read"},
+"capture_id":{"type":"string","minLength":1,"maxLength":128},
 ` + readSelectionSchema(d) + `,
 "cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 		Annotations: readOnly,
@@ -407,7 +415,7 @@ var cancelJobTool = define(tool.Tool{
 	Title:       "Cancel a job",
 	Description: "Requests cancellation of job_id (required); an outcome already reached is kept. get_job gives the outcome.",
 	Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
-"job_id":{"type":"string","minLength":1,"maxLength":128,"description":"job to cancel"}}}`),
+"job_id":{"type":"string","minLength":1,"maxLength":128}}}`),
 	Annotations: tool.Annotations{Idempotent: true},
 }, func(ctx context.Context, h *Host, s *Session, a jobIDArgs) (*contract.Result, error) {
 	if strings.HasPrefix(a.JobID, waitJobPrefix) {
@@ -439,7 +447,7 @@ var releaseCaptureTool = define(tool.Tool{
 	Title:       "Release a capture",
 	Description: "Releases capture_id (required) and its derived captures; idempotent.",
 	Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
-"capture_id":{"type":"string","minLength":1,"maxLength":128,"description":"capture to release"}}}`),
+"capture_id":{"type":"string","minLength":1,"maxLength":128}}}`),
 	Annotations: tool.Annotations{Idempotent: true, Destructive: false},
 }, func(ctx context.Context, h *Host, s *Session, a captureIDArgs) (*contract.Result, error) {
 	released := jobSessionOf(s).Release(a.CaptureID)

@@ -27,6 +27,9 @@ type Decl struct {
 	// for Run to reject (the tool does not take one for this call), so the
 	// error names pid rather than a resolved process_ref.
 	PIDLeave func(args map[string]json.RawMessage) bool
+	// PIDKept, when true, has the bridge pass the caller's pid beside the
+	// process_ref it resolved, so Run can say the caller sent a pid.
+	PIDKept bool
 	// Run answers the tool on the host for session s with schema-valid
 	// arguments. Failures are *contract.Error.
 	Run func(ctx context.Context, h *Host, s *Session, args json.RawMessage) (*contract.Result, error)
@@ -70,6 +73,8 @@ const (
 	PIDTarget
 	// PIDTargets: pid inside each element of targets.
 	PIDTargets
+	// PIDMetrics: pid inside each element of metrics (graph sources).
+	PIDMetrics
 )
 
 type rawArgsKey struct{}
@@ -95,6 +100,48 @@ func define[A any](t tool.Tool, run func(ctx context.Context, h *Host, s *Sessio
 		if err != nil {
 			return nil, err
 		}
-		return run(context.WithValue(ctx, rawArgsKey{}, raw), h, s, a)
+		res, err := run(context.WithValue(ctx, rawArgsKey{}, raw), h, s, a)
+		return res, nameReference(err, raw)
 	}}
+}
+
+// referenceArgs are the top-level arguments that name a host object; an
+// unknown one is REFERENCE_INVALID.
+var referenceArgs = []string{"capture_id", "job_id", "log_ref", "log_id", "profile_id", "process_ref"}
+
+// nameReference points a REFERENCE_INVALID that names no argument at the
+// one reference argument the caller sent (field /capture_id for an
+// unknown capture_id), and an OPERATION_UNKNOWN at /operation_id, so every
+// error names what the caller sent. Other
+// errors, and calls with several or no reference arguments, are returned
+// unchanged.
+func nameReference(err error, raw json.RawMessage) error {
+	e, ok := err.(*contract.Error)
+	if !ok || e.Field != "" {
+		return err
+	}
+	if e.Code == contract.CodeOperationUnknown {
+		e.Field = "/operation_id"
+		return err
+	}
+	if e.Code != contract.CodeReferenceInvalid {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return err
+	}
+	found := ""
+	for _, k := range referenceArgs {
+		if _, has := m[k]; has {
+			if found != "" {
+				return err
+			}
+			found = k
+		}
+	}
+	if found != "" {
+		e.Field = "/" + found
+	}
+	return err
 }

@@ -136,10 +136,14 @@ func allMetricIDs() []string {
 	return out
 }
 
-// GraphSource is one {metric_id, process_ref?} of add_graphs/export_graphs.
+// GraphSource is one {metric_id, process_ref?, pid?} of add_graphs/export_graphs
+// (pid and process_ref are alternatives; neither names a system metric).
 type GraphSource struct {
 	MetricID   string `json:"metric_id"`
 	ProcessRef string `json:"process_ref,omitempty"`
+	// PID is the caller's live PID instead of ProcessRef; the bridge
+	// resolves it to ProcessRef before the host sees the call.
+	PID *int64 `json:"pid,omitempty"`
 }
 
 type getGraphsArgs struct {
@@ -165,19 +169,20 @@ type exportGraphsArgs struct {
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
   "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"}}}`
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes"},
+  ` + pidField + `}}`
 
 const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional client-chosen id; repeating it with identical arguments returns the retained outcome, with other arguments is STATE_CONFLICT; generated when omitted"},
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
 
 // graphTools declares the graph workspace tools.
 func graphTools() []Decl {
-	return []Decl{
+	ds := []Decl{
 		define[getGraphsArgs](tool.Tool{
-			Name:  "get_graphs",
-			Title: "Get the graph workspace",
-			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, display source and timestamp, display_paused, visible range, A/B markers, the graphs in order (graph_id, metric_id, unit, target system or process with process_ref, pid, name), capacity, supported metrics and the export ranges available now. " +
-				"include_processes: true or a case-insensitive process_name substring adds displayed/retained process targets (process_ref, pid, name, lifecycle) for add_graphs, at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated. No required arguments; never inspects the OS.",
+			Name:        "get_graphs",
+			Title:       "Get the graph workspace",
+			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, the graphs in order, display range, A/B markers, capacity, supported metrics and export ranges. include_processes or process_name also lists process targets for add_graphs; no required arguments, never inspects the OS.",
+			Details:     "The workspace gives the display source and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
@@ -187,10 +192,10 @@ func graphTools() []Decl {
 			return h.getGraphs(ctx, a)
 		}),
 		define[addGraphsArgs](tool.Tool{
-			Name:  "add_graphs",
-			Title: "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref?}; without process_ref a system metric) to the host's graph workspace, keeping existing graphs and display state. All sources and capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. " +
-				"Optional operation_id and expected_revision (from get_graphs). Returns operation_id, state, added and existing graph_ids and the workspace.",
+			Name:        "add_graphs",
+			Title:       "Add graphs to the workspace",
+			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref or pid?}; without either a system metric) to the host's graph workspace, keeping existing graphs. Everything is validated before anything is added; a source already graphed takes no slot.",
+			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id and expected_revision (from get_graphs) are optional. Returns operation_id, state, the added and existing graph_ids and the workspace.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
 ` + opSchema + `}}`),
@@ -199,11 +204,10 @@ func graphTools() []Decl {
 			return h.addGraphsOp(a)
 		}),
 		define[exportGraphsArgs](tool.Tool{
-			Name:  "export_graphs",
-			Title: "Export the graphs as CSV",
-			Description: "Optionally adds metrics (as add_graphs), then writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path; missing parents are created). All or nothing: when the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left. " +
-				"filename: optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED). range: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set). " +
-				"Columns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
+			Name:        "export_graphs",
+			Title:       "Export the graphs as CSV",
+			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. All or nothing: a failed export adds no graph and leaves no file.",
+			Details:     "Missing parents of output_directory are created. When the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},
@@ -215,6 +219,14 @@ func graphTools() []Decl {
 			return h.exportGraphsOp(a)
 		}),
 	}
+	// A live pid may replace each source's process_ref (the bridge
+	// resolves it at call time and names the process_ref it resolved).
+	for i := range ds {
+		if ds[i].Name == "add_graphs" || ds[i].Name == "export_graphs" {
+			ds[i].PIDAt = PIDMetrics
+		}
+	}
+	return ds
 }
 
 func (w *workspace) graphJSON(h *Host, g *Graph) map[string]any {
@@ -362,6 +374,10 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 			return nil, argErr(field+"/metric_id", "unknown metric_id; see get_graphs supported_metrics")
 		}
 		g := &Graph{Metric: m}
+		if src.PID != nil {
+			// Only the bridge resolves a pid (to the lifetime running now).
+			return nil, argErr(field+"/pid", "a pid is resolved by the MCP bridge; give process_ref here")
+		}
 		if src.ProcessRef == "" {
 			if m.Target != sample.TargetSystem {
 				return nil, argErr(field+"/process_ref", src.MetricID+" is a process metric: give process_ref")
@@ -371,17 +387,23 @@ func (h *Host) resolveSources(srcs []GraphSource) ([]*Graph, error) {
 			if m.Target != sample.TargetProcess {
 				return nil, argErr(field+"/metric_id", src.MetricID+" is a system metric: omit process_ref")
 			}
+			refErr := func(err error) error {
+				if e, ok := err.(*contract.Error); ok {
+					e.Field = "/" + field + "/process_ref"
+				}
+				return err
+			}
 			id, err := h.ParseRef(src.ProcessRef)
 			if err != nil {
-				return nil, err
+				return nil, refErr(err)
 			}
 			store := h.HistoryStore()
 			if store == nil {
-				return nil, contract.Errorf(contract.CodeReferenceInvalid, "no retained history")
+				return nil, refErr(contract.Errorf(contract.CodeReferenceInvalid, "no retained history"))
 			}
 			_, l, ok := store.Process(id)
 			if !ok {
-				return nil, contract.Errorf(contract.CodeReferenceInvalid, "the process has no retained history (pruned or never sampled); call get_graphs with include_processes for current references")
+				return nil, refErr(contract.Errorf(contract.CodeReferenceInvalid, "the process has no retained history (pruned or never sampled); call get_graphs with include_processes for current references"))
 			}
 			g.Proc, g.Name = id, sample.Display(l.Name)
 		}
@@ -457,7 +479,9 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 	} else if op, ok := w.ops[id]; ok {
 		w.mu.Unlock()
 		if op.hash != hash {
-			return nil, contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
+			e := contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
+			e.Field = "/operation_id"
+			return nil, e
 		}
 		if op.err != nil {
 			return nil, op.err
@@ -483,8 +507,10 @@ func (w *workspace) operation(h *Host, tool string, id string, args any, fn func
 
 func (w *workspace) checkRevLocked(h *Host, expected string) error {
 	if expected != "" && expected != w.revision(h) {
-		return contract.Errorf(contract.CodeStateConflict, "the graph workspace changed (revision %s); call get_graphs", w.revision(h)).
+		e := contract.Errorf(contract.CodeStateConflict, "the graph workspace changed (revision %s); call get_graphs", w.revision(h)).
 			WithDetail("current_revision", w.revision(h))
+		e.Field = "/expected_revision"
+		return e
 	}
 	return nil
 }
@@ -604,7 +630,9 @@ func (w *workspace) rangeLocked(h *Host, kind string) (history.Interval, error) 
 		return history.Interval{From: end - int64(w.visible)*1000, To: end, HasFrom: true, HasTo: true}, nil
 	case "ab":
 		if w.markA == nil || w.markB == nil {
-			return history.Interval{}, contract.Errorf(contract.CodeStateConflict, "range ab needs both A and B markers set in the TUI").WithDetail("field", "/range")
+			e := contract.Errorf(contract.CodeStateConflict, "range ab needs both A and B markers set in the TUI").WithDetail("field", "/range")
+			e.Field = "/range"
+			return history.Interval{}, e
 		}
 		a, b := w.markA.UnixMilli(), w.markB.UnixMilli()
 		if a > b {

@@ -279,7 +279,7 @@ func (inv *investigation) historyPage(ctx context.Context, l *frozenList, raw js
 		res.Warn(w)
 		res.Status = contract.StatusPartial
 	}
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil

@@ -50,7 +50,7 @@ func TestHistoryBeyondRetainedCoverage(t *testing.T) {
 			if mt["sample_count"] != tc.count || mt["missing_value_count"] != 0.0 {
 				t.Fatalf("counts %v", mt)
 			}
-			cov := d["coverage"].(map[string]any)
+			cov := covOf(res)
 			if cov["retained_from"] != ts(t0) {
 				t.Fatalf("coverage %v", cov)
 			}

@@ -128,6 +128,7 @@ func (inv *investigation) Revision() string {
 func (inv *investigation) checkRevisionLocked(expected string) error {
 	if cur := inv.revisionLocked(); expected != cur {
 		e := contract.Errorf(contract.CodeStateConflict, "expected_revision is stale: the investigation changed (another client, the TUI or a restart); read the current state and decide again").WithDetail("current_revision", cur)
+		e.Field = "/expected_revision"
 		e.NextAction = &contract.Action{Tool: "get_tracking", Arguments: map[string]any{}}
 		return e
 	}

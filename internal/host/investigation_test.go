@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,15 @@ func call(t *testing.T, h *Host, s *Session, method string, args any) (map[strin
 		t.Fatal(e)
 	}
 	return data, res, nil
+}
+
+// covOf is a result's envelope coverage (a paged result states the same
+// object as data.coverage).
+func covOf(res *contract.Result) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(res.Coverage)
+	json.Unmarshal(b, &m)
+	return m
 }
 
 func mustCall(t *testing.T, h *Host, s *Session, method string, args any) (map[string]any, *contract.Result) {
@@ -279,7 +289,7 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	s := h.NewSession()
 	args := map[string]any{"metric_ids": []string{"memory_total_bytes", "memory_available_bytes"}, "mode": "summary",
 		"from": t0.Add(-3 * time.Second).Format(time.RFC3339Nano), "to": t0.Add(7 * time.Second).Format(time.RFC3339Nano)}
-	d, _ := mustCall(t, h, s, "get_history", args)
+	d, hres := mustCall(t, h, s, "get_history", args)
 	mt := d["metrics"].(map[string]any)["memory_total_bytes"].(map[string]any)
 	if mt["sample_count"] != 4.0 || mt["available_value_count"] != 3.0 || mt["missing_value_count"] != 1.0 {
 		t.Fatalf("counts %v", mt)
@@ -290,7 +300,10 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	if _, ok := mt["delta"]; ok {
 		t.Fatal("delta without exact endpoints")
 	}
-	cov := d["coverage"].(map[string]any)
+	cov := covOf(hres)
+	if !reflect.DeepEqual(d["coverage"], any(cov)) {
+		t.Fatalf("data.coverage %v, envelope coverage %v", d["coverage"], cov)
+	}
 	if cov["sample_count"] != 4.0 || cov["max_sample_interval_ms"] != 1000.0 {
 		t.Fatalf("coverage %v", cov)
 	}

@@ -492,8 +492,9 @@ func logQuery(source, logRef string) (bool, error) {
 	switch {
 	case source == "log" || (source == "" && logRef != ""):
 		if logRef == "" {
-			e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log)")
-			e.Field = "/log_ref"
+			// The caller sent source (log_ref is what is missing).
+			e := contract.Errorf(contract.CodeInvalidArgument, "source log requires log_ref (from open_log), which is missing")
+			e.Field = "/source"
 			e.NextAction = &contract.Action{Tool: "list_logs", Arguments: map[string]any{}}
 			return false, e
 		}
@@ -660,7 +661,7 @@ func (lh *logHost) page(ctx context.Context, l *loadedLog, tool string, fl *froz
 	delete(data, "log_ref")
 	data["recording"] = recordingMeta(l)
 	res := logResult(l.log, data)
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	logWarnings(res, l)

@@ -157,12 +157,12 @@ func TestLogSource(t *testing.T) {
 	// History counts are per stored frame; fd_count was measured on even
 	// frames only (0 included).
 	ref10 := byPID[10]["process_ref"].(string)
-	d, _ := mustCall(t, h, s, "get_history", map[string]any{"source": "log", "log_ref": ref, "target": map[string]any{"process_ref": ref10}, "metric_ids": []string{"fd_count", "rss_bytes"}})
+	d, hres := mustCall(t, h, s, "get_history", map[string]any{"source": "log", "log_ref": ref, "target": map[string]any{"process_ref": ref10}, "metric_ids": []string{"fd_count", "rss_bytes"}})
 	fd := d["metrics"].(map[string]any)["fd_count"].(map[string]any)
 	if fd["sample_count"] != 7.0 || fd["available_value_count"] != 4.0 || fd["missing_value_count"] != 3.0 || fd["min"] != "0" {
 		t.Fatalf("fd_count summary %v", fd)
 	}
-	if cov := d["coverage"].(map[string]any); cov["max_sample_interval_ms"] != 5000.0 {
+	if cov := covOf(hres); cov["max_sample_interval_ms"] != 5000.0 {
 		t.Fatalf("coverage %v", cov)
 	}
 	// get_metrics is the final frame; 11 is not in it.

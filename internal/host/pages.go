@@ -165,9 +165,20 @@ func (h *Host) resumeListAt(s *Session, tool string, args json.RawMessage, curso
 	return l, int(cur.Offset), nil
 }
 
+// liftCoverage returns data's coverage for the envelope. A paged result
+// keeps it as data.coverage too: the contract lists data.coverage among
+// a paged result's fields beside rows and next_cursor.
+func liftCoverage(data map[string]any) any {
+	cov := data["coverage"]
+	if cov == nil {
+		cov = map[string]any{}
+	}
+	return cov
+}
+
 // listPage builds the paged data object for a frozen listing (rows,
-// page, next_cursor, coverage {total, offset, returned} and the listing's
-// metadata), the exact next call (tool.CursorPaging.NextCall with the same
+// page, next_cursor, coverage {total, offset, returned}, which the caller
+// also states as the envelope's with liftCoverage, and the listing's metadata), the exact next call (tool.CursorPaging.NextCall with the same
 // arguments) and whether bytes ended the page.
 func (h *Host) listPage(ctx context.Context, name string, l *frozenList, args json.RawMessage, off, limit int) (map[string]any, *contract.Action, bool, error) {
 	rows, pg, next, byBytes, err := pageRows(ctx, l.rows, off, limit)

@@ -363,7 +363,7 @@ func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessag
 	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
 	res := contract.NewResult("live", time.Time{}, data)
 	res.CapturedAt = ts
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil

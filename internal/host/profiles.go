@@ -158,7 +158,9 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, a updat
 			return -1, contract.Errorf(contract.CodeReferenceInvalid, "no saved profile has this profile_id; call list_profiles").WithDetail("profile_id", a.ProfileID)
 		}
 		if strconv.FormatUint(ps[i].Revision, 10) != a.ProfileRevision {
-			return -1, contract.Errorf(contract.CodeStateConflict, "profile_revision is stale; call list_profiles").WithDetail("current_profile_revision", strconv.FormatUint(ps[i].Revision, 10))
+			e := contract.Errorf(contract.CodeStateConflict, "profile_revision is stale; call list_profiles").WithDetail("current_profile_revision", strconv.FormatUint(ps[i].Revision, 10))
+			e.Field = "/profile_revision"
+			return -1, e
 		}
 		return i, nil
 	}

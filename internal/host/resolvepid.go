@@ -20,13 +20,19 @@ import (
 // no process, or whose process is a zombie, is PROCESS_EXITED; a process
 // started after the latest snapshot is waited for up to two sampling
 // intervals and otherwise COLLECTION_FAILED (retryable: the next sample
-// will hold it); an unreadable /proc entry is IDENTITY_UNVERIFIABLE. It is
-// not a tool: tools take pid as an alternative to process_ref.
+// will hold it); an unreadable /proc entry is IDENTITY_UNVERIFIABLE. With
+// "start_ticks" (the lifetime's start time, clock ticks since boot,
+// /proc/PID/stat field 22) only that lifetime answers: a PID now held by
+// another lifetime is PROCESS_EXITED, so a caller that read the start time
+// of its own child gets the ref of that child or none (perf captures name
+// their workloads so). It is not a tool: tools take pid as an alternative
+// to process_ref.
 const ResolvePIDMethod = "resolve_pid"
 
 // resolvePIDArgs are resolve_pid's arguments.
 type resolvePIDArgs struct {
-	PID int64 `json:"pid"`
+	PID        int64   `json:"pid"`
+	StartTicks *uint64 `json:"start_ticks,omitempty"`
 }
 
 func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -38,12 +44,15 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 	}
 	pid := int32(a.PID)
 	exited := contract.Errorf(contract.CodeProcessExited, "no live process has pid %d now (it exited, is a zombie, or never existed); list_processes gives the live ones", a.PID)
+	if a.StartTicks != nil {
+		exited = contract.Errorf(contract.CodeProcessExited, "the lifetime of pid %d that started at clock tick %d since boot is not running now (it exited or is a zombie; the pid may belong to another process)", a.PID, *a.StartTicks)
+	}
 	exited.Field = "/pid"
 	exited.NextAction = &contract.Action{Tool: "list_processes", Arguments: map[string]any{}}
 	deadline := time.Now().Add(2*h.sampler.Interval() + time.Second)
 	for {
 		snap := h.sampler.Latest()
-		if p := snap.Find(pid); p != nil {
+		if p := snap.Find(pid); p != nil && (a.StartTicks == nil || p.StartTicks == *a.StartTicks) {
 			switch sample.Verify(p.ID()) {
 			case sample.Alive:
 				data := map[string]any{"pid": p.PID, "process_ref": h.Ref(p.ID()), "name": p.Name, "start_time": contract.TS(p.StartTime)}
@@ -55,7 +64,11 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 			}
 			// Exited or reused: a newer lifetime may be in a later sample.
 		}
-		if !pidRunning(pid) {
+		if a.StartTicks != nil {
+			if sample.Verify(sample.Identity{PID: pid, StartTicks: *a.StartTicks}) == sample.Exited {
+				return nil, exited
+			}
+		} else if !pidRunning(pid) {
 			return nil, exited
 		}
 		if time.Now().After(deadline) {

@@ -36,7 +36,7 @@ var getTrackingTool = define(tool.Tool{
 // getTracking answers get_tracking: the list, revision, scope and active
 // profile on every page, and the matching retained identities paged
 // (limit, cursor) from one frozen listing: data.matching is the page,
-// data.coverage {total, offset, returned}, data.next_cursor and
+// the envelope's coverage {total, offset, returned}, data.next_cursor and
 // next_action the call for the next page.
 func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
@@ -106,7 +106,7 @@ func (inv *investigation) trackingPage(ctx context.Context, l *frozenList, raw j
 	if w, _ := l.meta["load_warning"].(string); w != "" {
 		res.Warn(w)
 	}
-	res.Coverage = data["coverage"]
+	res.Coverage = liftCoverage(data)
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil
@@ -140,6 +140,7 @@ func updateTrackingTool(d Delivery) Decl {
 	})
 	t.Delivery = DeliverOperation
 	t.PIDAt = PIDTop
+	t.PIDKept = true
 	return t
 }
 
@@ -161,6 +162,9 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, a upda
 	via := "process_name"
 	if a.ProcessRef != "" {
 		via = "process_ref"
+		if a.PID != nil {
+			via = "pid" // the bridge resolved the caller's pid to ProcessRef
+		}
 		id, err := inv.h.ParseRef(a.ProcessRef)
 		if err == nil {
 			if _, lt, ok := inv.store.Process(id); ok {

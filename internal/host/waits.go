@@ -387,7 +387,15 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 			return nil, argErr("system", "give process_ref or system, not both")
 		}
 		if m.Target != kind {
-			return nil, argErr("metric_id", "the metric's target kind does not match the target (process_ref for process metrics, system for system metrics)")
+			switch {
+			case a.ProcessRef == "" && !a.System:
+				// The caller gave no target: say the default is a default.
+				return nil, argErr("metric_id", "no target given; the default system target does not have "+m.ID+" (a process metric); give process_ref or pid")
+			case a.ProcessRef != "":
+				return nil, argErr("metric_id", m.ID+" is a system metric and the target is a process (process_ref or pid); give system: true or omit the target")
+			default:
+				return nil, argErr("metric_id", m.ID+" is a process metric and the target is the system; give process_ref or pid")
+			}
 		}
 		thr, err := parseThreshold(a.Threshold, m)
 		if err != nil {

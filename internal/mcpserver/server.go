@@ -95,6 +95,9 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // Definition returns the MCP tool definition published in tools/list.
+// The title is published once, as the tool's title (annotations.title
+// would repeat it; MCP clients fall back to it only when title is
+// absent); every hint is explicit. Tool.Details is not published.
 func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	a := t.Annotations
 	destructive := a.Destructive
@@ -106,7 +109,6 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 		InputSchema:  json.RawMessage(t.Input),
 		OutputSchema: reg.OutputSchemaOf(t.Name),
 		Annotations: &mcp.ToolAnnotations{
-			Title:           t.Title,
 			ReadOnlyHint:    a.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  a.Idempotent,
@@ -125,8 +127,8 @@ func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
 		if req.Params != nil && req.Session != nil {
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				ss := req.Session
-				ctx = tool.WithProgress(ctx, func(done, total float64, msg string) {
-					_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: done, Total: total, Message: msg})
+				ctx = tool.WithProgressMeta(ctx, func(done, total float64, msg string, meta map[string]any) {
+					_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: meta, ProgressToken: tok, Progress: done, Total: total, Message: msg})
 				})
 			}
 		}

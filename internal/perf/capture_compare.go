@@ -70,14 +70,18 @@ func (a *captureCompareProfilesArgs) experiment() *Experiment {
 // compareCaptureDescription describes capture_and_compare_benchmarks or
 // capture_and_compare_profiles.
 func compareCaptureDescription(ck captureKind) string {
-	d := "Run each experiment case (argv and env over target's) once per block in a seeded order, each in its own process tree under provider " + orList(ck.providers) +
-		", then " + ck.op.Name + " over each case's combined "
+	return "Run each experiment case once per block in a seeded order under provider " + orList(ck.providers) +
+		", then " + ck.op.Name + " over each case's combined output, the first case as base. Required: target, provider, experiment."
+}
+
+// compareCaptureDetails is the longer guidance of a comparison capture
+// tool (`inquest mcp inspect --tool`, docs/tools.md).
+func compareCaptureDetails(ck captureKind) string {
+	d := "Each case's argv and env apply over target's; every execution runs in its own process tree. "
 	if ck.op.Name == "compare_benchmarks" {
-		d += "go test -bench output, the first case as baseline. "
-	} else {
-		d += "profile (pprof profiles merged, folded stacks concatenated), the first case as base. "
+		return d + "Each case's go test -bench output is combined and compared with the first case's as the baseline."
 	}
-	return d + "Required: target, provider, experiment."
+	return d + "Each case's profiles are combined (pprof profiles merged, folded stacks concatenated) and compared with the first case's as the base."
 }
 
 // compareExperimentSchema is the experiment argument of the comparison
@@ -167,7 +171,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 	}
 	all := &captureRun{collector: p.Kind, argv: t.Argv}
 	sched := Schedule(len(cases), e.Blocks, e.Seed)
-	total, n := len(cases)*e.Blocks, 0
+	f := followerOf(ctx)
 	for b, order := range sched {
 		for pos, ci := range order {
 			if ctx.Err() != nil {
@@ -178,6 +182,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 			if err := os.Mkdir(sub, 0o700); err != nil {
 				return nil, contract.Errorf(contract.CodeResourceLimit, "no scratch directory could be created for the capture")
 			}
+			f.label(c.name, b)
 			run, err := runProvider(ctx, sub, caseTarget(t, c), p, feeds)
 			if err != nil {
 				return nil, err
@@ -234,8 +239,6 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 					all.native = append(all.native, a)
 				}
 			}
-			n++
-			progress(ctx, n, total)
 		}
 	}
 	if len(all.records) > 16 {

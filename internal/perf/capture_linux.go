@@ -83,8 +83,8 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			Name: "capture_and_" + ck.op.Name, Toolset: tool.Perf,
 			Title:       "Capture and " + strings.ToLower(ck.op.Title[:1]) + ck.op.Title[1:],
 			Description: captureDescription(ck),
+			Details:     captureDetails(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
-			OutputData:  analysisOutputSchema,
 			Annotations: tool.Annotations{OpenWorld: true},
 		}))
 	}
@@ -95,19 +95,32 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	d := "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; "
+	return "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced. Required: target, provider."
+}
+
+// captureDetails is the longer guidance of a capture tool, shown by
+// `inquest mcp inspect --tool` and docs/tools.md (not tools/list): what
+// each provider runs and what the analysis reads.
+func captureDetails(ck captureKind) string {
+	if ck.compare {
+		return compareCaptureDetails(ck) + " " + followDetails
+	}
 	switch ck.op.Name {
 	case "summarize_executions":
-		d += "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. "
+		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. " + followDetails
 	case "preview_artifact":
-		d += "it previews the workload's retained stdout. "
+		return "It previews the workload's retained stdout. " + followDetails
 	case "summarize_benchmarks":
-		d += "go-test runs go test -bench in target.cwd. "
+		return "go-test runs go test -bench in target.cwd. " + followDetails
 	case "summarize_profile":
-		d += "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + profileProvidersDescription
+		return "go-test runs the benchmarks with -cpuprofile (or provider.profile); " + strings.TrimSpace(profileProvidersDescription) + " " + followDetails
 	}
-	return d + "Required: target, provider."
+	return followDetails
 }
+
+// followDetails says how a caller follows a capture's running workload
+// (follow_linux.go).
+const followDetails = "While the call runs, each execution's process is named for the proc tools: with a progress token, a notifications/progress as it starts gives its pid and process_ref (_meta[\"inquest/execution\"]; the proc host has already sampled it, so get_process_info and wait_condition accept the ref at once), and another as it ends; the capture.executions rows carry the same pid and process_ref."
 
 // orList joins words as "a", "a or b", "a, b or c".
 func orList(words []string) string {
@@ -378,10 +391,6 @@ func Schedule(cases, blocks int, seed uint64) [][]int {
 	return out
 }
 
-func progress(ctx context.Context, done, total int) {
-	tool.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d/%d executions", done, total))
-}
-
 // scratch directories of capture requests, per Runtime, oldest first;
 // they back live capture results (next_page reads them) and are removed
 // beyond maxScratchPerRuntime or by ReleaseCaptures.
@@ -500,6 +509,12 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if err != nil {
 		return nil, err
 	}
+	// Every execution is named and reported as it starts and ends.
+	executions := 1
+	if e := top.Experiment; e != nil && (ck.compare || top.Provider.Kind == "direct") {
+		executions = len(e.Cases) * e.Blocks
+	}
+	ctx = rt.withFollower(ctx, executions)
 	var run *captureRun
 	switch {
 	case ck.compare:
@@ -890,8 +905,11 @@ func recordOf(ex *capture.Execution, caseName string, caseIndex, block, pos int,
 	return r
 }
 
-func execView(ex *capture.Execution, r *ExecutionRecord, argv []string, owner string) map[string]any {
+// execView is the capture.executions row of ex: its record, how it ran,
+// and lt, the pid and process_ref of the process it started.
+func execView(ex *capture.Execution, lt lifetime, r *ExecutionRecord, argv []string, owner string) map[string]any {
 	m := r.row()
+	lt.fields(m)
 	m["argv"] = argv
 	m["executable"] = ex.Executable
 	m["executable_sha256"] = exeSHA256(ex.Executable)
@@ -950,7 +968,7 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 		}
 	}
 	sched := Schedule(len(cases), blocks, seed)
-	total := len(cases) * blocks
+	f := followerOf(ctx)
 	n := 0
 	var last *capture.Execution
 	var lastPrefix string
@@ -961,7 +979,8 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			c := cases[ci]
 			prefix := fmt.Sprintf("exec-%04d", n)
-			ex, err := capture.Run(ctx, t.spec(dir, prefix, c.argv, c.env, t.consoleBytes()))
+			f.label(c.name, b)
+			ex, lt, err := f.run(ctx, t.spec(dir, prefix, c.argv, c.env, t.consoleBytes()))
 			if err != nil {
 				return nil, startFailure(err, "/target/argv/0")
 			}
@@ -990,11 +1009,10 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			run.records = append(run.records, r)
 			if len(run.execs) < 16 {
-				run.execs = append(run.execs, execView(ex, &r, c.argv, "workload"))
+				run.execs = append(run.execs, execView(ex, lt, &r, c.argv, "workload"))
 			}
 			last, lastPrefix = ex, prefix
 			n++
-			progress(ctx, n, total)
 		}
 	}
 	if len(run.records) > 16 {
@@ -1069,7 +1087,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	argv = append(argv, t.Argv...)
 	env := mergeEnv(os.Environ(), t.Env)
 	// The benchmark output is the analysis artifact: retain it in full.
-	ex, err := capture.Run(ctx, t.spec(dir, "go-test", argv, env, fullConsoleBytes))
+	ex, lt, err := followerOf(ctx).run(ctx, t.spec(dir, "go-test", argv, env, fullConsoleBytes))
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -1078,7 +1096,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
 	run := &captureRun{collector: "go test", argv: argv, records: []ExecutionRecord{r}}
-	view := execView(ex, &r, argv, "collector")
+	view := execView(ex, lt, &r, argv, "collector")
 	run.execs = []map[string]any{view}
 	stdout := filepath.Join(dir, "go-test.stdout")
 	run.console = []producedArtifact{

@@ -4,6 +4,8 @@ package perf
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +19,12 @@ import (
 )
 
 // TestCaptureProgressOverMCP: a client that sends a progress token gets
-// one progress notification per execution of an experiment.
+// two progress notifications per execution of an experiment, started then
+// ended, in schedule order, each naming the case, block and pid of the
+// execution in words and in _meta["inquest/execution"]; progress counts
+// executions (a started one is half done). This runtime has no proc host,
+// so every process_ref is null with the reason; the executions rows name
+// the same pids.
 func TestCaptureProgressOverMCP(t *testing.T) {
 	e := newCaptureEnv(t)
 	srv := mcpserver.New(e.reg, mcpserver.Options{Version: "test"})
@@ -29,13 +36,11 @@ func TestCaptureProgressOverMCP(t *testing.T) {
 	}
 	defer ss.Close()
 	var mu sync.Mutex
-	var got []float64
-	var total float64
+	var got []*mcp.ProgressNotificationParams
 	client := mcp.NewClient(&mcp.Implementation{Name: "perf-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
-			got = append(got, req.Params.Progress)
-			total = req.Params.Total
+			got = append(got, req.Params)
 			mu.Unlock()
 		},
 	})
@@ -46,7 +51,7 @@ func TestCaptureProgressOverMCP(t *testing.T) {
 	defer cs.Close()
 	params := &mcp.CallToolParams{Name: "capture_and_summarize_executions", Arguments: map[string]any{
 		"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
-		"experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "blocks": 3},
+		"experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "blocks": 3, "seed": 7},
 	}}
 	params.SetProgressToken("tok-1")
 	res, err := cs.CallTool(ctx, params)
@@ -59,15 +64,49 @@ func TestCaptureProgressOverMCP(t *testing.T) {
 		mu.Lock()
 		n := len(got)
 		mu.Unlock()
-		if n >= 6 {
+		if n >= 12 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 6 || total != 6 || got[5] != 6 {
-		t.Fatalf("progress %v total %v", got, total)
+	if len(got) != 12 {
+		t.Fatalf("%d notifications, want 12 (started and ended of 6 executions)", len(got))
+	}
+	var data map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &data)
+	rows := data["data"].(map[string]any)["capture"].(map[string]any)["executions"].([]any)
+	sched := Schedule(2, 3, 7)
+	for i, p := range got {
+		n := i/2 + 1
+		want := ExecutionStarted
+		progress := float64(n) - 0.5
+		if i%2 == 1 {
+			want, progress = ExecutionEnded, float64(n)
+		}
+		var ev ExecutionEvent
+		raw, _ := json.Marshal(p.Meta[ExecutionEventMetaKey])
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("notification %d: _meta %v: %v", i, p.Meta, err)
+		}
+		block, pos := (n-1)/2, (n-1)%2
+		wantCase := []string{"a", "b"}[sched[block][pos]]
+		row := rows[n-1].(map[string]any)
+		if ev.Event != want || ev.Execution != n || ev.Executions != 6 || ev.Case != wantCase || ev.Block != block ||
+			p.Progress != progress || p.Total != 6 || ev.PID <= 0 || float64(ev.PID) != row["pid"] || row["case"] != wantCase {
+			t.Fatalf("notification %d: %+v progress %v/%v, row %v", i, ev, p.Progress, p.Total, row)
+		}
+		if ev.ProcessRef != nil || !strings.Contains(ev.ProcessRefReason, "no proc host") || row["process_ref"] != nil || row["process_ref_reason"] != ev.ProcessRefReason {
+			t.Fatalf("notification %d names a process_ref without a proc host: %+v, row %v", i, ev, row)
+		}
+		if p.Message != ev.Message() || !strings.Contains(p.Message, fmt.Sprintf("execution %d/6 %s (case %s, block %d): pid %d", n, want, wantCase, block, ev.PID)) {
+			t.Fatalf("notification %d: message %q", i, p.Message)
+		}
+		if want == ExecutionEnded && (ev.Termination != "exited" || ev.ExitCode == nil || *ev.ExitCode != 0 || !strings.Contains(p.Message, "exited 0 after")) {
+			t.Fatalf("notification %d: %+v %q", i, ev, p.Message)
+		}
 	}
 }
 

@@ -272,9 +272,6 @@ func (rt *Runtime) queryTool() tool.Tool {
 			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Default 50."},
 			"cursor":       js{"type": "string", "minLength": 1, "maxLength": 4096},
 		}).json(),
-		OutputData: json.RawMessage(`{"type":"object","required":["rows","page","next_cursor","snapshot","coverage"],"properties":{
-"rows":{"type":"array","items":{"type":"object"}},"page":` + tool.PageSchema + `,"next_cursor":{"type":["string","null"]},
-"snapshot":{"type":"string"},"coverage":{"type":"object"}}}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
 		Paging:      queryPaging,
 	}, rt.query)

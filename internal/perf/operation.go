@@ -256,18 +256,10 @@ func (rt *Runtime) analysisTool(op *Operation) tool.Tool {
 	return op.define(tool.Tool{
 		Name: op.Name, Toolset: tool.Perf, Title: op.Title, Description: op.Description,
 		Input:       op.inputSchema(rt.cfg.Ceilings),
-		OutputData:  analysisOutputSchema,
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
 		Paging:      tool.ContinuationPaging,
 	}, func(ctx context.Context, c *opCall) (*contract.Result, error) { return rt.analyze(ctx, op, c) })
 }
-
-var analysisOutputSchema = json.RawMessage(`{"type":"object","required":["operation","sources","summary","rows","page","next_page"],"properties":{
-"operation":{"type":"string"},"analysis_id":{"type":"string"},
-"sources":{"type":"array","items":{"type":"object"}},
-"summary":{"type":"object"},"rows":{"type":"array"},
-"page":` + tool.PageSchema + `,"next_cursor":{"type":["string","null"]},
-"next_page":{"oneOf":[{"type":"null"},{"type":"object","required":["tool","arguments"]}]}}}`)
 
 // Analyze runs op on args (already validated against the tool schema;
 // decoded here once): the capture tools' analysis step.

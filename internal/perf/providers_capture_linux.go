@@ -108,7 +108,7 @@ func runPprofHTTP(ctx context.Context, dir string, t *Target, p *providerArg) (*
 		}()
 	}
 	env := mergeEnv(os.Environ(), t.Env)
-	ex, err := capture.Run(ctx, t.spec(dir, "workload", t.Argv, env, t.consoleBytes()))
+	ex, lt, err := followerOf(ctx).run(ctx, t.spec(dir, "workload", t.Argv, env, t.consoleBytes()))
 	if err != nil {
 		fcancel()
 		wg.Wait()
@@ -128,7 +128,7 @@ func runPprofHTTP(ctx context.Context, dir string, t *Target, p *providerArg) (*
 		return nil, cancelled()
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "workload")
-	view := execView(ex, &r, t.Argv, "workload")
+	view := execView(ex, lt, &r, t.Argv, "workload")
 	view["pprof_fetch"] = fetch
 	run := &captureRun{collector: "pprof-http", argv: t.Argv, records: []ExecutionRecord{r}, execs: []map[string]any{view}}
 	run.console = []producedArtifact{
@@ -162,7 +162,7 @@ func runPerfRecord(ctx context.Context, dir string, t *Target, p *providerArg) (
 	argv = append(append(argv, "--"), t.Argv...)
 	spec := t.spec(dir, "perf-record", argv, env, t.consoleBytes())
 	spec.Collector = true
-	ex, err := capture.Run(ctx, spec)
+	ex, lt, err := followerOf(ctx).run(ctx, spec)
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -170,7 +170,7 @@ func runPerfRecord(ctx context.Context, dir string, t *Target, p *providerArg) (
 		return nil, cancelled()
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
-	view := execView(ex, &r, argv, "collector")
+	view := execView(ex, lt, &r, argv, "collector")
 	run := &captureRun{collector: "perf", argv: argv, records: []ExecutionRecord{r}, execs: []map[string]any{view}}
 	if ex.Termination == capture.TermTimeout {
 		run.limitations = append(run.limitations, timeoutLimitation(t, "perf record"))
@@ -273,7 +273,7 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 	argv = append(append(argv, "--"), t.Argv...)
 	spec := t.spec(dir, "py-spy", argv, env, t.consoleBytes())
 	spec.Collector = true
-	ex, err := capture.Run(ctx, spec)
+	ex, lt, err := followerOf(ctx).run(ctx, spec)
 	if err != nil {
 		return nil, startFailure(err, "/provider/kind")
 	}
@@ -281,7 +281,7 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 		return nil, cancelled()
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
-	run := &captureRun{collector: "py-spy", argv: argv, records: []ExecutionRecord{r}, execs: []map[string]any{execView(ex, &r, argv, "collector")}}
+	run := &captureRun{collector: "py-spy", argv: argv, records: []ExecutionRecord{r}, execs: []map[string]any{execView(ex, lt, &r, argv, "collector")}}
 	if ex.Termination == capture.TermTimeout {
 		run.limitations = append(run.limitations, timeoutLimitation(t, "py-spy record"))
 	}
@@ -302,7 +302,7 @@ func runPySpy(ctx context.Context, dir string, t *Target, p *providerArg) (*capt
 var profileProviders = []string{"go-test", "pprof-http", "perf", "py-spy"}
 
 // profileProvidersDescription is the part of capture_and_summarize_profile's
-// description naming the profile providers beside go-test.
+// details (mcp inspect) naming the profile providers beside go-test.
 const profileProvidersDescription = "pprof-http fetches a profile from a loopback provider.url while argv runs; perf and py-spy record argv as folded stacks. "
 
 // profileProviderFields adds the typed fields of the pprof-http, perf and

@@ -5,7 +5,6 @@ package perf
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -45,7 +44,6 @@ func (rt *Runtime) prepareTool() tool.Tool {
 		Input: object(js{
 			"providers": js{"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": js{"enum": ProviderKinds}, "description": "Default: every provider."},
 		}).json(),
-		OutputData:  json.RawMessage(`{"type":"object","required":["providers"],"properties":{"providers":{"type":"array","items":{"type":"object","required":["provider","available","offered"]}}}}`),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
 	}, func(ctx context.Context, in prepareArgs) (*contract.Result, error) {
 		if len(in.Providers) == 0 {

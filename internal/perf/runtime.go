@@ -70,6 +70,10 @@ type Runtime struct {
 	last     *session
 	// replayers name the replay of other toolsets' records (SetReplayer).
 	replayers map[string]Replayer
+	// namer names capture workloads for the proc tools
+	// (SetProcessNamer); nil with noNamer saying why.
+	namer   ProcessNamer
+	noNamer string
 }
 
 // New returns a Runtime.

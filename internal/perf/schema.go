@@ -44,7 +44,7 @@ var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contr
 
 // pageSizeSchema is the page_size argument under the ceilings c.
 func pageSizeSchema(c Ceilings) js {
-	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Rows per page; default " + itoa(c.DefaultRows) + "."}
+	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Default " + itoa(c.DefaultRows) + "."}
 }
 
 // sourcesSchema is the sources argument of op: an ordered array of path

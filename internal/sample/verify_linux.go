@@ -47,3 +47,28 @@ func VerifyIn(root string, id Identity) Liveness {
 	}
 	return Alive
 }
+
+// IdentityOf reads the lifetime under pid now from /proc/PID/stat (field
+// 22, start time in clock ticks since boot): the identity the sampler
+// records for it, so the process_ref the proc host issues for it names this
+// lifetime. running is false for a zombie or dead process (state Z or X),
+// whose start time still reads until it is reaped. A missing process is
+// os.ErrNotExist; a stat that does not parse is an error naming the file.
+// The answer names one lifetime only while the PID cannot be reaped and
+// reused (the caller holds an unreaped child), or when checked later with
+// Verify.
+func IdentityOf(pid int32) (id Identity, running bool, err error) {
+	path := "/proc/" + strconv.Itoa(int(pid)) + "/stat"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return Identity{}, false, os.ErrNotExist
+		}
+		return Identity{}, false, err
+	}
+	var p Process
+	if _, err := parseStat(b, &p, 1); err != nil {
+		return Identity{}, false, errors.New(path + ": " + err.Error())
+	}
+	return Identity{PID: pid, StartTicks: p.StartTicks}, p.State != 'Z' && p.State != 'X', nil
+}

@@ -59,3 +59,36 @@ func TestRequiredAlternativeSets(t *testing.T) {
 		t.Fatalf("%q at %q expected %s", e.Message, e.Field, got)
 	}
 }
+
+// TestSeveralAlternatives: an object that gives the members of more than
+// one oneOf alternative is refused at the object the caller sent, naming
+// every alternative, not at a member of the first branch it failed.
+func TestSeveralAlternatives(t *testing.T) {
+	r := NewRegistry()
+	schema := `{"type":"object","additionalProperties":false,"properties":{"target":{"oneOf":[
+{"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string"}}},
+{"type":"object","additionalProperties":false,"required":["pid"],"properties":{"pid":{"type":"integer"}}},
+{"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}]}}}`
+	if err := r.Add(Tool{Name: "a", Toolset: Proc, Description: "a", Input: json.RawMessage(schema), Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+		return contract.NewResult("test", time.Time{}, map[string]any{}), nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ args, field, says string }{
+		{`{"target":{"pid":1,"system":true}}`, "/target", "give exactly one of process_ref, pid or system, not several (at /target)"},
+		{`{"target":{"pid":1,"process_ref":"p","system":true}}`, "/target", "not several"},
+		// one alternative with a wrong value is that member's error
+		{`{"target":{"pid":"1"}}`, "/target/pid", "wrong type"},
+		// one alternative plus an unknown member points at the unknown one
+		{`{"target":{"pid":1,"name":"x"}}`, "/target/name", "not accepted"},
+	} {
+		_, err := r.Call(context.Background(), "a", json.RawMessage(c.args))
+		e := contract.AsError(err)
+		if e == nil || e.Code != contract.CodeInvalidArgument || e.Field != c.field || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s: %+v; want field %q saying %q", c.args, e, c.field, c.says)
+		}
+	}
+	if _, err := r.Call(context.Background(), "a", json.RawMessage(`{"target":{"system":true}}`)); err != nil {
+		t.Errorf("valid call: %v", err)
+	}
+}

@@ -57,12 +57,22 @@ type Tool struct {
 	Toolset string
 	// Title is a short human label.
 	Title string
-	// Description must name every top-level required argument.
+	// Description says what the tool is for in about two sentences and
+	// names every top-level required argument; it is what tools/list
+	// publishes, read by every agent before its first call.
 	Description string
+	// Details is the longer guidance a caller may need beyond Description
+	// and the input schema: examples, edge cases, what each mode returns.
+	// It is not published in tools/list (every byte there is read by every
+	// agent); `inquest mcp inspect --tool NAME` and docs/tools.md show it.
+	Details string
 	// Input is the strict JSON Schema of the arguments: type object,
 	// additionalProperties false, enums and bounds.
 	Input json.RawMessage
-	// OutputData optionally describes data of the success envelope.
+	// OutputData optionally describes data of the success envelope. The
+	// catalog leaves it empty: the published output schema is the common
+	// envelope with data an open object (the contract does not enumerate
+	// result fields, and every byte here is repeated in tools/list).
 	OutputData json.RawMessage
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations

@@ -44,6 +44,9 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 	e.explainer()
 	l := locator{root: e.doc, patterns: e.patterns}
 	fails := l.check(e.doc, "", inst, nil)
+	if err := e.severalAlternatives(&l, fails, inst); err != nil {
+		return err
+	}
 	if f := l.leaf(fails); f != nil {
 		if alt := requiredAlternatives(fails, inst); alt != nil && f.keyword == "required" && containsString(alt.names(), f.missing) {
 			return e.alternatives(alt)
@@ -743,4 +746,91 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// severalAlternatives is the INVALID_ARGUMENT of an object that gives the
+// required members of more than one branch of a oneOf whose branches are
+// alternatives ({pid, system} where target is one of {process_ref},
+// {pid} or {system}): it names the alternatives and points at the object
+// the caller sent, rather than at a member of the first branch it failed.
+// An object that gives the required members of exactly one alternative
+// chose it: the error is that alternative's (an unknown member beside
+// pid is refused at that member, not as a missing process_ref). It
+// returns nil when no group failed either way.
+func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *contract.Error {
+	var found *contract.Error
+	var walk func(f *failure)
+	walk = func(f *failure) {
+		if found != nil {
+			return
+		}
+		if f.keyword == "oneOf" {
+			node, _ := resolve(e.doc, f.schema).(map[string]any)
+			branches, _ := node["oneOf"].([]any)
+			obj, _ := resolveInstance(inst, f.instance).(map[string]any)
+			var alts [][]string
+			given, chosen := 0, -1
+			for bi, b := range branches {
+				bm, _ := b.(map[string]any)
+				req, _ := bm["required"].([]any)
+				if len(req) == 0 {
+					alts = nil
+					break
+				}
+				var names []string
+				all := true
+				for _, r := range req {
+					name, _ := r.(string)
+					names = append(names, name)
+					if _, has := obj[name]; !has {
+						all = false
+					}
+				}
+				if all {
+					given++
+					chosen = bi
+				}
+				alts = append(alts, names)
+			}
+			if obj != nil && len(alts) > 1 && given == 1 {
+				prefix := f.schema + "/oneOf/" + strconv.Itoa(chosen)
+				var mine []*failure
+				for _, c := range f.causes {
+					if c.schema == prefix || strings.HasPrefix(c.schema, prefix+"/") {
+						mine = append(mine, c)
+					}
+				}
+				if leaf := l.leaf(mine); leaf != nil {
+					found = e.project(leaf)
+					return
+				}
+			}
+			if obj != nil && len(alts) > 1 && given > 1 {
+				field := pointer(f.instance)
+				at := "the top level"
+				if field != "" {
+					at = field
+				}
+				words := make([]string, len(alts))
+				for i, alt := range alts {
+					words[i] = strings.Join(alt, " and ")
+				}
+				found = &contract.Error{
+					Code:       contract.CodeInvalidArgument,
+					Message:    "give exactly one of " + strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1] + ", not several (at " + at + ")",
+					Field:      field,
+					Constraint: f.schema + "/oneOf",
+					Expected:   map[string]any{"one_of_required": alts},
+				}
+				return
+			}
+		}
+		for _, c := range f.causes {
+			walk(c)
+		}
+	}
+	for _, f := range fails {
+		walk(f)
+	}
+	return found
 }

@@ -69,12 +69,13 @@ func runCaptureJob(ctx context.Context, b Backend, method string, args map[strin
 	if err := decode(res, &p); err != nil {
 		return nil, err
 	}
-	var cov struct {
-		Coverage map[string]any `json:"coverage"`
-	}
-	decode(res, &cov)
 	p.Total = len(p.Rows)
-	if t, ok := number(cov.Coverage["total"]); ok {
+	// The page's coverage is the envelope's; listed counts the rows.
+	var cov map[string]any
+	if b, err := json.Marshal(res.Coverage); err == nil {
+		json.Unmarshal(b, &cov)
+	}
+	if t, ok := number(cov["listed"]); ok {
 		p.Total = int(t)
 	}
 	return &p, nil

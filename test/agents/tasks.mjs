@@ -57,11 +57,10 @@ function unknownArgument(r, ...fields) {
   return r.isError && e?.code === "INVALID_ARGUMENT" && fields.includes(e.field) ? e.field : null;
 }
 
-// rowsOf returns the rows of a job tool's first page, wherever it is
-// delivered (data.rows, or data.result_page.rows).
+// rowsOf returns the rows of a job tool's first page: data.rows (the
+// first page is flat in the job's data).
 function rowsOf(body) {
-  const d = body.data ?? {};
-  return d.rows ?? d.result_page?.rows ?? d.result_page?.data?.rows ?? [];
+  return body.data?.rows ?? [];
 }
 
 // finish follows a job tool's next_action once when the first call

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inquest-dev/inquest/internal/sample"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,6 +62,14 @@ type Spec struct {
 	// collector's own exit status. Cancellation kills the whole tree at
 	// once.
 	Collector bool
+	// Started, when set, is called once the workload runs, before the
+	// runner waits for it, with its pid and start time (clock ticks since
+	// boot, /proc/PID/stat field 22; 0 when the stat could not be read).
+	// The process is this runner's unreaped child until Started returns,
+	// so the pid names this lifetime only. Started must return at once (it
+	// runs inside the measured wall time when the workload ends first):
+	// slow work belongs in a goroutine.
+	Started func(pid int, startTicks uint64)
 }
 
 // CollectorGrace bounds how long a Collector may take to write its output
@@ -83,6 +92,14 @@ const (
 type Execution struct {
 	// Executable is the resolved absolute path of Argv[0].
 	Executable string `json:"executable"`
+	// PID is the process the runner started (Argv[0]: the workload, or
+	// the collector of a Spec.Collector run).
+	PID int `json:"pid"`
+	// StartTicks is that process's start time, clock ticks since boot
+	// (/proc/PID/stat field 22, read while it was an unreaped child), 0
+	// when the stat could not be read; with PID it is the lifetime the
+	// proc toolset names (sample.Identity).
+	StartTicks uint64 `json:"start_ticks"`
 	// StartedAt is the wall-clock start (RFC 3339 in JSON).
 	StartedAt time.Time `json:"started_at"`
 	// WallTimeNS is monotonic nanoseconds from just before fork to the
@@ -304,7 +321,13 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		return nil, errors.Join(ErrStart, err)
 	}
 	pid := cmd.Process.Pid
+	ex.PID = pid
 	ex.LauncherPeakRSSBytes = selfHWM()
+	// The workload is an unreaped child (a zombie at worst): its pid
+	// names this lifetime only.
+	if id, _, err := sample.IdentityOf(int32(pid)); err == nil {
+		ex.StartTicks = id.StartTicks
+	}
 
 	var wg sync.WaitGroup
 	copyBounded := func(r *os.File, w *os.File, n *int64, trunc *bool) {
@@ -384,6 +407,9 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		}
 		killTree(pid, marker, true, false, killed)
 	}()
+	if spec.Started != nil {
+		spec.Started(pid, ex.StartTicks)
+	}
 	werr := cmd.Wait()
 	ex.WallTimeNS = time.Since(t0).Nanoseconds()
 	close(done)

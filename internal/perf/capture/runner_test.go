@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 func spec(t *testing.T, argv ...string) Spec {
@@ -273,5 +276,54 @@ echo wrote >> log`)
 	}
 	if b, err := os.ReadFile(filepath.Join(s.Dir, "log")); err == nil {
 		t.Fatalf("the killed tree wrote %q", b)
+	}
+}
+
+// TestRunStartedNamesTheLifetime: Started is called once, while the
+// workload runs (it blocks reading a FIFO the callback's goroutine
+// writes), with the pid and start ticks the sampler would record for it
+// (sample.IdentityOf) and the Execution carries the same; with and without
+// a memory budget (the ptrace start path).
+func TestRunStartedNamesTheLifetime(t *testing.T) {
+	for _, limit := range []int64{0, 1 << 30} {
+		t.Run(strconv.FormatInt(limit, 10), func(t *testing.T) {
+			s := spec(t, "sh", "-c", `read x < "$0"`)
+			fifo := filepath.Join(s.Dir, "release")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s.Argv = append(s.Argv, fifo)
+			s.MaxMemoryBytes = limit
+			calls := 0
+			var pid int
+			var ticks uint64
+			var id sample.Identity
+			var running bool
+			var idErr error
+			s.Started = func(p int, st uint64) {
+				calls++
+				pid, ticks = p, st
+				id, running, idErr = sample.IdentityOf(int32(p))
+				go func() {
+					if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+						f.WriteString("x\n")
+						f.Close()
+					}
+				}()
+			}
+			ex, err := Run(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != 1 || idErr != nil || !running {
+				t.Fatalf("Started called %d times; the workload's identity then: %+v running=%v %v", calls, id, running, idErr)
+			}
+			if ex.PID != pid || pid != int(id.PID) || ex.StartTicks != ticks || ticks != id.StartTicks || ticks == 0 {
+				t.Fatalf("execution pid %d ticks %d; Started %d %d; /proc then %+v", ex.PID, ex.StartTicks, pid, ticks, id)
+			}
+			if ex.Termination != TermExited || ex.ExitCode == nil || *ex.ExitCode != 0 {
+				t.Fatalf("got %+v", ex)
+			}
+		})
 	}
 }
