@@ -10,11 +10,14 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 const (
-	// pollInterval separates get_job polls while waiting.
+	// pollInterval separates get_job calls to a host that answers a
+	// running job at once instead of waiting for its end (one older than
+	// the waiting get_job).
 	pollInterval = 20 * time.Millisecond
 	// managedLifetime bounds bridge continuation bookkeeping.
 	managedLifetime = 5 * time.Minute
@@ -119,12 +122,13 @@ func (d *delivery) start(ctx context.Context, method string, args json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	deadline := time.Now().Add(time.Duration(o.waitMS) * time.Millisecond)
 	b, _ := json.Marshal(native)
 	res, err := d.call(ctx, method, b)
 	if err != nil {
 		return nil, err
 	}
-	res, err = d.complete(ctx, res, o)
+	res, err = d.complete(ctx, res, o, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +162,28 @@ func (d *delivery) poll(ctx context.Context, method string, args json.RawMessage
 	if err != nil {
 		return nil, err
 	}
+	// The getter itself waits on the host for the job's end (at most one
+	// slice; complete follows with more).
+	deadline := time.Now().Add(time.Duration(o.waitMS) * time.Millisecond)
+	if slice := waitSliceUntil(deadline); slice > 0 {
+		native["wait_ms"], _ = json.Marshal(slice.Milliseconds())
+	}
 	b, _ := json.Marshal(native)
-	res, err := d.call(ctx, method, b)
+	res, err := d.call(ipc.WithReplyOnCancel(ctx), method, b)
+	if ctx.Err() != nil {
+		return nil, contract.AsError(ctx.Err())
+	}
 	if err != nil {
 		return nil, err
 	}
-	return d.complete(ctx, res, o)
+	return d.complete(ctx, res, o, deadline)
+}
+
+// waitSliceUntil is the host-side wait of one get_job call: what is left
+// until deadline, at most waitSlice, in whole milliseconds; 0 when less
+// than a millisecond is left.
+func waitSliceUntil(deadline time.Time) time.Duration {
+	return min(time.Until(deadline), waitSlice).Truncate(time.Millisecond)
 }
 
 func jobData(res *contract.Result) map[string]any {
@@ -176,11 +196,12 @@ func jobData(res *contract.Result) map[string]any {
 	return m
 }
 
-// complete waits up to o.waitMS for the job in res, then reads the first
-// page on success (unless raw mode without read) into data (rows, page,
-// next_cursor beside the job's fields; a failed read is data.read_error)
-// and releases a one-pass capture whose rows were all copied.
-func (d *delivery) complete(ctx context.Context, res *contract.Result, o options) (*contract.Result, error) {
+// complete waits until deadline (the call's wait_ms) for the job in res,
+// then reads the first page on success (unless raw mode without read)
+// into data (rows, page, next_cursor beside the job's fields; a failed
+// read is data.read_error) and releases a one-pass capture whose rows
+// were all copied.
+func (d *delivery) complete(ctx context.Context, res *contract.Result, o options, deadline time.Time) (*contract.Result, error) {
 	data := jobData(res)
 	jobID, _ := data["job_id"].(string)
 	if o.retain {
@@ -188,20 +209,35 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	} else if d.retained.has(jobID) {
 		o.retain = true
 	}
-	deadline := time.Now().Add(time.Duration(o.waitMS) * time.Millisecond)
-	for data["state"] == "running" && time.Now().Before(deadline) {
-		wait := min(pollInterval, time.Until(deadline))
-		select {
-		case <-ctx.Done():
-			return nil, contract.AsError(ctx.Err())
-		case <-time.After(wait):
+	for data["state"] == "running" {
+		// The host holds get_job until the job ends (or the slice does):
+		// the outcome arrives as soon as it exists, with no polling. A
+		// cancelled wait gets the host's prompt answer, so the connection
+		// and its captures are kept (ipc.WithReplyOnCancel).
+		slice := waitSliceUntil(deadline)
+		if slice <= 0 {
+			break
 		}
-		b, _ := json.Marshal(map[string]any{"job_id": jobID})
-		r, err := d.call(ctx, "get_job", b)
+		b, _ := json.Marshal(map[string]any{"job_id": jobID, "wait_ms": slice.Milliseconds()})
+		asked := time.Now()
+		r, err := d.call(ipc.WithReplyOnCancel(ctx), "get_job", b)
+		if ctx.Err() != nil {
+			return nil, contract.AsError(ctx.Err())
+		}
 		if err != nil {
 			return nil, err
 		}
 		res, data = r, jobData(r)
+		if data["state"] == "running" && time.Since(asked) < slice {
+			// A host that answered before the slice ended without an
+			// outcome does not wait (one that predates waiting get_job):
+			// it is asked again every pollInterval.
+			select {
+			case <-ctx.Done():
+				return nil, contract.AsError(ctx.Err())
+			case <-time.After(min(pollInterval, time.Until(deadline))):
+			}
+		}
 	}
 	res.Data = data
 	res.NextAction = nil

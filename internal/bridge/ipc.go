@@ -80,6 +80,24 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 	return c, nil
 }
 
+// Preconnect connects to a host that already runs when the backend has no
+// connection yet, so a command can overlap connecting with its own work
+// (checking its arguments) and the first call finds the connection made.
+// It never starts a host and reports nothing: when no host answers, the
+// first call connects (or starts one) as it would have.
+func (b *IPC) Preconnect(ctx context.Context) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.client != nil || ctx.Err() != nil {
+		return
+	}
+	opts := b.opts
+	opts.Start = false
+	if c, err := ipc.Connect(ctx, opts); err == nil {
+		b.client = c
+	}
+}
+
 // Call runs method on the host. An OUTCOME_UNKNOWN (cancellation or
 // deadline after dispatch, lost connection) drops the connection; its
 // message says the client's connection-owned objects were released, and

@@ -98,3 +98,44 @@ func BenchmarkGetStatusRoundTrip(b *testing.B) {
 	b.Run("mcp-stdio/in-process", func(b *testing.B) { mcpOver(b, "--in-process") })
 	b.Run("mcp-stdio/ipc", func(b *testing.B) { mcpOver(b) })
 }
+
+// BenchmarkPsCommand runs `inquest ps` in this process against a warm
+// `inquest serve` host, b.N times: the command's whole path after process
+// start-up (runtime and registry, connect and handshake, list_processes,
+// decoding and the table). Process start-up and the host's share are what
+// bench/compare.sh adds; profile this side with -cpuprofile.
+func BenchmarkPsCommand(b *testing.B) {
+	e := newHeEnv(b)
+	defer e.killHosts()
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "XDG_") || k == "TMPDIR" {
+			b.Setenv(k, v)
+		}
+	}
+	b.Setenv("INQUEST_CONFIG", "")
+	if out, code := e.run("serve", "--detach"); code != 0 {
+		b.Fatalf("serve --detach: %s", out)
+	}
+	ctx := context.Background()
+	run := func() {
+		for {
+			var out, errOut strings.Builder
+			code := Run(ctx, []string{"ps"}, strings.NewReader(""), &out, &errOut)
+			if code != 0 && strings.Contains(out.String(), `"BUSY"`) {
+				// The host has not yet seen the previous run's connection
+				// close (a separate process never comes this quickly).
+				continue
+			}
+			if code != 0 || !strings.HasPrefix(strings.TrimSpace(out.String()), "PID") {
+				b.Fatalf("inquest ps: exit %d: %s%s", code, out.String(), errOut.String())
+			}
+			return
+		}
+	}
+	run() // the host's first CPU% waits for its second sample
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+}

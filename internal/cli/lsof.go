@@ -233,16 +233,24 @@ func runCapture(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Reg
 	})
 }
 
+// captureCommandTools are the proc tools a capture table command calls:
+// list_processes (resolving a pid), start_capture and the calls its
+// next_action names (get_job while running, read_capture for more pages,
+// release_capture).
+var captureCommandTools = []string{"list_processes", "start_capture", "get_job", "read_capture", "release_capture"}
+
 // runCaptureCounted is runCapture whose render returns how many rows it
 // listed (a table that shows a subset of the collected rows), so the
 // PARTIAL notice counts the rows the user sees.
 func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*tool.Registry) (map[string]any, error),
 	render func(io.Writer, []map[string]any) int) error {
-	rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+	rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, ProcTools: captureCommandTools})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	// Connect to a running host while the arguments are built and checked.
+	go rt.preconnectProc(cmd.Context())
 	args, err := argsFn(rt.Registry)
 	if err != nil {
 		return printFailure(env, err)

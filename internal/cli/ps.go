@@ -38,11 +38,14 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if err != nil {
 				return err
 			}
-			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
+			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, ProcTools: []string{"list_processes"}})
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
+			// Connect to a running host while the arguments are checked
+			// against the schema (the call below waits for it).
+			go rt.preconnectProc(cmd.Context())
 			// One request: the rows and their column values from one snapshot.
 			args := map[string]any{"sort": sortKey, "metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}}
 			if order != "" {
@@ -63,13 +66,16 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if asJSON {
 				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
 			}
+			// The table shows pid, name and state beside the values: only
+			// those fields are asked for (--json keeps the default rows).
+			args["projection"] = []string{"pid", "name", "state"}
+			raw, _ = json.Marshal(args)
 			res, err := rt.Registry.Call(cmd.Context(), "list_processes", raw)
 			if err != nil {
 				return printFailure(env, err)
 			}
 			var page struct {
 				Rows []struct {
-					Ref       string `json:"process_ref"`
 					PID       int    `json:"pid"`
 					Name      string `json:"name"`
 					NameBytes string `json:"name_bytes"`

@@ -25,6 +25,9 @@ type runtimeOptions struct {
 	// InProcess runs the proc tools over a host inside this process instead
 	// of the user's host over IPC (inquest mcp --in-process).
 	InProcess bool
+	// ProcTools, when set, registers only these proc tools (a command that
+	// calls one tool, such as ps, skips checking the others' schemas).
+	ProcTools []string
 }
 
 // Runtime is the set of toolsets a command runs over: one registry plus
@@ -44,6 +47,10 @@ type Runtime struct {
 	// runs (nil when this runtime has no proc toolset): the MCP server's
 	// captures name their workloads through it (follow.go).
 	proc func(ctx context.Context) (bridge.Backend, error)
+	// preconnectProc connects the proc backend to a host that already
+	// runs, before the first call needs it (nil without a proc toolset);
+	// see bridge.IPC.Preconnect.
+	preconnectProc func(ctx context.Context)
 }
 
 // perfRuntime returns rt's perf runtime, creating it (sessions on, bin

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
@@ -26,12 +27,18 @@ const inProcessEnv = "INQUEST_IN_PROCESS"
 func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	var mu sync.Mutex
 	var backend bridge.Backend
+	// closed: the runtime was closed; nothing connects any more (a
+	// preconnect still on its way must not open a connection then).
+	var closed bool
 	inProcess := opts.InProcess || os.Getenv(inProcessEnv) == "1"
 	get := func(ctx context.Context) (bridge.Backend, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if backend != nil {
 			return backend, nil
+		}
+		if closed {
+			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the command's proc runtime is closed")
 		}
 		if !inProcess {
 			client := ""
@@ -80,9 +87,20 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		}
 		return probe, nil
 	}
+	rt.preconnectProc = func(ctx context.Context) {
+		if inProcess {
+			return // the first call starts the in-process host
+		}
+		if b, err := get(ctx); err == nil {
+			if ib, ok := b.(*bridge.IPC); ok {
+				ib.Preconnect(ctx)
+			}
+		}
+	}
 	rt.closers = append(rt.closers, func() {
 		mu.Lock()
 		defer mu.Unlock()
+		closed = true
 		if backend != nil {
 			backend.Close()
 			backend = nil
@@ -97,5 +115,9 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		// A terminal reads whole pages: the agent-sized budget is MCP's.
 		mode.ResultBudget = tool.HardResultBytes
 	}
-	return rt.Registry.Add(bridge.Tools(get, mode)...)
+	tools := bridge.Tools(get, mode)
+	if opts.ProcTools != nil {
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.ProcTools, t.Name) })
+	}
+	return rt.Registry.Add(tools...)
 }

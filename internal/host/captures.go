@@ -98,7 +98,8 @@ func jobSessionOf(s *Session) *jobs.Session {
 
 // jobDelivery are the bridge's delivery options of a job tool (wait_ms,
 // read, retain_capture); the bridge consumes them, so the host never sees
-// them set.
+// them set, except get_job's wait_ms: the bridge's bounded wait for a
+// job's end (jobWait).
 type jobDelivery struct {
 	WaitMS        *int           `json:"wait_ms"`
 	Read          *readSelection `json:"read"`
@@ -321,15 +322,41 @@ func getJobTool(d Delivery) Decl {
 		Annotations: readOnly,
 		Job:         true,
 	}, func(ctx context.Context, h *Host, s *Session, a jobArgs) (*contract.Result, error) {
+		wait := jobWait(a.WaitMS)
 		// Condition waits (wait- ids) and capture jobs share get_job.
 		if strings.HasPrefix(a.JobID, waitJobPrefix) {
 			j, err := findWait(s, a.JobID)
 			if err != nil {
 				return nil, err
 			}
+			if wait > 0 {
+				if testHookJobWait != nil {
+					testHookJobWait(a.JobID)
+				}
+				t := time.NewTimer(wait)
+				defer t.Stop()
+				select {
+				case <-j.done:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+			}
 			return j.jobView(), nil
 		}
-		j, err := jobSessionOf(s).Job(a.JobID)
+		js := jobSessionOf(s)
+		if wait > 0 {
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			if testHookJobWait != nil {
+				testHookJobWait(a.JobID)
+			}
+			j, err := js.Wait(wctx, a.JobID)
+			if err != nil {
+				return nil, err
+			}
+			return jobResult(j), nil
+		}
+		j, err := js.Job(a.JobID)
 		if err != nil {
 			return nil, err
 		}
@@ -337,6 +364,20 @@ func getJobTool(d Delivery) Decl {
 	})
 	t.Delivery = DeliverJobStatus
 	return t
+}
+
+// jobWait is how long the host's get_job holds its reply for a running
+// job: wait_ms (nil or 0: answer at once), at most MaxReplyWait so one
+// call stays inside the IPC response deadline. The reply comes as soon as
+// the job is terminal (a channel closed when it ends, never a poll), or
+// when the wait or the request ends (cancel, disconnect). The bridge
+// sends it while it completes a job call, so the outcome reaches the
+// client at once.
+func jobWait(ms *int) time.Duration {
+	if ms == nil || *ms <= 0 {
+		return 0
+	}
+	return min(time.Duration(*ms)*time.Millisecond, MaxReplyWait)
 }
 
 // readArgs are read_capture's arguments.
@@ -427,6 +468,10 @@ func (h *Host) resolve(ref string) (sample.Identity, error) {
 // process-info and list_logs job before its collector, with the job's
 // context and kind (to hold a job running deterministically).
 var testHookJobRun func(ctx context.Context, kind string)
+
+// testHookJobWait, when set by a test, runs in get_job with a wait_ms
+// just before it waits for job id's end.
+var testHookJobWait func(id string)
 
 // hooked returns spec with testHookJobRun, when set, run before its
 // collector.

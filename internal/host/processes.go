@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -229,8 +230,12 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			rows[r.id] = r
 		}
 	}
-	if scope == "live" && retainedFn != nil {
-		// Live rows still report their retained history bounds.
+	fields := processFields(a.Projection, scope)
+	nameFilter := a.Filter != nil && (a.Filter.Name != "" || a.Filter.NameBytes != "")
+	if scope == "live" && retainedFn != nil && (nameFilter || slices.Contains(fields, "history")) {
+		// Live rows still report their retained history bounds, and a
+		// name filter matches the names a lifetime had before an exec;
+		// a listing that needs neither skips retained history.
 		for _, rt := range retainedFn() {
 			if r, ok := rows[rt.ID]; ok {
 				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
@@ -299,7 +304,6 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if err != nil {
 		return nil, err
 	}
-	fields := processFields(a.Projection, scope)
 	// The row values: the sort metric (when sorting by one) and metric_ids.
 	var rowMetrics []sample.Metric
 	if byMetric {
@@ -314,21 +318,19 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			rowMetrics = append(rowMetrics, m)
 		}
 	}
+	// Rows are encoded once, without reflection, into one buffer (each
+	// row a slice of it).
+	re := newRowEncoder(h, fields, rowMetrics)
 	enc := make([]json.RawMessage, 0, len(list))
+	buf := make([]byte, 0, 192*len(list))
 	cmdFailed := 0
 	for _, r := range list {
-		row, failed := h.projectProcess(r, fields)
-		if failed {
+		start := len(buf)
+		var failed bool
+		if buf, failed = re.append(buf, r); failed {
 			cmdFailed++
 		}
-		if len(rowMetrics) > 0 {
-			addSortValue(row, r, rowMetrics...)
-		}
-		b, err := json.Marshal(row)
-		if err != nil {
-			return nil, contract.Errorf(contract.CodeInternalError, "a row could not be encoded").Permanent()
-		}
-		enc = append(enc, b)
+		enc = append(enc, buf[start:len(buf):len(buf)])
 	}
 	cov := map[string]any{"scope": scope, "snapshot_seq": snap.Seq, "processes_in_snapshot": len(snap.Procs), "processes_denied": snap.Denied, "matched": len(list)}
 	if cmdFailed > 0 {
@@ -365,85 +367,6 @@ func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessag
 	res.NextAction = action
 	pageEnvelope(res, byBytes)
 	return res, nil
-}
-
-func (h *Host) projectProcess(r *procRow, fields []string) (map[string]any, bool) {
-	row := make(map[string]any, len(fields))
-	failed := false
-	for _, f := range fields {
-		switch f {
-		case "process_ref":
-			row[f] = h.Ref(r.id)
-		case "pid":
-			row[f] = r.id.PID
-		case "name":
-			sample.TextFields(f, r.name, func(k string, v any) { row[k] = v })
-		case "comm":
-			if r.comm != "" {
-				sample.TextFields(f, r.comm, func(k string, v any) { row[k] = v })
-			} else {
-				row[f] = nil
-			}
-		case "path":
-			if r.path != "" {
-				sample.TextFields(f, r.path, func(k string, v any) { row[k] = v })
-			} else {
-				row[f] = nil
-			}
-		case "path_deleted":
-			if r.path != "" {
-				row[f] = r.pathDel
-			} else {
-				row[f] = nil
-			}
-		case "parent":
-			p := map[string]any{"pid": r.ppid, "relationship": "unknown"}
-			if r.verified {
-				p["relationship"] = "verified"
-				p["process_ref"] = r.parentRef
-			}
-			row[f] = p
-		case "start_time":
-			row[f] = contract.TS(r.start)
-		case "state":
-			row[f] = r.state
-		case "uid":
-			if r.uidKnown {
-				row[f] = r.uid
-			} else {
-				row[f] = nil
-			}
-		case "user":
-			if r.uidKnown {
-				row[f] = sample.UserName(r.uid)
-			} else {
-				row[f] = nil
-			}
-		case "lifecycle":
-			row[f] = r.lifecycle()
-		case "last_seen_at":
-			row[f] = contract.TS(r.lastSeen)
-		case "history":
-			if r.hasHist {
-				row[f] = map[string]any{"retained_from": contract.TS(r.from), "retained_to": contract.TS(r.to)}
-			} else {
-				row[f] = nil
-			}
-		case "command_line":
-			if !r.live {
-				row[f] = map[string]any{"unavailable": "process_not_live"}
-				continue
-			}
-			argv, err := sample.CommandLine(r.id)
-			if err != nil {
-				row[f] = map[string]any{"unavailable": "unreadable"}
-				failed = true
-				continue
-			}
-			row[f] = map[string]any{"value": argv}
-		}
-	}
-	return row, failed
 }
 
 // lifecycle is a row's lifecycle: "zombie" for a process that has ended

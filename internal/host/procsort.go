@@ -114,26 +114,6 @@ func cmpSlot(m sample.Metric, a, b uint64) int {
 	return 0
 }
 
-// addSortValue puts the values of ms (the sort metric, then metric_ids) on
-// a row the way get_metrics does: values {id: value}, or unavailable {id: reason} with reason
-// "unknown" (not measured in the snapshot) or "process_not_live" (a
-// history-only lifetime: its retained values are in get_history, never
-// substituted as current).
-func addSortValue(row map[string]any, r *procRow, ms ...sample.Metric) {
-	values, unavailable := map[string]any{}, map[string]any{}
-	for _, m := range ms {
-		if v, ok := sortValue(m, r); ok {
-			enc, _ := EncodeValue(m, v)
-			values[m.ID] = enc
-		} else if r.p == nil {
-			unavailable[m.ID] = "process_not_live"
-		} else {
-			unavailable[m.ID] = "unknown"
-		}
-	}
-	row["values"], row["unavailable"] = values, unavailable
-}
-
 // sortCoverage records a metric sort in the listing's coverage: the
 // metric, the order, and how many rows have no value (they are last).
 func sortCoverage(cov map[string]any, m sample.Metric, order string, list []*procRow) {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -15,17 +16,29 @@ import (
 // and to one full process lifetime (PID + start ticks; the boot is implied
 // by the instance). Layout before base64url: pid (4 bytes LE), start ticks
 // (8 bytes LE), MAC (12 bytes) over instance id + those 12 bytes.
+//
+// A process_ref is a pure function of the lifetime, so Ref remembers the
+// refs it issued (at most maxCachedRefs; the memo is emptied when full):
+// listings name every process and its parent on each call, and the MAC is
+// most of a row's cost otherwise.
 type refCodec struct {
 	instance string
 	key      []byte
+
+	mu   sync.Mutex
+	memo map[sample.Identity]string
 }
+
+// maxCachedRefs bounds refCodec's memo of issued refs (a few times the
+// processes of a busy machine).
+const maxCachedRefs = 16384
 
 func newRefCodec(instance string) *refCodec {
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {
 		panic("host: no entropy: " + err.Error())
 	}
-	return &refCodec{instance: instance, key: k}
+	return &refCodec{instance: instance, key: k, memo: map[sample.Identity]string{}}
 }
 
 const refPrefix = "pr_"
@@ -39,11 +52,24 @@ func (c *refCodec) mac(b []byte) []byte {
 
 // Ref encodes id as a process_ref.
 func (c *refCodec) Ref(id sample.Identity) string {
+	c.mu.Lock()
+	ref, ok := c.memo[id]
+	c.mu.Unlock()
+	if ok {
+		return ref
+	}
 	b := make([]byte, 12, 24)
 	binary.LittleEndian.PutUint32(b, uint32(id.PID))
 	binary.LittleEndian.PutUint64(b[4:], id.StartTicks)
 	b = append(b, c.mac(b)...)
-	return refPrefix + base64.RawURLEncoding.EncodeToString(b)
+	ref = refPrefix + base64.RawURLEncoding.EncodeToString(b)
+	c.mu.Lock()
+	if len(c.memo) >= maxCachedRefs {
+		clear(c.memo)
+	}
+	c.memo[id] = ref
+	c.mu.Unlock()
+	return ref
 }
 
 // Parse decodes a process_ref. A ref from another instance (a restarted

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -22,18 +23,29 @@ import (
 // capture row field), $INFO_FIELDS (get_process_info fields) and
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
-	r := strings.NewReplacer(
+	if strings.Contains(s, "$CAPTURE_FIELDS") {
+		// CaptureFields gains kinds in package init functions (list_logs'
+		// rows), after the package variables that declare tools: read
+		// it at each call.
+		s = strings.ReplaceAll(s, "$CAPTURE_FIELDS", enumJSON(AllCaptureFields()))
+	}
+	return json.RawMessage(schemaEnums().Replace(s))
+}
+
+// schemaEnums is the replacer of schema's fixed catalogs, built once:
+// every proc tool declaration (package variables and each ToolsFor call)
+// splices them.
+var schemaEnums = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
 		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
 		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
 		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
 		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
 		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
-		"$CAPTURE_FIELDS", enumJSON(AllCaptureFields()),
 		"$INFO_FIELDS", enumJSON(capture.InfoFields),
 		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
 	)
-	return json.RawMessage(r.Replace(s))
-}
+})
 
 func enumJSON(vals []string) string {
 	b, _ := json.Marshal(vals)

@@ -259,6 +259,23 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 		cl.sendCancel(id)
 		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the host did not answer within %s; the request may or may not have taken effect and was not repeated", cl.Timeout)
 	case <-ctx.Done():
+		if replyOnCancel(ctx) {
+			// The host ends the request on cancel and answers it: wait
+			// for that answer (the outcome is then known), at most
+			// CancelReplyWait.
+			cl.sendCancel(id)
+			grace := time.NewTimer(CancelReplyWait)
+			defer grace.Stop()
+			select {
+			case raw := <-ch:
+				return resultOf(raw)
+			case <-cl.done:
+				return nil, lost()
+			case <-grace.C:
+				drop()
+				return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled and the host did not answer the cancellation within %s; its outcome is unknown and it was not repeated", CancelReplyWait)
+			}
+		}
 		drop()
 		cl.sendCancel(id)
 		if ctx.Err() == context.DeadlineExceeded {
@@ -266,6 +283,30 @@ func (cl *Client) Call(ctx context.Context, method string, args json.RawMessage)
 		}
 		return nil, contract.Errorf(contract.CodeOutcomeUnknown, "the call was cancelled after it reached the host; its outcome is unknown and it was not repeated")
 	}
+}
+
+type replyOnCancelKey struct{}
+
+// CancelReplyWait bounds how long Call waits for the host's answer to a
+// cancelled call made with WithReplyOnCancel.
+const CancelReplyWait = 3 * time.Second
+
+// WithReplyOnCancel marks ctx for Call: when ctx ends after the request
+// was sent, Call sends cancel and waits for the host's reply (at most
+// CancelReplyWait) and returns it, instead of giving up at once with
+// OUTCOME_UNKNOWN. It is meant for read-only methods that end promptly on
+// cancellation, such as get_job's bounded wait: the caller learns the
+// outcome and the connection (with its captures and jobs) is kept. The
+// reply is returned as the host sent it; the caller checks ctx itself.
+// If the connection is lost or the host does not answer in time, the
+// error is OUTCOME_UNKNOWN as for any call.
+func WithReplyOnCancel(ctx context.Context) context.Context {
+	return context.WithValue(ctx, replyOnCancelKey{}, true)
+}
+
+func replyOnCancel(ctx context.Context) bool {
+	v, _ := ctx.Value(replyOnCancelKey{}).(bool)
+	return v
 }
 
 func (cl *Client) sendCancel(id string) {

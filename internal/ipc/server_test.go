@@ -18,7 +18,8 @@ import (
 )
 
 // fakeService answers "echo" (data = arguments), "block" (waits for
-// release or cancellation), "big" (a result of size bytes) and counts
+// release or cancellation), "wait" (the same, answering a result either
+// way), "big" (a result of size bytes) and counts
 // sessions.
 type fakeService struct {
 	release   chan struct{}
@@ -51,6 +52,16 @@ func (s *fakeSession) Call(ctx context.Context, method string, args json.RawMess
 		case <-ctx.Done():
 			s.f.cancelled.Add(1)
 			return nil, ctx.Err()
+		}
+	case "wait":
+		// a bounded wait that answers when its request is cancelled
+		s.f.started.Add(1)
+		select {
+		case <-s.f.release:
+			return contract.NewResult("live", time.Time{}, map[string]any{"ended": "released"}), nil
+		case <-ctx.Done():
+			s.f.cancelled.Add(1)
+			return contract.NewResult("live", time.Time{}, map[string]any{"ended": "cancelled"}), nil
 		}
 	case "big":
 		var a struct{ Size int }
@@ -511,5 +522,42 @@ func TestCancellationRaces(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("connection after the races: %v", err)
+	}
+}
+
+// TestReplyOnCancel: a call whose context carries WithReplyOnCancel and
+// ends after dispatch sends cancel and returns the host's answer (the
+// outcome is known), and the connection stays as it was; without the
+// mark the same cancellation gives OUTCOME_UNKNOWN at once.
+func TestReplyOnCancel(t *testing.T) {
+	f := newFake()
+	_, path := startServer(t, f)
+	c := dialClient(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, func() bool { return f.started.Load() == 1 })
+		cancel()
+	}()
+	res, err := c.Call(WithReplyOnCancel(ctx), "wait", nil)
+	if err != nil {
+		t.Fatalf("cancelled call with WithReplyOnCancel: %v", err)
+	}
+	var d struct{ Ended string }
+	if json.Unmarshal(res.Data.(json.RawMessage), &d) != nil || d.Ended != "cancelled" {
+		t.Fatalf("reply: %s", res.Data)
+	}
+	if f.cancelled.Load() != 1 || !c.Alive() {
+		t.Fatalf("cancel reached the host %d times; connection alive %v", f.cancelled.Load(), c.Alive())
+	}
+	if _, err := c.Call(context.Background(), "echo", nil); err != nil {
+		t.Fatalf("the connection after a replied cancel: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, func() bool { return f.started.Load() == 2 })
+		cancel()
+	}()
+	if _, err := c.Call(ctx, "wait", nil); contract.CodeOf(err) != contract.CodeOutcomeUnknown {
+		t.Fatalf("cancelled call without the mark: %v", err)
 	}
 }
