@@ -205,7 +205,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		}
 		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
 		tags := elfDynamic(in, h, nil, progs, data)
-		elfHardening(in, h, progs, nil, tags)
+		elfHardening(in, h, progs, nil, tags, data)
 		return
 	}
 	// Sections.
@@ -253,7 +253,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	elfImportsExports(in, f)
 	elfNotes(in, f, progs, data)
 	goBuildInfo(in, data)
-	elfHardening(in, h, progs, f, tags)
+	elfHardening(in, h, progs, f, tags, data)
 }
 
 func sectionTypeName(t elf.SectionType, m elf.Machine) string {
@@ -589,7 +589,7 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // of the plain name beside no variant is an unfortified call site.
 var fortifiable = []string{"memcpy", "memmove", "mempcpy", "memset", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat", "sprintf", "vsprintf", "snprintf", "vsnprintf", "printf", "vprintf", "fprintf", "vfprintf", "dprintf", "vdprintf", "asprintf", "vasprintf", "gets", "fgets", "fgets_unlocked", "read", "pread", "pread64", "recv", "recvfrom", "readlink", "readlinkat", "getcwd", "getwd", "realpath", "confstr", "wcscpy", "wmemcpy", "wmemset", "fread", "fread_unlocked", "ttyname_r", "getlogin_r", "gethostname", "getdomainname", "syslog", "vsyslog", "poll", "ppoll", "longjmp"}
 
-func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags) {
+func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags, data []byte) {
 	segs := in.Facets["segments"].State == FacetComplete
 	var interp, stack, relro, dyn *elf.ProgHeader
 	for i := range progs {
@@ -741,6 +741,30 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		}
 		tables++
 		symtab = symtab || t.typ == elf.SHT_SYMTAB
+		// note records one symbol whose name, less any @version, is
+		// one of hardeningSymbols.
+		note := func(n string, section elf.SectionIndex) {
+			m := defined
+			if section == elf.SHN_UNDEF {
+				m = names
+			}
+			if _, ok := m[n]; !ok {
+				m[n] = t.name
+			}
+		}
+		// The static symbol table (the large one) is read in place;
+		// debug/elf reads it when it is not plain file bytes, and reads
+		// .dynsym (whose symbol versions it checks).
+		if t.typ == elf.SHT_SYMTAB && scanSymtab(f, data, func(name []byte, section elf.SectionIndex) {
+			if i := bytes.IndexByte(name, '@'); i > 0 {
+				name = name[:i]
+			}
+			if hardeningSymbols[string(name)] {
+				note(string(name), section)
+			}
+		}) {
+			continue
+		}
 		var syms []elf.Symbol
 		var err error
 		if !guard(in, t.name, 0, func() { syms, err = t.read() }) || err != nil {
@@ -752,15 +776,8 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			if i := strings.IndexByte(n, '@'); i > 0 {
 				n = n[:i]
 			}
-			if !hardeningSymbols[n] {
-				continue
-			}
-			m := defined
-			if s.Section == elf.SHN_UNDEF {
-				m = names
-			}
-			if _, ok := m[n]; !ok {
-				m[n] = t.name
+			if hardeningSymbols[n] {
+				note(n, s.Section)
 			}
 		}
 	}
@@ -827,6 +844,64 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	} else {
 		in.facet("hardening", FacetComplete, "")
 	}
+}
+
+// scanSymtab calls visit with the name (the bytes of the string table
+// from st_name up to the next NUL, empty when there is none, as debug/elf
+// reads it) and st_shndx of every entry of f's SHT_SYMTAB section after
+// the first (null) one, reading the table and its string table in place
+// in data, the file f was read from: nothing is copied or allocated per
+// symbol. It returns false, having called visit for none, when the
+// tables are not plain file bytes inside data (a compressed or
+// SHT_NOBITS section, one extending past the end of the file, an invalid
+// sh_link, a size that is zero or not a multiple of the entry size, an
+// unknown class): the caller then reads them through debug/elf
+// (File.Symbols), which decides those cases.
+func scanSymtab(f *elf.File, data []byte, visit func(name []byte, section elf.SectionIndex)) bool {
+	s := f.SectionByType(elf.SHT_SYMTAB)
+	var ent uint64
+	switch f.Class {
+	case elf.ELFCLASS64:
+		ent = 24 // Elf64_Sym
+	case elf.ELFCLASS32:
+		ent = 16 // Elf32_Sym
+	}
+	if s == nil || ent == 0 || s.Flags&elf.SHF_COMPRESSED != 0 || s.Size == 0 || s.Size%ent != 0 {
+		return false
+	}
+	if s.Link == 0 || int(s.Link) >= len(f.Sections) {
+		return false
+	}
+	st := f.Sections[s.Link]
+	if st.Type == elf.SHT_NOBITS || st.Flags&elf.SHF_COMPRESSED != 0 {
+		return false
+	}
+	syms, ok := sliceAt(data, s.Offset, s.Size)
+	if !ok {
+		return false
+	}
+	strs, ok := sliceAt(data, st.Offset, st.Size)
+	if !ok {
+		return false
+	}
+	bo := f.ByteOrder
+	for e := syms[ent:]; len(e) > 0; e = e[ent:] {
+		// st_name is the first word of both layouts; st_shndx is at 6
+		// (Elf64_Sym) or 14 (Elf32_Sym).
+		off := uint64(bo.Uint32(e[0:4]))
+		shndx := bo.Uint16(e[6:8])
+		if ent == 16 {
+			shndx = bo.Uint16(e[14:16])
+		}
+		var name []byte
+		if off < uint64(len(strs)) {
+			if n := bytes.IndexByte(strs[off:], 0); n >= 0 {
+				name = strs[off : off+uint64(n)]
+			}
+		}
+		visit(name, elf.SectionIndex(shndx))
+	}
+	return true
 }
 
 // hardeningSymbols are the only symbol names elfHardening looks up: the
