@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -22,7 +23,13 @@ import (
 // capture row field), $INFO_FIELDS (get_process_info fields) and
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
-	r := strings.NewReplacer(
+	return json.RawMessage(schemaPlaceholders().Replace(s))
+}
+
+// schemaPlaceholders is schema's replacer, built once (on the first
+// schema, during package initialisation) instead of once per tool.
+var schemaPlaceholders = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
 		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
 		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
 		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
@@ -32,8 +39,7 @@ func schema(s string) json.RawMessage {
 		"$INFO_FIELDS", enumJSON(capture.InfoFields),
 		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
 	)
-	return json.RawMessage(r.Replace(s))
-}
+})
 
 func enumJSON(vals []string) string {
 	b, _ := json.Marshal(vals)
