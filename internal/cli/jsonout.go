@@ -209,16 +209,21 @@ func appendFloat64(b []byte, f float64) []byte {
 }
 
 // member is one object member: its decoded name, the name as written,
-// and its value's span in src.
+// and its value as rewritten, out[from:to] (a value's rewrite depends on
+// its depth only, so it can be moved).
 type member struct {
 	name     string
 	tok      []byte
 	from, to int
 }
 
+// object rewrites each member's value in turn after the text written so
+// far, then moves the rewritten values into name order.
 func (r *sortedIndenter) object(depth int) bool {
 	r.pos++ // {
+	base := len(r.out)
 	var ms []member
+	sorted := true
 	for {
 		r.space()
 		if r.src[r.pos] == '}' {
@@ -234,12 +239,14 @@ func (r *sortedIndenter) object(depth int) bool {
 		}
 		r.space()
 		r.pos++ // :
-		r.space()
-		from := r.pos
-		if !r.skip(depth + 1) {
+		from := len(r.out)
+		if !r.value(depth + 1) {
 			return false
 		}
-		ms = append(ms, member{name: name, tok: tok, from: from, to: r.pos})
+		if len(ms) > 0 && ms[len(ms)-1].name >= name {
+			sorted = false
+		}
+		ms = append(ms, member{name: name, tok: tok, from: from, to: len(r.out)})
 		r.space()
 		if r.src[r.pos] == ',' {
 			r.pos++
@@ -249,19 +256,22 @@ func (r *sortedIndenter) object(depth int) bool {
 		r.out = append(r.out, '{', '}')
 		return true
 	}
-	// Sorted by name; of equal names the last one written wins, as when
-	// decoding into a map.
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.name, b.name) })
-	kept := ms[:0]
-	for i, m := range ms {
-		if i+1 < len(ms) && ms[i+1].name == m.name {
-			continue
+	if !sorted {
+		// Sorted by name; of equal names the last one written wins, as
+		// when decoding into a map.
+		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.name, b.name) })
+		kept := ms[:0]
+		for i, m := range ms {
+			if i+1 < len(ms) && ms[i+1].name == m.name {
+				continue
+			}
+			kept = append(kept, m)
 		}
-		kept = append(kept, m)
+		ms = kept
 	}
-	end := r.pos
-	r.out = append(r.out, '{')
-	for i, m := range kept {
+	values := append([]byte(nil), r.out[base:]...)
+	r.out = append(r.out[:base], '{')
+	for i, m := range ms {
 		if i > 0 {
 			r.out = append(r.out, ',')
 		}
@@ -270,12 +280,8 @@ func (r *sortedIndenter) object(depth int) bool {
 			return false
 		}
 		r.out = append(r.out, ':', ' ')
-		r.pos = m.from
-		if !r.value(depth + 1) {
-			return false
-		}
+		r.out = append(r.out, values[m.from-base:m.to-base]...)
 	}
-	r.pos = end
 	r.newline(depth)
 	r.out = append(r.out, '}')
 	return true
@@ -308,47 +314,5 @@ func (r *sortedIndenter) array(depth int) bool {
 	}
 	r.newline(depth)
 	r.out = append(r.out, ']')
-	return true
-}
-
-// skip moves pos past the value at pos without writing it.
-func (r *sortedIndenter) skip(depth int) bool {
-	if depth > maxSortedDepth {
-		return false
-	}
-	r.space()
-	switch r.src[r.pos] {
-	case '"':
-		r.stringToken()
-	case '{', '[':
-		level := 0
-		for {
-			c := r.src[r.pos]
-			switch c {
-			case '"':
-				r.stringToken()
-				continue
-			case '{', '[':
-				level++
-				if depth+level > maxSortedDepth {
-					return false
-				}
-			case '}', ']':
-				level--
-			}
-			r.pos++
-			if level == 0 {
-				return true
-			}
-		}
-	default:
-		for r.pos < len(r.src) {
-			switch r.src[r.pos] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return true
-			}
-			r.pos++
-		}
-	}
 	return true
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -23,23 +22,37 @@ import (
 // capture row field), $INFO_FIELDS (get_process_info fields) and
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
-	return json.RawMessage(schemaPlaceholders().Replace(s))
+	if !strings.Contains(s, "$") {
+		return json.RawMessage(s)
+	}
+	// Only the placeholders s holds are computed, each when s is made
+	// (a tool declared after an init that extends an enum sees it).
+	var pairs []string
+	for _, p := range schemaPlaceholders {
+		if strings.Contains(s, p.name) {
+			pairs = append(pairs, p.name, p.value())
+		}
+	}
+	return json.RawMessage(strings.NewReplacer(pairs...).Replace(s))
 }
 
-// schemaPlaceholders is schema's replacer, built once (on the first
-// schema, during package initialisation) instead of once per tool.
-var schemaPlaceholders = sync.OnceValue(func() *strings.Replacer {
-	return strings.NewReplacer(
-		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
-		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
-		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
-		"$PROCESS_METRIC_IDS", enumJSON(sample.MetricIDs(sample.TargetProcess)),
-		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
-		"$CAPTURE_FIELDS", enumJSON(AllCaptureFields()),
-		"$INFO_FIELDS", enumJSON(capture.InfoFields),
-		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
-	)
-})
+// schemaPlaceholders are the placeholders schema splices, with their
+// values.
+var schemaPlaceholders = []struct {
+	name  string
+	value func() string
+}{
+	{"$PROC_FIELDS", func() string { return enumJSON(append([]string{ProjectionAll}, ProcessFields...)) }},
+	{"$METRIC_IDS", func() string { return enumJSON(sample.MetricIDs("")) }},
+	{"$PROCESS_SORT_KEYS", func() string {
+		return enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...))
+	}},
+	{"$PROCESS_METRIC_IDS", func() string { return enumJSON(sample.MetricIDs(sample.TargetProcess)) }},
+	{"$CAPTURE_KINDS", func() string { return enumJSON(capture.Kinds) }},
+	{"$CAPTURE_FIELDS", func() string { return enumJSON(AllCaptureFields()) }},
+	{"$INFO_FIELDS", func() string { return enumJSON(capture.InfoFields) }},
+	{"$MAX_WAIT_MS", func() string { return strconv.Itoa(MaxWaitMS) }},
+}
 
 func enumJSON(vals []string) string {
 	b, _ := json.Marshal(vals)
