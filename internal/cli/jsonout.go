@@ -16,10 +16,10 @@ import (
 // sorted by name (a repeated name keeps its last value), two-space
 // indentation, numbers as encoding/json writes a float64, strings as it
 // escapes them (HTML characters included), and a final newline. It does so
-// in one pass over the text, without building the decoded tree. Text it
-// does not rewrite byte for byte that way (not valid JSON, a number a
-// float64 cannot hold, nesting deeper than maxSortedDepth) is printed
-// through the decoded tree as before.
+// in one pass over the text, checking its grammar as it goes, without
+// building the decoded tree. Text it does not rewrite that way (not valid
+// JSON, a number a float64 cannot hold, nesting deeper than
+// maxSortedDepth) is printed through the decoded tree as before.
 func printBody(w io.Writer, body []byte) error {
 	r := sortedIndenter{src: body}
 	out, ok := r.document()
@@ -48,9 +48,6 @@ type sortedIndenter struct {
 // whitespace. ok is false when src is not such a text or holds something
 // printBody leaves to the decoder.
 func (r *sortedIndenter) document() ([]byte, bool) {
-	if !json.Valid(r.src) {
-		return nil, false
-	}
 	r.out = make([]byte, 0, len(r.src)+len(r.src)/2)
 	if !r.value(0) {
 		return nil, false
@@ -77,53 +74,91 @@ func (r *sortedIndenter) newline(depth int) {
 	}
 }
 
-// value rewrites the value at pos (src is valid JSON, so every token is
-// well formed) at nesting depth.
+// peek returns the byte at pos, or 0 at the end of src.
+func (r *sortedIndenter) peek() byte {
+	if r.pos < len(r.src) {
+		return r.src[r.pos]
+	}
+	return 0
+}
+
+// value rewrites the value at pos at nesting depth; false when it is not
+// a JSON value.
 func (r *sortedIndenter) value(depth int) bool {
 	r.space()
 	if depth > maxSortedDepth {
 		return false
 	}
-	switch c := r.src[r.pos]; {
+	switch c := r.peek(); {
 	case c == '{':
 		return r.object(depth)
 	case c == '[':
 		return r.array(depth)
 	case c == '"':
-		tok := r.stringToken()
-		return r.appendString(tok)
+		tok, ok := r.stringToken()
+		return ok && r.appendString(tok)
 	case c == 't':
-		r.pos += 4
-		r.out = append(r.out, "true"...)
+		return r.literal("true")
 	case c == 'f':
-		r.pos += 5
-		r.out = append(r.out, "false"...)
+		return r.literal("false")
 	case c == 'n':
-		r.pos += 4
-		r.out = append(r.out, "null"...)
+		return r.literal("null")
 	default:
 		return r.number()
 	}
+}
+
+// literal writes lit when src holds it at pos.
+func (r *sortedIndenter) literal(lit string) bool {
+	if !bytes.HasPrefix(r.src[r.pos:], []byte(lit)) {
+		return false
+	}
+	r.pos += len(lit)
+	r.out = append(r.out, lit...)
 	return true
 }
 
-// stringToken returns the quoted string token at pos and moves past it.
-func (r *sortedIndenter) stringToken() []byte {
+// stringToken returns the quoted string token at pos and moves past it;
+// ok is false when it is not a JSON string (unterminated, a raw control
+// character, an unknown escape, \u without four hex digits).
+func (r *sortedIndenter) stringToken() (tok []byte, ok bool) {
 	start := r.pos
 	i := r.pos + 1
 	for {
-		c := r.src[i]
-		if c == '\\' {
-			i += 2
-			continue
+		if i >= len(r.src) {
+			return nil, false
 		}
-		i++
-		if c == '"' {
-			break
+		c := r.src[i]
+		switch {
+		case c == '"':
+			r.pos = i + 1
+			return r.src[start:r.pos], true
+		case c < 0x20:
+			return nil, false
+		case c == '\\':
+			if i+1 >= len(r.src) {
+				return nil, false
+			}
+			switch r.src[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(r.src) {
+					return nil, false
+				}
+				for _, h := range r.src[i+2 : i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return nil, false
+					}
+				}
+				i += 6
+			default:
+				return nil, false
+			}
+		default:
+			i++
 		}
 	}
-	r.pos = i
-	return r.src[start:i]
 }
 
 // plainString reports whether the quoted token tok is already written as
@@ -157,17 +192,46 @@ func (r *sortedIndenter) appendString(tok []byte) bool {
 	return true
 }
 
-// number writes the number at pos as encoding/json writes the float64 it
+// digits moves pos past a run of decimal digits and returns its length.
+func (r *sortedIndenter) digits() int {
+	n := 0
+	for c := r.peek(); c >= '0' && c <= '9'; c = r.peek() {
+		r.pos++
+		n++
+	}
+	return n
+}
+
+// number writes the number at pos (JSON's grammar: -?(0|[1-9][0-9]*)
+// (.[0-9]+)?([eE][+-]?[0-9]+)?) as encoding/json writes the float64 it
 // decodes to.
 func (r *sortedIndenter) number() bool {
 	start := r.pos
-	for r.pos < len(r.src) {
-		c := r.src[r.pos]
-		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			r.pos++
-			continue
+	if r.peek() == '-' {
+		r.pos++
+	}
+	switch c := r.peek(); {
+	case c == '0':
+		r.pos++
+	case c >= '1' && c <= '9':
+		r.digits()
+	default:
+		return false
+	}
+	if r.peek() == '.' {
+		r.pos++
+		if r.digits() == 0 {
+			return false
 		}
-		break
+	}
+	if c := r.peek(); c == 'e' || c == 'E' {
+		r.pos++
+		if c := r.peek(); c == '+' || c == '-' {
+			r.pos++
+		}
+		if r.digits() == 0 {
+			return false
+		}
 	}
 	tok := r.src[start:r.pos]
 	// A plain integer of at most 15 digits is exact in a float64 and
@@ -224,13 +288,21 @@ func (r *sortedIndenter) object(depth int) bool {
 	base := len(r.out)
 	var ms []member
 	sorted := true
+	r.space()
+	if r.peek() == '}' {
+		r.pos++
+		r.out = append(r.out, '{', '}')
+		return true
+	}
 	for {
 		r.space()
-		if r.src[r.pos] == '}' {
-			r.pos++
-			break
+		if r.peek() != '"' {
+			return false
 		}
-		tok := r.stringToken()
+		tok, ok := r.stringToken()
+		if !ok {
+			return false
+		}
 		name := string(tok[1 : len(tok)-1])
 		if !plainString(tok) {
 			if json.Unmarshal(tok, &name) != nil {
@@ -238,7 +310,10 @@ func (r *sortedIndenter) object(depth int) bool {
 			}
 		}
 		r.space()
-		r.pos++ // :
+		if r.peek() != ':' {
+			return false
+		}
+		r.pos++
 		from := len(r.out)
 		if !r.value(depth + 1) {
 			return false
@@ -248,13 +323,14 @@ func (r *sortedIndenter) object(depth int) bool {
 		}
 		ms = append(ms, member{name: name, tok: tok, from: from, to: len(r.out)})
 		r.space()
-		if r.src[r.pos] == ',' {
-			r.pos++
+		c := r.peek()
+		r.pos++
+		if c == '}' {
+			break
 		}
-	}
-	if len(ms) == 0 {
-		r.out = append(r.out, '{', '}')
-		return true
+		if c != ',' {
+			return false
+		}
 	}
 	if !sorted {
 		// Sorted by name; of equal names the last one written wins, as
@@ -290,7 +366,7 @@ func (r *sortedIndenter) object(depth int) bool {
 func (r *sortedIndenter) array(depth int) bool {
 	r.pos++ // [
 	r.space()
-	if r.src[r.pos] == ']' {
+	if r.peek() == ']' {
 		r.pos++
 		r.out = append(r.out, '[', ']')
 		return true
@@ -305,12 +381,14 @@ func (r *sortedIndenter) array(depth int) bool {
 			return false
 		}
 		r.space()
-		if r.src[r.pos] == ',' {
-			r.pos++
-			continue
+		c := r.peek()
+		r.pos++
+		if c == ']' {
+			break
 		}
-		r.pos++ // ]
-		break
+		if c != ',' {
+			return false
+		}
 	}
 	r.newline(depth)
 	r.out = append(r.out, ']')

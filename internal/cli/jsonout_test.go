@@ -33,7 +33,8 @@ func viaPrintBody(body []byte) []byte {
 // names, escapes (HTML, U+2028, invalid UTF-8, \u escapes of plain
 // characters), numbers a float64 rewrites (exponents, large integers,
 // -0, trailing zeros), empty containers, whitespace, nesting beyond the
-// rewrite's depth, and text that is not JSON.
+// rewrite's depth, and text that is not JSON (trailing commas, missing
+// colons, bad escapes and numbers, truncation).
 func TestPrintBodyMatchesTree(t *testing.T) {
 	cases := []string{
 		`{"b":1,"a":{"d":[1,2,{"z":null,"y":true}],"c":false}}`,
@@ -48,6 +49,9 @@ func TestPrintBodyMatchesTree(t *testing.T) {
 		strings.Repeat(`[`, 300) + strings.Repeat(`]`, 300),
 		`{"a":1e400}`,
 		`not json`, ``, `{"a":1}{"b":2}`,
+		`[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `[1 2]`, `{"a":1 "b":2}`, `tru`, `nul`, `[true`, `{"a":`,
+		`01`, `1.`, `-`, `.5`, `+1`, `1e`, `1e+`, `-01.5`, `[-0.0e-0]`, `1.5E+10`,
+		`"unterminated`, "\"ctl\x01\"", `"\x"`, `"\u12G4"`, `"\u12"`, `"\`, `"\uD800\uDC00"`, `"a\/b"`,
 	}
 	for _, c := range cases {
 		if got, want := viaPrintBody([]byte(c)), viaTree([]byte(c)); !bytes.Equal(got, want) {
