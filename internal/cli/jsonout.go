@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -42,6 +41,9 @@ type sortedIndenter struct {
 	src []byte
 	pos int
 	out []byte
+	// members and scratch are object's working storage.
+	members []member
+	scratch []byte
 }
 
 // document rewrites the whole of src: one value between optional
@@ -276,17 +278,20 @@ func appendFloat64(b []byte, f float64) []byte {
 // and its value as rewritten, out[from:to] (a value's rewrite depends on
 // its depth only, so it can be moved).
 type member struct {
-	name     string
+	name     []byte
 	tok      []byte
 	from, to int
 }
 
 // object rewrites each member's value in turn after the text written so
-// far, then moves the rewritten values into name order.
+// far, then moves the rewritten values into name order. The members of
+// the objects being rewritten share r.members (each object its tail) and
+// the moved values share r.scratch.
 func (r *sortedIndenter) object(depth int) bool {
 	r.pos++ // {
 	base := len(r.out)
-	var ms []member
+	first := len(r.members)
+	defer func() { r.members = r.members[:first] }()
 	sorted := true
 	r.space()
 	if r.peek() == '}' {
@@ -303,11 +308,13 @@ func (r *sortedIndenter) object(depth int) bool {
 		if !ok {
 			return false
 		}
-		name := string(tok[1 : len(tok)-1])
+		name := tok[1 : len(tok)-1]
 		if !plainString(tok) {
-			if json.Unmarshal(tok, &name) != nil {
+			var s string
+			if json.Unmarshal(tok, &s) != nil {
 				return false
 			}
+			name = []byte(s)
 		}
 		r.space()
 		if r.peek() != ':' {
@@ -318,10 +325,10 @@ func (r *sortedIndenter) object(depth int) bool {
 		if !r.value(depth + 1) {
 			return false
 		}
-		if len(ms) > 0 && ms[len(ms)-1].name >= name {
+		if n := len(r.members); n > first && bytes.Compare(r.members[n-1].name, name) >= 0 {
 			sorted = false
 		}
-		ms = append(ms, member{name: name, tok: tok, from: from, to: len(r.out)})
+		r.members = append(r.members, member{name: name, tok: tok, from: from, to: len(r.out)})
 		r.space()
 		c := r.peek()
 		r.pos++
@@ -332,20 +339,21 @@ func (r *sortedIndenter) object(depth int) bool {
 			return false
 		}
 	}
+	ms := r.members[first:]
 	if !sorted {
 		// Sorted by name; of equal names the last one written wins, as
 		// when decoding into a map.
-		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.name, b.name) })
+		slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.name, b.name) })
 		kept := ms[:0]
 		for i, m := range ms {
-			if i+1 < len(ms) && ms[i+1].name == m.name {
+			if i+1 < len(ms) && bytes.Equal(ms[i+1].name, m.name) {
 				continue
 			}
 			kept = append(kept, m)
 		}
 		ms = kept
 	}
-	values := append([]byte(nil), r.out[base:]...)
+	r.scratch = append(r.scratch[:0], r.out[base:]...)
 	r.out = append(r.out[:base], '{')
 	for i, m := range ms {
 		if i > 0 {
@@ -356,7 +364,7 @@ func (r *sortedIndenter) object(depth int) bool {
 			return false
 		}
 		r.out = append(r.out, ':', ' ')
-		r.out = append(r.out, values[m.from-base:m.to-base]...)
+		r.out = append(r.out, r.scratch[m.from-base:m.to-base]...)
 	}
 	r.newline(depth)
 	r.out = append(r.out, '}')
