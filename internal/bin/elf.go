@@ -755,12 +755,9 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		// The static symbol table (the large one) is read in place;
 		// debug/elf reads it when it is not plain file bytes, and reads
 		// .dynsym (whose symbol versions it checks).
-		if t.typ == elf.SHT_SYMTAB && scanSymtab(f, data, func(name []byte, section elf.SectionIndex) {
-			if i := bytes.IndexByte(name, '@'); i > 0 {
-				name = name[:i]
-			}
-			if hardeningSymbols[string(name)] {
-				note(string(name), section)
+		if t.typ == elf.SHT_SYMTAB && scanSymtab(f, data, func(strtab []byte, name uint64, section elf.SectionIndex) {
+			if n, ok := hardeningName(strtab, name); ok {
+				note(n, section)
 			}
 		}) {
 			continue
@@ -846,18 +843,17 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	}
 }
 
-// scanSymtab calls visit with the name (the bytes of the string table
-// from st_name up to the next NUL, empty when there is none, as debug/elf
-// reads it) and st_shndx of every entry of f's SHT_SYMTAB section after
-// the first (null) one, reading the table and its string table in place
-// in data, the file f was read from: nothing is copied or allocated per
-// symbol. It returns false, having called visit for none, when the
+// scanSymtab calls visit with the string table, st_name (symName reads
+// the name there as debug/elf does) and st_shndx of every entry of f's
+// SHT_SYMTAB section after the first (null) one, reading the table and
+// its string table in place in data, the file f was read from: nothing is
+// copied or allocated per symbol. It returns false, having called visit for none, when the
 // tables are not plain file bytes inside data (a compressed or
 // SHT_NOBITS section, one extending past the end of the file, an invalid
 // sh_link, a size that is zero or not a multiple of the entry size, an
 // unknown class): the caller then reads them through debug/elf
 // (File.Symbols), which decides those cases.
-func scanSymtab(f *elf.File, data []byte, visit func(name []byte, section elf.SectionIndex)) bool {
+func scanSymtab(f *elf.File, data []byte, visit func(strtab []byte, name uint64, section elf.SectionIndex)) bool {
 	s := f.SectionByType(elf.SHT_SYMTAB)
 	var ent uint64
 	switch f.Class {
@@ -893,15 +889,58 @@ func scanSymtab(f *elf.File, data []byte, visit func(name []byte, section elf.Se
 		if ent == 16 {
 			shndx = bo.Uint16(e[14:16])
 		}
-		var name []byte
-		if off < uint64(len(strs)) {
-			if n := bytes.IndexByte(strs[off:], 0); n >= 0 {
-				name = strs[off : off+uint64(n)]
-			}
-		}
-		visit(name, elf.SectionIndex(shndx))
+		visit(strs, off, elf.SectionIndex(shndx))
 	}
 	return true
+}
+
+// symName is the name at offset off of the string table strtab as
+// debug/elf reads it: the bytes up to the next NUL, empty when off is
+// past the table or the name has no NUL.
+func symName(strtab []byte, off uint64) []byte {
+	if off < uint64(len(strtab)) {
+		if n := bytes.IndexByte(strtab[off:], 0); n >= 0 {
+			return strtab[off : off+uint64(n)]
+		}
+	}
+	return nil
+}
+
+// hardeningName returns the name at off of strtab (symName) less any
+// @version suffix, and whether it is one of hardeningSymbols. It reads at
+// most maxHardeningName+1 bytes of a name that is not: a longer name
+// cannot be one.
+func hardeningName(strtab []byte, off uint64) (string, bool) {
+	if off >= uint64(len(strtab)) {
+		return "", false
+	}
+	rest := strtab[off:]
+	if len(rest) < 2 || hardeningPrefixes[rest[0]][rest[1]>>6]&(1<<(rest[1]&63)) == 0 {
+		// No hardening name starts with these two bytes (every one
+		// has at least two).
+		return "", false
+	}
+	head := rest[:min(len(rest), maxHardeningName+1)]
+	i := -1
+	for j, c := range head {
+		if c == 0 || c == '@' {
+			i = j
+			break
+		}
+	}
+	if i <= 0 {
+		// No end within the longest name (or an empty name, or one
+		// starting with @, which keeps its @): not one of them.
+		return "", false
+	}
+	if !hardeningSymbols[string(head[:i])] {
+		return "", false
+	}
+	if head[i] == '@' && bytes.IndexByte(rest[i:], 0) < 0 {
+		// Unterminated: debug/elf reads the name as empty.
+		return "", false
+	}
+	return string(head[:i]), true
 }
 
 // hardeningSymbols are the only symbol names elfHardening looks up: the
@@ -913,6 +952,25 @@ var hardeningSymbols = func() map[string]bool {
 		m["__"+fn+"_chk"] = true
 	}
 	return m
+}()
+
+// maxHardeningName is the length of the longest of hardeningSymbols.
+var maxHardeningName = func() int {
+	n := 0
+	for s := range hardeningSymbols {
+		n = max(n, len(s))
+	}
+	return n
+}()
+
+// hardeningPrefixes has bit b%64 of word b/64 of entry a set when a
+// name of hardeningSymbols starts with the bytes a, b.
+var hardeningPrefixes = func() *[256][4]uint64 {
+	var t [256][4]uint64
+	for s := range hardeningSymbols {
+		t[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+	}
+	return &t
 }()
 
 // gnuPropertyNote is the descriptor of one NT_GNU_PROPERTY_TYPE_0 note

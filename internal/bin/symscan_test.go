@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -19,12 +20,23 @@ type symEntry struct {
 	section elf.SectionIndex
 }
 
-// scanned returns what scanSymtab visits in f (read from data) and
-// whether it handled the table.
-func scanned(f *elf.File, data []byte) ([]symEntry, bool) {
+// scanned returns what scanSymtab visits in f (read from data), with
+// each name read by symName, and whether it handled the table. It fails
+// t when hardeningName disagrees with the name: a member of
+// hardeningSymbols once any @version is cut.
+func scanned(t *testing.T, f *elf.File, data []byte) ([]symEntry, bool) {
 	var got []symEntry
-	ok := scanSymtab(f, data, func(name []byte, section elf.SectionIndex) {
-		got = append(got, symEntry{string(name), section})
+	ok := scanSymtab(f, data, func(strtab []byte, off uint64, section elf.SectionIndex) {
+		name := string(symName(strtab, off))
+		got = append(got, symEntry{name, section})
+		want := name
+		if i := strings.IndexByte(want, '@'); i > 0 {
+			want = want[:i]
+		}
+		wantOK := hardeningSymbols[want]
+		if n, ok := hardeningName(strtab, off); ok != wantOK || (ok && n != want) {
+			t.Errorf("hardeningName of %q = %q, %v; want %q, %v", name, n, ok, want, wantOK)
+		}
 	})
 	return got, ok
 }
@@ -51,7 +63,7 @@ func checkScan(t *testing.T, what string, data []byte) bool {
 	if err != nil {
 		return false
 	}
-	got, ok := scanned(f, data)
+	got, ok := scanned(t, f, data)
 	want, werr := viaDebugELF(f)
 	if !ok {
 		if got != nil {
@@ -169,13 +181,14 @@ func (s synthSymtab) build() []byte {
 }
 
 // synthStrtab names: __stack_chk_fail (undefined), memcpy@GLIBC_2.14
-// (undefined), main (section 1), an offset at the table's last byte (a
-// NUL: the empty name), one past its end, and one inside an unterminated
-// tail.
+// (undefined), main (section 1), an offset at a NUL (the empty name), one
+// past the table's end, @read (an @ first: kept), __memcpy_chk_longer (a
+// hardening name's prefix), and read@ in an unterminated tail (read as
+// empty).
 var (
-	synthStrtab = []byte("\x00__stack_chk_fail\x00memcpy@GLIBC_2.14\x00main\x00tail")
-	synthNames  = []uint32{1, 18, 36, 40, 41, 100, 42}
-	synthShndx  = []uint16{0, 0, 1, 1, 0xfff1, 1, 0}
+	synthStrtab = []byte("\x00__stack_chk_fail\x00memcpy@GLIBC_2.14\x00main\x00@read\x00__memcpy_chk_longer\x00read@")
+	synthNames  = []uint32{1, 18, 36, 40, 100, 41, 47, 67, 69}
+	synthShndx  = []uint16{0, 0, 1, 1, 0xfff1, 0, 0, 0, 0}
 )
 
 // TestScanSymtabSynthetic: in both classes and byte orders scanSymtab
@@ -219,8 +232,8 @@ func TestScanSymtabSynthetic(t *testing.T) {
 			// The plain table's facts, spelled out.
 			data := base.build()
 			f, _ := elf.NewFile(bytes.NewReader(data))
-			got, _ := scanned(f, data)
-			want := []symEntry{{"__stack_chk_fail", 0}, {"memcpy@GLIBC_2.14", 0}, {"main", 1}, {"", 1}, {"", 0xfff1}, {"", 1}, {"", 0}}
+			got, _ := scanned(t, f, data)
+			want := []symEntry{{"__stack_chk_fail", 0}, {"memcpy@GLIBC_2.14", 0}, {"main", 1}, {"", 1}, {"", 0xfff1}, {"@read", 0}, {"__memcpy_chk_longer", 0}, {"", 0}, {"", 0}}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%v %v: %v, want %v", class, order, got, want)
 			}
