@@ -847,12 +847,12 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 // the name there as debug/elf does) and st_shndx of every entry of f's
 // SHT_SYMTAB section after the first (null) one, reading the table and
 // its string table in place in data, the file f was read from: nothing is
-// copied or allocated per symbol. It returns false, having called visit for none, when the
-// tables are not plain file bytes inside data (a compressed or
-// SHT_NOBITS section, one extending past the end of the file, an invalid
-// sh_link, a size that is zero or not a multiple of the entry size, an
-// unknown class): the caller then reads them through debug/elf
-// (File.Symbols), which decides those cases.
+// copied or allocated per symbol. It returns false, having called visit
+// for none, when the tables are not plain file bytes inside data (a
+// compressed or SHT_NOBITS section, one extending past the end of the
+// file, an invalid sh_link, a size that is zero or not a multiple of the
+// entry size, an unknown class): the caller then reads them through
+// debug/elf (File.Symbols), which decides those cases.
 func scanSymtab(f *elf.File, data []byte, visit func(strtab []byte, name uint64, section elf.SectionIndex)) bool {
 	s := f.SectionByType(elf.SHT_SYMTAB)
 	var ent uint64
