@@ -61,6 +61,94 @@ func openDWARF(format string, data []byte) (d *dwarf.Data, err error) {
 	return nil, fmt.Errorf("no DWARF for this format")
 }
 
+// unitSections are the DWARF sections (names after .debug_ or .zdebug_)
+// that reading the compilation units' entries can touch: the entries and
+// their abbreviations, the string tables and offsets, the address table
+// (addrx forms), the range lists (rnglistx forms) and DWARF 4 type units.
+// The line tables, location lists, call frames and the rest are not read
+// to summarize units.
+var unitSections = map[string]bool{"abbrev": true, "info": true, "str": true, "addr": true, "line_str": true, "str_offsets": true, "rnglists": true, "types": true}
+
+// openDWARFUnits is openDWARF for reading compilation unit entries only
+// (inspectDWARF). For an ELF file it decompresses and loads only
+// unitSections, as debug/elf's File.DWARF would load them (Section.Data,
+// in section order), instead of every DWARF section: a Go binary's
+// compressed line tables and location lists are most of its DWARF bytes.
+// An ELF file with relocation sections that apply to a DWARF section
+// (debug/elf applies them, for files other than ET_EXEC) is read by
+// File.DWARF.
+func openDWARFUnits(format string, data []byte) (d *dwarf.Data, err error) {
+	if format != FormatELF {
+		return openDWARF(format, data)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, fmt.Errorf("the DWARF reader stopped on inconsistent structure")
+		}
+	}()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	suffix := func(s *elf.Section) string {
+		switch {
+		case strings.HasPrefix(s.Name, ".debug_"):
+			return s.Name[7:]
+		case strings.HasPrefix(s.Name, ".zdebug_"):
+			return s.Name[8:]
+		}
+		return ""
+	}
+	if f.Type != elf.ET_EXEC {
+		for _, r := range f.Sections {
+			if (r.Type == elf.SHT_RELA || r.Type == elf.SHT_REL) && int(r.Info) < len(f.Sections) && int(r.Info) > 0 && suffix(f.Sections[r.Info]) != "" {
+				return f.DWARF()
+			}
+		}
+	}
+	load := func(s *elf.Section) ([]byte, error) {
+		b, err := s.Data()
+		if err != nil && uint64(len(b)) < s.Size {
+			return nil, err
+		}
+		return b, nil
+	}
+	base := map[string][]byte{"abbrev": nil, "info": nil, "str": nil}
+	for _, s := range f.Sections {
+		if n := suffix(s); n != "" {
+			if _, ok := base[n]; ok {
+				b, err := load(s)
+				if err != nil {
+					return nil, err
+				}
+				base[n] = b
+			}
+		}
+	}
+	d, err = dwarf.New(base["abbrev"], nil, nil, base["info"], nil, nil, nil, base["str"])
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range f.Sections {
+		n := suffix(s)
+		if _, done := base[n]; done || !unitSections[n] {
+			continue
+		}
+		b, err := load(s)
+		if err != nil {
+			return nil, err
+		}
+		if n == "types" {
+			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+				return nil, err
+			}
+		} else if err := d.AddSection(".debug_"+n, b); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
 // oversizedDebug names a DWARF section too large to decompress, or "".
 func oversizedDebug(in *Inspection) string {
 	for n := range in.oversized {
@@ -104,7 +192,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("debug_info", FacetUnresolved, "section "+n+" claims more decompressed bytes than the limit (MaxDecompressedBytes); see unresolved")
 		return
 	}
-	d, err := openDWARF(in.Header.Format, data)
+	d, err := openDWARFUnits(in.Header.Format, data)
 	if err != nil {
 		in.unresolved("DWARF debugging information", 0, 0, "debug/dwarf could not read it: "+err.Error())
 		in.facet("debug_info", FacetUnresolved, "DWARF unresolved")

@@ -205,7 +205,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		}
 		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
 		tags := elfDynamic(in, h, nil, progs, data)
-		elfHardening(in, h, progs, nil, tags)
+		elfHardening(in, h, progs, nil, tags, data)
 		return
 	}
 	// Sections.
@@ -253,7 +253,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	elfImportsExports(in, f)
 	elfNotes(in, f, progs, data)
 	goBuildInfo(in, data)
-	elfHardening(in, h, progs, f, tags)
+	elfHardening(in, h, progs, f, tags, data)
 }
 
 func sectionTypeName(t elf.SectionType, m elf.Machine) string {
@@ -589,7 +589,7 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // of the plain name beside no variant is an unfortified call site.
 var fortifiable = []string{"memcpy", "memmove", "mempcpy", "memset", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat", "sprintf", "vsprintf", "snprintf", "vsnprintf", "printf", "vprintf", "fprintf", "vfprintf", "dprintf", "vdprintf", "asprintf", "vasprintf", "gets", "fgets", "fgets_unlocked", "read", "pread", "pread64", "recv", "recvfrom", "readlink", "readlinkat", "getcwd", "getwd", "realpath", "confstr", "wcscpy", "wmemcpy", "wmemset", "fread", "fread_unlocked", "ttyname_r", "getlogin_r", "gethostname", "getdomainname", "syslog", "vsyslog", "poll", "ppoll", "longjmp"}
 
-func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags) {
+func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags, data []byte) {
 	segs := in.Facets["segments"].State == FacetComplete
 	var interp, stack, relro, dyn *elf.ProgHeader
 	for i := range progs {
@@ -741,6 +741,27 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		}
 		tables++
 		symtab = symtab || t.typ == elf.SHT_SYMTAB
+		// note records one symbol whose name, less any @version, is
+		// one of hardeningSymbols.
+		note := func(n string, section elf.SectionIndex) {
+			m := defined
+			if section == elf.SHN_UNDEF {
+				m = names
+			}
+			if _, ok := m[n]; !ok {
+				m[n] = t.name
+			}
+		}
+		// The static symbol table (the large one) is read in place;
+		// debug/elf reads it when it is not plain file bytes, and reads
+		// .dynsym (whose symbol versions it checks).
+		if t.typ == elf.SHT_SYMTAB && scanSymtab(f, data, func(strtab []byte, name uint64, section elf.SectionIndex) {
+			if n, ok := hardeningName(strtab, name); ok {
+				note(n, section)
+			}
+		}) {
+			continue
+		}
 		var syms []elf.Symbol
 		var err error
 		if !guard(in, t.name, 0, func() { syms, err = t.read() }) || err != nil {
@@ -752,15 +773,8 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			if i := strings.IndexByte(n, '@'); i > 0 {
 				n = n[:i]
 			}
-			if !hardeningSymbols[n] {
-				continue
-			}
-			m := defined
-			if s.Section == elf.SHN_UNDEF {
-				m = names
-			}
-			if _, ok := m[n]; !ok {
-				m[n] = t.name
+			if hardeningSymbols[n] {
+				note(n, s.Section)
 			}
 		}
 	}
@@ -829,6 +843,106 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	}
 }
 
+// scanSymtab calls visit with the string table, st_name (symName reads
+// the name there as debug/elf does) and st_shndx of every entry of f's
+// SHT_SYMTAB section after the first (null) one, reading the table and
+// its string table in place in data, the file f was read from: nothing is
+// copied or allocated per symbol. It returns false, having called visit
+// for none, when the tables are not plain file bytes inside data (a
+// compressed or SHT_NOBITS section, one extending past the end of the
+// file, an invalid sh_link, a size that is zero or not a multiple of the
+// entry size, an unknown class): the caller then reads them through
+// debug/elf (File.Symbols), which decides those cases.
+func scanSymtab(f *elf.File, data []byte, visit func(strtab []byte, name uint64, section elf.SectionIndex)) bool {
+	s := f.SectionByType(elf.SHT_SYMTAB)
+	var ent uint64
+	switch f.Class {
+	case elf.ELFCLASS64:
+		ent = 24 // Elf64_Sym
+	case elf.ELFCLASS32:
+		ent = 16 // Elf32_Sym
+	}
+	if s == nil || ent == 0 || s.Flags&elf.SHF_COMPRESSED != 0 || s.Size == 0 || s.Size%ent != 0 {
+		return false
+	}
+	if s.Link == 0 || int(s.Link) >= len(f.Sections) {
+		return false
+	}
+	st := f.Sections[s.Link]
+	if st.Type == elf.SHT_NOBITS || st.Flags&elf.SHF_COMPRESSED != 0 {
+		return false
+	}
+	syms, ok := sliceAt(data, s.Offset, s.Size)
+	if !ok {
+		return false
+	}
+	strs, ok := sliceAt(data, st.Offset, st.Size)
+	if !ok {
+		return false
+	}
+	bo := f.ByteOrder
+	for e := syms[ent:]; len(e) > 0; e = e[ent:] {
+		// st_name is the first word of both layouts; st_shndx is at 6
+		// (Elf64_Sym) or 14 (Elf32_Sym).
+		off := uint64(bo.Uint32(e[0:4]))
+		shndx := bo.Uint16(e[6:8])
+		if ent == 16 {
+			shndx = bo.Uint16(e[14:16])
+		}
+		visit(strs, off, elf.SectionIndex(shndx))
+	}
+	return true
+}
+
+// symName is the name at offset off of the string table strtab as
+// debug/elf reads it: the bytes up to the next NUL, empty when off is
+// past the table or the name has no NUL.
+func symName(strtab []byte, off uint64) []byte {
+	if off < uint64(len(strtab)) {
+		if n := bytes.IndexByte(strtab[off:], 0); n >= 0 {
+			return strtab[off : off+uint64(n)]
+		}
+	}
+	return nil
+}
+
+// hardeningName returns the name at off of strtab (symName) less any
+// @version suffix, and whether it is one of hardeningSymbols. It reads at
+// most maxHardeningName+1 bytes of a name that is not: a longer name
+// cannot be one.
+func hardeningName(strtab []byte, off uint64) (string, bool) {
+	if off >= uint64(len(strtab)) {
+		return "", false
+	}
+	rest := strtab[off:]
+	if len(rest) < 2 || hardeningPrefixes[rest[0]][rest[1]>>6]&(1<<(rest[1]&63)) == 0 {
+		// No hardening name starts with these two bytes (every one
+		// has at least two).
+		return "", false
+	}
+	head := rest[:min(len(rest), maxHardeningName+1)]
+	i := -1
+	for j, c := range head {
+		if c == 0 || c == '@' {
+			i = j
+			break
+		}
+	}
+	if i <= 0 {
+		// No end within the longest name (or an empty name, or one
+		// starting with @, which keeps its @): not one of them.
+		return "", false
+	}
+	if !hardeningSymbols[string(head[:i])] {
+		return "", false
+	}
+	if head[i] == '@' && bytes.IndexByte(rest[i:], 0) < 0 {
+		// Unterminated: debug/elf reads the name as empty.
+		return "", false
+	}
+	return string(head[:i]), true
+}
+
 // hardeningSymbols are the only symbol names elfHardening looks up: the
 // stack protector's and each fortifiable function with its __*_chk form.
 var hardeningSymbols = func() map[string]bool {
@@ -838,6 +952,25 @@ var hardeningSymbols = func() map[string]bool {
 		m["__"+fn+"_chk"] = true
 	}
 	return m
+}()
+
+// maxHardeningName is the length of the longest of hardeningSymbols.
+var maxHardeningName = func() int {
+	n := 0
+	for s := range hardeningSymbols {
+		n = max(n, len(s))
+	}
+	return n
+}()
+
+// hardeningPrefixes has bit b%64 of word b/64 of entry a set when a
+// name of hardeningSymbols starts with the bytes a, b.
+var hardeningPrefixes = func() *[256][4]uint64 {
+	var t [256][4]uint64
+	for s := range hardeningSymbols {
+		t[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+	}
+	return &t
 }()
 
 // gnuPropertyNote is the descriptor of one NT_GNU_PROPERTY_TYPE_0 note

@@ -173,11 +173,15 @@ func disassembleTool(env Env) tool.Tool {
 
 // pager binds page cursors to one tool, its input digests and its
 // arguments (less cursor), through the evidence store's continuations.
+// The input digests (each file's whole-file SHA-256) are computed only
+// when a cursor is resumed or issued: a call that returns its only page
+// never reads every page of its inputs.
 type pager struct {
 	env    Env
 	ctx    context.Context
 	cont   *evidence.Continuations
 	tool   string
+	files  []*File
 	inputs []evidence.InputIdentity
 	args   json.RawMessage
 }
@@ -187,11 +191,19 @@ func (e Env) pager(ctx context.Context, name string, args json.RawMessage, files
 	_ = json.Unmarshal(args, &m)
 	delete(m, "cursor")
 	b, _ := json.Marshal(m)
-	p := &pager{env: e, ctx: ctx, tool: name, args: b}
-	for _, f := range files {
-		p.inputs = append(p.inputs, evidence.InputIdentity{SHA256: f.SHA256(), Format: "file"})
+	return &pager{env: e, ctx: ctx, tool: name, args: b, files: files}
+}
+
+// identities returns the inputs' identities (whole-file SHA-256 each),
+// computing them on first use.
+func (p *pager) identities() []evidence.InputIdentity {
+	if p.inputs == nil {
+		p.inputs = make([]evidence.InputIdentity, 0, len(p.files))
+		for _, f := range p.files {
+			p.inputs = append(p.inputs, evidence.InputIdentity{SHA256: f.SHA256(), Format: "file"})
+		}
 	}
-	return p
+	return p.inputs
 }
 
 // codec fetches the continuation codec on first use, so a call that
@@ -208,7 +220,7 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 	if cursor == "" {
 		return evidence.Position{}, nil
 	}
-	pos, err := p.codec().Resume(cursor, p.tool, p.inputs, p.args)
+	pos, err := p.codec().Resume(cursor, p.tool, p.identities(), p.args)
 	if err != nil {
 		if e, ok := err.(*contract.Error); ok && e.Field == "" && e.Code == contract.CodeCursorInvalid {
 			e.Field = "/cursor"
@@ -220,7 +232,7 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 
 // next returns the cursor for pos.
 func (p *pager) next(pos evidence.Position) string {
-	return p.codec().Issue(p.tool, p.inputs, p.args, pos)
+	return p.codec().Issue(p.tool, p.identities(), p.args, pos)
 }
 
 func posState[T any](pos evidence.Position, v *T) error {

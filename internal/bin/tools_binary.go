@@ -121,6 +121,83 @@ func facetRows(in *Inspection, facet string) []json.RawMessage {
 	return out
 }
 
+// facetCount is the number of rows facetRows(in, facet) returns, counted
+// without encoding them.
+func facetCount(in *Inspection, facet string) int {
+	switch facet {
+	case "sections":
+		return len(in.Sections)
+	case "segments":
+		return len(in.Segments)
+	case "imports":
+		return len(in.Imports)
+	case "exports":
+		return len(in.Exports)
+	case "libraries":
+		return len(in.Libraries)
+	case "members":
+		return len(in.Members)
+	case "go_deps":
+		if in.GoBuildInfo != nil {
+			return len(in.GoBuildInfo.Deps)
+		}
+	case "dwarf_producers":
+		if in.Debug != nil {
+			return len(in.Debug.Producers)
+		}
+	}
+	return 0
+}
+
+// inspectionSummary is inspect_binary's data.inspection: the Inspection
+// without its lists (sections, segments, imports, exports, libraries,
+// members, go_build_info.deps, debug_info.producers: those are facets).
+// Its members are in the order of their names, as are those of
+// goBuildInfoSummary and debugInfoSummary: the object it encodes to is
+// the one the summary has always had (an Inspection's JSON less those
+// members, with keys sorted).
+type inspectionSummary struct {
+	Admitted    bool                     `json:"admitted"`
+	BuildID     *BuildID                 `json:"build_id,omitempty"`
+	Debug       *debugInfoSummary        `json:"debug_info,omitempty"`
+	Digests     string                   `json:"digests"`
+	Dynamic     *Dynamic                 `json:"dynamic,omitempty"`
+	Facets      map[string]FacetCoverage `json:"facets"`
+	GoBuildInfo *goBuildInfoSummary      `json:"go_build_info,omitempty"`
+	Hardening   []Check                  `json:"hardening"`
+	Header      Header                   `json:"header"`
+	Slice       *Slice                   `json:"slice,omitempty"`
+	Unresolved  []Unresolved             `json:"unresolved"`
+}
+
+// goBuildInfoSummary is GoBuildInfo without Deps (the go_deps facet).
+type goBuildInfoSummary struct {
+	GoVersion string      `json:"go_version"`
+	Main      *GoModule   `json:"main,omitempty"`
+	Path      string      `json:"path"`
+	Settings  []GoSetting `json:"settings"`
+}
+
+// debugInfoSummary is DebugInfo without Producers (the dwarf_producers
+// facet).
+type debugInfoSummary struct {
+	Languages []string `json:"languages"`
+	Present   bool     `json:"present"`
+	Units     int      `json:"units"`
+}
+
+// summarize returns in's summary (inspectionSummary).
+func summarize(in *Inspection) *inspectionSummary {
+	s := &inspectionSummary{Admitted: in.Admitted, BuildID: in.BuildID, Digests: in.Digests, Dynamic: in.Dynamic, Facets: in.Facets, Hardening: in.Hardening, Header: in.Header, Slice: in.Slice, Unresolved: in.Unresolved}
+	if g := in.GoBuildInfo; g != nil {
+		s.GoBuildInfo = &goBuildInfoSummary{GoVersion: g.GoVersion, Main: g.Main, Path: g.Path, Settings: g.Settings}
+	}
+	if d := in.Debug; d != nil {
+		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units}
+	}
+	return s
+}
+
 func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	f, in, err := c.binary("binary", a.Path, "/path", a.Digests, true, a.Arch, false)
 	if err != nil {
@@ -132,35 +209,9 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	}
 	counts := map[string]int{"unresolved": len(in.Unresolved)}
 	for _, k := range ListFacets {
-		counts[k] = len(facetRows(in, k))
+		counts[k] = facetCount(in, k)
 	}
-	// The summary is the inspection without its lists: they are facets.
-	sum := *in
-	sum.Sections, sum.Segments, sum.Imports, sum.Exports, sum.Libraries, sum.Members = nil, nil, nil, nil, nil, nil
-	if in.GoBuildInfo != nil {
-		g := *in.GoBuildInfo
-		g.Deps = nil
-		sum.GoBuildInfo = &g
-	}
-	if in.Debug != nil {
-		d := *in.Debug
-		d.Producers = nil
-		sum.Debug = &d
-	}
-	b, _ := json.Marshal(&sum)
-	var summary map[string]json.RawMessage
-	_ = json.Unmarshal(b, &summary)
-	for _, k := range []string{"sections", "segments", "imports", "exports", "libraries", "members"} {
-		delete(summary, k)
-	}
-	for _, k := range []string{"go_build_info", "debug_info"} {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(summary[k], &m) == nil && m != nil {
-			delete(m, "deps")
-			delete(m, "producers")
-			summary[k], _ = json.Marshal(m)
-		}
-	}
+	summary := summarize(in)
 	var rows []json.RawMessage
 	for _, fc := range a.Facets {
 		rows = append(rows, facetRows(in, fc)...)

@@ -121,9 +121,13 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 	if err != nil {
 		return f.failure(env, err)
 	}
+	// The data as a JSON object: the table renderer, the next cursor and
+	// --preserve read it; --json alone prints the envelope as it is.
 	var data map[string]any
-	b, _ := json.Marshal(res.Data)
-	_ = json.Unmarshal(b, &data)
+	if !f.asJSON || f.preserve {
+		b, _ := json.Marshal(res.Data)
+		_ = json.Unmarshal(b, &data)
+	}
 	if f.preserve {
 		id, _ := data["analysis_id"].(string)
 		praw, _ := json.Marshal(map[string]any{"analysis_id": id})
@@ -142,9 +146,7 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 	cancelled := ctx.Err() != nil
 	if f.asJSON {
 		body, _ := contract.Marshal(res, nil)
-		var v any
-		_ = json.Unmarshal(body, &v)
-		if err := printJSON(env.Stdout, v); err != nil {
+		if err := printBody(env.Stdout, body); err != nil {
 			return err
 		}
 	} else {
