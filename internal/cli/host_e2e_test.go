@@ -120,6 +120,19 @@ func (e *heEnv) hostPID() int {
 }
 
 // hostAlive reports whether pid is a running (not zombie) process.
+// processGone reports whether every thread of pid has exited, so its
+// files (the host's sockets) are closed: /proc/pid is gone, or the thread
+// group leader is a zombie with no other thread left. A zombie leader
+// alone is not enough: after SIGKILL the leader can be a zombie while
+// other threads still run their exit and hold the shared fd table.
+func processGone(pid int) bool {
+	if hostAlive(pid) {
+		return false
+	}
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return err != nil || len(tasks) <= 1
+}
+
 func hostAlive(pid int) bool {
 	if pid <= 0 {
 		return false
@@ -385,7 +398,7 @@ func TestTwoBridgesShareHost(t *testing.T) {
 
 	// Kill bridge A outright.
 	a.cmd.Process.Kill()
-	waitUntil(t, "bridge A gone", func() bool { return !hostAlive(a.cmd.Process.Pid) })
+	waitUntil(t, "bridge A gone", func() bool { return processGone(a.cmd.Process.Pid) })
 	waitUntil(t, "host notices the dead bridge", func() bool { return b.status().conns == 1 })
 	st := b.status()
 	if st.instance != sa.instance || st.pid != sa.pid || !hostAlive(sa.pid) {
@@ -431,7 +444,7 @@ func TestHostKilledMidCall(t *testing.T) {
 	if errCode(m) != "OUTCOME_UNKNOWN" {
 		t.Fatalf("in-flight call: %v", m)
 	}
-	waitUntil(t, "old host gone", func() bool { return !hostAlive(st.pid) })
+	waitUntil(t, "old host gone", func() bool { return processGone(st.pid) })
 	st2 := b.status()
 	if st2.instance == "" || st2.instance == st.instance || st2.pid == st.pid || !hostAlive(st2.pid) {
 		t.Fatalf("after restart: %+v, before %+v", st2, st)
@@ -591,7 +604,7 @@ func TestServeSingleInstance(t *testing.T) {
 	}
 	// Removing the runtime directory stops the host.
 	os.RemoveAll(e.runDir())
-	waitUntil(t, "host exits without its runtime dir", func() bool { return !hostAlive(pid) })
+	waitUntil(t, "host exits without its runtime dir", func() bool { return processGone(pid) })
 }
 
 // TestSquattedRuntimeDirBinary: a runtime directory pre-created by another
@@ -708,7 +721,7 @@ func TestBridgeEOF(t *testing.T) {
 	b := e.bridge()
 	st := b.status()
 	b.cs.Close() // closes the bridge's stdin
-	waitUntil(t, "bridge exits on stdin EOF", func() bool { return !hostAlive(b.cmd.Process.Pid) })
+	waitUntil(t, "bridge exits on stdin EOF", func() bool { return processGone(b.cmd.Process.Pid) })
 	if !hostAlive(st.pid) {
 		t.Fatal("the host died with its bridge")
 	}
@@ -727,7 +740,7 @@ func TestIdleConnectionLoss(t *testing.T) {
 	b := e.bridge()
 	st := b.status()
 	syscall.Kill(st.pid, syscall.SIGKILL)
-	waitUntil(t, "host gone", func() bool { return !hostAlive(st.pid) })
+	waitUntil(t, "host gone", func() bool { return processGone(st.pid) })
 	m, isErr := b.call("get_status", nil)
 	if isErr {
 		t.Fatalf("first call after the host died: %v", m)

@@ -393,7 +393,7 @@ func TestRecordingSIGKILL(t *testing.T) {
 	waitUntil(t, "three frames on disk", func() bool { return framesIn(t, path).Frames >= 3 })
 	pid := e.hostPID()
 	syscall.Kill(pid, syscall.SIGKILL)
-	waitUntil(t, "host gone", func() bool { return !hostAlive(pid) })
+	waitUntil(t, "host gone", func() bool { return processGone(pid) })
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -331,7 +331,7 @@ func TestTUIInTmux(t *testing.T) {
 		t.Fatalf("host lock pid %d not alive", pid)
 	}
 	m.keys("q")
-	waitUntil(t, "the TUI host to exit", func() bool { return !hostAlive(pid) })
+	waitUntil(t, "the TUI host to exit", func() bool { return processGone(pid) })
 }
 
 // `inquest history` draws braille charts with axes and units on a
