@@ -203,8 +203,16 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 		if l, ok := m["last"].(map[string]any); ok {
 			last = fmtVal(l["value"])
 		}
+		// DELTA is LAST - FIRST: first_to_last_change, known whenever
+		// FIRST and LAST are (0 when they are equal). The endpoint delta,
+		// present only when both requested bounds are exact sample
+		// times, is the same number then.
+		delta := m["first_to_last_change"]
+		if delta == nil {
+			delta = m["delta"]
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), fmtVal(m["sample_count"]), fmtVal(m["available_value_count"]), fmtVal(m["missing_value_count"]),
-			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(m["delta"]))
+			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(delta))
 	}
 	return tw.Flush()
 }

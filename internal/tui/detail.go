@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/mattn/go-runewidth"
 )
 
 // detailMetrics are the series the detail pane draws as sparklines.
@@ -79,18 +81,41 @@ func (m *Model) loadHistory(ref string) tea.Cmd {
 }
 
 // captureView is one on-request capture (open files, modules, network,
-// threads) of the selected lifetime: start_capture's first page.
+// threads) of the selected lifetime, paged through with read_capture as
+// an agent pages it: rows holds the pages read so far (in capture order),
+// next the next_cursor of the last one ("" once the last page is read).
+// top is the first row shown; moving past the rows read reads the next
+// pages.
 type captureView struct {
 	ref, kind string
-	loading   bool
+	id        string // capture_id
+	loading   bool   // the capture is being taken
+	fetching  bool   // a further page is being read
+	toEnd     bool   // End: keep reading until the last page, then show it
 	cols      []string
+	right     []bool // numeric columns, right-aligned
+	widths    []int  // cell widths of every column but the last
 	rows      [][]string
-	total     int
-	more      bool
+	total     int // rows in the whole capture; -1 unknown
+	next      string
+	top       int
 	err       string
 }
 
 type captureMsg struct{ c *captureView }
+
+// capturePageMsg is a further page of capture id (read at the cursor the
+// view held); err is the read's failure.
+type capturePageMsg struct {
+	ref, kind, id string
+	page          *capturePage
+	err           error
+}
+
+// capturePageRows is the limit of each read_capture page; the host's
+// result byte budget may end a page before it (the page then names the
+// rest with next_cursor, which the view follows).
+const capturePageRows = 500
 
 // captureCols are the columns shown per capture kind, in order.
 var captureCols = map[string][]string{
@@ -105,12 +130,13 @@ func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		c := &captureView{ref: ref, kind: kind}
-		page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000}, 500)
+		c := &captureView{ref: ref, kind: kind, total: -1}
+		page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000}, capturePageRows)
 		if err != nil {
 			c.err = errText(err)
 			return captureMsg{c}
 		}
+		c.id = page.ID
 		c.cols = captureCols[kind]
 		if len(page.Rows) > 0 && c.cols == nil {
 			for k := range page.Rows[0] {
@@ -118,17 +144,156 @@ func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 			}
 			sort.Strings(c.cols)
 		}
-		for _, r := range page.Rows {
-			line := make([]string, len(c.cols))
-			for i, col := range c.cols {
-				line[i] = rawText(r[col])
-			}
-			c.rows = append(c.rows, line)
-		}
-		c.total = page.Total
-		c.more = page.Next != nil
+		c.add(page)
 		return captureMsg{c}
 	}
+}
+
+// add appends a page's rows and takes its cursor and total.
+func (c *captureView) add(p *capturePage) {
+	for _, r := range p.Rows {
+		line := make([]string, len(c.cols))
+		for i, col := range c.cols {
+			line[i] = rawText(r[col])
+		}
+		c.rows = append(c.rows, line)
+	}
+	c.next = ""
+	if p.Next != nil {
+		c.next = *p.Next
+	}
+	if p.Total >= 0 {
+		c.total = p.Total
+	}
+	c.layout()
+}
+
+// layout sizes the columns over the rows read: each but the last as wide
+// as its widest cell (at most 32 cells), numbers right-aligned.
+func (c *captureView) layout() {
+	n := len(c.cols)
+	c.widths, c.right = make([]int, n), make([]bool, n)
+	for i, col := range c.cols {
+		c.widths[i] = runewidth.StringWidth(col)
+		c.right[i] = len(c.rows) > 0
+	}
+	for _, r := range c.rows {
+		for i, v := range r {
+			c.widths[i] = max(c.widths[i], runewidth.StringWidth(v))
+			if c.right[i] && v != "-" {
+				if _, err := strconv.ParseFloat(v, 64); err != nil {
+					c.right[i] = false
+				}
+			}
+		}
+	}
+	for i := range c.widths {
+		c.widths[i] = min(c.widths[i], 32)
+	}
+}
+
+// line draws one row (or the header) in the column layout.
+func (c *captureView) line(cells []string) string {
+	var b strings.Builder
+	for i, v := range cells {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		switch {
+		case i == len(cells)-1:
+			b.WriteString(clean(v))
+		case c.right[i]:
+			b.WriteString(rfit(clean(v), c.widths[i]))
+		default:
+			b.WriteString(fit(v, c.widths[i]))
+		}
+	}
+	return b.String()
+}
+
+// readMore reads the page after the rows read (at the view's cursor).
+func (m *Model) readMore() tea.Cmd {
+	c := m.capture
+	if c == nil || c.next == "" || c.fetching || c.loading {
+		return nil
+	}
+	c.fetching = true
+	b, ref, kind, id, cursor := m.opt.Backend, c.ref, c.kind, c.id, c.next
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		p, err := readCapturePage(ctx, b, id, cursor, capturePageRows)
+		return capturePageMsg{ref: ref, kind: kind, id: id, page: p, err: err}
+	}
+}
+
+// releaseCapture releases a capture the view no longer shows
+// (release_capture; nil when c holds none). The host would drop it when it
+// expires; releasing frees its rows at once.
+func (m *Model) releaseCapture(c *captureView) tea.Cmd {
+	if c == nil || c.id == "" {
+		return nil
+	}
+	b, id := m.opt.Backend, c.id
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		call(ctx, b, "release_capture", map[string]any{"capture_id": id})
+		return nil
+	}
+}
+
+// captureShown is how many capture rows the detail pane shows.
+func (m *Model) captureShown() int {
+	n := m.detailHeight() - 3 // detail title, capture title, column header
+	if m.capture != nil && m.capture.err != "" {
+		n--
+	}
+	return max(n, 1)
+}
+
+// scrollCapture moves the first shown row by d (End: to the last rows,
+// reading every page up to them) and reads the next page when the rows
+// to show are not read yet.
+func (m *Model) scrollCapture(d int, end bool) tea.Cmd {
+	c := m.capture
+	if c == nil || c.loading {
+		return nil
+	}
+	c.toEnd = end
+	c.top += d
+	m.clampCapture()
+	return m.fillCapture()
+}
+
+// clampCapture keeps top inside the capture: up to the last screenful of
+// the whole capture when its size is known, of the rows read otherwise.
+func (m *Model) clampCapture() {
+	c := m.capture
+	n := len(c.rows)
+	if c.total > n {
+		n = c.total
+	}
+	if c.toEnd {
+		c.top = n
+	}
+	c.top = max(min(c.top, n-m.captureShown()), 0)
+}
+
+// fillCapture reads the next page while the rows to show (or, after End,
+// the last rows) are not read yet.
+func (m *Model) fillCapture() tea.Cmd {
+	c := m.capture
+	if c == nil || c.next == "" {
+		if c != nil {
+			c.toEnd = false
+		}
+		return nil
+	}
+	if c.toEnd || c.top+m.captureShown() > len(c.rows) {
+		return m.readMore()
+	}
+	return nil
 }
 
 // rawText shows a JSON value as a cell: strings unquoted, null as "-".
@@ -143,19 +308,33 @@ func rawText(r json.RawMessage) string {
 	return strings.TrimSpace(string(r))
 }
 
-func (c *captureView) title() string {
+// title names the capture and the rows shown: "rows X–Y of TOTAL" (the
+// row count of the whole capture when the host gave it, else the rows
+// read so far and whether more remain), as the MCP tool pages it.
+func (c *captureView) title(shown int) string {
 	t := map[string]string{"open_files": "Open files", "modules": "Modules", "network": "Network", "threads": "Threads"}[c.kind]
 	switch {
 	case c.loading:
 		return t + " (capturing...)"
-	case c.err != "":
+	case c.err != "" && len(c.rows) == 0:
 		return t
+	case len(c.rows) == 0 && c.next == "":
+		return t + ": no rows"
 	}
-	s := fmt.Sprintf("%s (%d rows", t, len(c.rows))
-	if c.more {
-		s += ", first page"
+	last := min(c.top+shown, max(c.total, len(c.rows)))
+	s := fmt.Sprintf("%s: rows %d–%d", t, c.top+1, last)
+	switch {
+	case c.total >= 0:
+		s += fmt.Sprintf(" of %d", c.total)
+	case c.next != "":
+		s += fmt.Sprintf(" of %d read, more to read", len(c.rows))
+	default:
+		s += fmt.Sprintf(" of %d", len(c.rows))
 	}
-	return s + ")"
+	if c.fetching {
+		s += fmt.Sprintf(" (reading rows after %d...)", len(c.rows))
+	}
+	return s
 }
 
 func sortedKeys(m map[string]any) []string {

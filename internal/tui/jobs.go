@@ -9,11 +9,18 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// capturePage is the first page of a finished capture job.
+// capturePage is one page of a finished capture (read_capture): its
+// rows, next_cursor (nil on the last page), ID, the capture_id it was
+// read with (the one further pages are read with), and Total, the row count of the whole capture (data.page.total, or
+// coverage.listed; -1 when the host did not say).
 type capturePage struct {
-	Rows  []map[string]json.RawMessage `json:"rows"`
-	Next  *string                      `json:"next_cursor"`
-	Total int
+	Rows []map[string]json.RawMessage `json:"rows"`
+	Next *string                      `json:"next_cursor"`
+	ID   string                       `json:"-"`
+	Page struct {
+		Total *int `json:"total"`
+	} `json:"page"`
+	Total int `json:"-"`
 }
 
 type jobData struct {
@@ -61,7 +68,19 @@ func runCaptureJob(ctx context.Context, b Backend, method string, args map[strin
 	if j.State != "succeeded" || id == "" {
 		return nil, fmt.Errorf("capture job ended %s", j.State)
 	}
-	res, err = call(ctx, b, "read_capture", map[string]any{"capture_id": id, "limit": limit})
+	return readCapturePage(ctx, b, id, "", limit)
+}
+
+// readCapturePage reads one page of at most limit rows of capture id with
+// read_capture: the first page when cursor is "", else the page that
+// cursor (the previous page's next_cursor) names. Failures are the host's
+// (CURSOR_INVALID or REFERENCE_INVALID once the capture expired).
+func readCapturePage(ctx context.Context, b Backend, id, cursor string, limit int) (*capturePage, error) {
+	args := map[string]any{"capture_id": id, "limit": limit}
+	if cursor != "" {
+		args["cursor"] = cursor
+	}
+	res, err := call(ctx, b, "read_capture", args)
 	if err != nil {
 		return nil, err
 	}
@@ -69,14 +88,19 @@ func runCaptureJob(ctx context.Context, b Backend, method string, args map[strin
 	if err := decode(res, &p); err != nil {
 		return nil, err
 	}
-	p.Total = len(p.Rows)
-	// The page's coverage is the envelope's; listed counts the rows.
-	var cov map[string]any
-	if b, err := json.Marshal(res.Coverage); err == nil {
-		json.Unmarshal(b, &cov)
-	}
-	if t, ok := number(cov["listed"]); ok {
-		p.Total = int(t)
+	p.ID = id
+	p.Total = -1
+	if p.Page.Total != nil {
+		p.Total = *p.Page.Total
+	} else {
+		// The envelope's coverage: listed counts the capture's rows.
+		var cov map[string]any
+		if b, err := json.Marshal(res.Coverage); err == nil {
+			json.Unmarshal(b, &cov)
+		}
+		if t, ok := number(cov["listed"]); ok {
+			p.Total = int(t)
+		}
 	}
 	return &p, nil
 }

@@ -219,11 +219,28 @@ func (m *Model) toggleRecording() tea.Cmd {
 		if err != nil {
 			return recMsg{"recording: " + errText(err)}
 		}
+		// start_recording is an operation: the file name is in its outcome.
 		var d struct {
-			Name string `json:"name"`
+			State   string `json:"state"`
+			Outcome struct {
+				Name string `json:"name"`
+			} `json:"outcome"`
 		}
 		decode(res, &d)
-		return recMsg{"recording to " + d.Name + " (R stops)"}
+		name := d.Outcome.Name
+		if name == "" {
+			// not in the reply (an operation still running): the host's
+			// active recording names it
+			if res, err := call(ctx, b, "get_recording", map[string]any{}); err == nil {
+				var r recState
+				decode(res, &r)
+				name = r.Name
+			}
+		}
+		if name == "" {
+			return recMsg{"recording started (" + d.State + "); R stops it"}
+		}
+		return recMsg{"recording to " + name + " (R stops)"}
 	}
 }
 
@@ -242,9 +259,16 @@ func (m *Model) stopRecording() tea.Cmd {
 			return recMsg{"stop recording: " + errText(err)}
 		}
 		var d struct {
-			State string `json:"state"`
+			State   string `json:"state"`
+			Outcome *struct {
+				Name   string `json:"name"`
+				Frames int64  `json:"frames"`
+			} `json:"outcome"`
 		}
 		decode(res, &d)
+		if o := d.Outcome; o != nil && o.Name != "" {
+			return recMsg{fmt.Sprintf("recording stopped: %s (%d frames)", o.Name, o.Frames)}
+		}
 		return recMsg{"recording stopped (" + d.State + ")"}
 	}
 }

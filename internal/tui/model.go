@@ -91,6 +91,8 @@ type Model struct {
 	graphSel   int
 	cursorBack int // graph cursor: seconds before the displayed end
 
+	helpTop int // first help line shown
+
 	profSel int     // selected line of the Tracking and profiles pane
 	prompt  *prompt // its text input, when open
 
@@ -219,10 +221,29 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case captureMsg:
-		if m.capture != nil && m.capture.ref == msg.c.ref && m.capture.kind == msg.c.kind {
+		if m.capture != nil && m.capture.ref == msg.c.ref && m.capture.kind == msg.c.kind && m.capture.loading {
 			m.capture = msg.c
+			return m, m.fillCapture()
 		}
-		return m, nil
+		// closed or replaced meanwhile
+		return m, m.releaseCapture(msg.c)
+	case capturePageMsg:
+		c := m.capture
+		if c == nil || c.ref != msg.ref || c.kind != msg.kind || c.id != msg.id || !c.fetching {
+			return m, nil
+		}
+		c.fetching = false
+		if msg.err != nil {
+			// The rows read stay shown; the failure (an expired capture
+			// is CURSOR_INVALID) says why no more are.
+			c.err, c.toEnd = "reading more rows: "+errText(msg.err), false
+			m.clampCapture()
+			return m, nil
+		}
+		c.err = ""
+		c.add(msg.page)
+		m.clampCapture()
+		return m, m.fillCapture()
 	case logsMsg:
 		m.logs, m.logsErr = msg.logs, ""
 		if msg.err != nil {
@@ -352,7 +373,23 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.notice = ""
 	switch m.mode {
 	case modeHelp:
-		m.mode = modeTable
+		switch s {
+		case "esc", "q", "?", "f1", "enter":
+			m.mode = modeTable
+		case "up", "k":
+			m.helpTop--
+		case "down", "j":
+			m.helpTop++
+		case "pgup":
+			m.helpTop -= m.helpShown()
+		case "pgdown", " ":
+			m.helpTop += m.helpShown()
+		case "home":
+			m.helpTop = 0
+		case "end":
+			m.helpTop = len(helpLines(m.width))
+		}
+		m.clampHelp()
 		return m, nil
 	case modeFilter:
 		switch k.Type {
@@ -410,15 +447,34 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	}
-	if m.detail && m.capture != nil && s == "esc" {
-		m.capture = nil
-		return m, nil
+	if m.detail && m.capture != nil {
+		// The capture pane has the movement keys: it pages through the
+		// capture (reading further pages as needed); Esc closes it.
+		c := m.capture
+		switch s {
+		case "esc":
+			m.capture = nil
+			return m, m.releaseCapture(c)
+		case "up", "k":
+			return m, m.scrollCapture(-1, false)
+		case "down", "j":
+			return m, m.scrollCapture(1, false)
+		case "pgup":
+			return m, m.scrollCapture(-m.captureShown(), false)
+		case "pgdown", " ":
+			return m, m.scrollCapture(m.captureShown(), false)
+		case "home":
+			return m, m.scrollCapture(-c.top, false)
+		case "end":
+			return m, m.scrollCapture(0, true)
+		}
 	}
 	switch s {
 	case "q":
 		if m.detail {
+			c := m.capture
 			m.detail, m.capture, m.hist = false, nil, nil
-			return m, nil
+			return m, m.releaseCapture(c)
 		}
 		return m, m.quit()
 	case "esc":
@@ -429,7 +485,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.rearrange()
 		}
 	case "?", "f1":
-		m.mode = modeHelp
+		m.mode, m.helpTop = modeHelp, 0
 	case "/":
 		m.mode = modeFilter
 	case "up", "k":
@@ -508,21 +564,25 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "enter":
 		if r := m.selected(); r != nil {
 			m.detail = !m.detail
+			release := m.releaseCapture(m.capture)
 			m.capture = nil
 			if m.detail {
 				m.hist = &history{ref: r.Ref}
 				m.clamp()
-				return m, m.loadHistory(r.Ref)
+				return m, tea.Batch(release, m.loadHistory(r.Ref))
 			}
 			m.hist = nil
+			m.clamp()
+			return m, release
 		}
 	case "f", "l", "n", "T":
 		if r := m.selected(); m.detail && r != nil && m.log != nil {
 			m.notice = "a recording holds metrics only: open files, modules, network and threads were not recorded"
 		} else if m.detail && r != nil {
 			kind := map[string]string{"f": "open_files", "l": "modules", "n": "network", "T": "threads"}[s]
-			m.capture = &captureView{ref: r.Ref, kind: kind, loading: true}
-			return m, m.loadCapture(r.Ref, kind)
+			release := m.releaseCapture(m.capture)
+			m.capture = &captureView{ref: r.Ref, kind: kind, loading: true, total: -1}
+			return m, tea.Batch(release, m.loadCapture(r.Ref, kind))
 		}
 	}
 	m.clamp()

@@ -168,8 +168,13 @@ func (d *driver) run(cmd tea.Cmd) {
 		return
 	}
 	msg := cmd()
-	switch msg.(type) {
+	switch msg := msg.(type) {
 	case nil, tickMsg, tea.QuitMsg:
+		return
+	case tea.BatchMsg:
+		for _, c := range msg {
+			d.run(c)
+		}
 		return
 	}
 	_, next := d.m.Update(msg)

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -463,6 +464,9 @@ func (c columns) row(v view, sel bool) string {
 }
 
 func (m *Model) footer() string {
+	if m.mode == modeHelp {
+		return m.helpFooter()
+	}
 	if m.mode == modeFilter {
 		return "Filter: " + m.filter + "█  (Enter keep, Esc clear)"
 	}
@@ -483,35 +487,98 @@ func (m *Model) footer() string {
 	return s + strings.Join(parts, " ")
 }
 
-func (m *Model) help(w int) []string {
-	text := []string{
-		"Keys",
-		"  Up/Down k/j  PgUp/PgDn  Home/End  move the selection",
-		"  /            incremental filter by name or PID (Enter keep, Esc clear)",
-		"  P M I H N #  sort by CPU, memory, IO rate, threads, name, PID (again: reverse)",
-		"  < >          previous / next sort column     r  reverse the order",
-		"  t            tree of verified parents        p  pause the display",
-		"  Enter        detail of the selected lifetime (history sparklines)",
-		"    f l n T    in detail: open files, modules, network, threads (captured on request)",
-		"  +            graph the selected process (metric of the sort column)",
-		"  g            graph workspace: ←/→ cursor, A/B markers, p pause, +/- range, x CSV",
-		"  a            agent activity: tool calls MCP clients are making",
-		"  S            settings: Disable MCP connections",
-		"  *            track / untrack the selected process name",
-		"  o            tracking and profiles: track names, load/save/rename/delete profiles",
-		"  R            start a recording of the tracked processes; again: stop (asks first)",
-		"  L            Log view: open a saved recording (table, detail, graphs); L again: Live",
-		"  y / n / Tab  decide the action awaiting confirmation / next one",
-		"  q Esc        close a pane; q in the table quits",
-		"",
-		"Rows marked x are ended lifetimes whose history is still retained.",
-		"'-' means not measured (never zero). Press any key to return.",
+// helpEntry is one key of the help screen and what it does.
+type helpEntry struct{ key, text string }
+
+var helpEntries = []helpEntry{
+	{"Up/Down k/j", "move the selection; PgUp/PgDn, Home/End by a page, to the ends"},
+	{"/", "incremental filter by name or PID (Enter keeps it, Esc clears it)"},
+	{"P M I H N #", "sort by CPU, memory, IO rate, threads, name, PID (again: reverse)"},
+	{"< > / r", "previous / next sort column; reverse the order"},
+	{"t", "tree: children under their verified parents"},
+	{"p", "pause the display"},
+	{"Enter", "detail of the selected lifetime (history sparklines)"},
+	{"f l n T", "in detail: open files, modules, network, threads (captured on request); Up/Down, PgUp/PgDn, Home/End page through all the rows; Esc closes"},
+	{"+", "graph the selected process (metric of the sort column)"},
+	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV"},
+	{"a", "agent activity: tool calls MCP clients are making"},
+	{"S", "settings: Disable MCP connections"},
+	{"*", "track / untrack the selected process name"},
+	{"o", "tracking and profiles: track names, load/save/rename/delete profiles"},
+	{"R", "start a recording of the tracked processes; again: stop (asks first)"},
+	{"L", "Log view: open a saved recording (table, detail, graphs); L again: Live"},
+	{"y / n / Tab", "decide the action awaiting confirmation / show the next one"},
+	{"q Esc", "close a pane; q in the table quits"},
+}
+
+var helpNotes = []string{
+	"Rows marked x are ended lifetimes whose history is still retained.",
+	"'-' means not measured (never zero).",
+}
+
+// helpKeyWidth is the key column of the help screen.
+const helpKeyWidth = 12
+
+// helpLines lays the help text out for width w: descriptions wrap at word
+// boundaries beside the key column, or below the key on narrow screens.
+func helpLines(w int) []string {
+	out := []string{"Keys"}
+	wrap := func(s string, width int) []string {
+		if width < 1 {
+			width = 1
+		}
+		return strings.Split(ansi.Wrap(s, width, ""), "\n")
 	}
-	out := make([]string, len(text))
-	for i, t := range text {
-		out[i] = fit(t, w)
+	for _, e := range helpEntries {
+		if w >= 40 {
+			indent := 2 + helpKeyWidth + 1
+			for i, l := range wrap(e.text, w-indent) {
+				k := ""
+				if i == 0 {
+					k = e.key
+				}
+				out = append(out, "  "+fit(k, helpKeyWidth)+" "+strings.TrimRight(l, " "))
+			}
+			continue
+		}
+		out = append(out, "  "+e.key)
+		for _, l := range wrap(e.text, w-4) {
+			out = append(out, "    "+strings.TrimRight(l, " "))
+		}
+	}
+	out = append(out, "")
+	for _, n := range helpNotes {
+		out = append(out, wrap(n, w)...)
 	}
 	return out
+}
+
+// helpShown is how many help lines fit between the meters and the footer.
+func (m *Model) helpShown() int { return max(m.height-4, 1) }
+
+// clampHelp keeps the help scroll inside the text.
+func (m *Model) clampHelp() {
+	n := len(helpLines(m.width))
+	m.helpTop = max(min(m.helpTop, n-m.helpShown()), 0)
+}
+
+func (m *Model) help(w int) []string {
+	m.clampHelp()
+	text := helpLines(w)
+	var out []string
+	for i := m.helpTop; i < len(text) && len(out) < m.helpShown(); i++ {
+		out = append(out, fit(text[i], w))
+	}
+	return out
+}
+
+// helpFooter says how to close and scroll the help and which lines show.
+func (m *Model) helpFooter() string {
+	n, shown := len(helpLines(m.width)), m.helpShown()
+	if n <= shown {
+		return "Esc/q: close help"
+	}
+	return fmt.Sprintf("Esc/q: close help  Up/Down PgUp/PgDn: scroll  lines %d–%d of %d", m.helpTop+1, min(m.helpTop+shown, n), n)
 }
 
 func (m *Model) settingsView(w int) []string {
@@ -592,16 +659,20 @@ func (m *Model) detailView(st styles, w, h int) []string {
 		life = "ended (retained history)"
 	}
 	lines = append(lines, st.title.Render(fit(fmt.Sprintf("── %s  pid %d  parent %d  %s  started %s", clean(r.Name), r.PID, r.PPID, life, r.StartTime), w)))
-	if m.capture != nil {
-		lines = append(lines, fit(m.capture.title()+"   (Esc closes)", w))
-		if m.capture.err != "" {
-			lines = append(lines, fit("  "+m.capture.err, w))
+	if c := m.capture; c != nil {
+		shown := m.captureShown()
+		lines = append(lines, fit(c.title(shown)+"   (Esc closes)", w))
+		if c.err != "" {
+			lines = append(lines, fit("  "+c.err, w))
 		}
-		if len(m.capture.cols) > 0 {
-			lines = append(lines, fit("  "+strings.Join(m.capture.cols, "  "), w))
+		if len(c.cols) > 0 && len(c.rows) > 0 {
+			lines = append(lines, fit("  "+c.line(c.cols), w))
 		}
-		for _, row := range m.capture.rows {
-			lines = append(lines, fit("  "+strings.Join(row, "  "), w))
+		for i := c.top; i < c.top+shown && i < len(c.rows); i++ {
+			lines = append(lines, fit("  "+c.line(c.rows[i]), w))
+		}
+		if c.fetching && c.top+shown > len(c.rows) {
+			lines = append(lines, fit("  reading the next page...", w))
 		}
 	} else {
 		labels := map[string]string{"cpu_percent": "CPU%", "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
