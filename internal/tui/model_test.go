@@ -203,6 +203,14 @@ func (d *driver) keys(ks ...string) {
 			msg = tea.KeyMsg{Type: tea.KeyRight}
 		case "tab":
 			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "pgup":
+			msg = tea.KeyMsg{Type: tea.KeyPgUp}
+		case "pgdown":
+			msg = tea.KeyMsg{Type: tea.KeyPgDown}
+		case "home":
+			msg = tea.KeyMsg{Type: tea.KeyHome}
+		case "end":
+			msg = tea.KeyMsg{Type: tea.KeyEnd}
 		case "backspace":
 			msg = tea.KeyMsg{Type: tea.KeyBackspace}
 		case " ":
@@ -555,8 +563,16 @@ func TestRecordingAndLogView(t *testing.T) {
 	}
 	d.keys("esc")
 	d.keys("R")
-	if !strings.Contains(d.m.notice, "recording to ") {
-		t.Fatalf("start: %q", d.m.notice)
+	// The notice names the file get_recording names.
+	rec, err := call(context.Background(), b, "get_recording", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active recState
+	decode(rec, &active)
+	if !regexp.MustCompile(`^inquest-\d{8}T\d{6}Z-[0-9a-f]{12}\.log$`).MatchString(active.Name) ||
+		d.m.notice != "recording to "+active.Name+" (R stops)" {
+		t.Fatalf("start: %q, get_recording names %q", d.m.notice, active.Name)
 	}
 	for i := 0; i < 3; i++ {
 		h.Sampler().Step()
@@ -575,8 +591,8 @@ func TestRecordingAndLogView(t *testing.T) {
 		t.Fatal("n stopped the recording")
 	}
 	d.keys("R", "y")
-	if !strings.Contains(d.m.notice, "recording stopped") {
-		t.Fatalf("stop: %q", d.m.notice)
+	if !regexp.MustCompile(`^recording stopped: ` + regexp.QuoteMeta(active.Name) + ` \([1-9]\d* frames\)$`).MatchString(d.m.notice) {
+		t.Fatalf("stop: %q (recording %s)", d.m.notice, active.Name)
 	}
 	d.refresh()
 	if d.m.frame.Recording.Active {
@@ -971,5 +987,92 @@ func TestViewHostGoneAndBack(t *testing.T) {
 	fetch()
 	if hd := headerOf(); !strings.Contains(hd, "LIVE") || m.err != nil {
 		t.Fatalf("after the new host: %q %v", hd, m.err)
+	}
+}
+
+// Help fits any width and scrolls: descriptions wrap beside (or below)
+// the keys, Up/Down and PgUp/PgDn move through it, the footer says how to
+// close it and which lines show, and every key and every word of its
+// description can be reached.
+func TestHelpScrollsAndWraps(t *testing.T) {
+	_, b := fixture(t, 3)
+	for _, sz := range [][2]int{{120, 40}, {80, 24}, {60, 15}, {40, 12}, {30, 10}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			d := newDriver(t, b)
+			d.m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			d.keys("?")
+			lines := func(v string) []string { return strings.Split(v, "\n") }
+			foot := func() string { l := lines(d.m.View()); return l[len(l)-1] }
+			pos := regexp.MustCompile(`(\d+)–(\d+) of (\d+)$`)
+			var seen strings.Builder
+			for i := 0; ; i++ {
+				v := d.m.View()
+				checkShape(t, v, sz[0], sz[1])
+				l := lines(v)
+				for _, x := range l[3 : len(l)-1] {
+					if strings.Contains(x, "…") {
+						t.Fatalf("help line cut instead of wrapped: %q", x)
+					}
+					seen.WriteString(x + "\n")
+				}
+				f := foot()
+				if !strings.HasPrefix(f, "Esc/q: close") {
+					t.Fatalf("footer %q does not say how to close help", f)
+				}
+				m := pos.FindStringSubmatch(strings.TrimSpace(f))
+				if m == nil {
+					if len(helpLines(sz[0])) > d.m.helpShown() {
+						t.Fatalf("help longer than the screen without a position: %q", f)
+					}
+					break
+				}
+				if i == 0 {
+					d.keys("down")
+					if m2 := pos.FindStringSubmatch(strings.TrimSpace(foot())); m2 == nil || m2[1] != "2" {
+						t.Fatalf("Down did not scroll one line: %q", foot())
+					}
+					d.keys("up")
+					if m2 := pos.FindStringSubmatch(strings.TrimSpace(foot())); m2 == nil || m2[1] != "1" {
+						t.Fatalf("Up did not scroll back: %q", foot())
+					}
+				}
+				if m[2] == m[3] {
+					d.keys("pgdown") // at the end: stays
+					if foot() != f {
+						t.Fatalf("PgDn past the end: %q, was %q", foot(), f)
+					}
+					d.keys("home")
+					if m := pos.FindStringSubmatch(strings.TrimSpace(foot())); m == nil || m[1] != "1" {
+						t.Fatalf("Home: %q", foot())
+					}
+					d.keys("end")
+					if foot() != f {
+						t.Fatalf("End: %q, want %q", foot(), f)
+					}
+					break
+				}
+				d.keys("pgdown")
+				if i > 100 {
+					t.Fatal("PgDn does not reach the end")
+				}
+			}
+			all := strings.Join(strings.Fields(seen.String()), " ")
+			for _, e := range helpEntries {
+				for _, w := range append(strings.Fields(e.key), strings.Fields(e.text)...) {
+					if !strings.Contains(all, w) {
+						t.Fatalf("help never shows %q (of %q)", w, e.key)
+					}
+				}
+			}
+			if sz == [2]int{60, 15} {
+				golden(t, "help_60x15", d.m.View())
+				d.keys("home")
+				golden(t, "help_60x15_top", d.m.View())
+			}
+			d.keys("esc")
+			if d.m.mode != modeTable {
+				t.Fatal("Esc did not close help")
+			}
+		})
 	}
 }

@@ -476,6 +476,9 @@ func (m *Model) footer() string {
 	if m.notice != "" {
 		return m.notice
 	}
+	if m.detail && m.capture != nil {
+		return "Up/Down PgUp/PgDn Home/End: rows  Esc: close  f l n T: another capture  q: close detail"
+	}
 	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
@@ -578,7 +581,18 @@ func (m *Model) helpFooter() string {
 	if n <= shown {
 		return "Esc/q: close help"
 	}
-	return fmt.Sprintf("Esc/q: close help  Up/Down PgUp/PgDn: scroll  lines %d–%d of %d", m.helpTop+1, min(m.helpTop+shown, n), n)
+	// the longest form that fits: closing first, the position always
+	from, to := m.helpTop+1, min(m.helpTop+shown, n)
+	for _, f := range []string{
+		"Esc/q: close help  ↑/↓ PgUp/PgDn: scroll  lines %d–%d of %d",
+		"Esc/q: close help  ↑/↓ PgUp/PgDn  lines %d–%d of %d",
+		"Esc/q: close help  lines %d–%d of %d",
+	} {
+		if s := fmt.Sprintf(f, from, to, n); runewidth.StringWidth(s) <= m.width {
+			return s
+		}
+	}
+	return fmt.Sprintf("Esc/q: close  %d–%d of %d", from, to, n)
 }
 
 func (m *Model) settingsView(w int) []string {
