@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,29 @@ func strconvQuoteE2E(s string) string { return `"` + s + `"` }
 
 func headerLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 
+// startTUIInTmux runs the real `inquest` (NO_COLOR) in e's isolated
+// environment inside a detached tmux session of w x h started in dir, on
+// its own tmux server socket, killed when the test ends.
+func startTUIInTmux(t *testing.T, e *heEnv, dir string, w, h int) *tmuxTUI {
+	t.Helper()
+	script := filepath.Join(e.base, "run-tui.sh")
+	var sb strings.Builder
+	sb.WriteString("#!/bin/sh\ncd " + dir + "\n")
+	for _, kv := range e.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || strings.ContainsAny(k, " ;'\"") || k == "TERM" {
+			continue
+		}
+		sb.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
+	}
+	sb.WriteString("export NO_COLOR=1\nexec " + e.bin + "\n")
+	os.WriteFile(script, []byte(sb.String()), 0o755)
+	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
+	m.tmux("new-session", "-d", "-s", "tui", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), script)
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	return m
+}
+
 // TestTUIInTmux drives the real binary as a person would: navigate,
 // filter, sort, open the detail, add a graph, set A/B markers, export CSV,
 // toggle Disable MCP connections, confirm an MCP client's mutation in the
@@ -100,21 +124,7 @@ func TestTUIInTmux(t *testing.T) {
 	}
 	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
 
-	script := filepath.Join(e.base, "run-tui.sh")
-	var sb strings.Builder
-	sb.WriteString("#!/bin/sh\ncd " + exportDir + "\n")
-	for _, kv := range e.env {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "" || strings.ContainsAny(k, " ;'\"") || k == "TERM" {
-			continue
-		}
-		sb.WriteString("export " + k + "='" + strings.ReplaceAll(v, "'", `'\''`) + "'\n")
-	}
-	sb.WriteString("export NO_COLOR=1\nexec " + e.bin + "\n")
-	os.WriteFile(script, []byte(sb.String()), 0o755)
-	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
-	m.tmux("new-session", "-d", "-s", "tui", "-x", "120", "-y", "40", script)
-	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	m := startTUIInTmux(t, e, exportDir, 120, 40)
 
 	s := m.waitText("PID S")
 	if !strings.Contains(headerLine(s), "inquest host") {
@@ -136,7 +146,7 @@ func TestTUIInTmux(t *testing.T) {
 	m.waitText("── inqtuitarget  pid ")
 	m.waitText("samples of retained history")
 	m.keys("f")
-	m.waitText("Open files (")
+	m.waitText("Open files: rows 1–")
 	m.keys("Escape", "Escape")
 	// graph of the selected process (memory sort: rss_bytes), markers
 	m.keys("+")
@@ -457,4 +467,115 @@ func TestRootWithoutTerminalPrintsHelp(t *testing.T) {
 	if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "Available Commands:") {
 		t.Fatalf("no help:\n%s", out.String())
 	}
+}
+
+// At 60x15, as a tester ran it: the open-files pane of a process with
+// 900 extra descriptors pages through all of them (End shows the last,
+// the total is /proc/PID/fd's count read in the same run), help scrolls
+// to its last key and says how to close, and the recording notice names
+// the file the recording writes.
+func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	target := filepath.Join(e.base, "inqmanyfds")
+	sleepBin, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	b, err := os.ReadFile(sleepBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var files []*os.File
+	for i := 0; i < 900; i++ {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	child := exec.Command(target, "600")
+	child.ExtraFiles = files
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	for _, f := range files {
+		f.Close()
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(child.Process.Pid) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, lastFD := len(ents), 0
+	for _, en := range ents {
+		n, _ := strconv.Atoi(en.Name())
+		lastFD = max(lastFD, n)
+	}
+
+	m := startTUIInTmux(t, e, e.base, 60, 15)
+	m.waitText("PID S")
+	m.keys("/")
+	m.keys("-l", "inqmanyfds")
+	m.keys("Enter")
+	m.waitFor("filtered to the target", func(s string) bool { return strings.Contains(s, "> ") && strings.Contains(s, "inqmanyfds") })
+	m.keys("Enter")
+	m.waitText("── inqmanyfds  pid ")
+	m.keys("f")
+	first := regexp.MustCompile(`Open files: rows 1–(\d+) of ` + strconv.Itoa(total) + `\b`)
+	s := m.waitFor("the first rows of "+strconv.Itoa(total), func(s string) bool { return first.MatchString(s) })
+	shown, _ := strconv.Atoi(first.FindStringSubmatch(s)[1])
+	m.keys("End")
+	lastRow := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(lastFD) + `  device\s+/dev/null`)
+	m.waitFor("the last rows", func(s string) bool {
+		return strings.Contains(s, "Open files: rows "+strconv.Itoa(total-shown+1)+"–"+strconv.Itoa(total)+" of "+strconv.Itoa(total)) &&
+			lastRow.MatchString(s)
+	})
+	m.keys("PageUp")
+	m.waitText("Open files: rows " + strconv.Itoa(total-2*shown+1) + "–" + strconv.Itoa(total-shown) + " of ")
+	m.keys("Escape", "Escape")
+	m.waitFor("detail closed", func(s string) bool { return !strings.Contains(s, "── inqmanyfds") })
+
+	// help: scrolls, shows its last key, says how to close
+	m.keys("?")
+	s = m.waitText("Esc/q: close help")
+	pos := regexp.MustCompile(`lines 1–(\d+) of (\d+)`).FindStringSubmatch(s)
+	if pos == nil || strings.Contains(s, "q Esc") {
+		t.Fatalf("help at 60x15:\n%s", s)
+	}
+	n, _ := strconv.Atoi(pos[1])
+	m.keys("PageDown")
+	m.waitText(fmt.Sprintf("lines %d–", n+1))
+	m.keys("End")
+	m.waitFor("the last help lines", func(s string) bool {
+		return strings.Contains(s, "q Esc        close a pane") && strings.Contains(s, "of "+pos[2])
+	})
+	m.keys("Escape")
+	m.waitText("PID S")
+
+	// record the target: the notice names the file on disk
+	m.keys("*")
+	m.waitText("tracking add: inqmanyfds")
+	m.keys("R")
+	s = m.waitText("recording to inquest-")
+	name := regexp.MustCompile(`recording to (inquest-\d{8}T\d{6}Z-[0-9a-f]{12}\.log)`).FindStringSubmatch(s)
+	if name == nil {
+		t.Fatalf("recording notice:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(e.base, "data", "inquest", "recordings", name[1])); err != nil {
+		t.Fatalf("the notice names %s: %v", name[1], err)
+	}
+	m.waitText("REC LIVE")
+	m.keys("R")
+	m.waitText("Stop the recording?")
+	m.keys("y")
+	m.waitText("recording stopped: " + name[1][:35])
+	pid := e.hostPID()
+	m.keys("q")
+	waitUntil(t, "the TUI host to exit", func() bool { return processGone(pid) })
 }

@@ -351,7 +351,14 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	// fast, or a slow machine) arrive as one message: handle each rune
 	// as its own key press, so "/name" opens the filter and types "name".
 	// Esc followed fast by a key reaches the program as one Alt+key
-	// sequence; the TUI binds no Alt keys, so it is Esc, then the key.
+	// sequence (two Escs as Alt+Esc); the TUI binds no Alt keys, so it is
+	// Esc, then the key.
+	if k.Alt && !k.Paste && k.Type == tea.KeyEscape {
+		// Esc pressed twice fast (close the capture, then the detail)
+		_, c1 := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+		_, c2 := m.key(tea.KeyMsg{Type: tea.KeyEsc})
+		return m, tea.Batch(c1, c2)
+	}
 	if k.Alt && !k.Paste && (k.Type == tea.KeyRunes || k.Type == tea.KeySpace) {
 		_, c1 := m.key(tea.KeyMsg{Type: tea.KeyEsc})
 		k.Alt = false

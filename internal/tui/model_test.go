@@ -1076,3 +1076,19 @@ func TestHelpScrollsAndWraps(t *testing.T) {
 		})
 	}
 }
+
+// Esc pressed twice fast arrives as one Alt+Esc: it closes the capture
+// pane, then the detail, as two presses do.
+func TestEscEscInOneRead(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.keys("enter")
+	if !d.m.detail {
+		t.Fatal("Enter did not open the detail")
+	}
+	d.m.capture = &captureView{ref: d.m.selected().Ref, kind: "open_files", total: -1}
+	d.m.Update(tea.KeyMsg{Type: tea.KeyEscape, Alt: true})
+	if d.m.capture != nil || d.m.detail {
+		t.Fatalf("after Esc Esc: capture %v detail %v", d.m.capture, d.m.detail)
+	}
+}
