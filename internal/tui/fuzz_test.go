@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -44,6 +45,33 @@ func FuzzView(f *testing.F) {
 				}
 			}
 			m.mode = modeTable
+		}
+		// a capture pane whose cells hold the names (a path may hold any
+		// byte), scrolled; help scrolled
+		m.detail = true
+		m.capture = &captureView{ref: "1", kind: "open_files", cols: captureCols["open_files"], total: -1}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		next := "c"
+		m.capture.add(&capturePage{Rows: []map[string]json.RawMessage{{"fd": ja, "kind": jb, "path": ja}, {"fd": json.RawMessage("3"), "path": jb}}, Next: &next, Total: -1})
+		for _, k := range []tea.KeyMsg{{Type: tea.KeyDown}, {Type: tea.KeyPgDown}, {Type: tea.KeyHome}, {Type: tea.KeyRunes, Runes: []rune("?")}, {Type: tea.KeyPgDown}, {Type: tea.KeyEnd}} {
+			if k.Type == tea.KeyRunes {
+				m.capture.fetching = false
+			}
+			m.Update(k)
+			v := m.View()
+			lines := strings.Split(v, "\n")
+			if len(lines) != h {
+				t.Fatalf("%d lines at height %d", len(lines), h)
+			}
+			for _, l := range lines {
+				if strings.ContainsAny(l, "\x1b\x07") {
+					t.Fatalf("control byte reached the screen: %q", l)
+				}
+				if n := runewidth.StringWidth(l); n > w {
+					t.Fatalf("line of %d cells at width %d: %q\n%q", n, w, l, v)
+				}
+			}
 		}
 	})
 }

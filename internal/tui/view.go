@@ -328,7 +328,7 @@ func (m *Model) meterLine(n int) string {
 		cpu := meter("CPU", s.CPU, 100, s.CPUOK, fmt.Sprintf("%5.1f%%", s.CPU), half-1)
 		mem := meter("Mem", float64(s.MemUsed), float64(s.MemTotal), s.MemOK,
 			Bytes(s.MemUsed)+"/"+Bytes(s.MemTotal), w-half)
-		return cpu + " " + mem
+		return fit(cpu+" "+mem, w) // at 1 column there is room for no meter
 	}
 	live, ended := 0, 0
 	for _, r := range m.frame.Rows {
@@ -349,6 +349,9 @@ func (m *Model) meterLine(n int) string {
 		cores = fmt.Sprint(len(s.Cores))
 	}
 	info := fmt.Sprintf(" Tasks %d, %d ended  Load %s  Cores %s", live, ended, load, cores)
+	if half < 1 {
+		return fit(info, w) // no room for the swap meter
+	}
 	return swap + " " + fit(info, w-half)
 }
 
