@@ -26,21 +26,26 @@ type logOpenMsg struct {
 	err error
 }
 
-// listLogs lists the recording directory (list_logs job).
+// listLogs lists the recording directory (list_logs job, every page of
+// its capture).
 func (m *Model) listLogs() tea.Cmd {
 	b := m.opt.Backend
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		p, err := runCaptureJob(ctx, b, "list_logs", map[string]any{}, 500)
-		if err != nil {
-			return logsMsg{err: err}
-		}
 		var out []logEntry
-		for _, r := range p.Rows {
-			out = append(out, logEntry{ID: rawText(r["log_id"]), Name: rawText(r["name"])})
+		for err == nil {
+			for _, r := range p.Rows {
+				out = append(out, logEntry{ID: rawText(r["log_id"]), Name: rawText(r["name"])})
+			}
+			if p.Next == nil || *p.Next == "" {
+				return logsMsg{logs: out}
+			}
+			// every page: the list shows all the recordings
+			p, err = readCapturePage(ctx, b, p.ID, *p.Next, 500)
 		}
-		return logsMsg{logs: out}
+		return logsMsg{err: err}
 	}
 }
 
@@ -159,6 +164,14 @@ func (m *Model) logsKey(s string) tea.Cmd {
 		if m.logSel < len(m.logs)-1 {
 			m.logSel++
 		}
+	case "pgup":
+		m.logSel = max(m.logSel-m.logsShown(), 0)
+	case "pgdown", " ":
+		m.logSel = max(min(m.logSel+m.logsShown(), len(m.logs)-1), 0)
+	case "home":
+		m.logSel = 0
+	case "end":
+		m.logSel = max(len(m.logs)-1, 0)
 	case "enter":
 		if m.logSel < len(m.logs) {
 			m.notice = "opening " + m.logs[m.logSel].Name + "..."
@@ -176,14 +189,30 @@ func (m *Model) logsView(w int) []string {
 	if len(m.logs) == 0 && m.logsErr == "" {
 		lines = append(lines, fit("  no recordings in the recording directory (R starts one of the tracked processes)", w))
 	}
-	for i, e := range m.logs {
+	// a window of the list that holds the selection
+	n := m.logsShown()
+	top := max(min(m.logSel-n/2, len(m.logs)-n), 0)
+	for i := top; i < len(m.logs) && i < top+n; i++ {
 		mark := "  "
 		if i == m.logSel {
 			mark = "> "
 		}
-		lines = append(lines, fit(mark+e.Name, w))
+		lines = append(lines, fit(mark+m.logs[i].Name, w))
+	}
+	if len(m.logs) > n {
+		lines[1] = fit(fmt.Sprintf("  recordings %d–%d of %d (Up/Down, PgUp/PgDn, Home/End)", top+1, min(top+n, len(m.logs)), len(m.logs)), w)
 	}
 	return lines
+}
+
+// logsShown is how many recordings the list shows at once (below the
+// meters, its title and a line of position, above the footer).
+func (m *Model) logsShown() int {
+	n := m.height - 4 - 2
+	if m.logsErr != "" {
+		n--
+	}
+	return max(n, 1)
 }
 
 // recState is the host's recording (get_recording).

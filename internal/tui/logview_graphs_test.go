@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,5 +189,64 @@ func TestLogViewGraphs(t *testing.T) {
 	}
 	if _, err := h.Dispatch(ctx, bs, "add_graphs", json.RawMessage(`{"metrics":[{"metric_id":"rss_bytes","process_ref":"`+worker.Ref+`"}]}`)); contract.CodeOf(err) != contract.CodeReferenceInvalid {
 		t.Fatalf("log ref in Live: %v", err)
+	}
+}
+
+// The saved-recordings list holds every recording of the directory, not
+// list_logs' first page: 600 copies of a recording fill more than one page.
+func TestLogListEveryPage(t *testing.T) {
+	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour))
+	d := newDriver(t, b)
+	d.keys("/", "w", "o", "r", "k", "e", "r", "enter", "*", "esc", "R")
+	for i := 0; i < 2; i++ {
+		h.Sampler().Step()
+	}
+	d.refresh()
+	d.keys("R", "y")
+	dir := filepath.Join(os.Getenv("XDG_DATA_HOME"), "inquest", "recordings")
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("recordings %v %v", ents, err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, ents[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const copies = 600
+	for i := 0; i < copies; i++ {
+		name := strings.Replace(ents[0].Name(), ".log", fmt.Sprintf("-c%03d.log", i), 1)
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// list_logs' first page alone holds fewer
+	p, err := runCaptureJob(context.Background(), b, "list_logs", map[string]any{}, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) >= copies+1 || p.Next == nil {
+		t.Fatalf("the first list_logs page holds %d rows of %d: the test does not reach paging", len(p.Rows), copies+1)
+	}
+	d.keys("L")
+	if d.m.logsErr != "" || len(d.m.logs) != copies+1 {
+		t.Fatalf("%d recordings listed (%s), want %d", len(d.m.logs), d.m.logsErr, copies+1)
+	}
+	seen := map[string]bool{}
+	for _, e := range d.m.logs {
+		seen[e.Name] = true
+	}
+	if len(seen) != copies+1 {
+		t.Fatalf("%d distinct names of %d", len(seen), len(d.m.logs))
+	}
+	// the list scrolls to the selection: End shows the last recording
+	d.keys("end")
+	v := d.m.View()
+	checkShape(t, v, 120, 40)
+	if !strings.Contains(v, "> "+d.m.logs[copies].Name) || !strings.Contains(v, fmt.Sprintf("recordings %d–%d of %d", copies+1-d.m.logsShown()+1, copies+1, copies+1)) {
+		t.Fatalf("after End:\n%s", v)
+	}
+	d.keys("pgup", "home")
+	if v := d.m.View(); !strings.Contains(v, "> "+d.m.logs[0].Name) {
+		t.Fatalf("after Home:\n%s", v)
 	}
 }
