@@ -66,6 +66,13 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				return inner(ctx, args)
 			}
 			if err := resolve(m, ""); err != nil {
+				// A mutation that keeps the caller's pid (update_tracking)
+				// may repeat a known operation_id after the process exited:
+				// the host answers a retained operation from the caller's
+				// own arguments, and otherwise fails the pid the same way.
+				if _, hasID := m["operation_id"]; hasID && decl.PIDKept && contract.CodeOf(err) == contract.CodeProcessExited {
+					return inner(ctx, args)
+				}
 				return nil, err
 			}
 		case host.PIDTarget:
