@@ -186,8 +186,21 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	// arguments returns the retained outcome (not PROCESS_EXITED); other
 	// arguments under the same id are STATE_CONFLICT; a new id is
 	// PROCESS_EXITED naming the pid.
+	exportArgs := `{"operation_id":"exp-pid","output_directory":"` + t.TempDir() + `","metrics":[{"pid":` + pid + `,"metric_id":"rss_bytes"}]}`
+	exp, _, err := regCall(t, reg, "export_graphs", exportArgs)
+	if err != nil || exp["state"] != "succeeded" {
+		t.Fatalf("export_graphs by pid: %v %v", exp, err)
+	}
 	child.Process.Kill()
 	child.Wait()
+	expAgain, _, err := regCall(t, reg, "export_graphs", exportArgs)
+	if err != nil || expAgain["submitted_at"] != exp["submitted_at"] || fmt.Sprint(expAgain["outcome"]) != fmt.Sprint(exp["outcome"]) {
+		t.Fatalf("export_graphs repeat after exit is not the retained operation: %v %v", expAgain, err)
+	}
+	_, _, err = regCall(t, reg, "export_graphs", strings.Replace(exportArgs, "exp-pid", "exp-pid-2", 1))
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/metrics/0/pid" {
+		t.Fatalf("export_graphs new id after exit: %v", err)
+	}
 	again, _, err := regCall(t, reg, "update_tracking", byPID)
 	if err != nil {
 		t.Fatalf("repeat after exit: %v", err)

@@ -320,6 +320,7 @@ func graphTools(d Delivery) []Decl {
 	for i := range ds {
 		if ds[i].Name == "add_graphs" || ds[i].Name == "export_graphs" {
 			ds[i].PIDAt = PIDMetrics
+			ds[i].PIDKept = true // the operation's signature is the caller's arguments
 			ds[i].Delivery = DeliverOperation
 		}
 	}
@@ -492,7 +493,7 @@ func (h *Host) graphTargets(disp *displayLog, sub string) []any {
 // the displayed source disp (nil: Live). In Log view a process_ref must
 // be a log process reference of the displayed recording (get_graphs
 // include_processes lists them).
-func (h *Host) resolveSources(disp *displayLog, srcs []GraphSource) ([]*Graph, error) {
+func (h *Host) resolveSources(ctx context.Context, disp *displayLog, srcs []GraphSource) ([]*Graph, error) {
 	var out []*Graph
 	for i, src := range srcs {
 		field := fmt.Sprintf("metrics/%d", i)
@@ -501,9 +502,19 @@ func (h *Host) resolveSources(disp *displayLog, srcs []GraphSource) ([]*Graph, e
 			return nil, argErr(field+"/metric_id", "unknown metric_id; see get_graphs supported_metrics")
 		}
 		g := &Graph{Metric: m}
-		if src.PID != nil {
-			// Only the bridge resolves a pid (to the lifetime running now).
-			return nil, argErr(field+"/pid", "a pid is resolved by the MCP bridge; give process_ref here")
+		if src.PID != nil && src.ProcessRef == "" {
+			// The bridge resolves a pid and passes it with the process_ref
+			// it found; a pid alone (a host-side caller, or the bridge's
+			// repeat of an operation whose process exited) is resolved
+			// here, to the lifetime running under it now.
+			res, err := h.resolvePID(ctx, nil, json.RawMessage(`{"pid":`+strconv.FormatInt(*src.PID, 10)+`}`))
+			if err != nil {
+				if e := contract.AsError(err); e != nil {
+					e.Field = "/" + field + "/pid"
+				}
+				return nil, err
+			}
+			src.ProcessRef, _ = res.Data.(map[string]any)["process_ref"].(string)
 		}
 		if src.ProcessRef == "" {
 			if m.Target != sample.TargetSystem {
@@ -653,7 +664,23 @@ func (w *workspace) checkRevLocked(h *Host, expected string) error {
 
 // graphOpHash is the idempotency signature of a graph action: every
 // argument except operation_id and the delivery option wait_ms.
+// A source given by pid counts as the caller sent it: the process_ref
+// the bridge resolved it to is left out, so a repeat matches the retained
+// operation even after that process exited.
 func graphOpHash(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil && m != nil {
+		var srcs []map[string]json.RawMessage
+		if json.Unmarshal(m["metrics"], &srcs) == nil && srcs != nil {
+			for _, src := range srcs {
+				if _, ok := src["pid"]; ok && src != nil {
+					delete(src, "process_ref")
+				}
+			}
+			m["metrics"], _ = json.Marshal(srcs)
+			raw, _ = json.Marshal(m)
+		}
+	}
 	return contract.HashQuery(raw, "operation_id", "wait_ms")
 }
 
@@ -736,7 +763,7 @@ func (h *Host) addGraphsOp(ctx context.Context, s *Session, a addGraphsArgs) (*c
 	w := h.workspace()
 	out, err := func() (map[string]any, error) {
 		disp := w.displayNow()
-		gs, err := h.resolveSources(disp, a.Metrics)
+		gs, err := h.resolveSources(ctx, disp, a.Metrics)
 		if err != nil {
 			return nil, err
 		}
@@ -809,7 +836,7 @@ func (h *Host) exportGraphsOp(ctx context.Context, s *Session, a exportGraphsArg
 	disp := w.displayNow()
 	if len(a.Metrics) > 0 {
 		var err error
-		if gs, err = h.resolveSources(disp, a.Metrics); err != nil {
+		if gs, err = h.resolveSources(ctx, disp, a.Metrics); err != nil {
 			return fail(err)
 		}
 	}
