@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -159,7 +160,7 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	if r["field"] != "/metrics/1/pid" || r["pid"] != float64(child.Process.Pid) || ref == "" {
 		t.Fatalf("resolution %v", r)
 	}
-	ws := d["workspace"].(map[string]any)
+	ws := d["outcome"].(map[string]any)["workspace"].(map[string]any)
 	found := false
 	for _, g := range ws["graphs"].([]any) {
 		tg, _ := g.(map[string]any)["target"].(map[string]any)
@@ -172,12 +173,46 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _, err := regCall(t, reg, "update_tracking", `{"operation_id":"by-pid","expected_revision":"`+g["revision"].(string)+`","action":"add","pid":`+pid+`}`)
+	byPID := `{"operation_id":"by-pid","expected_revision":"` + g["revision"].(string) + `","action":"add","pid":` + pid + `}`
+	u, _, err := regCall(t, reg, "update_tracking", byPID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, _ := u["outcome"].(map[string]any)
 	if u["state"] != "succeeded" || out["resolved_from"] != "pid" || out["root_name"] != "sleep" {
 		t.Fatalf("update_tracking by pid: %v", u)
+	}
+	// After the process exited, a repeat of the operation with identical
+	// arguments returns the retained outcome (not PROCESS_EXITED); other
+	// arguments under the same id are STATE_CONFLICT; a new id is
+	// PROCESS_EXITED naming the pid.
+	exportArgs := `{"operation_id":"exp-pid","output_directory":"` + t.TempDir() + `","metrics":[{"pid":` + pid + `,"metric_id":"rss_bytes"}]}`
+	exp, _, err := regCall(t, reg, "export_graphs", exportArgs)
+	if err != nil || exp["state"] != "succeeded" {
+		t.Fatalf("export_graphs by pid: %v %v", exp, err)
+	}
+	child.Process.Kill()
+	child.Wait()
+	expAgain, _, err := regCall(t, reg, "export_graphs", exportArgs)
+	if err != nil || expAgain["submitted_at"] != exp["submitted_at"] || fmt.Sprint(expAgain["outcome"]) != fmt.Sprint(exp["outcome"]) {
+		t.Fatalf("export_graphs repeat after exit is not the retained operation: %v %v", expAgain, err)
+	}
+	_, _, err = regCall(t, reg, "export_graphs", strings.Replace(exportArgs, "exp-pid", "exp-pid-2", 1))
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/metrics/0/pid" {
+		t.Fatalf("export_graphs new id after exit: %v", err)
+	}
+	again, _, err := regCall(t, reg, "update_tracking", byPID)
+	if err != nil {
+		t.Fatalf("repeat after exit: %v", err)
+	}
+	if again["state"] != "succeeded" || again["submitted_at"] != u["submitted_at"] || fmt.Sprint(again["outcome"]) != fmt.Sprint(out) {
+		t.Fatalf("repeat after exit is not the retained outcome:\n%v\n%v", again, u)
+	}
+	if _, _, err := regCall(t, reg, "update_tracking", strings.Replace(byPID, `"add"`, `"remove"`, 1)); contract.CodeOf(err) != contract.CodeStateConflict {
+		t.Fatalf("same id, other arguments, after exit: %v", err)
+	}
+	_, _, err = regCall(t, reg, "update_tracking", strings.Replace(byPID, "by-pid", "by-pid-2", 1))
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/pid" {
+		t.Fatalf("new id after exit: %v", err)
 	}
 }

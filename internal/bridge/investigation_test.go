@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -184,5 +185,49 @@ func TestWaitCoveringTimeoutIsTerminal(t *testing.T) {
 		if e := contract.AsError(err); e.Code != contract.CodeTimeout || e.Details["last_observation"] == nil || e.NextAction != nil {
 			t.Errorf("%s: %+v, want TIMEOUT with the last observation and no next call", args, e)
 		}
+	}
+}
+
+// export_graphs through the bridge: an omitted operation_id is generated;
+// the default delivery waits for the final operation (the written file in
+// outcome); wait_ms 0 returns at once, and a still running export names
+// the exact get_operation continuation, whose final state names the same
+// file; a repeat with the generated id and identical arguments is the
+// retained operation, whatever wait_ms says.
+func TestExportGraphsDelivery(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	dir := t.TempDir()
+	args := `{"output_directory":"` + dir + `","filename":"a.csv","metrics":[{"metric_id":"load1"}]}`
+	d, res, err := regCall(t, reg, "export_graphs", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := d["operation_id"].(string)
+	out, _ := d["outcome"].(map[string]any)
+	if !strings.HasPrefix(id, "op-") || d["state"] != "succeeded" || res.NextAction != nil || out["output_path"] != filepath.Join(dir, "a.csv") {
+		t.Fatalf("default delivery: %v next %+v", d, res.NextAction)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.csv")); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := regCall(t, reg, "export_graphs", strings.Replace(args, "{", `{"wait_ms":0,"operation_id":"`+id+`",`, 1))
+	if err != nil || again["submitted_at"] != d["submitted_at"] || again["state"] != "succeeded" {
+		t.Fatalf("repeat of the generated id: %v %v", again, err)
+	}
+	d, res, err = regCall(t, reg, "export_graphs", `{"wait_ms":0,"output_directory":"`+dir+`","filename":"b.csv"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d["state"] == "running" || d["state"] == "pending" {
+		if res.NextAction == nil || res.NextAction.Tool != "get_operation" || res.NextAction.Arguments["operation_id"] != d["operation_id"] {
+			t.Fatalf("running without its continuation: %+v", res.NextAction)
+		}
+		b, _ := json.Marshal(res.NextAction.Arguments)
+		if d, res, err = regCall(t, reg, "get_operation", string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, _ := d["outcome"].(map[string]any); d["state"] != "succeeded" || out["output_path"] != filepath.Join(dir, "b.csv") {
+		t.Fatalf("wait_ms 0 export: %v", d)
 	}
 }

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -45,9 +47,10 @@ func splitWait(args json.RawMessage, def int) (json.RawMessage, time.Duration) {
 func operationHandler(call CallFunc, method string, def int) tool.Handler {
 	return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 		args, budget := splitWait(args, def)
+		args, opID := withOperationID(args)
 		res, err := call(ctx, method, args)
 		if err != nil {
-			return nil, err
+			return nil, outcomeUnknown(err, opID)
 		}
 		deadline := time.Now().Add(budget)
 		for res.NextAction != nil && res.NextAction.Tool == "get_operation" && time.Now().Before(deadline) {
@@ -59,12 +62,43 @@ func operationHandler(call CallFunc, method string, def int) tool.Handler {
 			b, _ := json.Marshal(res.NextAction.Arguments)
 			next, err := call(ctx, "get_operation", b)
 			if err != nil {
-				return nil, err
+				return nil, outcomeUnknown(err, opID)
 			}
 			res = next
 		}
 		return res, nil
 	}
+}
+
+// withOperationID gives a mutation without an operation_id (only the
+// graph actions may omit it) a generated one before dispatch, so the
+// caller can ask get_operation about it even when the reply is lost.
+func withOperationID(args json.RawMessage) (json.RawMessage, string) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args, ""
+	}
+	var id string
+	if raw, ok := m["operation_id"]; ok {
+		json.Unmarshal(raw, &id)
+		return args, id
+	}
+	var r [12]byte
+	rand.Read(r[:])
+	id = "op-" + hex.EncodeToString(r[:])
+	m["operation_id"], _ = json.Marshal(id)
+	b, _ := json.Marshal(m)
+	return b, id
+}
+
+// outcomeUnknown names the operation_id in an OUTCOME_UNKNOWN error (the
+// host connection was lost after dispatch: the action may have taken
+// effect; get_operation with this id tells after reconnecting).
+func outcomeUnknown(err error, opID string) error {
+	if e := contract.AsError(err); e != nil && e.Code == contract.CodeOutcomeUnknown && opID != "" {
+		return e.WithDetail("operation_id", opID)
+	}
+	return err
 }
 
 // slicedHandler starts (or continues) a host-side wait (wait_condition,

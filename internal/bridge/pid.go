@@ -33,6 +33,15 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 		if json.Unmarshal(args, &m) != nil || m == nil {
 			return inner(ctx, args)
 		}
+		// A mutation that keeps the caller's pid (update_tracking,
+		// add_graphs, export_graphs) may repeat a known operation_id after
+		// the process exited: the host answers a retained operation from
+		// the caller's own arguments, and otherwise fails the pid itself
+		// the same way.
+		repeatable := func(m map[string]json.RawMessage, err error) bool {
+			_, hasID := m["operation_id"]
+			return hasID && decl.PIDKept && contract.CodeOf(err) == contract.CodeProcessExited
+		}
 		var resolved []map[string]any
 		resolve := func(obj map[string]json.RawMessage, ptr string) error {
 			raw, has := obj["pid"]
@@ -66,6 +75,9 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				return inner(ctx, args)
 			}
 			if err := resolve(m, ""); err != nil {
+				if repeatable(m, err) {
+					return inner(ctx, args)
+				}
 				return nil, err
 			}
 		case host.PIDTarget:
@@ -88,6 +100,9 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 						continue
 					}
 					if err := resolve(obj, "/"+key+"/"+strconv.Itoa(i)); err != nil {
+						if repeatable(m, err) {
+							return inner(ctx, args)
+						}
 						return nil, err
 					}
 				}

@@ -312,7 +312,7 @@ func TestTUIInTmux(t *testing.T) {
 	br2 := e.bridge()
 	mcpDir := filepath.Join(e.base, "mcp-export")
 	exp := br2.mustCall("export_graphs", map[string]any{"output_directory": mcpDir, "filename": "log.csv"})
-	if dig(exp, "data", "workspace", "source") != "log" {
+	if dig(exp, "data", "outcome", "workspace", "source") != "log" || dig(exp, "data", "state") != "succeeded" || dig(exp, "source") != "log" {
 		t.Fatalf("export_graphs in Log view: %v", exp)
 	}
 	if mcpCSV, err := os.ReadFile(filepath.Join(mcpDir, "log.csv")); err != nil || string(mcpCSV) != string(logCSV) {

@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -69,34 +68,6 @@ func (g *Graph) label() string {
 	return fmt.Sprintf("%s[%d]:%s", g.Name, g.Proc.PID, g.Metric.ID)
 }
 
-// graphOp is the retained outcome of one add_graphs/export_graphs
-// operation: get_operation reports it (the graph operations finish within
-// their call, so it is always terminal).
-type graphOp struct {
-	hash     [32]byte
-	tool     string
-	at, done time.Time
-	result   map[string]any
-	err      error
-}
-
-// opStatus is the ledger form of the graph operation id, false when the
-// workspace has none by that id.
-func (w *workspace) opStatus(id string) (ledger.Status, bool) {
-	w.mu.Lock()
-	op, ok := w.ops[id]
-	w.mu.Unlock()
-	if !ok {
-		return ledger.Status{}, false
-	}
-	st := ledger.Status{ID: id, Tool: op.tool, State: ledger.Succeeded, SubmittedAt: op.at, FinishedAt: op.done, Result: op.result}
-	if op.err != nil {
-		st.State, st.Result = ledger.Failed, nil
-		st.Err = contract.AsError(op.err)
-	}
-	return st, true
-}
-
 // workspace is the graph workspace of one host.
 type workspace struct {
 	mu       sync.Mutex
@@ -108,9 +79,10 @@ type workspace struct {
 	markA    *time.Time
 	markB    *time.Time
 	visible  int // seconds
-	ops      map[string]graphOp
-	opSeq    int
-	exportMu sync.Mutex // the single export slot
+	opSeq    int // generated operation ids
+	// opSources maps an accepted export's operation_id to the displayed
+	// source of its snapshot, for its envelope while it still runs.
+	opSources map[string]string
 
 	// display is the saved recording the TUI shows in Log view (nil:
 	// Live). While it is shown the workspace draws and exports that
@@ -201,7 +173,7 @@ func (w *workspace) showLiveLocked(owner *Session) {
 var workspaces sync.Map // *Host -> *workspace
 
 func (h *Host) workspace() *workspace {
-	v, _ := workspaces.LoadOrStore(h, &workspace{visible: DefaultVisibleSeconds, ops: map[string]graphOp{}})
+	v, _ := workspaces.LoadOrStore(h, &workspace{visible: DefaultVisibleSeconds})
 	return v.(*workspace)
 }
 
@@ -276,6 +248,7 @@ type addGraphsArgs struct {
 	Metrics          []GraphSource `json:"metrics"`
 	OperationID      string        `json:"operation_id"`
 	ExpectedRevision string        `json:"expected_revision"`
+	WaitMS           *int          `json:"wait_ms"`
 }
 
 type exportGraphsArgs struct {
@@ -285,6 +258,7 @@ type exportGraphsArgs struct {
 	Range            string        `json:"range"`
 	OperationID      string        `json:"operation_id"`
 	ExpectedRevision string        `json:"expected_revision"`
+	WaitMS           *int          `json:"wait_ms"`
 }
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
@@ -296,7 +270,7 @@ const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
 
 // graphTools declares the graph workspace tools.
-func graphTools() []Decl {
+func graphTools(d Delivery) []Decl {
 	ds := []Decl{
 		define[getGraphsArgs](tool.Tool{
 			Name:        "get_graphs",
@@ -315,28 +289,30 @@ func graphTools() []Decl {
 			Name:        "add_graphs",
 			Title:       "Add graphs to the workspace",
 			Description: "Atomically appends up to 16 graph sources (metrics, required: {metric_id, process_ref or pid?}; without either a system metric) to the host's graph workspace, keeping existing graphs. Everything is validated before anything is added; a source already graphed takes no slot.",
-			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id and expected_revision (from get_graphs) are optional. Returns operation_id, state, the added and existing graph_ids and the workspace.",
+			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id (generated when omitted; repeat it to retry a lost reply) and expected_revision (from get_graphs) are optional. Returns the operation: operation_id, state and outcome {added, already_present (graph_ids), workspace}.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
-` + opSchema + `}}`),
+` + opSchema + `,
+` + waitField(d.waitDefault()) + `}}`),
 			Annotations: tool.Annotations{Idempotent: true},
 		}, func(ctx context.Context, h *Host, s *Session, a addGraphsArgs) (*contract.Result, error) {
-			return h.addGraphsOp(a)
+			return h.addGraphsOp(ctx, s, a)
 		}),
 		define[exportGraphsArgs](tool.Tool{
 			Name:        "export_graphs",
 			Title:       "Export the graphs as CSV",
-			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. All or nothing: a failed export adds no graph and leaves no file.",
-			Details:     "Missing parents of output_directory are created. When the export fails (EXPORT_FAILED, a bad range, capacity) no graph is added and no file is left.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns operation_id, state, output_path, range, rows and the workspace. The TUI's export writes the same bytes.",
+			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. The data is snapshotted, then a background writer writes the file: waits up to wait_ms and returns the operation (outcome output_path, range, rows) or a get_operation next_action while it runs.",
+			Details:     "Checks run before acceptance (arguments, sources, revision, range, capacity, an existing filename); a failure there adds no graph and writes nothing. Accepted, the requested graphs are added and the rows up to the displayed time are snapshotted; a background writer creates missing parents and the file and writes it, unaffected by later graph or display edits, a disconnect or disabling MCP. Until it finishes other state-changing calls are BUSY; reads continue. A write failure is EXPORT_FAILED with output_path and the accepted workspace in the error details; the additions and the partial file are kept.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns the operation: operation_id (generated when omitted), state and outcome {output_path, range, rows, added, workspace}. The TUI's export writes the same bytes.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},
 "filename":{"type":"string","minLength":5,"maxLength":255,"pattern":"^[^/\\\\]+\\.csv$","description":"a single file name ending in .csv"},
 "range":{"type":"string","enum":["all","visible","ab"],"description":"all (default), visible or ab"},
-` + opSchema + `}}`),
+` + opSchema + `,
+` + waitField(d.waitDefault()) + `}}`),
 			Annotations: tool.Annotations{},
 		}, func(ctx context.Context, h *Host, s *Session, a exportGraphsArgs) (*contract.Result, error) {
-			return h.exportGraphsOp(a)
+			return h.exportGraphsOp(ctx, s, a)
 		}),
 	}
 	// A live pid may replace each source's process_ref (the bridge
@@ -344,6 +320,8 @@ func graphTools() []Decl {
 	for i := range ds {
 		if ds[i].Name == "add_graphs" || ds[i].Name == "export_graphs" {
 			ds[i].PIDAt = PIDMetrics
+			ds[i].PIDKept = true // the operation's signature is the caller's arguments
+			ds[i].Delivery = DeliverOperation
 		}
 	}
 	return ds
@@ -515,7 +493,7 @@ func (h *Host) graphTargets(disp *displayLog, sub string) []any {
 // the displayed source disp (nil: Live). In Log view a process_ref must
 // be a log process reference of the displayed recording (get_graphs
 // include_processes lists them).
-func (h *Host) resolveSources(disp *displayLog, srcs []GraphSource) ([]*Graph, error) {
+func (h *Host) resolveSources(ctx context.Context, disp *displayLog, srcs []GraphSource) ([]*Graph, error) {
 	var out []*Graph
 	for i, src := range srcs {
 		field := fmt.Sprintf("metrics/%d", i)
@@ -524,9 +502,19 @@ func (h *Host) resolveSources(disp *displayLog, srcs []GraphSource) ([]*Graph, e
 			return nil, argErr(field+"/metric_id", "unknown metric_id; see get_graphs supported_metrics")
 		}
 		g := &Graph{Metric: m}
-		if src.PID != nil {
-			// Only the bridge resolves a pid (to the lifetime running now).
-			return nil, argErr(field+"/pid", "a pid is resolved by the MCP bridge; give process_ref here")
+		if src.PID != nil && src.ProcessRef == "" {
+			// The bridge resolves a pid and passes it with the process_ref
+			// it found; a pid alone (a host-side caller, or the bridge's
+			// repeat of an operation whose process exited) is resolved
+			// here, to the lifetime running under it now.
+			res, err := h.resolvePID(ctx, nil, json.RawMessage(`{"pid":`+strconv.FormatInt(*src.PID, 10)+`}`))
+			if err != nil {
+				if e := contract.AsError(err); e != nil {
+					e.Field = "/" + field + "/pid"
+				}
+				return nil, err
+			}
+			src.ProcessRef, _ = res.Data.(map[string]any)["process_ref"].(string)
 		}
 		if src.ProcessRef == "" {
 			if m.Target != sample.TargetSystem {
@@ -653,45 +641,6 @@ func (w *workspace) addLocked(gs []*Graph) (added, existing []string, err error)
 	return added, existing, nil
 }
 
-// operation runs fn once per operation_id: an identical repeat returns
-// the retained outcome, other arguments are STATE_CONFLICT.
-func (w *workspace) operation(h *Host, tool string, id string, args any, fn func(opID string) (map[string]any, error)) (*contract.Result, error) {
-	b, _ := json.Marshal(args)
-	hash := sha256.Sum256(append([]byte(tool+"\x00"), b...))
-	w.mu.Lock()
-	if id == "" {
-		w.opSeq++
-		id = fmt.Sprintf("graph-%s-%d", h.InstanceID[:8], w.opSeq)
-	} else if op, ok := w.ops[id]; ok {
-		w.mu.Unlock()
-		if op.hash != hash {
-			e := contract.Errorf(contract.CodeStateConflict, "operation_id %s was used with other arguments", id)
-			e.Field = "/operation_id"
-			return nil, e
-		}
-		if op.err != nil {
-			return nil, op.err
-		}
-		return contract.NewResult(opSource(op.result), time.Time{}, op.result), nil
-	}
-	w.mu.Unlock()
-	at := time.Now()
-	out, err := fn(id)
-	if out != nil {
-		out["operation_id"] = id
-	}
-	w.mu.Lock()
-	if len(w.ops) >= 1024 {
-		w.ops = map[string]graphOp{} // bounded retention
-	}
-	w.ops[id] = graphOp{hash: hash, tool: tool, at: at, done: time.Now(), result: out, err: err}
-	w.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	return contract.NewResult(opSource(out), time.Time{}, out), nil
-}
-
 // opSource is the displayed source of a graph operation's workspace
 // snapshot ("log" when it was accepted in Log view), kept with its outcome.
 func opSource(out map[string]any) string {
@@ -713,13 +662,108 @@ func (w *workspace) checkRevLocked(h *Host, expected string) error {
 	return nil
 }
 
-func (h *Host) addGraphsOp(a addGraphsArgs) (*contract.Result, error) {
+// graphOpHash is the idempotency signature of a graph action: every
+// argument except operation_id and the delivery option wait_ms.
+// A source given by pid counts as the caller sent it: the process_ref
+// the bridge resolved it to is left out, so a repeat matches the retained
+// operation even after that process exited.
+func graphOpHash(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil && m != nil {
+		var srcs []map[string]json.RawMessage
+		if json.Unmarshal(m["metrics"], &srcs) == nil && srcs != nil {
+			for _, src := range srcs {
+				if _, ok := src["pid"]; ok && src != nil {
+					delete(src, "process_ref")
+				}
+			}
+			m["metrics"], _ = json.Marshal(srcs)
+			raw, _ = json.Marshal(m)
+		}
+	}
+	return contract.HashQuery(raw, "operation_id", "wait_ms")
+}
+
+// beginGraphOp registers a graph action in the host's operations ledger
+// (the one every mutation shares: a second mutation while this one is
+// pending or running is BUSY). An omitted operation_id is generated here.
+// A repeat of a known id with identical arguments returns the retained
+// operation (waiting up to wait_ms while it still runs); other arguments
+// are STATE_CONFLICT.
+func (h *Host) beginGraphOp(ctx context.Context, s *Session, toolName, id string, waitMS *int) (*ledger.Op, *contract.Result, error, bool) {
+	inv := investigationOf(h)
 	w := h.workspace()
-	key := a
-	key.OperationID = ""
-	return w.operation(h, "add_graphs", a.OperationID, key, func(string) (map[string]any, error) {
+	if id == "" {
+		w.mu.Lock()
+		w.opSeq++
+		id = fmt.Sprintf("graph-%s-%d", h.InstanceID[:8], w.opSeq)
+		w.mu.Unlock()
+	}
+	op, dup, err := inv.ledger.Begin(id, toolName, graphOpHash(rawArgs(ctx)))
+	if err != nil {
+		if e := contract.AsError(err); e != nil && e.Code == contract.CodeStateConflict {
+			e.Field = "/operation_id"
+		}
+		return nil, nil, err, true
+	}
+	if dup {
+		res, err := h.graphOpReply(ctx, op, waitMS)
+		return nil, res, err, true
+	}
+	inv.submitters.Store(id, s.ID)
+	return op, nil, nil, false
+}
+
+// graphOpReply waits up to wait_ms (host-side callers such as the TUI set
+// it; the MCP bridge removes it and polls get_operation itself) for op to
+// end, then renders its status: the operation with its outcome, its error
+// (a failure keeps operation_id, state and the error's details), or the
+// running state with an exact get_operation continuation. The envelope's
+// source is the displayed source the workspace snapshot was taken from.
+func (h *Host) graphOpReply(ctx context.Context, op *ledger.Op, waitMS *int) (*contract.Result, error) {
+	if waitMS != nil && *waitMS > 0 {
+		t := time.NewTimer(min(time.Duration(*waitMS)*time.Millisecond, MaxWaitMS*time.Millisecond))
+		select {
+		case <-op.Done():
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	st := op.Status()
+	res, err := investigationOf(h).operationReply(st)
+	if res != nil {
+		res.Source = h.operationSource(st)
+	}
+	return res, err
+}
+
+// operationSource is the source an operation's envelope names: the
+// displayed source ("live" or "log") of a graph action's workspace
+// snapshot, kept after later activity changes; "live" for other actions.
+func (h *Host) operationSource(st ledger.Status) string {
+	if st.Result != nil {
+		return opSource(st.Result)
+	}
+	w := h.workspace()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if src, ok := w.opSources[st.ID]; ok {
+		return src
+	}
+	return "live"
+}
+
+func (h *Host) addGraphsOp(ctx context.Context, s *Session, a addGraphsArgs) (*contract.Result, error) {
+	op, reply, err, done := h.beginGraphOp(ctx, s, "add_graphs", a.OperationID, a.WaitMS)
+	if done {
+		return reply, err
+	}
+	op.SetRunning()
+	w := h.workspace()
+	out, err := func() (map[string]any, error) {
 		disp := w.displayNow()
-		gs, err := h.resolveSources(disp, a.Metrics)
+		gs, err := h.resolveSources(ctx, disp, a.Metrics)
 		if err != nil {
 			return nil, err
 		}
@@ -735,8 +779,10 @@ func (h *Host) addGraphsOp(a addGraphsArgs) (*contract.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"state": "succeeded", "added": nonNil(added), "already_present": nonNil(existing), "workspace": w.stateLocked(h)}, nil
-	})
+		return map[string]any{"added": nonNil(added), "already_present": nonNil(existing), "workspace": w.stateLocked(h)}, nil
+	}()
+	op.Finish(out, err)
+	return h.graphOpReply(ctx, op, nil)
 }
 
 func nonNil(s []string) []string {
@@ -746,72 +792,111 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func (h *Host) exportGraphsOp(a exportGraphsArgs) (*contract.Result, error) {
+// exportGraphsOp is export_graphs as an operation. Before acceptance
+// every check runs (arguments, sources, revision, displayed source, range,
+// capacity, an existing filename); a failure there, or the requesting
+// connection closing, ends the operation with nothing added and no file.
+// Acceptance commits the requested additions and snapshots the CSV of all
+// graphs (the rows up to the displayed time, rendered in memory), then a
+// background writer creates the file and writes it: the operation stays
+// running, holding the ledger's mutation slot, until the file is closed.
+// Later graph/display edits, a disconnect or disabling MCP do not touch
+// the snapshot or stop the writer. A write failure is EXPORT_FAILED with
+// output_path and the accepted workspace in its details; the additions and
+// any partial file are kept.
+func (h *Host) exportGraphsOp(ctx context.Context, s *Session, a exportGraphsArgs) (*contract.Result, error) {
+	op, reply, err, done := h.beginGraphOp(ctx, s, "export_graphs", a.OperationID, a.WaitMS)
+	if done {
+		return reply, err
+	}
+	fail := func(err error) (*contract.Result, error) {
+		op.Finish(nil, err)
+		return h.graphOpReply(ctx, op, nil)
+	}
 	w := h.workspace()
-	key := a
-	key.OperationID = ""
-	return w.operation(h, "export_graphs", a.OperationID, key, func(string) (map[string]any, error) {
-		if a.Filename != "" && (strings.ContainsAny(a.Filename, `/\`) || !strings.HasSuffix(a.Filename, ".csv") || a.Filename == ".csv" || strings.HasPrefix(a.Filename, ".")) {
-			return nil, argErr("filename", "filename is a single normal name ending in .csv")
+	if a.Filename != "" && (strings.ContainsAny(a.Filename, `/\`) || !strings.HasSuffix(a.Filename, ".csv") || a.Filename == ".csv" || strings.HasPrefix(a.Filename, ".")) {
+		return fail(argErr("filename", "filename is a single normal name ending in .csv"))
+	}
+	if !filepath.IsAbs(a.OutputDirectory) {
+		return fail(argErr("output_directory", "output_directory must be an absolute path: the host's working directory is not the caller's, so resolve a relative directory on the calling side"))
+	}
+	dir := filepath.Clean(a.OutputDirectory)
+	if a.Filename != "" {
+		// Checked before acceptance so the usual mistake adds nothing;
+		// the writer's create-new open still decides.
+		if p := filepath.Join(dir, a.Filename); fileExists(p) {
+			return fail(contract.Errorf(contract.CodeExportFailed, "%s exists; exports never overwrite", p).WithDetail("output_path", p))
 		}
-		if !filepath.IsAbs(a.OutputDirectory) {
-			return nil, argErr("output_directory", "output_directory must be an absolute path: the host's working directory is not the caller's, so resolve a relative directory on the calling side")
+	}
+	rng := a.Range
+	if rng == "" {
+		rng = "all"
+	}
+	var gs []*Graph
+	disp := w.displayNow()
+	if len(a.Metrics) > 0 {
+		var err error
+		if gs, err = h.resolveSources(ctx, disp, a.Metrics); err != nil {
+			return fail(err)
 		}
-		rng := a.Range
-		if rng == "" {
-			rng = "all"
-		}
-		var gs []*Graph
-		disp := w.displayNow()
-		if len(a.Metrics) > 0 {
-			var err error
-			if gs, err = h.resolveSources(disp, a.Metrics); err != nil {
-				return nil, err
-			}
-		}
-		if !w.exportMu.TryLock() {
-			return nil, contract.Errorf(contract.CodeBusy, "another graph export is running; retry when it finishes")
-		}
-		defer w.exportMu.Unlock()
-		// All or nothing: every check runs, the file is created and
-		// written, and only then are the added graphs committed; a failure
-		// anywhere leaves the workspace as it was and no file behind.
-		w.mu.Lock()
-		defer w.mu.Unlock()
+	}
+	w.mu.Lock()
+	iv, fresh, err := func() (history.Interval, []*Graph, error) {
 		if err := w.checkRevLocked(h, a.ExpectedRevision); err != nil {
-			return nil, err
+			return history.Interval{}, nil, err
 		}
 		if err := w.checkDisplayLocked(h, disp); err != nil {
-			return nil, err
+			return history.Interval{}, nil, err
 		}
 		iv, err := w.rangeLocked(h, rng)
 		if err != nil {
-			return nil, err
+			return iv, nil, err
 		}
 		fresh, err := w.planLocked(gs)
 		if err != nil {
-			return nil, err
+			return iv, nil, err
 		}
-		graphs := append(append([]*Graph(nil), w.graphs...), fresh...)
-		if len(graphs) == 0 {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "the workspace has no graphs; give metrics or call add_graphs first")
+		if len(w.graphs)+len(fresh) == 0 {
+			return iv, nil, contract.Errorf(contract.CodeInvalidArgument, "the workspace has no graphs; give metrics or call add_graphs first")
 		}
-		body, rows := h.graphCSV(w.log(), graphs, iv)
-		path, err := writeNewCSV(a.OutputDirectory, a.Filename, body)
+		if ctx.Err() != nil || s.Closed() {
+			return iv, nil, contract.Errorf(contract.CodeCancelled, "the requesting connection closed before the export was accepted; nothing was added or written")
+		}
+		return iv, fresh, nil
+	}()
+	if err != nil {
+		w.mu.Unlock()
+		return fail(err)
+	}
+	// Accepted: the additions are committed and the data snapshotted.
+	added, _, _ := w.addLocked(fresh) // planLocked checked capacity under this lock
+	body, rows := h.graphCSV(w.log(), w.graphs, iv)
+	outcome := map[string]any{"range": rangeJSON(rng, iv), "rows": rows, "added": nonNil(added), "workspace": w.stateLocked(h)}
+	if w.opSources == nil || len(w.opSources) >= 4*ledger.MaxOutcomes {
+		w.opSources = map[string]string{} // bounded: only running exports need it
+	}
+	w.opSources[op.Status().ID] = w.source()
+	w.mu.Unlock()
+	op.SetRunning()
+	go func() {
+		path, err := writeNewCSV(dir, a.Filename, body)
 		if err != nil {
-			e := contract.Errorf(contract.CodeExportFailed, "%v", err)
+			e := contract.Errorf(contract.CodeExportFailed, "%v", err).WithDetail("workspace", outcome["workspace"]).WithDetail("rows", rows)
 			if path != "" {
 				e = e.WithDetail("output_path", path)
 			}
-			return nil, e
+			op.Finish(nil, e)
+			return
 		}
-		added, _, err := w.addLocked(fresh)
-		if err != nil { // cannot happen: planLocked checked capacity under the same lock
-			os.Remove(path)
-			return nil, err
-		}
-		return map[string]any{"state": "succeeded", "output_path": path, "range": rangeJSON(rng, iv), "rows": rows, "added": nonNil(added), "workspace": w.stateLocked(h)}, nil
-	})
+		outcome["output_path"] = path
+		op.Finish(outcome, nil)
+	}()
+	return h.graphOpReply(ctx, op, a.WaitMS)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 func rangeJSON(kind string, iv history.Interval) map[string]any {
@@ -930,9 +1015,18 @@ func (h *Host) graphCSV(lg *recording.Log, graphs []*Graph, iv history.Interval)
 	return buf.Bytes(), len(ts)
 }
 
+// exportWriteHook, when set (tests), runs after the writer created the
+// export file and before it writes, with the file's path.
+var exportWriteHook func(path string)
+
+// exportChunk is how much of the CSV one write call hands the file.
+const exportChunk = 64 << 10
+
 // writeNewCSV creates dir (absolute; and its parents) and writes body to
-// a new file: name, or a generated unique name. It never overwrites, and a
-// failed write removes the file it created.
+// a new file: name, or a generated unique name. It never overwrites. On
+// failure it returns the path it was writing (empty when no file could be
+// named) and keeps whatever was written: the partial file stays for the
+// user to inspect.
 func writeNewCSV(dir, name string, body []byte) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", errors.New("the output directory is not an absolute path")
@@ -967,14 +1061,21 @@ func writeNewCSV(dir, name string, body []byte) (string, error) {
 			}
 		}
 	}
-	_, err = f.Write(body)
+	if exportWriteHook != nil {
+		exportWriteHook(path)
+	}
+	for len(body) > 0 && err == nil {
+		n := min(len(body), exportChunk)
+		_, err = f.Write(body[:n])
+		body = body[n:]
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path) // no partial export is left behind
+		return path, fmt.Errorf("writing %s: %w (the partial file is kept)", path, err)
 	}
-	return path, err
+	return path, nil
 }
 
 // updateGraphWorkspace is GraphWorkspaceMethod: {action: pause | resume |

@@ -354,6 +354,13 @@ func (s *Session) OnClose(fn func()) {
 	s.closers = append(s.closers, fn)
 }
 
+// Closed reports whether Close ran (the connection went away).
+func (s *Session) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Close releases everything the session owns; it is idempotent.
 func (s *Session) Close() {
 	s.mu.Lock()

@@ -220,16 +220,11 @@ var getOperationTool = define(tool.Tool{
 func (inv *investigation) getOperation(a operationIDArgs) (*contract.Result, error) {
 	st, err := inv.ledger.Get(a.OperationID)
 	if err != nil {
-		// the graph workspace's operations (add_graphs, export_graphs)
-		// keep their own outcomes
-		if gst, ok := inv.h.workspace().opStatus(a.OperationID); ok {
-			st, err = gst, nil
-		}
-	}
-	if err != nil {
 		return nil, err
 	}
-	res := contract.NewResult("live", time.Time{}, operationJSON(st))
+	// A graph action's envelope keeps the displayed source its workspace
+	// snapshot was taken from.
+	res := contract.NewResult(inv.h.operationSource(st), time.Time{}, operationJSON(st))
 	res.NextAction = operationContinuation(st)
 	return res, nil
 }

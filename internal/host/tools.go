@@ -37,5 +37,5 @@ func ToolsFor(d Delivery) []Decl {
 		listLogsTool(d),
 		openLogTool(d),
 		closeLogTool,
-	}, graphTools()...)
+	}, graphTools(d)...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -144,14 +145,49 @@ func updateTrackingTool(d Delivery) Decl {
 	return t
 }
 
+// withoutKey is raw (a JSON object) without its top-level key.
+func withoutKey(raw json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	delete(m, key)
+	b, _ := json.Marshal(m)
+	return b
+}
+
 func (inv *investigation) updateTracking(ctx context.Context, s *Session, a updateTrackingArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
-	if (a.ProcessName == "") == (a.ProcessRef == "") {
+	if (a.ProcessName == "") == (a.ProcessRef == "" && a.PID == nil) {
 		e := contract.Errorf(contract.CodeInvalidArgument, "give exactly one of process_name and process_ref (a pid counts as a process_ref)")
 		e.Field = "/process_name"
 		return nil, e
 	}
-	op, reply, err, done := inv.begin(s, "update_tracking", a.OperationID, raw)
+	// The idempotency signature is the caller's arguments: with a pid,
+	// the process_ref the bridge resolved it to is left out, so a repeat
+	// matches the retained operation even after the process exited.
+	sig := raw
+	if a.PID != nil {
+		sig = withoutKey(raw, "process_ref")
+		if a.ProcessRef == "" {
+			// The bridge could not resolve the pid (the process exited) or
+			// a host-side caller sent a pid: a known operation_id answers
+			// with its retained outcome, else the pid is resolved here.
+			known, err := inv.ledger.Lookup(a.OperationID, "update_tracking", contract.HashQuery(sig))
+			if err != nil {
+				return nil, err
+			}
+			if known != nil {
+				return inv.operationReply(known.Status())
+			}
+			res, err := inv.h.resolvePID(ctx, s, json.RawMessage(`{"pid":`+strconv.FormatInt(*a.PID, 10)+`}`))
+			if err != nil {
+				return nil, err
+			}
+			a.ProcessRef, _ = res.Data.(map[string]any)["process_ref"].(string)
+		}
+	}
+	op, reply, err, done := inv.begin(s, "update_tracking", a.OperationID, sig)
 	if done {
 		return reply, err
 	}

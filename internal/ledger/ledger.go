@@ -116,6 +116,24 @@ func (l *Ledger) Begin(id, tool, argsHash string) (op *Op, dup bool, err error) 
 	return op, false, nil
 }
 
+// Lookup finds a retained operation id of tool without registering
+// anything: the operation when it was submitted with the same arguments
+// (argsHash), STATE_CONFLICT when with other ones, nil and no error when
+// the id is unknown (never seen, expired, or the host restarted).
+func (l *Ledger) Lookup(id, tool, argsHash string) (*Op, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire()
+	op := l.ops[id]
+	if op == nil {
+		return nil, nil
+	}
+	if op.argsHash != argsHash || op.st.Tool != tool {
+		return nil, contract.Errorf(contract.CodeStateConflict, "operation_id was already used with different arguments; choose a new operation_id").WithDetail("operation_id", id)
+	}
+	return op, nil
+}
+
 // Get returns the status of id, or OPERATION_UNKNOWN after expiry, a
 // restart or for an id never seen.
 func (l *Ledger) Get(id string) (Status, error) {

@@ -166,3 +166,35 @@ func TestConcurrentBegin(t *testing.T) {
 		t.Fatalf("won %d busy %d", won.Load(), busy.Load())
 	}
 }
+
+// Lookup answers a known id without registering anything or taking the
+// mutation slot.
+func TestLookup(t *testing.T) {
+	l := New()
+	op, _, err := l.Begin("op1", "update_tracking", "h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, id, tool, hash string
+		want                 *Op
+		code                 contract.Code
+	}{
+		{"same arguments", "op1", "update_tracking", "h1", op, ""},
+		{"other arguments", "op1", "update_tracking", "h2", nil, contract.CodeStateConflict},
+		{"other tool", "op1", "update_profile", "h1", nil, contract.CodeStateConflict},
+		{"unknown id", "op9", "update_tracking", "h1", nil, ""},
+	} {
+		got, err := l.Lookup(c.id, c.tool, c.hash)
+		if got != c.want || code(err) != c.code {
+			t.Errorf("%s: %v %v", c.name, got, err)
+		}
+	}
+	if _, err := l.Get("op9"); code(err) != contract.CodeOperationUnknown {
+		t.Fatalf("Lookup registered op9: %v", err)
+	}
+	op.Finish(nil, nil)
+	if _, _, err := l.Begin("op2", "update_tracking", "h1"); err != nil {
+		t.Fatalf("slot after Lookup: %v", err)
+	}
+}

@@ -357,12 +357,14 @@ func TestCompareProfilesConformanceDiffBase(t *testing.T) {
 	}
 }
 
-// TestProfileFormatDetection: legacy profiles and UTF-16 folded stacks
-// are recognized without a declared format.
+// TestProfileFormatDetection: legacy profiles and folded stacks (UTF-16,
+// after comments, with a tab before the count) are recognized without a
+// declared format.
 func TestProfileFormatDetection(t *testing.T) {
 	e := newEnv(t)
 	p := synthProfiles(t, e.dir)
-	for _, f := range []string{p["heap.txt"], p["contention.txt"], p["legacy.cpu"], e.write("s16.txt", utf16("main;a 3\n", false))} {
+	for _, f := range []string{p["heap.txt"], p["contention.txt"], p["legacy.cpu"], e.write("s16.txt", utf16("main;a 3\n", false)),
+		e.write("comment.txt", "# collapsed by stackcollapse-perf.pl\n\nmain;a 3\n"), e.write("tab.txt", "main;a\t3\n")} {
 		m, code := e.call("summarize_profile", map[string]any{"sources": []any{pathSrc(f)}})
 		if code != "" {
 			t.Errorf("%s: %s %v", filepath.Base(f), code, m["error"])

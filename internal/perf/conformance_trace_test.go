@@ -80,7 +80,8 @@ type refTrace struct {
 		Warnings []string `json:"warnings"`
 		Profiles []struct {
 			Name   string             `json:"name"`
-			Frames map[string]float64 `json:"frames"` // frame name -> total weight, µs
+			Frames map[string]float64 `json:"frames"` // frame name -> total weight (µs; samples for folded)
+			Self   map[string]float64 `json:"self"`   // frame name -> self weight (µs; samples for folded)
 		} `json:"profiles"`
 	} `json:"speedscope"`
 	Devtools struct {
@@ -98,7 +99,8 @@ type refTrace struct {
 	} `json:"devtools"`
 }
 
-// runTraceReference runs the node harness over files.
+// runTraceReference runs the node harness over files; args may start
+// with the harness's --only=speedscope|devtools.
 func runTraceReference(t *testing.T, dir string, files ...string) map[string]*refTrace {
 	t.Helper()
 	cmd := exec.Command("node", append([]string{filepath.Join(dir, "reference.mjs"), dir}, files...)...)

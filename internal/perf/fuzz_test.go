@@ -125,6 +125,7 @@ func FuzzFolded(f *testing.F) {
 	f.Add([]byte("x 1\r\n\n"))
 	f.Add([]byte("\xef\xbb\xbfmain;a 3\n# comment\nmain;; 2\nmain;b x\n"))
 	f.Add([]byte("\xff\xfem\x00;\x00a\x00 \x001\x00\n\x00"))
+	f.Add([]byte("main;a  4\nmain;b +3\nmain;c 4 \nmain;d\t5\n 7\nmain;e 99999999999999999999\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sp, err := decodeFolded(context.Background(), bytes.NewReader(b), 0, 1<<24)
 		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)

@@ -398,11 +398,40 @@ func foldedDecoder(r io.Reader) io.Reader {
 // maxReportedLines bounds the line numbers listed for skipped folded lines.
 const maxReportedLines = 5
 
+// splitFoldedLine splits one non-blank folded line (line terminator
+// removed) into its stack and count the way flamegraph.pl and speedscope
+// do: the count is the run of ASCII digits ending the line, preceded by one
+// space or tab; everything before that separator, other whitespace
+// included, is the stack ("a  5" is frame "a " with count 5). why is
+// non-empty, naming the reason, when the line is not a stack: no such
+// count (a comment, a signed, fractional or missing count, whitespace
+// after the count) or a count beyond int64.
+func splitFoldedLine(b []byte) (stack []byte, n int64, why string) {
+	i := len(b)
+	for i > 0 && b[i-1] >= '0' && b[i-1] <= '9' {
+		i--
+	}
+	switch {
+	case i == len(b) && (b[i-1] == ' ' || b[i-1] == '\t'):
+		return nil, 0, "whitespace after the count"
+	case i == len(b):
+		return nil, 0, "no count at the end of the line (\"frames COUNT\")"
+	case i == 0 || (b[i-1] != ' ' && b[i-1] != '\t'):
+		return nil, 0, "the count is not a non-negative integer after a space or tab"
+	}
+	n, err := strconv.ParseInt(string(b[i:]), 10, 64)
+	if err != nil {
+		return nil, 0, "the count exceeds 9223372036854775807"
+	}
+	return b[:i-1], n, ""
+}
+
 // decodeFolded reads folded (collapsed) stacks, one "frame;frame;leaf COUNT"
 // per line, root first (Brendan Gregg's stackcollapse format), in UTF-8 or
-// UTF-16 with a byte-order mark. Blank lines are skipped. Like
-// flamegraph.pl and speedscope, lines that are not a stack (no trailing
-// non-negative integer count, or an empty frame) are skipped, counted in
+// UTF-16 with a byte-order mark; LF or CRLF line ends. Blank lines
+// are skipped. Like flamegraph.pl and speedscope, lines that are not a
+// stack (see splitFoldedLine) are skipped; so are lines with an empty
+// frame (which speedscope keeps as a frame named ""). Both are counted in
 // coverage.invalid_lines with the first line numbers, and make the result
 // partial; a file with no stack line is DECODE_FAILED.
 func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*stackProfile, error) {
@@ -437,18 +466,12 @@ func decodeFolded(ctx context.Context, r io.Reader, index int, memCap int64) (*s
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		b = bytes.TrimRight(b, " \t")
-		sp2 := bytes.LastIndexAny(b, " \t")
-		if sp2 <= 0 {
-			bad(line, "not \"frames COUNT\"")
+		stackPart, n, why := splitFoldedLine(b)
+		if why != "" {
+			bad(line, why)
 			continue
 		}
-		n, err := strconv.ParseInt(string(b[sp2+1:]), 10, 64)
-		if err != nil || n < 0 {
-			bad(line, "the count is not a non-negative integer")
-			continue
-		}
-		frames := bytes.Split(bytes.TrimRight(b[:sp2], " \t"), []byte(";"))
+		frames := bytes.Split(stackPart, []byte(";"))
 		empty := false
 		for _, fr := range frames {
 			if len(fr) == 0 {

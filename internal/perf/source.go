@@ -375,17 +375,20 @@ func sniff(format string, head []byte) bool {
 		// Legacy formats profile.ParseData reads.
 		return strings.HasPrefix(recognizedProfile(head), "legacy")
 	case FormatFolded:
-		line, _, _ := bytes.Cut(t, []byte("\n"))
-		i := bytes.LastIndexByte(line, ' ')
-		if i <= 0 {
-			return false
-		}
-		for _, c := range bytes.TrimRight(line[i+1:], "\r") {
-			if c < '0' || c > '9' {
-				return false
+		// The first line that is neither blank nor a "#" comment is a
+		// stack of two or more frames ("a;b 3", splitFoldedLine's rule).
+		rest := t
+		for len(rest) > 0 {
+			var line []byte
+			line, rest, _ = bytes.Cut(rest, []byte("\n"))
+			line = bytes.TrimRight(line, "\r")
+			if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+				continue
 			}
+			stack, _, why := splitFoldedLine(line)
+			return why == "" && bytes.IndexByte(stack, ';') >= 0
 		}
-		return i+1 < len(line) && bytes.IndexByte(line, ';') >= 0
+		return false
 	case FormatChromeTrace:
 		return len(t) > 0 && (t[0] == '[' || t[0] == '{') && bytes.Contains(head, []byte(`"ph"`))
 	case FormatGoBench:

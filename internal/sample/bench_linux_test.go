@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// BenchmarkSamplerTick is one full snapshot (every process: stat, status,
+// BenchmarkSamplerTick is one full snapshot (every process: stat, statm, status,
 // io, fd count, exe cache; plus the system files) with 1,000 extra sleepers.
 // Compare with BenchmarkBareStatStatmRead in the same run:
 //

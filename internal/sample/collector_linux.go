@@ -219,6 +219,7 @@ func (c *LinuxCollector) openPID(pid int32) (int, error) {
 var (
 	zStat      = []byte("stat\x00")
 	zSchedstat = []byte("schedstat\x00")
+	zStatm     = []byte("statm\x00")
 	zStatus    = []byte("status\x00")
 	zIO        = []byte("io\x00")
 	zExe       = []byte("exe\x00")
@@ -357,7 +358,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		}
 		return errDenied
 	}
-	comm, err := parseStat(b, p, c.pageSize)
+	comm, err := parseStat(b, p)
 	if err != nil {
 		return errGone
 	}
@@ -375,6 +376,14 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	p.Name = p.Comm
 	p.StartTime = c.bootTime.Add(time.Duration(p.StartTicks) * (time.Second / userHZ))
+	// RSS from statm, not stat field 24: see parseStatm. Read every tick
+	// (no carry): pages are faulted in by any thread of the group and
+	// reclaimed without the process running.
+	if b, err := c.readFileZ(dir, zStatm); err == nil {
+		if v, ok := parseStatm(b); ok {
+			p.Set(PRSS, v*c.pageSize)
+		}
+	}
 	// Whether the thread-group leader ran since the previous sample: its
 	// schedstat (ns on CPU, timeslices) is unchanged only if it was never
 	// scheduled in. Then the per-task fields of status (Uid, context
@@ -461,7 +470,7 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 // parseStat parses /proc/PID/stat (proc(5)) in place and returns the
 // command name, the bytes between the first '(' and the last ')' (aliasing
 // b; the caller sets p.Comm).
-func parseStat(b []byte, p *Process, pageSize uint64) ([]byte, error) {
+func parseStat(b []byte, p *Process) ([]byte, error) {
 	l := bytes.IndexByte(b, '(')
 	r := bytes.LastIndexByte(b, ')')
 	if l < 0 || r < l || r+2 > len(b) {
@@ -505,8 +514,37 @@ func parseStat(b []byte, p *Process, pageSize uint64) ([]byte, error) {
 	p.Set(PThreads, at(20))
 	p.StartTicks = at(22)
 	p.Set(PVirtual, at(23))
-	p.Set(PRSS, at(24)*pageSize)
 	return comm, nil
+}
+
+// parseStatm returns resident, the second field of /proc/PID/statm (size
+// resident shared text lib data dt, in pages; proc(5)): the number of
+// resident pages, file + anon + shmem. It is the same count as VmRSS in
+// /proc/PID/status (RssFile + RssAnon + RssShmem, in KiB), which is what
+// ps's RSS column reads (procps-ng: PIDS_VM_RSS from status): both come
+// from the same mm counters, summed exactly over CPUs on Linux 6.18
+// (stat field 24 reads them approximately, without the per-CPU parts).
+// A task without memory (kernel thread, zombie) reads 0. ok is false
+// when the field is missing or not a decimal number.
+func parseStatm(b []byte) (resident uint64, ok bool) {
+	i := bytes.IndexByte(b, ' ')
+	if i <= 0 {
+		return 0, false
+	}
+	b = b[i+1:]
+	if j := bytes.IndexAny(b, " \n"); j >= 0 {
+		b = b[:j]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		resident = resident*10 + uint64(ch-'0')
+	}
+	return resident, true
 }
 
 var (

@@ -72,7 +72,7 @@ func TestParseStatOddNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var p Process
-		comm, err := parseStat([]byte(tt.line), &p, 4096)
+		comm, err := parseStat([]byte(tt.line), &p)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -81,7 +81,7 @@ func TestParseStatOddNames(t *testing.T) {
 		}
 	}
 	var p Process
-	if _, err := parseStat([]byte("1 (x) S 1"), &p, 4096); err == nil {
+	if _, err := parseStat([]byte("1 (x) S 1"), &p); err == nil {
 		t.Fatal("short line accepted")
 	}
 }
@@ -91,7 +91,7 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("()"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Process
-		_, _ = parseStat(b, &p, 4096)
+		_, _ = parseStat(b, &p)
 		parseStatus(b, &p)
 		parseIO(b, &p)
 		if v, ok := parseSchedstat(b); ok && len(bytes.Fields(b)) < 3 {

@@ -17,7 +17,8 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // hand (with testdata/sys as sysfs): init named by its executable, a comm
 // holding a space, a newline and parentheses, a cut 15-byte comm that is
 // not UTF-8 and named from argv[0], a process listed but vanished (a
-// dangling link), a kernel thread with only stat readable, and a zombie;
+// dangling link), a kernel thread with only stat readable (so rss_bytes,
+// from statm, is unknown), and a zombie (statm all zeros: rss_bytes 0);
 // system files for CPU, memory, load, disks (one whole disk, one
 // partition), network (lo excluded) and uptime. Two ticks, so carried
 // fields and CPU percent are exercised.

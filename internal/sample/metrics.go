@@ -1,7 +1,7 @@
 // Package sample is the platform layer of the proc toolset: the metric
 // catalog, immutable snapshots of every process and of the system, and the
 // 1 Hz sampler that publishes them. On Linux the facts come from /proc (the
-// per-process hot path reads /proc/PID/{stat,status,io} and stat()s
+// per-process hot path reads /proc/PID/{stat,statm,status,io} and stat()s
 // /proc/PID/fd with reused buffers; system facts come through
 // github.com/prometheus/procfs); on Windows and macOS from
 // github.com/shirou/gopsutil/v4, partially.
@@ -85,7 +85,7 @@ const (
 var ProcessMetrics = [NumProcessMetrics]Metric{
 	{ID: "cpu_percent", Unit: "percent", Repr: ReprNumber, Description: "CPU use over the last sampling interval as percent of total logical CPU capacity (all cores = 100); from utime+stime in /proc/PID/stat. Unavailable on a lifetime's first sample."},
 	{ID: "cpu_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: "user+system CPU time consumed by the lifetime; /proc/PID/stat fields 14-15 (clock ticks) in ns."},
-	{ID: "rss_bytes", Unit: "bytes", Repr: ReprInteger, Description: "resident set size (RSS); /proc/PID/stat field 24 times the page size."},
+	{ID: "rss_bytes", Unit: "bytes", Repr: ReprInteger, Description: "resident set size (RSS: file, anonymous and shared memory pages resident in RAM); /proc/PID/statm resident times the page size, the same count as VmRSS in /proc/PID/status that ps reports as RSS (KiB). 0 for kernel threads and zombies."},
 	{ID: "virtual_bytes", Unit: "bytes", Repr: ReprInteger, Description: "virtual memory size (VmSize); /proc/PID/stat field 23."},
 	{ID: "swap_bytes", Unit: "bytes", Repr: ReprInteger, Description: "swapped-out anonymous memory (VmSwap); /proc/PID/status. Unavailable for kernel threads."},
 	{ID: "threads", Unit: "count", Repr: ReprInteger, Description: "number of threads; /proc/PID/stat field 20."},

@@ -39,7 +39,7 @@ func VerifyIn(root string, id Identity) Liveness {
 		return Unverifiable
 	}
 	var p Process
-	if _, err := parseStat(b, &p, 1); err != nil {
+	if _, err := parseStat(b, &p); err != nil {
 		return Unverifiable
 	}
 	if p.StartTicks != id.StartTicks || p.State == 'Z' || p.State == 'X' {
@@ -67,7 +67,7 @@ func IdentityOf(pid int32) (id Identity, running bool, err error) {
 		return Identity{}, false, err
 	}
 	var p Process
-	if _, err := parseStat(b, &p, 1); err != nil {
+	if _, err := parseStat(b, &p); err != nil {
 		return Identity{}, false, errors.New(path + ": " + err.Error())
 	}
 	return Identity{PID: pid, StartTicks: p.StartTicks}, p.State != 'Z' && p.State != 'X', nil

@@ -275,7 +275,14 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 			}
 			var d map[string]any
 			decode(res, &d)
-			if done != nil {
+			// add_graphs and export_graphs answer with their operation:
+			// the outcome once it finished, else its state.
+			if st, _ := d["state"].(string); st == "pending" || st == "running" {
+				text = fmt.Sprintf("%s still %s in the background (operation %v)", method, st, d["operation_id"])
+			} else if done != nil {
+				if o, ok := d["outcome"].(map[string]any); ok {
+					d = o
+				}
 				text = done(d)
 			}
 		}
@@ -285,7 +292,7 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 }
 
 func (m *Model) addGraph(sources []map[string]any) tea.Cmd {
-	return m.graphCall("add_graphs", map[string]any{"metrics": sources}, func(d map[string]any) string {
+	return m.graphCall("add_graphs", map[string]any{"metrics": sources, "wait_ms": 10000}, func(d map[string]any) string {
 		return fmt.Sprintf("graphs added: %v (already present: %v); g opens the graphs", d["added"], d["already_present"])
 	})
 }
@@ -305,7 +312,7 @@ func (m *Model) exportCSV(rng string) tea.Cmd {
 			return func() tea.Msg { return graphMsg{text: "export: " + err.Error()} }
 		}
 	}
-	return m.graphCall("export_graphs", map[string]any{"output_directory": dir, "range": rng}, func(d map[string]any) string {
+	return m.graphCall("export_graphs", map[string]any{"output_directory": dir, "range": rng, "wait_ms": 10000}, func(d map[string]any) string {
 		return fmt.Sprintf("exported %v rows to %v", d["rows"], d["output_path"])
 	})
 }

@@ -91,7 +91,7 @@ func TestLogViewGraphs(t *testing.T) {
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()
-	res, err := h.Dispatch(ctx, bs, "export_graphs", json.RawMessage(`{"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`}`))
+	res, err := h.Dispatch(ctx, bs, "export_graphs", json.RawMessage(`{"wait_ms":10000,"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -468,7 +468,7 @@ func TestGraphsMarkersAndExport(t *testing.T) {
 	// the same workspace exported by an agent
 	bs := h.NewSession()
 	host.MarkMCPBridge(bs)
-	res, err := h.Dispatch(context.Background(), bs, "export_graphs", json.RawMessage(`{"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`,"filename":"a.csv"}`))
+	res, err := h.Dispatch(context.Background(), bs, "export_graphs", json.RawMessage(`{"wait_ms":10000,"output_directory":`+strconvQuote(filepath.Join(dir, "mcp"))+`,"filename":"a.csv"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,11 +477,14 @@ func TestGraphsMarkersAndExport(t *testing.T) {
 		t.Fatalf("TUI and MCP exports differ:\n%s\n---\n%s", tuiCSV, mcpCSV)
 	}
 	var out struct {
-		Rows int `json:"rows"`
+		State   string `json:"state"`
+		Outcome struct {
+			Rows int `json:"rows"`
+		} `json:"outcome"`
 	}
 	decode(res, &out)
-	if out.Rows != 6 {
-		t.Fatalf("rows %d", out.Rows)
+	if out.State != "succeeded" || out.Outcome.Rows != 6 {
+		t.Fatalf("export: %+v", out)
 	}
 	// cells against get_history raw (the reference: what agents read)
 	lines := strings.Split(strings.TrimSpace(tuiCSV), "\n")
@@ -725,6 +728,10 @@ func TestGraphToolRules(t *testing.T) {
 	host.MarkMCPBridge(bs)
 	ctx := context.Background()
 	do := func(method, args string) (map[string]any, error) {
+		if method != "get_graphs" {
+			// as the bridge's default delivery: wait for the outcome
+			args = strings.Replace(args, "{", `{"wait_ms":10000,`, 1)
+		}
 		res, err := h.Dispatch(ctx, bs, method, json.RawMessage(args))
 		if err != nil {
 			return nil, err
@@ -732,6 +739,9 @@ func TestGraphToolRules(t *testing.T) {
 		var m map[string]any
 		bb, _ := json.Marshal(res.Data)
 		json.Unmarshal(bb, &m)
+		if o, ok := m["outcome"].(map[string]any); ok {
+			return o, nil
+		}
 		return m, nil
 	}
 	g, err := do("get_graphs", `{"process_name":"POST","target_limit":1}`)
@@ -744,7 +754,7 @@ func TestGraphToolRules(t *testing.T) {
 	}
 	ref := procs[0].(map[string]any)["process_ref"].(string)
 	rev := g["revision"].(string)
-	// a failed export is all or nothing: no graph is added, no file left
+	// an export that fails before acceptance adds no graph and leaves no file
 	existsDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(existsDir, "same.csv"), []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -755,7 +765,6 @@ func TestGraphToolRules(t *testing.T) {
 		code               contract.Code
 	}{
 		{"existing file", "export_graphs", `{"output_directory":"` + existsDir + `","filename":"same.csv","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeExportFailed},
-		{"unwritable directory", "export_graphs", `{"output_directory":"/proc/1","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeExportFailed},
 		{"relative directory", "export_graphs", `{"output_directory":"relative/dir","metrics":[{"metric_id":"uptime_seconds"}]}`, contract.CodeInvalidArgument},
 		{"unknown metric", "add_graphs", `{"metrics":[{"metric_id":"nope"}]}`, contract.CodeInvalidArgument},
 		{"process metric without ref", "add_graphs", `{"metrics":[{"metric_id":"rss_bytes"}]}`, contract.CodeInvalidArgument},
@@ -786,23 +795,41 @@ func TestGraphToolRules(t *testing.T) {
 	if g, _ := do("get_graphs", `{}`); len(g["graphs"].([]any)) != 0 || g["revision"] != rev {
 		t.Fatalf("failed calls changed the workspace: %v", g)
 	}
+	// a write failure after acceptance is EXPORT_FAILED naming the path
+	// and the accepted workspace, and keeps the requested additions
+	if _, err := do("export_graphs", `{"output_directory":"/proc/1","metrics":[{"metric_id":"uptime_seconds"}]}`); contract.CodeOf(err) != contract.CodeExportFailed {
+		t.Fatalf("unwritable directory: %v", err)
+	} else if e := contract.AsError(err); !strings.HasPrefix(fmt.Sprint(e.Details["output_path"]), "/proc/1/inquest-graphs-") || e.Details["workspace"] == nil {
+		t.Fatalf("unwritable directory: details %v", e.Details)
+	}
+	g, _ = do("get_graphs", `{}`)
+	if gs := g["graphs"].([]any); len(gs) != 1 || gs[0].(map[string]any)["metric_id"] != "uptime_seconds" {
+		t.Fatalf("accepted addition not kept after a write failure: %v", gs)
+	}
+	bsT := h.NewSession() // the TUI removes it again
+	defer bsT.Close()
+	if _, err := h.Dispatch(ctx, bsT, host.GraphWorkspaceMethod, json.RawMessage(`{"action":"remove","graph_id":"`+g["graphs"].([]any)[0].(map[string]any)["graph_id"].(string)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	g, _ = do("get_graphs", `{}`)
+	rev = g["revision"].(string)
 	add := `{"operation_id":"op1","expected_revision":"` + rev + `","metrics":[{"metric_id":"cpu_percent","process_ref":"` + ref + `"},{"metric_id":"load1"},{"metric_id":"load1"}]}`
 	a1, err := do("add_graphs", add)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(a1["added"]) != "[g1 g2]" {
+	if fmt.Sprint(a1["added"]) != "[g2 g3]" { // g1 was the kept, then removed, addition
 		t.Fatalf("added %v", a1["added"])
 	}
 	a2, err := do("add_graphs", add) // same id and arguments: the retained outcome
-	if err != nil || fmt.Sprint(a2["added"]) != "[g1 g2]" {
+	if err != nil || fmt.Sprint(a2["added"]) != "[g2 g3]" {
 		t.Fatalf("repeat: %v %v", a2, err)
 	}
 	if _, err := do("add_graphs", `{"operation_id":"op1","metrics":[{"metric_id":"load5"}]}`); contract.CodeOf(err) != contract.CodeStateConflict {
 		t.Fatalf("reused id: %v", err)
 	}
 	a3, _ := do("add_graphs", `{"metrics":[{"metric_id":"load1"}]}`)
-	if fmt.Sprint(a3["added"]) != "[]" || fmt.Sprint(a3["already_present"]) != "[g2]" {
+	if fmt.Sprint(a3["added"]) != "[]" || fmt.Sprint(a3["already_present"]) != "[g3]" {
 		t.Fatalf("duplicate: %v", a3)
 	}
 	// capacity is checked before anything is added

@@ -1,10 +1,13 @@
-// Reads Chrome trace files with two live trace importers and prints, per
+// Reads Chrome trace files (and, speedscope only, folded stack files)
+// with two live importers and prints, per
 // file, what each one built, as one JSON array on stdout:
 //
 //   speedscope (the npm package's release bundle, through the same
 //   importProfileGroupFromBase64 entry its CLI uses): accepted, error,
-//   warnings, and per profile (one per pid/tid) its name and per frame
-//   name the total weight in microseconds;
+//   warnings, and per profile (one per pid/tid of a trace; one for a
+//   folded "collapsed stack" file) its name and per frame name the total
+//   weight (frames) and self weight (self), in microseconds for traces
+//   and in samples for folded stacks;
 //   DevTools' trace engine (@paulirish/trace_engine, through the
 //   package's own analyzeTrace file loader): accepted, error, and per
 //   pid/tid thread its entries (X, B/E pairs, I instants) per name with
@@ -84,10 +87,12 @@ async function speedscope(ss, file) {
   const profiles = [];
   for (const p of group.profiles) {
     const frames = {};
+    const self = {};
     p.forEachFrame(f => {
       frames[f.name] = (frames[f.name] ?? 0) + f.getTotalWeight();
+      self[f.name] = (self[f.name] ?? 0) + f.getSelfWeight();
     });
-    profiles.push({name: p.getName(), frames});
+    profiles.push({name: p.getName(), frames, self});
   }
   return {accepted: true, warnings: [...ss.warnings], profiles};
 }
