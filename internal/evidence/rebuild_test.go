@@ -11,7 +11,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// listAll walks every page of an unfiltered query (page size n) and
+// listPages walks every page of a query (page size n) and
 // returns the rows and the summed unreadable count.
 func listPages(t *testing.T, s *Store, f Filter, n int) ([]Summary, int) {
 	t.Helper()
