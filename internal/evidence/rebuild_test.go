@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -288,4 +289,43 @@ func TestIndexFilesArePrivate(t *testing.T) {
 		t.Fatal("no set-aside of the garbage index")
 	}
 	checkPrivate(t, dir)
+}
+
+// FuzzIDTime: idTime never panics, accepts only ids that decode to a
+// positive time, and returns the time newID encoded.
+func FuzzIDTime(f *testing.F) {
+	for _, ns := range []int64{1, 1_700_000_000_123_456_789, 1<<63 - 1} {
+		f.Add(newID(time.Unix(0, ns)))
+	}
+	f.Add("ev-")
+	f.Add("ev-" + strings.Repeat("a", 26))
+	f.Add("ev-" + strings.Repeat("7", 26))
+	f.Add("not an id")
+	f.Fuzz(func(t *testing.T, id string) {
+		tm, ok := idTime(id)
+		if ok && tm.UnixNano() <= 0 {
+			t.Fatalf("%q: non-positive time %v accepted", id, tm)
+		}
+		if ok != !tm.IsZero() {
+			t.Fatalf("%q: ok %v with time %v", id, ok, tm)
+		}
+	})
+}
+
+// TestIDTimeRoundTrip: the creation time idTime reads back is the one
+// newID encoded, to the nanosecond.
+func TestIDTimeRoundTrip(t *testing.T) {
+	for _, ns := range []int64{1, 1_700_000_000_123_456_789, 1<<63 - 1} {
+		want := time.Unix(0, ns).UTC()
+		id := newID(want)
+		if !ValidID(id) {
+			t.Fatalf("newID %q is not a valid id", id)
+		}
+		if got, ok := idTime(id); !ok || !got.Equal(want) {
+			t.Fatalf("%s: idTime %v %v, want %v", id, got, ok, want)
+		}
+	}
+	if _, ok := idTime("ev-" + strings.Repeat("a", 26)); ok {
+		t.Fatal("an id encoding time 0 was accepted")
+	}
 }
