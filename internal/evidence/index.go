@@ -40,6 +40,10 @@ CREATE TABLE IF NOT EXISTS record_formats (
 	seq    INTEGER NOT NULL,
 	PRIMARY KEY (format, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS manifest_stat (
+	evidence_id TEXT PRIMARY KEY,
+	sig         TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 const indexName = "index.sqlite"
@@ -313,6 +317,9 @@ type manifestItem struct {
 	created time.Time
 	m       *Manifest
 	body    []byte
+	// sig identifies the file version that was read (statSig, taken
+	// before the read); "" when it could not be taken.
+	sig string
 }
 
 // idTime returns the creation time an evidence id encodes (newID: the
@@ -329,12 +336,13 @@ func idTime(id string) (time.Time, bool) {
 	return time.Unix(0, ns).UTC(), true
 }
 
-// scanManifests reads the manifest files under DIR/manifests whose ids are
-// not in skip and returns one item for every file named ID.json with a
-// valid id, in creation order: valid ones with their manifest, unreadable
-// or inconsistent ones (bad JSON, another id inside, truncated, not a
-// regular file) without, counted in bad.
-func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error) {
+// scanManifests reads the manifest files under DIR/manifests and returns
+// one item for every file named ID.json with a valid id, in creation
+// order: valid ones with their manifest, unreadable or inconsistent ones
+// (bad JSON, another id inside, truncated, not a regular file) without,
+// counted in bad. A file whose id is in seen with the same non-empty stat
+// signature is skipped unread (it has not changed since it was indexed).
+func (s *Store) scanManifests(seen map[string]string) ([]manifestItem, int, error) {
 	d, err := s.fs.root.Open("manifests")
 	if err != nil {
 		return nil, 0, ioFail(s.dir, err, "the evidence manifests cannot be listed")
@@ -348,10 +356,16 @@ func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error)
 	bad := 0
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidID(id) || skip[id] {
+		if !ok || !ValidID(id) {
 			continue
 		}
 		it := manifestItem{id: id}
+		if fi, err := e.Info(); err == nil {
+			it.sig = statSig(fi)
+		}
+		if old, ok := seen[id]; ok && old != "" && old == it.sig {
+			continue
+		}
 		it.created, _ = idTime(id)
 		if body, err := s.fs.readFile(manifestRel(id)); err == nil {
 			if m, err := parseManifest(body, id); err == nil {
@@ -368,6 +382,14 @@ func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error)
 	return items, bad, nil
 }
 
+// statSig is the signature of one version of a manifest file: size,
+// modification time in nanoseconds and inode (Lstat). Manifests are
+// never rewritten by the store, so a changed signature means the file
+// was damaged, replaced or restored since it was indexed.
+func statSig(fi fs.FileInfo) string {
+	return fmt.Sprintf("%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), fileIno(fi))
+}
+
 func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -381,6 +403,9 @@ func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
 		} else {
 			err = insertPlaceholder(ctx, tx, it.id, it.created)
 		}
+		if err == nil {
+			err = recordSig(ctx, tx, it)
+		}
 		if err != nil {
 			return err
 		}
@@ -388,78 +413,104 @@ func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
 	return tx.Commit()
 }
 
-// reconcile indexes every manifest file the index lacks (manifests are
-// the truth): a valid one with its facts, an unreadable or inconsistent
-// one as a placeholder row, so no stored record is ever left out of a
-// listing. A placeholder whose manifest has become valid again (restored
-// from a backup) gets its facts. It writes nothing when the index is
-// complete, so a read on a full disk succeeds when nothing is missing and
-// fails with the disk error (never a short listing) when something is.
-// It returns how many manifests it found unreadable or inconsistent among
-// the ones it (re)read.
+// reconcile brings the index in line with the manifest files (manifests
+// are the truth): every file the index lacks is indexed, a valid one with
+// its facts, an unreadable or inconsistent one as a placeholder row, so
+// no stored record is ever left out of a listing. Every file whose stat
+// signature changed since it was indexed (or that has none recorded) is
+// re-read: a record whose manifest no longer parses loses its facts (it
+// becomes the placeholder an index rebuilt now would hold, so filters
+// treat it the same before and after a rebuild), and a placeholder whose
+// manifest validates again (restored) gets its facts. Unchanged files
+// are not read (one Lstat each). It writes nothing when the index is
+// current, so a read on a full disk succeeds when nothing changed and
+// fails with the disk error (never a short listing) when something did.
+// It returns how many manifests it found unreadable or inconsistent
+// among the ones it read.
 func (s *Store) reconcile(ctx context.Context) (int, error) {
-	known := map[string]bool{}
-	var placeholders []string
+	type row struct{ placeholder bool }
+	known := map[string]row{}
+	seen := map[string]string{}
 	err := s.withDB(ctx, func(db *sql.DB) error {
 		clear(known)
-		placeholders = placeholders[:0]
-		rows, err := db.QueryContext(ctx, `SELECT evidence_id, manifest_sha256 = '' FROM records`)
+		clear(seen)
+		rows, err := db.QueryContext(ctx, `SELECT r.evidence_id, r.manifest_sha256 = '', COALESCE(m.sig, '') FROM records r LEFT JOIN manifest_stat m ON m.evidence_id = r.evidence_id`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id string
+			var id, sig string
 			var ph bool
-			if err := rows.Scan(&id, &ph); err != nil {
+			if err := rows.Scan(&id, &ph, &sig); err != nil {
 				return err
 			}
-			known[id] = true
-			if ph {
-				placeholders = append(placeholders, id)
-			}
+			known[id] = row{ph}
+			seen[id] = sig
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return 0, s.dbFail(err, "the evidence index cannot be read")
 	}
-	items, bad, err := s.scanManifests(known)
+	items, bad, err := s.scanManifests(seen)
 	if err != nil {
 		return bad, err
 	}
-	// A placeholder whose manifest now validates is filled in.
-	var repaired []manifestItem
-	for _, id := range placeholders {
-		body, err := s.fs.readFile(manifestRel(id))
-		if err != nil {
-			continue
-		}
-		if m, err := parseManifest(body, id); err == nil {
-			repaired = append(repaired, manifestItem{id: id, created: m.CreatedAt, m: m, body: body})
-		}
-	}
-	if len(items) == 0 && len(repaired) == 0 {
+	if len(items) == 0 {
 		return bad, nil
+	}
+	var added, repaired, demoted, same []manifestItem
+	for _, it := range items {
+		k, ok := known[it.id]
+		switch {
+		case !ok:
+			added = append(added, it)
+		case k.placeholder && it.m != nil:
+			repaired = append(repaired, it)
+		case !k.placeholder && it.m == nil:
+			demoted = append(demoted, it)
+		default:
+			same = append(same, it)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = s.withDB(ctx, func(db *sql.DB) error {
-		if err := insertAll(ctx, db, items); err != nil {
-			return err
+	if len(added)+len(repaired)+len(demoted) > 0 {
+		err = s.withDB(ctx, func(db *sql.DB) error {
+			if err := insertAll(ctx, db, added); err != nil {
+				return err
+			}
+			return updateKnown(ctx, db, repaired, demoted)
+		})
+		if err != nil {
+			return bad, s.dbFail(err, "the evidence index cannot be written")
 		}
-		return fillPlaceholders(ctx, db, repaired)
-	})
-	if err != nil {
-		return bad, s.dbFail(err, "the evidence index cannot be written")
+	}
+	if len(same) > 0 {
+		// Only signatures changed (a file touched, or an index from
+		// before signatures were kept): recording them saves re-reading
+		// those files next time, and changes no answer, so a failure
+		// (a full disk) is not the read's failure; they are re-read and
+		// recorded next time.
+		_ = s.withDB(ctx, func(db *sql.DB) error { return updateKnown(ctx, db, nil, nil, same...) })
 	}
 	return bad, nil
 }
 
-// fillPlaceholders gives placeholder rows whose manifest validates again
-// their facts, keeping their sequence (and so their place in snapshots).
-func fillPlaceholders(ctx context.Context, db *sql.DB, items []manifestItem) error {
-	if len(items) == 0 {
+// recordSig records the stat signature of the manifest file version it
+// was indexed from.
+func recordSig(ctx context.Context, tx *sql.Tx, it manifestItem) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO manifest_stat(evidence_id, sig) VALUES (?,?) ON CONFLICT(evidence_id) DO UPDATE SET sig = excluded.sig`, it.id, it.sig)
+	return err
+}
+
+// updateKnown rewrites rows whose manifest file changed: repaired
+// placeholders get their facts, demoted records (manifest no longer
+// parses) lose theirs, and every re-read file's signature is recorded.
+// Rows keep their sequence (and so their place in snapshots).
+func updateKnown(ctx context.Context, db *sql.DB, repaired, demoted []manifestItem, same ...manifestItem) error {
+	if len(repaired)+len(demoted)+len(same) == 0 {
 		return nil
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -467,7 +518,7 @@ func fillPlaceholders(ctx context.Context, db *sql.DB, items []manifestItem) err
 		return err
 	}
 	defer tx.Rollback()
-	for _, it := range items {
+	for _, it := range repaired {
 		f := recordFacts(it.m, it.body)
 		var seq int64
 		err := tx.QueryRowContext(ctx, `UPDATE records SET created_at_ns=?, toolset=?, operation=?, status=?, source_count=?, artifact_count=?, total_bytes=?, formats=?, manifest_sha256=? WHERE evidence_id=? AND manifest_sha256='' RETURNING seq`,
@@ -484,6 +535,26 @@ func fillPlaceholders(ctx context.Context, db *sql.DB, items []manifestItem) err
 			}
 		}
 	}
+	for _, it := range demoted {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `UPDATE records SET toolset='', operation='', status='', source_count=0, artifact_count=0, total_bytes=0, formats='', manifest_sha256='' WHERE evidence_id=? RETURNING seq`, it.id).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM record_formats WHERE seq = ?`, seq); err != nil {
+			return err
+		}
+	}
+	for _, list := range [][]manifestItem{repaired, demoted, same} {
+		for _, it := range list {
+			if err := recordSig(ctx, tx, it); err != nil {
+				return err
+			}
+		}
+	}
 	return tx.Commit()
 }
 
@@ -491,8 +562,13 @@ func fillPlaceholders(ctx context.Context, db *sql.DB, items []manifestItem) err
 // Publish in place of writing, like a commit that fails on a full disk.
 var indexFault error
 
-// index inserts m (whose canonical bytes are body) into the index.
+// index inserts m (whose canonical bytes are body) into the index, with
+// the stat signature of its manifest file as published.
 func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
+	sig := ""
+	if fi, err := s.fs.root.Lstat(manifestRel(m.EvidenceID)); err == nil {
+		sig = statSig(fi)
+	}
 	s.mu.Lock()
 	err := s.withDB(ctx, func(db *sql.DB) error {
 		if indexFault != nil {
@@ -507,6 +583,9 @@ func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 		}
 		defer tx.Rollback()
 		if err := insertRecord(ctx, tx, m, body); err != nil {
+			return err
+		}
+		if err := recordSig(ctx, tx, manifestItem{id: m.EvidenceID, sig: sig}); err != nil {
 			return err
 		}
 		return tx.Commit()
