@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,6 +203,23 @@ func TestAnalyzeCLIFlagsAndEvidence(t *testing.T) {
 	q, _ := runAnalyzeCLI(t, "evidence", "query")
 	if q["status"] != "partial" || q["coverage"].(map[string]any)["unreadable_manifests"].(float64) != 1 || len(q["warnings"].([]any)) == 0 {
 		t.Fatalf("query with a garbage manifest: %v", q)
+	}
+	// An index overwritten with garbage is rebuilt to the same answer, and
+	// location counts every manifest file, saying how many are unreadable.
+	os.Remove(filepath.Join(store, "index.sqlite-wal"))
+	os.Remove(filepath.Join(store, "index.sqlite-shm"))
+	os.WriteFile(filepath.Join(store, "index.sqlite"), []byte("garbage"), 0o600)
+	q2, _ := runAnalyzeCLI(t, "evidence", "query")
+	rows1, _ := json.Marshal(q["data"].(map[string]any)["rows"])
+	rows2, _ := json.Marshal(q2["data"].(map[string]any)["rows"])
+	if string(rows1) != string(rows2) || q2["status"] != "partial" ||
+		q2["coverage"].(map[string]any)["unreadable_manifests"].(float64) != 1 {
+		t.Fatalf("query after the rebuild:\n%v\nbefore:\n%v", q2, q)
+	}
+	loc, _ := runAnalyzeCLI(t, "evidence", "location")
+	ld := loc["data"].(map[string]any)
+	if ld["records"] != fmt.Sprint(len(mans)) || ld["unreadable_manifests"] != "1" || loc["status"] != "partial" {
+		t.Fatalf("location: %v (%d manifests)", loc, len(mans))
 	}
 }
 

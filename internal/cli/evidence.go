@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -128,7 +129,7 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 				return printEnvelope(env, nil, err)
 			}
 			if _, statErr := os.Stat(filepath.Join(dir, "manifests")); statErr != nil {
-				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0"})
+				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0", "unreadable_manifests": "0"})
 				return printEnvelope(env, res, nil)
 			}
 			st, err := evidence.Open(dir)
@@ -140,7 +141,10 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
-			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer})
+			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "unreadable_manifests": contract.Int(loc.Unreadable), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer})
+			if loc.Unreadable > 0 {
+				res.Warn(fmt.Sprintf("%d of %d records have a manifest that is missing, cannot be read or verified, or references a missing object; query_evidence lists them with a problem and show answers REPOSITORY_CORRUPT", loc.Unreadable, loc.Records))
+			}
 			return printEnvelope(env, res, nil)
 		},
 	}

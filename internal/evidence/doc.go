@@ -14,8 +14,8 @@
 //
 //	DIR/objects/sha256/AB/ABCDEF…   artifact bytes, named by their SHA-256
 //	DIR/manifests/ev-….json          one immutable manifest per record
-//	DIR/index.sqlite                 query index (modernc.org/sqlite); rebuilt
-//	                                 from manifests/ when missing
+//	DIR/index.sqlite                 query index (modernc.org/sqlite, 0600);
+//	                                 rebuilt from manifests/ when missing
 //	DIR/cursor.key                   32-byte HMAC key sealing cursors and
 //	                                 continuations, so they survive restarts
 //	DIR/tmp/                         staging for atomic publication
@@ -59,7 +59,10 @@
 // Open and by the first page of every Query); a read never sets an index
 // aside; only an index SQLite reports corrupt is rebuilt from the
 // manifests (built in a temp file first, then swapped in, the damaged file
-// kept as index.sqlite.corrupt-TIME-RAND); temp files are flock(2)-held by
+// kept as index.sqlite.corrupt-TIME-RAND, mode 0600); every manifest file
+// is indexed, an unreadable or inconsistent one as a row without facts
+// (manifest_sha256 "") that Query lists with a problem, so a listing is
+// the same before and after a rebuild; temp files are flock(2)-held by
 // their writers and those of dead writers are swept on Open; every file is
 // opened relative to a verified directory handle (os.Root) and never
 // through a symbolic link.

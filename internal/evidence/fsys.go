@@ -415,3 +415,43 @@ func ioFail(dir string, err error, msg string) *contract.Error {
 	}
 	return e
 }
+
+// restrict makes the regular file rel mode 0600 (owner read and write
+// only) when it exists with any other permission: SQLite creates the
+// index and its -wal and -shm with the process umask (0644 under the
+// usual 022), while every other store file is 0600. The mode is changed
+// on the opened file (fchmod), never through a symbolic link.
+func (s *storeFS) restrict(rel string) error {
+	f, err := s.open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return ioFail(s.dir, err, "the evidence index cannot be opened")
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ioFail(s.dir, err, "the evidence index cannot be examined")
+	}
+	if fi.Mode().Perm() == 0o600 {
+		return nil
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return ioFail(s.dir, err, "the evidence index's mode cannot be set to 0600")
+	}
+	return nil
+}
+
+// createPrivate creates the empty regular file rel with mode 0600 when it
+// does not exist (O_EXCL: never through a symbolic link).
+func (s *storeFS) createPrivate(rel string) error {
+	f, err := s.root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return ioFail(s.dir, err, "the evidence index cannot be created")
+	}
+	return f.Close()
+}

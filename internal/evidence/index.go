@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,6 +39,10 @@ CREATE TABLE IF NOT EXISTS record_formats (
 	format TEXT NOT NULL,
 	seq    INTEGER NOT NULL,
 	PRIMARY KEY (format, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS manifest_stat (
+	evidence_id TEXT PRIMARY KEY,
+	sig         TEXT NOT NULL
 ) WITHOUT ROWID;
 `
 
@@ -116,6 +123,17 @@ func (s *Store) openIndex(ctx context.Context) error {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := s.fs.root.Lstat(indexName + suffix); err == nil && !fi.Mode().IsRegular() {
 			return corrupt("the evidence store's %s is a symbolic link or not a regular file; the store does not open it", indexName+suffix).WithDetail("directory", s.dir)
+		}
+	}
+	// SQLite would create a missing index (and its -wal and -shm, with
+	// the index's mode) under the umask: create it 0600 first, and narrow
+	// the files of an index created before.
+	if err := s.fs.createPrivate(indexName); err != nil {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := s.fs.restrict(indexName + suffix); err != nil {
+			return err
 		}
 	}
 	db, err := openDB(filepath.Join(s.dir, indexName), false)
@@ -269,6 +287,12 @@ func (s *Store) rebuild(ctx context.Context, seen uint64) error {
 				tmp.Discard()
 				return ioFail(s.dir, err, "the damaged evidence index cannot be set aside")
 			}
+			// The set-aside keeps the index's records: owner-only, like
+			// every store file.
+			if err := s.fs.restrict(aside + suffix); err != nil {
+				tmp.Discard()
+				return err
+			}
 		}
 	}
 	if err := tmp.publish(indexName); err != nil {
@@ -283,15 +307,42 @@ func (s *Store) rebuild(ctx context.Context, seen uint64) error {
 	return nil
 }
 
+// manifestItem is one manifest file found under DIR/manifests: its id
+// (from the file name), its creation time, and, when it reads, parses and
+// names that id, the manifest and its bytes. m is nil for an unreadable
+// or inconsistent manifest, which is still indexed (as a placeholder row,
+// manifest_sha256 "") so it is listed with a problem, never hidden.
 type manifestItem struct {
-	m    *Manifest
-	body []byte
+	id      string
+	created time.Time
+	m       *Manifest
+	body    []byte
+	// sig identifies the file version that was read (statSig, taken
+	// before the read); "" when it could not be taken.
+	sig string
 }
 
-// scanManifests reads and validates the manifests under DIR/manifests
-// whose ids are not in skip, in creation order, and counts the ones that
-// fail validation.
-func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error) {
+// idTime returns the creation time an evidence id encodes (newID: the
+// first 8 of its 16 base32 bytes are the big-endian Unix nanoseconds).
+func idTime(id string) (time.Time, bool) {
+	b, err := idEncoding.DecodeString(strings.ToUpper(strings.TrimPrefix(id, "ev-")))
+	if err != nil || len(b) < 8 {
+		return time.Time{}, false
+	}
+	ns := int64(binary.BigEndian.Uint64(b[:8]))
+	if ns <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns).UTC(), true
+}
+
+// scanManifests reads the manifest files under DIR/manifests and returns
+// one item for every file named ID.json with a valid id, in creation
+// order: valid ones with their manifest, unreadable or inconsistent ones
+// (bad JSON, another id inside, truncated, not a regular file) without,
+// counted in bad. A file whose id is in seen with the same non-empty stat
+// signature is skipped unread (it has not changed since it was indexed).
+func (s *Store) scanManifests(seen map[string]string) ([]manifestItem, int, error) {
 	d, err := s.fs.root.Open("manifests")
 	if err != nil {
 		return nil, 0, ioFail(s.dir, err, "the evidence manifests cannot be listed")
@@ -305,24 +356,38 @@ func (s *Store) scanManifests(skip map[string]bool) ([]manifestItem, int, error)
 	bad := 0
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidID(id) || skip[id] {
+		if !ok || !ValidID(id) {
 			continue
 		}
-		body, err := s.fs.readFile(manifestRel(id))
-		if err != nil {
+		it := manifestItem{id: id}
+		if fi, err := e.Info(); err == nil {
+			it.sig = statSig(fi)
+		}
+		if old, ok := seen[id]; ok && old != "" && old == it.sig {
+			continue
+		}
+		it.created, _ = idTime(id)
+		if body, err := s.fs.readFile(manifestRel(id)); err == nil {
+			if m, err := parseManifest(body, id); err == nil {
+				it.m, it.body, it.created = m, body, m.CreatedAt
+			}
+		}
+		if it.m == nil {
 			bad++
-			continue
 		}
-		m, err := parseManifest(body, id)
-		if err != nil {
-			bad++
-			continue
-		}
-		items = append(items, manifestItem{m, body})
+		items = append(items, it)
 	}
 	// Creation order keeps seq monotonic with created_at.
-	sort.SliceStable(items, func(i, j int) bool { return items[i].m.CreatedAt.Before(items[j].m.CreatedAt) })
+	sort.SliceStable(items, func(i, j int) bool { return items[i].created.Before(items[j].created) })
 	return items, bad, nil
+}
+
+// statSig is the signature of one version of a manifest file: size,
+// modification time in nanoseconds and inode (Lstat). Manifests are
+// never rewritten by the store, so a changed signature means the file
+// was damaged, replaced or restored since it was indexed.
+func statSig(fi fs.FileInfo) string {
+	return fmt.Sprintf("%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), fileIno(fi))
 }
 
 func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
@@ -332,57 +397,178 @@ func insertAll(ctx context.Context, db *sql.DB, items []manifestItem) error {
 	}
 	defer tx.Rollback()
 	for _, it := range items {
-		if err := insertRecord(ctx, tx, it.m, it.body); err != nil {
+		var err error
+		if it.m != nil {
+			err = insertRecord(ctx, tx, it.m, it.body)
+		} else {
+			err = insertPlaceholder(ctx, tx, it.id, it.created)
+		}
+		if err == nil {
+			err = recordSig(ctx, tx, it)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
 }
 
-// reconcile indexes every valid manifest the index lacks (manifests are
-// the truth). It writes nothing when the index is complete, so a read on
-// a full disk succeeds when nothing is missing and fails with the disk
-// error (never a short listing) when something is. It returns how many
-// manifests fail validation.
+// reconcile brings the index in line with the manifest files (manifests
+// are the truth): every file the index lacks is indexed, a valid one with
+// its facts, an unreadable or inconsistent one as a placeholder row, so
+// no stored record is ever left out of a listing. Every file whose stat
+// signature changed since it was indexed (or that has none recorded) is
+// re-read: a record whose manifest no longer parses loses its facts (it
+// becomes the placeholder an index rebuilt now would hold, so filters
+// treat it the same before and after a rebuild), and a placeholder whose
+// manifest validates again (restored) gets its facts. Unchanged files
+// are not read (one Lstat each). It writes nothing when the index is
+// current, so a read on a full disk succeeds when nothing changed and
+// fails with the disk error (never a short listing) when something did.
+// It returns how many manifests it found unreadable or inconsistent
+// among the ones it read.
 func (s *Store) reconcile(ctx context.Context) (int, error) {
-	known := map[string]bool{}
+	type row struct{ placeholder bool }
+	known := map[string]row{}
+	seen := map[string]string{}
 	err := s.withDB(ctx, func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT evidence_id FROM records`)
+		clear(known)
+		clear(seen)
+		rows, err := db.QueryContext(ctx, `SELECT r.evidence_id, r.manifest_sha256 = '', COALESCE(m.sig, '') FROM records r LEFT JOIN manifest_stat m ON m.evidence_id = r.evidence_id`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var id, sig string
+			var ph bool
+			if err := rows.Scan(&id, &ph, &sig); err != nil {
 				return err
 			}
-			known[id] = true
+			known[id] = row{ph}
+			seen[id] = sig
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return 0, s.dbFail(err, "the evidence index cannot be read")
 	}
-	items, bad, err := s.scanManifests(known)
-	if err != nil || len(items) == 0 {
+	items, bad, err := s.scanManifests(seen)
+	if err != nil {
 		return bad, err
+	}
+	if len(items) == 0 {
+		return bad, nil
+	}
+	var added, repaired, demoted, same []manifestItem
+	for _, it := range items {
+		k, ok := known[it.id]
+		switch {
+		case !ok:
+			added = append(added, it)
+		case k.placeholder && it.m != nil:
+			repaired = append(repaired, it)
+		case !k.placeholder && it.m == nil:
+			demoted = append(demoted, it)
+		default:
+			same = append(same, it)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err = s.withDB(ctx, func(db *sql.DB) error { return insertAll(ctx, db, items) })
-	if err != nil {
-		return bad, s.dbFail(err, "the evidence index cannot be written")
+	if len(added)+len(repaired)+len(demoted) > 0 {
+		err = s.withDB(ctx, func(db *sql.DB) error {
+			if err := insertAll(ctx, db, added); err != nil {
+				return err
+			}
+			return updateKnown(ctx, db, repaired, demoted)
+		})
+		if err != nil {
+			return bad, s.dbFail(err, "the evidence index cannot be written")
+		}
+	}
+	if len(same) > 0 {
+		// Only signatures changed (a file touched, or an index from
+		// before signatures were kept): recording them saves re-reading
+		// those files next time, and changes no answer, so a failure
+		// (a full disk) is not the read's failure; they are re-read and
+		// recorded next time.
+		_ = s.withDB(ctx, func(db *sql.DB) error { return updateKnown(ctx, db, nil, nil, same...) })
 	}
 	return bad, nil
+}
+
+// recordSig records the stat signature of the manifest file version it
+// was indexed from.
+func recordSig(ctx context.Context, tx *sql.Tx, it manifestItem) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO manifest_stat(evidence_id, sig) VALUES (?,?) ON CONFLICT(evidence_id) DO UPDATE SET sig = excluded.sig`, it.id, it.sig)
+	return err
+}
+
+// updateKnown rewrites rows whose manifest file changed: repaired
+// placeholders get their facts, demoted records (manifest no longer
+// parses) lose theirs, and every re-read file's signature is recorded.
+// Rows keep their sequence (and so their place in snapshots).
+func updateKnown(ctx context.Context, db *sql.DB, repaired, demoted []manifestItem, same ...manifestItem) error {
+	if len(repaired)+len(demoted)+len(same) == 0 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, it := range repaired {
+		f := recordFacts(it.m, it.body)
+		var seq int64
+		err := tx.QueryRowContext(ctx, `UPDATE records SET created_at_ns=?, toolset=?, operation=?, status=?, source_count=?, artifact_count=?, total_bytes=?, formats=?, manifest_sha256=? WHERE evidence_id=? AND manifest_sha256='' RETURNING seq`,
+			f.created, f.toolset, f.operation, f.status, f.sources, f.artifacts, f.total, strings.Join(f.formats, ","), f.digest, it.id).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, fm := range f.formats {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO record_formats(format, seq) VALUES (?,?)`, fm, seq); err != nil {
+				return err
+			}
+		}
+	}
+	for _, it := range demoted {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `UPDATE records SET toolset='', operation='', status='', source_count=0, artifact_count=0, total_bytes=0, formats='', manifest_sha256='' WHERE evidence_id=? RETURNING seq`, it.id).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM record_formats WHERE seq = ?`, seq); err != nil {
+			return err
+		}
+	}
+	for _, list := range [][]manifestItem{repaired, demoted, same} {
+		for _, it := range list {
+			if err := recordSig(ctx, tx, it); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
 }
 
 // indexFault, when set (tests only), is returned by the index commit of
 // Publish in place of writing, like a commit that fails on a full disk.
 var indexFault error
 
-// index inserts m (whose canonical bytes are body) into the index.
+// index inserts m (whose canonical bytes are body) into the index, with
+// the stat signature of its manifest file as published.
 func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
+	sig := ""
+	if fi, err := s.fs.root.Lstat(manifestRel(m.EvidenceID)); err == nil {
+		sig = statSig(fi)
+	}
 	s.mu.Lock()
 	err := s.withDB(ctx, func(db *sql.DB) error {
 		if indexFault != nil {
@@ -399,6 +585,9 @@ func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 		if err := insertRecord(ctx, tx, m, body); err != nil {
 			return err
 		}
+		if err := recordSig(ctx, tx, manifestItem{id: m.EvidenceID, sig: sig}); err != nil {
+			return err
+		}
 		return tx.Commit()
 	})
 	s.mu.Unlock()
@@ -408,15 +597,30 @@ func (s *Store) index(ctx context.Context, m *Manifest, body []byte) error {
 	return nil
 }
 
-func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) error {
+// facts are the indexed columns of a valid manifest.
+type facts struct {
+	created                    int64
+	toolset, operation, status string
+	sources, artifacts         int
+	total                      int64
+	formats                    []string
+	digest                     string
+}
+
+func recordFacts(m *Manifest, body []byte) facts {
 	sum := sha256.Sum256(body)
-	var total int64
+	f := facts{created: m.CreatedAt.UnixNano(), toolset: m.Toolset, operation: m.Operation, status: m.Status,
+		sources: len(m.AnalysisSources()), artifacts: len(m.Artifacts), formats: m.Formats(), digest: hex.EncodeToString(sum[:])}
 	for _, a := range m.Artifacts {
-		total += a.Size
+		f.total += a.Size
 	}
-	formats := m.Formats()
+	return f
+}
+
+func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) error {
+	f := recordFacts(m, body)
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(evidence_id, created_at_ns, toolset, operation, status, source_count, artifact_count, total_bytes, formats, manifest_sha256) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		m.EvidenceID, m.CreatedAt.UnixNano(), m.Toolset, m.Operation, m.Status, len(m.AnalysisSources()), len(m.Artifacts), total, strings.Join(formats, ","), hex.EncodeToString(sum[:]))
+		m.EvidenceID, f.created, f.toolset, f.operation, f.status, f.sources, f.artifacts, f.total, strings.Join(f.formats, ","), f.digest)
 	if err != nil {
 		return err
 	}
@@ -424,12 +628,25 @@ func insertRecord(ctx context.Context, tx *sql.Tx, m *Manifest, body []byte) err
 	if n, _ := res.RowsAffected(); err != nil || n == 0 {
 		return nil // already indexed
 	}
-	for _, f := range formats {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO record_formats(format, seq) VALUES (?,?)`, f, seq); err != nil {
+	for _, fm := range f.formats {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO record_formats(format, seq) VALUES (?,?)`, fm, seq); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// insertPlaceholder indexes the manifest file of id that cannot be read,
+// parsed or names another id: a row with manifest_sha256 "" and no facts
+// (created_at_ns from the id, 0 when the id encodes none), so the record
+// is listed with its problem and counted, never left out.
+func insertPlaceholder(ctx context.Context, tx *sql.Tx, id string, created time.Time) error {
+	var ns int64
+	if !created.IsZero() {
+		ns = created.UnixNano()
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(evidence_id, created_at_ns, toolset, operation, status, source_count, artifact_count, total_bytes, formats, manifest_sha256) VALUES (?,?,'','','',0,0,0,'','')`, id, ns)
+	return err
 }
 
 func (s *Store) indexedDigest(id string) (string, bool) {
@@ -440,17 +657,26 @@ func (s *Store) indexedDigest(id string) (string, bool) {
 	return d, err == nil
 }
 
-// Reindex adds every valid manifest under DIR/manifests that the index does
-// not hold, in creation order. Open and the first page of every Query do
-// the same. Manifests that fail validation are skipped and counted in the
-// returned error (REPOSITORY_CORRUPT) after the valid ones are indexed.
+// Reindex indexes every manifest file under DIR/manifests that the index
+// does not hold, in creation order (Open and the first page of every
+// Query do the same): valid ones with their facts, unreadable or
+// inconsistent ones as rows without facts that queries list with a
+// problem. When any indexed manifest cannot be read or parsed it returns
+// REPOSITORY_CORRUPT with details.corrupt_manifests (their count) after
+// indexing everything.
 func (s *Store) Reindex(ctx context.Context) error {
-	bad, err := s.reconcile(ctx)
-	if err != nil {
+	if _, err := s.reconcile(ctx); err != nil {
 		return err
 	}
+	var bad int
+	err := s.withDB(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT COUNT(*) FROM records WHERE manifest_sha256 = ''`).Scan(&bad)
+	})
+	if err != nil {
+		return s.dbFail(err, "the evidence index cannot be read")
+	}
 	if bad > 0 {
-		return corrupt("%d manifests failed validation and were not indexed", bad).WithDetail("corrupt_manifests", bad)
+		return corrupt("%d manifests cannot be read or parsed; they are indexed without their facts and listed with a problem", bad).WithDetail("corrupt_manifests", bad)
 	}
 	return nil
 }
@@ -466,21 +692,26 @@ type Filter struct {
 	Format      string
 }
 
-// Summary is one manifest row of a query page.
+// Summary is one manifest row of a query page. Fields whose value is
+// unknown (a manifest that cannot be read) are absent, never zero.
 type Summary struct {
 	EvidenceID    string   `json:"evidence_id"`
 	CreatedAt     string   `json:"created_at"`
-	Toolset       string   `json:"toolset"`
-	Operation     string   `json:"operation"`
-	Status        string   `json:"status"`
-	Formats       []string `json:"formats"`
-	SourceCount   int      `json:"source_count"`
-	ArtifactCount int      `json:"artifact_count"`
-	TotalBytes    string   `json:"total_bytes"`
-	// Problem is set when the record's manifest file can no longer be read,
-	// parsed, or no longer matches the digest recorded at publication: the
-	// indexed facts above are then unverified (REPOSITORY_CORRUPT on show
-	// and inspect_evidence).
+	Toolset       string   `json:"toolset,omitempty"`
+	Operation     string   `json:"operation,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Formats       []string `json:"formats,omitzero"`
+	SourceCount   *int     `json:"source_count,omitempty"`
+	ArtifactCount *int     `json:"artifact_count,omitempty"`
+	TotalBytes    string   `json:"total_bytes,omitempty"`
+	// Problem is set when the record's manifest file is missing, cannot
+	// be read or parsed, names another id, references an object that is
+	// missing or has the wrong size, or no longer matches the digest
+	// recorded at publication (show and inspect_evidence then answer
+	// REPOSITORY_CORRUPT). When the manifest cannot be read or parsed, or
+	// names another id, the record's facts are unknown: only evidence_id,
+	// created_at (from the time the id encodes) and problem are set. When
+	// it parses, the facts are the ones indexed from it.
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -568,15 +799,15 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		args = append(args, f.CreatedTo.UnixNano())
 	}
 	if f.Operation != "" {
-		where = append(where, "r.operation = ?")
+		where = append(where, "(r.operation = ? OR r.manifest_sha256 = '')")
 		args = append(args, f.Operation)
 	}
 	if f.Toolset != "" {
-		where = append(where, "r.toolset = ?")
+		where = append(where, "(r.toolset = ? OR r.manifest_sha256 = '')")
 		args = append(args, f.Toolset)
 	}
 	if f.Format != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM record_formats rf WHERE rf.format = ? AND rf.seq = r.seq)")
+		where = append(where, "(EXISTS (SELECT 1 FROM record_formats rf WHERE rf.format = ? AND rf.seq = r.seq) OR r.manifest_sha256 = '')")
 		args = append(args, f.Format)
 	}
 	if pos != nil {
@@ -605,21 +836,43 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 				break
 			}
 			var seq, created, total int64
+			var sources, artifacts int
 			var sm Summary
 			var formats, digest string
-			if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sm.SourceCount, &sm.ArtifactCount, &total, &digest); err != nil {
+			if err := rows.Scan(&seq, &sm.EvidenceID, &created, &sm.Toolset, &sm.Operation, &sm.Status, &formats, &sources, &artifacts, &total, &digest); err != nil {
 				return err
 			}
-			if problem := s.checkManifest(sm.EvidenceID, digest); problem != "" {
+			problem, m := s.checkManifest(sm.EvidenceID, digest)
+			switch {
+			case m == nil:
+				// Unreadable or inconsistent: its facts are unknown
+				// (whatever the index recorded), so the row is the same
+				// before and after the index is rebuilt.
+				sm = Summary{EvidenceID: sm.EvidenceID}
+				if t, ok := idTime(sm.EvidenceID); ok {
+					sm.CreatedAt = t.Format(time.RFC3339Nano)
+				}
+			case digest == "":
+				// A placeholder whose manifest validates again.
+				f := recordFacts(m, nil)
+				sm.CreatedAt = m.CreatedAt.UTC().Format(time.RFC3339Nano)
+				sm.Toolset, sm.Operation, sm.Status = f.toolset, f.operation, f.status
+				sm.Formats = append([]string{}, f.formats...)
+				sm.SourceCount, sm.ArtifactCount = &f.sources, &f.artifacts
+				sm.TotalBytes = contract.Int(f.total)
+			default:
+				sm.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339Nano)
+				sm.Formats = []string{}
+				if formats != "" {
+					sm.Formats = strings.Split(formats, ",")
+				}
+				sm.SourceCount, sm.ArtifactCount = &sources, &artifacts
+				sm.TotalBytes = contract.Int(total)
+			}
+			if problem != "" {
 				sm.Problem = problem
 				page.Unreadable++
 			}
-			sm.CreatedAt = time.Unix(0, created).UTC().Format(time.RFC3339Nano)
-			sm.Formats = []string{}
-			if formats != "" {
-				sm.Formats = strings.Split(formats, ",")
-			}
-			sm.TotalBytes = contract.Int(total)
 			page.Rows = append(page.Rows, sm)
 			last = queryPos{CreatedNS: created, Seq: seq, Listed: page.Offset + int64(len(page.Rows))}
 		}
@@ -635,20 +888,39 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 	return page, nil
 }
 
-// checkManifest re-reads the manifest of id and returns "" when it parses
-// and matches digest (its SHA-256 recorded at publication), else a short
-// description of the problem.
-func (s *Store) checkManifest(id, digest string) string {
+// checkManifest re-reads the manifest of id and returns its problem and
+// the parsed manifest. The problem is "" when the manifest reads, parses,
+// names id, matches digest (its SHA-256 recorded at publication; "" for a
+// placeholder row, which records none) and every artifact's object is
+// present with its recorded size (what show and inspect_evidence check
+// before they answer). m is nil when the file cannot be read or parsed or
+// names another id: the record's facts are then unknown. The checks run
+// in an order that does not depend on the index (file, parse, objects
+// before the digest), so a record has the same problem before and after
+// the index is rebuilt.
+func (s *Store) checkManifest(id, digest string) (string, *Manifest) {
 	body, err := s.fs.readFile(manifestRel(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "the manifest file " + manifestRel(id) + " is missing", nil
+	}
 	if err != nil {
-		return "the manifest file cannot be read"
+		return "the manifest file " + manifestRel(id) + " cannot be read", nil
 	}
-	sum := sha256.Sum256(body)
-	if hex.EncodeToString(sum[:]) != digest {
-		return "the manifest differs from the digest recorded when it was published"
+	m, err := parseManifest(body, id)
+	if err != nil {
+		return contract.AsError(err).Message + " (file " + manifestRel(id) + ")", nil
 	}
-	if _, err := parseManifest(body, id); err != nil {
-		return contract.AsError(err).Message
+	for _, a := range m.Artifacts {
+		fi, err := s.fs.root.Lstat(objectRel(a.SHA256))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != a.Size {
+			return fmt.Sprintf("artifact %q is missing from the object store or has the wrong size", a.Name), m
+		}
 	}
-	return ""
+	if digest != "" {
+		sum := sha256.Sum256(body)
+		if hex.EncodeToString(sum[:]) != digest {
+			return "the manifest differs from the digest recorded when it was published", m
+		}
+	}
+	return "", m
 }

@@ -678,17 +678,25 @@ func (s *Store) VerifyArtifact(ctx context.Context, m *Manifest, name string) er
 	return nil
 }
 
-// Location describes where the store lives, for `inquest evidence location`.
+// Location describes where the store lives, for `inquest evidence
+// location`. Records counts every manifest file indexed (one per record
+// stored, readable or not); Unreadable counts those among them whose
+// manifest is missing, cannot be read or parsed, names another id,
+// references a missing object or differs from its publication digest
+// (the rows query_evidence lists with a problem).
 type Location struct {
-	Dir       string `json:"dir"`
-	Index     string `json:"index"`
-	Source    string `json:"source"` // INQUEST_DATA_DIR, XDG_DATA_HOME or HOME
-	Records   int64  `json:"records"`
-	Snapshot  int64  `json:"snapshot"`
-	FormatVer int    `json:"format_version"`
+	Dir        string `json:"dir"`
+	Index      string `json:"index"`
+	Source     string `json:"source"` // INQUEST_DATA_DIR, XDG_DATA_HOME or HOME
+	Records    int64  `json:"records"`
+	Unreadable int64  `json:"unreadable_manifests"`
+	Snapshot   int64  `json:"snapshot"`
+	FormatVer  int    `json:"format_version"`
 }
 
-// Location returns the store's paths and record count.
+// Location returns the store's paths and record counts. It indexes
+// manifests the index lacks first (as the first page of a query does) and
+// re-checks every record's manifest, so it reads every manifest once.
 func (s *Store) Location(ctx context.Context) (Location, error) {
 	src := "HOME"
 	if os.Getenv(EnvDataDir) != "" {
@@ -697,11 +705,41 @@ func (s *Store) Location(ctx context.Context) (Location, error) {
 		src = "XDG_DATA_HOME"
 	}
 	l := Location{Dir: s.dir, Index: filepath.Join(s.dir, "index.sqlite"), Source: src, FormatVer: FormatVersion}
+	if _, err := s.reconcile(ctx); err != nil {
+		return l, err
+	}
+	type rec struct{ id, digest string }
+	var recs []rec
 	err := s.withDB(ctx, func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(seq),0) FROM records`).Scan(&l.Records, &l.Snapshot)
+		recs = recs[:0]
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq),0) FROM records`).Scan(&l.Snapshot); err != nil {
+			return err
+		}
+		rows, err := db.QueryContext(ctx, `SELECT evidence_id, manifest_sha256 FROM records WHERE seq <= ?`, l.Snapshot)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r rec
+			if err := rows.Scan(&r.id, &r.digest); err != nil {
+				return err
+			}
+			recs = append(recs, r)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return l, s.dbFail(err, "the evidence index cannot be read")
+	}
+	l.Records = int64(len(recs))
+	for _, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return l, contract.AsError(err)
+		}
+		if problem, _ := s.checkManifest(r.id, r.digest); problem != "" {
+			l.Unreadable++
+		}
 	}
 	return l, nil
 }

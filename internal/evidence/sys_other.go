@@ -24,3 +24,5 @@ func freeBytes(string) (uint64, bool) { return 0, false }
 func lockFile(*os.File, bool) error { return nil }
 
 func tryLockFile(*os.File) bool { return false }
+
+func fileIno(fs.FileInfo) uint64 { return 0 }

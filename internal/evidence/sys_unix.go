@@ -62,3 +62,11 @@ func lockFile(f *os.File, exclusive bool) error {
 func tryLockFile(f *os.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }
+
+// fileIno returns fi's inode number (Stat_t.Ino), 0 when unknown.
+func fileIno(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

@@ -170,3 +170,56 @@ func TestRescueEvidence(t *testing.T) {
 		t.Errorf("existing destination: %s", code)
 	}
 }
+
+// TestQueryEvidenceSameAfterRebuild: the tester's case. Six records, one
+// manifest replaced with "{bad", another naming another id; query_evidence
+// lists all six, two with a problem, unreadable_manifests 2, status
+// partial; after index.sqlite is overwritten with garbage (and, again,
+// deleted) the automatic rebuild gives the identical answer.
+func TestQueryEvidenceSameAfterRebuild(t *testing.T) {
+	storeDir := filepath.Join(t.TempDir(), "store")
+	e := newEnvAt(t, storeDir)
+	p := e.write("a.txt", "x\n")
+	var ids []string
+	for i := 0; i < 6; i++ {
+		r := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "offset": 0})
+		ids = append(ids, data(e.mustCall("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]}))["evidence_id"].(string))
+	}
+	mf := func(id string) string { return filepath.Join(storeDir, "manifests", id+".json") }
+	os.WriteFile(mf(ids[1]), []byte("{bad"), 0o600)
+	b, _ := os.ReadFile(mf(ids[3]))
+	os.WriteFile(mf(ids[3]), []byte(strings.Replace(string(b), ids[3], ids[0], 1)), 0o600)
+	answer := func(e *env) string {
+		q := e.mustCall("query_evidence", map[string]any{})
+		d := data(q)
+		rows := d["rows"].([]any)
+		problems := 0
+		for _, r := range rows {
+			if r.(map[string]any)["problem"] != nil {
+				problems++
+			}
+		}
+		cov := d["coverage"].(map[string]any)
+		if len(rows) != 6 || problems != 2 || cov["unreadable_manifests"] != float64(2) || cov["complete"] != false || q["status"] != "partial" {
+			t.Fatalf("rows %d problems %d coverage %v status %v", len(rows), problems, cov, q["status"])
+		}
+		return mustJSON(map[string]any{"rows": rows, "coverage": cov, "status": q["status"], "page": d["page"]})
+	}
+	before := answer(e)
+	for _, damage := range []func(string) error{
+		func(p string) error { return os.WriteFile(p, []byte("garbage"), 0o600) },
+		os.Remove,
+	} {
+		e.rt.Close()
+		for _, s := range []string{"-wal", "-shm"} {
+			os.Remove(filepath.Join(storeDir, "index.sqlite"+s))
+		}
+		if err := damage(filepath.Join(storeDir, "index.sqlite")); err != nil {
+			t.Fatal(err)
+		}
+		e = newEnvAt(t, storeDir)
+		if after := answer(e); after != before {
+			t.Fatalf("after the rebuild:\n%s\nbefore:\n%s", after, before)
+		}
+	}
+}
