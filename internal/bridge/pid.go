@@ -8,6 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -44,7 +45,11 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				e.Field = ptr + "/pid"
 				return e
 			}
-			res, err := call(ctx, host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			// resolve_pid is a prompt read: a cancel keeps the connection.
+			res, err := call(ipc.WithReplyOnCancel(ctx), host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			if ctx.Err() != nil {
+				return contract.AsError(ctx.Err())
+			}
 			if err != nil {
 				if e := contract.AsError(err); e != nil && strings.HasPrefix(e.Field, "/pid") {
 					e.Field = ptr + "/pid"
