@@ -536,7 +536,7 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.Network(ctx, &id) }
 	case capture.KindOpenFiles, capture.KindModules, capture.KindThreads, capture.KindScheduling:
 		if a.ProcessRef == "" {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "kind %s requires process_ref (from list_processes)", a.Kind)
+			return nil, processChoice("", "kind "+string(a.Kind))
 		}
 		id, err := h.resolve(a.ProcessRef)
 		if err != nil {
@@ -571,9 +571,7 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 
 func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
 	if a.ProcessRef == "" {
-		e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
-		e.Field = "/process_ref"
-		return nil, e
+		return nil, processChoice("", "get_process_info")
 	}
 	id, err := h.resolve(a.ProcessRef)
 	if err != nil {
@@ -653,9 +651,19 @@ type readCursor struct {
 func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
 	q := jobs.Query{Path: a.Path, PathBytes: a.PathBytes, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
+	if a.Cursor != "" {
+		// A malformed or forged cursor says so before any capture lookup.
+		if _, err := h.cursors.Decode(a.Cursor); err != nil {
+			e := contract.AsError(err)
+			e.Field = "/cursor"
+			return nil, e
+		}
+	}
 	src, err := js.Capture(a.CaptureID)
 	if a.Cursor != "" && err != nil {
-		return nil, contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")
+		e := contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")
+		e.Field = "/cursor"
+		return nil, e
 	}
 	if err != nil {
 		return nil, err

@@ -341,7 +341,7 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 		}}, nil
 	case "process_exit":
 		if a.ProcessRef == "" {
-			return nil, argErr("process_ref", "process_exit requires process_ref")
+			return nil, processChoice("", "condition process_exit")
 		}
 		p, _, err := h.ResolveLive(a.ProcessRef)
 		if contract.CodeOf(err) == contract.CodeProcessExited {
