@@ -78,6 +78,16 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		{"rank_processes", `{"metric_id":"rss_bytes","to":"2026-11-30T10:00:00Z"}`, contract.CodeInvalidArgument, "/to", false},
 		{"get_graphs", `{"target_limit":0}`, contract.CodeInvalidArgument, "/target_limit", false},
 		{"read_capture", `{"capture_id":"nope","projection":["path"]}`, contract.CodeReferenceInvalid, "/capture_id", false},
+		// a missing process choice lists both (process_ref, pid) at the object lacking them
+		{"start_capture", `{"kind":"open_files"}`, contract.CodeInvalidArgument, "", false},
+		{"start_capture", `{"kind":"modules","wait_ms":0}`, contract.CodeInvalidArgument, "", false},
+		{"wait_condition", `{"condition":"process_exit","timeout_ms":1000}`, contract.CodeInvalidArgument, "", false},
+		{"get_process_info", `{}`, contract.CodeInvalidArgument, "", false},
+		// a pid where no process may go is named as the pid that was sent
+		{"add_graphs", `{"metrics":[{"metric_id":"load1","pid":1}]}`, contract.CodeInvalidArgument, "/metrics/0/pid", false},
+		{"add_graphs", `{"metrics":[{"metric_id":"load1","process_ref":"x"}]}`, contract.CodeInvalidArgument, "/metrics/0/process_ref", false},
+		// a malformed cursor says so at /cursor, before the capture is looked up
+		{"read_capture", `{"capture_id":"cap-x","cursor":"zzz"}`, contract.CodeCursorInvalid, "/cursor", false},
 		// a wait that ends by its timeout can succeed when sent again
 		{"wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":1,"wait_ms":1000}`, contract.CodeTimeout, "", true},
 	} {
@@ -86,6 +96,19 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		if e == nil || e.Code != tc.code || e.Field != tc.field || e.Retryable != tc.retryable {
 			t.Errorf("%s %s: got %+v, want %s at %q retryable %v", tc.tool, tc.args, e, tc.code, tc.field, tc.retryable)
 			continue
+		}
+		if strings.Contains(e.Message, "requires process_ref") {
+			if !strings.Contains(e.Message, " or pid") || e.Expected == nil {
+				t.Errorf("%s %s: the missing choice does not list both: %+v", tc.tool, tc.args, e)
+			} else if b, _ := json.Marshal(e.Expected); string(b) != `{"one_of_required":[["process_ref"],["pid"]]}` {
+				t.Errorf("%s %s: one_of_required %s", tc.tool, tc.args, b)
+			}
+		}
+		if strings.Contains(tc.args, `"pid"`) && !strings.Contains(tc.args, "process_ref") && strings.Contains(e.Message, "process_ref") && strings.Contains(e.Message, "omit") {
+			t.Errorf("%s %s: names process_ref the caller did not send: %s", tc.tool, tc.args, e.Message)
+		}
+		if strings.Contains(tc.args, "zzz") && !strings.Contains(e.Message, "malformed") {
+			t.Errorf("%s %s: a malformed cursor not called malformed: %s", tc.tool, tc.args, e.Message)
 		}
 		if tc.field != "" && !sent(tc.args, tc.field) {
 			t.Errorf("%s: field %s names nothing the caller sent", tc.tool, tc.field)
