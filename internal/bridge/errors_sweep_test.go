@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
 )
 
 // gonePID is above the kernel's largest PID (pid_max is at most 2^22), so
@@ -202,5 +203,29 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	out, _ := u["outcome"].(map[string]any)
 	if u["state"] != "succeeded" || out["resolved_from"] != "pid" || out["root_name"] != "sleep" {
 		t.Fatalf("update_tracking by pid: %v", u)
+	}
+}
+
+// TestGraphPIDInLogView: in Log view a graph source's pid cannot be
+// resolved (that is live inspection); the error points at the pid, is
+// retryable (the unchanged call succeeds back in Live view) and names
+// get_graphs with include_processes, which lists the recording's refs.
+func TestGraphPIDInLogView(t *testing.T) {
+	reg, h := investigationRegistry(t, Mode{})
+	view := h.NewSession()
+	if _, err := h.Dispatch(context.Background(), view, host.ActivityMethod, json.RawMessage(`{"activity":"log"}`)); err != nil {
+		t.Fatalf("set_activity log: %v", err)
+	}
+	for _, tc := range []struct{ tool, args string }{
+		{"add_graphs", `{"metrics":[{"metric_id":"load1"},{"metric_id":"rss_bytes","pid":1}]}`},
+		{"export_graphs", `{"output_directory":"/nonexistent-inquest","metrics":[{"metric_id":"load1"},{"metric_id":"rss_bytes","pid":1}]}`},
+	} {
+		_, err := reg.Call(context.Background(), tc.tool, json.RawMessage(tc.args))
+		e := contract.AsError(err)
+		if e == nil || e.Code != contract.CodeActivityConflict || e.Field != "/metrics/1/pid" || !e.Retryable ||
+			!strings.Contains(e.Message, "Log view") || !strings.Contains(e.Message, "process_ref") ||
+			e.NextAction == nil || e.NextAction.Tool != "get_graphs" || e.NextAction.Arguments["include_processes"] != true {
+			t.Fatalf("%s in Log view: %+v", tc.tool, e)
+		}
 	}
 }
