@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -615,7 +616,7 @@ func jobResult(j jobs.Job) *contract.Result {
 		d["capture_id"] = j.CaptureID
 		d["result"] = map[string]any{"capture_id": j.CaptureID}
 	case jobs.Failed:
-		d["result"] = map[string]any{"error": j.Err}
+		d["result"] = map[string]any{"error": failedJobError(j.ID, j.Err)}
 	}
 	res := contract.NewResult("live", time.Time{}, d)
 	switch {
@@ -627,6 +628,18 @@ func jobResult(j jobs.Job) *contract.Result {
 		}
 	}
 	return res
+}
+
+// failedJobError is a failed job's data.result.error: a copy of e with
+// details.job_id naming the job, as the starter's error carries it (nil
+// stays nil).
+func failedJobError(id string, e *contract.Error) *contract.Error {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Details = maps.Clone(e.Details)
+	return c.WithDetail("job_id", id)
 }
 
 // JobFailedWarning is the envelope warning of a failed job: it names the

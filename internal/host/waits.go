@@ -601,7 +601,7 @@ func (j *waitJob) jobView() *contract.Result {
 	case <-j.done:
 		d["finished_at"] = contract.TS(j.finished)
 		if j.err != nil {
-			d["state"], d["result"] = "failed", map[string]any{"error": contract.AsError(j.err)}
+			d["state"], d["result"] = "failed", map[string]any{"error": failedJobError(j.id, contract.AsError(j.err))}
 		} else {
 			d["state"], d["result"] = "succeeded", j.res.Data
 		}
