@@ -26,9 +26,14 @@ import (
 // old one is gone, whose new backend_instance_id makes old refs
 // REFERENCE_INVALID), sends the call there and warns on its outcome that
 // the old connection's objects were released; when no host can be reached
-// the call gets BACKEND_UNAVAILABLE. Cancellation or the 10 s response
-// deadline after dispatch closes the connection (which releases its
-// connection-owned objects) and gives OUTCOME_UNKNOWN.
+// the call gets BACKEND_UNAVAILABLE. A read-only bounded wait or read sent
+// with ipc.WithReplyOnCancel (wait slices, get_job, get_operation polls,
+// first pages, resolve_pid) is answered by the host on cancellation and
+// keeps the connection. Any other cancellation, a host that does not
+// answer one within ipc.CancelReplyWait, or the 10 s response deadline
+// after dispatch closes the connection (which releases its
+// connection-owned objects) and gives OUTCOME_UNKNOWN; the reset warning
+// names the tool the client cancelled (toolOf).
 type IPC struct {
 	opts ipc.ConnectOptions
 
