@@ -114,6 +114,10 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 			t.Handler = forward
 		}
 		t = withPID(t, decl, call)
+		inner := t.Handler
+		t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			return inner(context.WithValue(ctx, toolKey{}, name), args)
+		}
 		if mode.ResultBudget > 0 {
 			inner := t.Handler
 			t.Handler = func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
@@ -137,4 +141,17 @@ func withDefault(args json.RawMessage, key string, v any) json.RawMessage {
 	m[key] = v
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// toolKey carries the name of the tool a bridge call runs for, so a reset
+// caused by the client cancelling it names that tool rather than the host
+// method in flight (resolve_pid, get_job).
+type toolKey struct{}
+
+// toolOf is the tool name ctx carries, or method when it carries none.
+func toolOf(ctx context.Context, method string) string {
+	if n, _ := ctx.Value(toolKey{}).(string); n != "" {
+		return n
+	}
+	return method
 }

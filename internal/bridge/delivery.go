@@ -282,7 +282,12 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		ra["limit"] = host.RawPageRows
 	}
 	rb, _ := json.Marshal(ra)
-	page, err := d.call(ctx, "read_capture", rb)
+	// The first page is a prompt read: a cancel gets the host's answer and
+	// keeps the connection (ipc.WithReplyOnCancel).
+	page, err := d.call(ipc.WithReplyOnCancel(ctx), "read_capture", rb)
+	if ctx.Err() != nil {
+		return nil, contract.AsError(ctx.Err())
+	}
 	if err != nil {
 		// A failed first-page selection leaves the source retained for
 		// correction; the envelope says so and names the corrected read.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
 )
 
 // gonePID is above the kernel's largest PID (pid_max is at most 2^22), so
@@ -79,6 +80,16 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		{"rank_processes", `{"metric_id":"rss_bytes","to":"2026-11-30T10:00:00Z"}`, contract.CodeInvalidArgument, "/to", false},
 		{"get_graphs", `{"target_limit":0}`, contract.CodeInvalidArgument, "/target_limit", false},
 		{"read_capture", `{"capture_id":"nope","projection":["path"]}`, contract.CodeReferenceInvalid, "/capture_id", false},
+		// a missing process choice lists both (process_ref, pid) at the object lacking them
+		{"start_capture", `{"kind":"open_files"}`, contract.CodeInvalidArgument, "", false},
+		{"start_capture", `{"kind":"modules","wait_ms":0}`, contract.CodeInvalidArgument, "", false},
+		{"wait_condition", `{"condition":"process_exit","timeout_ms":1000}`, contract.CodeInvalidArgument, "", false},
+		{"get_process_info", `{}`, contract.CodeInvalidArgument, "", false},
+		// a pid where no process may go is named as the pid that was sent
+		{"add_graphs", `{"metrics":[{"metric_id":"load1","pid":1}]}`, contract.CodeInvalidArgument, "/metrics/0/pid", false},
+		{"add_graphs", `{"metrics":[{"metric_id":"load1","process_ref":"x"}]}`, contract.CodeInvalidArgument, "/metrics/0/process_ref", false},
+		// a malformed cursor says so at /cursor, before the capture is looked up
+		{"read_capture", `{"capture_id":"cap-x","cursor":"zzz"}`, contract.CodeCursorInvalid, "/cursor", false},
 		// a wait that ends by its timeout can succeed when sent again
 		{"wait_condition", `{"condition":"process_present","process_name":"no-such-proc-inquest","timeout_ms":1,"wait_ms":1000}`, contract.CodeTimeout, "", true},
 	} {
@@ -87,6 +98,19 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		if e == nil || e.Code != tc.code || e.Field != tc.field || e.Retryable != tc.retryable {
 			t.Errorf("%s %s: got %+v, want %s at %q retryable %v", tc.tool, tc.args, e, tc.code, tc.field, tc.retryable)
 			continue
+		}
+		if strings.Contains(e.Message, "requires process_ref") {
+			if !strings.Contains(e.Message, " or pid") || e.Expected == nil {
+				t.Errorf("%s %s: the missing choice does not list both: %+v", tc.tool, tc.args, e)
+			} else if b, _ := json.Marshal(e.Expected); string(b) != `{"one_of_required":[["process_ref"],["pid"]]}` {
+				t.Errorf("%s %s: one_of_required %s", tc.tool, tc.args, b)
+			}
+		}
+		if strings.Contains(tc.args, `"pid"`) && !strings.Contains(tc.args, "process_ref") && strings.Contains(e.Message, "process_ref") && strings.Contains(e.Message, "omit") {
+			t.Errorf("%s %s: names process_ref the caller did not send: %s", tc.tool, tc.args, e.Message)
+		}
+		if strings.Contains(tc.args, "zzz") && !strings.Contains(e.Message, "malformed") {
+			t.Errorf("%s %s: a malformed cursor not called malformed: %s", tc.tool, tc.args, e.Message)
 		}
 		if tc.field != "" && !sent(tc.args, tc.field) {
 			t.Errorf("%s: field %s names nothing the caller sent", tc.tool, tc.field)
@@ -214,5 +238,29 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	_, _, err = regCall(t, reg, "update_tracking", strings.Replace(byPID, "by-pid", "by-pid-2", 1))
 	if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/pid" {
 		t.Fatalf("new id after exit: %v", err)
+	}
+}
+
+// TestGraphPIDInLogView: in Log view a graph source's pid cannot be
+// resolved (that is live inspection); the error points at the pid, is
+// retryable (the unchanged call succeeds back in Live view) and names
+// get_graphs with include_processes, which lists the recording's refs.
+func TestGraphPIDInLogView(t *testing.T) {
+	reg, h := investigationRegistry(t, Mode{})
+	view := h.NewSession()
+	if _, err := h.Dispatch(context.Background(), view, host.ActivityMethod, json.RawMessage(`{"activity":"log"}`)); err != nil {
+		t.Fatalf("set_activity log: %v", err)
+	}
+	for _, tc := range []struct{ tool, args string }{
+		{"add_graphs", `{"metrics":[{"metric_id":"load1"},{"metric_id":"rss_bytes","pid":1}]}`},
+		{"export_graphs", `{"output_directory":"/nonexistent-inquest","metrics":[{"metric_id":"load1"},{"metric_id":"rss_bytes","pid":1}]}`},
+	} {
+		_, err := reg.Call(context.Background(), tc.tool, json.RawMessage(tc.args))
+		e := contract.AsError(err)
+		if e == nil || e.Code != contract.CodeActivityConflict || e.Field != "/metrics/1/pid" || !e.Retryable ||
+			!strings.Contains(e.Message, "Log view") || !strings.Contains(e.Message, "process_ref") ||
+			e.NextAction == nil || e.NextAction.Tool != "get_graphs" || e.NextAction.Arguments["include_processes"] != true {
+			t.Fatalf("%s in Log view: %+v", tc.tool, e)
+		}
 	}
 }

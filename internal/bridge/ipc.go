@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -25,9 +26,14 @@ import (
 // old one is gone, whose new backend_instance_id makes old refs
 // REFERENCE_INVALID), sends the call there and warns on its outcome that
 // the old connection's objects were released; when no host can be reached
-// the call gets BACKEND_UNAVAILABLE. Cancellation or the 10 s response
-// deadline after dispatch closes the connection (which releases its
-// connection-owned objects) and gives OUTCOME_UNKNOWN.
+// the call gets BACKEND_UNAVAILABLE. A read-only bounded wait or read sent
+// with ipc.WithReplyOnCancel (wait slices, get_job, get_operation polls,
+// first pages, resolve_pid) is answered by the host on cancellation and
+// keeps the connection. Any other cancellation, a host that does not
+// answer one within ipc.CancelReplyWait, or the 10 s response deadline
+// after dispatch closes the connection (which releases its
+// connection-owned objects) and gives OUTCOME_UNKNOWN; the reset warning
+// names the tool the client cancelled (toolOf).
 type IPC struct {
 	opts ipc.ConnectOptions
 
@@ -143,11 +149,15 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 			b.client = nil
 		}
 		cause := "a call's outcome became unknown"
+		name, during := toolOf(ctx, method), ""
+		if name != method {
+			during = " (during its host call " + method + ")"
+		}
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			cause = "the MCP client cancelled " + method + " after it reached the host"
+			cause = "the MCP client cancelled " + name + " after it reached the host" + during
 		case ctx.Err() != nil:
-			cause = "the deadline of " + method + " passed after it reached the host"
+			cause = "the deadline of " + name + " passed after it reached the host" + during
 		default:
 			cause = method + " lost its connection or got no reply within the response deadline"
 		}
@@ -156,7 +166,7 @@ func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*c
 		var ce *contract.Error
 		if errors.As(err, &ce) {
 			e := *ce
-			e.Message += released
+			e.Message = sentence(e.Message) + released
 			err = &e
 		}
 		return res, err
@@ -205,4 +215,13 @@ func (b *IPC) Close() error {
 		c.Close()
 	}
 	return nil
+}
+
+// sentence ends msg with a full stop when it ends without one, so text
+// appended after it starts a new sentence.
+func sentence(msg string) string {
+	if msg == "" || strings.HasSuffix(msg, ".") || strings.HasSuffix(msg, ".)") {
+		return msg
+	}
+	return msg + "."
 }

@@ -159,8 +159,8 @@ func TestIPCNotSentReconnects(t *testing.T) {
 	}
 }
 
-// TestIPCCancelResetIsExplicit: cancelling a call after dispatch drops the
-// connection (seed 000 section 8) and says so: the OUTCOME_UNKNOWN names
+// TestIPCCancelResetIsExplicit: cancelling a call after dispatch (one not
+// made with ipc.WithReplyOnCancel) drops the connection and says so: the OUTCOME_UNKNOWN names
 // the released connection-owned objects, and the next call, on a new
 // connection, carries a warning naming the reset and its cause, once.
 func TestIPCCancelResetIsExplicit(t *testing.T) {
@@ -198,11 +198,15 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := be.client
-	ctx, cancel := context.WithCancel(context.Background())
+	// The call runs for a tool (as the bridge's handlers mark it): the
+	// reset names that tool, the one the client cancelled, beside the
+	// host method in flight.
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), toolKey{}, "wait_condition"))
 	go func() { <-started; cancel() }()
 	_, err = be.Call(ctx, "test_block", nil)
 	var ce *contract.Error
-	if contract.CodeOf(err) != contract.CodeOutcomeUnknown || !errors.As(err, &ce) || !strings.Contains(ce.Message, "released every connection-owned object") {
+	if contract.CodeOf(err) != contract.CodeOutcomeUnknown || !errors.As(err, &ce) || !strings.Contains(ce.Message, "released every connection-owned object") ||
+		!strings.Contains(ce.Message, "not repeated. The bridge") {
 		t.Fatalf("cancelled call: %v", err)
 	}
 	res, err := be.Call(context.Background(), "get_status", nil)
@@ -212,7 +216,7 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 	if be.client == first {
 		t.Fatal("the connection was not replaced")
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "reset because the MCP client cancelled test_block") || !strings.Contains(res.Warnings[0], "REFERENCE_INVALID") {
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "reset because the MCP client cancelled wait_condition after it reached the host (during its host call test_block)") || !strings.Contains(res.Warnings[0], "REFERENCE_INVALID") {
 		t.Fatalf("warnings after reset: %q", res.Warnings)
 	}
 	res, err = be.Call(context.Background(), "get_status", nil)

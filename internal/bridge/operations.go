@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -60,7 +61,12 @@ func operationHandler(call CallFunc, method string, def int) tool.Handler {
 			case <-time.After(opPoll):
 			}
 			b, _ := json.Marshal(res.NextAction.Arguments)
-			next, err := call(ctx, "get_operation", b)
+			// A read-only poll: a cancel gets the host's prompt answer and
+			// the connection (with this client's captures and jobs) is kept.
+			next, err := call(ipc.WithReplyOnCancel(ctx), "get_operation", b)
+			if ctx.Err() != nil {
+				return nil, contract.AsError(ctx.Err())
+			}
 			if err != nil {
 				return nil, outcomeUnknown(err, opID)
 			}
@@ -137,12 +143,20 @@ func slicedHandler(call CallFunc, method string, def int) tool.Handler {
 			b, _ := json.Marshal(m)
 			return b
 		}
-		res, err := call(ctx, method, slice())
+		// The host ends a wait slice on cancel and answers with the wait's
+		// state (the wait itself keeps running as its job until its
+		// timeout_ms), so a cancelled call keeps the connection and with it
+		// this client's captures and jobs (ipc.WithReplyOnCancel).
+		rctx := ipc.WithReplyOnCancel(ctx)
+		res, err := call(rctx, method, slice())
 		for err == nil && res != nil && res.NextAction != nil && res.NextAction.Tool == method && time.Now().Before(deadline) && ctx.Err() == nil {
 			id, _ := res.NextAction.Arguments["job_id"].(string)
 			m = map[string]json.RawMessage{}
 			m["job_id"], _ = json.Marshal(id)
-			res, err = call(ctx, method, slice())
+			res, err = call(rctx, method, slice())
+		}
+		if ctx.Err() != nil {
+			return nil, contract.AsError(ctx.Err())
 		}
 		return res, err
 	}

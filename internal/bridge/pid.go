@@ -8,6 +8,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -53,12 +54,24 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				e.Field = ptr + "/pid"
 				return e
 			}
-			res, err := call(ctx, host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			// resolve_pid is a prompt read: a cancel keeps the connection.
+			res, err := call(ipc.WithReplyOnCancel(ctx), host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			if ctx.Err() != nil {
+				return contract.AsError(ctx.Err())
+			}
 			if err != nil {
-				if e := contract.AsError(err); e != nil && strings.HasPrefix(e.Field, "/pid") {
+				e := contract.AsError(err)
+				if strings.HasPrefix(e.Field, "/pid") {
 					e.Field = ptr + "/pid"
 				}
-				return err
+				if e.Code == contract.CodeActivityConflict && place == host.PIDMetrics {
+					// A pid is resolved by live inspection, which Log view
+					// has not; a recording's process is named by reference.
+					e.Field = ptr + "/pid"
+					e.Message = "the TUI is in Log view, where a pid cannot be resolved (that is live inspection): name a recording's process by its process_ref from get_graphs with include_processes (next_action), or retry once the TUI is back in Live view"
+					e.NextAction = &contract.Action{Tool: "get_graphs", Arguments: map[string]any{"include_processes": true}}
+				}
+				return e
 			}
 			d := jobData(res)
 			d["field"] = ptr + "/pid"
@@ -121,7 +134,10 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				for _, r := range resolved {
 					f, _ := r["field"].(string)
 					if e.Field == strings.TrimSuffix(f, "/pid")+"/process_ref" {
+						// Name what was sent: the pid, not the reference
+						// the bridge put in its place.
 						e.Field = f
+						e.Message = strings.ReplaceAll(e.Message, "omit process_ref", "omit pid")
 					}
 				}
 				return nil, e

@@ -5,6 +5,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"os"
@@ -126,13 +127,18 @@ func TestAgentEndToEnd(t *testing.T) {
 			field string
 		}{
 			{"get_process_info", map[string]any{"pid": pid, "process_ref": ref}, "/pid"},
-			{"get_process_info", map[string]any{}, "/process_ref"},
+			// no process named: both choices listed, at the top level
+			{"get_process_info", map[string]any{}, ""},
 			{"get_metrics", map[string]any{"metric_ids": []string{"rss_bytes"}, "targets": []any{map[string]any{"pid": pid, "process_ref": ref}}}, "/targets/0"},
 			{"wait_condition", map[string]any{"condition": "process_present", "process_name": "x", "pid": pid, "timeout_ms": 100}, "/pid"},
 		} {
 			m, isErr := a.call(bad.tool, bad.args)
-			if !isErr || errCode(m) != "INVALID_ARGUMENT" || !strings.HasPrefix(dig(m, "error", "field").(string), bad.field) {
+			field, _ := dig(m, "error", "field").(string)
+			if !isErr || errCode(m) != "INVALID_ARGUMENT" || !strings.HasPrefix(field, bad.field) || (bad.field == "" && field != "") {
 				t.Fatalf("%s %v: %v", bad.tool, bad.args, m)
+			}
+			if len(bad.args) == 0 && fmt.Sprint(dig(m, "error", "expected", "one_of_required")) != "[[process_ref] [pid]]" {
+				t.Fatalf("%s %v: the choices are not listed: %v", bad.tool, bad.args, m)
 			}
 		}
 		// wait until P exits, by pid, in one call.

@@ -75,7 +75,10 @@ var AllCodes = []Code{
 func retryableByDefault(c Code) bool {
 	switch c {
 	case CodeBusy, CodeTimeout, CodeBackendUnavailable, CodeOutcomeUnknown,
-		CodeCollectionFailed, CodeResourceLimit, CodeInternalError:
+		CodeCollectionFailed, CodeResourceLimit, CodeInternalError,
+		// The activity (Log view, an active recording) ends by itself or
+		// by the user, and the unchanged call then succeeds.
+		CodeActivityConflict:
 		return true
 	}
 	return false

@@ -13,6 +13,7 @@ func TestRetryableByCode(t *testing.T) {
 		{CodeTimeout, true},
 		{CodeBackendUnavailable, true},
 		{CodeOutcomeUnknown, true},
+		{CodeActivityConflict, true}, // ends with Log view or the recording
 		{CodeInvalidArgument, false},
 		{CodeAccessDenied, false},
 		{CodePermissionDenied, false},

@@ -361,9 +361,10 @@ func (h *Host) activityGate(method string, args json.RawMessage) error {
 }
 
 // logViewCancelled is the failure of a live job that entering Log view
-// ended: code CANCELLED (the job was cancelled, as by cancel_job; an
-// unchanged retry is refused with ACTIVITY_CONFLICT until the TUI returns
-// to Live, so it is not retryable), details.cause ACTIVITY_CONFLICT and
+// ended: code CANCELLED (the job was cancelled, as by cancel_job; its
+// outcome is final, so it is not retryable, while starting the work again
+// is ACTIVITY_CONFLICT, retryable, until the TUI returns to Live),
+// details.cause ACTIVITY_CONFLICT and
 // details.activity "log" say why.
 func logViewCancelled() *contract.Error {
 	return contract.Errorf(contract.CodeCancelled, "the job was cancelled because the TUI entered Log view (showing a saved recording): live inspection is unavailable (ACTIVITY_CONFLICT) until it returns to Live; saved-log reads with log_ref keep working").

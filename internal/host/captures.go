@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -536,7 +537,7 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 		spec.Run = func(ctx context.Context) (*capture.Capture, error) { return capture.Network(ctx, &id) }
 	case capture.KindOpenFiles, capture.KindModules, capture.KindThreads, capture.KindScheduling:
 		if a.ProcessRef == "" {
-			return nil, contract.Errorf(contract.CodeInvalidArgument, "kind %s requires process_ref (from list_processes)", a.Kind)
+			return nil, processChoice("", "kind "+string(a.Kind))
 		}
 		id, err := h.resolve(a.ProcessRef)
 		if err != nil {
@@ -571,9 +572,7 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 
 func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
 	if a.ProcessRef == "" {
-		e := contract.Errorf(contract.CodeInvalidArgument, "get_process_info needs process_ref or pid")
-		e.Field = "/process_ref"
-		return nil, e
+		return nil, processChoice("", "get_process_info")
 	}
 	id, err := h.resolve(a.ProcessRef)
 	if err != nil {
@@ -617,7 +616,7 @@ func jobResult(j jobs.Job) *contract.Result {
 		d["capture_id"] = j.CaptureID
 		d["result"] = map[string]any{"capture_id": j.CaptureID}
 	case jobs.Failed:
-		d["result"] = map[string]any{"error": j.Err}
+		d["result"] = map[string]any{"error": failedJobError(j.ID, j.Err)}
 	}
 	res := contract.NewResult("live", time.Time{}, d)
 	switch {
@@ -629,6 +628,18 @@ func jobResult(j jobs.Job) *contract.Result {
 		}
 	}
 	return res
+}
+
+// failedJobError is a failed job's data.result.error: a copy of e with
+// details.job_id naming the job, as the starter's error carries it (nil
+// stays nil).
+func failedJobError(id string, e *contract.Error) *contract.Error {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Details = maps.Clone(e.Details)
+	return c.WithDetail("job_id", id)
 }
 
 // JobFailedWarning is the envelope warning of a failed job: it names the
@@ -653,9 +664,19 @@ type readCursor struct {
 func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
 	q := jobs.Query{Path: a.Path, PathBytes: a.PathBytes, OwnerName: a.OwnerName, Extension: a.Extension, DistinctPaths: a.DistinctPaths, Projection: a.Projection}
+	if a.Cursor != "" {
+		// A malformed or forged cursor says so before any capture lookup.
+		if _, err := h.cursors.Decode(a.Cursor); err != nil {
+			e := contract.AsError(err)
+			e.Field = "/cursor"
+			return nil, e
+		}
+	}
 	src, err := js.Capture(a.CaptureID)
 	if a.Cursor != "" && err != nil {
-		return nil, contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")
+		e := contract.Errorf(contract.CodeCursorInvalid, "the capture behind this cursor expired, was released or belongs to another connection")
+		e.Field = "/cursor"
+		return nil, e
 	}
 	if err != nil {
 		return nil, err

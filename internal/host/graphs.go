@@ -523,7 +523,7 @@ func (h *Host) resolveSources(ctx context.Context, disp *displayLog, srcs []Grap
 			g.System = true
 		} else {
 			if m.Target != sample.TargetProcess {
-				return nil, argErr(field+"/metric_id", src.MetricID+" is a system metric: omit process_ref")
+				return nil, argErr(field+"/process_ref", src.MetricID+" is a system metric: omit process_ref")
 			}
 			if disp != nil {
 				p, err := disp.lh.parseProcRef(disp.l, src.ProcessRef, "/"+field+"/process_ref")

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/capture"
@@ -84,8 +85,41 @@ func TestGetJobWaitsForTheEnd(t *testing.T) {
 	}
 	r = <-got
 	e, _ := r.d["result"].(map[string]any)["error"].(map[string]any)
-	if r.err != nil || r.d["state"] != "failed" || e["code"] != string(contract.CodeCancelled) {
+	if det, _ := e["details"].(map[string]any); r.err != nil || r.d["state"] != "failed" || e["code"] != string(contract.CodeCancelled) || det["job_id"] != wid {
 		t.Fatalf("the waiting get_job of a cancelled wait: %v %v", r.d, r.err)
+	}
+}
+
+// TestJobOfExitedProcessNamesTheJob: an open_files job whose process
+// exits before any fd was read fails PROCESS_EXITED (with rows read it
+// would be a partial capture, the rule capture.OpenFiles applies in and
+// out of jobs), and get_job's data.result.error carries details.job_id as
+// the starter's error does.
+func TestJobOfExitedProcessNamesTheJob(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	testHookJobRun = func(ctx context.Context, kind string) {
+		// The process ends (and is reaped) after the job started, before
+		// its collector reads anything.
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	defer func() { testHookJobRun = nil }()
+	h, s := captureHost(t)
+	ref := refOfPID(t, h, s, cmd.Process.Pid)
+	d, _, err := dispatch(t, h, s, "start_capture", map[string]any{"kind": capture.KindOpenFiles, "process_ref": ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := d["job_id"].(string)
+	g, _, err := dispatch(t, h, s, "get_job", map[string]any{"job_id": id, "wait_ms": 30000})
+	e, _ := g["result"].(map[string]any)["error"].(map[string]any)
+	det, _ := e["details"].(map[string]any)
+	if err != nil || g["state"] != "failed" || e["code"] != string(contract.CodeProcessExited) || det["job_id"] != id {
+		t.Fatalf("get_job of a job whose process exited: %v %v", g, err)
 	}
 }
 

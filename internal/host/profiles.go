@@ -96,6 +96,18 @@ func updateProfileTool(d Delivery) Decl {
 	return t
 }
 
+// processChoice is the INVALID_ARGUMENT of a call that names no process
+// where it needs one: field is the object lacking the choice ("" for the
+// top level), expected.one_of_required lists both alternatives
+// ([["process_ref"],["pid"]], as the schema validator does for a missing
+// choice) and the message names both after what.
+func processChoice(field, what string) *contract.Error {
+	e := contract.Errorf(contract.CodeInvalidArgument, "%s requires process_ref (from list_processes) or pid (a live process)", what)
+	e.Field = field
+	e.Expected = map[string]any{"one_of_required": [][]string{{"process_ref"}, {"pid"}}}
+	return e
+}
+
 func argErr(field, msg string) error {
 	e := contract.Errorf(contract.CodeInvalidArgument, "%s", msg)
 	e.Field = "/" + field

@@ -341,7 +341,7 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 		}}, nil
 	case "process_exit":
 		if a.ProcessRef == "" {
-			return nil, argErr("process_ref", "process_exit requires process_ref")
+			return nil, processChoice("", "condition process_exit")
 		}
 		p, _, err := h.ResolveLive(a.ProcessRef)
 		if contract.CodeOf(err) == contract.CodeProcessExited {
@@ -601,7 +601,7 @@ func (j *waitJob) jobView() *contract.Result {
 	case <-j.done:
 		d["finished_at"] = contract.TS(j.finished)
 		if j.err != nil {
-			d["state"], d["result"] = "failed", map[string]any{"error": contract.AsError(j.err)}
+			d["state"], d["result"] = "failed", map[string]any{"error": failedJobError(j.id, contract.AsError(j.err))}
 		} else {
 			d["state"], d["result"] = "succeeded", j.res.Data
 		}

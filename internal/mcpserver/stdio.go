@@ -37,10 +37,16 @@ type lockedWriter struct {
 	// so stdin EOF can wait for in-flight calls before ending the session.
 	pending int
 	idle    *sync.Cond
+	// inflight holds the ids (compact JSON) of requests passed to the
+	// server and not yet answered; cancelled those of them the client
+	// cancelled (notifications/cancelled), whose responses are not sent:
+	// the MCP cancellation rule says the receiver should not respond.
+	inflight  map[string]bool
+	cancelled map[string]bool
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
-	l := &lockedWriter{w: w}
+	l := &lockedWriter{w: w, inflight: map[string]bool{}, cancelled: map[string]bool{}}
 	l.idle = sync.NewCond(&l.mu)
 	return l
 }
@@ -52,11 +58,43 @@ var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if bytes.HasPrefix(p, responsePrefix) && l.pending > 0 {
+	if !bytes.HasPrefix(p, responsePrefix) {
+		return l.w.Write(p)
+	}
+	if l.pending > 0 {
 		l.pending--
 		l.idle.Broadcast()
 	}
+	var id json.RawMessage
+	if json.NewDecoder(bytes.NewReader(p[len(responsePrefix):])).Decode(&id) == nil {
+		k := idKey(id)
+		delete(l.inflight, k)
+		if l.cancelled[k] {
+			// The client cancelled this request: it gets no response.
+			delete(l.cancelled, k)
+			return len(p), nil
+		}
+	}
 	return l.w.Write(p)
+}
+
+// idKey is the map key of a JSON-RPC id: its compact JSON text.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// cancel marks the in-flight request id as cancelled by the client; an id
+// not in flight (unknown, or already answered) is ignored.
+func (l *lockedWriter) cancel(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k := idKey(id); l.inflight[k] {
+		l.cancelled[k] = true
+	}
 }
 
 // reply writes a response of the filter's own (not the server's), which
@@ -67,9 +105,10 @@ func (l *lockedWriter) reply(p []byte) {
 	l.w.Write(p)
 }
 
-func (l *lockedWriter) request() {
+func (l *lockedWriter) request(id json.RawMessage) {
 	l.mu.Lock()
 	l.pending++
+	l.inflight[idKey(id)] = true
 	l.mu.Unlock()
 }
 
@@ -124,8 +163,10 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 			if resp := checkLine(t); resp != nil {
 				w.reply(resp)
 			} else {
-				if isRequest(t) {
-					w.request()
+				if id, ok := requestID(t); ok {
+					w.request(id)
+				} else if id, ok := cancelledID(t); ok {
+					w.cancel(id)
 				}
 				if _, werr := out.Write(append(t, '\n')); werr != nil {
 					return
@@ -166,20 +207,38 @@ func checkLine(t []byte) []byte {
 // bridge's 10 s response deadline plus a margin.
 const DrainTimeout = 12 * time.Second
 
-// isRequest reports whether a JSON-RPC line is a request (an id and a
-// method), which the server answers exactly once.
-func isRequest(line []byte) bool {
+// requestID returns the id of a JSON-RPC line that is a request (an id and
+// a method), which the server answers exactly once unless it is cancelled.
+func requestID(line []byte) (json.RawMessage, bool) {
 	if len(line) == 0 || line[0] != '{' {
-		return false
+		return nil, false
 	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
 	if json.Unmarshal(line, &m) != nil {
-		return false
+		return nil, false
 	}
-	return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+	return m.ID, m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// cancelledID returns params.requestId of a notifications/cancelled line.
+func cancelledID(line []byte) (json.RawMessage, bool) {
+	if len(line) == 0 || line[0] != '{' {
+		return nil, false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "notifications/cancelled" || len(m.ID) > 0 {
+		return nil, false
+	}
+	return m.Params.RequestID, len(m.Params.RequestID) > 0
 }
 
 func eofOr(err error) error {

@@ -87,3 +87,44 @@ func TestServeIOSurvivesGarbage(t *testing.T) {
 		t.Fatalf("unknown tool not a JSON-RPC error: %v", got["5"])
 	}
 }
+
+// TestCancelledRequestGetsNoResponse: a response to a request the client
+// cancelled (notifications/cancelled) is not written; others are, and a
+// cancel of an id not in flight changes nothing.
+func TestCancelledRequestGetsNoResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name, req, cancel, resp string
+		written                 bool
+	}{
+		{"cancelled number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, `{"jsonrpc":"2.0","id":7,"result":{}}`, false},
+		{"cancelled string id", `{"jsonrpc":"2.0","id":"a","method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`, `{"jsonrpc":"2.0","id":"a","result":{}}`, false},
+		{"other id cancelled", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`, true},
+		{"string vs number id", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"8"}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`, true},
+		{"not cancelled", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, ``, `{"jsonrpc":"2.0","id":1,"result":{}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := newLockedWriter(&out)
+			// What filterLines does with each inbound line.
+			id, ok := requestID([]byte(tc.req))
+			if !ok {
+				t.Fatalf("not a request: %s", tc.req)
+			}
+			w.request(id)
+			if tc.cancel != "" {
+				cid, ok := cancelledID([]byte(tc.cancel))
+				if !ok {
+					t.Fatalf("not a cancellation: %s", tc.cancel)
+				}
+				w.cancel(cid)
+			}
+			w.Write([]byte(tc.resp + "\n"))
+			if got := out.Len() > 0; got != tc.written {
+				t.Fatalf("written %v, want %v: %q", got, tc.written, out.String())
+			}
+			if w.pending != 0 || len(w.inflight) != 0 || len(w.cancelled) != 0 {
+				t.Fatalf("bookkeeping left: pending %d inflight %v cancelled %v", w.pending, w.inflight, w.cancelled)
+			}
+		})
+	}
+}
