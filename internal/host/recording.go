@@ -165,7 +165,7 @@ func recordingConflict(h *Host) error {
 	}
 	e := contract.Errorf(contract.CodeActivityConflict, "a recording is active (its tracked names are fixed): tracking changes and profile load/save are unavailable until it stops").
 		WithDetail("recording_session_id", a.id)
-	e.Retryable = false
+	// Retryable: the unchanged call succeeds once the recording stops.
 	e.NextAction = &contract.Action{Tool: "get_recording", Arguments: map[string]any{}}
 	return e
 }
