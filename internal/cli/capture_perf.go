@@ -121,9 +121,9 @@ terminal or not. stdout carries only the result.`,
 				call["preserve"] = true
 			}
 			if experimentFile != "" {
-				b, err := os.ReadFile(experimentFile)
+				b, err := readOptionFile("--experiment", experimentFile)
 				if err != nil {
-					return fmt.Errorf("--experiment: %w", err)
+					return err
 				}
 				var x map[string]any
 				if err := json.Unmarshal(b, &x); err != nil || x == nil {
