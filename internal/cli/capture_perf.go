@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -69,6 +71,9 @@ terminal or not. stdout carries only the result.`,
 			}
 			if provider == "" {
 				return errors.New("--provider is required (" + strings.Join(perf.CaptureProviderKinds(), ", ") + ")")
+			}
+			if err := checkCaptureProvider(provider, operation); err != nil {
+				return err
 			}
 			if cwd == "" {
 				wd, err := os.Getwd()
@@ -349,4 +354,41 @@ func signed(v any, unit string) string {
 		return "+" + s
 	}
 	return s
+}
+
+// checkCaptureProvider refuses a --operation that has no capture tool and
+// a --provider the operation does not take, listing the providers the
+// operation takes and the operations that take the given provider
+// (perf.CaptureOperationProviders), instead of the schema's bare
+// "expected const" of a single-provider operation.
+func checkCaptureProvider(provider, operation string) error {
+	byOp := perf.CaptureOperationProviders()
+	if len(byOp) == 0 {
+		return nil // no captures on this platform: the call says so
+	}
+	var ops []string
+	for op := range byOp {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	valid, ok := byOp[operation]
+	if !ok {
+		return fmt.Errorf("--operation %q has no capture; give one of %s", operation, strings.Join(ops, ", "))
+	}
+	if slices.Contains(valid, provider) {
+		return nil
+	}
+	msg := fmt.Sprintf("--provider %q is not a provider of --operation %s, which takes %s", provider, operation, strings.Join(valid, ", "))
+	var takers []string
+	for _, op := range ops {
+		if slices.Contains(byOp[op], provider) {
+			takers = append(takers, op)
+		}
+	}
+	if len(takers) > 0 {
+		msg += fmt.Sprintf("; --provider %s is taken by --operation %s", provider, strings.Join(takers, ", "))
+	} else {
+		msg += fmt.Sprintf("; the providers are %s", strings.Join(perf.CaptureProviderKinds(), ", "))
+	}
+	return errors.New(msg)
 }

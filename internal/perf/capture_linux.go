@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,21 @@ func captureKinds() []captureKind {
 		{op: compareBenchmarksOperation(), declare: captureTool[captureCompareBenchmarksArgs], providers: []string{"go-test"}, compare: true},
 		{op: compareProfilesOperation(), declare: captureTool[captureCompareProfilesArgs], providers: profileProviders, compare: true},
 	}
+}
+
+func captureOperationProviders() map[string][]string {
+	offered := offeredProviders()
+	out := map[string][]string{}
+	for _, ck := range captureKinds() {
+		var ps []string
+		for _, p := range ProviderKinds {
+			if offered[p] && slices.Contains(ck.providers, p) {
+				ps = append(ps, p)
+			}
+		}
+		out[ck.op.Name] = ps
+	}
+	return out
 }
 
 func captureProviderKinds() []string {
@@ -1060,6 +1076,9 @@ func writeExecutions(path string, recs []ExecutionRecord) error {
 
 // runGoTest runs go test -run=^$ -bench in target.cwd.
 func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op string) (*captureRun, error) {
+	if len(t.Argv) > 0 && (t.Argv[0] == "go" || strings.HasSuffix(t.Argv[0], "/go")) {
+		return nil, invalid("/target/argv", "the go-test provider runs `go test` itself: target.argv holds only the go test package arguments (e.g. [\".\"] or [\"./pkg\", \"-tags=x\"]); drop the leading go (and test)")
+	}
 	bench := p.Bench
 	if bench == "" {
 		bench = "."

@@ -117,6 +117,8 @@ func TestCaptureRejections(t *testing.T) {
 		{"missing program", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "no-such-program-xyz"), "provider": map[string]any{"kind": "direct"}}, contract.CodeExecutionFailed},
 		{"wrong provider", "capture_and_summarize_benchmarks", map[string]any{"target": target(e.dir, "."), "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
 		{"no go", "capture_and_summarize_benchmarks", map[string]any{"target": map[string]any{"argv": []string{"."}, "cwd": e.dir, "env": map[string]any{"PATH": "/nonexistent"}}, "provider": map[string]any{"kind": "go-test"}}, contract.CodeProviderUnavailable},
+		{"go-test argv starting with go", "capture_and_summarize_benchmarks", map[string]any{"target": target(e.dir, "go", "test", "."), "provider": map[string]any{"kind": "go-test"}}, contract.CodeInvalidArgument},
+		{"go-test argv starting with a go path", "capture_and_preview_artifact", map[string]any{"target": target(e.dir, "/usr/bin/go", "test", "."), "provider": map[string]any{"kind": "go-test"}}, contract.CodeInvalidArgument},
 		{"one case", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"}, "experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}}}}, contract.CodeInvalidArgument},
 		{"shell string field", "capture_and_summarize_executions", map[string]any{"target": map[string]any{"argv": []string{"true"}, "cwd": e.dir, "shell": "true"}, "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
 	} {
