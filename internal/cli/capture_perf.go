@@ -229,14 +229,48 @@ func cliCaptureHandoff(res *contract.Result, preserved bool) {
 	if !ok {
 		return
 	}
+	if !preserved {
+		// The scratch directory is gone once this command exits.
+		srcs, _ := data["sources"].([]any)
+		for _, s := range srcs {
+			if m, ok := s.(map[string]any); ok && m["scratch"] == true {
+				delete(m, "path")
+				delete(m, "scratch")
+				m["removed"] = true
+				m["removed_when"] = "the capture's scratch directory was removed when inquest capture exited; rerun with --preserve to keep it as evidence"
+			}
+		}
+	}
+	if np := res.NextAction; np != nil && np.Tool == "inspect_evidence" {
+		if id, ok := np.Arguments["evidence_id"].(string); ok {
+			delete(data, "analysis_id")
+			data["next_command"] = []string{"inquest", "evidence", "show", id}
+		}
+		return
+	}
 	if preserved || res.NextAction == nil {
 		addArgv(res, nil, "")
 		return
 	}
 	delete(data, "analysis_id")
+	more := res.NextAction.Tool != "preserve_evidence"
+	if !more {
+		// The session's preserve_evidence handoff ends with this command.
+		kept := res.Warnings[:0]
+		for _, w := range res.Warnings {
+			if !strings.HasPrefix(w, "the captured artifacts are in a scratch directory") {
+				kept = append(kept, w)
+			}
+		}
+		res.Warnings = kept
+	}
 	res.NextAction = nil
 	data["next_page"] = nil
-	res.Warn("more rows remain, but this capture's scratch directory is removed at exit: rerun with --preserve (then follow next_page.argv) or a larger --page-size")
+	if more {
+		res.Warn("more rows remain, but this capture's scratch directory is removed at exit: rerun with --preserve (then follow next_page.argv) or a larger --page-size")
+	} else {
+		res.Warn("the captured artifacts were removed at exit: rerun with --preserve to keep them as evidence")
+	}
 }
 
 // printExecutionTable renders summarize_executions like hyperfine's

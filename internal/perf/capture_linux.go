@@ -623,6 +623,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if outcome["failed"].(int) > 0 {
 		res.Warn(fmt.Sprintf("%d of %d executions did not exit 0 (see capture.executions)", outcome["failed"], outcome["executions"]))
 	}
+	var storedPath func(name string) string
 	if top.Preserve {
 		m, perr := rt.preserveCapture(ctx, ck, run, data, t, aerr)
 		if perr != nil {
@@ -630,14 +631,65 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 		}
 		data["evidence_id"] = m.EvidenceID
 		data["analysis_sources"] = analysisSources(m)
+		if st, err := rt.Store(); err == nil {
+			storedPath = func(name string) string { return filepathOf(st, m, name) }
+		}
 		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
 			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
 			data["next_page"] = next
 			res.NextAction = next
 		}
 	}
+	captureHandoff(res, data, storedPath)
 	res.Data = data
 	return res, nil
+}
+
+// captureHandoff names the next call of a capture result that has no next
+// page and says where its analysis sources live. The captured files are in
+// a scratch directory removed when the session ends (inquest mcp) or the
+// command exits (CLI), so data.sources never presents a scratch path as
+// lasting: with data.evidence_id each source names its preserved evidence
+// artifact (kind evidence, artifact_selector source-N) and next_action is
+// inspect_evidence, and path is the artifact's file in the evidence store
+// (storedPath of its name; omitted when unknown); without it each path source is marked scratch with
+// when it is removed, and next_action is preserve_evidence of
+// data.analysis_id (when the session keeps the analysis), else a warning
+// says the artifacts are not kept.
+func captureHandoff(res *contract.Result, data map[string]any, storedPath func(name string) string) {
+	evID, _ := data["evidence_id"].(string)
+	srcs, _ := data["sources"].([]any)
+	for i, s := range srcs {
+		m, ok := s.(map[string]any)
+		if !ok || m["kind"] != "path" {
+			continue
+		}
+		if evID != "" {
+			name := "source-" + itoa(i)
+			delete(m, "path")
+			if storedPath != nil {
+				if p := storedPath(name); p != "" {
+					m["path"] = p
+				}
+			}
+			m["kind"], m["evidence_id"], m["artifact_selector"] = "evidence", evID, name
+			continue
+		}
+		m["scratch"] = true
+		m["removed_when"] = "the capture's scratch directory is removed when the session ends (inquest mcp) or the command exits (inquest capture); preserve the analysis to keep it"
+	}
+	if res.NextAction != nil {
+		return
+	}
+	switch id, _ := data["analysis_id"].(string); {
+	case evID != "":
+		res.NextAction = &contract.Action{Tool: "inspect_evidence", Arguments: map[string]any{"evidence_id": evID}}
+	case id != "":
+		res.NextAction = &contract.Action{Tool: "preserve_evidence", Arguments: map[string]any{"analysis_id": id}}
+		res.Warn("the captured artifacts are in a scratch directory removed when this session ends: preserve_evidence (next_action) keeps them as evidence")
+	default:
+		res.Warn("the captured artifacts are not kept: their scratch directory is removed when this session ends; capture again with preserve:true to keep them as evidence")
+	}
 }
 
 func artifactNames(run *captureRun) []any {

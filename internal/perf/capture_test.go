@@ -394,3 +394,46 @@ func TestPrepareProviders(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureNextAction: a capture result always names its next call and
+// never presents a scratch path as a lasting source. Preserved: the
+// sources are the evidence artifacts (kind evidence, their stored file)
+// and next_action is inspect_evidence of the evidence_id, which answers.
+// Not preserved: the sources are marked scratch with when they are
+// removed, and next_action is preserve_evidence of the analysis_id, which
+// preserves it.
+func TestCaptureNextAction(t *testing.T) {
+	e := newCaptureEnv(t)
+	for _, preserve := range []bool{true, false} {
+		res := e.mustCall("capture_and_summarize_executions", map[string]any{"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"}, "preserve": preserve})
+		na, _ := res["next_action"].(map[string]any)
+		if na == nil {
+			t.Fatalf("preserve %v: no next_action", preserve)
+		}
+		src := data(res)["sources"].([]any)[0].(map[string]any)
+		if preserve {
+			id := data(res)["evidence_id"]
+			if na["tool"] != "inspect_evidence" || na["arguments"].(map[string]any)["evidence_id"] != id {
+				t.Fatalf("preserved: next_action %v", na)
+			}
+			p, _ := src["path"].(string)
+			if src["kind"] != "evidence" || src["evidence_id"] != id || src["artifact_selector"] != "source-0" || strings.Contains(p, "inquest-capture-") {
+				t.Fatalf("preserved source %v", src)
+			}
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("preserved source path: %v", err)
+			}
+		} else {
+			if na["tool"] != "preserve_evidence" || na["arguments"].(map[string]any)["analysis_id"] != data(res)["analysis_id"] {
+				t.Fatalf("unpreserved: next_action %v", na)
+			}
+			if src["scratch"] != true || src["removed_when"] == nil {
+				t.Fatalf("unpreserved source %v", src)
+			}
+		}
+		next := e.mustCall(na["tool"].(string), na["arguments"])
+		if !preserve && data(next)["evidence_id"] == nil {
+			t.Fatalf("preserve_evidence: %v", next)
+		}
+	}
+}
