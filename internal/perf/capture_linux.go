@@ -576,7 +576,18 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	case len(srcs) == 0:
 		aerr = contract.Errorf(contract.CodeExecutionFailed, "the collector produced no analysis artifact")
 	default:
-		res, aerr = rt.Analyze(ctx, ck.op, raw)
+		// The capture block, evidence fields and handoff warnings ride
+		// outside the analysis page: the page is sized within what the
+		// result budget leaves after them.
+		actx := ctx
+		if extra := captureOverheadBytes(top.Provider.Kind, run, top.Experiment); extra > 0 {
+			b := tool.ResultBudget(ctx) - extra
+			if b < 1 {
+				b = 1
+			}
+			actx = tool.WithResultBudget(ctx, b)
+		}
+		res, aerr = rt.Analyze(actx, ck.op, raw)
 	}
 	if ctx.Err() != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
@@ -690,6 +701,30 @@ func captureHandoff(res *contract.Result, data map[string]any, storedPath func(n
 	default:
 		res.Warn("the captured artifacts are not kept: their scratch directory is removed when this session ends; capture again with preserve:true to keep them as evidence")
 	}
+}
+
+// captureOverheadBytes is what a capture result delivers beside its
+// analysis page (tool.DeliveredBytes counting, both copies): the capture
+// block (executions, artifacts, experiment), plus a reserve for the
+// evidence fields, source rewrites and handoff warnings.
+func captureOverheadBytes(provider string, run *captureRun, e *Experiment) int {
+	const reserve = 2 << 10
+	block := map[string]any{"provider": provider, "collector": run.collector, "executions": run.execs, "outcome": captureOutcome(run.records), "artifacts": artifactNames(run)}
+	if e != nil {
+		block["experiment"] = map[string]any{"cases": run.cases, "blocks": e.Blocks, "seed": e.Seed, "schedule": Schedule(len(e.Cases), e.Blocks, e.Seed)}
+	}
+	b, err := json.Marshal(block)
+	if err != nil {
+		return reserve
+	}
+	n := tool.DeliveredBytes(b) + reserve
+	for _, w := range run.warnings {
+		n += 2 * len(w)
+	}
+	for _, l := range run.limitations {
+		n += 4 * len(l)
+	}
+	return n
 }
 
 func artifactNames(run *captureRun) []any {

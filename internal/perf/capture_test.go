@@ -3,6 +3,7 @@
 package perf
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 func newCaptureEnv(t *testing.T) *env {
@@ -434,6 +436,34 @@ func TestCaptureNextAction(t *testing.T) {
 		next := e.mustCall(na["tool"].(string), na["arguments"])
 		if !preserve && data(next)["evidence_id"] == nil {
 			t.Fatalf("preserve_evidence: %v", next)
+		}
+	}
+}
+
+// TestCapturePageWithinBudget: at a 16 KiB result budget the page of a
+// capture_and_preview_artifact result is sized within what the capture
+// block leaves, so the whole result is delivered (tool.DeliveredBytes)
+// within the budget and the page ended by it names its next page.
+func TestCapturePageWithinBudget(t *testing.T) {
+	const budget = 16384
+	e := newCaptureEnv(t)
+	e.ctx = tool.WithResultBudget(context.Background(), budget)
+	defer func() { e.ctx = nil }()
+	for _, preserve := range []bool{false, true} {
+		args, _ := json.Marshal(map[string]any{"preserve": preserve, "provider": map[string]any{"kind": "direct"},
+			"target": target(e.dir, "sh", "-c", "i=0; while [ $i -lt 400 ]; do echo line $i of a console long enough to pass the budget; i=$((i+1)); done")})
+		res, err := e.reg.Call(e.ctx, "capture_and_preview_artifact", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := contract.Marshal(res, nil)
+		if n := tool.DeliveredBytes(body); n > budget {
+			t.Fatalf("preserve %v: %d bytes as delivered, over the %d-byte budget", preserve, n, budget)
+		}
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if m["coverage"].(map[string]any)["page_ended_by"] != "byte_budget" || m["next_action"] == nil {
+			t.Fatalf("preserve %v: the page was not ended by the budget or names no next page: %v %v", preserve, m["coverage"], m["next_action"])
 		}
 	}
 }
