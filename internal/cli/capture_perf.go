@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -70,6 +72,9 @@ terminal or not. stdout carries only the result.`,
 			if provider == "" {
 				return errors.New("--provider is required (" + strings.Join(perf.CaptureProviderKinds(), ", ") + ")")
 			}
+			if err := checkCaptureProvider(provider, operation); err != nil {
+				return err
+			}
 			if cwd == "" {
 				wd, err := os.Getwd()
 				if err != nil {
@@ -121,9 +126,9 @@ terminal or not. stdout carries only the result.`,
 				call["preserve"] = true
 			}
 			if experimentFile != "" {
-				b, err := os.ReadFile(experimentFile)
+				b, err := readOptionFile("--experiment", experimentFile)
 				if err != nil {
-					return fmt.Errorf("--experiment: %w", err)
+					return err
 				}
 				var x map[string]any
 				if err := json.Unmarshal(b, &x); err != nil || x == nil {
@@ -224,14 +229,48 @@ func cliCaptureHandoff(res *contract.Result, preserved bool) {
 	if !ok {
 		return
 	}
+	if !preserved {
+		// The scratch directory is gone once this command exits.
+		srcs, _ := data["sources"].([]any)
+		for _, s := range srcs {
+			if m, ok := s.(map[string]any); ok && m["scratch"] == true {
+				delete(m, "path")
+				delete(m, "scratch")
+				m["removed"] = true
+				m["removed_when"] = "the capture's scratch directory was removed when inquest capture exited; rerun with --preserve to keep it as evidence"
+			}
+		}
+	}
+	if np := res.NextAction; np != nil && np.Tool == "inspect_evidence" {
+		if id, ok := np.Arguments["evidence_id"].(string); ok {
+			delete(data, "analysis_id")
+			data["next_command"] = []string{"inquest", "evidence", "show", id}
+		}
+		return
+	}
 	if preserved || res.NextAction == nil {
 		addArgv(res, nil, "")
 		return
 	}
 	delete(data, "analysis_id")
+	more := res.NextAction.Tool != "preserve_evidence"
+	if !more {
+		// The session's preserve_evidence handoff ends with this command.
+		kept := res.Warnings[:0]
+		for _, w := range res.Warnings {
+			if !strings.HasPrefix(w, "the captured artifacts are in a scratch directory") {
+				kept = append(kept, w)
+			}
+		}
+		res.Warnings = kept
+	}
 	res.NextAction = nil
 	data["next_page"] = nil
-	res.Warn("more rows remain, but this capture's scratch directory is removed at exit: rerun with --preserve (then follow next_page.argv) or a larger --page-size")
+	if more {
+		res.Warn("more rows remain, but this capture's scratch directory is removed at exit: rerun with --preserve (then follow next_page.argv) or a larger --page-size")
+	} else {
+		res.Warn("the captured artifacts were removed at exit: rerun with --preserve to keep them as evidence")
+	}
 }
 
 // printExecutionTable renders summarize_executions like hyperfine's
@@ -349,4 +388,41 @@ func signed(v any, unit string) string {
 		return "+" + s
 	}
 	return s
+}
+
+// checkCaptureProvider refuses a --operation that has no capture tool and
+// a --provider the operation does not take, listing the providers the
+// operation takes and the operations that take the given provider
+// (perf.CaptureOperationProviders), instead of the schema's bare
+// "expected const" of a single-provider operation.
+func checkCaptureProvider(provider, operation string) error {
+	byOp := perf.CaptureOperationProviders()
+	if len(byOp) == 0 {
+		return nil // no captures on this platform: the call says so
+	}
+	var ops []string
+	for op := range byOp {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	valid, ok := byOp[operation]
+	if !ok {
+		return fmt.Errorf("--operation %q has no capture; give one of %s", operation, strings.Join(ops, ", "))
+	}
+	if slices.Contains(valid, provider) {
+		return nil
+	}
+	msg := fmt.Sprintf("--provider %q is not a provider of --operation %s, which takes %s", provider, operation, strings.Join(valid, ", "))
+	var takers []string
+	for _, op := range ops {
+		if slices.Contains(byOp[op], provider) {
+			takers = append(takers, op)
+		}
+	}
+	if len(takers) > 0 {
+		msg += fmt.Sprintf("; --provider %s is taken by --operation %s", provider, strings.Join(takers, ", "))
+	} else {
+		msg += fmt.Sprintf("; the providers are %s", strings.Join(perf.CaptureProviderKinds(), ", "))
+	}
+	return errors.New(msg)
 }

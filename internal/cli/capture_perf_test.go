@@ -39,6 +39,10 @@ func TestCaptureCLI(t *testing.T) {
 	if m3["next_action"] != nil || m3["data"].(map[string]any)["next_page"] != nil || !strings.Contains(strings.Join(toStrings(m3["warnings"]), " "), "--preserve") {
 		t.Fatalf("unpreserved: %v", m3)
 	}
+	// Its source path is gone after exit: the source says so, without it.
+	if src := m3["data"].(map[string]any)["sources"].([]any)[0].(map[string]any); src["path"] != nil || src["removed"] != true || src["removed_when"] == nil {
+		t.Fatalf("unpreserved source: %v", src)
+	}
 
 	// The cases differ by far more than any load can blur (a process
 	// start against half a second of sleep), so the verdict is SLOWER on

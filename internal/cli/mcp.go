@@ -52,7 +52,7 @@ tools end a page at it, and a larger result says so in a warning.`,
 	}
 	cmd.Flags().StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to publish: proc,perf,bin (default all)")
 	cmd.Flags().BoolVar(&raw, "raw", false, "raw delivery: wait_ms 0, explicit read, 100-row pages")
-	cmd.Flags().IntVar(&maxResult, "max-result-bytes", tool.DefaultResultBytes, "byte budget of one delivered result (text and structuredContent together)")
+	cmd.Flags().IntVar(&maxResult, "max-result-bytes", tool.DefaultResultBytes, fmt.Sprintf("byte budget of one delivered result (text and structuredContent together), %d to %d", minResultBytes, tool.HardResultBytes))
 	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run proc tools on a host inside this process instead of the shared host (history ends with the bridge)")
 	cmd.AddCommand(newMCPInspectCmd(env))
 	return cmd

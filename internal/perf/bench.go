@@ -581,7 +581,6 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 		c   *benchCell
 	}
 	var rows []sumRow
-	var geo []any
 	for _, t := range bt.tables {
 		cfg := bt.config(t)
 		for _, rk := range t.rows {
@@ -590,9 +589,6 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 					rows = append(rows, sumRow{t, cfg, rk, ci, c})
 				}
 			}
-		}
-		for i := range t.cols {
-			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
 	build := func(r sumRow) any {
@@ -609,8 +605,9 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 	if err != nil {
 		return nil, err
 	}
+	geo := pageGeomeans(bt, len(rows), req.Start.Row, len(out.Rows), func(i int) *benchTable { return rows[i].t })
 	out.Summary = map[string]any{"results": bt.results, "series": len(rows), "tables": len(bt.tables), "confidence": o.conf, "row": o.row, "filter": o.filter, "ignore": o.ignore, "geomean": geo}
-	out.Coverage = bt.coverage()
+	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
 	out.Warnings = append(bt.warnings, bt.configWarning()...)
 	return out, nil
 }
@@ -629,7 +626,6 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 		c, bc *benchCell
 	}
 	var rows []cmpRow
-	var geo []any
 	significant := 0
 	for _, t := range bt.tables {
 		cfg := bt.config(t)
@@ -650,9 +646,6 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 				}
 				rows = append(rows, cmpRow{t, cfg, rk, ci, c, bc})
 			}
-		}
-		for i := range t.cols {
-			geo = append(geo, geomeanMap(bt, t, i))
 		}
 	}
 	build := func(r cmpRow) any {
@@ -713,10 +706,46 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 	if err != nil {
 		return nil, err
 	}
+	geo := pageGeomeans(bt, len(rows), req.Start.Row, len(out.Rows), func(i int) *benchTable { return rows[i].t })
 	out.Summary = map[string]any{"baseline": 0, "candidates": len(req.Inputs) - 1, "significant": significant, "confidence": o.conf, "alpha": o.th.CompareAlpha,
 		"test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geo,
 		"tables": len(bt.tables), "row": o.row, "col": o.col, "filter": o.filter, "ignore": o.ignore}
-	out.Coverage = bt.coverage()
+	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
 	out.Warnings = append(bt.warnings, bt.configWarning()...)
 	return out, nil
+}
+
+// mergeCoverage returns base with the pager's coverage keys (page_ended_by,
+// page_budget_bytes) added from page; base may be nil.
+func mergeCoverage(base, page map[string]any) map[string]any {
+	if base == nil {
+		base = map[string]any{}
+	}
+	for k, v := range page {
+		base[k] = v
+	}
+	return base
+}
+
+// pageGeomeans is summary.geomean of one page: benchstat's geomean row
+// (geomeanMap, one entry per column) of each table that has a row on the
+// page (rows start..start+n of the n-row listing, table(i) naming row i's
+// table), in table order. Geomeans are per table, so a page carries those
+// of its own tables and the summary stays bounded by the page, not by the
+// number of tables in the input.
+func pageGeomeans(bt *benchTables, total int, start int64, n int, table func(i int) *benchTable) []any {
+	on := map[*benchTable]bool{}
+	for i := int(start); i < int(start)+n && i < total; i++ {
+		on[table(i)] = true
+	}
+	geo := []any{}
+	for _, t := range bt.tables {
+		if !on[t] {
+			continue
+		}
+		for i := range t.cols {
+			geo = append(geo, geomeanMap(bt, t, i))
+		}
+	}
+	return geo
 }

@@ -129,3 +129,9 @@ func (e ExecutionEvent) Message() string {
 	}
 	return head + ", process_ref unknown: " + e.ProcessRefReason
 }
+
+// CaptureOperationProviders maps each capture operation (the
+// capture_and_<operation> suffix, e.g. "summarize_executions") to the
+// provider kinds it accepts that this build offers, in ProviderKinds
+// order. It is empty where captures are not offered (non-Linux).
+func CaptureOperationProviders() map[string][]string { return captureOperationProviders() }

@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -63,6 +64,21 @@ func captureKinds() []captureKind {
 		{op: compareBenchmarksOperation(), declare: captureTool[captureCompareBenchmarksArgs], providers: []string{"go-test"}, compare: true},
 		{op: compareProfilesOperation(), declare: captureTool[captureCompareProfilesArgs], providers: profileProviders, compare: true},
 	}
+}
+
+func captureOperationProviders() map[string][]string {
+	offered := offeredProviders()
+	out := map[string][]string{}
+	for _, ck := range captureKinds() {
+		var ps []string
+		for _, p := range ProviderKinds {
+			if offered[p] && slices.Contains(ck.providers, p) {
+				ps = append(ps, p)
+			}
+		}
+		out[ck.op.Name] = ps
+	}
+	return out
 }
 
 func captureProviderKinds() []string {
@@ -560,7 +576,18 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	case len(srcs) == 0:
 		aerr = contract.Errorf(contract.CodeExecutionFailed, "the collector produced no analysis artifact")
 	default:
-		res, aerr = rt.Analyze(ctx, ck.op, raw)
+		// The capture block, evidence fields and handoff warnings ride
+		// outside the analysis page: the page is sized within what the
+		// result budget leaves after them.
+		actx := ctx
+		if extra := captureOverheadBytes(top.Provider.Kind, run, top.Experiment); extra > 0 {
+			b := tool.ResultBudget(ctx) - extra
+			if b < 1 {
+				b = 1
+			}
+			actx = tool.WithResultBudget(ctx, b)
+		}
+		res, aerr = rt.Analyze(actx, ck.op, raw)
 	}
 	if ctx.Err() != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
@@ -607,6 +634,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if outcome["failed"].(int) > 0 {
 		res.Warn(fmt.Sprintf("%d of %d executions did not exit 0 (see capture.executions)", outcome["failed"], outcome["executions"]))
 	}
+	var storedPath func(name string) string
 	if top.Preserve {
 		m, perr := rt.preserveCapture(ctx, ck, run, data, t, aerr)
 		if perr != nil {
@@ -614,14 +642,89 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 		}
 		data["evidence_id"] = m.EvidenceID
 		data["analysis_sources"] = analysisSources(m)
+		if st, err := rt.Store(); err == nil {
+			storedPath = func(name string) string { return filepathOf(st, m, name) }
+		}
 		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
 			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
 			data["next_page"] = next
 			res.NextAction = next
 		}
 	}
+	captureHandoff(res, data, storedPath)
 	res.Data = data
 	return res, nil
+}
+
+// captureHandoff names the next call of a capture result that has no next
+// page and says where its analysis sources live. The captured files are in
+// a scratch directory removed when the session ends (inquest mcp) or the
+// command exits (CLI), so data.sources never presents a scratch path as
+// lasting: with data.evidence_id each source names its preserved evidence
+// artifact (kind evidence, artifact_selector source-N) and next_action is
+// inspect_evidence, and path is the artifact's file in the evidence store
+// (storedPath of its name; omitted when unknown); without it each path source is marked scratch with
+// when it is removed, and next_action is preserve_evidence of
+// data.analysis_id (when the session keeps the analysis), else a warning
+// says the artifacts are not kept.
+func captureHandoff(res *contract.Result, data map[string]any, storedPath func(name string) string) {
+	evID, _ := data["evidence_id"].(string)
+	srcs, _ := data["sources"].([]any)
+	for i, s := range srcs {
+		m, ok := s.(map[string]any)
+		if !ok || m["kind"] != "path" {
+			continue
+		}
+		if evID != "" {
+			name := "source-" + itoa(i)
+			delete(m, "path")
+			if storedPath != nil {
+				if p := storedPath(name); p != "" {
+					m["path"] = p
+				}
+			}
+			m["kind"], m["evidence_id"], m["artifact_selector"] = "evidence", evID, name
+			continue
+		}
+		m["scratch"] = true
+		m["removed_when"] = "the capture's scratch directory is removed when the session ends (inquest mcp) or the command exits (inquest capture); preserve the analysis to keep it"
+	}
+	if res.NextAction != nil {
+		return
+	}
+	switch id, _ := data["analysis_id"].(string); {
+	case evID != "":
+		res.NextAction = &contract.Action{Tool: "inspect_evidence", Arguments: map[string]any{"evidence_id": evID}}
+	case id != "":
+		res.NextAction = &contract.Action{Tool: "preserve_evidence", Arguments: map[string]any{"analysis_id": id}}
+		res.Warn("the captured artifacts are in a scratch directory removed when this session ends: preserve_evidence (next_action) keeps them as evidence")
+	default:
+		res.Warn("the captured artifacts are not kept: their scratch directory is removed when this session ends; capture again with preserve:true to keep them as evidence")
+	}
+}
+
+// captureOverheadBytes is what a capture result delivers beside its
+// analysis page (tool.DeliveredBytes counting, both copies): the capture
+// block (executions, artifacts, experiment), plus a reserve for the
+// evidence fields, source rewrites and handoff warnings.
+func captureOverheadBytes(provider string, run *captureRun, e *Experiment) int {
+	const reserve = 2 << 10
+	block := map[string]any{"provider": provider, "collector": run.collector, "executions": run.execs, "outcome": captureOutcome(run.records), "artifacts": artifactNames(run)}
+	if e != nil {
+		block["experiment"] = map[string]any{"cases": run.cases, "blocks": e.Blocks, "seed": e.Seed, "schedule": Schedule(len(e.Cases), e.Blocks, e.Seed)}
+	}
+	b, err := json.Marshal(block)
+	if err != nil {
+		return reserve
+	}
+	n := tool.DeliveredBytes(b) + reserve
+	for _, w := range run.warnings {
+		n += 2 * len(w)
+	}
+	for _, l := range run.limitations {
+		n += 4 * len(l)
+	}
+	return n
 }
 
 func artifactNames(run *captureRun) []any {
@@ -1060,6 +1163,9 @@ func writeExecutions(path string, recs []ExecutionRecord) error {
 
 // runGoTest runs go test -run=^$ -bench in target.cwd.
 func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op string) (*captureRun, error) {
+	if len(t.Argv) > 0 && (t.Argv[0] == "go" || strings.HasSuffix(t.Argv[0], "/go")) {
+		return nil, invalid("/target/argv", "the go-test provider runs `go test` itself: target.argv holds only the go test package arguments (e.g. [\".\"] or [\"./pkg\", \"-tags=x\"]); drop the leading go (and test)")
+	}
 	bench := p.Bench
 	if bench == "" {
 		bench = "."

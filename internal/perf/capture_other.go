@@ -9,3 +9,5 @@ func (rt *Runtime) captureTools() []tool.Tool { return nil }
 func (rt *Runtime) releaseCaptures() {}
 
 func captureProviderKinds() []string { return nil }
+
+func captureOperationProviders() map[string][]string { return map[string][]string{} }

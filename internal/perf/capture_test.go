@@ -3,6 +3,7 @@
 package perf
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 func newCaptureEnv(t *testing.T) *env {
@@ -117,6 +119,8 @@ func TestCaptureRejections(t *testing.T) {
 		{"missing program", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "no-such-program-xyz"), "provider": map[string]any{"kind": "direct"}}, contract.CodeExecutionFailed},
 		{"wrong provider", "capture_and_summarize_benchmarks", map[string]any{"target": target(e.dir, "."), "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
 		{"no go", "capture_and_summarize_benchmarks", map[string]any{"target": map[string]any{"argv": []string{"."}, "cwd": e.dir, "env": map[string]any{"PATH": "/nonexistent"}}, "provider": map[string]any{"kind": "go-test"}}, contract.CodeProviderUnavailable},
+		{"go-test argv starting with go", "capture_and_summarize_benchmarks", map[string]any{"target": target(e.dir, "go", "test", "."), "provider": map[string]any{"kind": "go-test"}}, contract.CodeInvalidArgument},
+		{"go-test argv starting with a go path", "capture_and_preview_artifact", map[string]any{"target": target(e.dir, "/usr/bin/go", "test", "."), "provider": map[string]any{"kind": "go-test"}}, contract.CodeInvalidArgument},
 		{"one case", "capture_and_summarize_executions", map[string]any{"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"}, "experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}}}}, contract.CodeInvalidArgument},
 		{"shell string field", "capture_and_summarize_executions", map[string]any{"target": map[string]any{"argv": []string{"true"}, "cwd": e.dir, "shell": "true"}, "provider": map[string]any{"kind": "direct"}}, contract.CodeInvalidArgument},
 	} {
@@ -389,6 +393,77 @@ func TestPrepareProviders(t *testing.T) {
 		r := r.(map[string]any)
 		if r["available"] != false || r["guidance"] == nil {
 			t.Errorf("row %v", r)
+		}
+	}
+}
+
+// TestCaptureNextAction: a capture result always names its next call and
+// never presents a scratch path as a lasting source. Preserved: the
+// sources are the evidence artifacts (kind evidence, their stored file)
+// and next_action is inspect_evidence of the evidence_id, which answers.
+// Not preserved: the sources are marked scratch with when they are
+// removed, and next_action is preserve_evidence of the analysis_id, which
+// preserves it.
+func TestCaptureNextAction(t *testing.T) {
+	e := newCaptureEnv(t)
+	for _, preserve := range []bool{true, false} {
+		res := e.mustCall("capture_and_summarize_executions", map[string]any{"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"}, "preserve": preserve})
+		na, _ := res["next_action"].(map[string]any)
+		if na == nil {
+			t.Fatalf("preserve %v: no next_action", preserve)
+		}
+		src := data(res)["sources"].([]any)[0].(map[string]any)
+		if preserve {
+			id := data(res)["evidence_id"]
+			if na["tool"] != "inspect_evidence" || na["arguments"].(map[string]any)["evidence_id"] != id {
+				t.Fatalf("preserved: next_action %v", na)
+			}
+			p, _ := src["path"].(string)
+			if src["kind"] != "evidence" || src["evidence_id"] != id || src["artifact_selector"] != "source-0" || strings.Contains(p, "inquest-capture-") {
+				t.Fatalf("preserved source %v", src)
+			}
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("preserved source path: %v", err)
+			}
+		} else {
+			if na["tool"] != "preserve_evidence" || na["arguments"].(map[string]any)["analysis_id"] != data(res)["analysis_id"] {
+				t.Fatalf("unpreserved: next_action %v", na)
+			}
+			if src["scratch"] != true || src["removed_when"] == nil {
+				t.Fatalf("unpreserved source %v", src)
+			}
+		}
+		next := e.mustCall(na["tool"].(string), na["arguments"])
+		if !preserve && data(next)["evidence_id"] == nil {
+			t.Fatalf("preserve_evidence: %v", next)
+		}
+	}
+}
+
+// TestCapturePageWithinBudget: at a 16 KiB result budget the page of a
+// capture_and_preview_artifact result is sized within what the capture
+// block leaves, so the whole result is delivered (tool.DeliveredBytes)
+// within the budget and the page ended by it names its next page.
+func TestCapturePageWithinBudget(t *testing.T) {
+	const budget = 16384
+	e := newCaptureEnv(t)
+	e.ctx = tool.WithResultBudget(context.Background(), budget)
+	defer func() { e.ctx = nil }()
+	for _, preserve := range []bool{false, true} {
+		args, _ := json.Marshal(map[string]any{"preserve": preserve, "provider": map[string]any{"kind": "direct"},
+			"target": target(e.dir, "sh", "-c", "i=0; while [ $i -lt 400 ]; do echo line $i of a console long enough to pass the budget; i=$((i+1)); done")})
+		res, err := e.reg.Call(e.ctx, "capture_and_preview_artifact", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := contract.Marshal(res, nil)
+		if n := tool.DeliveredBytes(body); n > budget {
+			t.Fatalf("preserve %v: %d bytes as delivered, over the %d-byte budget", preserve, n, budget)
+		}
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		if m["coverage"].(map[string]any)["page_ended_by"] != "byte_budget" || m["next_action"] == nil {
+			t.Fatalf("preserve %v: the page was not ended by the budget or names no next page: %v %v", preserve, m["coverage"], m["next_action"])
 		}
 	}
 }

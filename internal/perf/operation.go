@@ -313,15 +313,51 @@ func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*cont
 	if ctx.Err() != nil {
 		return nil, contract.AsError(ctx.Err())
 	}
-	out, err := c.run(ctx, req)
-	// A cancelled or timed-out call never returns a partial page as if it
-	// were a result.
-	if ctx.Err() != nil {
-		return nil, contract.AsError(ctx.Err())
+	// The page must fit the call's result budget as delivered: rows are
+	// sized by req.RowBudget, but the rest of the result (summary,
+	// coverage, sources, warnings) can pass the envelope reserve; then the
+	// page is run again with the row budget lowered by the overshoot, so
+	// it ends early (partial, resumable, page_ended_by byte_budget).
+	budget := tool.ResultBudget(ctx)
+	for attempt := 0; ; attempt++ {
+		out, err := c.run(ctx, req)
+		// A cancelled or timed-out call never returns a partial page as
+		// if it were a result.
+		if ctx.Err() != nil {
+			return nil, contract.AsError(ctx.Err())
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, sess, err := rt.buildPage(op, c, req, lim, inputs, ids, next, nb, out)
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Rows) > 1 && attempt < 4 {
+			body, _ := contract.Marshal(res, nil)
+			if size := tool.DeliveredBytes(body); size > budget {
+				rowBytes := 0
+				for _, r := range out.Rows {
+					if n, err := rowCost(r); err == nil {
+						rowBytes += int(n)
+					}
+				}
+				b := rowBytes - (size-budget+1)/2 - 64
+				if b < 1 {
+					b = 1
+				}
+				req.RowBudget = b
+				continue
+			}
+		}
+		rt.remember(sess)
+		return res, nil
 	}
-	if err != nil {
-		return nil, err
-	}
+}
+
+// buildPage builds the result of one page out of op (and the session that
+// remembers it, not yet remembered).
+func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits, inputs []*input, ids []evidence.InputIdentity, next map[string]any, nb []byte, out *Output) (*contract.Result, *session, error) {
 	replay := make([]any, len(inputs))
 	descr := make([]any, len(inputs))
 	for i, in := range inputs {
@@ -333,7 +369,7 @@ func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*cont
 	if out.Next != nil {
 		codec, err := rt.durableContinuations()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tok := codec.Issue(op.Name, ids, nb, *out.Next)
 		withSources := map[string]any{}
@@ -386,7 +422,7 @@ func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*cont
 	// A result that cannot be encoded is a typed error here, never a
 	// malformed reply from the transport.
 	if _, err := json.Marshal(data); err != nil {
-		return nil, contract.Errorf(contract.CodeResultTooLarge, "the %s result cannot be encoded as JSON; narrow the request", op.Name)
+		return nil, nil, contract.Errorf(contract.CodeResultTooLarge, "the %s result cannot be encoded as JSON; narrow the request", op.Name)
 	}
 	status := evidence.StatusComplete
 	sess := &session{id: newSessionID(), tool: op.Name, inputs: inputs, args: next, limits: lim.toMap(), coverage: cov, created: time.Now()}
@@ -413,6 +449,5 @@ func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*cont
 		status = evidence.StatusPartial
 	}
 	sess.status = status
-	rt.remember(sess)
-	return res, nil
+	return res, sess, nil
 }

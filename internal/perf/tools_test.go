@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -59,56 +60,7 @@ func TestToolDeclarations(t *testing.T) {
 // each exactly once, in order.
 func TestPagedToolsReplay(t *testing.T) {
 	e := newEnv(t)
-	cpu, heap := makeProfiles(t)
-	base, cand := filepath.Join(e.dir, "base.bench"), filepath.Join(e.dir, "cand.bench")
-	writeGoBenchFile(t, base, 12, 5, 1)
-	writeGoBenchFile(t, cand, 12, 5, 2)
-	var jsonl, csv, text strings.Builder
-	csv.WriteString("id,name,value\n")
-	for i := 0; i < 23; i++ {
-		fmt.Fprintf(&jsonl, "{\"id\":%d,\"name\":\"n%d\"}\n", i, i)
-		fmt.Fprintf(&csv, "%d,\"n,%d\",%d.5\n", i, i, i*3)
-		fmt.Fprintf(&text, "line %d\n", i)
-	}
-	var execs strings.Builder
-	for b := 0; b < 6; b++ {
-		for c, name := range []string{"old", "new"} {
-			code := 0
-			rss := int64(1<<20 + b*4096)
-			r := ExecutionRecord{Case: name, CaseIndex: c, Block: b, Position: c, Termination: "exited", ExitCode: &code, ExitOwner: "workload",
-				WallTimeNS: int64(1000000 + c*50000 + b*1000), CPUTimeNS: 900000, MaxRSSBytes: &rss, Included: true}
-			line, _ := json.Marshal(r)
-			execs.Write(line)
-			execs.WriteString("\n")
-		}
-	}
-	src := func(p string, format string) []any { return []any{pathSrc(p, format)} }
-	cases := map[string][]map[string]any{
-		"preview_artifact": {
-			{"sources": src(e.write("a.jsonl", jsonl.String()), "jsonl")},
-			{"sources": src(e.write("a.csv", csv.String()), "csv")},
-			{"sources": src(e.write("a.txt", text.String()), "text"), "offset": 2},
-			{"sources": src(e.write("a.json", "["+strings.TrimSuffix(strings.ReplaceAll(jsonl.String(), "\n", ","), ",")+"]"), "json")},
-		},
-		"summarize_profile": {
-			{"sources": src(cpu, "pprof")},
-			{"sources": src(heap, "pprof"), "sort": "cum"},
-		},
-		"compare_profiles":     {{"sources": []any{pathSrc(cpu, "pprof"), pathSrc(cpu, "pprof")}}},
-		"summarize_benchmarks": {{"sources": src(base, "gobench")}},
-		"compare_benchmarks":   {{"sources": []any{pathSrc(base, "gobench"), pathSrc(cand, "gobench")}}},
-		"inspect_trace_window": {
-			{"sources": src(abs(t, "../trace/small.json"), "chrome-trace"), "start_ns": 0, "end_ns": "50000"},
-			{"sources": src(abs(t, "../trace/small.json"), "chrome-trace"), "start_ns": "5000", "end_ns": 1e9},
-		},
-		"summarize_executions": {{"sources": src(e.write("x.jsonl", execs.String()), "inquest-executions")}},
-	}
-	// Preserve a few analyses so query_evidence lists several pages.
-	for i := 0; i < 5; i++ {
-		r := e.mustCall("preview_artifact", map[string]any{"sources": src(e.write(fmt.Sprintf("p%d.txt", i), text.String()), "text")})
-		e.mustCall("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]})
-	}
-	cases["query_evidence"] = []map[string]any{{}, {"toolset": "perf"}}
+	cases := pagedToolCases(t, e)
 
 	big := tool.WithResultBudget(context.Background(), tool.HardResultBytes)
 	for _, tl := range Tools(e.rt) {
@@ -202,4 +154,140 @@ func pageOf(t *testing.T, r map[string]any) map[string]any {
 		t.Fatal("no next_cursor")
 	}
 	return pg
+}
+
+// pagedToolCases writes the inputs of every paged perf tool in e.dir (and
+// preserves a few analyses for query_evidence) and returns each tool's
+// calls: each lists at least 4 rows.
+func pagedToolCases(t *testing.T, e *env) map[string][]map[string]any {
+	cpu, heap := makeProfiles(t)
+	base, cand := filepath.Join(e.dir, "base.bench"), filepath.Join(e.dir, "cand.bench")
+	writeGoBenchFile(t, base, 12, 5, 1)
+	writeGoBenchFile(t, cand, 12, 5, 2)
+	var jsonl, csv, text strings.Builder
+	csv.WriteString("id,name,value\n")
+	for i := 0; i < 23; i++ {
+		fmt.Fprintf(&jsonl, "{\"id\":%d,\"name\":\"n%d\"}\n", i, i)
+		fmt.Fprintf(&csv, "%d,\"n,%d\",%d.5\n", i, i, i*3)
+		fmt.Fprintf(&text, "line %d\n", i)
+	}
+	var execs strings.Builder
+	for b := 0; b < 6; b++ {
+		for c, name := range []string{"old", "new"} {
+			code := 0
+			rss := int64(1<<20 + b*4096)
+			r := ExecutionRecord{Case: name, CaseIndex: c, Block: b, Position: c, Termination: "exited", ExitCode: &code, ExitOwner: "workload",
+				WallTimeNS: int64(1000000 + c*50000 + b*1000), CPUTimeNS: 900000, MaxRSSBytes: &rss, Included: true}
+			line, _ := json.Marshal(r)
+			execs.Write(line)
+			execs.WriteString("\n")
+		}
+	}
+	src := func(p string, format string) []any { return []any{pathSrc(p, format)} }
+	cases := map[string][]map[string]any{
+		"preview_artifact": {
+			{"sources": src(e.write("a.jsonl", jsonl.String()), "jsonl")},
+			{"sources": src(e.write("a.csv", csv.String()), "csv")},
+			{"sources": src(e.write("a.txt", text.String()), "text"), "offset": 2},
+			{"sources": src(e.write("a.json", "["+strings.TrimSuffix(strings.ReplaceAll(jsonl.String(), "\n", ","), ",")+"]"), "json")},
+		},
+		"summarize_profile": {
+			{"sources": src(cpu, "pprof")},
+			{"sources": src(heap, "pprof"), "sort": "cum"},
+		},
+		"compare_profiles":     {{"sources": []any{pathSrc(cpu, "pprof"), pathSrc(cpu, "pprof")}}},
+		"summarize_benchmarks": {{"sources": src(base, "gobench")}},
+		"compare_benchmarks":   {{"sources": []any{pathSrc(base, "gobench"), pathSrc(cand, "gobench")}}},
+		"inspect_trace_window": {
+			{"sources": src(abs(t, "../trace/small.json"), "chrome-trace"), "start_ns": 0, "end_ns": "50000"},
+			{"sources": src(abs(t, "../trace/small.json"), "chrome-trace"), "start_ns": "5000", "end_ns": 1e9},
+		},
+		"summarize_executions": {{"sources": src(e.write("x.jsonl", execs.String()), "inquest-executions")}},
+	}
+	// Preserve a few analyses so query_evidence lists several pages.
+	for i := 0; i < 5; i++ {
+		r := e.mustCall("preview_artifact", map[string]any{"sources": src(e.write(fmt.Sprintf("p%d.txt", i), text.String()), "text")})
+		e.mustCall("preserve_evidence", map[string]any{"analysis_id": data(r)["analysis_id"]})
+	}
+	cases["query_evidence"] = []map[string]any{{}, {"toolset": "perf"}}
+	return cases
+}
+
+// TestPagedToolsWithinBudget: at a 16 KiB result budget every page of
+// every paged perf tool, at its default page size, is delivered (text
+// block + structuredContent, tool.DeliveredBytes) within the budget; a
+// page the budget ended says so (coverage.page_ended_by byte_budget and
+// tool.BudgetWarning) and names its next page; following the pages
+// yields every row of the listing.
+func TestPagedToolsWithinBudget(t *testing.T) {
+	const budget = 16384
+	e := newEnv(t)
+	cases := pagedToolCases(t, e)
+	// Larger benchmark inputs (two configurations each) so that the
+	// default page of the benchmark tools passes the budget.
+	base, cand := filepath.Join(e.dir, "big-base.bench"), filepath.Join(e.dir, "big-cand.bench")
+	writeGoBenchFile(t, base, 80, 5, 1)
+	writeGoBenchFile(t, cand, 80, 5, 2)
+	cases["compare_benchmarks"] = append(cases["compare_benchmarks"], map[string]any{"sources": []any{pathSrc(base, "gobench"), pathSrc(cand, "gobench")}})
+	cases["summarize_benchmarks"] = append(cases["summarize_benchmarks"], map[string]any{"sources": []any{pathSrc(base, "gobench")}})
+	ctx := tool.WithResultBudget(context.Background(), budget)
+	byBytes := map[string]bool{}
+	for _, tl := range Tools(e.rt) {
+		if tl.Paging == nil {
+			continue
+		}
+		for i, args := range cases[tl.Name] {
+			t.Run(fmt.Sprintf("%s/%d", tl.Name, i), func(t *testing.T) {
+				e.ctx = tool.WithResultBudget(context.Background(), tool.HardResultBytes)
+				all := clone(args)
+				all[tl.Paging.Limit] = DefaultCeilings.MaxRows
+				if tl.Name == "query_evidence" {
+					all[tl.Paging.Limit] = 200
+				}
+				want := data(e.mustCall(tl.Name, all))["rows"].([]any)
+				e.ctx = nil
+				var got []any
+				raw, _ := json.Marshal(args)
+				for pages := 1; ; pages++ {
+					res, err := e.reg.Call(ctx, tl.Name, raw)
+					if err != nil {
+						t.Fatalf("page %d: %v", pages, err)
+					}
+					body, _ := contract.Marshal(res, nil)
+					if n := tool.DeliveredBytes(body); n > budget {
+						t.Fatalf("page %d is %d bytes as delivered, over the %d-byte budget: %s", pages, n, budget, body)
+					}
+					var m map[string]any
+					if err := json.Unmarshal(body, &m); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, data(m)["rows"].([]any)...)
+					cov := m["coverage"].(map[string]any)
+					warned := fmt.Sprint(m["warnings"]) != "" && strings.Contains(fmt.Sprint(m["warnings"]), tool.BudgetWarning)
+					if (cov["page_ended_by"] == "byte_budget") != warned {
+						t.Fatalf("page %d: page_ended_by %v but budget warning %v", pages, cov["page_ended_by"], warned)
+					}
+					if warned {
+						byBytes[tl.Name] = true
+						if m["next_action"] == nil {
+							t.Fatalf("page %d ended by the budget names no next call", pages)
+						}
+					}
+					na, _ := m["next_action"].(map[string]any)
+					if na == nil {
+						break
+					}
+					raw, _ = json.Marshal(na["arguments"])
+				}
+				if mustJSON(got) != mustJSON(want) {
+					t.Fatalf("%d rows paged differ from the %d rows of one page", len(got), len(want))
+				}
+			})
+		}
+	}
+	for _, name := range []string{"compare_benchmarks", "summarize_benchmarks"} {
+		if !byBytes[name] {
+			t.Errorf("%s: no page was ended by the budget; the test input is too small to check it", name)
+		}
+	}
 }
