@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCaptureCommands runs inquest lsof, fuser, sockets and threads over a
@@ -33,6 +34,15 @@ func TestCaptureCommands(t *testing.T) {
 	}
 	defer func() { child.Process.Kill(); child.Wait() }()
 	pid := strconv.Itoa(child.Process.Pid)
+	// sh holds fd 7 before it execs sleep: wait for the exec, so every
+	// table below names sleep (the deadline only guards against a hang).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.TrimSpace(string(b)) == "sleep" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the child never became sleep (comm %q)", b)
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
