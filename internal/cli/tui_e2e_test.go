@@ -47,14 +47,14 @@ func (m *tmuxTUI) screen() string {
 // fails on a real hang, never on a slow machine's normal pace.
 func (m *tmuxTUI) waitFor(what string, cond func(screen string) bool) string {
 	m.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		s := m.screen()
 		if cond(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("%s: not on screen within 60s:\n%s", what, s)
+			m.t.Fatalf("%s: not on screen within 3 minutes:\n%s", what, s)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
