@@ -468,6 +468,12 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// PLT entries are symbolized as name@plt (as objdump does) for the
 	// disassembly only; list_symbols lists the binary's own tables.
 	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
+	// A stripped Go binary still names its functions in its pclntab.
+	var gopcln bool
+	if len(ss.tables) == 0 && len(ss.unresolved) == 0 {
+		g := goPCLNSymbols(in)
+		ss.syms, gopcln = append(ss.syms, g...), len(g) > 0
+	}
 	var cr *codeRange
 	switch {
 	case a.Symbol != "":
@@ -534,7 +540,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	if cr.limit != "" {
 		c.limitation(cr.limit)
 	}
-	if len(ss.tables) == 0 {
+	if len(ss.tables) == 0 && gopcln {
+		c.limitation("the binary has no symbol table: targets are symbolized from the Go function table (.gopclntab)")
+	} else if len(ss.tables) == 0 {
 		c.limitation("the binary has no symbol table: targets are not symbolized")
 	}
 	if relocatable(in) {
