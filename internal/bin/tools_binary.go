@@ -66,6 +66,10 @@ type inspectArgs struct {
 // DWARF compilation units' distinct producers: both grow with the program.
 var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"}
 
+// listFacetCoverage names the coverage facet (data.coverage.facets) each
+// list facet's entries rest on.
+var listFacetCoverage = map[string]string{"sections": "sections", "segments": "segments", "imports": "imports", "exports": "exports", "libraries": "dynamic", "go_deps": "go_build_info", "dwarf_producers": "debug_info"}
+
 // facetRows returns the rows of one list facet of in, each a JSON object
 // whose "facet" member names the facet (a library row is {facet, name}).
 func facetRows(in *Inspection, facet string) []json.RawMessage {
@@ -207,8 +211,14 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if a.Digests {
 		id = f.Identity()
 	}
-	counts := map[string]int{"unresolved": len(in.Unresolved)}
+	// A list whose facet is unresolved has an unknown count (null), never
+	// 0, which would read as "none".
+	counts := map[string]any{"unresolved": len(in.Unresolved)}
 	for _, k := range ListFacets {
+		if cov, ok := listFacetCoverage[k]; ok && in.Facets[cov].State == FacetUnresolved && facetCount(in, k) == 0 {
+			counts[k] = nil
+			continue
+		}
 		counts[k] = facetCount(in, k)
 	}
 	summary := summarize(in)
@@ -231,7 +241,7 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if len(a.Facets) == 0 {
 		var want []string
 		for _, k := range ListFacets {
-			if counts[k] > 0 {
+			if n, _ := counts[k].(int); n > 0 {
 				want = append(want, k)
 			}
 		}
