@@ -65,7 +65,19 @@ type Instruction struct {
 // compare_symbols order picks the name: functions, then objects, then
 // global before weak before local, then the larger st_size, then names
 // not starting with '.', then by name.
-type symIndex struct{ syms []Symbol }
+//
+// Like objdump, an address that is no symbol's own but is the r_offset of
+// a dynamic relocation against a symbol (a GOT slot) is named by that
+// relocation's symbol (objdump.c find_symbol_for_address, dynrelbuf),
+// unless the nearest symbol is a synthetic name@plt.
+type symIndex struct {
+	syms []Symbol
+	// dynRelocs maps a dynamic relocation's r_offset to the name objdump
+	// prints for its symbol.
+	dynRelocs map[uint64]string
+	// relLo and relHi are the lowest and highest dynamic r_offset.
+	relLo, relHi uint64
+}
 
 func newSymIndex(ss *symbolSet) *symIndex {
 	hasSymtab := false
@@ -132,14 +144,22 @@ func symBefore(a, b Symbol) bool {
 
 // display is a symbol's name as objdump prints it: a versioned dynamic
 // symbol as name@@version (the default version) or name@version.
+// A dynamic symbol of version index 1 prints as name@@Base (name@Base
+// when undefined), as bfd's _bfd_elf_get_symbol_version_string names it.
 func (y Symbol) display() string {
-	if y.Version == "" || y.Table != TableDynsym {
+	switch {
+	case y.Table != TableDynsym:
 		return y.Name
-	}
-	if y.DefaultVersion != nil && *y.DefaultVersion {
+	case y.Version != "" && y.DefaultVersion != nil && *y.DefaultVersion:
 		return y.Name + "@@" + y.Version
+	case y.Version != "":
+		return y.Name + "@" + y.Version
+	case y.verBase && y.Defined:
+		return y.Name + "@@Base"
+	case y.verBase:
+		return y.Name + "@Base"
 	}
-	return y.Name + "@" + y.Version
+	return y.Name
 }
 
 // nearest returns the symbol at or before addr (objdump's choice: no
@@ -166,6 +186,11 @@ func (x *symIndex) lookup(addr uint64) (string, uint64) {
 // the nearest symbol at or before it, "" when none precedes it.
 func (x *symIndex) name(addr uint64) string {
 	s, ok := x.nearest(addr)
+	if (!ok || addr != s.value) && s.Table != TableSyntheticPLT && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
+		if n, ok := x.dynRelocs[addr]; ok {
+			return n
+		}
+	}
 	if !ok {
 		return ""
 	}

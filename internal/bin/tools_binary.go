@@ -523,6 +523,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		}
 	}
 	idx := newSymIndex(ss)
+	if !relocatable(in) {
+		idx.dynRelocs, idx.relLo, idx.relHi = dynRelocNames(in, f.Data)
+	}
 	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	var dec x86Decoder
 	if arch == ArchAMD64 || arch == Arch386 {
