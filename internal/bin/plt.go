@@ -184,7 +184,8 @@ func pltReloc(m elf.Machine, typ uint32) bool {
 // name@@version, name@Base), and the lowest and highest r_offset of them
 // all. Relocations without a symbol or against an SHN_ABS one name
 // nothing (objdump: "absolute relocations do not provide a more helpful
-// symbolic address"). A binary it cannot read yields none.
+// symbolic address"), nor do those against an STT_TLS symbol (the TLS
+// module and offset slots: a TLS symbol never names an address). A binary it cannot read yields none.
 func dynRelocNames(in *Inspection, data []byte) (names map[uint64]string, lo, hi uint64) {
 	if in.Header.Format != FormatELF {
 		return nil, 0, 0
@@ -227,7 +228,7 @@ func dynRelocNames(in *Inspection, data []byte) (names map[uint64]string, lo, hi
 				continue
 			}
 			d := dyn[r.sym-1]
-			if d.Section == elf.SHN_ABS || d.Name == "" {
+			if d.Section == elf.SHN_ABS || d.Name == "" || elf.ST_TYPE(d.Info) == elf.STT_TLS {
 				continue
 			}
 			if _, ok := names[r.off]; ok {
