@@ -36,8 +36,11 @@ func archOf(in *Inspection) string {
 }
 
 // Instruction is one decoded instruction. Target is the branch or call
-// destination computed from a PC-relative operand, TargetSymbol its
-// symbolization ("name" or "name+0xoff") from the binary's symbol tables.
+// destination computed from a PC-relative operand, or the address a
+// RIP-relative memory operand refers to (the two objdump annotates as
+// "<sym+off>" and "# addr <sym+off>"); TargetSymbol is its symbolization
+// ("name" or "name+0xoff", symIndex.name: objdump's choice of symbol).
+// Text never names a symbol in GNU and Intel syntax, as objdump's does not.
 // An undecodable position has Error set and advances by one byte (x86) or
 // one word (arm64).
 type Instruction struct {
