@@ -2,6 +2,7 @@ package bin
 
 import (
 	"debug/gosym"
+	"encoding/binary"
 )
 
 // TableGoPCLN names the function symbols read from a Go binary's
@@ -35,7 +36,7 @@ func goPCLNSymbols(in *Inspection) (out []Symbol) {
 			}
 		}
 	}
-	if len(pcln) == 0 || !found {
+	if !pclnPlausible(pcln) || !found {
 		return nil
 	}
 	t, err := gosym.NewTable(nil, gosym.NewLineTable(pcln, text))
@@ -56,4 +57,34 @@ func goPCLNSymbols(in *Inspection) (out []Symbol) {
 		out = append(out, Symbol{Name: fn.Name, Table: TableGoPCLN, Address: hexU(fn.Entry), Size: decU(fn.End - fn.Entry), SizeSource: "pclntab", Type: "STT_FUNC", Defined: true, value: fn.Entry, size: fn.End - fn.Entry, sect: sect, isFunc: true})
 	}
 	return out
+}
+
+// pclnPlausible reports whether b starts with a pclntab header (runtime
+// symtab.go: magic 0xfffffffb go1.2, 0xfffffffa go1.16, 0xfffffff0 go1.18,
+// 0xfffffff1 go1.20, in either byte order; pad; quantum; pointer size 4 or
+// 8; nfunctab) whose function count fits in b (every functab entry is at
+// least 8 bytes). debug/gosym allocates nfunctab entries before it checks
+// them, so a damaged count would exhaust memory.
+func pclnPlausible(b []byte) bool {
+	if len(b) < 16 {
+		return false
+	}
+	known := func(m uint32) bool { return m == 0xfffffffb || m == 0xfffffffa || m == 0xfffffff0 || m == 0xfffffff1 }
+	var bo binary.ByteOrder = binary.LittleEndian
+	if !known(bo.Uint32(b)) {
+		bo = binary.BigEndian
+		if !known(bo.Uint32(b)) {
+			return false
+		}
+	}
+	var n uint64
+	switch b[7] {
+	case 4:
+		n = uint64(bo.Uint32(b[8:]))
+	case 8:
+		n = bo.Uint64(b[8:])
+	default:
+		return false
+	}
+	return n <= uint64(len(b))/8
 }

@@ -429,3 +429,22 @@ func FuzzRipDisp(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGoPCLNSymbols: any .gopclntab contents yield symbols (or none)
+// without a panic, each with a positive extent.
+func FuzzGoPCLNSymbols(f *testing.F) {
+	f.Add([]byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8}, uint64(0x401000))
+	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 0, 0, 1, 8, 1, 0, 0, 0, 0, 0, 0, 0}, uint64(0))
+	f.Add([]byte{}, uint64(0x1000))
+	f.Fuzz(func(t *testing.T, pcln []byte, text uint64) {
+		in := &Inspection{Sections: []Section{
+			{Name: ".text", Address: hexU(text), Size: "4096", Content: "file_bytes"},
+			{Name: ".gopclntab", Address: "0x0", Size: decU(uint64(len(pcln))), Content: "file_bytes", data: pcln},
+		}}
+		for _, s := range goPCLNSymbols(in) {
+			if s.size == 0 || s.Name == "" {
+				t.Errorf("symbol %+v: want a name and a positive size", s)
+			}
+		}
+	})
+}
