@@ -36,8 +36,11 @@ func archOf(in *Inspection) string {
 }
 
 // Instruction is one decoded instruction. Target is the branch or call
-// destination computed from a PC-relative operand, TargetSymbol its
-// symbolization ("name" or "name+0xoff") from the binary's symbol tables.
+// destination computed from a PC-relative operand, or the address a
+// RIP-relative memory operand refers to (the two objdump annotates as
+// "<sym+off>" and "# addr <sym+off>"); TargetSymbol is its symbolization
+// ("name" or "name+0xoff", symIndex.name: objdump's choice of symbol).
+// Text never names a symbol in GNU and Intel syntax, as objdump's does not.
 // An undecodable position has Error set and advances by one byte (x86) or
 // one word (arm64).
 type Instruction struct {
@@ -54,62 +57,167 @@ type Instruction struct {
 	Relocations []Relocation `json:"relocations,omitempty"`
 }
 
-// symIndex answers "which symbol contains this address" over defined
-// symbols with an extent, sorted by address.
-type symIndex struct{ syms []Symbol }
-
-func newSymIndex(ss *symbolSet) *symIndex {
-	var s []Symbol
-	seen := map[uint64]bool{}
-	for _, y := range ss.syms {
-		if !y.Defined || y.sect < 0 || y.Name == "" || seen[y.value] {
-			continue
-		}
-		if y.Type == "STT_SECTION" || y.Type == "STT_FILE" {
-			continue
-		}
-		seen[y.value] = true
-		s = append(s, y)
-	}
-	sort.Slice(s, func(i, j int) bool { return s[i].value < s[j].value })
-	return &symIndex{syms: s}
+// symIndex symbolizes addresses the way GNU objdump -d does
+// (binutils objdump.c find_symbol_for_address over its sorted symbols):
+// the symbols are those of .symtab when the binary has one, else those of
+// .dynsym (objdump reads the dynamic table only when there is no static
+// one), plus the synthetic name@plt entries and the Go function table of a
+// binary stripped of both. Undefined, unnamed, section, file and
+// thread-local (STT_TLS: their value is an offset in the TLS block, not
+// an address) symbols are left out. Among symbols at one address objdump's
+// compare_symbols order picks the name: functions, then objects, then
+// global before weak before local, then the larger st_size, then names
+// not starting with '.', then by name.
+//
+// Like objdump, an address that is no symbol's own but is the r_offset of
+// a dynamic relocation against a symbol (a GOT slot) is named by that
+// relocation's symbol (objdump.c find_symbol_for_address, dynrelbuf),
+// unless the nearest symbol is a synthetic name@plt.
+type symIndex struct {
+	syms []Symbol
+	// dynRelocs maps a dynamic relocation's r_offset to the name objdump
+	// prints for its symbol.
+	dynRelocs map[uint64]string
+	// relLo and relHi are the lowest and highest dynamic r_offset.
+	relLo, relHi uint64
 }
 
-// lookup returns the symbol containing addr and its base address.
-func (x *symIndex) lookup(addr uint64) (string, uint64) {
+func newSymIndex(ss *symbolSet) *symIndex {
+	hasSymtab := false
+	for _, t := range ss.tables {
+		if t == TableSymtab {
+			hasSymtab = true
+		}
+	}
+	var s []Symbol
+	for _, y := range ss.syms {
+		if !y.Defined || y.sect < 0 || y.Name == "" {
+			continue
+		}
+		if hasSymtab && y.Table == TableDynsym || y.Table == TableGoPCLN && len(ss.tables) > 0 {
+			continue
+		}
+		if y.Type == "STT_SECTION" || y.Type == "STT_FILE" || y.Type == "STT_TLS" {
+			continue
+		}
+		s = append(s, y)
+	}
+	sort.SliceStable(s, func(i, j int) bool { return symBefore(s[i], s[j]) })
+	out := s[:0]
+	for i, y := range s {
+		if i > 0 && y.value == out[len(out)-1].value {
+			continue
+		}
+		out = append(out, y)
+	}
+	return &symIndex{syms: out}
+}
+
+// symBefore is binutils objdump's compare_symbols order (see symIndex).
+func symBefore(a, b Symbol) bool {
+	if a.value != b.value {
+		return a.value < b.value
+	}
+	fileish := func(y Symbol) bool {
+		return strings.HasSuffix(y.Name, ".o") && len(y.Name) > 2 || strings.HasSuffix(y.Name, ".a") && len(y.Name) > 2
+	}
+	if fa, fb := fileish(a), fileish(b); fa != fb {
+		return !fa
+	}
+	if a.isFunc != b.isFunc {
+		return a.isFunc
+	}
+	if oa, ob := a.Type == "STT_OBJECT", b.Type == "STT_OBJECT"; oa != ob {
+		return oa
+	}
+	if la, lb := a.Binding == "STB_LOCAL", b.Binding == "STB_LOCAL"; la != lb {
+		return !la
+	}
+	if ga, gb := a.Binding == "STB_GLOBAL", b.Binding == "STB_GLOBAL"; ga != gb {
+		return ga
+	}
+	if a.size != b.size {
+		return a.size > b.size
+	}
+	if da, db := strings.HasPrefix(a.Name, "."), strings.HasPrefix(b.Name, "."); da != db {
+		return !da
+	}
+	return a.Name < b.Name
+}
+
+// display is a symbol's name as objdump prints it: a versioned dynamic
+// symbol as name@@version (the default version) or name@version.
+// A dynamic symbol of version index 1 prints as name@@Base (name@Base
+// when undefined), as bfd's _bfd_elf_get_symbol_version_string names it.
+func (y Symbol) display() string {
+	switch {
+	case y.Table != TableDynsym:
+		return y.Name
+	case y.Version != "" && y.DefaultVersion != nil && *y.DefaultVersion:
+		return y.Name + "@@" + y.Version
+	case y.Version != "":
+		return y.Name + "@" + y.Version
+	case y.verBase && y.Defined:
+		return y.Name + "@@Base"
+	case y.verBase:
+		return y.Name + "@Base"
+	}
+	return y.Name
+}
+
+// nearest returns the symbol at or before addr (objdump's choice: no
+// extent check) and its address; ok is false when none precedes addr.
+func (x *symIndex) nearest(addr uint64) (Symbol, bool) {
 	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
 	if i < 0 {
-		return "", 0
+		return Symbol{}, false
 	}
-	s := x.syms[i]
-	if s.size > 0 && addr >= s.value+s.size {
-		return "", 0
-	}
-	if s.size == 0 && addr != s.value {
+	return x.syms[i], true
+}
+
+// lookup returns the symbol whose extent contains addr and its base
+// address ("" when none does): the x86asm/arm64asm Go-syntax symbolizer.
+func (x *symIndex) lookup(addr uint64) (string, uint64) {
+	s, ok := x.nearest(addr)
+	if !ok || s.size > 0 && addr >= s.value+s.size || s.size == 0 && addr != s.value {
 		return "", 0
 	}
 	return s.Name, s.value
 }
 
+// name symbolizes addr as objdump's <name+0xoff> (without the brackets):
+// the nearest symbol at or before it, "" when none precedes it.
 func (x *symIndex) name(addr uint64) string {
-	n, base := x.lookup(addr)
-	if n == "" {
+	s, ok := x.nearest(addr)
+	if (!ok || addr != s.value) && s.Table != TableSyntheticPLT && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
+		if n, ok := x.dynRelocs[addr]; ok {
+			return n
+		}
+	}
+	if !ok {
 		return ""
 	}
-	if addr == base {
-		return n
+	if addr == s.value {
+		return s.display()
 	}
-	return fmt.Sprintf("%s+0x%x", n, addr-base)
+	return fmt.Sprintf("%s+0x%x", s.display(), addr-s.value)
 }
 
 // disassemble decodes at most max instructions of code (which starts at
 // address base) from offset off, returning them and the offset after the
 // last decoded instruction.
+//
+// Like objdump, it stops at the first instruction that starts at or after
+// the range end, and decodes whole the instruction that starts before the
+// end and crosses it: code's capacity past its length (the rest of its
+// section) supplies up to 15 more bytes for that one instruction.
 func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
 	var out []Instruction
 	var pending []extInsn // decoded ahead by the external x86 decoder
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
-	for off < len(code) && len(out) < max {
+	end := len(code)
+	code = code[:min(cap(code), end+maxInsnLen)]
+	for off < end && len(out) < max {
 		pc := base + uint64(off)
 		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
 		switch arch {
@@ -138,6 +246,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				} else {
 					row.Text = e.text
 					if t, ok := e.target(); ok {
+						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+					} else if d, ok := ripDisp(e.text); ok {
+						t := uint64(int64(pc) + int64(e.size) + d)
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
 					}
 				}
@@ -192,20 +303,33 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	return out, off
 }
 
+// maxInsnLen is the longest x86 instruction in bytes (the architecture's
+// limit); an arm64 instruction is 4.
+const maxInsnLen = 15
+
 // x86Row fills row's text and branch target from an x86asm decoding.
 func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symname x86asm.SymLookup, idx *symIndex) {
 	switch syntax {
+	// objdump's AT&T and Intel text never names a symbol in an operand:
+	// immediates stay numbers and targets are annotated beside the
+	// instruction (here Target and TargetSymbol).
 	case "intel":
-		row.Text = x86asm.IntelSyntax(inst, pc, symname)
+		row.Text = x86asm.IntelSyntax(inst, pc, nil)
 	case "go":
 		row.Text = x86asm.GoSyntax(inst, pc, symname)
 	default:
-		row.Text = gnuSyntax(inst, pc, symname)
+		row.Text = gnuSyntax(inst, pc, nil)
 	}
 	for _, a := range inst.Args {
-		if r, ok := a.(x86asm.Rel); ok {
-			t := uint64(int64(pc) + int64(inst.Len) + int64(r))
+		switch a := a.(type) {
+		case x86asm.Rel:
+			t := uint64(int64(pc) + int64(inst.Len) + int64(a))
 			row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+		case x86asm.Mem:
+			if a.Base == x86asm.RIP && a.Index == 0 {
+				t := uint64(int64(pc) + int64(inst.Len) + a.Disp)
+				row.Target, row.TargetSymbol = hexU(t), idx.name(t)
+			}
 		}
 	}
 }
@@ -234,6 +358,39 @@ func (e extInsn) target() (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(op[2:], 16, 64)
 	return v, err == nil
+}
+
+// ripDisp returns the displacement of a RIP-relative memory operand in an
+// external decoder's text: AT&T "0x10(%rip)" / "-0x10(%rip)", Intel
+// "[rip+0x10]" / "[rip-0x10]".
+func ripDisp(text string) (int64, bool) {
+	parse := func(sign int64, h string) (int64, bool) {
+		h = strings.TrimPrefix(h, "0x")
+		v, err := strconv.ParseUint(h, 16, 63)
+		return sign * int64(v), err == nil
+	}
+	if i := strings.Index(text, "(%rip)"); i > 0 {
+		j := strings.LastIndexAny(text[:i], " ,:$") + 1
+		d := text[j:i]
+		if strings.HasPrefix(d, "-") {
+			return parse(-1, d[1:])
+		}
+		return parse(1, d)
+	}
+	if i := strings.Index(text, "[rip"); i >= 0 {
+		rest := text[i+4:]
+		k := strings.IndexByte(rest, ']')
+		if k < 1 {
+			return 0, false
+		}
+		switch rest[0] {
+		case '+':
+			return parse(1, rest[1:k])
+		case '-':
+			return parse(-1, rest[1:k])
+		}
+	}
+	return 0, false
 }
 
 // extDecoder is an external x86 decoder loaded at run time.

@@ -429,7 +429,48 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 			}
 		}
 	}
+	in.unknownNotEmpty()
 	return in, nil
+}
+
+// unknownNotEmpty makes the lists of an unresolved facet null instead of
+// empty: an empty list reads as "none" (no sections, no needed libraries),
+// where the structure that holds them was not read. The facet's reason
+// (facets[name].reason) says why. A facet that is partial keeps the
+// entries it read.
+func (in *Inspection) unknownNotEmpty() {
+	unknown := func(facet string) bool { return in.Facets[facet].State == FacetUnresolved }
+	if unknown("sections") && len(in.Sections) == 0 {
+		in.Sections = nil
+	}
+	if unknown("segments") && len(in.Segments) == 0 {
+		in.Segments = nil
+	}
+	if unknown("imports") && len(in.Imports) == 0 {
+		in.Imports = nil
+	}
+	if unknown("exports") && len(in.Exports) == 0 {
+		in.Exports = nil
+	}
+	if unknown("dynamic") {
+		if len(in.Libraries) == 0 {
+			in.Libraries = nil
+		}
+		if d := in.Dynamic; d != nil {
+			if len(d.Needed) == 0 {
+				d.Needed = nil
+			}
+			if len(d.RPath) == 0 {
+				d.RPath = nil
+			}
+			if len(d.RunPath) == 0 {
+				d.RunPath = nil
+			}
+		}
+	}
+	if unknown("build_id") && in.BuildID != nil && in.BuildID.GNU == "" && in.BuildID.Go == "" && in.BuildID.UUID == "" && in.BuildID.PDB == nil && len(in.BuildID.Notes) == 0 {
+		in.BuildID = nil
+	}
 }
 
 // guard runs fn, turning a panic inside a debug/* reader into an

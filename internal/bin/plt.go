@@ -176,3 +176,69 @@ func pltReloc(m elf.Machine, typ uint32) bool {
 	}
 	return false
 }
+
+// dynRelocNames returns, for each r_offset of the ELF binary's dynamic
+// relocations (every SHF_ALLOC SHT_RELA/SHT_REL section linked to
+// .dynsym, as bfd's canonicalize_dynamic_reloc reads them), the name
+// objdump prints for the relocation's symbol (Symbol.display: name@version,
+// name@@version, name@Base), and the lowest and highest r_offset of them
+// all. Relocations without a symbol or against an SHN_ABS one name
+// nothing (objdump: "absolute relocations do not provide a more helpful
+// symbolic address"), nor do those against an STT_TLS symbol (the TLS
+// module and offset slots: a TLS symbol never names an address). A binary it cannot read yields none.
+func dynRelocNames(in *Inspection, data []byte) (names map[uint64]string, lo, hi uint64) {
+	if in.Header.Format != FormatELF {
+		return nil, 0, 0
+	}
+	defer func() {
+		if recover() != nil {
+			names, lo, hi = nil, 0, 0
+		}
+	}()
+	f, err := newELFFile(in, data)
+	if err != nil {
+		return nil, 0, 0
+	}
+	dyn, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, 0, 0
+	}
+	names = map[uint64]string{}
+	first := true
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_RELA && s.Type != elf.SHT_REL || s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if s.Link == 0 || int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type != elf.SHT_DYNSYM {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for _, r := range elfRelocs(f, s.Type == elf.SHT_RELA, b) {
+			if first || r.off < lo {
+				lo = r.off
+			}
+			if first || r.off > hi {
+				hi = r.off
+			}
+			first = false
+			if r.sym == 0 || int(r.sym) > len(dyn) {
+				continue
+			}
+			d := dyn[r.sym-1]
+			if d.Section == elf.SHN_ABS || d.Name == "" || elf.ST_TYPE(d.Info) == elf.STT_TLS {
+				continue
+			}
+			if _, ok := names[r.off]; ok {
+				continue
+			}
+			y := Symbol{Name: d.Name, Table: TableDynsym, Defined: d.Section != elf.SHN_UNDEF}
+			y.Version, y.DefaultVersion = elfVersion(d)
+			y.verBase = d.HasVersion && d.VersionIndex.Index() == 1
+			names[r.off] = y.display()
+		}
+	}
+	return names, lo, hi
+}

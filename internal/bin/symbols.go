@@ -46,6 +46,10 @@ type Symbol struct {
 	sect    int // index into the inspection's Sections, -1 when none
 	isFunc  bool
 	derived bool
+	// verBase: a dynamic symbol whose .gnu.version index is 1
+	// (VER_NDX_GLOBAL), which objdump prints as name@@Base (name@Base
+	// when undefined) and readelf bare.
+	verBase bool
 }
 
 // symbolSet is every symbol of a binary with the coverage of its tables.
@@ -106,6 +110,7 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		for _, s := range syms {
 			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elfTypeName(elf.ST_TYPE(s.Info)), Binding: elfBindName(elf.ST_BIND(s.Info)), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC || elf.ST_TYPE(s.Info) == sttGNUIFunc}
 			y.Version, y.DefaultVersion = elfVersion(s)
+			y.verBase = t.name == TableDynsym && s.HasVersion && s.VersionIndex.Index() == 1
 			switch {
 			case s.Section == elf.SHN_UNDEF:
 				y.Section = "UND"

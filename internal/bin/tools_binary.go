@@ -66,6 +66,10 @@ type inspectArgs struct {
 // DWARF compilation units' distinct producers: both grow with the program.
 var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"}
 
+// listFacetCoverage names the coverage facet (data.coverage.facets) each
+// list facet's entries rest on.
+var listFacetCoverage = map[string]string{"sections": "sections", "segments": "segments", "imports": "imports", "exports": "exports", "libraries": "dynamic", "go_deps": "go_build_info", "dwarf_producers": "debug_info"}
+
 // facetRows returns the rows of one list facet of in, each a JSON object
 // whose "facet" member names the facet (a library row is {facet, name}).
 func facetRows(in *Inspection, facet string) []json.RawMessage {
@@ -207,8 +211,14 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if a.Digests {
 		id = f.Identity()
 	}
-	counts := map[string]int{"unresolved": len(in.Unresolved)}
+	// A list whose facet is unresolved has an unknown count (null), never
+	// 0, which would read as "none".
+	counts := map[string]any{"unresolved": len(in.Unresolved)}
 	for _, k := range ListFacets {
+		if cov, ok := listFacetCoverage[k]; ok && in.Facets[cov].State == FacetUnresolved && facetCount(in, k) == 0 {
+			counts[k] = nil
+			continue
+		}
 		counts[k] = facetCount(in, k)
 	}
 	summary := summarize(in)
@@ -231,7 +241,7 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if len(a.Facets) == 0 {
 		var want []string
 		for _, k := range ListFacets {
-			if counts[k] > 0 {
+			if n, _ := counts[k].(int); n > 0 {
 				want = append(want, k)
 			}
 		}
@@ -468,6 +478,12 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// PLT entries are symbolized as name@plt (as objdump does) for the
 	// disassembly only; list_symbols lists the binary's own tables.
 	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
+	// A stripped Go binary still names its functions in its pclntab.
+	var gopcln bool
+	if len(ss.tables) == 0 && len(ss.unresolved) == 0 {
+		g := goPCLNSymbols(in)
+		ss.syms, gopcln = append(ss.syms, g...), len(g) > 0
+	}
 	var cr *codeRange
 	switch {
 	case a.Symbol != "":
@@ -507,6 +523,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		}
 	}
 	idx := newSymIndex(ss)
+	if !relocatable(in) {
+		idx.dynRelocs, idx.relLo, idx.relHi = dynRelocNames(in, f.Data)
+	}
 	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	var dec x86Decoder
 	if arch == ArchAMD64 || arch == Arch386 {
@@ -534,7 +553,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	if cr.limit != "" {
 		c.limitation(cr.limit)
 	}
-	if len(ss.tables) == 0 {
+	if len(ss.tables) == 0 && gopcln {
+		c.limitation("the binary has no symbol table: targets are symbolized from the Go function table (.gopclntab)")
+	} else if len(ss.tables) == 0 {
 		c.limitation("the binary has no symbol table: targets are not symbolized")
 	}
 	if relocatable(in) {

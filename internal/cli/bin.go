@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -291,7 +292,7 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 			} `json:"hardening"`
 			Unresolved []struct{ Structure, Offset, Reason string } `json:"unresolved"`
 		} `json:"inspection"`
-		Counts   map[string]int `json:"counts"`
+		Counts   map[string]*int `json:"counts"` // null: the facet is unresolved
 		Rows     []json.RawMessage
 		MappedBy *struct {
 			State     string
@@ -323,9 +324,23 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", cell(d.File.Path), d.File.Size, sum)
 	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, cell(name(h.Machine)), cell(name(h.Type)), cell(name(h.OSABI)), h.Entry)
 	if dy := d.In.Dynamic; dy != nil {
-		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, cellList(dy.Needed), cellList(dy.RPath), cellList(dy.RunPath), dy.SOName)
+		// A null list (the dynamic section was not read) is unknown,
+		// not empty.
+		list := func(v []string) string {
+			if v == nil {
+				return "unknown"
+			}
+			return cellList(v)
+		}
+		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, list(dy.Needed), list(dy.RPath), list(dy.RunPath), dy.SOName)
 	}
-	fmt.Fprintf(w, "sections %d  segments %d  imports %d  exports %d\n", d.Counts["sections"], d.Counts["segments"], d.Counts["imports"], d.Counts["exports"])
+	count := func(k string) string {
+		if n := d.Counts[k]; n != nil {
+			return strconv.Itoa(*n)
+		}
+		return "unknown"
+	}
+	fmt.Fprintf(w, "sections %s  segments %s  imports %s  exports %s\n", count("sections"), count("segments"), count("imports"), count("exports"))
 	if b := d.In.BuildID; b != nil && (b.GNU != "" || b.Go != "" || b.UUID != "") {
 		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", cell(b.GNU), cell(b.Go), cell(b.UUID))
 	}
