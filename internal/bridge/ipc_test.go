@@ -111,27 +111,7 @@ func TestIPCBackendLazyStart(t *testing.T) {
 // reconnects and sends it; a call whose reconnect finds no host gets a
 // retryable BACKEND_UNAVAILABLE, never OUTCOME_UNKNOWN.
 func TestIPCNotSentReconnects(t *testing.T) {
-	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
-	t.Setenv("INQUEST_CONFIG", "")
-	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
-	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
-	if err := ep.Enable(); err != nil {
-		t.Fatal(err)
-	}
+	h, ep := startTestHost(t)
 	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Client: ipc.ClientMCPBridge})
 	defer be.Close()
 	if _, err := be.Call(context.Background(), "get_status", nil); err != nil {
@@ -164,34 +144,13 @@ func TestIPCNotSentReconnects(t *testing.T) {
 // the released connection-owned objects, and the next call, on a new
 // connection, carries a warning naming the reset and its cause, once.
 func TestIPCCancelResetIsExplicit(t *testing.T) {
-	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
-	t.Setenv("INQUEST_CONFIG", "")
-	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
+	h, _ := startTestHost(t)
 	started := make(chan struct{}, 1)
 	h.Handle("test_block", func(ctx context.Context, s *host.Session, _ json.RawMessage) (*contract.Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
-	if err := ep.Enable(); err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Disable()
 	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Client: ipc.ClientMCPBridge})
 	defer be.Close()
 	if _, err := be.Call(context.Background(), "get_status", nil); err != nil {
@@ -203,7 +162,7 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 	// host method in flight.
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), toolKey{}, "wait_condition"))
 	go func() { <-started; cancel() }()
-	_, err = be.Call(ctx, "test_block", nil)
+	_, err := be.Call(ctx, "test_block", nil)
 	var ce *contract.Error
 	if contract.CodeOf(err) != contract.CodeOutcomeUnknown || !errors.As(err, &ce) || !strings.Contains(ce.Message, "released every connection-owned object") ||
 		!strings.Contains(ce.Message, "not repeated. The bridge") {
@@ -229,22 +188,7 @@ func TestIPCCancelResetIsExplicit(t *testing.T) {
 // in the request, so the host pages to it: the same listing is one page
 // under a large budget and ends early by bytes under a small one.
 func TestIPCCarriesResultBudget(t *testing.T) {
-	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
-	t.Setenv("INQUEST_CONFIG", "")
-	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
-	if err := ep.Enable(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ep.Disable(); h.Stop() })
+	startTestHost(t)
 	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test"})
 	defer be.Close()
 	reg := tool.NewRegistry()
@@ -266,4 +210,35 @@ func TestIPCCarriesResultBudget(t *testing.T) {
 	if small.NextAction == nil || small.Status != contract.StatusPartial || !strings.Contains(strings.Join(small.Warnings, "\n"), tool.BudgetWarning) {
 		t.Fatalf("a 12 KiB budget did not end the page by bytes: %v %s %v", small.NextAction, small.Status, small.Warnings)
 	}
+}
+
+// startTestHost isolates the runtime, config and state directories, takes
+// the host lock, starts a real host (100 ms sampling) and opens its IPC
+// listener; the test's cleanup closes the listener, stops the host and
+// releases the lock. Methods registered later with h.Handle are served too.
+func startTestHost(t *testing.T) (*host.Host, *ipc.HostEndpoint) {
+	t.Helper()
+	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	t.Setenv("INQUEST_CONFIG", "")
+	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lock.Release)
+	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ep.Disable)
+	return h, ep
 }

@@ -129,28 +129,7 @@ func copyFile(t *testing.T, from, to string) {
 // connection with its jobs stays: the same job is still there, running,
 // and the next result carries no reset warning.
 func TestCancelledJobWaitKeepsTheConnection(t *testing.T) {
-	for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
-	t.Setenv("INQUEST_CONFIG", "")
-	lock, err := ipc.AcquireHostLock(ipc.Dir(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Release()
-	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
-	ep := ipc.NewHostEndpoint(h.IPCService(), "", nil)
-	if err := ep.Enable(); err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Disable()
+	startTestHost(t)
 	be := NewIPC(ipc.ConnectOptions{BridgeVersion: "test", Client: ipc.ClientMCPBridge})
 	defer be.Close()
 	rb := &recordingBackend{inner: be, first: make(chan struct{})}
