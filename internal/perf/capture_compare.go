@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/perf/capture"
 )
 
@@ -218,7 +219,7 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 			}
 			all.records = append(all.records, run.records...)
 			for i, v := range run.execs {
-				if len(all.execs) < 16 {
+				if len(all.execs) < maxListedExecutions {
 					if i < len(run.records) {
 						// The record now carries case, block, oracle and
 						// inclusion: refresh the view's copy of it.
@@ -241,9 +242,13 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 			}
 		}
 	}
-	if len(all.records) > 16 {
-		all.warnings = append(all.warnings, fmt.Sprintf("capture.executions lists the first 16 of %d captures", len(all.records)))
+	// Every capture's execution record is kept beside the sources, so
+	// none is lost when capture.executions lists fewer.
+	ep := filepath.Join(dir, "executions.jsonl")
+	if err := writeExecutions(ep, all.records); err != nil {
+		return nil, err
 	}
+	all.native = append(all.native, producedArtifact{name: "executions", path: ep, format: FormatExecutions, role: evidence.RoleDiagnostic, producer: "inquest-capture"})
 	// Combine each case's included captures into its source.
 	for i, c := range cases {
 		all.cases = append(all.cases, map[string]any{"name": c.name, "source": "source-" + itoa(i), "argv": c.argv, "captures": c.total, "included": len(c.sources), "excluded": c.excluded})

@@ -506,6 +506,20 @@ func TestCaptureCompareOracle(t *testing.T) {
 	if data(res)["evidence_id"] == nil {
 		t.Fatal("preserve published nothing")
 	}
+	// Every capture's execution record is preserved as the executions
+	// artifact, readable by summarize_executions.
+	recs := e.mustCall("summarize_executions", map[string]any{"sources": []any{map[string]any{
+		"kind": "evidence", "evidence_id": data(res)["evidence_id"], "artifact_selector": "executions"}}})
+	rows := data(recs)["rows"].([]any)
+	if len(rows) != 2 {
+		t.Fatalf("executions artifact has %d records, want 2: %s", len(rows), toJSON(rows))
+	}
+	for _, r := range rows {
+		r := r.(map[string]any)
+		if want := r["case"] == "base"; r["included"] != want || (!want && r["excluded_reason"] != "oracle_failed") {
+			t.Fatalf("record %s", toJSON(r))
+		}
+	}
 }
 
 // benchstatUnitCSV runs benchstat -format csv on base and cand and returns

@@ -546,6 +546,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if ctx.Err() != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
 	}
+	listExecutions(run, tool.ResultBudget(ctx), ck.op.Name == "summarize_executions" && top.Provider.Kind == "direct")
 
 	// Analysis over the captured artifacts, through the analysis tool.
 	call := replayArgs(all)
@@ -700,6 +701,41 @@ func captureHandoff(res *contract.Result, data map[string]any, storedPath func(n
 		res.Warn("the captured artifacts are in a scratch directory removed when this session ends: preserve_evidence (next_action) keeps them as evidence")
 	default:
 		res.Warn("the captured artifacts are not kept: their scratch directory is removed when this session ends; capture again with preserve:true to keep them as evidence")
+	}
+}
+
+// maxListedExecutions caps the rows of capture.executions; the result
+// byte budget may list fewer (listExecutions).
+const maxListedExecutions = 16
+
+// listExecutions cuts run.execs, the capture.executions rows, to the
+// leading executions whose rows fit in half of budget as delivered
+// (tool.DeliveredBytes: text block and structuredContent), at most
+// maxListedExecutions, so the analysis page keeps the rest of the budget.
+// When fewer than all executions are listed, a warning says how many and
+// where every execution's record is: the rows of the analysis (inRows,
+// capture_and_summarize_executions with the direct provider) or the
+// executions artifact (kept by preserve).
+func listExecutions(run *captureRun, budget int, inRows bool) {
+	used, n := 0, 0
+	for _, v := range run.execs {
+		b, err := json.Marshal(v)
+		if err != nil {
+			break
+		}
+		used += tool.DeliveredBytes(b) + 2
+		if used > budget/2 {
+			break
+		}
+		n++
+	}
+	run.execs = run.execs[:n]
+	if total := len(run.records); n < total {
+		where := "every execution's record is in the executions artifact (preserve:true keeps it as evidence)"
+		if inRows {
+			where = "every execution's record is a row of the analysis (follow next_action for the pages after this one)"
+		}
+		run.warnings = append(run.warnings, fmt.Sprintf("capture.executions lists the first %d of %d executions (at most %d, within half of the %d-byte result budget); %s", n, total, maxListedExecutions, budget, where))
 	}
 }
 
@@ -1111,15 +1147,12 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 				}
 			}
 			run.records = append(run.records, r)
-			if len(run.execs) < 16 {
+			if len(run.execs) < maxListedExecutions {
 				run.execs = append(run.execs, execView(ex, lt, &r, c.argv, "workload"))
 			}
 			last, lastPrefix = ex, prefix
 			n++
 		}
-	}
-	if len(run.records) > 16 {
-		run.warnings = append(run.warnings, fmt.Sprintf("capture.executions lists the first 16 of %d executions; every execution is a row of the analysis", len(run.records)))
 	}
 	run.console = []producedArtifact{
 		{name: "stdout", path: filepath.Join(dir, lastPrefix+".stdout"), format: FormatText, role: evidence.RoleDiagnostic},

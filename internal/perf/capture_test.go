@@ -5,6 +5,7 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,5 +466,77 @@ func TestCapturePageWithinBudget(t *testing.T) {
 		if m["coverage"].(map[string]any)["page_ended_by"] != "byte_budget" || m["next_action"] == nil {
 			t.Fatalf("preserve %v: the page was not ended by the budget or names no next page: %v %v", preserve, m["coverage"], m["next_action"])
 		}
+	}
+}
+
+// TestCaptureExecutionsWithinBudget: an experiment of 20 executions at a
+// 16 KiB and at the default 64 KiB result budget is delivered within the
+// budget; capture.executions lists only the leading executions that fit
+// (with a warning naming how many of how many), and following
+// next_action through the analysis pages yields every execution's record
+// exactly once, in schedule order.
+func TestCaptureExecutionsWithinBudget(t *testing.T) {
+	e := newCaptureEnv(t)
+	defer func() { e.ctx = nil }()
+	for _, budget := range []int{16384, tool.DefaultResultBytes} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			e.ctx = tool.WithResultBudget(context.Background(), budget)
+			args, _ := json.Marshal(map[string]any{
+				"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
+				"experiment": map[string]any{"cases": []any{
+					map[string]any{"name": "a", "argv": []string{"true"}},
+					map[string]any{"name": "b", "argv": []string{"echo", strings.Repeat("long-argument ", 30)}},
+				}, "blocks": 10, "seed": 3},
+			})
+			var rows []any
+			var first map[string]any
+			for page := 1; ; page++ {
+				res, err := e.reg.Call(e.ctx, map[bool]string{true: "capture_and_summarize_executions", false: "summarize_executions"}[page == 1], args)
+				if err != nil {
+					t.Fatalf("page %d: %v", page, err)
+				}
+				body, _ := contract.Marshal(res, nil)
+				if n := tool.DeliveredBytes(body); n > budget {
+					t.Fatalf("page %d: %d bytes as delivered, over the %d-byte budget", page, n, budget)
+				}
+				var m map[string]any
+				if err := json.Unmarshal(body, &m); err != nil {
+					t.Fatal(err)
+				}
+				if page == 1 {
+					first = m
+				}
+				rows = append(rows, data(m)["rows"].([]any)...)
+				na, _ := m["next_action"].(map[string]any)
+				if na == nil || na["tool"] != "summarize_executions" {
+					break
+				}
+				args, _ = json.Marshal(na["arguments"])
+			}
+			listed := capt(first)["executions"].([]any)
+			if len(listed) == 0 || len(listed) >= 20 {
+				t.Fatalf("capture.executions lists %d of 20 executions", len(listed))
+			}
+			want := fmt.Sprintf("capture.executions lists the first %d of 20 executions", len(listed))
+			if !strings.Contains(fmt.Sprint(first["warnings"]), want) {
+				t.Fatalf("no warning %q: %v", want, first["warnings"])
+			}
+			if len(rows) != 20 {
+				t.Fatalf("%d execution rows across the pages, want 20", len(rows))
+			}
+			sched := Schedule(2, 10, 3)
+			for i, r := range rows {
+				r := r.(map[string]any)
+				if int(r["block"].(float64)) != i/2 || int(r["case_index"].(float64)) != sched[i/2][i%2] {
+					t.Fatalf("row %d is not the schedule's execution %v: %v", i, sched[i/2], r)
+				}
+			}
+			for i, v := range listed {
+				v := v.(map[string]any)
+				if v["block"] != rows[i].(map[string]any)["block"] || v["case"] != rows[i].(map[string]any)["case"] {
+					t.Fatalf("capture.executions[%d] %v is not the record of row %d %v", i, v, i, rows[i])
+				}
+			}
+		})
 	}
 }
