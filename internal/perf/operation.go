@@ -187,7 +187,7 @@ func (op *Operation) inputSchema(c Ceilings) json.RawMessage {
 
 func (rt *Runtime) effectiveLimits(a *operationArgs) (Limits, error) {
 	c := rt.cfg.Ceilings
-	l := Limits{MaxRows: c.DefaultRows, MaxInputBytes: c.MaxInputBytes, TimeoutSeconds: c.TimeoutSeconds, MaxMemoryBytes: c.MaxMemoryBytes}
+	l := Limits{MaxRows: c.DefaultRows, MaxInputBytes: c.MaxInputBytes, TimeoutSeconds: c.TimeoutSeconds, MaxMemoryBytes: c.defaultMemory()}
 	check := func(key string, v *integer, ceiling int64) (int64, bool, error) {
 		if v == nil {
 			return 0, false, nil

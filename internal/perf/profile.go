@@ -155,7 +155,11 @@ func loadProfile(ctx context.Context, in *input, lim Limits) (*stackProfile, err
 	var sp *stackProfile
 	switch in.format {
 	case FormatPprof:
-		sp, err = loadPprof(ctxReader{ctx, f}, in.index, lim.MaxMemoryBytes)
+		var hint int64
+		if fi, err := f.Stat(); err == nil {
+			hint = gzipSizeHint(f, fi.Size())
+		}
+		sp, err = loadPprof(ctxReader{ctx, f}, in.index, lim.MaxMemoryBytes, hint)
 	case FormatFolded:
 		sp, err = decodeFolded(ctx, f, in.index, lim.MaxMemoryBytes)
 	default:
@@ -212,29 +216,54 @@ func (sp *stackProfile) checkSums(index int) error {
 // profile.Parse reads (heap, growth, contention, mutex, thread, cpuz).
 var legacyHeaders = []string{"heap profile:", "heap_v2/", "heap:", "--- heapz", "--- contention", "--- mutex", "--- delay", "growth profile:", "heapz", "threadz", "--- threadz", "--- cpuz", "cycles/second="}
 
-func loadPprof(r io.Reader, index int, memCap int64) (*stackProfile, error) {
+func loadPprof(r io.Reader, index int, memCap, sizeHint int64) (*stackProfile, error) {
 	br := bufio.NewReader(r)
-	var data []byte
 	head, _ := br.Peek(2)
 	var src io.Reader = br
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	gzipped := len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b
+	if gzipped {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, decodeFail("source %d is not a valid gzip stream", index)
 		}
 		src = gz
 	}
-	data, err := io.ReadAll(io.LimitReader(src, memCap+1))
+	data, err := readBounded(src, memCap, sizeHint)
 	if err != nil {
+		if ce, ok := err.(*contract.Error); ok {
+			return nil, ce
+		}
 		return nil, decodeFail("source %d could not be decompressed: %v", index, sanitize(err))
 	}
 	if int64(len(data)) > memCap {
-		return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d decompresses to more than limits.max_memory_bytes (%d)", index, memCap).WithDetail("max_memory_bytes", contract.Int(memCap))
+		verb := "holds"
+		if gzipped {
+			verb = "decompresses to"
+		}
+		return nil, contract.Errorf(contract.CodeLimitExceeded, "source %d %s more than limits.max_memory_bytes (%d bytes); reading stopped there (raise limits.max_memory_bytes for a larger profile)", index, verb, memCap).
+			WithDetail("max_memory_bytes", contract.Int(memCap)).WithDetail("bytes_read", contract.Int(int64(len(data))))
+	}
+	if gzipped && len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		// go tool pprof removes one gzip layer; profile.ParseData would
+		// inflate a second one without any bound.
+		return nil, decodeFail("source %d is gzip inside gzip; go tool pprof reads one gzip layer (gunzip it once first)", index).WithDetail("recognized", "gzip inside gzip")
 	}
 	// profile.ParseData reads the protobuf format and every legacy format
 	// go tool pprof reads (legacy CPU binary, heap/growth/contention/
-	// mutex text, Java profiles).
-	p, err := profile.ParseData(data)
+	// mutex text, Java profiles). Its legacy text parsers scan lines of at
+	// most bufio.MaxScanTokenSize, so when the bytes are neither a legacy
+	// CPU profile nor start with such a line no legacy parser can accept
+	// them: the protobuf decoder alone gives the same answer without
+	// scanning the data six more times.
+	var p *profile.Profile
+	if mayBeLegacy(data) {
+		p, err = profile.ParseData(data)
+	} else {
+		p, err = profile.ParseUncompressed(data)
+		if err != nil {
+			err = fmt.Errorf("parsing profile: %v", err)
+		}
+	}
 	if err != nil {
 		return nil, decodeFail("source %d is not a profile go tool pprof reads (%s): %v", index, recognizedProfile(data), sanitize(err)).WithDetail("recognized", recognizedProfile(data))
 	}
@@ -242,6 +271,90 @@ func loadPprof(r io.Reader, index int, memCap int64) (*stackProfile, error) {
 		return nil, decodeFail("source %d is an inconsistent pprof profile: %v", index, sanitize(err))
 	}
 	return fromPprof(p), nil
+}
+
+// readBounded reads r to its end or until it has read more than limit
+// bytes (then it returns limit+1 bytes and stops reading: a decompression
+// bomb inflates no further). sizeHint, when positive, is the expected
+// length (the gzip trailer's ISIZE), allocated once so the buffer does
+// not pass through the doublings of io.ReadAll.
+func readBounded(r io.Reader, limit, sizeHint int64) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	if sizeHint <= 0 {
+		return io.ReadAll(lr)
+	}
+	buf := make([]byte, 0, min(sizeHint, limit)+1)
+	for int64(len(buf)) <= limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// gzipSizeHint is the uncompressed size a gzip file f of size bytes
+// declares in its trailer (ISIZE, RFC 1952: the length modulo 2^32 of
+// the last member), bounded by deflate's largest ratio (1032:1); 0 when
+// f is not gzip or the trailer cannot be read.
+func gzipSizeHint(f io.ReaderAt, size int64) int64 {
+	var b [4]byte
+	if size < 18 {
+		return 0
+	}
+	if _, err := f.ReadAt(b[:2], 0); err != nil || b[0] != 0x1f || b[1] != 0x8b {
+		return 0
+	}
+	if _, err := f.ReadAt(b[:], size-4); err != nil {
+		return 0
+	}
+	isize := int64(b[0]) | int64(b[1])<<8 | int64(b[2])<<16 | int64(b[3])<<24
+	return min(isize, size*1032)
+}
+
+// mayBeLegacy reports whether a legacy parser of profile.ParseData could
+// accept data: a legacy CPU profile header (words 0, 3 in 32- or 64-bit,
+// either byte order) or a first line short enough for their
+// bufio.Scanner (the text formats' header is on the first line that is
+// not blank or a comment, and each line before it must also scan).
+func mayBeLegacy(data []byte) bool {
+	for _, w := range []int{4, 8} {
+		if len(data) < 2*w {
+			continue
+		}
+		le, be := true, true
+		for i := 0; i < 2*w; i++ {
+			want := byte(0)
+			if i == w {
+				want = 3
+			}
+			if data[i] != want {
+				le = false
+			}
+			wantBE := byte(0)
+			if i == 2*w-1 {
+				wantBE = 3
+			}
+			if data[i] != wantBE {
+				be = false
+			}
+		}
+		if le || be {
+			return true
+		}
+	}
+	line := data
+	if i := bytes.IndexByte(data[:min(len(data), bufio.MaxScanTokenSize+1)], '\n'); i >= 0 {
+		line = data[:i]
+	}
+	return len(line) <= bufio.MaxScanTokenSize
 }
 
 // recognizedProfile names what the bytes look like, for error messages.

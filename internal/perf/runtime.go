@@ -28,6 +28,11 @@ type Ceilings struct {
 	// one text line or JSONL record, and the encoded rows of one page (it
 	// lowers the page byte budget). It is not a process RSS limit.
 	MaxMemoryBytes int64
+	// DefaultMemoryBytes is limits.max_memory_bytes when a request does
+	// not give it (MaxMemoryBytes when zero or larger): a call on a shared
+	// server holds at most this much decoded input unless it asks for
+	// more, up to MaxMemoryBytes. A gzip bomb stops inflating here.
+	DefaultMemoryBytes int64
 }
 
 // DefaultCeilings are the built-in server limits.
@@ -37,6 +42,10 @@ var DefaultCeilings = Ceilings{
 	MaxInputBytes:  16 << 30,
 	TimeoutSeconds: 600,
 	MaxMemoryBytes: 2 << 30,
+	// 256 MiB holds the largest real pprof profiles (tens of MiB
+	// decompressed) many times over while one call's decoded input
+	// stays a fraction of a shared machine's memory.
+	DefaultMemoryBytes: 256 << 20,
 }
 
 // Config configures a Runtime.
@@ -200,4 +209,13 @@ func (rt *Runtime) lookup(id string) (*session, error) {
 		return s, nil
 	}
 	return nil, contract.Errorf(contract.CodeReferenceInvalid, "analysis_id is not a live analysis of this session (it expired, was evicted, or belongs to another process); rerun the analysis").WithDetail("analysis_id", id)
+}
+
+// defaultMemory is limits.max_memory_bytes when a request omits it:
+// DefaultMemoryBytes, bounded by MaxMemoryBytes.
+func (c Ceilings) defaultMemory() int64 {
+	if c.DefaultMemoryBytes > 0 && c.DefaultMemoryBytes < c.MaxMemoryBytes {
+		return c.DefaultMemoryBytes
+	}
+	return c.MaxMemoryBytes
 }
