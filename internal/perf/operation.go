@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -258,7 +259,63 @@ func (rt *Runtime) analysisTool(op *Operation) tool.Tool {
 		Input:       op.inputSchema(rt.cfg.Ceilings),
 		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
 		Paging:      tool.ContinuationPaging,
-	}, func(ctx context.Context, c *opCall) (*contract.Result, error) { return rt.analyze(ctx, op, c) })
+	}, func(ctx context.Context, c *opCall) (*contract.Result, error) {
+		res, err := rt.analyze(ctx, op, c)
+		if ce, ok := err.(*contract.Error); ok && ce.Code == contract.CodeTimeout && !ce.Retryable && ce.NextAction == nil {
+			ce.NextAction = rt.raiseTimeout(op, c)
+		}
+		return res, err
+	})
+}
+
+// timeoutUnit is the length of one unit of limits.timeout_seconds; a
+// test sets it to 0 so that every analysis deadline has passed when the
+// call starts (an expired time limit without a race against the clock).
+var timeoutUnit = time.Second
+
+// errAnalysisDeadline is the cause of the context of an analysis whose
+// limits.timeout_seconds passed (context.Cause), told apart from the
+// client's own deadline or cancellation.
+var errAnalysisDeadline = errors.New("limits.timeout_seconds passed")
+
+// timeoutError is the TIMEOUT of an analysis that did not finish within
+// lim.TimeoutSeconds. When the caller chose that limit (a
+// limits.timeout_seconds below the server ceiling), the unchanged call
+// times out again: retryable false, details naming the limit and the
+// most it may be raised to. The server's own ceiling is a deadline the
+// caller cannot change; a less loaded server may finish: retryable.
+func (rt *Runtime) timeoutError(a *operationArgs, lim Limits) *contract.Error {
+	ceiling := rt.cfg.Ceilings.TimeoutSeconds
+	e := contract.Errorf(contract.CodeTimeout, "the analysis did not finish within limits.timeout_seconds (%d s)", lim.TimeoutSeconds).
+		WithDetail("limit", "timeout_seconds").WithDetail("timeout_seconds", lim.TimeoutSeconds).WithDetail("maximum", ceiling)
+	if a.Limits != nil && a.Limits.TimeoutSeconds != nil && lim.TimeoutSeconds < ceiling {
+		e.Message += fmt.Sprintf(", the limit this call set, so the unchanged call is expected to time out again: raise limits.timeout_seconds (at most %d) or narrow the call", ceiling)
+		e.Retryable = false
+	}
+	return e
+}
+
+// raiseTimeout is the call c of op again with limits.timeout_seconds at
+// the server ceiling: the next_action of a TIMEOUT the caller's own
+// limit caused.
+func (rt *Runtime) raiseTimeout(op *Operation, c *opCall) *contract.Action {
+	b, err := json.Marshal(c.fields)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	args := map[string]any{}
+	if err := dec.Decode(&args); err != nil {
+		return nil
+	}
+	lm, _ := args["limits"].(map[string]any)
+	if lm == nil {
+		lm = map[string]any{}
+	}
+	lm["timeout_seconds"] = rt.cfg.Ceilings.TimeoutSeconds
+	args["limits"] = lm
+	return &contract.Action{Tool: op.Name, Arguments: args}
 }
 
 // Analyze runs op on args (already validated against the tool schema;
@@ -273,13 +330,24 @@ func (rt *Runtime) Analyze(ctx context.Context, op *Operation, args json.RawMess
 
 // analyze runs one decoded call of op and builds its page.
 func (rt *Runtime) analyze(ctx context.Context, op *Operation, c *opCall) (*contract.Result, error) {
-	srcs := c.args.Sources
 	lim, err := rt.effectiveLimits(c.args)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(lim.TimeoutSeconds)*time.Second)
+	ctx, cancel := context.WithTimeoutCause(ctx, time.Duration(lim.TimeoutSeconds)*timeoutUnit, errAnalysisDeadline)
 	defer cancel()
+	res, err := rt.analyzeWithin(ctx, op, c, lim)
+	if err != nil && errors.Is(context.Cause(ctx), errAnalysisDeadline) {
+		// Whatever a decoder made of the expired context (a read
+		// error, DECODE_FAILED), the cause is the call's time limit.
+		return nil, rt.timeoutError(c.args, lim)
+	}
+	return res, err
+}
+
+// analyzeWithin is analyze under the call's time limit (ctx).
+func (rt *Runtime) analyzeWithin(ctx context.Context, op *Operation, c *opCall, lim Limits) (*contract.Result, error) {
+	srcs := c.args.Sources
 	token := c.args.Continuation
 	inputs, err := rt.resolve(ctx, op, srcs, lim, token != "")
 	if err != nil {
