@@ -55,6 +55,11 @@ const lockName = "tmp/.lock"
 
 func openFS(abs string) (*storeFS, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			if e := blockedBy(abs); e != nil {
+				return nil, e
+			}
+		}
 		return nil, ioFail(abs, err, "the evidence directory cannot be created")
 	}
 	fi, err := os.Lstat(abs)
@@ -90,6 +95,53 @@ func unsafeDir(dir, why string) *contract.Error {
 	return contract.Errorf(contract.CodePermissionDenied,
 		"the evidence store refuses the directory %s: %s. Use a directory you own that only you can write (chmod go-w; or set INQUEST_DATA_DIR to one)", dir, why).
 		WithDetail("directory", dir)
+}
+
+// blockedBy explains why this user can neither reach nor create the
+// store directory abs (MkdirAll failed with EACCES/EPERM): it is owned by
+// another user, or the nearest ancestor this user can examine (lstat(2))
+// denies search (its child exists but cannot be examined: the store may
+// be another user's) or the creation of an entry (nothing below it
+// exists). PERMISSION_DENIED with details directory, blocked_by (the
+// path), owner_uid, mode (octal) and uid (this user's effective uid);
+// nil when no ancestor can be examined.
+func blockedBy(abs string) *contract.Error {
+	p, below := abs, error(nil)
+	for {
+		fi, err := os.Lstat(p)
+		if err == nil {
+			if p == abs {
+				if e := checkDir(p, fi); e != nil {
+					return contract.AsError(e)
+				}
+				return nil
+			}
+			uid, ok := ownerOf(fi)
+			me, okMe := currentUID()
+			if !ok || !okMe {
+				return nil
+			}
+			var e *contract.Error
+			if errors.Is(below, fs.ErrPermission) {
+				e = contract.Errorf(contract.CodePermissionDenied,
+					"the evidence directory %s cannot be reached: this user (uid %d) may not search %s (owned by uid %d, mode %04o), so what is inside it (perhaps another user's store) is out of reach. Set INQUEST_DATA_DIR to a directory this user owns", abs, me, p, uid, fi.Mode().Perm())
+			} else {
+				e = contract.Errorf(contract.CodePermissionDenied,
+					"the evidence directory %s cannot be created: this user (uid %d) may not create entries in %s (owned by uid %d, mode %04o). Set INQUEST_DATA_DIR to a directory this user owns", abs, me, p, uid, fi.Mode().Perm())
+			}
+			return e.
+				WithDetail("directory", abs).WithDetail("blocked_by", p).WithDetail("owner_uid", uid).
+				WithDetail("mode", fmt.Sprintf("%04o", fi.Mode().Perm())).WithDetail("uid", me)
+		}
+		if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p, below = parent, err
+	}
 }
 
 // checkDir accepts fi (from Lstat of p) only as a real directory owned by
