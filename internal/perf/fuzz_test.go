@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -58,8 +60,25 @@ func FuzzCSV(f *testing.F) {
 			t.Fatal(err)
 		}
 		p := &pager{max: 3}
-		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end)
+		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end, r)
 		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
+		// A malformed record's line is encoding/csv's over the whole input.
+		if ce, ok := err.(*contract.Error); ok && ce.Details["line"] != nil {
+			cr := csv.NewReader(bytes.NewReader(b))
+			cr.FieldsPerRecord = len(header)
+			var pe *csv.ParseError
+			for {
+				if _, rerr := cr.Read(); rerr != nil {
+					if !errors.As(rerr, &pe) {
+						t.Fatalf("we report line %v; encoding/csv: %v", ce.Details["line"], rerr)
+					}
+					break
+				}
+			}
+			if ce.Details["line"] != pe.StartLine {
+				t.Fatalf("line %v; encoding/csv %d (%v)", ce.Details["line"], pe.StartLine, pe)
+			}
+		}
 		if err == nil && next != nil && len(rows) != 3 {
 			t.Fatalf("continuation after a short page")
 		}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -31,7 +32,7 @@ func previewCSV(ctx context.Context, f *os.File, req *Request, p *pager) (*Outpu
 	if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
 	}
-	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte)
+	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte, f)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func readCSVHeader(r io.Reader) ([]string, int64, error) {
 		return []string{}, 0, nil
 	}
 	if err != nil {
-		return nil, 0, csvErr(err)
+		return nil, 0, csvErr(err, 0)
 	}
 	seen := map[string]bool{}
 	for i, name := range h {
@@ -78,24 +79,61 @@ func readCSVHeader(r io.Reader) ([]string, int64, error) {
 	return h, cr.InputOffset(), nil
 }
 
-func csvErr(err error) *contract.Error {
+// csvErr is the typed error of a CSV read. lineBase is the count of
+// lines before the byte where the csv.Reader started (it numbers lines
+// from 1 at that byte): a ParseError's StartLine and Line plus lineBase
+// are encoding/csv's line numbers over the whole file.
+func csvErr(err error, lineBase int) *contract.Error {
 	if errors.Is(err, errRecordTooLong) {
 		return contract.Errorf(contract.CodeLimitExceeded, "a CSV record is longer than the per-record limit of %d bytes", maxValueBytes).WithDetail("limit_bytes", maxValueBytes)
 	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		msg := "CSV record starting at line %d is malformed (%s)"
+		start, line := pe.StartLine+lineBase, pe.Line+lineBase
 		if errors.Is(pe.Err, csv.ErrFieldCount) {
-			msg = "CSV record starting at line %d is ragged (%s): every record must have the header's field count"
+			return decodeFail("CSV record starting at line %d is ragged (%s): every record must have the header's field count", start, pe.Err.Error()).WithDetail("line", start)
 		}
-		return decodeFail(msg, pe.StartLine, pe.Err.Error()).WithDetail("line", pe.StartLine)
+		e := decodeFail("CSV record starting at line %d is malformed (%s at line %d, column %d)", start, pe.Err.Error(), line, pe.Column).WithDetail("line", start)
+		if line != start {
+			e = e.WithDetail("error_line", line)
+		}
+		return e
 	}
 	return decodeFail("CSV could not be read")
 }
 
+// linesBefore counts the line ends ('\n'; encoding/csv reads "\r\n" as
+// one and a lone '\r' as none) in the first n bytes of src.
+func linesBefore(src io.ReaderAt, n int64) (int, error) {
+	buf := make([]byte, 64<<10)
+	lines := 0
+	for off := int64(0); off < n; {
+		k, err := src.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		lines += bytes.Count(buf[:k], []byte{'\n'})
+		off += int64(k)
+		if err != nil && off < n {
+			return lines, err
+		}
+	}
+	return lines, nil
+}
+
 // decodeCSV reads data records after the header (RFC 4180 via
 // encoding/csv; records must have exactly len(header) fields) into p.
-func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64) ([]any, *evidence.Position, int64, error) {
+// r reads src from byte base; on a malformed record the lines of src
+// before base are counted so the error names the file's line.
+func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64, src io.ReaderAt) ([]any, *evidence.Position, int64, error) {
+	fail := func(err error) *contract.Error {
+		var pe *csv.ParseError
+		if !errors.As(err, &pe) {
+			return csvErr(err, 0)
+		}
+		n, lerr := linesBefore(src, base)
+		if lerr != nil {
+			return contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+		}
+		return csvErr(err, n)
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = len(header)
 	if len(header) == 0 {
@@ -118,10 +156,10 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 			return p.rows, nil, p.seen, nil
 		}
 		if errors.Is(err, errRecordTooLong) {
-			return nil, nil, 0, csvErr(err).WithDetail("record", p.seen)
+			return nil, nil, 0, fail(err).WithDetail("record", p.seen)
 		}
 		if err != nil {
-			return nil, nil, 0, csvErr(err)
+			return nil, nil, 0, fail(err)
 		}
 		if len(header) == 0 {
 			return nil, nil, 0, decodeFail("CSV has data records but an empty header")
@@ -148,7 +186,7 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 	if _, err := cr.Read(); err == io.EOF {
 		return p.rows, nil, p.seen, nil
 	} else if err != nil {
-		return nil, nil, 0, csvErr(err)
+		return nil, nil, 0, fail(err)
 	}
 	sb, _ := json.Marshal(textState{Byte: end})
 	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
