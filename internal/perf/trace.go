@@ -124,6 +124,9 @@ type traceEvent struct {
 	// decoder shares them between events).
 	pidText, tidText string
 	hasIDs           bool
+	// hasName and hasCat are false when name or cat is absent or null:
+	// unknown, reported as null (an empty string is a given value).
+	hasName, hasCat bool
 }
 
 // usToNS converts a decimal microsecond value to integer nanoseconds
@@ -246,11 +249,12 @@ func (d *traceDecoder) decode(dec *jtext.Decoder, ev *traceEvent) (string, error
 			default:
 				return "has a " + field + " that is not a string", errNotObject
 			}
+			known := v.Kind() == '"'
 			switch field {
 			case "name":
-				ev.Name = s
+				ev.Name, ev.hasName = s, known
 			case "cat":
-				ev.Cat = s
+				ev.Cat, ev.hasCat = s, known
 			default:
 				ev.Ph = s
 			}
@@ -369,21 +373,38 @@ type rawID struct {
 	text string
 }
 
-// threadID is a thread of a trace: the pid and tid as text (idString).
-type threadID struct{ pid, tid string }
+// threadID is a thread of a trace: the pid and tid as text (idString),
+// and whether each is unknown (absent or null in the event).
+type threadID struct {
+	pid, tid     string
+	noPid, noTid bool
+}
 
 // thread is ev's pid and tid as text.
 func (ev *traceEvent) thread() threadID {
 	if ev.hasIDs {
-		return threadID{ev.pidText, ev.tidText}
+		return threadID{ev.pidText, ev.tidText, unknownID(ev.Pid), unknownID(ev.Tid)}
 	}
-	return threadID{idString(ev.Pid), idString(ev.Tid)}
+	return threadID{idString(ev.Pid), idString(ev.Tid), unknownID(ev.Pid), unknownID(ev.Tid)}
+}
+
+// unknownID reports a pid or tid that is absent or null.
+func unknownID(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// orNull is s, or nil (JSON null: unknown) when unknown.
+func orNull(s string, unknown bool) any {
+	if unknown {
+		return nil
+	}
+	return s
 }
 
 // idString is a pid or tid as text: a JSON string's value, else the
 // literal (a number as written).
 func idString(raw json.RawMessage) string {
-	if len(raw) == 0 {
+	if unknownID(raw) {
 		return ""
 	}
 	if raw[0] != '"' {
@@ -400,8 +421,10 @@ func idString(raw json.RawMessage) string {
 }
 
 type traceAgg struct {
-	key       string
-	pid, tid  string
+	key string
+	// unknown marks the category of events without cat.
+	unknown   bool
+	th        threadID
 	name      string
 	events    int64
 	overlapNS int64
@@ -706,8 +729,8 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			}
 			stacks[th] = sk[:len(sk)-1]
 			heldBytes -= heldEventBytes
-			if o.ev.Name == "" {
-				o.ev.Name = ev.Name
+			if !o.ev.hasName {
+				o.ev.Name, o.ev.hasName = ev.Name, ev.hasName
 			}
 			if err := visit(&o.ev, o.start, ts, false); err != nil {
 				return st, err
@@ -767,6 +790,8 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	threads := map[threadID]*traceAgg{}
 	cats := map[string]*traceAgg{}
 	names := map[threadID]string{}
+	// noCat counts the events without cat (category null).
+	var noCat *traceAgg
 	var selected int64
 	hasMore := false
 	visit := func(ev *traceEvent, s, e int64, instant bool) error {
@@ -786,17 +811,23 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 		}
 		selected++
 		th := ev.thread()
-		pid, tid := th.pid, th.tid
 		if len(threads) < 1<<20 {
 			a := threads[th]
 			if a == nil {
-				a = &traceAgg{key: pid + "/" + tid, pid: pid, tid: tid}
+				a = &traceAgg{key: th.pid + "/" + th.tid, th: th}
 				threads[th] = a
 			}
 			a.events++
 			a.overlapNS += ov
 		}
-		for rest, more := ev.Cat, true; more; {
+		if !ev.hasCat {
+			if noCat == nil {
+				noCat = &traceAgg{unknown: true}
+			}
+			noCat.events++
+			noCat.overlapNS += ov
+		}
+		for rest, more := ev.Cat, ev.hasCat; more; {
 			// Each comma-separated category (strings.Split without
 			// the slice).
 			var c string
@@ -815,7 +846,8 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 			if p.full() && p.seen >= p.start {
 				hasMore = true
 			}
-			ph, name, cat, dnf := ev.Ph, ev.Name, ev.Cat, ev.didNotFinish
+			ph, name, cat, dnf := ev.Ph, orNull(ev.Name, !ev.hasName), orNull(ev.Cat, !ev.hasCat), ev.didNotFinish
+			pid, tid := orNull(th.pid, th.noPid), orNull(th.tid, th.noTid)
 			if ph == "B" {
 				ph = "B/E"
 			}
@@ -840,10 +872,10 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	meta := func(ev *traceEvent) {
 		if ev.Name == "thread_name" && len(names) < 1<<20 {
 			var a struct {
-				Name string `json:"name"`
+				Name *string `json:"name"`
 			}
-			if json.Unmarshal(ev.Args, &a) == nil {
-				names[ev.thread()] = a.Name
+			if json.Unmarshal(ev.Args, &a) == nil && a.Name != nil {
+				names[ev.thread()] = *a.Name
 			}
 		}
 	}
@@ -863,15 +895,25 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 			if list[i].key != list[j].key {
 				return list[i].key < list[j].key
 			}
-			return list[i].pid < list[j].pid
+			if list[i].unknown != list[j].unknown {
+				return list[j].unknown
+			}
+			return list[i].th.pid < list[j].th.pid
 		})
 		rows := make([]any, len(list))
 		for i, a := range list {
 			r := map[string]any{"events": contract.Int(a.events), "overlap_ns": contract.Int(a.overlapNS)}
 			if thread {
-				r["pid"], r["tid"], r["thread_name"] = a.pid, a.tid, names[threadID{a.pid, a.tid}]
+				// thread_name is null when no thread_name metadata
+				// event names the thread (unknown, not "").
+				var name any
+				if n, ok := names[a.th]; ok {
+					name = n
+				}
+				r["pid"], r["tid"], r["thread_name"] = orNull(a.th.pid, a.th.noPid), orNull(a.th.tid, a.th.noTid), name
 			} else {
-				r["category"] = a.key
+				// category is null for events without cat.
+				r["category"] = orNull(a.key, a.unknown)
 			}
 			rows[i] = r
 		}
@@ -886,9 +928,12 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 		}
 		out, err = page(aggRows(list, true), req)
 	case "categories":
-		list := make([]*traceAgg, 0, len(cats))
+		list := make([]*traceAgg, 0, len(cats)+1)
 		for _, a := range cats {
 			list = append(list, a)
+		}
+		if noCat != nil {
+			list = append(list, noCat)
 		}
 		out, err = page(aggRows(list, false), req)
 	default:
@@ -903,8 +948,12 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	if view == "events" && !req.Resuming && len(p.rows) == 0 && p.start > 0 {
 		return nil, fieldErr(contract.CodeInvalidArgument, "/continuation", "no events at this position")
 	}
+	categories := len(cats)
+	if noCat != nil {
+		categories++ // the null category of events without cat
+	}
 	out.Summary = map[string]any{"window": map[string]any{"start_ns": contract.Int(start), "end_ns": contract.Int(end), "duration_ns": contract.Int(end - start)},
-		"view": view, "events_in_window": contract.Int(selected), "threads": len(threads), "categories": len(cats), "trace_events": contract.Int(total)}
+		"view": view, "events_in_window": contract.Int(selected), "threads": len(threads), "categories": categories, "trace_events": contract.Int(total)}
 	if out.Coverage == nil {
 		out.Coverage = map[string]any{}
 	}
