@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -70,7 +71,8 @@ func New(reg *tool.Registry, opts Options) *mcp.Server {
 	return s
 }
 
-// checkCall refuses logging/setLevel (-32601: logging is not advertised)
+// checkCall refuses logging/setLevel and the methods of the resources,
+// prompts and completions capabilities (-32601: only tools is advertised)
 // and rejects a malformed tools/call before tool lookup with JSON-RPC
 // -32602 (invalid params) saying what is wrong: a call without a tool
 // name, or arguments that are present but not a JSON object (null and an
@@ -79,6 +81,9 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "logging/setLevel" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "logging is not a capability of this server; diagnostics go to its stderr"}
+		}
+		if m := unadvertised(method); m != "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + m + " is not a capability of this server (it serves tools only)"}
 		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
@@ -92,6 +97,21 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unadvertised returns the capability a server method belongs to when this
+// server does not advertise it ("resources", "prompts", "completions"), or
+// "" for a method it serves.
+func unadvertised(method string) string {
+	switch {
+	case strings.HasPrefix(method, "resources/"):
+		return "resources"
+	case strings.HasPrefix(method, "prompts/"):
+		return "prompts"
+	case method == "completion/complete":
+		return "completions"
+	}
+	return ""
 }
 
 // Definition returns the MCP tool definition published in tools/list.
