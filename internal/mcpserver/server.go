@@ -66,7 +66,7 @@ func New(reg *tool.Registry, opts Options) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(checkCall)
 	for _, t := range reg.Tools(opts.Toolsets...) {
-		s.AddTool(Definition(reg, t), handler(reg, t.Name, opts.ResultBudget()))
+		s.AddTool(Definition(reg, t), handler(reg, t.Name, opts.ResultBudget(), Narrowing(t.Input)))
 	}
 	return s
 }
@@ -137,7 +137,7 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	}
 }
 
-func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
+func handler(reg *tool.Registry, name string, budget int, narrowing []string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = tool.WithResultBudget(ctx, budget)
 		var args json.RawMessage
@@ -156,7 +156,7 @@ func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
 		}
-		return ProjectWithin(res, err, budget), nil
+		return ProjectWithin(res, err, budget, narrowing...), nil
 	}
 }
 
@@ -176,7 +176,7 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 // than its client may accept. Paged tools size their pages within the
 // budget; the guard catches the rest (a single result that is large by
 // nature, a page whose one row is larger than the budget).
-func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolResult {
+func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...string) *mcp.CallToolResult {
 	body, isErr := contract.Marshal(res, err)
 	if !isErr && res != nil && DeliveredBytes(body) > budget {
 		// The warning names the size as delivered with the warning itself:
@@ -185,7 +185,7 @@ func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolRes
 		n := len(res.Warnings)
 		size := DeliveredBytes(body)
 		for i := 0; i < 3; i++ {
-			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget))
+			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget, narrowing...))
 			body, isErr = contract.Marshal(res, nil)
 			if DeliveredBytes(body) == size {
 				break
@@ -201,9 +201,38 @@ func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolRes
 func DeliveredBytes(body []byte) int { return tool.DeliveredBytes(body) }
 
 // OverBudgetWarning is the warning of a result whose delivered size
-// exceeds the session's result budget.
-func OverBudgetWarning(size, budget int) string {
-	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: narrow the call (filters, projection, limit) or raise the budget with `inquest mcp --max-result-bytes`", size, budget)
+// exceeds the session's result budget. narrowing names the arguments of
+// the called tool that can narrow it (Narrowing); none are advised when
+// it has none.
+func OverBudgetWarning(size, budget int, narrowing ...string) string {
+	how := "raise the budget with `inquest mcp --max-result-bytes`"
+	if len(narrowing) > 0 {
+		how = "narrow the call (" + strings.Join(narrowing, ", ") + ") or " + how
+	}
+	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: %s", size, budget, how)
+}
+
+// narrowingArgs are the argument names that narrow a result wherever a
+// tool has them: selections, projections and row limits.
+var narrowingArgs = []string{"filter", "name_contains", "verdicts", "metric_ids", "projection", "limit", "page_size"}
+
+// Narrowing returns the arguments of the input schema input (its
+// top-level properties) that narrow a result (narrowingArgs), in that
+// order; nil when it has none or input does not decode.
+func Narrowing(input json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(input, &s) != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range narrowingArgs {
+		if _, ok := s.Properties[a]; ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func project(body []byte, isErr bool) *mcp.CallToolResult {
