@@ -133,3 +133,30 @@ func TestMCPProtocolErrors(t *testing.T) {
 		t.Fatalf("a valid call after the refused ones: %v", m)
 	}
 }
+
+// TestMCPArgumentsOverLimit: a tools/call line under the 5 MiB line limit
+// whose arguments exceed 4 MiB is a typed INVALID_ARGUMENT result naming
+// the bound (details.limit_bytes), and the session goes on.
+func TestMCPArgumentsOverLimit(t *testing.T) {
+	send, await := rawMCP(t, isolatedEnv(t), "--in-process")
+	send(initializeLine)
+	await("1")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	big := strings.Repeat("x", 4<<20+(512<<10))
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inspect_binary","arguments":{"path":"/` + big + `"}}}`)
+	m := await("2")
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	e, _ := sc["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	if res["isError"] != true || e["code"] != "INVALID_ARGUMENT" || e["retryable"] != false || d["limit"] != "max_argument_bytes" || d["limit_bytes"] != float64(4<<20) {
+		t.Fatalf("arguments over 4 MiB: %v", m)
+	}
+	if strings.Contains(e["message"].(string), "xxxx") {
+		t.Fatalf("the message echoes the input")
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if m := await("3"); m["result"] == nil {
+		t.Fatalf("ping after the refused call: %v", m)
+	}
+}
