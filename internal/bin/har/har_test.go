@@ -216,6 +216,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(b[:len(b)/2])
 	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":null,"url":"u"},"response":{"status":null,"content":{}}}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":"GET","url":"u"},"response":{"status":-1,"content":{"size":-1}}}]}}`))
 	// WebSocket fields: frames of every opcode, undecodable base64, error
 	// records, unknown types, absent and null frame arrays.
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_resourceType":"websocket","_webSocketMessages":[{"type":"send","time":1.5,"opcode":1,"data":"hi"},{"type":"receive","time":2,"opcode":2,"data":"AAEC"},{"type":"receive","opcode":2,"data":"!!"},{"type":"error","opcode":-1,"data":"x"},{"type":"x"},5,{"type":"send","opcode":9}]}]}}`))
