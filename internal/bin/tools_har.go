@@ -96,8 +96,9 @@ func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
 }
 
 // MaxInlineConnections bounds the WebSocket connections listed inline by
-// inspect_http_capture (data.context.websocket_connections); frames of any
-// connection are paged with websocket_frames.
+// inspect_http_capture (data.context.websocket_connections), as does a
+// 1/GroupEntriesShare share of the page's row byte budget (the first is
+// always listed); frames of any connection are paged with websocket_frames.
 const MaxInlineConnections = 100
 
 func inspectHTTPCaptureTool(env Env) tool.Tool {
@@ -301,10 +302,19 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	groups, clipped := groupRows(grouper.Groups(), tool.RowBudget(c.ctx)/GroupEntriesShare)
 	summary["groups"] = len(groups)
 	if len(conns) > 0 {
-		listed := conns
-		if len(listed) > MaxInlineConnections {
-			listed = listed[:MaxInlineConnections]
-			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline", MaxInlineConnections, len(conns)))
+		// At most MaxInlineConnections, within the same byte share of the
+		// page budget as a group's entries (long URLs), at least one.
+		listed := conns[:min(len(conns), MaxInlineConnections)]
+		share, used := tool.RowBudget(c.ctx)/GroupEntriesShare, 0
+		for i := range listed {
+			b, _ := json.Marshal(listed[i])
+			if used += tool.RowCost(b); used > share && i > 0 {
+				listed = listed[:i]
+				break
+			}
+		}
+		if len(listed) < len(conns) {
+			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline (at most %d, within a 1/%d share of the page's byte budget); websocket_frames pages any connection's frames by its entry index", len(listed), len(conns), MaxInlineConnections, GroupEntriesShare))
 		}
 		extra["websocket_connections"] = listed
 		if res.NextAction == nil {

@@ -238,3 +238,35 @@ func TestInspectHTTPCaptureFitsBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectHTTPCaptureManyLongConnections: 100 WebSocket connections
+// with 8,000-character URLs are listed inline only as far as their byte
+// share allows, with a warning naming how many, and the result fits the
+// default budget.
+func TestInspectHTTPCaptureManyLongConnections(t *testing.T) {
+	r := registry(t, "")
+	path := filepath.Join(t.TempDir(), "ws.har")
+	es := make([]any, 100)
+	for i := range es {
+		es[i] = map[string]any{"time": 1, "_resourceType": "websocket", "request": map[string]any{"method": "GET", "url": fmt.Sprintf("wss://x.test/%03d/%s", i, strings.Repeat("w", 8000))}, "response": map[string]any{"status": 101, "content": map[string]any{"size": 0, "mimeType": "x-unknown"}}, "_webSocketMessages": []any{}}
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"path": path, "limit": 1})
+	res, err := r.Call(context.Background(), "inspect_http_capture", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := contract.Marshal(res, nil)
+	if n := tool.DeliveredBytes(body); n > tool.DefaultResultBytes {
+		t.Fatalf("%d bytes as delivered, over %d", n, tool.DefaultResultBytes)
+	}
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	conns := data(m)["context"].(map[string]any)["websocket_connections"].([]any)
+	if len(conns) == 0 || len(conns) >= 100 || !strings.Contains(fmt.Sprint(m["warnings"]), fmt.Sprintf("the first %d of 100 connections are listed inline", len(conns))) {
+		t.Fatalf("%d connections inline; warnings %v", len(conns), m["warnings"])
+	}
+}
