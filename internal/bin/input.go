@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -217,14 +218,33 @@ func readFile(ctx context.Context, path, field string, limit int64, mapped bool)
 	return &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}, nil
 }
 
+// notExistMessage is the message of the INVALID_ARGUMENT for a file that
+// does not exist (%s is the argument's JSON Pointer); vanished recognises it.
+const notExistMessage = "the file named by %s does not exist"
+
+// vanished turns the INVALID_ARGUMENT of a file that does not exist into
+// INPUT_CHANGED when the call resumes a listing (cursor set): the file
+// existed when the cursor was issued, so it vanished between the calls.
+// Any other error is returned unchanged.
+func vanished(err error, cursor bool) error {
+	e, ok := err.(*contract.Error)
+	if !cursor || !ok || e.Code != contract.CodeInvalidArgument || e.Field == "" || e.Message != fmt.Sprintf(notExistMessage, e.Field) {
+		return err
+	}
+	c := contract.Errorf(contract.CodeInputChanged, "the file named by %s vanished since the cursor was issued (it no longer exists); start a fresh analysis without a cursor", e.Field)
+	c.Field = e.Field
+	return c
+}
+
 func openError(err error, field string) error {
 	var e *contract.Error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		e = contract.Errorf(contract.CodeInvalidArgument, "the file named by %s does not exist", field)
+		e = contract.Errorf(contract.CodeInvalidArgument, notExistMessage, field)
 		e.Field = field
 	case errors.Is(err, fs.ErrPermission):
 		e = contract.Errorf(contract.CodePermissionDenied, "the file named by %s cannot be opened: permission denied", field)
+		e.Field = field
 	default:
 		e = contract.Errorf(contract.CodeInvalidArgument, "the file named by %s cannot be opened", field)
 		e.Field = field

@@ -104,7 +104,11 @@ func (e Env) serve(ctx context.Context, name string, raw json.RawMessage, run fu
 	defer c.close()
 	defer mappedFault(&err)
 	if err := run(c); err != nil {
-		return nil, err
+		var a struct {
+			Cursor string `json:"cursor"`
+		}
+		_ = json.Unmarshal(raw, &a)
+		return nil, vanished(err, a.Cursor != "")
 	}
 	if err := c.finish(); err != nil {
 		return nil, err

@@ -222,8 +222,20 @@ func (p *pager) resume(cursor string) (evidence.Position, error) {
 	}
 	pos, err := p.codec().Resume(cursor, p.tool, p.identities(), p.args)
 	if err != nil {
-		if e, ok := err.(*contract.Error); ok && e.Field == "" && e.Code == contract.CodeCursorInvalid {
-			e.Field = "/cursor"
+		if e, ok := err.(*contract.Error); ok && e.Code == contract.CodeCursorInvalid {
+			if e.Field == "" {
+				e.Field = "/cursor"
+			}
+			// Bin pages name their next call in next_action, with a
+			// cursor (the codec speaks of perf's next_page).
+			switch e.Details["reason"] {
+			case evidence.ReasonOtherTool:
+				e.Message = "the cursor was issued by another tool; follow the next_action that issued it unchanged, or start without a cursor"
+			case evidence.ReasonArgumentsChanged:
+				e.Message = "the arguments changed since the cursor was issued; follow next_action unchanged (it repeats the other arguments with the cursor), or start without a cursor"
+			case evidence.ReasonMalformed:
+				e.Message = "the cursor is malformed; start without a cursor"
+			}
 		}
 		return pos, err
 	}

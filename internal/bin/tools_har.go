@@ -11,7 +11,64 @@ import (
 
 // MaxGroupEntries bounds the entries listed inline per request group by
 // inspect_http_capture; counts and summaries always cover every entry.
+// The listing is also bounded by bytes (GroupEntriesShare).
 const MaxGroupEntries = 100
+
+// GroupEntriesShare is the share of a page's row byte budget
+// (tool.RowBudget) one group's inline entries may take in
+// inspect_http_capture: 1/GroupEntriesShare of it, so a page holds several
+// groups whatever their size. A group lists its first entries in capture
+// order while they fit (entries_listed says how many; at least the first
+// when it fits alone); its counts and summaries cover every entry.
+const GroupEntriesShare = 4
+
+// groupEntry is one entry listed inline in its group's row: the entry
+// without the group's method, URL and resource type, which every entry of
+// the group shares (the row states them once). The three empty fields
+// hide har.Entry's (encoding/json: the shallower field wins; omitempty
+// leaves them out).
+type groupEntry struct {
+	har.Entry
+	Method       string `json:"method,omitempty"`
+	URL          string `json:"url,omitempty"`
+	ResourceType string `json:"resource_type,omitempty"`
+}
+
+// groupRow is one row of inspect_http_capture: a group with its inline
+// entries (groupEntry).
+type groupRow struct {
+	har.Group
+	Entries []groupEntry `json:"entries"`
+}
+
+// groupRows returns gs as rows whose inline entries fit budget bytes each
+// (tool.RowCost of the encoded entries; a first entry larger than budget
+// is not listed), and how many groups list fewer entries than they have.
+func groupRows(gs []har.Group, budget int) ([]groupRow, int) {
+	rows := make([]groupRow, len(gs))
+	clipped := 0
+	for i := range gs {
+		g := gs[i]
+		es := make([]groupEntry, 0, len(g.Entries))
+		used := 0
+		for _, e := range g.Entries {
+			ge := groupEntry{Entry: e}
+			b, _ := json.Marshal(ge)
+			if used+tool.RowCost(b) > budget {
+				break
+			}
+			used += tool.RowCost(b)
+			es = append(es, ge)
+		}
+		g.Entries = nil
+		g.EntriesListed = len(es)
+		if g.Count > g.EntriesListed {
+			clipped++
+		}
+		rows[i] = groupRow{Group: g, Entries: es}
+	}
+	return rows, clipped
+}
 
 // MaxSamplesListed bounds the absent samples listed per side and the
 // WebSocket connection deltas listed per group row by
@@ -39,15 +96,16 @@ func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
 }
 
 // MaxInlineConnections bounds the WebSocket connections listed inline by
-// inspect_http_capture (data.context.websocket_connections); frames of any
-// connection are paged with websocket_frames.
+// inspect_http_capture (data.context.websocket_connections), as does a
+// 1/GroupEntriesShare share of the page's row byte budget (the first is
+// always listed); frames of any connection are paged with websocket_frames.
 const MaxInlineConnections = 100
 
 func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
 		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL, resource type) with counts, statuses, MIME types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
-		Details:     "Unknown values (time -1, status null) are counted, never summed as zero; body sha256 where the body is retained. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
+		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method, URL and resource type. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -125,7 +183,7 @@ func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
 		res.Warn(fmt.Sprintf("%s%d entr(ies) have an unknown time (-1 or absent); time totals, minima and maxima cover the others", side, u.Time))
 	}
 	if u.Status > 0 {
-		res.Warn(fmt.Sprintf("%s%d entr(ies) have a null or absent response.status; it is counted as unknown, not 0", side, u.Status))
+		res.Warn(fmt.Sprintf("%s%d entr(ies) have a null, absent or negative (-1) response.status; it is counted as unknown, not as a status", side, u.Status))
 	}
 	if u.BodiesUndecodable > 0 {
 		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; those entries are listed with body undecodable and no digest", side, u.BodiesUndecodable))
@@ -241,19 +299,22 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 		c.page(a.Cursor, a.Limit, encodeRows(sliceRows(frames)))
 		return nil
 	}
-	groups := grouper.Groups()
+	groups, clipped := groupRows(grouper.Groups(), tool.RowBudget(c.ctx)/GroupEntriesShare)
 	summary["groups"] = len(groups)
-	clipped := 0
-	for i := range groups {
-		if groups[i].Count > groups[i].EntriesListed {
-			clipped++
-		}
-	}
 	if len(conns) > 0 {
-		listed := conns
-		if len(listed) > MaxInlineConnections {
-			listed = listed[:MaxInlineConnections]
-			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline", MaxInlineConnections, len(conns)))
+		// At most MaxInlineConnections, within the same byte share of the
+		// page budget as a group's entries (long URLs), at least one.
+		listed := conns[:min(len(conns), MaxInlineConnections)]
+		share, used := tool.RowBudget(c.ctx)/GroupEntriesShare, 0
+		for i := range listed {
+			b, _ := json.Marshal(listed[i])
+			if used += tool.RowCost(b); used > share && i > 0 {
+				listed = listed[:i]
+				break
+			}
+		}
+		if len(listed) < len(conns) {
+			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline (at most %d, within a 1/%d share of the page's byte budget); websocket_frames pages any connection's frames by its entry index", len(listed), len(conns), MaxInlineConnections, GroupEntriesShare))
 		}
 		extra["websocket_connections"] = listed
 		if res.NextAction == nil {
@@ -273,7 +334,7 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 		c.data.Coverage.Upstream["websocket_frames"] = FacetPartial
 	}
 	if clipped > 0 {
-		c.limitation(fmt.Sprintf("%d group(s) list only their first %d entries inline; counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries))
+		c.limitation(fmt.Sprintf("%d group(s) list only their first entries inline (entries_listed of count: at most %d per group, within a 1/%d share of the page's byte budget); counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries, GroupEntriesShare))
 	}
 	c.total = ptr(int64(len(groups)))
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(groups)))

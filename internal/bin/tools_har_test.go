@@ -1,12 +1,16 @@
 package bin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // wsHAR writes a HAR holding one plain GET and one WebSocket connection of
@@ -136,5 +140,133 @@ func TestHTTPCaptureUndecodableFrames(t *testing.T) {
 	m = mustCall(t, r, "compare_http_captures", map[string]any{"left": side(good), "right": side(bad)})
 	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), "right: "+want) {
 		t.Fatalf("compare: %v %v", m["status"], m["warnings"])
+	}
+}
+
+// writeGETCapture writes a HAR 1.2 capture of n GET entries whose URL is url(i).
+func writeGETCapture(t *testing.T, path string, n int, url func(i int) string) {
+	t.Helper()
+	es := make([]any, n)
+	for i := range es {
+		es[i] = map[string]any{"startedDateTime": "2026-11-30T21:00:00.000Z", "time": 12.5, "_resourceType": "fetch",
+			"request":  map[string]any{"method": "GET", "url": url(i)},
+			"response": map[string]any{"status": 200, "content": map[string]any{"size": 5, "mimeType": "text/plain", "text": "hello"}},
+			"timings":  map[string]any{"send": 1, "wait": 10, "receive": 1.5}}
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInspectHTTPCaptureFitsBudget: one group of 30,000 identical requests,
+// one group of 150 entries with an 8,000-character URL, and 150 groups of
+// such URLs each fit the default 64 KiB result budget as delivered; a
+// group's inline entries do not repeat its URL and end within their byte
+// share (entries_listed, with a warning, counts still cover every entry);
+// pages ended by bytes name next_action, and following it reaches every
+// group exactly once.
+func TestInspectHTTPCaptureFitsBudget(t *testing.T) {
+	r := registry(t, "")
+	dir := t.TempDir()
+	long := "https://x.test/" + strings.Repeat("p", 8000)
+	cases := []struct {
+		name   string
+		n      int
+		url    func(int) string
+		groups int
+	}{
+		{"30000 identical", 30000, func(int) string { return "https://x.test/api" }, 1},
+		{"150 long identical", 150, func(int) string { return long }, 1},
+		{"150 long distinct", 150, func(i int) string { return fmt.Sprintf("%s/%03d", long, i) }, 150},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".har")
+			writeGETCapture(t, path, tc.n, tc.url)
+			seen := map[string]int{}
+			args := map[string]any{"path": path, "limit": 200}
+			for page := 0; ; page++ {
+				if page > tc.groups {
+					t.Fatalf("more pages than groups")
+				}
+				raw, _ := json.Marshal(args)
+				res, err := r.Call(context.Background(), "inspect_http_capture", raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := contract.Marshal(res, nil)
+				if n := tool.DeliveredBytes(body); n > tool.DefaultResultBytes {
+					t.Fatalf("page %d is %d bytes as delivered, over %d", page, n, tool.DefaultResultBytes)
+				}
+				var m map[string]any
+				json.Unmarshal(body, &m)
+				for _, row := range rows(m) {
+					g := row.(map[string]any)
+					seen[g["url"].(string)]++
+					es := g["entries"].([]any)
+					if len(es) == 0 || float64(len(es)) != g["entries_listed"] {
+						t.Fatalf("group lists %d entries, entries_listed %v", len(es), g["entries_listed"])
+					}
+					if e := es[0].(map[string]any); e["url"] != nil || e["method"] != nil || e["resource_type"] != nil || e["body_sha256"] == nil {
+						t.Fatalf("inline entry %v", e)
+					}
+					if g["count"] != float64(tc.n/tc.groups) {
+						t.Fatalf("count %v", g["count"])
+					}
+					if len(es) < tc.n/tc.groups && !strings.Contains(fmt.Sprint(m["warnings"]), "list only their first entries inline") {
+						t.Fatalf("entries clipped without a warning: %v", m["warnings"])
+					}
+				}
+				na, _ := m["next_action"].(map[string]any)
+				if data(m)["page"].(map[string]any)["more"] != true {
+					break
+				}
+				if na == nil || na["tool"] != "inspect_http_capture" {
+					t.Fatalf("a page with more rows names no next_action: %v", m["next_action"])
+				}
+				args = na["arguments"].(map[string]any)
+			}
+			if len(seen) != tc.groups {
+				t.Fatalf("%d groups seen, want %d", len(seen), tc.groups)
+			}
+			for u, n := range seen {
+				if n != 1 {
+					t.Fatalf("group %.40s… seen %d times", u, n)
+				}
+			}
+		})
+	}
+}
+
+// TestInspectHTTPCaptureManyLongConnections: 100 WebSocket connections
+// with 8,000-character URLs are listed inline only as far as their byte
+// share allows, with a warning naming how many, and the result fits the
+// default budget.
+func TestInspectHTTPCaptureManyLongConnections(t *testing.T) {
+	r := registry(t, "")
+	path := filepath.Join(t.TempDir(), "ws.har")
+	es := make([]any, 100)
+	for i := range es {
+		es[i] = map[string]any{"time": 1, "_resourceType": "websocket", "request": map[string]any{"method": "GET", "url": fmt.Sprintf("wss://x.test/%03d/%s", i, strings.Repeat("w", 8000))}, "response": map[string]any{"status": 101, "content": map[string]any{"size": 0, "mimeType": "x-unknown"}}, "_webSocketMessages": []any{}}
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"path": path, "limit": 1})
+	res, err := r.Call(context.Background(), "inspect_http_capture", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := contract.Marshal(res, nil)
+	if n := tool.DeliveredBytes(body); n > tool.DefaultResultBytes {
+		t.Fatalf("%d bytes as delivered, over %d", n, tool.DefaultResultBytes)
+	}
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	conns := data(m)["context"].(map[string]any)["websocket_connections"].([]any)
+	if len(conns) == 0 || len(conns) >= 100 || !strings.Contains(fmt.Sprint(m["warnings"]), fmt.Sprintf("the first %d of 100 connections are listed inline", len(conns))) {
+		t.Fatalf("%d connections inline; warnings %v", len(conns), m["warnings"])
 	}
 }

@@ -115,7 +115,17 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return err
 		}
 		if _, err := rt.perfRuntime().Store(); err != nil {
-			return f.failure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(contract.CodeOf(err))).WithDetail("cause", contract.AsError(err).Message))
+			// The store's own code (PERMISSION_DENIED for a directory
+			// of another user, REPOSITORY_CORRUPT, RESOURCE_LIMIT...),
+			// as every evidence tool reports it, with what it means here.
+			// An untyped failure (the directory cannot be created) is a
+			// configuration failure of the option: PROVIDER_UNAVAILABLE.
+			se := *contract.AsError(err)
+			if se.Code == contract.CodeInternalError {
+				return f.failure(env, contract.Errorf(contract.CodeProviderUnavailable, "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed. Fix the store (INQUEST_DATA_DIR) or repeat without --preserve").WithDetail("cause_code", string(se.Code)).WithDetail("cause", se.Message))
+			}
+			se.Message = "the evidence store cannot be opened, so --preserve cannot be honoured; nothing was analysed: " + se.Message + "; or repeat without --preserve"
+			return f.failure(env, &se)
 		}
 	}
 	res, err := rt.Registry.Call(ctx, name, raw)

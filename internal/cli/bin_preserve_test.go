@@ -73,6 +73,51 @@ func TestBinPreserveChecksStoreFirst(t *testing.T) {
 	}
 }
 
+// TestBinPreserveUnsafeStore: --preserve into an evidence directory the
+// store refuses as unsafe (writable by others; owned by another user when
+// the test runs as root) fails with the store's own PERMISSION_DENIED,
+// as docs/errors.md says, before any analysis.
+func TestBinPreserveUnsafeStore(t *testing.T) {
+	fixture := filepath.Join("..", "bin", "testdata", "hello-hardened.elf")
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{"writable by others": open}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(t.TempDir(), "other")
+		if err := os.Mkdir(other, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		dirs["another user's"] = other
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("INQUEST_DATA_DIR", dir)
+			out, _, code := runCLI(t, "bin", "symbols", "--json", "--preserve", fixture)
+			var m struct {
+				Error struct {
+					Code      string `json:"code"`
+					Message   string `json:"message"`
+					Retryable bool   `json:"retryable"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(out), &m); err != nil {
+				t.Fatalf("%d %s", code, out)
+			}
+			if code != 1 || m.Error.Code != "PERMISSION_DENIED" || m.Error.Retryable || !strings.Contains(m.Error.Message, "--preserve") || strings.Contains(out, `"rows"`) {
+				t.Fatalf("unsafe store: %d %s", code, out)
+			}
+		})
+	}
+}
+
 // cancelAfter is a context whose Err turns to context.Canceled after its
 // first n calls: a deterministic stand-in for SIGINT arriving mid-scan.
 type cancelAfter struct {

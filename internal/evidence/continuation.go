@@ -62,9 +62,19 @@ func (c *Continuations) Issue(tool string, inputs []InputIdentity, args json.Raw
 	})
 }
 
+// Reasons of a CURSOR_INVALID from Resume (details.reason), so a toolset
+// can restate the error in its own paging terms (cursor and next_action
+// instead of continuation and next_page).
+const (
+	ReasonOtherTool        = "other_tool"        // issued by another tool
+	ReasonArgumentsChanged = "arguments_changed" // the other arguments differ
+	ReasonMalformed        = "malformed"         // the position does not decode
+)
+
 // Resume authenticates token for tool, inputs and args and returns the
 // position it encodes. Errors: CURSOR_INVALID for a forged or foreign token,
-// another tool, or changed arguments; INPUT_CHANGED when the ordered input
+// another tool, or changed arguments (details.reason, Reason*, except for
+// a token that does not authenticate); INPUT_CHANGED when the ordered input
 // digests or formats differ from those the token was issued for.
 func (c *Continuations) Resume(token, tool string, inputs []InputIdentity, args json.RawMessage) (Position, error) {
 	cur, err := c.codec.Decode(token)
@@ -73,17 +83,17 @@ func (c *Continuations) Resume(token, tool string, inputs []InputIdentity, args 
 	}
 	t, ih, ok := strings.Cut(cur.Scope, "|")
 	if !ok || t != tool {
-		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation was issued by another tool; submit next_page unchanged or start without a continuation")
+		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation was issued by another tool; submit next_page unchanged or start without a continuation").WithDetail("reason", ReasonOtherTool)
 	}
 	if ih != inputsHash(inputs) {
 		return Position{}, contract.Errorf(contract.CodeInputChanged, "an input changed since the continuation was issued (digest or format differs); start a fresh analysis without a continuation")
 	}
 	if cur.Query != contract.HashQuery(args, ContinuationExcluded...) {
-		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the arguments changed since the continuation was issued; submit next_page.arguments unchanged or start without a continuation")
+		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the arguments changed since the continuation was issued; submit next_page.arguments unchanged or start without a continuation").WithDetail("reason", ReasonArgumentsChanged)
 	}
 	var pos Position
 	if err := json.Unmarshal(cur.Extra, &pos); err != nil || pos.Row != cur.Offset || pos.Row < 0 {
-		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed; start without a continuation")
+		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed; start without a continuation").WithDetail("reason", ReasonMalformed)
 	}
 	return pos, nil
 }

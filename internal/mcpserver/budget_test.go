@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,5 +152,27 @@ func TestResultBudget(t *testing.T) {
 	}
 	if !strings.Contains(w, strconv.Itoa(20<<10)) || !strings.Contains(w, "--max-result-bytes") {
 		t.Errorf("warning does not name the budget and how to raise it: %q", w)
+	}
+	// big_result has no argument that narrows it: none is advised.
+	if strings.Contains(w, "narrow") || strings.Contains(w, "limit") || strings.Contains(w, "filter") {
+		t.Errorf("warning advises arguments big_result lacks: %q", w)
+	}
+}
+
+// TestNarrowing: the over-budget warning advises only the narrowing
+// arguments the tool's input schema has.
+func TestNarrowing(t *testing.T) {
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"n":{}}}`, "[]"},
+		{`{"type":"object","properties":{"path":{},"limit":{},"cursor":{}}}`, "[limit]"},
+		{`{"type":"object","properties":{"page_size":{},"filter":{},"projection":{}}}`, "[filter projection page_size]"},
+		{`not json`, "[]"},
+	} {
+		if got := fmt.Sprint(Narrowing(json.RawMessage(tc.schema))); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.schema, got, tc.want)
+		}
+	}
+	if w := OverBudgetWarning(70000, 65536, "limit"); !strings.Contains(w, "narrow the call (limit) or raise the budget") {
+		t.Errorf("%q", w)
 	}
 }

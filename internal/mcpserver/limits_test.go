@@ -55,6 +55,9 @@ func session(t testing.TB, lines ...[]byte) map[string]map[string]any {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("stdout line is not JSON: %.200q", sc.Text())
 		}
+		if e, ok := m["error"].(map[string]any); ok && (e["code"] == nil || e["code"] == float64(0)) {
+			t.Fatalf("an error response without a JSON-RPC code: %.300q", sc.Text())
+		}
 		id, _ := json.Marshal(m["id"])
 		if string(id) != "null" {
 			got[string(id)] = m
@@ -181,6 +184,10 @@ func FuzzServeLine(f *testing.F) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[]}`,
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`,
 		`garbage`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":11,"method":"prompts/get","params":{"name":"x"}}`,
 	} {
 		f.Add([]byte(s))
 	}

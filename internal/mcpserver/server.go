@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -65,12 +66,13 @@ func New(reg *tool.Registry, opts Options) *mcp.Server {
 	})
 	s.AddReceivingMiddleware(checkCall)
 	for _, t := range reg.Tools(opts.Toolsets...) {
-		s.AddTool(Definition(reg, t), handler(reg, t.Name, opts.ResultBudget()))
+		s.AddTool(Definition(reg, t), handler(reg, t.Name, opts.ResultBudget(), Narrowing(t.Input)))
 	}
 	return s
 }
 
-// checkCall refuses logging/setLevel (-32601: logging is not advertised)
+// checkCall refuses logging/setLevel and the methods of the resources,
+// prompts and completions capabilities (-32601: only tools is advertised)
 // and rejects a malformed tools/call before tool lookup with JSON-RPC
 // -32602 (invalid params) saying what is wrong: a call without a tool
 // name, or arguments that are present but not a JSON object (null and an
@@ -79,6 +81,9 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "logging/setLevel" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "logging is not a capability of this server; diagnostics go to its stderr"}
+		}
+		if m := unadvertised(method); m != "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + m + " is not a capability of this server (it serves tools only)"}
 		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
@@ -92,6 +97,21 @@ func checkCall(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unadvertised returns the capability a server method belongs to when this
+// server does not advertise it ("resources", "prompts", "completions"), or
+// "" for a method it serves.
+func unadvertised(method string) string {
+	switch {
+	case strings.HasPrefix(method, "resources/"):
+		return "resources"
+	case strings.HasPrefix(method, "prompts/"):
+		return "prompts"
+	case method == "completion/complete":
+		return "completions"
+	}
+	return ""
 }
 
 // Definition returns the MCP tool definition published in tools/list.
@@ -117,7 +137,7 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	}
 }
 
-func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
+func handler(reg *tool.Registry, name string, budget int, narrowing []string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = tool.WithResultBudget(ctx, budget)
 		var args json.RawMessage
@@ -136,7 +156,7 @@ func handler(reg *tool.Registry, name string, budget int) mcp.ToolHandler {
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
 		}
-		return ProjectWithin(res, err, budget), nil
+		return ProjectWithin(res, err, budget, narrowing...), nil
 	}
 }
 
@@ -156,7 +176,7 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 // than its client may accept. Paged tools size their pages within the
 // budget; the guard catches the rest (a single result that is large by
 // nature, a page whose one row is larger than the budget).
-func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolResult {
+func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...string) *mcp.CallToolResult {
 	body, isErr := contract.Marshal(res, err)
 	if !isErr && res != nil && DeliveredBytes(body) > budget {
 		// The warning names the size as delivered with the warning itself:
@@ -165,7 +185,7 @@ func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolRes
 		n := len(res.Warnings)
 		size := DeliveredBytes(body)
 		for i := 0; i < 3; i++ {
-			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget))
+			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget, narrowing...))
 			body, isErr = contract.Marshal(res, nil)
 			if DeliveredBytes(body) == size {
 				break
@@ -181,9 +201,38 @@ func ProjectWithin(res *contract.Result, err error, budget int) *mcp.CallToolRes
 func DeliveredBytes(body []byte) int { return tool.DeliveredBytes(body) }
 
 // OverBudgetWarning is the warning of a result whose delivered size
-// exceeds the session's result budget.
-func OverBudgetWarning(size, budget int) string {
-	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: narrow the call (filters, projection, limit) or raise the budget with `inquest mcp --max-result-bytes`", size, budget)
+// exceeds the session's result budget. narrowing names the arguments of
+// the called tool that can narrow it (Narrowing); none are advised when
+// it has none.
+func OverBudgetWarning(size, budget int, narrowing ...string) string {
+	how := "raise the budget with `inquest mcp --max-result-bytes`"
+	if len(narrowing) > 0 {
+		how = "narrow the call (" + strings.Join(narrowing, ", ") + ") or " + how
+	}
+	return fmt.Sprintf("this result is %d bytes as delivered (text block and structuredContent), over the result budget of %d bytes; it was not cut, but a client with a smaller window may cut it: %s", size, budget, how)
+}
+
+// narrowingArgs are the argument names that narrow a result wherever a
+// tool has them: selections, projections and row limits.
+var narrowingArgs = []string{"filter", "name_contains", "verdicts", "metric_ids", "projection", "limit", "page_size"}
+
+// Narrowing returns the arguments of the input schema input (its
+// top-level properties) that narrow a result (narrowingArgs), in that
+// order; nil when it has none or input does not decode.
+func Narrowing(input json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(input, &s) != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range narrowingArgs {
+		if _, ok := s.Properties[a]; ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func project(body []byte, isErr bool) *mcp.CallToolResult {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -254,7 +255,7 @@ func ServeIO(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) er
 	pr, pw := io.Pipe()
 	lw := newLockedWriter(out)
 	go filterLines(in, pw, lw)
-	err := s.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes})
+	err := s.Run(ctx, codedTransport{&mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes}})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -315,6 +316,13 @@ func invalidRequest(line []byte) []byte {
 		if json.Unmarshal(raw, &method) != nil || method == "" {
 			return respond(id, "method must be a non-empty string")
 		}
+		if hasID && string(id) == "null" {
+			// JSON-RPC 2.0 section 4: a message with an id member is a
+			// request, not a notification; MCP (basic/index) says a
+			// request id MUST NOT be null. The SDK would take it for a
+			// notification and never answer it.
+			return respond(nil, "a request id must be a string or an integer, not null (a notification has no id member)")
+		}
 		return nil
 	}
 	if _, ok := m["result"]; ok && hasID {
@@ -324,4 +332,50 @@ func invalidRequest(line []byte) []byte {
 		return nil
 	}
 	return respond(id, "a message needs a method, or a result or error with an id")
+}
+
+// codedTransport wraps the SDK's transport so that every JSON-RPC error
+// response carries a JSON-RPC error code (codedConn.Write).
+type codedTransport struct{ mcp.Transport }
+
+func (t codedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return codedConn{c}, nil
+}
+
+// codedConn gives an error response without a JSON-RPC code its code
+// before it is written (codedError).
+type codedConn struct{ mcp.Connection }
+
+func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+		r.Error = codedError(r.Error)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// codedError returns err as a *jsonrpc.Error with a JSON-RPC 2.0 code. The
+// SDK answers some requests with a plain Go error, which it would send
+// with code 0 (not a JSON-RPC code): a second initialize and a request
+// other than ping before initialize (its lifecycle checks). Both are
+// -32600 Invalid Request (the request is not valid in the session's
+// state, as the MCP lifecycle says; the MCP TypeScript SDK answers a
+// second initialize the same way). Any other uncoded error is -32603
+// Internal error. An error that already has a code is returned unchanged.
+func codedError(err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != 0 {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, `duplicate "initialize"`):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the session is already initialized (initialize is sent once per session)"}
+	case strings.Contains(msg, "invalid during session initialization"):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: the session is not initialized; send initialize (and notifications/initialized) first, only ping may come before it"}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + msg}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // MaxArgumentBytes bounds the encoded arguments of one call (the 4 MiB MCP
-// message limit).
+// message limit). Larger arguments are INVALID_ARGUMENT with
+// details.limit "max_argument_bytes" and details.limit_bytes.
 const MaxArgumentBytes = 4 << 20
 
 // validate decides with the JSON Schema library (github.com/google/jsonschema-go,
@@ -24,7 +25,11 @@ const MaxArgumentBytes = 4 << 20
 // the schema and the arguments to project it.
 func (e *entry) validate(args json.RawMessage) (err error) {
 	if len(args) > MaxArgumentBytes {
-		return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments exceed 4 MiB", Field: "", Constraint: ""}
+		// The caller's request, not a result, is too large: like a
+		// protocol line over its limit it is INVALID_ARGUMENT (not
+		// retryable), with the bound in details.
+		return contract.Errorf(contract.CodeInvalidArgument, "the arguments are %d bytes, over the %d MiB limit of one call's arguments; pass less inline (a file path instead of its content, fewer items)", len(args), MaxArgumentBytes>>20).
+			WithDetail("limit", "max_argument_bytes").WithDetail("limit_bytes", MaxArgumentBytes)
 	}
 	if err := e.compiled(); err != nil {
 		return &contract.Error{Code: contract.CodeInternalError, Message: "the tool's input schema does not compile: " + err.Error()}

@@ -355,8 +355,15 @@ func Compare(ctx context.Context, left, right *Capture, lc, rc string) ([]GroupD
 			d.Verdict = VerdictOmissions
 			d.Content = "both captures complete and the multisets agree on every fact both sides know, but some statuses, sizes or bodies are unknown: omissions can explain every sample; equality or modification unknown"
 		case len(ua) == 0 && rc == Complete, len(ub) == 0 && lc == Complete:
+			// Exactly one side is complete here (both complete with
+			// nothing absent is a case above); the other is partial as
+			// declared or because it has undecodable entries.
+			part, whole := "left", "right"
+			if lc == Complete {
+				part, whole = "right", "left"
+			}
 			d.Verdict = VerdictOmissions
-			d.Content = "the partial side's response multiset is contained in the complete peer group: omissions can explain every retained sample; equality or modification unknown"
+			d.Content = fmt.Sprintf("the %s capture is partial and its response multiset is contained in the complete %s group: omissions can explain every retained sample; equality or modification unknown", part, whole)
 		default:
 			d.Verdict = VerdictUndetermined
 			d.Content = "neither side is contained in a complete peer: samples missing from either side may be omissions"

@@ -29,7 +29,7 @@ func (k GroupKey) less(o GroupKey) bool {
 
 // Group is one repeated-request group of a capture with its summary. Sums,
 // minima and maxima cover the entries whose value is known; the *Unknown
-// counts say how many entries had none (time -1, status null, size absent).
+// counts say how many entries had none (time -1, status null or -1, size absent).
 type Group struct {
 	GroupKey
 	Count int `json:"count"`

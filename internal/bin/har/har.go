@@ -15,7 +15,7 @@
 // each names the representation it identifies (body_digest_of); an
 // undecodable content.text keeps the digest and size of its own bytes; an
 // entry without content.text has no retained body, which is unknown, not
-// empty. Unknown values (time -1, status null, content.size absent) stay
+// empty. Unknown values (time -1, status null or -1, content.size absent) stay
 // unknown: they are null in rows, counted, and never summed or compared
 // as zero.
 //
@@ -99,7 +99,8 @@ type Entry struct {
 	Method       string `json:"method"`
 	URL          string `json:"url"`
 	ResourceType string `json:"resource_type"`
-	// Status is response.status; null when the HAR holds null (unknown).
+	// Status is response.status; null when the HAR holds null, nothing or
+	// a negative number such as -1 (unknown).
 	Status   *int   `json:"status"`
 	MimeType string `json:"mime_type,omitempty"`
 	// Size is response.content.size in bytes as a decimal string; absent
@@ -166,7 +167,7 @@ type Unresolved struct {
 type Unknowns struct {
 	// Time: entries whose time is -1, negative, absent or not finite.
 	Time int `json:"time_unknown"`
-	// Status: entries whose response.status is null or absent.
+	// Status: entries whose response.status is null, absent or negative.
 	Status int `json:"status_unknown"`
 	// Size: entries whose response.content.size is absent or negative.
 	Size int `json:"size_unknown"`
@@ -405,6 +406,13 @@ func resolve(c *Capture, i int, re *rawEntry) *Entry {
 	e := Entry{Index: i, Started: re.StartedDateTime, Method: *re.Request.Method, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: BodyAbsent}
 	if e.ResourceType == "" {
 		e.ResourceType = "unknown"
+	}
+	if e.Status != nil && *e.Status < 0 {
+		// HAR 1.2 marks a value it does not have with -1 (sizes, time,
+		// timings); a negative response.status is no HTTP status either
+		// (RFC 9110 section 15: three digits), so it is unknown like
+		// null, never a status of its own.
+		e.Status = nil
 	}
 	if e.Status == nil {
 		c.Unknowns.Status++

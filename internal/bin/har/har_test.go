@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -215,6 +216,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(b[:len(b)/2])
 	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":null,"url":"u"},"response":{"status":null,"content":{}}}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"time":-1,"request":{"method":"GET","url":"u"},"response":{"status":-1,"content":{"size":-1}}}]}}`))
 	// WebSocket fields: frames of every opcode, undecodable base64, error
 	// records, unknown types, absent and null frame arrays.
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"GET","url":"ws://h/s"},"response":{"status":101,"content":{}},"_resourceType":"websocket","_webSocketMessages":[{"type":"send","time":1.5,"opcode":1,"data":"hi"},{"type":"receive","time":2,"opcode":2,"data":"AAEC"},{"type":"receive","opcode":2,"data":"!!"},{"type":"error","opcode":-1,"data":"x"},{"type":"x"},5,{"type":"send","opcode":9}]}]}}`))
@@ -291,4 +293,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOmissionsNameTheSides: an omissions_can_explain verdict names which
+// capture is partial and which complete, whichever side that is.
+func TestOmissionsNameTheSides(t *testing.T) {
+	one := `{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":1,"mimeType":"m","text":"a"}}}]}}`
+	two := `{"log":{"entries":[{"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":1,"mimeType":"m","text":"a"}}},{"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":1,"mimeType":"m","text":"a"}}}]}}`
+	a, _ := Parse([]byte(one))
+	b, _ := Parse([]byte(two))
+	for _, tc := range []struct {
+		l, r           *Capture
+		lc, rc, phrase string
+	}{
+		{a, b, Partial, Complete, "the left capture is partial and its response multiset is contained in the complete right group"},
+		{b, a, Complete, Partial, "the right capture is partial and its response multiset is contained in the complete left group"},
+	} {
+		ds, err := Compare(context.Background(), tc.l, tc.r, tc.lc, tc.rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 || ds[0].Verdict != VerdictOmissions || !strings.Contains(ds[0].Content, tc.phrase) {
+			t.Errorf("%s/%s: %+v", tc.lc, tc.rc, ds)
+		}
+	}
 }

@@ -260,7 +260,7 @@ func TestWebSocketInventory(t *testing.T) {
 	}
 }
 
-// TestUnknownsStayUnknown: time -1, status null, a null method and an
+// TestUnknownsStayUnknown: time -1, status null or -1, a null method and an
 // undecodable base64 body are counted as unknown, never 0 or "".
 func TestUnknownsStayUnknown(t *testing.T) {
 	raw := `{"log":{"entries":[
@@ -268,20 +268,22 @@ func TestUnknownsStayUnknown(t *testing.T) {
  {"time":4,"request":{"method":"GET","url":"u"},"response":{"status":null,"content":{"mimeType":"m"}}},
  {"time":6,"request":{"method":null,"url":"u"},"response":{"status":200,"content":{"mimeType":"m"}}},
  {"time":8,"request":{"url":"u"},"response":{"status":200,"content":{"mimeType":"m"}}},
- {"time":2,"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":2,"mimeType":"m","text":"!!","encoding":"base64"}}}
+ {"time":2,"request":{"method":"GET","url":"u"},"response":{"status":200,"content":{"size":2,"mimeType":"m","text":"!!","encoding":"base64"}}},
+ {"time":1,"request":{"method":"GET","url":"u"},"response":{"status":-1,"content":{"size":0,"mimeType":"m","text":""}}}
 ]}}`
 	c, err := Parse([]byte(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Unknowns{Time: 1, Status: 1, Size: 1, BodiesAbsent: 1, BodiesUndecodable: 1}
+	// status -1 is HAR's "not available": unknown like null.
+	want := Unknowns{Time: 1, Status: 2, Size: 1, BodiesAbsent: 1, BodiesUndecodable: 1}
 	if c.Unknowns != want {
 		t.Errorf("unknowns %+v, want %+v", c.Unknowns, want)
 	}
 	if len(c.Unresolved) != 2 || c.Unresolved[0].Index != 2 || c.Unresolved[1].Index != 3 || !strings.Contains(c.Unresolved[0].Reason, "request.method") {
 		t.Errorf("unresolved %+v", c.Unresolved)
 	}
-	if len(c.Entries) != 3 || c.Entries[2].Body != BodyUndecodable || c.Entries[2].BodySHA256 != "" || c.Entries[0].TimeMS != nil || c.Entries[1].Status != nil {
+	if len(c.Entries) != 4 || c.Entries[3].Status != nil || c.Entries[2].Body != BodyUndecodable || c.Entries[2].BodySHA256 != "" || c.Entries[0].TimeMS != nil || c.Entries[1].Status != nil {
 		t.Errorf("entries %+v", c.Entries)
 	}
 	gs, _ := Groups(context.Background(), c, 10)
@@ -289,7 +291,7 @@ func TestUnknownsStayUnknown(t *testing.T) {
 		t.Fatalf("%d groups", len(gs))
 	}
 	g := gs[0]
-	if *g.TimeMinMS != 2 || *g.TimeMaxMS != 4 || *g.TimeTotalMS != 6 || g.TimeUnknown != 1 || g.Statuses["unknown"] != 1 || g.Statuses["0"] != 0 || g.StatusUnknown != 1 || g.BodiesUndecodable != 1 || g.SizeTotal != "5" || g.SizeUnknown != 1 {
+	if *g.TimeMinMS != 1 || *g.TimeMaxMS != 4 || *g.TimeTotalMS != 7 || g.TimeUnknown != 1 || g.Statuses["unknown"] != 2 || g.Statuses["-1"] != 0 || g.Statuses["0"] != 0 || g.StatusUnknown != 2 || g.BodiesUndecodable != 1 || g.SizeTotal != "5" || g.SizeUnknown != 1 {
 		t.Errorf("group %+v", g)
 	}
 	b0, _ := json.Marshal(c.Entries[0])
