@@ -89,6 +89,6 @@ func limitsSchema(c Ceilings) js {
 		"max_rows":         js{"type": "integer", "minimum": 1, "maximum": c.MaxRows},
 		"max_input_bytes":  js{"type": "integer", "minimum": 1, "maximum": c.MaxInputBytes},
 		"timeout_seconds":  js{"type": "integer", "minimum": 1, "maximum": c.TimeoutSeconds},
-		"max_memory_bytes": js{"type": "integer", "minimum": 1 << 20, "maximum": c.MaxMemoryBytes, "default": c.defaultMemory(), "description": "Decoded bytes one call may hold (a decompressed profile, one JSON value, one line)."},
+		"max_memory_bytes": js{"type": "integer", "minimum": 1 << 20, "maximum": c.MaxMemoryBytes, "default": c.defaultMemory()},
 	}).with("description", "Lowers the server ceilings.")
 }
