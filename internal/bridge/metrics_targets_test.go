@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // One target that cannot be read fails that target only: get_metrics over
@@ -24,24 +25,7 @@ func TestGetMetricsExitedPIDTarget(t *testing.T) {
 	}
 	exited := strconv.Itoa(child.Process.Pid)
 	self := strconv.Itoa(os.Getpid())
-	// A ref of a lifetime that exited: resolve a child's pid, then reap it.
-	sleeper := exec.Command("sleep", "30")
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var ref string
-	for ref == "" {
-		d, _, err := regCall(t, reg, "get_metrics", `{"targets":[{"pid":`+strconv.Itoa(sleeper.Process.Pid)+`}],"metric_ids":["rss_bytes"]}`)
-		if err != nil {
-			if contract.CodeOf(err) == contract.CodeCollectionFailed {
-				continue // not in a sample yet
-			}
-			t.Fatal(err)
-		}
-		ref = d["resolved_pids"].([]any)[0].(map[string]any)["process_ref"].(string)
-	}
-	sleeper.Process.Kill()
-	sleeper.Wait()
+	ref := exitedRef(t, reg)
 
 	for _, tc := range []struct {
 		name, gone, field string
@@ -93,4 +77,46 @@ func TestGetMetricsExitedPIDTarget(t *testing.T) {
 func pidAlive(pid string) bool {
 	_, err := os.Stat("/proc/" + pid)
 	return err == nil
+}
+
+// exitedRef is the process_ref of a lifetime that has exited and been
+// reaped: a child's pid resolved while it ran.
+func exitedRef(t *testing.T, reg *tool.Registry) string {
+	t.Helper()
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var ref string
+	for ref == "" {
+		d, _, err := regCall(t, reg, "get_metrics", `{"targets":[{"pid":`+strconv.Itoa(sleeper.Process.Pid)+`}],"metric_ids":["rss_bytes"]}`)
+		if err != nil {
+			if contract.CodeOf(err) == contract.CodeCollectionFailed {
+				continue // not in a sample yet
+			}
+			t.Fatal(err)
+		}
+		ref = d["resolved_pids"].([]any)[0].(map[string]any)["process_ref"].(string)
+	}
+	sleeper.Process.Kill()
+	sleeper.Wait()
+	return ref
+}
+
+// A process_ref of an exited lifetime is PROCESS_EXITED at /process_ref
+// wherever it is sent at the top level, as wait_condition always said.
+func TestExitedRefNamesField(t *testing.T) {
+	reg, _ := investigationRegistry(t, Mode{})
+	ref := exitedRef(t, reg)
+	for _, tc := range []struct{ tool, args string }{
+		{"get_process_info", `{"process_ref":"` + ref + `"}`},
+		{"start_capture", `{"kind":"open_files","process_ref":"` + ref + `"}`},
+		{"start_capture", `{"kind":"network","process_ref":"` + ref + `"}`},
+		{"wait_condition", `{"condition":"metric_threshold","metric_id":"rss_bytes","comparison":">","threshold":1,"process_ref":"` + ref + `","timeout_ms":100}`},
+	} {
+		_, _, err := regCall(t, reg, tc.tool, tc.args)
+		if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/process_ref" {
+			t.Errorf("%s %s: %+v, want PROCESS_EXITED at /process_ref", tc.tool, tc.args, e)
+		}
+	}
 }
