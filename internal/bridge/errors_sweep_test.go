@@ -45,7 +45,9 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		{"get_history", `{"source":"log","log_ref":"nope","metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/log_ref", false},
 		// a default target is not an argument: the metric that does not fit it is
 		{"get_metrics", `{"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/0", false},
-		{"get_metrics", `{"targets":[{"system":true},{"pid":` + gonePID + `}],"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/targets/1/pid", false},
+		// (one exited pid among readable targets is partial: TestGetMetricsExitedPIDTarget)
+		{"get_metrics", `{"targets":[{"pid":` + gonePID + `}],"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/targets/0/pid", false},
+		{"get_metrics", `{"targets":[{"process_ref":"bad"},{"pid":` + gonePID + `}],"metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/targets/0/process_ref", false},
 		{"get_history", `{"metric_ids":["load1","rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/1", false},
 		{"wait_condition", `{"condition":"metric_threshold","metric_id":"rss_bytes","comparison":">","threshold":1,"timeout_ms":10}`, contract.CodeInvalidArgument, "/metric_id", false},
 		// unknown references

@@ -18,7 +18,8 @@ import (
 // runs the tool with that process_ref, and names every resolution in
 // data.resolved_pids [{pid, process_ref, name, start_time, field}] so
 // follow-up calls are exact. A PID with no live process is PROCESS_EXITED
-// with field naming the pid.
+// with field naming the pid; among live get_metrics targets it fails that
+// target only (the host reports it in the target's sample).
 
 // withPID wraps a tool's handler with pid resolution where its
 // declaration takes a pid (decl.PIDAt); this is the one place a pid
@@ -106,6 +107,14 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 			if place == host.PIDMetrics {
 				key = "metrics"
 			}
+			// One exited pid among live get_metrics targets fails that
+			// target only: its pid goes to the host unresolved, which
+			// resolves it the same way and reports it in its sample, as
+			// it does an exited process_ref.
+			var source, logRef string
+			json.Unmarshal(m["source"], &source)
+			json.Unmarshal(m["log_ref"], &logRef)
+			perTarget := place == host.PIDTargets && source != "log" && logRef == ""
 			var objs []map[string]json.RawMessage
 			if json.Unmarshal(m[key], &objs) == nil {
 				for i, obj := range objs {
@@ -115,6 +124,9 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 					if err := resolve(obj, "/"+key+"/"+strconv.Itoa(i)); err != nil {
 						if repeatable(m, err) {
 							return inner(ctx, args)
+						}
+						if perTarget && contract.CodeOf(err) == contract.CodeProcessExited {
+							continue
 						}
 						return nil, err
 					}

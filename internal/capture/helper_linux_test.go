@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 		modulesMain()
 		return
 	}
+	if os.Getenv("CAPTURE_INFO_OF") != "" {
+		processInfoMain()
+		return
+	}
 	code := m.Run()
 	testbuild.Cleanup()
 	os.Exit(code)

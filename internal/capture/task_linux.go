@@ -241,7 +241,10 @@ func value(v any) map[string]any { return map[string]any{"value": v} }
 // running executable, read through /proc/PID/exe), parent ({pid}),
 // start_time (boot time from /proc/stat btime + stat field 22 / CLK_TCK), cgroup (lines), namespaces (name -> link
 // such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
-// The environment is never read.
+// A requested field that is unavailable for a reason other than
+// unsupported makes the capture partial with coverage.fields_unavailable
+// {field: reason}; namespace links refused one by one are
+// coverage.namespaces_unreadable. The environment is never read.
 func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
 	return FS{}.ProcessInfo(ctx, id, fields)
 }
@@ -262,6 +265,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 	row := Row{Owner: owner, Comm: st.name, Proc: id, Verified: true, Fields: []Field{{"pid", id.PID}}}
 	row.Fields = appendText(row.Fields, "name", owner)
 	row.Fields = appendText(row.Fields, "comm", st.name)
+	missing := map[string]any{}
 	for _, f := range fields {
 		var v any
 		switch f {
@@ -317,14 +321,33 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 				v = unavailable(err)
 				break
 			}
+			// Each link is its own read: another user's process lists its
+			// ns directory but refuses the links (EACCES). An empty map
+			// would read as "no namespaces", so a facet with no readable
+			// link is unavailable, and one with some is listed with the
+			// refused names in coverage.
 			ns := map[string]any{}
+			var nsErr error
+			var refused []string
 			for _, n := range names {
 				if l, err := readlinkAt(nfd, n, buf); err == nil {
 					ns[n] = string(l)
+				} else {
+					nsErr = err
+					refused = append(refused, n)
 				}
 			}
 			unix.Close(nfd)
-			v = value(ns)
+			switch {
+			case len(ns) == 0 && nsErr != nil:
+				v = unavailable(nsErr)
+			case nsErr != nil:
+				c.Coverage["namespaces_unreadable"] = refused
+				c.warn("some namespace links could not be read (" + unavailable(nsErr)["unavailable"].(string) + "); coverage.namespaces_unreadable names them")
+				v = value(ns)
+			default:
+				v = value(ns)
+			}
 		case "command_line":
 			if b, err := p.read("cmdline", nil); err == nil {
 				args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
@@ -352,6 +375,18 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 			v = map[string]any{"unavailable": "unsupported"}
 		}
 		row.Fields = append(row.Fields, Field{f, v})
+		if m, ok := v.(map[string]any); ok {
+			if why, ok := m["unavailable"].(string); ok && why != "unsupported" {
+				missing[f] = why
+			}
+		}
+	}
+	if len(missing) > 0 {
+		// A requested facet that could not be read (another user's
+		// process: exe, cwd, image and namespaces are access_denied) makes
+		// the row partial; coverage names each facet and why.
+		c.Coverage["fields_unavailable"] = missing
+		c.warn(strconv.Itoa(len(missing)) + " of " + strconv.Itoa(len(fields)) + " requested fields could not be read (coverage.fields_unavailable names each and why: access_denied for another user's process without the privilege to inspect it)")
 	}
 	c.Rows = append(c.Rows, row)
 	c.Finished = time.Now()

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestCLIArgumentErrors: a bad PID or --sort is refused by the CLI itself,
+// TestCLIArgumentErrors: a bad PID, --sort or ps --limit is refused by the CLI itself,
 // naming the CLI argument and what it accepts (the aliases included),
 // never a tool's schema path, and before any host is reached.
 func TestCLIArgumentErrors(t *testing.T) {
@@ -25,6 +25,8 @@ func TestCLIArgumentErrors(t *testing.T) {
 		{[]string{"lsof", "0"}, []string{`PID "0" is not a positive integer`}},
 		{[]string{"lsof", "abc"}, []string{`PID "abc" is not a positive integer`}},
 		{[]string{"threads", "99999999"}, []string{"PID 99999999 is out of range"}},
+		{[]string{"ps", "--limit", "0"}, []string{"--limit 0 is out of range", "1..5000"}},
+		{[]string{"ps", "--limit", "5001"}, []string{"--limit 5001 is out of range"}},
 		{[]string{"ps", "--sort", "bogus"}, []string{`--sort "bogus" is not a sort key`, "pid, name", "rss_bytes", "cpu, ", "rss, ", "vsz", "majflt"}},
 	} {
 		var out, errb bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
@@ -38,6 +39,11 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if err != nil {
 				return err
 			}
+			// So is a --limit outside 1..5000: --limit 0 is not "every
+			// row" (omit it for the default page).
+			if cmd.Flags().Changed("limit") && (limit < 1 || limit > host.MaxPageRows) {
+				return fmt.Errorf("--limit %d is out of range: give 1..%d rows, or omit --limit for the default page", limit, host.MaxPageRows)
+			}
 			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, ProcTools: []string{"list_processes"}})
 			if err != nil {
 				return err
@@ -59,7 +65,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 					args["filter"] = map[string]any{"name": name}
 				}
 			}
-			if limit > 0 {
+			if cmd.Flags().Changed("limit") {
 				args["limit"] = limit
 			}
 			raw, _ := json.Marshal(args)
@@ -129,7 +135,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 	cmd.Flags().StringVar(&name, "name", "", "case-insensitive substring of the process name (executable base name), its comm, or a name it had before an exec; exact bytes")
 	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid, name, or a process metric id or alias (cpu, rss, time, ...)")
 	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
-	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000; default: the tool's page, up to 5000 rows within the result budget)")
 	return cmd
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -40,18 +42,11 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 				case ref != "":
 					a["process_ref"] = ref
 				case pid > 0:
-					// exit also accepts a lifetime that already ended (a
-					// zombie, or one only retained): the host then answers
-					// with exit evidence at once.
-					find := refForPID
-					if args[0] == "exit" {
-						find = refForPIDAny
-					}
-					r, err := find(cmd, rt.Registry, pid)
-					if err != nil {
-						return err
-					}
-					a["process_ref"] = r
+					// The tool takes the pid: the bridge resolves it as for
+					// every MCP client (a process newer than the latest
+					// sample is waited for, a zombie or gone pid is
+					// PROCESS_EXITED at /pid).
+					a["pid"] = pid
 				}
 				return nil
 			}
@@ -80,6 +75,27 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 			// The bridge waits in 10 s budgets; follow the continuation
 			// until the wait ends (it cannot outlive timeout_ms).
 			b, _ := json.Marshal(a)
+			if _, byPID := a["pid"]; byPID && a["condition"] == "process_exit" {
+				// exit also accepts a lifetime that already ended (a zombie,
+				// or one only retained), which no live pid resolves to:
+				// the host answers its process_ref with exit evidence at
+				// once (a zombie) or PROCESS_EXITED.
+				res, err := rt.Registry.Call(cmd.Context(), "wait_condition", b)
+				if e := contract.AsError(err); e == nil || e.Code != contract.CodeProcessExited || e.Field != "/pid" {
+					if err != nil || res.NextAction == nil || res.NextAction.Tool != "wait_condition" {
+						return printEnvelope(env, res, err)
+					}
+					next := res.NextAction.Arguments
+					next["wait_ms"] = 10000
+					b, _ = json.Marshal(next)
+				} else if r, ferr := endedRefForPID(cmd, rt.Registry, pid); ferr == nil {
+					delete(a, "pid")
+					a["process_ref"] = r
+					b, _ = json.Marshal(a)
+				} else {
+					return printEnvelope(env, nil, err)
+				}
+			}
 			for {
 				res, err := rt.Registry.Call(cmd.Context(), "wait_condition", b)
 				if err != nil || res.NextAction == nil || res.NextAction.Tool != "wait_condition" {
@@ -96,4 +112,22 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 	cmd.Flags().IntVar(&pid, "pid", 0, "live PID of the target (resolved to a process_ref)")
 	cmd.Flags().BoolVar(&system, "system", false, "the system is the metric target")
 	return cmd
+}
+
+// endedRefForPID is refForPIDAny for a pid that no live lifetime has: a
+// zombie that started after the latest sample is in the next one, so
+// while /proc/PID exists it is waited for (about two sampling intervals).
+func endedRefForPID(cmd *cobra.Command, reg *tool.Registry, pid int) (string, error) {
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for {
+		r, err := refForPIDAny(cmd, reg, pid)
+		if contract.CodeOf(err) != contract.CodeReferenceInvalid || !procExists(pid) || time.Now().After(deadline) {
+			return r, err
+		}
+		select {
+		case <-cmd.Context().Done():
+			return "", contract.AsError(cmd.Context().Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -138,8 +138,8 @@ func (l *Lifetime) MatchesAny(want string) bool {
 	return sample.MatchesName(l.Name, l.Comm, want)
 }
 
-// Apply stores one published snapshot: appends every process and the
-// system, creates rings for new lifetimes (tracked ones get
+// Apply stores one published snapshot: appends every process (a zombie,
+// state Z or X, keeps its lifetime but adds no sample) and the system, creates rings for new lifetimes (tracked ones get
 // TrackedCapacity), marks absent lifetimes ended and prunes. Snapshots
 // with a Seq not above the last applied one are ignored.
 func (st *Store) Apply(snap *sample.Snapshot) {
@@ -182,6 +182,12 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			e.Exe = p.Exe
 		}
 		e.Ended = false
+		if p.State == 'Z' || p.State == 'X' {
+			// A zombie has exited and only awaits reaping: its RSS and
+			// sizes read 0 and its CPU has stopped, which are not samples
+			// of the live lifetime; the series ends at its last live one.
+			continue
+		}
 		e.series.Append(snap.Time, p.Avail, p.Vals[:])
 	}
 	for _, e := range fresh {

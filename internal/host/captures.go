@@ -456,10 +456,15 @@ var releaseCaptureTool = define(tool.Tool{
 })
 
 // resolve re-verifies a process_ref now (PROCESS_EXITED for an ended
-// lifetime, REFERENCE_INVALID for another instance).
+// lifetime, REFERENCE_INVALID for another instance); its errors carry
+// field /process_ref.
 func (h *Host) resolve(ref string) (sample.Identity, error) {
 	p, _, err := h.ResolveLive(ref)
 	if err != nil {
+		// Every caller takes the ref at the top level: name it.
+		if e := contract.AsError(err); e != nil && e.Field == "" {
+			e.Field = "/process_ref"
+		}
 		return sample.Identity{}, err
 	}
 	return p.ID(), nil

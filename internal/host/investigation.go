@@ -141,10 +141,69 @@ type operationArgs struct {
 	ExpectedRevision string `json:"expected_revision"`
 }
 
+// revisionChanging names the mutations that change the shared revision
+// when they commit (persistLocked): the tracking list and profiles.
+var revisionChanging = map[string]bool{"update_tracking": true, "update_profile": true}
+
+// MaxBusyWait bounds how long a mutation that carries expected_revision
+// waits for another pending or running mutation to finish before it is
+// BUSY.
+const MaxBusyWait = 5 * time.Second
+
 // begin registers a mutation in the ledger. When the id was seen with the
 // same arguments it returns the retained outcome as the reply (done true).
-func (inv *investigation) begin(s *Session, tool, id string, raw json.RawMessage) (*ledger.Op, *contract.Result, error, bool) {
+//
+// Another mutation in flight that changes the shared revision when it
+// commits (revisionChanging) makes a call that carries expected_revision
+// wait for it (up to MaxBusyWait, while it is pending or running) and
+// then go on: if that mutation changed the revision, this call is
+// STATE_CONFLICT (its revision was consumed), never BUSY with a retry
+// that could only fail. A mutation awaiting a local confirmation (or
+// still running after MaxBusyWait) leaves it BUSY with retryable false:
+// once the other commits, the unchanged call is STATE_CONFLICT, so the
+// caller follows get_operation, reads get_tracking and decides again. An
+// expected_revision that is already stale is STATE_CONFLICT at once.
+// Calls without expected_revision (stop_recording), and calls behind a
+// mutation that leaves the revision alone (recording, graph actions),
+// stay BUSY, retryable: nothing of theirs is consumed by the other one.
+func (inv *investigation) begin(ctx context.Context, s *Session, tool, id string, raw json.RawMessage) (*ledger.Op, *contract.Result, error, bool) {
+	var rev struct {
+		ExpectedRevision string `json:"expected_revision"`
+	}
+	json.Unmarshal(raw, &rev)
+	deadline := time.NewTimer(MaxBusyWait)
+	defer deadline.Stop()
 	op, dup, err := inv.ledger.Begin(id, tool, contract.HashQuery(raw))
+	for contract.CodeOf(err) == contract.CodeBusy && rev.ExpectedRevision != "" {
+		inv.mu.Lock()
+		stale := inv.checkRevisionLocked(rev.ExpectedRevision)
+		inv.mu.Unlock()
+		if stale != nil {
+			return nil, nil, stale, true
+		}
+		st, done, ok := inv.ledger.InFlight()
+		if ok && !revisionChanging[st.Tool] {
+			// It cannot consume this call's revision: BUSY, retryable.
+			break
+		}
+		if ok && st.State != ledger.PendingConfirmation {
+			select {
+			case <-done:
+				op, dup, err = inv.ledger.Begin(id, tool, contract.HashQuery(raw))
+				continue
+			case <-ctx.Done():
+				return nil, nil, contract.AsError(ctx.Err()), true
+			case <-deadline.C:
+			}
+		} else if !ok {
+			op, dup, err = inv.ledger.Begin(id, tool, contract.HashQuery(raw))
+			continue
+		}
+		e := contract.AsError(err)
+		e.Retryable = false
+		e.Message = "another state-changing operation is in progress (" + string(st.State) + ") against the same revision; once it commits, this expected_revision is stale and the unchanged call is STATE_CONFLICT: follow get_operation until it finishes, then read get_tracking and decide again"
+		break
+	}
 	if err != nil {
 		return nil, nil, err, true
 	}

@@ -468,6 +468,7 @@ func TestTrackingConcurrentClients(t *testing.T) {
 	// Eight clients race on the same revision: exactly one name is added.
 	var wg sync.WaitGroup
 	codes := make([]contract.Code, 8)
+	retryable := make([]bool, 8)
 	for i := range 8 {
 		wg.Add(1)
 		go func(i int) {
@@ -476,15 +477,25 @@ func TestTrackingConcurrentClients(t *testing.T) {
 			b, _ := json.Marshal(map[string]any{"operation_id": fmt.Sprint("race-", i), "expected_revision": r2, "action": "add", "process_name": fmt.Sprint("n", i)})
 			_, err := h.Dispatch(context.Background(), s, "update_tracking", b)
 			codes[i] = contract.CodeOf(err)
+			if e := contract.AsError(err); e != nil {
+				retryable[i] = e.Retryable
+			}
 		}(i)
 	}
 	wg.Wait()
+	// The losers wait for the winner and find its revision consumed
+	// (STATE_CONFLICT); one still behind a running change after
+	// MaxBusyWait is BUSY, never retryable (its revision is consumed).
 	ok := 0
-	for _, c := range codes {
+	for i, c := range codes {
 		switch c {
 		case "":
 			ok++
-		case contract.CodeStateConflict, contract.CodeBusy:
+		case contract.CodeStateConflict:
+		case contract.CodeBusy:
+			if retryable[i] {
+				t.Fatalf("BUSY retryable on a revision the winner consumes")
+			}
 		default:
 			t.Fatalf("unexpected code %s", c)
 		}
@@ -538,8 +549,10 @@ func TestRemovalConfirmation(t *testing.T) {
 	wantCode(t, err, contract.CodePermissionDenied) // the requester itself
 	_, _, err = call(t, h, bridgeSess, ConfirmMethod, map[string]any{"operation_id": "r-deny", "decision": "confirm"})
 	wantCode(t, err, contract.CodePermissionDenied) // an MCP bridge connection
-	if _, _, err := call(t, h, s, "update_tracking", map[string]any{"operation_id": "other", "expected_revision": revision(t, h, s), "action": "add", "process_name": "x"}); contract.CodeOf(err) != contract.CodeBusy {
-		t.Fatalf("pending confirmation must hold the mutation slot: %v", err)
+	// The pending removal holds the mutation slot and will consume the
+	// revision if confirmed: BUSY, and not retryable unchanged.
+	if _, _, err := call(t, h, s, "update_tracking", map[string]any{"operation_id": "other", "expected_revision": revision(t, h, s), "action": "add", "process_name": "x"}); contract.CodeOf(err) != contract.CodeBusy || contract.AsError(err).Retryable {
+		t.Fatalf("pending confirmation must hold the mutation slot (BUSY, retryable false): %+v", err)
 	}
 	pend, _ := mustCall(t, h, console, PendingConfirmationsMethod, map[string]any{})
 	if len(pend["operations"].([]any)) != 1 {
@@ -564,11 +577,23 @@ func TestRemovalConfirmation(t *testing.T) {
 		t.Fatalf("timeout %v", op)
 	}
 	inv.ledger.ConfirmTimeout = time.Minute
-	// confirm
+	// confirm: a change sent meanwhile with the same expected_revision is
+	// BUSY, retryable false, and its unchanged retry after the removal
+	// commits is STATE_CONFLICT (the revision it named was consumed).
+	before := revision(t, h, s)
 	remove("r-ok")
+	loser := map[string]any{"operation_id": "loser", "expected_revision": before, "action": "add", "process_name": "y"}
+	_, _, err = call(t, h, h.NewSession(), "update_tracking", loser)
+	if e := wantCode(t, err, contract.CodeBusy); e.Retryable || e.NextAction == nil || e.NextAction.Tool != "get_operation" {
+		t.Fatalf("BUSY behind a revision-changing confirmation: %+v", e)
+	}
 	done, _ := mustCall(t, h, console, ConfirmMethod, map[string]any{"operation_id": "r-ok", "decision": "confirm"})
 	if done["state"] != "succeeded" {
 		t.Fatalf("confirm %v", done)
+	}
+	_, _, err = call(t, h, h.NewSession(), "update_tracking", loser)
+	if e := wantCode(t, err, contract.CodeStateConflict); e.Retryable || e.Field != "/expected_revision" {
+		t.Fatalf("unchanged retry after the commit: %+v", e)
 	}
 	v, lt, _ := inv.store.Process(id)
 	if v.Len() > 120 || lt.Tracked {

@@ -64,13 +64,18 @@ var getMetricsTool = func() Decl {
 		} else if useLog {
 			return recorderOf(h).logs.getMetrics(ctx, s, a)
 		}
-		return h.getMetrics(a)
+		return h.getMetrics(ctx, s, a)
 	})
 	t.PIDAt = PIDTargets
 	return t
 }()
 
-func (h *Host) getMetrics(a metricsArgs) (*contract.Result, error) {
+// getMetrics answers live get_metrics. A {pid} target the bridge left
+// unresolved (its pid has no live process) is resolved here the same way
+// (resolve_pid) and fails as that one target: its sample carries the error
+// with field /targets/i/pid, and the result is partial, as for an exited
+// process_ref target.
+func (h *Host) getMetrics(ctx context.Context, s *Session, a metricsArgs) (*contract.Result, error) {
 	targets := a.Targets
 	if len(targets) == 0 {
 		targets = []metricTarget{{System: true}}
@@ -130,18 +135,27 @@ func (h *Host) getMetrics(a metricsArgs) (*contract.Result, error) {
 				}
 			}
 		} else {
-			p, _, err := h.ResolveLive(t.ProcessRef)
+			ref, field, sent := t.ProcessRef, "/process_ref", map[string]any{"process_ref": t.ProcessRef}
+			var err error
+			if t.PID != nil && ref == "" {
+				field, sent = "/pid", map[string]any{"pid": *t.PID}
+				ref, err = h.resolvePIDRef(ctx, s, *t.PID)
+			}
+			var p *sample.Process
+			if err == nil {
+				p, _, err = h.ResolveLive(ref)
+			}
 			if err != nil {
 				ce := contract.AsError(err)
-				ce.Field = "/targets/" + itoa(ti) + "/process_ref"
+				ce.Field = "/targets/" + itoa(ti) + field
 				if firstErr == nil {
 					firstErr = ce
 				}
 				failed++
-				samples = append(samples, map[string]any{"target": map[string]any{"process_ref": t.ProcessRef}, "error": ce})
+				samples = append(samples, map[string]any{"target": sent, "error": ce})
 				continue
 			}
-			tgt := map[string]any{"process_ref": t.ProcessRef, "pid": p.PID}
+			tgt := map[string]any{"process_ref": ref, "pid": p.PID}
 			addText(tgt, "name", p.Name)
 			addText(tgt, "comm", p.Comm)
 			row["target"] = tgt

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os/user"
 	"slices"
 	"strconv"
 	"time"
@@ -149,6 +151,29 @@ func (r *procRow) matchUser(user string) (match, known bool) {
 	return user == strconv.FormatUint(uint64(r.uid), 10) || user == sample.UserName(r.uid), true
 }
 
+// checkUserFilter refuses a filter.user that is neither a numeric uid nor
+// a name in the user database (os/user.Lookup, the database UserName
+// names owners from), as `ps -u NAME` does ("user name does not exist"):
+// INVALID_ARGUMENT at /filter/user, never an empty listing that reads as
+// "no processes of that user". A numeric uid without an entry is valid
+// (ps -u 12345 lists its processes, if any). A lookup that fails for
+// another reason (the database unreadable) does not refuse the filter.
+func checkUserFilter(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return nil
+	}
+	var unknown user.UnknownUserError
+	if _, err := user.Lookup(name); errors.As(err, &unknown) {
+		e := contract.Errorf(contract.CodeInvalidArgument, "filter.user names no user: the user name does not exist in the user database (give an existing user name or a numeric uid)")
+		e.Field = "/filter/user"
+		return e
+	}
+	return nil
+}
+
 // Retained is one lifetime known to retained history: what list_processes
 // needs for scope retained/all.
 type Retained struct {
@@ -209,6 +234,11 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			return nil, err
 		}
 		return h.listResult(ctx, l, raw, off, a.Limit)
+	}
+	if a.Filter != nil {
+		if err := checkUserFilter(a.Filter.User); err != nil {
+			return nil, err
+		}
 	}
 	snap := h.sampler.Latest()
 	scope := a.Scope

@@ -140,7 +140,7 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, a updat
 			return nil, argErr("name", a.Action+" does not take name")
 		}
 	}
-	op, reply, err, done := inv.begin(s, "update_profile", a.OperationID, raw)
+	op, reply, err, done := inv.begin(ctx, s, "update_profile", a.OperationID, raw)
 	if done {
 		return reply, err
 	}

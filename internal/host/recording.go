@@ -315,7 +315,7 @@ func (r *recorder) startRecording(ctx context.Context, s *Session, a startRecord
 		return nil, e
 	}
 	inv := r.inv
-	op, reply, err, done := inv.begin(s, "start_recording", a.OperationID, raw)
+	op, reply, err, done := inv.begin(ctx, s, "start_recording", a.OperationID, raw)
 	if done {
 		return reply, err
 	}
@@ -446,7 +446,7 @@ func stopRecordingTool(d Delivery) Decl {
 func (r *recorder) stopRecording(ctx context.Context, s *Session, a stopRecordingArgs) (*contract.Result, error) {
 	raw := rawArgs(ctx)
 	inv := r.inv
-	op, reply, err, done := inv.begin(s, "stop_recording", a.OperationID, raw)
+	op, reply, err, done := inv.begin(ctx, s, "stop_recording", a.OperationID, raw)
 	if done {
 		return reply, err
 	}

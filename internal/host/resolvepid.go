@@ -94,3 +94,15 @@ func pidRunning(pid int32) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
 }
+
+// resolvePIDRef is resolve_pid for a caller inside the host: the
+// process_ref of the live lifetime under pid, or resolve_pid's error
+// (field /pid).
+func (h *Host) resolvePIDRef(ctx context.Context, s *Session, pid int64) (string, error) {
+	res, err := h.resolvePID(ctx, s, json.RawMessage(`{"pid":`+strconv.FormatInt(pid, 10)+`}`))
+	if err != nil {
+		return "", err
+	}
+	ref, _ := res.Data.(map[string]any)["process_ref"].(string)
+	return ref, nil
+}

@@ -187,7 +187,7 @@ func (inv *investigation) updateTracking(ctx context.Context, s *Session, a upda
 			a.ProcessRef, _ = res.Data.(map[string]any)["process_ref"].(string)
 		}
 	}
-	op, reply, err, done := inv.begin(s, "update_tracking", a.OperationID, sig)
+	op, reply, err, done := inv.begin(ctx, s, "update_tracking", a.OperationID, sig)
 	if done {
 		return reply, err
 	}

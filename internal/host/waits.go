@@ -428,9 +428,13 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 				if kind == sample.TargetSystem {
 					v, have = snap.System.Vals[m.Index], snap.System.Has(m.Index)
 				} else {
+					// A zombie has exited: its memory reads 0 and its CPU
+					// stops, which are not values of the live lifetime, so
+					// it ends the wait as a target that left the samples.
 					p := snap.Lookup(id)
-					if p == nil {
-						e := contract.Errorf(contract.CodeProcessExited, "the target left the samples before the threshold was met").WithDetail("last_observation", last).WithDetail("job_id", j.id)
+					if p == nil || p.State == 'Z' || p.State == 'X' {
+						e := contract.Errorf(contract.CodeProcessExited, "the target exited (it left the samples or is a zombie awaiting reaping) before the threshold was met").WithDetail("last_observation", last).WithDetail("job_id", j.id)
+						e.Field = "/process_ref"
 						return nil, e
 					}
 					v, have = p.Vals[m.Index], p.Has(m.Index)

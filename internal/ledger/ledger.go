@@ -116,6 +116,18 @@ func (l *Ledger) Begin(id, tool, argsHash string) (op *Op, dup bool, err error) 
 	return op, false, nil
 }
 
+// InFlight returns the status of the mutation that holds the slot (the
+// one a Begin now would be BUSY behind) and a channel closed when it
+// reaches a terminal state; ok is false when no mutation is in flight.
+func (l *Ledger) InFlight() (st Status, done <-chan struct{}, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.busy == nil || l.busy.st.State.Terminal() {
+		return Status{}, nil, false
+	}
+	return l.busy.copyLocked(), l.busy.done, true
+}
+
 // Lookup finds a retained operation id of tool without registering
 // anything: the operation when it was submitted with the same arguments
 // (argsHash), STATE_CONFLICT when with other ones, nil and no error when
