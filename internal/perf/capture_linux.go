@@ -546,7 +546,10 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if ctx.Err() != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
 	}
-	listExecutions(run, tool.ResultBudget(ctx), ck.op.Name == "summarize_executions" && top.Provider.Kind == "direct")
+	budget := tool.ResultBudget(ctx)
+	inRows := ck.op.Name == "summarize_executions" && top.Provider.Kind == "direct"
+	elideArgvs(run, budget)
+	listExecutions(run, budget, inRows)
 
 	// Analysis over the captured artifacts, through the analysis tool.
 	call := replayArgs(all)
@@ -654,7 +657,32 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	}
 	captureHandoff(res, data, storedPath)
 	res.Data = data
+	fitCapture(res, data, run, budget, inRows)
 	return res, nil
+}
+
+// fitCapture drops trailing capture.executions rows while res as delivered
+// (tool.DeliveredBytes) is over budget, for an analysis page whose fixed
+// part (summary, sources, next call) left less than listExecutions
+// assumed; the listing warning then names the rows still listed. A result
+// over budget with no row left to drop is returned as it is.
+func fitCapture(res *contract.Result, data map[string]any, run *captureRun, budget int, inRows bool) {
+	c, _ := data["capture"].(map[string]any)
+	for c != nil && len(run.execs) > 0 {
+		body, _ := contract.Marshal(res, nil)
+		if tool.DeliveredBytes(body) <= budget {
+			return
+		}
+		run.execs = run.execs[:len(run.execs)-1]
+		c["executions"] = run.execs
+		w := listedWarning(run, budget, inRows)
+		i := slices.IndexFunc(res.Warnings, func(s string) bool { return strings.HasPrefix(s, listedWarningPrefix) })
+		if i >= 0 {
+			res.Warnings[i] = w
+		} else {
+			res.Warn(w)
+		}
+	}
 }
 
 // captureHandoff names the next call of a capture result that has no next
@@ -730,12 +758,85 @@ func listExecutions(run *captureRun, budget int, inRows bool) {
 		n++
 	}
 	run.execs = run.execs[:n]
-	if total := len(run.records); n < total {
-		where := "every execution's record is in the executions artifact (preserve:true keeps it as evidence)"
-		if inRows {
-			where = "every execution's record is a row of the analysis (follow next_action for the pages after this one)"
+	if n < len(run.records) {
+		run.warnings = append(run.warnings, listedWarning(run, budget, inRows))
+	}
+	for _, v := range run.execs {
+		if v["argv_omitted"] != nil {
+			run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
+			return
 		}
-		run.warnings = append(run.warnings, fmt.Sprintf("capture.executions lists the first %d of %d executions (at most %d, within half of the %d-byte result budget); %s", n, total, maxListedExecutions, budget, where))
+	}
+	for _, c := range run.cases {
+		if m, ok := c.(map[string]any); ok && m["argv_omitted"] != nil {
+			run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
+			return
+		}
+	}
+}
+
+const listedWarningPrefix = "capture.executions lists the first "
+
+// listedWarning says how many executions capture.executions lists of how
+// many ran, and where every execution's record is: the rows of the
+// analysis (inRows), the executions artifact of a comparison, or nowhere.
+func listedWarning(run *captureRun, budget int, inRows bool) string {
+	where := "the other executions' records are not kept"
+	switch {
+	case inRows:
+		where = "every execution's record is a row of the analysis (follow next_action for the pages after this one)"
+	case slices.ContainsFunc(run.native, func(a producedArtifact) bool { return a.format == FormatExecutions }):
+		where = "every execution's record is in the executions artifact (preserve:true keeps it as evidence)"
+	}
+	return fmt.Sprintf(listedWarningPrefix+"%d of %d executions (at most %d, within the %d-byte result budget beside the analysis page); %s", len(run.execs), len(run.records), maxListedExecutions, budget, where)
+}
+
+// argvListBytes bounds the argv listed in one capture.executions or
+// capture.experiment.cases row: budget/64 (256 bytes at a 16 KiB result
+// budget, 1 KiB at the default), at least 256.
+func argvListBytes(budget int) int { return max(budget/64, 256) }
+
+// elideArgvs cuts the argv of every capture.executions row (run.execs) and
+// capture.experiment.cases row (run.cases) to its leading arguments whose
+// JSON fits in argvListBytes(budget), so a long command line cannot push a
+// capture result over the result budget; such a row says what it left out
+// in argv_omitted {arguments, bytes} (the count and the bytes of the
+// arguments not listed); listExecutions warns when a listed row was cut.
+// The arguments are the request's (target.argv, experiment.cases[].argv;
+// with go-test after go test's flags).
+func elideArgvs(run *captureRun, budget int) {
+	limit := argvListBytes(budget)
+	elide := func(m map[string]any) {
+		argv, ok := m["argv"].([]string)
+		if !ok {
+			return
+		}
+		used, keep := 2, 0
+		for _, a := range argv {
+			b, _ := json.Marshal(a)
+			if used+len(b)+1 > limit {
+				break
+			}
+			used += len(b) + 1
+			keep++
+		}
+		if keep == len(argv) {
+			return
+		}
+		bytes := 0
+		for _, a := range argv[keep:] {
+			bytes += len(a)
+		}
+		m["argv"] = argv[:keep]
+		m["argv_omitted"] = map[string]any{"arguments": len(argv) - keep, "bytes": bytes}
+	}
+	for _, v := range run.execs {
+		elide(v)
+	}
+	for _, c := range run.cases {
+		if m, ok := c.(map[string]any); ok {
+			elide(m)
+		}
 	}
 }
 
