@@ -431,6 +431,19 @@ func (rt *Runtime) newScratch() (string, error) {
 	return dir, nil
 }
 
+func (rt *Runtime) keepCapture(path string) string {
+	scratch.mu.Lock()
+	defer scratch.mu.Unlock()
+	l := scratch.dirs[rt]
+	for i, d := range l {
+		if strings.HasPrefix(path, d+string(filepath.Separator)) {
+			scratch.dirs[rt] = append(l[:i:i], l[i+1:]...)
+			return d
+		}
+	}
+	return ""
+}
+
 func (rt *Runtime) releaseCaptures() {
 	scratch.mu.Lock()
 	defer scratch.mu.Unlock()
@@ -641,24 +654,55 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	var storedPath func(name string) string
 	if top.Preserve {
 		m, perr := rt.preserveCapture(ctx, ck, run, data, t, aerr)
-		if perr != nil {
-			return nil, perr
-		}
-		data["evidence_id"] = m.EvidenceID
-		data["analysis_sources"] = analysisSources(m)
-		if st, err := rt.Store(); err == nil {
-			storedPath = func(name string) string { return filepathOf(st, m, name) }
-		}
-		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
-			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
-			data["next_page"] = next
-			res.NextAction = next
+		switch {
+		case perr != nil && ctx.Err() != nil:
+			return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
+		case perr != nil:
+			// The workload ran and its analysis stands: say why it was
+			// not preserved rather than lose it (repeating the capture
+			// would rerun the workload); captureHandoff names
+			// preserve_evidence of the analysis as the next call.
+			preserveFailed(res, data, perr)
+		default:
+			data["evidence_id"] = m.EvidenceID
+			data["analysis_sources"] = analysisSources(m)
+			if st, err := rt.Store(); err == nil {
+				storedPath = func(name string) string { return filepathOf(st, m, name) }
+			}
+			if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
+				next := evidenceNextPage(ck.op.Name, np.Arguments, m)
+				data["next_page"] = next
+				res.NextAction = next
+			}
 		}
 	}
 	captureHandoff(res, data, storedPath)
 	res.Data = data
 	fitCapture(res, data, run, budget, inRows)
 	return res, nil
+}
+
+// preserveFailed records in res that preserving a capture failed with err
+// (e.g. RESOURCE_LIMIT of a full evidence store): data.preserve_failure
+// {code, message} and a warning; res is then partial and has no
+// evidence_id. The analysis stays in the session: with data.analysis_id,
+// preserve_evidence of it (captureHandoff's next_action) publishes its
+// captured analysis sources without rerunning the workload once the
+// store has room, and it is res.NextAction.
+func preserveFailed(res *contract.Result, data map[string]any, err error) {
+	ce := contract.AsError(err)
+	data["preserve_failure"] = map[string]any{"code": ce.Code, "message": ce.Message}
+	retry := "the analysis was not kept in a session, so nothing can be preserved later without capturing again"
+	if id, _ := data["analysis_id"].(string); id != "" {
+		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the captured analysis sources without rerunning the workload"
+	}
+	if id, _ := data["analysis_id"].(string); id != "" {
+		// Before any next page (data.next_page still names it): the
+		// scratch files behind the analysis live only as long as the
+		// session.
+		res.NextAction = &contract.Action{Tool: "preserve_evidence", Arguments: map[string]any{"analysis_id": id}}
+	}
+	res.Warn(fmt.Sprintf("the capture ran and was analyzed, but preserving it as evidence failed, so this result has no evidence_id (%s: %s); %s", ce.Code, ce.Message, retry))
 }
 
 // fitCapture drops trailing capture.executions rows while res as delivered
