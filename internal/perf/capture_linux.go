@@ -1293,7 +1293,11 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			run.records = append(run.records, r)
 			if len(run.execs) < maxListedExecutions {
-				run.execs = append(run.execs, execView(ex, lt, &r, c.argv, "workload"))
+				v := execView(ex, lt, &r, c.argv, "workload")
+				if _, known := r.metric(metricOf(e)); r.Included && !known {
+					v["excluded_from_summary"] = "metric_unknown"
+				}
+				run.execs = append(run.execs, v)
 			}
 			last, lastPrefix = ex, prefix
 			n++
@@ -1317,6 +1321,15 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 		}
 	}
 	return run, nil
+}
+
+// metricOf is the summarize_executions metric of experiment e
+// (wall_time_ns without one).
+func metricOf(e *Experiment) string {
+	if e == nil || e.Metric == "" {
+		return "wall_time_ns"
+	}
+	return e.Metric
 }
 
 func writeExecutions(path string, recs []ExecutionRecord) error {

@@ -540,3 +540,49 @@ func TestCaptureExecutionsWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestExperimentMetricUnknown: with metric max_rss_bytes, executions of
+// true (whose peak RSS cannot be told apart from the launcher's) have no
+// value: their rows stay included (the workload succeeded) but say
+// excluded_from_summary metric_unknown, in the analysis rows and in
+// capture.executions; the summary counts them under metric_unknown, the
+// comparison is inconclusive, and a warning says how many and why. A
+// case whose workload peaks far above the launcher keeps its values.
+func TestExperimentMetricUnknown(t *testing.T) {
+	e := newCaptureEnv(t)
+	// dd fills one 256 MiB buffer: a peak far above the test process's.
+	big := []string{"dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"}
+	res := e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
+		"experiment": map[string]any{"cases": []any{map[string]any{"name": "small"}, map[string]any{"name": "big", "argv": big}}, "blocks": 3, "seed": 1, "metric": "max_rss_bytes"},
+	})
+	if res["status"] != "partial" || !strings.Contains(fmt.Sprint(res["warnings"]), "3 of 6 included executions have no max_rss_bytes value") {
+		t.Fatalf("status %v, warnings %v", res["status"], res["warnings"])
+	}
+	rows := data(res)["rows"].([]any)
+	views := capt(res)["executions"].([]any)
+	if len(rows) != 6 || len(views) != 6 {
+		t.Fatalf("%d rows, %d capture.executions", len(rows), len(views))
+	}
+	for i, r := range rows {
+		r := r.(map[string]any)
+		want := any(nil)
+		if r["case"] == "small" {
+			want = "metric_unknown"
+		}
+		if r["included"] != true || r["excluded_from_summary"] != want || (want == nil) != (r["max_rss_bytes"] != nil) {
+			t.Fatalf("row %v", r)
+		}
+		if i < len(views) && views[i].(map[string]any)["excluded_from_summary"] != want {
+			t.Fatalf("capture.executions[%d] %v", i, views[i])
+		}
+	}
+	s := data(res)["summary"].(map[string]any)
+	small := s["cases"].([]any)[0].(map[string]any)
+	if small["included"].(float64) != 0 || small["excluded_by_reason"].(map[string]any)["metric_unknown"].(float64) != 3 || small["median"] != nil {
+		t.Fatalf("case %v", small)
+	}
+	if c := comparison(t, res); c["classification"] != "inconclusive" || c["pairs"].(float64) != 0 {
+		t.Fatalf("comparison %v", c)
+	}
+}
