@@ -1332,6 +1332,28 @@ func metricOf(e *Experiment) string {
 	return e.Metric
 }
 
+// hasBenchmarkLine reports whether the go test output at path has a
+// benchmark result line (one starting with "Benchmark"); go test -bench
+// whose pattern matches no benchmark prints only PASS and ok (with "no
+// tests to run" under -v).
+func hasBenchmarkLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Benchmark") {
+			return true
+		}
+	}
+	// A line longer than the buffer ends the scan: not a result line of
+	// go test's, but say "found" rather than claim none matched.
+	return sc.Err() != nil
+}
+
 func writeExecutions(path string, recs []ExecutionRecord) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -1402,6 +1424,9 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	}
 	if ex.StdoutTruncated {
 		run.warnings = append(run.warnings, fmt.Sprintf("go test wrote %d bytes of output; only the first %d were retained and analyzed", ex.StdoutBytes, int64(fullConsoleBytes)))
+	}
+	if r.Included && !hasBenchmarkLine(stdout) {
+		run.limitations = append(run.limitations, fmt.Sprintf("no benchmark matched: go test -bench=%s ran no benchmark in %s (its output has no Benchmark result line), so there are no benchmark samples to analyze; check provider.bench against the package's Benchmark functions", bench, strings.Join(t.Argv, " ")))
 	}
 	switch op {
 	case "summarize_benchmarks":

@@ -586,3 +586,40 @@ func TestExperimentMetricUnknown(t *testing.T) {
 		t.Fatalf("comparison %v", c)
 	}
 }
+
+// TestCaptureGoTestNoBenchmarkMatched: a provider.bench pattern that
+// matches no benchmark (go test prints PASS and ok, no Benchmark line) is
+// a partial result whose coverage is incomplete and whose warning says no
+// benchmark matched, for a single capture and, once per distinct
+// limitation, for a comparison.
+func TestCaptureGoTestNoBenchmarkMatched(t *testing.T) {
+	e := newCaptureEnv(t)
+	dir := goModule(t)
+	prov := map[string]any{"kind": "go-test", "bench": "NoSuchBench"}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"capture_and_summarize_benchmarks", map[string]any{"target": target(dir, "."), "provider": prov}, "no benchmark matched: go test -bench=NoSuchBench"},
+		{"capture_and_compare_benchmarks", map[string]any{"target": target(dir, "."), "provider": prov,
+			"experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}}, "2 of 2 captures (first case "},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			res := e.mustCall(tc.tool, tc.args)
+			cov := res["coverage"].(map[string]any)
+			ws := fmt.Sprint(res["warnings"])
+			if res["status"] != "partial" || cov["complete"] != false || !strings.Contains(ws, tc.want) || !strings.Contains(ws, "no benchmark matched") {
+				t.Fatalf("status %v, coverage %v, warnings %v", res["status"], cov, res["warnings"])
+			}
+			if strings.Count(ws, "no benchmark matched") != 1 {
+				t.Fatalf("the limitation is not reported once: %v", res["warnings"])
+			}
+		})
+	}
+	// A pattern that matches is complete.
+	res := e.mustCall("capture_and_summarize_benchmarks", map[string]any{"target": target(dir, "."), "provider": map[string]any{"kind": "go-test", "bench": "Sum", "benchtime": "10x"}})
+	if strings.Contains(fmt.Sprint(res["warnings"]), "no benchmark matched") {
+		t.Fatalf("warnings %v", res["warnings"])
+	}
+}
