@@ -1414,7 +1414,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
-	run := &captureRun{collector: "go test", argv: argv, records: []ExecutionRecord{r}}
+	run := &captureRun{collector: "go-test", argv: argv, records: []ExecutionRecord{r}}
 	view := execView(ex, lt, &r, argv, "collector")
 	run.execs = []map[string]any{view}
 	stdout := filepath.Join(dir, "go-test.stdout")

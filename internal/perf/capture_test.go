@@ -615,6 +615,10 @@ func TestCaptureGoTestNoBenchmarkMatched(t *testing.T) {
 			if strings.Count(ws, "no benchmark matched") != 1 {
 				t.Fatalf("the limitation is not reported once: %v", res["warnings"])
 			}
+			// One name for the collector, single or compared.
+			if c := capt(res); c["collector"] != "go-test" || c["provider"] != "go-test" {
+				t.Fatalf("provider %v, collector %v", c["provider"], c["collector"])
+			}
 		})
 	}
 	// A pattern that matches is complete.
