@@ -660,8 +660,8 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 		case perr != nil:
 			// The workload ran and its analysis stands: say why it was
 			// not preserved rather than lose it (repeating the capture
-			// would rerun the workload); captureHandoff names
-			// preserve_evidence of the analysis as the next call.
+			// would rerun the workload); next_action becomes
+			// preserve_evidence of the analysis.
 			preserveFailed(res, data, perr)
 		default:
 			data["evidence_id"] = m.EvidenceID
@@ -686,17 +686,15 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 // (e.g. RESOURCE_LIMIT of a full evidence store): data.preserve_failure
 // {code, message} and a warning; res is then partial and has no
 // evidence_id. The analysis stays in the session: with data.analysis_id,
-// preserve_evidence of it (captureHandoff's next_action) publishes its
-// captured analysis sources without rerunning the workload once the
-// store has room, and it is res.NextAction.
+// res.NextAction becomes preserve_evidence of it, which publishes the
+// captured analysis sources without rerunning the workload once the store
+// has room.
 func preserveFailed(res *contract.Result, data map[string]any, err error) {
 	ce := contract.AsError(err)
 	data["preserve_failure"] = map[string]any{"code": ce.Code, "message": ce.Message}
 	retry := "the analysis was not kept in a session, so nothing can be preserved later without capturing again"
 	if id, _ := data["analysis_id"].(string); id != "" {
 		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the captured analysis sources without rerunning the workload"
-	}
-	if id, _ := data["analysis_id"].(string); id != "" {
 		// Before any next page (data.next_page still names it): the
 		// scratch files behind the analysis live only as long as the
 		// session.
@@ -786,8 +784,10 @@ const maxListedExecutions = 16
 // maxListedExecutions, so the analysis page keeps the rest of the budget.
 // When fewer than all executions are listed, a warning says how many and
 // where every execution's record is: the rows of the analysis (inRows,
-// capture_and_summarize_executions with the direct provider) or the
-// executions artifact (kept by preserve).
+// capture_and_summarize_executions with the direct provider), the
+// executions artifact of a comparison (kept by preserve), or nowhere.
+// Another warning says when a listed row or a capture.experiment.cases row
+// lists only part of its argv (elideArgvs).
 func listExecutions(run *captureRun, budget int, inRows bool) {
 	used, n := 0, 0
 	for _, v := range run.execs {
@@ -805,17 +805,16 @@ func listExecutions(run *captureRun, budget int, inRows bool) {
 	if n < len(run.records) {
 		run.warnings = append(run.warnings, listedWarning(run, budget, inRows))
 	}
+	cut := false
 	for _, v := range run.execs {
-		if v["argv_omitted"] != nil {
-			run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
-			return
-		}
+		cut = cut || v["argv_omitted"] != nil
 	}
 	for _, c := range run.cases {
-		if m, ok := c.(map[string]any); ok && m["argv_omitted"] != nil {
-			run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
-			return
-		}
+		m, _ := c.(map[string]any)
+		cut = cut || m["argv_omitted"] != nil
+	}
+	if cut {
+		run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
 	}
 }
 
