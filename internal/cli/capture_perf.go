@@ -163,6 +163,9 @@ terminal or not. stdout carries only the result.`,
 				fmt.Fprint(env.Stderr, "\r\x1b[K")
 			}
 			if res != nil {
+				if d, _ := res.Data.(map[string]any); preserve && d != nil && d["preserve_failure"] != nil {
+					keepUnpreserved(rt.perfRuntime(), res, operation, retryArguments(call, operation))
+				}
 				cliCaptureHandoff(res, preserve)
 			}
 			if asJSON || cerr != nil || operation != "summarize_executions" {
@@ -219,6 +222,81 @@ func writerIsTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// retryArguments are the analysis fields of a capture call (what
+// --analysis-arguments and, for summarize_executions, the experiment's
+// metric, estimand, threshold and seed gave), for the inquest analyze
+// command that preserves a capture's kept files.
+func retryArguments(call map[string]any, operation string) map[string]any {
+	out := map[string]any{}
+	for k, v := range call {
+		switch k {
+		case "target", "provider", "preserve", "experiment", "limits", "page_size":
+		default:
+			out[k] = v
+		}
+	}
+	if x, ok := call["experiment"].(map[string]any); ok && operation == "summarize_executions" {
+		for _, k := range []string{"metric", "estimand", "threshold", "seed"} {
+			if v, ok := x[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// keepUnpreserved handles a --preserve capture whose preservation failed
+// (data.preserve_failure, e.g. a full evidence store): its scratch
+// directory is kept after exit instead of removed, its data.sources keep
+// their paths (marked kept), and data.next_command is the inquest analyze
+// command that preserves them once the store has room (the process-local
+// preserve_evidence next_action ends with this command).
+func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, fields map[string]any) {
+	data := res.Data.(map[string]any)
+	srcs, _ := data["sources"].([]any)
+	var paths []string
+	format, dir := "", ""
+	for _, s := range srcs {
+		m, ok := s.(map[string]any)
+		p, _ := m["path"].(string)
+		if !ok || p == "" {
+			continue
+		}
+		if d := prt.KeepCapture(p); d != "" {
+			dir = d
+		}
+		paths = append(paths, p)
+		format, _ = m["format"].(string)
+		delete(m, "scratch")
+		m["removed_when"] = "kept after inquest capture exited because preserving failed; remove it once preserved"
+	}
+	res.NextAction = nil
+	delete(data, "analysis_id")
+	kept := res.Warnings[:0]
+	for _, w := range res.Warnings {
+		if i := strings.Index(w, "; the call to repeat once the store has room is preserve_evidence"); i >= 0 {
+			w = w[:i]
+		}
+		kept = append(kept, w)
+	}
+	res.Warnings = kept
+	if len(paths) == 0 {
+		res.Warn("no captured analysis source is left to preserve later; rerun the capture once the evidence store has room")
+		return
+	}
+	argv := append([]string{"inquest", "analyze", operation}, paths...)
+	if format != "" {
+		argv = append(argv, "--format", format)
+	}
+	if len(fields) > 0 {
+		b, _ := json.Marshal(fields)
+		argv = append(argv, "--arguments", string(b))
+	}
+	argv = append(argv, "--preserve")
+	data["next_command"] = argv
+	res.Warn("the captured files are kept in " + dir + " instead of being removed at exit: once the evidence store has room, next_command (inquest analyze ... --preserve) preserves them without rerunning the workload")
 }
 
 // cliCaptureHandoff drops the process-local analysis_id; a preserved
@@ -332,6 +410,9 @@ func printExecutionTable(w io.Writer, res *contract.Result) error {
 	}
 	for _, wn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	if next, ok := data["next_command"].([]string); ok && data["preserve_failure"] != nil {
+		fmt.Fprintf(w, "next: %s\n", shellJoin(next))
 	}
 	return nil
 }

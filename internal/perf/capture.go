@@ -23,6 +23,13 @@ func CaptureProviderKinds() []string { return captureProviderKinds() }
 // preserved evidence is unaffected).
 func (rt *Runtime) ReleaseCaptures() { rt.releaseCaptures() }
 
+// KeepCapture takes the scratch directory holding path (a capture's
+// data.sources path) out of this Runtime's scratch list, so neither
+// ReleaseCaptures nor later captures remove it, and returns it; "" when
+// path is in no scratch directory of this Runtime. The CLI keeps the files
+// of a capture whose preservation failed.
+func (rt *Runtime) KeepCapture(path string) string { return rt.keepCapture(path) }
+
 // ProcessNamer names a running capture workload for the proc tools: given
 // the pid the capture started and its start time (clock ticks since boot,
 // /proc/PID/stat field 22), it returns the process_ref the proc host

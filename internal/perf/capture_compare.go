@@ -173,6 +173,14 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 	all := &captureRun{collector: p.Kind, argv: t.Argv}
 	sched := Schedule(len(cases), e.Blocks, e.Seed)
 	f := followerOf(ctx)
+	// Each distinct limitation of the captures is reported once, with how
+	// many captures it applies to and the first.
+	type limitSeen struct {
+		n     int
+		first string
+	}
+	limits := map[string]*limitSeen{}
+	var limitOrder []string
 	for b, order := range sched {
 		for pos, ci := range order {
 			if ctx.Err() != nil {
@@ -233,6 +241,13 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 			for _, w := range run.warnings {
 				all.warnings = append(all.warnings, fmt.Sprintf("%s block %d: %s", c.name, b, w))
 			}
+			for _, l := range run.limitations {
+				if limits[l] == nil {
+					limits[l] = &limitSeen{first: fmt.Sprintf("case %s block %d", c.name, b)}
+					limitOrder = append(limitOrder, l)
+				}
+				limits[l].n++
+			}
 			all.console = run.console
 			for _, a := range run.native {
 				if len(all.native) < 32 {
@@ -241,6 +256,9 @@ func runCompare(ctx context.Context, dir string, t *Target, p *providerArg, e *E
 				}
 			}
 		}
+	}
+	for _, l := range limitOrder {
+		all.limitations = append(all.limitations, fmt.Sprintf("%d of %d captures (first %s): %s", limits[l].n, len(all.records), limits[l].first, l))
 	}
 	// Every capture's execution record is kept beside the sources, so
 	// none is lost when capture.executions lists fewer.

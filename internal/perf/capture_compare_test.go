@@ -245,10 +245,13 @@ func TestCapturePprofHTTP(t *testing.T) {
 	retainHeap()
 	srv := httptest.NewServer(http.DefaultServeMux)
 	defer srv.Close()
-	for _, kind := range []string{"heap", "cpu"} {
+	// The base URL, and the same service given by its /debug/pprof/ index
+	// (the handler prefix itself).
+	for _, tc := range []struct{ kind, url string }{{"heap", srv.URL}, {"cpu", srv.URL}, {"heap", srv.URL + "/debug/pprof/"}} {
+		kind := tc.kind
 		res := e.mustCall("capture_and_summarize_profile", map[string]any{
 			"target":   target(e.dir, "true"),
-			"provider": map[string]any{"kind": "pprof-http", "url": srv.URL, "profile": kind, "seconds": 1},
+			"provider": map[string]any{"kind": "pprof-http", "url": tc.url, "profile": kind, "seconds": 1},
 			"preserve": true,
 		})
 		if af := data(res)["analysis_failure"]; af != nil {
@@ -256,7 +259,7 @@ func TestCapturePprofHTTP(t *testing.T) {
 		}
 		ex := capt(res)["executions"].([]any)[0].(map[string]any)
 		f := ex["pprof_fetch"].(map[string]any)
-		if f["http_status"].(float64) != 200 || ex["exit_owner"] != "workload" {
+		if f["http_status"].(float64) != 200 || ex["exit_owner"] != "workload" || f["url"] != srv.URL+"/debug/pprof/"+capture.PprofProfiles[kind]+map[string]string{"cpu": "?seconds=1"}[kind] {
 			t.Fatalf("%s: execution %v", kind, ex)
 		}
 		st := toJSON(data(res)["summary"])
@@ -311,7 +314,9 @@ func TestCapturePprofHTTP(t *testing.T) {
 func TestCapturePprofHTTPRejectsNonLoopback(t *testing.T) {
 	e := newCaptureEnv(t)
 	marker := filepath.Join(e.dir, "ran")
-	urls := []string{"http://10.1.2.3:6060", "http://example.com:6060", "http://0.0.0.0:6060"}
+	// Besides other hosts: a loopback URL with an empty query, or naming a
+	// handler under /debug/pprof/, is refused before the workload runs too.
+	urls := []string{"http://10.1.2.3:6060", "http://example.com:6060", "http://0.0.0.0:6060", "http://127.0.0.1:6061/redir?", "http://127.0.0.1:6061/debug/pprof/heap"}
 	var ln net.Listener
 	if addrs, err := net.InterfaceAddrs(); err == nil {
 		for _, a := range addrs {

@@ -431,6 +431,19 @@ func (rt *Runtime) newScratch() (string, error) {
 	return dir, nil
 }
 
+func (rt *Runtime) keepCapture(path string) string {
+	scratch.mu.Lock()
+	defer scratch.mu.Unlock()
+	l := scratch.dirs[rt]
+	for i, d := range l {
+		if strings.HasPrefix(path, d+string(filepath.Separator)) {
+			scratch.dirs[rt] = append(l[:i:i], l[i+1:]...)
+			return d
+		}
+	}
+	return ""
+}
+
 func (rt *Runtime) releaseCaptures() {
 	scratch.mu.Lock()
 	defer scratch.mu.Unlock()
@@ -546,7 +559,10 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	if ctx.Err() != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
 	}
-	listExecutions(run, tool.ResultBudget(ctx), ck.op.Name == "summarize_executions" && top.Provider.Kind == "direct")
+	budget := tool.ResultBudget(ctx)
+	inRows := ck.op.Name == "summarize_executions" && top.Provider.Kind == "direct"
+	elideArgvs(run, budget)
+	listExecutions(run, budget, inRows)
 
 	// Analysis over the captured artifacts, through the analysis tool.
 	call := replayArgs(all)
@@ -638,23 +654,77 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	var storedPath func(name string) string
 	if top.Preserve {
 		m, perr := rt.preserveCapture(ctx, ck, run, data, t, aerr)
-		if perr != nil {
-			return nil, perr
-		}
-		data["evidence_id"] = m.EvidenceID
-		data["analysis_sources"] = analysisSources(m)
-		if st, err := rt.Store(); err == nil {
-			storedPath = func(name string) string { return filepathOf(st, m, name) }
-		}
-		if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
-			next := evidenceNextPage(ck.op.Name, np.Arguments, m)
-			data["next_page"] = next
-			res.NextAction = next
+		switch {
+		case perr != nil && ctx.Err() != nil:
+			return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled")
+		case perr != nil:
+			// The workload ran and its analysis stands: say why it was
+			// not preserved rather than lose it (repeating the capture
+			// would rerun the workload); next_action becomes
+			// preserve_evidence of the analysis.
+			preserveFailed(res, data, perr)
+		default:
+			data["evidence_id"] = m.EvidenceID
+			data["analysis_sources"] = analysisSources(m)
+			if st, err := rt.Store(); err == nil {
+				storedPath = func(name string) string { return filepathOf(st, m, name) }
+			}
+			if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
+				next := evidenceNextPage(ck.op.Name, np.Arguments, m)
+				data["next_page"] = next
+				res.NextAction = next
+			}
 		}
 	}
 	captureHandoff(res, data, storedPath)
 	res.Data = data
+	fitCapture(res, data, run, budget, inRows)
 	return res, nil
+}
+
+// preserveFailed records in res that preserving a capture failed with err
+// (e.g. RESOURCE_LIMIT of a full evidence store): data.preserve_failure
+// {code, message} and a warning; res is then partial and has no
+// evidence_id. The analysis stays in the session: with data.analysis_id,
+// res.NextAction becomes preserve_evidence of it, which publishes the
+// captured analysis sources without rerunning the workload once the store
+// has room.
+func preserveFailed(res *contract.Result, data map[string]any, err error) {
+	ce := contract.AsError(err)
+	data["preserve_failure"] = map[string]any{"code": ce.Code, "message": ce.Message}
+	retry := "the analysis was not kept in a session, so nothing can be preserved later without capturing again"
+	if id, _ := data["analysis_id"].(string); id != "" {
+		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the captured analysis sources without rerunning the workload"
+		// Before any next page (data.next_page still names it): the
+		// scratch files behind the analysis live only as long as the
+		// session.
+		res.NextAction = &contract.Action{Tool: "preserve_evidence", Arguments: map[string]any{"analysis_id": id}}
+	}
+	res.Warn(fmt.Sprintf("the capture ran and was analyzed, but preserving it as evidence failed, so this result has no evidence_id (%s: %s); %s", ce.Code, ce.Message, retry))
+}
+
+// fitCapture drops trailing capture.executions rows while res as delivered
+// (tool.DeliveredBytes) is over budget, for an analysis page whose fixed
+// part (summary, sources, next call) left less than listExecutions
+// assumed; the listing warning then names the rows still listed. A result
+// over budget with no row left to drop is returned as it is.
+func fitCapture(res *contract.Result, data map[string]any, run *captureRun, budget int, inRows bool) {
+	c, _ := data["capture"].(map[string]any)
+	for c != nil && len(run.execs) > 0 {
+		body, _ := contract.Marshal(res, nil)
+		if tool.DeliveredBytes(body) <= budget {
+			return
+		}
+		run.execs = run.execs[:len(run.execs)-1]
+		c["executions"] = run.execs
+		w := listedWarning(run, budget, inRows)
+		i := slices.IndexFunc(res.Warnings, func(s string) bool { return strings.HasPrefix(s, listedWarningPrefix) })
+		if i >= 0 {
+			res.Warnings[i] = w
+		} else {
+			res.Warn(w)
+		}
+	}
 }
 
 // captureHandoff names the next call of a capture result that has no next
@@ -714,8 +784,10 @@ const maxListedExecutions = 16
 // maxListedExecutions, so the analysis page keeps the rest of the budget.
 // When fewer than all executions are listed, a warning says how many and
 // where every execution's record is: the rows of the analysis (inRows,
-// capture_and_summarize_executions with the direct provider) or the
-// executions artifact (kept by preserve).
+// capture_and_summarize_executions with the direct provider), the
+// executions artifact of a comparison (kept by preserve), or nowhere.
+// Another warning says when a listed row or a capture.experiment.cases row
+// lists only part of its argv (elideArgvs).
 func listExecutions(run *captureRun, budget int, inRows bool) {
 	used, n := 0, 0
 	for _, v := range run.execs {
@@ -730,12 +802,84 @@ func listExecutions(run *captureRun, budget int, inRows bool) {
 		n++
 	}
 	run.execs = run.execs[:n]
-	if total := len(run.records); n < total {
-		where := "every execution's record is in the executions artifact (preserve:true keeps it as evidence)"
-		if inRows {
-			where = "every execution's record is a row of the analysis (follow next_action for the pages after this one)"
+	if n < len(run.records) {
+		run.warnings = append(run.warnings, listedWarning(run, budget, inRows))
+	}
+	cut := false
+	for _, v := range run.execs {
+		cut = cut || v["argv_omitted"] != nil
+	}
+	for _, c := range run.cases {
+		m, _ := c.(map[string]any)
+		cut = cut || m["argv_omitted"] != nil
+	}
+	if cut {
+		run.warnings = append(run.warnings, fmt.Sprintf("rows of capture.executions and capture.experiment.cases with argv_omitted list only the leading arguments of argv that fit in %d bytes; argv_omitted counts the arguments and bytes left out (the request's target.argv and experiment.cases[].argv hold them)", argvListBytes(budget)))
+	}
+}
+
+const listedWarningPrefix = "capture.executions lists the first "
+
+// listedWarning says how many executions capture.executions lists of how
+// many ran, and where every execution's record is: the rows of the
+// analysis (inRows), the executions artifact of a comparison, or nowhere.
+func listedWarning(run *captureRun, budget int, inRows bool) string {
+	where := "the other executions' records are not kept"
+	switch {
+	case inRows:
+		where = "every execution's record is a row of the analysis (follow next_action for the pages after this one)"
+	case slices.ContainsFunc(run.native, func(a producedArtifact) bool { return a.format == FormatExecutions }):
+		where = "every execution's record is in the executions artifact (preserve:true keeps it as evidence)"
+	}
+	return fmt.Sprintf(listedWarningPrefix+"%d of %d executions (at most %d, within the %d-byte result budget beside the analysis page); %s", len(run.execs), len(run.records), maxListedExecutions, budget, where)
+}
+
+// argvListBytes bounds the argv listed in one capture.executions or
+// capture.experiment.cases row: budget/64 (256 bytes at a 16 KiB result
+// budget, 1 KiB at the default), at least 256.
+func argvListBytes(budget int) int { return max(budget/64, 256) }
+
+// elideArgvs cuts the argv of every capture.executions row (run.execs) and
+// capture.experiment.cases row (run.cases) to its leading arguments whose
+// JSON fits in argvListBytes(budget), so a long command line cannot push a
+// capture result over the result budget; such a row says what it left out
+// in argv_omitted {arguments, bytes} (the count and the bytes of the
+// arguments not listed); listExecutions warns when a listed row was cut.
+// The arguments are the request's (target.argv, experiment.cases[].argv;
+// with go-test after go test's flags).
+func elideArgvs(run *captureRun, budget int) {
+	limit := argvListBytes(budget)
+	elide := func(m map[string]any) {
+		argv, ok := m["argv"].([]string)
+		if !ok {
+			return
 		}
-		run.warnings = append(run.warnings, fmt.Sprintf("capture.executions lists the first %d of %d executions (at most %d, within half of the %d-byte result budget); %s", n, total, maxListedExecutions, budget, where))
+		used, keep := 2, 0
+		for _, a := range argv {
+			b, _ := json.Marshal(a)
+			if used+len(b)+1 > limit {
+				break
+			}
+			used += len(b) + 1
+			keep++
+		}
+		if keep == len(argv) {
+			return
+		}
+		bytes := 0
+		for _, a := range argv[keep:] {
+			bytes += len(a)
+		}
+		m["argv"] = argv[:keep]
+		m["argv_omitted"] = map[string]any{"arguments": len(argv) - keep, "bytes": bytes}
+	}
+	for _, v := range run.execs {
+		elide(v)
+	}
+	for _, c := range run.cases {
+		if m, ok := c.(map[string]any); ok {
+			elide(m)
+		}
 	}
 }
 
@@ -1148,7 +1292,11 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 			}
 			run.records = append(run.records, r)
 			if len(run.execs) < maxListedExecutions {
-				run.execs = append(run.execs, execView(ex, lt, &r, c.argv, "workload"))
+				v := execView(ex, lt, &r, c.argv, "workload")
+				if _, known := r.metric(metricOf(e)); r.Included && !known {
+					v["excluded_from_summary"] = "metric_unknown"
+				}
+				run.execs = append(run.execs, v)
 			}
 			last, lastPrefix = ex, prefix
 			n++
@@ -1172,6 +1320,37 @@ func runDirect(ctx context.Context, dir string, t *Target, e *Experiment, execut
 		}
 	}
 	return run, nil
+}
+
+// metricOf is the summarize_executions metric of experiment e
+// (wall_time_ns without one).
+func metricOf(e *Experiment) string {
+	if e == nil || e.Metric == "" {
+		return "wall_time_ns"
+	}
+	return e.Metric
+}
+
+// hasBenchmarkLine reports whether the go test output at path has a
+// benchmark result line (one starting with "Benchmark"); go test -bench
+// whose pattern matches no benchmark prints only PASS and ok (with "no
+// tests to run" under -v).
+func hasBenchmarkLine(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Benchmark") {
+			return true
+		}
+	}
+	// A line longer than the buffer ends the scan: not a result line of
+	// go test's, but say "found" rather than claim none matched.
+	return sc.Err() != nil
 }
 
 func writeExecutions(path string, recs []ExecutionRecord) error {
@@ -1234,7 +1413,7 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 		return nil, contract.Errorf(contract.CodeCancelled, "the capture was cancelled; its process tree was killed")
 	}
 	r := recordOf(ex, "target", 0, 0, 0, "collector")
-	run := &captureRun{collector: "go test", argv: argv, records: []ExecutionRecord{r}}
+	run := &captureRun{collector: "go-test", argv: argv, records: []ExecutionRecord{r}}
 	view := execView(ex, lt, &r, argv, "collector")
 	run.execs = []map[string]any{view}
 	stdout := filepath.Join(dir, "go-test.stdout")
@@ -1244,6 +1423,9 @@ func runGoTest(ctx context.Context, dir string, t *Target, p *providerArg, op st
 	}
 	if ex.StdoutTruncated {
 		run.warnings = append(run.warnings, fmt.Sprintf("go test wrote %d bytes of output; only the first %d were retained and analyzed", ex.StdoutBytes, int64(fullConsoleBytes)))
+	}
+	if r.Included && !hasBenchmarkLine(stdout) {
+		run.limitations = append(run.limitations, fmt.Sprintf("no benchmark matched: go test -bench=%s ran no benchmark in %s (its output has no Benchmark result line), so there are no benchmark samples to analyze; check provider.bench against the package's Benchmark functions", bench, strings.Join(t.Argv, " ")))
 	}
 	switch op {
 	case "summarize_benchmarks":

@@ -8,6 +8,8 @@ func (rt *Runtime) captureTools() []tool.Tool { return nil }
 
 func (rt *Runtime) releaseCaptures() {}
 
+func (rt *Runtime) keepCapture(string) string { return "" }
+
 func captureProviderKinds() []string { return nil }
 
 func captureOperationProviders() map[string][]string { return map[string][]string{} }

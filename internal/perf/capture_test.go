@@ -540,3 +540,90 @@ func TestCaptureExecutionsWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestExperimentMetricUnknown: with metric max_rss_bytes, executions of
+// true (whose peak RSS cannot be told apart from the launcher's) have no
+// value: their rows stay included (the workload succeeded) but say
+// excluded_from_summary metric_unknown, in the analysis rows and in
+// capture.executions; the summary counts them under metric_unknown, the
+// comparison is inconclusive, and a warning says how many and why. A
+// case whose workload peaks far above the launcher keeps its values.
+func TestExperimentMetricUnknown(t *testing.T) {
+	e := newCaptureEnv(t)
+	// dd fills one 256 MiB buffer: a peak far above the test process's.
+	big := []string{"dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"}
+	res := e.mustCall("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "true"), "provider": map[string]any{"kind": "direct"},
+		"experiment": map[string]any{"cases": []any{map[string]any{"name": "small"}, map[string]any{"name": "big", "argv": big}}, "blocks": 3, "seed": 1, "metric": "max_rss_bytes"},
+	})
+	if res["status"] != "partial" || !strings.Contains(fmt.Sprint(res["warnings"]), "3 of 6 included executions have no max_rss_bytes value") {
+		t.Fatalf("status %v, warnings %v", res["status"], res["warnings"])
+	}
+	rows := data(res)["rows"].([]any)
+	views := capt(res)["executions"].([]any)
+	if len(rows) != 6 || len(views) != 6 {
+		t.Fatalf("%d rows, %d capture.executions", len(rows), len(views))
+	}
+	for i, r := range rows {
+		r := r.(map[string]any)
+		want := any(nil)
+		if r["case"] == "small" {
+			want = "metric_unknown"
+		}
+		if r["included"] != true || r["excluded_from_summary"] != want || (want == nil) != (r["max_rss_bytes"] != nil) {
+			t.Fatalf("row %v", r)
+		}
+		if i < len(views) && views[i].(map[string]any)["excluded_from_summary"] != want {
+			t.Fatalf("capture.executions[%d] %v", i, views[i])
+		}
+	}
+	s := data(res)["summary"].(map[string]any)
+	small := s["cases"].([]any)[0].(map[string]any)
+	if small["included"].(float64) != 0 || small["excluded_by_reason"].(map[string]any)["metric_unknown"].(float64) != 3 || small["median"] != nil {
+		t.Fatalf("case %v", small)
+	}
+	if c := comparison(t, res); c["classification"] != "inconclusive" || c["pairs"].(float64) != 0 {
+		t.Fatalf("comparison %v", c)
+	}
+}
+
+// TestCaptureGoTestNoBenchmarkMatched: a provider.bench pattern that
+// matches no benchmark (go test prints PASS and ok, no Benchmark line) is
+// a partial result whose coverage is incomplete and whose warning says no
+// benchmark matched, for a single capture and, once per distinct
+// limitation, for a comparison.
+func TestCaptureGoTestNoBenchmarkMatched(t *testing.T) {
+	e := newCaptureEnv(t)
+	dir := goModule(t)
+	prov := map[string]any{"kind": "go-test", "bench": "NoSuchBench"}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"capture_and_summarize_benchmarks", map[string]any{"target": target(dir, "."), "provider": prov}, "no benchmark matched: go test -bench=NoSuchBench"},
+		{"capture_and_compare_benchmarks", map[string]any{"target": target(dir, "."), "provider": prov,
+			"experiment": map[string]any{"cases": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}}, "2 of 2 captures (first case "},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			res := e.mustCall(tc.tool, tc.args)
+			cov := res["coverage"].(map[string]any)
+			ws := fmt.Sprint(res["warnings"])
+			if res["status"] != "partial" || cov["complete"] != false || !strings.Contains(ws, tc.want) || !strings.Contains(ws, "no benchmark matched") {
+				t.Fatalf("status %v, coverage %v, warnings %v", res["status"], cov, res["warnings"])
+			}
+			if strings.Count(ws, "no benchmark matched") != 1 {
+				t.Fatalf("the limitation is not reported once: %v", res["warnings"])
+			}
+			// One name for the collector, single or compared.
+			if c := capt(res); c["collector"] != "go-test" || c["provider"] != "go-test" {
+				t.Fatalf("provider %v, collector %v", c["provider"], c["collector"])
+			}
+		})
+	}
+	// A pattern that matches is complete.
+	res := e.mustCall("capture_and_summarize_benchmarks", map[string]any{"target": target(dir, "."), "provider": map[string]any{"kind": "go-test", "bench": "Sum", "benchtime": "10x"}})
+	if strings.Contains(fmt.Sprint(res["warnings"]), "no benchmark matched") {
+		t.Fatalf("warnings %v", res["warnings"])
+	}
+}

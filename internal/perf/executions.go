@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -127,7 +128,7 @@ func executionsOperation() *Operation {
 	return bindOperation(&Operation{
 		Name:        "summarize_executions",
 		Title:       "Summarize execution measurements",
-		Description: "Summarize the execution records of a capture (wall time, CPU, max RSS): per-case statistics and, with several cases, each case against the first by a paired difference with a bootstrap 95% CI, classified faster, slower or inconclusive. Required: sources (exactly one).",
+		Description: "Summarize the execution records of a capture (wall time, CPU, max RSS): per-case statistics and, with several cases, each case against the first by a paired difference with a bootstrap 95% CI, classified faster, slower or inconclusive (smaller, larger or inconclusive for max_rss_bytes). Required: sources (exactly one).",
 		MinSources:  1, MaxSources: 1,
 		Formats: []string{FormatExecutions},
 		Fields:  executionFieldSchemas(),
@@ -194,12 +195,43 @@ func runExecutions(ctx context.Context, req *Request, f *executionFields) (*Outp
 	}
 	sub := *req
 	sub.Start = evidence.Position{Row: int64(start)}
-	out, err := pageFunc(int64(len(recs)), func(i int64) any { return recs[i].row() }, &sub)
+	out, err := pageFunc(int64(len(recs)), func(i int64) any {
+		row := recs[i].row()
+		if _, known := recs[i].metric(metric); recs[i].Included && !known {
+			row["excluded_from_summary"] = "metric_unknown"
+		}
+		return row
+	}, &sub)
 	if err != nil {
 		return nil, err
 	}
 	out.Summary = summary
+	if w := metricUnknownWarning(recs, metric); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	return out, nil
+}
+
+// metricUnknownWarning says how many included executions of recs have no
+// value for metric (only max_rss_bytes can be unknown: the workload's
+// peak RSS did not exceed the launcher's own, which the kernel folds into
+// ru_maxrss at exec), so the summary leaves them out
+// (excluded_by_reason metric_unknown); "" when none.
+func metricUnknownWarning(recs []ExecutionRecord, metric string) string {
+	included, unknown := 0, 0
+	for i := range recs {
+		if !recs[i].Included {
+			continue
+		}
+		included++
+		if _, known := recs[i].metric(metric); !known {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d included executions have no %s value, so the summary leaves them out (excluded_by_reason metric_unknown; their rows say excluded_from_summary): the workload's peak RSS did not exceed the launcher's (launcher_peak_rss_bytes), which the kernel folds into ru_maxrss at exec, so only the bound max_rss_at_most_bytes is known", unknown, included, metric)
 }
 
 // SummarizeExecutions computes per-case statistics and paired comparisons
@@ -285,7 +317,7 @@ func SummarizeExecutions(recs []ExecutionRecord, metric, estimand string, thresh
 		if len(blocks) < 2 {
 			comp["estimate"], comp["ci_low"], comp["ci_high"], comp["relative_estimate"] = nil, nil, nil, nil
 			comp["classification"] = "inconclusive"
-			comp["reason"] = "fewer than 2 blocks where both the baseline and this case were included"
+			comp["reason"] = "fewer than 2 blocks where both the baseline and this case were included with a value of the metric (see each case's excluded_by_reason)"
 			comps = append(comps, comp)
 			continue
 		}

@@ -27,12 +27,17 @@ var PprofProfiles = map[string]string{"cpu": "profile", "heap": "heap", "allocs"
 var ErrNotLoopback = errors.New("the pprof address is not a loopback address")
 
 // LoopbackURL parses raw, an http URL whose host is a loopback IP literal
-// (127.0.0.0/8 or ::1) or "localhost", and returns the URL and the loopback
-// addresses to dial. localhost is resolved with the system resolver (no
-// connection to the service is made) and is accepted only when every
-// address it resolves to is loopback. Any other host, scheme, user info,
-// query or fragment is refused with an error wrapping ErrNotLoopback (host)
-// or a plain error (shape) before any connection.
+// (127.0.0.0/8 or ::1, also in the IPv4-mapped form ::ffff:127.x.y.z, which
+// is dialled as the IPv4 address) or "localhost", and returns the URL and
+// the loopback addresses to dial. localhost is resolved with the system
+// resolver (no connection to the service is made) and is accepted only
+// when every address it resolves to is loopback. The URL is the service's
+// base: a path ending in /debug/pprof or /debug/pprof/ is the handler
+// prefix itself and is cut off it (FetchPprof appends /debug/pprof/NAME);
+// a path naming a handler under it (/debug/pprof/heap) is refused. Any
+// other host, scheme, user info, query or fragment (a bare "?" or "#"
+// included) is refused with an error wrapping ErrNotLoopback (host) or a
+// plain error (shape) before any connection.
 func LoopbackURL(ctx context.Context, raw string) (*url.URL, []netip.Addr, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -41,8 +46,15 @@ func LoopbackURL(ctx context.Context, raw string) (*url.URL, []netip.Addr, error
 	if u.Scheme != "http" {
 		return nil, nil, errors.New("the pprof URL must use http://")
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if u.User != nil || strings.ContainsAny(raw, "?#") {
 		return nil, nil, errors.New("the pprof URL takes no user info, query or fragment")
+	}
+	const handlers = "/debug/pprof"
+	if p := strings.TrimRight(u.Path, "/"); strings.HasSuffix(p, handlers) {
+		u.Path, u.RawPath = strings.TrimSuffix(p, handlers), ""
+	}
+	if strings.Contains(u.Path+"/", handlers+"/") {
+		return nil, nil, errors.New("the pprof URL names a handler under /debug/pprof/: give the service's base URL (e.g. http://127.0.0.1:6060, or one ending in /debug/pprof/) and choose the profile with provider.profile")
 	}
 	host := u.Hostname()
 	if u.Port() == "" {

@@ -24,31 +24,44 @@ func TestLoopbackURL(t *testing.T) {
 		url      string
 		loopback bool // refusal wraps ErrNotLoopback
 		ok       bool
+		path     string // of the accepted base URL
 	}{
-		{"http://127.0.0.1:6060", true, true},
-		{"http://127.8.9.10:6060/prefix", true, true},
-		{"http://[::1]:6060", true, true},
-		{"http://[::ffff:127.0.0.1]:6060", true, true},
-		{"http://localhost:6060", true, true},
-		{"http://10.0.0.1:6060", false, false},
-		{"http://0.0.0.0:6060", false, false},
-		{"http://[::]:6060", false, false},
-		{"http://192.168.1.1:6060", false, false},
-		{"http://example.com:6060", false, false},
-		{"http://0x7f000001:6060", false, false},
-		{"http://127.0.0.1.nip.io:6060", false, false},
-		{"http://[fe80::1%25lo]:6060", false, false},
-		{"https://127.0.0.1:6060", true, false},
-		{"http://127.0.0.1", true, false},
-		{"http://user@127.0.0.1:1", true, false},
-		{"http://127.0.0.1:6060/?x=1", true, false},
-		{"http://127.0.0.1:99999", true, false},
-		{"::not a url", true, false},
+		{"http://127.0.0.1:6060", true, true, ""},
+		{"http://127.8.9.10:6060/prefix", true, true, "/prefix"},
+		{"http://[::1]:6060", true, true, ""},
+		{"http://[::ffff:127.0.0.1]:6060", true, true, ""},
+		{"http://localhost:6060", true, true, ""},
+		// The handler prefix itself is the base's /debug/pprof.
+		{"http://127.0.0.1:6061/debug/pprof/", true, true, ""},
+		{"http://127.0.0.1:6061/debug/pprof", true, true, ""},
+		{"http://127.0.0.1:6061/svc/debug/pprof//", true, true, "/svc"},
+		{"http://127.0.0.1:6061/debug/pprof/heap", true, false, ""},
+		{"http://127.0.0.1:6061/debug/pprof/heap/debug/pprof", true, false, ""},
+		{"http://127.0.0.1:6061/redir?", true, false, ""},
+		{"http://127.0.0.1:6061/redir#", true, false, ""},
+		{"http://10.0.0.1:6060", false, false, ""},
+		{"http://0.0.0.0:6060", false, false, ""},
+		{"http://[::]:6060", false, false, ""},
+		{"http://192.168.1.1:6060", false, false, ""},
+		{"http://example.com:6060", false, false, ""},
+		{"http://0x7f000001:6060", false, false, ""},
+		{"http://127.0.0.1.nip.io:6060", false, false, ""},
+		{"http://[fe80::1%25lo]:6060", false, false, ""},
+		{"https://127.0.0.1:6060", true, false, ""},
+		{"http://127.0.0.1", true, false, ""},
+		{"http://user@127.0.0.1:1", true, false, ""},
+		{"http://127.0.0.1:6060/?x=1", true, false, ""},
+		{"http://127.0.0.1:99999", true, false, ""},
+		{"::not a url", true, false, ""},
 	} {
-		_, addrs, err := LoopbackURL(context.Background(), tc.url)
+		u, addrs, err := LoopbackURL(context.Background(), tc.url)
 		if tc.ok {
 			if err != nil || len(addrs) == 0 {
 				t.Errorf("%s: %v", tc.url, err)
+				continue
+			}
+			if u.Path != tc.path {
+				t.Errorf("%s: base path %q, want %q", tc.url, u.Path, tc.path)
 			}
 			for _, a := range addrs {
 				if !a.IsLoopback() {
@@ -98,6 +111,15 @@ func TestFetchPprof(t *testing.T) {
 		if len(p.SampleType) == 0 {
 			t.Fatalf("%s: no sample types", kind)
 		}
+	}
+	// A base URL ending in /debug/pprof/ (as the service's index page is
+	// usually given) fetches the same handler, not .../debug/pprof/debug/pprof/heap.
+	ui, ai, err := LoopbackURL(context.Background(), srv.URL+"/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := FetchPprof(context.Background(), ui, ai, "heap", 1, 64<<20, filepath.Join(dir, "index")); err != nil || f.Status != 200 || f.URL != srv.URL+"/debug/pprof/heap" {
+		t.Fatalf("base URL ending in /debug/pprof/: %+v %v", f, err)
 	}
 	// A 404 is an error naming the status, and the size bound holds.
 	if _, err := FetchPprof(context.Background(), u, addrs, "heap", 1, 10, filepath.Join(dir, "small")); err == nil || !strings.Contains(err.Error(), "larger than") {
@@ -303,8 +325,12 @@ func FuzzLoopbackURL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if u.Scheme != "http" || len(addrs) == 0 {
+		if u.Scheme != "http" || len(addrs) == 0 || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 			t.Fatalf("%q accepted as %v %v", s, u, addrs)
+		}
+		// The base never holds the handler prefix FetchPprof appends.
+		if strings.Contains(u.Path+"/", "/debug/pprof/") {
+			t.Fatalf("%q accepted with base path %q", s, u.Path)
 		}
 		for _, a := range addrs {
 			if !a.IsLoopback() {

@@ -1,0 +1,110 @@
+//go:build linux
+
+package perf
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// fullTmpfs mounts a 1 MiB tmpfs in a temporary directory (skipping the
+// test when mount is not permitted) and returns its path; fill fills it
+// up and returns the filler file to remove to free the space.
+func fullTmpfs(t *testing.T) (dir string, fill func() string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir, func() string {
+		p := filepath.Join(dir, "filler")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		buf := make([]byte, 4096)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatal(err)
+				}
+				return p
+			}
+		}
+	}
+}
+
+// TestCapturePreserveFullStore: preserve:true onto a full evidence store
+// (a filled 1 MiB tmpfs) returns the capture's analysis, partial, with
+// data.preserve_failure (RESOURCE_LIMIT) and a warning, and next_action
+// preserve_evidence of its analysis_id; once space is freed that call
+// preserves it, and the workload ran exactly once.
+func TestCapturePreserveFullStore(t *testing.T) {
+	mnt, fill := fullTmpfs(t)
+	e := newEnvAt(t, filepath.Join(mnt, "store"))
+	if err := e.reg.Add(CaptureTools(e.rt)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.rt.ReleaseCaptures)
+	if _, err := e.rt.Store(); err != nil {
+		t.Fatal(err)
+	}
+	filler := fill()
+	runs := filepath.Join(e.dir, "runs")
+	res, code := e.call("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "sh", "-c", "echo ran >> "+runs), "provider": map[string]any{"kind": "direct"}, "preserve": true,
+	})
+	if code != "" {
+		t.Fatalf("capture failed: %v", res["error"])
+	}
+	d := data(res)
+	pf, _ := d["preserve_failure"].(map[string]any)
+	if res["status"] != "partial" || pf == nil || pf["code"] != string(contract.CodeResourceLimit) || d["evidence_id"] != nil {
+		t.Fatalf("status %v, preserve_failure %v, evidence_id %v", res["status"], pf, d["evidence_id"])
+	}
+	if !strings.Contains(strings.Join(toStrings(res["warnings"]), "\n"), "preserving it as evidence failed") {
+		t.Fatalf("warnings %v", res["warnings"])
+	}
+	if rows := d["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["exit_code"].(float64) != 0 {
+		t.Fatalf("rows %v", rows)
+	}
+	na, _ := res["next_action"].(map[string]any)
+	if na == nil || na["tool"] != "preserve_evidence" || na["arguments"].(map[string]any)["analysis_id"] != d["analysis_id"] {
+		t.Fatalf("next_action %v (analysis_id %v)", na, d["analysis_id"])
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	kept := e.mustCall(na["tool"].(string), na["arguments"])
+	id, _ := data(kept)["evidence_id"].(string)
+	if id == "" {
+		t.Fatalf("preserve_evidence after freeing space: %v", data(kept))
+	}
+	replay := e.mustCall("summarize_executions", map[string]any{"sources": []any{map[string]any{"kind": "evidence", "evidence_id": id, "artifact_selector": "source-0"}}})
+	if toJSON(data(replay)["rows"]) != toJSON(d["rows"]) {
+		t.Fatalf("preserved rows differ:\n%v\n%v", data(replay)["rows"], d["rows"])
+	}
+	if b, _ := os.ReadFile(runs); string(b) != "ran\n" {
+		t.Fatalf("the workload ran %d times", strings.Count(string(b), "ran"))
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, s := range v.([]any) {
+		out = append(out, s.(string))
+	}
+	return out
+}
