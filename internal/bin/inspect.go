@@ -143,6 +143,10 @@ type Import struct {
 	// Source names the table: ".dynsym", "import directory",
 	// "delay import directory", "symtab (undefined)".
 	Source string `json:"source"`
+	// Unknown maps a field that could not be read ("version": the
+	// version and library, when .gnu.version_r or .gnu.version_d is
+	// unreadable) to the reason; that field is then absent.
+	Unknown map[string]string `json:"unknown,omitempty"`
 }
 
 // Export is one exported (defined, global) symbol. A PE export whose
@@ -160,6 +164,8 @@ type Export struct {
 	Version        string `json:"version,omitempty"`
 	DefaultVersion *bool  `json:"default_version,omitempty"`
 	Source         string `json:"source"`
+	// Unknown is as Import's.
+	Unknown map[string]string `json:"unknown,omitempty"`
 }
 
 // PDB is the CodeView RSDS record of a PE debug directory.

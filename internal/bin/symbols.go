@@ -5,6 +5,9 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"sort"
 )
 
@@ -50,6 +53,45 @@ type Symbol struct {
 	// (VER_NDX_GLOBAL), which objdump prints as name@@Base (name@Base
 	// when undefined) and readelf bare.
 	verBase bool
+	// nameUnknown and versionUnknown are the reasons the name (its
+	// st_name could not be looked up in a string table) or the version
+	// and library (.gnu.version, .gnu.version_r or .gnu.version_d could
+	// not be read) are unknown; empty when known.
+	nameUnknown    string
+	versionUnknown string
+}
+
+// MarshalJSON encodes s as its exported fields, except that a name or a
+// version that could not be read is null (with version's library), and
+// "unknown" maps each such field ("name", "version") to the reason.
+func (s Symbol) MarshalJSON() ([]byte, error) {
+	type plain Symbol
+	v := struct {
+		plain
+		Name    json.RawMessage   `json:"name"`
+		Version json.RawMessage   `json:"version,omitempty"`
+		Library json.RawMessage   `json:"library,omitempty"`
+		Unknown map[string]string `json:"unknown,omitempty"`
+	}{plain: plain(s)}
+	v.Name, _ = json.Marshal(s.Name)
+	if s.Version != "" {
+		v.Version, _ = json.Marshal(s.Version)
+	}
+	if s.Library != "" {
+		v.Library, _ = json.Marshal(s.Library)
+	}
+	if s.nameUnknown != "" {
+		v.Name = json.RawMessage("null")
+		v.Unknown = map[string]string{"name": s.nameUnknown}
+	}
+	if s.versionUnknown != "" {
+		v.Version, v.Library = json.RawMessage("null"), json.RawMessage("null")
+		if v.Unknown == nil {
+			v.Unknown = map[string]string{}
+		}
+		v.Unknown["version"] = s.versionUnknown
+	}
+	return json.Marshal(v)
 }
 
 // symbolSet is every symbol of a binary with the coverage of its tables.
@@ -107,10 +149,30 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 			continue
 		}
 		ss.tables = append(ss.tables, t.name)
-		for _, s := range syms {
+		names := elfNameCheck(f, sec, len(syms))
+		if names.table != "" {
+			ss.fail(in, t.name+" names", sec.Offset, sec.Size, names.table)
+		} else if names.count > 0 {
+			ss.fail(in, t.name+" names", sec.Offset, sec.Size, fmt.Sprintf("%d symbol names could not be read (%s)", names.count, names.first))
+		}
+		var vers *elfVersionCheck
+		if t.typ == elf.SHT_DYNSYM {
+			vers = newELFVersionCheck(f, data)
+		}
+		nver := 0
+		var firstVer string
+		for i, s := range syms {
 			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elfTypeName(elf.ST_TYPE(s.Info)), Binding: elfBindName(elf.ST_BIND(s.Info)), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC || elf.ST_TYPE(s.Info) == sttGNUIFunc}
 			y.Version, y.DefaultVersion = elfVersion(s)
 			y.verBase = t.name == TableDynsym && s.HasVersion && s.VersionIndex.Index() == 1
+			y.nameUnknown = names.reasons[i]
+			if vers != nil {
+				if y.versionUnknown = vers.unknown(i, s); y.versionUnknown != "" {
+					if nver++; nver == 1 {
+						firstVer = y.versionUnknown
+					}
+				}
+			}
 			switch {
 			case s.Section == elf.SHN_UNDEF:
 				y.Section = "UND"
@@ -126,7 +188,127 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 			}
 			ss.syms = append(ss.syms, y)
 		}
+		if nver > 0 {
+			ss.fail(in, t.name+" versions", vers.off, vers.size, fmt.Sprintf("the versions and libraries of %d symbols could not be read (%s)", nver, firstVer))
+		}
 	}
+}
+
+// elfNames is the outcome of looking up a symbol table's names.
+type elfNames struct {
+	// reasons[i] says why symbol i's name (entry i+1 of the table) is
+	// unknown; "" when it is known.
+	reasons []string
+	// table is set when the table's string table itself is unusable.
+	table string
+	count int
+	first string
+}
+
+// elfNameCheck checks what debug/elf does not: that sec's sh_link names a
+// string table (SHT_STRTAB) and that each symbol's st_name (the first 4
+// bytes of its Elf32_Sym/Elf64_Sym entry) indexes a NUL-terminated string
+// in it. debug/elf returns "" for a name it cannot look up; such a name is
+// unknown, not empty. An st_name of 0 is the empty name by definition.
+func elfNameCheck(f *elf.File, sec *elf.Section, n int) elfNames {
+	out := elfNames{reasons: make([]string, n)}
+	ent := 24
+	if f.Class == elf.ELFCLASS32 {
+		ent = 16
+	}
+	raw, err := sec.Data()
+	if err != nil || int(sec.Link) >= len(f.Sections) {
+		return out // debug/elf read the table, so neither happens
+	}
+	strSec := f.Sections[sec.Link]
+	var str []byte
+	if strSec.Type != elf.SHT_STRTAB {
+		out.table = fmt.Sprintf("sh_link %d names section %d %q of type %s, not a string table (SHT_STRTAB): the names of the symbols are unknown", sec.Link, sec.Link, strSec.Name, strSec.Type)
+	} else if str, err = strSec.Data(); err != nil {
+		out.table = fmt.Sprintf("its string table %s could not be read (%v): the names of the symbols are unknown", strSec.Name, err)
+	}
+	for i := range n {
+		o := (i + 1) * ent
+		if o+4 > len(raw) {
+			break
+		}
+		name := f.ByteOrder.Uint32(raw[o:])
+		if name == 0 {
+			continue
+		}
+		switch {
+		case out.table != "":
+			out.reasons[i] = out.table
+		case uint64(name) >= uint64(len(str)):
+			out.reasons[i] = fmt.Sprintf("st_name %d is past the end of string table %s (%d bytes)", name, strSec.Name, len(str))
+		case bytes.IndexByte(str[name:], 0) < 0:
+			out.reasons[i] = fmt.Sprintf("st_name %d starts a string that string table %s does not terminate", name, strSec.Name)
+		default:
+			continue
+		}
+		if out.count++; out.count == 1 {
+			out.first = out.reasons[i]
+		}
+	}
+	return out
+}
+
+// elfVersionCheck decides which .dynsym versions debug/elf could not
+// read: it drops an unreadable .gnu.version, .gnu.version_r or
+// .gnu.version_d silently, leaving the symbol without version and library.
+type elfVersionCheck struct {
+	order     binary.ByteOrder
+	versym    []byte
+	versymErr string
+	// lost names the unreadable version definition/need sections.
+	lost      string
+	off, size uint64
+}
+
+func newELFVersionCheck(f *elf.File, data []byte) *elfVersionCheck {
+	vs := f.SectionByType(elf.SHT_GNU_VERSYM)
+	if vs == nil {
+		return nil
+	}
+	c := &elfVersionCheck{order: f.ByteOrder, off: vs.Offset, size: vs.Size}
+	if d, err := vs.Data(); err != nil {
+		c.versymErr = fmt.Sprintf("%s (file offset %d, %d bytes) could not be read: %v", vs.Name, vs.Offset, vs.Size, err)
+	} else {
+		c.versym = d
+	}
+	for _, t := range []elf.SectionType{elf.SHT_GNU_VERNEED, elf.SHT_GNU_VERDEF} {
+		s := f.SectionByType(t)
+		if s == nil {
+			continue
+		}
+		if _, err := s.Data(); err != nil || s.Offset+s.Size > uint64(len(data)) || s.Offset+s.Size < s.Offset {
+			if c.lost != "" {
+				c.lost += " and "
+			}
+			c.lost += fmt.Sprintf("%s (file offset %d, %d bytes) extends past the end of the file (%d bytes)", s.Name, s.Offset, s.Size, len(data))
+			c.off, c.size = s.Offset, s.Size
+		}
+	}
+	return c
+}
+
+// unknown returns why symbol i's version is unknown, or "".
+func (c *elfVersionCheck) unknown(i int, s elf.Symbol) string {
+	if c.versymErr != "" {
+		return c.versymErr
+	}
+	o := (i + 1) * 2
+	if o+2 > len(c.versym) {
+		return fmt.Sprintf(".gnu.version (%d bytes) has no entry for symbol %d", len(c.versym), i+1)
+	}
+	ndx := elf.VersionIndex(c.order.Uint16(c.versym[o:])).Index()
+	if ndx <= 1 || s.HasVersion {
+		return ""
+	}
+	if c.lost != "" {
+		return fmt.Sprintf("version index %d: %s", ndx, c.lost)
+	}
+	return fmt.Sprintf("version index %d is in neither .gnu.version_d nor .gnu.version_r", ndx)
 }
 
 func peSymbols(ss *symbolSet, in *Inspection, data []byte) {

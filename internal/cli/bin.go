@@ -440,6 +440,9 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 					Rows []struct {
 						Name, Table, Address, Size, Type, Binding, Section, Library, Version string
 						DefaultVersion                                                       *bool `json:"default_version"`
+						// Unknown names the fields (name, version) that
+						// could not be read; they print as "unknown".
+						Unknown map[string]string
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
@@ -448,19 +451,24 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
 				for _, r := range d.Rows {
-					n := r.Name
-					if r.Version != "" {
+					n := cell(r.Name)
+					if _, ok := r.Unknown["name"]; ok {
+						n = "unknown"
+					}
+					if _, ok := r.Unknown["version"]; ok {
+						n += "@unknown"
+					} else if r.Version != "" {
 						// readelf's name@@version (default) and name@version.
 						at := "@"
 						if r.DefaultVersion != nil && *r.DefaultVersion {
 							at = "@@"
 						}
-						n += at + r.Version
+						n += at + cell(r.Version)
 					}
 					if r.Library != "" {
-						n += " (" + r.Library + ")"
+						n += " (" + cell(r.Library) + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, cell(r.Type), cell(r.Binding), cell(r.Section), r.Table, cell(n))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, cell(r.Type), cell(r.Binding), cell(r.Section), r.Table, n)
 				}
 				return tw.Flush()
 			})
