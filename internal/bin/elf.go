@@ -30,7 +30,24 @@ type elfHeader struct {
 
 func readELFHeader(in *Inspection, data []byte) (*elfHeader, bool) {
 	if len(data) < elf.EI_NIDENT {
-		in.unresolved("ELF identification", 0, elf.EI_NIDENT, "the file ends inside e_ident")
+		// The identification bytes that are there still say what they
+		// say: a file cut after EI_DATA has a known class and encoding.
+		if len(data) > elf.EI_CLASS {
+			in.Header.Class = elf.Class(data[elf.EI_CLASS]).String()
+		}
+		if len(data) > elf.EI_DATA {
+			switch elf.Data(data[elf.EI_DATA]) {
+			case elf.ELFDATA2LSB:
+				in.Header.Endianness = "little"
+			case elf.ELFDATA2MSB:
+				in.Header.Endianness = "big"
+			}
+		}
+		if len(data) > elf.EI_OSABI {
+			osabi := elf.OSABI(data[elf.EI_OSABI])
+			in.Header.OSABI = field(uint64(osabi), osabi.String(), "e_ident[EI_OSABI]")
+		}
+		in.unresolved("ELF identification", 0, elf.EI_NIDENT, fmt.Sprintf("the file ends inside e_ident (%d of %d bytes)", len(data), elf.EI_NIDENT))
 		return nil, false
 	}
 	h := &elfHeader{class: elf.Class(data[elf.EI_CLASS])}

@@ -252,7 +252,10 @@ type FacetCoverage struct {
 
 // FatMember is one architecture slice of a Mach-O universal file.
 type FatMember struct {
-	CPU        *Field      `json:"cpu"`
+	CPU *Field `json:"cpu"`
+	// Arch is the slice's name as the arch argument selects it (lipo's
+	// name: arm64, x86_64, ...); absent for a CPU type without one.
+	Arch       string      `json:"arch,omitempty"`
 	SubCPU     string      `json:"cpu_subtype"`
 	Offset     string      `json:"offset"`
 	Size       string      `json:"size"`

@@ -300,3 +300,56 @@ func TestFortifySetMatchesChecksec(t *testing.T) {
 		}
 	}
 }
+
+// TestGoBuildIDPEAndMachO: inspect_binary's build_id.go_build_id of Go
+// binaries for Windows (PE), macOS (Mach-O, both architectures) and Linux
+// (ELF note) is what `go tool buildid` prints for the same file in this
+// run, also for each slice of a universal file and for the slice --arch
+// selects; the build_id facet stays complete.
+func TestGoBuildIDPEAndMachO(t *testing.T) {
+	buildCorpus(t)
+	r := registry(t, "")
+	buildid := func(p string) string {
+		out, err := exec.Command(goTool(), "tool", "buildid", p).Output()
+		if err != nil {
+			t.Fatalf("go tool buildid %s: %v", p, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, name := range []string{"go-windows-amd64.exe", "go-darwin-arm64", "go-darwin-amd64", "go-linux-amd64"} {
+		p := corpus[name]
+		want := buildid(p)
+		if want == "" {
+			t.Fatalf("%s: go tool buildid printed nothing", name)
+		}
+		in := data(mustCall(t, r, "inspect_binary", map[string]any{"path": p}))["inspection"].(map[string]any)
+		bid, _ := in["build_id"].(map[string]any)
+		if bid["go_build_id"] != want {
+			t.Errorf("%s: go_build_id %v, go tool buildid %q", name, bid["go_build_id"], want)
+		}
+		if st := in["facets"].(map[string]any)["build_id"].(map[string]any)["state"]; st != "complete" {
+			t.Errorf("%s: build_id facet %v", name, st)
+		}
+	}
+	fat := corpus["go-darwin-universal"]
+	if fat == "" {
+		t.Fatal("no universal file in the corpus")
+	}
+	m := mustCall(t, r, "inspect_binary", map[string]any{"path": fat, "facets": []string{"members"}})
+	want := map[string]string{"arm64": buildid(corpus["go-darwin-arm64"]), "x86_64": buildid(corpus["go-darwin-amd64"])}
+	if n := len(rows(m)); n != 2 {
+		t.Fatalf("universal file: %d members", n)
+	}
+	for _, row := range rows(m) {
+		mem := row.(map[string]any)
+		arch, _ := mem["arch"].(string)
+		got := mem["inspection"].(map[string]any)["build_id"].(map[string]any)["go_build_id"]
+		if want[arch] == "" || got != want[arch] {
+			t.Errorf("member arch %q: go_build_id %v, want %q", arch, got, want[arch])
+		}
+		sel := data(mustCall(t, r, "inspect_binary", map[string]any{"path": fat, "arch": arch}))["inspection"].(map[string]any)
+		if g := sel["build_id"].(map[string]any)["go_build_id"]; g != want[arch] {
+			t.Errorf("--arch %s: go_build_id %v, want %q", arch, g, want[arch])
+		}
+	}
+}
