@@ -544,10 +544,12 @@ func renderFat(w io.Writer, n *int, rows []json.RawMessage) error {
 			continue
 		}
 		num := func(facet string, v []json.RawMessage) string {
-			if st := m.In.Facets[facet].State; st == "complete" || st == "not_applicable" {
-				return strconv.Itoa(len(v))
+			// A partial list (ELF/Mach-O sections whose contents
+			// lie past the end) still has every entry.
+			if st := m.In.Facets[facet].State; st == "" || st == "unresolved" {
+				return "unknown"
 			}
-			return "unknown"
+			return strconv.Itoa(len(v))
 		}
 		typ := "unknown"
 		if t := m.In.Header.Type; t != nil {
