@@ -1,8 +1,11 @@
 package bin
 
 import (
+	"context"
 	"debug/elf"
+	"debug/macho"
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 // fortifyC calls explicit_bzero and fortified string functions, so a
@@ -351,5 +356,89 @@ func TestGoBuildIDPEAndMachO(t *testing.T) {
 		if g := sel["build_id"].(map[string]any)["go_build_id"]; g != want[arch] {
 			t.Errorf("--arch %s: go_build_id %v, want %q", arch, g, want[arch])
 		}
+	}
+}
+
+// TestSectionNameSharedBySegments: a Go Mach-O binary has two sections
+// named __rodata (__TEXT and __DATA_CONST); search_strings with the bare
+// name is INVALID_ARGUMENT naming both segment,section choices, and each
+// choice searches its own section. A unique bare name still works.
+func TestSectionNameSharedBySegments(t *testing.T) {
+	buildCorpus(t)
+	p := corpus["go-darwin-arm64"]
+	f, err := macho.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range f.Sections {
+		if s.Name == "__rodata" {
+			want = append(want, s.Seg+","+s.Name)
+		}
+	}
+	f.Close()
+	if len(want) < 2 {
+		t.Fatalf("the Go Mach-O build has sections %v named __rodata; want two", want)
+	}
+	e := callErr(t, "search_strings", map[string]any{"path": p, "section": "__rodata"})
+	if e.Code != contract.CodeInvalidArgument || e.Field != "/section" {
+		t.Fatalf("bare __rodata: %v %s %s", e.Code, e.Field, e.Message)
+	}
+	got, _ := e.Details["candidates"].([]string)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("candidates %v, want %v", e.Details["candidates"], want)
+	}
+	r := registry(t, "")
+	for _, key := range want {
+		m := mustCall(t, r, "search_strings", map[string]any{"path": p, "section": key, "limit": 5})
+		if ex := data(m)["coverage"].(map[string]any)["examined"]; ex != "section "+key {
+			t.Errorf("section %s: examined %v", key, ex)
+		}
+	}
+	m := mustCall(t, r, "search_strings", map[string]any{"path": p, "section": "__gopclntab", "limit": 5})
+	if ex := data(m)["coverage"].(map[string]any)["examined"]; ex != "section __TEXT,__gopclntab" && ex != "section __DATA_CONST,__gopclntab" {
+		t.Errorf("unique __gopclntab: examined %v", ex)
+	}
+}
+
+// TestCOFFFileSymbolNames: a .file symbol of a PE image's COFF symbol table
+// is named by the source file its auxiliary records hold, as objdump -t
+// prints it in this run (crtexe.c, the test's own source file), not
+// ".file".
+func TestCOFFFileSymbolNames(t *testing.T) {
+	needTool(t, "x86_64-w64-mingw32-gcc")
+	needTool(t, "objdump")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "hello.c")
+	os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"), 0o644)
+	exe := filepath.Join(dir, "hello.exe")
+	if msg, err := exec.Command("x86_64-w64-mingw32-gcc", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("mingw gcc: %v %s", err, msg)
+	}
+	out, err := exec.Command("objdump", "-t", exe).Output()
+	if err != nil {
+		t.Fatalf("objdump -t: %v", err)
+	}
+	var want []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "(scl 103)") {
+			f := strings.Fields(line)
+			want = append(want, f[len(f)-1])
+		}
+	}
+	if !slices.Contains(want, "crtexe.c") || !slices.Contains(want, "hello.c") {
+		t.Fatalf("objdump -t .file symbols %v; want crtexe.c and hello.c among them", want)
+	}
+	rows, _, _ := follow(t, context.Background(), registry(t, t.TempDir()), "list_symbols", map[string]any{"path": exe, "limit": 1000})
+	var got []string
+	for _, r := range rows {
+		var m map[string]any
+		json.Unmarshal([]byte(r), &m)
+		if m["binding"] == "FILE" {
+			got = append(got, m["name"].(string))
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf(".file symbols %v, objdump -t %v", got, want)
 	}
 }

@@ -329,8 +329,14 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		ss.tables = append(ss.tables, TableCOFF)
 	}
 	var local []Symbol
-	for _, s := range f.Symbols {
+	files := coffFileNames(f)
+	for i, s := range f.Symbols {
 		y := Symbol{Name: s.Name, Table: TableCOFF, sect: -1, Binding: peStorageClass(s.StorageClass), Type: hexU(uint64(s.Type))}
+		if n, ok := files[i]; ok {
+			// objdump -t and dumpbin print a .file symbol as the
+			// source file its auxiliary records name.
+			y.Name = n
+		}
 		y.isFunc = s.Type&0x30 == 0x20 // complex type DT_FUNCTION
 		switch {
 		case s.SectionNumber > 0 && int(s.SectionNumber) <= len(f.Sections):
@@ -358,6 +364,45 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 	if len(in.Imports) > 0 {
 		ss.tables = append(ss.tables, "import directory")
 	}
+}
+
+// coffFileNames maps the index (in pe.File.Symbols, which leaves out
+// auxiliary records) of each .file symbol (storage class
+// IMAGE_SYM_CLASS_FILE, 103) with auxiliary records to the source file
+// name they hold: the records' 18 bytes each, concatenated, up to the
+// first NUL (PE/COFF "Auxiliary Format 4: Files"), or, when the first 4
+// bytes are 0, the string table entry at the offset in the next 4 (as
+// objdump reads a name longer than the record). A name that cannot be read
+// leaves the symbol named .file.
+func coffFileNames(f *pe.File) map[int]string {
+	out := map[int]string{}
+	k := 0
+	for i := 0; i < len(f.COFFSymbols); k++ {
+		cs := f.COFFSymbols[i]
+		n := int(cs.NumberOfAuxSymbols)
+		if cs.StorageClass == 103 && n > 0 && i+n < len(f.COFFSymbols) {
+			var b bytes.Buffer
+			for _, aux := range f.COFFSymbols[i+1 : i+1+n] {
+				binary.Write(&b, binary.LittleEndian, aux)
+			}
+			name := b.Bytes()
+			if binary.LittleEndian.Uint32(name) == 0 {
+				// A name longer than the records is in the
+				// string table at the offset in bytes 4-7
+				// (binutils' x_file.x_n.x_offset).
+				if v, err := f.StringTable.String(binary.LittleEndian.Uint32(name[4:])); err == nil && v != "" {
+					out[k] = v
+				}
+			} else {
+				if j := bytes.IndexByte(name, 0); j >= 0 {
+					name = name[:j]
+				}
+				out[k] = string(name)
+			}
+		}
+		i += 1 + n
+	}
+	return out
 }
 
 func peStorageClass(c uint8) string {
