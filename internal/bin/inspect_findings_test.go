@@ -1,6 +1,7 @@
 package bin
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
 	"debug/macho"
@@ -441,4 +442,28 @@ func TestCOFFFileSymbolNames(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf(".file symbols %v, objdump -t %v", got, want)
 	}
+}
+
+// FuzzGoRawBuildID: goRawBuildID never panics, finds an id exactly when
+// the marker is in the bytes, and an id it returns is the quoted string
+// that follows the first marker.
+func FuzzGoRawBuildID(f *testing.F) {
+	f.Add([]byte("\xff Go build ID: \"abc/def\"\n \xff"))
+	f.Add([]byte("xx\xff Go build ID: \"a\\x41\"\n \xffyy"))
+	f.Add([]byte("\xff Go build ID: \"unterminated"))
+	f.Add([]byte("\xff Go build ID: \"bad\\q\"\n \xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, found, ok := goRawBuildID(b)
+		i := bytes.Index(b, goBuildIDPrefix)
+		if found != (i >= 0) || ok && !found || !ok && id != "" {
+			t.Fatalf("found %v ok %v id %q; marker at %d", found, ok, id, i)
+		}
+		if ok {
+			rest := b[i+len(goBuildIDPrefix)-1:]
+			q := rest[:bytes.Index(rest[1:], goBuildIDEnd)+2]
+			if u, err := strconv.Unquote(string(q)); err != nil || u != id {
+				t.Fatalf("id %q, the quoted string is %q", id, q)
+			}
+		}
+	})
 }
