@@ -550,14 +550,18 @@ func elfImportsExports(in *Inspection, f *elf.File, data []byte) {
 			continue
 		}
 		var unknown map[string]string
+		imp := Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"}
 		if vers != nil {
-			if r := vers.unknown(i, s); r != "" {
+			if ver, lib, r := vers.resolve(i, s); r != "" {
 				unknown, verReason = map[string]string{"version": r}, r
 				lostVers[kind]++
+			} else if ver != "" {
+				imp.Version, imp.Library, imp.VersionSource = ver, lib, "DT_VERNEED"
 			}
 		}
 		if kind == 0 {
-			in.Imports = append(in.Imports, Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym", Unknown: unknown})
+			imp.Unknown = unknown
+			in.Imports = append(in.Imports, imp)
 		} else {
 			ex := Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym", Unknown: unknown}
 			ex.Version, ex.DefaultVersion = elfVersion(s)

@@ -143,6 +143,8 @@ type Import struct {
 	// Source names the table: ".dynsym", "import directory",
 	// "delay import directory", "symtab (undefined)".
 	Source string `json:"source"`
+	// VersionSource is "DT_VERNEED" as Symbol's.
+	VersionSource string `json:"version_source,omitempty"`
 	// Unknown maps a field that could not be read ("version": the
 	// version and library, when .gnu.version_r or .gnu.version_d is
 	// unreadable) to the reason; that field is then absent.

@@ -124,9 +124,9 @@ func symbolRows(t *testing.T, p, table string) ([]map[string]any, map[string]any
 // past the end of the file, leave names and versions unknown: null with a
 // reason, the result partial with a warning, never "" or a row silently
 // without its version. readelf, run on the same files, still shows the
-// versions (it finds .gnu.version_r through DT_VERNEED) and the symbols
-// whose names we report unknown are exactly those with names in the
-// unpatched build.
+// versions when DT_VERNEED is intact (it finds the version needs through
+// the dynamic section): so do we. The symbols whose names we report
+// unknown are exactly those with names in the unpatched build.
 func TestUnreadableSymbolNamesAndVersionsAreUnknown(t *testing.T) {
 	needReadelf(t)
 	dir := t.TempDir()
@@ -174,6 +174,8 @@ func TestUnreadableSymbolNamesAndVersionsAreUnknown(t *testing.T) {
 	}
 
 	// .gnu.version_r's sh_offset (Elf64_Shdr offset 24) lies past the end.
+	// The dynamic loader and readelf find the version needs through
+	// DT_VERNEED: so do we, and the versions are readelf's.
 	verR := patchSection(t, orig, filepath.Join(dir, "verneed-past-eof"), ".gnu.version_r", func(sh []byte, _ []*elf.Section, _ int, size int) {
 		binary.LittleEndian.PutUint64(sh[24:], uint64(size)+4096)
 	})
@@ -182,16 +184,58 @@ func TestUnreadableSymbolNamesAndVersionsAreUnknown(t *testing.T) {
 	if len(dyn) != len(ref)-1 {
 		t.Fatalf(".dynsym rows: %d, readelf %d entries", len(dyn), len(ref))
 	}
+	versioned := 0
+	for i, r := range dyn {
+		name, _ := r["name"].(string)
+		if v, ok := r["version"].(string); ok {
+			name += "@" + v
+			if r["version_source"] != "DT_VERNEED" || r["library"] != "libc.so.6" {
+				t.Errorf("entry %d: %v, want library libc.so.6 read through DT_VERNEED", i+1, r)
+			}
+			versioned++
+		}
+		if want := strings.Fields(ref[i+1]); len(want) == 0 || name != want[0] {
+			t.Errorf("entry %d: %s, readelf %q", i+1, name, ref[i+1])
+		}
+	}
+	if versioned < 3 {
+		t.Fatalf("readelf shows %d versioned symbols, want at least 3", versioned)
+	}
+
+	// With DT_VERNEED also pointing outside every PT_LOAD segment, the
+	// versions are unknown: null with a reason, partial, a warning.
+	lost := filepath.Join(dir, "verneed-lost")
+	b, err := os.ReadFile(verR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(verR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dynSec := ef.Section(".dynamic")
+	patched := false
+	for o := dynSec.Offset; o+16 <= dynSec.Offset+dynSec.Size; o += 16 {
+		if elf.DynTag(binary.LittleEndian.Uint64(b[o:])) == elf.DT_VERNEED {
+			binary.LittleEndian.PutUint64(b[o+8:], 0x7fff0000)
+			patched = true
+		}
+	}
+	ef.Close()
+	if !patched {
+		t.Fatal("no DT_VERNEED in .dynamic")
+	}
+	os.WriteFile(lost, b, 0o644)
+	dyn, m = symbolRows(t, lost, "dynamic")
 	if m["status"] != "partial" || len(m["warnings"].([]any)) == 0 {
 		t.Fatalf("status %v warnings %v, want partial with a warning", m["status"], m["warnings"])
 	}
-	versioned := 0
 	for i, r := range dyn {
+		// readelf on the unpatched-DT_VERNEED file named the versions.
 		readelfVer := strings.Contains(ref[i+1], "@GLIBC_")
 		v, hasV := r["version"]
 		unk, _ := r["unknown"].(map[string]any)
 		if readelfVer {
-			versioned++
 			lib, hasLib := r["library"]
 			if !hasV || v != nil || !hasLib || lib != nil || unk["version"] == nil {
 				t.Errorf("entry %d (readelf %q): version %v library %v unknown %v, want null with a reason", i+1, ref[i+1], v, lib, unk)
@@ -200,11 +244,8 @@ func TestUnreadableSymbolNamesAndVersionsAreUnknown(t *testing.T) {
 			t.Errorf("entry %d (readelf %q, unversioned): %v", i+1, ref[i+1], r)
 		}
 	}
-	if versioned < 3 {
-		t.Fatalf("readelf shows %d versioned symbols, want at least 3", versioned)
-	}
 	// inspect_binary's imports carry the same unknown and the facet is partial.
-	im := mustCall(t, registry(t, ""), "inspect_binary", map[string]any{"path": verR, "facets": []string{"imports"}})
+	im := mustCall(t, registry(t, ""), "inspect_binary", map[string]any{"path": lost, "facets": []string{"imports"}})
 	fc := data(im)["coverage"].(map[string]any)["facets"].(map[string]any)["imports"].(map[string]any)
 	if fc["state"] != "partial" {
 		t.Errorf("imports facet %v, want partial", fc)

@@ -43,6 +43,11 @@ type Symbol struct {
 	// whose .gnu.version entry lacks the hidden bit 0x8000), false for a
 	// non-default definition (name@version) and for every reference.
 	DefaultVersion *bool `json:"default_version,omitempty"`
+	// VersionSource is "DT_VERNEED" when the version and library were
+	// read through the dynamic section's DT_VERNEED, as the dynamic
+	// loader and readelf find them, because the .gnu.version_r section
+	// header points outside the file; absent otherwise.
+	VersionSource string `json:"version_source,omitempty"`
 
 	value   uint64
 	size    uint64
@@ -167,10 +172,13 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 			y.verBase = t.name == TableDynsym && s.HasVersion && s.VersionIndex.Index() == 1
 			y.nameUnknown = names.reasons[i]
 			if vers != nil {
-				if y.versionUnknown = vers.unknown(i, s); y.versionUnknown != "" {
+				ver, lib, why := vers.resolve(i, s)
+				if y.versionUnknown = why; why != "" {
 					if nver++; nver == 1 {
-						firstVer = y.versionUnknown
+						firstVer = why
 					}
+				} else if ver != "" {
+					y.Version, y.Library, y.DefaultVersion, y.VersionSource = ver, lib, ptr(false), "DT_VERNEED"
 				}
 			}
 			switch {
@@ -263,6 +271,9 @@ type elfVersionCheck struct {
 	// lost names the unreadable version definition/need sections.
 	lost      string
 	off, size uint64
+	// needs maps a version index to its version and library, read
+	// through DT_VERNEED when .gnu.version_r could not be read.
+	needs map[uint16][2]string
 }
 
 func newELFVersionCheck(f *elf.File, data []byte) *elfVersionCheck {
@@ -287,28 +298,117 @@ func newELFVersionCheck(f *elf.File, data []byte) *elfVersionCheck {
 			}
 			c.lost += fmt.Sprintf("%s (file offset %d, %d bytes) extends past the end of the file (%d bytes)", s.Name, s.Offset, s.Size, len(data))
 			c.off, c.size = s.Offset, s.Size
+			if t == elf.SHT_GNU_VERNEED {
+				c.needs = dynVerneed(f, data)
+			}
 		}
 	}
 	return c
 }
 
+// dynVerneed reads the version needs (Elf_Verneed and Elf_Vernaux
+// records) through the dynamic section's DT_VERNEED, a virtual address
+// mapped to a file offset through the PT_LOAD segment whose file bytes
+// hold it, and DT_VERNEEDNUM, as the dynamic loader and readelf find them;
+// names come from the dynamic symbol table's string table. It returns
+// version index (vna_other) -> {version, library}, or nil when the tags,
+// the records or the strings are not all in the file.
+func dynVerneed(f *elf.File, data []byte) map[uint16][2]string {
+	at, _ := f.DynValue(elf.DT_VERNEED)
+	num, _ := f.DynValue(elf.DT_VERNEEDNUM)
+	dynsym := f.SectionByType(elf.SHT_DYNSYM)
+	if len(at) != 1 || len(num) != 1 || dynsym == nil || int(dynsym.Link) >= len(f.Sections) {
+		return nil
+	}
+	str, err := f.Sections[dynsym.Link].Data()
+	if err != nil {
+		return nil
+	}
+	off, ok := uint64(0), false
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && at[0] >= p.Vaddr && at[0]-p.Vaddr < p.Filesz {
+			off, ok = p.Off+(at[0]-p.Vaddr), true
+			break
+		}
+	}
+	if !ok {
+		return nil
+	}
+	o := f.ByteOrder
+	name := func(i uint32) (string, bool) {
+		if uint64(i) >= uint64(len(str)) {
+			return "", false
+		}
+		n := bytes.IndexByte(str[i:], 0)
+		if n < 0 {
+			return "", false
+		}
+		return string(str[i : int(i)+n]), true
+	}
+	out := map[uint16][2]string{}
+	for range min(num[0], 1024) {
+		vn, ok := sliceAt(data, off, 16)
+		if !ok || o.Uint16(vn) != 1 {
+			return nil
+		}
+		lib, ok := name(o.Uint32(vn[4:]))
+		if !ok {
+			return nil
+		}
+		aux := off + uint64(o.Uint32(vn[8:]))
+		for range min(o.Uint16(vn[2:]), 1024) {
+			va, ok := sliceAt(data, aux, 16)
+			if !ok {
+				return nil
+			}
+			ver, ok := name(o.Uint32(va[8:]))
+			if !ok {
+				return nil
+			}
+			out[o.Uint16(va[6:])&0x7fff] = [2]string{ver, lib}
+			next := o.Uint32(va[12:])
+			if next == 0 {
+				break
+			}
+			aux += uint64(next)
+		}
+		next := o.Uint32(vn[12:])
+		if next == 0 {
+			break
+		}
+		off += uint64(next)
+	}
+	return out
+}
+
 // unknown returns why symbol i's version is unknown, or "".
 func (c *elfVersionCheck) unknown(i int, s elf.Symbol) string {
+	_, _, why := c.resolve(i, s)
+	return why
+}
+
+// resolve returns the version and library of symbol i that debug/elf
+// left out because .gnu.version_r could not be read, from DT_VERNEED;
+// or why its version is unknown; or all "" when debug/elf's is right.
+func (c *elfVersionCheck) resolve(i int, s elf.Symbol) (ver, lib, why string) {
 	if c.versymErr != "" {
-		return c.versymErr
+		return "", "", c.versymErr
 	}
 	o := (i + 1) * 2
 	if o+2 > len(c.versym) {
-		return fmt.Sprintf(".gnu.version (%d bytes) has no entry for symbol %d", len(c.versym), i+1)
+		return "", "", fmt.Sprintf(".gnu.version (%d bytes) has no entry for symbol %d", len(c.versym), i+1)
 	}
 	ndx := elf.VersionIndex(c.order.Uint16(c.versym[o:])).Index()
 	if ndx <= 1 || s.HasVersion {
-		return ""
+		return "", "", ""
+	}
+	if v, ok := c.needs[ndx]; ok {
+		return v[0], v[1], ""
 	}
 	if c.lost != "" {
-		return fmt.Sprintf("version index %d: %s", ndx, c.lost)
+		return "", "", fmt.Sprintf("version index %d: %s", ndx, c.lost)
 	}
-	return fmt.Sprintf("version index %d is in neither .gnu.version_d nor .gnu.version_r", ndx)
+	return "", "", fmt.Sprintf("version index %d is in neither .gnu.version_d nor .gnu.version_r", ndx)
 }
 
 func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
