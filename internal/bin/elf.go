@@ -222,6 +222,13 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 			in.facet(n, FacetUnresolved, "the section header table was not admitted")
 		}
 		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
+		if in.Facets["segments"].State == FacetComplete {
+			// The loaded notes are still there: read them through
+			// PT_NOTE, as readelf -n does. Notes only in sections
+			// (not loaded) stay unknown.
+			elfNotes(in, h.order, nil, progs, data)
+			in.facet("build_id", FacetPartial, "read through the PT_NOTE segments: the section header table was not admitted, so notes in sections no segment loads are unknown")
+		}
 		tags := elfDynamic(in, h, nil, progs, data)
 		elfHardening(in, h, progs, nil, tags, data)
 		return
@@ -269,7 +276,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	disarmOversized(in, f)
 	tags := elfDynamic(in, h, f, progs, data)
 	elfImportsExports(in, f, data)
-	elfNotes(in, f, progs, data)
+	elfNotes(in, f.ByteOrder, f.Sections, progs, data)
 	goBuildInfo(in, data)
 	elfHardening(in, h, progs, f, tags, data)
 }
@@ -592,7 +599,7 @@ func elfImportsExports(in *Inspection, f *elf.File, data []byte) {
 
 // elfNotes reads every SHT_NOTE section (ELF gABI "Note Section"), or
 // every PT_NOTE segment when the file has no section header table.
-func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) {
+func elfNotes(in *Inspection, order binary.ByteOrder, sections []*elf.Section, progs []elf.ProgHeader, data []byte) {
 	bid := &BuildID{}
 	state := FacetComplete
 	type region struct {
@@ -600,12 +607,12 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 		Offset, Size uint64
 	}
 	var regions []region
-	for _, s := range f.Sections {
+	for _, s := range sections {
 		if s.Type == elf.SHT_NOTE {
 			regions = append(regions, region{s.Name, s.Offset, s.FileSize})
 		}
 	}
-	if len(f.Sections) == 0 {
+	if len(sections) == 0 {
 		for i, p := range progs {
 			if p.Type == elf.PT_NOTE {
 				regions = append(regions, region{fmt.Sprintf("PT_NOTE[%d]", i), p.Off, p.Filesz})
@@ -618,7 +625,7 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 			state = FacetPartial
 			continue // already listed as unresolved section contents
 		}
-		o := f.ByteOrder
+		o := order
 		pos := s.Offset
 		for len(b) >= 12 {
 			namesz, descsz, typ := uint64(o.Uint32(b)), uint64(o.Uint32(b[4:])), o.Uint32(b[8:])

@@ -80,7 +80,7 @@ func fatFile(t *testing.T, p string, slices ...string) {
 // many slices it has, how to select one, and each slice's counts (those of
 // debug/macho on the slice) and Go build id (`go tool buildid` on the slice,
 // in this run), never "sections 0"; an ELF prints its GNU build id as
-// readelf -n shows it in this run.
+// readelf -n shows it in this run, also in the cut ELF (through PT_NOTE).
 func TestBinInspectPrintsUnknownAsUnknown(t *testing.T) {
 	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
 	dir := t.TempDir()
@@ -115,6 +115,15 @@ func TestBinInspectPrintsUnknownAsUnknown(t *testing.T) {
 		out, _, _ = runCLI(t, "bin", "inspect", fixture)
 		if !strings.Contains(out, "\nbuild id gnu="+string(m[1])+"\n") {
 			t.Errorf("ELF: no line \"build id gnu=%s\":\n%s", m[1], out)
+		}
+		// The cut file's section headers are gone, its PT_NOTE
+		// segment is not: readelf -n still shows the id, and so do we
+		// (others unknown).
+		notes, _ = exec.Command("readelf", "-n", trunc).Output()
+		if m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(notes); m == nil {
+			t.Errorf("readelf -n shows no build id in the cut file:\n%s", notes)
+		} else if out, _, _ = runCLI(t, "bin", "inspect", trunc); !strings.Contains(out, "\nbuild id gnu="+string(m[1])+" (others unknown: ") {
+			t.Errorf("trunc3000: no line \"build id gnu=%s (others unknown: ...)\":\n%s", m[1], out)
 		}
 	}
 
