@@ -220,7 +220,7 @@ func symbolDigest(in *Inspection, s Symbol) (string, string) {
 func definedSymbols(ss *symbolSet) map[string][]Symbol {
 	m := map[string][]Symbol{}
 	for _, s := range ss.syms {
-		if !s.Defined || s.Name == "" || s.sect < 0 || s.Type == "STT_SECTION" || s.Type == "STT_FILE" {
+		if !s.Defined || s.Name == "" || s.nameUnknown != "" || s.sect < 0 || s.Type == "STT_SECTION" || s.Type == "STT_FILE" {
 			continue
 		}
 		dup := false

@@ -2,6 +2,7 @@ package bin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"debug/elf"
 	"encoding/binary"
@@ -29,7 +30,24 @@ type elfHeader struct {
 
 func readELFHeader(in *Inspection, data []byte) (*elfHeader, bool) {
 	if len(data) < elf.EI_NIDENT {
-		in.unresolved("ELF identification", 0, elf.EI_NIDENT, "the file ends inside e_ident")
+		// The identification bytes that are there still say what they
+		// say: a file cut after EI_DATA has a known class and encoding.
+		if len(data) > elf.EI_CLASS {
+			in.Header.Class = elf.Class(data[elf.EI_CLASS]).String()
+		}
+		if len(data) > elf.EI_DATA {
+			switch elf.Data(data[elf.EI_DATA]) {
+			case elf.ELFDATA2LSB:
+				in.Header.Endianness = "little"
+			case elf.ELFDATA2MSB:
+				in.Header.Endianness = "big"
+			}
+		}
+		if len(data) > elf.EI_OSABI {
+			osabi := elf.OSABI(data[elf.EI_OSABI])
+			in.Header.OSABI = field(uint64(osabi), osabi.String(), "e_ident[EI_OSABI]")
+		}
+		in.unresolved("ELF identification", 0, elf.EI_NIDENT, fmt.Sprintf("the file ends inside e_ident (%d of %d bytes)", len(data), elf.EI_NIDENT))
 		return nil, false
 	}
 	h := &elfHeader{class: elf.Class(data[elf.EI_CLASS])}
@@ -204,6 +222,13 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 			in.facet(n, FacetUnresolved, "the section header table was not admitted")
 		}
 		in.facet("go_build_info", FacetUnresolved, "the section header table was not admitted")
+		if in.Facets["segments"].State == FacetComplete {
+			// The loaded notes are still there: read them through
+			// PT_NOTE, as readelf -n does. Notes only in sections
+			// (not loaded) stay unknown.
+			elfNotes(in, h.order, nil, progs, data)
+			in.facet("build_id", FacetPartial, "read through the PT_NOTE segments: the section header table was not admitted, so notes in sections no segment loads are unknown")
+		}
 		tags := elfDynamic(in, h, nil, progs, data)
 		elfHardening(in, h, progs, nil, tags, data)
 		return
@@ -250,8 +275,8 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	in.facet("sections", secState, "")
 	disarmOversized(in, f)
 	tags := elfDynamic(in, h, f, progs, data)
-	elfImportsExports(in, f)
-	elfNotes(in, f, progs, data)
+	elfImportsExports(in, f, data)
+	elfNotes(in, f.ByteOrder, f.Sections, progs, data)
 	goBuildInfo(in, data)
 	elfHardening(in, h, progs, f, tags, data)
 }
@@ -481,7 +506,7 @@ func elfDynamicSegment(in *Inspection, h *elfHeader, progs []elf.ProgHeader, p *
 	return tags
 }
 
-func elfImportsExports(in *Inspection, f *elf.File) {
+func elfImportsExports(in *Inspection, f *elf.File, data []byte) {
 	var syms []elf.Symbol
 	var err error
 	if len(f.Sections) == 0 {
@@ -508,26 +533,73 @@ func elfImportsExports(in *Inspection, f *elf.File) {
 		in.facet("exports", FacetUnresolved, ".dynsym unresolved")
 		return
 	}
-	for _, s := range syms {
+	sec := f.SectionByType(elf.SHT_DYNSYM)
+	names := elfNameCheck(f, sec, len(syms))
+	vers := newELFVersionCheck(f, data)
+	var lostNames, lostVers [2]int // imports, exports
+	var verReason string
+	for i, s := range syms {
+		bind := elf.ST_BIND(s.Info)
+		kind := -1
+		if s.Section == elf.SHN_UNDEF {
+			kind = 0
+		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK || bind == stbGNUUnique {
+			kind = 1
+		}
+		if kind < 0 {
+			continue
+		}
+		if names.reasons[i] != "" {
+			lostNames[kind]++
+			continue
+		}
 		if s.Name == "" {
 			continue
 		}
-		bind := elf.ST_BIND(s.Info)
-		if s.Section == elf.SHN_UNDEF {
-			in.Imports = append(in.Imports, Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"})
-		} else if bind == elf.STB_GLOBAL || bind == elf.STB_WEAK || bind == stbGNUUnique {
-			ex := Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym"}
+		var unknown map[string]string
+		imp := Import{Name: s.Name, Library: s.Library, Version: s.Version, Source: ".dynsym"}
+		if vers != nil {
+			if ver, lib, r := vers.resolve(i, s); r != "" {
+				unknown, verReason = map[string]string{"version": r}, r
+				lostVers[kind]++
+			} else if ver != "" {
+				imp.Version, imp.Library, imp.VersionSource = ver, lib, "DT_VERNEED"
+			}
+		}
+		if kind == 0 {
+			imp.Unknown = unknown
+			in.Imports = append(in.Imports, imp)
+		} else {
+			ex := Export{Name: s.Name, Address: hexU(s.Value), Source: ".dynsym", Unknown: unknown}
 			ex.Version, ex.DefaultVersion = elfVersion(s)
 			in.Exports = append(in.Exports, ex)
 		}
 	}
-	in.facet("imports", FacetComplete, "")
-	in.facet("exports", FacetComplete, "")
+	if names.count > 0 {
+		in.unresolved(".dynsym names", sec.Offset, sec.Size, cmp.Or(names.table, fmt.Sprintf("%d symbol names could not be read (%s)", names.count, names.first)))
+	}
+	if lostVers[0]+lostVers[1] > 0 {
+		in.unresolved(".dynsym versions", vers.off, vers.size, fmt.Sprintf("the versions and libraries of %d symbols could not be read (%s)", lostVers[0]+lostVers[1], verReason))
+	}
+	for k, facet := range []string{"imports", "exports"} {
+		var why []string
+		if lostNames[k] > 0 {
+			why = append(why, fmt.Sprintf("%d %s whose names could not be read are not listed", lostNames[k], facet))
+		}
+		if lostVers[k] > 0 {
+			why = append(why, fmt.Sprintf("%d %s have an unknown version and library (their rows' unknown says why)", lostVers[k], facet))
+		}
+		if len(why) > 0 {
+			in.facet(facet, FacetPartial, strings.Join(why, "; "))
+		} else {
+			in.facet(facet, FacetComplete, "")
+		}
+	}
 }
 
 // elfNotes reads every SHT_NOTE section (ELF gABI "Note Section"), or
 // every PT_NOTE segment when the file has no section header table.
-func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) {
+func elfNotes(in *Inspection, order binary.ByteOrder, sections []*elf.Section, progs []elf.ProgHeader, data []byte) {
 	bid := &BuildID{}
 	state := FacetComplete
 	type region struct {
@@ -535,12 +607,12 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 		Offset, Size uint64
 	}
 	var regions []region
-	for _, s := range f.Sections {
+	for _, s := range sections {
 		if s.Type == elf.SHT_NOTE {
 			regions = append(regions, region{s.Name, s.Offset, s.FileSize})
 		}
 	}
-	if len(f.Sections) == 0 {
+	if len(sections) == 0 {
 		for i, p := range progs {
 			if p.Type == elf.PT_NOTE {
 				regions = append(regions, region{fmt.Sprintf("PT_NOTE[%d]", i), p.Off, p.Filesz})
@@ -553,7 +625,7 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 			state = FacetPartial
 			continue // already listed as unresolved section contents
 		}
-		o := f.ByteOrder
+		o := order
 		pos := s.Offset
 		for len(b) >= 12 {
 			namesz, descsz, typ := uint64(o.Uint32(b)), uint64(o.Uint32(b[4:])), o.Uint32(b[8:])
@@ -585,9 +657,28 @@ func elfNotes(in *Inspection, f *elf.File, progs []elf.ProgHeader, data []byte) 
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
-// fortifiable lists glibc functions that have a __*_chk variant; an import
-// of the plain name beside no variant is an unfortified call site.
-var fortifiable = []string{"memcpy", "memmove", "mempcpy", "memset", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat", "sprintf", "vsprintf", "snprintf", "vsnprintf", "printf", "vprintf", "fprintf", "vfprintf", "dprintf", "vdprintf", "asprintf", "vasprintf", "gets", "fgets", "fgets_unlocked", "read", "pread", "pread64", "recv", "recvfrom", "readlink", "readlinkat", "getcwd", "getwd", "realpath", "confstr", "wcscpy", "wmemcpy", "wmemset", "fread", "fread_unlocked", "ttyname_r", "getlogin_r", "gethostname", "getdomainname", "syslog", "vsyslog", "poll", "ppoll", "longjmp"}
+// fortifiable lists every glibc function X that has a __X_chk variant
+// (glibc's debug/ directory: the 79 __*_chk@@ definitions of glibc 2.36's
+// libc.so.6, plus strlcpy, strlcat, wcslcpy and wcslcat of glibc 2.38),
+// the set checksec compares a binary's imports with; an import of the
+// plain name beside no variant is an unfortified call site. fdelt's
+// variant __fdelt_chk serves the FD_SET macros.
+var fortifiable = []string{
+	"asprintf", "confstr", "dprintf", "explicit_bzero", "fdelt", "fgets",
+	"fgets_unlocked", "fgetws", "fgetws_unlocked", "fprintf", "fread",
+	"fread_unlocked", "fwprintf", "getcwd", "getdomainname", "getgroups",
+	"gethostname", "getlogin_r", "gets", "getwd", "longjmp", "mbsnrtowcs",
+	"mbsrtowcs", "mbstowcs", "memcpy", "memmove", "mempcpy", "memset",
+	"obstack_printf", "obstack_vprintf", "poll", "ppoll", "pread64", "pread",
+	"printf", "ptsname_r", "read", "readlink", "readlinkat", "realpath", "recv",
+	"recvfrom", "snprintf", "sprintf", "stpcpy", "stpncpy", "strcat", "strcpy",
+	"strlcat", "strlcpy", "strncat", "strncpy", "swprintf", "syslog",
+	"ttyname_r", "vasprintf", "vdprintf", "vfprintf", "vfwprintf", "vprintf",
+	"vsnprintf", "vsprintf", "vswprintf", "vsyslog", "vwprintf", "wcpcpy",
+	"wcpncpy", "wcrtomb", "wcscat", "wcscpy", "wcslcat", "wcslcpy", "wcsncat",
+	"wcsncpy", "wcsnrtombs", "wcsrtombs", "wcstombs", "wctomb", "wmemcpy",
+	"wmemmove", "wmempcpy", "wmemset", "wprintf",
+}
 
 func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.File, tags dynTags, data []byte) {
 	segs := in.Facets["segments"].State == FacetComplete

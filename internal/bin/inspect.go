@@ -143,6 +143,12 @@ type Import struct {
 	// Source names the table: ".dynsym", "import directory",
 	// "delay import directory", "symtab (undefined)".
 	Source string `json:"source"`
+	// VersionSource is "DT_VERNEED" as Symbol's.
+	VersionSource string `json:"version_source,omitempty"`
+	// Unknown maps a field that could not be read ("version": the
+	// version and library, when .gnu.version_r or .gnu.version_d is
+	// unreadable) to the reason; that field is then absent.
+	Unknown map[string]string `json:"unknown,omitempty"`
 }
 
 // Export is one exported (defined, global) symbol. A PE export whose
@@ -160,6 +166,8 @@ type Export struct {
 	Version        string `json:"version,omitempty"`
 	DefaultVersion *bool  `json:"default_version,omitempty"`
 	Source         string `json:"source"`
+	// Unknown is as Import's.
+	Unknown map[string]string `json:"unknown,omitempty"`
 }
 
 // PDB is the CodeView RSDS record of a PE debug directory.
@@ -246,7 +254,10 @@ type FacetCoverage struct {
 
 // FatMember is one architecture slice of a Mach-O universal file.
 type FatMember struct {
-	CPU        *Field      `json:"cpu"`
+	CPU *Field `json:"cpu"`
+	// Arch is the slice's name as the arch argument selects it (lipo's
+	// name: arm64, x86_64, ...); absent for a CPU type without one.
+	Arch       string      `json:"arch,omitempty"`
 	SubCPU     string      `json:"cpu_subtype"`
 	Offset     string      `json:"offset"`
 	Size       string      `json:"size"`

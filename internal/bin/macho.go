@@ -204,6 +204,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	in.facet("dynamic", FacetComplete, "")
 	in.BuildID = bid
 	in.facet("build_id", FacetComplete, "")
+	setGoBuildID(in, data, "__text")
 	if in.Facets["imports"].State == FacetUnresolved {
 		// symbol table unresolved: recorded by openMachOWithoutSymtab
 	} else if f.Symtab == nil {
@@ -304,6 +305,7 @@ func inspectFat(ctx context.Context, in *Inspection, data []byte) {
 		}
 		cpu := macho.Cpu(be.Uint32(b))
 		m := FatMember{CPU: field(uint64(cpu), cpu.String(), "fat_arch.cputype"), SubCPU: hexU(uint64(be.Uint32(b[4:]))), Offset: decU(uint64(be.Uint32(b[8:]))), Size: decU(uint64(be.Uint32(b[12:]))), Align: decU(uint64(be.Uint32(b[16:])))}
+		m.Arch = archName(cpu.String())
 		member, ok := sliceAt(data, uint64(be.Uint32(b[8:])), uint64(be.Uint32(b[12:])))
 		if !ok {
 			in.unresolved(fmt.Sprintf("fat member %d", i), uint64(be.Uint32(b[8:])), uint64(be.Uint32(b[12:])), "extends past the end of the file")

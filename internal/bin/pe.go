@@ -381,6 +381,7 @@ func inspectPE(ctx context.Context, in *Inspection, data []byte) {
 	peImports(in, h, f, r)
 	peExports(in, h, r)
 	peDebug(in, h, r, data)
+	setGoBuildID(in, data, ".text")
 	goBuildInfo(in, data)
 	peHardening(in, h, r, true)
 }

@@ -3,7 +3,9 @@ package bin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"regexp"
@@ -260,6 +262,9 @@ func locate(in *Inspection, m *StringMatch) {
 // section table is INVALID_ARGUMENT (field /section); missing from a partly
 // read one, it is an unknownAnswer.
 func stringSection(in *Inspection, size int, name string) (lo, hi int, region, limit string, err error) {
+	if e := ambiguousSection(in, name); e != nil {
+		return 0, 0, "", "", e
+	}
 	for i := range in.Sections {
 		s := &in.Sections[i]
 		if s.Name != name && sectionKey(*s) != name {
@@ -282,4 +287,24 @@ func stringSection(in *Inspection, size int, name string) (lo, hi int, region, l
 	e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name with file bytes; inspect_binary lists the sections")
 	e.Field = "/section"
 	return 0, 0, "", "", e
+}
+
+// ambiguousSection returns INVALID_ARGUMENT (field /section) when name is a
+// bare section name that sections of different segments share (a Go
+// Mach-O binary has __TEXT,__rodata and __DATA_CONST,__rodata), with the
+// segment,section names to choose from in details.candidates; nil when
+// name selects one section, or is a segment,section name.
+func ambiguousSection(in *Inspection, name string) *contract.Error {
+	var keys []string
+	for _, s := range in.Sections {
+		if s.Name == name && s.Segment != "" && !slices.Contains(keys, sectionKey(s)) {
+			keys = append(keys, sectionKey(s))
+		}
+	}
+	if len(keys) < 2 {
+		return nil
+	}
+	e := contract.Errorf(contract.CodeInvalidArgument, "%d sections are named %s (%s): name one as segment,section", len(keys), name, strings.Join(keys, ", "))
+	e.Field = "/section"
+	return e.WithDetail("candidates", keys)
 }

@@ -5,6 +5,9 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"sort"
 )
 
@@ -40,6 +43,11 @@ type Symbol struct {
 	// whose .gnu.version entry lacks the hidden bit 0x8000), false for a
 	// non-default definition (name@version) and for every reference.
 	DefaultVersion *bool `json:"default_version,omitempty"`
+	// VersionSource is "DT_VERNEED" when the version and library were
+	// read through the dynamic section's DT_VERNEED, as the dynamic
+	// loader and readelf find them, because the .gnu.version_r section
+	// header points outside the file; absent otherwise.
+	VersionSource string `json:"version_source,omitempty"`
 
 	value   uint64
 	size    uint64
@@ -50,6 +58,45 @@ type Symbol struct {
 	// (VER_NDX_GLOBAL), which objdump prints as name@@Base (name@Base
 	// when undefined) and readelf bare.
 	verBase bool
+	// nameUnknown and versionUnknown are the reasons the name (its
+	// st_name could not be looked up in a string table) or the version
+	// and library (.gnu.version, .gnu.version_r or .gnu.version_d could
+	// not be read) are unknown; empty when known.
+	nameUnknown    string
+	versionUnknown string
+}
+
+// MarshalJSON encodes s as its exported fields, except that a name or a
+// version that could not be read is null (with version's library), and
+// "unknown" maps each such field ("name", "version") to the reason.
+func (s Symbol) MarshalJSON() ([]byte, error) {
+	type plain Symbol
+	v := struct {
+		plain
+		Name    json.RawMessage   `json:"name"`
+		Version json.RawMessage   `json:"version,omitempty"`
+		Library json.RawMessage   `json:"library,omitempty"`
+		Unknown map[string]string `json:"unknown,omitempty"`
+	}{plain: plain(s)}
+	v.Name, _ = json.Marshal(s.Name)
+	if s.Version != "" {
+		v.Version, _ = json.Marshal(s.Version)
+	}
+	if s.Library != "" {
+		v.Library, _ = json.Marshal(s.Library)
+	}
+	if s.nameUnknown != "" {
+		v.Name = json.RawMessage("null")
+		v.Unknown = map[string]string{"name": s.nameUnknown}
+	}
+	if s.versionUnknown != "" {
+		v.Version, v.Library = json.RawMessage("null"), json.RawMessage("null")
+		if v.Unknown == nil {
+			v.Unknown = map[string]string{}
+		}
+		v.Unknown["version"] = s.versionUnknown
+	}
+	return json.Marshal(v)
 }
 
 // symbolSet is every symbol of a binary with the coverage of its tables.
@@ -107,10 +154,33 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 			continue
 		}
 		ss.tables = append(ss.tables, t.name)
-		for _, s := range syms {
+		names := elfNameCheck(f, sec, len(syms))
+		if names.table != "" {
+			ss.fail(in, t.name+" names", sec.Offset, sec.Size, names.table)
+		} else if names.count > 0 {
+			ss.fail(in, t.name+" names", sec.Offset, sec.Size, fmt.Sprintf("%d symbol names could not be read (%s)", names.count, names.first))
+		}
+		var vers *elfVersionCheck
+		if t.typ == elf.SHT_DYNSYM {
+			vers = newELFVersionCheck(f, data)
+		}
+		nver := 0
+		var firstVer string
+		for i, s := range syms {
 			y := Symbol{Name: s.Name, Table: t.name, Address: hexU(s.Value), Size: decU(s.Size), SizeSource: "st_size", Type: elfTypeName(elf.ST_TYPE(s.Info)), Binding: elfBindName(elf.ST_BIND(s.Info)), Library: s.Library, value: s.Value, size: s.Size, sect: -1, isFunc: elf.ST_TYPE(s.Info) == elf.STT_FUNC || elf.ST_TYPE(s.Info) == sttGNUIFunc}
 			y.Version, y.DefaultVersion = elfVersion(s)
 			y.verBase = t.name == TableDynsym && s.HasVersion && s.VersionIndex.Index() == 1
+			y.nameUnknown = names.reasons[i]
+			if vers != nil {
+				ver, lib, why := vers.resolve(i, s)
+				if y.versionUnknown = why; why != "" {
+					if nver++; nver == 1 {
+						firstVer = why
+					}
+				} else if ver != "" {
+					y.Version, y.Library, y.DefaultVersion, y.VersionSource = ver, lib, ptr(false), "DT_VERNEED"
+				}
+			}
 			switch {
 			case s.Section == elf.SHN_UNDEF:
 				y.Section = "UND"
@@ -126,7 +196,219 @@ func elfSymbols(ss *symbolSet, in *Inspection, data []byte) {
 			}
 			ss.syms = append(ss.syms, y)
 		}
+		if nver > 0 {
+			ss.fail(in, t.name+" versions", vers.off, vers.size, fmt.Sprintf("the versions and libraries of %d symbols could not be read (%s)", nver, firstVer))
+		}
 	}
+}
+
+// elfNames is the outcome of looking up a symbol table's names.
+type elfNames struct {
+	// reasons[i] says why symbol i's name (entry i+1 of the table) is
+	// unknown; "" when it is known.
+	reasons []string
+	// table is set when the table's string table itself is unusable.
+	table string
+	count int
+	first string
+}
+
+// elfNameCheck checks what debug/elf does not: that sec's sh_link names a
+// string table (SHT_STRTAB) and that each symbol's st_name (the first 4
+// bytes of its Elf32_Sym/Elf64_Sym entry) indexes a NUL-terminated string
+// in it. debug/elf returns "" for a name it cannot look up; such a name is
+// unknown, not empty. An st_name of 0 is the empty name by definition.
+func elfNameCheck(f *elf.File, sec *elf.Section, n int) elfNames {
+	out := elfNames{reasons: make([]string, n)}
+	ent := 24
+	if f.Class == elf.ELFCLASS32 {
+		ent = 16
+	}
+	raw, err := sec.Data()
+	if err != nil || int(sec.Link) >= len(f.Sections) {
+		return out // debug/elf read the table, so neither happens
+	}
+	strSec := f.Sections[sec.Link]
+	var str []byte
+	if strSec.Type != elf.SHT_STRTAB {
+		out.table = fmt.Sprintf("sh_link %d names section %d %q of type %s, not a string table (SHT_STRTAB): the names of the symbols are unknown", sec.Link, sec.Link, strSec.Name, strSec.Type)
+	} else if str, err = strSec.Data(); err != nil {
+		out.table = fmt.Sprintf("its string table %s could not be read (%v): the names of the symbols are unknown", strSec.Name, err)
+	}
+	for i := range n {
+		o := (i + 1) * ent
+		if o+4 > len(raw) {
+			break
+		}
+		name := f.ByteOrder.Uint32(raw[o:])
+		if name == 0 {
+			continue
+		}
+		switch {
+		case out.table != "":
+			out.reasons[i] = out.table
+		case uint64(name) >= uint64(len(str)):
+			out.reasons[i] = fmt.Sprintf("st_name %d is past the end of string table %s (%d bytes)", name, strSec.Name, len(str))
+		case bytes.IndexByte(str[name:], 0) < 0:
+			out.reasons[i] = fmt.Sprintf("st_name %d starts a string that string table %s does not terminate", name, strSec.Name)
+		default:
+			continue
+		}
+		if out.count++; out.count == 1 {
+			out.first = out.reasons[i]
+		}
+	}
+	return out
+}
+
+// elfVersionCheck decides which .dynsym versions debug/elf could not
+// read: it drops an unreadable .gnu.version, .gnu.version_r or
+// .gnu.version_d silently, leaving the symbol without version and library.
+type elfVersionCheck struct {
+	order     binary.ByteOrder
+	versym    []byte
+	versymErr string
+	// lost names the unreadable version definition/need sections.
+	lost      string
+	off, size uint64
+	// needs maps a version index to its version and library, read
+	// through DT_VERNEED when .gnu.version_r could not be read.
+	needs map[uint16][2]string
+}
+
+func newELFVersionCheck(f *elf.File, data []byte) *elfVersionCheck {
+	vs := f.SectionByType(elf.SHT_GNU_VERSYM)
+	if vs == nil {
+		return nil
+	}
+	c := &elfVersionCheck{order: f.ByteOrder, off: vs.Offset, size: vs.Size}
+	if d, err := vs.Data(); err != nil {
+		c.versymErr = fmt.Sprintf("%s (file offset %d, %d bytes) could not be read: %v", vs.Name, vs.Offset, vs.Size, err)
+	} else {
+		c.versym = d
+	}
+	for _, t := range []elf.SectionType{elf.SHT_GNU_VERNEED, elf.SHT_GNU_VERDEF} {
+		s := f.SectionByType(t)
+		if s == nil {
+			continue
+		}
+		if _, err := s.Data(); err != nil || s.Offset+s.Size > uint64(len(data)) || s.Offset+s.Size < s.Offset {
+			if c.lost != "" {
+				c.lost += " and "
+			}
+			c.lost += fmt.Sprintf("%s (file offset %d, %d bytes) extends past the end of the file (%d bytes)", s.Name, s.Offset, s.Size, len(data))
+			c.off, c.size = s.Offset, s.Size
+			if t == elf.SHT_GNU_VERNEED {
+				c.needs = dynVerneed(f, data)
+			}
+		}
+	}
+	return c
+}
+
+// dynVerneed reads the version needs (Elf_Verneed and Elf_Vernaux
+// records) through the dynamic section's DT_VERNEED, a virtual address
+// mapped to a file offset through the PT_LOAD segment whose file bytes
+// hold it, and DT_VERNEEDNUM, as the dynamic loader and readelf find them;
+// names come from the dynamic symbol table's string table. It returns
+// version index (vna_other) -> {version, library}, or nil when the tags,
+// the records or the strings are not all in the file.
+func dynVerneed(f *elf.File, data []byte) map[uint16][2]string {
+	at, _ := f.DynValue(elf.DT_VERNEED)
+	num, _ := f.DynValue(elf.DT_VERNEEDNUM)
+	dynsym := f.SectionByType(elf.SHT_DYNSYM)
+	if len(at) != 1 || len(num) != 1 || dynsym == nil || int(dynsym.Link) >= len(f.Sections) {
+		return nil
+	}
+	str, err := f.Sections[dynsym.Link].Data()
+	if err != nil {
+		return nil
+	}
+	off, ok := uint64(0), false
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && at[0] >= p.Vaddr && at[0]-p.Vaddr < p.Filesz {
+			off, ok = p.Off+(at[0]-p.Vaddr), true
+			break
+		}
+	}
+	if !ok {
+		return nil
+	}
+	o := f.ByteOrder
+	name := func(i uint32) (string, bool) {
+		if uint64(i) >= uint64(len(str)) {
+			return "", false
+		}
+		n := bytes.IndexByte(str[i:], 0)
+		if n < 0 {
+			return "", false
+		}
+		return string(str[i : int(i)+n]), true
+	}
+	out := map[uint16][2]string{}
+	for range min(num[0], 1024) {
+		vn, ok := sliceAt(data, off, 16)
+		if !ok || o.Uint16(vn) != 1 {
+			return nil
+		}
+		lib, ok := name(o.Uint32(vn[4:]))
+		if !ok {
+			return nil
+		}
+		aux := off + uint64(o.Uint32(vn[8:]))
+		for range min(o.Uint16(vn[2:]), 1024) {
+			va, ok := sliceAt(data, aux, 16)
+			if !ok {
+				return nil
+			}
+			ver, ok := name(o.Uint32(va[8:]))
+			if !ok {
+				return nil
+			}
+			out[o.Uint16(va[6:])&0x7fff] = [2]string{ver, lib}
+			next := o.Uint32(va[12:])
+			if next == 0 {
+				break
+			}
+			aux += uint64(next)
+		}
+		next := o.Uint32(vn[12:])
+		if next == 0 {
+			break
+		}
+		off += uint64(next)
+	}
+	return out
+}
+
+// unknown returns why symbol i's version is unknown, or "".
+func (c *elfVersionCheck) unknown(i int, s elf.Symbol) string {
+	_, _, why := c.resolve(i, s)
+	return why
+}
+
+// resolve returns the version and library of symbol i that debug/elf
+// left out because .gnu.version_r could not be read, from DT_VERNEED;
+// or why its version is unknown; or all "" when debug/elf's is right.
+func (c *elfVersionCheck) resolve(i int, s elf.Symbol) (ver, lib, why string) {
+	if c.versymErr != "" {
+		return "", "", c.versymErr
+	}
+	o := (i + 1) * 2
+	if o+2 > len(c.versym) {
+		return "", "", fmt.Sprintf(".gnu.version (%d bytes) has no entry for symbol %d", len(c.versym), i+1)
+	}
+	ndx := elf.VersionIndex(c.order.Uint16(c.versym[o:])).Index()
+	if ndx <= 1 || s.HasVersion {
+		return "", "", ""
+	}
+	if v, ok := c.needs[ndx]; ok {
+		return v[0], v[1], ""
+	}
+	if c.lost != "" {
+		return "", "", fmt.Sprintf("version index %d: %s", ndx, c.lost)
+	}
+	return "", "", fmt.Sprintf("version index %d is in neither .gnu.version_d nor .gnu.version_r", ndx)
 }
 
 func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
@@ -147,8 +429,14 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		ss.tables = append(ss.tables, TableCOFF)
 	}
 	var local []Symbol
-	for _, s := range f.Symbols {
+	files := coffFileNames(f)
+	for i, s := range f.Symbols {
 		y := Symbol{Name: s.Name, Table: TableCOFF, sect: -1, Binding: peStorageClass(s.StorageClass), Type: hexU(uint64(s.Type))}
+		if n, ok := files[i]; ok {
+			// objdump -t and dumpbin print a .file symbol as the
+			// source file its auxiliary records name.
+			y.Name = n
+		}
 		y.isFunc = s.Type&0x30 == 0x20 // complex type DT_FUNCTION
 		switch {
 		case s.SectionNumber > 0 && int(s.SectionNumber) <= len(f.Sections):
@@ -176,6 +464,45 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 	if len(in.Imports) > 0 {
 		ss.tables = append(ss.tables, "import directory")
 	}
+}
+
+// coffFileNames maps the index (in pe.File.Symbols, which leaves out
+// auxiliary records) of each .file symbol (storage class
+// IMAGE_SYM_CLASS_FILE, 103) with auxiliary records to the source file
+// name they hold: the records' 18 bytes each, concatenated, up to the
+// first NUL (PE/COFF "Auxiliary Format 4: Files"), or, when the first 4
+// bytes are 0, the string table entry at the offset in the next 4 (as
+// objdump reads a name longer than the record). A name that cannot be read
+// leaves the symbol named .file.
+func coffFileNames(f *pe.File) map[int]string {
+	out := map[int]string{}
+	k := 0
+	for i := 0; i < len(f.COFFSymbols); k++ {
+		cs := f.COFFSymbols[i]
+		n := int(cs.NumberOfAuxSymbols)
+		if cs.StorageClass == 103 && n > 0 && i+n < len(f.COFFSymbols) {
+			var b bytes.Buffer
+			for _, aux := range f.COFFSymbols[i+1 : i+1+n] {
+				binary.Write(&b, binary.LittleEndian, aux)
+			}
+			name := b.Bytes()
+			if binary.LittleEndian.Uint32(name) == 0 {
+				// A name longer than the records is in the
+				// string table at the offset in bytes 4-7
+				// (binutils' x_file.x_n.x_offset).
+				if v, err := f.StringTable.String(binary.LittleEndian.Uint32(name[4:])); err == nil && v != "" {
+					out[k] = v
+				}
+			} else {
+				if j := bytes.IndexByte(name, 0); j >= 0 {
+					name = name[:j]
+				}
+				out[k] = string(name)
+			}
+		}
+		i += 1 + n
+	}
+	return out
 }
 
 func peStorageClass(c uint8) string {

@@ -304,7 +304,7 @@ func (e Env) listSymbols(c *invocation, a symbolsArgs) error {
 		for _, u := range ss.unresolved {
 			reasons = append(reasons, u.Structure+": "+u.Reason)
 		}
-		c.limitation("some symbol tables could not be read (" + strings.Join(reasons, "; ") + "); a symbol missing from these rows is unknown, not absent")
+		c.limitation("some symbol tables, names or versions could not be read (" + strings.Join(reasons, "; ") + "); a null name or version is unknown, and a symbol missing from these rows is unknown, not absent")
 	} else if len(ss.tables) == 0 {
 		c.limitation("the binary has no symbol table (stripped): no symbol rows does not mean no functions")
 		c.data.Coverage.Upstream = map[string]string{"symbols": "no symbol table"}

@@ -254,6 +254,11 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 				if len(facets) > 0 {
 					args["facets"] = facets
 				}
+				if !cmd.Flags().Changed("facet") {
+					// A universal file's default listing is its
+					// slices (nothing for other files).
+					args["facets"] = []string{"sections", "members"}
+				}
 				if len(files) > 1 {
 					f.item, f.path = &i, p
 					if !f.asJSON {
@@ -294,8 +299,12 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 				Needed, RPath, RunPath []string
 				SOName, Interpreter    string
 			} `json:"dynamic"`
-			BuildID   *struct{ GNU, Go, UUID string }   `json:"build_id"`
-			GoBuild   *struct{ GoVersion, Path string } `json:"go_build_info"`
+			BuildID *binBuildID `json:"build_id"`
+			GoBuild *struct {
+				GoVersion string `json:"go_version"`
+				Path      string
+			} `json:"go_build_info"`
+			Facets    map[string]struct{ State, Reason string }
 			Hardening []struct {
 				Name, Verdict string
 				Basis         []string
@@ -320,7 +329,7 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	h := d.In.Header
 	name := func(f *struct{ Raw, Name string }) string {
 		if f == nil {
-			return "?"
+			return "unknown"
 		}
 		if f.Name != "" {
 			return f.Name
@@ -332,7 +341,14 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		sum = "not requested (--digests)"
 	}
 	fmt.Fprintf(w, "%s  %s bytes  sha256 %s\n", cell(d.File.Path), d.File.Size, sum)
-	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s  os/abi %s  entry %s\n", h.Format, h.Class, h.Endianness, cell(name(h.Machine)), cell(name(h.Type)), cell(name(h.OSABI)), h.Entry)
+	if h.Format == "macho_fat" {
+		return renderFat(w, d.Counts["members"], d.Rows)
+	}
+	osabi := "  os/abi " + cell(name(h.OSABI))
+	if h.OSABI == nil && h.Format != "elf" {
+		osabi = "" // only ELF has one (PE's is its subsystem)
+	}
+	fmt.Fprintf(w, "format %s %s %s-endian  machine %s  type %s%s  entry %s\n", h.Format, orUnknown(h.Class), orUnknown(h.Endianness), cell(name(h.Machine)), cell(name(h.Type)), osabi, orUnknown(h.Entry))
 	if dy := d.In.Dynamic; dy != nil {
 		// A null list (the dynamic section was not read) is unknown,
 		// not empty.
@@ -342,17 +358,36 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 			}
 			return cellList(v)
 		}
-		fmt.Fprintf(w, "interpreter %q  needed %s  rpath %s  runpath %s  soname %q\n", dy.Interpreter, list(dy.Needed), list(dy.RPath), list(dy.RunPath), dy.SOName)
+		// An absent string is none when the structure that would hold
+		// it was read (PT_INTERP among the program headers, DT_SONAME
+		// in the dynamic section), else unknown.
+		str := func(v string, read bool) string {
+			switch {
+			case v != "":
+				return strconv.Quote(v)
+			case read:
+				return "none"
+			}
+			return "unknown"
+		}
+		if h.Format == "pe" {
+			fmt.Fprintf(w, "needed %s\n", list(dy.Needed))
+		} else {
+			fmt.Fprintf(w, "interpreter %s  needed %s  rpath %s  runpath %s  soname %s\n", str(dy.Interpreter, d.In.Facets["segments"].State == "complete" || h.Format != "elf"), list(dy.Needed), list(dy.RPath), list(dy.RunPath), str(dy.SOName, dy.Needed != nil))
+		}
 	}
 	count := func(k string) string {
+		if d.In.Facets[k].State == "not_applicable" {
+			return "n/a"
+		}
 		if n := d.Counts[k]; n != nil {
 			return strconv.Itoa(*n)
 		}
 		return "unknown"
 	}
 	fmt.Fprintf(w, "sections %s  segments %s  imports %s  exports %s\n", count("sections"), count("segments"), count("imports"), count("exports"))
-	if b := d.In.BuildID; b != nil && (b.GNU != "" || b.Go != "" || b.UUID != "") {
-		fmt.Fprintf(w, "build id gnu=%s go=%s uuid=%s\n", cell(b.GNU), cell(b.Go), cell(b.UUID))
+	if line := buildIDLine(d.In.BuildID, d.In.Facets["build_id"]); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if g := d.In.GoBuild; g != nil {
 		fmt.Fprintf(w, "go %s  path %s\n", cell(g.GoVersion), cell(g.Path))
@@ -431,6 +466,127 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	return nil
 }
 
+// binBuildID is inspect_binary's build_id object.
+type binBuildID struct {
+	GNU  string `json:"gnu_build_id"`
+	Go   string `json:"go_build_id"`
+	UUID string `json:"uuid"`
+	PDB  *struct{ Path, GUID, Age string }
+}
+
+// buildIDLine prints the build ids present ("build id gnu=… go=…"), "build
+// id none" when the build_id facet was read completely and holds none,
+// "build id unknown (…)" when it was not, and "" when it does not apply.
+func buildIDLine(b *binBuildID, facet struct{ State, Reason string }) string {
+	var ids []string
+	if b != nil {
+		for _, kv := range [][2]string{{"gnu", b.GNU}, {"go", b.Go}, {"uuid", b.UUID}} {
+			if kv[1] != "" {
+				ids = append(ids, kv[0]+"="+cell(kv[1]))
+			}
+		}
+		if b.PDB != nil {
+			ids = append(ids, fmt.Sprintf("pdb=%s guid=%s age=%s", cell(b.PDB.Path), cell(b.PDB.GUID), cell(b.PDB.Age)))
+		}
+	}
+	why := facet.State
+	if facet.Reason != "" {
+		why += ": " + facet.Reason
+	}
+	switch {
+	case facet.State == "not_applicable":
+		return ""
+	case len(ids) > 0 && facet.State == "complete":
+		return "build id " + strings.Join(ids, " ")
+	case len(ids) > 0:
+		return "build id " + strings.Join(ids, " ") + " (others unknown: " + cell(why) + ")"
+	case facet.State == "complete":
+		return "build id none"
+	}
+	return "build id unknown (" + cell(orUnknown(why)) + ")"
+}
+
+// renderFat prints a universal Mach-O file: how many slices, how to
+// select one, and a summary of each slice the members rows carry.
+func renderFat(w io.Writer, n *int, rows []json.RawMessage) error {
+	count := "an unknown number of"
+	if n != nil {
+		count = strconv.Itoa(*n)
+	}
+	var archs []string
+	type slice struct {
+		Facet, Arch, Offset, Size string
+		CPU                       struct{ Name, Raw string }
+		In                        *struct {
+			Header struct {
+				Entry string
+				Type  *struct{ Name, Raw string }
+			}
+			Sections, Segments, Imports, Exports []json.RawMessage
+			BuildID                              *binBuildID `json:"build_id"`
+			Facets                               map[string]struct{ State, Reason string }
+			Hardening                            []struct{ Name, Verdict string }
+		} `json:"inspection"`
+	}
+	var slices []slice
+	for _, r := range rows {
+		var m slice
+		if json.Unmarshal(r, &m) != nil || m.Facet != "members" {
+			continue
+		}
+		slices = append(slices, m)
+		if m.Arch != "" {
+			archs = append(archs, m.Arch)
+		}
+	}
+	fmt.Fprintf(w, "format macho_fat: a universal file of %s slices; inspect one with --arch NAME", count)
+	if len(archs) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(archs, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(slices) == 0 {
+		fmt.Fprintln(w, "each slice's summary: --facet members")
+	}
+	for _, m := range slices {
+		fmt.Fprintf(w, "slice %s  cpu %s  offset %s  size %s", cell(orUnknown(m.Arch)), cell(orUnknown(m.CPU.Name)), m.Offset, m.Size)
+		if m.In == nil {
+			fmt.Fprintln(w, "  (not inspected: the slice's bytes were not read)")
+			continue
+		}
+		num := func(facet string, v []json.RawMessage) string {
+			// A partial list (ELF/Mach-O sections whose contents
+			// lie past the end) still has every entry.
+			if st := m.In.Facets[facet].State; st == "" || st == "unresolved" {
+				return "unknown"
+			}
+			return strconv.Itoa(len(v))
+		}
+		typ := "unknown"
+		if t := m.In.Header.Type; t != nil {
+			typ = cell(t.Name)
+		}
+		fmt.Fprintf(w, "  type %s  entry %s  sections %s  segments %s  imports %s  exports %s\n", typ, orUnknown(m.In.Header.Entry), num("sections", m.In.Sections), num("segments", m.In.Segments), num("imports", m.In.Imports), num("exports", m.In.Exports))
+		if line := buildIDLine(m.In.BuildID, m.In.Facets["build_id"]); line != "" {
+			fmt.Fprintln(w, "  "+line)
+		}
+		var hs []string
+		for _, c := range m.In.Hardening {
+			hs = append(hs, cell(c.Name)+" "+cell(c.Verdict))
+		}
+		if len(hs) > 0 {
+			fmt.Fprintln(w, "  hardening "+strings.Join(hs, ", "))
+		}
+	}
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
 func newBinSymbolsCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var table, defined, contains, regex string
@@ -450,6 +606,9 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 					Rows []struct {
 						Name, Table, Address, Size, Type, Binding, Section, Library, Version string
 						DefaultVersion                                                       *bool `json:"default_version"`
+						// Unknown names the fields (name, version) that
+						// could not be read; they print as "unknown".
+						Unknown map[string]string
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
@@ -458,19 +617,24 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
 				for _, r := range d.Rows {
-					n := r.Name
-					if r.Version != "" {
+					n := cell(r.Name)
+					if _, ok := r.Unknown["name"]; ok {
+						n = "unknown"
+					}
+					if _, ok := r.Unknown["version"]; ok {
+						n += "@unknown"
+					} else if r.Version != "" {
 						// readelf's name@@version (default) and name@version.
 						at := "@"
 						if r.DefaultVersion != nil && *r.DefaultVersion {
 							at = "@@"
 						}
-						n += at + r.Version
+						n += at + cell(r.Version)
 					}
 					if r.Library != "" {
-						n += " (" + r.Library + ")"
+						n += " (" + cell(r.Library) + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, cell(r.Type), cell(r.Binding), cell(r.Section), r.Table, cell(n))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Size, cell(r.Type), cell(r.Binding), cell(r.Section), r.Table, n)
 				}
 				return tw.Flush()
 			})
