@@ -213,7 +213,7 @@ func TestDisassembleAnnotationsMatchObjdump(t *testing.T) {
 // symbol of every equal annotation.
 type annotStats struct {
 	same, tlsDiff, relocDiff, tlsImm, beforeFirst int
-	symbols                          map[string]int
+	symbols                                       map[string]int
 }
 
 // compareObjdumpAnnotations disassembles every executable section of p
