@@ -42,9 +42,9 @@ func objdumpPLTSymbols(t *testing.T, p string) map[uint64]string {
 
 // TestDisassemblePLTMatchesObjdump: on executables gcc builds in this run
 // with every x86 PLT layout (x86-64 lazy .plt with .plt.got; x86-64 IBT
-// .plt.sec with 16-byte .plt.got entries; i386 PIE .plt whose entries jump
-// through %ebx, whose sh_entsize is 4; i386 non-PIE .plt with absolute
-// GOT slots), every instruction's target and target_symbol equal objdump
+// .plt.sec with 16-byte .plt.got entries;
+// i386 PIE .plt whose entries jump through %ebx, whose sh_entsize is 4;
+// i386 non-PIE .plt with absolute GOT slots; i386 IBT .plt.sec), every instruction's target and target_symbol equal objdump
 // -d -w's annotation, so calls to imports are named name@plt as objdump
 // names them, and every name@plt objdump labels is accepted as the symbol
 // argument and disassembles that entry at objdump's address.
@@ -62,6 +62,7 @@ func TestDisassemblePLTMatchesObjdump(t *testing.T) {
 		{"x86-64-ibtplt-now", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}, "printf@plt"},
 		{"i386-pie", []string{"-m32", "-O2", "-D_FORTIFY_SOURCE=2", "-fpie", "-pie"}, "__printf_chk@plt"},
 		{"i386-nopie", []string{"-m32", "-O2", "-fno-pie", "-no-pie"}, "printf@plt"},
+		{"i386-ibtplt", []string{"-m32", "-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt"},
 	}
 	r := registry(t, "")
 	for _, b := range builds {
