@@ -11,7 +11,8 @@ import (
 
 // avx512MaskSource has AVX-512 mask-register instructions (VEX kmovq,
 // EVEX vptestnmb and vpcmpeqb into a k register, as glibc's string
-// functions use them) between ordinary ones, in one function.
+// functions use them), PKU (rdpkru, wrpkru) and legacy-encoded GFNI
+// instructions between ordinary ones, in one function.
 const avx512MaskSource = `void masks(void) {
 	__asm__ volatile(
 		"push %rbx\n\t"
@@ -23,6 +24,11 @@ const avx512MaskSource = `void masks(void) {
 		"vpcmpeqb 0x40(%rdi,%rcx,2),%zmm2,%k2\n\t"
 		"kortestd %k2,%k2\n\t"
 		"vpternlogd $0xde,0x80(%rsi),%zmm3,%zmm4\n\t"
+		"rdpkru\n\t"
+		"wrpkru\n\t"
+		"gf2p8mulb %xmm1,%xmm2\n\t"
+		"gf2p8affineqb $0x1,0x10(%rax,%rbx,4),%xmm3\n\t"
+		"gf2p8affineinvqb $0x2,%xmm9,%xmm10\n\t"
 		"add $0x1,%rax\n\t"
 		"pop %rbx\n\t");
 }
@@ -107,11 +113,10 @@ func TestDisassembleCapstone4GapIsPartial(t *testing.T) {
 	}
 }
 
-// FuzzVEXLen: vexLen never panics and never returns a length beyond its
-// input or the x86 limit; a VEX/EVEX instruction objdump decodes has its
-// length.
-func FuzzVEXLen(f *testing.F) {
-	for _, s := range []string{"c4e1fb92cb", "62f2764926e1", "c5f877", "62f37d48", "c4", "62", "c4e2a0f5da", "62f17fc96f0f", "c4e37d184c24100a"} {
+// FuzzCapstoneGapLen: capstoneGapLen (and vexLen) never panic and never
+// return a length beyond their input or the x86 limit.
+func FuzzCapstoneGapLen(f *testing.F) {
+	for _, s := range []string{"c4e1fb92cb", "62f2764926e1", "c5f877", "62f37d48", "c4", "62", "c4e2a0f5da", "62f17fc96f0f", "c4e37d184c24100a", "0f01ee", "66440f38cfd1", "660f3ace5c9810"} {
 		b, _ := hex.DecodeString(s)
 		f.Add(b, true)
 	}
@@ -120,19 +125,19 @@ func FuzzVEXLen(f *testing.F) {
 		if long {
 			mode = 64
 		}
-		n := vexLen(code, mode)
-		if n < 0 || n > len(code) || n > maxInsnLen {
-			t.Errorf("vexLen(%x, %d) = %d", code, mode, n)
+		if n := capstoneGapLen(code, mode); n < 0 || n > len(code) || n > maxInsnLen {
+			t.Errorf("capstoneGapLen(%x, %d) = %d", code, mode, n)
 		}
 	})
 }
 
-// TestVEXLen: for every VEX (c4, c5) and EVEX (62) instruction objdump
-// -d -w decodes in the AVX-512 fixture gcc builds in this run and in the
-// system C library (AVX, AVX2, AVX-512 string functions), vexLen of its
-// bytes followed by the next ones is objdump's length; and it refuses
-// what is not VEX/EVEX or is cut short.
-func TestVEXLen(t *testing.T) {
+// TestCapstoneGapLen: for every VEX (c4, c5) and EVEX (62) instruction
+// and every PKU and legacy GFNI one objdump -d -w decodes in the fixture
+// gcc builds in this run and in the system C library (AVX, AVX2, AVX-512
+// string functions, rdpkru/wrpkru), capstoneGapLen of its bytes followed
+// by the next ones is objdump's length; and it refuses what is not such an
+// instruction or is cut short.
+func TestCapstoneGapLen(t *testing.T) {
 	needTool(t, "objdump")
 	files := []string{gccBuild(t, t.TempDir(), "avx512", avx512MaskSource, "-O1")}
 	if _, err := os.Stat("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
@@ -142,7 +147,8 @@ func TestVEXLen(t *testing.T) {
 		ref := objdumpDisasm(t, p)
 		checked, wrong := 0, 0
 		for a, l := range ref {
-			if len(l.bytes) < 4 || !strings.HasPrefix(l.bytes, "c4") && !strings.HasPrefix(l.bytes, "c5") && !strings.HasPrefix(l.bytes, "62") {
+			gap := strings.HasPrefix(l.text, "rdpkru") || strings.HasPrefix(l.text, "wrpkru") || strings.HasPrefix(l.text, "gf2p8")
+			if len(l.bytes) < 4 || !gap && !strings.HasPrefix(l.bytes, "c4") && !strings.HasPrefix(l.bytes, "c5") && !strings.HasPrefix(l.bytes, "62") {
 				continue
 			}
 			b, err := hex.DecodeString(l.bytes)
@@ -155,15 +161,15 @@ func TestVEXLen(t *testing.T) {
 				b = append(b, nb...)
 			}
 			checked++
-			if got := vexLen(b, 64); got != n {
+			if got := capstoneGapLen(b, 64); got != n {
 				if wrong++; wrong <= 10 {
-					t.Errorf("%s %#x: vexLen(%x) = %d, objdump decodes %q of %d bytes", filepath.Base(p), a, b, got, l.text, n)
+					t.Errorf("%s %#x: capstoneGapLen(%x) = %d, objdump decodes %q of %d bytes", filepath.Base(p), a, b, got, l.text, n)
 				}
 			}
 		}
-		t.Logf("%s: %d VEX/EVEX instructions, %d lengths differ from objdump's", filepath.Base(p), checked, wrong)
-		if checked < 8 {
-			t.Errorf("%s: only %d VEX/EVEX instructions", p, checked)
+		t.Logf("%s: %d VEX/EVEX/PKU/GFNI instructions, %d lengths differ from objdump's", filepath.Base(p), checked, wrong)
+		if checked < 13 {
+			t.Errorf("%s: only %d VEX/EVEX/PKU/GFNI instructions", p, checked)
 		}
 	}
 	for _, c := range []struct {
@@ -174,10 +180,14 @@ func TestVEXLen(t *testing.T) {
 		{"62f3", 64},   // cut short
 		{"c4e1fb", 64}, // cut short before ModRM
 		{"90c5f877", 64},
+		{"0f01", 64},       // cut short
+		{"660f38cf44", 64}, // cut short in the SIB byte
+		{"660f3ace01", 64}, // cut short before imm8
+		{"660f38ce01", 64}, // not GFNI
 	} {
 		b, _ := hex.DecodeString(c.hex)
-		if got := vexLen(b, c.mode); got != 0 {
-			t.Errorf("vexLen(%s, %d) = %d, want 0", c.hex, c.mode, got)
+		if got := capstoneGapLen(b, c.mode); got != 0 {
+			t.Errorf("capstoneGapLen(%s, %d) = %d, want 0", c.hex, c.mode, got)
 		}
 	}
 }

@@ -230,11 +230,11 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				if len(pending) == 0 {
 					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
 					if len(pending) == 0 {
-						// A VEX/EVEX instruction the decoder lacks is
-						// one undecodable row of its whole length, so
-						// the boundaries after it stay right.
+						// An instruction the decoder lacks is one
+						// undecodable row of its whole length, so the
+						// boundaries after it stay right.
 						n := 1
-						if v := vexLen(code[off:], mode); v > 0 && dec.Lacks != "" {
+						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
 							n = v
 						}
 						row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
@@ -478,14 +478,34 @@ func vexLen(code []byte, mode int) int {
 	if len(code) < pre+2 {
 		return 0
 	}
-	op, modrm := code[pre], code[pre+1]
-	n := pre + 2
-	mod, rm := modrm>>6, modrm&7
+	op := code[pre]
+	r := modrmLen(code[pre+1:])
+	if r == 0 {
+		return 0
+	}
+	n := pre + 1 + r
+	if m == 3 || m == 1 && (op >= 0x70 && op <= 0x73 || op == 0xc2 || op >= 0xc4 && op <= 0xc6) {
+		n++
+	}
+	if n > len(code) || n > maxInsnLen {
+		return 0
+	}
+	return n
+}
+
+// modrmLen returns the bytes a ModRM byte at code[0] takes with its SIB
+// byte and displacement (32/64-bit addressing), 0 when code is too short.
+func modrmLen(code []byte) int {
+	if len(code) == 0 {
+		return 0
+	}
+	mod, rm := code[0]>>6, code[0]&7
+	n := 1
 	if mod != 3 && rm == 4 {
-		if len(code) < n+1 {
+		if len(code) < 2 {
 			return 0
 		}
-		if mod == 0 && code[n]&7 == 5 {
+		if mod == 0 && code[1]&7 == 5 {
 			n += 4
 		}
 		n++
@@ -496,10 +516,45 @@ func vexLen(code []byte, mode int) int {
 	case mod == 2, mod == 0 && rm == 5:
 		n += 4
 	}
-	if m == 3 || m == 1 && (op >= 0x70 && op <= 0x73 || op == 0xc2 || op >= 0xc4 && op <= 0xc6) {
-		n++
+	if n > len(code) {
+		return 0
 	}
-	if n > len(code) || n > maxInsnLen {
+	return n
+}
+
+// capstoneGapLen returns the length of the instruction at the start of
+// code when it is one Capstone 4 cannot decode but objdump does: a VEX or
+// EVEX one (vexLen: the AVX-512 mask-register instructions), rdpkru and
+// wrpkru (0f 01 ee/ef), or a legacy-encoded GFNI one (66 [REX] 0f 38 cf /r,
+// 66 [REX] 0f 3a ce/cf /r ib); 0 otherwise.
+func capstoneGapLen(code []byte, mode int) int {
+	if n := vexLen(code, mode); n > 0 {
+		return n
+	}
+	if len(code) >= 3 && code[0] == 0x0f && code[1] == 0x01 && (code[2] == 0xee || code[2] == 0xef) {
+		return 3
+	}
+	if len(code) < 5 || code[0] != 0x66 {
+		return 0
+	}
+	i := 1
+	if mode == 64 && code[1]&0xf0 == 0x40 {
+		i++
+	}
+	if len(code) < i+4 || code[i] != 0x0f {
+		return 0
+	}
+	imm := 0
+	switch {
+	case code[i+1] == 0x38 && code[i+2] == 0xcf:
+	case code[i+1] == 0x3a && (code[i+2] == 0xce || code[i+2] == 0xcf):
+		imm = 1
+	default:
+		return 0
+	}
+	r := modrmLen(code[i+3:])
+	n := i + 3 + r + imm
+	if r == 0 || n > len(code) || n > maxInsnLen {
 		return 0
 	}
 	return n

@@ -588,7 +588,7 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		if dec.Lacks != "" {
 			c.onFinish = func() {
 				if undecodable > 0 {
-					c.limitation(fmt.Sprintf("%s could not decode %d row(s) of this page in %d range(s) (%d bytes, rows with error \"undecodable\"; a VEX/EVEX instruction is one row of its whole length): %s. Their text is unknown, and after a range that is not VEX/EVEX the boundaries may be wrong. Install the Zydis library (Debian: libzydis4.0) for objdump's decoding", dec.Name, undecodableRows, undecodable, undecodableBytes, dec.Lacks))
+					c.limitation(fmt.Sprintf("%s could not decode %d row(s) of this page in %d range(s) (%d bytes, rows with error \"undecodable\"; a VEX/EVEX, PKU or GFNI instruction is one row of its whole length): %s. Their text is unknown, and after an undecodable row of one byte the boundaries may be wrong. Install the Zydis library (Debian: libzydis4.0) for objdump's decoding", dec.Name, undecodableRows, undecodable, undecodableBytes, dec.Lacks))
 				}
 			}
 		}
