@@ -6,7 +6,7 @@ import "errors"
 
 // capstoneLib is unavailable on this platform: the library is loaded with
 // dlopen, which this build has no binding for.
-type capstoneLib struct{}
+type capstoneLib struct{ major int }
 
 func loadCapstone() (*capstoneLib, error) {
 	return nil, errors.New("loading the Capstone library is not supported on this platform")

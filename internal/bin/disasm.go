@@ -230,8 +230,15 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				if len(pending) == 0 {
 					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
 					if len(pending) == 0 {
-						row.Bytes, row.Error = hex.EncodeToString(code[off:off+1]), "undecodable"
-						off++
+						// An instruction the decoder lacks is one
+						// undecodable row of its whole length, so the
+						// boundaries after it stay right.
+						n := 1
+						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
+							n = v
+						}
+						row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
+						off += n
 						break
 					}
 				}
@@ -414,12 +421,149 @@ type x86Decoder struct {
 	Name string
 	// Missing is why no external decoder is used ("" when one is).
 	Missing string
+	// Lacks says what the external decoder cannot decode that objdump
+	// (and Zydis) decode ("" for Zydis, which decodes what objdump does):
+	// rows it leaves undecodable make the result partial.
+	Lacks string
+}
+
+// x86DecoderFor returns the x86 decoder of a disassemble call
+// (newX86Decoder); tests replace it to run a call with one decoder.
+var x86DecoderFor = newX86Decoder
+
+// capstoneLacks says what a Capstone release lacks that objdump decodes,
+// by its major version: Capstone 4.0 has no AVX-512 mask-register
+// instructions (kmovq, kortestd, kandw, vptestnmb's k forms: all over
+// glibc's AVX-512 string functions), nor PKU or GFNI; for Capstone 5 no
+// gap was measured, but it is not the reference decoder either.
+func capstoneLacks(major int) string {
+	if major == 4 {
+		return "Capstone 4 lacks AVX-512 mask-register instructions (kmovq, kortestd, vptestnmb and others, common in glibc's string functions), PKU and GFNI, which objdump decodes"
+	}
+	return "Capstone does not decode every instruction objdump decodes"
+}
+
+// vexLen returns the length in bytes of the VEX (c4, c5) or EVEX (62)
+// encoded instruction at the start of code in mode 32 or 64, 0 when code
+// does not start with one or is too short for it (Intel SDM vol. 2,
+// 2.3 VEX and 2.7 EVEX: prefix, opcode, ModRM, SIB, displacement, and an
+// imm8 for every map 0F3A opcode and the map 0F opcodes 70-73, c2, c4-c6;
+// VEX 0F 77, vzeroupper/vzeroall, has no ModRM).
+// In 32-bit mode c4, c5 and 62 are VEX/EVEX only when the next byte's top
+// two bits are set (else LES, LDS, BOUND).
+func vexLen(code []byte, mode int) int {
+	if len(code) < 2 || mode == 32 && code[1]&0xc0 != 0xc0 {
+		return 0
+	}
+	var pre, m int
+	switch code[0] {
+	case 0xc5:
+		pre, m = 2, 1
+	case 0xc4:
+		if len(code) < 3 {
+			return 0
+		}
+		pre, m = 3, int(code[1]&0x1f)
+	case 0x62:
+		if len(code) < 4 {
+			return 0
+		}
+		pre, m = 4, int(code[1]&0x07)
+	default:
+		return 0
+	}
+	if len(code) > pre && m == 1 && code[pre] == 0x77 && code[0] != 0x62 {
+		return pre + 1 // vzeroupper, vzeroall: no ModRM
+	}
+	if len(code) < pre+2 {
+		return 0
+	}
+	op := code[pre]
+	r := modrmLen(code[pre+1:])
+	if r == 0 {
+		return 0
+	}
+	n := pre + 1 + r
+	if m == 3 || m == 1 && (op >= 0x70 && op <= 0x73 || op == 0xc2 || op >= 0xc4 && op <= 0xc6) {
+		n++
+	}
+	if n > len(code) || n > maxInsnLen {
+		return 0
+	}
+	return n
+}
+
+// modrmLen returns the bytes a ModRM byte at code[0] takes with its SIB
+// byte and displacement (32/64-bit addressing), 0 when code is too short.
+func modrmLen(code []byte) int {
+	if len(code) == 0 {
+		return 0
+	}
+	mod, rm := code[0]>>6, code[0]&7
+	n := 1
+	if mod != 3 && rm == 4 {
+		if len(code) < 2 {
+			return 0
+		}
+		if mod == 0 && code[1]&7 == 5 {
+			n += 4
+		}
+		n++
+	}
+	switch {
+	case mod == 1:
+		n++
+	case mod == 2, mod == 0 && rm == 5:
+		n += 4
+	}
+	if n > len(code) {
+		return 0
+	}
+	return n
+}
+
+// capstoneGapLen returns the length of the instruction at the start of
+// code when it is one Capstone 4 cannot decode but objdump does: a VEX or
+// EVEX one (vexLen: the AVX-512 mask-register instructions), rdpkru and
+// wrpkru (0f 01 ee/ef), or a legacy-encoded GFNI one (66 [REX] 0f 38 cf /r,
+// 66 [REX] 0f 3a ce/cf /r ib); 0 otherwise.
+func capstoneGapLen(code []byte, mode int) int {
+	if n := vexLen(code, mode); n > 0 {
+		return n
+	}
+	if len(code) >= 3 && code[0] == 0x0f && code[1] == 0x01 && (code[2] == 0xee || code[2] == 0xef) {
+		return 3
+	}
+	if len(code) < 5 || code[0] != 0x66 {
+		return 0
+	}
+	i := 1
+	if mode == 64 && code[1]&0xf0 == 0x40 {
+		i++
+	}
+	if len(code) < i+4 || code[i] != 0x0f {
+		return 0
+	}
+	imm := 0
+	switch {
+	case code[i+1] == 0x38 && code[i+2] == 0xcf:
+	case code[i+1] == 0x3a && (code[i+2] == 0xce || code[i+2] == 0xcf):
+		imm = 1
+	default:
+		return 0
+	}
+	r := modrmLen(code[i+3:])
+	n := i + 3 + r + imm
+	if r == 0 || n > len(code) || n > maxInsnLen {
+		return 0
+	}
+	return n
 }
 
 // newX86Decoder loads the external decoder once per process: Zydis, the
 // one whose boundaries equal objdump's on the system C library and on Go's
-// AVX-512 runtime code, else Capstone (whose 4.0 release lacks PKU and
-// GFNI instructions).
+// AVX-512 runtime code, else Capstone (whose 4.0 release lacks AVX-512
+// mask-register, PKU and GFNI instructions: Lacks says so).
 func newX86Decoder() x86Decoder {
 	z, zerr := loadZydis()
 	if zerr == nil {
@@ -427,7 +571,7 @@ func newX86Decoder() x86Decoder {
 	}
 	c, cerr := loadCapstone()
 	if cerr == nil {
-		return x86Decoder{lib: c, Name: c.version()}
+		return x86Decoder{lib: c, Name: c.version(), Lacks: capstoneLacks(c.major)}
 	}
 	return x86Decoder{Name: "x86asm", Missing: zerr.Error() + "; " + cerr.Error()}
 }

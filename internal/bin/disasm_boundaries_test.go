@@ -141,8 +141,9 @@ func TestDisassemblyBoundariesMatchObjdump(t *testing.T) {
 			alone := compareBoundaries(t, p, x86Decoder{Name: "x86asm"}, ref, every)
 			t.Logf("%s: %d functions, %d regions, %d instructions; %s: %d regions differ from objdump; x86asm alone: %d differ", p, st.functions, st.regions, st.instructions, dec.Name, len(st.mismatched), len(alone.mismatched))
 			if c, err := loadCapstone(); err == nil && !raceEnabled {
-				cs := compareBoundaries(t, p, x86Decoder{lib: c, Name: c.version()}, ref, every)
-				t.Logf("for comparison, %s: %d regions differ from objdump", c.version(), len(cs.mismatched))
+				cs := compareBoundaries(t, p, x86Decoder{lib: c, Name: c.version(), Lacks: capstoneLacks(c.major)}, ref, every)
+				raw := compareBoundaries(t, p, x86Decoder{lib: c, Name: c.version()}, ref, every)
+				t.Logf("for comparison, %s: %d regions differ from objdump (%d when an instruction it lacks is skipped one byte at a time, not by its VEX/EVEX length)", c.version(), len(cs.mismatched), len(raw.mismatched))
 			}
 			if st.functions < 100 {
 				t.Errorf("only %d functions compared", st.functions)

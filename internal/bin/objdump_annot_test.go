@@ -196,87 +196,114 @@ func TestDisassembleAnnotationsMatchObjdump(t *testing.T) {
 	lib, stripped := buildAnnotLib(t)
 	for _, p := range []string{lib, stripped} {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			ref := objdumpDisasm(t, p)
-			tls := readelfTLS(t, p)
-			relocs := readelfDynRelocs(t, p)
-			var secs []string
-			for _, s := range readelfSections(t, p) {
-				if strings.Contains(s.flags, "X") {
-					secs = append(secs, s.name)
-				}
+			st := compareObjdumpAnnotations(t, p)
+			if st.tlsImm == 0 {
+				t.Errorf("no immediate equals a TLS symbol's value: the fixture does not test issue 1")
 			}
-			got := ourDisasm(t, p, secs)
-			var names []string
-			for _, l := range strings.Split(run(t, "readelf", "-sW", "--dyn-syms", p), "\n") {
-				if f := strings.Fields(l); len(f) >= 8 && len(f[7]) >= 5 {
-					names = append(names, strings.SplitN(f[7], "@", 2)[0])
-				}
-			}
-			tlsImm, same, tlsDiff, relocDiff := 0, 0, 0, 0
-			for a, l := range ref {
-				row, ok := got[a]
-				if !ok {
-					t.Errorf("%#x: objdump decodes %q, we have no instruction there", a, l.text)
-					continue
-				}
-				text, _ := row["text"].(string)
-				for _, n := range names {
-					if strings.Contains(text, n) {
-						t.Errorf("%#x: text %q names symbol %s (objdump: %q)", a, text, n, l.text)
-					}
-				}
-				if strings.HasPrefix(l.text, "mov $0x") {
-					if text != l.text {
-						t.Errorf("%#x: text %q, objdump %q", a, text, l.text)
-					}
-					v, _ := strconv.ParseUint(strings.TrimSuffix(strings.SplitN(l.text[len("mov $0x"):], ",", 2)[0], ""), 16, 64)
-					for _, tv := range tls {
-						if tv == v {
-							tlsImm++
-						}
-					}
-				}
-				gotTarget, _ := row["target"].(string)
-				gotSym, _ := row["target_symbol"].(string)
-				if !l.hasTarget {
-					if gotTarget != "" {
-						t.Errorf("%#x: %q has target %s %q; objdump annotates nothing (%q)", a, text, gotTarget, gotSym, l.text)
-					}
-					continue
-				}
-				if gotTarget != hexU(l.target) {
-					t.Errorf("%#x: target %q, objdump %#x (%q)", a, gotTarget, l.target, l.text)
-					continue
-				}
-				if gotSym == l.symbol {
-					same++
-					continue
-				}
-				base := strings.SplitN(strings.SplitN(l.symbol, "+", 2)[0], "@", 2)[0]
-				if _, isTLS := tls[base]; isTLS && l.hasSym {
-					tlsDiff++
-					for n := range tls {
-						if strings.HasPrefix(gotSym, n) {
-							t.Errorf("%#x: target %#x symbolized with TLS symbol %q", a, l.target, gotSym)
-						}
-					}
-					continue
-				}
-				if n := relocs[l.target]; n != "" && strings.SplitN(gotSym, "@", 2)[0] == n {
-					relocDiff++
-					continue
-				}
-				t.Errorf("%#x: target_symbol %q, objdump <%s> (%q)", a, gotSym, l.symbol, l.text)
-			}
-			t.Logf("%s: %d objdump instructions; %d annotations equal objdump's; %d differ where objdump names a TLS symbol, %d where we name a GOT slot by its relocation; %d immediates equal a TLS symbol's value", filepath.Base(p), len(ref), same, tlsDiff, relocDiff, tlsImm)
-			if tlsImm == 0 {
-				t.Errorf("no immediate equals a TLS symbol's value %v: the fixture does not test issue 1", tls)
-			}
-			if same < 10 {
-				t.Errorf("only %d annotations compared equal", same)
+			if st.same < 10 {
+				t.Errorf("only %d annotations compared equal", st.same)
 			}
 		})
 	}
+}
+
+// annotStats counts what compareObjdumpAnnotations compared: annotations
+// equal to objdump's, the known differences (TLS, GOT slots named by
+// their relocation, addresses before every symbol), immediates equal to a TLS symbol's value, and the
+// symbol of every equal annotation.
+type annotStats struct {
+	same, tlsDiff, relocDiff, tlsImm, beforeFirst int
+	symbols                                       map[string]int
+}
+
+// compareObjdumpAnnotations disassembles every executable section of p
+// and compares each instruction objdump -d -w decodes with ours: present,
+// text naming no symbol, mov immediates as objdump prints them, and the
+// branch or RIP-relative target and its symbol as objdump annotates them,
+// but for the known differences annotStats counts.
+func compareObjdumpAnnotations(t *testing.T, p string) annotStats {
+	t.Helper()
+	ref := objdumpDisasm(t, p)
+	tls := readelfTLS(t, p)
+	relocs := readelfDynRelocs(t, p)
+	var secs []string
+	for _, s := range readelfSections(t, p) {
+		if strings.Contains(s.flags, "X") {
+			secs = append(secs, s.name)
+		}
+	}
+	got := ourDisasm(t, p, secs)
+	var names []string
+	for _, l := range strings.Split(run(t, "readelf", "-sW", "--dyn-syms", p), "\n") {
+		if f := strings.Fields(l); len(f) >= 8 && len(f[7]) >= 5 {
+			names = append(names, strings.SplitN(f[7], "@", 2)[0])
+		}
+	}
+	st := annotStats{symbols: map[string]int{}}
+	for a, l := range ref {
+		row, ok := got[a]
+		if !ok {
+			t.Errorf("%#x: objdump decodes %q, we have no instruction there", a, l.text)
+			continue
+		}
+		text, _ := row["text"].(string)
+		for _, n := range names {
+			if strings.Contains(text, n) {
+				t.Errorf("%#x: text %q names symbol %s (objdump: %q)", a, text, n, l.text)
+			}
+		}
+		if strings.HasPrefix(l.text, "mov $0x") {
+			if text != l.text {
+				t.Errorf("%#x: text %q, objdump %q", a, text, l.text)
+			}
+			v, _ := strconv.ParseUint(strings.SplitN(l.text[len("mov $0x"):], ",", 2)[0], 16, 64)
+			for _, tv := range tls {
+				if tv == v {
+					st.tlsImm++
+				}
+			}
+		}
+		gotTarget, _ := row["target"].(string)
+		gotSym, _ := row["target_symbol"].(string)
+		if !l.hasTarget {
+			if gotTarget != "" {
+				t.Errorf("%#x: %q has target %s %q; objdump annotates nothing (%q)", a, text, gotTarget, gotSym, l.text)
+			}
+			continue
+		}
+		if gotTarget != hexU(l.target) {
+			t.Errorf("%#x: target %q, objdump %#x (%q)", a, gotTarget, l.target, l.text)
+			continue
+		}
+		if gotSym == l.symbol {
+			st.same++
+			st.symbols[gotSym]++
+			continue
+		}
+		base := strings.SplitN(strings.SplitN(l.symbol, "+", 2)[0], "@", 2)[0]
+		if _, isTLS := tls[base]; isTLS && l.hasSym {
+			st.tlsDiff++
+			for n := range tls {
+				if strings.HasPrefix(gotSym, n) {
+					t.Errorf("%#x: target %#x symbolized with TLS symbol %q", a, l.target, gotSym)
+				}
+			}
+			continue
+		}
+		if gotSym == "" && strings.Contains(l.symbol, "-0x") {
+			// An address before every symbol: objdump names it after
+			// the first symbol with a negative offset, we name none.
+			st.beforeFirst++
+			continue
+		}
+		if n := relocs[l.target]; n != "" && strings.SplitN(gotSym, "@", 2)[0] == n {
+			st.relocDiff++
+			continue
+		}
+		t.Errorf("%#x: target_symbol %q, objdump <%s> (%q)", a, gotSym, l.symbol, l.text)
+	}
+	t.Logf("%s: %d objdump instructions; %d annotations equal objdump's; %d differ where objdump names a TLS symbol, %d where we name a GOT slot by its relocation, %d where objdump names an address before every symbol with a negative offset; %d immediates equal a TLS symbol's value", filepath.Base(p), len(ref), st.same, st.tlsDiff, st.relocDiff, st.beforeFirst, st.tlsImm)
+	return st
 }
 
 // TestDisassembleRangeEndCutsInstruction: a range whose end falls inside

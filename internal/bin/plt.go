@@ -13,13 +13,13 @@ const TableSyntheticPLT = "synthetic PLT"
 // pltSymbols derives "name@plt" symbols for the x86 and x86-64 PLT entries
 // of an ELF binary, as GNU objdump does (bfd elf_x86_64_get_synthetic_symtab
 // / elf_i386_get_synthetic_symtab): each entry of .plt, .plt.sec and
-// .plt.got (sh_entsize bytes each, 16 when unset) is decoded until its
-// indirect jmp through memory; the GOT slot it reads (RIP-relative on
-// x86-64; absolute, or relative to the GOT base in %ebx, on 386) is matched
-// to the r_offset of a relocation in .rela.plt/.rel.plt (JUMP_SLOT) or
-// .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names the entry.
-// Entries that do not decode or match (PLT0, lazy-binding stubs) get no
-// symbol. A binary it cannot read yields none: symbolization is best
+// .plt.got (pltEntrySize bytes each) is decoded, past an endbr64/endbr32,
+// until its indirect jmp through memory; the GOT slot it reads
+// (RIP-relative on x86-64; absolute, or relative to the GOT base in %ebx,
+// on 386) is matched to the r_offset of a relocation in .rela.plt/.rel.plt
+// (JUMP_SLOT) or .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names
+// the entry. Entries that do not decode or match (PLT0, the lazy-binding
+// stubs of an IBT .plt whose entries jump from .plt.sec) get no symbol. A binary it cannot read yields none: symbolization is best
 // effort and never fails the disassembly.
 func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 	if in.Header.Format != FormatELF || (arch != ArchAMD64 && arch != Arch386) {
@@ -85,10 +85,7 @@ func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 		if err != nil {
 			continue
 		}
-		ent := s.Entsize
-		if ent == 0 || ent > 64 {
-			ent = 16
-		}
+		ent := pltEntrySize(name, s.Entsize, code)
 		sect, ok := secIndex[name]
 		if !ok {
 			sect = -1
@@ -107,10 +104,42 @@ func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 	return out
 }
 
+// pltEntrySize returns the size in bytes of one entry of the PLT section
+// name whose sh_entsize is entsize and whose contents are code. The lazy
+// .plt and the IBT .plt.sec have 16-byte entries on x86-64 and 386 alike
+// (bfd's elf_x86_64_lazy_plt / elf_i386_lazy_plt and their IBT variants:
+// plt_entry_size 16), whatever sh_entsize says (ld sets it to 4 for the
+// i386 .plt). The non-lazy .plt.got has 8-byte entries, 16 when IBT
+// prefixes them with endbr (bfd non_lazy_plt / non_lazy_ibt_plt), which
+// ld records in sh_entsize; when sh_entsize is neither, an entry starting
+// with endbr64/endbr32 is taken as 16 bytes, else 8.
+func pltEntrySize(name string, entsize uint64, code []byte) uint64 {
+	if name != ".plt.got" {
+		return 16
+	}
+	if entsize == 8 || entsize == 16 {
+		return entsize
+	}
+	if endbrLen(code) > 0 {
+		return 16
+	}
+	return 8
+}
+
+// endbrLen returns 4 when code starts with endbr64 (f3 0f 1e fa) or
+// endbr32 (f3 0f 1e fb), the CET marker golang.org/x/arch/x86/x86asm
+// does not decode, else 0.
+func endbrLen(code []byte) int {
+	if len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && (code[3] == 0xfa || code[3] == 0xfb) {
+		return 4
+	}
+	return 0
+}
+
 // pltSlot decodes one PLT entry at address pc and returns the GOT slot its
-// first indirect jmp through memory reads.
+// first indirect jmp through memory reads (after an endbr64/endbr32).
 func pltSlot(code []byte, pc uint64, mode int, gotBase uint64) (uint64, bool) {
-	for off := 0; off < len(code); {
+	for off := endbrLen(code); off < len(code); {
 		inst, err := x86asm.Decode(code[off:], mode)
 		if err != nil || inst.Len == 0 {
 			return 0, false

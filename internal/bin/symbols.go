@@ -34,14 +34,18 @@ type Symbol struct {
 	Defined    bool   `json:"defined"`
 	Library    string `json:"library,omitempty"`
 	// Version is the ELF symbol version (GNU .gnu.version indexing
-	// .gnu.version_d for a definition, .gnu.version_r for a reference),
+	// .gnu.version_d for a definition, .gnu.version_r for a reference or
+	// a copy-relocated definition),
 	// as readelf --dyn-syms prints after @ or @@; empty when the symbol
 	// has none (index 0 or 1, or no .gnu.version section).
 	Version string `json:"version,omitempty"`
 	// DefaultVersion is set with Version: true when the version is the
 	// default one a link binds to (readelf's name@@version: a definition
-	// whose .gnu.version entry lacks the hidden bit 0x8000), false for a
-	// non-default definition (name@version) and for every reference.
+	// whose .gnu.version entry lacks the hidden bit 0x8000 and names a
+	// version of .gnu.version_d), false for a non-default definition
+	// (name@version), for every reference, and for a definition whose
+	// version is a needed one of .gnu.version_r (a copy-relocated
+	// variable: readelf's stderr@GLIBC_2.2.5).
 	DefaultVersion *bool `json:"default_version,omitempty"`
 	// VersionSource is "DT_VERNEED" when the version and library were
 	// read through the dynamic section's DT_VERNEED, as the dynamic
@@ -668,8 +672,13 @@ func machoRawNames(f *macho.File, data []byte) []string {
 // elfVersion returns the GNU symbol version of a dynamic symbol read by
 // debug/elf (.gnu.version with .gnu.version_d / .gnu.version_r) and
 // whether it is the default version (readelf's @@): a defined symbol whose
-// version index lacks the hidden bit (VERSYM_HIDDEN, 0x8000). A reference
-// (SHN_UNDEF) is never a default definition (readelf prints name@version).
+// version is one the file defines (.gnu.version_d) and whose version index
+// lacks the hidden bit (VERSYM_HIDDEN, 0x8000). A reference (SHN_UNDEF) is
+// never a default definition (readelf prints name@version), nor is a
+// defined symbol whose version is a needed one (.gnu.version_r, which
+// debug/elf reports with the needing file in Symbol.Library): a
+// copy-relocated variable such as an executable's stderr, which readelf
+// (get_symbol_version_string) and objdump print as stderr@GLIBC_2.2.5.
 // Both are zero when the symbol has no named version, and for a version's
 // own definition symbol (SHN_ABS, named as its version).
 func elfVersion(s elf.Symbol) (string, *bool) {
@@ -681,6 +690,6 @@ func elfVersion(s elf.Symbol) (string, *bool) {
 		// version node): readelf and nm print it bare, not V1@@V1.
 		return "", nil
 	}
-	def := s.Section != elf.SHN_UNDEF && !s.VersionIndex.IsHidden()
+	def := s.Section != elf.SHN_UNDEF && s.Library == "" && !s.VersionIndex.IsHidden()
 	return s.Version, &def
 }

@@ -147,7 +147,7 @@ func disassembleTool(env Env) tool.Tool {
 	t := define(env, tool.Tool{
 		Name: "disassemble", Title: "Disassemble x86-64 or arm64 code",
 		Description: "Disassemble code of the local binary at path, selected by symbol, section or hex address range start/end, as objdump -d does: symbolized targets, DWARF lines and, in relocatable objects, relocations. Paged with cursor. Required: path and one of symbol, section, start.",
-		Details:     "symbol: a defined symbol with a size; name@plt is accepted, and name@version or name@@version for an ELF versioned symbol. Or a section, or a hex address range start and end.\n\nx86 instruction boundaries come from Zydis or Capstone loaded at run time, the text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr.",
+		Details:     "symbol: a defined symbol with a size; name@plt is accepted, and name@version or name@@version for an ELF versioned symbol. Or a section, or a hex address range start and end.\n\nx86 instruction boundaries come from Zydis loaded at run time (else Capstone: rows Capstone 4 cannot decode, such as AVX-512 mask instructions, make the result partial), the text from golang.org/x/arch; arm64 through golang.org/x/arch. Targets are symbolized (PLT entries as name@plt, as objdump does), each instruction carries its DWARF line, and in relocatable objects (section-relative addresses) the relocations applied to it, as objdump -dr.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -279,7 +279,8 @@ type pageCoverage struct {
 	// "partial".
 	Selection string `json:"selection,omitempty"`
 	// Decoder names the x86 decoder that set instruction boundaries
-	// (disassemble only): "capstone M.m (library)" or "x86asm".
+	// (disassemble only): "zydis M.m.p (library)", "capstone M.m
+	// (library)" or "x86asm".
 	Decoder string `json:"decoder,omitempty"`
 	// Facets is inspect_binary's coverage per facet; Unresolved counts
 	// its unresolved structures.

@@ -529,8 +529,11 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	var dec x86Decoder
 	if arch == ArchAMD64 || arch == Arch386 {
-		dec = newX86Decoder()
+		dec = x86DecoderFor()
 	}
+	// undecodable counts the ranges of consecutive undecodable rows on
+	// the page last read (the page function may run twice).
+	var undecodable, undecodableRows, undecodableBytes int
 	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -542,6 +545,17 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
 		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		undecodable, undecodableRows, undecodableBytes = 0, 0, 0
+		for i, r := range rows {
+			if r.Error == "" {
+				continue
+			}
+			undecodableRows++
+			undecodableBytes += len(r.Bytes) / 2
+			if i == 0 || rows[i-1].Error == "" {
+				undecodable++
+			}
+		}
 		attachRelocations(rows, relocs)
 		if off >= len(cr.code) {
 			return rows, nil, nil
@@ -569,7 +583,14 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	if dec.Name != "" {
 		c.data.Coverage.Decoder = dec.Name
 		if dec.Missing != "" {
-			c.limitation("x86 instructions were decoded by x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512) nor CET (endbr64): after such an instruction the boundaries and text may be wrong. Install the Capstone library (Debian: libcapstone4 or libcapstone5) for exact boundaries: " + dec.Missing)
+			c.limitation("x86 instructions were decoded by x86asm alone, which decodes neither VEX/EVEX (AVX, AVX2, AVX-512) nor CET (endbr64): after such an instruction the boundaries and text may be wrong. Install the Zydis library (Debian: libzydis4.0) for objdump's boundaries: " + dec.Missing)
+		}
+		if dec.Lacks != "" {
+			c.onFinish = func() {
+				if undecodable > 0 {
+					c.limitation(fmt.Sprintf("%s could not decode %d row(s) of this page in %d range(s) (%d bytes, rows with error \"undecodable\"; a VEX/EVEX, PKU or GFNI instruction is one row of its whole length): %s. Their text is unknown, and after an undecodable row of one byte the boundaries may be wrong. Install the Zydis library (Debian: libzydis4.0) for objdump's decoding", dec.Name, undecodableRows, undecodable, undecodableBytes, dec.Lacks))
+				}
+			}
 		}
 	}
 	limit := a.MaxInstructions

@@ -50,6 +50,35 @@ __asm__(".symver same,same@@V2");
 	return so
 }
 
+// copyRelocSource reads libc's stderr and environ from an executable: the
+// link copies them into the executable's .bss (R_X86_64_COPY), where
+// .dynsym defines them with libc's needed version (.gnu.version_r).
+const copyRelocSource = `#include <stdio.h>
+extern char **environ;
+int main(int argc, char **argv) {
+	fprintf(stderr, "%s %d\n", argv[0], argc);
+	return environ[0] != 0;
+}
+`
+
+// copyRelocExes builds copyRelocSource as a PIE and a non-PIE executable
+// and checks with readelf -r that each has copy relocations.
+func copyRelocExes(t *testing.T) []string {
+	t.Helper()
+	needReadelf(t)
+	dir := t.TempDir()
+	exes := []string{
+		gccBuild(t, dir, "copyreloc-pie", copyRelocSource, "-O2", "-fpie", "-pie"),
+		gccBuild(t, dir, "copyreloc-nopie", copyRelocSource, "-O2", "-fno-pie", "-no-pie"),
+	}
+	for _, p := range exes {
+		if out := run(t, "readelf", "-rW", p); !strings.Contains(out, "_COPY") || !strings.Contains(out, "stderr@") {
+			t.Fatalf("%s has no copy relocation of stderr:\n%s", p, out)
+		}
+	}
+	return exes
+}
+
 // readelfVersioned runs readelf --dyn-syms -W on p in this run and returns
 // every dynamic symbol that has a version as "value name@version" or
 // "value name@@version" (value in 0x form without leading zeros; a
@@ -115,11 +144,12 @@ func versionedRows(t *testing.T, rows []string, keep func(map[string]any) bool) 
 // exports give each dynamic symbol its GNU version and whether it is the
 // default (@@), exactly as readelf --dyn-syms -W shows in the same run, on
 // a library built with a version script (two versions of one symbol, two
-// versions at one address) and on the system's libc, where the same name
-// at two addresses and byte-identical rows without versions were the
-// defect.
+// versions at one address), on executables with copy-relocated stderr and
+// environ (defined with a needed version: readelf's stderr@GLIBC_2.2.5,
+// never @@) and on the system's libc, where the same name at two
+// addresses and byte-identical rows without versions were the defect.
 func TestELFSymbolVersions(t *testing.T) {
-	libs := []string{versionedLib(t)}
+	libs := append([]string{versionedLib(t)}, copyRelocExes(t)...)
 	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/aarch64-linux-gnu/libc.so.6"} {
 		if _, err := os.Stat(p); err == nil {
 			libs = append(libs, p)
@@ -277,4 +307,31 @@ func FuzzSplitVersion(f *testing.F) {
 			t.Fatalf("%q split as %q %q %v", name, base, ver, def)
 		}
 	})
+}
+
+// TestDisassembleCopyRelocMatchesObjdump: in executables whose stderr and
+// environ are copy-relocated, and in copies stripped of .symtab (where the
+// names come from .dynsym and its version tables), every target and
+// target_symbol equals objdump -d -w's annotation in the same run: the
+// copied variables are named with their needed version as objdump names
+// them (<stderr@GLIBC_2.2.5>, never stderr@@GLIBC_2.2.5).
+func TestDisassembleCopyRelocMatchesObjdump(t *testing.T) {
+	needTool(t, "objdump")
+	needTool(t, "strip")
+	var exes []string
+	for _, p := range copyRelocExes(t) {
+		stripped := p + "-stripped"
+		if out, err := exec.Command("strip", "--strip-all", "-o", stripped, p).CombinedOutput(); err != nil {
+			t.Fatalf("strip: %v\n%s", err, out)
+		}
+		exes = append(exes, p, stripped)
+	}
+	for _, p := range exes {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			st := compareObjdumpAnnotations(t, p)
+			if st.symbols["stderr@GLIBC_2.2.5"] == 0 {
+				t.Errorf("no annotation equal to objdump's names stderr@GLIBC_2.2.5 (equal ones: %v)", st.symbols)
+			}
+		})
+	}
 }

@@ -1,0 +1,102 @@
+package bin
+
+import (
+	"bufio"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// pltSource calls two imported functions, printf (__printf_chk with
+// _FORTIFY_SOURCE) and puts, through the PLT.
+const pltSource = `#include <stdio.h>
+int main(int argc, char **argv) {
+	printf("hello %d %s\n", argc, argv[0]);
+	puts(argv[argc - 1]);
+	return 0;
+}
+`
+
+var objdumpPLTLabel = regexp.MustCompile(`^([0-9a-f]+) <([^>]+@plt)>:$`)
+
+// objdumpPLTSymbols returns the name@plt labels objdump -d -w prints for
+// p's PLT entries (its synthetic symbols), by address.
+func objdumpPLTSymbols(t *testing.T, p string) map[uint64]string {
+	t.Helper()
+	out, err := exec.Command("objdump", "-d", "-w", p).Output()
+	if err != nil {
+		t.Fatalf("objdump -d %s: %v", p, err)
+	}
+	labels := map[uint64]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if m := objdumpPLTLabel.FindStringSubmatch(sc.Text()); m != nil {
+			a, _ := strconv.ParseUint(m[1], 16, 64)
+			labels[a] = m[2]
+		}
+	}
+	return labels
+}
+
+// TestDisassemblePLTMatchesObjdump: on executables gcc builds in this run
+// with every x86 PLT layout (x86-64 lazy .plt with .plt.got; x86-64 IBT
+// .plt.sec with 16-byte .plt.got entries;
+// i386 PIE .plt whose entries jump through %ebx, whose sh_entsize is 4;
+// i386 non-PIE .plt with absolute GOT slots; i386 IBT .plt.sec), every instruction's target and target_symbol equal objdump
+// -d -w's annotation, so calls to imports are named name@plt as objdump
+// names them, and every name@plt objdump labels is accepted as the symbol
+// argument and disassembles that entry at objdump's address.
+func TestDisassemblePLTMatchesObjdump(t *testing.T) {
+	needTool(t, "objdump")
+	needTool(t, "readelf")
+	dir := t.TempDir()
+	builds := []struct {
+		name  string
+		flags []string
+		call  string // the import main calls that objdump names name@plt
+	}{
+		{"x86-64-lazy", []string{"-O2", "-fcf-protection=none"}, "printf@plt"},
+		{"x86-64-ibtplt", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt"},
+		{"x86-64-ibtplt-now", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}, "printf@plt"},
+		{"i386-pie", []string{"-m32", "-O2", "-D_FORTIFY_SOURCE=2", "-fpie", "-pie"}, "__printf_chk@plt"},
+		{"i386-nopie", []string{"-m32", "-O2", "-fno-pie", "-no-pie"}, "printf@plt"},
+		{"i386-ibtplt", []string{"-m32", "-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt"},
+	}
+	r := registry(t, "")
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) {
+			p := gccBuild(t, dir, b.name, pltSource, b.flags...)
+			labels := objdumpPLTSymbols(t, p)
+			if len(labels) < 2 {
+				t.Fatalf("objdump labels %d PLT entries %v: the fixture does not call through the PLT", len(labels), labels)
+			}
+			st := compareObjdumpAnnotations(t, p)
+			if st.symbols[b.call] == 0 || st.symbols["puts@plt"] == 0 {
+				t.Errorf("no annotation equal to objdump's names %s and puts@plt (equal ones: %v)", b.call, st.symbols)
+			}
+			ref := objdumpDisasm(t, p)
+			for a, name := range labels {
+				m := mustCall(t, r, "disassemble", map[string]any{"path": p, "symbol": name})
+				ctx := data(m)["context"].(map[string]any)
+				if ctx["start"] != hexU(a) || ctx["symbol"] != name {
+					t.Errorf("symbol %s: context %v, objdump labels it at %#x", name, ctx, a)
+					continue
+				}
+				rs := rows(m)
+				if len(rs) == 0 {
+					t.Errorf("symbol %s: no rows", name)
+					continue
+				}
+				for _, x := range rs {
+					row := x.(map[string]any)
+					ra := mustHex(t, row["address"].(string))
+					if l, ok := ref[ra]; !ok || l.bytes != row["bytes"] {
+						t.Errorf("symbol %s: row %v, objdump %+v", name, row, l)
+					}
+				}
+			}
+		})
+	}
+}
