@@ -269,8 +269,8 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	if s.activeLocked() >= l.ActivePerSession {
 		return Job{}, contract.Errorf(contract.CodeBusy, "this connection already has %d active collection jobs; wait for one (get_job) or cancel it (cancel_job)", l.ActivePerSession)
 	}
-	if len(s.jobs) >= l.RecordsPerSession {
-		return Job{}, contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records; they expire 5 minutes after completion", l.RecordsPerSession)
+	if len(s.jobs) >= l.RecordsPerSession && !s.evictReleasedLocked() {
+		return Job{}, s.recordLimitErr()
 	}
 	if s.retainedLocked() >= l.RetainedPerSession {
 		return Job{}, s.retainedLimitErr()
@@ -301,6 +301,67 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	go s.watch(ctx, j, native)
 	go s.run(ctx, j, spec, native)
 	return *j, nil
+}
+
+// evictReleasedLocked makes room for one job record when the session
+// holds RecordsPerSession of them: it drops the oldest completed record
+// whose capture was released (Consumed; its native work has returned), so
+// releasing a capture frees its job record for the next job. A dropped
+// record then reads as unknown (REFERENCE_INVALID) instead of reporting
+// result_consumed. It reports whether a record was dropped; running jobs,
+// failed ones and those whose capture is still retained keep theirs until
+// expiry.
+func (s *Session) evictReleasedLocked() bool {
+	for i, id := range s.jobOrder {
+		j := s.jobs[id]
+		if j.State != Running && !j.NativeRunning && j.Consumed {
+			delete(s.jobs, id)
+			s.jobOrder = append(s.jobOrder[:i], s.jobOrder[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// recordLimitErr is the RESOURCE_LIMIT of a full job-record table: it
+// names how to free a record. With a retained capture, next_action is
+// release_capture of the oldest one (its record is then reused), and the
+// details list every retained capture; without one (the records are
+// running or failed jobs), the error is retryable and details.next_expiry_at
+// says when the first completed record expires (5 minutes after its
+// completion), null while every record is still running.
+func (s *Session) recordLimitErr() *contract.Error {
+	l := s.m.limits
+	var ids []string
+	oldest := ""
+	var next time.Time
+	for _, id := range s.jobOrder {
+		j := s.jobs[id]
+		if c, ok := s.caps[j.CaptureID]; ok && c.Parent == "" {
+			ids = append(ids, j.CaptureID)
+			if oldest == "" {
+				oldest = j.CaptureID
+			}
+		}
+		if j.State != Running && !j.NativeRunning {
+			if exp := j.Finished.Add(l.JobLifetime); next.IsZero() || exp.Before(next) {
+				next = exp
+			}
+		}
+	}
+	if oldest != "" {
+		e := contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records (the limit); release a retained capture with release_capture (next_action names the oldest) and its job record is reused; completed records also expire 5 minutes after completion", l.RecordsPerSession).
+			WithDetail("retained_capture_ids", ids)
+		e.NextAction = &contract.Action{Tool: "release_capture", Arguments: map[string]any{"capture_id": oldest}}
+		return e
+	}
+	e := contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records (the limit), none with a capture to release: they are running or failed jobs; completed records expire 5 minutes after completion (details.next_expiry_at), or reconnect for a fresh connection", l.RecordsPerSession)
+	e.Retryable = true
+	var exp any
+	if !next.IsZero() {
+		exp = contract.TS(next)
+	}
+	return e.WithDetail("next_expiry_at", exp)
 }
 
 func (s *Session) retainedLimitErr() *contract.Error {
