@@ -353,7 +353,9 @@ func TestReleasedCaptureFreesJobRecord(t *testing.T) {
 
 	s2 := m.NewSession()
 	defer s2.Close()
-	fail := func(context.Context) (*capture.Capture, error) { return nil, contract.Errorf(contract.CodeAccessDenied, "no") }
+	fail := func(context.Context) (*capture.Capture, error) {
+		return nil, contract.Errorf(contract.CodeAccessDenied, "no")
+	}
 	var retained []string
 	for i := 0; i < 64; i++ {
 		run := fail
