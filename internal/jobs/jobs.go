@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -292,7 +293,9 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	m.mu.Unlock()
 
 	s.next++
-	ctx, cancel := context.WithTimeout(context.Background(), l.Deadline)
+	// A capture's rows can never exceed the whole retained budget: the
+	// collector stops once they certainly would (capture.RowBudget).
+	ctx, cancel := context.WithTimeout(capture.WithRowBudget(context.Background(), &capture.RowBudget{Limit: l.RetainedBytes}), l.Deadline)
 	j := &Job{ID: fmt.Sprintf("job-%d-%d", s.id, s.next), Kind: spec.Kind, State: Running, Started: m.now(),
 		NativeRunning: true, Live: spec.Live, cancel: cancel, done: make(chan struct{})}
 	s.jobs[j.ID] = j
@@ -447,6 +450,14 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 		s.finishLocked(j, Failed)
 		return
 	case err != nil:
+		var ob *capture.OverBudgetError
+		if errors.As(err, &ob) {
+			j.Err = captureTooLarge(spec, ob.Counted, s.bytes, m.limits.RetainedBytes, true).
+				WithDetail("collection_stopped", map[string]any{"items_read": ob.Read, "items_listed": ob.Total, "rows_counted": ob.Rows})
+			s.finishLocked(j, Failed)
+			go debug.FreeOSMemory() // the rows collected until then are garbage now
+			return
+		}
 		j.Err = contract.AsError(err)
 		s.finishLocked(j, Failed)
 		return
@@ -463,8 +474,11 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 		return
 	}
 	if s.bytes+stored.Bytes > m.limits.RetainedBytes {
-		j.Err = captureTooLarge(spec, stored.Bytes, s.bytes, m.limits.RetainedBytes)
+		j.Err = captureTooLarge(spec, stored.Bytes, s.bytes, m.limits.RetainedBytes, false)
 		s.finishLocked(j, Failed)
+		if stored.Bytes > m.limits.RetainedBytes/4 {
+			go debug.FreeOSMemory() // a large refused capture: return its memory
+		}
 		return
 	}
 	j.Partial, j.Warnings = stored.Partial, stored.Warnings
@@ -507,15 +521,21 @@ func applyFilter(c *capture.Capture, f capture.Filter) {
 // captureTooLarge is the RESULT_TOO_LARGE of a collected capture: the
 // capture is never truncated; the message and details say how to narrow
 // the collection itself (start_capture filter terms of the kind) or free
-// budget.
-func captureTooLarge(spec Spec, need, used, budget int64) *contract.Error {
+// budget. atLeast says need is a lower bound: the collector stopped as
+// soon as its rows could never fit the whole budget (capture.RowBudget),
+// and details.needed_bytes_is_lower_bound is true.
+func captureTooLarge(spec Spec, need, used, budget int64, atLeast bool) *contract.Error {
 	terms := capture.FilterTerms(spec.Kind)
-	msg := "the %s capture needs %d bytes but this connection has %d of its %d-byte retained budget free; it is not truncated. Release retained captures (release_capture)"
+	needs := "needs"
+	if atLeast {
+		needs = "needs more than"
+	}
+	msg := "the %s capture " + needs + " %d bytes but this connection has %d of its %d-byte retained budget free; it is not truncated. Release retained captures (release_capture)"
 	if len(terms) > 0 {
 		msg += ", or start the capture again with filter (" + strings.Join(terms, ", ") + ") so only matching rows are collected"
 	}
 	e := contract.Errorf(contract.CodeResultTooLarge, msg, spec.Kind, need, budget-used, budget).
-		WithDetail("needed_bytes", need).WithDetail("budget_bytes", budget).WithDetail("free_bytes", budget-used)
+		WithDetail("needed_bytes", need).WithDetail("needed_bytes_is_lower_bound", atLeast).WithDetail("budget_bytes", budget).WithDetail("free_bytes", budget-used)
 	if len(terms) > 0 {
 		e = e.WithDetail("filter_terms", terms)
 	}

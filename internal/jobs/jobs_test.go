@@ -551,3 +551,30 @@ func TestCancelLive(t *testing.T) {
 		t.Fatalf("CancelLive(nil) = %+v", got)
 	}
 }
+
+// A collector stopped at the row budget (capture.OverBudgetError) fails
+// its job RESULT_TOO_LARGE with the lower bound it counted, flagged as one,
+// and how far it read; nothing is retained.
+func TestStoppedCollectionIsResultTooLarge(t *testing.T) {
+	m, _ := newTest(DefaultLimits())
+	s := m.NewSession()
+	defer s.Close()
+	stopped := func(context.Context) (*capture.Capture, error) {
+		return nil, &capture.OverBudgetError{Kind: capture.KindOpenFiles, Counted: 64<<20 + 10, Limit: 64 << 20, Rows: 17000, Read: 17001, Total: 19990}
+	}
+	j, err := s.Start(Spec{Kind: capture.KindOpenFiles, Run: stopped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitDone(t, s, j.ID)
+	if j.State != Failed || j.Err.Code != contract.CodeResultTooLarge || j.Err.Details["needed_bytes"] != int64(64<<20+10) ||
+		j.Err.Details["needed_bytes_is_lower_bound"] != true || !strings.Contains(j.Err.Message, "needs more than") {
+		t.Fatalf("stopped collection: %+v", j.Err)
+	}
+	if st := j.Err.Details["collection_stopped"].(map[string]any); st["items_read"] != 17001 || st["items_listed"] != 19990 {
+		t.Fatalf("collection_stopped %v", st)
+	}
+	if r, _, b, _ := s.Usage(); r != 0 || b != 0 {
+		t.Fatalf("retained %d captures, %d bytes", r, b)
+	}
+}
