@@ -305,7 +305,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 		warnings = append(warnings, "the window extends past the latest sample ("+snap.Time.UTC().Format(time.RFC3339Nano)+") into time not collected yet")
 	}
 	if pruned.Count > 0 && pruned.LastMs >= iv.From {
-		warnings = append(warnings, "identity pruning removed ended lifetimes whose last samples fall inside the window (at most "+itoa(history.MaxEndedUntracked)+" ended untracked lifetimes are kept, for "+history.EndedUntrackedAge.String()+"); they cannot be ranked")
+		warnings = append(warnings, "identity pruning removed ended lifetimes whose last samples fall inside the window; they cannot be ranked: "+prunedWarning(pruned))
 	}
 	if truncatedByRing > 0 {
 		warnings = append(warnings, itoa(truncatedByRing)+" ranked lifetimes keep fewer samples than the window needs (untracked lifetimes keep "+itoa(history.UntrackedCapacity)+"), so their values cover only part of it (see each row's coverage); update_tracking keeps up to "+itoa(history.TrackedCapacity))
