@@ -70,7 +70,9 @@ func TestPrunedTrackedLifetimesAreWarned(t *testing.T) {
 	cov := covOf(res)
 	listed := int(cov["total"].(float64))
 	if listed != history.MaxEndedTracked || int(cov["tracked_lifetimes_pruned"].(float64)) != want || res.Status != "partial" ||
-		!slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, itoa(want)+" ended tracked lifetimes were pruned") && strings.Contains(w, "128") }) {
+		!slices.ContainsFunc(res.Warnings, func(w string) bool {
+			return strings.Contains(w, itoa(want)+" ended tracked lifetimes were pruned") && strings.Contains(w, "128")
+		}) {
 		t.Fatalf("get_tracking: %d listed, coverage %v, status %s, warnings %v", listed, cov, res.Status, res.Warnings)
 	}
 
@@ -78,7 +80,9 @@ func TestPrunedTrackedLifetimesAreWarned(t *testing.T) {
 	cov = covOf(res)
 	pr, _ := cov["lifetimes_pruned"].(map[string]any)
 	if int(cov["total"].(float64)) != history.MaxEndedTracked || pr == nil || int(pr["tracked"].(float64)) != want || res.Status != "partial" ||
-		!slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, itoa(want)+" tracked: at most 128") && strings.Contains(w, "512") }) {
+		!slices.ContainsFunc(res.Warnings, func(w string) bool {
+			return strings.Contains(w, itoa(want)+" tracked: at most 128") && strings.Contains(w, "512")
+		}) {
 		t.Fatalf("list_processes scope all: coverage %v, status %s, warnings %v", cov, res.Status, res.Warnings)
 	}
 }
