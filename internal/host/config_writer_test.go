@@ -36,3 +36,32 @@ func TestTrackingWriteRefusedAfterOutsideChange(t *testing.T) {
 		t.Fatalf("the refused change wrote the file:\n%s", after)
 	}
 }
+
+// The state a host wrote is the state it reads back: deleting the last
+// saved profile (an empty list, omitted from the file) and emptying the
+// tracking list leave later changes writable.
+func TestTrackingWritableAfterEmptyLists(t *testing.T) {
+	h := testHost(t, time.Hour, nil)
+	s := h.NewSession()
+	mustCall(t, h, s, "update_tracking", map[string]any{"operation_id": "e-1", "expected_revision": revision(t, h, s), "action": "add", "process_name": "alpha"})
+	mustCall(t, h, s, "update_tracking", map[string]any{"operation_id": "e-2", "expected_revision": revision(t, h, s), "action": "remove", "process_name": "alpha"})
+	mustCall(t, h, s, "update_tracking", map[string]any{"operation_id": "e-3", "expected_revision": revision(t, h, s), "action": "add", "process_name": "beta"})
+	p, _ := config.Path()
+	if f, err := config.LoadFrom(p); err != nil || len(f.Tracking) != 1 || f.Tracking[0] != "beta" {
+		t.Fatalf("file %v %v", f, err)
+	}
+}
+
+// configState treats an empty list as the file stores it (omitted, or
+// []), so what a host wrote compares equal to what it reads back.
+func TestConfigStateEmptyLists(t *testing.T) {
+	for _, c := range []struct{ a, b config.File }{
+		{config.File{Profiles: []config.Profile{}}, config.File{}},
+		{config.File{Tracking: []string{}}, config.File{}},
+		{config.File{Profiles: []config.Profile{{ID: "p", Name: "n", Tracking: nil}}}, config.File{Profiles: []config.Profile{{ID: "p", Name: "n", Tracking: []string{}}}}},
+	} {
+		if configState(&c.a) != configState(&c.b) {
+			t.Errorf("%+v and %+v differ", c.a, c.b)
+		}
+	}
+}

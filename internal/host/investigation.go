@@ -19,6 +19,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/ledger"
 	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // investigation is the Current Investigation of seed 000 section 10: the
@@ -361,9 +362,10 @@ func claimConfigWriter() error {
 
 // configState fingerprints the investigation state of f that hosts write
 // (tracking list, active profile, saved profiles), as this host compares
-// it before writing.
+// it before writing: their TOML encoding, as the file stores them, so an
+// empty list and a missing one (omitted from the file) are the same.
 func configState(f *config.File) string {
-	b, _ := json.Marshal([]any{normalizeNames(f.Tracking), f.ActiveProfile, f.Profiles})
+	b, _ := toml.Marshal(config.File{Tracking: normalizeNames(f.Tracking), ActiveProfile: f.ActiveProfile, Profiles: f.Profiles})
 	return string(b)
 }
 
