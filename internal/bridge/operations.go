@@ -71,9 +71,43 @@ func operationHandler(call CallFunc, method string, def int) tool.Handler {
 				return nil, outcomeUnknown(err, opID)
 			}
 			res = next
+			if e := failedOperation(res); e != nil {
+				return nil, e
+			}
 		}
 		return res, nil
 	}
+}
+
+// failedOperation is the error of a polled operation that ended failed
+// within the call: the host's get_operation reports it as a successful
+// read with data.state "failed" and data.error (retrieval succeeded), but
+// the mutation the caller asked for failed, so its reply is that error
+// (isError) with operation_id and state added to the error's details, as
+// the host answers a mutation already known failed. nil for any other
+// result.
+func failedOperation(res *contract.Result) *contract.Error {
+	if res == nil || res.Data == nil {
+		return nil
+	}
+	b, err := json.Marshal(res.Data)
+	if err != nil {
+		return nil
+	}
+	var op struct {
+		OperationID string          `json:"operation_id"`
+		State       string          `json:"state"`
+		Error       *contract.Error `json:"error"`
+	}
+	if json.Unmarshal(b, &op) != nil || op.State != "failed" || op.Error == nil || op.Error.Code == "" {
+		return nil
+	}
+	e := *op.Error
+	e.Details = map[string]any{"operation_id": op.OperationID, "state": op.State}
+	for k, v := range op.Error.Details {
+		e.Details[k] = v
+	}
+	return &e
 }
 
 // withOperationID gives a mutation without an operation_id (only the

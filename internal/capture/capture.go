@@ -14,9 +14,12 @@
 package capture
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -191,4 +194,63 @@ func HasExtension(path, ext string) bool {
 		base = base[i+1:]
 	}
 	return len(base) > len(ext) && sample.EqualFold(base[len(base)-len(ext):], ext)
+}
+
+// rowBudgetKey carries a *RowBudget in a collector's context.
+type rowBudgetKey struct{}
+
+// RowBudget bounds what a collector keeps: the bytes its rows will encode
+// to can never exceed the retained-capture budget, so a collector stops as
+// soon as a lower bound of them (the exact bytes of each row's path or
+// name and fd text: every encoded row holds them at least once) exceeds
+// Limit, instead of building a capture that is refused whole afterwards.
+// It is safe for concurrent use (file_users scans processes in parallel).
+type RowBudget struct {
+	// Limit is the byte budget (the session's whole retained budget).
+	Limit int64
+	used  atomic.Int64
+	rows  atomic.Int64
+}
+
+// WithRowBudget returns ctx carrying b for the collector it is passed to.
+func WithRowBudget(ctx context.Context, b *RowBudget) context.Context {
+	return context.WithValue(ctx, rowBudgetKey{}, b)
+}
+
+func rowBudgetOf(ctx context.Context) *RowBudget {
+	b, _ := ctx.Value(rowBudgetKey{}).(*RowBudget)
+	return b
+}
+
+// take counts one kept row costing at least n encoded bytes and reports
+// whether the budget still holds (a nil budget always does).
+func (b *RowBudget) take(n int) bool {
+	if b == nil {
+		return true
+	}
+	b.rows.Add(1)
+	return b.used.Add(int64(n)) <= b.Limit
+}
+
+// exceeded reports whether the rows counted so far are over the budget.
+func (b *RowBudget) exceeded() bool { return b != nil && b.used.Load() > b.Limit }
+
+// OverBudgetError is a collection stopped because its rows could never fit
+// the retained budget: Counted is the lower bound of their encoded bytes
+// when it stopped (more than Limit), Rows the rows kept until then, Read
+// and Total the items (fds, processes) read of those listed (Total -1
+// when not known). The capture is never truncated: no rows are kept.
+type OverBudgetError struct {
+	Kind           string
+	Counted, Limit int64
+	Rows           int64
+	Read, Total    int
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("the %s capture needs more than %d bytes (collection stopped after %d of %d items), over the %d-byte retained budget", e.Kind, e.Counted, e.Read, e.Total, e.Limit)
+}
+
+func (b *RowBudget) overErr(kind string, read, total int) error {
+	return &OverBudgetError{Kind: kind, Counted: b.used.Load(), Limit: b.Limit, Rows: b.rows.Load(), Read: read, Total: total}
 }

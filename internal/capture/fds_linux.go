@@ -208,6 +208,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		defer unix.Close(infoFd)
 	}
 	sortNumeric(names)
+	budget := rowBudgetOf(ctx)
 	buf := make([]byte, 4096)
 	failed := 0
 	exitedDuring := false
@@ -237,6 +238,11 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		if !f.IsZero() && !f.Match(&Row{Path: path}) {
 			c.FilteredOut++
 			continue
+		}
+		if !budget.take(len(path) + len(n)) {
+			// Never kept whole: stop reading instead of building rows
+			// that are refused afterwards (RESULT_TOO_LARGE).
+			return nil, budget.overErr(KindOpenFiles, i+1, len(names))
 		}
 		var st unix.Stat_t
 		stp := &st

@@ -82,6 +82,7 @@ func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) 
 		return nil, err
 	}
 	m := newPathMatcher(Filter{Path: f.Path, PathBytes: f.PathBytes, Extension: f.Extension})
+	budget := rowBudgetOf(ctx)
 	scans := make([]pidScan, len(pids))
 	workers := min(runtime.GOMAXPROCS(0), len(pids))
 	var next atomic.Int64
@@ -102,12 +103,19 @@ func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) 
 					return
 				}
 				scans[i] = fs.scanPID(ctx, pids[i], f, m, sc)
+				if budget.exceeded() {
+					stop.Store(true)
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
+	}
+	if budget.exceeded() {
+		return nil, budget.overErr(KindFileUsers, min(int(next.Load()), len(pids)), len(pids))
 	}
 	var examined, deniedN, exitedN, fdsSeen, fdsFailed, ownerSkipped int
 	total := 0
@@ -212,6 +220,7 @@ func newScratch() *scratch {
 // owner name, and one readlinkat per fd.
 func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, sc *scratch) pidScan {
 	var out pidScan
+	budget := rowBudgetOf(ctx)
 	p, err := fs.openPinned(pid)
 	if err != nil {
 		out.outcome = pidExited
@@ -314,6 +323,9 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 				counts = append(counts, 1)
 				firstFD = append(firstFD, fdNumber(name))
 				out.rows = append(out.rows, newFileUsersRow(head, path, del, owner, st.name, id))
+				if !budget.take(len(path) + len(owner)) {
+					stopped = true
+				}
 				return
 			}
 			if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
@@ -333,6 +345,9 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 			counts = append(counts, 1)
 			firstFD = append(firstFD, fdNumber(name))
 			out.rows = append(out.rows, newFileUsersRow(head, path, sample.NotDeleted, owner, st.name, id))
+			if !budget.take(len(path) + len(owner)) {
+				stopped = true
+			}
 		})
 		if stopped {
 			break

@@ -66,7 +66,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			if arguments != "" {
 				var err error
 				if call, err = jsonObjectArg("--arguments", arguments, false); err != nil {
-					return printFailure(env, err)
+					return printFailureJSON(env, err)
 				}
 				if _, ok := call["sources"]; ok {
 					return errors.New(`--arguments must not contain "sources": sources come from PATH arguments or --evidence`)
@@ -111,7 +111,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			if limits != "" {
 				l, err := jsonObjectArg("--limits", limits, false)
 				if err != nil {
-					return printFailure(env, err)
+					return printFailureJSON(env, err)
 				}
 				call["limits"] = l
 			}

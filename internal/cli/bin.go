@@ -51,7 +51,7 @@ func (f *binFlags) failure(env *Env, err error) error {
 		ce.Details = details
 		err = &ce
 	}
-	return printFailure(env, err)
+	return printFailureJSON(env, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
@@ -191,7 +191,7 @@ compare_binaries): same arguments, bounds and errors. --json prints the
 envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 	}
 	cmd.AddCommand(newBinInspectCmd(env), newBinSymbolsCmd(env), newBinStringsCmd(env), newBinDisasmCmd(env), newBinDiffCmd(env))
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return printFailure(env, binFlagError(err)) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return printFailureJSON(env, binFlagError(err)) })
 	return cmd
 }
 

@@ -25,7 +25,7 @@ tool returns an error envelope.`,
 			if len(args) == 2 {
 				m, err := jsonObjectArg("the JSON argument", args[1], true)
 				if err != nil {
-					return printFailure(env, err)
+					return printFailureJSON(env, err)
 				}
 				raw, _ = json.Marshal(m)
 			}

@@ -91,6 +91,9 @@ alone.`,
 			case pid > 0:
 				r, err := refForPIDAny(cmd, rt.Registry, pid)
 				if err != nil {
+					if asJSON {
+						return printFailureJSON(env, err)
+					}
 					return printFailure(env, err)
 				}
 				args["target"] = map[string]any{"process_ref": r}

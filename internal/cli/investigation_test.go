@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +26,19 @@ func runInvCLI(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
+// runInvCLIFail runs a command expected to fail in text mode: it returns
+// its standard error after checking standard output is empty (text-mode
+// errors are told on standard error only).
+func runInvCLIFail(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	if out.Len() > 0 {
+		t.Errorf("%q: a failing text-mode command wrote to stdout: %s", args, out.String())
+	}
+	return errb.String(), code
+}
+
 func TestTrackProfileHistoryCLI(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "inquest.toml")
 	t.Setenv("INQUEST_CONFIG", cfg)
@@ -39,7 +53,7 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "names: postgres") {
 		t.Fatalf("track list: %d %s", code, out)
 	}
-	out, code = runInvCLI(t, "track", "add", "x", "--expected-revision", "stale-1")
+	out, code = runInvCLIFail(t, "track", "add", "x", "--expected-revision", "stale-1")
 	if code != 1 || !strings.Contains(out, "STATE_CONFLICT") {
 		t.Fatalf("stale revision: %d %s", code, out)
 	}
@@ -47,7 +61,7 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "succeeded") {
 		t.Fatalf("save-as: %d %s", code, out)
 	}
-	out, code = runInvCLI(t, "profile", "save-as", "DB")
+	out, code = runInvCLIFail(t, "profile", "save-as", "DB")
 	if code != 1 || !strings.Contains(out, "STATE_CONFLICT") {
 		t.Fatalf("duplicate: %d %s", code, out)
 	}
@@ -143,7 +157,7 @@ func TestInProcessRefusesConfirmation(t *testing.T) {
 	if out, code := runInvCLI(t, "profile", "save-as", "p3"); code != 0 {
 		t.Fatalf("save-as: %d %s", code, out)
 	}
-	out, code := runInvCLI(t, "profile", "delete", "p3")
+	out, code := runInvCLIFail(t, "profile", "delete", "p3")
 	if code != 1 || !strings.Contains(out, "UNSUPPORTED") || !strings.Contains(out, "in-process") || strings.Contains(out, "pending_confirmation") {
 		t.Fatalf("delete on an in-process host: %d %s", code, out)
 	}
@@ -206,12 +220,41 @@ func TestSizeFlagsOutOfRange(t *testing.T) {
 		{"evidence", "query", "--page-size", "0"},
 		{"evidence", "query", "--page-size", "201"},
 	} {
-		out, code := runInvCLI(t, args...)
+		run := runInvCLIFail // text mode: the error on stderr
+		if args[0] == "evidence" {
+			run = runInvCLI // evidence prints its envelope
+		}
+		out, code := run(t, args...)
 		if code != 1 || !strings.Contains(out, "INVALID_ARGUMENT") {
 			t.Fatalf("%q: exit %d\n%s", args, code, out)
 		}
 	}
 	if out, code := runInvCLI(t, "history", "--metric", "memory_total_bytes", "--raw", "--limit", "1"); code != 0 {
 		t.Fatalf("--limit 1: %d %s", code, out)
+	}
+}
+
+// A failing proc command in text mode tells its error on stderr only
+// (`inquest lsof PID > out` leaves out empty); with --json the error
+// envelope is its stdout.
+func TestTextModeErrorsOnStderrOnly(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	t.Setenv(inProcessEnv, "1")
+	// The largest Linux PID, which no process has here.
+	const gone = "4194304"
+	if _, err := os.Stat("/proc/" + gone); err == nil {
+		t.Skip("a process has PID " + gone)
+	}
+	for _, args := range [][]string{{"lsof", gone}, {"threads", gone}, {"history", "--metric", "rss_bytes", "--pid", gone}, {"top", "--metric", "no_such_metric"}} {
+		errText, code := runInvCLIFail(t, args...)
+		if code != 1 || !strings.HasPrefix(errText, "inquest") || strings.Contains(errText, `"error"`) {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errText)
+		}
+	}
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"lsof", gone, "--json"}, strings.NewReader(""), &out, &errb)
+	var env map[string]any
+	if code != 1 || json.Unmarshal(out.Bytes(), &env) != nil || env["error"] == nil {
+		t.Fatalf("lsof --json: exit %d, stdout %q", code, out.String())
 	}
 }

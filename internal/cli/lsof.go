@@ -253,6 +253,9 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 	go rt.preconnectProc(cmd.Context())
 	args, err := argsFn(rt.Registry)
 	if err != nil {
+		if asJSON {
+			return printFailureJSON(env, err)
+		}
 		return printFailure(env, err)
 	}
 	raw, _ := json.Marshal(args)
@@ -269,7 +272,7 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 		if h := filterHint(cmd, err); h != "" {
 			fmt.Fprintln(env.Stderr, h)
 		}
-		return printFailure(env, err)
+		return exitCode(1) // told on stderr; nothing on stdout
 	}
 	listed := render(env.Stdout, rows)
 	if out.partial {

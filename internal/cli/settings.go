@@ -36,7 +36,9 @@ listener.
 
 recording_directory (default $XDG_DATA_HOME/inquest/recordings): an absolute
 directory where recordings are written and list_logs looks; it is created
-when a recording starts. The next recording and listing use a change.`,
+when a recording starts. The next recording and listing use a change.
+` + "`inquest settings unset recording_directory`" + ` (or set it to "") returns to
+the default.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get [KEY]",
@@ -77,6 +79,9 @@ when a recording starts. The next recording and listing use a change.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey(args[0]); err != nil {
 				return err
+			}
+			if args[0] == "recording_directory" && args[1] == "" {
+				return unsetSetting(env, args[0])
 			}
 			if args[0] == "recording_directory" {
 				if !filepath.IsAbs(args[1]) {
@@ -123,7 +128,41 @@ when a recording starts. The next recording and listing use a change.`,
 	}
 	set.Flags().BoolVar(&noWait, "no-wait", false, "do not wait for a running host to apply the change")
 	cmd.AddCommand(set)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "unset KEY",
+		Short: "Reset a setting to its default (recording_directory: the default directory; also `set recording_directory \"\"`)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkKey(args[0]); err != nil {
+				return err
+			}
+			if args[0] == "mcp_connections_disabled" {
+				// The default (false) through set, which waits for a
+				// running host to open its listener.
+				return set.RunE(set, []string{args[0], "false"})
+			}
+			return unsetSetting(env, args[0])
+		},
+	})
 	return cmd
+}
+
+// unsetSetting removes recording_directory from inquest.toml, so the
+// default directory ($XDG_DATA_HOME/inquest/recordings) applies to the
+// next recording and listing, and prints the effective value.
+func unsetSetting(env *Env, key string) error {
+	if _, err := config.Update(func(f *config.File) error {
+		f.RecordingDirectory = ""
+		return nil
+	}); err != nil {
+		return explainConfigErr(err)
+	}
+	dir, src, err := host.RecordingDirectory()
+	if err != nil {
+		return explainConfigErr(err)
+	}
+	fmt.Fprintf(env.Stdout, "%s = %s (%s)\n", key, dir, src)
+	return nil
 }
 
 func checkKey(k string) error {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -100,7 +102,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			if asJSON {
 				return callAndPrint(cmd, env, rt.Registry, "rank_processes", b)
 			}
-			res, err := rt.Registry.Call(cmd.Context(), "rank_processes", b)
+			res, err := rankRows(cmd.Context(), rt.Registry, b, limit)
 			if err != nil {
 				return printFailure(env, err)
 			}
@@ -136,6 +138,52 @@ func parseLast(s string) (int, error) {
 		return 0, fmt.Errorf("--last takes whole seconds, such as 60s or 5m")
 	}
 	return int(d / time.Second), nil
+}
+
+// rankRows calls rank_processes with args and follows its pages (the
+// result budget can end a page before limit rows) until limit rows are
+// read or the ranking ends. It returns the first page's result with
+// data.rows holding every row read and the first page's warnings (every
+// page of one ranking carries the same ones) without the result-budget
+// one: the pages it names were read.
+func rankRows(ctx context.Context, reg *tool.Registry, args []byte, limit int) (*contract.Result, error) {
+	res, err := reg.Call(ctx, "rank_processes", args)
+	if err != nil {
+		return nil, err
+	}
+	var data map[string]any
+	if err := remarshal(res.Data, &data); err != nil {
+		return nil, err
+	}
+	rows, _ := data["rows"].([]any)
+	next := res.NextAction
+	for next != nil && next.Tool == "rank_processes" && len(rows) < limit {
+		b, _ := json.Marshal(next.Arguments)
+		page, err := reg.Call(ctx, "rank_processes", b)
+		if err != nil {
+			return nil, err
+		}
+		var d map[string]any
+		if err := remarshal(page.Data, &d); err != nil {
+			return nil, err
+		}
+		more, _ := d["rows"].([]any)
+		rows = append(rows, more...)
+		next = page.NextAction
+	}
+	if len(rows) > limit {
+		rows = rows[:limit]
+	}
+	data["rows"] = rows
+	res.Data = data
+	var kept []string
+	for _, w := range res.Warnings {
+		if w != tool.BudgetWarning {
+			kept = append(kept, w)
+		}
+	}
+	res.Warnings = kept
+	return res, nil
 }
 
 // renderRanking prints a rank_processes result as a table: a header line

@@ -96,10 +96,13 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 	}
 	defer rt.Close()
 	args, err := build(rt.Registry)
-	if err != nil {
-		return printFailure(env, err)
+	if err == nil {
+		err = m.fill(cmd, rt.Registry, args)
 	}
-	if err := m.fill(cmd, rt.Registry, args); err != nil {
+	if err != nil {
+		if m.asJSON {
+			return printFailureJSON(env, err)
+		}
 		return printFailure(env, err)
 	}
 	raw, _ := json.Marshal(args)

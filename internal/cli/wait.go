@@ -56,7 +56,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 			case args[0] == "exit" && len(args) == 1:
 				a["condition"] = "process_exit"
 				if err := target(); err != nil {
-					return printFailure(env, err)
+					return printFailureJSON(env, err)
 				}
 			case args[0] == "metric" && len(args) == 4:
 				a["condition"], a["metric_id"], a["comparison"] = "metric_threshold", args[1], args[2]
@@ -67,7 +67,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 				if system {
 					a["system"] = true
 				} else if err := target(); err != nil {
-					return printFailure(env, err)
+					return printFailureJSON(env, err)
 				}
 			default:
 				return fmt.Errorf("usage: %s", cmd.Use)

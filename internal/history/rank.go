@@ -44,9 +44,13 @@ func (st *Store) Views() []LifetimeView {
 // Count lifetimes that had samples, the latest of whose last samples was
 // at LastMs (ms since the Unix epoch; meaningful when Count > 0). A window
 // ending at or after LastMs may miss lifetimes that had samples inside it.
+// Tracked counts those of them that were tracked (pruned beyond
+// MaxEndedTracked ended tracked lifetimes), Untracked the others (beyond
+// MaxEndedUntracked, or ended more than EndedUntrackedAge ago).
 type Pruned struct {
-	Count  int
-	LastMs int64
+	Count              int
+	LastMs             int64
+	Tracked, Untracked int
 }
 
 // PrunedLifetimes returns what identity pruning has removed so far.
@@ -62,6 +66,11 @@ func (st *Store) notePruned(e *entry) {
 		return
 	}
 	st.pruned.Count++
+	if e.Tracked {
+		st.pruned.Tracked++
+	} else {
+		st.pruned.Untracked++
+	}
 	st.pruned.LastMs = max(st.pruned.LastMs, e.series.prevMs)
 }
 

@@ -214,9 +214,10 @@ func liveCursorErr() *contract.Error {
 }
 
 // liveListing reports whether a frozen listing id is a live one (process
-// listings and live raw history; not saved-log or tracking listings).
+// listings, live raw history and rankings; not saved-log or tracking
+// listings).
 func liveListing(id string) bool {
-	return strings.HasPrefix(id, "plist-") || strings.HasPrefix(id, "hist-")
+	return strings.HasPrefix(id, "plist-") || strings.HasPrefix(id, "hist-") || strings.HasPrefix(id, "rank-")
 }
 
 var logView sync.Map // *Host -> *logViewState

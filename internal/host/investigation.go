@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,8 +16,10 @@ import (
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/ledger"
 	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // investigation is the Current Investigation of seed 000 section 10: the
@@ -35,6 +38,13 @@ type investigation struct {
 	tracking []string // normalized, sorted
 	active   string   // active profile id, "" for none
 	loadErr  string
+	// fileState is the fingerprint (configState) of inquest.toml's
+	// investigation state as this host last read or wrote it; a write
+	// first checks the file still holds it.
+	fileState string
+	// writer says this host holds the config writer claim
+	// (ipc.ClaimConfigWriter): only then may it write the file.
+	writer bool
 
 	// submitters maps operation id -> submitting session id (a session
 	// cannot confirm its own request).
@@ -80,11 +90,15 @@ func investigationOf(h *Host) *investigation {
 func installInvestigation(h *Host) {
 	{
 		inv := &investigation{h: h, store: history.NewStore(), ledger: ledger.New(), rev: 1}
+		// Claimed before reading, so no other host can write the state
+		// between this read and this host's first write.
+		inv.writer = claimConfigWriter() == nil
 		if f, err := config.Load(); err != nil {
 			inv.loadErr = "inquest.toml could not be read; the tracking list starts empty and changes will fail until the file is fixed"
 		} else {
 			inv.tracking = normalizeNames(f.Tracking)
 			inv.active = f.ActiveProfile
+			inv.fileState = configState(&f)
 		}
 		inv.store.SetTracking(inv.tracking)
 		investigations.Store(h, inv)
@@ -395,10 +409,56 @@ func (inv *investigation) settle(s *Session, op *ledger.Op, expected string, con
 	return inv.operationReply(op.Status())
 }
 
+// claimConfigWriter claims inquest.toml's writer lock for this process
+// (ipc.ClaimConfigWriter).
+func claimConfigWriter() error {
+	p, err := config.Path()
+	if err != nil {
+		return err
+	}
+	return ipc.ClaimConfigWriter(p)
+}
+
+// configState fingerprints the investigation state of f that hosts write
+// (tracking list, active profile, saved profiles), as this host compares
+// it before writing: their TOML encoding, as the file stores them, so an
+// empty list and a missing one (omitted from the file) are the same.
+func configState(f *config.File) string {
+	b, _ := toml.Marshal(config.File{Tracking: normalizeNames(f.Tracking), ActiveProfile: f.ActiveProfile, Profiles: f.Profiles})
+	return string(b)
+}
+
+// errConfigWriter is the STATE_CONFLICT of a change on a host that does
+// not write inquest.toml: another inquest host (the shared one, or another
+// process's in-process host) holds the writer claim, and keeps its own
+// copy of the state, so this host's write would be lost (that host does
+// not see it and overwrites it) or would change state behind its back.
+func errConfigWriter(err error) error {
+	var we *ipc.ConfigWriterError
+	if !errors.As(err, &we) {
+		return contract.Errorf(contract.CodeExecutionFailed, "inquest.toml's writer lock could not be taken (%v); nothing changed", err)
+	}
+	return contract.Errorf(contract.CodeStateConflict, "%s while this host runs: tracking and profile changes go through that host (drop --in-process / INQUEST_IN_PROCESS=1), or stop it first; nothing changed", we.Error()).
+		WithDetail("writer_pid", we.PID).WithDetail("config_path", we.Path)
+}
+
 // persistLocked writes the working list and binding, then applies them to
-// the history store; nothing changes when the write fails.
+// the history store; nothing changes when the write fails. Only the host
+// holding the config writer claim writes (claimed at start, else now: a
+// host that ran while another wrote takes the claim once that one ends);
+// the file must still hold the state this host last read or wrote, else
+// the change is STATE_CONFLICT and nothing is written.
 func (inv *investigation) persistLocked(tracking []string, active string, edit func(f *config.File) error) (map[string]any, error) {
-	_, err := config.Update(func(f *config.File) error {
+	if !inv.writer {
+		if err := claimConfigWriter(); err != nil {
+			return nil, errConfigWriter(err)
+		}
+		inv.writer = true
+	}
+	written, err := config.Update(func(f *config.File) error {
+		if cur := configState(f); cur != inv.fileState {
+			return contract.Errorf(contract.CodeStateConflict, "inquest.toml's tracking list or profiles were changed by another inquest process after this host read them; nothing changed. Restart this host to load the file (its changes were made without this host's history-loss confirmations)")
+		}
 		if edit != nil {
 			if err := edit(f); err != nil {
 				return err
@@ -414,6 +474,7 @@ func (inv *investigation) persistLocked(tracking []string, active string, edit f
 		}
 		return nil, contract.Errorf(contract.CodeExecutionFailed, "inquest.toml could not be written; nothing changed")
 	}
+	inv.fileState = configState(&written)
 	inv.tracking, inv.active = tracking, active
 	inv.store.SetTracking(tracking)
 	inv.rev++

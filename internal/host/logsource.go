@@ -392,14 +392,26 @@ func (lh *logHost) jobReply(l *loadedLog) (*contract.Result, error) {
 // sample frame: captured_at is left out because nothing was sampled.
 const NoFramesWarning = "the recording holds no sample frames (it was stopped before its first sample): captured_at is unknown and left out, and no process or system value was recorded"
 
+// NoReadableFramesWarning replaces NoFramesWarning when the file is
+// damaged or torn (recording.Info.Damaged, Torn): samples may well have
+// been recorded, but none could be read, so the log's damage warnings
+// say what was lost; nothing claims the recording stopped early.
+const NoReadableFramesWarning = "no sample frame of the recording could be read: its frames are damaged, torn or depend on damaged bytes (see the damage warnings), so captured_at is unknown and left out, and no process or system value can be read from it"
+
 // logResult is a "log" result captured at the log's final frame; a log
-// with no sample frame has no sample time, so captured_at is left out
-// (unknown) and NoFramesWarning says why. The status is not changed.
+// with no readable sample frame has no sample time, so captured_at is
+// left out (unknown) and NoFramesWarning (a clean file: nothing was
+// sampled) or NoReadableFramesWarning (a damaged or torn file) says why.
+// The status is not changed.
 func logResult(lg *recording.Log, data any) *contract.Result {
 	t, ok := lg.FinalTime()
 	res := contract.NewResult("log", t, data)
 	if !ok {
-		res.Warnings = append(res.Warnings, NoFramesWarning)
+		if lg.Info != nil && (len(lg.Info.Damaged) > 0 || lg.Info.Torn != nil) {
+			res.Warnings = append(res.Warnings, NoReadableFramesWarning)
+		} else {
+			res.Warnings = append(res.Warnings, NoFramesWarning)
+		}
 	}
 	return res
 }

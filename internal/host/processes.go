@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/history"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
@@ -374,6 +375,14 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		sortCoverage(cov, sortMetric, a.Order, list)
 	}
 	meta := map[string]any{"snapshot_at": contract.TS(snap.Time)}
+	if store := h.HistoryStore(); store != nil && scope != "live" {
+		// Lifetimes identity pruning removed are not retained: say how
+		// many the listing cannot show.
+		if p := store.PrunedLifetimes(); p.Count > 0 {
+			cov["lifetimes_pruned"] = map[string]any{"tracked": p.Tracked, "untracked": p.Untracked}
+			meta["pruned_warning"] = prunedWarning(p)
+		}
+	}
 	l := frozenOf(s).put("plist", enc, cov, meta)
 	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
 	if err == nil && cmdFailed > 0 {
@@ -391,12 +400,35 @@ func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessag
 		return nil, err
 	}
 	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
+	delete(data, "pruned_warning")
 	res := contract.NewResult("live", time.Time{}, data)
 	res.CapturedAt = ts
 	res.Coverage = liftCoverage(data)
 	res.NextAction = action
+	if w, _ := l.meta["pruned_warning"].(string); w != "" {
+		res.Warn(w)
+		res.Status = contract.StatusPartial
+	}
 	pageEnvelope(res, byBytes)
 	return res, nil
+}
+
+// prunedWarning says how many ended lifetimes identity pruning removed
+// (history.Store.PrunedLifetimes), by the rule that removed them: at most
+// history.MaxEndedTracked ended tracked and history.MaxEndedUntracked
+// ended untracked lifetimes are kept, the earliest-ended dropped first,
+// and ended untracked ones for history.EndedUntrackedAge.
+func prunedWarning(p history.Pruned) string {
+	return itoa(p.Count) + " ended lifetimes were pruned from retained history and are not listed (" +
+		itoa(p.Tracked) + " tracked: at most " + itoa(history.MaxEndedTracked) + " ended tracked lifetimes are kept; " +
+		itoa(p.Untracked) + " untracked: at most " + itoa(history.MaxEndedUntracked) + ", each for " + history.EndedUntrackedAge.String() + " after it ended; the earliest-ended go first)"
+}
+
+// prunedTrackedWarning is prunedWarning for the tracked lifetimes alone
+// (get_tracking lists only tracked ones).
+func prunedTrackedWarning(p history.Pruned) string {
+	return itoa(p.Tracked) + " ended tracked lifetimes were pruned from retained history and are not listed (at most " +
+		itoa(history.MaxEndedTracked) + " ended tracked lifetimes are kept; the earliest-ended go first)"
 }
 
 // lifecycle is a row's lifecycle: "zombie" for a process that has ended

@@ -40,10 +40,12 @@ var rankProcessesTool = define(tool.Tool{
 "scope":{"type":"string","enum":["live","retained","all"],"description":"all (default) or retained: every lifetime, ended too; live: the latest snapshot's"},
 "filter":{"type":"object","additionalProperties":false,"properties":{
   "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the process name"}}},
-"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows returned, default 10"}}}`),
+"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows per page, default 10"},
+"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
 	Annotations: readOnly,
+	Paging:      tool.CursorPaging,
 }, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {
-	return h.rankProcesses(a)
+	return h.rankProcesses(ctx, s, a)
 })
 
 // RankArgs are the arguments of rank_processes.
@@ -57,6 +59,7 @@ type RankArgs struct {
 	Scope       string      `json:"scope"`
 	Filter      *nameFilter `json:"filter"`
 	Limit       int         `json:"limit"`
+	Cursor      string      `json:"cursor"`
 }
 
 // SuitedAggregates lists the aggregates rank_processes accepts for a
@@ -160,11 +163,28 @@ type rankRow struct {
 // rankProcesses answers rank_processes: every retained lifetime in scope
 // with stored samples inside the window, ranked by an aggregate of one
 // process metric over the samples it has there, from one frozen view of
-// the whole retained history (Store.Views).
-func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
+// the whole retained history (Store.Views). The whole ranking is frozen
+// (encoded once, a "rank-" listing of the session) and paged with the
+// proc paging contract: limit rows per page, fewer when the result budget
+// ends the page (row-complete, partial, with the budget warning); the
+// next page is next_cursor / next_action, so every ranked row arrives
+// exactly once, with its rank, across the pages.
+func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*contract.Result, error) {
 	m, agg, err := a.check()
 	if err != nil {
 		return nil, err
+	}
+	raw := rawArgs(ctx)
+	limit := a.Limit
+	if limit == 0 {
+		limit = DefaultRankLimit
+	}
+	if a.Cursor != "" {
+		l, off, err := h.resumeList(s, "rank_processes", raw, a.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return h.rankPage(ctx, l, raw, off, limit)
 	}
 	store := h.HistoryStore()
 	if store == nil {
@@ -200,10 +220,6 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 	scope := a.Scope
 	if scope == "" {
 		scope = "all"
-	}
-	limit := a.Limit
-	if limit == 0 {
-		limit = DefaultRankLimit
 	}
 	views := store.Views()
 	pruned := store.PrunedLifetimes()
@@ -244,7 +260,7 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 		return x.lv.ID.StartTicks < y.lv.ID.StartTicks
 	})
 	span := iv.To - iv.From
-	rows := make([]map[string]any, 0, min(limit, len(ranked)))
+	rows := make([]json.RawMessage, 0, len(ranked))
 	truncatedByRing := 0
 	for i, r := range ranked {
 		lf := r.lv.From.UnixMilli()
@@ -255,10 +271,11 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 		if ringCut {
 			truncatedByRing++
 		}
-		if i >= limit {
-			continue
+		b, err := json.Marshal(h.rankRowJSON(i+1, r, agg, iv, span, ringCut))
+		if err != nil {
+			return nil, err
 		}
-		rows = append(rows, h.rankRowJSON(i+1, r, agg, iv, span, ringCut))
+		rows = append(rows, b)
 	}
 	cov := map[string]any{
 		"scope":                         scope,
@@ -266,7 +283,6 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 		"lifetimes_in_scope":            inScope,
 		"lifetimes_with_samples":        withSamples,
 		"ranked":                        len(ranked),
-		"returned":                      len(rows),
 		"unranked":                      unrankedN,
 		"unranked_reasons":              unranked,
 		"host_history":                  nil,
@@ -278,39 +294,71 @@ func (h *Host) rankProcesses(a RankArgs) (*contract.Result, error) {
 	window["from"] = contract.TS(history.MsTime(iv.From))
 	window["to"] = contract.TS(history.MsTime(iv.To))
 	window["duration_ms"] = span
-	data := map[string]any{
-		"metric":    map[string]any{"id": m.ID, "unit": m.Unit, "representation": m.Repr, "cumulative": m.Cumulative},
-		"aggregate": agg,
-		"window":    window,
-		"rows":      rows,
-		"coverage":  cov,
-	}
-	res := contract.NewResult("live", snap.Time, data)
-	res.Coverage = cov
-	partial := func(msg string) {
-		res.Warn(msg)
-		res.Status = contract.StatusPartial
-	}
+	var warnings []string
 	if unrankedN > 0 {
-		partial(itoa(unrankedN) + " lifetimes with samples in the window have no " + agg + " of " + m.ID + " there (" + reasonList(unranked) + "); they are not ranked, and unknown is not zero")
+		warnings = append(warnings, itoa(unrankedN)+" lifetimes with samples in the window have no "+agg+" of "+m.ID+" there ("+reasonList(unranked)+"); they are not ranked, and unknown is not zero")
 	}
 	if !sysCov.HasBounds || sysCov.RetainedFrom > iv.From {
-		partial("the window starts before the host's retained history (the host started later, or its samples were pruned); lifetimes seen only before " + tsString(sysCov.RetainedFrom, sysCov.HasBounds) + " are unknown")
+		warnings = append(warnings, "the window starts before the host's retained history (the host started later, or its samples were pruned); lifetimes seen only before "+tsString(sysCov.RetainedFrom, sysCov.HasBounds)+" are unknown")
 	}
 	if iv.To > latest+(2*h.sampler.Interval()+time.Second).Milliseconds() {
-		partial("the window extends past the latest sample (" + snap.Time.UTC().Format(time.RFC3339Nano) + ") into time not collected yet")
+		warnings = append(warnings, "the window extends past the latest sample ("+snap.Time.UTC().Format(time.RFC3339Nano)+") into time not collected yet")
 	}
 	if pruned.Count > 0 && pruned.LastMs >= iv.From {
-		partial("identity pruning removed ended lifetimes whose last samples fall inside the window (at most " + itoa(history.MaxEndedUntracked) + " ended untracked lifetimes are kept, for " + history.EndedUntrackedAge.String() + "); they cannot be ranked")
+		warnings = append(warnings, "identity pruning removed ended lifetimes whose last samples fall inside the window; they cannot be ranked: "+prunedWarning(pruned))
 	}
 	if truncatedByRing > 0 {
-		partial(itoa(truncatedByRing) + " ranked lifetimes keep fewer samples than the window needs (untracked lifetimes keep " + itoa(history.UntrackedCapacity) + "), so their values cover only part of it (see each row's coverage); update_tracking keeps up to " + itoa(history.TrackedCapacity))
+		warnings = append(warnings, itoa(truncatedByRing)+" ranked lifetimes keep fewer samples than the window needs (untracked lifetimes keep "+itoa(history.UntrackedCapacity)+"), so their values cover only part of it (see each row's coverage); update_tracking keeps up to "+itoa(history.TrackedCapacity))
 	}
-	if len(rows) > 0 {
-		res.NextAction = &contract.Action{Tool: "get_history", Arguments: map[string]any{
-			"target":     map[string]any{"process_ref": rows[0]["process_ref"]},
-			"metric_ids": []string{m.ID},
-			"from":       window["from"], "to": window["to"], "mode": "raw"}}
+	meta := map[string]any{
+		"metric":      map[string]any{"id": m.ID, "unit": m.Unit, "representation": m.Repr, "cumulative": m.Cumulative},
+		"aggregate":   agg,
+		"window":      window,
+		"snapshot_at": contract.TS(snap.Time),
+		"warnings":    warnings,
+	}
+	l := frozenOf(s).put("rank", rows, cov, meta)
+	return h.rankPage(ctx, l, raw, 0, limit)
+}
+
+// rankPage renders one page of a frozen ranking: data {metric, aggregate,
+// window, rows, page, next_cursor, coverage} with the ranking's warnings
+// on every page. next_action is the next page while there is one, else
+// get_history of the page's top row over the window (raw), or null for an
+// empty page.
+func (h *Host) rankPage(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {
+	data, action, byBytes, err := h.listPage(ctx, "rank_processes", l, raw, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	delete(data, "snapshot_at")
+	delete(data, "warnings")
+	delete(data, "capture_id")
+	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
+	res := contract.NewResult("live", time.Time{}, data)
+	res.CapturedAt = ts
+	res.Coverage = liftCoverage(data)
+	warnings, _ := l.meta["warnings"].([]string)
+	for _, w := range warnings {
+		res.Warn(w)
+		res.Status = contract.StatusPartial
+	}
+	res.NextAction = action
+	pageEnvelope(res, byBytes)
+	if action == nil {
+		rows, _ := data["rows"].([]json.RawMessage)
+		if len(rows) > 0 {
+			var top struct {
+				Ref string `json:"process_ref"`
+			}
+			json.Unmarshal(rows[0], &top)
+			m, _ := l.meta["metric"].(map[string]any)
+			w, _ := l.meta["window"].(map[string]any)
+			res.NextAction = &contract.Action{Tool: "get_history", Arguments: map[string]any{
+				"target":     map[string]any{"process_ref": top.Ref},
+				"metric_ids": []string{m["id"].(string)},
+				"from":       w["from"], "to": w["to"], "mode": "raw"}}
+		}
 	}
 	return res, nil
 }

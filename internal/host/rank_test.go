@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 var (
@@ -186,13 +188,12 @@ func TestRankProcessesThreeChildren(t *testing.T) {
 		return after.n >= spB.n && all.increase() >= spB.increase()+500e6
 	})
 
-	d, res := mustCall(t, h, s, "rank_processes", map[string]any{"metric_id": "cpu_time_ns", "from": t0, "to": tEnd, "limit": MaxRankLimit})
+	d, res, all := rankAll(t, h, s, map[string]any{"metric_id": "cpu_time_ns", "from": t0, "to": tEnd, "limit": MaxRankLimit})
 	if d["aggregate"] != "increase" {
 		t.Fatalf("default aggregate of a counter: %v", d["aggregate"])
 	}
 	rows := map[string]map[string]any{}
-	for _, r := range d["rows"].([]any) {
-		row := r.(map[string]any)
+	for _, row := range all {
 		rows[row["process_ref"].(string)] = row
 	}
 	rank := func(ref string) int {
@@ -276,6 +277,123 @@ func TestRankProcessesThreeChildren(t *testing.T) {
 // INVALID_ARGUMENT naming the argument, both in the bridge's pre-dispatch
 // check (CheckRankArgs) and in the host; list_processes rejects a sort key
 // that is not a process metric and an unknown order.
+// rankAll reads every page of a ranking from args on, following
+// next_action (rank_processes with the cursor) until it names something
+// else; it checks that ranks run 1, 2, ... across the pages without a gap
+// or repeat, that no process_ref repeats and that every page states the
+// ranking's total. It returns the last page, its result and all rows.
+func rankAll(t *testing.T, h *Host, s *Session, args map[string]any) (map[string]any, *contract.Result, []map[string]any) {
+	t.Helper()
+	d, res := mustCall(t, h, s, "rank_processes", args)
+	var all []map[string]any
+	seen := map[string]bool{}
+	for {
+		for _, r := range d["rows"].([]any) {
+			row := r.(map[string]any)
+			if int(row["rank"].(float64)) != len(all)+1 {
+				t.Fatalf("rank %v at position %d", row["rank"], len(all)+1)
+			}
+			ref := row["process_ref"].(string)
+			if seen[ref] {
+				t.Fatalf("%s twice", ref)
+			}
+			seen[ref] = true
+			all = append(all, row)
+		}
+		pg := d["page"].(map[string]any)
+		if int(pg["total"].(float64)) != int(covOf(res)["ranked"].(float64)) {
+			t.Fatalf("page total %v, ranked %v", pg["total"], covOf(res)["ranked"])
+		}
+		if res.NextAction == nil || res.NextAction.Tool != "rank_processes" {
+			if pg["more"] != false || len(all) != int(pg["total"].(float64)) {
+				t.Fatalf("listing ended at %d rows of %v (page %v)", len(all), pg["total"], pg)
+			}
+			return d, res, all
+		}
+		if d["next_cursor"] != res.NextAction.Arguments["cursor"] {
+			t.Fatalf("next_cursor %v, next_action %v", d["next_cursor"], res.NextAction.Arguments)
+		}
+		d, res = mustCall(t, h, s, "rank_processes", res.NextAction.Arguments)
+	}
+}
+
+// A ranking larger than the result budget is paged row-complete: each
+// page's delivered bytes fit the caller's budget, a page the budget ended
+// is partial with the budget warning and names the next page, pages read
+// while newer snapshots arrive continue the same frozen ranking, and every
+// ranked lifetime arrives exactly once, in rank order.
+func TestRankProcessesPagedWithinBudget(t *testing.T) {
+	h := testHost(t, 100*time.Millisecond, nil)
+	s := h.NewSession()
+	waitFor(t, time.Minute, "two samples", func() bool { return h.Sampler().Latest().Seq >= 2 })
+	const budget = 16 << 10
+	ctx := tool.WithResultBudget(context.Background(), budget)
+	args := map[string]any{"metric_id": "rss_bytes", "limit": MaxRankLimit, "last_seconds": 600}
+	b, _ := json.Marshal(args)
+	res, err := h.Dispatch(ctx, s, "rank_processes", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := int(covOf(res)["ranked"].(float64))
+	if ranked < 40 {
+		t.Skipf("only %d processes ranked; the test needs a ranking larger than %d bytes", ranked, budget)
+	}
+	seen := map[string]bool{}
+	pages := 0
+	for {
+		pages++
+		body, _ := json.Marshal(res)
+		if n := tool.DeliveredBytes(body); n > budget {
+			t.Fatalf("page %d delivers %d bytes, budget %d", pages, n, budget)
+		}
+		var d struct {
+			Rows []struct {
+				Rank int    `json:"rank"`
+				Ref  string `json:"process_ref"`
+			} `json:"rows"`
+			Page       tool.Page `json:"page"`
+			NextCursor *string   `json:"next_cursor"`
+		}
+		out, _ := json.Marshal(res.Data)
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range d.Rows {
+			if r.Rank != len(seen)+1 || seen[r.Ref] {
+				t.Fatalf("page %d: rank %d (%s) after %d rows", pages, r.Rank, r.Ref, len(seen))
+			}
+			seen[r.Ref] = true
+		}
+		if !d.Page.More {
+			if res.NextAction == nil || res.NextAction.Tool != "get_history" {
+				t.Fatalf("last page's next_action %+v", res.NextAction)
+			}
+			break
+		}
+		if res.Status != contract.StatusPartial || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil ||
+			res.NextAction.Tool != "rank_processes" || d.NextCursor == nil || res.NextAction.Arguments["cursor"] != *d.NextCursor {
+			t.Fatalf("page %d ended by bytes: status %s warnings %v next %+v", pages, res.Status, res.Warnings, res.NextAction)
+		}
+		seq := h.Sampler().Latest().Seq
+		if _, err := h.Sampler().WaitNewer(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+		nb, _ := json.Marshal(res.NextAction.Arguments)
+		if res, err = h.Dispatch(ctx, s, "rank_processes", nb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != ranked || pages < 2 {
+		t.Fatalf("%d rows over %d pages, ranked %d", len(seen), pages, ranked)
+	}
+	// A cursor with other arguments is refused.
+	bad := map[string]any{"metric_id": "rss_bytes", "limit": 5, "last_seconds": 600, "cursor": "x"}
+	_, _, err = call(t, h, s, "rank_processes", bad)
+	if contract.CodeOf(err) != contract.CodeCursorInvalid {
+		t.Fatalf("a foreign cursor: %v", err)
+	}
+}
+
 func TestRankProcessesArguments(t *testing.T) {
 	h := testHost(t, 250*time.Millisecond, nil)
 	s := h.NewSession()

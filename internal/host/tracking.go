@@ -78,14 +78,19 @@ func (inv *investigation) getTracking(ctx context.Context, s *Session, pa pagedA
 	snap := inv.h.sampler.Latest()
 	meta := map[string]any{"revision": rev, "names": names, "scope": trackingScope, "active_profile_id": nilIfEmpty(active),
 		"snapshot_at": contract.TS(snap.Time), "load_warning": loadErr}
-	l := &frozenList{rows: matching, coverage: map[string]any{}, meta: meta}
+	cov := map[string]any{}
+	if p := inv.store.PrunedLifetimes(); p.Tracked > 0 {
+		cov["tracked_lifetimes_pruned"] = p.Tracked
+		meta["pruned_warning"] = prunedTrackedWarning(p)
+	}
+	l := &frozenList{rows: matching, coverage: cov, meta: meta}
 	size := 0
 	for _, b := range matching {
 		size += tool.RowCost(b)
 	}
 	if len(matching) > pa.Limit || size > tool.RowBudget(ctx) {
 		// Only a listing of several pages is kept for its cursors.
-		l = frozenOf(s).put("track", matching, map[string]any{}, meta)
+		l = frozenOf(s).put("track", matching, cov, meta)
 	}
 	return inv.trackingPage(ctx, l, raw, 0, pa.Limit)
 }
@@ -101,11 +106,16 @@ func (inv *investigation) trackingPage(ctx context.Context, l *frozenList, raw j
 	delete(data, "capture_id")
 	delete(data, "snapshot_at")
 	delete(data, "load_warning")
+	delete(data, "pruned_warning")
 	ts, _ := l.meta["snapshot_at"].(*contract.Timestamp)
 	res := contract.NewResult("live", time.Time{}, data)
 	res.CapturedAt = ts
 	if w, _ := l.meta["load_warning"].(string); w != "" {
 		res.Warn(w)
+	}
+	if w, _ := l.meta["pruned_warning"].(string); w != "" {
+		res.Warn(w)
+		res.Status = contract.StatusPartial
 	}
 	res.Coverage = liftCoverage(data)
 	res.NextAction = action

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,4 +149,67 @@ func AcquireLaunchMarker(ctx context.Context, dir string) (release func(), err e
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ConfigWriterError reports that another process holds the writer claim
+// of a configuration file (ClaimConfigWriter): PID is the pid it recorded
+// (0 when unreadable), Path the configuration file.
+type ConfigWriterError struct {
+	PID  int
+	Path string
+}
+
+func (e *ConfigWriterError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("the inquest host with pid %d writes %s", e.PID, e.Path)
+	}
+	return fmt.Sprintf("another inquest host writes %s", e.Path)
+}
+
+var (
+	configWritersMu sync.Mutex
+	configWriters   = map[string]*os.File{}
+)
+
+// ClaimConfigWriter makes this process the one inquest host that writes
+// the investigation state of the configuration file at path (tracking
+// list, active profile, profiles): it holds an exclusive lock on
+// .NAME.writer.lock beside the file (created 0600, recording this pid)
+// until the process exits. A host keeps in memory what it loaded, so a
+// second host writing the same file would be overwritten by, and would
+// overwrite, the first. Claims inside one process always succeed (its
+// hosts share the lock). Another process holding it is a
+// *ConfigWriterError naming its pid; other failures are returned as is.
+func ClaimConfigWriter(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	configWritersMu.Lock()
+	defer configWritersMu.Unlock()
+	if _, ok := configWriters[abs]; ok {
+		return nil
+	}
+	dir := filepath.Dir(abs)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, "."+filepath.Base(abs)+".writer.lock")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	ok, err := tryLock(f, true)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if !ok {
+		f.Close()
+		return &ConfigWriterError{PID: readPID(p), Path: abs}
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	configWriters[abs] = f
+	return nil
 }

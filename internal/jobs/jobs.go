@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -269,8 +270,8 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	if s.activeLocked() >= l.ActivePerSession {
 		return Job{}, contract.Errorf(contract.CodeBusy, "this connection already has %d active collection jobs; wait for one (get_job) or cancel it (cancel_job)", l.ActivePerSession)
 	}
-	if len(s.jobs) >= l.RecordsPerSession {
-		return Job{}, contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records; they expire 5 minutes after completion", l.RecordsPerSession)
+	if len(s.jobs) >= l.RecordsPerSession && !s.evictReleasedLocked() {
+		return Job{}, s.recordLimitErr()
 	}
 	if s.retainedLocked() >= l.RetainedPerSession {
 		return Job{}, s.retainedLimitErr()
@@ -292,7 +293,9 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	m.mu.Unlock()
 
 	s.next++
-	ctx, cancel := context.WithTimeout(context.Background(), l.Deadline)
+	// A capture's rows can never exceed the whole retained budget: the
+	// collector stops once they certainly would (capture.RowBudget).
+	ctx, cancel := context.WithTimeout(capture.WithRowBudget(context.Background(), &capture.RowBudget{Limit: l.RetainedBytes}), l.Deadline)
 	j := &Job{ID: fmt.Sprintf("job-%d-%d", s.id, s.next), Kind: spec.Kind, State: Running, Started: m.now(),
 		NativeRunning: true, Live: spec.Live, cancel: cancel, done: make(chan struct{})}
 	s.jobs[j.ID] = j
@@ -301,6 +304,67 @@ func (s *Session) Start(spec Spec) (Job, error) {
 	go s.watch(ctx, j, native)
 	go s.run(ctx, j, spec, native)
 	return *j, nil
+}
+
+// evictReleasedLocked makes room for one job record when the session
+// holds RecordsPerSession of them: it drops the oldest completed record
+// whose capture was released (Consumed; its native work has returned), so
+// releasing a capture frees its job record for the next job. A dropped
+// record then reads as unknown (REFERENCE_INVALID) instead of reporting
+// result_consumed. It reports whether a record was dropped; running jobs,
+// failed ones and those whose capture is still retained keep theirs until
+// expiry.
+func (s *Session) evictReleasedLocked() bool {
+	for i, id := range s.jobOrder {
+		j := s.jobs[id]
+		if j.State != Running && !j.NativeRunning && j.Consumed {
+			delete(s.jobs, id)
+			s.jobOrder = append(s.jobOrder[:i], s.jobOrder[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// recordLimitErr is the RESOURCE_LIMIT of a full job-record table: it
+// names how to free a record. With a retained capture, next_action is
+// release_capture of the oldest one (its record is then reused), and the
+// details list every retained capture; without one (the records are
+// running or failed jobs), the error is retryable and details.next_expiry_at
+// says when the first completed record expires (5 minutes after its
+// completion), null while every record is still running.
+func (s *Session) recordLimitErr() *contract.Error {
+	l := s.m.limits
+	var ids []string
+	oldest := ""
+	var next time.Time
+	for _, id := range s.jobOrder {
+		j := s.jobs[id]
+		if c, ok := s.caps[j.CaptureID]; ok && c.Parent == "" {
+			ids = append(ids, j.CaptureID)
+			if oldest == "" {
+				oldest = j.CaptureID
+			}
+		}
+		if j.State != Running && !j.NativeRunning {
+			if exp := j.Finished.Add(l.JobLifetime); next.IsZero() || exp.Before(next) {
+				next = exp
+			}
+		}
+	}
+	if oldest != "" {
+		e := contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records (the limit); release a retained capture with release_capture (next_action names the oldest) and its job record is reused; completed records also expire 5 minutes after completion", l.RecordsPerSession).
+			WithDetail("retained_capture_ids", ids)
+		e.NextAction = &contract.Action{Tool: "release_capture", Arguments: map[string]any{"capture_id": oldest}}
+		return e
+	}
+	e := contract.Errorf(contract.CodeResourceLimit, "this connection holds %d job records (the limit), none with a capture to release: they are running or failed jobs; completed records expire 5 minutes after completion (details.next_expiry_at), or reconnect for a fresh connection", l.RecordsPerSession)
+	e.Retryable = true
+	var exp any
+	if !next.IsZero() {
+		exp = contract.TS(next)
+	}
+	return e.WithDetail("next_expiry_at", exp)
 }
 
 func (s *Session) retainedLimitErr() *contract.Error {
@@ -386,6 +450,14 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 		s.finishLocked(j, Failed)
 		return
 	case err != nil:
+		var ob *capture.OverBudgetError
+		if errors.As(err, &ob) {
+			j.Err = captureTooLarge(spec, ob.Counted, s.bytes, m.limits.RetainedBytes, true).
+				WithDetail("collection_stopped", map[string]any{"items_read": ob.Read, "items_listed": ob.Total, "rows_counted": ob.Rows})
+			s.finishLocked(j, Failed)
+			go debug.FreeOSMemory() // the rows collected until then are garbage now
+			return
+		}
 		j.Err = contract.AsError(err)
 		s.finishLocked(j, Failed)
 		return
@@ -402,8 +474,11 @@ func (s *Session) run(ctx context.Context, j *Job, spec Spec, native chan struct
 		return
 	}
 	if s.bytes+stored.Bytes > m.limits.RetainedBytes {
-		j.Err = captureTooLarge(spec, stored.Bytes, s.bytes, m.limits.RetainedBytes)
+		j.Err = captureTooLarge(spec, stored.Bytes, s.bytes, m.limits.RetainedBytes, false)
 		s.finishLocked(j, Failed)
+		if stored.Bytes > m.limits.RetainedBytes/4 {
+			go debug.FreeOSMemory() // a large refused capture: return its memory
+		}
 		return
 	}
 	j.Partial, j.Warnings = stored.Partial, stored.Warnings
@@ -446,15 +521,21 @@ func applyFilter(c *capture.Capture, f capture.Filter) {
 // captureTooLarge is the RESULT_TOO_LARGE of a collected capture: the
 // capture is never truncated; the message and details say how to narrow
 // the collection itself (start_capture filter terms of the kind) or free
-// budget.
-func captureTooLarge(spec Spec, need, used, budget int64) *contract.Error {
+// budget. atLeast says need is a lower bound: the collector stopped as
+// soon as its rows could never fit the whole budget (capture.RowBudget),
+// and details.needed_bytes_is_lower_bound is true.
+func captureTooLarge(spec Spec, need, used, budget int64, atLeast bool) *contract.Error {
 	terms := capture.FilterTerms(spec.Kind)
-	msg := "the %s capture needs %d bytes but this connection has %d of its %d-byte retained budget free; it is not truncated. Release retained captures (release_capture)"
+	needs := "needs"
+	if atLeast {
+		needs = "needs more than"
+	}
+	msg := "the %s capture " + needs + " %d bytes but this connection has %d of its %d-byte retained budget free; it is not truncated. Release retained captures (release_capture)"
 	if len(terms) > 0 {
 		msg += ", or start the capture again with filter (" + strings.Join(terms, ", ") + ") so only matching rows are collected"
 	}
 	e := contract.Errorf(contract.CodeResultTooLarge, msg, spec.Kind, need, budget-used, budget).
-		WithDetail("needed_bytes", need).WithDetail("budget_bytes", budget).WithDetail("free_bytes", budget-used)
+		WithDetail("needed_bytes", need).WithDetail("needed_bytes_is_lower_bound", atLeast).WithDetail("budget_bytes", budget).WithDetail("free_bytes", budget-used)
 	if len(terms) > 0 {
 		e = e.WithDetail("filter_terms", terms)
 	}

@@ -317,6 +317,91 @@ func TestJobRecordLimit(t *testing.T) {
 	}
 }
 
+// Releasing a capture frees its job record: 64 completed jobs whose
+// captures were released leave room for the 65th, and more. With records
+// full of failed jobs and retained captures, the RESOURCE_LIMIT names the
+// release_capture of the oldest retained capture as next_action, and that
+// release makes room; with only failed records it says when the first
+// expires and has no next_action.
+func TestReleasedCaptureFreesJobRecord(t *testing.T) {
+	m, clk := newTest(DefaultLimits())
+	s := m.NewSession()
+	defer s.Close()
+	start := func(run func(context.Context) (*capture.Capture, error)) (Job, error) {
+		j, err := s.Start(Spec{Kind: "x", Run: run})
+		if err != nil {
+			return j, err
+		}
+		return waitDone(t, s, j.ID), nil
+	}
+	var first string
+	for i := 0; i < 64+10; i++ {
+		j, err := start(rows(2, ".log"))
+		if err != nil {
+			t.Fatalf("job %d after releasing every capture: %v", i+1, err)
+		}
+		if first == "" {
+			first = j.ID
+		}
+		if !s.Release(j.CaptureID) {
+			t.Fatalf("release %s", j.CaptureID)
+		}
+	}
+	if _, err := s.Job(first); code(err) != contract.CodeReferenceInvalid {
+		t.Fatalf("the oldest released job's record is reused: %v", err)
+	}
+
+	s2 := m.NewSession()
+	defer s2.Close()
+	fail := func(context.Context) (*capture.Capture, error) {
+		return nil, contract.Errorf(contract.CodeAccessDenied, "no")
+	}
+	var retained []string
+	for i := 0; i < 64; i++ {
+		run := fail
+		if i >= 56 {
+			run = rows(1, "")
+		}
+		j, err := s2.Start(Spec{Kind: "x", Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j = waitDone(t, s2, j.ID); i >= 56 {
+			retained = append(retained, j.CaptureID)
+		}
+	}
+	_, err := s2.Start(Spec{Kind: "x", Run: fail})
+	e := contract.AsError(err)
+	if code(err) != contract.CodeResourceLimit || e.NextAction == nil || e.NextAction.Tool != "release_capture" || e.NextAction.Arguments["capture_id"] != retained[0] {
+		t.Fatalf("65th record with retained captures: %v next %+v", err, e)
+	}
+	if !s2.Release(retained[0]) {
+		t.Fatal("release")
+	}
+	if _, err := s2.Start(Spec{Kind: "x", Run: fail}); err != nil {
+		t.Fatalf("after releasing the named capture: %v", err)
+	}
+
+	s3 := m.NewSession()
+	defer s3.Close()
+	for i := 0; i < 64; i++ {
+		j, err := s3.Start(Spec{Kind: "x", Run: fail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitDone(t, s3, j.ID)
+	}
+	_, err = s3.Start(Spec{Kind: "x", Run: fail})
+	e = contract.AsError(err)
+	if code(err) != contract.CodeResourceLimit || e.NextAction != nil || !e.Retryable || e.Details["next_expiry_at"] == nil {
+		t.Fatalf("65th record of failed jobs: %+v", e)
+	}
+	clk.add(DefaultLimits().JobLifetime)
+	if _, err := s3.Start(Spec{Kind: "x", Run: fail}); err != nil {
+		t.Fatalf("after expiry: %v", err)
+	}
+}
+
 func TestViewsAndPaging(t *testing.T) {
 	m, _ := newTest(DefaultLimits())
 	s := m.NewSession()
@@ -464,5 +549,32 @@ func TestCancelLive(t *testing.T) {
 	}
 	if got := s.CancelLive(nil); len(got) != 1 || got[0].Err == nil || got[0].Err.Code != contract.CodeCancelled {
 		t.Fatalf("CancelLive(nil) = %+v", got)
+	}
+}
+
+// A collector stopped at the row budget (capture.OverBudgetError) fails
+// its job RESULT_TOO_LARGE with the lower bound it counted, flagged as one,
+// and how far it read; nothing is retained.
+func TestStoppedCollectionIsResultTooLarge(t *testing.T) {
+	m, _ := newTest(DefaultLimits())
+	s := m.NewSession()
+	defer s.Close()
+	stopped := func(context.Context) (*capture.Capture, error) {
+		return nil, &capture.OverBudgetError{Kind: capture.KindOpenFiles, Counted: 64<<20 + 10, Limit: 64 << 20, Rows: 17000, Read: 17001, Total: 19990}
+	}
+	j, err := s.Start(Spec{Kind: capture.KindOpenFiles, Run: stopped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = waitDone(t, s, j.ID)
+	if j.State != Failed || j.Err.Code != contract.CodeResultTooLarge || j.Err.Details["needed_bytes"] != int64(64<<20+10) ||
+		j.Err.Details["needed_bytes_is_lower_bound"] != true || !strings.Contains(j.Err.Message, "needs more than") {
+		t.Fatalf("stopped collection: %+v", j.Err)
+	}
+	if st := j.Err.Details["collection_stopped"].(map[string]any); st["items_read"] != 17001 || st["items_listed"] != 19990 {
+		t.Fatalf("collection_stopped %v", st)
+	}
+	if r, _, b, _ := s.Usage(); r != 0 || b != 0 {
+		t.Fatalf("retained %d captures, %d bytes", r, b)
 	}
 }

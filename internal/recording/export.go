@@ -114,8 +114,10 @@ func rfc3339ms(ms int64) string {
 //     values have no row.
 //   - jsonl: one JSON object per frame and target: {at, target, values,
 //     unavailable}; integers as decimal strings, numbers as JSON numbers.
-//   - openmetrics: OpenMetrics text, one gauge family per metric
-//     (inquest_process_<id>, inquest_system_<id>), process series labelled
+//   - openmetrics: OpenMetrics text, one family per metric
+//     (inquest_process_<id>, inquest_system_<id>): a counter, whose samples
+//     are named FAMILY_total, for a cumulative counter (cpu_time_ns, byte
+//     and packet totals), else a gauge; process series labelled
 //     pid, start_time and name, sample timestamps in seconds; ends with
 //     "# EOF". Accepted by `promtool tsdb create-blocks-from openmetrics`.
 func (l *Log) Export(w io.Writer, o ExportOptions) (ExportStats, error) {
@@ -236,8 +238,15 @@ func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, 
 			return st, err
 		}
 		for _, m := range ms {
+			// A cumulative counter (m.Cumulative: cpu_time_ns, read and
+			// network byte totals, ...) is an OpenMetrics counter, whose
+			// samples are named family_total; the rest are gauges.
 			family := "inquest_" + kind + "_" + m.ID
-			fmt.Fprintf(w, "# TYPE %s gauge\n# HELP %s %s (unit: %s)\n", family, family, labelEscaper.Replace(firstSentence(m.Description)), m.Unit)
+			typ, name := "gauge", family
+			if m.Cumulative {
+				typ, name = "counter", family+"_total"
+			}
+			fmt.Fprintf(w, "# TYPE %s %s\n# HELP %s %s (unit: %s)\n", family, typ, family, labelEscaper.Replace(firstSentence(m.Description)), m.Unit)
 			for _, t := range targets {
 				if t.system != (kind == sample.TargetSystem) {
 					continue
@@ -255,7 +264,7 @@ func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, 
 					if !ok {
 						return true
 					}
-					fmt.Fprintf(w, "%s%s %s %d.%03d\n", family, labels, v, floorDiv(at, 1000), floorMod(at, 1000))
+					fmt.Fprintf(w, "%s%s %s %d.%03d\n", name, labels, v, floorDiv(at, 1000), floorMod(at, 1000))
 					n++
 					return true
 				})
