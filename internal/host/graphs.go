@@ -275,7 +275,7 @@ func graphTools(d Delivery) []Decl {
 		define[getGraphsArgs](tool.Tool{
 			Name:        "get_graphs",
 			Title:       "Get the graph workspace",
-			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, the graphs in order, display range, A/B markers, capacity, supported metrics and export ranges. include_processes or process_name also lists process targets for add_graphs; no required arguments, never inspects the OS.",
+			Description: "Reads the host's graph workspace (the graphs the TUI draws): revision, graphs in order, display range, A/B markers, capacity, metrics and export ranges. include_processes or process_name also lists process targets for add_graphs. No required arguments.",
 			Details:     "The workspace gives the display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},

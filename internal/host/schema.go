@@ -64,7 +64,7 @@ const noArgs = `{"type":"object","additionalProperties":false,"properties":{}}`
 
 // pidField is the schema of a pid argument (the bridge resolves it to the
 // process_ref of the lifetime running under it at call time).
-const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"live PID instead of process_ref; resolved now and named in data.resolved_pids"}`
+const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"a live PID instead of process_ref (named in data.resolved_pids)"}`
 
 // pidTargetBranch is the {pid} branch of a target oneOf.
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
