@@ -95,6 +95,29 @@ func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
 	return out
 }
 
+// MaxUnresolvedListed bounds the unresolved entries inspect_http_capture
+// lists in data.context.unresolved_entries, as does a 1/GroupEntriesShare
+// share of the page's row byte budget; summary.unresolved_entries and
+// summary.unresolved_by_reason count them all.
+const MaxUnresolvedListed = 100
+
+// fitShare returns the first items of xs, at most max, whose encoded
+// sizes (tool.RowCost) sum to at most share bytes; an item that alone
+// passes share ends the list there.
+func fitShare[T any](xs []T, max, share int) []T {
+	used := 0
+	for i := range xs {
+		if i == max {
+			return xs[:i]
+		}
+		b, _ := json.Marshal(xs[i])
+		if used += tool.RowCost(b); used > share {
+			return xs[:i]
+		}
+	}
+	return xs
+}
+
 // MaxInlineConnections bounds the WebSocket connections listed inline by
 // inspect_http_capture (data.context.websocket_connections), as does a
 // 1/GroupEntriesShare share of the page's row byte budget (the first is
@@ -260,7 +283,16 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	summary := map[string]any{"har_version": hc.Version, "creator": hc.Creator, "entries": hc.Count - len(hc.Unresolved), "unresolved_entries": len(hc.Unresolved), "unknowns": hc.Unknowns, "websocket_connections": len(conns), "completeness": comp}
 	extra := map[string]any{}
 	if len(hc.Unresolved) > 0 {
-		extra["unresolved_entries"] = hc.Unresolved
+		byReason := map[string]int{}
+		for _, u := range hc.Unresolved {
+			byReason[u.Reason]++
+		}
+		summary["unresolved_by_reason"] = byReason
+		listed := fitShare(hc.Unresolved, MaxUnresolvedListed, tool.RowBudget(c.ctx)/GroupEntriesShare)
+		extra["unresolved_entries"] = listed
+		if len(listed) < len(hc.Unresolved) {
+			c.limitation(fmt.Sprintf("unresolved_entries: the first %d of %d unresolved entries are listed (at most %d, within a 1/%d share of the page's byte budget); summary.unresolved_by_reason counts every one by reason", len(listed), len(hc.Unresolved), MaxUnresolvedListed, GroupEntriesShare))
+		}
 	}
 	n := len(res.Warnings)
 	unknownWarnings(res, "", hc)

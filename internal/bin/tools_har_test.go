@@ -270,3 +270,56 @@ func TestInspectHTTPCaptureManyLongConnections(t *testing.T) {
 		t.Fatalf("%d connections inline; warnings %v", len(conns), m["warnings"])
 	}
 }
+
+// TestInspectHTTPCaptureManyUnresolved: 5,000 entries whose request.method
+// is null (time -1, status null, base64 text that does not decode) and 7
+// without a response fit the budget at 16 KiB and by default: the listed
+// unresolved entries end within their byte share with a warning, while
+// summary.unresolved_by_reason and summary.unknowns count every entry.
+func TestInspectHTTPCaptureManyUnresolved(t *testing.T) {
+	r := registry(t, "")
+	path := filepath.Join(t.TempDir(), "null.har")
+	const nullMethod, noResponse = 5000, 7
+	var es []any
+	for i := 0; i < nullMethod; i++ {
+		es = append(es, map[string]any{"startedDateTime": "2026-11-30T21:00:00.000Z", "time": -1, "request": map[string]any{"method": nil, "url": "https://x.test/a"}, "response": map[string]any{"status": nil, "content": map[string]any{"size": 3, "mimeType": "text/plain", "text": "!!!", "encoding": "base64"}}})
+	}
+	for i := 0; i < noResponse; i++ {
+		es = append(es, map[string]any{"time": 1, "request": map[string]any{"method": "GET", "url": "https://x.test/b"}})
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int{16384, tool.DefaultResultBytes} {
+		raw, _ := json.Marshal(map[string]any{"path": path})
+		res, err := r.Call(tool.WithResultBudget(context.Background(), budget), "inspect_http_capture", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := contract.Marshal(res, nil)
+		if n := tool.DeliveredBytes(body); n > budget {
+			t.Fatalf("budget %d: %d bytes as delivered", budget, n)
+		}
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		d := data(m)
+		s := d["summary"].(map[string]any)
+		u := s["unknowns"].(map[string]any)
+		if s["unresolved_entries"] != float64(nullMethod+noResponse) || s["entries"] != 0.0 || u["method_unknown"] != float64(nullMethod) || u["time_unknown"] != float64(nullMethod) || u["status_unknown"] != float64(nullMethod) || u["bodies_undecodable"] != float64(nullMethod) {
+			t.Fatalf("budget %d: summary %v", budget, s)
+		}
+		by := s["unresolved_by_reason"].(map[string]any)
+		if by["request.method is null or absent: the entry's repeated-request group is unknown"] != float64(nullMethod) || by["the entry lacks request or response"] != float64(noResponse) {
+			t.Fatalf("by reason %v", by)
+		}
+		listed := d["context"].(map[string]any)["unresolved_entries"].([]any)
+		w := fmt.Sprint(m["warnings"])
+		if len(listed) == 0 || !strings.Contains(w, fmt.Sprintf("the first %d of %d unresolved entries are listed", len(listed), nullMethod+noResponse)) || !strings.Contains(w, fmt.Sprintf("%d entr(ies) have an unknown time", nullMethod)) || !strings.Contains(w, fmt.Sprintf("%d response bod(ies) are not valid base64", nullMethod)) {
+			t.Fatalf("budget %d: %d listed, warnings %s", budget, len(listed), w)
+		}
+		if m["status"] != "partial" {
+			t.Fatalf("status %v", m["status"])
+		}
+	}
+}
