@@ -276,7 +276,7 @@ func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
 		res.Warn(fmt.Sprintf("%s%d entr(ies) have a null, absent or negative (-1) response.status; it is counted as unknown, not as a status", side, u.Status))
 	}
 	if u.BodiesUndecodable > 0 {
-		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; those entries are listed with body undecodable and no digest", side, u.BodiesUndecodable))
+		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; their bodies are unknown (grouped entries are listed with body undecodable and no digest)", side, u.BodiesUndecodable))
 	}
 }
 
