@@ -298,9 +298,11 @@ func TestInspectHTTPCaptureManyUnresolved(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := contract.Marshal(res, nil)
-		if n := tool.DeliveredBytes(body); n > budget {
+		n := tool.DeliveredBytes(body)
+		if n > budget {
 			t.Fatalf("budget %d: %d bytes as delivered", budget, n)
 		}
+		t.Logf("budget %d: %d bytes as delivered", budget, n)
 		var m map[string]any
 		json.Unmarshal(body, &m)
 		d := data(m)
@@ -370,9 +372,11 @@ func TestHTTPCaptureLongWebSocketURLs(t *testing.T) {
 						t.Fatal(err)
 					}
 					body, _ := contract.Marshal(res, nil)
-					if n := tool.DeliveredBytes(body); n > budget {
+					n := tool.DeliveredBytes(body)
+					if n > budget {
 						t.Fatalf("%s %v: %d bytes as delivered, over %d", name, args["cursor"], n, budget)
 					}
+					t.Logf("%s cursor %v: %d bytes as delivered", name, args["cursor"] != nil, n)
 					var m map[string]any
 					json.Unmarshal(body, &m)
 					return m
