@@ -1,8 +1,11 @@
 package bin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/bin/har"
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -38,17 +41,63 @@ type groupEntry struct {
 // entries (groupEntry).
 type groupRow struct {
 	har.Group
+	longURL
 	Entries []groupEntry `json:"entries"`
 }
 
+// longURL identifies a URL too long to state whole in a row (see clipURL):
+// URLBytes is its length in bytes, URLSHA256 the SHA-256 of those bytes,
+// and the row's url holds its first bytes. All are absent when the url is
+// whole.
+type longURL struct {
+	URLTruncated bool   `json:"url_truncated,omitempty"`
+	URLBytes     int    `json:"url_bytes,omitempty"`
+	URLSHA256    string `json:"url_sha256,omitempty"`
+}
+
+// clipURL returns u whole when its JSON string costs at most share bytes
+// (tool.RowCost); otherwise its longest prefix (cut at a UTF-8 boundary)
+// that does, with the longURL facts of the whole URL.
+func clipURL(u string, share int) (string, longURL) {
+	cost := func(s string) int { b, _ := json.Marshal(s); return tool.RowCost(b) }
+	if cost(u) <= share {
+		return u, longURL{}
+	}
+	lo, hi := 0, len(u)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if cost(u[:mid]) <= share {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	for lo > 0 && !utf8.RuneStart(u[lo]) {
+		lo--
+	}
+	sum := sha256.Sum256([]byte(u))
+	return u[:lo], longURL{URLTruncated: true, URLBytes: len(u), URLSHA256: hex.EncodeToString(sum[:])}
+}
+
+// MaxURLShares is how many 1/GroupEntriesShare shares of the page's row
+// byte budget a row's URL may take (clipURL) in inspect_http_capture and
+// compare_http_captures, so a row with its entries always fits a page.
+const MaxURLShares = 2
+
 // groupRows returns gs as rows whose inline entries fit budget bytes each
 // (tool.RowCost of the encoded entries; a first entry larger than budget
-// is not listed), and how many groups list fewer entries than they have.
-func groupRows(gs []har.Group, budget int) ([]groupRow, int) {
+// is not listed) and whose URL is clipped to MaxURLShares*budget bytes (clipURL), how
+// many groups list fewer entries than they have, and how many URLs are
+// clipped.
+func groupRows(gs []har.Group, budget int) ([]groupRow, int, int) {
 	rows := make([]groupRow, len(gs))
-	clipped := 0
+	clipped, long := 0, 0
 	for i := range gs {
 		g := gs[i]
+		var lu longURL
+		if g.URL, lu = clipURL(g.URL, MaxURLShares*budget); lu.URLTruncated {
+			long++
+		}
 		es := make([]groupEntry, 0, len(g.Entries))
 		used := 0
 		for _, e := range g.Entries {
@@ -65,9 +114,9 @@ func groupRows(gs []har.Group, budget int) ([]groupRow, int) {
 		if g.Count > g.EntriesListed {
 			clipped++
 		}
-		rows[i] = groupRow{Group: g, Entries: es}
+		rows[i] = groupRow{Group: g, longURL: lu, Entries: es}
 	}
-	return rows, clipped
+	return rows, clipped, long
 }
 
 // MaxSamplesListed bounds the absent samples listed per side and the
@@ -95,6 +144,29 @@ func firstDifferent(ds []har.ConnectionDelta, n int) []har.ConnectionDelta {
 	return out
 }
 
+// MaxUnresolvedListed bounds the unresolved entries inspect_http_capture
+// lists in data.context.unresolved_entries, as does a 1/GroupEntriesShare
+// share of the page's row byte budget; summary.unresolved_entries and
+// summary.unresolved_by_reason count them all.
+const MaxUnresolvedListed = 100
+
+// fitShare returns the first items of xs, at most max, whose encoded
+// sizes (tool.RowCost) sum to at most share bytes; an item that alone
+// passes share ends the list there.
+func fitShare[T any](xs []T, max, share int) []T {
+	used := 0
+	for i := range xs {
+		if i == max {
+			return xs[:i]
+		}
+		b, _ := json.Marshal(xs[i])
+		if used += tool.RowCost(b); used > share {
+			return xs[:i]
+		}
+	}
+	return xs
+}
+
 // MaxInlineConnections bounds the WebSocket connections listed inline by
 // inspect_http_capture (data.context.websocket_connections), as does a
 // 1/GroupEntriesShare share of the page's row byte budget (the first is
@@ -105,7 +177,7 @@ func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
 		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL, resource type) with counts, statuses, MIME types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
-		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method, URL and resource type. WebSocket connections (context.websocket_connections) give their entry, URL and frame inventory (complete, partial or unavailable). With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
+		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method, URL and resource type. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -164,14 +236,32 @@ func (c *invocation) capture(name, path, fieldName string) (*File, *har.Capture,
 	return f, hc, nil
 }
 
-// connectionSummary is one WebSocket connection of inspect_http_capture.
+// connectionSummary is one WebSocket connection of inspect_http_capture
+// (summary.connection of a websocket_frames call, its URL clipped as a
+// group row's is).
 type connectionSummary struct {
+	Entry  int    `json:"entry"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	longURL
+	Status    *int           `json:"status"`
+	WebSocket *har.Inventory `json:"websocket"`
+	key       har.GroupKey
+}
+
+// connectionRef is one WebSocket connection listed in
+// data.context.websocket_connections: its group is the 0-based position of
+// its repeated-request group among the rows (ordered by URL), which states
+// the method and URL once.
+type connectionRef struct {
 	Entry     int            `json:"entry"`
-	Method    string         `json:"method"`
-	URL       string         `json:"url"`
+	Group     int            `json:"group"`
 	Status    *int           `json:"status"`
 	WebSocket *har.Inventory `json:"websocket"`
 }
+
+// warnURLBytes bounds the URL quoted in a warning.
+const warnURLBytes = 200
 
 // unknownWarnings turns a capture's unknown-value counts into warnings.
 func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
@@ -186,7 +276,7 @@ func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
 		res.Warn(fmt.Sprintf("%s%d entr(ies) have a null, absent or negative (-1) response.status; it is counted as unknown, not as a status", side, u.Status))
 	}
 	if u.BodiesUndecodable > 0 {
-		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; those entries are listed with body undecodable and no digest", side, u.BodiesUndecodable))
+		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; their bodies are unknown (grouped entries are listed with body undecodable and no digest)", side, u.BodiesUndecodable))
 	}
 }
 
@@ -203,6 +293,7 @@ func frameWarnings(res *contract.Result, side string, entry int, url string, inv
 	if inv.FrameCount != nil {
 		total += *inv.FrameCount
 	}
+	url, _ = clipURL(url, warnURLBytes)
 	res.Warn(fmt.Sprintf("%sentry %d (%s): %d of %d _webSocketMessages record(s) could not be decoded as frames; that connection's frame inventory is partial and its undecoded frames are unknown, not absent", side, entry, url, inv.UndecodableRecords, total))
 	return true
 }
@@ -238,7 +329,7 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 			grouper.Add(en)
 		}
 		if en.WebSocket != nil {
-			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket})
+			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket, key: har.GroupKey{Method: en.Method, URL: en.URL, ResourceType: en.ResourceType}})
 		}
 		return nil
 	})
@@ -260,7 +351,16 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	summary := map[string]any{"har_version": hc.Version, "creator": hc.Creator, "entries": hc.Count - len(hc.Unresolved), "unresolved_entries": len(hc.Unresolved), "unknowns": hc.Unknowns, "websocket_connections": len(conns), "completeness": comp}
 	extra := map[string]any{}
 	if len(hc.Unresolved) > 0 {
-		extra["unresolved_entries"] = hc.Unresolved
+		byReason := map[string]int{}
+		for _, u := range hc.Unresolved {
+			byReason[u.Reason]++
+		}
+		summary["unresolved_by_reason"] = byReason
+		listed := fitShare(hc.Unresolved, MaxUnresolvedListed, tool.RowBudget(c.ctx)/GroupEntriesShare)
+		extra["unresolved_entries"] = listed
+		if len(listed) < len(hc.Unresolved) {
+			c.limitation(fmt.Sprintf("unresolved_entries: the first %d of %d unresolved entries are listed (at most %d, within a 1/%d share of the page's byte budget); summary.unresolved_by_reason counts every one by reason", len(listed), len(hc.Unresolved), MaxUnresolvedListed, GroupEntriesShare))
+		}
 	}
 	n := len(res.Warnings)
 	unknownWarnings(res, "", hc)
@@ -284,6 +384,10 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 			e.Field = "/websocket_frames"
 			return e
 		}
+		conn.URL, conn.longURL = clipURL(conn.URL, MaxURLShares*tool.RowBudget(c.ctx)/GroupEntriesShare)
+		if conn.URLTruncated {
+			c.limitation(fmt.Sprintf("summary.connection.url: the URL is %d bytes; its first %d are given (url_sha256 identifies it whole; it is request.url of entry %d of the file)", conn.URLBytes, len(conn.URL), conn.Entry))
+		}
 		summary["connection"] = conn
 		frames := conn.WebSocket.List()
 		if conn.WebSocket.Frames != "recorded" {
@@ -299,22 +403,28 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 		c.page(a.Cursor, a.Limit, encodeRows(sliceRows(frames)))
 		return nil
 	}
-	groups, clipped := groupRows(grouper.Groups(), tool.RowBudget(c.ctx)/GroupEntriesShare)
+	share := tool.RowBudget(c.ctx) / GroupEntriesShare
+	hgs := grouper.Groups()
+	groups, clipped, long := groupRows(hgs, share)
 	summary["groups"] = len(groups)
+	if long > 0 {
+		c.limitation(fmt.Sprintf("%d group(s) have a URL longer than %d/%d of the page's byte budget: url holds its first bytes, url_truncated is true, url_bytes and url_sha256 identify it whole (request.url of the group's entries in the file)", long, MaxURLShares, GroupEntriesShare))
+	}
 	if len(conns) > 0 {
-		// At most MaxInlineConnections, within the same byte share of the
-		// page budget as a group's entries (long URLs), at least one.
-		listed := conns[:min(len(conns), MaxInlineConnections)]
-		share, used := tool.RowBudget(c.ctx)/GroupEntriesShare, 0
-		for i := range listed {
-			b, _ := json.Marshal(listed[i])
-			if used += tool.RowCost(b); used > share && i > 0 {
-				listed = listed[:i]
-				break
-			}
+		pos := make(map[har.GroupKey]int, len(hgs))
+		for i := range hgs {
+			pos[hgs[i].GroupKey] = i
 		}
+		// At most MaxInlineConnections, within the same byte share of the
+		// page budget as a group's entries; the method and URL are their
+		// group row's.
+		refs := make([]connectionRef, len(conns))
+		for i, cs := range conns {
+			refs[i] = connectionRef{Entry: cs.Entry, Group: pos[cs.key], Status: cs.Status, WebSocket: cs.WebSocket}
+		}
+		listed := fitShare(refs, MaxInlineConnections, share)
 		if len(listed) < len(conns) {
-			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline (at most %d, within a 1/%d share of the page's byte budget); websocket_frames pages any connection's frames by its entry index", len(listed), len(conns), MaxInlineConnections, GroupEntriesShare))
+			c.limitation(fmt.Sprintf("websocket_connections: the first %d of %d connections are listed inline (at most %d, within a 1/%d share of the page's byte budget); the rest are in their group rows' entries (entry index and frame inventory), and websocket_frames pages any connection's frames by its entry index", len(listed), len(conns), MaxInlineConnections, GroupEntriesShare))
 		}
 		extra["websocket_connections"] = listed
 		if res.NextAction == nil {
@@ -339,6 +449,13 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	c.total = ptr(int64(len(groups)))
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(groups)))
 	return nil
+}
+
+// deltaRow is one row of compare_http_captures: a group's comparison with
+// its URL clipped to a share of the page's byte budget (clipURL).
+type deltaRow struct {
+	har.GroupDelta
+	longURL
 }
 
 // captureSide is one side of compare_http_captures.
@@ -414,12 +531,20 @@ func (e Env) compareHTTPCaptures(c *invocation, a compareCapturesArgs) error {
 	if cut > 0 {
 		c.limitation(fmt.Sprintf("%d group(s) list only %d absent samples per side and %d WebSocket connections (differing ones first); left_absent_count, right_absent_count and websocket_connections count them all", cut, MaxSamplesListed, MaxSamplesListed))
 	}
-	var sel []har.GroupDelta
+	var sel []deltaRow
+	share, long := tool.RowBudget(c.ctx)/GroupEntriesShare, 0
 	for _, d := range all {
 		counts[d.Verdict]++
 		if len(a.Verdicts) == 0 || contains(a.Verdicts, d.Verdict) {
-			sel = append(sel, d)
+			r := deltaRow{GroupDelta: d}
+			if r.URL, r.longURL = clipURL(d.URL, MaxURLShares*share); r.URLTruncated {
+				long++
+			}
+			sel = append(sel, r)
 		}
+	}
+	if long > 0 {
+		c.limitation(fmt.Sprintf("%d group(s) have a URL longer than %d/%d of the page's byte budget: url holds its first bytes, url_truncated is true, url_bytes and url_sha256 identify it whole", long, MaxURLShares, GroupEntriesShare))
 	}
 	li, ri := lf.Identity(), rf.Identity()
 	c.data = &paged{Left: &li, Right: &ri, Summary: map[string]any{"by_verdict": counts, "groups": len(all), "selected": len(sel), "left_completeness": lcomp, "right_completeness": rcomp, "left_entries": len(lc.Entries), "right_entries": len(rc.Entries), "websocket_by_verdict": wsCounts, "left_unresolved_entries": len(lc.Unresolved), "right_unresolved_entries": len(rc.Unresolved)}}

@@ -55,7 +55,7 @@ func TestHTTPCaptureWebSocketTools(t *testing.T) {
 	conns := d["context"].(map[string]any)["websocket_connections"].([]any)
 	c := conns[0].(map[string]any)
 	inv := c["websocket"].(map[string]any)
-	if len(conns) != 1 || c["entry"] != 1.0 || c["url"] != "wss://x.test/live" || inv["inventory"] != "complete" || inv["frame_count"] != 50.0 || fmt.Sprint(inv["counts"]) != "map[receive:map[1:25] send:map[1:25]]" {
+	if len(conns) != 1 || c["entry"] != 1.0 || c["url"] != nil || c["group"] != 1.0 || inv["inventory"] != "complete" || inv["frame_count"] != 50.0 || fmt.Sprint(inv["counts"]) != "map[receive:map[1:25] send:map[1:25]]" {
 		t.Fatalf("connections %v", conns)
 	}
 	if na := m["next_action"].(map[string]any); na["tool"] != "inspect_http_capture" || na["arguments"].(map[string]any)["websocket_frames"] != 1.0 {
@@ -268,5 +268,192 @@ func TestInspectHTTPCaptureManyLongConnections(t *testing.T) {
 	conns := data(m)["context"].(map[string]any)["websocket_connections"].([]any)
 	if len(conns) == 0 || len(conns) >= 100 || !strings.Contains(fmt.Sprint(m["warnings"]), fmt.Sprintf("the first %d of 100 connections are listed inline", len(conns))) {
 		t.Fatalf("%d connections inline; warnings %v", len(conns), m["warnings"])
+	}
+}
+
+// TestInspectHTTPCaptureManyUnresolved: 5,000 entries whose request.method
+// is null (time -1, status null, base64 text that does not decode) and 7
+// without a response fit the budget at 16 KiB and by default: the listed
+// unresolved entries end within their byte share with a warning, while
+// summary.unresolved_by_reason and summary.unknowns count every entry.
+func TestInspectHTTPCaptureManyUnresolved(t *testing.T) {
+	r := registry(t, "")
+	path := filepath.Join(t.TempDir(), "null.har")
+	const nullMethod, noResponse = 5000, 7
+	var es []any
+	for i := 0; i < nullMethod; i++ {
+		es = append(es, map[string]any{"startedDateTime": "2026-11-30T21:00:00.000Z", "time": -1, "request": map[string]any{"method": nil, "url": "https://x.test/a"}, "response": map[string]any{"status": nil, "content": map[string]any{"size": 3, "mimeType": "text/plain", "text": "!!!", "encoding": "base64"}}})
+	}
+	for i := 0; i < noResponse; i++ {
+		es = append(es, map[string]any{"time": 1, "request": map[string]any{"method": "GET", "url": "https://x.test/b"}})
+	}
+	b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int{16384, tool.DefaultResultBytes} {
+		raw, _ := json.Marshal(map[string]any{"path": path})
+		res, err := r.Call(tool.WithResultBudget(context.Background(), budget), "inspect_http_capture", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := contract.Marshal(res, nil)
+		n := tool.DeliveredBytes(body)
+		if n > budget {
+			t.Fatalf("budget %d: %d bytes as delivered", budget, n)
+		}
+		t.Logf("budget %d: %d bytes as delivered", budget, n)
+		var m map[string]any
+		json.Unmarshal(body, &m)
+		d := data(m)
+		s := d["summary"].(map[string]any)
+		u := s["unknowns"].(map[string]any)
+		if s["unresolved_entries"] != float64(nullMethod+noResponse) || s["entries"] != 0.0 || u["method_unknown"] != float64(nullMethod) || u["time_unknown"] != float64(nullMethod) || u["status_unknown"] != float64(nullMethod) || u["bodies_undecodable"] != float64(nullMethod) {
+			t.Fatalf("budget %d: summary %v", budget, s)
+		}
+		by := s["unresolved_by_reason"].(map[string]any)
+		if by["request.method is null or absent: the entry's repeated-request group is unknown"] != float64(nullMethod) || by["the entry lacks request or response"] != float64(noResponse) {
+			t.Fatalf("by reason %v", by)
+		}
+		listed := d["context"].(map[string]any)["unresolved_entries"].([]any)
+		w := fmt.Sprint(m["warnings"])
+		if len(listed) == 0 || !strings.Contains(w, fmt.Sprintf("the first %d of %d unresolved entries are listed", len(listed), nullMethod+noResponse)) || !strings.Contains(w, fmt.Sprintf("%d entr(ies) have an unknown time", nullMethod)) || !strings.Contains(w, fmt.Sprintf("%d response bod(ies) are not valid base64", nullMethod)) {
+			t.Fatalf("budget %d: %d listed, warnings %s", budget, len(listed), w)
+		}
+		if m["status"] != "partial" {
+			t.Fatalf("status %v", m["status"])
+		}
+	}
+}
+
+// TestHTTPCaptureLongWebSocketURLs: WebSocket entries whose wss:// URLs
+// are 3,000 or 40,000 characters fit the result budget at 16 KiB and by
+// default in inspect_http_capture (groups, connections and one
+// connection's frames) and compare_http_captures (the file against
+// itself): a group's URL is stated once, clipped with url_bytes and
+// url_sha256 when it passes its share, connections name their group
+// instead of repeating it, counts cover every entry, and following
+// next_action reaches every group exactly once.
+func TestHTTPCaptureLongWebSocketURLs(t *testing.T) {
+	r := registry(t, "")
+	dir := t.TempDir()
+	cases := []struct {
+		name          string
+		urlLen, n     int
+		groups        int
+		wantTruncated bool
+	}{
+		{"3 same 40000", 40000, 3, 1, true},
+		{"3 same 3000", 3000, 3, 1, false},
+		{"6 distinct 40000", 40000, 6, 6, true},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".har")
+		es := make([]any, tc.n)
+		for i := range es {
+			u := "wss://x.test/" + strings.Repeat("w", tc.urlLen)
+			if tc.groups > 1 {
+				u = fmt.Sprintf("%s/%03d", u, i)
+			}
+			es[i] = map[string]any{"time": 1, "_resourceType": "websocket", "request": map[string]any{"method": "GET", "url": u}, "response": map[string]any{"status": 101, "content": map[string]any{"size": 0, "mimeType": "x-unknown"}}, "_webSocketMessages": []any{map[string]any{"type": "send", "time": 1, "opcode": 1, "data": "hi"}}}
+		}
+		b, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "t"}, "entries": es}})
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range []int{16384, tool.DefaultResultBytes} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, budget), func(t *testing.T) {
+				ctx := tool.WithResultBudget(context.Background(), budget)
+				get := func(name string, args map[string]any) map[string]any {
+					t.Helper()
+					raw, _ := json.Marshal(args)
+					res, err := r.Call(ctx, name, raw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					body, _ := contract.Marshal(res, nil)
+					n := tool.DeliveredBytes(body)
+					if n > budget {
+						t.Fatalf("%s %v: %d bytes as delivered, over %d", name, args["cursor"], n, budget)
+					}
+					t.Logf("%s cursor %v: %d bytes as delivered", name, args["cursor"] != nil, n)
+					var m map[string]any
+					json.Unmarshal(body, &m)
+					return m
+				}
+				// groupID is the group's URL, or its digest when clipped.
+				groupID := func(g map[string]any) string {
+					if g["url_truncated"] == true {
+						if g["url_bytes"] != float64(len("wss://x.test/")+tc.urlLen+map[bool]int{true: 4}[tc.groups > 1]) || len(g["url_sha256"].(string)) != 64 {
+							t.Fatalf("clipped group %v %v", g["url_bytes"], g["url_sha256"])
+						}
+						return g["url_sha256"].(string)
+					}
+					if tc.wantTruncated && budget == 16384 {
+						t.Fatalf("a %d-byte URL is not clipped at budget %d", tc.urlLen, budget)
+					}
+					return g["url"].(string)
+				}
+				for _, name := range []string{"inspect_http_capture", "compare_http_captures"} {
+					args := map[string]any{"path": path}
+					if name == "compare_http_captures" {
+						args = map[string]any{"left": map[string]any{"path": path}, "right": map[string]any{"path": path}}
+					}
+					seen, entries, conns := map[string]int{}, 0, 0
+					for page := 0; ; page++ {
+						if page > tc.groups {
+							t.Fatalf("%s: more pages than groups", name)
+						}
+						m := get(name, args)
+						for _, row := range rows(m) {
+							g := row.(map[string]any)
+							seen[groupID(g)]++
+							if name == "inspect_http_capture" {
+								entries += int(g["count"].(float64))
+							} else {
+								entries += int(g["left_count"].(float64))
+								for _, c := range g["websocket"].([]any) {
+									if c.(map[string]any)["url"] != nil {
+										t.Fatalf("connection delta repeats the URL")
+									}
+								}
+							}
+						}
+						if page == 0 && name == "inspect_http_capture" {
+							cs := data(m)["context"].(map[string]any)["websocket_connections"].([]any)
+							conns = len(cs)
+							for _, c := range cs {
+								if c := c.(map[string]any); c["url"] != nil || c["group"] == nil {
+									t.Fatalf("connection %v repeats its URL or names no group", c["entry"])
+								}
+							}
+							if data(m)["summary"].(map[string]any)["websocket_connections"] != float64(tc.n) || (conns < tc.n && !strings.Contains(fmt.Sprint(m["warnings"]), fmt.Sprintf("the first %d of %d connections", conns, tc.n))) {
+								t.Fatalf("%d connections listed: %v", conns, m["warnings"])
+							}
+						}
+						if data(m)["page"].(map[string]any)["more"] != true {
+							break
+						}
+						na, _ := m["next_action"].(map[string]any)
+						if na == nil || na["tool"] != name {
+							t.Fatalf("%s: a page with more rows names no next_action: %v", name, m["next_action"])
+						}
+						args = na["arguments"].(map[string]any)
+					}
+					if entries != tc.n || len(seen) != tc.groups {
+						t.Fatalf("%s: %d entries in %d groups, want %d in %d", name, entries, len(seen), tc.n, tc.groups)
+					}
+					for id, k := range seen {
+						if k != 1 {
+							t.Fatalf("%s: group %.40s seen %d times", name, id, k)
+						}
+					}
+				}
+				m := get("inspect_http_capture", map[string]any{"path": path, "websocket_frames": 0})
+				if len(rows(m)) != 1 {
+					t.Fatalf("frames %v", rows(m))
+				}
+			})
+		}
 	}
 }

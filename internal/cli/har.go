@@ -99,11 +99,13 @@ func newHARShowCmd(env *Env) *cobra.Command {
 					Context struct {
 						Conns []struct {
 							Entry     int          `json:"entry"`
-							Method    string       `json:"method"`
-							URL       string       `json:"url"`
+							Group     int          `json:"group"`
 							WebSocket harInventory `json:"websocket"`
 						} `json:"websocket_connections"`
 					} `json:"context"`
+					Page struct {
+						Offset int `json:"offset"`
+					} `json:"page"`
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
@@ -132,7 +134,12 @@ func newHARShowCmd(env *Env) *cobra.Command {
 				fmt.Fprintln(tw, "ENTRY\tURL\tINVENTORY\tSENT\tRECEIVED\tSENT_BYTES\tRECEIVED_BYTES\tFIRST_S\tLAST_S")
 				for _, c := range d.Context.Conns {
 					inv := c.WebSocket
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Entry, cell(c.URL), inv.Inventory, inv.directionCell("send"), inv.directionCell("receive"), orDash(inv.PayloadBytes["send"]), orDash(inv.PayloadBytes["receive"]), optTime(inv.First), optTime(inv.Last))
+					// The connection's method and URL are its group row's.
+					url := fmt.Sprintf("(group %d, on another page)", c.Group)
+					if i := c.Group - d.Page.Offset; i >= 0 && i < len(d.Rows) {
+						url = d.Rows[i].URL
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Entry, cell(url), inv.Inventory, inv.directionCell("send"), inv.directionCell("receive"), orDash(inv.PayloadBytes["send"]), orDash(inv.PayloadBytes["receive"]), optTime(inv.First), optTime(inv.Last))
 				}
 				return tw.Flush()
 			})
@@ -220,7 +227,6 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 						L                             int    `json:"left_count"`
 						R                             int    `json:"right_count"`
 						WebSocket                     []struct {
-							URL        string `json:"url"`
 							Position   int    `json:"position"`
 							LeftEntry  *int   `json:"left_entry"`
 							RightEntry *int   `json:"right_entry"`
@@ -269,7 +275,7 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 				}
 				for _, r := range d.Rows {
 					for _, c := range r.WebSocket {
-						fmt.Fprintf(w, "\nwebsocket %s #%d (entries %s/%s): %s (proof %s)\n  %s\n", cell(c.URL), c.Position, entry(c.LeftEntry), entry(c.RightEntry), c.Verdict, c.Proof, cell(c.Content))
+						fmt.Fprintf(w, "\nwebsocket %s #%d (entries %s/%s): %s (proof %s)\n  %s\n", cell(r.URL), c.Position, entry(c.LeftEntry), entry(c.RightEntry), c.Verdict, c.Proof, cell(c.Content))
 						if fd := c.First; fd != nil {
 							fmt.Fprintf(w, "  first differing frame: %s position %d (%s, %s)\n", fd.Direction, fd.Position, fd.Kind, fd.Proof)
 							side("left", fd.Left)

@@ -163,8 +163,26 @@ type Unresolved struct {
 	Reason string `json:"reason"`
 }
 
-// Unknowns counts unknown values among the resolved entries of a capture.
+// Reasons an entry is Unresolved.
+const (
+	// ReasonShape: the entry is JSON of another shape than a HAR entry;
+	// none of its facts is read.
+	ReasonShape = "the entry does not match the HAR entry shape"
+	// ReasonNoRequestResponse: the entry lacks request or response; none
+	// of its facts is read.
+	ReasonNoRequestResponse = "the entry lacks request or response"
+	// ReasonMethodUnknown: request.method is null or absent; the entry's
+	// other facts are read and counted in Unknowns.
+	ReasonMethodUnknown = "request.method is null or absent: the entry's repeated-request group is unknown"
+)
+
+// Unknowns counts unknown values among the entries of a capture that have
+// a request and a response: the resolved ones and those unresolved only
+// because request.method is unknown (Method counts these).
 type Unknowns struct {
+	// Method: entries whose request.method is null or absent (listed in
+	// Unresolved with ReasonMethodUnknown).
+	Method int `json:"method_unknown"`
 	// Time: entries whose time is -1, negative, absent or not finite.
 	Time int `json:"time_unknown"`
 	// Status: entries whose response.status is null, absent or negative.
@@ -377,7 +395,7 @@ func (p *parser) parseEntries() error {
 				return errNotHAR()
 			}
 			// The value was read whole; only its shape is wrong.
-			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry does not match the HAR entry shape"})
+			c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: ReasonShape})
 			continue
 		}
 		if e := resolve(c, i, &re); e != nil {
@@ -396,14 +414,10 @@ func (p *parser) parseEntries() error {
 // returns nil.
 func resolve(c *Capture, i int, re *rawEntry) *Entry {
 	if re.Request == nil || re.Response == nil {
-		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "the entry lacks request or response"})
+		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: ReasonNoRequestResponse})
 		return nil
 	}
-	if re.Request.Method == nil {
-		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: "request.method is null or absent: the entry's repeated-request group is unknown"})
-		return nil
-	}
-	e := Entry{Index: i, Started: re.StartedDateTime, Method: *re.Request.Method, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: BodyAbsent}
+	e := Entry{Index: i, Started: re.StartedDateTime, URL: re.Request.URL, ResourceType: re.ResourceType, Status: re.Response.Status, MimeType: re.Response.Content.MimeType, Body: BodyAbsent}
 	if e.ResourceType == "" {
 		e.ResourceType = "unknown"
 	}
@@ -462,6 +476,14 @@ func resolve(c *Capture, i int, re *rawEntry) *Entry {
 			}
 		}
 	}
+	if re.Request.Method == nil {
+		// Its other facts were read and are counted above; only its
+		// group is unknown.
+		c.Unknowns.Method++
+		c.Unresolved = append(c.Unresolved, Unresolved{Index: i, Reason: ReasonMethodUnknown})
+		return nil
+	}
+	e.Method = *re.Request.Method
 	if len(re.WebSocketMessages) > 0 || e.ResourceType == "websocket" || isWSURL(e.URL) {
 		e.WebSocket = newInventory(re.WebSocketMessages)
 	}

@@ -298,8 +298,10 @@ type ExtraFrames struct {
 
 // ConnectionDelta compares two corresponding WebSocket connections.
 type ConnectionDelta struct {
-	Method string `json:"method"`
-	URL    string `json:"url"`
+	// Method and URL are the connection's group's (GroupDelta states
+	// them once; they are not repeated in JSON).
+	Method string `json:"-"`
+	URL    string `json:"-"`
 	// Position is the 1-based order among the capture's connections with
 	// this method and URL; connections correspond by it (order, not
 	// identity).
