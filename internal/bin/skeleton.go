@@ -48,7 +48,10 @@ type invocation struct {
 	files  []*File
 	names  []string
 	format string
-	data   *paged
+	// slice is the universal file's slice the "binary" input was
+	// narrowed to (data.slice), nil for any other file.
+	slice *Slice
+	data  *paged
 	// limits are the result's limitations other than paging: each is a
 	// warning of the live result and is kept by its preserved record.
 	limits []string
@@ -243,6 +246,9 @@ func (c *invocation) finish() error {
 	if d == nil {
 		d = &paged{}
 		c.data = d
+	}
+	if d.Slice == nil {
+		d.Slice = c.slice
 	}
 	d.Rows = rows
 	if d.Rows == nil {

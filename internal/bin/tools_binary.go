@@ -44,6 +44,9 @@ func (c *invocation) binary(name, path, field string, digests, dwarf bool, arch 
 		return nil, nil, err
 	}
 	c.keep(name, f)
+	if name == "binary" {
+		c.slice = in.Slice
+	}
 	if c.format == "" {
 		c.format = in.Header.Format
 	}

@@ -160,3 +160,63 @@ func TestELFDynamicOffsetOutsideFile(t *testing.T) {
 		t.Errorf("counts.libraries %v, want null", v)
 	}
 }
+
+// TestFatSliceNamed: list_symbols and disassemble on a universal Mach-O
+// file without arch read the host's slice and name it in data.slice (arch,
+// and the fat_arch offset and size); with arch they name that slice, and
+// the rows equal those of the thin file the slice was built from.
+func TestFatSliceNamed(t *testing.T) {
+	buildCorpus(t)
+	fat := corpus["go-darwin-universal"]
+	if fat == "" {
+		t.Fatal("no universal file in the corpus")
+	}
+	r := registry(t, "")
+	members := rows(mustCall(t, r, "inspect_binary", map[string]any{"path": fat, "facets": []string{"members"}}))
+	offsets := map[string][2]any{}
+	for _, row := range members {
+		m := row.(map[string]any)
+		offsets[m["arch"].(string)] = [2]any{m["offset"], m["size"]}
+	}
+	thin := map[string]string{"arm64": corpus["go-darwin-arm64"], "x86_64": corpus["go-darwin-amd64"]}
+	for _, arch := range []string{"", "arm64", "x86_64"} {
+		want := arch
+		if want == "" {
+			want = hostArch()
+			if thin[want] == "" {
+				continue // no slice for this host: INVALID_ARGUMENT, tested elsewhere
+			}
+		}
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"list_symbols", map[string]any{"name_contains": "main.", "limit": 50}},
+			{"disassemble", map[string]any{"symbol": "_main.main", "max_instructions": 20}},
+		} {
+			args := map[string]any{"path": fat}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			if arch != "" {
+				args["arch"] = arch
+			}
+			d := data(mustCall(t, r, tc.tool, args))
+			s, _ := d["slice"].(map[string]any)
+			if s == nil || s["arch"] != want || s["offset"] != offsets[want][0] || s["size"] != offsets[want][1] {
+				t.Errorf("%s arch %q: slice %v, want %s at %v", tc.tool, arch, d["slice"], want, offsets[want])
+			}
+			thinArgs := map[string]any{"path": thin[want]}
+			for k, v := range tc.args {
+				thinArgs[k] = v
+			}
+			td := data(mustCall(t, r, tc.tool, thinArgs))
+			if td["slice"] != nil {
+				t.Errorf("%s on a thin file: slice %v", tc.tool, td["slice"])
+			}
+			if g, w := rowsJSON(map[string]any{"data": d}), rowsJSON(map[string]any{"data": td}); g != w || len(d["rows"].([]any)) == 0 {
+				t.Errorf("%s arch %q: rows differ from the thin %s file (or empty)", tc.tool, arch, want)
+			}
+		}
+	}
+}
