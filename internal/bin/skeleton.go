@@ -48,10 +48,10 @@ type invocation struct {
 	files  []*File
 	names  []string
 	format string
-	// slice is the universal file's slice the "binary" input was
-	// narrowed to (data.slice), nil for any other file.
-	slice *Slice
-	data  *paged
+	// slices are the universal files' slices the inputs were narrowed
+	// to, by input name ("binary": data.slice, "left", "right").
+	slices map[string]*Slice
+	data   *paged
 	// limits are the result's limitations other than paging: each is a
 	// warning of the live result and is kept by its preserved record.
 	limits []string
@@ -248,7 +248,13 @@ func (c *invocation) finish() error {
 		c.data = d
 	}
 	if d.Slice == nil {
-		d.Slice = c.slice
+		d.Slice = c.slices["binary"]
+	}
+	if d.LeftSlice == nil {
+		d.LeftSlice = c.slices["left"]
+	}
+	if d.RightSlice == nil {
+		d.RightSlice = c.slices["right"]
 	}
 	d.Rows = rows
 	if d.Rows == nil {

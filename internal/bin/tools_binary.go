@@ -44,8 +44,11 @@ func (c *invocation) binary(name, path, field string, digests, dwarf bool, arch 
 		return nil, nil, err
 	}
 	c.keep(name, f)
-	if name == "binary" {
-		c.slice = in.Slice
+	if in.Slice != nil {
+		if c.slices == nil {
+			c.slices = map[string]*Slice{}
+		}
+		c.slices[name] = in.Slice
 	}
 	if c.format == "" {
 		c.format = in.Header.Format

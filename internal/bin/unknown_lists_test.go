@@ -218,5 +218,17 @@ func TestFatSliceNamed(t *testing.T) {
 				t.Errorf("%s arch %q: rows differ from the thin %s file (or empty)", tc.tool, arch, want)
 			}
 		}
+		// compare_binaries names the universal input's slice only.
+		args := map[string]any{"left": fat, "right": thin[want], "kinds": []string{"section"}}
+		if arch != "" {
+			args["arch"] = arch
+		}
+		d := data(mustCall(t, r, "compare_binaries", args))
+		if s, _ := d["left_slice"].(map[string]any); s == nil || s["arch"] != want || s["offset"] != offsets[want][0] {
+			t.Errorf("compare_binaries arch %q: left_slice %v, want %s", arch, d["left_slice"], want)
+		}
+		if d["right_slice"] != nil || d["slice"] != nil {
+			t.Errorf("compare_binaries: a thin right file has right_slice %v, slice %v", d["right_slice"], d["slice"])
+		}
 	}
 }

@@ -784,14 +784,24 @@ func newBinDiffCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_binaries", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Summary map[string]any `json:"summary"`
-					Rows    []struct {
+					LeftSlice  *binSlice      `json:"left_slice"`
+					RightSlice *binSlice      `json:"right_slice"`
+					Summary    map[string]any `json:"summary"`
+					Rows       []struct {
 						Kind, Name, Verdict string
 						Proof               struct{ Correspondence, Content string }
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
+				}
+				if d.LeftSlice != nil {
+					fmt.Fprint(w, "left ")
+					printSlice(w, d.LeftSlice)
+				}
+				if d.RightSlice != nil {
+					fmt.Fprint(w, "right ")
+					printSlice(w, d.RightSlice)
 				}
 				s, _ := json.Marshal(d.Summary["by_kind"])
 				fmt.Fprintf(w, "summary %s\n", s)
