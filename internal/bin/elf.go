@@ -372,8 +372,9 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 		var v []string
 		ok := guard(in, "dynamic section", 0, func() { v, err = f.DynString(tag) })
 		if !ok || err != nil {
+			// Not read: unknown (null), never none.
 			state = FacetPartial
-			return []string{}
+			return nil
 		}
 		if v == nil {
 			return []string{}
@@ -405,10 +406,17 @@ func elfDynamic(in *Inspection, h *elfHeader, f *elf.File, progs []elf.ProgHeade
 		tags.known = false
 	}
 	in.Libraries = append(in.Libraries, d.Needed...)
-	if interpMissing && state == FacetComplete {
-		state = FacetPartial
+	if d.Needed == nil {
+		in.Libraries = nil
 	}
-	in.facet("dynamic", state, "")
+	reason := ""
+	if state != FacetComplete {
+		reason = "the dynamic section or its string table could not be read"
+	}
+	if interpMissing && state == FacetComplete {
+		state, reason = FacetPartial, "the interpreter is not present in the file"
+	}
+	in.facet("dynamic", state, reason)
 	return tags
 }
 
@@ -468,6 +476,9 @@ func elfDynamicSegment(in *Inspection, h *elfHeader, progs []elf.ProgHeader, p *
 		}
 		return "", false
 	}
+	// missed: lists with an entry whose string was not read; such a list
+	// left empty is unknown (null), not none.
+	missed := map[*[]string]bool{}
 	for _, e := range list {
 		var dst *[]string
 		switch e.tag {
@@ -484,6 +495,9 @@ func elfDynamicSegment(in *Inspection, h *elfHeader, progs []elf.ProgHeader, p *
 		v, ok := get(e.val)
 		if !ok {
 			state = FacetPartial
+			if dst != nil {
+				missed[dst] = true
+			}
 			continue
 		}
 		if dst == nil {
@@ -501,7 +515,15 @@ func elfDynamicSegment(in *Inspection, h *elfHeader, progs []elf.ProgHeader, p *
 	if v, ok := tags.first(elf.DT_FLAGS_1); ok {
 		d.Flags1 = hexU(v)
 	}
+	for dst := range missed {
+		if len(*dst) == 0 {
+			*dst = nil
+		}
+	}
 	in.Libraries = append(in.Libraries, d.Needed...)
+	if d.Needed == nil {
+		in.Libraries = nil
+	}
 	in.facet("dynamic", state, "read through PT_DYNAMIC (no SHT_DYNAMIC section available)")
 	return tags
 }

@@ -389,7 +389,20 @@ func inspectPE(ctx context.Context, in *Inspection, data []byte) {
 func peImports(in *Inspection, h *peHeader, f *pe.File, r rvaReader) {
 	d := &Dynamic{Needed: []string{}, RPath: []string{}, RunPath: []string{}}
 	state := FacetComplete
-	if h.dir(pe.IMAGE_DIRECTORY_ENTRY_IMPORT).Size != 0 {
+	// dirUnknown: the import directory exists but was not read, so the
+	// DLLs and symbols it lists are unknown (null), not none.
+	dirUnknown := false
+	if dd := h.dir(pe.IMAGE_DIRECTORY_ENTRY_IMPORT); dd.Size != 0 {
+		if _, ok := r.bytes(dd.VirtualAddress, 20); !ok {
+			// debug/pe reports no imports (and no error) when no section
+			// holds the directory's RVA; objdump -p says "There is an
+			// import table, but the section containing it could not be
+			// found".
+			state, dirUnknown = FacetPartial, true
+			in.unresolved("import directory", uint64(dd.VirtualAddress), uint64(dd.Size), "no section contains the import directory's RVA (offset is an RVA)")
+		}
+	}
+	if dd := h.dir(pe.IMAGE_DIRECTORY_ENTRY_IMPORT); dd.Size != 0 && !dirUnknown {
 		var syms, libs []string
 		var err1, err2 error
 		ok := guard(in, "import directory", 0, func() {
@@ -397,7 +410,7 @@ func peImports(in *Inspection, h *peHeader, f *pe.File, r rvaReader) {
 			libs, err2 = f.ImportedLibraries()
 		})
 		if !ok || err1 != nil || err2 != nil {
-			state = FacetPartial
+			state, dirUnknown = FacetPartial, true
 			dd := h.dir(pe.IMAGE_DIRECTORY_ENTRY_IMPORT)
 			in.unresolved("import directory", uint64(dd.VirtualAddress), uint64(dd.Size), "the import directory could not be read (offset is an RVA)")
 		}
@@ -490,8 +503,22 @@ func peImports(in *Inspection, h *peHeader, f *pe.File, r rvaReader) {
 	}
 	in.Dynamic = d
 	in.Libraries = append(in.Libraries, d.Needed...)
-	in.facet("imports", state, "")
-	in.facet("dynamic", state, "")
+	if dirUnknown {
+		// Nothing read is unknown; what the delay-load directory gave is
+		// a partial list.
+		if len(in.Imports) == 0 {
+			in.Imports = nil
+		}
+		if len(d.Needed) == 0 {
+			d.Needed, in.Libraries = nil, nil
+		}
+	}
+	reason := ""
+	if dirUnknown {
+		reason = "the import directory was not read (see unresolved)"
+	}
+	in.facet("imports", state, reason)
+	in.facet("dynamic", state, reason)
 }
 
 func contains(list []string, s string) bool {

@@ -48,6 +48,9 @@ type invocation struct {
 	files  []*File
 	names  []string
 	format string
+	// slices are the universal files' slices the inputs were narrowed
+	// to, by input name ("binary": data.slice, "left", "right").
+	slices map[string]*Slice
 	data   *paged
 	// limits are the result's limitations other than paging: each is a
 	// warning of the live result and is kept by its preserved record.
@@ -243,6 +246,15 @@ func (c *invocation) finish() error {
 	if d == nil {
 		d = &paged{}
 		c.data = d
+	}
+	if d.Slice == nil {
+		d.Slice = c.slices["binary"]
+	}
+	if d.LeftSlice == nil {
+		d.LeftSlice = c.slices["left"]
+	}
+	if d.RightSlice == nil {
+		d.RightSlice = c.slices["right"]
 	}
 	d.Rows = rows
 	if d.Rows == nil {

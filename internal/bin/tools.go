@@ -292,9 +292,16 @@ type pageCoverage struct {
 // summary, this page's rows with the page object and next_cursor, the
 // coverage, and the analysis_id preserve_evidence accepts.
 type paged struct {
-	File       *Identity    `json:"file,omitempty"`
-	Left       *Identity    `json:"left,omitempty"`
-	Right      *Identity    `json:"right,omitempty"`
+	File  *Identity `json:"file,omitempty"`
+	Left  *Identity `json:"left,omitempty"`
+	Right *Identity `json:"right,omitempty"`
+	// Slice names the universal Mach-O file's slice the rows come from
+	// (the arch argument's, else the host's); absent for other files.
+	Slice *Slice `json:"slice,omitempty"`
+	// LeftSlice and RightSlice are compare_binaries' slices of universal
+	// inputs, as Slice.
+	LeftSlice  *Slice       `json:"left_slice,omitempty"`
+	RightSlice *Slice       `json:"right_slice,omitempty"`
 	Inspection any          `json:"inspection,omitempty"`
 	Counts     any          `json:"counts,omitempty"`
 	Summary    any          `json:"summary,omitempty"`

@@ -44,6 +44,12 @@ func (c *invocation) binary(name, path, field string, digests, dwarf bool, arch 
 		return nil, nil, err
 	}
 	c.keep(name, f)
+	if in.Slice != nil {
+		if c.slices == nil {
+			c.slices = map[string]*Slice{}
+		}
+		c.slices[name] = in.Slice
+	}
 	if c.format == "" {
 		c.format = in.Header.Format
 	}
@@ -123,6 +129,25 @@ func facetRows(in *Inspection, facet string) []json.RawMessage {
 		out = append(out, append(row, b[1:]...))
 	}
 	return out
+}
+
+// listUnknown reports whether the list behind facet is null: the
+// structure that holds it was not read (unknownNotEmpty, or a reader that
+// left it null), so its count is unknown, not 0.
+func listUnknown(in *Inspection, facet string) bool {
+	switch facet {
+	case "sections":
+		return in.Sections == nil
+	case "segments":
+		return in.Segments == nil
+	case "imports":
+		return in.Imports == nil
+	case "exports":
+		return in.Exports == nil
+	case "libraries":
+		return in.Libraries == nil
+	}
+	return false
 }
 
 // facetCount is the number of rows facetRows(in, facet) returns, counted
@@ -215,7 +240,7 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	// 0, which would read as "none".
 	counts := map[string]any{"unresolved": len(in.Unresolved)}
 	for _, k := range ListFacets {
-		if cov, ok := listFacetCoverage[k]; ok && in.Facets[cov].State == FacetUnresolved && facetCount(in, k) == 0 {
+		if cov, ok := listFacetCoverage[k]; ok && (in.Facets[cov].State == FacetUnresolved && facetCount(in, k) == 0 || listUnknown(in, k)) {
 			counts[k] = nil
 			continue
 		}

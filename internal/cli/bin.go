@@ -587,6 +587,18 @@ func orUnknown(s string) string {
 	return s
 }
 
+// binSlice is data.slice: the universal Mach-O file's slice a result
+// comes from.
+type binSlice struct{ Arch, Offset, Size string }
+
+// printSlice names the slice of a universal file the rows come from (the
+// host's unless --arch chose one); nothing for any other file.
+func printSlice(w io.Writer, s *binSlice) {
+	if s != nil {
+		fmt.Fprintf(w, "slice %s (offset %s, %s bytes of the universal file; --arch selects another)\n", s.Arch, s.Offset, s.Size)
+	}
+}
+
 func newBinSymbolsCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var table, defined, contains, regex string
@@ -603,7 +615,8 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "list_symbols", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Rows []struct {
+					Slice *binSlice
+					Rows  []struct {
 						Name, Table, Address, Size, Type, Binding, Section, Library, Version string
 						DefaultVersion                                                       *bool `json:"default_version"`
 						// Unknown names the fields (name, version) that
@@ -614,6 +627,7 @@ func newBinSymbolsCmd(env *Env) *cobra.Command {
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
 				}
+				printSlice(w, d.Slice)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ADDRESS\tSIZE\tTYPE\tBIND\tSECTION\tTABLE\tNAME")
 				for _, r := range d.Rows {
@@ -714,7 +728,8 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "disassemble", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Rows []struct {
+					Slice *binSlice
+					Rows  []struct {
 						Address, Bytes, Text, Error string
 						TargetSymbol                string `json:"target_symbol"`
 						Relocations                 []struct{ Address, Type, Target string }
@@ -723,6 +738,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
 				}
+				printSlice(w, d.Slice)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, r := range d.Rows {
 					t := r.Text
@@ -768,14 +784,24 @@ func newBinDiffCmd(env *Env) *cobra.Command {
 			f.apply(cmd, args, true)
 			return runTool(cmd, env, &f, "compare_binaries", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
-					Summary map[string]any `json:"summary"`
-					Rows    []struct {
+					LeftSlice  *binSlice      `json:"left_slice"`
+					RightSlice *binSlice      `json:"right_slice"`
+					Summary    map[string]any `json:"summary"`
+					Rows       []struct {
 						Kind, Name, Verdict string
 						Proof               struct{ Correspondence, Content string }
 					}
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
+				}
+				if d.LeftSlice != nil {
+					fmt.Fprint(w, "left ")
+					printSlice(w, d.LeftSlice)
+				}
+				if d.RightSlice != nil {
+					fmt.Fprint(w, "right ")
+					printSlice(w, d.RightSlice)
 				}
 				s, _ := json.Marshal(d.Summary["by_kind"])
 				fmt.Fprintf(w, "summary %s\n", s)

@@ -157,5 +157,58 @@ func TestBinInspectPrintsUnknownAsUnknown(t *testing.T) {
 		if !want.MatchString(out) {
 			t.Errorf("universal: no slice %s line with %d sections, %d segments and build id %s:\n%s", s.arch, len(f.Sections), nsegs, id, out)
 		}
+		// symbols and disasm read one slice and say which.
+		line := regexp.MustCompile(`^slice ` + s.arch + ` \(offset \d+, \d+ bytes of the universal file; --arch selects another\)\n`)
+		sout, serrs, scode := runCLI(t, "bin", "symbols", "--arch", s.arch, "--name", "main.main", fat)
+		if scode != 0 || !line.MatchString(sout) || !strings.Contains(sout, "_main.main") {
+			t.Errorf("symbols --arch %s on the universal file: exit %d, no leading slice line:\n%s%s", s.arch, scode, sout, serrs)
+		}
+		if s.arch == map[string]string{"amd64": "x86_64", "arm64": "arm64"}[runtime.GOARCH] {
+			sout, serrs, scode = runCLI(t, "bin", "symbols", "--name", "main.main", fat)
+			if scode != 0 || !line.MatchString(sout) {
+				t.Errorf("symbols without --arch on the universal file: exit %d, no leading host slice line %s:\n%s%s", scode, s.arch, sout, serrs)
+			}
+		}
+	}
+	if out, _, _ := runCLI(t, "bin", "symbols", "--name", "main.main", arm); strings.HasPrefix(out, "slice ") || !strings.Contains(out, "_main.main") {
+		t.Errorf("symbols on a thin file names a slice:\n%s", out)
+	}
+}
+
+// TestBinInspectUnreadableDynamicIsUnknown: a copy of the fixture whose
+// PT_DYNAMIC p_offset and .dynamic sh_offset are 0x7fff0000, where readelf
+// -d in the same run finds no dynamic section, prints its needed, rpath,
+// runpath and soname as unknown, never [] or none.
+func TestBinInspectUnreadableDynamicIsUnknown(t *testing.T) {
+	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
+	b, err := os.ReadFile(filepath.Join("..", "bin", "testdata", "hello-hardened.elf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	phoff, phentsize, phnum := le.Uint64(b[0x20:]), uint64(le.Uint16(b[0x36:])), uint64(le.Uint16(b[0x38:]))
+	for i := uint64(0); i < phnum; i++ {
+		if o := phoff + i*phentsize; le.Uint32(b[o:]) == 2 { // PT_DYNAMIC
+			le.PutUint64(b[o+8:], 0x7fff0000)
+		}
+	}
+	shoff, shentsize, shnum := le.Uint64(b[0x28:]), uint64(le.Uint16(b[0x3a:])), uint64(le.Uint16(b[0x3c:]))
+	for i := uint64(0); i < shnum; i++ {
+		if o := shoff + i*shentsize; le.Uint32(b[o+4:]) == 6 { // SHT_DYNAMIC
+			le.PutUint64(b[o+24:], 0x7fff0000)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.elf")
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("readelf"); err == nil {
+		if ref, _ := exec.Command("readelf", "-d", bad).CombinedOutput(); strings.Contains(string(ref), "(NEEDED)") {
+			t.Fatalf("readelf -d still reads the patched dynamic section:\n%s", ref)
+		}
+	}
+	out, errs, code := runCLI(t, "bin", "inspect", bad)
+	if code != 0 || !strings.Contains(out, "  needed unknown  rpath unknown  runpath unknown  soname unknown\n") || !strings.Contains(errs, "could not be resolved") {
+		t.Errorf("exit %d: no unknown needed/rpath/runpath/soname or no warning:\n%s%s", code, out, errs)
 	}
 }
