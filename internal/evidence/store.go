@@ -237,6 +237,10 @@ type Store struct {
 	// rebuilds.
 	gen  uint64
 	rbmu sync.Mutex
+	// readOnly is set (guarded by dbmu) while db is an in-memory index
+	// built from the manifests because the disk is full: reads list and
+	// verify every stored record, publishing reopens the index first.
+	readOnly bool
 }
 
 // OpenDefault opens the store at DefaultDir.
@@ -494,6 +498,11 @@ func validateRecord(rec *Record) error {
 // source path is missing, INTERNAL_ERROR for I/O failures.
 func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 	if err := validateRecord(&rec); err != nil {
+		return nil, err
+	}
+	// A store opened on a full disk reads from an in-memory index: write
+	// only once the file index opens again.
+	if err := s.reopenIfReadOnly(ctx); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
