@@ -403,7 +403,7 @@ func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (str
 	if err := tmp.publish(target); err != nil {
 		// A rename followed by a failed directory sync leaves the object.
 		*created = s.fs.exists(target)
-		return "", 0, err
+		return sum, n, err
 	}
 	*created = true
 	return sum, n, nil
@@ -560,7 +560,7 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 			r = strings.NewReader(string(a.Data))
 		}
 		sum, n, isNew, err := s.putObject(ctx, r)
-		if isNew {
+		if isNew && sum != "" {
 			created = append(created, sum)
 		}
 		if err != nil {
