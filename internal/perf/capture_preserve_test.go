@@ -4,6 +4,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,38 @@ func TestCapturePreserveFullStore(t *testing.T) {
 	if b, _ := os.ReadFile(runs); string(b) != "ran\n" {
 		t.Fatalf("the workload ran %d times", strings.Count(string(b), "ran"))
 	}
+	// The retry keeps what a capture preserved with room keeps (the
+	// console as well as the analysis source).
+	roomy, code := e.call("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "sh", "-c", "echo ran >> "+runs), "provider": map[string]any{"kind": "direct"}, "preserve": true,
+	})
+	if code != "" {
+		t.Fatalf("capture with room failed: %v", roomy["error"])
+	}
+	inspect := func(id any) any {
+		return data(e.mustCall("inspect_evidence", map[string]any{"evidence_id": id}))["manifest"]
+	}
+	want := manifestArtifacts(t, inspect(data(roomy)["evidence_id"]))
+	if got := manifestArtifacts(t, inspect(id)); got != want || !strings.Contains(want, "stdout") {
+		t.Fatalf("preserve_evidence after a failed preserve keeps %s; a capture preserved with room keeps %s", got, want)
+	}
+}
+
+// manifestArtifacts lists the name and role of each artifact of a manifest
+// (decoded JSON).
+func manifestArtifacts(t *testing.T, manifest any) string {
+	t.Helper()
+	m, _ := manifest.(map[string]any)
+	arts, _ := m["artifacts"].([]any)
+	if len(arts) == 0 {
+		t.Fatalf("manifest without artifacts: %v", manifest)
+	}
+	var names []string
+	for _, a := range arts {
+		am := a.(map[string]any)
+		names = append(names, fmt.Sprint(am["name"], "/", am["role"]))
+	}
+	return strings.Join(names, ",")
 }
 
 func toStrings(v any) []string {

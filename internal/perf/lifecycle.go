@@ -96,6 +96,12 @@ func (rt *Runtime) preserve(ctx context.Context, s *session, st *evidence.Store)
 	if s.publish != nil {
 		return s.publish(ctx, st)
 	}
+	rt.sessMu.Lock()
+	capture := s.capture
+	rt.sessMu.Unlock()
+	if capture != nil {
+		return st.Publish(ctx, *capture)
+	}
 	return st.Publish(ctx, s.record())
 }
 
