@@ -118,8 +118,78 @@ func corruptIndex(dir string) *contract.Error {
 // openIndex opens index.sqlite, checks it (PRAGMA quick_check) and
 // reconciles it with the manifests. A missing index is created and filled
 // from the manifests; a corrupt one is rebuilt beside it and swapped in
-// (rebuild). Any other failure leaves the index file untouched.
+// (rebuild). When the disk is full (the index cannot be opened for
+// writing or brought up to date) the store reads from an in-memory index
+// built from the manifests instead (memoryIndex), so every stored record
+// stays listed and readable. Any other failure leaves the index file
+// untouched.
 func (s *Store) openIndex(ctx context.Context) error {
+	err := s.openFileIndex(ctx)
+	if isDiskFull(err) {
+		return s.memoryIndex(ctx)
+	}
+	return err
+}
+
+// isDiskFull reports whether err is the store's RESOURCE_LIMIT error for a
+// full disk (diskFull).
+func isDiskFull(err error) bool {
+	ce := (*contract.Error)(nil)
+	return errors.As(err, &ce) && ce.Code == contract.CodeResourceLimit
+}
+
+// ReadOnlyWarning is the warning of a listing made while the disk holding
+// the store is full (Page.Warning).
+const ReadOnlyWarning = "the disk holding the evidence store is full, so its index cannot be opened for writing: this listing was read from the manifests (every stored record is listed); preserving evidence fails until space is freed"
+
+// memoryIndex replaces the index with an in-memory one filled from every
+// manifest (the rebuild path, without writing to disk) and marks the
+// store read-only (Store.readOnly). Errors: those of listing the
+// manifests.
+func (s *Store) memoryIndex(ctx context.Context) error {
+	items, _, err := s.scanManifests(nil)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(":memory:", true)
+	if err == nil {
+		// One connection holds the in-memory database: keep it open.
+		db.SetMaxIdleConns(1)
+		err = insertAll(ctx, db, items)
+		if err != nil {
+			db.Close()
+		}
+	}
+	if err != nil {
+		return s.dbFail(err, "the evidence manifests cannot be indexed in memory")
+	}
+	s.dbmu.Lock()
+	defer s.dbmu.Unlock()
+	if s.db != nil {
+		s.db.Close()
+	}
+	s.db, s.readOnly = db, true
+	s.gen++
+	return nil
+}
+
+// reopenIfReadOnly opens the file index again when the store reads from
+// an in-memory one (the disk was full): on success the store is writable
+// again; while the disk is still full it stays read-only and the error is
+// RESOURCE_LIMIT.
+func (s *Store) reopenIfReadOnly(ctx context.Context) error {
+	s.dbmu.RLock()
+	ro := s.readOnly
+	s.dbmu.RUnlock()
+	if !ro {
+		return nil
+	}
+	return s.openFileIndex(ctx)
+}
+
+// openFileIndex opens, checks and reconciles index.sqlite (openIndex
+// without the in-memory fallback).
+func (s *Store) openFileIndex(ctx context.Context) error {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := s.fs.root.Lstat(indexName + suffix); err == nil && !fi.Mode().IsRegular() {
 			return corrupt("the evidence store's %s is a symbolic link or not a regular file; the store does not open it", indexName+suffix).WithDetail("directory", s.dir)
@@ -145,14 +215,24 @@ func (s *Store) openIndex(ctx context.Context) error {
 	}
 	if err != nil {
 		if isCorruptDB(err) {
-			return s.rebuild(ctx, 0)
+			s.dbmu.RLock()
+			gen := s.gen
+			s.dbmu.RUnlock()
+			return s.rebuild(ctx, gen)
 		}
 		return s.dbFail(err, "the evidence index cannot be opened")
 	}
 	s.dbmu.Lock()
-	s.db = db
+	if s.db != nil {
+		s.db.Close()
+		s.gen++
+	}
+	s.db, s.readOnly = db, false
 	s.dbmu.Unlock()
 	if _, err := s.reconcile(ctx); err != nil {
+		if isDiskFull(err) {
+			return err
+		}
 		s.dbmu.Lock()
 		s.db.Close()
 		s.db = nil
@@ -302,7 +382,7 @@ func (s *Store) rebuild(ctx context.Context, seen uint64) error {
 	if err != nil {
 		return s.dbFail(err, "the rebuilt evidence index cannot be opened")
 	}
-	s.db = db
+	s.db, s.readOnly = db, false
 	s.gen++
 	return nil
 }
@@ -728,6 +808,9 @@ type Page struct {
 	// Unreadable counts the rows of this page whose manifest failed its
 	// check (Summary.Problem set).
 	Unreadable int `json:"unreadable"`
+	// Warning is ReadOnlyWarning when the disk holding the store is full
+	// and the page was read from the manifests, else "".
+	Warning string `json:"warning,omitempty"`
 }
 
 // MaxPageSize bounds Query's page size (seed 003: 1-200 manifests).
@@ -775,9 +858,18 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 		snapshot = cur.Offset
 	} else {
 		// A first page lists every manifest on disk: index the ones a
-		// killed publisher left unindexed first.
-		if _, err := s.reconcile(ctx); err != nil {
+		// killed publisher left unindexed first. On a full disk the
+		// listing comes from the manifests (memoryIndex).
+		if err := s.reopenIfReadOnly(ctx); err != nil && !isDiskFull(err) {
 			return nil, err
+		}
+		if _, err := s.reconcile(ctx); err != nil {
+			if !isDiskFull(err) {
+				return nil, err
+			}
+			if err := s.memoryIndex(ctx); err != nil {
+				return nil, err
+			}
 		}
 		err := s.withDB(ctx, func(db *sql.DB) error {
 			return db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq),0) FROM records`).Scan(&snapshot)
@@ -822,6 +914,9 @@ func (s *Store) Query(ctx context.Context, f Filter, pageSize int, cursor string
 	more := false
 	err := s.withDB(ctx, func(db *sql.DB) error {
 		page, more = &Page{Rows: []Summary{}, Snapshot: snapshot}, false
+		if s.readOnly { // withDB holds dbmu shared
+			page.Warning = ReadOnlyWarning
+		}
 		if pos != nil {
 			page.Offset = pos.Listed
 		}

@@ -237,6 +237,10 @@ type Store struct {
 	// rebuilds.
 	gen  uint64
 	rbmu sync.Mutex
+	// readOnly is set (guarded by dbmu) while db is an in-memory index
+	// built from the manifests because the disk is full: reads list and
+	// verify every stored record, publishing reopens the index first.
+	readOnly bool
 }
 
 // OpenDefault opens the store at DefaultDir.
@@ -354,8 +358,14 @@ func objectRel(sum string) string { return "objects/sha256/" + sum[:2] + "/" + s
 
 func manifestRel(id string) string { return "manifests/" + id + ".json" }
 
-// putObject copies r into the object store and returns its digest and size.
-func (s *Store) putObject(ctx context.Context, r io.Reader) (string, int64, error) {
+// putObject copies r into the object store and returns its digest and
+// size, and whether it created the object (false: it existed already).
+func (s *Store) putObject(ctx context.Context, r io.Reader) (sum string, size int64, created bool, err error) {
+	sum, size, err = s.copyObject(ctx, r, &created)
+	return sum, size, created, err
+}
+
+func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (string, int64, error) {
 	tmp, err := s.fs.createTemp("o-")
 	if err != nil {
 		return "", 0, err
@@ -391,8 +401,11 @@ func (s *Store) putObject(ctx context.Context, r io.Reader) (string, int64, erro
 		return "", 0, ioFail(s.dir, err, "the evidence store is not writable")
 	}
 	if err := tmp.publish(target); err != nil {
-		return "", 0, err
+		// A rename followed by a failed directory sync leaves the object.
+		*created = s.fs.exists(target)
+		return sum, n, err
 	}
+	*created = true
 	return sum, n, nil
 }
 
@@ -496,6 +509,28 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 	if err := validateRecord(&rec); err != nil {
 		return nil, err
 	}
+	// A store opened on a full disk reads from an in-memory index: write
+	// only once the file index opens again.
+	if err := s.reopenIfReadOnly(ctx); err != nil {
+		return nil, err
+	}
+	// A publish holds tmp/.lock shared from its first object to its index
+	// entry; a failed one removes the objects it created (reclaim).
+	var guard *os.File
+	if canSweep {
+		if g, err := s.fs.lockTmp(false); err == nil {
+			guard = g
+		}
+	}
+	var created []string
+	published := false
+	defer func() {
+		if !published {
+			s.reclaim(guard, created)
+		} else if guard != nil {
+			guard.Close()
+		}
+	}()
 	now := time.Now().UTC()
 	m := &Manifest{
 		SchemaVersion: FormatVersion, EvidenceID: newID(now), CreatedAt: now,
@@ -524,7 +559,10 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		} else {
 			r = strings.NewReader(string(a.Data))
 		}
-		sum, n, err := s.putObject(ctx, r)
+		sum, n, isNew, err := s.putObject(ctx, r)
+		if isNew && sum != "" {
+			created = append(created, sum)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -558,7 +596,54 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		}
 		return nil, err
 	}
+	published = true
 	return m, nil
+}
+
+// reclaim removes the objects (digests) a failed publish created, so
+// nothing of it stays in the store. It releases the publish's shared
+// tmp/.lock (guard) and takes it exclusively: no other publish is then
+// between finding an object present (deduplication) and indexing its
+// record. An object that any manifest references is kept; when a manifest
+// cannot be read, or without the lock (guard nil), every object is kept
+// (an unreferenced object wastes space; removing a referenced one would
+// damage a record).
+func (s *Store) reclaim(guard *os.File, sums []string) {
+	if guard == nil {
+		return
+	}
+	guard.Close()
+	if len(sums) == 0 {
+		return
+	}
+	ex, err := s.fs.lockTmp(true)
+	if err != nil {
+		return
+	}
+	defer ex.Close()
+	items, bad, err := s.scanManifests(nil)
+	if err != nil || bad > 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, it := range items {
+		for _, a := range it.m.Artifacts {
+			used[a.SHA256] = true
+		}
+	}
+	dirs := map[string]bool{}
+	for _, sum := range sums {
+		if used[sum] {
+			continue
+		}
+		rel := objectRel(sum)
+		if s.fs.root.Remove(rel) == nil {
+			dirs[path.Dir(rel)] = true
+		}
+	}
+	for d := range dirs {
+		s.fs.syncDir(d)
+	}
 }
 
 func nonNil(m map[string]any) map[string]any {

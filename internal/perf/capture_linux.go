@@ -694,7 +694,7 @@ func preserveFailed(res *contract.Result, data map[string]any, err error) {
 	data["preserve_failure"] = map[string]any{"code": ce.Code, "message": ce.Message}
 	retry := "the analysis was not kept in a session, so nothing can be preserved later without capturing again"
 	if id, _ := data["analysis_id"].(string); id != "" {
-		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the captured analysis sources without rerunning the workload"
+		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the same artifacts a successful preserve keeps (analysis sources, retained console, collector output) without rerunning the workload"
 		// Before any next page (data.next_page still names it): the
 		// scratch files behind the analysis live only as long as the
 		// session.
@@ -981,6 +981,13 @@ func (rt *Runtime) preserveCapture(ctx context.Context, ck captureKind, run *cap
 	}
 	for _, a := range run.native {
 		rec.Artifacts = append(rec.Artifacts, evidence.ArtifactInput{Name: a.name, Role: a.role, Format: a.format, Producer: a.producer, Path: a.path})
+	}
+	if sess != nil {
+		// A later preserve_evidence of this analysis (after this publish
+		// failed, or into a rescue store) keeps the same artifacts.
+		rt.sessMu.Lock()
+		sess.capture = &rec
+		rt.sessMu.Unlock()
 	}
 	m, err := st.Publish(ctx, rec)
 	if err != nil {

@@ -4,6 +4,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,38 @@ func TestCapturePreserveFullStore(t *testing.T) {
 	if b, _ := os.ReadFile(runs); string(b) != "ran\n" {
 		t.Fatalf("the workload ran %d times", strings.Count(string(b), "ran"))
 	}
+	// The retry keeps what a capture preserved with room keeps (the
+	// console as well as the analysis source).
+	roomy, code := e.call("capture_and_summarize_executions", map[string]any{
+		"target": target(e.dir, "sh", "-c", "echo ran >> "+runs), "provider": map[string]any{"kind": "direct"}, "preserve": true,
+	})
+	if code != "" {
+		t.Fatalf("capture with room failed: %v", roomy["error"])
+	}
+	inspect := func(id any) any {
+		return data(e.mustCall("inspect_evidence", map[string]any{"evidence_id": id}))["manifest"]
+	}
+	want := manifestArtifacts(t, inspect(data(roomy)["evidence_id"]))
+	if got := manifestArtifacts(t, inspect(id)); got != want || !strings.Contains(want, "stdout") {
+		t.Fatalf("preserve_evidence after a failed preserve keeps %s; a capture preserved with room keeps %s", got, want)
+	}
+}
+
+// manifestArtifacts lists the name and role of each artifact of a manifest
+// (decoded JSON).
+func manifestArtifacts(t *testing.T, manifest any) string {
+	t.Helper()
+	m, _ := manifest.(map[string]any)
+	arts, _ := m["artifacts"].([]any)
+	if len(arts) == 0 {
+		t.Fatalf("manifest without artifacts: %v", manifest)
+	}
+	var names []string
+	for _, a := range arts {
+		am := a.(map[string]any)
+		names = append(names, fmt.Sprint(am["name"], "/", am["role"]))
+	}
+	return strings.Join(names, ",")
 }
 
 func toStrings(v any) []string {
@@ -107,4 +140,47 @@ func toStrings(v any) []string {
 		out = append(out, s.(string))
 	}
 	return out
+}
+
+// TestEvidenceReadOnFullStore: a record preserved before the disk filled
+// is listed by query_evidence (with the read-only warning) and read by
+// inspect_evidence from a server that opens the store while the disk is
+// full (after the server that preserved it exited).
+func TestEvidenceReadOnFullStore(t *testing.T) {
+	mnt, fill := fullTmpfs(t)
+	store := filepath.Join(mnt, "store")
+	e := newEnvAt(t, store)
+	p := filepath.Join(e.dir, "a.txt")
+	if err := os.WriteFile(p, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	an := e.mustCall("preview_artifact", map[string]any{"sources": []any{map[string]any{"kind": "path", "path": p}}})
+	kept := e.mustCall("preserve_evidence", map[string]any{"analysis_id": data(an)["analysis_id"]})
+	id := data(kept)["evidence_id"]
+	e.rt.Close() // the server that preserved it exits
+	f, err := os.OpenFile(fill(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // the last partial page too
+		if _, err := f.Write([]byte{0}); err != nil {
+			break
+		}
+	}
+	f.Close()
+	e2 := newEnvAt(t, store) // a new server: opens the store on the full disk
+	q, code := e2.call("query_evidence", map[string]any{})
+	if code != "" {
+		t.Fatalf("query_evidence on a full disk: %v", q["error"])
+	}
+	rows := data(q)["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["evidence_id"] != id {
+		t.Fatalf("rows %v, want %v", rows, id)
+	}
+	if w := strings.Join(toStrings(q["warnings"]), "\n"); !strings.Contains(w, "disk holding the evidence store is full") {
+		t.Fatalf("warnings %q", w)
+	}
+	if r, code := e2.call("inspect_evidence", map[string]any{"evidence_id": id}); code != "" {
+		t.Fatalf("inspect_evidence on a full disk: %v", r["error"])
+	}
 }

@@ -96,6 +96,12 @@ func (rt *Runtime) preserve(ctx context.Context, s *session, st *evidence.Store)
 	if s.publish != nil {
 		return s.publish(ctx, st)
 	}
+	rt.sessMu.Lock()
+	capture := s.capture
+	rt.sessMu.Unlock()
+	if capture != nil {
+		return st.Publish(ctx, *capture)
+	}
 	return st.Publish(ctx, s.record())
 }
 
@@ -326,6 +332,9 @@ func (rt *Runtime) query(ctx context.Context, a queryArgs) (*contract.Result, er
 	data := map[string]any{"rows": p.Rows, "page": pg, "next_cursor": nextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": cov}
 	res := contract.NewResult("evidence", time.Now(), data)
 	res.Coverage = cov
+	if p.Warning != "" {
+		res.Warn(p.Warning)
+	}
 	if p.Unreadable > 0 {
 		res.Warn(fmt.Sprintf("%d listed record(s) have a manifest that can no longer be read or verified (see each row's problem); their indexed facts are unverified and inspect_evidence reports them as REPOSITORY_CORRUPT", p.Unreadable))
 	}

@@ -172,6 +172,11 @@ type session struct {
 	// publish preserves an analysis of another toolset (Adopt); nil for
 	// a perf analysis.
 	publish Publisher
+	// capture is the evidence record of a capture's analysis (its
+	// sources, console and native artifacts, in scratch files that live
+	// as long as the session), so preserve_evidence after a failed
+	// preserve keeps the same artifacts; nil for other analyses.
+	capture *evidence.Record
 }
 
 // rescued is the handoff of one completed rescue, returned again when the
