@@ -1,0 +1,57 @@
+package perf
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// TestPreviewAutoFragment: a text line that alone passes the result budget
+// is split into fragments automatically, every default page fits the
+// budget as delivered, and the pages' rows rebuild the file exactly.
+func TestPreviewAutoFragment(t *testing.T) {
+	tests := []struct {
+		name, content string
+	}{
+		{"ascii", strings.Repeat(strings.Repeat("x", 100000)+"\n", 5)},
+		{"cjk", strings.Repeat(strings.Repeat("漢字", 30000)+"\n", 3) + "short\n" + strings.Repeat("é", 70000)},
+		{"control", "head\n" + strings.Repeat("\x01", 40000) + "\ntail\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			p := e.write("long.txt", tt.content)
+			cur := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}})
+			var sb strings.Builder
+			pages := 0
+			for {
+				pages++
+				body, _ := json.Marshal(cur)
+				if n := tool.DeliveredBytes(body); n > tool.DefaultResultBytes {
+					t.Fatalf("page %d delivers %d bytes, over %d", pages, n, tool.DefaultResultBytes)
+				}
+				for _, r := range data(cur)["rows"].([]any) {
+					row := r.(map[string]any)
+					text := row["text"].(string)
+					if _, frag := row["fragment"]; !frag && row["line_terminated"] == true {
+						text += "\n"
+					}
+					sb.WriteString(text)
+				}
+				na, _ := cur["next_action"].(map[string]any)
+				if na == nil {
+					break
+				}
+				cur = e.mustCall(na["tool"].(string), na["arguments"])
+			}
+			if sb.String() != tt.content {
+				t.Fatalf("pages rebuild %d bytes, want %d (equal: %v)", sb.Len(), len(tt.content), sb.String() == tt.content)
+			}
+			if pages < 2 {
+				t.Fatalf("%d page(s)", pages)
+			}
+		})
+	}
+}
