@@ -715,8 +715,8 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 	return out, nil
 }
 
-// mergeCoverage returns base with the pager's coverage keys (page_ended_by,
-// page_budget_bytes) added from page; base may be nil.
+// mergeCoverage returns base with the pager's coverage keys (page_ended_by)
+// added from page; base may be nil.
 func mergeCoverage(base, page map[string]any) map[string]any {
 	if base == nil {
 		base = map[string]any{}

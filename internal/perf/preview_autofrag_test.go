@@ -55,3 +55,20 @@ func TestPreviewAutoFragment(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewBudgetCoverage: a page the byte budget ends says so in
+// coverage.page_ended_by and carries no internal row-budget figure (an
+// earlier page_budget_bytes reported the pager's lowered retry budget,
+// down to 1).
+func TestPreviewBudgetCoverage(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("lines.txt", strings.Repeat(strings.Repeat("漢", 2000)+"\n", 200))
+	m := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}})
+	cov := m["coverage"].(map[string]any)
+	if cov["page_ended_by"] != "byte_budget" || m["next_action"] == nil {
+		t.Fatalf("page not ended by the byte budget: %v", cov)
+	}
+	if v, ok := cov["page_budget_bytes"]; ok {
+		t.Fatalf("coverage.page_budget_bytes = %v", v)
+	}
+}
