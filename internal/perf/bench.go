@@ -230,7 +230,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 	for _, in := range inputs {
 		f, err := os.Open(in.file)
 		if err != nil {
-			return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
+			return nil, fieldErr(contract.CodeInputChanged, "/sources/"+itoa(in.index), "source %d can no longer be read", in.index)
 		}
 		r.Reset(ctxReader{ctx, f}, "source-"+itoa(in.index), ".file", "source-"+itoa(in.index))
 		results := 0
