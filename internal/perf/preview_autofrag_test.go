@@ -2,9 +2,11 @@ package perf
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -70,5 +72,26 @@ func TestPreviewBudgetCoverage(t *testing.T) {
 	}
 	if v, ok := cov["page_budget_bytes"]; ok {
 		t.Fatalf("coverage.page_budget_bytes = %v", v)
+	}
+}
+
+// TestPreviewReplacedSourceField: a source replaced between pages is
+// INPUT_CHANGED pointing at the source argument (resolve sets it; this
+// guards it alongside the decoder errors sourceError points).
+func TestPreviewReplacedSourceField(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("a.txt", "one\ntwo\nthree\nfour\n")
+	m := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}, "page_size": 2})
+	na := m["next_action"].(map[string]any)
+	tmp := e.write("b.txt", "uno\ndos\ntres\ncuatro\n")
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	m, code := e.call(na["tool"].(string), na["arguments"])
+	if code != contract.CodeInputChanged {
+		t.Fatalf("code %s %v", code, m["error"])
+	}
+	if f := m["error"].(map[string]any)["field"]; f == nil || !strings.HasPrefix(f.(string), "/sources/0") {
+		t.Fatalf("field %v: %v", f, m["error"])
 	}
 }
