@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"strings"
@@ -94,4 +96,46 @@ func TestPreviewReplacedSourceField(t *testing.T) {
 	if f := m["error"].(map[string]any)["field"]; f == nil || !strings.HasPrefix(f.(string), "/sources/0") {
 		t.Fatalf("field %v: %v", f, m["error"])
 	}
+}
+
+// FuzzTextFragments: textFragments (automatic fragments of one line) makes
+// the fragments previewFragments (text_fragment_chars) reads with
+// bufio.Reader.ReadRune from the same bytes, and their sizes cover the line.
+func FuzzTextFragments(f *testing.F) {
+	f.Add([]byte("abc\n"), 3)
+	f.Add([]byte("漢字\xffx\n"), 1)
+	f.Add([]byte("no newline"), 4)
+	f.Fuzz(func(t *testing.T, b []byte, n int) {
+		if n < 1 || n > 4096 {
+			return
+		}
+		// One line: up to and including the first LF.
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[:i+1]
+		}
+		texts, sizes := textFragments(b, n)
+		r := bufio.NewReader(bytes.NewReader(b))
+		total := 0
+		for i, text := range texts {
+			var sb strings.Builder
+			for chars := 0; chars < n; {
+				c, _, err := r.ReadRune()
+				if err != nil {
+					break
+				}
+				sb.WriteRune(c)
+				chars++
+				if c == '\n' {
+					break
+				}
+			}
+			if sb.String() != text {
+				t.Fatalf("fragment %d: %q, ReadRune gives %q", i, text, sb.String())
+			}
+			total += sizes[i]
+		}
+		if _, err := r.ReadByte(); err == nil || total != len(b) {
+			t.Fatalf("fragments cover %d of %d bytes", total, len(b))
+		}
+	})
 }
