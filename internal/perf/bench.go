@@ -230,7 +230,7 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 	for _, in := range inputs {
 		f, err := os.Open(in.file)
 		if err != nil {
-			return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
+			return nil, fieldErr(contract.CodeInputChanged, "/sources/"+itoa(in.index), "source %d can no longer be read", in.index)
 		}
 		r.Reset(ctxReader{ctx, f}, "source-"+itoa(in.index), ".file", "source-"+itoa(in.index))
 		results := 0
@@ -715,8 +715,8 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 	return out, nil
 }
 
-// mergeCoverage returns base with the pager's coverage keys (page_ended_by,
-// page_budget_bytes) added from page; base may be nil.
+// mergeCoverage returns base with the pager's coverage keys (page_ended_by)
+// added from page; base may be nil.
 func mergeCoverage(base, page map[string]any) map[string]any {
 	if base == nil {
 		base = map[string]any{}

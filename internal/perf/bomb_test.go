@@ -80,6 +80,9 @@ func TestDecompressionBomb(t *testing.T) {
 			if code != contract.CodeLimitExceeded {
 				t.Fatalf("code %s %v", code, m["error"])
 			}
+			if f := m["error"].(map[string]any)["field"]; f != "/sources/0" {
+				t.Errorf("field %v, want /sources/0", f)
+			}
 			d := m["error"].(map[string]any)["details"].(map[string]any)
 			// Reading stopped one byte past the limit, not at 64 MiB.
 			if got := atoi(t, d["bytes_read"]); got != tt.want+1 {

@@ -146,9 +146,15 @@ func TestPageByteBudget(t *testing.T) {
 		// 1000 KiB fits the 1 MiB budget
 		t.Fatalf("1000 KiB row under a 1 MiB budget: %s", code)
 	}
+	// A text line that passes the budget is split into fragments instead.
 	p = e.write("ctl.txt", strings.Repeat("\x01", 1000<<10)+"\n") // encodes as \u0001: 6x
+	if m, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}}); code != "" || data(m)["summary"].(map[string]any)["auto_fragment_chars"] == nil {
+		t.Fatalf("a text line of 6 MB encoded: %s %v, want automatic fragments", code, m["error"])
+	}
+	// A JSONL record is never split.
+	p = e.write("lt.jsonl", `{"s":"`+strings.Repeat("<", 1000<<10-16)+`"}`+"\n") // encodes as \u003c: 6x
 	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}}); code != contract.CodeResultTooLarge {
-		t.Fatalf("a row of 6 MB encoded: %s, want RESULT_TOO_LARGE", code)
+		t.Fatalf("a record of 6 MB encoded: %s, want RESULT_TOO_LARGE", code)
 	}
 }
 

@@ -114,7 +114,7 @@ func TestPreviewLargeFile(t *testing.T) {
 	}
 	fh.WriteAt([]byte("L"), 5*lineLen)
 	fh.Close()
-	if m, code := e.call(third["tool"].(string), third["arguments"]); code != contract.CodeInputChanged {
+	if m, code := e.call(third["tool"].(string), third["arguments"]); code != contract.CodeInputChanged || m["error"].(map[string]any)["field"] != "/sources/0" {
 		t.Fatalf("changed file: %s %v", code, m["error"])
 	}
 }

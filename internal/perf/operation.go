@@ -395,6 +395,10 @@ func (rt *Runtime) analyzeWithin(ctx context.Context, op *Operation, c *opCall, 
 			return nil, contract.AsError(ctx.Err())
 		}
 		if err != nil {
+			if len(inputs) == 1 {
+				// One source: what its content or file caused points at it.
+				err = sourceError(err, 0)
+			}
 			return nil, err
 		}
 		res, sess, err := rt.buildPage(op, c, req, lim, inputs, ids, next, nb, out)

@@ -70,7 +70,6 @@ func (p *pager) noteBudget(out *Output) {
 		out.Coverage = map[string]any{}
 	}
 	out.Coverage["page_ended_by"] = "byte_budget"
-	out.Coverage["page_budget_bytes"] = p.budget
 	out.ByBytes = true
 }
 

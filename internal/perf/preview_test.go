@@ -74,11 +74,11 @@ func TestPreviewErrors(t *testing.T) {
 		want  contract.Code
 		field string
 	}{
-		{"duplicate csv header", map[string]any{"sources": []any{pathSrc(abs(t, "dup_header.csv"))}}, contract.CodeDecodeFailed, ""},
-		{"ragged csv", map[string]any{"sources": []any{pathSrc(abs(t, "ragged.csv"))}}, contract.CodeDecodeFailed, ""},
-		{"blank jsonl line", map[string]any{"sources": []any{pathSrc(abs(t, "blank.jsonl"))}}, contract.CodeDecodeFailed, ""},
-		{"invalid utf-8 jsonl", map[string]any{"sources": []any{pathSrc(abs(t, "badutf8.jsonl"))}}, contract.CodeDecodeFailed, ""},
-		{"malformed json", map[string]any{"sources": []any{pathSrc(abs(t, "broken.json"))}}, contract.CodeDecodeFailed, ""},
+		{"duplicate csv header", map[string]any{"sources": []any{pathSrc(abs(t, "dup_header.csv"))}}, contract.CodeDecodeFailed, "/sources/0"},
+		{"ragged csv", map[string]any{"sources": []any{pathSrc(abs(t, "ragged.csv"))}}, contract.CodeDecodeFailed, "/sources/0"},
+		{"blank jsonl line", map[string]any{"sources": []any{pathSrc(abs(t, "blank.jsonl"))}}, contract.CodeDecodeFailed, "/sources/0"},
+		{"invalid utf-8 jsonl", map[string]any{"sources": []any{pathSrc(abs(t, "badutf8.jsonl"))}}, contract.CodeDecodeFailed, "/sources/0"},
+		{"malformed json", map[string]any{"sources": []any{pathSrc(abs(t, "broken.json"))}}, contract.CodeDecodeFailed, "/sources/0"},
 		{"offset at end", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "offset": 5}, contract.CodeInvalidArgument, "/offset"},
 		{"offset beyond end", map[string]any{"sources": []any{pathSrc(abs(t, "table.csv"))}, "offset": 99}, contract.CodeInvalidArgument, "/offset"},
 		{"negative offset", map[string]any{"sources": []any{pathSrc(abs(t, "lines.txt"))}, "offset": -1}, contract.CodeInvalidArgument, "/offset"},

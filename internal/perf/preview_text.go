@@ -21,6 +21,75 @@ type textState struct {
 	Byte     int64 `json:"b"`
 	Line     int64 `json:"l"`
 	Fragment int64 `json:"f,omitempty"`
+	// Auto is the fragment size (characters) of a line fragmented
+	// automatically because it alone passed the page's byte budget; the
+	// state then points inside that line, at fragment Fragment.
+	Auto int `json:"a,omitempty"`
+}
+
+// autoFragmentChars is the fragment size of a line that alone passes the
+// row budget: each character costs at most 7 budget bytes (a control
+// character escaped as \u00XX, delivered twice), so a fragment of this
+// many characters fits; it is at most 4096 (text_fragment_chars' maximum)
+// and at least 64.
+func autoFragmentChars(budget int64) int {
+	c := (budget - 256) / 7
+	if c > 4096 {
+		c = 4096
+	}
+	if c < 64 {
+		c = 64
+	}
+	return int(c)
+}
+
+// textFragments splits one line (with its LF, if any) into fragments of at
+// most n characters exactly as previewFragments does (invalid bytes decode
+// as U+FFFD; the LF ends the last fragment), returning each fragment's text
+// and byte length.
+func textFragments(b []byte, n int) (texts []string, sizes []int) {
+	var sb strings.Builder
+	for len(b) > 0 {
+		sb.Reset()
+		size, chars := 0, 0
+		for chars < n && len(b) > 0 {
+			c, w := utf8.DecodeRune(b)
+			b = b[w:]
+			size += w
+			sb.WriteRune(c)
+			chars++
+			if c == '\n' {
+				break
+			}
+		}
+		texts = append(texts, sb.String())
+		sizes = append(sizes, size)
+	}
+	return texts, sizes
+}
+
+// offerFragments offers the fragments of line ln (b, from fragment first
+// on) to p as rows of the line's index p.seen. It returns the bytes
+// consumed and whether the whole line went into the page; when not, the
+// next page resumes at fragment next.
+func offerFragments(p *pager, b []byte, ln int64, first int64, n int) (consumed int64, next int64, done bool) {
+	row := p.seen
+	texts, sizes := textFragments(b, n)
+	term := bytes.HasSuffix(b, []byte("\n"))
+	for i, text := range texts {
+		fi, last := first+int64(i), i == len(texts)-1
+		t := text
+		p.seen = row
+		if !p.offer(func() any {
+			return map[string]any{"line": ln, "fragment": fi, "text": t, "line_terminated": last && term}
+		}) {
+			p.seen = row
+			return consumed, fi, false
+		}
+		consumed += int64(sizes[i])
+	}
+	p.seen = row + 1
+	return consumed, 0, true
 }
 
 // readLine reads one line (with its LF) up to cap bytes; longer lines are
@@ -79,16 +148,60 @@ func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag i
 	if frag > 0 {
 		return previewFragments(ctx, r, req, p, frag, st)
 	}
+	budget := p.budget
+	if budget <= 0 {
+		budget = hardPageBytes
+	}
+	auto := 0 // the fragment size of this page's automatically fragmented lines
+	// partial stops the page inside an automatically fragmented line.
+	partial := func(fi int64, chars int) (*Output, error) {
+		sb, _ := json.Marshal(textState{Byte: off, Line: line, Fragment: fi, Auto: chars})
+		return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen, State: sb}, Summary: map[string]any{"auto_fragment_chars": chars}}, nil
+	}
+	if st.Auto > 0 && !p.full() {
+		// Resume inside a line fragmented automatically, at its fragment
+		// st.Fragment, with the fragment size the previous page chose.
+		b, err := readLine(r, lineCap, line+1)
+		if err == io.EOF {
+			return nil, contract.Errorf(contract.CodeInputChanged, "the source ended inside the line the continuation points into")
+		}
+		if err != nil {
+			return nil, err
+		}
+		auto = st.Auto
+		used, fi, done := offerFragments(p, b, line+1, st.Fragment, st.Auto)
+		off += used
+		if !done {
+			return partial(fi, st.Auto)
+		}
+		line++
+	}
 	for !p.full() {
 		if p.seen%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		b, err := readLine(r, lineCap, line+1)
 		if err == io.EOF {
-			return &Output{Rows: p.rows, Total: p.seen}, nil
+			break
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p.seen >= p.start && len(p.rows) == 0 {
+			if n, err := rowCost(map[string]any{"line": line + 1, "text": strings.ToValidUTF8(string(b), "\uFFFD"), "line_terminated": true}); err == nil && n > budget {
+				// This line alone passes the page's byte budget: it is
+				// split into fragments of auto characters, as
+				// text_fragment_chars would, and paging continues
+				// inside it.
+				auto = autoFragmentChars(budget)
+				used, fi, done := offerFragments(p, b, line+1, 0, auto)
+				off += used
+				if !done {
+					return partial(fi, auto)
+				}
+				line++
+				continue
+			}
 		}
 		off += int64(len(b))
 		line++
@@ -109,12 +222,16 @@ func previewText(ctx context.Context, f *os.File, req *Request, p *pager, frag i
 			break
 		}
 	}
+	var sum map[string]any
+	if auto > 0 {
+		sum = map[string]any{"auto_fragment_chars": auto}
+	}
 	if _, err := r.Peek(1); err == io.EOF && !p.stopped {
-		return &Output{Rows: p.rows, Total: p.seen}, nil
+		return &Output{Rows: p.rows, Total: p.seen, Summary: sum}, nil
 	}
 	st = textState{Byte: off, Line: line}
 	sb, _ := json.Marshal(st)
-	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen, State: sb}}, nil
+	return &Output{Rows: p.rows, Total: -1, Next: &evidence.Position{Row: p.seen, State: sb}, Summary: sum}, nil
 }
 
 func previewFragments(ctx context.Context, r *bufio.Reader, req *Request, p *pager, n int, st textState) (*Output, error) {

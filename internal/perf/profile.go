@@ -149,7 +149,7 @@ func compareProfilesOperation() *Operation {
 func loadProfile(ctx context.Context, in *input, lim Limits) (*stackProfile, error) {
 	f, err := os.Open(in.file)
 	if err != nil {
-		return nil, contract.Errorf(contract.CodeInputChanged, "source %d can no longer be read", in.index)
+		return nil, fieldErr(contract.CodeInputChanged, "/sources/"+itoa(in.index), "source %d can no longer be read", in.index)
 	}
 	defer f.Close()
 	var sp *stackProfile
@@ -166,10 +166,10 @@ func loadProfile(ctx context.Context, in *input, lim Limits) (*stackProfile, err
 		return nil, contract.Errorf(contract.CodeUnsupportedFormat, "profiles are pprof or folded").WithDetail("accepted_formats", []string{FormatPprof, FormatFolded})
 	}
 	if err != nil {
-		return nil, err
+		return nil, sourceError(err, in.index)
 	}
 	if err := sp.checkSums(in.index); err != nil {
-		return nil, err
+		return nil, sourceError(err, in.index)
 	}
 	return sp, nil
 }

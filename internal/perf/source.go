@@ -205,6 +205,25 @@ func fieldErr(code contract.Code, field, format string, args ...any) *contract.E
 	return e
 }
 
+// sourceError returns err with the field /sources/index when it is a
+// contract error of a code a source's content or file causes
+// (LIMIT_EXCEEDED, DECODE_FAILED, INPUT_CHANGED) that names no field yet;
+// any other error is returned unchanged. err is copied, never changed in
+// place.
+func sourceError(err error, index int) error {
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Field != "" {
+		return err
+	}
+	switch ce.Code {
+	case contract.CodeLimitExceeded, contract.CodeDecodeFailed, contract.CodeInputChanged:
+		c := *ce
+		c.Field = "/sources/" + itoa(index)
+		return &c
+	}
+	return err
+}
+
 // resolve turns the sources argument into inputs: paths are checked and
 // hashed, evidence records loaded and verified, formats declared or
 // detected and checked against the operation (before any decoding).
