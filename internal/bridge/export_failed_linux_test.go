@@ -3,13 +3,13 @@
 package bridge
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
 // An export whose write fails within the call (here a full tmpfs: the
@@ -20,22 +20,9 @@ import (
 // failed and the same error. (The file-size rlimit would do too, but it
 // also fails the go test log this test binary writes.)
 func TestExportGraphsFailureIsError(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a size-limited tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4k,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
+	dir := testbuild.SmallTmpfs(t, "4k")
 	// Fill it: the export's first write finds no space.
-	if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 4096), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testbuild.FillDisk(t, dir)
 	reg, _ := investigationRegistry(t, Mode{})
 	_, _, err := regCall(t, reg, "export_graphs", `{"operation_id":"x-1","output_directory":"`+dir+`","filename":"a.csv","metrics":[{"metric_id":"load1"}]}`)
 	path := filepath.Join(dir, "a.csv")

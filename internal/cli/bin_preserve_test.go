@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/evidence"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
 // TestBinPreserveThroughPreserveEvidence: --preserve runs the tool, then
@@ -174,14 +175,7 @@ func TestBinStringsCancelledPrintsPartial(t *testing.T) {
 // 3 MB input), the computed result is still printed, with the write
 // failure as a warning.
 func TestBinPreserveWriteFailureKeepsResult(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a size-limited tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testbuild.SmallTmpfs(t, "1m")
 	t.Setenv("INQUEST_DATA_DIR", filepath.Join(dir, "store"))
 	var b strings.Builder
 	for i := range 300_000 {

@@ -4,13 +4,12 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
 
 // TestCaptureCLIPreserveFullStore: `inquest capture --preserve` onto a
@@ -20,29 +19,9 @@ import (
 // (inquest analyze ... --preserve) preserves them once space is freed,
 // without rerunning the workload.
 func TestCaptureCLIPreserveFullStore(t *testing.T) {
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := testbuild.SmallTmpfs(t, "1m")
 	t.Setenv("INQUEST_DATA_DIR", filepath.Join(mnt, "store"))
-	filler := filepath.Join(mnt, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for buf := make([]byte, 4096); ; {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	f.Close()
+	filler := testbuild.FillDisk(t, mnt)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	m, code := runAnalyzeCLI(t, "capture", "--provider", "direct", "--cwd", dir, "--preserve", "--json", "--", "sh", "-c", "echo ran >> "+runs)

@@ -2,61 +2,19 @@ package evidence
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
-
-// smallTmpfs mounts a tmpfs of size on a new directory (unmounted at
-// cleanup); it skips the test when mount(2) is not permitted.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
-		t.Skipf("a full disk needs a small tmpfs, and mount(2) is not permitted here (%v); run as root", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fillDisk writes a filler file in dir until the file system is full and
-// returns its path.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "filler")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	// Small writes may still fit in the last partial page: take it too.
-	for {
-		if _, err := f.Write([]byte{0}); err != nil {
-			return p
-		}
-	}
-}
 
 // TestReadOnFullDisk: a record preserved before the disk filled is still
 // listed and read (Open, Query, Get) while the disk is full.
 func TestReadOnFullDisk(t *testing.T) {
-	mnt := smallTmpfs(t, "1m")
+	mnt := testbuild.SmallTmpfs(t, "1m")
 	dir := filepath.Join(mnt, "evidence")
 	s, err := Open(dir)
 	if err != nil {
@@ -64,7 +22,7 @@ func TestReadOnFullDisk(t *testing.T) {
 	}
 	ms := publishN(t, s, 1, "op", "text")
 	s.Close()
-	filler := fillDisk(t, mnt)
+	filler := testbuild.FillDisk(t, mnt)
 
 	s, err = Open(dir)
 	if err != nil {
@@ -132,7 +90,7 @@ func objectFiles(t *testing.T, dir string) []string {
 // RESOURCE_LIMIT and leaves no object behind ("Nothing was published"),
 // while an object an existing record references is kept.
 func TestFailedPublishLeavesNoObject(t *testing.T) {
-	mnt := smallTmpfs(t, "1m")
+	mnt := testbuild.SmallTmpfs(t, "1m")
 	dir := filepath.Join(mnt, "evidence")
 	s, err := Open(dir)
 	if err != nil {
@@ -141,7 +99,7 @@ func TestFailedPublishLeavesNoObject(t *testing.T) {
 	defer s.Close()
 	old := publishN(t, s, 1, "op", "text")
 	before := objectFiles(t, dir)
-	filler := fillDisk(t, mnt)
+	filler := testbuild.FillDisk(t, mnt)
 	// Free one page: room for the new object, none for its manifest.
 	fi, err := os.Stat(filler)
 	if err != nil {

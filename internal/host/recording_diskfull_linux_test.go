@@ -2,56 +2,20 @@ package host
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/recording"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
-
-// fullTmpfs mounts a 1 MiB tmpfs on a new directory (unmounted at
-// cleanup); it skips the test when mounting is not permitted.
-func fullTmpfs(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("a full disk needs a small tmpfs, and mount(2) is not permitted here (%v); run as root", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fillDisk writes a filler file in dir until the file system is full and
-// returns its path.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "filler")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // TestRecordingDiskFull runs a real host recording into a real 1 MiB
 // tmpfs: a start on the full disk is RESOURCE_LIMIT (not retryable,
@@ -63,7 +27,7 @@ func fillDisk(t *testing.T, dir string) string {
 // with RESOURCE_LIMIT and leaves a log that ends at its last complete
 // frame, whose summary does not claim a crash.
 func TestRecordingDiskFull(t *testing.T) {
-	base := fullTmpfs(t)
+	base := testbuild.SmallTmpfs(t, "1m")
 	t.Setenv("XDG_DATA_HOME", base)
 	dir := filepath.Join(base, "inquest", "recordings")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -108,7 +72,7 @@ func TestRecordingDiskFull(t *testing.T) {
 	}
 
 	// 1. Start on a full disk.
-	filler := fillDisk(t, base)
+	filler := testbuild.FillDisk(t, base)
 	_, err = start()
 	e := wantCode(t, err, contract.CodeResourceLimit)
 	if e.Retryable || e.Details["directory"] != dir {
@@ -132,7 +96,7 @@ func TestRecordingDiskFull(t *testing.T) {
 		st, err := os.Stat(path)
 		return err == nil && st.Size() > 8<<10
 	})
-	filler = fillDisk(t, base)
+	filler = testbuild.FillDisk(t, base)
 	waitFor(t, 60*time.Second, "two lost frames", func() bool {
 		g := recState()
 		lf, _ := g["lost_frames"].(float64)
@@ -186,7 +150,7 @@ func TestRecordingDiskFull(t *testing.T) {
 		st, err := os.Stat(path)
 		return err == nil && st.Size() > 8<<10
 	})
-	fillDisk(t, base)
+	testbuild.FillDisk(t, base)
 	waitFor(t, 60*time.Second, "a lost frame", func() bool { return recState()["write_error"] != nil })
 	// The gap frame and end record are small: they usually fit in the
 	// room the log's last page still has. Either the log is closed with

@@ -3,49 +3,16 @@
 package perf
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
-)
 
-// fullTmpfs mounts a 1 MiB tmpfs in a temporary directory (skipping the
-// test when mount is not permitted) and returns its path; fill fills it
-// up and returns the filler file to remove to free the space.
-func fullTmpfs(t *testing.T) (dir string, fill func() string) {
-	t.Helper()
-	dir = filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir, func() string {
-		p := filepath.Join(dir, "filler")
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		buf := make([]byte, 4096)
-		for {
-			if _, err := f.Write(buf); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatal(err)
-				}
-				return p
-			}
-		}
-	}
-}
+	"github.com/inquest-dev/inquest/internal/testbuild"
+)
 
 // TestCapturePreserveFullStore: preserve:true onto a full evidence store
 // (a filled 1 MiB tmpfs) returns the capture's analysis, partial, with
@@ -53,7 +20,8 @@ func fullTmpfs(t *testing.T) (dir string, fill func() string) {
 // preserve_evidence of its analysis_id; once space is freed that call
 // preserves it, and the workload ran exactly once.
 func TestCapturePreserveFullStore(t *testing.T) {
-	mnt, fill := fullTmpfs(t)
+	mnt := testbuild.SmallTmpfs(t, "1m")
+	fill := func() string { return testbuild.FillDisk(t, mnt) }
 	e := newEnvAt(t, filepath.Join(mnt, "store"))
 	if err := e.reg.Add(CaptureTools(e.rt)...); err != nil {
 		t.Fatal(err)
@@ -147,7 +115,8 @@ func toStrings(v any) []string {
 // inspect_evidence from a server that opens the store while the disk is
 // full (after the server that preserved it exited).
 func TestEvidenceReadOnFullStore(t *testing.T) {
-	mnt, fill := fullTmpfs(t)
+	mnt := testbuild.SmallTmpfs(t, "1m")
+	fill := func() string { return testbuild.FillDisk(t, mnt) }
 	store := filepath.Join(mnt, "store")
 	e := newEnvAt(t, store)
 	p := filepath.Join(e.dir, "a.txt")

@@ -10,42 +10,9 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/sample"
+
+	"github.com/inquest-dev/inquest/internal/testbuild"
 )
-
-// smallTmpfs mounts a tmpfs of size bytes on a new directory (unmounted
-// at cleanup); it skips the test when mounting is not permitted.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("a full disk needs a small tmpfs, and mount(2) is not permitted here (%v); run as root", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fill writes a filler file in dir until the file system is full.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "filler")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // TestDiskFullGap: on a real full tmpfs the writer loses frames, not the
 // recording. Frames whose write fails are counted; once space is free the
@@ -55,7 +22,7 @@ func fill(t *testing.T, dir string) string {
 // complete frame without an end record, and the reader's wording does not
 // claim a crash.
 func TestDiskFullGap(t *testing.T) {
-	dir := smallTmpfs(t, "256k")
+	dir := testbuild.SmallTmpfs(t, "256k")
 	path := filepath.Join(dir, "r.log")
 	w, err := Create(path, Header{CreatedAt: t0, IntervalMs: 1000, Tracked: []string{"worker"}})
 	if err != nil {
@@ -72,7 +39,7 @@ func TestDiskFullGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	filler := fill(t, dir)
+	filler := testbuild.FillDisk(t, dir)
 	// The log's last page may still hold a few frames; write until the
 	// file system refuses one.
 	firstLost := -1
@@ -165,7 +132,7 @@ func TestDiskFullGap(t *testing.T) {
 	if err := w2.WriteSnapshot(s, procsOf(s)); err != nil {
 		t.Fatal(err)
 	}
-	fill(t, dir)
+	testbuild.FillDisk(t, dir)
 	// System-only frames (tens of bytes) until one fails: the log's last
 	// page then has less room than the gap frame and end record need.
 	for i := 1; w2.LostFrames() == 0 && i < 10000; i++ {
