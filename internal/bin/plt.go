@@ -18,9 +18,10 @@ const TableSyntheticPLT = "synthetic PLT"
 // (RIP-relative on x86-64; absolute, or relative to the GOT base in %ebx,
 // on 386) is matched to the r_offset of a relocation in .rela.plt/.rel.plt
 // (JUMP_SLOT) or .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names
-// the entry. Entries that do not decode or match (PLT0, the lazy-binding
-// stubs of an IBT .plt whose entries jump from .plt.sec) get no symbol. A binary it cannot read yields none: symbolization is best
-// effort and never fails the disassembly.
+// the entry. Entries that do not decode or match get no symbol, as in
+// objdump: PLT0, and in an IBT binary the .plt entries that .plt.sec
+// entries jump to for lazy binding. A binary it cannot read yields none:
+// symbolization is best effort and never fails the disassembly.
 func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 	if in.Header.Format != FormatELF || (arch != ArchAMD64 && arch != Arch386) {
 		return nil
