@@ -67,6 +67,33 @@ func (m *tmuxTUI) waitText(text string) string {
 
 func strconvQuoteE2E(s string) string { return `"` + s + `"` }
 
+var (
+	// titleCursorValue is a graph title with a value at the cursor;
+	// titleMarkerA, with a value at marker A ("A -" is a marker with no
+	// sample at or before it).
+	titleCursorValue = regexp.MustCompile(`(?m)^[> ] g\d+ .*  cursor [0-9]`)
+	titleMarkerA     = regexp.MustCompile(`(?m)^[> ] g\d+ .*  A [0-9]`)
+	// graphsCursor is the cursor time in the graphs header; axisEnd, the
+	// time under the right end of the time axis (the workspace's end).
+	graphsCursor = regexp.MustCompile(`(?m)^Graphs \(.*  cursor (\d\d:\d\d:\d\d)`)
+	axisEnd      = regexp.MustCompile(`(?m)└.*\n\s*\d\d:\d\d:\d\d\s+(\d\d:\d\d:\d\d)\s*$`)
+)
+
+// cursorBackSeconds is how far the graph cursor on screen is behind the
+// end of the time axis, in seconds, or -1 when either is not on screen.
+func cursorBackSeconds(screen string) int {
+	c, e := graphsCursor.FindStringSubmatch(screen), axisEnd.FindStringSubmatch(screen)
+	if c == nil || e == nil {
+		return -1
+	}
+	ct, err1 := time.Parse("15:04:05", c[1])
+	et, err2 := time.Parse("15:04:05", e[1])
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return int(et.Sub(ct) / time.Second)
+}
+
 func headerLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 
 // startTUIInTmux runs the real `inquest` (NO_COLOR) in e's isolated
@@ -155,11 +182,17 @@ func TestTUIInTmux(t *testing.T) {
 	m.waitText("inqtuitarget[")
 	m.keys("s")
 	m.waitText("system:memory_used_bytes")
-	// let a few samples arrive, then A two seconds back and B now
-	m.waitFor("a few samples", func(s string) bool {
-		return strings.Count(s, "⠉")+strings.Count(s, "⣀")+strings.Count(s, "⠤") >= 3
+	// A two seconds back and B now. A marker before the first sample has
+	// no value ("A -") however long one waits, so A is set only once the
+	// cursor two seconds back shows g1's value on screen: the screen, not
+	// a count of samples, says when the history reaches that far.
+	m.keys("Left", "Left")
+	m.waitFor("a value two seconds back", func(s string) bool {
+		return cursorBackSeconds(s) == 2 && titleCursorValue.MatchString(s)
 	})
-	m.keys("Left", "Left", "A", "Right", "Right", "B")
+	m.keys("A")
+	m.waitFor("marker A with a value", func(s string) bool { return titleMarkerA.MatchString(s) })
+	m.keys("Right", "Right", "B")
 	s = m.waitFor("A/B values", func(s string) bool {
 		return strings.Contains(s, " A ") && strings.Contains(s, " B ") && strings.Contains(s, "Δ ")
 	})
@@ -295,7 +328,14 @@ func TestTUIInTmux(t *testing.T) {
 	s = m.waitFor("recorded target graph", func(s string) bool {
 		return strings.Contains(s, "recording inquest-") && strings.Contains(s, "inqtuitarget[") && strings.ContainsFunc(s, func(r rune) bool { return r > 0x2800 && r <= 0x28ff })
 	})
-	m.keys("Left", "A", "Right", "B")
+	// As in Live: A one second back once a graph has a value there.
+	m.keys("Left")
+	m.waitFor("a recorded value one second back", func(s string) bool {
+		return cursorBackSeconds(s) == 1 && titleCursorValue.MatchString(s)
+	})
+	m.keys("A")
+	m.waitFor("marker A with a recorded value", func(s string) bool { return titleMarkerA.MatchString(s) })
+	m.keys("Right", "B")
 	m.waitFor("A/B values in Log view", func(s string) bool {
 		return strings.Contains(s, " A ") && strings.Contains(s, " B ") && strings.Contains(s, "Δ ")
 	})
