@@ -1206,6 +1206,7 @@ func execView(ex *capture.Execution, lt lifetime, r *ExecutionRecord, argv []str
 	m["started_at"] = contract.Timestamp(ex.StartedAt)
 	m["containment"] = ex.Containment
 	m["launcher_peak_rss_bytes"] = contract.Int(ex.LauncherPeakRSSBytes)
+	m["launcher_reclaimable_rss_bytes"] = contract.Int(ex.LauncherReclaimableRSSBytes)
 	m["cgroup"] = ex.Cgroup
 	if ex.MemoryLimitBytes > 0 {
 		m["memory_limit_bytes"] = contract.Int(ex.MemoryLimitBytes)

@@ -122,6 +122,16 @@ type Execution struct {
 	// reset through /proc/self/clear_refs just before the launch and read
 	// just after it.
 	LauncherPeakRSSBytes int64 `json:"launcher_peak_rss_bytes"`
+	// LauncherReclaimableRSSBytes bounds the launcher's resident pages at
+	// exec that VmHWM may not remember: the kernel updates the peak when
+	// pages are unmapped, not when reclaim drops file-backed pages or
+	// swaps anonymous ones out, so the RSS folded in at exec can exceed
+	// the VmHWM read afterwards by up to this much. It is the larger
+	// RssFile+RssShmem of /proc/self/status before and after the launch,
+	// plus the growth of VmSwap across it, in bytes. A ru_maxrss not
+	// above LauncherPeakRSSBytes+LauncherReclaimableRSSBytes is not known
+	// to be the workload's.
+	LauncherReclaimableRSSBytes int64 `json:"launcher_reclaimable_rss_bytes"`
 	// Termination is one of TermExited, TermSignaled, TermTimeout,
 	// TermCancelled.
 	Termination string `json:"termination"`
@@ -281,8 +291,21 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	cmd := newCmd(lf)
 
 	// Lower this process's peak RSS to its current RSS so the floor folded
-	// into the child's ru_maxrss is as small as it can be.
+	// into the child's ru_maxrss is as small as it can be. launchMu keeps
+	// another launch's reset out of the window from this reset to the
+	// read after exec: that reset would lower the peak below what the
+	// kernel folded into this child.
+	launchMu.Lock()
+	launchLocked := true
+	unlockLaunch := func() {
+		if launchLocked {
+			launchLocked = false
+			launchMu.Unlock()
+		}
+	}
+	defer unlockLaunch()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	before := readSelfMem()
 	ex.StartedAt = time.Now()
 	t0 := time.Now()
 	start := func() {
@@ -313,6 +336,8 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		ex.CgroupLeaf = lf.dir
 		ex.Cgroup = "leaf " + lf.dir + ": " + cg.Reason
 	}
+	after := readSelfMem()
+	unlockLaunch()
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -322,7 +347,8 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 	}
 	pid := cmd.Process.Pid
 	ex.PID = pid
-	ex.LauncherPeakRSSBytes = selfHWM()
+	ex.LauncherPeakRSSBytes = after.hwm
+	ex.LauncherReclaimableRSSBytes = reclaimable(before, after)
 	// The workload is an unreaped child (a zombie at worst): its pid
 	// names this lifetime only.
 	if id, _, err := sample.IdentityOf(int32(pid)); err == nil {
@@ -447,7 +473,7 @@ func Run(ctx context.Context, spec Spec) (*Execution, error) {
 		ex.UserCPUNS = ru.Utime.Nano()
 		ex.SysCPUNS = ru.Stime.Nano()
 		ex.MaxRSSBytes = ru.Maxrss * 1024
-		ex.MaxRSSKnown = ex.LauncherPeakRSSBytes > 0 && ex.MaxRSSBytes > ex.LauncherPeakRSSBytes
+		ex.MaxRSSKnown = ex.LauncherPeakRSSBytes > 0 && ex.MaxRSSBytes > ex.LauncherPeakRSSBytes+ex.LauncherReclaimableRSSBytes
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	switch {
@@ -515,23 +541,57 @@ func startLimited(cmd *exec.Cmd, limit int64) (*exec.Cmd, string, error) {
 	return plain, "rlimit_as_after_start", nil
 }
 
-// selfHWM is VmHWM of /proc/self/status in bytes, 0 when unreadable.
-func selfHWM() int64 {
+// launchMu serializes the launches of this process from the peak reset
+// to the read after exec (see Run).
+var launchMu sync.Mutex
+
+// selfMem is this process's memory counters from /proc/self/status, in
+// bytes; a field that is absent or unreadable stays 0 (hwm 0 makes every
+// ru_maxrss unknown).
+type selfMem struct {
+	hwm, rssFile, rssShmem, swap int64
+}
+
+// readSelfMem reads VmHWM, RssFile, RssShmem and VmSwap of
+// /proc/self/status.
+func readSelfMem() selfMem {
+	var m selfMem
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return m
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(v)
-			if len(f) == 2 && f[1] == "kB" {
-				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return n * 1024
-				}
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "VmHWM":
+			dst = &m.hwm
+		case "RssFile":
+			dst = &m.rssFile
+		case "RssShmem":
+			dst = &m.rssShmem
+		case "VmSwap":
+			dst = &m.swap
+		default:
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 2 && f[1] == "kB" {
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				*dst = n * 1024
 			}
 		}
 	}
-	return 0
+	return m
+}
+
+// reclaimable is Execution.LauncherReclaimableRSSBytes from the counters
+// read before and after a launch.
+func reclaimable(before, after selfMem) int64 {
+	return max(before.rssFile+before.rssShmem, after.rssFile+after.rssShmem) + max(after.swap-before.swap, 0)
 }
 
 // limitWriter keeps the first left bytes and accepts (drops) the rest.

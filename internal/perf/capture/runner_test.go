@@ -4,10 +4,14 @@ package capture
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -221,8 +225,61 @@ func TestMaxRSS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.MaxRSSKnown || ex.LauncherPeakRSSBytes <= 0 {
+	if ex.MaxRSSKnown || ex.LauncherPeakRSSBytes <= 0 || ex.LauncherReclaimableRSSBytes <= 0 {
 		t.Fatalf("true: %+v", ex)
+	}
+}
+
+// TestMaxRSSConcurrentLaunches: launches from several goroutines at once
+// never let one launch's peak reset lower another's reading, so a tiny
+// workload's ru_maxrss (the launcher's peak folded in at exec) is never
+// taken for the workload's own. Goroutines allocate between launches so
+// the launcher's peak moves.
+func TestMaxRSSConcurrentLaunches(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 8; i++ {
+				buf := make([]byte, (8+4*i)<<20)
+				for k := 0; k < len(buf); k += 4096 {
+					buf[k] = 1
+				}
+				ex, err := Run(context.Background(), spec(t, "true"))
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if ex.MaxRSSKnown {
+					errs <- fmt.Sprintf("true: max_rss %d taken as known (launcher peak %d, reclaimable %d)", ex.MaxRSSBytes, ex.LauncherPeakRSSBytes, ex.LauncherReclaimableRSSBytes)
+				}
+				runtime.KeepAlive(buf)
+				debug.FreeOSMemory()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestReclaimable(t *testing.T) {
+	for _, tc := range []struct {
+		before, after selfMem
+		want          int64
+	}{
+		{selfMem{rssFile: 10, rssShmem: 1}, selfMem{rssFile: 4, rssShmem: 1}, 11},
+		{selfMem{rssFile: 4}, selfMem{rssFile: 9, rssShmem: 2}, 11},
+		{selfMem{rssFile: 4, swap: 100}, selfMem{rssFile: 4, swap: 130}, 34},
+		{selfMem{rssFile: 4, swap: 100}, selfMem{rssFile: 4, swap: 70}, 4},
+	} {
+		if got := reclaimable(tc.before, tc.after); got != tc.want {
+			t.Errorf("reclaimable(%+v, %+v) = %d, want %d", tc.before, tc.after, got, tc.want)
+		}
 	}
 }
 
