@@ -93,8 +93,15 @@ func waitFor(t *testing.T, d time.Duration, what string, fn func() bool) {
 	}
 }
 
+// refOfPID waits for a snapshot collected wholly after the call (two
+// sequence numbers on: the next one may have been under way) and returns
+// pid's process_ref from it. A child started with exec.Command is then
+// past its exec: a snapshot taken between fork and exec lists it under
+// the test binary's name, which update_tracking would then resolve.
 func refOfPID(t *testing.T, h *Host, s *Session, pid int) string {
 	t.Helper()
+	seq := h.Sampler().Latest().Seq
+	waitFor(t, 2*time.Minute, "a snapshot after the child started", func() bool { return h.Sampler().Latest().Seq >= seq+2 })
 	var ref string
 	waitFor(t, 2*time.Minute, "the child in a snapshot", func() bool {
 		d, _ := mustCall(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
