@@ -277,20 +277,29 @@ func startChild(t *testing.T) *exec.Cmd {
 	return c
 }
 
+// refOf returns the process_ref of pid (a child this test started) once
+// the host lists it past its exec: a child started after the host's
+// latest sample is listed from the next one, and a sample taken between
+// fork and exec names it after this test binary.
 func (b *heBridge) refOf(pid int) string {
 	b.t.Helper()
-	m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
-	rows, _ := dig(m, "data", "rows").([]any)
-	if len(rows) != 1 {
-		b.t.Fatalf("pid %d: %d rows", pid, len(rows))
-	}
-	return rows[0].(map[string]any)["process_ref"].(string)
+	var ref string
+	waitUntil(b.t, "pid "+strconv.Itoa(pid)+" listed after its exec", func() bool {
+		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		rows, _ := dig(m, "data", "rows").([]any)
+		if len(rows) != 1 || rows[0].(map[string]any)["name"] == filepath.Base(os.Args[0]) {
+			return false
+		}
+		ref = rows[0].(map[string]any)["process_ref"].(string)
+		return true
+	})
+	return ref
 }
 
 // waitUntil polls cond until it holds. The 2-minute bound only ends a
 // hang: a loaded 2-core machine running -race can stall a process for
 // seconds, so it is never the time the fact "should" take.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
