@@ -73,7 +73,7 @@ func TestCapturesOverStdio(t *testing.T) {
 	defer ux.Close()
 
 	var ref string
-	for i := 0; i < 50 && ref == ""; i++ {
+	for deadline := time.Now().Add(2 * time.Minute); ref == "" && time.Now().Before(deadline); {
 		d := callTool("list_processes", map[string]any{"filter": map[string]any{"pid": child.Process.Pid}})
 		if rs := rowsOf(d); len(rs) == 1 {
 			ref = rs[0]["process_ref"].(string)

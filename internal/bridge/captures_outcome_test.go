@@ -3,7 +3,10 @@
 package bridge_test
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +44,13 @@ func TestPartialFirstPageIsPartialOuter(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { z.Wait() }) // a zombie until reaped
-	time.Sleep(100 * time.Millisecond)
+	// true is a zombie once it has exited: wait for /proc to say so, not
+	// 100 ms (a loaded machine may not have run it yet).
+	for deadline := time.Now().Add(2 * time.Minute); !isZombie(z.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("true never became a zombie")
+		}
+	}
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"path": "no-such-path-anywhere"}})
 	st, ws := envelope(d)
 	if d["state"] != "succeeded" || st != "partial" || !anyContains(ws, "zombies") {
@@ -152,4 +161,11 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 	if len(ir) != 1 || cwd["unavailable"] != "not_requested" || ir[0]["exe"].(map[string]any)["value"] == nil {
 		t.Fatalf("process info projection %v", ir)
 	}
+}
+
+// isZombie says whether /proc/PID/stat gives state Z (exited, not reaped).
+func isZombie(pid int) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
 }

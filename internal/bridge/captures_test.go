@@ -186,17 +186,21 @@ func coverageOf(d map[string]any) map[string]any {
 	return cov
 }
 
+// refOf waits until list_processes lists pid (a child started after the
+// latest sample is listed from the next one) and returns its process_ref.
+// The 2-minute bound only ends a hang: a loaded machine may take seconds
+// for a sample.
 func refOf(t *testing.T, reg *tool.Registry, pid int) string {
 	t.Helper()
-	for i := 0; i < 50; i++ {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		d := mustCall(t, reg, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
 		if rs := rowsOf(d); len(rs) == 1 {
 			return rs[0]["process_ref"].(string)
 		}
-		time.Sleep(100 * time.Millisecond) // the child may predate the next sample
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never listed", pid)
+		}
 	}
-	t.Fatalf("pid %d never listed", pid)
-	return ""
 }
 
 func tempFile(t *testing.T, name string) string {
@@ -422,7 +426,7 @@ func TestRawMode(t *testing.T) {
 		wantNext(d, "get_job", map[string]any{"job_id": d["job_id"]})
 	}
 	var j map[string]any
-	for i := 0; i < 500; i++ {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 		j = mustCall(t, reg, "get_job", map[string]any{"job_id": d["job_id"]})
 		if j["state"] != "running" {
 			break

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
@@ -169,7 +170,7 @@ func TestGraphSourcesAndTrackingTakePID(t *testing.T) {
 	var err error
 	// The host samples the child before it can resolve its pid; a
 	// COLLECTION_FAILED (not in a sample yet) is retryable.
-	for i := 0; i < 50; i++ {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if d, _, err = regCall(t, reg, "add_graphs", `{"metrics":[{"metric_id":"load1"},{"pid":`+pid+`,"metric_id":"rss_bytes"}]}`); contract.CodeOf(err) != contract.CodeCollectionFailed {
 			break
 		}

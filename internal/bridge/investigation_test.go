@@ -114,9 +114,15 @@ func TestWaitThroughBridge(t *testing.T) {
 	if err != nil || d["state"] != "running" || res.NextAction == nil {
 		t.Fatalf("raw start %v %v", d, err)
 	}
+	// Continue by job_id until the job ends (no sleep: a raw
+	// continuation may answer running while the 300 ms have not passed).
 	b, _ := json.Marshal(res.NextAction.Arguments)
-	time.Sleep(500 * time.Millisecond)
-	_, _, err = regCall(t, rawReg, "wait_condition", string(b))
+	for d, res, err = regCall(t, rawReg, "wait_condition", string(b)); err == nil && d["state"] == "running"; d, res, err = regCall(t, rawReg, "wait_condition", string(b)) {
+		if res.NextAction == nil {
+			t.Fatalf("running without a next_action: %v", d)
+		}
+		b, _ = json.Marshal(res.NextAction.Arguments)
+	}
 	if contract.CodeOf(err) != contract.CodeTimeout {
 		t.Fatalf("continuation: %v", err)
 	}

@@ -47,7 +47,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		child := startChild(t)
 		ref := waitRef(a, child.Process.Pid)
 		var m map[string]any
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(300 * time.Millisecond) {
 			// until at least two samples of the child are retained
 			m = a.mustCall("get_history", map[string]any{"target": map[string]any{"process_ref": ref}, "metric_ids": []string{"rss_bytes"}, "last_seconds": 60})
 			if n, _ := dig(m, "data", "metrics", "rss_bytes", "available_value_count").(float64); n >= 2 || time.Now().After(deadline) {
@@ -146,11 +146,14 @@ func TestAgentEndToEnd(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 			child.Process.Kill()
 		}()
-		m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "pid": pid, "timeout_ms": 10000, "wait_ms": 10000})
+		m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "pid": pid, "timeout_ms": 60000, "wait_ms": 10000})
+		resolvedRef(m, "/pid")
+		for dig(m, "data", "state") == "running" { // a loaded machine: continue by job_id
+			m = a.mustCall("wait_condition", map[string]any{"job_id": dig(m, "data", "job_id"), "wait_ms": 10000})
+		}
 		if dig(m, "data", "state") != "succeeded" {
 			t.Fatalf("exit by pid: %v", m)
 		}
-		resolvedRef(m, "/pid")
 		child.Wait()
 		m, isErr := a.call("get_process_info", map[string]any{"pid": pid})
 		if !isErr || errCode(m) != "PROCESS_EXITED" || dig(m, "error", "field") != "/pid" || dig(m, "error", "retryable") != false {
@@ -201,7 +204,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		rev := dig(a.mustCall("get_tracking", nil), "data", "revision").(string)
 		a.mustCall("update_tracking", map[string]any{"operation_id": "agent-track", "expected_revision": rev, "action": "add", "process_name": "inqtrkprobe"})
 		var m map[string]any
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(300 * time.Millisecond) {
 			m = a.mustCall("get_tracking", map[string]any{"limit": 7})
 			if tot, _ := dig(m, "coverage", "total").(float64); tot >= n || time.Now().After(deadline) {
 				break
@@ -250,12 +253,15 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 }
 
-// waitRef returns the process_ref of pid once the host has sampled it.
+// waitRef returns the process_ref of pid once the host has sampled it
+// past its exec (the 2-minute bound only ends a hang).
 func waitRef(b *heBridge, pid int) string {
 	b.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
-		if rows, _ := dig(m, "data", "rows").([]any); len(rows) == 1 {
+		// Listed past its exec: a sample between fork and exec names it
+		// after this test binary, and the callers check its name.
+		if rows, _ := dig(m, "data", "rows").([]any); len(rows) == 1 && rows[0].(map[string]any)["name"] != filepath.Base(os.Args[0]) {
 			return rows[0].(map[string]any)["process_ref"].(string)
 		}
 		if time.Now().After(deadline) {

@@ -38,6 +38,12 @@ func TestCaptureCommandFilterFlags(t *testing.T) {
 	}
 	defer func() { child.Process.Kill(); child.Wait() }()
 	pid := strconv.Itoa(child.Process.Pid)
+	// sh opens fds 7 and 8 before it execs sleep: wait for the exec, so
+	// the filters below see both files open (not an sh yet to open them).
+	waitUntil(t, "the holder to exec sleep", func() bool {
+		b, _ := os.ReadFile("/proc/" + pid + "/comm")
+		return string(b) == "sleep\n"
+	})
 	sock := filepath.Join(dir, "Filter-Me.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

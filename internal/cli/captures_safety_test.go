@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 func runCaptureCLI(args ...string) (stdout, stderr string, code int) {
@@ -67,13 +66,13 @@ func TestCaptureTablesEscapeControlCharacters(t *testing.T) {
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	l.Close()
 	pid := strconv.Itoa(child.Process.Pid)
-	// wait until the child has exec'ed the evil binary
-	for i := 0; i < 100; i++ {
-		if c, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.HasPrefix(string(c), "x\ny") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// wait until the child has exec'ed the evil binary (2 s was a guess:
+	// on a loaded machine the checks below would then read sh, whose
+	// harmless name proves nothing)
+	waitUntil(t, "the child to exec the evil binary", func() bool {
+		c, _ := os.ReadFile("/proc/" + pid + "/comm")
+		return strings.HasPrefix(string(c), "x\ny")
+	})
 	check := func(name, out string, wantEscaped ...string) {
 		t.Helper()
 		if strings.ContainsRune(out, 0x1b) {

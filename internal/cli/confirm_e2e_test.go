@@ -41,8 +41,9 @@ func TestCLIMutationAwaitsConfirmation(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// The pending operation is listed while the requester waits.
-		for deadline := time.Now().Add(15 * time.Second); ; {
+		// The pending operation is listed while the requester waits (it
+		// expires 60 s after submission: the bound stays under that).
+		for deadline := time.Now().Add(50 * time.Second); ; {
 			if list, _ := e.run("confirm"); strings.Contains(list, tc.opID) {
 				break
 			}

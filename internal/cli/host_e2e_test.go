@@ -277,25 +277,56 @@ func startChild(t *testing.T) *exec.Cmd {
 	return c
 }
 
+// refOf returns the process_ref of pid (a child this test started) once
+// the host lists it past its exec: a child started after the host's
+// latest sample is listed from the next one, and a sample taken between
+// fork and exec names it after this test binary.
 func (b *heBridge) refOf(pid int) string {
 	b.t.Helper()
-	m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
-	rows, _ := dig(m, "data", "rows").([]any)
-	if len(rows) != 1 {
-		b.t.Fatalf("pid %d: %d rows", pid, len(rows))
-	}
-	return rows[0].(map[string]any)["process_ref"].(string)
+	var ref string
+	waitUntil(b.t, "pid "+strconv.Itoa(pid)+" listed after its exec", func() bool {
+		m := b.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
+		rows, _ := dig(m, "data", "rows").([]any)
+		if len(rows) != 1 || rows[0].(map[string]any)["name"] == filepath.Base(os.Args[0]) {
+			return false
+		}
+		ref = rows[0].(map[string]any)["process_ref"].(string)
+		return true
+	})
+	return ref
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// waitUntil polls cond until it holds. The 2-minute bound only ends a
+// hang: a loaded 2-core machine running -race can stall a process for
+// seconds, so it is never the time the fact "should" take.
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 15s", what)
+			t.Fatalf("%s: not reached within 2 minutes", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// hostRecvQueued is the number of bytes queued unread on the Unix
+// sockets process pid holds (ss -xpH, Recv-Q column, of the lines naming
+// pid=PID): bytes sent to a stopped host wait there.
+func hostRecvQueued(t *testing.T, pid int) int {
+	t.Helper()
+	out, err := exec.Command("ss", "-xpH").Output()
+	if err != nil {
+		t.Skipf("ss (iproute2) is needed to see a request queued at the host: %v", err)
+	}
+	n, tag := 0, "pid="+strconv.Itoa(pid)+","
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && strings.Contains(line, tag) {
+			q, _ := strconv.Atoi(f[2])
+			n += q
+		}
+	}
+	return n
 }
 
 // TestHostLazyStart: initialize, tools/list, ping and a schema-invalid call
@@ -433,12 +464,17 @@ func TestHostKilledMidCall(t *testing.T) {
 		i := bytes.LastIndexByte(b, ')')
 		return i > 0 && i+2 < len(b) && b[i+2] == 'T'
 	})
+	// The call is in flight once its request sits unread in the stopped
+	// host's socket: wait for ss to show those bytes queued, not for
+	// 500 ms (on a loaded machine the bridge may not have written it yet,
+	// and a kill before the write is a different case: a restart).
+	queued0 := hostRecvQueued(t, st.pid)
 	done := make(chan map[string]any, 1)
 	go func() {
 		m, _ := b.call("get_status", nil)
 		done <- m
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitUntil(t, "the request queued at the stopped host", func() bool { return hostRecvQueued(t, st.pid) > queued0 })
 	syscall.Kill(st.pid, syscall.SIGKILL)
 	m := <-done
 	if errCode(m) != "OUTCOME_UNKNOWN" {

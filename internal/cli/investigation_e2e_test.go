@@ -30,7 +30,7 @@ func TestInvestigationEndToEnd(t *testing.T) {
 	defer func() { child.Process.Kill(); child.Wait() }()
 	pid := child.Process.Pid
 	var ref string
-	for deadline := time.Now().Add(10 * time.Second); ref == ""; {
+	for deadline := time.Now().Add(2 * time.Minute); ref == ""; {
 		m := a.mustCall("list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
 		if rows, _ := dig(m, "data", "rows").([]any); len(rows) == 1 {
 			ref = rows[0].(map[string]any)["process_ref"].(string)
@@ -70,7 +70,7 @@ func TestInvestigationEndToEnd(t *testing.T) {
 			t.Fatal("the tracked child never had two samples")
 		}
 	}
-	m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 20000, "wait_ms": 0})
+	m = a.mustCall("wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 60000, "wait_ms": 0})
 	child.Process.Kill()
 	for dig(m, "data", "state") == "running" {
 		m = a.mustCall("wait_condition", map[string]any{"job_id": dig(m, "data", "job_id"), "wait_ms": 10000})

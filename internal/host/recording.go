@@ -496,6 +496,12 @@ func (r *recorder) stopSession(rs *recSession, reason string) (map[string]any, e
 		return nil, e
 	}
 	rs.done = true
+	// The sampler publishes a snapshot (Latest, which get_metrics reads)
+	// before it hands it to subscribers: a stop in between must still end
+	// the log with the newest sample a caller could have seen.
+	if l := r.h.sampler.Latest(); l != nil && !l.Time.Before(rs.started) && (rs.latest == nil || l.Seq > rs.latest.Seq) {
+		rs.latest = l
+	}
 	if rs.latest != nil && rs.latest.Seq != rs.lastSeq {
 		rs.writeLocked(rs.latest)
 	}

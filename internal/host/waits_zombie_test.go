@@ -28,12 +28,15 @@ func TestWaitZombieAndExitedThreshold(t *testing.T) {
 		defer child.Wait()
 		ref := refOfPID(t, h, s, child.Process.Pid)
 		child.Process.Kill() // not reaped: a zombie until Wait
-		waitFor(t, 5*time.Second, "zombie", func() bool {
+		waitFor(t, 2*time.Minute, "zombie", func() bool {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(child.Process.Pid) + "/stat")
 			i := strings.LastIndexByte(string(b), ')')
 			return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
 		})
-		d, _ := mustCall(t, h, s, "wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 5000, "wait_ms": 5000})
+		d, _ := mustCall(t, h, s, "wait_condition", map[string]any{"condition": "process_exit", "process_ref": ref, "timeout_ms": 60000, "wait_ms": 5000})
+		for d["state"] == "running" {
+			d, _ = mustCall(t, h, s, "wait_condition", map[string]any{"job_id": d["job_id"], "wait_ms": 5000})
+		}
 		ev, _ := d["evidence"].(map[string]any)
 		if d["state"] != "succeeded" || ev["state"] != "zombie" || ev["exited"] != true {
 			t.Fatalf("zombie exit wait %v", d)
@@ -41,32 +44,52 @@ func TestWaitZombieAndExitedThreshold(t *testing.T) {
 	})
 
 	t.Run("threshold target exits", func(t *testing.T) {
-		child := exec.Command("sleep", "1")
-		if err := child.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go child.Wait()
-		ref := refOfPID(t, h, s, child.Process.Pid)
-		d, _, err := call(t, h, s, "wait_condition", map[string]any{"condition": "metric_threshold", "process_ref": ref, "metric_id": "rss_bytes", "comparison": ">", "threshold": "1000000000000000", "timeout_ms": 10000, "wait_ms": 10000})
-		for err == nil && d["state"] == "running" {
-			d, _, err = call(t, h, s, "wait_condition", map[string]any{"job_id": d["job_id"], "wait_ms": 10000})
-		}
-		if err == nil {
-			// A finished job reports the failure under data.error.
-			e, _ := d["error"].(map[string]any)
-			if d["state"] != "failed" || e["code"] != string(contract.CodeProcessExited) {
-				t.Fatalf("threshold on an exiting target %v", d)
+		// The child exits (is killed) only after the sampler published
+		// samples newer than the wait's request while it lived, instead of
+		// running "sleep 1" and hoping a loaded machine samples it within
+		// that second. Whether the wait's goroutine read one of them
+		// before the exit is still scheduling: a run whose last
+		// observation says "no fresh sample yet" is checked and repeated.
+		waitFor(t, 2*time.Minute, "an exit after a fresh observation", func() bool {
+			child := exec.Command("sleep", "30")
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
 			}
-			det, _ := e["details"].(map[string]any)
-			if last, _ := det["last_observation"].(map[string]any); last["value"] == nil {
-				t.Fatalf("no last observation with a value: %v", d)
+			defer child.Wait()
+			defer child.Process.Kill()
+			ref := refOfPID(t, h, s, child.Process.Pid)
+			seq := h.Sampler().Latest().Seq
+			d, _, err := call(t, h, s, "wait_condition", map[string]any{"condition": "metric_threshold", "process_ref": ref, "metric_id": "rss_bytes", "comparison": ">", "threshold": "1000000000000000", "timeout_ms": 60000, "wait_ms": 0})
+			if err != nil || d["state"] != "running" {
+				t.Fatalf("a live sleep met rss > huge: %v %v", d, err)
 			}
-			return
-		}
-		ce := wantCode(t, err, contract.CodeProcessExited)
-		if last, _ := ce.Details["last_observation"].(map[string]any); last["value"] == nil {
-			t.Fatalf("no last observation with a value: %+v", ce.Details)
-		}
+			waitFor(t, 2*time.Minute, "samples after the request", func() bool { return h.Sampler().Latest().Seq >= seq+3 })
+			child.Process.Kill()
+			child.Wait()
+			for err == nil && d["state"] == "running" {
+				d, _, err = call(t, h, s, "wait_condition", map[string]any{"job_id": d["job_id"], "wait_ms": 10000})
+			}
+			var last map[string]any
+			if err == nil {
+				// A finished job reports the failure under data.error.
+				e, _ := d["error"].(map[string]any)
+				if d["state"] != "failed" || e["code"] != string(contract.CodeProcessExited) {
+					t.Fatalf("threshold on an exiting target %v", d)
+				}
+				det, _ := e["details"].(map[string]any)
+				last, _ = det["last_observation"].(map[string]any)
+			} else {
+				ce := wantCode(t, err, contract.CodeProcessExited)
+				last, _ = ce.Details["last_observation"].(map[string]any)
+			}
+			if last["value"] != nil {
+				return true
+			}
+			if last["note"] != "no fresh sample yet" {
+				t.Fatalf("no last observation with a value: %v", last)
+			}
+			return false
+		})
 	})
 }
 
@@ -94,7 +117,7 @@ func TestWaitThresholdOnZombie(t *testing.T) {
 				t.Fatalf("a live sleep met rss %s %s: %v", tc.cmp, tc.thr, d)
 			}
 			child.Process.Kill() // not reaped: a zombie until Wait
-			waitFor(t, 10*time.Second, "zombie", func() bool {
+			waitFor(t, 2*time.Minute, "zombie", func() bool {
 				b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 				i := strings.LastIndexByte(string(b), ')')
 				return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
@@ -124,7 +147,7 @@ func TestWaitThresholdOnZombie(t *testing.T) {
 			if f := strings.Fields(string(out)); perr != nil || len(f) != 2 || !strings.HasPrefix(f[0], "Z") || f[1] != "0" {
 				t.Fatalf("ps of the zombie: %q %v", out, perr)
 			}
-			waitFor(t, 10*time.Second, "the zombie in a snapshot", func() bool {
+			waitFor(t, 2*time.Minute, "the zombie in a snapshot", func() bool {
 				l, _ := mustCall(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid": pid}})
 				rows := l["rows"].([]any)
 				return len(rows) == 1 && rows[0].(map[string]any)["state"] == "zombie"

@@ -161,8 +161,15 @@ func TestConnectCancelledBeforeDispatch(t *testing.T) {
 	isolate(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &fakeLauncher{t: t, delay: time.Hour}
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	_, err := Connect(ctx, ConnectOptions{Start: true, Launch: l.launch})
+	// Cancel once Connect has launched the (never ready) host and waits
+	// for it, not after 200 ms: on a loaded machine Connect might not have
+	// got that far, or (past its startup deadline) have given up already.
+	launch := func(ctx context.Context) error {
+		err := l.launch(ctx)
+		cancel()
+		return err
+	}
+	_, err := Connect(ctx, ConnectOptions{Start: true, Launch: launch})
 	if contract.CodeOf(err) != contract.CodeCancelled {
 		t.Fatalf("%v, want CANCELLED", err)
 	}

@@ -55,7 +55,7 @@ func code(err error) contract.Code { return contract.CodeOf(err) }
 
 func waitDone(t *testing.T, s *Session, id string) Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // ends a hang only
 	defer cancel()
 	j, err := s.Wait(ctx, id)
 	if err != nil {
@@ -69,7 +69,9 @@ func waitDone(t *testing.T, s *Session, id string) Job {
 
 func waitNative(t *testing.T, s *Session, id string) Job {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
+	// The native call returns on its own goroutine: poll its record; the
+	// 2-minute bound only ends a hang (5 s could pass on a loaded machine).
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 		j, err := s.Job(id)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +139,9 @@ func TestGlobalWorkerSlotsAndScanSlot(t *testing.T) {
 	if j.State != Failed || j.Err.Code != contract.CodeCancelled {
 		t.Fatalf("late result changed a cancelled job: %+v", j)
 	}
-	for i := 0; i < 200 && m.Busy() > 0; i++ {
+	// The other jobs' blockers return on their own goroutines: wait for
+	// the slots to be free (1 s was a guess a loaded machine can miss).
+	for deadline := time.Now().Add(2 * time.Minute); m.Busy() > 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if m.Busy() != 0 {
@@ -232,9 +236,9 @@ func TestOverBudgetIsResultTooLarge(t *testing.T) {
 }
 
 func TestExpiryAndJobDeadline(t *testing.T) {
-	l := DefaultLimits()
-	l.Deadline = 50 * time.Millisecond
-	m, clk := newTest(l)
+	// The rows job runs under the default deadline: a 50 ms one (real
+	// time) could fail it with TIMEOUT on a loaded machine.
+	m, clk := newTest(DefaultLimits())
 	s := m.NewSession()
 	defer s.Close()
 	j, _ := s.Start(Spec{Kind: "x", Run: rows(5, "")})
@@ -261,10 +265,15 @@ func TestExpiryAndJobDeadline(t *testing.T) {
 		t.Fatalf("usage after expiry: %d %d %d", r, d, b)
 	}
 	// the deadline fails a job that ignores ctx with TIMEOUT
+	l := DefaultLimits()
+	l.Deadline = 50 * time.Millisecond
+	dm, _ := newTest(l)
+	ds := dm.NewSession()
+	defer ds.Close()
 	rel := make(chan struct{})
 	defer close(rel)
-	j, _ = s.Start(Spec{Kind: "x", Run: blocker(rel)})
-	j = waitDone(t, s, j.ID)
+	j, _ = ds.Start(Spec{Kind: "x", Run: blocker(rel)})
+	j = waitDone(t, ds, j.ID)
 	if j.State != Failed || j.Err.Code != contract.CodeTimeout || !j.NativeRunning {
 		t.Fatalf("deadline: %+v", j)
 	}
@@ -485,7 +494,7 @@ func TestSessionCloseCancels(t *testing.T) {
 	s.Close()
 	select {
 	case <-seen:
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Minute): // ends a hang only
 		t.Fatal("close did not cancel the job's context")
 	}
 	_ = j

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,7 +117,11 @@ func TestCarriedFieldsEqualFreshReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	time.Sleep(50 * time.Millisecond)
+	// The fields compared below hold still only once sleep has finished
+	// starting (loading, mapping) and blocks in its nanosleep: wait for
+	// that, not for 50 ms, which a loaded machine may spend before sleep
+	// first runs.
+	waitNanosleep(t, cmd.Process.Pid)
 	c, err := NewLinuxCollector("")
 	if err != nil {
 		t.Fatal(err)
@@ -150,16 +156,52 @@ func TestCarriedFieldsEqualFreshReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Process.Kill()
-	time.Sleep(50 * time.Millisecond)
 	prev, _ = c.Collect(prev)
 	bp := prev.Find(int32(busy.Process.Pid))
 	if bp == nil {
 		t.Fatal("busy shell not sampled")
 	}
 	before := bp.Vals[PVolCtx]
-	time.Sleep(100 * time.Millisecond)
+	// Wait until the shell has switched since that sample (its status
+	// says so), not for 100 ms, which a loaded machine may not give it.
+	var moved uint64
+	for deadline := time.Now().Add(2 * time.Minute); moved <= before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the busy shell did not switch in 2 minutes (%d)", before)
+		}
+		var fresh Process
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(busy.Process.Pid) + "/status")
+		parseStatus(b, &fresh)
+		moved = fresh.Vals[PVolCtx]
+	}
 	snap, _ := c.Collect(prev)
-	if after := snap.Find(int32(busy.Process.Pid)).Vals[PVolCtx]; after <= before {
-		t.Fatalf("voluntary switches of a running leader did not advance: %d -> %d", before, after)
+	if after := snap.Find(int32(busy.Process.Pid)).Vals[PVolCtx]; after < moved {
+		t.Fatalf("voluntary switches of a running leader were carried: %d -> %d, status already says %d", before, after, moved)
+	}
+}
+
+// nanosleepCalls are the nanosleep and clock_nanosleep system call
+// numbers by GOARCH, as /proc/PID/syscall prints them.
+var nanosleepCalls = map[string]map[string]bool{"amd64": {"35": true, "230": true}, "arm64": {"101": true, "115": true}}
+
+func readString(path string) string { b, _ := os.ReadFile(path); return string(b) }
+
+// waitNanosleep waits until pid (a sleep(1)) blocks in its nanosleep:
+// /proc/PID/wchan names the kernel function it sleeps in; where wchan is
+// not available, /proc/PID/syscall gives the blocked system call number
+// (x86-64 nanosleep 35, clock_nanosleep 230; arm64 101, 115).
+func waitNanosleep(t *testing.T, pid int) {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if w, _ := os.ReadFile(dir + "wchan"); strings.Contains(string(w), "nanosleep") {
+			return
+		}
+		if f := strings.Fields(readString(dir + "syscall")); len(f) > 0 && nanosleepCalls[runtime.GOARCH][f[0]] {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never blocked in nanosleep", pid)
+		}
 	}
 }
