@@ -245,10 +245,14 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				e := pending[0]
 				pending = pending[1:]
 				row.Bytes = hex.EncodeToString(code[off : off+e.size])
-				// x86asm's rendering (matched to objdump above) is used
-				// when it decodes the same instruction length; the
-				// external decoder's text otherwise (VEX, EVEX, CET).
-				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size {
+				// x86asm's rendering is used when it decodes the same
+				// instruction length; the external decoder's text
+				// otherwise (EVEX, CET).
+				// x86asm's VEX decoding misreads some prefix fields
+				// (vvvv 1100 as a %gs: override, RIP-relative operands
+				// without their base), so a VEX or EVEX instruction is
+				// always the external decoder's.
+				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
 					row.Text = e.text
@@ -271,6 +275,11 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			row.Bytes = hex.EncodeToString(code[off : off+inst.Len])
 			x86Row(&row, inst, syntax, pc, symname, idx)
 			off += inst.Len
+		}
+		if (arch == ArchAMD64 || arch == Arch386) && row.Error == "" {
+			row.Text = x86Spelling(row.Text, syntax, code[off-len(row.Bytes)/2:off], arch)
+		}
+		switch arch {
 		case ArchARM64:
 			if off+4 > len(code) {
 				row.Bytes, row.Error = hex.EncodeToString(code[off:]), "truncated instruction"
@@ -308,6 +317,23 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		out = append(out, row)
 	}
 	return out, off
+}
+
+// x86Spelling returns an x86 instruction's text (from any decoder) as
+// objdump spells it in syntax: gnuATT for AT&T ("gnu", the default),
+// gnuIntel for Intel; Go syntax is x86asm's own.
+func x86Spelling(text, syntax string, code []byte, arch string) string {
+	mode := 64
+	if arch == Arch386 {
+		mode = 32
+	}
+	switch syntax {
+	case "go":
+		return text
+	case "intel":
+		return gnuIntel(text, code, mode)
+	}
+	return gnuATT(text, code, mode)
 }
 
 // maxInsnLen is the longest x86 instruction in bytes (the architecture's
