@@ -44,6 +44,9 @@ type x86Encoding struct {
 	addr16 bool
 	// addr32 says a 67 prefix selects 32-bit addressing in 64-bit mode.
 	addr32 bool
+	// dispAt is the offset in the instruction of its displacement (0
+	// when it has none).
+	dispAt int
 }
 
 // legacyPrefix reports whether b is one of the eleven x86 legacy prefixes.
@@ -125,6 +128,12 @@ func x86Encode(code []byte, mode int) x86Encoding {
 	if e.addr16 {
 		e.disp = e.mod == 1 || e.mod == 2 || e.mod == 0 && e.rm == 6
 	}
+	if e.disp {
+		e.dispAt = pos + 1
+		if e.sib {
+			e.dispAt++
+		}
+	}
 	return e
 }
 
@@ -183,7 +192,9 @@ var simdCmpNames = [...]string{
 }
 
 var (
-	attMemRE    = regexp.MustCompile(`(%[a-z]s:)?(-?0x[0-9a-f]+)?\(([^()]*)\)`)
+	attHexRE    = regexp.MustCompile(`0x[0-9a-fA-F]+`)
+	attZerosRE  = regexp.MustCompile(`0x0+([0-9a-f])`)
+	attMemRE    = regexp.MustCompile(`(%[a-z]s:)?(-?0x[0-9a-f]+|-?[0-9]+)?\(([^()]*)\)`)
 	attNegImmRE = regexp.MustCompile(`\$-0x([0-9a-f]+)`)
 	attVPCmpRE  = regexp.MustCompile(`^(vpcmpu?)([bwdq])$`)
 	attCmpRE    = regexp.MustCompile(`^(v?cmp)(ps|pd|ss|sd|ph|sh)$`)
@@ -193,11 +204,18 @@ var (
 // are code, in mode 32 or 64) spelled as objdump -d spells it. Unknown
 // shapes are returned unchanged.
 func gnuATT(text string, code []byte, mode int) string {
+	// Zydis prints hex digits in upper case and Zydis and Capstone
+	// separate operands with ", ": objdump uses lower case and ",".
+	text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
+	text = strings.ReplaceAll(text, ", ", ",")
+	text = attZerosRE.ReplaceAllString(text, "0x$1")
 	words := strings.Fields(text)
 	if len(words) == 0 {
 		return text
 	}
 	enc := x86Encode(code, mode)
+	text = attRIPRelative(text, code, enc, mode)
+	words = strings.Fields(text)
 	// Split the prefix words from the mnemonic and operands.
 	var pre []string
 	k := 0
@@ -382,6 +400,15 @@ func attMem(disp, inner string, enc x86Encoding, mode int) string {
 	if len(parts) > 2 {
 		scale = parts[2]
 	}
+	if disp != "" && !strings.Contains(disp, "0x") {
+		// Capstone prints small displacements in decimal.
+		if v, err := strconv.ParseInt(disp, 10, 64); err == nil {
+			disp = "0x" + strconv.FormatUint(uint64(v), 16)
+			if v < 0 {
+				disp = "-0x" + strconv.FormatUint(uint64(-v), 16)
+			}
+		}
+	}
 	if base == "%rip" || base == "%eip" || strings.Contains(index, "mm") {
 		return disp + "(" + inner + ")"
 	}
@@ -559,5 +586,33 @@ func attUses16(mn, ops string) bool {
 
 // gnuIntel returns an Intel-syntax text as objdump -M intel spells it.
 func gnuIntel(text string, code []byte, mode int) string {
+	return text
+}
+
+// attRIPRelative rewrites a RIP-relative operand a decoder printed as the
+// absolute address it refers to (Zydis does so for some EVEX
+// instructions) as objdump's "disp(%rip)", the displacement read from
+// the instruction's bytes.
+func attRIPRelative(text string, code []byte, enc x86Encoding, mode int) string {
+	if mode != 64 || !enc.hasModRM || enc.mod != 0 || enc.rm != 5 || enc.addr32 || enc.dispAt == 0 || enc.dispAt+4 > len(code) || strings.Contains(text, "(%rip)") {
+		return text
+	}
+	d := int32(uint32(code[enc.dispAt]) | uint32(code[enc.dispAt+1])<<8 | uint32(code[enc.dispAt+2])<<16 | uint32(code[enc.dispAt+3])<<24)
+	rip := "0x" + strconv.FormatInt(int64(d), 16) + "(%rip)"
+	if d < 0 {
+		rip = "-0x" + strconv.FormatInt(-int64(d), 16) + "(%rip)"
+	}
+	mn, ops, ok := strings.Cut(text, " ")
+	if !ok {
+		return text
+	}
+	parts := strings.Split(ops, ",")
+	for i, p := range parts {
+		q := strings.TrimLeft(p, "*")
+		if strings.HasPrefix(q, "0x") && !strings.ContainsAny(q, "(%$") {
+			parts[i] = p[:len(p)-len(q)] + rip
+			return mn + " " + strings.Join(parts, ",")
+		}
+	}
 	return text
 }
