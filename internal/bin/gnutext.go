@@ -156,21 +156,25 @@ var attRenames = map[string]string{
 	"callq":   "call",
 	"jmpq":    "jmp",
 	"retq":    "ret",
+	"ljmpq":   "ljmp",
+	"lcallq":  "lcall",
 }
 
 // attSuffixed lists the mnemonics decoders spell with an operand-size
 // suffix (b, w, l, q) that objdump omits when a general register operand
-// gives the size: the BMI and BMI2 instructions and push/pop, whose
-// suffix objdump prints only when no operand implies the size.
+// gives the size: the BMI and BMI2 instructions and the conversions from
+// a general register (cvtsi2sd %rdi,%xmm0, cvtsi2sdq (%rax),%xmm0).
 var attSuffixed = map[string]bool{
 	"andn": true, "bextr": true, "blsi": true, "blsmsk": true, "blsr": true,
 	"bzhi": true, "mulx": true, "pdep": true, "pext": true, "rorx": true,
 	"sarx": true, "shlx": true, "shrx": true,
+	"cvtsi2sd": true, "cvtsi2ss": true, "vcvtsi2sd": true, "vcvtsi2ss": true,
+	"vcvtusi2sd": true, "vcvtusi2ss": true,
 }
 
 // attRepNames are the names objdump gives f3 and f2 before ret, cmps and
 // scas, which decoders may print as rep, repe or repne.
-var attRepNames = map[string]string{"rep": "repz", "repe": "repz", "repne": "repnz"}
+var attRepNames = map[string]string{"rep": "repz", "repe": "repz", "repne": "repnz", "repn": "repnz"}
 
 // attSegments are the segment registers whose override prefix has no
 // effect in 64-bit mode: objdump prints them as prefix names ("cs nopw")
@@ -288,7 +292,7 @@ func gnuATT(text string, code []byte, mode int) string {
 // before the mnemonic that gnuATT keeps as it is.
 func isPrefixWord(w string) bool {
 	switch w {
-	case "lock", "rep", "repz", "repe", "repnz", "repne", "bnd", "xacquire", "xrelease", "fs", "gs", "addr32", "addr16", "rex", "rex.W":
+	case "lock", "rep", "repz", "repe", "repnz", "repne", "repn", "bnd", "xacquire", "xrelease", "fs", "gs", "addr32", "addr16", "rex", "rex.W":
 		return true
 	}
 	return strings.HasPrefix(w, "rex.")
@@ -528,7 +532,7 @@ func attPrefixes(pre []string, mn, ops string, enc x86Encoding, mode int, segs [
 		}
 		// f3 and f2 before ret, cmps and scas are repz and repnz
 		// (i386-dis.c names the prefix by the instruction).
-		if r, ok := attRepNames[w]; ok && (mn == "ret" || strings.HasPrefix(mn, "cmps") || strings.HasPrefix(mn, "scas")) {
+		if r, ok := attRepNames[w]; ok && (r == "repnz" || mn == "ret" || strings.HasPrefix(mn, "cmps") || strings.HasPrefix(mn, "scas")) {
 			w = r
 		}
 		kept = append(kept, w)
@@ -581,7 +585,7 @@ func attUses16(mn, ops string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(mn, "w") && !strings.HasPrefix(mn, "movz") && !strings.HasPrefix(mn, "movs")
+	return mn == "cwtd" || strings.HasSuffix(mn, "w") && !strings.HasPrefix(mn, "movz") && !strings.HasPrefix(mn, "movs")
 }
 
 // gnuIntel returns an Intel-syntax text as objdump -M intel spells it.
