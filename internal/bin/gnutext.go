@@ -28,6 +28,7 @@ type x86Encoding struct {
 	// modrm says a ModRM byte was located (hasModRM); mod and rm are its
 	// fields.
 	hasModRM bool
+	modrm    byte
 	mod, rm  byte
 	// sib says a SIB byte follows ModRM; sibNoIndex that its index field
 	// is 100 with no REX.X/VEX.X extension (no index register); sibBase
@@ -111,7 +112,7 @@ func x86Encode(code []byte, mode int) x86Encoding {
 		return e
 	}
 	m := code[pos]
-	e.hasModRM, e.mod, e.rm = true, m>>6, m&7
+	e.hasModRM, e.modrm, e.mod, e.rm = true, m, m>>6, m&7
 	if e.mod == 3 {
 		return e
 	}
@@ -561,7 +562,7 @@ func attPrefixes(pre []string, mn, ops string, enc x86Encoding, mode int, segs [
 				continue // the decoder printed it in the operand
 			}
 			switch {
-			case p == 0x3e && strings.HasPrefix(ops, "*") && (mn == "jmp" || mn == "call"):
+			case p == 0x3e && (mn == "jmp" || mn == "call") && strings.Trim(ops, "0123456789abcdef") != "":
 				out = append(out, "notrack")
 			case p == 0x2e:
 				out = append(out, "cs")
@@ -585,12 +586,220 @@ func attUses16(mn, ops string) bool {
 			return true
 		}
 	}
+	if strings.HasPrefix(ops, "WORD PTR") || strings.Contains(ops, ",WORD PTR") {
+		return true // Intel syntax
+	}
 	return mn == "cwtd" || strings.HasSuffix(mn, "w") && !strings.HasPrefix(mn, "movz") && !strings.HasPrefix(mn, "movs")
 }
 
-// gnuIntel returns an Intel-syntax text as objdump -M intel spells it.
+// intelCC maps x86asm's Intel condition-code spellings to the ones
+// objdump -M intel prints (the AT&T and Intel names of i386-dis.c agree:
+// je, jne, jae, ja, jge, jg, ...), for jcc, setcc and cmovcc.
+var intelCC = map[string]string{
+	"z": "e", "nz": "ne", "nb": "ae", "nbe": "a", "nae": "b", "na": "be",
+	"nl": "ge", "nle": "g", "nge": "l", "ng": "le", "pe": "p", "po": "np",
+	"c": "b", "nc": "ae", "e": "e",
+}
+
+var (
+	intelSizeRE   = regexp.MustCompile(`\b(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|fword|oword) ptr\b`)
+	intelMemRE    = regexp.MustCompile(`\[([^\]]*)\]`)
+	intelNegRE    = regexp.MustCompile(`(^|,)-0x([0-9a-f]+)$`)
+	intelPtrRE    = regexp.MustCompile(`(^|,)ptr `)
+	intelAbsRE    = regexp.MustCompile(`\b([a-g]s):\[(-?0x[0-9a-f]+)\]`)
+	intelSizeUpRE = regexp.MustCompile(`\b[A-Z]+ PTR`)
+	intelDSRE     = regexp.MustCompile(`(^|[ ,])\[(0x[0-9a-f]+)\]`)
+)
+
+// gnuIntel returns an Intel-syntax text (x86asm's or an external
+// decoder's) as objdump -M intel spells it where the difference is
+// spelling: operands separated by "," alone, operand sizes in capitals
+// ("QWORD PTR"), index*scale with the scale always written, an encoded
+// zero displacement as "+0x0", objdump's condition-code names, direct
+// branch targets without 0x, negative immediates as unsigned numbers of
+// the operand size, and the prefixes gnuATT derives from the bytes.
+// What still differs is listed in docs/bin.md.
 func gnuIntel(text string, code []byte, mode int) string {
-	return text
+	text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
+	text = strings.ReplaceAll(text, ", ", ",")
+	text = attZerosRE.ReplaceAllString(text, "0x$1")
+	words := strings.Fields(text)
+	if len(words) == 0 {
+		return text
+	}
+	enc := x86Encode(code, mode)
+	var pre []string
+	k := 0
+	for k < len(words)-1 && (attPrefixNames[words[k]] || isPrefixWord(words[k])) {
+		pre = append(pre, words[k])
+		k++
+	}
+	mn := words[k]
+	ops := strings.Join(words[k+1:], " ")
+	ops = strings.ReplaceAll(ops, " {", "{")
+	mn = attMovabs(mn, ops, enc, mode)
+	mn, ops = intelPredicate(mn, ops)
+	// The shift-by-one opcodes (d0, d1) print their count as "1".
+	if len(enc.opcode) == 1 && (enc.opcode[0] == 0xd0 || enc.opcode[0] == 0xd1) && !enc.vex {
+		ops = strings.TrimSuffix(ops, ",0x1") + ",1"
+	}
+	ops = intelSizeRE.ReplaceAllStringFunc(ops, func(m string) string { return strings.ToUpper(m) })
+	ops = intelPtrRE.ReplaceAllString(ops, "$1")
+	for _, p := range [...]string{"j", "set", "cmov"} {
+		if cc, ok := strings.CutPrefix(mn, p); ok {
+			if r, ok := intelCC[cc]; ok {
+				mn = p + r
+			}
+		}
+	}
+	if len(enc.opcode) == 1 && enc.opcode[0] == 0x90 && enc.rex == 0 && hasPrefix(enc.prefixes, 0x66) && mn == "nop" {
+		mn, ops = "xchg", "ax,ax"
+	}
+	// x86asm writes the ModRM reg field of the multi-byte nop (0f 1f) as
+	// a second operand; objdump does not.
+	if mn == "nop" && len(enc.opcode) == 2 && enc.opcode[0] == 0x0f && enc.opcode[1] == 0x1f {
+		if i := strings.LastIndex(ops, "],"); i >= 0 {
+			ops = ops[:i+1]
+		}
+	}
+	var segs []byte
+	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) {
+		ops = intelMemRE.ReplaceAllStringFunc(ops, func(m string) string {
+			return "[" + intelMem(m[1:len(m)-1], enc) + "]"
+		})
+		// An absolute address with a segment: "fs:0x28".
+		ops = intelAbsRE.ReplaceAllString(ops, "$1:$2")
+		// ... and without one: objdump names ds ("ds:0x0").
+		ops = intelDSRE.ReplaceAllString(ops, "${1}ds:$2")
+		if mode == 64 {
+			for name, p := range attSegments {
+				if hasPrefix(enc.prefixes, p) && !strings.Contains(ops, name+":") {
+					segs = append(segs, p)
+				}
+			}
+		}
+	}
+	if parts := strings.Split(ops, ","); len(parts) > 0 {
+		last := parts[len(parts)-1]
+		if m := intelNegRE.FindStringSubmatch("," + last); m != nil {
+			if v, err := strconv.ParseUint(m[2], 16, 64); err == nil {
+				bits := mode
+				if regs := gprRE.FindAllString(intelAsATTRegs(ops), -1); len(regs) > 0 {
+					bits = gprBits(regs[0])
+				} else if sz := intelSizeRE.FindString(strings.ToLower(ops)); sz != "" {
+					bits = map[string]int{"byte": 8, "word": 16, "dword": 32, "qword": 64}[strings.Fields(sz)[0]]
+				}
+				u := -v
+				if bits > 0 && bits < 64 {
+					u &= 1<<bits - 1
+				}
+				parts[len(parts)-1] = "0x" + strconv.FormatUint(u, 16)
+				ops = strings.Join(parts, ",")
+			}
+		}
+	}
+	if attDirectBranch(mn) && strings.HasPrefix(ops, "0x") && !strings.ContainsAny(ops, ",[") {
+		ops = ops[2:]
+	}
+	ops = intelRIPRelative(ops, code, enc, mode)
+	// The prefetch hints (0f 18, 0f 0d) name a byte.
+	if len(enc.opcode) == 2 && enc.opcode[0] == 0x0f && (enc.opcode[1] == 0x18 || enc.opcode[1] == 0x0d) && !enc.vex {
+		ops = intelSizeUpRE.ReplaceAllString(ops, "BYTE PTR")
+	}
+	ops = intelX87(mn, ops, enc)
+	pre = attPrefixes(pre, mn, intelAsATTRegs(ops), enc, mode, segs)
+	out := append(pre, mn)
+	if ops != "" {
+		out = append(out, ops)
+	}
+	return strings.Join(out, " ")
+}
+
+// intelRegRE matches a register name in Intel operand text.
+var intelRegRE = regexp.MustCompile(`\b(r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd][lh]|[xyz]mm[0-9]+)\b`)
+
+// intelAsATTRegs returns Intel operand text with its registers written
+// with AT&T's % and without its memory operands, so gnuATT's register
+// rules apply to it.
+func intelAsATTRegs(ops string) string {
+	ops = intelMemRE.ReplaceAllString(ops, "")
+	return intelRegRE.ReplaceAllString(ops, "%$1")
+}
+
+// intelMem is an Intel memory operand's inside as objdump prints it:
+// base+index*scale+disp with the scale always written (objdump's
+// "rax+rax*1"), riz/eiz for a SIB byte without an index as in gnuATT,
+// and an encoded zero displacement as "+0x0".
+func intelMem(inner string, enc x86Encoding) string {
+	if r, ok := strings.CutPrefix(inner, "rip-0x"); ok {
+		// objdump -M intel adds a negative RIP displacement as its
+		// 64-bit two's complement ("rip+0xfffffffffffff334").
+		if v, err := strconv.ParseUint(r, 16, 64); err == nil {
+			return "rip+0x" + strconv.FormatUint(-v, 16)
+		}
+	}
+	if strings.Contains(inner, "rip") || strings.Contains(inner, "mm") {
+		return inner
+	}
+	seg := ""
+	if i := strings.Index(inner, ":"); i >= 0 {
+		seg, inner = inner[:i+1], inner[i+1:]
+	}
+	var base, index, scale, disp string
+	for _, t := range regexp.MustCompile(`[+-]?[^+-]+`).FindAllString(inner, -1) {
+		sign := ""
+		if t[0] == '+' || t[0] == '-' {
+			sign, t = t[:1], t[1:]
+		}
+		switch {
+		case strings.HasPrefix(t, "0x") || t[0] >= '0' && t[0] <= '9' && !strings.Contains(t, "*"):
+			if sign == "+" {
+				sign = ""
+			}
+			disp = sign + t
+		case strings.Contains(t, "*"):
+			a, b, _ := strings.Cut(t, "*")
+			if a[0] >= '0' && a[0] <= '9' {
+				a, b = b, a
+			}
+			index, scale = a, b
+		case base == "" && index == "":
+			base = t
+		default:
+			index = t
+		}
+	}
+	if enc.sib && enc.sibNoIndex {
+		if enc.scale != 0 || base != "" && enc.sibBase != 4 {
+			index = "riz"
+			if enc.addr32 || base != "" && base[0] == 'e' {
+				index = "eiz"
+			}
+			scale = strconv.Itoa(1 << enc.scale)
+		} else {
+			index, scale = "", ""
+		}
+	}
+	if index != "" && scale == "" {
+		scale = "1"
+	}
+	if disp == "" && enc.disp {
+		disp = "0x0"
+	}
+	out := base
+	if index != "" {
+		if out != "" {
+			out += "+"
+		}
+		out += index + "*" + scale
+	}
+	if disp != "" {
+		if out != "" && disp[0] != '-' {
+			out += "+"
+		}
+		out += disp
+	}
+	return seg + out
 }
 
 // attRIPRelative rewrites a RIP-relative operand a decoder printed as the
@@ -619,4 +828,92 @@ func attRIPRelative(text string, code []byte, enc x86Encoding, mode int) string 
 		}
 	}
 	return text
+}
+
+// intelPredicate is attPredicate for Intel syntax, where the comparison
+// immediate is the last operand ("vpcmpub k6,ymm28,ymm30,0x1" is objdump's
+// "vpcmpltub k6,ymm28,ymm30").
+func intelPredicate(mn, ops string) (string, string) {
+	i := strings.LastIndex(ops, ",")
+	if i < 0 || !strings.HasPrefix(ops[i+1:], "0x") {
+		return mn, ops
+	}
+	m, rest := attPredicate(mn, "$"+ops[i+1:]+","+ops[:i])
+	if m == mn {
+		return mn, ops
+	}
+	return m, rest
+}
+
+// intelRIPRelative rewrites a RIP-relative memory operand a decoder
+// printed as its absolute address ("[0x1a18e0]", Zydis) as objdump's
+// "[rip+0x4b517]", the displacement read from the bytes.
+func intelRIPRelative(ops string, code []byte, enc x86Encoding, mode int) string {
+	if mode != 64 || !enc.hasModRM || enc.mod != 0 || enc.rm != 5 || enc.addr32 || enc.dispAt == 0 || enc.dispAt+4 > len(code) || strings.Contains(ops, "rip") {
+		return ops
+	}
+	d := int32(uint32(code[enc.dispAt]) | uint32(code[enc.dispAt+1])<<8 | uint32(code[enc.dispAt+2])<<16 | uint32(code[enc.dispAt+3])<<24)
+	i := strings.Index(ops, "[0x")
+	j := strings.Index(ops, "]")
+	if i < 0 || j < i {
+		return ops
+	}
+	return ops[:i] + "[rip+0x" + strconv.FormatUint(uint64(int64(d)), 16) + "]" + ops[j+1:]
+}
+
+// intelX87 spells x87 register operands as objdump -M intel does: st(i)
+// for a stack register, st for the stack top in a two-operand form (the
+// first operand for the d8, da, db and df opcodes, the second for dc and
+// de when both are the top), a one-operand instruction (fld, fstp, fxch,
+// fucom, ffree) naming only its st(i), and none for the d9 e0-ff
+// instructions whose operand is implicit (fchs, fabs, fld1, fxam).
+func intelX87(mn, ops string, enc x86Encoding) string {
+	if !strings.HasPrefix(mn, "f") || len(enc.opcode) != 1 || enc.opcode[0] < 0xd8 || enc.opcode[0] > 0xdf {
+		return ops
+	}
+	if enc.mod != 3 {
+		// A memory form names the memory operand alone; the 80-bit
+		// loads and stores (db /5, db /7) are TBYTE.
+		ops = strings.TrimSuffix(strings.TrimPrefix(ops, "st0,"), ",st0")
+		if r := enc.modrm >> 3 & 7; enc.opcode[0] == 0xdb && (r == 5 || r == 7) && strings.HasPrefix(ops, "[") {
+			ops = "TBYTE PTR " + ops
+		}
+		return ops
+	}
+	st := func(r string) string {
+		if len(r) == 3 && strings.HasPrefix(r, "st") && r[2] >= '0' && r[2] <= '7' {
+			return "st(" + r[2:] + ")"
+		}
+		return r
+	}
+	regs := strings.Split(ops, ",")
+	switch {
+	case enc.opcode[0] == 0xd9 && enc.modrm >= 0xe0:
+		return ""
+	case len(regs) == 1:
+		return st(regs[0])
+	case len(regs) == 2:
+		switch mn {
+		case "fld", "fst", "fstp", "fxch", "ffree", "fucom", "fucomp", "fcom", "fcomp":
+			if regs[1] != "st0" {
+				return st(regs[1])
+			}
+			return st(regs[0])
+		}
+		if regs[0] == "st0" && regs[1] == "st0" {
+			if enc.opcode[0] == 0xdc || enc.opcode[0] == 0xde {
+				return "st(0),st"
+			}
+			return "st,st(0)"
+		}
+		for i, r := range regs {
+			if r == "st0" {
+				regs[i] = "st"
+			} else {
+				regs[i] = st(r)
+			}
+		}
+		return strings.Join(regs, ",")
+	}
+	return ops
 }

@@ -368,3 +368,34 @@ func FuzzGnuATT(f *testing.F) {
 		}
 	})
 }
+
+func TestMeasureSyntax(t *testing.T) {
+	p := os.Getenv("ATT_FILE")
+	if p == "" {
+		t.Skip("set ATT_FILE (and ATT_SYNTAX=intel) to print the differences from objdump grouped by mnemonic")
+	}
+	syntax := os.Getenv("ATT_SYNTAX")
+	var extra []string
+	if syntax == "intel" {
+		extra = []string{"-M", "intel"}
+	}
+	ref := objdumpSectionText(t, p, extra...)
+	got := ourText(t, p, newX86Decoder(), syntax)
+	by := map[string][]attMismatch{}
+	for a, o := range ref {
+		o = canonObjdump(o)
+		if g := got[a]; g != o {
+			mn := strings.Fields(o + " ?")[0]
+			by[mn] = append(by[mn], attMismatch{a, o, g})
+		}
+	}
+	var ks []string
+	for k := range by {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return len(by[ks[i]]) > len(by[ks[j]]) })
+	for _, k := range ks {
+		e := by[k]
+		t.Logf("%7d %-12s e.g. %#x objdump %q ours %q", len(e), k, e[0].addr, e[0].objdump, e[0].our)
+	}
+}
