@@ -589,7 +589,7 @@ func attUses16(mn, ops string) bool {
 	if strings.HasPrefix(ops, "WORD PTR") || strings.Contains(ops, ",WORD PTR") {
 		return true // Intel syntax
 	}
-	return mn == "cwtd" || strings.HasSuffix(mn, "w") && !strings.HasPrefix(mn, "movz") && !strings.HasPrefix(mn, "movs")
+	return mn == "cwtd" || mn == "cwd" || strings.HasSuffix(mn, "w") && !strings.HasPrefix(mn, "movz") && !strings.HasPrefix(mn, "movs")
 }
 
 // intelCC maps x86asm's Intel condition-code spellings to the ones
@@ -609,6 +609,7 @@ var (
 	intelAbsRE    = regexp.MustCompile(`\b([a-g]s):\[(-?0x[0-9a-f]+)\]`)
 	intelSizeUpRE = regexp.MustCompile(`\b[A-Z]+ PTR`)
 	intelDSRE     = regexp.MustCompile(`(^|[ ,])\[(0x[0-9a-f]+)\]`)
+	intelMoffsRE  = regexp.MustCompile(`(?:[A-Z]+ PTR )?([a-g]s:)?\[(0x[0-9a-f]+)\]`)
 )
 
 // gnuIntel returns an Intel-syntax text (x86asm's or an external
@@ -662,6 +663,30 @@ func gnuIntel(text string, code []byte, mode int) string {
 			ops = ops[:i+1]
 		}
 	}
+	ops = intelRIPRelative(ops, code, enc, mode)
+	ops = strings.Replace(ops, "far ptr ", "FWORD PTR ", 1)
+	if len(enc.opcode) == 1 && !enc.vex && enc.opcode[0] >= 0xa0 && enc.opcode[0] <= 0xa3 {
+		// moffs: objdump prints the address with its segment and no
+		// size ("movabs eax,ds:0x1000", "mov eax,gs:0x14").
+		ops = intelMoffsRE.ReplaceAllStringFunc(ops, func(m string) string {
+			s := intelMoffsRE.FindStringSubmatch(m)
+			if s[1] == "" {
+				s[1] = "ds:"
+			}
+			return s[1] + s[2]
+		})
+	}
+	if mode == 64 && mn == "push" && len(enc.opcode) == 1 && (enc.opcode[0] == 0x6a || enc.opcode[0] == 0x68) && !hasPrefix(enc.prefixes, 0x66) {
+		// push imm8/imm32 pushes it sign-extended to 64 bits.
+		var v int64
+		if enc.opcode[0] == 0x6a && len(code) >= 2 {
+			v = int64(int8(code[len(code)-1]))
+		} else if len(code) >= 5 {
+			b := code[len(code)-4:]
+			v = int64(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
+		}
+		ops = "0x" + strconv.FormatUint(uint64(v), 16)
+	}
 	var segs []byte
 	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) {
 		ops = intelMemRE.ReplaceAllStringFunc(ops, func(m string) string {
@@ -701,12 +726,14 @@ func gnuIntel(text string, code []byte, mode int) string {
 	if attDirectBranch(mn) && strings.HasPrefix(ops, "0x") && !strings.ContainsAny(ops, ",[") {
 		ops = ops[2:]
 	}
-	ops = intelRIPRelative(ops, code, enc, mode)
 	// The prefetch hints (0f 18, 0f 0d) name a byte.
 	if len(enc.opcode) == 2 && enc.opcode[0] == 0x0f && (enc.opcode[1] == 0x18 || enc.opcode[1] == 0x0d) && !enc.vex {
 		ops = intelSizeUpRE.ReplaceAllString(ops, "BYTE PTR")
 	}
 	ops = intelX87(mn, ops, enc)
+	if mn == "ret" && hasPrefix(enc.prefixes, 0xf3) && len(pre) == 0 {
+		pre = []string{"repz"} // x86asm's Intel syntax drops it
+	}
 	pre = attPrefixes(pre, mn, intelAsATTRegs(ops), enc, mode, segs)
 	out := append(pre, mn)
 	if ops != "" {
