@@ -211,9 +211,7 @@ var (
 func gnuATT(text string, code []byte, mode int) string {
 	// Zydis prints hex digits in upper case and Zydis and Capstone
 	// separate operands with ", ": objdump uses lower case and ",".
-	text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
-	text = strings.ReplaceAll(text, ", ", ",")
-	text = attZerosRE.ReplaceAllString(text, "0x$1")
+	text = attCommon(text)
 	words := strings.Fields(text)
 	if len(words) == 0 {
 		return text
@@ -250,7 +248,7 @@ func gnuATT(text string, code []byte, mode int) string {
 	// Memory operand: segment, displacement, index and scale as
 	// i386-dis.c OP_E_memory prints them.
 	var segs []byte
-	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) {
+	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) && strings.Contains(ops, "(") {
 		ops = attMemRE.ReplaceAllStringFunc(ops, func(m string) string {
 			s := attMemRE.FindStringSubmatch(m)
 			seg, disp, inner := s[1], s[2], s[3]
@@ -263,18 +261,9 @@ func gnuATT(text string, code []byte, mode int) string {
 			return seg + attMem(disp, inner, enc, mode)
 		})
 	}
-	ops = attNegImmRE.ReplaceAllStringFunc(ops, func(m string) string {
-		v, err := strconv.ParseUint(m[4:], 16, 64)
-		if err != nil {
-			return m
-		}
-		bits := attOperandBits(mn, ops, mode, enc)
-		u := -v
-		if bits < 64 {
-			u &= 1<<bits - 1
-		}
-		return "$0x" + strconv.FormatUint(u, 16)
-	})
+	if strings.Contains(ops, "$-") {
+		ops = attNegImms(mn, ops, mode, enc)
+	}
 	// A direct branch's target: objdump prints the address in hex
 	// without 0x (and its symbol, which is Target/TargetSymbol here).
 	if attDirectBranch(mn) && strings.HasPrefix(ops, "0x") && !strings.ContainsAny(ops, ",(") {
@@ -338,6 +327,9 @@ func attPushPop(mn, ops string, mode int) (string, string) {
 // cmp{ps,pd,ss,sd} into the mnemonic as objdump does ("vpcmpub $0x1,..."
 // is "vpcmpltub ...", "cmpss $0x2,..." is "cmpless ...").
 func attPredicate(mn, ops string) (string, string) {
+	if !strings.Contains(mn, "cmp") {
+		return mn, ops
+	}
 	imm, rest, ok := strings.Cut(ops, ",")
 	if !ok || !strings.HasPrefix(imm, "$0x") {
 		return mn, ops
@@ -621,9 +613,7 @@ var (
 // the operand size, and the prefixes gnuATT derives from the bytes.
 // What still differs is listed in docs/bin.md.
 func gnuIntel(text string, code []byte, mode int) string {
-	text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
-	text = strings.ReplaceAll(text, ", ", ",")
-	text = attZerosRE.ReplaceAllString(text, "0x$1")
+	text = attCommon(text)
 	words := strings.Fields(text)
 	if len(words) == 0 {
 		return text
@@ -943,4 +933,38 @@ func intelX87(mn, ops string, enc x86Encoding) string {
 		return strings.Join(regs, ",")
 	}
 	return ops
+}
+
+// attNegImms writes each negative immediate of ops as objdump does: the
+// unsigned number of the operand size (attOperandBits) with the same
+// bits ("$-0x1" is "$0xffffffff" for a 32-bit operation).
+func attNegImms(mn, ops string, mode int, enc x86Encoding) string {
+	return attNegImmRE.ReplaceAllStringFunc(ops, func(m string) string {
+		v, err := strconv.ParseUint(m[4:], 16, 64)
+		if err != nil {
+			return m
+		}
+		bits := attOperandBits(mn, ops, mode, enc)
+		u := -v
+		if bits < 64 {
+			u &= 1<<bits - 1
+		}
+		return "$0x" + strconv.FormatUint(u, 16)
+	})
+}
+
+// attCommon lowers hex digits (Zydis prints them in upper case), drops
+// the blank after operand commas (Zydis, Capstone) and leading zeros of
+// hex numbers (Zydis pads some), which objdump never prints.
+func attCommon(text string) string {
+	if strings.ContainsAny(text, "ABCDEF") {
+		text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
+	}
+	if strings.Contains(text, ", ") {
+		text = strings.ReplaceAll(text, ", ", ",")
+	}
+	if strings.Contains(text, "0x0") {
+		text = attZerosRE.ReplaceAllString(text, "0x$1")
+	}
+	return text
 }
