@@ -721,6 +721,12 @@ func gnuIntel(text string, code []byte, mode int) string {
 		ops = intelSizeUpRE.ReplaceAllString(ops, "BYTE PTR")
 	}
 	ops = intelX87(mn, ops, enc)
+	if enc.vex && strings.Contains(ops, "[") && !strings.Contains(ops, "PTR") && !strings.Contains(ops, "1to") {
+		ops = intelVectorSize(mn, ops)
+	}
+	if m, o, ok := intelString(enc, mode); ok {
+		mn, ops = m, o
+	}
 	if mn == "ret" && hasPrefix(enc.prefixes, 0xf3) && len(pre) == 0 {
 		pre = []string{"repz"} // x86asm's Intel syntax drops it
 	}
@@ -967,4 +973,98 @@ func attCommon(text string) string {
 		text = attZerosRE.ReplaceAllString(text, "0x$1")
 	}
 	return text
+}
+
+// intelVecFixed is the memory operand size of vector instructions whose
+// memory operand is not as wide as their vector registers.
+var intelVecFixed = map[string]string{
+	"vmovq": "QWORD", "vmovd": "DWORD", "vmovss": "DWORD", "vmovsd": "QWORD",
+	"vmovlps": "QWORD", "vmovhps": "QWORD", "vmovlpd": "QWORD", "vmovhpd": "QWORD",
+	"vpbroadcastb": "BYTE", "vpbroadcastw": "WORD", "vpbroadcastd": "DWORD", "vpbroadcastq": "QWORD",
+	"vbroadcastss": "DWORD", "vbroadcastsd": "QWORD",
+}
+
+// intelVecFull are the vector instruction families (by mnemonic prefix)
+// whose memory operand is as wide as their widest vector register.
+var intelVecFull = []string{
+	"vmovdq", "vmovup", "vmovap", "vmovntdq", "vpcmp", "vpminu", "vpmaxu", "vpmins", "vpmaxs",
+	"vpxor", "vpor", "vpand", "vpternlog", "vpadd", "vpsub", "vptest", "vpshufb", "vpalignr",
+	"vpunpck", "vxorp", "vandp", "vorp", "vpmovmskb", "vpsadbw",
+}
+
+// intelVectorSize adds the size objdump prints before a VEX or EVEX
+// memory operand that the decoder (Zydis) printed without one: the
+// fixed size of intelVecFixed, else for the intelVecFull families the
+// width of the widest vector register (XMMWORD, YMMWORD, ZMMWORD);
+// other instructions are left as they are.
+func intelVectorSize(mn, ops string) string {
+	size := intelVecFixed[mn]
+	if size == "" {
+		for _, f := range intelVecFull {
+			if strings.HasPrefix(mn, f) {
+				switch {
+				case strings.Contains(ops, "zmm"):
+					size = "ZMMWORD"
+				case strings.Contains(ops, "ymm"):
+					size = "YMMWORD"
+				case strings.Contains(ops, "xmm"):
+					size = "XMMWORD"
+				}
+				break
+			}
+		}
+	}
+	if size == "" {
+		return ops
+	}
+	i := strings.Index(ops, "[")
+	return ops[:i] + size + " PTR " + ops[i:]
+}
+
+// intelString spells a string instruction (a4-a7, aa-af) as objdump -M
+// intel does, from its opcode: the unsuffixed mnemonic and every operand
+// with its segment ("rep stos QWORD PTR es:[rdi],rax"); ok is false for
+// another instruction.
+func intelString(enc x86Encoding, mode int) (mn, ops string, ok bool) {
+	if len(enc.opcode) != 1 || enc.vex {
+		return "", "", false
+	}
+	op := enc.opcode[0]
+	names := map[byte]string{0xa4: "movs", 0xa6: "cmps", 0xaa: "stos", 0xac: "lods", 0xae: "scas"}
+	mn, ok = names[op&^1]
+	if !ok {
+		return "", "", false
+	}
+	size, acc := "BYTE", "al"
+	switch {
+	case op&1 == 0:
+	case enc.rex&0x08 != 0:
+		size, acc = "QWORD", "rax"
+	case hasPrefix(enc.prefixes, 0x66):
+		size, acc = "WORD", "ax"
+	default:
+		size, acc = "DWORD", "eax"
+	}
+	di, si := "rdi", "rsi"
+	if mode == 32 || enc.addr32 {
+		di, si = "edi", "esi"
+	}
+	if enc.addr16 {
+		di, si = "di", "si"
+	}
+	dst := size + " PTR es:[" + di + "]"
+	src := size + " PTR ds:[" + si + "]"
+	switch mn {
+	case "movs":
+		ops = dst + "," + src
+	case "cmps":
+		ops = src + "," + dst
+	case "stos":
+		ops = dst + "," + acc
+	case "lods":
+		ops = acc + "," + src
+	case "scas":
+		ops = acc + "," + dst
+	}
+	return mn, ops, true
 }
