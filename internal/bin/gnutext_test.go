@@ -452,3 +452,42 @@ func TestMeasureSyntax(t *testing.T) {
 		t.Logf("%7d %-12s e.g. %#x objdump %q ours %q", len(e), k, e[0].addr, e[0].objdump, e[0].our)
 	}
 }
+
+// TestGnuIntel: each rewrite of gnuIntel from a decoder's Intel text and
+// the instruction's bytes to objdump -M intel's text (objdump 2.40's
+// output for the same bytes, written down).
+func TestGnuIntel(t *testing.T) {
+	for _, c := range []struct {
+		mode            int
+		hex, text, want string
+	}{
+		{64, "48c7042400000000", "mov qword ptr [rsp], 0x0", "mov QWORD PTR [rsp],0x0"},
+		{64, "4883f9ff", "cmp rcx, -0x1", "cmp rcx,0xffffffffffffffff"},
+		{64, "468d0480", "lea r8d, ptr [rax+4*rax]", "lea r8d,[rax+rax*4]"},
+		{64, "7400", "jz 0x933f6", "je 933f6"},
+		{64, "0f1f4000", "nop dword ptr [rax], eax", "nop DWORD PTR [rax+0x0]"},
+		{64, "662e0f1f840000000000", "nop word ptr [rax+rax], ax", "cs nop WORD PTR [rax+rax*1+0x0]"},
+		{64, "6690", "data16 nop", "xchg ax,ax"},
+		{64, "64488b042528000000", "mov rax, qword ptr fs:[0x28]", "mov rax,QWORD PTR fs:0x28"},
+		{64, "488d05e9fbffff", "lea rax, ptr [rip-0x417]", "lea rax,[rip+0xfffffffffffffbe9]"},
+		{64, "c5fe6f4e20", "vmovdqu ymm1, [rsi+0x20]", "vmovdqu ymm1,YMMWORD PTR [rsi+0x20]"},
+		{64, "62f37d283ef101", "vpcmpub k6, ymm28, ymm30, 0x1", "vpcmpltub k6,ymm28,ymm30"},
+		{64, "f348ab", "rep stosq qword ptr [rdi]", "rep stos QWORD PTR es:[rdi],rax"},
+		{64, "d9e0", "fchs st0", "fchs"},
+		{64, "ddd9", "fstp st1, st0", "fstp st(1)"},
+		{64, "dec9", "fmulp st1, st0", "fmulp st(1),st"},
+		{64, "db2c24", "fld st0, [rsp]", "fld TBYTE PTR [rsp]"},
+		{64, "6aff", "push 0xffffffff", "push 0xffffffffffffffff"},
+		{64, "f3c3", "ret", "repz ret"},
+		{64, "41d0ec", "shr r12b, 0x1", "shr r12b,1"},
+		{32, "65a114000000", "mov eax, dword ptr gs:[0x14]", "mov eax,gs:0x14"},
+	} {
+		b, err := hex.DecodeString(c.hex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gnuIntel(c.text, b, c.mode); got != c.want {
+			t.Errorf("gnuIntel(%q, %s, %d) = %q, want %q", c.text, c.hex, c.mode, got, c.want)
+		}
+	}
+}
