@@ -249,9 +249,7 @@ func gnuATT(text string, code []byte, mode int) string {
 	// i386-dis.c OP_E_memory prints them.
 	var segs []byte
 	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) && strings.Contains(ops, "(") {
-		ops = attMemRE.ReplaceAllStringFunc(ops, func(m string) string {
-			s := attMemRE.FindStringSubmatch(m)
-			seg, disp, inner := s[1], s[2], s[3]
+		ops = attMemOperands(ops, func(seg, disp, inner string) string {
 			if mode == 64 && seg != "" {
 				if p, ok := attSegments[seg[1:3]]; ok {
 					segs = append(segs, p)
@@ -1067,4 +1065,49 @@ func intelString(enc x86Encoding, mode int) (mn, ops string, ok bool) {
 		ops = acc + "," + dst
 	}
 	return mn, ops, true
+}
+
+// attMemOperands replaces each AT&T memory operand of ops,
+// [%seg:][disp](inner), by f's rendering of its parts (as attMemRE
+// matches them, without the regular expression's cost on every row).
+func attMemOperands(ops string, f func(seg, disp, inner string) string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(ops); i++ {
+		if ops[i] != '(' {
+			continue
+		}
+		j := strings.IndexAny(ops[i+1:], "()")
+		if j < 0 || ops[i+1+j] != ')' {
+			return ops
+		}
+		end := i + 1 + j + 1
+		// The displacement: 0x-hex or decimal, with an optional '-'.
+		k := i
+		for k > last && (ops[k-1] >= '0' && ops[k-1] <= '9' || ops[k-1] >= 'a' && ops[k-1] <= 'f' || ops[k-1] == 'x') {
+			k--
+		}
+		d := ops[k:i]
+		if d != "" && !(strings.HasPrefix(d, "0x") && len(d) > 2 || strings.Trim(d, "0123456789") == "") {
+			k, d = i, "" // not a number: leave it outside the operand
+		}
+		if d != "" && k > last && ops[k-1] == '-' {
+			k--
+			d = ops[k:i]
+		}
+		seg := ""
+		if k-4 >= last && ops[k-1] == ':' && ops[k-4] == '%' && ops[k-2] == 's' {
+			seg = ops[k-4 : k]
+			k -= 4
+		}
+		b.WriteString(ops[last:k])
+		b.WriteString(f(seg, d, ops[i+1:end-1]))
+		last = end
+		i = end - 1
+	}
+	if last == 0 {
+		return ops
+	}
+	b.WriteString(ops[last:])
+	return b.String()
 }
