@@ -73,7 +73,7 @@ func TestBinFlagErrorsAreEnvelopes(t *testing.T) {
 		{[]string{"bin", "strings", "--min-length", "1e3", self}, "/min_length"},
 		{[]string{"bin", "symbols", "--no-such-flag", self}, ""},
 	} {
-		m, code := runAnalyzeCLI(t, c.args...)
+		m, code := runAnalyzeCLI(t, append([]string{c.args[0], c.args[1], "--json"}, c.args[2:]...)...)
 		e, _ := m["error"].(map[string]any)
 		if code != 1 || e["code"] != "INVALID_ARGUMENT" || (c.field != "" && e["field"] != c.field) {
 			t.Errorf("%v: exit %d %v, want an INVALID_ARGUMENT envelope at %q", c.args, code, m, c.field)
