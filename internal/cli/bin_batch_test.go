@@ -49,11 +49,13 @@ func TestBinInspectBatchReportsPerItem(t *testing.T) {
 			t.Errorf("item %d was not inspected: %v", i+1, m)
 		}
 	}
-	// Text mode names each item before its table.
+	// Text mode names each item before its table; a failed item is told
+	// on stderr with its index and path.
 	out.Reset()
+	errb.Reset()
 	code = Run(context.Background(), []string{"bin", "inspect", missing, self}, strings.NewReader(""), &out, &errb)
-	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || !strings.Contains(out.String(), `"index": 0`) {
-		t.Fatalf("text batch: exit %d\n%s", code, out.String())
+	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || strings.Contains(out.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), `"index":0`) {
+		t.Fatalf("text batch: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
 
