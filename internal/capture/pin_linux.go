@@ -260,6 +260,12 @@ func (p *pinned) stat() (statInfo, error) {
 // released and long before it is a zombie.
 const pfExiting = 0x4
 
+// pfKthread is PF_KTHREAD in the stat flags field (include/linux/sched.h),
+// the flag ps(1) and the kernel's own get_task_exe_file use to tell a
+// kernel thread: it has no user address space, so /proc/PID/exe fails with
+// ENOENT (and image with it) while the thread runs.
+const pfKthread = 0x00200000
+
 // stillSame re-checks the lifetime (PID and start time) through the pinned
 // directory and sample.Verify: true when the same lifetime still runs and
 // is not exiting. An exiting task (PF_EXITING) has state R or D while

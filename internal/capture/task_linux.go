@@ -219,6 +219,31 @@ func ioprioGet(fs FS, pid int32) (uintptr, uintptr, unix.Errno) {
 	return unix.Syscall(unix.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
 }
 
+// unavailableFor returns the {unavailable: reason} object for a failed
+// read of the pinned process id's /proc file. ENOENT or ESRCH means the
+// process exited only when it no longer runs (stillSame): a live kernel
+// thread has no executable (/proc/PID/exe fails with ENOENT while it runs,
+// as `ls -l /proc/2/exe` shows), so exe and image are kernel_thread; any
+// other such failure of a live process is unreadable. Never process_exited
+// for a live process.
+func (p *pinned) unavailableFor(err error, id sample.Identity) map[string]any {
+	if gone(err) {
+		st, serr := p.stat()
+		if serr == nil && p.stillSame(id) {
+			if st.flags&pfKthread != 0 {
+				return map[string]any{"unavailable": reasonKernelThread}
+			}
+			return map[string]any{"unavailable": "unreadable"}
+		}
+	}
+	return unavailable(err)
+}
+
+// reasonKernelThread is the unavailable reason of exe and image for a
+// kernel thread (PF_KTHREAD): it has no executable. It is the whole
+// answer, not a gap, so it does not make the capture partial.
+const reasonKernelThread = "kernel_thread"
+
 // unavailable returns the {unavailable: reason} object for err.
 func unavailable(err error) map[string]any {
 	switch {
@@ -235,7 +260,8 @@ func value(v any) map[string]any { return map[string]any{"value": v} }
 // ProcessInfo returns one row of metadata for the verified process id:
 // pid, name (sample.FullName), comm, then each requested field as {value:
 // ...} or {unavailable: reason}
-// (access_denied, process_exited, unreadable, unsupported): exe
+// (access_denied, process_exited, unreadable, unsupported, and
+// kernel_thread for a kernel thread's exe and image): exe
 // (/proc/PID/exe) and cwd as {value: path, value_bytes (only when lossy),
 // deleted (sample.ResolveDeleted; the suffix is removed from value)}, image ({size_bytes, modified_at, build_id} of the
 // running executable, read through /proc/PID/exe), parent ({pid}),
@@ -280,12 +306,12 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 					row.Path = path
 				}
 			} else {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 			}
 		case "image":
 			fd, err := unix.Openat(p.fd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 				break
 			}
 			file := os.NewFile(uintptr(fd), "exe")
@@ -313,12 +339,12 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 			if b, err := p.read("cgroup", nil); err == nil {
 				v = value(cgroupLines(b))
 			} else {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 			}
 		case "namespaces":
 			nfd, names, err := p.fdNames("ns")
 			if err != nil {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 				break
 			}
 			// Each link is its own read: another user's process lists its
@@ -340,7 +366,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 			unix.Close(nfd)
 			switch {
 			case len(ns) == 0 && nsErr != nil:
-				v = unavailable(nsErr)
+				v = p.unavailableFor(nsErr, id)
 			case nsErr != nil:
 				c.Coverage["namespaces_unreadable"] = refused
 				c.warn("some namespace links could not be read (" + unavailable(nsErr)["unavailable"].(string) + "); coverage.namespaces_unreadable names them")
@@ -356,7 +382,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 				}
 				v = value(args)
 			} else {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 			}
 		case "user":
 			if b, err := p.read("status", nil); err == nil {
@@ -369,14 +395,14 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 					v = map[string]any{"unavailable": "unreadable"}
 				}
 			} else {
-				v = unavailable(err)
+				v = p.unavailableFor(err, id)
 			}
 		default:
 			v = map[string]any{"unavailable": "unsupported"}
 		}
 		row.Fields = append(row.Fields, Field{f, v})
 		if m, ok := v.(map[string]any); ok {
-			if why, ok := m["unavailable"].(string); ok && why != "unsupported" {
+			if why, ok := m["unavailable"].(string); ok && why != "unsupported" && why != reasonKernelThread {
 				missing[f] = why
 			}
 		}
@@ -386,7 +412,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 		// process: exe, cwd, image and namespaces are access_denied) makes
 		// the row partial; coverage names each facet and why.
 		c.Coverage["fields_unavailable"] = missing
-		c.warn(strconv.Itoa(len(missing)) + " of " + strconv.Itoa(len(fields)) + " requested fields could not be read (coverage.fields_unavailable names each and why: access_denied for another user's process without the privilege to inspect it)")
+		c.warn(strconv.Itoa(len(missing)) + " of " + strconv.Itoa(len(fields)) + " requested fields could not be read (coverage.fields_unavailable names each and why, e.g. access_denied for another user's process without the privilege to inspect it)")
 	}
 	c.Rows = append(c.Rows, row)
 	c.Finished = time.Now()

@@ -34,7 +34,9 @@ envelope as MCP. OPERATION is the tool name. Operation fields go in
 --arguments as a JSON object (e.g. '{"start_ns":0,"end_ns":"1000000"}').
 A partial result carries next_page.argv: run it unchanged for the next page
 (--continuation TOKEN with the same arguments). --preserve keeps the result
-as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
+as immutable evidence; --rescue-to DIR publishes it to a new store instead.
+A failure exits 1 with the error on stderr only, or with --json as the
+error envelope on stdout.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			op := args[0]
@@ -66,7 +68,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			if arguments != "" {
 				var err error
 				if call, err = jsonObjectArg("--arguments", arguments, false); err != nil {
-					return printFailureJSON(env, err)
+					return failed(err)
 				}
 				if _, ok := call["sources"]; ok {
 					return errors.New(`--arguments must not contain "sources": sources come from PATH arguments or --evidence`)
@@ -111,7 +113,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 			if limits != "" {
 				l, err := jsonObjectArg("--limits", limits, false)
 				if err != nil {
-					return printFailureJSON(env, err)
+					return failed(err)
 				}
 				call["limits"] = l
 			}
@@ -138,6 +140,7 @@ as immutable evidence; --rescue-to DIR publishes it to a new store instead.`,
 	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
 	f.BoolVar(&preserve, "preserve", false, "preserve the result as immutable evidence")
 	f.StringVar(&rescueTo, "rescue-to", "", "publish the result to a new evidence store at this absolute path")
+	addErrorJSONFlag(cmd, false)
 	return cmd
 }
 
@@ -218,9 +221,12 @@ func addArgv(res *contract.Result, paths []string, evidenceID string) {
 	data["next_page"] = page
 }
 
-// printEnvelope prints a tool outcome like callAndPrint; an error envelope
-// exits 1.
+// printEnvelope prints a result's envelope like callAndPrint; a failure
+// is returned for Run to report (exit 1).
 func printEnvelope(env *Env, res *contract.Result, err error) error {
+	if err != nil {
+		return failed(err)
+	}
 	body, isErr := contract.Marshal(res, err)
 	var v any
 	_ = json.Unmarshal(body, &v)

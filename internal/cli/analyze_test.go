@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,11 @@ import (
 func runAnalyzeCLI(t *testing.T, args ...string) (map[string]any, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	// --json: a failure's envelope is stdout too (text mode tells it on
+	// stderr only). Given before any "--" so it stays a flag.
+	if len(args) > 0 && !slices.Contains(args, "--json") && !slices.Contains(args, "--") {
+		args = append(slices.Clone(args), "--json")
+	}
 	code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
 	var m map[string]any
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {

@@ -38,7 +38,8 @@ type binFlags struct {
 	path string
 }
 
-// failure prints err's envelope; in a batch it names the item's index and
+// failure reports err at once (reportFailure, as --json says), so a batch
+// goes on with its next FILE; in a batch it names the item's index and
 // path in details.
 func (f *binFlags) failure(env *Env, err error) error {
 	if f.item != nil {
@@ -51,7 +52,7 @@ func (f *binFlags) failure(env *Env, err error) error {
 		ce.Details = details
 		err = &ce
 	}
-	return printFailureJSON(env, err)
+	return reportFailure(env, f.asJSON, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
@@ -191,7 +192,7 @@ compare_binaries): same arguments, bounds and errors. --json prints the
 envelope; otherwise a table. Paged commands print the next cursor on stderr.`,
 	}
 	cmd.AddCommand(newBinInspectCmd(env), newBinSymbolsCmd(env), newBinStringsCmd(env), newBinDisasmCmd(env), newBinDiffCmd(env))
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return printFailureJSON(env, binFlagError(err)) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return failed(binFlagError(err)) })
 	return cmd
 }
 

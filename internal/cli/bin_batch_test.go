@@ -49,11 +49,13 @@ func TestBinInspectBatchReportsPerItem(t *testing.T) {
 			t.Errorf("item %d was not inspected: %v", i+1, m)
 		}
 	}
-	// Text mode names each item before its table.
+	// Text mode names each item before its table; a failed item is told
+	// on stderr with its index and path.
 	out.Reset()
+	errb.Reset()
 	code = Run(context.Background(), []string{"bin", "inspect", missing, self}, strings.NewReader(""), &out, &errb)
-	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || !strings.Contains(out.String(), `"index": 0`) {
-		t.Fatalf("text batch: exit %d\n%s", code, out.String())
+	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || strings.Contains(out.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), `"index":0`) {
+		t.Fatalf("text batch: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
 
@@ -73,7 +75,7 @@ func TestBinFlagErrorsAreEnvelopes(t *testing.T) {
 		{[]string{"bin", "strings", "--min-length", "1e3", self}, "/min_length"},
 		{[]string{"bin", "symbols", "--no-such-flag", self}, ""},
 	} {
-		m, code := runAnalyzeCLI(t, c.args...)
+		m, code := runAnalyzeCLI(t, append([]string{c.args[0], c.args[1], "--json"}, c.args[2:]...)...)
 		e, _ := m["error"].(map[string]any)
 		if code != 1 || e["code"] != "INVALID_ARGUMENT" || (c.field != "" && e["field"] != c.field) {
 			t.Errorf("%v: exit %d %v, want an INVALID_ARGUMENT envelope at %q", c.args, code, m, c.field)

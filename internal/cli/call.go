@@ -13,19 +13,21 @@ import (
 func init() { register(newCallCmd) }
 
 func newCallCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "call TOOL [JSON]",
 		Short: "Call any tool with JSON arguments and print its envelope",
 		Long: `Call any inquest tool exactly as an MCP client would: the same schema
-validation, the same envelope. JSON defaults to {}. Exit status is 1 when the
-tool returns an error envelope.`,
+validation, the same envelope. JSON defaults to {}. A result's envelope is
+printed on stdout. When the tool fails the exit status is 1 and the error
+(code, message, field, details, next call) goes to stderr only; with --json
+its error envelope is printed on stdout instead.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := json.RawMessage("{}")
 			if len(args) == 2 {
 				m, err := jsonObjectArg("the JSON argument", args[1], true)
 				if err != nil {
-					return printFailureJSON(env, err)
+					return failed(err)
 				}
 				raw, _ = json.Marshal(m)
 			}
@@ -37,14 +39,19 @@ tool returns an error envelope.`,
 			return callAndPrint(cmd, env, rt.Registry, args[0], raw)
 		},
 	}
+	addErrorJSONFlag(cmd, false)
+	return cmd
 }
 
 // callAndPrint runs a tool through the registry and prints its envelope as
-// indented JSON; an error envelope makes the command exit 1.
+// indented JSON; a failure is returned for Run to report (exit 1).
 func callAndPrint(cmd *cobra.Command, env *Env, reg *tool.Registry, name string, raw json.RawMessage) error {
 	res, err := reg.Call(cmd.Context(), name, raw)
 	if errors.Is(err, tool.ErrUnknownTool) {
 		return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
+	}
+	if err != nil {
+		return failed(err)
 	}
 	body, isErr := contract.Marshal(res, err)
 	var v any

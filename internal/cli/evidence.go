@@ -22,6 +22,7 @@ func newEvidenceCmd(env *Env) *cobra.Command {
 $XDG_DATA_HOME/inquest/evidence, else ~/.local/share/inquest/evidence.`,
 	}
 	cmd.AddCommand(newEvidenceQueryCmd(env), newEvidenceShowCmd(env), newEvidenceLocationCmd(env))
+	addErrorJSONFlag(cmd, true)
 	return cmd
 }
 

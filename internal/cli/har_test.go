@@ -61,8 +61,8 @@ func TestHARWebSocketCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "frames unavailable") {
 		t.Errorf("har show --frames without frames: %d %s", code, out)
 	}
-	out, _, code = runCLI(t, "har", "show", "--frames", "7", a)
-	if code != 1 || !strings.Contains(out, "INVALID_ARGUMENT") {
+	out, errs, code = runCLI(t, "har", "show", "--frames", "7", a)
+	if code != 1 || out != "" || !strings.Contains(errs, "INVALID_ARGUMENT") {
 		t.Errorf("har show --frames of a missing connection: %d %s", code, out)
 	}
 	out, errs, code = runCLI(t, "har", "diff", "--left-complete", "--right-complete", a, b)

@@ -91,10 +91,7 @@ alone.`,
 			case pid > 0:
 				r, err := refForPIDAny(cmd, rt.Registry, pid)
 				if err != nil {
-					if asJSON {
-						return printFailureJSON(env, err)
-					}
-					return printFailure(env, err)
+					return failed(err)
 				}
 				args["target"] = map[string]any{"process_ref": r}
 			}
@@ -115,7 +112,7 @@ alone.`,
 			}
 			res, err := rt.Registry.Call(cmd.Context(), "get_history", b)
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			// A partial result (the request reaches beyond retained
 			// coverage) says so before the table.
@@ -125,7 +122,7 @@ alone.`,
 			if !raw {
 				if w, ok := terminalWidth(env.Stdout); ok && !table {
 					if err := drawHistoryCharts(cmd, env, rt.Registry, args, metrics, w); err != nil {
-						return printFailure(env, err)
+						return failed(err)
 					}
 				}
 				return renderSummary(env.Stdout, metrics, res)
@@ -159,7 +156,7 @@ alone.`,
 				nb, _ := json.Marshal(res.NextAction.Arguments)
 				if res, err = rt.Registry.Call(cmd.Context(), "get_history", nb); err != nil {
 					tw.Flush()
-					return printFailure(env, err)
+					return failed(err)
 				}
 			}
 			return tw.Flush()

@@ -79,7 +79,7 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") < 3 {
 		t.Fatalf("history raw (two samples over two pages): %d %s", code, out)
 	}
-	out, code = runInvCLI(t, "wait", "present", "no-such-process-inquest", "--timeout", "1500ms")
+	out, code = runInvCLIFail(t, "wait", "present", "no-such-process-inquest", "--timeout", "1500ms")
 	if code != 1 || !strings.Contains(out, "TIMEOUT") || !strings.Contains(out, "last_observation") {
 		t.Fatalf("wait timeout: %d %s", code, out)
 	}
@@ -135,7 +135,7 @@ func TestConfirmCommand(t *testing.T) {
 		t.Fatalf("list: %v %s", err, out.String())
 	}
 	out.Reset()
-	if err := runConfirm(context.Background(), env, call(client), []string{"del"}, false, false); err == nil || !strings.Contains(out.String(), "PERMISSION_DENIED") {
+	if err := runConfirm(context.Background(), env, call(client), []string{"del"}, false, false); contract.CodeOf(err) != contract.CodePermissionDenied {
 		t.Fatalf("the requester confirmed its own action: %v %s", err, out.String())
 	}
 	out.Reset()
@@ -220,11 +220,7 @@ func TestSizeFlagsOutOfRange(t *testing.T) {
 		{"evidence", "query", "--page-size", "0"},
 		{"evidence", "query", "--page-size", "201"},
 	} {
-		run := runInvCLIFail // text mode: the error on stderr
-		if args[0] == "evidence" {
-			run = runInvCLI // evidence prints its envelope
-		}
-		out, code := run(t, args...)
+		out, code := runInvCLIFail(t, args...) // text mode: the error on stderr only
 		if code != 1 || !strings.Contains(out, "INVALID_ARGUMENT") {
 			t.Fatalf("%q: exit %d\n%s", args, code, out)
 		}

@@ -253,10 +253,7 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 	go rt.preconnectProc(cmd.Context())
 	args, err := argsFn(rt.Registry)
 	if err != nil {
-		if asJSON {
-			return printFailureJSON(env, err)
-		}
-		return printFailure(env, err)
+		return failed(err)
 	}
 	raw, _ := json.Marshal(args)
 	if asJSON {
@@ -267,12 +264,12 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 		fmt.Fprintln(env.Stderr, "warning:", cell(w))
 	}
 	if err != nil {
-		e := contract.AsError(err)
-		fmt.Fprintf(env.Stderr, "inquest %s: %s: %s\n", cmd.Name(), e.Code, cell(e.Message))
+		// Told on stderr (text mode); nothing on stdout.
+		status := reportFailure(env, false, err)
 		if h := filterHint(cmd, err); h != "" {
 			fmt.Fprintln(env.Stderr, h)
 		}
-		return exitCode(1) // told on stderr; nothing on stdout
+		return status
 	}
 	listed := render(env.Stdout, rows)
 	if out.partial {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -78,7 +77,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			raw, _ = json.Marshal(args)
 			res, err := rt.Registry.Call(cmd.Context(), "list_processes", raw)
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			var page struct {
 				Rows []struct {
@@ -203,38 +202,6 @@ func remarshal(v any, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
-}
-
-// printFailureJSON prints an error envelope to stdout (commands whose
-// output is JSON: --json, call, analyze, wait) and exits 1.
-func printFailureJSON(env *Env, err error) error {
-	body, _ := contract.Marshal(nil, err)
-	var v any
-	_ = json.Unmarshal(body, &v)
-	printJSON(env.Stdout, v)
-	return exitCode(1)
-}
-
-// printFailure reports err for a command printing text (not --json): on
-// standard error only, so `inquest CMD > out` leaves no JSON in out. The
-// line is "inquest: CODE: message", followed by the argument it names
-// (field), the accepted value when the schema gives one, and the exact
-// next call when there is one. It returns exit status 1.
-func printFailure(env *Env, err error) error {
-	e := contract.AsError(err)
-	fmt.Fprintf(env.Stderr, "inquest: %s: %s\n", e.Code, cell(e.Message))
-	if e.Field != "" {
-		fmt.Fprintf(env.Stderr, "  field: %s\n", cell(e.Field))
-	}
-	if e.Expected != nil {
-		b, _ := json.Marshal(e.Expected)
-		fmt.Fprintf(env.Stderr, "  expected: %s\n", cell(string(b)))
-	}
-	if e.NextAction != nil {
-		b, _ := json.Marshal(e.NextAction.Arguments)
-		fmt.Fprintf(env.Stderr, "  next: %s %s\n", cell(e.NextAction.Tool), cell(string(b)))
-	}
-	return exitCode(1)
 }
 
 // ratString renders an exact rational (decimal-string numerator and

@@ -62,7 +62,7 @@ func newRecordCmd(env *Env) *cobra.Command {
 			} else {
 				res, err := rt.Registry.Call(cmd.Context(), "get_recording", json.RawMessage("{}"))
 				if err != nil {
-					return printFailure(env, err)
+					return failed(err)
 				}
 				var d struct {
 					ID *string `json:"recording_session_id"`
@@ -83,7 +83,7 @@ func newRecordCmd(env *Env) *cobra.Command {
 				return printEnvelope(env, res, err)
 			}
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			var d struct {
 				State   string         `json:"state"`
@@ -191,7 +191,7 @@ func newLogCmd(env *Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := loadLogFile(cmd.Context(), args[0])
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			if w, ok := terminalWidth(env.Stdout); ok {
 				drawLogCharts(env.Stdout, l, w) // on a terminal: system CPU and memory charts first
@@ -214,7 +214,7 @@ func newLogCmd(env *Env) *cobra.Command {
 			o.Metrics = metrics
 			for _, p := range pids {
 				if p <= 0 || p > math.MaxInt32 {
-					return printFailure(env, argError("--pid", "a positive process id"))
+					return failed(argError("--pid", "a positive process id"))
 				}
 				o.PIDs = append(o.PIDs, int32(p))
 			}
@@ -228,7 +228,7 @@ func newLogCmd(env *Env) *cobra.Command {
 				}
 				t, err := time.Parse(time.RFC3339Nano, b.s)
 				if err != nil {
-					return printFailure(env, argError(b.name, "an RFC 3339 timestamp with offset"))
+					return failed(argError(b.name, "an RFC 3339 timestamp with offset"))
 				}
 				*b.t = t
 			}
@@ -237,24 +237,24 @@ func newLogCmd(env *Env) *cobra.Command {
 				// a mistake, never an empty export.
 				e := contract.Errorf(contract.CodeInvalidArgument, "--from is after --to (%s is after %s); give the earlier time as --from", from, to)
 				e.Field = "/from"
-				return printFailure(env, e)
+				return failed(e)
 			}
 			l, err := loadLogFile(cmd.Context(), args[0])
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			w := env.Stdout
 			if out != "" && out != "-" {
 				f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 				if err != nil {
-					return printFailure(env, contract.Errorf(contract.CodeExportFailed, "the output file cannot be created (it must not exist): %v", err))
+					return failed(contract.Errorf(contract.CodeExportFailed, "the output file cannot be created (it must not exist): %v", err))
 				}
 				defer f.Close()
 				w = f
 			}
 			st, err := l.Export(w, o)
 			if err != nil {
-				return printFailure(env, contract.Errorf(contract.CodeExportFailed, "%v", err))
+				return failed(contract.Errorf(contract.CodeExportFailed, "%v", err))
 			}
 			if p := l.Info.Problems(); len(p) > 0 {
 				fmt.Fprintf(env.Stderr, "warning: the recording is incomplete: %s\n", strings.Join(p, "; "))

@@ -24,7 +24,10 @@ type Env struct {
 
 // Run executes the command line args and returns the process exit code:
 // 0 on success, 1 when a tool returned an error envelope or a command
-// failed, 2 for usage errors.
+// failed (a command-line mistake included; `setup` exits 2 for its own),
+// 130 when interrupted. A failed tool call or argument check (a
+// *contract.Error) is reported once here by reportFailure: on standard
+// error in text mode, as the envelope on standard output with --json.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	root := newRootCmd(env)
@@ -32,9 +35,17 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
+	if cmd, err := root.ExecuteContextC(ctx); err != nil {
 		if ec, ok := err.(exitCode); ok {
 			return int(ec)
+		}
+		if ce := asContractError(err); ce != nil {
+			if perr := reportFailure(env, jsonMode(cmd, args), ce); perr != nil {
+				if ec, ok := perr.(exitCode); ok {
+					return int(ec)
+				}
+			}
+			return 1
 		}
 		fmt.Fprintln(stderr, "inquest:", err)
 		return 1

@@ -104,7 +104,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			}
 			res, err := rankRows(cmd.Context(), rt.Registry, b, limit)
 			if err != nil {
-				return printFailure(env, err)
+				return failed(err)
 			}
 			for _, w := range res.Warnings {
 				fmt.Fprintf(env.Stderr, "warning: %s\n", cell(w))

@@ -100,10 +100,7 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		err = m.fill(cmd, rt.Registry, args)
 	}
 	if err != nil {
-		if m.asJSON {
-			return printFailureJSON(env, err)
-		}
-		return printFailure(env, err)
+		return failed(err)
 	}
 	raw, _ := json.Marshal(args)
 	res, err := rt.Registry.Call(cmd.Context(), toolName, raw)
@@ -124,7 +121,7 @@ func runMutation(cmd *cobra.Command, env *Env, m *mutationFlags, toolName string
 		return nil
 	}
 	if err != nil {
-		return printFailure(env, err)
+		return failed(err)
 	}
 	var d struct {
 		ID      string         `json:"operation_id"`
@@ -290,7 +287,7 @@ func showTool(cmd *cobra.Command, env *Env, asJSON bool, name string, render fun
 	for {
 		res, err := rt.Registry.Call(cmd.Context(), name, args)
 		if err != nil {
-			return printFailure(env, err)
+			return failed(err)
 		}
 		if err := render(res); err != nil {
 			return err

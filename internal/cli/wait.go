@@ -25,7 +25,9 @@ func newWaitCmd(env *Env) *cobra.Command {
 envelope: a process named NAME in a sample newer than the request (present),
 a verified lifetime exiting (exit; a held pidfd on Linux), or METRIC OP
 THRESHOLD with OP one of > >= < <= on a fresh sample (metric). A timeout
-prints the TIMEOUT error with the last observation and exits 1.`,
+is the TIMEOUT error with the last observation (details) and exit 1; like
+every failure it goes to stderr only, or with --json as the error envelope
+on stdout.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < time.Millisecond || timeout > time.Minute {
@@ -56,7 +58,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 			case args[0] == "exit" && len(args) == 1:
 				a["condition"] = "process_exit"
 				if err := target(); err != nil {
-					return printFailureJSON(env, err)
+					return failed(err)
 				}
 			case args[0] == "metric" && len(args) == 4:
 				a["condition"], a["metric_id"], a["comparison"] = "metric_threshold", args[1], args[2]
@@ -67,7 +69,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 				if system {
 					a["system"] = true
 				} else if err := target(); err != nil {
-					return printFailureJSON(env, err)
+					return failed(err)
 				}
 			default:
 				return fmt.Errorf("usage: %s", cmd.Use)
@@ -111,6 +113,7 @@ prints the TIMEOUT error with the last observation and exits 1.`,
 	cmd.Flags().StringVar(&ref, "ref", "", "process_ref of the target")
 	cmd.Flags().IntVar(&pid, "pid", 0, "live PID of the target (resolved to a process_ref)")
 	cmd.Flags().BoolVar(&system, "system", false, "the system is the metric target")
+	addErrorJSONFlag(cmd, false)
 	return cmd
 }
 

@@ -68,14 +68,14 @@ func TestCLIWaitExitNewPID(t *testing.T) {
 	for hostAlive(z.Process.Pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	zout, code := e.run("wait", "exit", "--pid", zpid, "--timeout", "60s")
+	zout, code := e.run("wait", "exit", "--json", "--pid", zpid, "--timeout", "60s")
 	d, _ = envelope(zout)["data"].(map[string]any)
 	ev, _ = d["evidence"].(map[string]any)
 	if code != 0 || d["state"] != "succeeded" || ev["state"] != "zombie" {
 		t.Fatalf("wait exit --pid of a zombie: %d\n%s", code, zout)
 	}
 
-	gone, code := e.run("wait", "exit", "--pid", "2147483647", "--timeout", "1s")
+	gone, code := e.run("wait", "exit", "--json", "--pid", "2147483647", "--timeout", "1s")
 	ge, _ := envelope(gone)["error"].(map[string]any)
 	if code != 1 || ge["code"] != "PROCESS_EXITED" || ge["field"] != "/pid" {
 		t.Fatalf("wait exit --pid of no process: %d\n%s", code, gone)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type waitJob struct {
 	id       string
 	cond     map[string]any
 	started  time.Time
+	deadline time.Time // started + timeout_ms: the wait ends by then
 	done     chan struct{}
 	finished time.Time
 	res      *contract.Result
@@ -237,14 +239,16 @@ func (inv *investigation) waitCondition(ctx context.Context, s *Session, a waitA
 		}
 	}
 	if active >= MaxActiveWaits {
+		e := ws.busyLocked(time.Now())
 		ws.mu.Unlock()
-		return nil, contract.Errorf(contract.CodeBusy, "this connection already has %d unfinished waits", MaxActiveWaits)
+		return nil, e
 	}
 	ws.next++
 	// The wait belongs to the connection, not to this call: a call that
 	// returns "running" leaves it going until its own deadline.
 	wctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.TimeoutMS)*time.Millisecond)
-	j := &waitJob{id: fmt.Sprintf("wait-%d", ws.next), cond: check.describe, started: time.Now(), done: make(chan struct{}), cancel: cancel}
+	now := time.Now()
+	j := &waitJob{id: fmt.Sprintf("wait-%d", ws.next), cond: check.describe, started: now, deadline: now.Add(time.Duration(a.TimeoutMS) * time.Millisecond), done: make(chan struct{}), cancel: cancel}
 	ws.jobs[j.id] = j
 	ws.mu.Unlock()
 	go func() {
@@ -259,6 +263,58 @@ func (inv *investigation) waitCondition(ctx context.Context, s *Session, a waitA
 		j.stop(logViewCancelled())
 	}
 	return j.reply(ctx, replyWait)
+}
+
+// busyLocked is the BUSY error of a wait refused because the connection
+// already has MaxActiveWaits unfinished waits (ws.mu held). It names the
+// way out: details.running_waits lists each unfinished wait ({job_id,
+// condition, started_at, deadline}, earliest deadline first), since no
+// call lists a connection's waits; each ends by itself at its deadline
+// (timeout_ms), on its outcome, or at once on cancel_job {job_id}.
+// details.retry_after_ms is the time until the earliest deadline (at
+// most that long until a slot is free), and next_action continues the
+// wait that ends first (wait_condition {job_id}), which returns once it
+// has ended and a new wait can start.
+func (ws *waitStore) busyLocked(now time.Time) *contract.Error {
+	var running []*waitJob
+	for _, j := range ws.jobs {
+		select {
+		case <-j.done:
+		default:
+			running = append(running, j)
+		}
+	}
+	slices.SortFunc(running, func(a, b *waitJob) int {
+		if c := a.deadline.Compare(b.deadline); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	list := make([]any, 0, len(running))
+	ids := make([]string, 0, len(running))
+	for _, j := range running {
+		list = append(list, map[string]any{"job_id": j.id, "condition": j.cond, "started_at": contract.TS(j.started), "deadline": contract.TS(j.deadline)})
+		ids = append(ids, j.id)
+	}
+	first := running[0]
+	after := first.deadline.Sub(now)
+	afterMS := (after + time.Millisecond - 1) / time.Millisecond
+	if afterMS < 1 {
+		afterMS = 1
+	}
+	e := contract.Errorf(contract.CodeBusy,
+		"this connection already has %d unfinished waits (%s, listed in details.running_waits); each ends by itself at its deadline (timeout_ms) or on its outcome, and cancel_job {job_id} ends one at once; %s ends first, by %s (in %d ms): next_action waits for it to end, then retry this call",
+		len(running), strings.Join(ids, ", "), first.id, first.deadline.UTC().Format(time.RFC3339Nano), afterMS)
+	e.Retryable = true
+	e.Details = map[string]any{
+		"limit":             "max_active_waits",
+		"limit_count":       MaxActiveWaits,
+		"running_waits":     list,
+		"earliest_deadline": contract.TS(first.deadline),
+		"retry_after_ms":    int64(afterMS),
+	}
+	e.NextAction = &contract.Action{Tool: "wait_condition", Arguments: map[string]any{"job_id": first.id}}
+	return e
 }
 
 func (ws *waitStore) expireLocked() {
