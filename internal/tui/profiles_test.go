@@ -93,7 +93,7 @@ func TestProfilesPane(t *testing.T) {
 		t.Fatalf("after save: %+v (notice %q)", p, d.m.notice)
 	}
 	// delete asks; n keeps the profile, y deletes it
-	for d.m.profSel < len(d.m.profItems())-1 {
+	for d.m.profScr.sel < len(d.m.profItems())-1 {
 		d.keys("down")
 	}
 	d.keys("d")

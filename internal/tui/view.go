@@ -482,6 +482,16 @@ func (m *Model) footer() string {
 	if m.detail && m.capture != nil {
 		return "Up/Down PgUp/PgDn Home/End: rows  Esc: close  f l n T: another capture  q: close detail"
 	}
+	if m.mode == modeSettings {
+		s := "Space: toggle  Esc: back"
+		if pos := m.setScr.position("lines", len(m.settingsLines(m.width)), m.settingsShown()); pos != "" {
+			s += "  Up/Down PgUp/PgDn: scroll  " + pos
+		}
+		return s
+	}
+	if m.activity && m.mode == modeTable {
+		return "Up/Down PgUp/PgDn Home/End: agent calls  Esc/a: close agent activity  q: quit"
+	}
 	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
@@ -562,18 +572,15 @@ func helpLines(w int) []string {
 // helpShown is how many help lines fit between the meters and the footer.
 func (m *Model) helpShown() int { return max(m.height-4, 1) }
 
-// clampHelp keeps the help scroll inside the text.
-func (m *Model) clampHelp() {
-	n := len(helpLines(m.width))
-	m.helpTop = max(min(m.helpTop, n-m.helpShown()), 0)
-}
-
+// help draws the help lines the window shows (a resize may have moved
+// the end of the text).
 func (m *Model) help(w int) []string {
-	m.clampHelp()
 	text := helpLines(w)
+	m.helpScr.clamp(len(text), m.helpShown())
 	var out []string
-	for i := m.helpTop; i < len(text) && len(out) < m.helpShown(); i++ {
-		out = append(out, fit(text[i], w))
+	from, to := m.helpScr.window(len(text), m.helpShown())
+	for _, l := range text[from:to] {
+		out = append(out, fit(l, w))
 	}
 	return out
 }
@@ -581,24 +588,38 @@ func (m *Model) help(w int) []string {
 // helpFooter says how to close and scroll the help and which lines show.
 func (m *Model) helpFooter() string {
 	n, shown := len(helpLines(m.width)), m.helpShown()
-	if n <= shown {
+	pos := m.helpScr.position("lines", n, shown)
+	if pos == "" {
 		return "Esc/q: close help"
 	}
 	// the longest form that fits: closing first, the position always
-	from, to := m.helpTop+1, min(m.helpTop+shown, n)
 	for _, f := range []string{
-		"Esc/q: close help  ↑/↓ PgUp/PgDn: scroll  lines %d–%d of %d",
-		"Esc/q: close help  ↑/↓ PgUp/PgDn  lines %d–%d of %d",
-		"Esc/q: close help  lines %d–%d of %d",
+		"Esc/q: close help  ↑/↓ PgUp/PgDn: scroll  ",
+		"Esc/q: close help  ↑/↓ PgUp/PgDn  ",
+		"Esc/q: close help  ",
 	} {
-		if s := fmt.Sprintf(f, from, to, n); runewidth.StringWidth(s) <= m.width {
+		if s := f + pos; runewidth.StringWidth(s) <= m.width {
 			return s
 		}
 	}
-	return fmt.Sprintf("Esc/q: close  %d–%d of %d", from, to, n)
+	return "Esc/q: close  " + strings.TrimPrefix(pos, "lines ")
 }
 
+// settingsShown is how many settings lines fit between the meters and
+// the footer.
+func (m *Model) settingsShown() int { return max(m.height-4, 1) }
+
+// settingsView draws the settings lines the window shows; the footer
+// says which when they do not all fit.
 func (m *Model) settingsView(w int) []string {
+	lines := m.settingsLines(w)
+	m.setScr.clamp(len(lines), m.settingsShown())
+	from, to := m.setScr.window(len(lines), m.settingsShown())
+	return lines[from:to]
+}
+
+// settingsLines is the whole settings text, w cells wide.
+func (m *Model) settingsLines(w int) []string {
 	box := "[ ]"
 	if m.settings.MCPConnectionsDisabled {
 		box = "[x]"
@@ -727,12 +748,34 @@ func (m *Model) detailView(st styles, w, h int) []string {
 	return lines[:h]
 }
 
+// activityRows is how many agent calls the activity pane holds.
+func (m *Model) activityRows() int {
+	if m.frame == nil {
+		return 0
+	}
+	return len(m.frame.Calls)
+}
+
+// activityShown is how many agent calls the pane shows at once (below
+// its title line).
+func (m *Model) activityShown() int { return max(m.activityHeight()-1, 1) }
+
+// activityView draws the agent activity pane: a title with the position
+// ("rows 7–12 of 32": the running calls, then the finished ones the host
+// keeps, newest first) and the calls of the window.
 func (m *Model) activityView(st styles, w, h int) []string {
-	lines := []string{st.title.Render(fit("── Agent activity (tool calls of MCP clients; arguments are never shown)", w))}
-	if m.frame == nil || len(m.frame.Calls) == 0 {
+	n, shown := m.activityRows(), m.activityShown()
+	m.actScr.clamp(n, shown)
+	title := "── Agent activity"
+	if pos := m.actScr.position("rows", n, shown); pos != "" {
+		title += " " + pos
+	}
+	lines := []string{st.title.Render(fit(title+" (tool calls of MCP clients; arguments are never shown)", w))}
+	if n == 0 {
 		lines = append(lines, fit("  no agent calls yet", w))
 	} else {
-		for _, c := range m.frame.Calls {
+		from, to := m.actScr.window(n, shown)
+		for _, c := range m.frame.Calls[from:to] {
 			out := c.Code
 			if out == "" {
 				out = "ok"
