@@ -399,12 +399,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeLogs:
 		return m, m.logsKey(s)
 	case modeProfiles:
-		if m.prompt == nil && m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+		if m.prompt == nil && m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab" || s == "shift+tab") {
 			break
 		}
 		return m, m.profilesKey(s, k)
 	case modeGraphs:
-		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab" || s == "shift+tab") {
 			break
 		}
 		return m, m.graphKey(s)
@@ -436,6 +436,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, m.decide(m.frame.Pending[m.confirmSel].ID, false)
 		case "tab":
 			m.confirmSel = (m.confirmSel + 1) % len(m.frame.Pending)
+			m.clamp() // the overlay's height follows the confirmation shown
+			return m, nil
+		case "shift+tab":
+			m.confirmSel = (m.confirmSel + len(m.frame.Pending) - 1) % len(m.frame.Pending)
+			m.clamp()
 			return m, nil
 		}
 	}

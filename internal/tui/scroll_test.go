@@ -161,3 +161,62 @@ func TestPanesPage(t *testing.T) {
 		}
 	}
 }
+
+// A pending confirmation shows whole, down to its expiry (a fixed
+// seven-line overlay cut the last lines of a profile load); on a screen
+// too small for it, the overlay says which lines it shows of how many.
+func TestConfirmOverlayWhole(t *testing.T) {
+	h, b := fixture(t, 3)
+	bs := h.NewSession()
+	host.MarkMCPBridge(bs)
+	agent := func(method string, args map[string]any) map[string]any {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		res, err := h.Dispatch(context.Background(), bs, method, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var d map[string]any
+		decode(res, &d)
+		return d
+	}
+	p := agent("list_profiles", map[string]any{})
+	agent("update_profile", map[string]any{"operation_id": "save", "expected_revision": p["revision"], "action": "save_as", "name": "dev"})
+	p = agent("list_profiles", map[string]any{})
+	agent("update_tracking", map[string]any{"operation_id": "add", "expected_revision": p["revision"], "action": "add", "process_name": "bash"})
+	p = agent("list_profiles", map[string]any{})
+	pr := p["profiles"].([]any)[0].(map[string]any)
+	if d := agent("update_profile", map[string]any{"operation_id": "load-dev", "expected_revision": p["revision"], "action": "load",
+		"profile_id": pr["profile_id"], "profile_revision": pr["revision"], "wait_ms": 0}); d["state"] != "pending_confirmation" {
+		t.Fatalf("load: %v", d)
+	}
+	for _, c := range []struct {
+		w, h  int
+		whole bool
+	}{{120, 40, true}, {80, 24, true}, {60, 14, false}} {
+		d := newDriver(t, b)
+		d.m.Update(tea.WindowSizeMsg{Width: c.w, Height: c.h})
+		v := d.m.View()
+		checkShape(t, v, c.w, c.h)
+		body := d.m.confirmLines()
+		if len(body) < 7 || !strings.HasPrefix(body[len(body)-1], "  expires ") {
+			t.Fatalf("confirmation body %q", body)
+		}
+		for i, l := range body {
+			shown := strings.Contains(v, "\n"+fit(l, c.w)+"\n")
+			if c.whole && !shown {
+				t.Fatalf("%dx%d: line %q of the confirmation is not shown:\n%s", c.w, c.h, l, v)
+			}
+			if !c.whole && i == len(body)-1 && shown {
+				t.Fatalf("%dx%d: the whole confirmation fits?\n%s", c.w, c.h, v)
+			}
+		}
+		want := fmt.Sprintf("lines 1–%d of %d (inquest confirm lists it whole)", d.m.confirmHeight()-2, len(body))
+		if !c.whole && !strings.Contains(v, want) {
+			t.Fatalf("%dx%d: no %q:\n%s", c.w, c.h, want, v)
+		}
+		if c.whole && strings.Contains(v, "inquest confirm lists") {
+			t.Fatalf("%dx%d: a position for a confirmation shown whole:\n%s", c.w, c.h, v)
+		}
+	}
+}

@@ -149,11 +149,33 @@ func (m *Model) activityHeight() int {
 	return 7
 }
 
+// confirmHeight is the confirmation overlay's height: its head and the
+// whole of the shown confirmation, at least 7 lines and, when the
+// confirmation is longer, at most half the screen below the meters.
 func (m *Model) confirmHeight() int {
 	if m.frame == nil || len(m.frame.Pending) == 0 {
 		return 0
 	}
-	return 7
+	return min(1+len(m.confirmLines()), max(7, (m.height-4)/2))
+}
+
+// confirmLines is the body of the shown confirmation: its operation, each
+// field of the action it would run, and when it expires.
+func (m *Model) confirmLines() []string {
+	if m.frame == nil || m.confirmSel >= len(m.frame.Pending) {
+		return nil
+	}
+	p := m.frame.Pending[m.confirmSel]
+	lines := []string{"  operation " + p.ID}
+	if a, ok := p.Confirm["action"].(map[string]any); ok {
+		for _, k := range sortedKeys(a) {
+			lines = append(lines, fmt.Sprintf("  %s: %v", k, compact(a[k])))
+		}
+	}
+	if exp, ok := p.Confirm["expires_at"]; ok {
+		lines = append(lines, fmt.Sprintf("  expires %v", exp))
+	}
+	return lines
 }
 
 // View draws the whole screen: exactly height lines of width cells.
@@ -794,16 +816,27 @@ func (m *Model) activityView(st styles, w, h int) []string {
 
 func (m *Model) confirmView(st styles, w, h int) []string {
 	p := m.frame.Pending[m.confirmSel]
-	head := fmt.Sprintf("── Confirm %s (%d of %d): y confirm, n deny, Tab next", p.Tool, m.confirmSel+1, len(m.frame.Pending))
-	lines := []string{st.warn.Render(fit(head, w))}
-	lines = append(lines, fit("  operation "+p.ID, w))
-	if a, ok := p.Confirm["action"].(map[string]any); ok {
-		for _, k := range sortedKeys(a) {
-			lines = append(lines, fit(fmt.Sprintf("  %s: %v", k, compact(a[k])), w))
-		}
+	next := "Tab next"
+	if len(m.frame.Pending) > 1 {
+		next = "Tab/Shift+Tab next/previous"
 	}
-	if exp, ok := p.Confirm["expires_at"]; ok {
-		lines = append(lines, fit(fmt.Sprintf("  expires %v", exp), w))
+	head := fmt.Sprintf("── Confirm %s (%d of %d): y confirm, n deny, %s", p.Tool, m.confirmSel+1, len(m.frame.Pending), next)
+	body := m.confirmLines()
+	// a confirmation longer than half the screen: its first lines, and
+	// which; `inquest confirm` lists it whole
+	sc, shown := scroll{sel: -1}, h-1
+	pos := sc.position("lines", len(body), shown)
+	if pos != "" {
+		shown-- // the last line says which show
+	}
+	lines := []string{st.warn.Render(fit(head, w))}
+	from, to := sc.window(len(body), shown)
+	for _, l := range body[from:to] {
+		lines = append(lines, fit(l, w))
+	}
+	if pos != "" {
+		pos = sc.position("lines", len(body), shown)
+		lines = append(lines, fit("  "+pos+" (inquest confirm lists it whole)", w))
 	}
 	for len(lines) < h {
 		lines = append(lines, strings.Repeat(" ", w))
