@@ -452,18 +452,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case "esc":
 			m.capture = nil
 			return m, m.releaseCapture(c)
-		case "up", "k":
-			return m, m.scrollCapture(-1, false)
-		case "down", "j":
-			return m, m.scrollCapture(1, false)
-		case "pgup":
-			return m, m.scrollCapture(-m.captureShown(), false)
-		case "pgdown", " ":
-			return m, m.scrollCapture(m.captureShown(), false)
-		case "home":
-			return m, m.scrollCapture(-c.top, false)
 		case "end":
+			// to the end of the whole capture, reading the pages to it
 			return m, m.scrollCapture(0, true)
+		}
+		if d, ok := scrollStep(s, max(c.total, len(c.rows)), m.captureShown()); ok {
+			return m, m.scrollCapture(d, false)
 		}
 	}
 	if m.activity {
@@ -497,18 +491,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.mode, m.helpScr.top = modeHelp, 0
 	case "/":
 		m.mode = modeFilter
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-m.tableHeight())
-	case "pgdown", " ":
-		m.move(m.tableHeight())
-	case "home":
-		m.move(-len(m.rows))
-	case "end":
-		m.move(len(m.rows))
+	case "up", "k", "down", "j", "pgup", "pgdown", " ", "home", "end":
+		d, _ := scrollStep(s, len(m.rows), m.tableHeight())
+		m.move(d)
 	case "P":
 		m.setSort(SortCPU)
 	case "M":

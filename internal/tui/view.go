@@ -538,14 +538,14 @@ var helpEntries = []helpEntry{
 	{"Enter", "detail of the selected lifetime (history sparklines)"},
 	{"f l n T", "in detail: open files, modules, network, threads (captured on request); Up/Down, PgUp/PgDn, Home/End page through all the rows; Esc closes"},
 	{"+", "graph the selected process (metric of the sort column)"},
-	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV"},
-	{"a", "agent activity: tool calls MCP clients are making"},
+	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV; Up/Down, PgUp/PgDn, Home/End select a graph"},
+	{"a", "agent activity: tool calls MCP clients are making; while it is open Up/Down, PgUp/PgDn, Home/End page through them; Esc or a closes it"},
 	{"S", "settings: Disable MCP connections"},
 	{"*", "track / untrack the selected process name"},
-	{"o", "tracking and profiles: track names, load/save/rename/delete profiles"},
+	{"o", "tracking and profiles: track names, load/save/rename/delete profiles; Up/Down, PgUp/PgDn, Home/End select"},
 	{"R", "start a recording of the tracked processes; again: stop (asks first)"},
 	{"L", "Log view: open a saved recording (table, detail, graphs); L again: Live"},
-	{"y / n / Tab", "decide the action awaiting confirmation / show the next one"},
+	{"y / n / Tab", "decide the action awaiting confirmation / show the next one (Shift+Tab: the previous)"},
 	{"q Esc", "close a pane; q in the table quits"},
 }
 
