@@ -220,3 +220,29 @@ func TestConfirmOverlayWhole(t *testing.T) {
 		}
 	}
 }
+
+// Settings on a screen shorter than its text pages like help: the
+// footer says which lines show, and End reaches the last.
+func TestSettingsPage(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	d.m.Update(tea.WindowSizeMsg{Width: 70, Height: 8})
+	d.keys("S")
+	foot := func() string { l := strings.Split(d.m.View(), "\n"); return l[len(l)-1] }
+	n := len(d.m.settingsLines(70))
+	if want := fmt.Sprintf("lines 1–4 of %d", n); !strings.Contains(foot(), want) || strings.Contains(d.m.View(), "change with") {
+		t.Fatalf("footer %q, want %q:\n%s", foot(), want, d.m.View())
+	}
+	d.keys("end")
+	if want := fmt.Sprintf("lines %d–%d of %d", n-3, n, n); !strings.Contains(foot(), want) || !strings.Contains(d.m.View(), "change with") {
+		t.Fatalf("after End: footer %q, want %q:\n%s", foot(), want, d.m.View())
+	}
+	d.keys(" ") // Space still toggles in Settings
+	if !d.m.settings.MCPConnectionsDisabled {
+		t.Fatal("Space did not toggle Disable MCP connections")
+	}
+	d.keys("home")
+	if !strings.Contains(foot(), "lines 1–4") {
+		t.Fatalf("after Home: %q", foot())
+	}
+}
