@@ -349,6 +349,13 @@ func TestTUIInTmux(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(logCSV), "timestamp,system:system_cpu_percent,system:memory_used_bytes,inqtuitarget[") {
 		t.Fatalf("Log view export %s: %v\n%s", path[1], err, logCSV)
 	}
+	// The recording's first frame holds the recorded process as well as
+	// the system: every row (the first too) has a value in every column.
+	for i, row := range strings.Split(strings.TrimSpace(string(logCSV)), "\n")[1:] {
+		if strings.Contains(row+",", ",,") {
+			t.Fatalf("Log view export row %d lacks a value:\n%s", i+1, logCSV)
+		}
+	}
 	br2 := e.bridge()
 	mcpDir := filepath.Join(e.base, "mcp-export")
 	exp := br2.mustCall("export_graphs", map[string]any{"output_directory": mcpDir, "filename": "log.csv"})
@@ -618,4 +625,60 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	pid := e.hostPID()
 	m.keys("q")
 	waitUntil(t, "the TUI host to exit", func() bool { return processGone(pid) })
+}
+
+// TestTUIPanesPageInTmux: an MCP client tracks 60 names through a real
+// bridge; the real binary's Tracking and profiles pane (80x24, far fewer
+// lines) reaches the last with End and says which rows it shows, and the
+// agent activity pane pages through the client's calls the same way.
+func TestTUIPanesPageInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	m := startTUIInTmux(t, e, e.base, 80, 24)
+	m.waitText("PID S")
+	br := e.bridge()
+	const names = 60
+	for i := 0; i < names; i++ {
+		rev := dig(br.mustCall("get_tracking", nil), "data", "revision")
+		br.mustCall("update_tracking", map[string]any{"operation_id": fmt.Sprintf("e2e-track-%d", i), "expected_revision": rev,
+			"action": "add", "process_name": fmt.Sprintf("inqpage%03d", i)})
+	}
+	m.keys("o")
+	m.waitText("Tracking and profiles")
+	m.waitFor("the first page of the names", func(s string) bool {
+		return strings.Contains(s, ">   inqpage000") && strings.Contains(s, fmt.Sprintf(" of %d (tracked names", names)) &&
+			!strings.Contains(s, "inqpage059")
+	})
+	m.keys("End")
+	m.waitFor("the last name after End", func(s string) bool {
+		return strings.Contains(s, ">   inqpage059") && regexp.MustCompile(fmt.Sprintf(`rows \d+–%d of %d`, names, names)).MatchString(s)
+	})
+	m.keys("PgUp")
+	m.waitFor("the page before", func(s string) bool {
+		return !strings.Contains(s, "inqpage059") && !regexp.MustCompile(fmt.Sprintf(`rows \d+–%d of %d`, names, names)).MatchString(s)
+	})
+	m.keys("Home")
+	m.waitFor("the first name after Home", func(s string) bool {
+		return strings.Contains(s, ">   inqpage000") && strings.Contains(s, "rows 1–")
+	})
+	m.keys("Escape")
+	m.waitText("PID S")
+	// the bridge's 120 calls: the host keeps the last 32 finished
+	m.keys("a")
+	m.waitText("── Agent activity rows 1–6 of ")
+	m.keys("End")
+	actPos := regexp.MustCompile(`Agent activity rows (\d+)–(\d+) of (\d+)`)
+	s := m.waitFor("the oldest kept call after End", func(s string) bool {
+		g := actPos.FindStringSubmatch(s)
+		return g != nil && g[2] == g[3] && g[1] != "1"
+	})
+	if !strings.Contains(s, "Esc/a: close agent activity") {
+		t.Fatalf("the activity pane's footer does not say how to close it:\n%s", s)
+	}
+	br.cs.Close()
+	m.keys("Escape")
+	m.waitFor("the activity pane closed", func(s string) bool { return !strings.Contains(s, "Agent activity") })
+	m.keys("q")
 }

@@ -30,9 +30,14 @@ func FuzzView(f *testing.F) {
 		m.Update(frameMsg{f: fr})
 		m.filter = filter
 		m.rearrange()
-		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}, {"o"}, {"o", "+", "x"}} {
+		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}, {"o"}, {"o", "+", "x"}, {"L"}} {
 			for _, k := range keys {
 				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			}
+			// every pane pages: its movement keys, at any size
+			for _, k := range []tea.KeyType{tea.KeyEnd, tea.KeyPgDown, tea.KeyUp, tea.KeyPgUp, tea.KeyHome, tea.KeyDown, tea.KeyShiftTab} {
+				m.Update(tea.KeyMsg{Type: k})
+				m.View()
 			}
 			v := m.View()
 			lines := strings.Split(v, "\n")

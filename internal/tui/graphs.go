@@ -329,14 +329,6 @@ func (m *Model) graphKey(s string) tea.Cmd {
 	case "esc", "g", "q":
 		m.mode = modeTable
 		return nil
-	case "up", "k":
-		if m.graphSel > 0 {
-			m.graphSel--
-		}
-	case "down", "j":
-		if ws != nil && m.graphSel < len(ws.Graphs)-1 {
-			m.graphSel++
-		}
 	case "left", "h":
 		m.cursorBack++
 	case "right", "l":
@@ -374,8 +366,8 @@ func (m *Model) graphKey(s string) tea.Cmd {
 		}
 		return m.workspaceEdit(map[string]any{"action": "visible", "seconds": visibleSteps[i]})
 	case "d":
-		if ws != nil && m.graphSel < len(ws.Graphs) {
-			return m.workspaceEdit(map[string]any{"action": "remove", "graph_id": ws.Graphs[m.graphSel].ID})
+		if ws != nil && m.graphScr.sel < len(ws.Graphs) {
+			return m.workspaceEdit(map[string]any{"action": "remove", "graph_id": ws.Graphs[m.graphScr.sel].ID})
 		}
 	case "s":
 		return m.addGraph([]map[string]any{{"metric_id": "system_cpu_percent"}, {"metric_id": "memory_used_bytes"}})
@@ -383,6 +375,13 @@ func (m *Model) graphKey(s string) tea.Cmd {
 		return m.exportCSV("all")
 	case "X":
 		return m.exportCSV("ab")
+	default:
+		// Up/Down, PgUp/PgDn, Home/End select a graph; the view moves
+		// the window of graphs to hold it.
+		if ws != nil {
+			_, shown := m.graphsLayout(len(ws.Graphs))
+			m.graphScr.key(s, len(ws.Graphs), shown)
+		}
 	}
 	return nil
 }
@@ -426,15 +425,11 @@ func (m *Model) graphsView(w, h int) []string {
 		return lines
 	}
 	cursor := ws.End.Add(-time.Duration(m.cursorBack) * time.Second)
-	avail := h - 3 // header, time axis, marker line
-	per := max(avail/len(ws.Graphs), 3)
-	shown := len(ws.Graphs)
-	if per*shown > avail {
-		shown = max(avail/per, 1)
-	}
-	first := 0
-	if m.graphSel >= shown {
-		first = m.graphSel - shown + 1
+	per, shown := m.graphsLayoutIn(h, len(ws.Graphs))
+	m.graphScr.clamp(len(ws.Graphs), shown)
+	first, _ := m.graphScr.window(len(ws.Graphs), shown)
+	if pos := m.graphScr.position("graphs", len(ws.Graphs), shown); pos != "" {
+		add("  " + pos + " (Up/Down, PgUp/PgDn, Home/End)")
 	}
 	const axisW = 9
 	cw := max(w-axisW-1, 4)
@@ -462,7 +457,7 @@ func (m *Model) graphsView(w, h int) []string {
 			top = 1
 		}
 		sel := "  "
-		if gi == m.graphSel {
+		if gi == m.graphScr.sel {
 			sel = "> "
 		}
 		title := sel + g.ID + " " + g.Label + " (" + g.Unit + ")"
@@ -530,6 +525,28 @@ func (m *Model) graphsView(w, h int) []string {
 	from, to := ws.From.Local().Format("15:04:05"), ws.End.Local().Format("15:04:05")
 	add(strings.Repeat(" ", axisW+1) + from + strings.Repeat(" ", max(cw-len(from)-len(to), 1)) + to)
 	return lines
+}
+
+// graphsLayout is graphsLayoutIn for the screen's graphs pane.
+func (m *Model) graphsLayout(n int) (per, shown int) {
+	return m.graphsLayoutIn(m.height-4-m.confirmHeight(), n)
+}
+
+// graphsLayoutIn lays n graphs out in h lines: per is the lines of one
+// graph (its title and at least two chart rows), shown how many graphs
+// fit at once. Besides the graphs go the header, the time axis and its
+// labels, and, when not all graphs fit, the position line.
+func (m *Model) graphsLayoutIn(h, n int) (per, shown int) {
+	avail := h - 3 // header, time axis, marker line
+	if n == 0 {
+		return max(avail, 3), 0
+	}
+	per = max(avail/n, 3)
+	if per*n <= avail {
+		return per, n
+	}
+	avail-- // the position line
+	return per, max(avail/per, 1)
 }
 
 func optValue(v float64, ok bool, unit string) string {

@@ -156,27 +156,13 @@ func (m *Model) logsKey(s string) tea.Cmd {
 	switch s {
 	case "esc", "q", "L":
 		m.mode = modeTable
-	case "up", "k":
-		if m.logSel > 0 {
-			m.logSel--
-		}
-	case "down", "j":
-		if m.logSel < len(m.logs)-1 {
-			m.logSel++
-		}
-	case "pgup":
-		m.logSel = max(m.logSel-m.logsShown(), 0)
-	case "pgdown", " ":
-		m.logSel = max(min(m.logSel+m.logsShown(), len(m.logs)-1), 0)
-	case "home":
-		m.logSel = 0
-	case "end":
-		m.logSel = max(len(m.logs)-1, 0)
 	case "enter":
-		if m.logSel < len(m.logs) {
-			m.notice = "opening " + m.logs[m.logSel].Name + "..."
-			return m.openLog(m.logs[m.logSel])
+		if m.logScr.sel < len(m.logs) {
+			m.notice = "opening " + m.logs[m.logScr.sel].Name + "..."
+			return m.openLog(m.logs[m.logScr.sel])
 		}
+	default:
+		m.logScr.key(s, len(m.logs), m.logsShown())
 	}
 	return nil
 }
@@ -191,16 +177,17 @@ func (m *Model) logsView(w int) []string {
 	}
 	// a window of the list that holds the selection
 	n := m.logsShown()
-	top := max(min(m.logSel-n/2, len(m.logs)-n), 0)
-	for i := top; i < len(m.logs) && i < top+n; i++ {
+	m.logScr.clamp(len(m.logs), n)
+	from, to := m.logScr.window(len(m.logs), n)
+	for i := from; i < to; i++ {
 		mark := "  "
-		if i == m.logSel {
+		if i == m.logScr.sel {
 			mark = "> "
 		}
 		lines = append(lines, fit(mark+m.logs[i].Name, w))
 	}
-	if len(m.logs) > n {
-		lines[1] = fit(fmt.Sprintf("  recordings %d–%d of %d (Up/Down, PgUp/PgDn, Home/End)", top+1, min(top+n, len(m.logs)), len(m.logs)), w)
+	if pos := m.logScr.position("recordings", len(m.logs), n); pos != "" {
+		lines[1] = fit("  "+pos+" (Up/Down, PgUp/PgDn, Home/End)", w)
 	}
 	return lines
 }

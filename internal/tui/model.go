@@ -83,17 +83,19 @@ type Model struct {
 
 	log         *LogSource // Log view: the recording shown (nil: Live)
 	logs        []logEntry
-	logSel      int
+	logScr      scroll // the Saved recordings list (sel: the recording)
 	logsErr     string
 	confirmStop bool // the recording stop question is shown
 
 	ws         *Workspace
-	graphSel   int
-	cursorBack int // graph cursor: seconds before the displayed end
+	graphScr   scroll // the graphs shown (sel: the selected graph)
+	cursorBack int    // graph cursor: seconds before the displayed end
 
-	helpTop int // first help line shown
+	helpScr scroll // the help lines shown (no selection)
+	actScr  scroll // the agent calls shown (no selection)
+	setScr  scroll // the settings lines shown (no selection)
 
-	profSel int     // selected line of the Tracking and profiles pane
+	profScr scroll  // Tracking and profiles: sel the item (name or profile), top the first body line shown
 	prompt  *prompt // its text input, when open
 
 	// drawn is the last View output; "" after a message that may have
@@ -106,7 +108,8 @@ func New(opt Options) *Model {
 	if opt.Refresh <= 0 {
 		opt.Refresh = time.Second
 	}
-	m := &Model{opt: opt, width: 80, height: 24, sortKey: SortCPU}
+	m := &Model{opt: opt, width: 80, height: 24, sortKey: SortCPU,
+		helpScr: scroll{sel: -1}, actScr: scroll{sel: -1}, setScr: scroll{sel: -1}}
 	if opt.LoadSettings != nil {
 		if s, err := opt.LoadSettings(); err == nil {
 			m.settings = s
@@ -202,13 +205,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if m.confirmSel >= len(m.frame.Pending) {
 				m.confirmSel = 0
 			}
-			if n := len(m.profItems()); m.profSel >= n {
-				m.profSel = max(n-1, 0)
+			if n := len(m.profItems()); m.profScr.sel >= n {
+				m.profScr.sel = max(n-1, 0)
 			}
 			if msg.f.Workspace != nil && msg.f.Workspace.newer(m.ws) {
 				m.ws = msg.f.Workspace
-				if m.graphSel >= len(m.ws.Graphs) {
-					m.graphSel = max(len(m.ws.Graphs)-1, 0)
+				if m.graphScr.sel >= len(m.ws.Graphs) {
+					m.graphScr.sel = max(len(m.ws.Graphs)-1, 0)
 				}
 			}
 		}
@@ -249,7 +252,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.logsErr = errText(msg.err)
 		}
-		m.logSel = min(m.logSel, max(len(m.logs)-1, 0))
+		m.logScr.sel = min(m.logScr.sel, max(len(m.logs)-1, 0))
 		return m, nil
 	case logRenewMsg:
 		if m.log != msg.old {
@@ -280,8 +283,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case graphMsg:
 		if msg.ws != nil && msg.ws.newer(m.ws) {
 			m.ws = msg.ws
-			if m.graphSel >= len(m.ws.Graphs) {
-				m.graphSel = max(len(m.ws.Graphs)-1, 0)
+			if m.graphScr.sel >= len(m.ws.Graphs) {
+				m.graphScr.sel = max(len(m.ws.Graphs)-1, 0)
 			}
 		}
 		if msg.text != "" {
@@ -327,16 +330,7 @@ func (m *Model) clamp() {
 	if len(m.rows) > 0 {
 		m.selRef = m.rows[m.sel].r.Ref
 	}
-	h := m.tableHeight()
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if h > 0 && m.sel >= m.top+h {
-		m.top = m.sel - h + 1
-	}
-	if m.top < 0 {
-		m.top = 0
-	}
+	m.top = max(follow(m.top, m.sel, m.tableHeight()), 0)
 }
 
 func (m *Model) selected() *Row {
@@ -383,20 +377,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		switch s {
 		case "esc", "q", "?", "f1", "enter":
 			m.mode = modeTable
-		case "up", "k":
-			m.helpTop--
-		case "down", "j":
-			m.helpTop++
-		case "pgup":
-			m.helpTop -= m.helpShown()
-		case "pgdown", " ":
-			m.helpTop += m.helpShown()
-		case "home":
-			m.helpTop = 0
-		case "end":
-			m.helpTop = len(helpLines(m.width))
+		default:
+			m.helpScr.key(s, len(helpLines(m.width)), m.helpShown())
 		}
-		m.clampHelp()
 		return m, nil
 	case modeFilter:
 		switch k.Type {
@@ -416,12 +399,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeLogs:
 		return m, m.logsKey(s)
 	case modeProfiles:
-		if m.prompt == nil && m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+		if m.prompt == nil && m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab" || s == "shift+tab") {
 			break
 		}
 		return m, m.profilesKey(s, k)
 	case modeGraphs:
-		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab") {
+		if m.frame != nil && len(m.frame.Pending) > 0 && (s == "y" || s == "n" || s == "tab" || s == "shift+tab") {
 			break
 		}
 		return m, m.graphKey(s)
@@ -431,6 +414,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.mode = modeTable
 		case " ", "enter", "d":
 			m.toggleMCP()
+		default:
+			m.setScr.key(s, len(m.settingsLines(m.width)), m.settingsShown())
 		}
 		return m, nil
 	}
@@ -451,6 +436,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, m.decide(m.frame.Pending[m.confirmSel].ID, false)
 		case "tab":
 			m.confirmSel = (m.confirmSel + 1) % len(m.frame.Pending)
+			m.clamp() // the overlay's height follows the confirmation shown
+			return m, nil
+		case "shift+tab":
+			m.confirmSel = (m.confirmSel + len(m.frame.Pending) - 1) % len(m.frame.Pending)
+			m.clamp()
 			return m, nil
 		}
 	}
@@ -462,18 +452,24 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case "esc":
 			m.capture = nil
 			return m, m.releaseCapture(c)
-		case "up", "k":
-			return m, m.scrollCapture(-1, false)
-		case "down", "j":
-			return m, m.scrollCapture(1, false)
-		case "pgup":
-			return m, m.scrollCapture(-m.captureShown(), false)
-		case "pgdown", " ":
-			return m, m.scrollCapture(m.captureShown(), false)
-		case "home":
-			return m, m.scrollCapture(-c.top, false)
 		case "end":
+			// to the end of the whole capture, reading the pages to it
 			return m, m.scrollCapture(0, true)
+		}
+		if d, ok := scrollStep(s, max(c.total, len(c.rows)), m.captureShown()); ok {
+			return m, m.scrollCapture(d, false)
+		}
+	}
+	if m.activity {
+		// The agent activity pane has the movement keys while it is open,
+		// as a capture pane does; Esc or a closes it.
+		if s == "esc" {
+			m.activity = false
+			m.clamp()
+			return m, nil
+		}
+		if m.actScr.key(s, m.activityRows(), m.activityShown()) {
+			return m, nil
 		}
 	}
 	switch s {
@@ -492,21 +488,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.rearrange()
 		}
 	case "?", "f1":
-		m.mode, m.helpTop = modeHelp, 0
+		m.mode, m.helpScr.top = modeHelp, 0
 	case "/":
 		m.mode = modeFilter
-	case "up", "k":
-		m.move(-1)
-	case "down", "j":
-		m.move(1)
-	case "pgup":
-		m.move(-m.tableHeight())
-	case "pgdown", " ":
-		m.move(m.tableHeight())
-	case "home":
-		m.move(-len(m.rows))
-	case "end":
-		m.move(len(m.rows))
+	case "up", "k", "down", "j", "pgup", "pgdown", " ", "home", "end":
+		d, _ := scrollStep(s, len(m.rows), m.tableHeight())
+		m.move(d)
 	case "P":
 		m.setSort(SortCPU)
 	case "M":
@@ -556,7 +543,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, m.addGraph([]map[string]any{{"metric_id": graphMetricFor(m.sortKey), "process_ref": r.Ref}})
 		}
 	case "a":
-		m.activity = !m.activity
+		m.activity, m.actScr.top = !m.activity, 0
 		m.clamp()
 	case "S":
 		if m.opt.LoadSettings != nil {
@@ -565,7 +552,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			} else {
 				m.settingErr = err.Error()
 			}
-			m.mode = modeSettings
+			m.mode, m.setScr.top = modeSettings, 0
 			return m, m.fetch() // the listener state now, not at the next tick
 		}
 	case "enter":

@@ -138,20 +138,12 @@ func (m *Model) profilesKey(s string, k tea.KeyMsg) tea.Cmd {
 	}
 	items := m.profItems()
 	var sel *profItem
-	if m.profSel < len(items) {
-		sel = &items[m.profSel]
+	if m.profScr.sel < len(items) {
+		sel = &items[m.profScr.sel]
 	}
 	switch s {
 	case "esc", "q", "o":
 		m.mode = modeTable
-	case "up", "k":
-		if m.profSel > 0 {
-			m.profSel--
-		}
-	case "down", "j":
-		if m.profSel < len(items)-1 {
-			m.profSel++
-		}
 	case "+":
 		m.prompt = &prompt{label: "Track process name", done: func(name string) tea.Cmd {
 			return m.profileOp("update_tracking", "track "+name, map[string]any{"action": "add", "process_name": name})
@@ -188,11 +180,120 @@ func (m *Model) profilesKey(s string, k tea.KeyMsg) tea.Cmd {
 				return m.profileOp("update_profile", "rename "+p.Name, map[string]any{"action": "rename", "profile_id": p.ID, "profile_revision": p.Revision, "name": name})
 			}}
 		}
+	default:
+		// Up/Down, PgUp/PgDn, Home/End move the selection over the
+		// names and profiles; the view moves the window to hold it.
+		m.profMove(s)
 	}
 	return nil
 }
 
-// profilesView draws the Tracking and profiles pane in w cells.
+// profBodyShown is how many lines of the pane's list (tracked names and
+// saved profiles with their headings) fit: below the meters, the pane's
+// three head lines and above its position line, the prompt and the
+// confirmation overlay.
+func (m *Model) profBodyShown() int {
+	n := m.height - 4 - 3 - 1 - m.confirmHeight()
+	if m.prompt != nil {
+		n -= 2
+	}
+	return max(n, 1)
+}
+
+// profBody is the pane's list: its lines (without the selection mark)
+// and, per line, the item it shows (an index into profItems; -1 for a
+// heading or a blank line).
+func (m *Model) profBody() (body []string, item []int) {
+	p := m.profiles()
+	if p == nil {
+		return nil, nil
+	}
+	line := func(s string, i int) { body, item = append(body, s), append(item, i) }
+	i := 0
+	line("Tracked names (history kept ~2 h for every process of these names and their descendants)", -1)
+	if len(p.Working) == 0 {
+		line("    none: + adds a name, or * on a table row", -1)
+	}
+	for _, n := range p.Working {
+		line("  "+n, i)
+		i++
+	}
+	line("", -1)
+	line("Saved profiles", -1)
+	if len(p.Saved) == 0 {
+		line("    none: A saves the tracked names as a profile", -1)
+	}
+	for k := range p.Saved {
+		pr := &p.Saved[k]
+		flag := ""
+		if p.Active != nil && *p.Active == pr.ID {
+			flag = "  [active]"
+		}
+		line(fmt.Sprintf("  %-20s rev %-4s %s%s", pr.Name, pr.Revision, strings.Join(pr.Tracking, ", "), flag), i)
+		i++
+	}
+	return body, item
+}
+
+// lineOf is the body line of item it (-1 when none shows it).
+func lineOf(item []int, it int) int {
+	for l, x := range item {
+		if x == it {
+			return l
+		}
+	}
+	return -1
+}
+
+// profMove handles a movement key of the pane. The list has headings
+// between its items, so the keys work on the window of lines: Up/Down
+// select the previous/next item and the window follows it; PgUp/PgDn
+// move the window by its height (every line is shown on the way) and
+// select an item it shows if the selected one left it; Home/End go to
+// the first item and the top, the last item and the end of the list.
+func (m *Model) profMove(key string) {
+	body, item := m.profBody()
+	n, shown := len(body), m.profBodyShown()
+	items := len(m.profItems())
+	d, ok := scrollStep(key, items, shown)
+	if !ok || items == 0 {
+		return
+	}
+	sc := &m.profScr
+	switch key {
+	case "pgup", "pgdown", " ":
+		sc.top = max(min(sc.top+d, n-shown), 0)
+		if l := lineOf(item, sc.sel); l < sc.top || l >= sc.top+shown {
+			win := item[sc.top:min(sc.top+shown, n)]
+			for k := range win {
+				if d < 0 {
+					k = len(win) - 1 - k // PgUp: the last item shown
+				}
+				if win[k] >= 0 {
+					sc.sel = win[k]
+					break
+				}
+			}
+		}
+		return
+	case "home":
+		sc.sel, sc.top = 0, 0
+		return
+	case "end":
+		sc.sel, sc.top = items-1, n
+		return
+	}
+	sc.sel = max(min(sc.sel+d, items-1), 0)
+	if sc.sel == items-1 {
+		sc.top = n // the end of the list: the headings after the last item too
+	}
+	sc.top = follow(sc.top, lineOf(item, sc.sel), shown)
+}
+
+// profilesView draws the Tracking and profiles pane in w cells: its head,
+// the window of the list (which holds the selected name or profile), and,
+// when the list does not fit, "rows N–M of T" (the names and profiles the
+// window shows, of all).
 func (m *Model) profilesView(w int) []string {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, w)) }
@@ -211,33 +312,43 @@ func (m *Model) profilesView(w int) []string {
 	}
 	add(fmt.Sprintf("  revision %s   active profile: %s", p.Revision, active))
 	add("")
-	add("Tracked names (history kept ~2 h for every process of these names and their descendants)")
-	i := 0
-	mark := func() string {
-		defer func() { i++ }()
-		if i == m.profSel {
-			return "> "
+	body, item := m.profBody()
+	items := len(m.profItems())
+	shown, n := m.profBodyShown(), len(body)
+	// the window keeps the selection (the list may have changed, or the
+	// screen size)
+	sc := scroll{top: m.profScr.top, sel: lineOf(item, m.profScr.sel)}
+	if sc.sel < 0 {
+		sc.top = 0
+	}
+	sc.clamp(n, shown)
+	m.profScr.top = sc.top
+	from, to := sc.window(n, shown)
+	for l := from; l < to; l++ {
+		mark := "  " // before an item
+		switch {
+		case item[l] < 0:
+			mark = ""
+		case item[l] == m.profScr.sel:
+			mark = "> "
 		}
-		return "  "
+		add(mark + body[l])
 	}
-	if len(p.Working) == 0 {
-		add("    none: + adds a name, or * on a table row")
-	}
-	for _, n := range p.Working {
-		add(mark() + "  " + n)
-	}
-	add("")
-	add("Saved profiles")
-	if len(p.Saved) == 0 {
-		add("    none: A saves the tracked names as a profile")
-	}
-	for k := range p.Saved {
-		pr := &p.Saved[k]
-		flag := ""
-		if p.Active != nil && *p.Active == pr.ID {
-			flag = "  [active]"
+	if n > shown {
+		first, last := -1, -1
+		for _, it := range item[from:to] {
+			if it >= 0 {
+				if first < 0 {
+					first = it
+				}
+				last = it
+			}
 		}
-		add(fmt.Sprintf("%s  %-20s rev %-4s %s%s", mark(), pr.Name, pr.Revision, strings.Join(pr.Tracking, ", "), flag))
+		pos := fmt.Sprintf("  rows %d–%d of %d", first+1, last+1, items)
+		if first < 0 {
+			pos = fmt.Sprintf("  rows of %d", items)
+		}
+		add(pos + " (tracked names, then saved profiles; Up/Down, PgUp/PgDn, Home/End)")
 	}
 	if m.prompt != nil {
 		add("")

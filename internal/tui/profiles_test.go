@@ -93,7 +93,7 @@ func TestProfilesPane(t *testing.T) {
 		t.Fatalf("after save: %+v (notice %q)", p, d.m.notice)
 	}
 	// delete asks; n keeps the profile, y deletes it
-	for d.m.profSel < len(d.m.profItems())-1 {
+	for d.m.profScr.sel < len(d.m.profItems())-1 {
 		d.keys("down")
 	}
 	d.keys("d")
@@ -117,13 +117,18 @@ func TestProfilesPane(t *testing.T) {
 
 // volatile are the parts of a view that differ run by run: the host
 // instance prefix of revisions, generated profile ids and the TUI's
-// operation ids (they hold the time).
-var volatile = regexp.MustCompile(`revision [0-9a-f]{8}-|prof_[0-9a-f]{16}|tui-update_[a-z]+-\d+`)
+// operation ids (they hold the time) and the expiry of a confirmation.
+var volatile = regexp.MustCompile(`revision [0-9a-f]{8}-|prof_[0-9a-f]{16}|tui-update_[a-z]+-\d+|expires \d{4}-\d\d-\d\dT[0-9:.]+Z`)
 
 // stable replaces the volatile parts of v with x's of the same width.
 func stable(v string) string {
 	return volatile.ReplaceAllStringFunc(v, func(s string) string {
-		keep, _ := strings.CutSuffix(s, strings.TrimPrefix(s, "revision "))
+		keep := ""
+		for _, p := range []string{"revision ", "expires "} {
+			if strings.HasPrefix(s, p) {
+				keep = p
+			}
+		}
 		return keep + strings.Repeat("x", len(s)-len(keep))
 	})
 }

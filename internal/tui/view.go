@@ -149,11 +149,33 @@ func (m *Model) activityHeight() int {
 	return 7
 }
 
+// confirmHeight is the confirmation overlay's height: its head and the
+// whole of the shown confirmation, at least 7 lines and, when the
+// confirmation is longer, at most half the screen below the meters.
 func (m *Model) confirmHeight() int {
 	if m.frame == nil || len(m.frame.Pending) == 0 {
 		return 0
 	}
-	return 7
+	return min(1+len(m.confirmLines()), max(7, (m.height-4)/2))
+}
+
+// confirmLines is the body of the shown confirmation: its operation, each
+// field of the action it would run, and when it expires.
+func (m *Model) confirmLines() []string {
+	if m.frame == nil || m.confirmSel >= len(m.frame.Pending) {
+		return nil
+	}
+	p := m.frame.Pending[m.confirmSel]
+	lines := []string{"  operation " + p.ID}
+	if a, ok := p.Confirm["action"].(map[string]any); ok {
+		for _, k := range sortedKeys(a) {
+			lines = append(lines, fmt.Sprintf("  %s: %v", k, compact(a[k])))
+		}
+	}
+	if exp, ok := p.Confirm["expires_at"]; ok {
+		lines = append(lines, fmt.Sprintf("  expires %v", exp))
+	}
+	return lines
 }
 
 // View draws the whole screen: exactly height lines of width cells.
@@ -482,6 +504,16 @@ func (m *Model) footer() string {
 	if m.detail && m.capture != nil {
 		return "Up/Down PgUp/PgDn Home/End: rows  Esc: close  f l n T: another capture  q: close detail"
 	}
+	if m.mode == modeSettings {
+		s := "Space: toggle  Esc: back"
+		if pos := m.setScr.position("lines", len(m.settingsLines(m.width)), m.settingsShown()); pos != "" {
+			s += "  Up/Down PgUp/PgDn: scroll  " + pos
+		}
+		return s
+	}
+	if m.activity && m.mode == modeTable {
+		return "Up/Down PgUp/PgDn Home/End: agent calls  Esc/a: close agent activity  q: quit"
+	}
 	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
 	s := ""
 	if m.filter != "" {
@@ -506,14 +538,14 @@ var helpEntries = []helpEntry{
 	{"Enter", "detail of the selected lifetime (history sparklines)"},
 	{"f l n T", "in detail: open files, modules, network, threads (captured on request); Up/Down, PgUp/PgDn, Home/End page through all the rows; Esc closes"},
 	{"+", "graph the selected process (metric of the sort column)"},
-	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV"},
-	{"a", "agent activity: tool calls MCP clients are making"},
+	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV; Up/Down, PgUp/PgDn, Home/End select a graph"},
+	{"a", "agent activity: tool calls MCP clients are making; while it is open Up/Down, PgUp/PgDn, Home/End page through them; Esc or a closes it"},
 	{"S", "settings: Disable MCP connections"},
 	{"*", "track / untrack the selected process name"},
-	{"o", "tracking and profiles: track names, load/save/rename/delete profiles"},
+	{"o", "tracking and profiles: track names, load/save/rename/delete profiles; Up/Down, PgUp/PgDn, Home/End select"},
 	{"R", "start a recording of the tracked processes; again: stop (asks first)"},
 	{"L", "Log view: open a saved recording (table, detail, graphs); L again: Live"},
-	{"y / n / Tab", "decide the action awaiting confirmation / show the next one"},
+	{"y / n / Tab", "decide the action awaiting confirmation / show the next one (Shift+Tab: the previous)"},
 	{"q Esc", "close a pane; q in the table quits"},
 }
 
@@ -562,18 +594,15 @@ func helpLines(w int) []string {
 // helpShown is how many help lines fit between the meters and the footer.
 func (m *Model) helpShown() int { return max(m.height-4, 1) }
 
-// clampHelp keeps the help scroll inside the text.
-func (m *Model) clampHelp() {
-	n := len(helpLines(m.width))
-	m.helpTop = max(min(m.helpTop, n-m.helpShown()), 0)
-}
-
+// help draws the help lines the window shows (a resize may have moved
+// the end of the text).
 func (m *Model) help(w int) []string {
-	m.clampHelp()
 	text := helpLines(w)
+	m.helpScr.clamp(len(text), m.helpShown())
 	var out []string
-	for i := m.helpTop; i < len(text) && len(out) < m.helpShown(); i++ {
-		out = append(out, fit(text[i], w))
+	from, to := m.helpScr.window(len(text), m.helpShown())
+	for _, l := range text[from:to] {
+		out = append(out, fit(l, w))
 	}
 	return out
 }
@@ -581,24 +610,38 @@ func (m *Model) help(w int) []string {
 // helpFooter says how to close and scroll the help and which lines show.
 func (m *Model) helpFooter() string {
 	n, shown := len(helpLines(m.width)), m.helpShown()
-	if n <= shown {
+	pos := m.helpScr.position("lines", n, shown)
+	if pos == "" {
 		return "Esc/q: close help"
 	}
 	// the longest form that fits: closing first, the position always
-	from, to := m.helpTop+1, min(m.helpTop+shown, n)
 	for _, f := range []string{
-		"Esc/q: close help  ↑/↓ PgUp/PgDn: scroll  lines %d–%d of %d",
-		"Esc/q: close help  ↑/↓ PgUp/PgDn  lines %d–%d of %d",
-		"Esc/q: close help  lines %d–%d of %d",
+		"Esc/q: close help  ↑/↓ PgUp/PgDn: scroll  ",
+		"Esc/q: close help  ↑/↓ PgUp/PgDn  ",
+		"Esc/q: close help  ",
 	} {
-		if s := fmt.Sprintf(f, from, to, n); runewidth.StringWidth(s) <= m.width {
+		if s := f + pos; runewidth.StringWidth(s) <= m.width {
 			return s
 		}
 	}
-	return fmt.Sprintf("Esc/q: close  %d–%d of %d", from, to, n)
+	return "Esc/q: close  " + strings.TrimPrefix(pos, "lines ")
 }
 
+// settingsShown is how many settings lines fit between the meters and
+// the footer.
+func (m *Model) settingsShown() int { return max(m.height-4, 1) }
+
+// settingsView draws the settings lines the window shows; the footer
+// says which when they do not all fit.
 func (m *Model) settingsView(w int) []string {
+	lines := m.settingsLines(w)
+	m.setScr.clamp(len(lines), m.settingsShown())
+	from, to := m.setScr.window(len(lines), m.settingsShown())
+	return lines[from:to]
+}
+
+// settingsLines is the whole settings text, w cells wide.
+func (m *Model) settingsLines(w int) []string {
 	box := "[ ]"
 	if m.settings.MCPConnectionsDisabled {
 		box = "[x]"
@@ -727,12 +770,34 @@ func (m *Model) detailView(st styles, w, h int) []string {
 	return lines[:h]
 }
 
+// activityRows is how many agent calls the activity pane holds.
+func (m *Model) activityRows() int {
+	if m.frame == nil {
+		return 0
+	}
+	return len(m.frame.Calls)
+}
+
+// activityShown is how many agent calls the pane shows at once (below
+// its title line).
+func (m *Model) activityShown() int { return max(m.activityHeight()-1, 1) }
+
+// activityView draws the agent activity pane: a title with the position
+// ("rows 7–12 of 32": the running calls, then the finished ones the host
+// keeps, newest first) and the calls of the window.
 func (m *Model) activityView(st styles, w, h int) []string {
-	lines := []string{st.title.Render(fit("── Agent activity (tool calls of MCP clients; arguments are never shown)", w))}
-	if m.frame == nil || len(m.frame.Calls) == 0 {
+	n, shown := m.activityRows(), m.activityShown()
+	m.actScr.clamp(n, shown)
+	title := "── Agent activity"
+	if pos := m.actScr.position("rows", n, shown); pos != "" {
+		title += " " + pos
+	}
+	lines := []string{st.title.Render(fit(title+" (tool calls of MCP clients; arguments are never shown)", w))}
+	if n == 0 {
 		lines = append(lines, fit("  no agent calls yet", w))
 	} else {
-		for _, c := range m.frame.Calls {
+		from, to := m.actScr.window(n, shown)
+		for _, c := range m.frame.Calls[from:to] {
 			out := c.Code
 			if out == "" {
 				out = "ok"
@@ -751,16 +816,27 @@ func (m *Model) activityView(st styles, w, h int) []string {
 
 func (m *Model) confirmView(st styles, w, h int) []string {
 	p := m.frame.Pending[m.confirmSel]
-	head := fmt.Sprintf("── Confirm %s (%d of %d): y confirm, n deny, Tab next", p.Tool, m.confirmSel+1, len(m.frame.Pending))
-	lines := []string{st.warn.Render(fit(head, w))}
-	lines = append(lines, fit("  operation "+p.ID, w))
-	if a, ok := p.Confirm["action"].(map[string]any); ok {
-		for _, k := range sortedKeys(a) {
-			lines = append(lines, fit(fmt.Sprintf("  %s: %v", k, compact(a[k])), w))
-		}
+	next := "Tab next"
+	if len(m.frame.Pending) > 1 {
+		next = "Tab/Shift+Tab next/previous"
 	}
-	if exp, ok := p.Confirm["expires_at"]; ok {
-		lines = append(lines, fit(fmt.Sprintf("  expires %v", exp), w))
+	head := fmt.Sprintf("── Confirm %s (%d of %d): y confirm, n deny, %s", p.Tool, m.confirmSel+1, len(m.frame.Pending), next)
+	body := m.confirmLines()
+	// a confirmation longer than half the screen: its first lines, and
+	// which; `inquest confirm` lists it whole
+	sc, shown := scroll{sel: -1}, h-1
+	pos := sc.position("lines", len(body), shown)
+	if pos != "" {
+		shown-- // the last line says which show
+	}
+	lines := []string{st.warn.Render(fit(head, w))}
+	from, to := sc.window(len(body), shown)
+	for _, l := range body[from:to] {
+		lines = append(lines, fit(l, w))
+	}
+	if pos != "" {
+		pos = sc.position("lines", len(body), shown)
+		lines = append(lines, fit("  "+pos+" (inquest confirm lists it whole)", w))
 	}
 	for len(lines) < h {
 		lines = append(lines, strings.Repeat(" ", w))
