@@ -608,7 +608,7 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 	geo := pageGeomeans(bt, len(rows), req.Start.Row, len(out.Rows), func(i int) *benchTable { return rows[i].t })
 	out.Summary = map[string]any{"results": bt.results, "series": len(rows), "tables": len(bt.tables), "confidence": o.conf, "row": o.row, "filter": o.filter, "ignore": o.ignore, "geomean": geo}
 	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
-	out.Warnings = append(bt.warnings, bt.configWarning()...)
+	out.Warnings = append(append(append([]string(nil), bt.warnings...), bt.configWarning()...), out.Warnings...)
 	return out, nil
 }
 
@@ -711,7 +711,7 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 		"test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geo,
 		"tables": len(bt.tables), "row": o.row, "col": o.col, "filter": o.filter, "ignore": o.ignore}
 	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
-	out.Warnings = append(bt.warnings, bt.configWarning()...)
+	out.Warnings = append(append(append([]string(nil), bt.warnings...), bt.configWarning()...), out.Warnings...)
 	return out, nil
 }
 
