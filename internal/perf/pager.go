@@ -123,4 +123,3 @@ func newPager(req *Request, start int64) *pager {
 	}
 	return &pager{max: req.Limits.MaxRows, start: start, budget: b}
 }
-
