@@ -177,7 +177,7 @@ func (p *pager) rowBudget() int64 {
 // (tool.ClipString): every string of an object (nested objects and objects
 // in arrays included) whose cost passes a share of the budget holds its
 // first bytes, and the object gains <key>_truncated, <key>_bytes and
-// <key>_sha256. The share starts at 1/8 of the budget and halves (down to
+// <key>_sha256. The share starts at half the budget and halves (down to
 // 256 bytes) until the row fits. It returns the clipped row (a decoded
 // copy; row itself is unchanged) and the clipped keys, or row and nil
 // when nothing was clipped.
@@ -188,7 +188,7 @@ func clipRow(row any, budget int64) (any, []string) {
 	}
 	var out any
 	var keys []string
-	for share := budget / 8; ; share /= 2 {
+	for share := budget / 2; ; share /= 2 {
 		if share < 256 {
 			share = 256
 		}
