@@ -158,3 +158,51 @@ func TestLongNamesClipped(t *testing.T) {
 		t.Fatalf("200 KB benchmark line: %s %v", code, m["error"])
 	}
 }
+
+// TestLongTraceNamesClipped: a Chrome trace event name and thread name of
+// 200 KB are clipped in inspect_trace_window rows (events and threads
+// views) at 16 KiB and the default budget; every page fits and the
+// clipped names carry their bytes and sha256.
+func TestLongTraceNamesClipped(t *testing.T) {
+	name := "ev" + strings.Repeat("漢<", 50000)
+	thread := "th" + strings.Repeat("t", 200000)
+	evs := []map[string]any{
+		{"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": map[string]any{"name": thread}},
+		{"name": name, "cat": "c", "ph": "X", "ts": 1, "dur": 5, "pid": 1, "tid": 1},
+		{"name": "short", "cat": "c", "ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1},
+	}
+	b, _ := json.Marshal(evs)
+	for _, budget := range []int{16 << 10, tool.DefaultResultBytes} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			e := newEnv(t)
+			e.ctx = tool.WithResultBudget(context.Background(), budget)
+			p := e.write("t.json", string(b))
+			for _, view := range []string{"events", "threads"} {
+				first := e.mustCall("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p, "chrome-trace")}, "start_ns": 0, "end_ns": 100000, "view": view})
+				rows := followBudget(t, e, first, budget)
+				clipped := false
+				for _, r := range rows {
+					for k, v := range r {
+						if s, ok := v.(string); ok && len(s) > budget {
+							t.Fatalf("%s row: %s of %d bytes whole", view, k, len(s))
+						}
+					}
+					switch {
+					case r["name"] == "short":
+					case view == "events":
+						clipped = wholeString(t, r, "name", name)
+					case view == "threads":
+						for k := range r {
+							if strings.HasSuffix(k, "_truncated") {
+								clipped = wholeString(t, r, strings.TrimSuffix(k, "_truncated"), thread)
+							}
+						}
+					}
+				}
+				if !clipped {
+					t.Fatalf("%s view: no clipped name in %d rows", view, len(rows))
+				}
+			}
+		})
+	}
+}
