@@ -61,6 +61,8 @@ func recordInputs() []recordInput {
 			}
 			return fmt.Sprint(row["key"])
 		}, []int{1, 3}},
+		{"json-first", "\ufeff[" + field + ",2]", []string{field, "2"}, func(row map[string]any) string { return fmt.Sprint(row["index"]) }, []int{0}},
+		{"json-scalar", " " + field + "\n", []string{field}, func(row map[string]any) string { return fmt.Sprint(row["kind"]) }, []int{0}},
 		{"jsonl", strings.Join(lines, "\n") + "\n", lines, byRecord, []int{2}},
 		{"csv", "n,s\r\n" + strings.Join(csvRecs, "\r\n") + "\r\n", csvRecs, byRecord, []int{1}},
 	}
@@ -72,6 +74,10 @@ func (in recordInput) ids() []string {
 		return []string{"0", "1", "2", "3"}
 	case "json-object":
 		return []string{"first", "big", "list0", "list1", "last"}
+	case "json-first":
+		return []string{"0", "1"}
+	case "json-scalar":
+		return []string{"value"}
 	}
 	var ids []string
 	for i := range in.records {
@@ -92,7 +98,7 @@ func TestPreviewRecordFragments(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", in.name, budget), func(t *testing.T) {
 				e := newEnv(t)
 				e.ctx = tool.WithResultBudget(context.Background(), budget)
-				format := map[string]string{"json-array": "json", "json-object": "json", "jsonl": "jsonl", "csv": "csv"}[in.name]
+				format := map[string]string{"json-array": "json", "json-object": "json", "json-first": "json", "json-scalar": "json", "jsonl": "jsonl", "csv": "csv"}[in.name]
 				p := e.write("in."+format, in.file)
 				cur := e.mustCall("preview_artifact", map[string]any{"sources": []any{pathSrc(p, format)}})
 				ids := in.ids()
