@@ -1,11 +1,8 @@
 package bin
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/bin/har"
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -57,26 +54,10 @@ type longURL struct {
 
 // clipURL returns u whole when its JSON string costs at most share bytes
 // (tool.RowCost); otherwise its longest prefix (cut at a UTF-8 boundary)
-// that does, with the longURL facts of the whole URL.
+// that does, with the longURL facts of the whole URL (tool.ClipString).
 func clipURL(u string, share int) (string, longURL) {
-	cost := func(s string) int { b, _ := json.Marshal(s); return tool.RowCost(b) }
-	if cost(u) <= share {
-		return u, longURL{}
-	}
-	lo, hi := 0, len(u)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if cost(u[:mid]) <= share {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	for lo > 0 && !utf8.RuneStart(u[lo]) {
-		lo--
-	}
-	sum := sha256.Sum256([]byte(u))
-	return u[:lo], longURL{URLTruncated: true, URLBytes: len(u), URLSHA256: hex.EncodeToString(sum[:])}
+	s, c := tool.ClipString(u, share)
+	return s, longURL{URLTruncated: c.Truncated, URLBytes: c.Bytes, URLSHA256: c.SHA256}
 }
 
 // MaxURLShares is how many 1/GroupEntriesShare shares of the page's row

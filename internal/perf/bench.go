@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -275,6 +277,21 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if errors.Is(err, bufio.ErrTooLong) {
+				// benchfmt (and so benchstat) reads lines of at most
+				// bufio.MaxScanTokenSize bytes; its error names the last
+				// line it read whole.
+				e := contract.Errorf(contract.CodeLimitExceeded, "source %d has a line longer than %d bytes, the longest line golang.org/x/perf/benchfmt (benchstat) reads", in.index, bufio.MaxScanTokenSize).WithDetail("limit_bytes", bufio.MaxScanTokenSize)
+				prefix := "source-" + itoa(in.index) + ":"
+				if rest, ok := strings.CutPrefix(err.Error(), prefix); ok {
+					if n, _, ok := strings.Cut(rest, ":"); ok {
+						if l, perr := strconv.Atoi(n); perr == nil {
+							e = e.WithDetail("line", l+1)
+						}
+					}
+				}
+				return nil, e
 			}
 			return nil, decodeFail("source %d could not be read as Go benchmark results", in.index)
 		}
@@ -608,7 +625,7 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 	geo := pageGeomeans(bt, len(rows), req.Start.Row, len(out.Rows), func(i int) *benchTable { return rows[i].t })
 	out.Summary = map[string]any{"results": bt.results, "series": len(rows), "tables": len(bt.tables), "confidence": o.conf, "row": o.row, "filter": o.filter, "ignore": o.ignore, "geomean": geo}
 	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
-	out.Warnings = append(bt.warnings, bt.configWarning()...)
+	out.Warnings = append(append(append([]string(nil), bt.warnings...), bt.configWarning()...), out.Warnings...)
 	return out, nil
 }
 
@@ -711,7 +728,7 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 		"test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geo,
 		"tables": len(bt.tables), "row": o.row, "col": o.col, "filter": o.filter, "ignore": o.ignore}
 	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)
-	out.Warnings = append(bt.warnings, bt.configWarning()...)
+	out.Warnings = append(append(append([]string(nil), bt.warnings...), bt.configWarning()...), out.Warnings...)
 	return out, nil
 }
 

@@ -43,6 +43,7 @@ func pprofTopRows(t testing.TB, file string, extra ...string) ([]topRow, int64) 
 	var rows []topRow
 	var total int64 = math.MinInt64
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 16<<20) // names can be long
 	header := false
 	for sc.Scan() {
 		line := sc.Text()
@@ -66,6 +67,9 @@ func pprofTopRows(t testing.TB, file string, extra ...string) ([]topRow, int64) 
 		name := strings.Join(f[5:], " ")
 		name = strings.TrimSuffix(strings.TrimSuffix(name, " (inline)"), " (partial-inline)")
 		rows = append(rows, topRow{name: name, flat: flat, cum: cum, flatPct: f[1], cumPct: f[4]})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading pprof output: %v", err)
 	}
 	if total == math.MinInt64 {
 		t.Fatalf("no total in pprof output:\n%s", out)

@@ -151,10 +151,15 @@ func TestPageByteBudget(t *testing.T) {
 	if m, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}}); code != "" || data(m)["summary"].(map[string]any)["auto_fragment_chars"] == nil {
 		t.Fatalf("a text line of 6 MB encoded: %s %v, want automatic fragments", code, m["error"])
 	}
-	// A JSONL record is never split.
+	// So is a JSONL record, into fragments of its bytes; one this large
+	// cannot be delivered whole by any server, and the warning says so.
 	p = e.write("lt.jsonl", `{"s":"`+strings.Repeat("<", 1000<<10-16)+`"}`+"\n") // encodes as \u003c: 6x
-	if _, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}}); code != contract.CodeResultTooLarge {
-		t.Fatalf("a record of 6 MB encoded: %s, want RESULT_TOO_LARGE", code)
+	m, code := e.call("preview_artifact", map[string]any{"sources": []any{pathSrc(p)}})
+	if code != "" || !strings.Contains(mustJSON(m["warnings"]), "no server delivers it whole") {
+		t.Fatalf("a record of 6 MB encoded: %s %v, want fragments", code, m["warnings"])
+	}
+	if row := data(m)["rows"].([]any)[0].(map[string]any); row["fragment"] != float64(0) || row["bytes_total"] != float64(1000<<10-8) {
+		t.Fatalf("first row %v", row["fragment"])
 	}
 }
 

@@ -60,7 +60,7 @@ func FuzzCSV(f *testing.F) {
 			t.Fatal(err)
 		}
 		p := &pager{max: 3}
-		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end, r)
+		rows, next, _, err := decodeCSV(context.Background(), r, header, p, end, r, recordFrag{})
 		typed(t, err, contract.CodeDecodeFailed, contract.CodeLimitExceeded)
 		// A malformed record's line is encoding/csv's over the whole input.
 		if ce, ok := err.(*contract.Error); ok && ce.Details["line"] != nil {

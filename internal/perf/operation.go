@@ -171,6 +171,10 @@ type Output struct {
 	// ByBytes reports that the byte budget, not page_size, ended the
 	// page; the result then carries tool.BudgetWarning.
 	ByBytes bool
+	// Notes are warnings that mark nothing incomplete (a record delivered
+	// as fragments that next_page completes); unlike Warnings they are
+	// not listed in coverage.incomplete.
+	Notes []string
 }
 
 func (op *Operation) inputSchema(c Ceilings) json.RawMessage {
@@ -507,6 +511,9 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 	res := contract.NewResult("artifact", time.Now(), data)
 	res.Coverage = cov
 	for _, w := range out.Warnings {
+		res.Warn(w)
+	}
+	for _, w := range out.Notes {
 		res.Warn(w)
 	}
 	if out.ByBytes {

@@ -2,6 +2,9 @@ package perf
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -26,6 +29,13 @@ type pager struct {
 	bytes   int64
 	stopped bool  // the byte budget ended the page before max rows
 	err     error // RESULT_TOO_LARGE: one row alone passes hardPageBytes
+
+	// clipped counts the rows of the page whose long strings were clipped
+	// (clipRow) and clippedKeys names their keys; notes are the
+	// warnings of records delivered as fragments (offerRecord).
+	clipped     int
+	clippedKeys map[string]bool
+	notes       []string
 }
 
 func (p *pager) full() bool { return p.stopped || p.err != nil || len(p.rows) >= p.max }
@@ -38,6 +48,22 @@ func (p *pager) offer(row func() any) bool {
 	if p.seen >= p.start && !p.full() {
 		r := row()
 		n, err := rowCost(r) // as tool.FitRows counts
+		if err == nil && len(p.rows) == 0 && n > p.rowBudget() {
+			// A row that alone passes the budget states its long
+			// strings clipped (a record of preview_artifact was split
+			// into fragments before it came here).
+			if c, keys := clipRow(r, p.rowBudget()); keys != nil {
+				r = c
+				n, err = rowCost(r)
+				p.clipped++
+				if p.clippedKeys == nil {
+					p.clippedKeys = map[string]bool{}
+				}
+				for _, k := range keys {
+					p.clippedKeys[k] = true
+				}
+			}
+		}
 		if err == nil && len(p.rows) == 0 && n > hardPageBytes {
 			err = contract.Errorf(contract.CodeResultTooLarge, "row %d alone encodes to %d bytes, more than the %d-byte result limit; narrow it (text_fragment_chars for long text lines)", p.seen, n, hardPageBytes).WithDetail("row", p.seen).WithDetail("row_bytes", n).WithDetail("budget_bytes", hardPageBytes)
 		}
@@ -63,6 +89,15 @@ func (p *pager) offer(row func() any) bool {
 // noteBudget records in out's coverage and warnings that the byte budget,
 // not page_size, ended the page (tool.BudgetWarning).
 func (p *pager) noteBudget(out *Output) {
+	out.Notes = append(out.Notes, p.notes...)
+	if p.clipped > 0 {
+		keys := make([]string, 0, len(p.clippedKeys))
+		for k := range p.clippedKeys {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d row(s) alone pass the page's byte budget: their long strings (%s) hold only their first bytes, with <field>_truncated true and <field>_bytes and <field>_sha256 identifying the whole string; a server started with a larger --max-result-bytes (inquest mcp) states more of them", p.clipped, strings.Join(keys, ", ")))
+	}
 	if !p.stopped {
 		return
 	}

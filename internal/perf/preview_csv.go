@@ -32,7 +32,7 @@ func previewCSV(ctx context.Context, f *os.File, req *Request, p *pager) (*Outpu
 	if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
 	}
-	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte, f)
+	rows, next, total, err := decodeCSV(ctx, &recordLimiter{r: f, max: maxValueBytes + 64<<10}, header, p, st.Byte, f, st.recordFrag)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +121,11 @@ func linesBefore(src io.ReaderAt, n int64) (int, error) {
 // decodeCSV reads data records after the header (RFC 4180 via
 // encoding/csv; records must have exactly len(header) fields) into p.
 // r reads src from byte base; on a malformed record the lines of src
-// before base are counted so the error names the file's line.
-func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64, src io.ReaderAt) ([]any, *evidence.Position, int64, error) {
+// before base are counted so the error names the file's line. A record
+// whose row alone passes the page's byte budget is delivered as fragments
+// of its bytes in src (without its line end); at is where the first
+// record resumes.
+func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base int64, src io.ReaderAt, at recordFrag) ([]any, *evidence.Position, int64, error) {
 	fail := func(err error) *contract.Error {
 		var pe *csv.ParseError
 		if !errors.As(err, &pe) {
@@ -142,6 +145,7 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 	cr.ReuseRecord = true
 	lim, _ := r.(*recordLimiter)
 	before := base
+	var stop recordFrag
 	for !p.full() {
 		if p.seen%1024 == 0 && ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
@@ -165,19 +169,38 @@ func decodeCSV(ctx context.Context, r io.Reader, header []string, p *pager, base
 			return nil, nil, 0, decodeFail("CSV has data records but an empty header")
 		}
 		idx := p.seen
-		if !p.offer(func() any {
+		from, to := before, base+cr.InputOffset()
+		done, s, err := p.offerRecord(func() any {
 			v := make(map[string]any, len(rec))
 			for i, h := range header {
 				v[h] = strings.ToValidUTF8(rec[i], "\uFFFD")
 			}
 			return map[string]any{"record": idx, "value": v}
-		}) {
+		}, func() ([]byte, error) {
+			b := make([]byte, to-from)
+			if _, err := src.ReadAt(b, from); err != nil {
+				return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+			}
+			// The record's bytes without its line end.
+			if bytes.HasSuffix(b, []byte("\r\n")) {
+				b = b[:len(b)-2]
+			} else if bytes.HasSuffix(b, []byte("\n")) {
+				b = b[:len(b)-1]
+			}
+			return b, nil
+		}, func() map[string]any { return map[string]any{"record": idx} }, at)
+		at = recordFrag{}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if !done {
+			stop = s
 			break
 		}
 	}
 	end := base + cr.InputOffset()
 	if p.stopped || p.err != nil {
-		sb, _ := json.Marshal(textState{Byte: before})
+		sb, _ := json.Marshal(textState{Byte: before, recordFrag: stop})
 		return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
 	}
 	if lim != nil {

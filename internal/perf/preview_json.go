@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,21 +20,29 @@ import (
 
 // jsonState is the resume state of a root-array JSON preview: the byte
 // offset just after the last returned element and the next element index.
+// With recordFrag set the page stopped inside the entry at the next row,
+// delivered as fragments; Byte is then 0 when the next page re-traverses
+// the document to that row (the first root-array element, root object
+// entries).
 type jsonState struct {
 	Byte  int64 `json:"b"`
 	Index int64 `json:"i"`
+	recordFrag
 }
 
 func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap int64) (*Output, error) {
-	sk := &jsonSeek{end: -1, maxElem: memCap}
+	sk := &jsonSeek{end: -1, maxElem: memCap, src: f}
 	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
 	if req.Resuming {
 		p.start = req.Start.Row
 		var st jsonState
 		if len(req.Start.State) > 0 {
-			if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte <= 0 || st.Byte > req.Inputs[0].size || st.Index < 0 {
+			if err := json.Unmarshal(req.Start.State, &st); err != nil || st.Byte < 0 || (st.Byte == 0 && st.Limit == 0) || st.Byte > req.Inputs[0].size || st.Index < 0 || st.Fragment < 0 || st.Limit < 0 {
 				return nil, contract.Errorf(contract.CodeCursorInvalid, "the continuation is malformed")
 			}
+			sk.at, sk.atRow = st.recordFrag, p.start
+		}
+		if st.Byte > 0 {
 			// Root array: seek past the returned elements; the bytes before
 			// were validated by earlier pages of the same digest.
 			if _, err := f.Seek(st.Byte, io.SeekStart); err != nil {
@@ -56,7 +65,7 @@ func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap
 				break
 			}
 			r = io.MultiReader(strings.NewReader("["), br)
-			sk.delta, sk.base = st.Byte+k-1, st.Index
+			sk.delta, sk.base, sk.resumed = st.Byte+k-1, st.Index, st.Byte
 			p.seen = p.start
 		}
 	}
@@ -68,7 +77,9 @@ func previewJSON(ctx context.Context, f *os.File, req *Request, p *pager, memCap
 		return &Output{Rows: p.rows, Total: p.seen, Summary: map[string]any{"validated_to_eof": true}}, nil
 	}
 	next := &evidence.Position{Row: p.seen}
-	if sk.end > 0 {
+	if sk.stop.Limit > 0 {
+		next.State, _ = json.Marshal(jsonState{Byte: sk.stopByte, Index: sk.stopIndex, recordFrag: sk.stop})
+	} else if sk.end > 0 {
 		next.State, _ = json.Marshal(jsonState{Byte: sk.end, Index: sk.next})
 	}
 	return &Output{Rows: p.rows, Total: -1, Next: next, Summary: map[string]any{"validated_to_eof": false}}, nil
@@ -82,6 +93,46 @@ type jsonSeek struct {
 	delta, base int64
 	end, next   int64
 	maxElem     int64 // bound on one root element/member's bytes (0: none)
+
+	// src reads the document's bytes (decoder offset x is byte
+	// delta+x), for an entry delivered as fragments (nil: never).
+	src io.ReaderAt
+	// resumed is the file offset a resumed root-array page started at
+	// (the end of the element before sk.base), 0 when not resumed.
+	resumed int64
+	// at is where the entry at row atRow resumes inside its fragments.
+	at    recordFrag
+	atRow int64
+	// stop, stopByte and stopIndex are where this page ended inside an
+	// entry delivered as fragments (jsonState).
+	stop                recordFrag
+	stopByte, stopIndex int64
+}
+
+// takeAt returns where the entry at row resumes (zero when it starts).
+func (sk *jsonSeek) takeAt(row int64) recordFrag {
+	if sk.at.Limit > 0 && row == sk.atRow {
+		a := sk.at
+		sk.at = recordFrag{}
+		return a
+	}
+	return recordFrag{}
+}
+
+// raw returns a function reading the bytes of the value that the
+// decoder read between offsets before and after (the leading
+// whitespace, ',' and ':' trimmed).
+func (sk *jsonSeek) raw(before, after int64) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		if sk.src == nil || after < before {
+			return nil, contract.Errorf(contract.CodeInternalError, "the JSON entry's bytes are not available")
+		}
+		b := make([]byte, after-before)
+		if _, err := sk.src.ReadAt(b, sk.delta+before); err != nil {
+			return nil, contract.Errorf(contract.CodeInputChanged, "the source could not be read")
+		}
+		return bytes.TrimLeft(b, " \t\r\n,:"), nil
+	}
 }
 
 // traverseJSON walks one JSON document in document order (seed 003 "JSON
@@ -155,6 +206,14 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
+			// Where a page that ends inside this element resumes: after
+			// the previous element of the root array (0: re-traverse).
+			prevEnd := int64(0)
+			if root && i > start {
+				prevEnd = sk.delta + dec.InputOffset()
+			} else if root {
+				prevEnd = sk.resumed
+			}
 			if p.seen < p.start {
 				if err := skip(); err != nil {
 					return false, err
@@ -162,12 +221,24 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 				p.seen++
 				continue
 			}
+			before := dec.InputOffset()
 			v, err := value()
 			if err != nil {
 				return false, err
 			}
 			idx := i
-			if !p.offer(func() any { return row(idx, v) }) {
+			done, stop, err := p.offerRecord(func() any { return row(idx, v) }, sk.raw(before, dec.InputOffset()), func() map[string]any {
+				m := row(idx, nil)
+				delete(m, "value")
+				return m
+			}, sk.takeAt(p.seen))
+			if err != nil {
+				return false, err
+			}
+			if !done {
+				if stop.Limit > 0 {
+					sk.stop, sk.stopByte, sk.stopIndex = stop, prevEnd, idx
+				}
 				return true, nil
 			}
 			if root {
@@ -196,6 +267,7 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 					return false, bad(err)
 				}
 				key, _ := kt.(string)
+				before := dec.InputOffset()
 				// Peek at the value's kind through the next token.
 				vt, err := dec.Token()
 				if err != nil {
@@ -243,7 +315,15 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 					if vt == nil {
 						v = nil
 					}
-					if !p.offer(func() any { return map[string]any{"kind": "field", "key": key, "value": v} }) {
+					done, stop, err := p.offerRecord(func() any { return map[string]any{"kind": "field", "key": key, "value": v} }, sk.raw(before, dec.InputOffset()),
+						func() map[string]any { return map[string]any{"kind": "field", "key": key} }, sk.takeAt(p.seen))
+					if err != nil {
+						return false, err
+					}
+					if !done {
+						if stop.Limit > 0 {
+							sk.stop = stop
+						}
 						return false, nil
 					}
 				}
@@ -254,7 +334,17 @@ func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (boo
 		}
 	default:
 		v := canon(tok)
-		p.offer(func() any { return map[string]any{"kind": "value", "value": v} })
+		done, stop, err := p.offerRecord(func() any { return map[string]any{"kind": "value", "value": v} }, sk.raw(0, dec.InputOffset()),
+			func() map[string]any { return map[string]any{"kind": "value"} }, sk.takeAt(p.seen))
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			if stop.Limit > 0 {
+				sk.stop = stop
+			}
+			return false, nil
+		}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return false, decodeFail("the JSON document has data after its root value")

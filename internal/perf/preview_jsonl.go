@@ -36,6 +36,8 @@ func previewJSONL(ctx context.Context, f *os.File, req *Request, p *pager, lineC
 // DECODE_FAILED) into p.
 func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, lineCap int64) ([]any, *evidence.Position, int64, error) {
 	off, line := st.Byte, st.Line
+	at := st.recordFrag // where the first record resumes
+	var stop recordFrag
 	for !p.full() {
 		if p.seen%1024 == 0 && ctx.Err() != nil {
 			return nil, nil, 0, ctx.Err()
@@ -85,15 +87,23 @@ func decodeJSONL(ctx context.Context, r *bufio.Reader, p *pager, st textState, l
 		}
 		ln := line
 		rec := p.seen
-		if !p.offer(func() any { return map[string]any{"record": rec, "line": ln, "value": canon(v)} }) {
+		done, s, err := p.offerRecord(func() any { return map[string]any{"record": rec, "line": ln, "value": canon(v)} },
+			func() ([]byte, error) { return body, nil },
+			func() map[string]any { return map[string]any{"record": rec, "line": ln} }, at)
+		at = recordFrag{}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if !done {
 			off -= int64(len(b))
 			line--
+			stop = s
 			break
 		}
 	}
 	if _, err := r.Peek(1); err == io.EOF && !p.stopped {
 		return p.rows, nil, p.seen, nil
 	}
-	sb, _ := json.Marshal(textState{Byte: off, Line: line})
+	sb, _ := json.Marshal(textState{Byte: off, Line: line, recordFrag: stop})
 	return p.rows, &evidence.Position{Row: p.seen, State: sb}, -1, nil
 }

@@ -25,6 +25,9 @@ type textState struct {
 	// automatically because it alone passed the page's byte budget; the
 	// state then points inside that line, at fragment Fragment.
 	Auto int `json:"a,omitempty"`
+	// recordFrag points inside the JSONL or CSV record that starts at
+	// Byte, delivered as fragments (offerRecord).
+	recordFrag
 }
 
 // autoFragmentChars is the fragment size of a line that alone passes the
