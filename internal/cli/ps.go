@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newPsCmd) }
+func init() { registerNamed("ps", newPsCmd) }
 
 func newPsCmd(env *Env) *cobra.Command {
 	var asJSON bool
