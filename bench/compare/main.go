@@ -1,8 +1,8 @@
 //go:build linux
 
 // Command compare runs pairs of commands interleaved (warm-up A, B, then
-// A, B, A, B … -n times each) and prints, per pair, the minimum and median
-// wall time, the median CPU time (user+sys of the finished process, from
+// A, B, A, B … -n times each) and prints, per pair, the minimum, median
+// and 90th percentile (nearest rank) wall time, the median CPU time (user+sys of the finished process, from
 // wait4's rusage) and the median peak RSS of both sides, with the ratios
 // A/B of the medians and the median of the pair-by-pair wall ratios.
 //
@@ -56,8 +56,8 @@ func main() {
 		os.Exit(2)
 	}
 	defer f.Close()
-	fmt.Printf("%-44s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "pair (A vs B)", "A min s", "A med s", "B min s", "B med s", "wall", "pairs", "cpu", "A MiB", "B MiB")
-	fmt.Printf("%-44s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "", "", "", "", "", "A/B", "A/B", "A/B", "med", "med")
+	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "pair (A vs B)", "A min s", "A med s", "A p90 s", "B min s", "B med s", "B p90 s", "wall", "pairs", "cpu", "A MiB", "B MiB")
+	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "", "", "", "", "", "", "", "A/B", "A/B", "A/B", "med", "med")
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -149,8 +149,8 @@ func report(name string, a, b *side, pairs []float64) {
 	aw, bw := field(a.runs, func(r run) float64 { return r.wall.Seconds() }), field(b.runs, func(r run) float64 { return r.wall.Seconds() })
 	ac, bc := field(a.runs, func(r run) float64 { return r.cpu.Seconds() }), field(b.runs, func(r run) float64 { return r.cpu.Seconds() })
 	am, bm := field(a.runs, func(r run) float64 { return float64(r.rssKiB) / 1024 }), field(b.runs, func(r run) float64 { return float64(r.rssKiB) / 1024 })
-	fmt.Printf("%-44s %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f %8.1f %8.1f\n", name,
-		aw[0], median(aw), bw[0], median(bw), ratio(median(aw), median(bw)), median(pairs), ratio(median(ac), median(bc)), median(am), median(bm))
+	fmt.Printf("%-44s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f %8.1f %8.1f\n", name,
+		aw[0], median(aw), p90(aw), bw[0], median(bw), p90(bw), ratio(median(aw), median(bw)), median(pairs), ratio(median(ac), median(bc)), median(am), median(bm))
 }
 
 func field(rs []run, f func(run) float64) []float64 {
@@ -172,6 +172,17 @@ func median(v []float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// p90 is the nearest-rank 90th percentile of v (0 when v is empty): the
+// smallest value that at least 90% of the values do not exceed.
+func p90(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[(9*len(v)+9)/10-1]
 }
 
 func ratio(a, b float64) float64 {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // elfHeader is this package's own bounded read of the ELF identification
@@ -841,6 +842,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	// exports __stack_chk_fail) is not use.
 	names := map[string]string{}   // undefined references -> table
 	defined := map[string]string{} // definitions -> table
+	ht := hardening()
 	symState := FacetComplete
 	tables := 0
 	symtab := false
@@ -855,7 +857,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		tables++
 		symtab = symtab || t.typ == elf.SHT_SYMTAB
 		// note records one symbol whose name, less any @version, is
-		// one of hardeningSymbols.
+		// one of the hardening names (ht).
 		note := func(n string, section elf.SectionIndex) {
 			m := defined
 			if section == elf.SHN_UNDEF {
@@ -869,7 +871,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		// debug/elf reads it when it is not plain file bytes, and reads
 		// .dynsym (whose symbol versions it checks).
 		if t.typ == elf.SHT_SYMTAB && scanSymtab(f, data, func(strtab []byte, name uint64, section elf.SectionIndex) {
-			if n, ok := hardeningName(strtab, name); ok {
+			if n, ok := ht.name(strtab, name); ok {
 				note(n, section)
 			}
 		}) {
@@ -886,7 +888,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 			if i := strings.IndexByte(n, '@'); i > 0 {
 				n = n[:i]
 			}
-			if hardeningSymbols[n] {
+			if ht.names[n] {
 				note(n, s.Section)
 			}
 		}
@@ -1019,21 +1021,20 @@ func symName(strtab []byte, off uint64) []byte {
 	return nil
 }
 
-// hardeningName returns the name at off of strtab (symName) less any
-// @version suffix, and whether it is one of hardeningSymbols. It reads at
-// most maxHardeningName+1 bytes of a name that is not: a longer name
-// cannot be one.
-func hardeningName(strtab []byte, off uint64) (string, bool) {
+// name returns the name at off of strtab (symName) less any @version
+// suffix, and whether it is one of h.names. It reads at most h.maxName+1
+// bytes of a name that is not: a longer name cannot be one.
+func (h *hardeningTable) name(strtab []byte, off uint64) (string, bool) {
 	if off >= uint64(len(strtab)) {
 		return "", false
 	}
 	rest := strtab[off:]
-	if len(rest) < 2 || hardeningPrefixes[rest[0]][rest[1]>>6]&(1<<(rest[1]&63)) == 0 {
+	if len(rest) < 2 || h.prefixes[rest[0]][rest[1]>>6]&(1<<(rest[1]&63)) == 0 {
 		// No hardening name starts with these two bytes (every one
 		// has at least two).
 		return "", false
 	}
-	head := rest[:min(len(rest), maxHardeningName+1)]
+	head := rest[:min(len(rest), h.maxName+1)]
 	i := -1
 	for j, c := range head {
 		if c == 0 || c == '@' {
@@ -1046,7 +1047,7 @@ func hardeningName(strtab []byte, off uint64) (string, bool) {
 		// starting with @, which keeps its @): not one of them.
 		return "", false
 	}
-	if !hardeningSymbols[string(head[:i])] {
+	if !h.names[string(head[:i])] {
 		return "", false
 	}
 	if head[i] == '@' && bytes.IndexByte(rest[i:], 0) < 0 {
@@ -1056,35 +1057,33 @@ func hardeningName(strtab []byte, off uint64) (string, bool) {
 	return string(head[:i]), true
 }
 
-// hardeningSymbols are the only symbol names elfHardening looks up: the
-// stack protector's and each fortifiable function with its __*_chk form.
-var hardeningSymbols = func() map[string]bool {
-	m := map[string]bool{"__stack_chk_fail": true, "__stack_chk_guard": true}
+// hardeningTable holds the only symbol names elfHardening looks up (the
+// stack protector's and each fortifiable function with its __*_chk
+// form), the length of the longest, and prefixes, which has bit b%64 of
+// word b/64 of entry a set when one of the names starts with the bytes
+// a, b. Built on first use (hardening), not at package initialisation:
+// every command links this package, few inspect a binary.
+type hardeningTable struct {
+	names    map[string]bool
+	maxName  int
+	prefixes [256][4]uint64
+}
+
+// hardening returns the hardeningTable, built once.
+var hardening = sync.OnceValue(func() *hardeningTable {
+	h := &hardeningTable{names: make(map[string]bool, 2+2*len(fortifiable))}
+	h.names["__stack_chk_fail"] = true
+	h.names["__stack_chk_guard"] = true
 	for _, fn := range fortifiable {
-		m[fn] = true
-		m["__"+fn+"_chk"] = true
+		h.names[fn] = true
+		h.names["__"+fn+"_chk"] = true
 	}
-	return m
-}()
-
-// maxHardeningName is the length of the longest of hardeningSymbols.
-var maxHardeningName = func() int {
-	n := 0
-	for s := range hardeningSymbols {
-		n = max(n, len(s))
+	for s := range h.names {
+		h.maxName = max(h.maxName, len(s))
+		h.prefixes[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
 	}
-	return n
-}()
-
-// hardeningPrefixes has bit b%64 of word b/64 of entry a set when a
-// name of hardeningSymbols starts with the bytes a, b.
-var hardeningPrefixes = func() *[256][4]uint64 {
-	var t [256][4]uint64
-	for s := range hardeningSymbols {
-		t[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
-	}
-	return &t
-}()
+	return h
+})
 
 // gnuPropertyNote is the descriptor of one NT_GNU_PROPERTY_TYPE_0 note
 // and the section (or PT_NOTE segment) it was read from.

@@ -22,8 +22,8 @@ type symEntry struct {
 
 // scanned returns what scanSymtab visits in f (read from data), with
 // each name read by symName, and whether it handled the table. It fails
-// t when hardeningName disagrees with the name: a member of
-// hardeningSymbols once any @version is cut.
+// t when hardeningTable.name disagrees with the name: a member of the
+// hardening names once any @version is cut.
 func scanned(t *testing.T, f *elf.File, data []byte) ([]symEntry, bool) {
 	var got []symEntry
 	ok := scanSymtab(f, data, func(strtab []byte, off uint64, section elf.SectionIndex) {
@@ -33,9 +33,9 @@ func scanned(t *testing.T, f *elf.File, data []byte) ([]symEntry, bool) {
 		if i := strings.IndexByte(want, '@'); i > 0 {
 			want = want[:i]
 		}
-		wantOK := hardeningSymbols[want]
-		if n, ok := hardeningName(strtab, off); ok != wantOK || (ok && n != want) {
-			t.Errorf("hardeningName of %q = %q, %v; want %q, %v", name, n, ok, want, wantOK)
+		wantOK := hardening().names[want]
+		if n, ok := hardening().name(strtab, off); ok != wantOK || (ok && n != want) {
+			t.Errorf("hardening name of %q = %q, %v; want %q, %v", name, n, ok, want, wantOK)
 		}
 	})
 	return got, ok

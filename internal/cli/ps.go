@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/sample"
@@ -17,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newPsCmd) }
+func init() { registerNamed("ps", newPsCmd) }
 
 func newPsCmd(env *Env) *cobra.Command {
 	var asJSON bool
@@ -48,34 +49,24 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				return err
 			}
 			defer rt.Close()
-			// Connect to a running host while the arguments are checked
-			// against the schema (the call below waits for it).
+			// Connect to a running host while the arguments are built
+			// (and checked against the schema unless ps vouches for
+			// them); the call below waits for it.
 			go rt.preconnectProc(cmd.Context())
-			// One request: the rows and their column values from one snapshot.
-			args := map[string]any{"sort": sortKey, "metric_ids": []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}}
-			if order != "" {
-				args["order"] = order
-			}
-			if name != "" {
-				// a name that is not valid UTF-8 travels as its exact bytes
-				if sample.Lossy(name) {
-					args["filter"] = map[string]any{"name_bytes": sample.EncodeBytes(name)}
-				} else {
-					args["filter"] = map[string]any{"name": name}
-				}
-			}
-			if cmd.Flags().Changed("limit") {
-				args["limit"] = limit
-			}
-			raw, _ := json.Marshal(args)
 			if asJSON {
+				raw, _ := psArgs(sortKey, order, name, limit, cmd.Flags().Changed("limit"), false)
 				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
 			}
-			// The table shows pid, name and state beside the values: only
-			// those fields are asked for (--json keeps the default rows).
-			args["projection"] = []string{"pid", "name", "state"}
-			raw, _ = json.Marshal(args)
-			res, err := rt.Registry.Call(cmd.Context(), "list_processes", raw)
+			// The table's arguments: when ps vouches for them (its
+			// constants and flags within the schema's bounds) the call
+			// skips compiling the schema; otherwise the registry
+			// validates them and names what is wrong.
+			raw, checked := psArgs(sortKey, order, name, limit, cmd.Flags().Changed("limit"), true)
+			call := rt.Registry.Call
+			if checked {
+				call = rt.Registry.CallPrechecked
+			}
+			res, err := call(cmd.Context(), "list_processes", raw)
 			if err != nil {
 				return failed(err)
 			}
@@ -136,6 +127,49 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000; default: the tool's page, up to 5000 rows within the result budget)")
 	return cmd
+}
+
+// psColumns are the process metrics the ps table shows, in its column
+// order (CPU%, RSS, THR, FDS).
+var psColumns = []string{"cpu_percent", "rss_bytes", "threads", "fd_count"}
+
+// psArgs builds ps's list_processes arguments from its flags: sortKey (a
+// key psSortKey returned), order and name as given, limit when limitSet
+// (already checked to be 1..host.MaxPageRows). One request asks for the
+// rows and the table's column values from one snapshot; table adds the
+// projection of the fields the table shows (pid, name, state; --json
+// keeps the default rows). checked is true when every value is within the
+// input schema's bounds without the schema: order empty, asc or desc, and
+// a name of 1..256 characters (name_bytes of 4..344 base64 characters for
+// a name that is not valid UTF-8); the rest are ps's constants.
+// TestPsArgsChecked and FuzzPsArgs hold that a checked arguments object
+// passes the schema, so skipping its validation changes no answer.
+func psArgs(sortKey, order, name string, limit int, limitSet, table bool) (raw json.RawMessage, checked bool) {
+	args := map[string]any{"sort": sortKey, "metric_ids": psColumns}
+	checked = order == "" || order == "asc" || order == "desc"
+	if order != "" {
+		args["order"] = order
+	}
+	if name != "" {
+		// a name that is not valid UTF-8 travels as its exact bytes
+		if sample.Lossy(name) {
+			enc := sample.EncodeBytes(name)
+			args["filter"] = map[string]any{"name_bytes": enc}
+			checked = checked && len(enc) >= 4 && len(enc) <= 344
+		} else {
+			args["filter"] = map[string]any{"name": name}
+			checked = checked && utf8.RuneCountInString(name) <= 256
+		}
+	}
+	if limitSet {
+		args["limit"] = limit
+		checked = checked && limit >= 1 && limit <= host.MaxPageRows
+	}
+	if table {
+		args["projection"] = []string{"pid", "name", "state"}
+	}
+	raw, _ = json.Marshal(args)
+	return raw, checked
 }
 
 // metricUnit returns the catalog unit of a metric id ("" when unknown).

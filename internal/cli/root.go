@@ -30,7 +30,7 @@ type Env struct {
 // error in text mode, as the envelope on standard output with --json.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	root := newRootCmd(env)
+	root := newRootCmd(env, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -58,7 +58,11 @@ type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-func newRootCmd(env *Env) *cobra.Command {
+// newRootCmd builds the command tree for args: every command, or, when
+// args[0] names a command registered with registerNamed, that command
+// alone (the others' flags and help are never read by it: TestSoleCommand
+// holds its output equal to the full tree's).
+func newRootCmd(env *Env, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "inquest",
 		Short: "Find out what a computer is doing: processes, performance evidence, binaries",
@@ -73,11 +77,32 @@ func newRootCmd(env *Env) *cobra.Command {
 		// `inquest` alone: the TUI on a terminal, help otherwise (tui.go).
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRoot(env, cmd) },
 	}
+	if len(args) > 0 && !fullTree {
+		if c := namedCommands[args[0]]; c != nil {
+			root.AddCommand(c(env))
+			return root
+		}
+	}
 	root.SetVersionTemplate(readBuildVersion().String())
 	for _, c := range commands {
 		root.AddCommand(c(env))
 	}
 	return root
+}
+
+// namedCommands are the commands registered with their name, which run
+// without building the rest of the tree (a short command such as ps pays
+// for one command's flags, not every command's).
+var namedCommands = map[string]func(*Env) *cobra.Command{}
+
+// fullTree, set by tests, builds every command for every args.
+var fullTree = false
+
+// registerNamed registers command c, whose name (cobra Use) is name, and
+// lets `inquest NAME ...` build it alone.
+func registerNamed(name string, c func(*Env) *cobra.Command) {
+	register(c)
+	namedCommands[name] = c
 }
 
 // commands lists the constructors of every top-level command; each command

@@ -43,7 +43,10 @@ func EncodeValue(m sample.Metric, v uint64) (any, bool) {
 	return contract.Uint(v), true
 }
 
-var getMetricsTool = func() Decl {
+// getMetricsTool declares get_metrics; built when the tools are listed
+// (ToolsFor), not at package initialisation: its schema splices the
+// metric catalog.
+func getMetricsTool() Decl {
 	t := define(tool.Tool{
 		Name:        "get_metrics",
 		Title:       "Current metric values",
@@ -68,7 +71,7 @@ var getMetricsTool = func() Decl {
 	})
 	t.PIDAt = PIDTargets
 	return t
-}()
+}
 
 // getMetrics answers live get_metrics. A {pid} target the bridge left
 // unresolved (its pid has no live process) is resolved here the same way

@@ -26,11 +26,15 @@ const (
 	MaxRankSeconds = 86400
 )
 
-var rankProcessesTool = define(tool.Tool{
-	Name:        "rank_processes",
-	Title:       "Rank processes over a window",
-	Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), counting processes that exited inside it: increase or last for counters, mean, max or last for gauges. Most CPU in the last minute: metric_id cpu_time_ns.",
-	Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
+// rankProcessesTool declares rank_processes; built when the tools are
+// listed (ToolsFor), not at package initialisation: its schema splices
+// the process metric ids.
+func rankProcessesTool() Decl {
+	return define(tool.Tool{
+		Name:        "rank_processes",
+		Title:       "Rank processes over a window",
+		Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), counting processes that exited inside it: increase or last for counters, mean, max or last for gauges. Most CPU in the last minute: metric_id cpu_time_ns.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
 "source":{"type":"string","enum":["live"],"description":"live only"},
 "metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS,"description":"process metric to rank by"},
 "aggregate":{"type":"string","enum":["increase","mean","max","last"],"description":"counters: increase (default) or last; gauges: mean (default), max or last"},
@@ -42,11 +46,12 @@ var rankProcessesTool = define(tool.Tool{
   "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the process name"}}},
 "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows per page, default 10"},
 "cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
-	Annotations: readOnly,
-	Paging:      tool.CursorPaging,
-}, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {
-	return h.rankProcesses(ctx, s, a)
-})
+		Annotations: readOnly,
+		Paging:      tool.CursorPaging,
+	}, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {
+		return h.rankProcesses(ctx, s, a)
+	})
+}
 
 // RankArgs are the arguments of rank_processes.
 type RankArgs struct {

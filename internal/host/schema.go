@@ -23,20 +23,56 @@ import (
 // capture row field), $INFO_FIELDS (get_process_info fields) and
 // $MAX_WAIT_MS.
 func schema(s string) json.RawMessage {
-	if strings.Contains(s, "$CAPTURE_FIELDS") {
-		// CaptureFields gains kinds in package init functions (list_logs'
-		// rows), after the package variables that declare tools: read
-		// it at each call.
-		s = strings.ReplaceAll(s, "$CAPTURE_FIELDS", enumJSON(AllCaptureFields()))
+	if strings.IndexByte(s, '$') < 0 {
+		// No placeholder: most schemas, several declared at package
+		// initialisation, which must not build the catalogs.
+		return json.RawMessage(s)
 	}
-	return json.RawMessage(schemaEnums().Replace(s))
+	return json.RawMessage(splice(s, schemaEnums(), captureFieldsEnum()))
 }
 
-// schemaEnums is the replacer of schema's fixed catalogs, built once:
-// every proc tool declaration (package variables and each ToolsFor call)
-// splices them.
-var schemaEnums = sync.OnceValue(func() *strings.Replacer {
-	return strings.NewReplacer(
+// splice returns s with each placeholder of subs (old, new pairs; the
+// first that matches at a position wins, as strings.Replacer decides) and
+// $CAPTURE_FIELDS replaced. Only the '$' bytes are looked at: a schema is
+// kilobytes and a command builds every proc tool's, where a
+// strings.Replacer walks its trie at every byte.
+func splice(s string, subs []string, captureFields string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 1024)
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		matched := false
+		for j := 0; j+1 < len(subs); j += 2 {
+			if strings.HasPrefix(s, subs[j]) {
+				b.WriteString(subs[j+1])
+				s = s[len(subs[j]):]
+				matched = true
+				break
+			}
+		}
+		if !matched && strings.HasPrefix(s, "$CAPTURE_FIELDS") {
+			b.WriteString(captureFields)
+			s = s[len("$CAPTURE_FIELDS"):]
+			matched = true
+		}
+		if !matched {
+			b.WriteByte('$')
+			s = s[1:]
+		}
+	}
+}
+
+// schemaEnums are the placeholders of schema's fixed catalogs and their
+// JSON (old, new pairs), built once: every proc tool declaration (package
+// variables and each ToolsFor call) splices them.
+var schemaEnums = sync.OnceValue(func() []string {
+	return []string{
 		"$PROC_FIELDS", enumJSON(append([]string{ProjectionAll}, ProcessFields...)),
 		"$METRIC_IDS", enumJSON(sample.MetricIDs("")),
 		"$PROCESS_SORT_KEYS", enumJSON(append([]string{"pid", "name"}, sample.MetricIDs(sample.TargetProcess)...)),
@@ -44,8 +80,30 @@ var schemaEnums = sync.OnceValue(func() *strings.Replacer {
 		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
 		"$INFO_FIELDS", enumJSON(capture.InfoFields),
 		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
-	)
+	}
 })
+
+// captureFields caches the JSON of AllCaptureFields for captureFieldsEnum.
+var captureFields struct {
+	sync.Mutex
+	kinds int
+	json  string
+}
+
+// captureFieldsEnum returns the JSON array of AllCaptureFields. CaptureFields
+// gains kinds in package init functions (list_logs' rows), after package
+// variables that declare tools, and a kind's fields are fixed once added:
+// the JSON is rebuilt whenever the number of kinds changed since it was
+// last built.
+func captureFieldsEnum() string {
+	captureFields.Lock()
+	defer captureFields.Unlock()
+	if captureFields.json == "" || captureFields.kinds != len(CaptureFields) {
+		captureFields.json = enumJSON(AllCaptureFields())
+		captureFields.kinds = len(CaptureFields)
+	}
+	return captureFields.json
+}
 
 func enumJSON(vals []string) string {
 	b, _ := json.Marshal(vals)

@@ -281,6 +281,27 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	return res, nil
 }
 
+// CallPrechecked runs the named tool like Call on arguments its caller
+// built and already knows to be schema-valid, without the input schema
+// validation (and so without compiling the schema, the larger part of a
+// short CLI command's own work). It is for a CLI command whose arguments
+// are its own constants plus flag values it checked against the same
+// bounds, with a test that every arguments object it sends here passes
+// Validate; a command that cannot vouch for its arguments calls Call,
+// and the MCP server always does. It returns ErrUnknownTool for an
+// unknown name and typed errors as Call does.
+func (r *Registry) CallPrechecked(ctx context.Context, name string, args json.RawMessage) (*contract.Result, error) {
+	e, ok := r.byName[name]
+	if !ok {
+		return nil, ErrUnknownTool
+	}
+	res, err := e.safeHandle(ctx, integralNumbers(normalize(args)))
+	if err != nil {
+		return nil, e.typed(err)
+	}
+	return res, nil
+}
+
 func normalize(args json.RawMessage) json.RawMessage {
 	s := strings.TrimSpace(string(args))
 	if s == "" || s == "null" {
