@@ -104,7 +104,12 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	// logger: make it the host log (stderr of serve), never stdout.
 	slog.SetDefault(logger)
 	dir := ipc.Dir()
-	lock, err := ipc.AcquireHostLock(dir, 2*time.Second)
+	var lock *ipc.HostLock
+	if hr := ipc.RunningElsewhere(); hr != nil {
+		err = hr
+	} else {
+		lock, err = ipc.AcquireHostLock(dir, 2*time.Second)
+	}
 	if err != nil {
 		var hr *ipc.HostRunningError
 		if errors.As(err, &hr) {

@@ -55,7 +55,13 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 		},
 	}
 	dir := ipc.Dir()
-	lock, err := ipc.AcquireHostLock(dir, 2*time.Second)
+	var lock *ipc.HostLock
+	var err error
+	if hr := ipc.RunningElsewhere(); hr != nil {
+		err = hr
+	} else {
+		lock, err = ipc.AcquireHostLock(dir, 2*time.Second)
+	}
 	var hr *ipc.HostRunningError
 	switch {
 	case errors.As(err, &hr):

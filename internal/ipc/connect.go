@@ -92,6 +92,19 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	if err == nil || !errors.Is(err, ErrNoHost) {
 		return cl, mapConnErr(parent, err)
 	}
+	if opts.Path == "" {
+		// A host started by a client of this user with another
+		// environment (XDG_RUNTIME_DIR set or not) listens in another of
+		// the user's endpoint directories: use it rather than start a
+		// second host with its own history.
+		for _, alt := range altPaths() {
+			// Only a host that answers is used; an alternate place that
+			// fails its checks never stops the start in Dir().
+			if acl, aerr := attempt(ctx, alt, opts.BridgeVersion, opts.Client); aerr == nil {
+				return acl, nil
+			}
+		}
+	}
 	if !opts.Start {
 		return nil, unavailable("no inquest host is running; start one with `inquest serve --detach`")
 	}

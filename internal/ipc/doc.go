@@ -1,12 +1,14 @@
 // Package ipc is the local, authenticated transport between bridges (and
-// CLI commands) and the user's inquest host (seed 000 sections 3 and 5,
-// DESIGN.md "Platform mapping"). No TCP/IP is involved anywhere.
+// CLI commands) and the user's inquest host. No TCP/IP is involved anywhere.
 //
 // # Endpoint
 //
-// Unix: the socket $XDG_RUNTIME_DIR/inquest/mcp.v1.sock, or
-// /tmp/inquest-<uid>/mcp.v1.sock when XDG_RUNTIME_DIR is unset
-// (Dir, Path). The directory must be a real directory owned by this uid
+// Unix: the socket $XDG_RUNTIME_DIR/inquest/mcp.v1.sock; when
+// XDG_RUNTIME_DIR is unset, /run/user/<uid>/inquest/mcp.v1.sock if
+// /run/user/<uid> is this user's private directory, else
+// /tmp/inquest-<uid>/mcp.v1.sock (Dir, Path, Dirs). Without
+// XDG_RUNTIME_DIR, Connect also uses a host already listening in the other
+// of those two places before starting one. The directory must be a real directory owned by this uid
 // with mode 0700; the socket is created 0600. Both sides verify the peer
 // with SO_PEERCRED (macOS: LOCAL_PEERCRED): the host rejects a connecting
 // process of another uid before the handshake; the bridge rejects a

@@ -22,21 +22,86 @@ const transportKind = "unix_socket"
 // major version (DESIGN.md platform mapping).
 const SocketName = "mcp.v1.sock"
 
-// Dir returns the per-user endpoint directory: $XDG_RUNTIME_DIR/inquest,
-// or /tmp/inquest-<uid> when XDG_RUNTIME_DIR is unset. The fallback ignores
-// $TMPDIR on purpose: a bridge started by an MCP client and a host started
-// from a shell often see different TMPDIRs, and must still find the same
-// endpoint and the same host lock. The host lock, the launch marker and
-// listener.state live there too.
+// Dir returns the per-user endpoint directory, found the same way by every
+// client of one user:
+//
+//  1. $XDG_RUNTIME_DIR/inquest when XDG_RUNTIME_DIR is set;
+//  2. else /run/user/<uid>/inquest when /run/user/<uid> exists, is a real
+//     directory (not a symlink), belongs to this uid and has no group or
+//     other permission bits (the directory systemd-logind makes for a
+//     session, and what XDG_RUNTIME_DIR names there): a client started
+//     without the variable (an MCP client's launcher, cron, a non-login
+//     SSH session) finds the host that a login shell started;
+//  3. else /tmp/inquest-<uid>.
+//
+// The fallback ignores $TMPDIR on purpose: a bridge started by an MCP
+// client and a host started from a shell often see different TMPDIRs, and
+// must still find the same endpoint and the same host lock. The host lock,
+// the launch marker and listener.state live there too. Connect also looks
+// for a host already listening in the other places of rule 2 and 3 (Dirs)
+// before it starts one.
 func Dir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "inquest")
+	return Dirs()[0]
+}
+
+// runUserBase is the parent of the per-user runtime directories that
+// systemd-logind creates (/run/user/<uid>).
+const runUserBase = "/run/user"
+
+// userRuntimeDir returns /run/user/<uid> when it is this user's private
+// runtime directory (a real directory, owned by this uid, mode 0700 or
+// tighter), else "".
+func userRuntimeDir() string {
+	d := filepath.Join(runUserBase, strconv.Itoa(os.Getuid()))
+	fi, err := os.Lstat(d)
+	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+		return ""
 	}
-	return filepath.Join("/tmp", "inquest-"+strconv.Itoa(os.Getuid()))
+	if ownerOf(fi) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return ""
+	}
+	return d
+}
+
+// Dirs returns the endpoint directories of this user in the order of Dir's
+// rule: Dirs()[0] is Dir(). With XDG_RUNTIME_DIR set it is that one place;
+// without it, /run/user/<uid>/inquest (when usable) and /tmp/inquest-<uid>,
+// since a host may have been started while /run/user/<uid> did not exist
+// yet (before the first login of the user) or by a client that found it
+// unusable. Connect dials the others, in order, before it starts a host
+// in Dir().
+func Dirs() []string {
+	var out []string
+	add := func(d string) {
+		for _, o := range out {
+			if o == d {
+				return
+			}
+		}
+		out = append(out, d)
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		// The user chose the place: no other is searched.
+		return []string{filepath.Join(d, "inquest")}
+	}
+	if d := userRuntimeDir(); d != "" {
+		add(filepath.Join(d, "inquest"))
+	}
+	add(filepath.Join("/tmp", "inquest-"+strconv.Itoa(os.Getuid())))
+	return out
 }
 
 // Path returns the endpoint: Dir()/mcp.v1.sock.
 func Path() string { return filepath.Join(Dir(), SocketName) }
+
+// altPaths returns the endpoints of Dirs() after the first one.
+func altPaths() []string {
+	var out []string
+	for _, d := range Dirs()[1:] {
+		out = append(out, filepath.Join(d, SocketName))
+	}
+	return out
+}
 
 // PrepareDir makes sure dir exists (when create) and is trustworthy: a real
 // directory (not a symlink), owned by this uid, with no group or other

@@ -164,3 +164,10 @@ func checkPeer(c net.Conn) (Peer, error) {
 
 // watchSocketFile is false: a named pipe has no file to delete.
 const watchSocketFile = false
+
+// Dirs returns Dir() alone: the pipe name is fixed per user, so every
+// client finds the same host.
+func Dirs() []string { return []string{Dir()} }
+
+// altPaths returns no other endpoint: there is one pipe per user.
+func altPaths() []string { return nil }

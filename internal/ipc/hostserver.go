@@ -102,6 +102,7 @@ func (e *HostEndpoint) Status() map[string]any {
 		"confirm_connections_max":  MaxConfirmConns,
 		"in_flight_per_connection": MaxInFlight,
 		"transport":                transportKind,
+		"socket_path":              e.path,
 		"ipc_major":                Major,
 		"ipc_minor":                Minor,
 		"last_error":               lastErr,

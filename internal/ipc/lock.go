@@ -213,3 +213,17 @@ func ClaimConfigWriter(path string) error {
 	configWriters[abs] = f
 	return nil
 }
+
+// RunningElsewhere returns the host that holds the host lock in another of
+// this user's endpoint directories (Dirs() after the first), or nil. A host
+// started by a client with another environment (XDG_RUNTIME_DIR set or
+// not) is still this user's one host: `inquest serve` and the TUI attach
+// to it or report it instead of starting a second one.
+func RunningElsewhere() *HostRunningError {
+	for _, d := range Dirs()[1:] {
+		if running, pid, err := HostRunning(d); running && err == nil {
+			return &HostRunningError{PID: pid}
+		}
+	}
+	return nil
+}
