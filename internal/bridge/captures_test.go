@@ -147,8 +147,37 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (map[string]a
 		t.Fatal(err)
 	}
 	d, _ := env["data"].(map[string]any)
-	d["_envelope"] = env
+	if d == nil {
+		d = map[string]any{}
+	}
+	// The envelope without its data: a failure message that prints d must
+	// not meet a cycle (d inside its own envelope).
+	shell := make(map[string]any, len(env))
+	for k, v := range env {
+		if k != "data" {
+			shell[k] = v
+		}
+	}
+	d["_envelope"] = shell
 	return d, nil
+}
+
+// settled follows a delivered job's next_action (get_job) while the job
+// is still running, so a check of its outcome does not depend on the job
+// ending within the call's wait on a loaded machine; the 10-minute bound
+// only ends a hang.
+func settled(t *testing.T, reg *tool.Registry, d map[string]any) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for d["state"] == "running" && time.Now().Before(deadline) {
+		na, _ := d["next_action"].(map[string]any)
+		if na == nil || na["tool"] != "get_job" {
+			t.Fatalf("running job without a get_job next_action: next_action %v", na)
+		}
+		args, _ := na["arguments"].(map[string]any)
+		d = mustCall(t, reg, "get_job", args)
+	}
+	return d
 }
 
 func mustCall(t *testing.T, reg *tool.Registry, name string, args any) map[string]any {
@@ -310,7 +339,7 @@ func TestArgumentErrors(t *testing.T) {
 		t.Fatalf("forged ref: %v", err)
 	}
 	// A failed first-page selection leaves the source retained for correction.
-	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"distinct_paths": true}})
+	d := settled(t, reg, mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"distinct_paths": true}}))
 	if d["capture_retained"] != true || d["retained_capture_ids"] == nil {
 		t.Fatalf("failed selection: %v", d)
 	}
