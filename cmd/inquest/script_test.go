@@ -15,6 +15,10 @@ import (
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkpprof": mkpprof,
+			"lastlog": lastlog,
+		},
 		Setup: func(e *testscript.Env) error {
 			for _, k := range []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
 				dir := e.WorkDir + "/" + k

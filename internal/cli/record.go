@@ -283,6 +283,7 @@ func argError(flag, want string) error {
 // budget: the command's own memory). A FIFO, device or directory is refused
 // before any read; ctx (cancelled by SIGINT/SIGTERM) stops a long read.
 func loadLogFile(ctx context.Context, path string) (*recording.Log, error) {
+	path = resolveLogArg(ctx, path)
 	l, err := recording.LoadContext(ctx, path, math.MaxInt64/4)
 	if err != nil {
 		var fe *recording.FormatError
