@@ -81,4 +81,3 @@ func logNameOf(ctx context.Context, id string) string {
 		cursor = d.NextCursor
 	}
 }
-
