@@ -159,6 +159,11 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (map[string]a
 		}
 	}
 	d["_envelope"] = shell
+	if _, err := json.Marshal(d); err != nil {
+		// encoding/json refuses a cycle: a value a failure message
+		// cannot print (%v of a cycle overflows the stack) never leaves.
+		t.Fatalf("%s: the decoded result cannot be printed: %v", name, err)
+	}
 	return d, nil
 }
 
