@@ -89,6 +89,7 @@ func FuzzFit(f *testing.F) {
 	f.Add("a long process name that is cut", 8)
 	f.Add("名前", 3)
 	f.Add("\x1b[2J\xff", 4)
+	f.Add("evil\u202eexe.txt\u0085", 20)
 	f.Fuzz(func(t *testing.T, s string, w int) {
 		w %= 400
 		if w < 1 {
@@ -98,7 +99,12 @@ func FuzzFit(f *testing.F) {
 		if n := runewidth.StringWidth(got); n != w {
 			t.Fatalf("fit(%q, %d) is %d cells: %q", s, w, n, got)
 		}
-		if r := rfit(clean(s), w); runewidth.StringWidth(r) > w {
+		for _, r := range got {
+			if needsEscape(r) {
+				t.Fatalf("fit(%q, %d) keeps control or bidi character %U: %q", s, w, r, got)
+			}
+		}
+		if r := rfit(s, w); runewidth.StringWidth(r) > w {
 			t.Fatalf("rfit(%q, %d) is %d cells", s, w, runewidth.StringWidth(r))
 		}
 		if !printableASCII(s) {

@@ -293,8 +293,51 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 
 func (m *Model) addGraph(sources []map[string]any) tea.Cmd {
 	return m.graphCall("add_graphs", map[string]any{"metrics": sources, "wait_ms": 10000}, func(d map[string]any) string {
-		return fmt.Sprintf("graphs added: %v (already present: %v); g opens the graphs", d["added"], d["already_present"])
+		return addedNotice(d["added"], d["already_present"])
 	})
+}
+
+// addedNotice says in a sentence what add_graphs did: "graph g1 added;
+// g opens the graphs", "graphs g1 and g2 added", "graph g1 was already
+// there".
+func addedNotice(added, present any) string {
+	ids := func(v any) []string {
+		var out []string
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				out = append(out, escapeText(fmt.Sprint(x)))
+			}
+		}
+		return out
+	}
+	list := func(l []string) string {
+		if len(l) <= 1 {
+			return strings.Join(l, "")
+		}
+		return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
+	}
+	plural := func(l []string) string {
+		if len(l) == 1 {
+			return "graph " + list(l)
+		}
+		return "graphs " + list(l)
+	}
+	a, p := ids(added), ids(present)
+	var parts []string
+	if len(a) > 0 {
+		parts = append(parts, plural(a)+" added")
+	}
+	if len(p) > 0 {
+		verb := " was already there"
+		if len(p) > 1 {
+			verb = " were already there"
+		}
+		parts = append(parts, plural(p)+verb)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no graph added")
+	}
+	return strings.Join(parts, ", ") + "; g opens the graphs"
 }
 
 // exportCSV asks the host to write every graph to a new CSV file in the

@@ -59,6 +59,8 @@ func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
 		p.Set(sample.PRSS, p.Vals[sample.PRSS]+uint64(c.n)<<20)
 		p.Set(sample.PReadBytes, uint64(c.n)*uint64(p.PID)*1024)
 		p.Set(sample.PWriteBytes, 0)
+		// CPU time: pid seconds plus 1.5 s per step (TIME+)
+		p.Set(sample.PCPUTime, uint64(p.PID)*uint64(time.Second)+uint64(c.n)*1500*uint64(time.Millisecond))
 	}
 	snap.System.Set(sample.SCPUPercent, sample.F(42))
 	snap.System.Set(sample.SMemTotal, 8<<30)
@@ -304,7 +306,7 @@ func TestTableFacts(t *testing.T) {
 	if gone == nil || !gone.Ended || gone.CPUOK || gone.RSSOK {
 		t.Fatalf("ended lifetime not a ghost row with unknown values: %+v", gone)
 	}
-	if !strings.Contains(d.m.View(), "    300 x      -       -        -     -  gone") {
+	if !strings.Contains(d.m.View(), "    300 root      x      -       -       -    -         -  gone") {
 		t.Fatalf("ghost row not drawn:\n%s", d.m.View())
 	}
 	// first frame: no IO rate yet (needs two frames), shown as "-"
@@ -561,7 +563,7 @@ func TestRecordingAndLogView(t *testing.T) {
 	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour)) // every sample after the start, however slow the machine
 	d := newDriver(t, b)
 	d.keys("/", "w", "o", "r", "k", "e", "r", "enter", "*")
-	if !strings.Contains(d.m.notice, "tracking add: worker") {
+	if !strings.Contains(d.m.notice, "now tracking worker") {
 		t.Fatalf("track: %q", d.m.notice)
 	}
 	d.keys("esc")
@@ -620,7 +622,7 @@ func TestRecordingAndLogView(t *testing.T) {
 		t.Fatalf("Log view cores:\n%s", v)
 	}
 	for _, line := range strings.Split(v, "\n") {
-		if strings.Contains(line, "worker") && !regexp.MustCompile(`\d -\s`).MatchString(line) {
+		if strings.Contains(line, "worker") && !regexp.MustCompile(`^..\s*\d+ \S+\s+- `).MatchString(line) {
 			t.Fatalf("Log view state of a recorded row: %q", line)
 		}
 	}
