@@ -76,8 +76,8 @@ type Row struct {
 	// command lines; ArgsOK is false when it was not read or could not be
 	// (another user's process, an ended one). A kernel thread has none:
 	// ArgsOK with empty Args.
-	Args   []string
-	ArgsOK bool
+	Args      []string
+	ArgsOK    bool
 	RSS       uint64 // rss_bytes
 	RSSOK     bool
 	Threads   uint64
