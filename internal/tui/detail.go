@@ -101,7 +101,7 @@ type captureView struct {
 	top       int
 	err       string
 	// sockets names the process's sockets by inode (open files only).
-	sockets map[string]string
+	sockets map[string]socketName
 }
 
 type captureMsg struct{ c *captureView }
@@ -135,7 +135,7 @@ var captureCols = map[string][]string{
 // network capture holds its inode); network rows as ss's columns
 // ("127.0.0.1:4567", "[::1]:80", a unix path and its inode). Other kinds
 // show their fields. Every cell is escaped (escapeText).
-func captureCells(kind string, cols []string, r map[string]json.RawMessage, sockets map[string]string) []string {
+func captureCells(kind string, cols []string, r map[string]json.RawMessage, sockets map[string]socketName) []string {
 	switch kind {
 	case "open_files":
 		fd := rawText(r["fd"])
@@ -146,7 +146,7 @@ func captureCells(kind string, cols []string, r map[string]json.RawMessage, sock
 		if typ == "socket" {
 			ino := strings.TrimSuffix(strings.TrimPrefix(name, "socket:["), "]")
 			if s, ok := sockets[ino]; ok {
-				name = s
+				typ, name = s.typ, s.name
 			}
 		}
 		if d := rawText(r["deleted"]); d == "true" {
@@ -195,9 +195,12 @@ func fdMode(flags string) string {
 	return ""
 }
 
+// socketName is lsof's TYPE and NAME of a socket.
+type socketName struct{ typ, name string }
+
 // socketNames maps socket inodes of a network capture to lsof's name
 // for them (lsofSocket).
-func socketNames(rows []map[string]json.RawMessage, into map[string]string) {
+func socketNames(rows []map[string]json.RawMessage, into map[string]socketName) {
 	for _, r := range rows {
 		ino := rawText(r["inode"])
 		if ino == "-" {
@@ -217,7 +220,9 @@ func socketNames(rows []map[string]json.RawMessage, into map[string]string) {
 		if typ == "-" {
 			typ = ""
 		}
-		into[ino] = lsofSocket(proto, lsofWildcard(local), lsofWildcard(remote), state, typ)
+		var n socketName
+		n.typ, n.name = lsofSocket(proto, lsofWildcard(local), lsofWildcard(remote), state, typ)
+		into[ino] = n
 	}
 }
 
@@ -234,13 +239,13 @@ func lsofWildcard(hp string) string {
 // processSockets reads the network capture of a process (every page)
 // and names its sockets by inode; nil when it cannot be taken (the
 // sockets then keep their socket:[inode] names).
-func processSockets(ctx context.Context, b Backend, ref string) map[string]string {
+func processSockets(ctx context.Context, b Backend, ref string) map[string]socketName {
 	page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": "network", "process_ref": ref, "wait_ms": 5000}, capturePageRows)
 	if err != nil {
 		return nil
 	}
 	defer call(context.Background(), b, "release_capture", map[string]any{"capture_id": page.ID})
-	out := map[string]string{}
+	out := map[string]socketName{}
 	for pages := 0; page != nil && pages < 100; pages++ {
 		socketNames(page.Rows, out)
 		if page.Next == nil || *page.Next == "" {

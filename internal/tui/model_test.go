@@ -217,6 +217,9 @@ func (d *driver) keys(ks ...string) {
 			msg = tea.KeyMsg{Type: tea.KeyBackspace}
 		case " ":
 			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		case "f1", "f3", "f4", "f5", "f6", "f9", "f10":
+			msg = tea.KeyMsg{Type: map[string]tea.KeyType{"f1": tea.KeyF1, "f3": tea.KeyF3, "f4": tea.KeyF4,
+				"f5": tea.KeyF5, "f6": tea.KeyF6, "f9": tea.KeyF9, "f10": tea.KeyF10}[k]}
 		default:
 			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 		}

@@ -174,29 +174,34 @@ func ssState(state string) string {
 	return strings.ReplaceAll(state, "_", "-")
 }
 
-// lsofSocket names a socket as lsof's NAME column does: the protocol and
-// the addresses ("TCP 127.0.0.1:4567->127.0.0.1:39000 (ESTABLISHED)",
-// "UDP [::1]:53", "UNIX /run/x.sock type=STREAM").
-func lsofSocket(proto, local, remote, state, sockType string) string {
-	switch proto {
-	case "unix":
-		name := local
+// lsofSocket names a socket as lsof's TYPE and NODE+NAME columns do:
+// "IPv4", "TCP 127.0.0.1:4567->127.0.0.1:39000 (ESTABLISHED)"; "IPv6",
+// "UDP [::1]:53"; "unix", "/run/x.sock type=STREAM (LISTEN)".
+func lsofSocket(proto, local, remote, state, sockType string) (typ, name string) {
+	if proto == "unix" {
+		name = local
 		if name == "*" {
 			name = "(unnamed)"
 		}
-		s := "UNIX " + name
 		if sockType != "" {
-			s += " type=" + strings.ToUpper(sockType)
+			name += " type=" + strings.ToUpper(sockType)
 		}
-		return s
+		if state == "LISTEN" || state == "CONNECTED" {
+			name += " (" + state + ")"
+		}
+		return "unix", name
+	}
+	typ = "IPv4"
+	if strings.HasSuffix(proto, "6") {
+		typ = "IPv6"
 	}
 	p := strings.ToUpper(strings.TrimSuffix(proto, "6"))
-	s := p + " " + local
+	name = p + " " + local
 	if remote != "" && !strings.HasSuffix(remote, ":*") {
-		s += "->" + remote
+		name += "->" + remote
 	}
 	if p == "TCP" && state != "" {
-		s += " (" + state + ")"
+		name += " (" + state + ")"
 	}
-	return s
+	return typ, name
 }
