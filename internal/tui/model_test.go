@@ -279,18 +279,31 @@ func TestGoldenViews(t *testing.T) {
 		{"help", []string{"?"}},
 		{"settings", []string{"S"}},
 		{"agents", []string{"a"}},
+		{"search", []string{"f3", "p", "o", "s", "t", "g", "r", "e", "s", ":"}},
+		{"sort_menu_f6", []string{"f6", "down"}},
+		{"cpu_all_cores", []string{"S", "c", "esc"}},
+		{"read_only_note", []string{"f9"}},
+		{"sort_time", []string{"T"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h, b := fixture(t, 3)
-			d := newDriver(t, b)
-			h.Sampler().Step()
-			d.refresh() // second frame one sample later: IO rates
-			d.keys(tc.keys...)
-			v := d.m.View()
-			checkShape(t, v, 120, 40)
-			golden(t, tc.name, v)
-		})
+	// each at 120x40 (golden NAME) and 80x24 (NAME_80x24)
+	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
+		for _, tc := range cases {
+			name := tc.name
+			if sz[0] != 120 {
+				name = fmt.Sprintf("%s_%dx%d", name, sz[0], sz[1])
+			}
+			t.Run(name, func(t *testing.T) {
+				h, b := fixture(t, 3)
+				d := newDriver(t, b)
+				d.m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+				h.Sampler().Step()
+				d.refresh() // second frame one sample later: IO rates
+				d.keys(tc.keys...)
+				v := d.m.View()
+				checkShape(t, v, sz[0], sz[1])
+				golden(t, name, v)
+			})
+		}
 	}
 }
 

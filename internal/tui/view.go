@@ -836,7 +836,12 @@ func (m *Model) detailView(st styles, w, h int) []string {
 			lines = append(lines, fit("  reading the next page...", w))
 		}
 	} else {
-		labels := map[string]string{"cpu_percent": "CPU%", "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
+		cols := m.columns()
+		cpuScale := 1.0 // the table's scale: per core, or the share of all cores
+		if cols.cores > 0 {
+			cpuScale = float64(cols.cores)
+		}
+		labels := map[string]string{"cpu_percent": cols.cpuLabel(), "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
 		switch {
 		case m.hist == nil || !m.hist.loaded:
 			lines = append(lines, fit("  loading history...", w))
@@ -852,7 +857,7 @@ func (m *Model) detailView(st styles, w, h int) []string {
 						if id == "rss_bytes" {
 							last = Bytes(uint64(ps[i].v))
 						} else if id == "cpu_percent" {
-							last = fmt.Sprintf("%.1f", ps[i].v)
+							last = fmt.Sprintf("%.1f", ps[i].v*cpuScale)
 						} else {
 							last = fmt.Sprint(uint64(ps[i].v))
 						}
