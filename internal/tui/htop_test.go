@@ -347,3 +347,61 @@ func TestCPUTime(t *testing.T) {
 		}
 	}
 }
+
+// rowsJSON decodes capture rows as read_capture gives them.
+func rowsJSON(t *testing.T, s string) []map[string]json.RawMessage {
+	t.Helper()
+	var rows []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// The network and open-files panes at 80 and 120 columns, from fixed
+// capture rows in the host's row shape: ss's and lsof's spelling of
+// addresses, never JSON; a socket without a network row keeps its
+// socket:[inode]; a path holding control characters is escaped.
+func TestCapturePaneGoldens(t *testing.T) {
+	network := rowsJSON(t, `[
+{"protocol":"tcp","local":{"address":"127.0.0.1","port":4567},"remote":{"address":"0.0.0.0","port":0},"state":"LISTEN","inode":"267528","pid":101,"owner_name":"worker"},
+{"protocol":"tcp6","local":{"address":"::1","port":80},"remote":{"address":"::1","port":51234},"state":"ESTABLISHED","inode":"267529","pid":101,"owner_name":"worker"},
+{"protocol":"udp","local":{"address":"0.0.0.0","port":53},"remote":{"address":"0.0.0.0","port":0},"state":"UNCONNECTED","inode":"267530","pid":101,"owner_name":"worker"},
+{"protocol":"unix","local":{"path":"/run/worker.sock"},"remote":null,"state":"LISTEN","socket_type":"stream","inode":"267531","pid":101,"owner_name":"worker"},
+{"protocol":"unix","local":{"path":null},"remote":null,"state":"CONNECTED","socket_type":"dgram","inode":"267532","pid":101,"owner_name":"worker"}]`)
+	files := rowsJSON(t, `[
+{"fd":"0","path":"/dev/null","deleted":false,"kind":"device","flags":"0100000"},
+{"fd":"1","path":"/var/log/worker.log","deleted":false,"kind":"file","size_bytes":"4096","flags":"0102001","position":"4096"},
+{"fd":"3","path":"socket:[267528]","deleted":false,"kind":"socket","flags":"02"},
+{"fd":"4","path":"socket:[267529]","deleted":false,"kind":"socket","flags":"02"},
+{"fd":"5","path":"socket:[267531]","deleted":false,"kind":"socket","flags":"02"},
+{"fd":"6","path":"socket:[999999]","deleted":false,"kind":"socket","flags":"02"},
+{"fd":"7","path":"/tmp/evil\u001b[2J\u202etxt","deleted":true,"kind":"file","flags":"01"},
+{"fd":"8","path":"pipe:[1234]","deleted":false,"kind":"pipe"}]`)
+	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
+		for _, kind := range []string{"network", "open_files"} {
+			name := fmt.Sprintf("capture_%s_%dx%d", kind, sz[0], sz[1])
+			t.Run(name, func(t *testing.T) {
+				_, b := fixture(t, 3)
+				d := newDriver(t, b)
+				d.m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+				d.keys("#", "down", "down", "enter") // worker's detail
+				c := &captureView{ref: d.m.selected().Ref, kind: kind, cols: captureCols[kind], total: -1, sockets: map[string]socketName{}}
+				socketNames(network, c.sockets)
+				rows := network
+				if kind == "open_files" {
+					rows = files
+				}
+				c.add(&capturePage{Rows: rows, Total: len(rows)})
+				d.m.capture = c
+				d.m.drawn = ""
+				v := d.m.View()
+				checkShape(t, v, sz[0], sz[1])
+				if strings.ContainsAny(v, "{}\x1b\u202e") {
+					t.Fatalf("raw JSON or control characters on screen:\n%s", v)
+				}
+				golden(t, name, v)
+			})
+		}
+	}
+}

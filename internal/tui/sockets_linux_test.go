@@ -213,3 +213,63 @@ func TestSocketPanesMatchSsAndLsof(t *testing.T) {
 		t.Logf("open files pane:\n%s\nlsof:\n%s", d.m.View(), out)
 	}
 }
+
+// c shows command lines in COMMAND, as ps -o args shows them for the
+// same process (read in the same run), with control characters escaped;
+// c again shows names.
+func TestCommandLineColumn(t *testing.T) {
+	psBin, err := exec.LookPath("ps")
+	if err != nil {
+		t.Skip("ps is not installed")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	plain := exec.Command(sh, "-c", "sleep 600; :", "inqcmd", "plain-arg")
+	tabbed := exec.Command(sh, "-c", "sleep 600; :", "inqcmd", "a\tb\x1b[2J")
+	for _, c := range []*exec.Cmd{plain, tabbed} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	}
+	_, b, _ := liveFixture(t)
+	d := newDriver(t, b)
+	name := ""
+	cell := func(pid int) string {
+		t.Helper()
+		for _, v := range d.m.rows {
+			if v.r.PID == pid {
+				name = v.r.Name
+				return d.m.columns().command(v.r)
+			}
+		}
+		t.Fatalf("pid %d not in the table", pid)
+		return ""
+	}
+	if got := cell(plain.Process.Pid); got != name || strings.Contains(got, " ") {
+		t.Fatalf("names first: %q", got)
+	}
+	d.keys("c")
+	out, err := exec.Command(psBin, "-o", "args=", "-p", strconv.Itoa(plain.Process.Pid)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cell(plain.Process.Pid), strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("COMMAND %q, ps -o args %q", got, want)
+	}
+	if got, want := cell(tabbed.Process.Pid), sh+` -c sleep 600; : inqcmd a\tb\x1b[2J`; got != want {
+		t.Fatalf("COMMAND %q, want %q", got, want)
+	}
+	d.keys("f3")
+	d.keys(strings.Split(strconv.Itoa(plain.Process.Pid), "")...)
+	d.keys("enter")
+	if v := d.m.View(); !strings.Contains(v, sh+" -c sleep 600; : inqcmd plain-arg") || strings.Contains(v, "\x1b") {
+		t.Fatalf("the table does not show the escaped command lines:\n%s", v)
+	}
+	d.keys("c")
+	if got := cell(plain.Process.Pid); got != name {
+		t.Fatalf("c again: %q", got)
+	}
+}
