@@ -119,6 +119,9 @@ type capturePageMsg struct {
 // rest with next_cursor, which the view follows).
 const capturePageRows = 500
 
+// captureTimeout bounds taking a capture and reading one of its pages.
+const captureTimeout = 2 * time.Minute
+
 // captureCols are the columns shown per capture kind, in order: the
 // capture's fields, or for open files and network the columns lsof and
 // ss show (captureCells fills them).
@@ -261,7 +264,9 @@ func processSockets(ctx context.Context, b Backend, ref string) map[string]socke
 func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 	b := m.opt.Backend
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		// A hang guard only: the pane says "capturing..." meanwhile and
+		// Esc drops it; a loaded machine may take long.
+		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 		defer cancel()
 		c := &captureView{ref: ref, kind: kind, total: -1}
 		page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000}, capturePageRows)
@@ -355,7 +360,7 @@ func (m *Model) readMore() tea.Cmd {
 	c.fetching = true
 	b, ref, kind, id, cursor := m.opt.Backend, c.ref, c.kind, c.id, c.next
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 		defer cancel()
 		p, err := readCapturePage(ctx, b, id, cursor, capturePageRows)
 		return capturePageMsg{ref: ref, kind: kind, id: id, page: p, err: err}

@@ -405,3 +405,30 @@ func TestCapturePaneGoldens(t *testing.T) {
 		}
 	}
 }
+
+// An add_graphs or export_graphs still running after its wait is followed
+// with get_operation to its outcome, said as the finished call says it;
+// an operation that cannot be read says why.
+func TestFollowOperation(t *testing.T) {
+	_, b := fixture(t, 3)
+	d := newDriver(t, b)
+	res, err := call(context.Background(), b, "add_graphs", map[string]any{"metrics": []map[string]any{{"metric_id": "load1"}}, "wait_ms": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op struct {
+		ID string `json:"operation_id"`
+	}
+	decode(res, &op)
+	if op.ID == "" {
+		t.Fatalf("add_graphs gave no operation: %+v", res.Data)
+	}
+	msg, ok := d.m.followOperation(op.ID, func(o map[string]any) string { return addedNotice(o["added"], o["already_present"]) })().(graphMsg)
+	if !ok || !strings.HasPrefix(msg.text, "graph g") || !strings.HasSuffix(msg.text, " added; g opens the graphs") || msg.ws == nil {
+		t.Fatalf("followed outcome: %+v", msg)
+	}
+	msg = d.m.followOperation("no-such-op", nil)().(graphMsg)
+	if !strings.Contains(msg.text, "operation no-such-op: ") {
+		t.Fatalf("unknown operation: %q", msg.text)
+	}
+}

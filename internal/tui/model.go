@@ -312,6 +312,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else if msg.err != nil {
 			m.notice = "graphs: " + errText(msg.err)
 		}
+		if msg.follow != "" {
+			return m, m.followOperation(msg.follow, msg.done)
+		}
 		return m, nil
 	case confirmedMsg:
 		m.notice = msg.text
