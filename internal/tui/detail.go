@@ -171,7 +171,7 @@ func captureCells(kind string, cols []string, r map[string]json.RawMessage, sock
 			local += " " + ino
 			remote = "*"
 		}
-		return []string{ssNetid(proto, typ), ssState(strings.Trim(rawText(r["state"]), "-")), local, remote}
+		return []string{escapeText(ssNetid(proto, typ)), escapeText(ssState(strings.Trim(rawText(r["state"]), "-"))), local, remote}
 	}
 	line := make([]string, len(cols))
 	for i, col := range cols {
@@ -225,6 +225,7 @@ func socketNames(rows []map[string]json.RawMessage, into map[string]socketName) 
 		}
 		var n socketName
 		n.typ, n.name = lsofSocket(proto, lsofWildcard(local), lsofWildcard(remote), state, typ)
+		n.typ, n.name = escapeText(n.typ), escapeText(n.name)
 		into[ino] = n
 	}
 }

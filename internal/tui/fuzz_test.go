@@ -127,3 +127,37 @@ func FuzzFit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCaptureCells: any capture row JSON (addresses, paths, states of any
+// shape) gives cells without control or bidi characters and never panics;
+// escapeText output never needs escaping again.
+func FuzzCaptureCells(f *testing.F) {
+	f.Add("network", `{"protocol":"tcp6","local":{"address":"::1","port":80},"remote":{"address":"::","port":0},"state":"LISTEN","inode":"1"}`)
+	f.Add("network", `{"protocol":"unix","local":{"path":"/run/\u001b[2J"},"remote":null,"state":"CONNECTED","socket_type":"dgram","inode":"2"}`)
+	f.Add("open_files", `{"fd":"3","path":"socket:[1]","kind":"socket","flags":"02"}`)
+	f.Add("open_files", `{"fd":"4","path":"/tmp/a\u202eb","kind":"file","flags":"zz","deleted":true}`)
+	f.Add("threads", `{"tid":1,"name":"\u0085x"}`)
+	f.Add("network", `{"protocol":"\u001b]0;x","state":"\u202e","inode":"3","local":{"address":"\u0007","port":1}}`)
+	f.Fuzz(func(t *testing.T, kind, row string) {
+		var r map[string]json.RawMessage
+		if json.Unmarshal([]byte(row), &r) != nil {
+			return
+		}
+		sockets := map[string]socketName{}
+		socketNames([]map[string]json.RawMessage{r}, sockets)
+		cells := captureCells(kind, captureCols[kind], r, sockets)
+		for _, s := range sockets {
+			cells = append(cells, s.typ, s.name)
+		}
+		for _, c := range cells {
+			for _, ch := range c {
+				if needsEscape(ch) {
+					t.Fatalf("cell %q of %s row %s holds %U", c, kind, row, ch)
+				}
+			}
+			if escapeText(c) != c {
+				t.Fatalf("cell %q is escaped twice differently", c)
+			}
+		}
+	})
+}

@@ -122,7 +122,7 @@ func endpointText(raw json.RawMessage) (string, bool) {
 	}
 	switch {
 	case e.Address != nil && e.Port != nil:
-		return hostPort(*e.Address, *e.Port), true
+		return hostPort(escapeText(*e.Address), *e.Port), true
 	case e.Path != nil:
 		return escapeText(*e.Path), true
 	case e.PathBytes != nil:
