@@ -16,6 +16,7 @@ func FuzzView(f *testing.F) {
 	f.Add("worker", "postgres: wal", 120, 40, "/wo")
 	f.Add("\x1b[2Jevil\x07", "名前が長いプロセス名前が長い", 20, 5, "")
 	f.Add("\xff\xfe", "", 1, 1, "x")
+	f.Add("a\u202eb", "\u2066c\u0085", 80, 24, "a")
 	f.Fuzz(func(t *testing.T, a, b string, w, h int, filter string) {
 		w, h = w%300, h%120
 		if w < 1 || h < 1 {
@@ -30,8 +31,14 @@ func FuzzView(f *testing.F) {
 		m.Update(frameMsg{f: fr})
 		m.filter = filter
 		m.rearrange()
-		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}, {"o"}, {"o", "+", "x"}, {"L"}} {
+		fkeys := map[string]tea.KeyType{"F3": tea.KeyF3, "F6": tea.KeyF6, "F9": tea.KeyF9, "F4": tea.KeyF4}
+		for _, keys := range [][]string{nil, {"t"}, {"enter"}, {"a"}, {"?"}, {"S"}, {"g"}, {"o"}, {"o", "+", "x"}, {"L"},
+			{"F3", "w"}, {"F6"}, {"F9"}, {"c"}, {"F4", "p"}, {"S", "c"}} {
 			for _, k := range keys {
+				if ft, ok := fkeys[k]; ok {
+					m.Update(tea.KeyMsg{Type: ft})
+					continue
+				}
 				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
 			}
 			// every pane pages: its movement keys, at any size
@@ -45,7 +52,7 @@ func FuzzView(f *testing.F) {
 				t.Fatalf("%d lines at height %d", len(lines), h)
 			}
 			for _, l := range lines {
-				if strings.ContainsAny(l, "\x1b\x07") {
+				if strings.ContainsAny(l, "\x1b\x07\u202e\u2066") {
 					t.Fatalf("control byte reached the screen: %q", l)
 				}
 			}
