@@ -5,6 +5,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -272,4 +273,77 @@ func TestCommandLineColumn(t *testing.T) {
 	if got := cell(plain.Process.Pid); got != name {
 		t.Fatalf("c again: %q", got)
 	}
+}
+
+// USER and TIME+ say what ps says of the same process in the same run:
+// ps -o user= and ps -o cputimes= (whole seconds of user+system time;
+// TIME+ spells them M:SS.hh, as htop does). The process burns CPU and
+// then sleeps, so its CPU time no longer changes when both read it.
+func TestUserAndTimeMatchPs(t *testing.T) {
+	psBin, err1 := exec.LookPath("ps")
+	sh, err2 := exec.LookPath("sh")
+	if err1 != nil || err2 != nil {
+		t.Skip("no ps or sh")
+	}
+	c := exec.Command(sh, "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 600`)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	pid := c.Process.Pid
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if strings.TrimSpace(string(comm)) == "sleep" {
+			break // the loop ended: its CPU time is final
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the busy loop did not end within 5 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, b, _ := liveFixture(t)
+	d := newDriver(t, b)
+	out, err := exec.Command(psBin, "-o", "user=,cputimes=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		t.Fatalf("ps: %q", out)
+	}
+	secs, _ := strconv.Atoi(f[1])
+	var row *Row
+	for _, v := range d.m.rows {
+		if v.r.PID == pid {
+			row = v.r
+		}
+	}
+	if row == nil || !row.CPUTimeOK {
+		t.Fatalf("pid %d: %+v", pid, row)
+	}
+	tm := cpuTime(row.CPUTime)
+	var min, sec, hs int
+	if _, err := fmt.Sscanf(tm, "%d:%d.%d", &min, &sec, &hs); err != nil {
+		t.Fatalf("TIME+ %q: %v", tm, err)
+	}
+	if row.User != f[0] || min*60+sec != secs {
+		t.Fatalf("USER %q TIME+ %s; ps says %s and %d s", row.User, tm, f[0], secs)
+	}
+	// to the hundredth: utime+stime of /proc/PID/stat in clock ticks
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	ut, _ := strconv.Atoi(sf[11])
+	st, _ := strconv.Atoi(sf[12])
+	hz := 100
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		hz, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	if want := (ut + st) * 100 / hz; (min*60+sec)*100+hs != want {
+		t.Fatalf("TIME+ %s; /proc/%d/stat utime+stime %d ticks at %d Hz", tm, pid, ut+st, hz)
+	}
+	t.Logf("pid %d: USER %s TIME+ %s; ps -o user,cputimes: %s %d; stat %d ticks", pid, row.User, tm, f[0], secs, ut+st)
 }
