@@ -43,20 +43,30 @@ func (m *tmuxTUI) screen() string {
 	return string(out)
 }
 
+// screenWait bounds each wait for a screen fact: a hang guard only (the
+// screen is polled, so no machine waits longer than it needs), kept below
+// go test's default 10-minute timeout so a hang fails naming the fact
+// that never came. A graph operation still running after its wait is
+// followed by the TUI to its outcome, so a loaded machine shows
+// "graph g1 added" or "exported N rows" late, never not at all.
+const screenWait = 4 * time.Minute
+
 // waitFor polls the screen until cond holds; the generous deadline only
-// fails on a real hang, never on a slow machine's normal pace.
+// fails on a real hang, never on a slow machine's normal pace. The poll
+// interval is only the pace of polling (each poll runs tmux, which
+// competes for the same CPUs), never a synchronization.
 func (m *tmuxTUI) waitFor(what string, cond func(screen string) bool) string {
 	m.t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(screenWait)
 	for {
 		s := m.screen()
 		if cond(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("%s: not on screen within 3 minutes:\n%s", what, s)
+			m.t.Fatalf("%s: not on screen within %v:\n%s", what, screenWait, s)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -153,7 +163,7 @@ func TestTUIInTmux(t *testing.T) {
 
 	m := startTUIInTmux(t, e, exportDir, 120, 40)
 
-	s := m.waitText("PID S")
+	s := m.waitText("PID USER")
 	if !strings.Contains(headerLine(s), "inquest host") {
 		t.Fatalf("header:\n%s", s)
 	}
@@ -177,7 +187,7 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("Escape", "Escape")
 	// graph of the selected process (memory sort: rss_bytes), markers
 	m.keys("+")
-	m.waitText("graphs added: [g1]")
+	m.waitText("graph g1 added")
 	m.keys("g")
 	m.waitText("inqtuitarget[")
 	m.keys("s")
@@ -208,7 +218,7 @@ func TestTUIInTmux(t *testing.T) {
 		t.Fatalf("export %s: %v\n%s", path[1], err, csv)
 	}
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 
 	// an MCP client: the badge and its calls appear; its profile delete
 	// waits for the local decision in the overlay
@@ -257,7 +267,7 @@ func TestTUIInTmux(t *testing.T) {
 	// profile, change them, load the profile back (it replaces unsaved
 	// tracking, so it asks in the overlay), delete it (asks too)
 	m.keys("*")
-	m.waitText("tracking add: inqtuitarget")
+	m.waitText("now tracking inqtuitarget")
 	m.keys("o")
 	m.waitText("Tracking and profiles")
 	m.waitText("   inqtuitarget")
@@ -288,7 +298,7 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("y")
 	m.waitText("none: A saves the tracked names as a profile")
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 
 	// record, stop (asks), then Log view with its graphs, and back
 	m.keys("R")
@@ -321,9 +331,9 @@ func TestTUIInTmux(t *testing.T) {
 	m.keys("s")
 	m.waitText("system:memory_used_bytes")
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 	m.keys("+")
-	m.waitText("graphs added: [")
+	m.waitText(" added; g opens the graphs")
 	m.keys("g")
 	s = m.waitFor("recorded target graph", func(s string) bool {
 		return strings.Contains(s, "recording inquest-") && strings.Contains(s, "inqtuitarget[") && strings.ContainsFunc(s, func(r rune) bool { return r > 0x2800 && r <= 0x28ff })
@@ -367,7 +377,7 @@ func TestTUIInTmux(t *testing.T) {
 	}
 	br2.cs.Close()
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 	m.keys("L")
 	m.waitFor("Live again", func(s string) bool {
 		return strings.Contains(headerLine(s), "LIVE") && !strings.Contains(headerLine(s), "LOG")
@@ -389,6 +399,128 @@ func TestTUIInTmux(t *testing.T) {
 	}
 	m.keys("q")
 	waitUntil(t, "the TUI host to exit", func() bool { return processGone(pid) })
+}
+
+// waitFact polls cond (a fact outside the screen: a process gone) with
+// the same hang guard as the screen waits.
+func waitFact(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(screenWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v", what, screenWait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startNamed starts a copy of sleep named name (its comm), killed when
+// the test ends.
+func startNamed(t *testing.T, dir, name string) *exec.Cmd {
+	t.Helper()
+	sleepBin, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	b, err := os.ReadFile(sleepBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(bin, "600")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c
+}
+
+// lastLine is the footer of a captured screen.
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return l[len(l)-1]
+}
+
+// TestTUIHtopKeysInTmux drives the real binary at 80x24 with htop's
+// keys: the footer shows q:quit; F1 help (with the read-only note's key),
+// F9 says the monitor is read-only, F4 filters, F6 sorts from its menu,
+// F5 toggles the tree, F3 searches and selects; when the selected process
+// exits the selection moves to the live row beside it while the ended one
+// stays as a ghost; F10 quits and stops the host it started.
+func TestTUIHtopKeysInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	e := newHeEnv(t)
+	victim := startNamed(t, e.base, "inqselvictim")
+	survivor := startNamed(t, e.base, "inqselsurvivor")
+	m := startTUIInTmux(t, e, e.base, 80, 24)
+	s := m.waitText("PID USER")
+	if !strings.HasPrefix(lastLine(s), "q:quit ?:help /:filter F6:sort") {
+		t.Fatalf("footer at 80x24 %q:\n%s", lastLine(s), s)
+	}
+
+	m.keys("F1")
+	m.waitText("nothing to kill or renice")
+	m.keys("Escape")
+	m.waitText("PID USER")
+	m.keys("F9")
+	m.waitText("read-only monitor: no kill or renice")
+
+	m.keys("F4")
+	m.waitText("Filter: ")
+	m.keys("-l", "inqsel")
+	m.keys("Enter")
+	m.waitFor("both processes under the filter", func(s string) bool {
+		return strings.Contains(s, "inqselvictim") && strings.Contains(s, "inqselsurvivor") && strings.Contains(lastLine(s), "[filter: inqsel]")
+	})
+	m.keys("F6")
+	m.waitText("Sort by")
+	// from CPU% (the current sort) down to PID
+	m.keys("Down", "Down", "Down", "Down", "Down")
+	m.waitFor("PID highlighted", func(s string) bool { return regexp.MustCompile(`(?m)^> PID`).MatchString(s) })
+	m.keys("Enter")
+	m.waitText("PID▲")
+	m.keys("F5")
+	m.waitFor("tree on", func(s string) bool { return strings.Contains(lastLine(s), "[tree]") })
+	m.keys("F5")
+	m.waitFor("tree off", func(s string) bool { return !strings.Contains(lastLine(s), "[tree]") && strings.Contains(s, "PID▲") })
+
+	vpid, spid := strconv.Itoa(victim.Process.Pid), strconv.Itoa(survivor.Process.Pid)
+	m.keys("F3")
+	m.waitText("Search: ")
+	m.keys("-l", vpid)
+	m.waitFor("the victim selected", func(s string) bool {
+		return regexp.MustCompile(`(?m)^>\s+` + vpid + ` `).MatchString(s)
+	})
+	m.keys("Enter")
+	m.waitFor("search closed", func(s string) bool { return !strings.Contains(lastLine(s), "Search: ") })
+	// tracked, so its ended lifetime stays on screen as a ghost row
+	m.keys("*")
+	m.waitText("now tracking inqselvictim")
+	victim.Process.Kill()
+	victim.Wait()
+	ghost := regexp.MustCompile(`(?m)^ \s+` + vpid + ` \S+\s+x `)
+	onSurvivor := regexp.MustCompile(`(?m)^>\s+` + spid + ` \S+\s+[A-Za-z] `)
+	s = m.waitFor("the selection on the live neighbour of the ended process", func(s string) bool {
+		return ghost.MatchString(s) && onSurvivor.MatchString(s)
+	})
+	if regexp.MustCompile(`(?m)^>.* x `).MatchString(s) {
+		t.Fatalf("the selection is on an ended row:\n%s", s)
+	}
+
+	pid := e.hostPID()
+	if !hostAlive(pid) {
+		t.Fatalf("host lock pid %d not alive", pid)
+	}
+	m.keys("F10")
+	waitFact(t, "F10 to stop the TUI host", func() bool { return processGone(pid) })
+	waitFact(t, "the tmux session to end", func() bool {
+		return exec.Command("tmux", "-S", m.sock, "has-session", "-t", "tui").Run() != nil
+	})
 }
 
 // `inquest history` draws braille charts with axes and units on a
@@ -492,7 +624,7 @@ func TestTUIAttachesToRunningHost(t *testing.T) {
 	m := &tmuxTUI{t: t, sock: filepath.Join(e.base, "tmux.sock")}
 	m.tmux("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", script)
 	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
-	s := m.waitText("PID S")
+	s := m.waitText("PID USER")
 	if want := "inquest view of host pid " + strconv.Itoa(pid); !strings.Contains(headerLine(s), want) {
 		t.Fatalf("header lacks %q:\n%s", want, s)
 	}
@@ -566,7 +698,7 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	}
 
 	m := startTUIInTmux(t, e, e.base, 60, 15)
-	m.waitText("PID S")
+	m.waitText("PID USER")
 	m.keys("/")
 	m.keys("-l", "inqmanyfds")
 	m.keys("Enter")
@@ -578,7 +710,7 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	s := m.waitFor("the first rows of "+strconv.Itoa(total), func(s string) bool { return first.MatchString(s) })
 	shown, _ := strconv.Atoi(first.FindStringSubmatch(s)[1])
 	m.keys("End")
-	lastRow := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(lastFD) + `  device\s+/dev/null`)
+	lastRow := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(lastFD) + `r  device\s+/dev/null`)
 	m.waitFor("the last rows", func(s string) bool {
 		return strings.Contains(s, "Open files: rows "+strconv.Itoa(total-shown+1)+"–"+strconv.Itoa(total)+" of "+strconv.Itoa(total)) &&
 			lastRow.MatchString(s)
@@ -600,14 +732,14 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	m.waitText(fmt.Sprintf("lines %d–", n+1))
 	m.keys("End")
 	m.waitFor("the last help lines", func(s string) bool {
-		return strings.Contains(s, "q Esc        close a pane") && strings.Contains(s, "of "+pos[2])
+		return strings.Contains(s, "'-' means not measured (never zero).") && strings.Contains(s, "of "+pos[2]+"\n")
 	})
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 
 	// record the target: the notice names the file on disk
 	m.keys("*")
-	m.waitText("tracking add: inqmanyfds")
+	m.waitText("now tracking inqmanyfds")
 	m.keys("R")
 	s = m.waitText("recording to inquest-")
 	name := regexp.MustCompile(`recording to (inquest-\d{8}T\d{6}Z-[0-9a-f]{12}\.log)`).FindStringSubmatch(s)
@@ -637,7 +769,7 @@ func TestTUIPanesPageInTmux(t *testing.T) {
 	}
 	e := newHeEnv(t)
 	m := startTUIInTmux(t, e, e.base, 80, 24)
-	m.waitText("PID S")
+	m.waitText("PID USER")
 	br := e.bridge()
 	const names = 60
 	for i := 0; i < names; i++ {
@@ -664,7 +796,7 @@ func TestTUIPanesPageInTmux(t *testing.T) {
 		return strings.Contains(s, ">   inqpage000") && strings.Contains(s, "rows 1–")
 	})
 	m.keys("Escape")
-	m.waitText("PID S")
+	m.waitText("PID USER")
 	// the bridge's 120 calls: the host keeps the last 32 finished
 	m.keys("a")
 	m.waitText("── Agent activity rows 1–6 of ")

@@ -137,9 +137,11 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 	if got, w := title(), fmt.Sprintf("Open files: rows 1–%d of %d   (Esc closes)", shown, total); !strings.HasPrefix(got, w) {
 		t.Fatalf("title %q, want %q", got, w)
 	}
-	// fd is the first column, right-aligned
+	// FD is the first column, right-aligned, with its access mode as
+	// lsof prints it (the test's files are open for reading, the
+	// standard descriptors u, r or w)
 	fdOf := func(line string) int {
-		m := regexp.MustCompile(`^\s+(\d+)  `).FindStringSubmatch(line)
+		m := regexp.MustCompile(`^\s+(\d+)[rwu]  `).FindStringSubmatch(line)
 		if m == nil {
 			return -1
 		}
@@ -194,7 +196,7 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 	// every descriptor was read, once, in order
 	var all []int
 	for _, r := range d.m.capture.rows {
-		n, err := strconv.Atoi(r[0])
+		n, err := strconv.Atoi(strings.TrimRight(r[0], "rwu"))
 		if err != nil {
 			t.Fatalf("fd cell %q", r[0])
 		}

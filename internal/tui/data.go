@@ -67,6 +67,17 @@ type Row struct {
 	StartTime string
 	CPU       float64 // cpu_percent: all cores = 100
 	CPUOK     bool
+	// User is the owner's user name (or uid); "" not known.
+	User string
+	// CPUTime is user+system CPU time in nanoseconds (cpu_time_ns).
+	CPUTime   uint64
+	CPUTimeOK bool
+	// Args is the command line (argv), read only while the table shows
+	// command lines; ArgsOK is false when it was not read or could not be
+	// (another user's process, an ended one). A kernel thread has none:
+	// ArgsOK with empty Args.
+	Args      []string
+	ArgsOK    bool
 	RSS       uint64 // rss_bytes
 	RSSOK     bool
 	Threads   uint64
@@ -127,7 +138,7 @@ type Frame struct {
 }
 
 // tableMetrics are the process metrics the table reads per row.
-var tableMetrics = []string{"cpu_percent", "rss_bytes", "threads", "read_bytes", "write_bytes"}
+var tableMetrics = []string{"cpu_percent", "rss_bytes", "threads", "read_bytes", "write_bytes", "cpu_time_ns"}
 
 func call(ctx context.Context, b Backend, method string, args any) (*contract.Result, error) {
 	raw, err := json.Marshal(args)
@@ -206,6 +217,11 @@ type procRow struct {
 		PID          int    `json:"pid"`
 		Relationship string `json:"relationship"`
 	} `json:"parent"`
+	User        *string `json:"user"`
+	CommandLine *struct {
+		Value       json.RawMessage `json:"value"`
+		Unavailable string          `json:"unavailable"`
+	} `json:"command_line"`
 	Values procValues `json:"values"`
 }
 
@@ -217,6 +233,7 @@ type procValues struct {
 	Threads json.RawMessage `json:"threads"`
 	Read    json.RawMessage `json:"read_bytes"`
 	Write   json.RawMessage `json:"write_bytes"`
+	CPUTime json.RawMessage `json:"cpu_time_ns"`
 }
 
 // rawFloat and rawUint read a value as JSON number or decimal string;
@@ -249,10 +266,10 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 
 // Parts selects the optional reads of a refresh: Status is get_status
 // (activity, listener state), Graphs the graph workspace's points,
-// Profiles list_profiles. The TUI asks for them only while a pane shows
-// them.
+// Profiles list_profiles, CommandLines every row's command line. The TUI
+// asks for them only while a pane shows them.
 type Parts struct {
-	Status, Graphs, Profiles bool
+	Status, Graphs, Profiles, CommandLines bool
 }
 
 // FetchParts is Fetch reading only the optional parts asked for.
@@ -264,8 +281,11 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 		}
 		return m
 	}
-	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics,
-		"projection": []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent"}})
+	projection := []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent", "user"}
+	if parts.CommandLines {
+		projection = append(projection, "command_line")
+	}
+	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics, "projection": projection})
 	for pages := 0; ; pages++ {
 		res, err := call(ctx, b, "list_processes", args)
 		if err != nil {
@@ -376,13 +396,21 @@ func toRow(r procRow) Row {
 	row := Row{Ref: r.Ref, PID: r.PID, PPID: r.Parent.PID, ParentVerified: r.Parent.Relationship == "verified",
 		Name: r.Name, State: r.State, Ended: r.Lifecycle != "" && r.Lifecycle != "live", StartTime: r.StartTime}
 	row.CPU, row.CPUOK = rawFloat(r.Values.CPU)
+	row.CPUTime, row.CPUTimeOK = rawUint(r.Values.CPUTime)
+	if r.User != nil {
+		row.User = *r.User
+	}
+	if c := r.CommandLine; c != nil && c.Unavailable == "" && len(c.Value) > 0 {
+		// null: no command line (a kernel thread)
+		row.ArgsOK = json.Unmarshal(c.Value, &row.Args) == nil
+	}
 	row.RSS, row.RSSOK = rawUint(r.Values.RSS)
 	row.Threads, row.ThreadsOK = rawUint(r.Values.Threads)
 	rb, ok1 := rawUint(r.Values.Read)
 	wb, ok2 := rawUint(r.Values.Write)
 	row.IOBytes, row.IOOK = rb+wb, ok1 && ok2
 	if row.Ended {
-		row.CPUOK, row.RSSOK, row.ThreadsOK, row.IOOK = false, false, false, false
+		row.CPUOK, row.RSSOK, row.ThreadsOK, row.IOOK, row.CPUTimeOK = false, false, false, false, false
 	}
 	return row
 }

@@ -100,6 +100,8 @@ type captureView struct {
 	next      string
 	top       int
 	err       string
+	// sockets names the process's sockets by inode (open files only).
+	sockets map[string]socketName
 }
 
 type captureMsg struct{ c *captureView }
@@ -117,18 +119,155 @@ type capturePageMsg struct {
 // rest with next_cursor, which the view follows).
 const capturePageRows = 500
 
-// captureCols are the columns shown per capture kind, in order.
+// captureTimeout bounds taking a capture and reading one of its pages.
+const captureTimeout = 2 * time.Minute
+
+// captureCols are the columns shown per capture kind, in order: the
+// capture's fields, or for open files and network the columns lsof and
+// ss show (captureCells fills them).
 var captureCols = map[string][]string{
-	"open_files": {"fd", "kind", "path"},
+	"open_files": {"FD", "TYPE", "NAME"},
 	"modules":    {"size_bytes", "mapped_bytes", "path"},
-	"network":    {"protocol", "state", "local", "remote"},
+	"network":    {"Netid", "State", "Local Address:Port", "Peer Address:Port"},
 	"threads":    {"tid", "name", "state", "user_cpu_seconds", "system_cpu_seconds", "last_cpu"},
+}
+
+// captureCells is one capture row as the pane shows it. Open files read
+// as lsof's FD, TYPE and NAME (the fd with its access mode, "3r", "4w",
+// "5u"; a socket named by its protocol and addresses when the process's
+// network capture holds its inode); network rows as ss's columns
+// ("127.0.0.1:4567", "[::1]:80", a unix path and its inode). Other kinds
+// show their fields. Every cell is escaped (escapeText).
+func captureCells(kind string, cols []string, r map[string]json.RawMessage, sockets map[string]socketName) []string {
+	switch kind {
+	case "open_files":
+		fd := rawText(r["fd"])
+		if mode := fdMode(rawText(r["flags"])); mode != "" && fd != "-" {
+			fd += mode
+		}
+		typ, name := rawText(r["kind"]), rawText(r["path"])
+		if typ == "socket" {
+			ino := strings.TrimSuffix(strings.TrimPrefix(name, "socket:["), "]")
+			if s, ok := sockets[ino]; ok {
+				typ, name = s.typ, s.name
+			}
+		}
+		if d := rawText(r["deleted"]); d == "true" {
+			name += " (deleted)"
+		}
+		return []string{escapeText(fd), escapeText(typ), escapeText(name)}
+	case "network":
+		proto, typ := rawText(r["protocol"]), rawText(r["socket_type"])
+		local, ok1 := endpointText(r["local"])
+		remote, ok2 := endpointText(r["remote"])
+		if !ok1 {
+			local = "-"
+		}
+		if !ok2 {
+			remote = "-"
+		}
+		if proto == "unix" {
+			ino := rawText(r["inode"])
+			local += " " + ino
+			remote = "*"
+		}
+		return []string{escapeText(ssNetid(proto, typ)), escapeText(ssState(strings.Trim(rawText(r["state"]), "-"))), local, remote}
+	}
+	line := make([]string, len(cols))
+	for i, col := range cols {
+		line[i] = escapeText(rawText(r[col]))
+	}
+	return line
+}
+
+// fdMode is lsof's access mode letter of open flags (octal, as
+// /proc/PID/fdinfo prints them): r read, w write, u both; "" unknown.
+func fdMode(flags string) string {
+	f, err := strconv.ParseUint(flags, 8, 64)
+	if err != nil {
+		return ""
+	}
+	switch f & 3 { // O_ACCMODE
+	case 0:
+		return "r"
+	case 1:
+		return "w"
+	case 2:
+		return "u"
+	}
+	return ""
+}
+
+// socketName is lsof's TYPE and NAME of a socket.
+type socketName struct{ typ, name string }
+
+// socketNames maps socket inodes of a network capture to lsof's name
+// for them (lsofSocket).
+func socketNames(rows []map[string]json.RawMessage, into map[string]socketName) {
+	for _, r := range rows {
+		ino := rawText(r["inode"])
+		if ino == "-" {
+			continue
+		}
+		proto := rawText(r["protocol"])
+		local, ok1 := endpointText(r["local"])
+		remote, ok2 := endpointText(r["remote"])
+		if !ok1 || !ok2 {
+			continue
+		}
+		state := rawText(r["state"])
+		if state == "-" {
+			state = ""
+		}
+		typ := rawText(r["socket_type"])
+		if typ == "-" {
+			typ = ""
+		}
+		var n socketName
+		n.typ, n.name = lsofSocket(proto, lsofWildcard(local), lsofWildcard(remote), state, typ)
+		n.typ, n.name = escapeText(n.typ), escapeText(n.name)
+		into[ino] = n
+	}
+}
+
+// lsofWildcard spells an unspecified local address as lsof does ("*:22").
+func lsofWildcard(hp string) string {
+	for _, any := range []string{"0.0.0.0:", "[::]:"} {
+		if strings.HasPrefix(hp, any) {
+			return "*:" + strings.TrimPrefix(hp, any)
+		}
+	}
+	return hp
+}
+
+// processSockets reads the network capture of a process (every page)
+// and names its sockets by inode; nil when it cannot be taken (the
+// sockets then keep their socket:[inode] names).
+func processSockets(ctx context.Context, b Backend, ref string) map[string]socketName {
+	page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": "network", "process_ref": ref, "wait_ms": 5000}, capturePageRows)
+	if err != nil {
+		return nil
+	}
+	defer call(context.Background(), b, "release_capture", map[string]any{"capture_id": page.ID})
+	out := map[string]socketName{}
+	for pages := 0; page != nil && pages < 100; pages++ {
+		socketNames(page.Rows, out)
+		if page.Next == nil || *page.Next == "" {
+			break
+		}
+		if page, err = readCapturePage(ctx, b, page.ID, *page.Next, capturePageRows); err != nil {
+			break
+		}
+	}
+	return out
 }
 
 func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 	b := m.opt.Backend
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		// A hang guard only: the pane says "capturing..." meanwhile and
+		// Esc drops it; a loaded machine may take long.
+		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 		defer cancel()
 		c := &captureView{ref: ref, kind: kind, total: -1}
 		page, err := runCaptureJob(ctx, b, "start_capture", map[string]any{"kind": kind, "process_ref": ref, "wait_ms": 5000}, capturePageRows)
@@ -137,6 +276,9 @@ func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 			return captureMsg{c}
 		}
 		c.id = page.ID
+		if kind == "open_files" {
+			c.sockets = processSockets(ctx, b, ref)
+		}
 		c.cols = captureCols[kind]
 		if len(page.Rows) > 0 && c.cols == nil {
 			for k := range page.Rows[0] {
@@ -152,11 +294,7 @@ func (m *Model) loadCapture(ref, kind string) tea.Cmd {
 // add appends a page's rows and takes its cursor and total.
 func (c *captureView) add(p *capturePage) {
 	for _, r := range p.Rows {
-		line := make([]string, len(c.cols))
-		for i, col := range c.cols {
-			line[i] = rawText(r[col])
-		}
-		c.rows = append(c.rows, line)
+		c.rows = append(c.rows, captureCells(c.kind, c.cols, r, c.sockets))
 	}
 	c.next = ""
 	if p.Next != nil {
@@ -187,6 +325,9 @@ func (c *captureView) layout() {
 			}
 		}
 	}
+	if c.kind == "open_files" && n > 0 {
+		c.right[0] = true // lsof right-aligns FD ("3r")
+	}
 	for i := range c.widths {
 		c.widths[i] = min(c.widths[i], 32)
 	}
@@ -201,9 +342,9 @@ func (c *captureView) line(cells []string) string {
 		}
 		switch {
 		case i == len(cells)-1:
-			b.WriteString(clean(v))
+			b.WriteString(v)
 		case c.right[i]:
-			b.WriteString(rfit(clean(v), c.widths[i]))
+			b.WriteString(rfit(v, c.widths[i]))
 		default:
 			b.WriteString(fit(v, c.widths[i]))
 		}
@@ -220,7 +361,7 @@ func (m *Model) readMore() tea.Cmd {
 	c.fetching = true
 	b, ref, kind, id, cursor := m.opt.Backend, c.ref, c.kind, c.id, c.next
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout)
 		defer cancel()
 		p, err := readCapturePage(ctx, b, id, cursor, capturePageRows)
 		return capturePageMsg{ref: ref, kind: kind, id: id, page: p, err: err}

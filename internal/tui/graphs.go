@@ -257,6 +257,57 @@ type graphMsg struct {
 	ws   *Workspace
 	text string
 	err  error
+	// follow is the operation still running after its wait (add_graphs,
+	// export_graphs): the TUI keeps reading it with get_operation and
+	// says its outcome with done once it ends.
+	follow string
+	done   func(map[string]any) string
+}
+
+// operationFollow bounds how long a graph operation is followed after
+// its wait: a hang guard only (an export of hours of history on a loaded
+// machine takes long, and its outcome is still worth showing).
+const operationFollow = 30 * time.Minute
+
+// followOperation reads operation id with get_operation until it ends,
+// then says its outcome (done) or failure, and re-reads the workspace.
+func (m *Model) followOperation(id string, done func(map[string]any) string) tea.Cmd {
+	b := m.opt.Backend
+	return func() tea.Msg {
+		deadline := time.Now().Add(operationFollow)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			res, err := call(ctx, b, "get_operation", map[string]any{"operation_id": id})
+			cancel()
+			if err != nil {
+				return graphMsg{text: fmt.Sprintf("operation %s: %s", id, errText(err))}
+			}
+			var d map[string]any
+			decode(res, &d)
+			switch st, _ := d["state"].(string); st {
+			case "succeeded":
+				text := fmt.Sprintf("operation %s succeeded", id)
+				if o, ok := d["outcome"].(map[string]any); ok && done != nil {
+					text = done(o)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				ws, err := fetchGraphs(ctx, b)
+				cancel()
+				return graphMsg{ws: ws, text: text, err: err}
+			case "pending", "running":
+			default:
+				msg := st
+				if e, ok := d["error"].(map[string]any); ok {
+					msg = fmt.Sprintf("%s %v: %v", st, e["code"], e["message"])
+				}
+				return graphMsg{text: fmt.Sprintf("operation %s %s", id, msg)}
+			}
+			if time.Now().After(deadline) {
+				return graphMsg{text: fmt.Sprintf("operation %s still running after %v; get_operation reads it", id, operationFollow)}
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
 }
 
 // graphCall runs a workspace method and re-reads the workspace.
@@ -267,7 +318,7 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 		defer cancel()
 		wsEdits.Lock()
 		defer wsEdits.Unlock()
-		text := ""
+		text, follow := "", ""
 		if method != "" {
 			res, err := call(ctx, b, method, args)
 			if err != nil {
@@ -276,9 +327,11 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 			var d map[string]any
 			decode(res, &d)
 			// add_graphs and export_graphs answer with their operation:
-			// the outcome once it finished, else its state.
+			// the outcome once it finished, else its state (and the TUI
+			// follows it to its outcome).
 			if st, _ := d["state"].(string); st == "pending" || st == "running" {
 				text = fmt.Sprintf("%s still %s in the background (operation %v)", method, st, d["operation_id"])
+				follow, _ = d["operation_id"].(string)
 			} else if done != nil {
 				if o, ok := d["outcome"].(map[string]any); ok {
 					d = o
@@ -287,14 +340,57 @@ func (m *Model) graphCall(method string, args map[string]any, done func(map[stri
 			}
 		}
 		ws, err := fetchGraphs(ctx, b)
-		return graphMsg{ws: ws, text: text, err: err}
+		return graphMsg{ws: ws, text: text, err: err, follow: follow, done: done}
 	}
 }
 
 func (m *Model) addGraph(sources []map[string]any) tea.Cmd {
 	return m.graphCall("add_graphs", map[string]any{"metrics": sources, "wait_ms": 10000}, func(d map[string]any) string {
-		return fmt.Sprintf("graphs added: %v (already present: %v); g opens the graphs", d["added"], d["already_present"])
+		return addedNotice(d["added"], d["already_present"])
 	})
+}
+
+// addedNotice says in a sentence what add_graphs did: "graph g1 added;
+// g opens the graphs", "graphs g1 and g2 added", "graph g1 was already
+// there".
+func addedNotice(added, present any) string {
+	ids := func(v any) []string {
+		var out []string
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				out = append(out, escapeText(fmt.Sprint(x)))
+			}
+		}
+		return out
+	}
+	list := func(l []string) string {
+		if len(l) <= 1 {
+			return strings.Join(l, "")
+		}
+		return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
+	}
+	plural := func(l []string) string {
+		if len(l) == 1 {
+			return "graph " + list(l)
+		}
+		return "graphs " + list(l)
+	}
+	a, p := ids(added), ids(present)
+	var parts []string
+	if len(a) > 0 {
+		parts = append(parts, plural(a)+" added")
+	}
+	if len(p) > 0 {
+		verb := " was already there"
+		if len(p) > 1 {
+			verb = " were already there"
+		}
+		parts = append(parts, plural(p)+verb)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no graph added")
+	}
+	return strings.Join(parts, ", ") + "; g opens the graphs"
 }
 
 // exportCSV asks the host to write every graph to a new CSV file in the

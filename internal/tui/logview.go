@@ -317,6 +317,9 @@ func (m *Model) toggleTracking(r *Row) tea.Cmd {
 		if err != nil {
 			return recMsg{"tracking: " + errText(err)}
 		}
-		return recMsg{fmt.Sprintf("tracking %s: %s", action, r.Name)}
+		if action == "add" {
+			return recMsg{"now tracking " + escapeText(r.Name) + " (its history is kept about two hours)"}
+		}
+		return recMsg{"no longer tracking " + escapeText(r.Name)}
 	}
 }

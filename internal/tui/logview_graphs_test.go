@@ -64,7 +64,7 @@ func TestLogViewGraphs(t *testing.T) {
 	}
 	d.keys("s", "esc")
 	d.keys("/", "w", "o", "r", "k", "e", "r", "enter", "+")
-	if !strings.Contains(d.m.notice, "graphs added: [g5]") {
+	if !strings.Contains(d.m.notice, "graph g5 added; g opens the graphs") {
 		t.Fatalf("+ in Log view: %q", d.m.notice)
 	}
 	worker := d.m.selected()

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -34,6 +35,10 @@ type Options struct {
 	NoColor bool
 	// ExportDir is where x writes CSV files (default: the working directory).
 	ExportDir string
+	// CPUShareOfAllCores shows CPU% as a share of all cores (all cores =
+	// 100%) instead of htop's per-core scale (one core = 100%, a process
+	// using two cores 200%). Settings toggles it for the session.
+	CPUShareOfAllCores bool
 }
 
 // mode is what has the keyboard.
@@ -47,6 +52,8 @@ const (
 	modeGraphs
 	modeLogs
 	modeProfiles
+	modeSearch   // F3: incremental search moving the selection
+	modeSortMenu // F6: choose the sort column
 )
 
 // Model is the bubbletea model of the TUI. Background data arrive only
@@ -70,6 +77,19 @@ type Model struct {
 	sel     int    // index into rows
 	selRef  string // keeps the selection on the same lifetime across frames
 	top     int    // first visible row
+	// moved is set once the person moves the selection (or opens a
+	// process): until then it stays on the top row, as htop's does at
+	// start-up. selEnded says the selected lifetime had already ended
+	// when it was selected (a ghost chosen on purpose stays selected).
+	moved    bool
+	selEnded bool
+	// showCmd shows command lines in COMMAND (c); cpuAllCores shows CPU%
+	// as a share of all cores (Settings).
+	showCmd     bool
+	cpuAllCores bool
+	search      string // F3's text
+	searchMiss  bool   // no row matches it
+	sortSel     int    // F6's highlighted column
 
 	mode       mode
 	detail     bool
@@ -108,7 +128,7 @@ func New(opt Options) *Model {
 	if opt.Refresh <= 0 {
 		opt.Refresh = time.Second
 	}
-	m := &Model{opt: opt, width: 80, height: 24, sortKey: SortCPU,
+	m := &Model{opt: opt, width: 80, height: 24, sortKey: SortCPU, cpuAllCores: opt.CPUShareOfAllCores,
 		helpScr: scroll{sel: -1}, actScr: scroll{sel: -1}, setScr: scroll{sel: -1}}
 	if opt.LoadSettings != nil {
 		if s, err := opt.LoadSettings(); err == nil {
@@ -136,7 +156,7 @@ func (m *Model) Init() tea.Cmd { return m.fetch() }
 
 func (m *Model) fetch() tea.Cmd {
 	b, prev, src := m.opt.Backend, m.frame, m.log
-	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs, Profiles: m.mode == modeProfiles}
+	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs, Profiles: m.mode == modeProfiles, CommandLines: m.showCmd}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -292,6 +312,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else if msg.err != nil {
 			m.notice = "graphs: " + errText(msg.err)
 		}
+		if msg.follow != "" {
+			return m, m.followOperation(msg.follow, msg.done)
+		}
 		return m, nil
 	case confirmedMsg:
 		m.notice = msg.text
@@ -302,19 +325,36 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// rearrange recomputes the displayed rows and keeps the selection on the
-// same lifetime when it is still shown.
+// rearrange recomputes the displayed rows and keeps the selection on a
+// live row: on the same lifetime while it is live and shown; when it
+// ended (or the filter hides it), on the live row that took its place,
+// its neighbour; before the person moved it, on the top row.
 func (m *Model) rearrange() {
 	if m.frame == nil {
 		return
 	}
 	m.rows = arrange(m.frame.Rows, m.sortKey, m.reverse, m.filter, m.tree)
-	if m.selRef != "" {
+	live := 0
+	for _, v := range m.rows {
+		if !v.r.Ended {
+			live++
+		}
+	}
+	if !m.moved {
+		m.sel = 0
+	} else {
+		at := -1
 		for i, v := range m.rows {
 			if v.r.Ref == m.selRef {
-				m.sel = i
+				at = i
 				break
 			}
+		}
+		switch {
+		case at >= 0 && (!m.rows[at].r.Ended || m.selEnded || live == 0):
+			m.sel = at
+		case live > 0:
+			m.sel = min(m.sel, live-1) // the neighbour now in its place
 		}
 	}
 	m.clamp()
@@ -328,9 +368,15 @@ func (m *Model) clamp() {
 		m.sel = 0
 	}
 	if len(m.rows) > 0 {
-		m.selRef = m.rows[m.sel].r.Ref
+		ref := m.rows[m.sel].r.Ref
+		if ref != m.selRef {
+			m.selEnded = m.rows[m.sel].r.Ended
+		}
+		m.selRef = ref
 	}
-	m.top = max(follow(m.top, m.sel, m.tableHeight()), 0)
+	h := m.tableHeight()
+	// the window holds the selection and never ends below the last row
+	m.top = max(min(follow(m.top, m.sel, h), len(m.rows)-h), 0)
 }
 
 func (m *Model) selected() *Row {
@@ -368,11 +414,17 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmds...)
 	}
 	s := k.String()
-	if s == "ctrl+c" {
-		return m, m.quit()
+	if s == "ctrl+c" || (s == "f10" && m.prompt == nil) {
+		return m, m.quit() // F10 quits everywhere, as in htop
 	}
 	m.notice = ""
 	switch m.mode {
+	case modeSearch:
+		m.searchKey(k)
+		return m, nil
+	case modeSortMenu:
+		m.sortMenuKey(s)
+		return m, nil
 	case modeHelp:
 		switch s {
 		case "esc", "q", "?", "f1", "enter":
@@ -383,7 +435,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case modeFilter:
 		switch k.Type {
-		case tea.KeyEnter:
+		case tea.KeyEnter, tea.KeyF4:
 			m.mode = modeTable
 		case tea.KeyEsc:
 			m.filter, m.mode = "", modeTable
@@ -414,6 +466,10 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.mode = modeTable
 		case " ", "enter", "d":
 			m.toggleMCP()
+		case "c":
+			m.cpuAllCores = !m.cpuAllCores
+			m.notice = map[bool]string{true: "CPU% shows a share of all cores (all cores = 100%)",
+				false: "CPU% shows per-core use (one core = 100%, as htop)"}[m.cpuAllCores]
 		default:
 			m.setScr.key(s, len(m.settingsLines(m.width)), m.settingsShown())
 		}
@@ -489,9 +545,24 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case "?", "f1":
 		m.mode, m.helpScr.top = modeHelp, 0
-	case "/":
+	case "/", "f4":
 		m.mode = modeFilter
-	case "up", "k", "down", "j", "pgup", "pgdown", " ", "home", "end":
+	case "f3":
+		m.mode, m.search, m.searchMiss = modeSearch, "", false
+	case "f5":
+		m.tree = !m.tree
+		m.rearrange()
+	case "f6":
+		m.mode, m.sortSel = modeSortMenu, int(m.sortKey)
+	case "f9", "k":
+		m.notice = readOnlyNote
+	case "c":
+		m.showCmd = !m.showCmd
+		if m.showCmd {
+			return m, m.fetch() // the command lines now, not at the next tick
+		}
+		m.rearrange()
+	case "up", "down", "j", "pgup", "pgdown", " ", "home", "end":
 		d, _ := scrollStep(s, len(m.rows), m.tableHeight())
 		m.move(d)
 	case "P":
@@ -557,6 +628,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case "enter":
 		if r := m.selected(); r != nil {
+			m.moved = true // the detail stays on this process
 			m.detail = !m.detail
 			release := m.releaseCapture(m.capture)
 			m.capture = nil
@@ -570,7 +642,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, release
 		}
 	case "f", "l", "n", "T":
-		if r := m.selected(); m.detail && r != nil && m.log != nil {
+		if s == "T" && !m.detail {
+			m.setSort(SortTime) // htop's T: sort by TIME+
+		} else if r := m.selected(); m.detail && r != nil && m.log != nil {
 			m.notice = "a recording holds metrics only: open files, modules, network and threads were not recorded"
 		} else if m.detail && r != nil {
 			kind := map[string]string{"f": "open_files", "l": "modules", "n": "network", "T": "threads"}[s]
@@ -584,6 +658,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) move(d int) {
+	m.moved = true
 	m.sel += d
 	m.clamp()
 	if r := m.selected(); r != nil && m.detail && (m.hist == nil || m.hist.ref != r.Ref) {
@@ -630,5 +705,73 @@ func (m *Model) decide(id string, yes bool) tea.Cmd {
 		}
 		decode(res, &d)
 		return confirmedMsg{fmt.Sprintf("operation %s: %s", id, d.State)}
+	}
+}
+
+// readOnlyNote is what F9 and k (htop's kill) and help say: the monitor
+// only observes.
+const readOnlyNote = "read-only monitor: no kill or renice (F9/k), so nothing an agent or a key press does here can end or slow a process"
+
+// searchKey handles a key of F3's search: typed text moves the selection
+// to the first row at or after it whose name (or command line, or PID)
+// matches; F3 again to the next match; Enter or Esc ends the search with
+// the selection where it is.
+func (m *Model) searchKey(k tea.KeyMsg) {
+	switch k.Type {
+	case tea.KeyEnter, tea.KeyEsc:
+		m.mode = modeTable
+		return
+	case tea.KeyF3:
+		m.findNext(m.sel + 1)
+		return
+	case tea.KeyBackspace:
+		if r := []rune(m.search); len(r) > 0 {
+			m.search = string(r[:len(r)-1])
+		}
+	case tea.KeyRunes, tea.KeySpace:
+		m.search += string(k.Runes)
+	default:
+		if d, ok := scrollStep(k.String(), len(m.rows), m.tableHeight()); ok {
+			m.move(d)
+		}
+		return
+	}
+	m.findNext(m.sel)
+}
+
+// findNext selects the first row from index from on (wrapping around)
+// that matches the search text.
+func (m *Model) findNext(from int) {
+	m.searchMiss = false
+	if m.search == "" || len(m.rows) == 0 {
+		return
+	}
+	for i := 0; i < len(m.rows); i++ {
+		j := (from + i) % len(m.rows)
+		if matches(m.rows[j].r, strings.ToLower(m.search), m.showCmd) {
+			m.moved, m.sel = true, j
+			m.clamp()
+			return
+		}
+	}
+	m.searchMiss = true
+}
+
+// sortMenuKey handles F6's sort menu: Up/Down choose a column, Enter
+// sorts by it, Esc leaves the order as it was.
+func (m *Model) sortMenuKey(s string) {
+	switch s {
+	case "esc", "q", "f6":
+		m.mode = modeTable
+	case "enter":
+		m.mode = modeTable
+		if SortKey(m.sortSel) != m.sortKey {
+			m.sortKey, m.reverse = SortKey(m.sortSel), false
+			m.rearrange()
+		}
+	default:
+		if d, ok := scrollStep(s, int(numSortKeys), int(numSortKeys)); ok {
+			m.sortSel = min(max(m.sortSel+d, 0), int(numSortKeys)-1)
+		}
 	}
 }

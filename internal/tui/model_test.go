@@ -59,6 +59,8 @@ func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
 		p.Set(sample.PRSS, p.Vals[sample.PRSS]+uint64(c.n)<<20)
 		p.Set(sample.PReadBytes, uint64(c.n)*uint64(p.PID)*1024)
 		p.Set(sample.PWriteBytes, 0)
+		// CPU time: pid seconds plus 1.5 s per step (TIME+)
+		p.Set(sample.PCPUTime, uint64(p.PID)*uint64(time.Second)+uint64(c.n)*1500*uint64(time.Millisecond))
 	}
 	snap.System.Set(sample.SCPUPercent, sample.F(42))
 	snap.System.Set(sample.SMemTotal, 8<<30)
@@ -215,6 +217,9 @@ func (d *driver) keys(ks ...string) {
 			msg = tea.KeyMsg{Type: tea.KeyBackspace}
 		case " ":
 			msg = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		case "f1", "f3", "f4", "f5", "f6", "f9", "f10":
+			msg = tea.KeyMsg{Type: map[string]tea.KeyType{"f1": tea.KeyF1, "f3": tea.KeyF3, "f4": tea.KeyF4,
+				"f5": tea.KeyF5, "f6": tea.KeyF6, "f9": tea.KeyF9, "f10": tea.KeyF10}[k]}
 		default:
 			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 		}
@@ -274,18 +279,31 @@ func TestGoldenViews(t *testing.T) {
 		{"help", []string{"?"}},
 		{"settings", []string{"S"}},
 		{"agents", []string{"a"}},
+		{"search", []string{"f3", "p", "o", "s", "t", "g", "r", "e", "s", ":"}},
+		{"sort_menu_f6", []string{"f6", "down"}},
+		{"cpu_all_cores", []string{"S", "c", "esc"}},
+		{"read_only_note", []string{"f9"}},
+		{"sort_time", []string{"T"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			h, b := fixture(t, 3)
-			d := newDriver(t, b)
-			h.Sampler().Step()
-			d.refresh() // second frame one sample later: IO rates
-			d.keys(tc.keys...)
-			v := d.m.View()
-			checkShape(t, v, 120, 40)
-			golden(t, tc.name, v)
-		})
+	// each at 120x40 (golden NAME) and 80x24 (NAME_80x24)
+	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
+		for _, tc := range cases {
+			name := tc.name
+			if sz[0] != 120 {
+				name = fmt.Sprintf("%s_%dx%d", name, sz[0], sz[1])
+			}
+			t.Run(name, func(t *testing.T) {
+				h, b := fixture(t, 3)
+				d := newDriver(t, b)
+				d.m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+				h.Sampler().Step()
+				d.refresh() // second frame one sample later: IO rates
+				d.keys(tc.keys...)
+				v := d.m.View()
+				checkShape(t, v, sz[0], sz[1])
+				golden(t, name, v)
+			})
+		}
 	}
 }
 
@@ -304,7 +322,7 @@ func TestTableFacts(t *testing.T) {
 	if gone == nil || !gone.Ended || gone.CPUOK || gone.RSSOK {
 		t.Fatalf("ended lifetime not a ghost row with unknown values: %+v", gone)
 	}
-	if !strings.Contains(d.m.View(), "    300 x      -       -        -     -  gone") {
+	if !strings.Contains(d.m.View(), "    300 root      x      -       -       -    -         -  gone") {
 		t.Fatalf("ghost row not drawn:\n%s", d.m.View())
 	}
 	// first frame: no IO rate yet (needs two frames), shown as "-"
@@ -561,7 +579,7 @@ func TestRecordingAndLogView(t *testing.T) {
 	h, b := fixtureAt(t, 3, time.Now().Add(time.Hour)) // every sample after the start, however slow the machine
 	d := newDriver(t, b)
 	d.keys("/", "w", "o", "r", "k", "e", "r", "enter", "*")
-	if !strings.Contains(d.m.notice, "tracking add: worker") {
+	if !strings.Contains(d.m.notice, "now tracking worker") {
 		t.Fatalf("track: %q", d.m.notice)
 	}
 	d.keys("esc")
@@ -620,7 +638,7 @@ func TestRecordingAndLogView(t *testing.T) {
 		t.Fatalf("Log view cores:\n%s", v)
 	}
 	for _, line := range strings.Split(v, "\n") {
-		if strings.Contains(line, "worker") && !regexp.MustCompile(`\d -\s`).MatchString(line) {
+		if strings.Contains(line, "worker") && !regexp.MustCompile(`^..\s*\d+ \S+\s+- `).MatchString(line) {
 			t.Fatalf("Log view state of a recorded row: %q", line)
 		}
 	}

@@ -16,16 +16,17 @@ const (
 	SortThreads
 	SortName
 	SortPID
+	SortTime
 	numSortKeys
 )
 
 // String names the key as the header shows it.
 func (k SortKey) String() string {
-	return [...]string{"CPU%", "MEM", "IO/s", "THR", "NAME", "PID"}[k]
+	return [...]string{"CPU%", "MEM", "IO/s", "THR", "COMMAND", "PID", "TIME+"}[k]
 }
 
 // descByDefault: numeric columns sort largest first (htop's default).
-func (k SortKey) descByDefault() bool { return k <= SortThreads }
+func (k SortKey) descByDefault() bool { return k <= SortThreads || k == SortTime }
 
 // view is one row of the displayed table: the row and its tree prefix.
 type view struct {
@@ -59,6 +60,13 @@ func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []
 			if desc {
 				c = -c
 			}
+		case SortTime:
+			c = cmpOpt(float64(a.CPUTime), a.CPUTimeOK, float64(b.CPUTime), b.CPUTimeOK, desc)
+		}
+		if a.Ended != b.Ended {
+			// live rows first in either order: ended lifetimes never push
+			// live ones off the screen
+			return b.Ended
 		}
 		if c != 0 {
 			return c < 0
@@ -69,9 +77,7 @@ func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []
 		return a.Ended && !b.Ended
 	}
 	f := strings.ToLower(filter)
-	match := func(r *Row) bool {
-		return f == "" || strings.Contains(strings.ToLower(r.Name), f) || strings.HasPrefix(itoa(r.PID), f)
-	}
+	match := func(r *Row) bool { return f == "" || matches(r, f, true) }
 	if !tree {
 		out := make([]view, 0, len(rows))
 		for i := range rows {
@@ -182,4 +188,17 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// matches reports whether row r matches the lower-case text f: a
+// substring of its name (or, with args, of its command line when read)
+// or a prefix of its PID.
+func matches(r *Row, f string, args bool) bool {
+	if strings.Contains(strings.ToLower(r.Name), f) || strings.HasPrefix(itoa(r.PID), f) {
+		return true
+	}
+	if args && r.ArgsOK {
+		return strings.Contains(strings.ToLower(strings.Join(r.Args, " ")), f)
+	}
+	return false
 }

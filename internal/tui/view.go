@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -34,17 +33,6 @@ func (m *Model) styles() styles {
 	}
 }
 
-// clean replaces control characters (a process name may hold any byte)
-// so a name cannot move the cursor or change the terminal.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
 // printableASCII reports whether every byte of s is printable ASCII
 // (0x20..0x7e): then each byte is one cell and no grapheme segmentation
 // is needed. Most of a frame (numbers, process names, the footer) is; the
@@ -70,7 +58,7 @@ func fit(s string, w int) string {
 		}
 		return s + spaces(w-len(s))
 	}
-	s = clean(s)
+	s = escapeText(s)
 	if runewidth.StringWidth(s) > w {
 		s = runewidth.Truncate(s, w, "…")
 	}
@@ -85,6 +73,7 @@ func rfit(s string, w int) string {
 		}
 		return spaces(w-len(s)) + s
 	}
+	s = escapeText(s)
 	if runewidth.StringWidth(s) > w {
 		s = runewidth.Truncate(s, w, "")
 	}
@@ -203,6 +192,23 @@ func (m *Model) draw() string {
 		return m.finish(lines, st)
 	case modeLogs:
 		lines = append(lines, m.logsView(w)...)
+		return m.finish(lines, st)
+	case modeSortMenu:
+		lines = append(lines, st.head.Render(fit("Sort by", w)))
+		for k := SortKey(0); k < numSortKeys; k++ {
+			mark, cur := "  ", ""
+			if int(k) == m.sortSel {
+				mark = "> "
+			}
+			if k == m.sortKey {
+				cur = "  (current)"
+			}
+			line := fit(mark+k.String()+cur, w)
+			if int(k) == m.sortSel {
+				line = st.sel.Render(line)
+			}
+			lines = append(lines, line)
+		}
 		return m.finish(lines, st)
 	case modeGraphs, modeProfiles:
 		if m.mode == modeGraphs {
@@ -403,16 +409,35 @@ func meter(label string, v, total float64, ok bool, text string, w int) string {
 	return label + "[" + string(bar) + "]"
 }
 
-// columns lays out the table for the width: the name takes what the
-// fixed columns leave.
-type columns struct{ name int }
+// columns lays out the table for the width: the command takes what the
+// fixed columns leave. cores is the number of cores CPU% is scaled by
+// (per core: 100% is one core, as htop shows it); 0 shows the share of
+// all cores (the setting, or a recording that kept no core count).
+type columns struct {
+	cmd     int
+	cores   int
+	showCmd bool
+}
+
+// fixedCols is the width of every column but COMMAND.
+const fixedCols = 61
 
 func (m *Model) columns() columns {
-	n := m.width - 44
-	if n < 8 {
-		n = 8
+	n := max(m.width-fixedCols, 8)
+	c := columns{cmd: n, showCmd: m.showCmd}
+	if !m.cpuAllCores && m.frame != nil {
+		c.cores = len(m.frame.Sys.Cores)
 	}
-	return columns{name: n}
+	return c
+}
+
+// cpuLabel is the CPU column's header: CPU% per core, ALL% as a share of
+// all cores.
+func (c columns) cpuLabel() string {
+	if c.cores > 0 {
+		return "CPU%"
+	}
+	return "ALL%"
 }
 
 func (c columns) header(m *Model) string {
@@ -429,9 +454,9 @@ func (c columns) header(m *Model) string {
 		}
 		return fit(s, w)
 	}
-	return "  " + mark(SortPID, "PID", 7, true) + " S " + mark(SortCPU, "CPU%", 6, true) + " " +
-		mark(SortMem, "MEM", 7, true) + " " + mark(SortIO, "IO/s", 8, true) + " " +
-		mark(SortThreads, "THR", 5, true) + "  " + mark(SortName, "NAME", c.name, false)
+	return "  " + mark(SortPID, "PID", 7, true) + " " + fit("USER", 9) + " S " + mark(SortCPU, c.cpuLabel(), 6, true) + " " +
+		mark(SortMem, "MEM", 7, true) + " " + mark(SortIO, "IO/s", 7, true) + " " +
+		mark(SortThreads, "THR", 4, true) + " " + mark(SortTime, "TIME+", 9, true) + "  " + mark(SortName, "COMMAND", c.cmd, false)
 }
 
 // stateLetter is ps's one-letter state; an ended lifetime is "x"; a
@@ -471,9 +496,13 @@ func (c columns) row(v view, sel bool) string {
 	if sel {
 		mark = "> "
 	}
-	cpu, mem, io, thr := "-", "-", "-", "-"
+	cpu, mem, io, thr, tm, user := "-", "-", "-", "-", "-", "-"
 	if r.CPUOK {
-		cpu = fmt.Sprintf("%.1f", r.CPU)
+		pct := r.CPU
+		if c.cores > 0 {
+			pct *= float64(c.cores)
+		}
+		cpu = fmt.Sprintf("%.1f", pct)
 	}
 	if r.RSSOK {
 		mem = Bytes(r.RSS)
@@ -484,8 +513,32 @@ func (c columns) row(v view, sel bool) string {
 	if r.ThreadsOK {
 		thr = fmt.Sprint(r.Threads)
 	}
-	return mark + rfit(itoa(r.PID), 7) + " " + stateLetter(r) + " " + rfit(cpu, 6) + " " + rfit(mem, 7) + " " +
-		rfit(io, 8) + " " + rfit(thr, 5) + "  " + fit(v.prefix+r.Name, c.name)
+	if r.CPUTimeOK {
+		tm = cpuTime(r.CPUTime)
+	}
+	if r.User != "" {
+		user = escapeText(r.User)
+	}
+	return mark + rfit(itoa(r.PID), 7) + " " + fit(user, 9) + " " + stateLetter(r) + " " + rfit(cpu, 6) + " " + rfit(mem, 7) + " " +
+		rfit(io, 7) + " " + rfit(thr, 4) + " " + rfit(tm, 9) + "  " + fit(v.prefix+c.command(r), c.cmd)
+}
+
+// command is the COMMAND cell: the process name, or while command lines
+// are shown its command line (arguments joined by spaces, each escaped;
+// "[name]" for a process without one, a kernel thread, as ps shows it;
+// the name when it could not be read).
+func (c columns) command(r *Row) string {
+	if !c.showCmd || !r.ArgsOK {
+		return escapeText(r.Name)
+	}
+	if len(r.Args) == 0 {
+		return "[" + escapeText(r.Name) + "]"
+	}
+	parts := make([]string, len(r.Args))
+	for i, a := range r.Args {
+		parts[i] = escapeText(a)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (m *Model) footer() string {
@@ -493,7 +546,17 @@ func (m *Model) footer() string {
 		return m.helpFooter()
 	}
 	if m.mode == modeFilter {
-		return "Filter: " + m.filter + "█  (Enter keep, Esc clear)"
+		return "Filter: " + escapeText(m.filter) + "█  (Enter keep, Esc clear)"
+	}
+	if m.mode == modeSearch {
+		miss := ""
+		if m.searchMiss {
+			miss = "  not found"
+		}
+		return "Search: " + escapeText(m.search) + "█" + miss + "  (F3 next, Enter/Esc done)"
+	}
+	if m.mode == modeSortMenu {
+		return "Sort by: Up/Down choose, Enter sort, Esc cancel"
 	}
 	if m.confirmStop {
 		return "Stop the recording? y stops it (the file is completed and closed), any other key keeps it running"
@@ -514,26 +577,60 @@ func (m *Model) footer() string {
 	if m.activity && m.mode == modeTable {
 		return "Up/Down PgUp/PgDn Home/End: agent calls  Esc/a: close agent activity  q: quit"
 	}
-	parts := []string{"?:help", "/:filter", "P/M/I/H/N/#:sort", "t:tree", "Enter:detail", "+:graph", "g:graphs", "a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause", "q:quit"}
-	s := ""
+	// The most important keys first; as many as fit, the rest are in
+	// help (?). What the table shows (filter, tree) comes after the
+	// first keys.
+	parts := []string{"q:quit", "?:help"}
 	if m.filter != "" {
-		s = "[filter: " + m.filter + "] "
+		f := []rune(escapeText(m.filter))
+		if len(f) > 16 {
+			f = append(f[:15], '…')
+		}
+		parts = append(parts, "[filter: "+string(f)+"]")
 	}
 	if m.tree {
-		s += "[tree] "
+		parts = append(parts, "[tree]")
 	}
-	return s + strings.Join(parts, " ")
+	parts = append(parts, "/:filter", "F6:sort", "F3:search", "Enter:detail", "t:tree", "c:cmdline", "+:graph", "g:graphs",
+		"a:agents", "o:profiles", "R:rec", "L:log", "S:settings", "p:pause")
+	return fitParts(parts, m.width)
+}
+
+// fitParts joins parts with spaces, keeping the leading ones that fit in
+// w cells whole (never a key cut in half).
+func fitParts(parts []string, w int) string {
+	var b strings.Builder
+	for _, p := range parts {
+		n := runewidth.StringWidth(p)
+		if b.Len() > 0 {
+			n++
+		}
+		if runewidth.StringWidth(b.String())+n > w {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // helpEntry is one key of the help screen and what it does.
 type helpEntry struct{ key, text string }
 
 var helpEntries = []helpEntry{
-	{"Up/Down k/j", "move the selection; PgUp/PgDn, Home/End by a page, to the ends"},
-	{"/", "incremental filter by name or PID (Enter keeps it, Esc clears it)"},
-	{"P M I H N #", "sort by CPU, memory, IO rate, threads, name, PID (again: reverse)"},
+	{"q F10", "quit (q closes a pane first)"},
+	{"? F1", "this help"},
+	{"Up/Down j", "move the selection; PgUp/PgDn, Home/End by a page, to the ends"},
+	{"/ F4", "incremental filter by name, PID or shown command line (Enter keeps it, Esc clears it)"},
+	{"F3", "search: move the selection to the next row whose name, PID or command line matches (F3 again: the next; Enter/Esc done)"},
+	{"F6", "sort menu: choose the sort column"},
+	{"P M I H T N #", "sort by CPU, memory, IO rate, threads, TIME+, name, PID (again: reverse)"},
 	{"< > / r", "previous / next sort column; reverse the order"},
-	{"t", "tree: children under their verified parents"},
+	{"t F5", "tree: children under their verified parents"},
+	{"c", "show command lines in COMMAND instead of names (again: names)"},
+	{"F9 k", "nothing to kill or renice: the monitor is read-only (below)"},
 	{"p", "pause the display"},
 	{"Enter", "detail of the selected lifetime (history sparklines)"},
 	{"f l n T", "in detail: open files, modules, network, threads (captured on request); Up/Down, PgUp/PgDn, Home/End page through all the rows; Esc closes"},
@@ -550,12 +647,14 @@ var helpEntries = []helpEntry{
 }
 
 var helpNotes = []string{
-	"Rows marked x are ended lifetimes whose history is still retained.",
+	"Read-only: the monitor never kills, renices or signals a process (F9 and k do nothing but say so); it observes, so nothing a key or an agent does here can end or slow a process.",
+	"CPU% is per core as in htop (one core = 100%, a process using two cores 200%); ALL% in the header is the share of all cores (Settings: c).",
+	"Rows marked x are ended lifetimes whose history is still retained; they sort after the live rows.",
 	"'-' means not measured (never zero).",
 }
 
 // helpKeyWidth is the key column of the help screen.
-const helpKeyWidth = 12
+const helpKeyWidth = 14
 
 // helpLines lays the help text out for width w: descriptions wrap at word
 // boundaries beside the key column, or below the key on narrow screens.
@@ -655,10 +754,12 @@ func (m *Model) settingsLines(w int) []string {
 		listener = m.frame.Listener
 	}
 	lines := []string{
-		"Settings (saved in inquest.toml; Space toggles, Esc returns)",
+		"Settings (MCP saved in inquest.toml; Space toggles it, Esc returns)",
 		"",
 		"  " + box + " Disable MCP connections",
 		"      MCP listener: " + listener,
+		"",
+		"  " + map[bool]string{true: "[x]", false: "[ ]"}[m.cpuAllCores] + " CPU% as a share of all cores (c toggles it for this session; off: one core = 100%, as htop)",
 		"",
 		"  Recording directory: " + dir,
 		"      change with: inquest settings set recording_directory DIR",
@@ -718,7 +819,7 @@ func (m *Model) detailView(st styles, w, h int) []string {
 	if r.Ended {
 		life = "ended (retained history)"
 	}
-	lines = append(lines, st.title.Render(fit(fmt.Sprintf("── %s  pid %d  parent %d  %s  started %s", clean(r.Name), r.PID, r.PPID, life, r.StartTime), w)))
+	lines = append(lines, st.title.Render(fit(fmt.Sprintf("── %s  pid %d  parent %d  %s  started %s", escapeText(r.Name), r.PID, r.PPID, life, r.StartTime), w)))
 	if c := m.capture; c != nil {
 		shown := m.captureShown()
 		lines = append(lines, fit(c.title(shown)+"   (Esc closes)", w))
@@ -735,7 +836,12 @@ func (m *Model) detailView(st styles, w, h int) []string {
 			lines = append(lines, fit("  reading the next page...", w))
 		}
 	} else {
-		labels := map[string]string{"cpu_percent": "CPU%", "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
+		cols := m.columns()
+		cpuScale := 1.0 // the table's scale: per core, or the share of all cores
+		if cols.cores > 0 {
+			cpuScale = float64(cols.cores)
+		}
+		labels := map[string]string{"cpu_percent": cols.cpuLabel(), "rss_bytes": "RSS", "threads": "Threads", "fd_count": "FDs"}
 		switch {
 		case m.hist == nil || !m.hist.loaded:
 			lines = append(lines, fit("  loading history...", w))
@@ -751,7 +857,7 @@ func (m *Model) detailView(st styles, w, h int) []string {
 						if id == "rss_bytes" {
 							last = Bytes(uint64(ps[i].v))
 						} else if id == "cpu_percent" {
-							last = fmt.Sprintf("%.1f", ps[i].v)
+							last = fmt.Sprintf("%.1f", ps[i].v*cpuScale)
 						} else {
 							last = fmt.Sprint(uint64(ps[i].v))
 						}
