@@ -44,7 +44,7 @@ type progressEvent struct {
 func connectWithProgress(t *testing.T, env []string, args ...string) (*mcp.ClientSession, <-chan progressEvent) {
 	t.Helper()
 	ch := make(chan progressEvent, 64)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
 	cmd.Env = env

@@ -77,7 +77,7 @@ func isolatedEnv(t *testing.T) []string {
 // that asked for protocol revision version.
 func connect(t *testing.T, env []string, version string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
 	cmd.Env = env
@@ -95,7 +95,7 @@ func connect(t *testing.T, env []string, version string, args ...string) *mcp.Cl
 // structuredContent and the single text block are the same JSON.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[string]any, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {

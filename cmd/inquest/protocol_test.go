@@ -29,7 +29,7 @@ func rawMCP(t *testing.T, env []string, args ...string) (send func(string), awai
 		stdin.Close()
 		select {
 		case <-exited:
-		case <-time.After(30 * time.Second):
+		case <-time.After(3 * time.Minute):
 			cmd.Process.Kill()
 			<-exited
 		}
@@ -54,7 +54,7 @@ func rawMCP(t *testing.T, env []string, args ...string) (send func(string), awai
 	}
 	await = func(id string) map[string]any {
 		t.Helper()
-		deadline := time.After(60 * time.Second)
+		deadline := time.After(3 * time.Minute)
 		for {
 			select {
 			case m, ok := <-responses:

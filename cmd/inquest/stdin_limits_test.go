@@ -31,7 +31,7 @@ func TestMCPStdinLimits(t *testing.T) {
 		stdin.Close()
 		select {
 		case <-exited:
-		case <-time.After(30 * time.Second):
+		case <-time.After(3 * time.Minute):
 			cmd.Process.Kill()
 			<-exited
 		}
@@ -55,7 +55,7 @@ func TestMCPStdinLimits(t *testing.T) {
 	}
 	await := func(id float64) map[string]any {
 		t.Helper()
-		deadline := time.After(60 * time.Second)
+		deadline := time.After(3 * time.Minute)
 		for {
 			select {
 			case m, ok := <-responses:

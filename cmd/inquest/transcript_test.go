@@ -140,7 +140,7 @@ func replay(t *testing.T, args []string, client []byte, work string) []byte {
 		stdin.Close()
 		select {
 		case <-exited:
-		case <-time.After(30 * time.Second):
+		case <-time.After(3 * time.Minute):
 			cmd.Process.Kill()
 			<-exited
 		}

@@ -33,7 +33,7 @@ func TestCapturesOverStdio(t *testing.T) {
 	cmd := exec.Command(bin, "mcp", "--in-process")
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "capture-e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

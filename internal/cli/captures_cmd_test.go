@@ -36,7 +36,7 @@ func TestCaptureCommands(t *testing.T) {
 	pid := strconv.Itoa(child.Process.Pid)
 	// sh holds fd 7 before it execs sleep: wait for the exec, so every
 	// table below names sleep (the deadline only guards against a hang).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if b, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.TrimSpace(string(b)) == "sleep" {
 			break
 		} else if time.Now().After(deadline) {

@@ -35,7 +35,7 @@ func TestCLIRejectsFIFO(t *testing.T) {
 		{"log", "show", fifo},
 		{"log", "export", fifo, "--format", "csv"},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(cmd.Environ(), "INQUEST_DATA_DIR="+t.TempDir())
 		out, _ := cmd.CombinedOutput()

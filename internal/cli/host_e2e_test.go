@@ -185,7 +185,7 @@ func (e *heEnv) bridge() *heBridge { return e.bridgeArgs() }
 // bridgeArgs starts `inquest mcp --toolsets proc ARGS...`.
 func (e *heEnv) bridgeArgs(args ...string) *heBridge {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.Command(e.bin, append([]string{"mcp", "--toolsets", "proc"}, args...)...)
 	cmd.Env = e.env
@@ -202,7 +202,7 @@ func (e *heEnv) bridgeArgs(args ...string) *heBridge {
 // call invokes a tool and returns its envelope and isError.
 func (b *heBridge) call(name string, args any) (map[string]any, bool) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if args == nil {
 		args = map[string]any{}

@@ -65,7 +65,7 @@ func TestInvestigationEndToEnd(t *testing.T) {
 		hr, _ := dig(m, "data", "rows").([]any)
 		return len(hr)
 	}
-	for deadline := time.Now().Add(60 * time.Second); histRows() < 2; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); histRows() < 2; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the tracked child never had two samples")
 		}
@@ -84,7 +84,7 @@ func TestInvestigationEndToEnd(t *testing.T) {
 	// The next samples no longer hold it: wait until the retained row is
 	// no longer live (the deadline only guards against a hang).
 	var rows []any
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		m = b.mustCall("list_processes", map[string]any{"scope": "retained", "filter": map[string]any{"pid": pid}})
 		rows, _ = dig(m, "data", "rows").([]any)
 		if len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "live" || time.Now().After(deadline) {

@@ -180,7 +180,7 @@ func checkKey(k string) error {
 // bound is generous so that a loaded machine (a slow poll, a slow listener
 // close) is not reported as a host that failed to apply it — only a hung
 // host reaches it.
-const settingApplyWait = 30 * time.Second
+const settingApplyWait = 2 * time.Minute
 
 // waitListener waits up to settingApplyWait until the endpoint accepts a
 // connection (on) or has no listener (off).

@@ -68,7 +68,7 @@ func jobRows(t *testing.T, h *Host, s *Session, method string, args map[string]a
 		t.Fatal(err)
 	}
 	id := d["job_id"].(string)
-	waitFor(t, 30*time.Second, "the capture job", func() bool {
+	waitFor(t, 3*time.Minute, "the capture job", func() bool {
 		d, _, _ = dispatch(t, h, s, "get_job", map[string]any{"job_id": id})
 		return d["state"] != "running"
 	})
@@ -203,7 +203,7 @@ func TestRowActionsInspectBinary(t *testing.T) {
 	// A projection without path or actions has no template to fill.
 	d, _, _ := dispatch(t, h, s, "start_capture", map[string]any{"kind": "open_files", "process_ref": refA})
 	id := d["job_id"].(string)
-	waitFor(t, 30*time.Second, "the capture job", func() bool {
+	waitFor(t, 3*time.Minute, "the capture job", func() bool {
 		d, _, _ = dispatch(t, h, s, "get_job", map[string]any{"job_id": id})
 		return d["state"] != "running"
 	})

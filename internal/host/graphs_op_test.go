@@ -49,7 +49,7 @@ func awaitOperation(t *testing.T, h *Host, id string) map[string]any {
 	s := h.NewSession()
 	defer s.Close()
 	var d map[string]any
-	waitFor(t, 30*time.Second, "the export to finish", func() bool {
+	waitFor(t, 3*time.Minute, "the export to finish", func() bool {
 		d, _ = mustCall(t, h, s, "get_operation", map[string]any{"operation_id": id})
 		return d["state"] == "succeeded" || d["state"] == "failed"
 	})

@@ -92,12 +92,12 @@ func TestRecordingDiskFull(t *testing.T) {
 	}
 	out := d["outcome"].(map[string]any)
 	sid, path := out["recording_session_id"].(string), filepath.Join(dir, out["name"].(string))
-	waitFor(t, 60*time.Second, "a first frame", func() bool {
+	waitFor(t, 3*time.Minute, "a first frame", func() bool {
 		st, err := os.Stat(path)
 		return err == nil && st.Size() > 8<<10
 	})
 	filler = testbuild.FillDisk(t, base)
-	waitFor(t, 60*time.Second, "two lost frames", func() bool {
+	waitFor(t, 3*time.Minute, "two lost frames", func() bool {
 		g := recState()
 		lf, _ := g["lost_frames"].(float64)
 		return g["write_error"] != nil && lf >= 2
@@ -118,7 +118,7 @@ func TestRecordingDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := readRecording(t, path).Frames
-	waitFor(t, 60*time.Second, "frames after the disk was freed", func() bool {
+	waitFor(t, 3*time.Minute, "frames after the disk was freed", func() bool {
 		return recState()["write_error"] == nil && readRecording(t, path).Frames >= before+2
 	})
 	if _, res := mustCall(t, h, s, "get_status", map[string]any{}); contains(res.Warnings, RecordingWriteWarning) {
@@ -146,12 +146,12 @@ func TestRecordingDiskFull(t *testing.T) {
 	}
 	out = d["outcome"].(map[string]any)
 	sid, path = out["recording_session_id"].(string), filepath.Join(dir, out["name"].(string))
-	waitFor(t, 60*time.Second, "a first frame", func() bool {
+	waitFor(t, 3*time.Minute, "a first frame", func() bool {
 		st, err := os.Stat(path)
 		return err == nil && st.Size() > 8<<10
 	})
 	testbuild.FillDisk(t, base)
-	waitFor(t, 60*time.Second, "a lost frame", func() bool { return recState()["write_error"] != nil })
+	waitFor(t, 3*time.Minute, "a lost frame", func() bool { return recState()["write_error"] != nil })
 	// The gap frame and end record are small: they usually fit in the
 	// room the log's last page still has. Either the log is closed with
 	// them, or the stop fails with RESOURCE_LIMIT and the log ends at its

@@ -68,7 +68,7 @@ func TestRecordingRules(t *testing.T) {
 		"profile_id": p["profile_id"], "profile_revision": p["revision"], "name": "renamed"})
 
 	// The duration limit stops the session with an end record.
-	waitFor(t, 30*time.Second, "duration limit", func() bool {
+	waitFor(t, 3*time.Minute, "duration limit", func() bool {
 		g, _ := mustCall(t, h, s, "get_recording", map[string]any{})
 		return g["active"] == false
 	})
@@ -86,7 +86,7 @@ func TestRecordingRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	path = filepath.Join(data, "inquest", "recordings", d["outcome"].(map[string]any)["name"].(string))
-	waitFor(t, 30*time.Second, "a frame", func() bool { return readRecording(t, path).Frames > 0 })
+	waitFor(t, 3*time.Minute, "a frame", func() bool { return readRecording(t, path).Frames > 0 })
 	h.Stop()
 	in = readRecording(t, path)
 	if in.End == nil || in.End.Reason != "host_stopped" || in.Frames == 0 {
