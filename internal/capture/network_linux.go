@@ -231,7 +231,7 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 			continue
 		}
 		st, err := p.stat()
-		if err == nil && !scan(p, p.processName(st.name, buf)) {
+		if err == nil && p.useLiveTask(st) && !scan(p, p.processName(st.name, buf)) {
 			unreadable++
 		}
 		p.close()
@@ -286,7 +286,7 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		if p != nil {
 			return p.read("net/"+table, nil)
 		}
-		return (&pinned{fd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
+		return (&pinned{fd: unix.AT_FDCWD, tfd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
 	}
 	tablesRead, tablesFailed := 0, 0
 	emit := func(ino uint64, row Row) {

@@ -76,7 +76,7 @@ func (fs FS) Threads(ctx context.Context, id sample.Identity) (*Capture, error) 
 	}
 	defer unix.Close(tfd)
 	sortNumeric(tids)
-	task := &pinned{fd: tfd, pid: id.PID, root: fs.root}
+	task := &pinned{fd: tfd, tfd: tfd, pid: id.PID, root: fs.root}
 	unavailable := 0
 	buf := make([]byte, 0, 2048)
 	for i, tid := range tids {
@@ -296,8 +296,8 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 		var v any
 		switch f {
 		case "exe", "cwd":
-			if l, err := readlinkAt(p.fd, f, buf); err == nil {
-				path, del := resolveLink(p.fd, p.fd, f, l)
+			if l, err := readlinkAt(p.tfd, f, buf); err == nil {
+				path, del := resolveLink(p.tfd, p.tfd, f, l)
 				m := map[string]any{}
 				sample.TextFields("value", path, func(k string, x any) { m[k] = x })
 				m["deleted"] = del.JSON()
@@ -309,7 +309,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 				v = p.unavailableFor(err, id)
 			}
 		case "image":
-			fd, err := unix.Openat(p.fd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			fd, err := unix.Openat(p.tfd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				v = p.unavailableFor(err, id)
 				break

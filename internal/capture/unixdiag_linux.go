@@ -185,7 +185,7 @@ func sameNetNS(p *pinned) bool {
 	if p == nil {
 		return true
 	}
-	if err := unix.Fstatat(p.fd, "ns/net", &other, 0); err != nil {
+	if err := unix.Fstatat(p.tfd, "ns/net", &other, 0); err != nil {
 		return false
 	}
 	return self.Dev == other.Dev && self.Ino == other.Ino

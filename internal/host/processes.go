@@ -253,7 +253,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if scope == "live" || scope == "all" {
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
+			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
 				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -284,7 +284,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			}
 			if scope == "retained" {
 				if p := snap.Lookup(rt.ID); p != nil {
-					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
+					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
 						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
 					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 						r.verified, r.parentRef = true, h.Ref(par.ID())
