@@ -367,6 +367,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if cmdFailed > 0 {
 		cov["command_line_unavailable"] = cmdFailed
 	}
+	if re.cmdTruncated > 0 {
+		cov["command_line_truncated"] = re.cmdTruncated
+	}
 	if a.Filter != nil && a.Filter.User != "" {
 		// Rows whose owner is unknown are never matched silently.
 		cov["user_unknown_excluded"] = userUnknown
@@ -387,6 +390,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
 	if err == nil && cmdFailed > 0 {
 		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
+	}
+	if err == nil && re.cmdTruncated > 0 {
+		res.Warn(itoa(re.cmdTruncated) + " rows carry only the first " + itoa(sample.RowCommandLineBytes) + " bytes of their command line (command_line_truncated, with its full length and sha256); get_process_info {fields:[\"command_line\"], command_line_offset: command_line_next_offset} reads the rest")
 	}
 	return res, err
 }
