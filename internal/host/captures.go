@@ -26,12 +26,12 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // CaptureFields lists the row fields of each capture kind (projection
 // targets, in row order).
 var CaptureFields = map[string][]string{
-	capture.KindFileUsers:   {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
-	capture.KindOpenFiles:   {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
-	capture.KindModules:     {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
-	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name", "owner_name_bytes"},
-	capture.KindThreads:     {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
-	capture.KindScheduling:  {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
+	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
+	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
+	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
+	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name", "owner_name_bytes"},
+	capture.KindThreads:    {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
+	capture.KindScheduling: {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
 	capture.KindProcessInfo: append(append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
 		"command_line_truncated", "command_line_bytes", "command_line_sha256", "command_line_arguments", "command_line_next_offset"),
 }
