@@ -18,8 +18,14 @@ import (
 
 // fdNames lists the entries of the pinned process's fd directory and
 // returns an open descriptor of that directory (caller closes it).
+// The task list ("task") is the leader's; every other directory is read
+// through taskDir.
 func (p *pinned) fdNames(sub string) (int, []string, error) {
-	dfd, err := unix.Openat(p.fd, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir := p.tfd
+	if sub == "task" {
+		dir = p.fd
+	}
+	dfd, err := unix.Openat(dir, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, nil, err
 	}
@@ -64,12 +70,12 @@ func resolveLink(pfd, dfd int, name string, link []byte) (string, Deletion) {
 // resolveLink), else argv[0] when it extends comm, else comm.
 func (p *pinned) processName(comm string, buf []byte) string {
 	exe := ""
-	if l, err := readlinkAt(p.fd, "exe", buf); err == nil {
-		exe, _ = resolveLink(p.fd, p.fd, "exe", l)
+	if l, err := readlinkAt(p.tfd, "exe", buf); err == nil {
+		exe, _ = resolveLink(p.tfd, p.tfd, "exe", l)
 	}
 	argv0 := ""
 	if exe == "" && len(comm) >= sample.MaxComm {
-		if b, err := readAt(p.fd, "cmdline"); err == nil {
+		if b, err := readAt(p.tfd, "cmdline"); err == nil {
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]
 			}
@@ -203,7 +209,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		return finishTargeted(c, p, id, true)
 	}
 	defer unix.Close(dfd)
-	infoFd, infoErr := unix.Openat(p.fd, "fdinfo", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	infoFd, infoErr := unix.Openat(p.tfd, "fdinfo", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if infoErr == nil {
 		defer unix.Close(infoFd)
 	}
@@ -234,7 +240,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 			}
 			continue
 		}
-		path, del := resolveLink(p.fd, dfd, n, link)
+		path, del := resolveLink(p.tfd, dfd, n, link)
 		if !f.IsZero() && !f.Match(&Row{Path: path}) {
 			c.FilteredOut++
 			continue

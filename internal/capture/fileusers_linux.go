@@ -228,11 +228,11 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	}
 	defer p.close()
 	st, err := p.stat()
-	if err != nil {
+	if err != nil || !p.useLiveTask(st) {
 		out.outcome = pidExited
 		return out
 	}
-	dfd, err := unix.Openat(p.fd, "fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, err := unix.Openat(p.tfd, "fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if denied(err) {
 			out.outcome = pidDenied
@@ -293,7 +293,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 					// ENOENT is also an fd closed between getdents and
 					// readlink; check the process itself.
 					// (its lifetime: start time, zombie, PF_EXITING).
-					if st2, serr := p.stat(); serr != nil || st2.startTicks != st.startTicks || st2.state == 'Z' || st2.state == 'X' || st2.flags&pfExiting != 0 {
+					if !p.stillRuns(st.startTicks) {
 						exitedMid = true
 					}
 				}
@@ -306,7 +306,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 			if bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
 				// Rare: decided from the object's link count, keyed by
 				// (link, deletion) since a live file may carry the suffix.
-				path, del := resolveLink(p.fd, dfd, string(name), link)
+				path, del := resolveLink(p.tfd, dfd, string(name), link)
 				k := delKey{string(link), del}
 				if j, ok := sc.seenDel[k]; ok {
 					if j >= 0 {
@@ -380,7 +380,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	}
 	verified := false
 	if !exitedMid {
-		if st2, err := p.stat(); err == nil && st2.startTicks == st.startTicks && st2.state != 'Z' && st2.state != 'X' && st2.flags&pfExiting == 0 {
+		if p.stillRuns(st.startTicks) {
 			verified = true
 		} else {
 			exitedMid = true

@@ -147,7 +147,7 @@ func buildID(f io.ReaderAt) string {
 // describes a different file of the same name in another container.
 func (p *pinned) openInRoot(path string) (*os.File, error) {
 	if strings.HasPrefix(path, "/") {
-		fd, err := unix.Openat(p.fd, "root"+path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(p.tfd, "root"+path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err == nil {
 			return os.NewFile(uintptr(fd), path), nil
 		}
@@ -163,7 +163,7 @@ func (p *pinned) openInRoot(path string) (*os.File, error) {
 func (p *pinned) sameMountNS() bool {
 	var a, b [64]byte
 	mine, err1 := readlinkAt(unix.AT_FDCWD, FS{root: p.root}.path("self/ns/mnt"), a[:])
-	theirs, err2 := readlinkAt(p.fd, "ns/mnt", b[:])
+	theirs, err2 := readlinkAt(p.tfd, "ns/mnt", b[:])
 	return err1 == nil && err2 == nil && string(mine) == string(theirs)
 }
 
@@ -337,7 +337,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 // and inode). On failure it returns the metadata_unavailable reason.
 func (p *pinned) openMapped(m *mapping) (*os.File, string) {
 	name := "map_files/" + strconv.FormatUint(m.start, 16) + "-" + strconv.FormatUint(m.end, 16)
-	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(p.tfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err == nil {
 		return os.NewFile(uintptr(fd), m.path), ""
 	}
@@ -361,7 +361,7 @@ func (p *pinned) openMapped(m *mapping) (*os.File, string) {
 // falling back to this process's view only in the same mount namespace).
 func (p *pinned) statPath(path string) (*unix.Stat_t, error) {
 	var st unix.Stat_t
-	err := unix.Fstatat(p.fd, "root"+path, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := unix.Fstatat(p.tfd, "root"+path, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err == nil {
 		return &st, nil
 	}

@@ -175,6 +175,7 @@ func tableInodes(table string, b []byte) []uint64 {
 
 type owner struct {
 	pid  int32
+	fd   int
 	name string
 }
 
@@ -204,7 +205,8 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 				continue
 			}
 			if _, ok := out[ino]; !ok {
-				out[ino] = owner{pid: p.pid, name: name}
+				fdn, _ := strconv.Atoi(n)
+				out[ino] = owner{pid: p.pid, fd: fdn, name: name}
 			}
 		}
 		return deniedLinks == 0 || deniedLinks < len(names)
@@ -231,7 +233,7 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 			continue
 		}
 		st, err := p.stat()
-		if err == nil && !scan(p, p.processName(st.name, buf)) {
+		if err == nil && p.useLiveTask(st) && !scan(p, p.processName(st.name, buf)) {
 			unreadable++
 		}
 		p.close()
@@ -247,7 +249,15 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 // abstract names are printed with a leading "@"), state, inode, pid and
 // owner_name of the first process holding the socket (null when no
 // readable fd table holds it) and, for unix, socket_type. A listening unix
-// socket's state is LISTEN (Flags has __SO_ACCEPTCON), like a TCP listener. No DNS, no
+// socket's state is LISTEN (Flags has __SO_ACCEPTCON), like a TCP listener.
+// From sock_diag a unix row also carries what `ss -xp` shows: remote
+// {inode, path, pid, fd} of the connected peer (UNIX_DIAG_PEER; pid and
+// fd of the first process holding the peer, null when none readable
+// does; remote null when not connected), receive_queue and send_queue
+// (UNIX_DIAG_RQLEN, ss's Recv-Q and Send-Q: for a listener the connections
+// waiting to be accepted and the backlog, else bytes queued) and, for a
+// listener, pending_connections (the inodes of connections not yet
+// accepted, UNIX_DIAG_ICONS); from /proc/net/unix these are null. No DNS, no
 // connection attempts. Unix sockets come from the sock_diag netlink
 // interface (exact names, newlines included) when the target shares our
 // network namespace; otherwise from /proc/net/unix, where a name holding a
@@ -286,7 +296,7 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		if p != nil {
 			return p.read("net/"+table, nil)
 		}
-		return (&pinned{fd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
+		return (&pinned{fd: unix.AT_FDCWD, tfd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
 	}
 	tablesRead, tablesFailed := 0, 0
 	emit := func(ino uint64, row Row) {
@@ -312,14 +322,41 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 	ambiguous := map[uint64]bool{}
 	unparsable := 0
 	unixFallback := false
-	addUnix := func(ino uint64, pathStr, state, typ string) {
+	unixPaths := map[uint64]string{}
+	addUnix := func(ino uint64, pathStr, state, typ string, d *unixDiagEntry) {
 		local := map[string]any{"path": nil}
 		if pathStr != "" {
 			sample.TextFields("path", pathStr, func(k string, v any) { local[k] = v })
 		}
+		// remote, the queues and pending connections come from sock_diag
+		// only (/proc/net/unix has none of them: unknown, null)
+		var remote, rq, wq, pending any
+		if d != nil {
+			if d.peer != 0 {
+				r := map[string]any{"inode": strconv.FormatUint(d.peer, 10), "path": nil, "pid": nil, "fd": nil}
+				if pp := unixPaths[d.peer]; pp != "" {
+					sample.TextFields("path", pp, func(k string, v any) { r[k] = v })
+				}
+				if o, ok := owners[d.peer]; ok {
+					r["pid"], r["fd"] = o.pid, o.fd
+				}
+				remote = r
+			}
+			if d.hasQ {
+				rq, wq = int64(d.rq), int64(d.wq)
+			}
+			if state == "LISTEN" {
+				ps := make([]string, len(d.icons))
+				for i, ic := range d.icons {
+					ps[i] = strconv.FormatUint(ic, 10)
+				}
+				pending = ps
+			}
+		}
 		unixRows = append(unixRows, unixRow{ino, Row{Path: pathStr, Fields: []Field{
-			{"protocol", "unix"}, {"local", local}, {"remote", nil},
+			{"protocol", "unix"}, {"local", local}, {"remote", remote},
 			{"state", state}, {"socket_type", typ}, {"inode", strconv.FormatUint(ino, 10)},
+			{"receive_queue", rq}, {"send_queue", wq}, {"pending_connections", pending},
 		}}})
 	}
 	for _, proto := range []string{"tcp", "tcp6", "udp", "udp6", "unix"} {
@@ -332,10 +369,16 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 				tablesRead++
 				c.Coverage["unix_source"] = "sock_diag"
 				for _, e := range entries {
+					if e.path != "" {
+						unixPaths[e.inode] = e.path
+					}
+				}
+				for i := range entries {
+					e := &entries[i]
 					if !seen.add(e.inode) {
 						ambiguous[e.inode] = true
 					}
-					addUnix(e.inode, e.path, e.state, unixTypes[uint64(e.typ)])
+					addUnix(e.inode, e.path, e.state, unixTypes[uint64(e.typ)], e)
 				}
 				continue
 			}
@@ -376,7 +419,7 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 				if !seen.add(e.inode) {
 					ambiguous[e.inode] = true
 				}
-				addUnix(e.inode, e.path, e.stateName(), unixTypes[e.typ])
+				addUnix(e.inode, e.path, e.stateName(), unixTypes[e.typ], nil)
 				continue
 			} else {
 				e, ok := parseInetLine(line)

@@ -41,6 +41,17 @@ func Threads(ctx context.Context, id sample.Identity) (*Capture, error) { return
 // Scheduling is UNSUPPORTED outside Linux.
 func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) { return nil, unsupported() }
 
+// InfoOptions page ProcessInfo's command_line (see the Linux
+// documentation).
+type InfoOptions struct {
+	CommandLineOffset, CommandLineLimit int
+}
+
+// ProcessInfoPage is UNSUPPORTED outside Linux.
+func ProcessInfoPage(ctx context.Context, id sample.Identity, fields []string, o InfoOptions) (*Capture, error) {
+	return nil, unsupported()
+}
+
 // ProcessInfo is UNSUPPORTED outside Linux.
 func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
 	return nil, unsupported()

@@ -51,10 +51,64 @@ var errTooBig = errors.New("proc file larger than the read bound")
 // belong to the process instance that was running when it was opened; after
 // that process ends they fail with ESRCH or ENOENT even if the PID is
 // reused.
+//
+// When the process's leader has exited while other threads run
+// (sample.LeaderExited: the leader is a zombie, ps shows "Zl"), the fd
+// table, memory map, executable and namespaces are gone from /proc/PID
+// but live on in the other tasks: tfd is then the directory of one live
+// task (/proc/PID/task/TID), else it is fd. Per-process resources are read
+// through tfd (taskDir); the leader's stat, status and task list through fd.
 type pinned struct {
 	fd   int
+	tfd  int
 	pid  int32
 	root string // the procfs tree it was opened in ("" for /proc)
+}
+
+// taskDir is the directory to read the fd table, fdinfo, maps, exe, cwd,
+// root, ns, net and cmdline of the pinned process through.
+func (p *pinned) taskDir() int { return p.tfd }
+
+// leaderExited reports whether the pinned process is read through a live
+// task because its leader has exited (see pinned).
+func (p *pinned) leaderExited() bool { return p.tfd != p.fd }
+
+// useLiveTask points tfd at a live task other than the leader when st (the
+// leader's stat) says the leader has exited while other threads run; it
+// returns false when none is left (the process has ended meanwhile).
+func (p *pinned) useLiveTask(st statInfo) bool {
+	if !sample.LeaderExited(st.state, st.threads) {
+		return true
+	}
+	if p.tfd != p.fd {
+		return true
+	}
+	tfd, names, err := p.fdNames("task")
+	if err != nil {
+		return false
+	}
+	defer unix.Close(tfd)
+	sortNumeric(names)
+	self := strconv.Itoa(int(p.pid))
+	for _, n := range names {
+		if n == self {
+			continue
+		}
+		d, err := unix.Openat(tfd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var buf [1024]byte
+		b, err := readInto(d, "stat", buf[:0:len(buf)])
+		if err == nil {
+			if ts, err := parseStatLine(b); err == nil && ts.state != 'Z' && ts.state != 'X' {
+				p.tfd = d
+				return true
+			}
+		}
+		unix.Close(d)
+	}
+	return false
 }
 
 func openPinned(pid int32) (*pinned, error) { return FS{}.openPinned(pid) }
@@ -64,14 +118,32 @@ func (fs FS) openPinned(pid int32) (*pinned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pinned{fd: fd, pid: pid, root: fs.root}, nil
+	return &pinned{fd: fd, tfd: fd, pid: pid, root: fs.root}, nil
 }
 
-func (p *pinned) close() { unix.Close(p.fd) }
+func (p *pinned) close() {
+	if p.tfd != p.fd {
+		unix.Close(p.tfd)
+	}
+	unix.Close(p.fd)
+}
 
-// read reads the file name under the pinned directory, bounded.
+// read reads the file name under the pinned directory, bounded: stat,
+// status and the task list are the leader's, every other file is read
+// through taskDir.
 func (p *pinned) read(name string, buf []byte) ([]byte, error) {
-	fd, err := unix.Openat(p.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	dir := p.tfd
+	switch name {
+	case "stat", "status":
+		dir = p.fd
+	}
+	return readInto(dir, name, buf)
+}
+
+// readInto reads the file name under the directory fd dir into buf,
+// bounded by maxProcFile.
+func readInto(dir int, name string, buf []byte) ([]byte, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +198,7 @@ type statInfo struct {
 	state      byte
 	ppid       int32
 	flags      uint64 // field 9: the kernel's task flags (PF_*)
+	threads    uint64 // field 20: num_threads
 	utime      uint64 // clock ticks
 	stime      uint64
 	priority   int64
@@ -178,6 +251,7 @@ func parseStatLine(b []byte) (statInfo, error) {
 	}
 	s.ppid = int32(v)
 	s.flags, _ = getu(9)
+	s.threads, _ = getu(20)
 	if s.utime, ok = getu(14); !ok {
 		return s, errStatFormat
 	}
@@ -239,7 +313,7 @@ func (fs FS) pinIdentity(id sample.Identity) (*pinned, statInfo, error) {
 		}
 		return nil, statInfo{}, contract.Errorf(contract.CodeIdentityUnverifiable, "the process's start time cannot be read, so its identity cannot be verified")
 	}
-	if st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' {
+	if st.startTicks != id.StartTicks || st.state == 'X' || (st.state == 'Z' && !sample.LeaderExited(st.state, st.threads)) || !p.useLiveTask(st) {
 		p.close()
 		return nil, statInfo{}, exited
 	}
@@ -272,11 +346,47 @@ const pfKthread = 0x00200000
 // exit() tears down its fds and mappings, so a read that failed then is
 // the exit's doing, not a closed fd.
 func (p *pinned) stillSame(id sample.Identity) bool {
-	st, err := p.stat()
-	if err != nil || st.startTicks != id.StartTicks || st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0 {
+	if !p.stillRuns(id.StartTicks) {
 		return false
 	}
 	return sample.VerifyIn(FS{root: p.root}.Root(), id) == sample.Alive
+}
+
+// stillRuns reports, from the pinned directory alone (no lookup by PID),
+// whether the lifetime with start time startTicks still runs: its leader's
+// stat (statInfo.running) and, when its leader has exited, the stat of the
+// task it is read through.
+func (p *pinned) stillRuns(startTicks uint64) bool {
+	st, err := p.stat()
+	if err != nil || !st.running(startTicks) {
+		return false
+	}
+	if p.leaderExited() {
+		var buf [1024]byte
+		b, err := readInto(p.tfd, "stat", buf[:0:len(buf)])
+		if err != nil {
+			return false
+		}
+		if ts, err := parseStatLine(b); err != nil || ts.state == 'Z' || ts.state == 'X' || ts.flags&pfExiting != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// running reports whether the leader's stat s is of the lifetime with
+// start time startTicks and that lifetime still runs: not a zombie (unless
+// only its leader has exited, sample.LeaderExited), not dead, not exiting
+// (PF_EXITING on the leader; an exited leader's flag is its own, so it is
+// not consulted then).
+func (s statInfo) running(startTicks uint64) bool {
+	if s.startTicks != startTicks || s.state == 'X' {
+		return false
+	}
+	if s.state == 'Z' {
+		return sample.LeaderExited(s.state, s.threads)
+	}
+	return s.flags&pfExiting == 0
 }
 
 // finishTargeted applies the after-collection identity check to a

@@ -76,7 +76,7 @@ func (fs FS) Threads(ctx context.Context, id sample.Identity) (*Capture, error) 
 	}
 	defer unix.Close(tfd)
 	sortNumeric(tids)
-	task := &pinned{fd: tfd, pid: id.PID, root: fs.root}
+	task := &pinned{fd: tfd, tfd: tfd, pid: id.PID, root: fs.root}
 	unavailable := 0
 	buf := make([]byte, 0, 2048)
 	for i, tid := range tids {
@@ -271,12 +271,41 @@ func value(v any) map[string]any { return map[string]any{"value": v} }
 // unsupported makes the capture partial with coverage.fields_unavailable
 // {field: reason}; namespace links refused one by one are
 // coverage.namespaces_unreadable. The environment is never read.
+//
+// command_line is one page of the argv (InfoOptions; sample.PageArgv):
+// the row then also carries command_line_truncated and, when truncated,
+// command_line_bytes (decimal string), command_line_sha256 (of the
+// whole /proc/PID/cmdline), command_line_arguments (the count) and
+// command_line_next_offset (null at the end), and the capture is partial
+// with a warning naming the next page.
 func ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
-	return FS{}.ProcessInfo(ctx, id, fields)
+	return FS{}.ProcessInfoPage(ctx, id, fields, InfoOptions{})
+}
+
+// InfoOptions page ProcessInfo's command_line: CommandLineOffset is the
+// index of the first argument, CommandLineLimit the page size in bytes
+// (each argument's bytes plus its NUL; 0 means
+// sample.DefaultCommandLinePage).
+type InfoOptions struct {
+	CommandLineOffset, CommandLineLimit int
+}
+
+// ProcessInfoPage is ProcessInfo with the command line paged by o.
+func ProcessInfoPage(ctx context.Context, id sample.Identity, fields []string, o InfoOptions) (*Capture, error) {
+	return FS{}.ProcessInfoPage(ctx, id, fields, o)
 }
 
 // ProcessInfo is the package's ProcessInfo in the tree fs.
 func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []string) (*Capture, error) {
+	return fs.ProcessInfoPage(ctx, id, fields, InfoOptions{})
+}
+
+// ProcessInfoPage is the package's ProcessInfoPage in the tree fs.
+func (fs FS) ProcessInfoPage(ctx context.Context, id sample.Identity, fields []string, o InfoOptions) (*Capture, error) {
+	if o.CommandLineLimit <= 0 {
+		o.CommandLineLimit = sample.DefaultCommandLinePage
+	}
+	var extra []Field
 	p, st, err := fs.pinIdentity(id)
 	if err != nil {
 		return nil, err
@@ -296,8 +325,8 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 		var v any
 		switch f {
 		case "exe", "cwd":
-			if l, err := readlinkAt(p.fd, f, buf); err == nil {
-				path, del := resolveLink(p.fd, p.fd, f, l)
+			if l, err := readlinkAt(p.tfd, f, buf); err == nil {
+				path, del := resolveLink(p.tfd, p.tfd, f, l)
 				m := map[string]any{}
 				sample.TextFields("value", path, func(k string, x any) { m[k] = x })
 				m["deleted"] = del.JSON()
@@ -309,7 +338,7 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 				v = p.unavailableFor(err, id)
 			}
 		case "image":
-			fd, err := unix.Openat(p.fd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			fd, err := unix.Openat(p.tfd, "exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				v = p.unavailableFor(err, id)
 				break
@@ -376,11 +405,27 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 			}
 		case "command_line":
 			if b, err := p.read("cmdline", nil); err == nil {
-				args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-				if len(b) == 0 {
-					args = []string{}
+				pg := sample.PageArgv(b, o.CommandLineOffset, o.CommandLineLimit, true)
+				v = value(pg.Args)
+				extra = append(extra, Field{"command_line_truncated", pg.Truncated()})
+				if pg.Truncated() {
+					var next any
+					if pg.Next < pg.Total {
+						next = pg.Next
+					}
+					extra = append(extra, Field{"command_line_bytes", strconv.Itoa(pg.Bytes)}, Field{"command_line_sha256", pg.SHA256},
+						Field{"command_line_arguments", pg.Total}, Field{"command_line_next_offset", next})
+					msg := "command_line holds arguments " + strconv.Itoa(pg.Offset) + " to " + strconv.Itoa(pg.Next) + " of " + strconv.Itoa(pg.Total) +
+						" (" + strconv.Itoa(pg.Bytes) + " bytes, a page of at most " + strconv.Itoa(o.CommandLineLimit) + " bytes"
+					if pg.Cut {
+						msg += "; argument " + strconv.Itoa(pg.Offset) + " is cut at the page size"
+					}
+					msg += ")"
+					if next != nil {
+						msg += "; the next page: command_line_offset " + strconv.Itoa(pg.Next)
+					}
+					c.warn(msg)
 				}
-				v = value(args)
 			} else {
 				v = p.unavailableFor(err, id)
 			}
@@ -401,6 +446,8 @@ func (fs FS) ProcessInfo(ctx context.Context, id sample.Identity, fields []strin
 			v = map[string]any{"unavailable": "unsupported"}
 		}
 		row.Fields = append(row.Fields, Field{f, v})
+		row.Fields = append(row.Fields, extra...)
+		extra = extra[:0]
 		if m, ok := v.(map[string]any); ok {
 			if why, ok := m["unavailable"].(string); ok && why != "unsupported" && why != reasonKernelThread {
 				missing[f] = why

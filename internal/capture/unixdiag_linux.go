@@ -13,10 +13,16 @@ import (
 
 // Constants of the AF_UNIX sock_diag interface (include/uapi/linux/unix_diag.h).
 const (
-	udiagShowName = 0x1 // UDIAG_SHOW_NAME: attach UNIX_DIAG_NAME
-	unixDiagName  = 0   // UNIX_DIAG_NAME: rtattr holding the bound sun_path bytes
-	unixDiagReqSz = 24  // sizeof(struct unix_diag_req)
-	unixDiagMsgSz = 16  // sizeof(struct unix_diag_msg)
+	udiagShowName  = 0x1  // UDIAG_SHOW_NAME: attach UNIX_DIAG_NAME
+	udiagShowPeer  = 0x4  // UDIAG_SHOW_PEER: attach UNIX_DIAG_PEER
+	udiagShowIcons = 0x8  // UDIAG_SHOW_ICONS: attach UNIX_DIAG_ICONS
+	udiagShowRqlen = 0x10 // UDIAG_SHOW_RQLEN: attach UNIX_DIAG_RQLEN
+	unixDiagName   = 0    // UNIX_DIAG_NAME: rtattr holding the bound sun_path bytes
+	unixDiagPeer   = 2    // UNIX_DIAG_PEER: u32 inode of the peer socket
+	unixDiagIcons  = 3    // UNIX_DIAG_ICONS: u32 inodes of a listener's not yet accepted connections
+	unixDiagRqlen  = 4    // UNIX_DIAG_RQLEN: struct unix_diag_rqlen {u32 rqueue, wqueue}
+	unixDiagReqSz  = 24   // sizeof(struct unix_diag_req)
+	unixDiagMsgSz  = 16   // sizeof(struct unix_diag_msg)
 )
 
 // unixDiagStates names the sk_state values unix_diag reports (TCP_* of
@@ -30,6 +36,18 @@ type unixDiagEntry struct {
 	state string
 	inode uint64
 	path  string // "" when unbound; abstract names start with "@" (NULs printed as "@", like /proc/net/unix)
+	// peer is the inode of the connected peer socket (UNIX_DIAG_PEER; 0
+	// when not connected). A listener's connections not yet accepted are
+	// icons (UNIX_DIAG_ICONS).
+	peer  uint64
+	icons []uint64
+	// rq and wq are UNIX_DIAG_RQLEN, what ss prints as Recv-Q and Send-Q:
+	// for a listener the count of connections waiting to be accepted and
+	// the backlog; for other sockets the bytes queued to be read (for a
+	// datagram socket: of the next datagram) and the bytes sent but not
+	// yet read by the peer. hasQ says the attribute was present.
+	rq, wq uint32
+	hasQ   bool
 }
 
 // errNoUnixDiag reports that the sock_diag interface could not be used
@@ -61,7 +79,7 @@ func unixDiagDump() ([]unixDiagEntry, error) {
 	r := req[unix.NLMSG_HDRLEN:]
 	r[0] = unix.AF_UNIX
 	ne.PutUint32(r[4:], 0xffffffff) // udiag_states: all
-	ne.PutUint32(r[12:], udiagShowName)
+	ne.PutUint32(r[12:], udiagShowName|udiagShowPeer|udiagShowIcons|udiagShowRqlen)
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, errors.Join(errNoUnixDiag, err)
 	}
@@ -128,7 +146,9 @@ func splitNetlink(b []byte) ([]netlinkMsg, bool) {
 
 // parseUnixDiagMsg decodes struct unix_diag_msg {u8 family, type, state,
 // pad; u32 ino; u32 cookie[2]} followed by rtattrs, taking the name from
-// UNIX_DIAG_NAME (exact length from the attribute header).
+// UNIX_DIAG_NAME (exact length from the attribute header), the peer from
+// UNIX_DIAG_PEER, pending connections from UNIX_DIAG_ICONS and the queue
+// lengths from UNIX_DIAG_RQLEN.
 func parseUnixDiagMsg(b []byte) (unixDiagEntry, bool) {
 	if len(b) < unixDiagMsgSz {
 		return unixDiagEntry{}, false
@@ -145,6 +165,17 @@ func parseUnixDiagMsg(b []byte) (unixDiagEntry, bool) {
 		t := ne.Uint16(attrs[2:])
 		if l < unix.SizeofRtAttr || l > len(attrs) {
 			return e, false
+		}
+		val := attrs[unix.SizeofRtAttr:l]
+		switch {
+		case t == unixDiagPeer && len(val) >= 4:
+			e.peer = uint64(ne.Uint32(val))
+		case t == unixDiagIcons:
+			for i := 0; i+4 <= len(val); i += 4 {
+				e.icons = append(e.icons, uint64(ne.Uint32(val[i:])))
+			}
+		case t == unixDiagRqlen && len(val) >= 8:
+			e.rq, e.wq, e.hasQ = ne.Uint32(val), ne.Uint32(val[4:]), true
 		}
 		if t == unixDiagName {
 			name := attrs[unix.SizeofRtAttr:l]
@@ -185,7 +216,7 @@ func sameNetNS(p *pinned) bool {
 	if p == nil {
 		return true
 	}
-	if err := unix.Fstatat(p.fd, "ns/net", &other, 0); err != nil {
+	if err := unix.Fstatat(p.tfd, "ns/net", &other, 0); err != nil {
 		return false
 	}
 	return self.Dev == other.Dev && self.Ino == other.Ino

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,13 +26,14 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // CaptureFields lists the row fields of each capture kind (projection
 // targets, in row order).
 var CaptureFields = map[string][]string{
-	capture.KindFileUsers:   {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
-	capture.KindOpenFiles:   {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
-	capture.KindModules:     {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
-	capture.KindNetwork:     {"protocol", "local", "remote", "state", "socket_type", "inode", "pid", "owner_name", "owner_name_bytes"},
-	capture.KindThreads:     {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
-	capture.KindScheduling:  {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
-	capture.KindProcessInfo: append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
+	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
+	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
+	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
+	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes"},
+	capture.KindThreads:    {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
+	capture.KindScheduling: {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
+	capture.KindProcessInfo: append(append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
+		"command_line_truncated", "command_line_bytes", "command_line_sha256", "command_line_arguments", "command_line_next_offset"),
 }
 
 // AllCaptureFields is the sorted union of CaptureFields (the projection
@@ -282,6 +284,10 @@ type processInfoArgs struct {
 	ProcessRef string   `json:"process_ref"`
 	PID        *int64   `json:"pid"`
 	Fields     []string `json:"fields"`
+	// CommandLineOffset and CommandLineLimit page command_line: the index
+	// of the first argument and the page size in bytes.
+	CommandLineOffset *int `json:"command_line_offset"`
+	CommandLineLimit  *int `json:"command_line_limit"`
 	jobDelivery
 }
 
@@ -295,6 +301,8 @@ func getProcessInfoTool(d Delivery) Decl {
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
 ` + pidField + `,
 "fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
+"command_line_offset":{"type":"integer","minimum":0,"maximum":16777216,"description":"command_line page: index of the first argument (a row's command_line_next_offset); default 0"},
+"command_line_limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(sample.MaxCommandLinePage) + `,"description":"command_line page size in bytes (arguments with their NUL separators); default ` + strconv.Itoa(sample.DefaultCommandLinePage) + `"},
 ` + deliverySchema(d) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
@@ -584,8 +592,24 @@ func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Re
 		return nil, err
 	}
 	fields := a.Fields
+	var opts capture.InfoOptions
+	if a.CommandLineOffset != nil || a.CommandLineLimit != nil {
+		if !slices.Contains(fields, "command_line") {
+			at := "/command_line_offset"
+			if a.CommandLineOffset == nil {
+				at = "/command_line_limit"
+			}
+			return nil, invalidAt(at, "command_line_offset and command_line_limit page command_line: name it in fields")
+		}
+		if a.CommandLineOffset != nil {
+			opts.CommandLineOffset = *a.CommandLineOffset
+		}
+		if a.CommandLineLimit != nil {
+			opts.CommandLineLimit = *a.CommandLineLimit
+		}
+	}
 	j, err := js.Start(hooked(jobs.Spec{Kind: capture.KindProcessInfo, Run: func(ctx context.Context) (*capture.Capture, error) {
-		return capture.ProcessInfo(ctx, id, fields)
+		return capture.ProcessInfoPage(ctx, id, fields, opts)
 	}, Prepare: func(c *capture.Capture) { h.addParentRef(c, id) }, Live: true}))
 	if err != nil {
 		return nil, err

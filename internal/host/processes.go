@@ -253,7 +253,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if scope == "live" || scope == "all" {
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
+			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
 				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -284,7 +284,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			}
 			if scope == "retained" {
 				if p := snap.Lookup(rt.ID); p != nil {
-					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: sample.StateName(p.State),
+					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
 						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
 					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 						r.verified, r.parentRef = true, h.Ref(par.ID())
@@ -367,6 +367,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	if cmdFailed > 0 {
 		cov["command_line_unavailable"] = cmdFailed
 	}
+	if re.cmdTruncated > 0 {
+		cov["command_line_truncated"] = re.cmdTruncated
+	}
 	if a.Filter != nil && a.Filter.User != "" {
 		// Rows whose owner is unknown are never matched silently.
 		cov["user_unknown_excluded"] = userUnknown
@@ -387,6 +390,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
 	if err == nil && cmdFailed > 0 {
 		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
+	}
+	if err == nil && re.cmdTruncated > 0 {
+		res.Warn(itoa(re.cmdTruncated) + " rows carry only the first " + itoa(sample.RowCommandLineBytes) + " bytes of their command line (command_line_truncated, with its full length and sha256); get_process_info {fields:[\"command_line\"], command_line_offset: command_line_next_offset} reads the rest")
 	}
 	return res, err
 }

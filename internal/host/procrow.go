@@ -18,6 +18,9 @@ import (
 // encoding/json on a live snapshot.
 type rowEncoder struct {
 	h *Host
+	// cmdTruncated counts rows whose command_line was cut
+	// (sample.RowCommandLineBytes).
+	cmdTruncated int
 	// keys are the row's keys in the order Marshal writes a map's keys
 	// (sorted): the fields, plus values and unavailable with metrics. A
 	// text field's _bytes companion sorts right after it (no other key
@@ -120,26 +123,17 @@ func (e *rowEncoder) append(b []byte, r *procRow) (out []byte, cmdFailed bool) {
 				b = append(b, `{"unavailable":"process_not_live"}`...)
 				continue
 			}
-			argv, err := sample.CommandLine(r.id)
+			raw, complete, err := sample.ReadCommandLine(r.id)
 			if err != nil {
 				b = append(b, `{"unavailable":"unreadable"}`...)
 				cmdFailed = true
 				continue
 			}
-			b = append(b, `{"value":`...)
-			if argv == nil {
-				b = append(b, "null"...)
-			} else {
-				b = append(b, '[')
-				for i, a := range argv {
-					if i > 0 {
-						b = append(b, ',')
-					}
-					b = jsonenc.String(b, a)
-				}
-				b = append(b, ']')
+			pg := sample.PageArgv(raw, 0, sample.RowCommandLineBytes, complete)
+			if pg.Truncated() {
+				e.cmdTruncated++
 			}
-			b = append(b, '}')
+			b = appendArgvPage(b, pg)
 		case "values":
 			b = append(b, '{')
 			for _, m := range e.metrics {
@@ -205,4 +199,50 @@ func appendTS(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 	return append(b, '"')
+}
+
+// appendArgvPage appends a command line page as a row's command_line
+// value, {"value": [args]}, followed by its sibling fields:
+// command_line_truncated (always), and when truncated command_line_bytes
+// (the whole length, decimal string; null when longer than
+// sample.MaxCommandLineRead), command_line_sha256 (of the whole
+// /proc/PID/cmdline bytes; null likewise), command_line_arguments (the
+// argument count) and command_line_next_offset (the argument index to
+// pass as get_process_info's command_line_offset; null at the end).
+func appendArgvPage(b []byte, pg sample.ArgvPage) []byte {
+	b = append(b, `{"value":[`...)
+	for i, a := range pg.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.String(b, a)
+	}
+	b = append(b, "]}"...)
+	// sibling keys in sorted order, like every row key
+	if pg.Truncated() {
+		if pg.Complete {
+			b = append(b, `,"command_line_arguments":`...)
+			b = strconv.AppendInt(b, int64(pg.Total), 10)
+			b = append(b, `,"command_line_bytes":"`...)
+			b = strconv.AppendInt(b, int64(pg.Bytes), 10)
+			b = append(b, '"')
+		} else {
+			b = append(b, `,"command_line_arguments":null,"command_line_bytes":null`...)
+		}
+		b = append(b, `,"command_line_next_offset":`...)
+		if pg.Next < pg.Total || !pg.Complete {
+			b = strconv.AppendInt(b, int64(pg.Next), 10)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"command_line_sha256":`...)
+		if pg.Complete {
+			b = jsonenc.String(b, pg.SHA256)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	b = append(b, `,"command_line_truncated":`...)
+	b = strconv.AppendBool(b, pg.Truncated())
+	return b
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -80,12 +81,21 @@ func mapProjectProcess(h *Host, r *procRow, fields []string) map[string]any {
 				row[f] = map[string]any{"unavailable": "process_not_live"}
 				continue
 			}
-			argv, err := sample.CommandLine(r.id)
+			raw, complete, err := sample.ReadCommandLine(r.id)
 			if err != nil {
 				row[f] = map[string]any{"unavailable": "unreadable"}
 				continue
 			}
-			row[f] = map[string]any{"value": argv}
+			pg := sample.PageArgv(raw, 0, sample.RowCommandLineBytes, complete)
+			row[f] = map[string]any{"value": pg.Args}
+			row["command_line_truncated"] = pg.Truncated()
+			if pg.Truncated() {
+				row["command_line_arguments"], row["command_line_bytes"], row["command_line_sha256"] = pg.Total, strconv.Itoa(pg.Bytes), pg.SHA256
+				row["command_line_next_offset"] = nil
+				if pg.Next < pg.Total {
+					row["command_line_next_offset"] = pg.Next
+				}
+			}
 		}
 	}
 	return row

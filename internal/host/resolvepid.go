@@ -1,10 +1,8 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strconv"
 	"time"
 
@@ -85,14 +83,11 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 }
 
 // pidRunning reports whether /proc/PID/stat exists now with a state other
-// than zombie (Z) or dead (X); the state is the field after the last ')'.
+// than zombie (Z) or dead (X), a zombie leader whose other threads run
+// counting as running (sample.IdentityOf).
 func pidRunning(pid int32) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
+	_, running, err := sample.IdentityOf(pid)
+	return err == nil && running
 }
 
 // resolvePIDRef is resolve_pid for a caller inside the host: the

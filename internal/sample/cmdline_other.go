@@ -4,6 +4,7 @@ package sample
 
 import (
 	"os"
+	"strings"
 
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -18,4 +19,18 @@ func CommandLine(id Identity) ([]string, error) {
 		return nil, err
 	}
 	return p.CmdlineSlice()
+}
+
+// ReadCommandLine returns argv through gopsutil after checking the
+// identity, as NUL-terminated arguments (the layout of Linux's
+// /proc/PID/cmdline); complete is always true.
+func ReadCommandLine(id Identity) (raw []byte, complete bool, err error) {
+	args, err := CommandLine(id)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(args) == 0 {
+		return []byte{}, true, nil
+	}
+	return []byte(strings.Join(args, "\x00") + "\x00"), true, nil
 }

@@ -44,6 +44,8 @@ type LinuxCollector struct {
 	lastAll  procfs.CPUStat
 	// wholeDisk caches isWholeDisk per device name.
 	wholeDisk map[string]bool
+	// tdents is the getdents64 buffer of a zombie leader's task directory.
+	tdents []byte
 	// link is the readlinkat buffer (PATH_MAX).
 	link [4096]byte
 	// noSwap is true when the last /proc/meminfo had SwapTotal 0, so no
@@ -224,6 +226,7 @@ var (
 	zIO        = []byte("io\x00")
 	zExe       = []byte("exe\x00")
 	zCmdline   = []byte("cmdline\x00")
+	zTask      = []byte("task\x00")
 )
 
 func openatZ(dir int, name *byte, flags int) (int, error) {
@@ -376,10 +379,23 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	p.Name = p.Comm
 	p.StartTime = c.bootTime.Add(time.Duration(p.StartTicks) * (time.Second / userHZ))
+	// A leader that called pthread_exit while other threads run is a
+	// zombie (ps: Zl) whose memory, fd table and exe link are gone from
+	// /proc/PID, while the process lives on in its other tasks: the
+	// per-process files below are then read through a live task
+	// (/proc/PID/task/TID), and the state is that task's.
+	mdir := dir
+	if LeaderExited(p.State, p.Vals[PThreads]) {
+		if tdir, state, ok := c.liveTask(dir, pid); ok {
+			defer unix.Close(tdir)
+			mdir = tdir
+			p.State, p.LeaderExited = state, true
+		}
+	}
 	// RSS from statm, not stat field 24: see parseStatm. Read every tick
 	// (no carry): pages are faulted in by any thread of the group and
 	// reclaimed without the process running.
-	if b, err := c.readFileZ(dir, zStatm); err == nil {
+	if b, err := c.readFileZ(mdir, zStatm); err == nil {
 		if v, ok := parseStatm(b); ok {
 			p.Set(PRSS, v*c.pageSize)
 		}
@@ -415,10 +431,10 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	var st unix.Stat_t
 	if c.fdSize {
-		if unix.Fstatat(dir, "fd", &st, 0) == nil {
+		if unix.Fstatat(mdir, "fd", &st, 0) == nil {
 			p.Set(PFDs, uint64(st.Size))
 		}
-	} else if d, err := os.Open(c.procPath(pid, "fd")); err == nil {
+	} else if d, err := os.Open(c.fdPath(pid, p.LeaderExited, mdir)); err == nil {
 		names, err := d.Readdirnames(-1)
 		d.Close()
 		if err == nil {
@@ -427,16 +443,72 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	id := p.ID()
 	e, ok := c.exeCache[id]
-	n, lerr := readlinkatZ(dir, &zExe[0], c.link[:])
+	n, lerr := readlinkatZ(mdir, &zExe[0], c.link[:])
 	if lerr != nil {
 		n = 0
 	}
 	if !ok || e.comm != p.Comm || e.link != string(c.link[:n]) {
-		e = c.readNames(dir, p.Comm, string(c.link[:n]))
+		e = c.readNames(mdir, p.Comm, string(c.link[:n]))
 		c.exeCache[id] = e
 	}
 	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
 	return nil
+}
+
+// fdPath is the fd directory of pid read by the non-procfs fallback:
+// /proc/PID/fd, or the live task's when the leader exited (mdir is that
+// task's open directory).
+func (c *LinuxCollector) fdPath(pid int32, leaderExited bool, mdir int) string {
+	if leaderExited {
+		return "/proc/self/fd/" + strconv.Itoa(mdir) + "/fd"
+	}
+	return c.procPath(pid, "fd")
+}
+
+// liveTask opens the directory of a task of pid other than its exited
+// leader that still runs (/proc/PID/task/TID, state neither Z nor X) and
+// returns it with that task's state letter; ok is false when none is left.
+func (c *LinuxCollector) liveTask(dir int, pid int32) (tdir int, state byte, ok bool) {
+	td, err := openatZ(dir, &zTask[0], unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return -1, 0, false
+	}
+	defer unix.Close(td)
+	if c.tdents == nil {
+		c.tdents = make([]byte, 4096)
+	}
+	tdir = -1
+	for tdir < 0 {
+		m, err := unix.Getdents(td, c.tdents)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+		Dirents(c.tdents[:m], func(name []byte) {
+			tid, okT := parsePID(name)
+			if tdir >= 0 || !okT || tid == pid {
+				return
+			}
+			fd, err := unix.Openat(td, string(name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return
+			}
+			b, err := c.readFileZ(fd, zStat)
+			var tp Process
+			if err != nil {
+				unix.Close(fd)
+				return
+			}
+			if _, err := parseStat(b, &tp); err != nil || tp.State == 'Z' || tp.State == 'X' {
+				unix.Close(fd)
+				return
+			}
+			tdir, state = fd, tp.State
+		})
+	}
+	return tdir, state, tdir >= 0
 }
 
 // readNames decides the exe link text link of the open /proc/PID

@@ -36,7 +36,14 @@ type Process struct {
 	// process started it (ResolveDeleted on the exe link).
 	ExeDeleted bool
 	// State is the one-letter kernel state (R, S, D, Z, T, t, X, I).
+	// When LeaderExited it is the state of the live task the process was
+	// read through, not the leader's Z.
 	State byte
+	// LeaderExited says the thread-group leader has exited (it is a
+	// zombie, ps shows "Zl") while other threads of the process still run:
+	// the process is live, and its memory, fd count and executable were
+	// read through one of its live tasks (/proc/PID/task/TID).
+	LeaderExited bool
 	// UID is the real user id; UIDKnown says whether it was read.
 	UID      uint32
 	UIDKnown bool
@@ -111,6 +118,23 @@ func (s *Snapshot) Lookup(id Identity) *Process {
 	}
 	return p
 }
+
+// StateName spells the process's state for the proc tools: StateName of
+// State, or "zombie_leader" when the leader has exited while other
+// threads run (LeaderExited; ps shows "Zl").
+func (p *Process) StateName() string {
+	if p.LeaderExited {
+		return "zombie_leader"
+	}
+	return StateName(p.State)
+}
+
+// LeaderExited reports whether a /proc/PID/stat with state letter state
+// and num_threads threads (field 20) is a zombie leader whose process
+// lives on in other threads: the kernel keeps an exited leader as a
+// zombie until its whole thread group has ended, and counts it in
+// num_threads until then, so more than one thread means a live one.
+func LeaderExited(state byte, threads uint64) bool { return state == 'Z' && threads > 1 }
 
 // StateName spells a kernel state letter as ps(1) documents it.
 func StateName(b byte) string {

@@ -15,7 +15,8 @@ type Liveness int
 
 // Verify outcomes.
 const (
-	// Alive: the same lifetime runs now (not a zombie).
+	// Alive: the same lifetime runs now (not a zombie; a zombie leader
+	// whose other threads run is alive, see LeaderExited).
 	Alive Liveness = iota
 	// Exited: no process has the PID, the PID was reused by another
 	// lifetime, or the lifetime is a zombie.
@@ -42,7 +43,7 @@ func VerifyIn(root string, id Identity) Liveness {
 	if _, err := parseStat(b, &p); err != nil {
 		return Unverifiable
 	}
-	if p.StartTicks != id.StartTicks || p.State == 'Z' || p.State == 'X' {
+	if p.StartTicks != id.StartTicks || p.State == 'X' || (p.State == 'Z' && !LeaderExited(p.State, p.Vals[PThreads])) {
 		return Exited
 	}
 	return Alive
@@ -51,7 +52,8 @@ func VerifyIn(root string, id Identity) Liveness {
 // IdentityOf reads the lifetime under pid now from /proc/PID/stat (field
 // 22, start time in clock ticks since boot): the identity the sampler
 // records for it, so the process_ref the proc host issues for it names this
-// lifetime. running is false for a zombie or dead process (state Z or X),
+// lifetime. running is false for a zombie or dead process (state Z or X;
+// a zombie leader whose other threads run is running, see LeaderExited),
 // whose start time still reads until it is reaped. A missing process is
 // os.ErrNotExist; a stat that does not parse is an error naming the file.
 // The answer names one lifetime only while the PID cannot be reaped and
@@ -70,5 +72,5 @@ func IdentityOf(pid int32) (id Identity, running bool, err error) {
 	if _, err := parseStat(b, &p); err != nil {
 		return Identity{}, false, errors.New(path + ": " + err.Error())
 	}
-	return Identity{PID: pid, StartTicks: p.StartTicks}, p.State != 'Z' && p.State != 'X', nil
+	return Identity{PID: pid, StartTicks: p.StartTicks}, p.State != 'X' && (p.State != 'Z' || LeaderExited(p.State, p.Vals[PThreads])), nil
 }

@@ -30,3 +30,22 @@ func Verify(id Identity) Liveness {
 	}
 	return Alive
 }
+
+// IdentityOf returns the lifetime under pid now: the PID and its create
+// time (milliseconds, gopsutil), the identity this platform's sampler
+// records; running is false for a zombie. A missing process is an error.
+func IdentityOf(pid int32) (id Identity, running bool, err error) {
+	p, err := process.NewProcess(pid)
+	if err != nil {
+		return Identity{}, false, err
+	}
+	ct, err := p.CreateTime()
+	if err != nil {
+		return Identity{}, false, err
+	}
+	running = true
+	if st, err := p.Status(); err == nil && len(st) > 0 && st[0] == process.Zombie {
+		running = false
+	}
+	return Identity{PID: pid, StartTicks: uint64(ct)}, running, nil
+}

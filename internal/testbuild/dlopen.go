@@ -93,4 +93,9 @@ func Cleanup() {
 	if built.Dir != "" {
 		os.RemoveAll(built.Dir)
 	}
+	cMu.Lock()
+	if cDir != "" {
+		os.RemoveAll(cDir)
+	}
+	cMu.Unlock()
 }
