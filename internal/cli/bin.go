@@ -36,6 +36,9 @@ type binFlags struct {
 	// errors then carry details.index and details.path.
 	item *int
 	path string
+	// cmd is the command the flags belong to (set by add): its failures
+	// name its flags and arguments.
+	cmd *cobra.Command
 }
 
 // failure reports err at once (reportFailure, as --json says), so a batch
@@ -52,10 +55,11 @@ func (f *binFlags) failure(env *Env, err error) error {
 		ce.Details = details
 		err = &ce
 	}
-	return reportFailure(env, f.asJSON, err)
+	return reportFailure(env, f.cmd, f.asJSON, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
+	f.cmd = cmd
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
 	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "then publish the file and every row of the result to the evidence store (preserve_evidence)")
 	if !f.noArch {

@@ -45,7 +45,7 @@ func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, erro
 	case len(page.Rows) == 1:
 		return page.Rows[0].Ref, nil
 	case len(page.Rows) == 0:
-		return "", contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid)
+		return "", atPID(contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid))
 	}
 	for _, r := range page.Rows {
 		if r.Lifecycle == "live" {

@@ -203,12 +203,19 @@ func refForPID(cmd *cobra.Command, reg *tool.Registry, pid int) (string, error) 
 		}
 	}
 	if rows, err := list("all"); err == nil && len(rows) > 0 {
-		return "", contract.Errorf(contract.CodeProcessExited, "process %d has exited (only its retained history remains; see inquest history)", pid)
+		return "", atPID(contract.Errorf(contract.CodeProcessExited, "process %d has exited (only its retained history remains; see inquest history)", pid))
 	}
 	if procExists(pid) {
-		return "", contract.Errorf(contract.CodeProcessExited, "process %d is not in the sampled process list (it may be ending); retry", pid)
+		return "", atPID(contract.Errorf(contract.CodeProcessExited, "process %d is not in the sampled process list (it may be ending); retry", pid))
 	}
-	return "", contract.Errorf(contract.CodeReferenceInvalid, "no process with pid %d", pid)
+	return "", atPID(contract.Errorf(contract.CodeReferenceInvalid, "no process with pid %d is running or retained", pid))
+}
+
+// atPID marks e as about the PID the person gave (field /pid): the
+// command's PID argument or --pid flag, as reportFailure names it.
+func atPID(e *contract.Error) *contract.Error {
+	e.Field = "/pid"
+	return e
 }
 
 // procExists reports whether /proc/PID exists (Linux); elsewhere it
@@ -265,7 +272,7 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 	}
 	if err != nil {
 		// Told on stderr (text mode); nothing on stdout.
-		status := reportFailure(env, false, err)
+		status := reportFailure(env, cmd, false, err)
 		if h := filterHint(cmd, err); h != "" {
 			fmt.Fprintln(env.Stderr, h)
 		}
