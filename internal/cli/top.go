@@ -106,10 +106,19 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			if err != nil {
 				return failed(err)
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(env.Stderr, "warning: %s\n", cell(w))
+			if err := renderRanking(env.Stdout, res); err != nil {
+				return err
 			}
-			return renderRanking(env.Stdout, res)
+			// After the table, so it reads first; the count of unranked
+			// lifetimes is already in the header line ("N without a
+			// value"), so the warning that explains it is left out.
+			for _, w := range res.Warnings {
+				if isUnrankedWarning(w) {
+					continue
+				}
+				fmt.Fprintf(env.Stderr, "note: %s\n", cell(w))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&metric, "metric", "cpu_percent", "process metric id or alias (cpu, time, rss, ...)")
@@ -226,7 +235,7 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 	if err := remarshal(res.Coverage, &d.Coverage); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d without a value\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
+	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d not ranked (no value in the window)\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
 		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "RANK\tPID\tVALUE\tSAMPLES\tCOVER\t LIFECYCLE\t NAME\t NOTE\t")
@@ -242,9 +251,25 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 			notes = append(notes, "earlier samples dropped by retention")
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t %s\t %s\t %s\t\n", r.Rank, r.PID, fmtMetricValue(d.Metric.Unit, r.Value), r.Samples,
-			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64)+"%", cell(r.Lifecycle), cell(r.Name), strings.Join(notes, ", "))
+			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64)+"%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", "))
 	}
 	return tw.Flush()
+}
+
+// lifecycleCell is the LIFECYCLE cell: "ended" for a lifetime whose end
+// the window saw, whatever the retained record says about its state.
+func lifecycleCell(lifecycle string, ended bool) string {
+	if ended && lifecycle != "live" {
+		return "ended"
+	}
+	return cell(lifecycle)
+}
+
+// isUnrankedWarning reports whether w is rank_processes' explanation of
+// the lifetimes it could not rank (no value in the window), which the
+// table's header line already counts.
+func isUnrankedWarning(w string) bool {
+	return strings.Contains(w, "they are not ranked")
 }
 
 // fmtMetricValue renders a metric value for a table by its unit: bytes
