@@ -236,3 +236,50 @@ func pprofDuration(d time.Duration) string {
 	v := float64(d)
 	return pprofLabel(v, "nanoseconds", pprofAutoUnit(v, "nanoseconds"))
 }
+
+// humanMetric renders a metric value for people by the metric's unit:
+// bytes as ps and htop print them (285.9M, in binary units; a negative
+// change keeps its sign), nanoseconds as seconds with two decimals (0.80s,
+// as pprof's tables), percent with one decimal and a % sign, anything
+// else as the number. v is a JSON number, a decimal string or an exact
+// rational {numerator, denominator}; nil is "-" (unknown).
+func humanMetric(unit string, v any) string {
+	var f float64
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case float64:
+		f = x
+	case string:
+		p, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return cell(x)
+		}
+		f = p
+	case map[string]any:
+		n, err1 := strconv.ParseFloat(fmt.Sprint(x["numerator"]), 64)
+		d, err2 := strconv.ParseFloat(fmt.Sprint(x["denominator"]), 64)
+		if err1 != nil || err2 != nil || d == 0 {
+			return fmtVal(v)
+		}
+		f = n / d
+	default:
+		return fmtVal(v)
+	}
+	switch unit {
+	case "bytes":
+		sign := ""
+		if f < 0 {
+			sign, f = "-", -f
+		}
+		return sign + humanBytes(strconv.FormatFloat(math.Round(f), 'f', 0, 64))
+	case "nanoseconds":
+		return strconv.FormatFloat(f/1e9, 'f', 2, 64) + "s"
+	case "percent":
+		return strconv.FormatFloat(f, 'f', 1, 64) + "%"
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}
