@@ -161,6 +161,15 @@ var textReports = map[string]func(*Env, *contract.Result) error{
 		reportKept(env, res)
 		return nil
 	},
+	"compare_benchmarks": func(env *Env, res *contract.Result) error {
+		var d benchData
+		if err := remarshal(res.Data, &d); err != nil {
+			return err
+		}
+		renderBenchstat(env.Stdout, d)
+		reportKept(env, res)
+		return nil
+	},
 }
 
 // reportKept tells on stderr what --preserve or --rescue-to made of a
