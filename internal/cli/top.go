@@ -8,8 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -237,8 +237,9 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 	}
 	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d not ranked (no value in the window)\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
 		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RANK\tPID\tVALUE\tSAMPLES\tCOVER\t LIFECYCLE\t NAME\t NOTE\t")
+	// Numbers right-aligned, text left-aligned (as ps and htop), the
+	// last column unpadded so no row carries trailing blanks.
+	table := [][]string{{"RANK", "PID", "VALUE", "SAMPLES", "COVER", "LIFECYCLE", "NAME", "NOTE"}}
 	for _, r := range d.Rows {
 		var notes []string
 		if r.Coverage.Started {
@@ -250,10 +251,33 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 		if r.Coverage.Truncated {
 			notes = append(notes, "earlier samples dropped by retention")
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t %s\t %s\t %s\t\n", r.Rank, r.PID, fmtMetricValue(d.Metric.Unit, r.Value), r.Samples,
-			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64)+"%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", "))
+		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), fmtMetricValue(d.Metric.Unit, r.Value), strconv.Itoa(r.Samples),
+			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64) + "%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", ")})
 	}
-	return tw.Flush()
+	width := make([]int, 8)
+	for _, l := range table {
+		for i, c := range l {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, l := range table {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range l {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < 5 {
+				b.WriteString(pad(c, width[i], true))
+			} else {
+				b.WriteString(pad(c, width[i], false))
+			}
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lifecycleCell is the LIFECYCLE cell: "ended" for a lifetime whose end
