@@ -195,6 +195,7 @@ func TestLsofGolden(t *testing.T) {
 		{"fd": "9", "kind": "pipe", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "10", "kind": "anon", "flags": "02", "path": "anon_inode:[eventpoll]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "11", "kind": "dir", "flags": nil, "path": "/srv", "position": nil, "size_bytes": nil, "deleted": false},
+		{"fd": "12", "kind": "file", "flags": "0100000", "path": "/tmp/real (deleted)", "position": "0", "size_bytes": "1", "deleted": false},
 	}
 	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
 	sockets := map[string]map[string]any{

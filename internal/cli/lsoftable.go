@@ -181,8 +181,13 @@ func renderLsof(w io.Writer, rows []map[string]any, sockets map[string]map[strin
 				}
 			}
 		}
-		if r["deleted"] == true {
+		switch {
+		case r["deleted"] == true:
 			name += " (deleted)"
+		case strings.HasSuffix(name, " (deleted)"):
+			// a name that itself ends in " (deleted)" (the file is
+			// not deleted): escaped, so it cannot read as lsof's mark
+			name = strings.TrimSuffix(name, " (deleted)") + `\x20(deleted)`
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", str(r["fd"])+fdMode(r["flags"]), lsofType(r, sock), lsofSizeOff(r), name)
 	}
