@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf"
@@ -128,8 +129,8 @@ error envelope on stdout.`,
 			if res != nil {
 				addArgv(res, paths, evidenceID)
 			}
-			if err == nil && !jsonOut && textReports[op] != nil {
-				return textReports[op](env, res)
+			if err == nil && !jsonOut && textReports()[op] != nil {
+				return textReports()[op](env, res)
 			}
 			return printEnvelope(env, res, err)
 		},
@@ -151,26 +152,28 @@ error envelope on stdout.`,
 // tool's text report by default: summarize_profile as go tool pprof -top,
 // compare_benchmarks as benchstat. Every other operation prints its
 // envelope.
-var textReports = map[string]func(*Env, *contract.Result) error{
-	"summarize_profile": func(env *Env, res *contract.Result) error {
-		var d profileSummary
-		if err := remarshal(res.Data, &d); err != nil {
-			return err
-		}
-		renderProfileTop(env.Stdout, d)
-		reportKept(env, res)
-		return nil
-	},
-	"compare_benchmarks": func(env *Env, res *contract.Result) error {
-		var d benchData
-		if err := remarshal(res.Data, &d); err != nil {
-			return err
-		}
-		renderBenchstat(env.Stdout, d)
-		reportKept(env, res)
-		return nil
-	},
-}
+var textReports = sync.OnceValue(func() map[string]func(*Env, *contract.Result) error {
+	return map[string]func(*Env, *contract.Result) error{
+		"summarize_profile": func(env *Env, res *contract.Result) error {
+			var d profileSummary
+			if err := remarshal(res.Data, &d); err != nil {
+				return err
+			}
+			renderProfileTop(env.Stdout, d)
+			reportKept(env, res)
+			return nil
+		},
+		"compare_benchmarks": func(env *Env, res *contract.Result) error {
+			var d benchData
+			if err := remarshal(res.Data, &d); err != nil {
+				return err
+			}
+			renderBenchstat(env.Stdout, d)
+			reportKept(env, res)
+			return nil
+		},
+	}
+})
 
 // reportKept tells on stderr what --preserve or --rescue-to made of a
 // result printed as text, and its warnings.

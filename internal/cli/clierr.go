@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/spf13/cobra"
@@ -29,41 +30,43 @@ import (
 // looked up as "/sources/format"). Arguments a command sets from a flag of
 // the same name (/limit and --limit) need no entry: typedArg finds the
 // flag itself.
-var fieldArgs = map[string]map[string]string{
-	"ps": {"/filter/name": "--name", "/filter/name_bytes": "--name"},
-	"history": {"/metric_ids": "--metric", "/target/process_ref": "--ref", "/target/pid": "--pid",
-		"/target": "--pid", "target": "--pid", "/mode": "--raw"},
-	"top": {"/metric_id": "--metric", "/last_seconds": "--last", "/filter/name": "--name"},
-	"analyze": {"/sources/format": "--format", "/sources/path": "PATH", "/sources/evidence_id": "--evidence",
-		"/sources": "PATH", "/limits/max_rows": "--page-size", "/page_size": "--page-size"},
-	"lsof":    {"/pid": "PID", "/process_ref": "PID"},
-	"threads": {"/pid": "PID", "/process_ref": "PID"},
-	"sockets": {"/process_ref": "--pid", "/filter/state": "--state", "/filter/protocol": "--proto",
-		"/filter/owner_name": "--owner", "/filter/path_bytes": "--path"},
-	"fuser":           {"/path": "PATH", "/path_bytes": "PATH"},
-	"bin inspect":     {"/path": "FILE", "/paths": "FILE", "/facets": "--facet", "/include_digests": "--digests"},
-	"bin symbols":     {"/path": "FILE", "/name_contains": "--name", "/name_regex": "--regex"},
-	"bin strings":     {"/path": "FILE", "/encodings": "--encoding", "/min_length": "--min-length"},
-	"bin disasm":      {"/path": "FILE", "/max_instructions": "--max"},
-	"bin diff":        {"/left": "LEFT", "/right": "RIGHT", "/kinds": "--kind", "/verdicts": "--verdict", "/name_contains": "--name"},
-	"har show":        {"/path": "FILE"},
-	"har diff":        {"/left": "LEFT", "/right": "RIGHT"},
-	"wait exit":       {"/target/process_ref": "--ref", "/target": "--pid"},
-	"wait metric":     {"/target/process_ref": "--ref", "/target": "--pid", "/metric_id": "METRIC"},
-	"wait present":    {"/name": "NAME"},
-	"evidence show":   {"/evidence_id": "EVIDENCE_ID"},
-	"log show":        {"/path": "FILE"},
-	"log export":      {"/path": "FILE"},
-	"track add":       {"/process_ref": "--pid"},
-	"track remove":    {"/process_ref": "--pid"},
-	"capture":         {"/argv": "ARGV", "/provider": "--provider"},
-	"settings set":    {"/key": "KEY", "/value": "VALUE"},
-	"settings unset":  {"/key": "KEY"},
-	"record stop":     {"/recording_session_id": "RECORDING_SESSION_ID"},
-	"confirm":         {"/operation_id": "OPERATION_ID"},
-	"profile list":    {},
-	"analyze compare": {},
-}
+var fieldArgs = sync.OnceValue(func() map[string]map[string]string {
+	return map[string]map[string]string{
+		"ps": {"/filter/name": "--name", "/filter/name_bytes": "--name"},
+		"history": {"/metric_ids": "--metric", "/target/process_ref": "--ref", "/target/pid": "--pid",
+			"/target": "--pid", "target": "--pid", "/mode": "--raw"},
+		"top": {"/metric_id": "--metric", "/last_seconds": "--last", "/filter/name": "--name"},
+		"analyze": {"/sources/format": "--format", "/sources/path": "PATH", "/sources/evidence_id": "--evidence",
+			"/sources": "PATH", "/limits/max_rows": "--page-size", "/page_size": "--page-size"},
+		"lsof":    {"/pid": "PID", "/process_ref": "PID"},
+		"threads": {"/pid": "PID", "/process_ref": "PID"},
+		"sockets": {"/process_ref": "--pid", "/filter/state": "--state", "/filter/protocol": "--proto",
+			"/filter/owner_name": "--owner", "/filter/path_bytes": "--path"},
+		"fuser":           {"/path": "PATH", "/path_bytes": "PATH"},
+		"bin inspect":     {"/path": "FILE", "/paths": "FILE", "/facets": "--facet", "/include_digests": "--digests"},
+		"bin symbols":     {"/path": "FILE", "/name_contains": "--name", "/name_regex": "--regex"},
+		"bin strings":     {"/path": "FILE", "/encodings": "--encoding", "/min_length": "--min-length"},
+		"bin disasm":      {"/path": "FILE", "/max_instructions": "--max"},
+		"bin diff":        {"/left": "LEFT", "/right": "RIGHT", "/kinds": "--kind", "/verdicts": "--verdict", "/name_contains": "--name"},
+		"har show":        {"/path": "FILE"},
+		"har diff":        {"/left": "LEFT", "/right": "RIGHT"},
+		"wait exit":       {"/target/process_ref": "--ref", "/target": "--pid"},
+		"wait metric":     {"/target/process_ref": "--ref", "/target": "--pid", "/metric_id": "METRIC"},
+		"wait present":    {"/name": "NAME"},
+		"evidence show":   {"/evidence_id": "EVIDENCE_ID"},
+		"log show":        {"/path": "FILE"},
+		"log export":      {"/path": "FILE"},
+		"track add":       {"/process_ref": "--pid"},
+		"track remove":    {"/process_ref": "--pid"},
+		"capture":         {"/argv": "ARGV", "/provider": "--provider"},
+		"settings set":    {"/key": "KEY", "/value": "VALUE"},
+		"settings unset":  {"/key": "KEY"},
+		"record stop":     {"/recording_session_id": "RECORDING_SESSION_ID"},
+		"confirm":         {"/operation_id": "OPERATION_ID"},
+		"profile list":    {},
+		"analyze compare": {},
+	}
+})
 
 // commandKey is cmd's path under the root ("bin inspect"), the key of
 // fieldArgs.
@@ -107,13 +110,15 @@ func positionalWords(cmd *cobra.Command) []string {
 
 // positionalSynonyms are the placeholders a tool argument's name may be
 // typed as, best first.
-var positionalSynonyms = map[string][]string{
-	"path":        {"FILE", "PATH"},
-	"paths":       {"FILE", "PATH"},
-	"path_bytes":  {"PATH", "FILE"},
-	"pid":         {"PID"},
-	"process_ref": {"PID", "REF"},
-}
+var positionalSynonyms = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"path":        {"FILE", "PATH"},
+		"paths":       {"FILE", "PATH"},
+		"path_bytes":  {"PATH", "FILE"},
+		"pid":         {"PID"},
+		"process_ref": {"PID", "REF"},
+	}
+})
 
 // typedArg is what the person typed for the tool argument at pointer ptr
 // when running cmd: a flag ("--metric") or a positional placeholder
@@ -127,7 +132,7 @@ func typedArg(cmd *cobra.Command, ptr string) string {
 	if len(segs) == 0 {
 		return ""
 	}
-	if m := fieldArgs[commandKey(cmd)]; m != nil {
+	if m := fieldArgs()[commandKey(cmd)]; m != nil {
 		for n := len(segs); n > 0; n-- {
 			key := "/" + strings.Join(segs[:n], "/")
 			if a, ok := m[key]; ok {
@@ -148,7 +153,7 @@ func typedArg(cmd *cobra.Command, ptr string) string {
 	}
 	words := positionalWords(cmd)
 	for i := len(segs) - 1; i >= 0; i-- {
-		cands := append([]string{strings.ToUpper(segs[i])}, positionalSynonyms[segs[i]]...)
+		cands := append([]string{strings.ToUpper(segs[i])}, positionalSynonyms()[segs[i]]...)
 		for _, c := range cands {
 			if slices.Contains(words, c) {
 				return c

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // psColumn is one column `inquest ps -o` can show: its header as ps
@@ -23,7 +24,7 @@ type psColumn struct {
 
 // psKeywords maps the ps -o keywords inquest ps understands (procps
 // spelling and aliases) to their column.
-var psKeywords = func() map[string]psColumn {
+var psKeywords = sync.OnceValue(func() map[string]psColumn {
 	metric := func(header, id string) psColumn {
 		return psColumn{header: header, metric: id, render: func(r map[string]any, exact bool) string {
 			v := psValue(r, id)
@@ -81,7 +82,7 @@ var psKeywords = func() map[string]psColumn {
 		cols[alias] = cols[k]
 	}
 	return cols
-}
+})
 
 // psValue is row r's value of metric id (nil when unknown).
 func psValue(r map[string]any, id string) any {

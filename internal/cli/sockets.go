@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -121,19 +122,21 @@ func renderSockets(w io.Writer, rows []map[string]any) {
 
 // ssStates maps the kernel state names the network capture reports
 // (tcp_states.h, and unix CONNECTED/UNCONNECTED) to ss's.
-var ssStates = map[string]string{
-	"ESTABLISHED": "ESTAB", "SYN_SENT": "SYN-SENT", "SYN_RECV": "SYN-RECV", "FIN_WAIT1": "FIN-WAIT-1",
-	"FIN_WAIT2": "FIN-WAIT-2", "TIME_WAIT": "TIME-WAIT", "CLOSE": "UNCONN", "CLOSE_WAIT": "CLOSE-WAIT",
-	"LAST_ACK": "LAST-ACK", "LISTEN": "LISTEN", "CLOSING": "CLOSING", "NEW_SYN_RECV": "SYN-RECV",
-	"CONNECTED": "ESTAB", "UNCONNECTED": "UNCONN", "CONNECTING": "SYN-SENT",
-}
+var ssStates = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"ESTABLISHED": "ESTAB", "SYN_SENT": "SYN-SENT", "SYN_RECV": "SYN-RECV", "FIN_WAIT1": "FIN-WAIT-1",
+		"FIN_WAIT2": "FIN-WAIT-2", "TIME_WAIT": "TIME-WAIT", "CLOSE": "UNCONN", "CLOSE_WAIT": "CLOSE-WAIT",
+		"LAST_ACK": "LAST-ACK", "LISTEN": "LISTEN", "CLOSING": "CLOSING", "NEW_SYN_RECV": "SYN-RECV",
+		"CONNECTED": "ESTAB", "UNCONNECTED": "UNCONN", "CONNECTING": "SYN-SENT",
+	}
+})
 
 // ssState is state as ss spells it ("-" when unknown).
 func ssState(state string) string {
 	if state == "" {
 		return "-"
 	}
-	if s, ok := ssStates[strings.ToUpper(state)]; ok {
+	if s, ok := ssStates()[strings.ToUpper(state)]; ok {
 		return s
 	}
 	return state
@@ -145,7 +148,7 @@ func ssState(state string) string {
 func ssStateSet(s string) []string {
 	u := strings.ToUpper(s)
 	var out []string
-	for k, v := range ssStates {
+	for k, v := range ssStates() {
 		if v == u || k == u || k == strings.ReplaceAll(u, "-", "_") {
 			out = append(out, k)
 		}
