@@ -63,8 +63,6 @@ var fieldArgs = sync.OnceValue(func() map[string]map[string]string {
 		"settings unset":  {"/key": "KEY"},
 		"record stop":     {"/recording_session_id": "RECORDING_SESSION_ID"},
 		"confirm":         {"/operation_id": "OPERATION_ID"},
-		"profile list":    {},
-		"analyze compare": {},
 	}
 })
 
