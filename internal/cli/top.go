@@ -42,7 +42,7 @@ func metricID(s string) string {
 }
 
 func newTopCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var asJSON, exact bool
 	var metric, aggregate, last, from, to, scope, name string
 	var limit int
 	cmd := &cobra.Command{
@@ -106,7 +106,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			if err != nil {
 				return failed(err)
 			}
-			if err := renderRanking(env.Stdout, res); err != nil {
+			if err := renderRanking(env.Stdout, res, exact); err != nil {
 				return err
 			}
 			// After the table, so it reads first; the count of unranked
@@ -130,6 +130,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "rows (1..1000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rank_processes envelope")
+	cmd.Flags().BoolVar(&exact, "bytes", false, "print exact values (bytes, nanoseconds) instead of human units (285.9M, 0.80s)")
 	return cmd
 }
 
@@ -197,7 +198,7 @@ func rankRows(ctx context.Context, reg *tool.Registry, args []byte, limit int) (
 
 // renderRanking prints a rank_processes result as a table: a header line
 // naming the metric, aggregate and window, then one row per lifetime.
-func renderRanking(w io.Writer, res *contract.Result) error {
+func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 	var d struct {
 		Metric struct {
 			ID   string `json:"id"`
@@ -251,7 +252,7 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 		if r.Coverage.Truncated {
 			notes = append(notes, "earlier samples dropped by retention")
 		}
-		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), fmtMetricValue(d.Metric.Unit, r.Value), strconv.Itoa(r.Samples),
+		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), rankValue(d.Metric.Unit, r.Value, exact), strconv.Itoa(r.Samples),
 			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64) + "%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", ")})
 	}
 	width := make([]int, 8)
@@ -278,6 +279,18 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 		}
 	}
 	return nil
+}
+
+// rankValue is a VALUE cell: in human units by the metric's unit
+// (fmtMetricValue), or with exact (--bytes) the value as the tool gave it.
+func rankValue(unit string, v any, exact bool) string {
+	if !exact {
+		return fmtMetricValue(unit, v)
+	}
+	if r, ok := v.(map[string]any); ok {
+		return ratString(fmt.Sprint(r["numerator"]), fmt.Sprint(r["denominator"]))
+	}
+	return fmtVal(v)
 }
 
 // lifecycleCell is the LIFECYCLE cell: "ended" for a lifetime whose end

@@ -27,10 +27,29 @@ func TestTopGolden(t *testing.T) {
 		},
 	}
 	var b strings.Builder
-	if err := renderRanking(&b, res); err != nil {
+	if err := renderRanking(&b, res, false); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "top.golden", b.String())
+	// rss in human units, and exact with --bytes
+	data := res.Data.(map[string]any)
+	data["metric"] = map[string]any{"id": "rss_bytes", "unit": "bytes"}
+	data["aggregate"] = "max"
+	for _, r := range data["rows"].([]any) {
+		r.(map[string]any)["value"] = "299790336"
+	}
+	for _, c := range []struct {
+		exact bool
+		want  string
+	}{{false, " 285.9M "}, {true, " 299790336 "}} {
+		b.Reset()
+		if err := renderRanking(&b, res, c.exact); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("exact %v: no %q in\n%s", c.exact, c.want, b.String())
+		}
+	}
 	if !isUnrankedWarning("17 lifetimes with samples in the window have no mean of cpu_percent there (no_available_value: 17); they are not ranked, and unknown is not zero") {
 		t.Error("the unranked warning is not recognized, so top would print it")
 	}
