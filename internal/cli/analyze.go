@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf"
@@ -19,7 +20,7 @@ func newAnalyzeCmd(env *Env) *cobra.Command {
 	var (
 		evidenceID, continuation, format, arguments, limits, rescueTo string
 		pageSize                                                      int
-		preserve                                                      bool
+		preserve, jsonOut                                             bool
 	)
 	ops := []string{}
 	for _, op := range perf.Operations() {
@@ -128,6 +129,9 @@ error envelope on stdout.`,
 			if res != nil {
 				addArgv(res, paths, evidenceID)
 			}
+			if err == nil && !jsonOut && textReports()[op] != nil {
+				return textReports()[op](env, res)
+			}
 			return printEnvelope(env, res, err)
 		},
 	}
@@ -140,8 +144,51 @@ error envelope on stdout.`,
 	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
 	f.BoolVar(&preserve, "preserve", false, "preserve the result as immutable evidence")
 	f.StringVar(&rescueTo, "rescue-to", "", "publish the result to a new evidence store at this absolute path")
-	addErrorJSONFlag(cmd, false)
+	f.BoolVar(&jsonOut, "json", false, "print the result envelope (summarize_profile and compare_benchmarks print a text report without it); on failure the error envelope")
 	return cmd
+}
+
+// textReports are the operations whose result reads as a reference
+// tool's text report by default: summarize_profile as go tool pprof -top,
+// compare_benchmarks as benchstat. Every other operation prints its
+// envelope.
+var textReports = sync.OnceValue(func() map[string]func(*Env, *contract.Result) error {
+	return map[string]func(*Env, *contract.Result) error{
+		"summarize_profile": func(env *Env, res *contract.Result) error {
+			var d profileSummary
+			if err := remarshal(res.Data, &d); err != nil {
+				return err
+			}
+			renderProfileTop(env.Stdout, d)
+			reportKept(env, res)
+			return nil
+		},
+		"compare_benchmarks": func(env *Env, res *contract.Result) error {
+			var d benchData
+			if err := remarshal(res.Data, &d); err != nil {
+				return err
+			}
+			renderBenchstat(env.Stdout, d)
+			reportKept(env, res)
+			return nil
+		},
+	}
+})
+
+// reportKept tells on stderr what --preserve or --rescue-to made of a
+// result printed as text, and its warnings.
+func reportKept(env *Env, res *contract.Result) {
+	for _, w := range res.Warnings {
+		fmt.Fprintln(env.Stderr, "warning:", cell(w))
+	}
+	data, _ := res.Data.(map[string]any)
+	for _, k := range []string{"preserved", "rescued"} {
+		if m, ok := data[k].(map[string]any); ok {
+			if id, ok := m["evidence_id"].(string); ok {
+				fmt.Fprintf(env.Stderr, "%s as evidence %s\n", k, cell(id))
+			}
+		}
+	}
 }
 
 // keepResult preserves or rescues the analysis just made, through the same

@@ -36,6 +36,9 @@ type binFlags struct {
 	// errors then carry details.index and details.path.
 	item *int
 	path string
+	// cmd is the command the flags belong to (set by add): its failures
+	// name its flags and arguments.
+	cmd *cobra.Command
 }
 
 // failure reports err at once (reportFailure, as --json says), so a batch
@@ -52,10 +55,11 @@ func (f *binFlags) failure(env *Env, err error) error {
 		ce.Details = details
 		err = &ce
 	}
-	return reportFailure(env, f.asJSON, err)
+	return reportFailure(env, f.cmd, f.asJSON, err)
 }
 
 func (f *binFlags) add(cmd *cobra.Command, paged bool) {
+	f.cmd = cmd
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the tool's envelope as JSON")
 	cmd.Flags().BoolVar(&f.preserve, "preserve", false, "then publish the file and every row of the result to the evidence store (preserve_evidence)")
 	if !f.noArch {
@@ -408,6 +412,16 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		}
 		fmt.Fprintf(w, "mapped by %s%d live process(es) %s\n", at, m.Count, strings.Join(who, " "))
 	}
+	// The verdicts first, as checksec prints them: they answer the
+	// question most often asked of a binary before its section rows.
+	if len(d.In.Hardening) > 0 {
+		htw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(htw, "HARDENING\tVERDICT\tBASIS")
+		for _, c := range d.In.Hardening {
+			fmt.Fprintf(htw, "%s\t%s\t%s\n", cell(c.Name), hardeningVerdict(c.Name, c.Verdict), cell(strings.Join(c.Basis, "; ")))
+		}
+		htw.Flush()
+	}
 	var tw *tabwriter.Writer
 	facet := ""
 	for _, r := range d.Rows {
@@ -455,16 +469,27 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	if tw != nil {
 		tw.Flush()
 	}
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HARDENING\tVERDICT\tBASIS")
-	for _, c := range d.In.Hardening {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(c.Name), cell(c.Verdict), cell(strings.Join(c.Basis, "; ")))
-	}
-	tw.Flush()
 	for _, u := range d.In.Unresolved {
 		fmt.Fprintf(w, "unresolved: %s at offset %s: %s\n", cell(u.Structure), u.Offset, cell(u.Reason))
 	}
 	return nil
+}
+
+// hardeningVerdict is a verdict cell: RELRO as checksec and readelf
+// users name it (Full RELRO, Partial RELRO, No RELRO) when the verdict is
+// full, partial or no; every other verdict as inspect_binary gives it.
+func hardeningVerdict(name, verdict string) string {
+	if name == "relro" {
+		switch verdict {
+		case "full":
+			return "Full RELRO"
+		case "partial":
+			return "Partial RELRO"
+		case "no", "none":
+			return "No RELRO"
+		}
+	}
+	return cell(verdict)
 }
 
 // binBuildID is inspect_binary's build_id object.

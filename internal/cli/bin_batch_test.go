@@ -54,7 +54,7 @@ func TestBinInspectBatchReportsPerItem(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	code = Run(context.Background(), []string{"bin", "inspect", missing, self}, strings.NewReader(""), &out, &errb)
-	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || strings.Contains(out.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), `"index":0`) {
+	if code != 1 || !strings.Contains(out.String(), "== [1] "+self) || strings.Contains(out.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), "\n  index: 0\n") {
 		t.Fatalf("text batch: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,7 +38,11 @@ func failed(err error) error {
 // reportFailure prints err as the mode says (asJSON: the envelope on
 // standard output; otherwise the text on standard error) and returns exit
 // status 1.
-func reportFailure(env *Env, asJSON bool, err error) error {
+//
+// In text mode the error is told as the person at cmd's command line
+// reads it (cliError: the flag or argument they typed, not the tool's
+// argument pointer); cmd may be nil (the pointer is then shown as is).
+func reportFailure(env *Env, cmd *cobra.Command, asJSON bool, err error) error {
 	e := contract.AsError(err)
 	if asJSON {
 		body, _ := contract.Marshal(nil, e)
@@ -49,21 +52,10 @@ func reportFailure(env *Env, asJSON bool, err error) error {
 		return exitCode(1)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "inquest: %s: %s\n", e.Code, cell(e.Message))
-	if e.Field != "" {
-		fmt.Fprintf(&b, "  field: %s\n", cell(e.Field))
-	}
-	if e.Expected != nil {
-		j, _ := json.Marshal(e.Expected)
-		fmt.Fprintf(&b, "  expected: %s\n", cell(string(j)))
-	}
-	if len(e.Details) > 0 {
-		j, _ := json.Marshal(e.Details)
-		fmt.Fprintf(&b, "  details: %s\n", cell(string(j)))
-	}
-	if e.NextAction != nil {
-		j, _ := json.Marshal(e.NextAction.Arguments)
-		fmt.Fprintf(&b, "  next: %s %s\n", cell(e.NextAction.Tool), cell(string(j)))
+	msg, lines := cliError(cmd, e)
+	fmt.Fprintf(&b, "inquest: %s: %s\n", e.Code, cell(msg))
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	fmt.Fprint(env.Stderr, b.String())
 	return exitCode(1)

@@ -45,7 +45,7 @@ func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, erro
 	case len(page.Rows) == 1:
 		return page.Rows[0].Ref, nil
 	case len(page.Rows) == 0:
-		return "", contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid)
+		return "", atPID(contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid))
 	}
 	for _, r := range page.Rows {
 		if r.Lifecycle == "live" {
@@ -56,7 +56,7 @@ func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, erro
 }
 
 func newHistoryCmd(env *Env) *cobra.Command {
-	var asJSON, raw, table bool
+	var asJSON, raw, table, exact bool
 	var ref, from, to string
 	var pid, limit int
 	var metrics []string
@@ -125,7 +125,7 @@ alone.`,
 						return failed(err)
 					}
 				}
-				return renderSummary(env.Stdout, metrics, res)
+				return renderSummary(env.Stdout, metrics, res, exact)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 			hdr := []string{"AT"}
@@ -146,7 +146,7 @@ alone.`,
 				for _, r := range page.Rows {
 					cells := []string{cell(r.At)}
 					for _, m := range metrics {
-						cells = append(cells, fmtVal(r.Values[m]))
+						cells = append(cells, valueCell(m, r.Values[m], exact))
 					}
 					fmt.Fprintln(tw, strings.Join(cells, "\t"))
 				}
@@ -171,11 +171,25 @@ alone.`,
 	cmd.Flags().IntVar(&limit, "limit", 0, "raw rows per page (1..5000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the get_history envelope")
 	cmd.Flags().BoolVar(&table, "table", false, "print the table even on a terminal (no chart)")
+	cmd.Flags().BoolVar(&exact, "bytes", false, "print exact values (bytes, nanoseconds) instead of human units (285.9M, 0.80s)")
 	return cmd
 }
 
-// renderSummary prints one line per metric of a summary result.
-func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
+// valueCell renders one value of metric id: in human units by its unit
+// (humanMetric), or exact as the tool gave it when exact (--bytes).
+func valueCell(id string, v any, exact bool) string {
+	if exact {
+		if r, ok := v.(map[string]any); ok {
+			return ratString(fmt.Sprint(r["numerator"]), fmt.Sprint(r["denominator"]))
+		}
+		return fmtVal(v)
+	}
+	return humanMetric(metricUnit(id), v)
+}
+
+// renderSummary prints one line per metric of a summary result, values in
+// human units unless exact.
+func renderSummary(w io.Writer, metrics []string, res *contract.Result, exact bool) error {
 	var d struct {
 		Metrics  map[string]map[string]any `json:"metrics"`
 		Coverage map[string]any            `json:"coverage"`
@@ -192,16 +206,13 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 	fmt.Fprintln(tw, "METRIC\tSAMPLES\tAVAILABLE\tMISSING\tMIN\tMAX\tMEAN\tFIRST\tLAST\tDELTA")
 	for _, id := range metrics {
 		m := d.Metrics[id]
-		mean := fmtVal(m["mean"])
-		if r, ok := m["mean"].(map[string]any); ok {
-			mean = ratString(fmt.Sprint(r["numerator"]), fmt.Sprint(r["denominator"]))
-		}
+		mean := valueCell(id, m["mean"], exact)
 		first, last := "-", "-"
 		if f, ok := m["first"].(map[string]any); ok {
-			first = fmtVal(f["value"])
+			first = valueCell(id, f["value"], exact)
 		}
 		if l, ok := m["last"].(map[string]any); ok {
-			last = fmtVal(l["value"])
+			last = valueCell(id, l["value"], exact)
 		}
 		// DELTA is LAST - FIRST: first_to_last_change, known whenever
 		// FIRST and LAST are (0 when they are equal). The endpoint delta,
@@ -212,7 +223,7 @@ func renderSummary(w io.Writer, metrics []string, res *contract.Result) error {
 			delta = m["delta"]
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(id), fmtVal(m["sample_count"]), fmtVal(m["available_value_count"]), fmtVal(m["missing_value_count"]),
-			fmtVal(m["min"]), fmtVal(m["max"]), mean, first, last, fmtVal(delta))
+			valueCell(id, m["min"], exact), valueCell(id, m["max"], exact), mean, first, last, valueCell(id, delta, exact))
 	}
 	return tw.Flush()
 }

@@ -15,7 +15,8 @@ import (
 func TestHistoryOutputClean(t *testing.T) {
 	t.Setenv("INQUEST_CONFIG", t.TempDir()+"/inquest.toml")
 	t.Setenv(inProcessEnv, "1")
-	out, code := runInvCLI(t, "history", "--metric", "memory_available_bytes,process_count", "--from", "2020-01-01T00:00:00Z")
+	// --bytes: the exact values (the default prints human units)
+	out, code := runInvCLI(t, "history", "--metric", "memory_available_bytes,process_count", "--from", "2020-01-01T00:00:00Z", "--bytes")
 	if code != 0 {
 		t.Fatalf("history: %d %s", code, out)
 	}

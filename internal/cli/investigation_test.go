@@ -80,7 +80,7 @@ func TestTrackProfileHistoryCLI(t *testing.T) {
 		t.Fatalf("history raw (two samples over two pages): %d %s", code, out)
 	}
 	out, code = runInvCLIFail(t, "wait", "present", "no-such-process-inquest", "--timeout", "1500ms")
-	if code != 1 || !strings.Contains(out, "TIMEOUT") || !strings.Contains(out, "last_observation") {
+	if code != 1 || !strings.Contains(out, "TIMEOUT") || !strings.Contains(out, "last observation:") {
 		t.Fatalf("wait timeout: %d %s", code, out)
 	}
 	out, code = runInvCLI(t, "wait", "metric", "memory_total_bytes", ">", "0", "--system", "--timeout", "60s")

@@ -34,7 +34,7 @@ func TestLogExportReversedWindow(t *testing.T) {
 			t.Fatalf("%s..%s: exit %d\n%s\n%s", c.from, c.to, code, out.String(), errb.String())
 		}
 		// A failure is told on stderr only: stdout is the export's data.
-		if c.code != 0 && (out.Len() != 0 || !strings.Contains(errb.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), "field: /from") || strings.Contains(errb.String(), "exported")) {
+		if c.code != 0 && (out.Len() != 0 || !strings.Contains(errb.String(), "INVALID_ARGUMENT") || !strings.Contains(errb.String(), "flag: --from") || strings.Contains(errb.String(), "exported")) {
 			t.Fatalf("%s..%s: %s %s", c.from, c.to, out.String(), errb.String())
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -26,9 +25,14 @@ func newLsofCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lsof PID",
 		Short: "Open files of a process (start_capture kind open_files) as a table",
-		Long: `List the open file descriptors of process PID: fd, kind, size, position,
-flags and path, through the same start_capture/read_capture tools an MCP client
-uses (the PID is resolved to a process_ref with list_processes). --path and
+		Long: `List the open file descriptors of process PID as lsof -nP -p PID spells
+them: FD with its access mode (3r read, 3w write, 3u both), TYPE (REG, DIR,
+CHR, FIFO, IPv4, IPv6, unix, a_inode), SIZE/OFF and NAME, where a socket
+shows its protocol and addresses (TCP 127.0.0.1:8080 (LISTEN)) or its unix
+path. It uses the same start_capture/read_capture tools an MCP client uses
+(the PID is resolved to a process_ref with list_processes; sockets are
+matched by inode with a start_capture kind network of the same process).
+Only file descriptors are listed (no cwd, txt or mem rows). --path and
 --extension narrow the collection itself (start_capture filter), the way to
 list a process whose full capture is too large. --json prints the
 start_capture envelope.`,
@@ -38,25 +42,49 @@ start_capture envelope.`,
 			if err != nil {
 				return err
 			}
-			return runCapture(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
-				ref, err := refForPID(cmd, reg, pid)
-				if err != nil {
+			var reg *tool.Registry
+			var ref string
+			return runCapture(cmd, env, asJSON, func(r *tool.Registry) (map[string]any, error) {
+				var err error
+				if ref, err = refForPID(cmd, r, pid); err != nil {
 					return nil, err
 				}
+				reg = r
 				return filter.apply(map[string]any{"kind": "open_files", "process_ref": ref}), nil
 			}, func(w io.Writer, rows []map[string]any) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FD\tKIND\tSIZE\tPOS\tFLAGS\tDELETED\tPATH")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str(r["fd"]), str(r["kind"]), str(r["size_bytes"]), str(r["position"]), str(r["flags"]), deletedCell(r["deleted"]), textOf(r, "path"))
-				}
-				tw.Flush()
+				renderLsof(w, rows, socketsOf(cmd, env, reg, ref, rows))
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the start_capture envelope")
 	filter.register(cmd, true, false)
 	return cmd
+}
+
+// socketsOf maps the socket inodes among rows to their network rows
+// (start_capture kind network of the same process); nil when rows have no
+// socket. A failed network capture leaves the sockets unresolved (TYPE
+// sock, NAME socket:[INODE]) and says so on stderr.
+func socketsOf(cmd *cobra.Command, env *Env, reg *tool.Registry, ref string, rows []map[string]any) map[string]map[string]any {
+	has := false
+	for _, r := range rows {
+		has = has || r["kind"] == "socket"
+	}
+	if !has || reg == nil {
+		return nil
+	}
+	net, _, err := collectCapture(cmd, reg, map[string]any{"kind": "network", "process_ref": ref})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "warning: socket endpoints could not be listed:", cell(contract.AsError(err).Message))
+		return nil
+	}
+	m := make(map[string]map[string]any, len(net))
+	for _, s := range net {
+		if ino, ok := s["inode"].(string); ok {
+			m[ino] = s
+		}
+	}
+	return m
 }
 
 // collectionFilter is the start_capture collection filter of a capture
@@ -203,12 +231,19 @@ func refForPID(cmd *cobra.Command, reg *tool.Registry, pid int) (string, error) 
 		}
 	}
 	if rows, err := list("all"); err == nil && len(rows) > 0 {
-		return "", contract.Errorf(contract.CodeProcessExited, "process %d has exited (only its retained history remains; see inquest history)", pid)
+		return "", atPID(contract.Errorf(contract.CodeProcessExited, "process %d has exited (only its retained history remains; see inquest history)", pid))
 	}
 	if procExists(pid) {
-		return "", contract.Errorf(contract.CodeProcessExited, "process %d is not in the sampled process list (it may be ending); retry", pid)
+		return "", atPID(contract.Errorf(contract.CodeProcessExited, "process %d is not in the sampled process list (it may be ending); retry", pid))
 	}
-	return "", contract.Errorf(contract.CodeReferenceInvalid, "no process with pid %d", pid)
+	return "", atPID(contract.Errorf(contract.CodeReferenceInvalid, "no process with pid %d is running or retained", pid))
+}
+
+// atPID marks e as about the PID the person gave (field /pid): the
+// command's PID argument or --pid flag, as reportFailure names it.
+func atPID(e *contract.Error) *contract.Error {
+	e.Field = "/pid"
+	return e
 }
 
 // procExists reports whether /proc/PID exists (Linux); elsewhere it
@@ -265,7 +300,7 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 	}
 	if err != nil {
 		// Told on stderr (text mode); nothing on stdout.
-		status := reportFailure(env, false, err)
+		status := reportFailure(env, cmd, false, err)
 		if h := filterHint(cmd, err); h != "" {
 			fmt.Fprintln(env.Stderr, h)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,6 +25,8 @@ func newPsCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	var name, sortBy, order string
 	var limit int
+	var columns []string
+	var exact bool
 	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List processes (one list_processes call with metric_ids) as a table",
@@ -39,6 +42,12 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if err != nil {
 				return err
 			}
+			var cols []psColumn
+			if len(columns) > 0 {
+				if cols, err = parsePSColumns(columns); err != nil {
+					return err
+				}
+			}
 			// So is a --limit outside 1..5000: --limit 0 is not "every
 			// row" (omit it for the default page).
 			if cmd.Flags().Changed("limit") && (limit < 1 || limit > host.MaxPageRows) {
@@ -53,6 +62,9 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			// (and checked against the schema unless ps vouches for
 			// them); the call below waits for it.
 			go rt.preconnectProc(cmd.Context())
+			if len(cols) > 0 && !asJSON {
+				return runPSColumns(cmd, env, rt.Registry, cols, sortKey, order, name, limit, exact)
+			}
 			if asJSON {
 				raw, _ := psArgs(sortKey, order, name, limit, cmd.Flags().Changed("limit"), false)
 				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
@@ -104,7 +116,11 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := r.Values
-				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), humanBytes(fmtVal(v["rss_bytes"])), fmtVal(v["threads"]), fmtVal(v["fd_count"]))
+				rss := humanBytes(fmtVal(v["rss_bytes"]))
+				if exact {
+					rss = fmtVal(v["rss_bytes"])
+				}
+				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"]))
 				if extra != "" {
 					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
 				}
@@ -126,7 +142,63 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 	cmd.Flags().StringVar(&sortBy, "sort", "pid", "pid, name, or a process metric id or alias (cpu, rss, time, ...)")
 	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000; default: the tool's page, up to 5000 rows within the result budget)")
+	cmd.Flags().StringSliceVarP(&columns, "columns", "o", nil, "columns as ps -o keywords, e.g. pid,user,time,%cpu,rss,comm,args (also uid, ppid, vsz, nlwp, fds, stat, name; keyword=HEADER renames)")
+	cmd.Flags().BoolVar(&exact, "bytes", false, "print exact values (bytes, nanoseconds) instead of human units (285.9M, 00:01:05)")
 	return cmd
+}
+
+// runPSColumns lists processes with the columns of -o: one
+// list_processes call projecting what they read (user and command_line
+// included), every page followed up to --limit.
+func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psColumn, sortKey, order, name string, limit int, exact bool) error {
+	projection, metrics := psColumnArgs(cols)
+	if sortKey != "pid" && sortKey != "name" && !slices.Contains(metrics, sortKey) {
+		metrics = append(metrics, sortKey)
+	}
+	args := map[string]any{"sort": sortKey, "projection": projection}
+	if len(metrics) > 0 {
+		args["metric_ids"] = metrics
+	}
+	if order != "" {
+		args["order"] = order
+	}
+	if name != "" {
+		if sample.Lossy(name) {
+			args["filter"] = map[string]any{"name_bytes": sample.EncodeBytes(name)}
+		} else {
+			args["filter"] = map[string]any{"name": name}
+		}
+	}
+	if cmd.Flags().Changed("limit") {
+		args["limit"] = limit
+	}
+	raw, _ := json.Marshal(args)
+	res, err := reg.Call(cmd.Context(), "list_processes", raw)
+	if err != nil {
+		return failed(err)
+	}
+	var rows []map[string]any
+	for {
+		var page struct {
+			Rows []map[string]any `json:"rows"`
+		}
+		if err := remarshal(res.Data, &page); err != nil {
+			return err
+		}
+		rows = append(rows, page.Rows...)
+		if res.NextAction == nil || res.NextAction.Tool != "list_processes" || cmd.Flags().Changed("limit") {
+			break
+		}
+		b, _ := json.Marshal(res.NextAction.Arguments)
+		if res, err = reg.Call(cmd.Context(), "list_processes", b); err != nil {
+			return failed(err)
+		}
+	}
+	if cmd.Flags().Changed("limit") && res.NextAction != nil {
+		fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
+	}
+	renderPSColumns(env.Stdout, cols, rows, exact)
+	return nil
 }
 
 // psColumns are the process metrics the ps table shows, in its column

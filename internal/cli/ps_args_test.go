@@ -119,9 +119,9 @@ func TestPsUncheckedArgsValidated(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"ps", "--order", "up"}, []string{"INVALID_ARGUMENT", "field: /order", `expected: {"enum":["asc","desc"]}`}},
-		{[]string{"ps", "--name", strings.Repeat("ü", 257)}, []string{"INVALID_ARGUMENT", "field: /filter/name"}},
-		{[]string{"ps", "--name", strings.Repeat("\xff", 259)}, []string{"INVALID_ARGUMENT", "field: /filter/name_bytes"}},
+		{[]string{"ps", "--order", "up"}, []string{"INVALID_ARGUMENT", `flag: --order "up"`, `accepted: one of asc, desc`}},
+		{[]string{"ps", "--name", strings.Repeat("ü", 257)}, []string{"INVALID_ARGUMENT", "flag: --name"}},
+		{[]string{"ps", "--name", strings.Repeat("\xff", 259)}, []string{"INVALID_ARGUMENT", "flag: --name"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), c.args, strings.NewReader(""), &out, &errb)

@@ -40,7 +40,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return int(ec)
 		}
 		if ce := asContractError(err); ce != nil {
-			if perr := reportFailure(env, jsonMode(cmd, args), ce); perr != nil {
+			if perr := reportFailure(env, cmd, jsonMode(cmd, args), ce); perr != nil {
 				if ec, ok := perr.(exitCode); ok {
 					return int(ec)
 				}

@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -15,20 +18,27 @@ func newSocketsCmd(env *Env) *cobra.Command {
 	var asJSON bool
 	var pid int
 	var filter collectionFilter
+	var listen bool
+	var state, proto string
 	cmd := &cobra.Command{
 		Use:   "sockets",
 		Short: "Socket endpoints (start_capture kind network) as a table",
 		Long: `List tcp, tcp6, udp, udp6 and unix endpoints from /proc/net with the owning
 pid and name, through start_capture kind network (host-wide, or one process
-with --pid). No DNS lookups. --owner (executable name) and --path/--extension
-(unix socket paths) narrow the collection itself (start_capture filter).
---json prints the start_capture envelope.`,
+with --pid). No DNS lookups. --listen (listening sockets only, like ss -l),
+--state (listen, estab, time-wait, ... as ss names them), --proto (tcp or
+udp for both address families, as ss -t/-u; tcp6, udp6 or unix), States
+and addresses are spelled as ss -n spells them (ESTAB, 0.0.0.0:*).
+--owner (executable name) and --path/--extension (unix socket paths) narrow
+the collection itself (start_capture filter). --json prints the
+start_capture envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("pid") && pid < 1 {
 				return fmt.Errorf("--pid must be a positive integer (omit it for every process)")
 			}
-			return runCapture(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
+			var wantStates, wantProtos []string
+			return runCaptureCounted(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
 				a := map[string]any{"kind": "network"}
 				if cmd.Flags().Changed("pid") {
 					ref, err := refForPID(cmd, reg, pid)
@@ -37,21 +47,144 @@ with --pid). No DNS lookups. --owner (executable name) and --path/--extension
 					}
 					a["process_ref"] = ref
 				}
-				return filter.apply(a), nil
-			}, func(w io.Writer, rows []map[string]any) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROTO\tLOCAL\tREMOTE\tSTATE\tPID\tOWNER")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["protocol"]), endpoint(r["local"]), endpoint(r["remote"]), str(r["state"]), str(r["pid"]), textOf(r, "owner_name"))
+				if listen && state != "" && ssStateSet(state)[0] != "LISTEN" {
+					return nil, fmt.Errorf("--listen and --state %s exclude each other (--listen is --state LISTEN)", state)
 				}
-				tw.Flush()
+				st := state
+				if listen {
+					st = "LISTEN"
+				}
+				wantStates, wantProtos = nil, nil
+				if st != "" {
+					wantStates = ssStateSet(st)
+				}
+				if proto != "" {
+					wantProtos = []string{proto}
+					switch proto { // as ss -t and -u: both address families
+					case "tcp", "udp":
+						wantProtos = append(wantProtos, proto+"6")
+					}
+				}
+				a = filter.apply(a)
+				// One state or protocol narrows the collection itself;
+				// several (estab: tcp ESTABLISHED and unix CONNECTED) are
+				// kept from the rows below.
+				if len(wantStates) == 1 || len(wantProtos) == 1 {
+					f, _ := a["filter"].(map[string]any)
+					if f == nil {
+						f = map[string]any{}
+					}
+					if len(wantStates) == 1 {
+						f["state"] = wantStates[0]
+					}
+					if len(wantProtos) == 1 {
+						f["protocol"] = wantProtos[0]
+					}
+					a["filter"] = f
+				}
+				return a, nil
+			}, func(w io.Writer, rows []map[string]any) int {
+				var kept []map[string]any
+				for _, r := range rows {
+					p, _ := r["protocol"].(string)
+					st, _ := r["state"].(string)
+					if (wantProtos == nil || slices.Contains(wantProtos, p)) && (wantStates == nil || slices.Contains(wantStates, strings.ToUpper(st))) {
+						kept = append(kept, r)
+					}
+				}
+				renderSockets(w, kept)
+				return len(kept)
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the start_capture envelope")
 	cmd.Flags().IntVar(&pid, "pid", 0, "only the sockets of this process")
 	filter.register(cmd, true, true)
+	cmd.Flags().BoolVarP(&listen, "listen", "l", false, "listening sockets only (--state LISTEN), like ss -l")
+	cmd.Flags().StringVar(&state, "state", "", "only sockets in this state, as ss names it (listen, estab, time-wait, close-wait, syn-sent, unconn, ...) or the kernel does (ESTABLISHED, TIME_WAIT)")
+	cmd.Flags().StringVar(&proto, "proto", "", "only this protocol: tcp or udp (both address families, as ss -t/-u), tcp6, udp6 or unix")
 	return cmd
+}
+
+// renderSockets prints network rows with ss's spelling of the same
+// facts: states as ss names them (ESTAB, TIME-WAIT, UNCONN), addresses as
+// ss -n prints them (port 0 of an unbound end as *, IPv6 in brackets), a
+// unix socket's path (or * for an unnamed one).
+func renderSockets(w io.Writer, rows []map[string]any) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROTO\tSTATE\tLOCAL\tREMOTE\tPID\tOWNER")
+	for _, r := range rows {
+		st, _ := r["state"].(string)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["protocol"]), cell(ssState(st)), ssEndpoint(r["local"], r["protocol"] == "unix"), ssEndpoint(r["remote"], r["protocol"] == "unix"), str(r["pid"]), textOf(r, "owner_name"))
+	}
+	tw.Flush()
+}
+
+// ssStates maps the kernel state names the network capture reports
+// (tcp_states.h, and unix CONNECTED/UNCONNECTED) to ss's.
+var ssStates = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"ESTABLISHED": "ESTAB", "SYN_SENT": "SYN-SENT", "SYN_RECV": "SYN-RECV", "FIN_WAIT1": "FIN-WAIT-1",
+		"FIN_WAIT2": "FIN-WAIT-2", "TIME_WAIT": "TIME-WAIT", "CLOSE": "UNCONN", "CLOSE_WAIT": "CLOSE-WAIT",
+		"LAST_ACK": "LAST-ACK", "LISTEN": "LISTEN", "CLOSING": "CLOSING", "NEW_SYN_RECV": "SYN-RECV",
+		"CONNECTED": "ESTAB", "UNCONNECTED": "UNCONN", "CONNECTING": "SYN-SENT",
+	}
+})
+
+// ssState is state as ss spells it ("-" when unknown).
+func ssState(state string) string {
+	if state == "" {
+		return "-"
+	}
+	if s, ok := ssStates()[strings.ToUpper(state)]; ok {
+		return s
+	}
+	return state
+}
+
+// ssStateSet is the set of capture states --state s selects: s in ss's
+// spelling (estab, time-wait, unconn: every kernel state ss prints so)
+// or in the kernel's (ESTABLISHED, TIME_WAIT), case-insensitive.
+func ssStateSet(s string) []string {
+	u := strings.ToUpper(s)
+	var out []string
+	for k, v := range ssStates() {
+		if v == u || k == u || k == strings.ReplaceAll(u, "-", "_") {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return []string{strings.ReplaceAll(u, "-", "_")}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ssEndpoint renders an endpoint as ss -n does: addr:port with * for
+// port 0, [addr]:port for IPv6, a unix path or * for none.
+func ssEndpoint(v any, unix bool) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if unix {
+			return "*"
+		}
+		return "-"
+	}
+	if unix {
+		if p, ok := exactText(m, "path"); ok && p != "" {
+			return textCell(p)
+		}
+		return "*" // unnamed
+	}
+	addr := str(m["address"])
+	if strings.Contains(addr, ":") {
+		addr = "[" + addr + "]"
+	}
+	port := str(m["port"])
+	if p, ok := m["port"].(float64); ok && p == 0 {
+		port = "*"
+	}
+	return addr + ":" + port
 }
 
 // endpoint renders {address, port} as addr:port ([addr]:port for IPv6) and

@@ -8,8 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -42,7 +42,7 @@ func metricID(s string) string {
 }
 
 func newTopCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var asJSON, exact bool
 	var metric, aggregate, last, from, to, scope, name string
 	var limit int
 	cmd := &cobra.Command{
@@ -106,10 +106,19 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			if err != nil {
 				return failed(err)
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(env.Stderr, "warning: %s\n", cell(w))
+			if err := renderRanking(env.Stdout, res, exact); err != nil {
+				return err
 			}
-			return renderRanking(env.Stdout, res)
+			// After the table, so it reads first; the count of unranked
+			// lifetimes is already in the header line ("N without a
+			// value"), so the warning that explains it is left out.
+			for _, w := range res.Warnings {
+				if isUnrankedWarning(w) {
+					continue
+				}
+				fmt.Fprintf(env.Stderr, "note: %s\n", cell(w))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&metric, "metric", "cpu_percent", "process metric id or alias (cpu, time, rss, ...)")
@@ -121,6 +130,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "rows (1..1000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rank_processes envelope")
+	cmd.Flags().BoolVar(&exact, "bytes", false, "print exact values (bytes, nanoseconds) instead of human units (285.9M, 0.80s)")
 	return cmd
 }
 
@@ -188,7 +198,7 @@ func rankRows(ctx context.Context, reg *tool.Registry, args []byte, limit int) (
 
 // renderRanking prints a rank_processes result as a table: a header line
 // naming the metric, aggregate and window, then one row per lifetime.
-func renderRanking(w io.Writer, res *contract.Result) error {
+func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 	var d struct {
 		Metric struct {
 			ID   string `json:"id"`
@@ -226,10 +236,11 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 	if err := remarshal(res.Coverage, &d.Coverage); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d without a value\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
+	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d not ranked (no value in the window)\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
 		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "RANK\tPID\tVALUE\tSAMPLES\tCOVER\t LIFECYCLE\t NAME\t NOTE\t")
+	// Numbers right-aligned, text left-aligned (as ps and htop), the
+	// last column unpadded so no row carries trailing blanks.
+	table := [][]string{{"RANK", "PID", "VALUE", "SAMPLES", "COVER", "LIFECYCLE", "NAME", "NOTE"}}
 	for _, r := range d.Rows {
 		var notes []string
 		if r.Coverage.Started {
@@ -241,10 +252,61 @@ func renderRanking(w io.Writer, res *contract.Result) error {
 		if r.Coverage.Truncated {
 			notes = append(notes, "earlier samples dropped by retention")
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t %s\t %s\t %s\t\n", r.Rank, r.PID, fmtMetricValue(d.Metric.Unit, r.Value), r.Samples,
-			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64)+"%", cell(r.Lifecycle), cell(r.Name), strings.Join(notes, ", "))
+		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), rankValue(d.Metric.Unit, r.Value, exact), strconv.Itoa(r.Samples),
+			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64) + "%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", ")})
 	}
-	return tw.Flush()
+	width := make([]int, 8)
+	for _, l := range table {
+		for i, c := range l {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, l := range table {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range l {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < 5 {
+				b.WriteString(pad(c, width[i], true))
+			} else {
+				b.WriteString(pad(c, width[i], false))
+			}
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rankValue is a VALUE cell: in human units by the metric's unit
+// (fmtMetricValue), or with exact (--bytes) the value as the tool gave it.
+func rankValue(unit string, v any, exact bool) string {
+	if !exact {
+		return fmtMetricValue(unit, v)
+	}
+	if r, ok := v.(map[string]any); ok {
+		return ratString(fmt.Sprint(r["numerator"]), fmt.Sprint(r["denominator"]))
+	}
+	return fmtVal(v)
+}
+
+// lifecycleCell is the LIFECYCLE cell: "ended" for a lifetime whose end
+// the window saw, whatever the retained record says about its state.
+func lifecycleCell(lifecycle string, ended bool) string {
+	if ended && lifecycle != "live" {
+		return "ended"
+	}
+	return cell(lifecycle)
+}
+
+// isUnrankedWarning reports whether w is rank_processes' explanation of
+// the lifetimes it could not rank (no value in the window), which the
+// table's header line already counts.
+func isUnrankedWarning(w string) bool {
+	return strings.Contains(w, "they are not ranked")
 }
 
 // fmtMetricValue renders a metric value for a table by its unit: bytes

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLsofGolden renders fixed open_files and network rows (no machine
+// contents) and compares the table with testdata/lsof.golden.
+func TestLsofGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"fd": "0", "kind": "device", "flags": "0100000", "path": "/dev/null", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "1", "kind": "file", "flags": "0102001", "path": "/var/log/app.log", "position": "4096", "size_bytes": "299847", "deleted": false},
+		{"fd": "2", "kind": "file", "flags": "0100002", "path": "/tmp/gone", "position": "0", "size_bytes": "12", "deleted": true},
+		{"fd": "3", "kind": "socket", "flags": "02000002", "path": "socket:[100]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "4", "kind": "socket", "flags": "02004002", "path": "socket:[101]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "5", "kind": "socket", "flags": "02000002", "path": "socket:[102]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "6", "kind": "socket", "flags": "02000002", "path": "socket:[103]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "7", "kind": "socket", "flags": "02000002", "path": "socket:[104]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "8", "kind": "socket", "flags": "02000002", "path": "socket:[999]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "9", "kind": "pipe", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "10", "kind": "anon", "flags": "02", "path": "anon_inode:[eventpoll]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "11", "kind": "dir", "flags": nil, "path": "/srv", "position": nil, "size_bytes": nil, "deleted": false},
+		{"fd": "12", "kind": "file", "flags": "0100000", "path": "/tmp/real (deleted)", "position": "0", "size_bytes": "1", "deleted": false},
+	}
+	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
+	sockets := map[string]map[string]any{
+		"100": {"protocol": "tcp", "local": ep("127.0.0.1", 8080), "remote": ep("0.0.0.0", 0), "state": "LISTEN"},
+		"101": {"protocol": "tcp", "local": ep("10.0.0.1", 8080), "remote": ep("10.0.0.2", 51000), "state": "ESTABLISHED"},
+		"102": {"protocol": "tcp6", "local": ep("::", 443), "remote": ep("::", 0), "state": "LISTEN"},
+		"103": {"protocol": "udp", "local": ep("0.0.0.0", 53), "remote": ep("0.0.0.0", 0), "state": "UNCONN"},
+		"104": {"protocol": "unix", "local": map[string]any{"path": "/run/app.sock"}, "remote": nil, "socket_type": "stream", "state": "LISTEN"},
+	}
+	var b strings.Builder
+	renderLsof(&b, rows, sockets)
+	golden(t, "lsof.golden", b.String())
+}
+
+// TestPsColumnsGolden renders fixed list_processes rows with -o columns
+// (testdata/ps_columns.golden: human units; ps_columns_bytes.golden:
+// --bytes).
+func TestPsColumnsGolden(t *testing.T) {
+	cols, err := parsePSColumns([]string{"pid,user,time,%cpu,rss,vsz,nlwp,stat,comm=CMD,args"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []map[string]any{
+		{"pid": 1.0, "user": "root", "comm": "systemd", "state": "sleeping", "command_line": map[string]any{"value": []any{"/sbin/init", "splash"}},
+			"values": map[string]any{"cpu_time_ns": "65432000000", "cpu_percent": 0.3, "rss_bytes": "13303808", "virtual_bytes": "171966464", "threads": 1.0}},
+		{"pid": 2.0, "user": "root", "comm": "kthreadd", "state": "sleeping", "command_line": map[string]any{"value": []any{}},
+			"values": map[string]any{"cpu_time_ns": "0", "cpu_percent": 0.0, "rss_bytes": "0", "virtual_bytes": "0", "threads": 1.0}},
+		{"pid": 4242.0, "user": "alice", "comm": "python3.11", "state": "running", "command_line": map[string]any{"value": []any{"python3", "-m", "http.server"}},
+			"values": map[string]any{"cpu_time_ns": "93784000000000", "cpu_percent": 41.1, "rss_bytes": "299790336", "virtual_bytes": "1207959552", "threads": 8.0}},
+		{"pid": 4243.0, "user": nil, "comm": "secret", "state": "sleeping", "unavailable": map[string]any{"command_line": "access denied"},
+			"values": map[string]any{"cpu_time_ns": nil, "cpu_percent": nil, "rss_bytes": nil, "virtual_bytes": nil, "threads": nil}},
+	}
+	for _, c := range []struct {
+		name  string
+		exact bool
+	}{{"ps_columns.golden", false}, {"ps_columns_bytes.golden", true}} {
+		var b strings.Builder
+		renderPSColumns(&b, cols, rows, c.exact)
+		golden(t, c.name, b.String())
+	}
+	if _, err := parsePSColumns([]string{"pid,nosuch"}); err == nil || !strings.Contains(err.Error(), `-o "nosuch": unknown column`) {
+		t.Errorf("unknown keyword: %v", err)
+	}
+}
+
+// golden compares got with testdata/name (-update rewrites it).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs; got:\n%s\nwant:\n%s", name, got, want)
+	}
+}
