@@ -353,7 +353,7 @@ func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text
 	}
 	f := strings.Fields(text)
 	i := 0
-	for i < len(f)-1 && (attPrefixNames[f[i]] || isPrefixWord(f[i])) {
+	for i < len(f)-1 && (attPrefixNames()[f[i]] || isPrefixWord(f[i])) {
 		i++
 	}
 	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file holds the one place that makes an x86 instruction's AT&T text
@@ -142,49 +143,59 @@ func x86Encode(code []byte, mode int) x86Encoding {
 // differ by name alone (i386-dis.c's AT&T names: the sign extensions of
 // the accumulator, movslq, leave and the near branches without their
 // operand-size suffix).
-var attRenames = map[string]string{
-	"movsxd":  "movslq",
-	"cdqe":    "cltq",
-	"cqo":     "cqto",
-	"cdq":     "cltd",
-	"cwde":    "cwtl",
-	"cbw":     "cbtw",
-	"cwd":     "cwtd",
-	"leaveq":  "leave",
-	"leavel":  "leave",
-	"xbeginq": "xbegin",
-	"xbeginl": "xbegin",
-	"callq":   "call",
-	"jmpq":    "jmp",
-	"retq":    "ret",
-	"ljmpq":   "ljmp",
-	"lcallq":  "lcall",
-}
+var attRenames = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"movsxd":  "movslq",
+		"cdqe":    "cltq",
+		"cqo":     "cqto",
+		"cdq":     "cltd",
+		"cwde":    "cwtl",
+		"cbw":     "cbtw",
+		"cwd":     "cwtd",
+		"leaveq":  "leave",
+		"leavel":  "leave",
+		"xbeginq": "xbegin",
+		"xbeginl": "xbegin",
+		"callq":   "call",
+		"jmpq":    "jmp",
+		"retq":    "ret",
+		"ljmpq":   "ljmp",
+		"lcallq":  "lcall",
+	}
+})
 
 // attSuffixed lists the mnemonics decoders spell with an operand-size
 // suffix (b, w, l, q) that objdump omits when a general register operand
 // gives the size: the BMI and BMI2 instructions and the conversions from
 // a general register (cvtsi2sd %rdi,%xmm0, cvtsi2sdq (%rax),%xmm0).
-var attSuffixed = map[string]bool{
-	"andn": true, "bextr": true, "blsi": true, "blsmsk": true, "blsr": true,
-	"bzhi": true, "mulx": true, "pdep": true, "pext": true, "rorx": true,
-	"sarx": true, "shlx": true, "shrx": true,
-	"cvtsi2sd": true, "cvtsi2ss": true, "vcvtsi2sd": true, "vcvtsi2ss": true,
-	"vcvtusi2sd": true, "vcvtusi2ss": true,
-}
+var attSuffixed = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"andn": true, "bextr": true, "blsi": true, "blsmsk": true, "blsr": true,
+		"bzhi": true, "mulx": true, "pdep": true, "pext": true, "rorx": true,
+		"sarx": true, "shlx": true, "shrx": true,
+		"cvtsi2sd": true, "cvtsi2ss": true, "vcvtsi2sd": true, "vcvtsi2ss": true,
+		"vcvtusi2sd": true, "vcvtusi2ss": true,
+	}
+})
 
 // attRepNames are the names objdump gives f3 and f2 before ret, cmps and
 // scas, which decoders may print as rep, repe or repne.
-var attRepNames = map[string]string{"rep": "repz", "repe": "repz", "repne": "repnz", "repn": "repnz"}
+var attRepNames = sync.OnceValue(func() map[string]string {
+	return map[string]string{"rep": "repz", "repe": "repz", "repne": "repnz", "repn": "repnz"}
+})
 
 // attSegments are the segment registers whose override prefix has no
 // effect in 64-bit mode: objdump prints them as prefix names ("cs nopw")
 // rather than inside the memory operand.
-var attSegments = map[string]byte{"cs": 0x2e, "ds": 0x3e, "es": 0x26, "ss": 0x36}
+var attSegments = sync.OnceValue(func() map[string]byte {
+	return map[string]byte{"cs": 0x2e, "ds": 0x3e, "es": 0x26, "ss": 0x36}
+})
 
 // attPrefixNames are the prefix words a decoder may print before the
 // mnemonic that gnuATT recomputes from the bytes.
-var attPrefixNames = map[string]bool{"data16": true, "data32": true, "cs": true, "ds": true, "es": true, "ss": true, "notrack": true}
+var attPrefixNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"data16": true, "data32": true, "cs": true, "ds": true, "es": true, "ss": true, "notrack": true}
+})
 
 // simdCmpNames are the comparison predicates objdump folds into the
 // mnemonic of vpcmp[u]{b,w,d,q} (VPCMP_Fixup: all but 3 and 7) and of
@@ -197,12 +208,12 @@ var simdCmpNames = [...]string{
 }
 
 var (
-	attHexRE    = regexp.MustCompile(`0x[0-9a-fA-F]+`)
-	attZerosRE  = regexp.MustCompile(`0x0+([0-9a-f])`)
-	attMemRE    = regexp.MustCompile(`(%[a-z]s:)?(-?0x[0-9a-f]+|-?[0-9]+)?\(([^()]*)\)`)
-	attNegImmRE = regexp.MustCompile(`\$-0x([0-9a-f]+)`)
-	attVPCmpRE  = regexp.MustCompile(`^(vpcmpu?)([bwdq])$`)
-	attCmpRE    = regexp.MustCompile(`^(v?cmp)(ps|pd|ss|sd|ph|sh)$`)
+	attHexRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x[0-9a-fA-F]+`) })
+	attZerosRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`0x0+([0-9a-f])`) })
+	attMemRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(%[a-z]s:)?(-?0x[0-9a-f]+|-?[0-9]+)?\(([^()]*)\)`) })
+	attNegImmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$-0x([0-9a-f]+)`) })
+	attVPCmpRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(vpcmpu?)([bwdq])$`) })
+	attCmpRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(v?cmp)(ps|pd|ss|sd|ph|sh)$`) })
 )
 
 // gnuATT returns text (an AT&T rendering of the instruction whose bytes
@@ -222,7 +233,7 @@ func gnuATT(text string, code []byte, mode int) string {
 	// Split the prefix words from the mnemonic and operands.
 	var pre []string
 	k := 0
-	for k < len(words)-1 && (attPrefixNames[words[k]] || isPrefixWord(words[k])) {
+	for k < len(words)-1 && (attPrefixNames()[words[k]] || isPrefixWord(words[k])) {
 		pre = append(pre, words[k])
 		k++
 	}
@@ -235,10 +246,10 @@ func gnuATT(text string, code []byte, mode int) string {
 	if len(enc.opcode) == 1 && enc.opcode[0] == 0x90 && enc.rex == 0 && hasPrefix(enc.prefixes, 0x66) && mn == "nop" {
 		mn, ops = "xchg", "%ax,%ax"
 	}
-	if r, ok := attRenames[mn]; ok {
+	if r, ok := attRenames()[mn]; ok {
 		mn = r
 	}
-	if base := strings.TrimRight(mn, "bwlq"); base != mn && len(mn)-len(base) == 1 && attSuffixed[base] && hasGPR(ops) {
+	if base := strings.TrimRight(mn, "bwlq"); base != mn && len(mn)-len(base) == 1 && attSuffixed()[base] && hasGPR(ops) {
 		mn = base
 	}
 	mn, ops = attPushPop(mn, ops, mode)
@@ -251,7 +262,7 @@ func gnuATT(text string, code []byte, mode int) string {
 	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) && strings.Contains(ops, "(") {
 		ops = attMemOperands(ops, func(seg, disp, inner string) string {
 			if mode == 64 && seg != "" {
-				if p, ok := attSegments[seg[1:3]]; ok {
+				if p, ok := attSegments()[seg[1:3]]; ok {
 					segs = append(segs, p)
 					seg = ""
 				}
@@ -296,12 +307,14 @@ func hasPrefix(ps []byte, p byte) bool {
 }
 
 // gprRE matches a general register operand.
-var gprRE = regexp.MustCompile(`%(r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd][lh])\b`)
+var gprRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`%(r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd][lh])\b`)
+})
 
 // hasGPR reports whether operand text names a general register outside
 // a memory operand.
 func hasGPR(ops string) bool {
-	return gprRE.MatchString(attMemRE.ReplaceAllString(ops, ""))
+	return gprRE().MatchString(attMemRE().ReplaceAllString(ops, ""))
 }
 
 // attPushPop drops the suffix of push and pop of a memory operand or a
@@ -336,7 +349,7 @@ func attPredicate(mn, ops string) (string, string) {
 	if err != nil {
 		return mn, ops
 	}
-	if s := attVPCmpRE.FindStringSubmatch(mn); s != nil {
+	if s := attVPCmpRE().FindStringSubmatch(mn); s != nil {
 		if v < 8 && v != 3 && v != 7 {
 			u := ""
 			p := s[1]
@@ -347,7 +360,7 @@ func attPredicate(mn, ops string) (string, string) {
 		}
 		return mn, ops
 	}
-	if s := attCmpRE.FindStringSubmatch(mn); s != nil {
+	if s := attCmpRE().FindStringSubmatch(mn); s != nil {
 		lim := uint64(8)
 		if s[1] == "vcmp" {
 			lim = 32
@@ -438,7 +451,7 @@ func attMem(disp, inner string, enc x86Encoding, mode int) string {
 // size of the last general register operand, else the mnemonic's
 // suffix, else the mode's stack width for push.
 func attOperandBits(mn, ops string, mode int, enc x86Encoding) int {
-	regs := gprRE.FindAllString(attMemRE.ReplaceAllString(ops, ""), -1)
+	regs := gprRE().FindAllString(attMemRE().ReplaceAllString(ops, ""), -1)
 	if len(regs) > 0 {
 		return gprBits(regs[len(regs)-1])
 	}
@@ -518,12 +531,12 @@ func attX87(mn, ops string, enc x86Encoding) string {
 func attPrefixes(pre []string, mn, ops string, enc x86Encoding, mode int, segs []byte) []string {
 	var kept []string
 	for _, w := range pre {
-		if attPrefixNames[w] {
+		if attPrefixNames()[w] {
 			continue
 		}
 		// f3 and f2 before ret, cmps and scas are repz and repnz
 		// (i386-dis.c names the prefix by the instruction).
-		if r, ok := attRepNames[w]; ok && (r == "repnz" || mn == "ret" || strings.HasPrefix(mn, "cmps") || strings.HasPrefix(mn, "scas")) {
+		if r, ok := attRepNames()[w]; ok && (r == "repnz" || mn == "ret" || strings.HasPrefix(mn, "cmps") || strings.HasPrefix(mn, "scas")) {
 			w = r
 		}
 		kept = append(kept, w)
@@ -571,7 +584,7 @@ func attPrefixes(pre []string, mn, ops string, enc x86Encoding, mode int, segs [
 // attUses16 reports whether the instruction's text shows a 16-bit
 // operand size (a w suffix or a 16-bit general register).
 func attUses16(mn, ops string) bool {
-	for _, r := range gprRE.FindAllString(attMemRE.ReplaceAllString(ops, ""), -1) {
+	for _, r := range gprRE().FindAllString(attMemRE().ReplaceAllString(ops, ""), -1) {
 		if gprBits(r) == 16 {
 			return true
 		}
@@ -585,21 +598,25 @@ func attUses16(mn, ops string) bool {
 // intelCC maps x86asm's Intel condition-code spellings to the ones
 // objdump -M intel prints (the AT&T and Intel names of i386-dis.c agree:
 // je, jne, jae, ja, jge, jg, ...), for jcc, setcc and cmovcc.
-var intelCC = map[string]string{
-	"z": "e", "nz": "ne", "nb": "ae", "nbe": "a", "nae": "b", "na": "be",
-	"nl": "ge", "nle": "g", "nge": "l", "ng": "le", "pe": "p", "po": "np",
-	"c": "b", "nc": "ae", "e": "e",
-}
+var intelCC = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"z": "e", "nz": "ne", "nb": "ae", "nbe": "a", "nae": "b", "na": "be",
+		"nl": "ge", "nle": "g", "nge": "l", "ng": "le", "pe": "p", "po": "np",
+		"c": "b", "nc": "ae", "e": "e",
+	}
+})
 
 var (
-	intelSizeRE   = regexp.MustCompile(`\b(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|fword|oword) ptr\b`)
-	intelMemRE    = regexp.MustCompile(`\[([^\]]*)\]`)
-	intelNegRE    = regexp.MustCompile(`(^|,)-0x([0-9a-f]+)$`)
-	intelPtrRE    = regexp.MustCompile(`(^|,)ptr `)
-	intelAbsRE    = regexp.MustCompile(`\b([a-g]s):\[(-?0x[0-9a-f]+)\]`)
-	intelSizeUpRE = regexp.MustCompile(`\b[A-Z]+ PTR`)
-	intelDSRE     = regexp.MustCompile(`(^|[ ,])\[(0x[0-9a-f]+)\]`)
-	intelMoffsRE  = regexp.MustCompile(`(?:[A-Z]+ PTR )?([a-g]s:)?\[(0x[0-9a-f]+)\]`)
+	intelSizeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword|fword|oword) ptr\b`)
+	})
+	intelMemRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]*)\]`) })
+	intelNegRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|,)-0x([0-9a-f]+)$`) })
+	intelPtrRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|,)ptr `) })
+	intelAbsRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([a-g]s):\[(-?0x[0-9a-f]+)\]`) })
+	intelSizeUpRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Z]+ PTR`) })
+	intelDSRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[ ,])\[(0x[0-9a-f]+)\]`) })
+	intelMoffsRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[A-Z]+ PTR )?([a-g]s:)?\[(0x[0-9a-f]+)\]`) })
 )
 
 // gnuIntel returns an Intel-syntax text (x86asm's or an external
@@ -619,7 +636,7 @@ func gnuIntel(text string, code []byte, mode int) string {
 	enc := x86Encode(code, mode)
 	var pre []string
 	k := 0
-	for k < len(words)-1 && (attPrefixNames[words[k]] || isPrefixWord(words[k])) {
+	for k < len(words)-1 && (attPrefixNames()[words[k]] || isPrefixWord(words[k])) {
 		pre = append(pre, words[k])
 		k++
 	}
@@ -632,11 +649,11 @@ func gnuIntel(text string, code []byte, mode int) string {
 	if len(enc.opcode) == 1 && (enc.opcode[0] == 0xd0 || enc.opcode[0] == 0xd1) && !enc.vex {
 		ops = strings.TrimSuffix(ops, ",0x1") + ",1"
 	}
-	ops = intelSizeRE.ReplaceAllStringFunc(ops, func(m string) string { return strings.ToUpper(m) })
-	ops = intelPtrRE.ReplaceAllString(ops, "$1")
+	ops = intelSizeRE().ReplaceAllStringFunc(ops, func(m string) string { return strings.ToUpper(m) })
+	ops = intelPtrRE().ReplaceAllString(ops, "$1")
 	for _, p := range [...]string{"j", "set", "cmov"} {
 		if cc, ok := strings.CutPrefix(mn, p); ok {
-			if r, ok := intelCC[cc]; ok {
+			if r, ok := intelCC()[cc]; ok {
 				mn = p + r
 			}
 		}
@@ -656,8 +673,8 @@ func gnuIntel(text string, code []byte, mode int) string {
 	if len(enc.opcode) == 1 && !enc.vex && enc.opcode[0] >= 0xa0 && enc.opcode[0] <= 0xa3 {
 		// moffs: objdump prints the address with its segment and no
 		// size ("movabs eax,ds:0x1000", "mov eax,gs:0x14").
-		ops = intelMoffsRE.ReplaceAllStringFunc(ops, func(m string) string {
-			s := intelMoffsRE.FindStringSubmatch(m)
+		ops = intelMoffsRE().ReplaceAllStringFunc(ops, func(m string) string {
+			s := intelMoffsRE().FindStringSubmatch(m)
 			if s[1] == "" {
 				s[1] = "ds:"
 			}
@@ -677,15 +694,15 @@ func gnuIntel(text string, code []byte, mode int) string {
 	}
 	var segs []byte
 	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) {
-		ops = intelMemRE.ReplaceAllStringFunc(ops, func(m string) string {
+		ops = intelMemRE().ReplaceAllStringFunc(ops, func(m string) string {
 			return "[" + intelMem(m[1:len(m)-1], enc) + "]"
 		})
 		// An absolute address with a segment: "fs:0x28".
-		ops = intelAbsRE.ReplaceAllString(ops, "$1:$2")
+		ops = intelAbsRE().ReplaceAllString(ops, "$1:$2")
 		// ... and without one: objdump names ds ("ds:0x0").
-		ops = intelDSRE.ReplaceAllString(ops, "${1}ds:$2")
+		ops = intelDSRE().ReplaceAllString(ops, "${1}ds:$2")
 		if mode == 64 {
-			for name, p := range attSegments {
+			for name, p := range attSegments() {
 				if hasPrefix(enc.prefixes, p) && !strings.Contains(ops, name+":") {
 					segs = append(segs, p)
 				}
@@ -694,12 +711,12 @@ func gnuIntel(text string, code []byte, mode int) string {
 	}
 	if parts := strings.Split(ops, ","); len(parts) > 0 {
 		last := parts[len(parts)-1]
-		if m := intelNegRE.FindStringSubmatch("," + last); m != nil {
+		if m := intelNegRE().FindStringSubmatch("," + last); m != nil {
 			if v, err := strconv.ParseUint(m[2], 16, 64); err == nil {
 				bits := mode
-				if regs := gprRE.FindAllString(intelAsATTRegs(ops), -1); len(regs) > 0 {
+				if regs := gprRE().FindAllString(intelAsATTRegs(ops), -1); len(regs) > 0 {
 					bits = gprBits(regs[0])
-				} else if sz := intelSizeRE.FindString(strings.ToLower(ops)); sz != "" {
+				} else if sz := intelSizeRE().FindString(strings.ToLower(ops)); sz != "" {
 					bits = map[string]int{"byte": 8, "word": 16, "dword": 32, "qword": 64}[strings.Fields(sz)[0]]
 				}
 				u := -v
@@ -716,7 +733,7 @@ func gnuIntel(text string, code []byte, mode int) string {
 	}
 	// The prefetch hints (0f 18, 0f 0d) name a byte.
 	if len(enc.opcode) == 2 && enc.opcode[0] == 0x0f && (enc.opcode[1] == 0x18 || enc.opcode[1] == 0x0d) && !enc.vex {
-		ops = intelSizeUpRE.ReplaceAllString(ops, "BYTE PTR")
+		ops = intelSizeUpRE().ReplaceAllString(ops, "BYTE PTR")
 	}
 	ops = intelX87(mn, ops, enc)
 	if enc.vex && strings.Contains(ops, "[") && !strings.Contains(ops, "PTR") && !strings.Contains(ops, "1to") {
@@ -737,14 +754,16 @@ func gnuIntel(text string, code []byte, mode int) string {
 }
 
 // intelRegRE matches a register name in Intel operand text.
-var intelRegRE = regexp.MustCompile(`\b(r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd][lh]|[xyz]mm[0-9]+)\b`)
+var intelRegRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(r[0-9]+[dwb]?|[re]?[abcd]x|[re]?[sd]il?|[re]?[sb]pl?|[abcd][lh]|[xyz]mm[0-9]+)\b`)
+})
 
 // intelAsATTRegs returns Intel operand text with its registers written
 // with AT&T's % and without its memory operands, so gnuATT's register
 // rules apply to it.
 func intelAsATTRegs(ops string) string {
-	ops = intelMemRE.ReplaceAllString(ops, "")
-	return intelRegRE.ReplaceAllString(ops, "%$1")
+	ops = intelMemRE().ReplaceAllString(ops, "")
+	return intelRegRE().ReplaceAllString(ops, "%$1")
 }
 
 // intelMem is an Intel memory operand's inside as objdump prints it:
@@ -943,7 +962,7 @@ func intelX87(mn, ops string, enc x86Encoding) string {
 // unsigned number of the operand size (attOperandBits) with the same
 // bits ("$-0x1" is "$0xffffffff" for a 32-bit operation).
 func attNegImms(mn, ops string, mode int, enc x86Encoding) string {
-	return attNegImmRE.ReplaceAllStringFunc(ops, func(m string) string {
+	return attNegImmRE().ReplaceAllStringFunc(ops, func(m string) string {
 		v, err := strconv.ParseUint(m[4:], 16, 64)
 		if err != nil {
 			return m
@@ -962,25 +981,27 @@ func attNegImms(mn, ops string, mode int, enc x86Encoding) string {
 // hex numbers (Zydis pads some), which objdump never prints.
 func attCommon(text string) string {
 	if strings.ContainsAny(text, "ABCDEF") {
-		text = attHexRE.ReplaceAllStringFunc(text, strings.ToLower)
+		text = attHexRE().ReplaceAllStringFunc(text, strings.ToLower)
 	}
 	if strings.Contains(text, ", ") {
 		text = strings.ReplaceAll(text, ", ", ",")
 	}
 	if strings.Contains(text, "0x0") {
-		text = attZerosRE.ReplaceAllString(text, "0x$1")
+		text = attZerosRE().ReplaceAllString(text, "0x$1")
 	}
 	return text
 }
 
 // intelVecFixed is the memory operand size of vector instructions whose
 // memory operand is not as wide as their vector registers.
-var intelVecFixed = map[string]string{
-	"vmovq": "QWORD", "vmovd": "DWORD", "vmovss": "DWORD", "vmovsd": "QWORD",
-	"vmovlps": "QWORD", "vmovhps": "QWORD", "vmovlpd": "QWORD", "vmovhpd": "QWORD",
-	"vpbroadcastb": "BYTE", "vpbroadcastw": "WORD", "vpbroadcastd": "DWORD", "vpbroadcastq": "QWORD",
-	"vbroadcastss": "DWORD", "vbroadcastsd": "QWORD",
-}
+var intelVecFixed = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"vmovq": "QWORD", "vmovd": "DWORD", "vmovss": "DWORD", "vmovsd": "QWORD",
+		"vmovlps": "QWORD", "vmovhps": "QWORD", "vmovlpd": "QWORD", "vmovhpd": "QWORD",
+		"vpbroadcastb": "BYTE", "vpbroadcastw": "WORD", "vpbroadcastd": "DWORD", "vpbroadcastq": "QWORD",
+		"vbroadcastss": "DWORD", "vbroadcastsd": "QWORD",
+	}
+})
 
 // intelVecFull are the vector instruction families (by mnemonic prefix)
 // whose memory operand is as wide as their widest vector register.
@@ -996,7 +1017,7 @@ var intelVecFull = []string{
 // width of the widest vector register (XMMWORD, YMMWORD, ZMMWORD);
 // other instructions are left as they are.
 func intelVectorSize(mn, ops string) string {
-	size := intelVecFixed[mn]
+	size := intelVecFixed()[mn]
 	if size == "" {
 		for _, f := range intelVecFull {
 			if strings.HasPrefix(mn, f) {
