@@ -591,11 +591,11 @@ func crossCheckELF(t *testing.T, p string, f *File, in *Inspection) {
 	if v := verdict("nx").Verdict; v != wantNX {
 		t.Errorf("nx %s, readelf GNU_STACK says %s", v, wantNX)
 	}
-	wantRELRO := VerdictNo
+	wantRELRO := VerdictNone
 	if has("GNU_RELRO") != nil {
 		wantRELRO = VerdictPartial
 		if d.bindNow || strings.Contains(d.flags, "BIND_NOW") || strings.Contains(d.flags1, "NOW") {
-			wantRELRO = VerdictYes
+			wantRELRO = VerdictFull
 		}
 	}
 	if v := verdict("relro").Verdict; v != wantRELRO {
@@ -740,8 +740,8 @@ func TestCorpusELF(t *testing.T) {
 func TestCorpusHardeningVerdicts(t *testing.T) {
 	buildCorpus(t)
 	want := map[string]map[string]string{
-		"c-hardened":            {"pie": VerdictYes, "nx": VerdictYes, "relro": VerdictYes, "stack_canary": VerdictYes, "fortify": VerdictYes, "no_rpath": VerdictYes},
-		"c-plain":               {"pie": VerdictNo, "nx": VerdictNo, "relro": VerdictNo, "stack_canary": VerdictNo, "no_rpath": VerdictNo},
+		"c-hardened":            {"pie": VerdictYes, "nx": VerdictYes, "relro": VerdictFull, "stack_canary": VerdictYes, "fortify": VerdictYes, "no_rpath": VerdictYes},
+		"c-plain":               {"pie": VerdictNo, "nx": VerdictNo, "relro": VerdictNone, "stack_canary": VerdictNo, "no_rpath": VerdictNo},
 		"go-linux-amd64":        {"pie": VerdictNo, "nx": VerdictYes},
 		"go-linux-amd64-v3-pie": {"pie": VerdictYes, "nx": VerdictYes},
 		"go-windows-amd64.exe":  {"aslr": VerdictYes, "high_entropy_va": VerdictYes, "nx": VerdictYes, "cfg": VerdictNo, "safeseh": VerdictNotApplicable, "certificate_table": VerdictNo},

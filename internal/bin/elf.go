@@ -797,15 +797,15 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	switch {
 	case rel:
 	case relro != nil && now:
-		add("relro", VerdictYes, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
+		add("relro", VerdictFull, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
 	case relro != nil && dyn != nil && !tags.known:
 		add("relro", VerdictUnknown, "PT_GNU_RELRO present", "dynamic section unresolved")
 	case relro != nil:
-		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW")
+		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: lazy binding leaves the GOT writable")
 	case !segs:
 		add("relro", VerdictUnknown, "program header table not fully resolved")
 	default:
-		add("relro", VerdictNo, "no PT_GNU_RELRO program header")
+		add("relro", VerdictNone, "no PT_GNU_RELRO program header")
 	}
 	rpathCheck := func() {
 		d := in.Dynamic

@@ -304,7 +304,7 @@ func TestHardeningAgainstChecksecAndReadelf(t *testing.T) {
 			default:
 				pie := map[string]string{"yes": VerdictYes, "no": VerdictNo, "dso": VerdictNotApplicable}[cs["pie"]]
 				want("pie", v["pie"].Verdict == pie, "checksec pie "+cs["pie"])
-				relro := map[string]string{"full": VerdictYes, "partial": VerdictPartial, "no": VerdictNo}[cs["relro"]]
+				relro := map[string]string{"full": VerdictFull, "partial": VerdictPartial, "no": VerdictNone}[cs["relro"]]
 				want("relro", v["relro"].Verdict == relro, "checksec relro "+cs["relro"])
 				nx := map[string]string{"yes": VerdictYes, "no": VerdictNo}[cs["nx"]]
 				want("nx", v["nx"].Verdict == nx, "checksec nx "+cs["nx"])

@@ -458,7 +458,7 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "HARDENING\tVERDICT\tBASIS")
 	for _, c := range d.In.Hardening {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(c.Name), cell(c.Verdict), cell(strings.Join(c.Basis, "; ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cell(c.Name), cell(verdictWords(c.Name, c.Verdict)), cell(strings.Join(c.Basis, "; ")))
 	}
 	tw.Flush()
 	for _, u := range d.In.Unresolved {
@@ -831,4 +831,14 @@ func cellList(v []string) string {
 		out[i] = cell(x)
 	}
 	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// verdictWords spells a hardening verdict for people: RELRO in checksec's
+// words (Full RELRO, Partial RELRO, No RELRO), every other verdict as the
+// tool reports it.
+func verdictWords(name, verdict string) string {
+	if w, ok := map[string]string{"full": "Full RELRO", "partial": "Partial RELRO", "none": "No RELRO"}[verdict]; ok && name == "relro" {
+		return w
+	}
+	return verdict
 }
