@@ -245,6 +245,32 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				}
 				e := pending[0]
 				pending = pending[1:]
+				folded := false
+				if e.size == 1 && code[off] == 0x9b && off+1 < end {
+					// objdump reads fwait before an x87 control
+					// instruction with a no-wait form (fnstcw, fnstsw,
+					// ...) as that instruction's waiting form: one row
+					// "fstcw 0x2(%rsp)" of both instructions' bytes.
+					if len(pending) == 0 {
+						pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, max-len(out))
+					}
+					if len(pending) > 0 {
+						n := pending[0]
+						inner := code[off+1 : off+1+n.size]
+						t := n.text
+						if syntax != "intel" && syntax != "go" {
+							t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
+						}
+						if syntax != "go" {
+							t = x86Spelling(t, syntax, inner, arch)
+						}
+						if w, ok := fwaitForm(t, syntax == "intel"); ok {
+							e = extInsn{size: 1 + n.size, text: w}
+							pending = pending[1:]
+							folded = true
+						}
+					}
+				}
 				row.Bytes = hex.EncodeToString(code[off : off+e.size])
 				// x86asm's rendering is used when it decodes the same
 				// instruction length; the external decoder's text
@@ -253,7 +279,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				// (vvvv 1100 as a %gs: override, RIP-relative operands
 				// without their base), so a VEX or EVEX instruction is
 				// always the external decoder's.
-				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
+				if folded {
+					row.Text, spelled = e.text, true
+				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
 					row.Text = e.text
@@ -370,6 +398,27 @@ func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text
 		}
 	}
 	return text
+}
+
+// fwaitForm returns the waiting form objdump prints for an fwait followed
+// by text, the objdump spelling (Intel when intel) of an x87 no-wait
+// control instruction
+// (i386-dis.c's FWAIT_OPCODE handling: "fnstcw" becomes "fstcw"), and
+// whether text is one.
+func fwaitForm(text string, intel bool) (string, bool) {
+	mn, rest, _ := strings.Cut(text, " ")
+	switch mn {
+	case "fnstcw", "fnstsw", "fnstenv", "fnsave", "fnclex", "fninit", "fneni", "fndisi", "fnsetpm":
+		if intel && (mn == "fnstcw" || mn == "fnstsw") && strings.HasPrefix(rest, "[") {
+			// objdump -M intel sizes the 16-bit memory operand.
+			rest = "WORD PTR " + rest
+		}
+		if rest != "" {
+			return "f" + mn[2:] + " " + rest, true
+		}
+		return "f" + mn[2:], true
+	}
+	return "", false
 }
 
 // maxInsnLen is the longest x86 instruction in bytes (the architecture's

@@ -214,6 +214,7 @@ var (
 	attNegImmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$-0x([0-9a-f]+)`) })
 	attVPCmpRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(vpcmpu?)([bwdq])$`) })
 	attCmpRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(v?cmp)(ps|pd|ss|sd|ph|sh)$`) })
+	attDecImmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$-?[0-9]+(,|$)`) })
 )
 
 // gnuATT returns text (an AT&T rendering of the instruction whose bytes
@@ -228,6 +229,21 @@ func gnuATT(text string, code []byte, mode int) string {
 		return text
 	}
 	enc := x86Encode(code, mode)
+	// Capstone prints small immediates in decimal ("$3"); objdump in hex.
+	text = attDecImmRE().ReplaceAllStringFunc(text, func(m string) string {
+		v, err := strconv.ParseInt(strings.TrimRight(m[1:], ","), 10, 64)
+		if err != nil {
+			return m
+		}
+		h := "$0x" + strconv.FormatUint(uint64(v), 16)
+		if v < 0 {
+			h = "$-0x" + strconv.FormatUint(uint64(-v), 16)
+		}
+		if strings.HasSuffix(m, ",") {
+			h += ","
+		}
+		return h
+	})
 	text = attRIPRelative(text, code, enc, mode)
 	words = strings.Fields(text)
 	// Split the prefix words from the mnemonic and operands.
@@ -645,6 +661,17 @@ func gnuIntel(text string, code []byte, mode int) string {
 	ops = strings.ReplaceAll(ops, " {", "{")
 	mn = attMovabs(mn, ops, enc, mode)
 	mn, ops = intelPredicate(mn, ops)
+	// x86asm names the SSE2 scalar compare cmpsd_xmm (cmpsd is the string
+	// instruction) with its predicate as an immediate; objdump folds the
+	// predicate into the mnemonic (cmpnlesd xmm2,xmm5).
+	if mn == "cmpsd_xmm" {
+		mn = "cmpsd"
+		if i := strings.LastIndex(ops, ",0x"); i >= 0 {
+			if v, err := strconv.ParseUint(ops[i+3:], 16, 8); err == nil && v < 8 {
+				mn, ops = "cmp"+simdCmpNames[v]+"sd", ops[:i]
+			}
+		}
+	}
 	// The shift-by-one opcodes (d0, d1) print their count as "1".
 	if len(enc.opcode) == 1 && (enc.opcode[0] == 0xd0 || enc.opcode[0] == 0xd1) && !enc.vex {
 		ops = strings.TrimSuffix(ops, ",0x1") + ",1"
@@ -744,6 +771,10 @@ func gnuIntel(text string, code []byte, mode int) string {
 	}
 	if mn == "ret" && hasPrefix(enc.prefixes, 0xf3) && len(pre) == 0 {
 		pre = []string{"repz"} // x86asm's Intel syntax drops it
+	}
+	// x86asm writes the implicit operands of fcompp and fucompp.
+	if (mn == "fcompp" || mn == "fucompp") && ops == "st,st(1)" {
+		ops = ""
 	}
 	pre = attPrefixes(pre, mn, intelAsATTRegs(ops), enc, mode, segs)
 	out := append(pre, mn)

@@ -242,8 +242,10 @@ func TestDisassembleATTMatchesObjdump(t *testing.T) {
 		gccBuild(t, dir, "spell64", spell64Source, "-O2", "-mavx512bw"),
 		gccBuild(t, dir, "spell32", spell32Source, "-O2", "-m32"),
 	}
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
-		files = append(files, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+	for _, lib := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"} {
+		if _, err := os.Stat(lib); err == nil {
+			files = append(files, lib)
+		}
 	}
 	decs := []x86Decoder{newX86Decoder()}
 	if !strings.HasPrefix(decs[0].Name, "zydis") {
@@ -320,8 +322,10 @@ func TestDisassembleIntelMatchesObjdump(t *testing.T) {
 		gccBuild(t, dir, "spell64", spell64Source, "-O2", "-mavx512bw"),
 		gccBuild(t, dir, "spell32", spell32Source, "-O2", "-m32"),
 	}
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
-		files = append(files, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+	for _, lib := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"} {
+		if _, err := os.Stat(lib); err == nil {
+			files = append(files, lib)
+		}
 	}
 	dec := newX86Decoder()
 	for _, p := range files {
