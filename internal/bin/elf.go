@@ -293,6 +293,10 @@ func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 		return "SHT_RISCV_ATTRIBUTES"
 	}
 	switch uint32(t) {
+	case 19: // generic ABI (2022): relative relocations, -z pack-relative-relocs
+		return "SHT_RELR"
+	case 0x6ffffff5:
+		return "SHT_GNU_ATTRIBUTES"
 	case 0x6ffffff6:
 		return "SHT_GNU_HASH"
 	case 0x6ffffffe:

@@ -21,6 +21,9 @@ var objdumpRIPLine = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(.*\(%rip\).*?)\s+#\
 // an absolute address changes the instruction's meaning.
 func TestVEXRIPRelativeOperandsMatchObjdump(t *testing.T) {
 	needTool(t, "objdump")
+	if raceEnabled {
+		t.Skip("whole-library decoding is single-goroutine: the race detector slows it tenfold and adds nothing")
+	}
 	dec := newX86Decoder()
 	if !strings.HasPrefix(dec.Name, "zydis") {
 		t.Fatalf("default decoder %s: the Zydis library is required for this test (Debian: libzydis4.0)", dec.Name)
