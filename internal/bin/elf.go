@@ -1275,10 +1275,12 @@ func stackGuardAccesses(f *elf.File, h *elfHeader, data []byte) (n int, where st
 	if h.machine == elf.EM_386 {
 		seg = 0x65
 	}
+	scanned := 0
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
 			continue
 		}
+		scanned++
 		if s.Offset > uint64(len(data)) || s.Size > uint64(len(data))-s.Offset {
 			return 0, where, false
 		}
@@ -1294,6 +1296,9 @@ func stackGuardAccesses(f *elf.File, h *elfHeader, data []byte) (n int, where st
 			}
 			i++
 		}
+	}
+	if scanned == 0 {
+		return 0, where + " (no executable section to read)", false
 	}
 	return n, where, true
 }
