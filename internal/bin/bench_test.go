@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // largestBinary returns $INQUEST_BENCH_BINARY, else the largest ELF among
@@ -85,4 +86,78 @@ func BenchmarkInspectBinary(b *testing.B) {
 			_ = cmd.Run() // readelf exits 1 after warnings on some files
 		}
 	})
+}
+
+// BenchmarkDisassembleLibcText disassembles the C library's .text (AT&T,
+// the default decoder, objdump's spelling) and runs objdump -d -w on the
+// same section, interleaved in every iteration, reporting each one's
+// time per iteration (inquest-ns/op, objdump-ns/op) and the part of
+// inquest's time gnuATT's rewriting takes (spelling-ns/op, measured by
+// rewriting every row's text again).
+func BenchmarkDisassembleLibcText(b *testing.B) {
+	p := os.Getenv("INQUEST_BENCH_LIBC")
+	if p == "" {
+		p = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	}
+	if _, err := os.Stat(p); err != nil {
+		b.Skip("no C library at " + p)
+	}
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		b.Skip("objdump not installed")
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := inspectMode(context.Background(), data, false, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cr, err := resolveSection(in, ".text", 0, 0, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec := newX86Decoder()
+	idx := newSymIndex(&symbolSet{})
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	var ours, theirs, spelling time.Duration
+	rows := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		var all []Instruction
+		for off := 0; off < len(cr.code); {
+			r, next := disassemble(dec, archOf(in), "gnu", cr.code, cr.base, off, 5000, idx, nil)
+			all = append(all, r...)
+			if next <= off {
+				break
+			}
+			off = next
+		}
+		t1 := time.Now()
+		cmd := exec.Command(objdump, "-d", "-w", "-j", ".text", p)
+		cmd.Stdout = null
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		pos := 0
+		for _, r := range all {
+			n := len(r.Bytes) / 2
+			if r.Error == "" {
+				gnuATT(r.Text, cr.code[pos:pos+n], 64)
+			}
+			pos += n
+		}
+		t3 := time.Now()
+		ours, theirs, spelling = ours+t1.Sub(t0), theirs+t2.Sub(t1), spelling+t3.Sub(t2)
+		rows = len(all)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "inquest-ns/op")
+	b.ReportMetric(float64(theirs.Nanoseconds())/float64(b.N), "objdump-ns/op")
+	b.ReportMetric(float64(spelling.Nanoseconds())/float64(b.N), "spelling-ns/op")
+	b.ReportMetric(float64(rows), "instructions")
 }

@@ -220,6 +220,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	for off < end && len(out) < max {
 		pc := base + uint64(off)
 		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
+		spelled := false // row.Text is already objdump's spelling
 		switch arch {
 		case ArchAMD64, Arch386:
 			mode := 64
@@ -244,17 +245,53 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				}
 				e := pending[0]
 				pending = pending[1:]
+				folded := false
+				if e.size == 1 && code[off] == 0x9b && off+1 < end {
+					// objdump reads fwait before an x87 control
+					// instruction with a no-wait form (fnstcw, fnstsw,
+					// ...) as that instruction's waiting form: one row
+					// "fstcw 0x2(%rsp)" of both instructions' bytes.
+					if len(pending) == 0 {
+						pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, max-len(out))
+					}
+					if len(pending) > 0 {
+						n := pending[0]
+						inner := code[off+1 : off+1+n.size]
+						t := n.text
+						if syntax != "intel" && syntax != "go" {
+							t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
+						}
+						if syntax != "go" {
+							t = x86Spelling(t, syntax, inner, arch)
+						}
+						if w, ok := fwaitForm(t, syntax == "intel"); ok {
+							e = extInsn{size: 1 + n.size, text: w}
+							pending = pending[1:]
+							folded = true
+						}
+					}
+				}
 				row.Bytes = hex.EncodeToString(code[off : off+e.size])
-				// x86asm's rendering (matched to objdump above) is used
-				// when it decodes the same instruction length; the
-				// external decoder's text otherwise (VEX, EVEX, CET).
-				if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size {
+				// x86asm's rendering is used when it decodes the same
+				// instruction length; the external decoder's text
+				// otherwise (EVEX, CET).
+				// x86asm's VEX decoding misreads some prefix fields
+				// (vvvv 1100 as a %gs: override, RIP-relative operands
+				// without their base), so a VEX or EVEX instruction is
+				// always the external decoder's.
+				if folded {
+					row.Text, spelled = e.text, true
+				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
 					row.Text = e.text
+					if syntax != "intel" && syntax != "go" {
+						row.Text = attMnemonicFromIntel(dec.lib, mode, code[off:off+e.size], pc, e.text)
+					}
+					row.Text, spelled = x86Spelling(row.Text, syntax, code[off:off+e.size], arch), true
 					if t, ok := e.target(); ok {
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
-					} else if d, ok := ripDisp(e.text); ok {
+					} else if d, ok := ripDisp(row.Text); ok {
 						t := uint64(int64(pc) + int64(e.size) + d)
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
 					}
@@ -271,6 +308,11 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			row.Bytes = hex.EncodeToString(code[off : off+inst.Len])
 			x86Row(&row, inst, syntax, pc, symname, idx)
 			off += inst.Len
+		}
+		if (arch == ArchAMD64 || arch == Arch386) && row.Error == "" && !spelled {
+			row.Text = x86Spelling(row.Text, syntax, code[off-len(row.Bytes)/2:off], arch)
+		}
+		switch arch {
 		case ArchARM64:
 			if off+4 > len(code) {
 				row.Bytes, row.Error = hex.EncodeToString(code[off:]), "truncated instruction"
@@ -308,6 +350,75 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		out = append(out, row)
 	}
 	return out, off
+}
+
+// x86Spelling returns an x86 instruction's text (from any decoder) as
+// objdump spells it in syntax: gnuATT for AT&T ("gnu", the default),
+// gnuIntel for Intel; Go syntax is x86asm's own.
+func x86Spelling(text, syntax string, code []byte, arch string) string {
+	mode := 64
+	if arch == Arch386 {
+		mode = 32
+	}
+	switch syntax {
+	case "go":
+		return text
+	case "intel":
+		return gnuIntel(text, code, mode)
+	}
+	return gnuATT(text, code, mode)
+}
+
+// attMnemonicFromIntel returns the AT&T text of an instruction an
+// external decoder formatted with its mnemonic replaced by the one its
+// Intel formatter prints, when that is the AT&T one with one more letter:
+// Zydis's AT&T formatter appends an operand-size letter to vector
+// instructions with a memory operand ("vmovdqu64z", "vmovqq", "vmovdl")
+// that objdump does not print.
+func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text string) string {
+	if _, ok := lib.(*zydisLib); !ok {
+		return text
+	}
+	f := strings.Fields(text)
+	i := 0
+	for i < len(f)-1 && (attPrefixNames()[f[i]] || isPrefixWord(f[i])) {
+		i++
+	}
+	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") {
+		return text
+	}
+	in, _ := lib.decodeX86(mode, true, code, pc, 1)
+	if len(in) != 1 {
+		return text
+	}
+	for _, w := range strings.Fields(in[0].text) {
+		if len(w)+1 == len(f[i]) && strings.HasPrefix(f[i], w) {
+			f[i] = w
+			return strings.Join(f, " ")
+		}
+	}
+	return text
+}
+
+// fwaitForm returns the waiting form objdump prints for an fwait followed
+// by text, the objdump spelling (Intel when intel) of an x87 no-wait
+// control instruction
+// (i386-dis.c's FWAIT_OPCODE handling: "fnstcw" becomes "fstcw"), and
+// whether text is one.
+func fwaitForm(text string, intel bool) (string, bool) {
+	mn, rest, _ := strings.Cut(text, " ")
+	switch mn {
+	case "fnstcw", "fnstsw", "fnstenv", "fnsave", "fnclex", "fninit", "fneni", "fndisi", "fnsetpm":
+		if intel && (mn == "fnstcw" || mn == "fnstsw") && strings.HasPrefix(rest, "[") {
+			// objdump -M intel sizes the 16-bit memory operand.
+			rest = "WORD PTR " + rest
+		}
+		if rest != "" {
+			return "f" + mn[2:] + " " + rest, true
+		}
+		return "f" + mn[2:], true
+	}
+	return "", false
 }
 
 // maxInsnLen is the longest x86 instruction in bytes (the architecture's

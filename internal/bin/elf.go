@@ -293,6 +293,10 @@ func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 		return "SHT_RISCV_ATTRIBUTES"
 	}
 	switch uint32(t) {
+	case 19: // generic ABI (2022): relative relocations, -z pack-relative-relocs
+		return "SHT_RELR"
+	case 0x6ffffff5:
+		return "SHT_GNU_ATTRIBUTES"
 	case 0x6ffffff6:
 		return "SHT_GNU_HASH"
 	case 0x6ffffffe:
@@ -797,15 +801,15 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 	switch {
 	case rel:
 	case relro != nil && now:
-		add("relro", VerdictYes, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
+		add("relro", VerdictFull, append([]string{"PT_GNU_RELRO present"}, nowBasis...)...)
 	case relro != nil && dyn != nil && !tags.known:
 		add("relro", VerdictUnknown, "PT_GNU_RELRO present", "dynamic section unresolved")
 	case relro != nil:
-		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW")
+		add("relro", VerdictPartial, "PT_GNU_RELRO present", "no DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: lazy binding leaves the GOT writable")
 	case !segs:
 		add("relro", VerdictUnknown, "program header table not fully resolved")
 	default:
-		add("relro", VerdictNo, "no PT_GNU_RELRO program header")
+		add("relro", VerdictNone, "no PT_GNU_RELRO program header")
 	}
 	rpathCheck := func() {
 		d := in.Dynamic
@@ -897,19 +901,38 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		symState = FacetPartial
 	}
 	staticExe := dyn == nil && h.typ != elf.ET_REL
+	guards, guardWhere, guardRead := stackGuardAccesses(f, h, data)
+	guardBasis := fmt.Sprintf("%d instructions read the stack guard %s in the executable sections", guards, guardWhere)
+	if staticExe && guards > 0 {
+		guardBasis += " (the program's code and the library code linked in)"
+	}
 	switch {
+	case names["__stack_chk_fail"] != "" && guards > 0:
+		add("stack_canary", VerdictYes, "undefined symbol __stack_chk_fail in "+names["__stack_chk_fail"], guardBasis)
 	case names["__stack_chk_fail"] != "":
 		add("stack_canary", VerdictYes, "undefined symbol __stack_chk_fail in "+names["__stack_chk_fail"])
 	case names["__stack_chk_guard"] != "":
 		add("stack_canary", VerdictYes, "undefined symbol __stack_chk_guard in "+names["__stack_chk_guard"])
+	case guards > 0:
+		// The code itself shows the check (the C library, a static
+		// or stripped build): the symbols need not say so.
+		add("stack_canary", VerdictYes, guardBasis)
+	case guardRead && tables > 0 && symState == FacetComplete:
+		b := []string{"no undefined __stack_chk_fail or __stack_chk_guard symbol in .dynsym/.symtab", guardBasis}
+		if defined["__stack_chk_fail"] != "" {
+			b = append(b, "__stack_chk_fail is defined in "+defined["__stack_chk_fail"]+": a definition is not use")
+		}
+		add("stack_canary", VerdictNo, b...)
+	case guardRead && tables == 0:
+		add("stack_canary", VerdictNo, "no .dynsym or .symtab: symbols stripped", guardBasis)
 	case tables == 0:
-		add("stack_canary", VerdictUnknown, "no .dynsym or .symtab: symbols stripped")
+		add("stack_canary", VerdictUnknown, "no .dynsym or .symtab: symbols stripped", "the code was not read for stack-guard loads ("+guardWhere+")")
 	case symState != FacetComplete:
 		add("stack_canary", VerdictUnknown, "a symbol table could not be read")
 	case staticExe && defined["__stack_chk_fail"] != "":
-		add("stack_canary", VerdictUnknown, "statically linked: __stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" (the C library linked in); a definition does not show that the program's code uses it")
+		add("stack_canary", VerdictUnknown, "statically linked: __stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" (the C library linked in); a definition does not show that the program's code uses it", "the code was not read for stack-guard loads ("+guardWhere+")")
 	case defined["__stack_chk_fail"] != "":
-		add("stack_canary", VerdictNo, "__stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" but not referenced: a definition is not use", "no undefined __stack_chk_fail or __stack_chk_guard")
+		add("stack_canary", VerdictUnknown, "__stack_chk_fail is defined in "+defined["__stack_chk_fail"]+" but not referenced", "the code was not read for stack-guard loads ("+guardWhere+")")
 	default:
 		add("stack_canary", VerdictNo, "no undefined __stack_chk_fail or __stack_chk_guard symbol in .dynsym/.symtab")
 	}
@@ -1212,4 +1235,70 @@ func elfTypeName(t elf.SymType) string {
 		return "STT_GNU_IFUNC"
 	}
 	return t.String()
+}
+
+// stackGuardAccesses counts the instructions of f's executable sections
+// that read the stack-protector guard where glibc's gcc and clang code
+// reads it: %fs:0x28 on x86-64 (64 [REX] op ModRM=00 reg 100 SIB=25
+// disp32=0x28: mov %fs:0x28,%rax at entry, sub/xor/cmp at the check) and
+// %gs:0x14 on i386 (65 a1 14000000, or 65 op ModRM=00 reg 101 disp32).
+// where names the location; read is false when the code could not be
+// scanned (another machine, or a section outside the file).
+func stackGuardAccesses(f *elf.File, h *elfHeader, data []byte) (n int, where string, read bool) {
+	var pat func(b []byte, i int) bool
+	switch h.machine {
+	case elf.EM_X86_64:
+		where = "%fs:0x28"
+		pat = func(b []byte, i int) bool {
+			j := i + 1
+			if j < len(b) && b[j]&0xf0 == 0x40 {
+				j++ // REX
+			}
+			if j+7 > len(b) {
+				return false
+			}
+			m := b[j+1]
+			return m&0xc7 == 0x04 && b[j+2] == 0x25 && b[j+3] == 0x28 && b[j+4] == 0 && b[j+5] == 0 && b[j+6] == 0
+		}
+	case elf.EM_386:
+		where = "%gs:0x14"
+		pat = func(b []byte, i int) bool {
+			if i+6 <= len(b) && b[i+1] == 0xa1 && b[i+2] == 0x14 && b[i+3] == 0 && b[i+4] == 0 && b[i+5] == 0 {
+				return true
+			}
+			return i+7 <= len(b) && b[i+2]&0xc7 == 0x05 && b[i+3] == 0x14 && b[i+4] == 0 && b[i+5] == 0 && b[i+6] == 0
+		}
+	default:
+		return 0, "the guard's location on " + h.machine.String() + " is not read from code", false
+	}
+	seg := byte(0x64)
+	if h.machine == elf.EM_386 {
+		seg = 0x65
+	}
+	scanned := 0
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
+			continue
+		}
+		scanned++
+		if s.Offset > uint64(len(data)) || s.Size > uint64(len(data))-s.Offset {
+			return 0, where, false
+		}
+		b := data[s.Offset : s.Offset+s.Size]
+		for i := 0; i < len(b); {
+			k := bytes.IndexByte(b[i:], seg)
+			if k < 0 {
+				break
+			}
+			i += k
+			if pat(b, i) {
+				n++
+			}
+			i++
+		}
+	}
+	if scanned == 0 {
+		return 0, where + " (no executable section to read)", false
+	}
+	return n, where, true
 }

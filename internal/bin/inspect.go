@@ -227,6 +227,13 @@ const (
 	VerdictNotApplicable = "not_applicable"
 	// VerdictUnknown: the structures the verdict rests on were unresolved.
 	VerdictUnknown = "unknown"
+	// VerdictFull, VerdictPartial and VerdictNone grade RELRO as
+	// checksec's Full RELRO, Partial RELRO and No RELRO do: full is
+	// PT_GNU_RELRO with immediate binding (DT_BIND_NOW, DF_BIND_NOW in
+	// DT_FLAGS or DF_1_NOW in DT_FLAGS_1), partial is PT_GNU_RELRO with
+	// lazy binding, none is no PT_GNU_RELRO.
+	VerdictFull = "full"
+	VerdictNone = "none"
 )
 
 // Check is one hardening verdict and the exact tags, header fields or

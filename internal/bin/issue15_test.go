@@ -243,7 +243,10 @@ func TestHardeningAgainstChecksecAndReadelf(t *testing.T) {
 			// Canary and fortify: use is an undefined reference.
 			und, def := readelfUndefined(t, p, "__stack_chk_fail")
 			und2, _ := readelfUndefined(t, p, "__stack_chk_guard")
+			guards := objdumpGuardReads(t, p)
 			switch {
+			case guards > 0:
+				want("stack_canary", v["stack_canary"].Verdict == VerdictYes, fmt.Sprintf("objdump -d shows %d reads of the stack guard", guards))
 			case und || und2:
 				want("stack_canary", v["stack_canary"].Verdict == VerdictYes, "readelf lists __stack_chk_fail/guard as UND")
 				want("stack_canary", cs["canary"] == "yes", "checksec canary "+cs["canary"])
@@ -304,7 +307,7 @@ func TestHardeningAgainstChecksecAndReadelf(t *testing.T) {
 			default:
 				pie := map[string]string{"yes": VerdictYes, "no": VerdictNo, "dso": VerdictNotApplicable}[cs["pie"]]
 				want("pie", v["pie"].Verdict == pie, "checksec pie "+cs["pie"])
-				relro := map[string]string{"full": VerdictYes, "partial": VerdictPartial, "no": VerdictNo}[cs["relro"]]
+				relro := map[string]string{"full": VerdictFull, "partial": VerdictPartial, "no": VerdictNone}[cs["relro"]]
 				want("relro", v["relro"].Verdict == relro, "checksec relro "+cs["relro"])
 				nx := map[string]string{"yes": VerdictYes, "no": VerdictNo}[cs["nx"]]
 				want("nx", v["nx"].Verdict == nx, "checksec nx "+cs["nx"])

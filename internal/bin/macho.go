@@ -112,6 +112,8 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	var codeSig []byte
 	segIndex := 0
 	entryUnknown := false
+	var mainOff uint64 // LC_MAIN entryoff: a file offset
+	haveMain := false
 	for _, l := range f.Loads {
 		raw := l.Raw()
 		if len(raw) < 8 {
@@ -160,8 +162,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 			}
 		case lcMain:
 			if len(raw) >= 16 {
-				in.Header.Entry = hexU(o.Uint64(raw[8:]))
-				in.Header.EntrySource = "LC_MAIN entryoff (file offset of the entry point)"
+				mainOff, haveMain = o.Uint64(raw[8:]), true
 			}
 		}
 		if s, ok := l.(*macho.Segment); ok {
@@ -174,6 +175,24 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		}
 	}
 	in.facet("segments", segState, "")
+	if haveMain {
+		// entryoff is a file offset; the entry point is the address the
+		// segment holding that offset maps it to (llvm-objdump's
+		// start address: __TEXT's vmaddr + entryoff - fileoff).
+		found := false
+		for _, l := range f.Loads {
+			if sg, ok := l.(*macho.Segment); ok && sg.Filesz > 0 && mainOff >= sg.Offset && mainOff-sg.Offset < sg.Filesz {
+				in.Header.Entry = hexU(sg.Addr + mainOff - sg.Offset)
+				in.Header.EntrySource = fmt.Sprintf("LC_MAIN entryoff 0x%x (file offset) in segment %s at 0x%x", mainOff, sg.Name, sg.Addr)
+				found = true
+				break
+			}
+		}
+		if !found {
+			in.unresolved("LC_MAIN entryoff", mainOff, 0, "the file offset lies in no segment's file range: the entry point's address is unknown")
+			entryUnknown = true
+		}
+	}
 	if entryUnknown {
 		in.facet("header", FacetPartial, "the entry point's thread state is not decoded")
 	}

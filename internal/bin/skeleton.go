@@ -317,6 +317,9 @@ func (c *invocation) rowBudget() int {
 	return max(b, 1)
 }
 
+// maxPreserveRows is MaxPreserveRows (a variable so tests can lower it).
+var maxPreserveRows = MaxPreserveRows
+
 // publisher returns the preservation of this call for preserve_evidence:
 // it runs the tool again on the same arguments (without cursor), checks
 // the inputs are the files this call read (size, modification time, and
@@ -384,17 +387,23 @@ func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.C
 			var all []json.RawMessage
 			pos := evidence.Position{}
 			for {
-				r, next, err := rc.rows(pos, MaxLimit*10)
+				// Never ask for more rows than the limit leaves, so the
+				// record holds at most maxPreserveRows and says so when
+				// more remain.
+				r, next, err := rc.rows(pos, min(MaxLimit*10, maxPreserveRows-len(all)))
 				if err != nil {
 					return nil, contract.AsError(err)
+				}
+				if len(r) > maxPreserveRows-len(all) {
+					r = r[:maxPreserveRows-len(all)]
 				}
 				all = append(all, r...)
 				if next == nil {
 					break
 				}
-				if len(all) >= MaxPreserveRows {
+				if len(all) >= maxPreserveRows {
 					complete = false
-					limits = append(limits, fmt.Sprintf("only the first %d rows were preserved", len(all)))
+					limits = append(limits, fmt.Sprintf("only the first %d rows were preserved (max_preserve_rows); the selection has more", len(all)))
 					break
 				}
 				pos = *next
@@ -416,7 +425,7 @@ func (c *invocation) publisher(run func(c *invocation) error) func(ctx context.C
 		if len(unresolved) > 0 {
 			cov["unresolved"] = unresolved
 		}
-		rec := evidence.Record{Toolset: tool.Bin, Operation: name, Arguments: args, Limits: map[string]any{"max_input_bytes": MaxInputBytes, "max_preserve_rows": MaxPreserveRows}, Coverage: cov, Status: evidence.StatusComplete, Producers: evidence.ProducerVersions("golang.org/x/arch")}
+		rec := evidence.Record{Toolset: tool.Bin, Operation: name, Arguments: args, Limits: map[string]any{"max_input_bytes": MaxInputBytes, "max_preserve_rows": maxPreserveRows}, Coverage: cov, Status: evidence.StatusComplete, Producers: evidence.ProducerVersions("golang.org/x/arch")}
 		if !complete {
 			rec.Status = evidence.StatusPartial
 		}

@@ -149,9 +149,18 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 	}
 	var out []StringMatch
 	partly := 0
+	checked := 0 // the farthest scan position at the last poll of ctx
 	for n := 0; ; n++ {
-		if n%cancelCheckEvery == 0 && ctx.Err() != nil {
+		// Poll every cancelCheckEvery strings and every
+		// cancelCheckBytes scanned, so long strings do not delay it.
+		far := 0
+		for _, s := range scanners {
+			far = max(far, s.pos)
+		}
+		if (n%cancelCheckEvery == 0 || far-checked >= cancelCheckBytes) && ctx.Err() != nil {
 			return out, examined(scanners), partly, ctx.Err()
+		} else if far-checked >= cancelCheckBytes {
+			checked = far
 		}
 		var best *stringScanner
 		for _, s := range scanners {
@@ -187,6 +196,10 @@ func searchStrings(ctx context.Context, in *Inspection, data []byte, q StringQue
 // between polls of its context (a variable so tests can poll every
 // string).
 var cancelCheckEvery = 4096
+
+// cancelCheckBytes is how many bytes searchStrings scans, at most,
+// between polls of its context.
+const cancelCheckBytes = 1 << 20
 
 // examined is the offset before which the scanners have yielded every
 // string: the least start of a string peeked but not consumed, else the

@@ -857,3 +857,4 @@ func cellList(v []string) string {
 	}
 	return "[" + strings.Join(out, ", ") + "]"
 }
+

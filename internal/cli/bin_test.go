@@ -24,7 +24,7 @@ func TestBinCommands(t *testing.T) {
 	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
 	fixture := filepath.Join("..", "bin", "testdata", "hello-hardened.elf")
 	out, errs, code := runCLI(t, "bin", "inspect", fixture)
-	if code != 0 || !strings.Contains(out, "relro") || !strings.Contains(out, "EM_X86_64") {
+	if code != 0 || !strings.Contains(out, "Full RELRO") || !strings.Contains(out, "EM_X86_64") { // checksec --file: Full RELRO
 		t.Fatalf("inspect: %d %s %s", code, out, errs)
 	}
 	out, _, code = runCLI(t, "bin", "symbols", "--json", "--limit", "3", fixture)
