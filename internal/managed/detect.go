@@ -166,6 +166,33 @@ func (p Proc) mapsHas(suffixes ...string) (string, error) {
 	}
 }
 
+// cmdlineFlag returns the first of flags that appears as an argument in
+// /proc/PID/cmdline or in the process's JAVA_TOOL_OPTIONS / JDK_JAVA_OPTIONS
+// ("" when none does or they are unreadable).
+func (p Proc) cmdlineFlag(flags ...string) string {
+	var args [][]byte
+	if b, err := os.ReadFile(p.path("cmdline")); err == nil {
+		args = bytes.Split(b, []byte{0})
+	}
+	if env, err := os.ReadFile(p.path("environ")); err == nil {
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			for _, k := range []string{"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS="} {
+				if v, ok := bytes.CutPrefix(kv, []byte(k)); ok {
+					args = append(args, bytes.Fields(v)...)
+				}
+			}
+		}
+	}
+	for _, f := range flags {
+		for _, a := range args {
+			if string(a) == f {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
 // DotnetSocket finds the .NET diagnostic IPC socket
 // dotnet-diagnostic-NSPID-*-socket in the process's TMPDIR (from its
 // environment when readable) or /tmp, inside its mount namespace.
@@ -209,7 +236,15 @@ func Detect(p Proc, exe string) Detection {
 		if errors.Is(perr, fs.ErrPermission) {
 			return Detection{Runtime: RuntimeJVM, Reason: ReasonPermission, Detail: "the JVM's performance-data file is not reachable: the process belongs to another user"}
 		}
-		return Detection{Runtime: RuntimeJVM, Reason: ReasonPerfDataDisabled, Detail: "this HotSpot JVM has no performance-data file: it runs with -XX:-UsePerfData (or the file under /tmp/hsperfdata_USER was removed); restart it without that flag to collect"}
+		switch p.cmdlineFlag("-XX:-UsePerfData", "-XX:+PerfDisableSharedMem") {
+		case "":
+			// libjvm is mapped and nothing disables the file: the VM is
+			// still initializing (the file appears during VM creation).
+			return Detection{Runtime: RuntimeJVM, Reason: ReasonNotReady, Detail: "the JVM has not created its performance-data file yet (VM initialization)"}
+		case "-XX:+PerfDisableSharedMem":
+			return Detection{Runtime: RuntimeJVM, Reason: ReasonPerfDataDisabled, Detail: "this HotSpot JVM keeps its performance data in private memory (-XX:+PerfDisableSharedMem), so no other process can read it; restart it without that flag to collect"}
+		}
+		return Detection{Runtime: RuntimeJVM, Reason: ReasonPerfDataDisabled, Detail: "this HotSpot JVM runs with -XX:-UsePerfData, so it writes no performance data; restart it without that flag to collect"}
 	case lib == "/libcoreclr.so":
 		return Detection{Runtime: RuntimeDotnet, Reason: ReasonDotnetUnsupported, Detail: dotnetDetail}
 	case merr != nil:

@@ -18,10 +18,13 @@ import (
 	"testing"
 )
 
-// Source is the program: it prints "ready" once its threads run, then
-// allocates about 1 MiB every 5 ms (young collections), calls System.gc()
-// every 2 s (a full collection), and exits when its stdin closes.
-const Source = `import java.util.*;
+// Source is the program: it starts three idle threads, prints "ready",
+// then reads commands from stdin, one a line, and answers each with
+// "done": "alloc N" allocates N MiB in 1 MiB arrays (young collections),
+// "gc" calls System.gc() (a full collection). Between commands it does
+// nothing, so its counters stand still. It exits when stdin closes.
+const Source = `import java.io.*;
+import java.util.*;
 public class InquestAlloc {
   static volatile Object sink;
   public static void main(String[] args) throws Exception {
@@ -30,19 +33,24 @@ public class InquestAlloc {
       t.setDaemon(true);
       t.start();
     }
-    Thread in = new Thread(() -> { try { while (System.in.read() >= 0) {} } catch (Exception e) {} System.exit(0); }, "stdin");
-    in.setDaemon(true);
-    in.start();
     System.out.println("ready");
     System.out.flush();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     List<byte[]> keep = new ArrayList<>();
-    long lastGC = System.nanoTime();
-    for (long n = 0; ; n++) {
-      byte[] b = new byte[1 << 20];
-      sink = b;
-      if (n % 8 == 0) { keep.add(b); if (keep.size() > 16) keep.remove(0); }
-      if (System.nanoTime() - lastGC > 2_000_000_000L) { System.gc(); lastGC = System.nanoTime(); }
-      Thread.sleep(5);
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.startsWith("alloc ")) {
+        int n = Integer.parseInt(line.substring(6).trim());
+        for (int i = 0; i < n; i++) {
+          byte[] b = new byte[1 << 20];
+          sink = b;
+          if (i % 8 == 0) { keep.add(b); if (keep.size() > 8) keep.remove(0); }
+        }
+      } else if (line.equals("gc")) {
+        System.gc();
+      }
+      System.out.println("done");
+      System.out.flush();
     }
   }
 }
@@ -128,17 +136,28 @@ type Proc struct {
 	PID int
 	JDK JDK
 	in  io.WriteCloser
+	out *bufio.Reader
 }
 
 // Start runs the program under jdk with the JVM options opts (for example
 // "-XX:-UsePerfData") and waits for its "ready" line. The JVM is stopped
-// at the end of the test.
+// at the end of the test. Its heap is -Xmx64m with the JDK's default
+// collector.
 func Start(t testing.TB, jdk JDK, opts ...string) *Proc {
 	t.Helper()
+	return StartWrapped(t, jdk, nil, opts...)
+}
+
+// StartWrapped is Start with the java command run by wrapper (a command
+// and its arguments that exec java with the arguments after them, such
+// as unshare), so the JVM keeps the wrapper's pid.
+func StartWrapped(t testing.TB, jdk JDK, wrapper []string, opts ...string) *Proc {
+	t.Helper()
 	dir := classDir(t, jdk)
-	args := append([]string{"-Xmx64m", "-Xms16m"}, opts...)
+	args := append([]string{jdk.Java, "-Xmx64m", "-Xms16m"}, opts...)
 	args = append(args, "-cp", dir, "InquestAlloc")
-	cmd := exec.Command(jdk.Java, args...)
+	args = append(append([]string(nil), wrapper...), args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -151,14 +170,25 @@ func Start(t testing.TB, jdk JDK, opts ...string) *Proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Proc{Cmd: cmd, PID: cmd.Process.Pid, JDK: jdk, in: in}
+	p := &Proc{Cmd: cmd, PID: cmd.Process.Pid, JDK: jdk, in: in, out: bufio.NewReader(out)}
 	t.Cleanup(p.Stop)
-	line, err := bufio.NewReader(out).ReadString('\n')
+	line, err := p.out.ReadString('\n')
 	if err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("the test JVM did not start: %q %v", line, err)
 	}
-	go io.Copy(io.Discard, out)
 	return p
+}
+
+// Do sends one command ("alloc N", "gc") and waits for its "done".
+func (p *Proc) Do(t testing.TB, cmd string) {
+	t.Helper()
+	if _, err := io.WriteString(p.in, cmd+"\n"); err != nil {
+		t.Fatalf("write %q to the JVM: %v", cmd, err)
+	}
+	line, err := p.out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "done" {
+		t.Fatalf("the JVM answered %q to %q: %v", line, cmd, err)
+	}
 }
 
 // Stop ends the JVM (closing stdin, then killing) and reaps it.
