@@ -341,7 +341,7 @@ func (h *Host) runtimeView(p *sample.Process, ref string) (map[string]any, *mana
 		"runtime": det.Runtime, "version": nilIfEmpty(version), "vm_version": nilIfEmpty(vmVersion),
 		"supported": supported, "enabled": enabled, "state": state,
 		"reason": nilIfEmpty(reason), "detail": nilIfEmpty(detail),
-		"revision": investigationOf(h).Revision(),
+		"revision":      investigationOf(h).Revision(),
 		"authorized_at": nil, "last_read_at": nil,
 	}
 	if a != nil {
@@ -515,7 +515,7 @@ func (h *Host) setRuntimeCollection(ctx context.Context, s *Session, a setRuntim
 	confirm := map[string]any{"tool": "set_runtime_collection", "action": "enable runtime collection",
 		"process_ref": ref, "pid": p.PID, "name": sample.Display(p.Name), "runtime": view["runtime"], "version": view["version"],
 		"started_at": contract.TS(p.StartTime),
-		"effect": "inquest reads this process's runtime performance data (heap, GC, threads, classes) every second into its history, for this lifetime only; the process is not attached to or changed"}
+		"effect":     "inquest reads this process's runtime performance data (heap, GC, threads, classes) every second into its history, for this lifetime only; the process is not attached to or changed"}
 	recheck := func() error {
 		if _, _, err := h.ResolveLive(ref); err != nil {
 			return err

@@ -155,6 +155,10 @@ func ReadJVM(f *hsperf.File) *JVM {
 			if !ok {
 				continue
 			}
+			if g == 1 && s.Name == "space" {
+				// The old generation's one space is named "space".
+				s.Name = "old"
+			}
 			j.Spaces = append(j.Spaces, s)
 			switch {
 			case g == 0 && s.Name == "eden":
@@ -165,7 +169,6 @@ func ReadJVM(f *hsperf.File) *JVM {
 				s1, haveS1 = s, true
 			case g == 1 && !haveOld:
 				j.Old, haveOld = s, true
-				j.Old.Name = "old"
 			}
 		}
 	}
