@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -451,4 +452,36 @@ func jcmdPerfNS(t *testing.T, pid int) string {
 	}
 	t.Fatal("no java.threads.live")
 	return ""
+}
+
+// TestRuntimeDotnetDetectedUnsupported: a process with a .NET diagnostic
+// socket (dotnet-diagnostic-PID-*-socket in its TMPDIR) is reported as
+// dotnet, supported false with the reason, and enabling is UNSUPPORTED: no
+// .NET runtime runs here to read counters from, so none are reported.
+func TestRuntimeDotnetDetectedUnsupported(t *testing.T) {
+	h := testHost(t, 100*time.Millisecond, nil)
+	s := h.NewSession()
+	tmp, err := os.MkdirTemp("", "inquest-dotnet-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	child := exec.Command("sleep", "300")
+	child.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	ln, err := net.Listen("unix", filepath.Join(tmp, fmt.Sprintf("dotnet-diagnostic-%d-12345-socket", child.Process.Pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ref := refOfPID(t, h, s, child.Process.Pid)
+	st := runtimeState(t, h, s, ref)
+	if st["runtime"] != "dotnet" || st["supported"] != false || st["state"] != "unavailable" || st["reason"] != "dotnet_unsupported" {
+		t.Fatalf(".NET process: %v", st)
+	}
+	_, _, err = call(t, h, s, "set_runtime_collection", map[string]any{"process_ref": ref, "enabled": true, "operation_id": "dn-1", "expected_revision": revision(t, h, s)})
+	wantCode(t, err, contract.CodeUnsupported)
 }
