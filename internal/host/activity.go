@@ -337,6 +337,7 @@ func (h *Host) setActivity(ctx context.Context, s *Session, raw json.RawMessage)
 var liveInspection = map[string]bool{
 	"list_processes": true, "get_metrics": true, "get_history": true, "rank_processes": true,
 	"start_capture": true, "get_process_info": true, "wait_condition": true, ResolvePIDMethod: true,
+	"get_runtime_collection": true, "set_runtime_collection": true,
 }
 
 // activityGate is the Log view rule of Dispatch.

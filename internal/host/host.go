@@ -71,6 +71,9 @@ func New(opts Options) (*Host, error) {
 			return nil, fmt.Errorf("open process collector: %w", err)
 		}
 	}
+	// runtime.go: the JVM metrics of authorized lifetimes join each
+	// snapshot before it is published.
+	rc := newRuntimeCollector(c)
 	id := make([]byte, 12)
 	if _, err := rand.Read(id); err != nil {
 		return nil, err
@@ -79,7 +82,7 @@ func New(opts Options) (*Host, error) {
 		InstanceID: hex.EncodeToString(id),
 		Version:    opts.Version,
 		Started:    time.Now(),
-		sampler:    sample.NewSampler(c, opts.Interval),
+		sampler:    sample.NewSampler(rc, opts.Interval),
 		cursors:    contract.NewCursorCodec(nil),
 		methods:    map[string]Method{},
 		sessions:   map[string]*Session{},
@@ -91,6 +94,7 @@ func New(opts Options) (*Host, error) {
 	installCaptures(h)
 	installInvestigation(h)
 	installRecording(h)
+	installRuntime(h, rc)
 	for _, d := range Tools() {
 		run := d.Run
 		h.Handle(d.Name, func(ctx context.Context, s *Session, args json.RawMessage) (*contract.Result, error) {

@@ -156,8 +156,9 @@ type operationArgs struct {
 }
 
 // revisionChanging names the mutations that change the shared revision
-// when they commit (persistLocked): the tracking list and profiles.
-var revisionChanging = map[string]bool{"update_tracking": true, "update_profile": true}
+// when they commit (persistLocked): the tracking list and profiles, and
+// runtime collection authorization (runtime.go), which shares the revision.
+var revisionChanging = map[string]bool{"update_tracking": true, "update_profile": true, "set_runtime_collection": true}
 
 // MaxBusyWait bounds how long a mutation that carries expected_revision
 // waits for another pending or running mutation to finish before it is

@@ -105,7 +105,9 @@ func TestLogSource(t *testing.T) {
 	// does not know; interrupted (no end record).
 	pdefs, _ := recording.Catalog()
 	pdefs = slices.DeleteFunc(pdefs, func(d recording.MetricDef) bool { return d.ID == "threads" })
-	pdefs = append(pdefs, recording.MetricDef{Slot: sample.NumProcessMetrics, ID: "future_metric", Unit: "count", Repr: sample.ReprInteger})
+	// The unknown metric takes the slot threads left (the catalog may use
+	// all 32 slots a recording holds).
+	pdefs = append(pdefs, recording.MetricDef{Slot: sample.PThreads, ID: "future_metric", Unit: "count", Repr: sample.ReprInteger})
 	writeLog(t, filepath.Join(dir, "b.LOG"), 3, pdefs, false)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(dir, "junk.log"), []byte("not a recording"), 0o600)

@@ -37,5 +37,7 @@ func ToolsFor(d Delivery) []Decl {
 		listLogsTool(d),
 		openLogTool(d),
 		closeLogTool,
+		getRuntimeCollectionTool,
+		setRuntimeCollectionTool(d),
 	}, graphTools(d)...)
 }

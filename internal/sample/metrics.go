@@ -57,6 +57,28 @@ const (
 	PWriteBytes
 	PVolCtx
 	PInvolCtx
+	// The JVM family: read from the HotSpot performance-data file of a
+	// process whose runtime collection is authorized (set_runtime_collection);
+	// unavailable for every other process.
+	PJVMHeapUsed
+	PJVMHeapCommitted
+	PJVMHeapMax
+	PJVMEdenUsed
+	PJVMSurvivorUsed
+	PJVMOldUsed
+	PJVMOldCommitted
+	PJVMMetaspaceUsed
+	PJVMMetaspaceCommitted
+	PJVMYoungGCCount
+	PJVMYoungGCTime
+	PJVMOldGCCount
+	PJVMOldGCTime
+	PJVMThreadsLive
+	PJVMClassesLoaded
+	PJVMClassesUnloaded
+	PJVMSafepoints
+	PJVMSafepointTime
+	PJVMJITTime
 	NumProcessMetrics
 )
 
@@ -96,7 +118,29 @@ var ProcessMetrics = [NumProcessMetrics]Metric{
 	{ID: "write_bytes", Unit: "bytes", Repr: ReprInteger, Cumulative: true, Description: "bytes the lifetime caused to be sent to storage; write_bytes in /proc/PID/io. Unavailable when access is denied."},
 	{ID: "voluntary_ctxt_switches", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: "voluntary context switches; /proc/PID/status."},
 	{ID: "nonvoluntary_ctxt_switches", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: "involuntary context switches; /proc/PID/status."},
+	{ID: "jvm_heap_used_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "Java heap in use: eden + survivors + old (sun.gc.generation.0.space.{0,1,2}.used + sun.gc.generation.1.space.0.used; jstat -gc EU+S0U+S1U+OU)."},
+	{ID: "jvm_heap_committed_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "Java heap committed: the same spaces' .capacity (jstat -gc EC+S0C+S1C+OC)."},
+	{ID: "jvm_heap_max_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "Java heap maximum: the generations' sun.gc.generation.N.maxCapacity summed (under G1, whose generations each report the whole heap, the old generation's)."},
+	{ID: "jvm_eden_used_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "eden space in use; sun.gc.generation.0.space.0.used (jstat EU)."},
+	{ID: "jvm_survivor_used_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "both survivor spaces in use; sun.gc.generation.0.space.{1,2}.used (jstat S0U+S1U)."},
+	{ID: "jvm_old_used_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "old generation in use; sun.gc.generation.1.space.0.used (jstat OU)."},
+	{ID: "jvm_old_committed_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "old generation committed; sun.gc.generation.1.space.0.capacity (jstat OC)."},
+	{ID: "jvm_metaspace_used_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "metaspace in use; sun.gc.metaspace.used (jstat MU)."},
+	{ID: "jvm_metaspace_committed_bytes", Unit: "bytes", Repr: ReprInteger, Description: jvmSrc + "metaspace committed; sun.gc.metaspace.capacity (jstat MC)."},
+	{ID: "jvm_young_gc_count", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "young collections; sun.gc.collector.0.invocations (jstat YGC)."},
+	{ID: "jvm_young_gc_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "time in young collections; sun.gc.collector.0.time ticks / sun.os.hrt.frequency (jstat YGCT)."},
+	{ID: "jvm_old_gc_count", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "full (old) collections; sun.gc.collector.1.invocations (jstat FGC)."},
+	{ID: "jvm_old_gc_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "time in full collections; sun.gc.collector.1.time ticks / sun.os.hrt.frequency (jstat FGCT)."},
+	{ID: "jvm_threads_live", Unit: "count", Repr: ReprInteger, Description: jvmSrc + "live Java threads; java.threads.live."},
+	{ID: "jvm_classes_loaded", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "classes loaded; java.cls.loadedClasses + java.cls.sharedLoadedClasses (jstat -class Loaded)."},
+	{ID: "jvm_classes_unloaded", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "classes unloaded; java.cls.unloadedClasses + java.cls.sharedUnloadedClasses (jstat -class Unloaded)."},
+	{ID: "jvm_safepoints", Unit: "count", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "safepoints reached; sun.rt.safepoints."},
+	{ID: "jvm_safepoint_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "time at safepoints; sun.rt.safepointTime ticks / sun.os.hrt.frequency."},
+	{ID: "jvm_jit_compile_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: jvmSrc + "JIT compilation time; java.ci.totalTime (sun.ci.totalTime) ticks / sun.os.hrt.frequency."},
 }
+
+// jvmSrc opens the description of every JVM metric.
+const jvmSrc = "JVM (HotSpot performance data, /tmp/hsperfdata_USER/PID; only while runtime collection is authorized for the lifetime, see set_runtime_collection): "
 
 // SystemMetrics is the system half of the catalog, indexed by slot.
 var SystemMetrics = [NumSystemMetrics]Metric{
