@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
 	"io"
 	"io/fs"
 	"os"
@@ -145,21 +146,12 @@ func blockedBy(abs string) *contract.Error {
 }
 
 // checkDir accepts fi (from Lstat of p) only as a real directory owned by
-// the current user and not writable by group or others.
+// the current user and not writable by group or others (fsguard.CheckDir,
+// the check of every directory inquest writes into).
 func checkDir(p string, fi fs.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return unsafeDir(p, "it is a symbolic link")
-	case !fi.IsDir():
-		return unsafeDir(p, "it is not a directory")
-	}
-	if uid, ok := ownerOf(fi); ok {
-		if me, ok := currentUID(); ok && uid != me {
-			return unsafeDir(p, fmt.Sprintf("it is owned by uid %d, not by this user (uid %d)", uid, me))
-		}
-		if fi.Mode().Perm()&0o022 != 0 {
-			return unsafeDir(p, fmt.Sprintf("it is writable by group or others (mode %04o)", fi.Mode().Perm()))
-		}
+	var e *fsguard.Error
+	if err := fsguard.CheckDirInfo(p, fi, fsguard.GroupOther); errors.As(err, &e) {
+		return unsafeDir(p, e.Reason)
 	}
 	return nil
 }

@@ -55,7 +55,8 @@ const PathMax = 4095
 // Error is a refusal: Path is the path checked, Kind and Reason say why
 // (Reason is a phrase for people: "it is a symbolic link"), Cause the
 // errno name when a system call failed ("" otherwise), and Owner/Mode
-// what was found when they are known (Owner -1 when not).
+// what was found when they are known (Owner -1 when not). errors.Is sees
+// the system error through Unwrap.
 type Error struct {
 	Path   string
 	Kind   Kind
@@ -63,9 +64,15 @@ type Error struct {
 	Cause  string
 	Owner  int
 	Mode   fs.FileMode
+	// Err is the system error behind a Missing, Denied or IO refusal.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Path + ": " + e.Reason }
+
+// Unwrap returns the system error behind the refusal (nil for a refusal
+// of what was found).
+func (e *Error) Unwrap() error { return e.Err }
 
 // ErrnoName returns the symbolic errno name of err's system error
 // (ENOENT, EACCES, ENOSPC ...), or "" when err carries none.
@@ -88,7 +95,7 @@ func sysErr(path string, err error, what string) *Error {
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 		k = Denied
 	}
-	return &Error{Path: path, Kind: k, Reason: what + ": " + errText(err), Cause: ErrnoName(err), Owner: -1}
+	return &Error{Path: path, Kind: k, Reason: what + ": " + errText(err), Cause: ErrnoName(err), Owner: -1, Err: err}
 }
 
 // errText is the system error's own text, without the path it names.
