@@ -77,3 +77,25 @@ func TestSettingsGetUnreadableFile(t *testing.T) {
 		t.Fatalf("settings get with a directory as inquest.toml: exit %d\n%s", code, out)
 	}
 }
+
+// TestLogShowUnreadableFile runs the built binary: `inquest log show` on a
+// recording this user may not read is PERMISSION_DENIED naming the file
+// and EACCES (not INVALID_ARGUMENT), as docs/errors.md says.
+func TestLogShowUnreadableFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	e := newHeEnv(t)
+	p := filepath.Join(e.base, "secret.log")
+	if err := os.WriteFile(p, []byte("not readable"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		os.Chmod(filepath.Dir(e.base), 0o711)
+		os.Chmod(e.base, 0o711)
+	}
+	out, code := runAsOther(t, e, "log", "show", p)
+	if code != 1 || !strings.Contains(out, "PERMISSION_DENIED") || !strings.Contains(out, "EACCES") {
+		t.Fatalf("log show on an unreadable file: exit %d\n%s", code, out)
+	}
+}
