@@ -90,6 +90,9 @@ type options struct {
 	read    map[string]any
 	hasRead bool
 	retain  bool
+	// own: the call started the job (a job tool, not get_job), so a
+	// cancelled call cancels it (cancelWait).
+	own bool
 }
 
 // jobOptions are the delivery arguments of a job tool, decoded once.
@@ -122,6 +125,7 @@ func (d *delivery) start(ctx context.Context, method string, args json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	o.own = true
 	deadline := time.Now().Add(time.Duration(o.waitMS) * time.Millisecond)
 	b, _ := json.Marshal(native)
 	res, err := d.call(ctx, method, b)
@@ -222,6 +226,11 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		asked := time.Now()
 		r, err := d.call(ipc.WithReplyOnCancel(ctx), "get_job", b)
 		if ctx.Err() != nil {
+			// The client cancelled the call that started the job: the
+			// job, its worker slot and its capture go with it.
+			if o.own {
+				cancelWait(ctx, d.call, jobID)
+			}
 			return nil, contract.AsError(ctx.Err())
 		}
 		if err != nil {
@@ -234,6 +243,9 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			// it is asked again every pollInterval.
 			select {
 			case <-ctx.Done():
+				if o.own {
+					cancelWait(ctx, d.call, jobID)
+				}
 				return nil, contract.AsError(ctx.Err())
 			case <-time.After(min(pollInterval, time.Until(deadline))):
 			}

@@ -57,10 +57,12 @@ const lostBetweenCalls = "the previous host connection was lost between calls (t
 // NewIPC returns an unconnected IPC backend.
 func NewIPC(opts ipc.ConnectOptions) *IPC { return &IPC{opts: opts} }
 
-// conn returns the current connection, connecting (or starting a host) if
-// there is none. A held connection found dead is dropped (its reset noted
-// for the next outcome) and replaced: nothing was sent on it.
-func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
+// conn returns the current connection, connecting (or, when start and the
+// backend's options allow it, starting a host) if there is none. A held
+// connection found dead is dropped (its reset noted for the next outcome)
+// and replaced: nothing was sent on it. Whichever call connects first, the
+// connection is the backend's one connection, reused by every later call.
+func (b *IPC) conn(ctx context.Context, start bool) (*ipc.Client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -78,13 +80,32 @@ func (b *IPC) conn(ctx context.Context) (*ipc.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contract.Errorf(contract.CodeCancelled, "the call was cancelled before it reached the host")
 	}
-	c, err := ipc.Connect(ctx, b.opts)
+	opts := b.opts
+	opts.Start = opts.Start && start
+	c, err := ipc.Connect(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	b.client = c
 	return c, nil
 }
+
+// Running is a view of b that never starts a host: its calls use b's
+// connection, connecting to a host that already runs when b has none
+// (that connection then stays b's, so a later call of b reuses it), and
+// fail with BACKEND_UNAVAILABLE when no host runs. A bridge uses it for
+// side questions (inspect_binary's mapped_by, naming a capture's
+// workload) so that one bridge holds at most one host connection whatever
+// toolset it calls first. Closing the view does nothing; close b.
+func (b *IPC) Running() Backend { return runningIPC{b} }
+
+type runningIPC struct{ b *IPC }
+
+func (r runningIPC) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return r.b.call(ctx, method, args, false)
+}
+
+func (r runningIPC) Close() error { return nil }
 
 // Preconnect connects to a host that already runs when the backend has no
 // connection yet, so a command can overlap connecting with its own work
@@ -114,11 +135,15 @@ func (b *IPC) Preconnect(ctx context.Context) {
 // sent once more on a new connection; if that one is lost before writing
 // too, the call gets the retryable BACKEND_UNAVAILABLE.
 func (b *IPC) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return b.call(ctx, method, args, true)
+}
+
+func (b *IPC) call(ctx context.Context, method string, args json.RawMessage, start bool) (*contract.Result, error) {
 	var c *ipc.Client
 	var res *contract.Result
 	var err error
 	for attempt := 0; ; attempt++ {
-		if c, err = b.conn(ctx); err != nil {
+		if c, err = b.conn(ctx, start); err != nil {
 			return nil, err
 		}
 		// The host pages to the caller's result byte budget.

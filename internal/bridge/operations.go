@@ -178,20 +178,64 @@ func slicedHandler(call CallFunc, method string, def int) tool.Handler {
 			return b
 		}
 		// The host ends a wait slice on cancel and answers with the wait's
-		// state (the wait itself keeps running as its job until its
-		// timeout_ms), so a cancelled call keeps the connection and with it
-		// this client's captures and jobs (ipc.WithReplyOnCancel).
+		// state, so a cancelled call keeps the connection and with it this
+		// client's other captures and jobs (ipc.WithReplyOnCancel); the
+		// bridge then cancels the wait the call was keeping company
+		// (cancelWait), so its job, its wait slot and its worker end now
+		// rather than at timeout_ms.
 		rctx := ipc.WithReplyOnCancel(ctx)
+		var jobID string
+		if continued {
+			json.Unmarshal(m["job_id"], &jobID)
+		}
 		res, err := call(rctx, method, slice())
+		if id := runningJobOf(res, method); id != "" {
+			jobID = id
+		}
 		for err == nil && res != nil && res.NextAction != nil && res.NextAction.Tool == method && time.Now().Before(deadline) && ctx.Err() == nil {
 			id, _ := res.NextAction.Arguments["job_id"].(string)
 			m = map[string]json.RawMessage{}
 			m["job_id"], _ = json.Marshal(id)
 			res, err = call(rctx, method, slice())
+			if id := runningJobOf(res, method); id != "" {
+				jobID = id
+			}
 		}
 		if ctx.Err() != nil {
+			cancelWait(ctx, call, jobID)
 			return nil, contract.AsError(ctx.Err())
 		}
 		return res, err
 	}
+}
+
+// runningJobOf is the job_id of a host-side wait that res leaves running
+// (its next_action continues method with job_id), or "".
+func runningJobOf(res *contract.Result, method string) string {
+	if res == nil || res.NextAction == nil || res.NextAction.Tool != method {
+		return ""
+	}
+	id, _ := res.NextAction.Arguments["job_id"].(string)
+	return id
+}
+
+// cancelBound bounds the cancel_job a cancelled call sends for its job.
+const cancelBound = 5 * time.Second
+
+// cancelWait asks the host to cancel jobID (cancel_job), the job of a
+// call the client cancelled (notifications/cancelled): the call's context
+// is already done, so the request runs on a context without its
+// cancellation, bounded by cancelBound. The host ends a cancelled wait
+// promptly and answers once it has ended, so the connection's wait slot
+// is free when the bridge drops the cancelled call. A job the host no
+// longer knows (it ended meanwhile) or a failure to reach the host leaves
+// nothing to do: the connection then is gone and with it the job.
+func cancelWait(ctx context.Context, call CallFunc, jobID string) {
+	if jobID == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBound)
+	defer cancel()
+	b, _ := json.Marshal(map[string]string{"job_id": jobID})
+	call(cctx, "cancel_job", b)
 }

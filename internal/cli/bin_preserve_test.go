@@ -55,8 +55,9 @@ func TestBinPreserveThroughPreserveEvidence(t *testing.T) {
 }
 
 // TestBinPreserveChecksStoreFirst (issue 23 case 4): with an evidence
-// directory that cannot be opened, --preserve fails at once with
-// PROVIDER_UNAVAILABLE, before any analysis, and says how to recover.
+// directory that cannot be created (a file in its path), --preserve fails
+// at once with the store's own code, REPOSITORY_IO_FAILED with
+// details.cause ENOTDIR, before any analysis, and says how to recover.
 func TestBinPreserveChecksStoreFirst(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
@@ -65,7 +66,7 @@ func TestBinPreserveChecksStoreFirst(t *testing.T) {
 	t.Setenv("INQUEST_DATA_DIR", filepath.Join(blocker, "store"))
 	fixture := filepath.Join("..", "bin", "testdata", "hello-hardened.elf")
 	out, _, code := runCLI(t, "bin", "symbols", "--json", "--preserve", fixture)
-	if code != 1 || !strings.Contains(out, "PROVIDER_UNAVAILABLE") || !strings.Contains(out, "nothing was analysed") || strings.Contains(out, `"rows"`) {
+	if code != 1 || !strings.Contains(out, "REPOSITORY_IO_FAILED") || !strings.Contains(out, `"cause": "ENOTDIR"`) || !strings.Contains(out, "nothing was analysed") || strings.Contains(out, `"rows"`) {
 		t.Fatalf("unusable store: %d %s", code, out)
 	}
 	// Without --preserve the same call works: the store is not needed.

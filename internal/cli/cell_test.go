@@ -2,11 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/termtext"
 )
 
 func TestCell(t *testing.T) {
@@ -84,4 +88,35 @@ func FuzzPathEncodingCLI(f *testing.F) {
 			t.Fatalf("unescapeCell(textCell(%q)) = %q, %v", s, u, ok)
 		}
 	})
+}
+
+// TestPrintPendingEscapesBidi: a pending confirmation whose action names a
+// process `\u202eevil\x1b[31m\r\x07x\u2066` prints with the bidi override,
+// the isolate and the C0 controls escaped, so the prompt cannot be made to
+// read backwards or recolour the terminal.
+func TestPrintPendingEscapesBidi(t *testing.T) {
+	name := "\u202eevil\x1b[31m\r\x07x\u2066"
+	res := &contract.Result{Data: map[string]any{"operations": []any{map[string]any{
+		"operation_id": "op-\u202e1",
+		"tool":         "update_tracking",
+		"confirmation": map[string]any{
+			"expires_at": "2026-12-01T22:00:00Z",
+			"action":     map[string]any{"track": []any{map[string]any{"name": name}}},
+		},
+	}}}}
+	var b strings.Builder
+	if err := printPending(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, r := range out {
+		if r != '\n' && termtext.Unsafe(r) {
+			t.Fatalf("printPending output holds %U:\n%s", r, strconv.QuoteToASCII(out))
+		}
+	}
+	for _, want := range []string{`op-\u202e1`, `\u202eevil`, `\u2066`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("printPending output lacks %s:\n%s", want, strconv.QuoteToASCII(out))
+		}
+	}
 }

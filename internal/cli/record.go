@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -297,8 +299,30 @@ func loadLogFile(ctx context.Context, path string) (*recording.Log, error) {
 			return nil, e
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return nil, contract.Errorf(contract.CodeCancelled, "reading %s was interrupted before it finished; nothing was shown", path)
+		case errors.Is(err, fs.ErrPermission):
+			e := contract.Errorf(contract.CodePermissionDenied, "%s cannot be read: this user may not read it", path).
+				WithDetail("path", path).WithDetail("cause", errnoOr(err, "EACCES"))
+			e.Field = "/file"
+			return nil, e
+		case errors.Is(err, fs.ErrNotExist):
+			e := contract.Errorf(contract.CodeInvalidArgument, "%s does not exist", path).WithDetail("path", path).WithDetail("cause", "ENOENT")
+			e.Field = "/file"
+			return nil, e
 		}
-		return nil, contract.Errorf(contract.CodeInvalidArgument, "%v", err)
+		e := contract.Errorf(contract.CodeInvalidArgument, "%v", err)
+		e.Field = "/file"
+		if n := fsguard.ErrnoName(err); n != "" {
+			e = e.WithDetail("path", path).WithDetail("cause", n)
+		}
+		return nil, e
 	}
 	return l, nil
+}
+
+// errnoOr is the errno name of err's system error, or def.
+func errnoOr(err error, def string) string {
+	if n := fsguard.ErrnoName(err); n != "" {
+		return n
+	}
+	return def
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -220,6 +221,14 @@ func explainConfigErr(err error) error {
 		path = "inquest.toml"
 	}
 	fix := "edit " + path + " (or move it aside to start from defaults; inquest never overwrites a file it cannot read) and retry"
+	var re *config.ReadError
+	if errors.As(err, &re) {
+		fix := "make it readable by this user (chmod u+r " + re.Path + ") or move it aside to start from defaults, and retry"
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("%s: this user may not read it; %s", re.Error(), fix)
+		}
+		return fmt.Errorf("%s; %s", re.Error(), fix)
+	}
 	var sme *toml.StrictMissingError
 	if errors.As(err, &sme) {
 		var b strings.Builder

@@ -31,6 +31,21 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	// preconnect still on its way must not open a connection then).
 	var closed bool
 	inProcess := opts.InProcess || os.Getenv(inProcessEnv) == "1"
+	// remote is the one IPC backend of this process: every proc call, the
+	// bin toolset's mapped_by probe and the naming of perf workloads share
+	// its single host connection, so one bridge holds one bridge slot of
+	// the host whatever toolset it calls first.
+	var remote *bridge.IPC
+	ipcBackend := func() *bridge.IPC {
+		if remote == nil {
+			client := ""
+			if opts.MCP {
+				client = ipc.ClientMCPBridge
+			}
+			remote = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Start: true, Client: client})
+		}
+		return remote
+	}
 	get := func(ctx context.Context) (bridge.Backend, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -41,11 +56,7 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the command's proc runtime is closed")
 		}
 		if !inProcess {
-			client := ""
-			if opts.MCP {
-				client = ipc.ClientMCPBridge
-			}
-			backend = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Start: true, Client: client})
+			backend = ipcBackend()
 			return backend, nil
 		}
 		b, err := bridge.NewLocal(ctx, Version)
@@ -66,26 +77,22 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	}
 	rt.proc = get
 	// A host that already runs, for bin's mapped_by: the backend of an
-	// earlier proc call, else (over IPC) a connection that never starts a
-	// host. An in-process host runs only once a proc tool was called.
-	var probe bridge.Backend
+	// earlier proc call, else (over IPC) the same backend's connection
+	// made without starting a host (Running). An in-process host runs only
+	// once a proc tool was called.
 	rt.runningProc = func(ctx context.Context) (bridge.Backend, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if backend != nil {
-			return backend, nil
+		if closed {
+			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the command's proc runtime is closed")
 		}
 		if inProcess {
+			if backend != nil {
+				return backend, nil
+			}
 			return nil, contract.Errorf(contract.CodeBackendUnavailable, "the in-process proc host has not started: no proc tool was called yet in this session")
 		}
-		if probe == nil {
-			client := ""
-			if opts.MCP {
-				client = ipc.ClientMCPBridge
-			}
-			probe = bridge.NewIPC(ipc.ConnectOptions{BridgeVersion: Version, Client: client})
-		}
-		return probe, nil
+		return ipcBackend().Running(), nil
 	}
 	rt.preconnectProc = func(ctx context.Context) {
 		if inProcess {
@@ -105,9 +112,8 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 			backend.Close()
 			backend = nil
 		}
-		if probe != nil {
-			probe.Close()
-			probe = nil
+		if remote != nil {
+			remote.Close()
 		}
 	})
 	mode := bridge.Mode{Raw: opts.Raw}

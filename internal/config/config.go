@@ -7,9 +7,12 @@
 package config
 
 import (
+	"io/fs"
+
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
 	"os"
 	"path/filepath"
 	"sync"
@@ -76,7 +79,33 @@ func Load() (File, error) {
 	return LoadFrom(p)
 }
 
-// LoadFrom reads the file at path (missing = zero File).
+// ReadError is a settings file that exists but cannot be read (no read
+// permission, a directory in its place, an I/O error): nothing about its
+// contents is known. Err is the system error (errors.Is sees it).
+type ReadError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReadError) Error() string {
+	msg := e.Path + " is unreadable: "
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) {
+		msg += pe.Err.Error()
+	} else {
+		msg += e.Err.Error()
+	}
+	if n := fsguard.ErrnoName(e.Err); n != "" {
+		msg += " (" + n + ")"
+	}
+	return msg
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// LoadFrom reads the file at path (missing = zero File). A file that
+// exists but cannot be read is a *ReadError; one that is not valid TOML
+// or holds unknown keys is a decoding error naming path.
 func LoadFrom(path string) (File, error) {
 	var f File
 	b, err := os.ReadFile(path)
@@ -84,7 +113,7 @@ func LoadFrom(path string) (File, error) {
 		return f, nil
 	}
 	if err != nil {
-		return f, err
+		return f, &ReadError{Path: path, Err: err}
 	}
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()

@@ -50,6 +50,10 @@ const (
 	CodeLimitExceeded       Code = "LIMIT_EXCEEDED"
 	CodeEvidenceNotFound    Code = "EVIDENCE_NOT_FOUND"
 	CodeRepositoryCorrupt   Code = "REPOSITORY_CORRUPT"
+	// CodeRepositoryIO is an evidence store read or write that failed in
+	// the operating system (EIO, EROFS, EMFILE ...; details.cause is the
+	// errno name and details.path the file or directory).
+	CodeRepositoryIO Code = "REPOSITORY_IO_FAILED"
 )
 
 // AllCodes lists every code in a stable order (docs/errors.md); the output
@@ -62,7 +66,7 @@ var AllCodes = []Code{
 	CodeStateConflict, CodePermissionDenied, CodeOperationUnknown, CodeInternalError,
 	CodeExportFailed, CodeUnsupportedFormat, CodeDecodeFailed, CodeInputChanged,
 	CodeProviderUnavailable, CodeExecutionFailed, CodeLimitExceeded, CodeEvidenceNotFound,
-	CodeRepositoryCorrupt,
+	CodeRepositoryCorrupt, CodeRepositoryIO,
 }
 
 // retryableByDefault says whether an unchanged call may succeed on retry
@@ -75,7 +79,7 @@ var AllCodes = []Code{
 func retryableByDefault(c Code) bool {
 	switch c {
 	case CodeBusy, CodeTimeout, CodeBackendUnavailable, CodeOutcomeUnknown,
-		CodeCollectionFailed, CodeResourceLimit, CodeInternalError,
+		CodeCollectionFailed, CodeResourceLimit, CodeInternalError, CodeRepositoryIO,
 		// The activity (Log view, an active recording) ends by itself or
 		// by the user, and the unchanged call then succeeds.
 		CodeActivityConflict:

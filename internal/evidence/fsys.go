@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
 	"io"
 	"io/fs"
 	"os"
@@ -145,21 +146,12 @@ func blockedBy(abs string) *contract.Error {
 }
 
 // checkDir accepts fi (from Lstat of p) only as a real directory owned by
-// the current user and not writable by group or others.
+// the current user and not writable by group or others (fsguard.CheckDir,
+// the check of every directory inquest writes into).
 func checkDir(p string, fi fs.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return unsafeDir(p, "it is a symbolic link")
-	case !fi.IsDir():
-		return unsafeDir(p, "it is not a directory")
-	}
-	if uid, ok := ownerOf(fi); ok {
-		if me, ok := currentUID(); ok && uid != me {
-			return unsafeDir(p, fmt.Sprintf("it is owned by uid %d, not by this user (uid %d)", uid, me))
-		}
-		if fi.Mode().Perm()&0o022 != 0 {
-			return unsafeDir(p, fmt.Sprintf("it is writable by group or others (mode %04o)", fi.Mode().Perm()))
-		}
+	var e *fsguard.Error
+	if err := fsguard.CheckDirInfo(p, fi, fsguard.GroupOther); errors.As(err, &e) {
+		return unsafeDir(p, e.Reason)
 	}
 	return nil
 }
@@ -443,10 +435,10 @@ func diskFull(dir string) *contract.Error {
 }
 
 // ioFail classifies an I/O failure in the store at dir: no space →
-// diskFull; permission → PERMISSION_DENIED (not retryable); anything
-// else INTERNAL_ERROR (retryable) with msg and the system error's text
-// (an errno text such as "input/output error", never a path) in
-// details.cause.
+// diskFull; permission → PERMISSION_DENIED (not retryable, details
+// cause and path); anything else REPOSITORY_IO_FAILED (retryable) with
+// msg, details.cause the errno name (EIO, EROFS ...) and details.path the
+// file the system call named.
 func ioFail(dir string, err error, msg string) *contract.Error {
 	if ce := (*contract.Error)(nil); errors.As(err, &ce) {
 		return ce
@@ -455,17 +447,44 @@ func ioFail(dir string, err error, msg string) *contract.Error {
 		return diskFull(dir)
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return contract.Errorf(contract.CodePermissionDenied, "%s: permission denied in the evidence store %s", msg, dir).WithDetail("directory", dir)
+		e := contract.Errorf(contract.CodePermissionDenied, "%s: permission denied in the evidence store %s", msg, dir).WithDetail("directory", dir)
+		if n := fsguard.ErrnoName(err); n != "" {
+			e = e.WithDetail("cause", n)
+		}
+		if p := errPath(err); p != "" {
+			e = e.WithDetail("path", p)
+		}
+		return e
 	}
 	if errors.Is(err, errNotRegular) {
 		return corrupt("%s: a store file is a symbolic link or not a regular file", msg).WithDetail("directory", dir)
 	}
-	e := ioErr(msg)
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		e = e.WithDetail("cause", errno.Error())
+	e := contract.Errorf(contract.CodeRepositoryIO, "%s: %s in the evidence store %s", msg, errText(err), dir).WithDetail("directory", dir)
+	if n := fsguard.ErrnoName(err); n != "" {
+		e = e.WithDetail("cause", n)
+	}
+	if p := errPath(err); p != "" {
+		e = e.WithDetail("path", p)
 	}
 	return e
+}
+
+// errText is the system error's text without the path it names.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// errPath is the path an *fs.PathError names ("" otherwise).
+func errPath(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	return ""
 }
 
 // restrict makes the regular file rel mode 0600 (owner read and write

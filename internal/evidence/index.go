@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,8 @@ const (
 	sqliteNotADB   = 26 // SQLITE_NOTADB: not a database file
 	sqliteIOErr    = 10 // SQLITE_IOERR
 	sqliteCantOpen = 14 // SQLITE_CANTOPEN
+	sqliteBusy     = 5  // SQLITE_BUSY: another connection holds the lock
+	sqliteLocked   = 6  // SQLITE_LOCKED: a table is locked
 )
 
 func sqliteCode(err error) int {
@@ -105,7 +108,31 @@ func (s *Store) dbFail(err error, msg string) error {
 	if isCorruptDB(err) {
 		return corruptIndex(s.dir)
 	}
+	if c == sqliteBusy || c == sqliteLocked {
+		return indexBusy(s.dir, c)
+	}
 	return ioFail(s.dir, err, msg)
+}
+
+// indexBusyWait is how long a store call waits for another process's
+// lock on the index (SQLite busy_timeout) before it answers BUSY, well
+// inside a bridge call's 10 s response deadline.
+const indexBusyWait = 3 * time.Second
+
+// indexBusy is the error of a store call that waited indexBusyWait for
+// the index lock another process (or connection) holds: BUSY, retryable,
+// details directory, path (the index), cause (SQLITE_BUSY or
+// SQLITE_LOCKED), lock "index" and retry_after_ms.
+func indexBusy(dir string, code int) *contract.Error {
+	cause := "SQLITE_BUSY"
+	if code == sqliteLocked {
+		cause = "SQLITE_LOCKED"
+	}
+	p := filepath.Join(dir, indexName)
+	e := contract.Errorf(contract.CodeBusy, "the evidence index %s stayed locked by another process for %v (an inquest preserving or rebuilding in the same store); nothing was changed: retry shortly", p, indexBusyWait).
+		WithDetail("directory", dir).WithDetail("path", p).WithDetail("cause", cause).WithDetail("lock", "index").WithDetail("retry_after_ms", 1000)
+	e.Retryable = true
+	return e
 }
 
 // corruptIndex is the error for an index that is damaged and could not be
@@ -246,7 +273,7 @@ func (s *Store) openFileIndex(ctx context.Context) error {
 // build selects the settings of a private rebuild file (no journal: a
 // crash leaves a temp file the next open sweeps).
 func openDB(p string, build bool) (*sql.DB, error) {
-	dsn := "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	dsn := "file:" + p + "?_pragma=busy_timeout(" + strconv.FormatInt(indexBusyWait.Milliseconds(), 10) + ")&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	if build {
 		dsn = "file:" + p + "?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)"
 	}

@@ -350,7 +350,10 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 	if err != nil || dir == "" {
 		return nil, contract.Errorf(contract.CodeStateConflict, "no recording directory: set recording_directory in inquest.toml (`inquest settings set recording_directory DIR`) or XDG_DATA_HOME")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := recording.PrepareDirectory(dir); err != nil {
+		if ce := (*contract.Error)(nil); errors.As(err, &ce) {
+			return nil, ce
+		}
 		return nil, recordingWriteError("the recording directory cannot be created", dir, err)
 	}
 	b := make([]byte, 6)

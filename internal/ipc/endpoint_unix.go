@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
 	"io/fs"
 	"net"
 	"os"
@@ -114,7 +115,9 @@ func PrepareDir(dir string, create bool) error {
 		if !create {
 			return fmt.Errorf("%w: endpoint directory does not exist", ErrNoHost)
 		}
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		// A missing parent ($XDG_RUNTIME_DIR removed) is recreated 0700,
+		// as the login manager makes it: nobody else lists or enters it.
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 			return err
 		}
 		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -125,14 +128,11 @@ func PrepareDir(dir string, create bool) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return untrusted("%s is not a directory", dir)
-	}
-	if uid := ownerOf(fi); uid != os.Getuid() {
-		return untrusted("%s is owned by uid %d, not by this user (uid %d); remove it or set XDG_RUNTIME_DIR", dir, uid, os.Getuid())
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return untrusted("%s has mode %#o; it must be 0700", dir, fi.Mode().Perm())
+	// The check of every directory inquest writes into, with the
+	// runtime directory's stricter mode: 0700.
+	var e *fsguard.Error
+	if err := fsguard.CheckDirInfo(dir, fi, fsguard.Private); errors.As(err, &e) {
+		return untrusted("%s: %s; remove it or set XDG_RUNTIME_DIR", dir, e.Reason)
 	}
 	return nil
 }

@@ -326,3 +326,30 @@ func TestForeignUserConnectNotRetryable(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeDirRecreatedPrivate: a removed $XDG_RUNTIME_DIR is recreated
+// 0700 with the endpoint directory inside it, and a runtime directory
+// that is a symbolic link or 0755 is refused (never repaired).
+func TestRuntimeDirRecreatedPrivate(t *testing.T) {
+	base := t.TempDir()
+	xdg := filepath.Join(base, "run-user")
+	dir := filepath.Join(xdg, "inquest")
+	if err := PrepareDir(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{xdg, dir} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: mode %v, %v; want 0700", p, fi.Mode().Perm(), err)
+		}
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(dir, link)
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o755)
+	for _, bad := range []string{link, shared} {
+		if err := PrepareDir(bad, true); !errors.Is(err, ErrUntrusted) {
+			t.Errorf("%s: %v, want ErrUntrusted", bad, err)
+		}
+	}
+}

@@ -16,8 +16,77 @@ const (
 	limitTooLong limit = iota // longer than MaxLineBytes
 	limitUTF8                 // not valid UTF-8
 	limitDepth                // nested deeper than MaxNestingDepth
+	limitArray                // an array of more than MaxArrayItems elements
+	limitString               // a string of more than MaxStringBytes bytes
 	limitSyntax               // not one JSON value
 )
+
+// MaxArrayItems bounds the elements of any one array in an inbound
+// message: four times the largest maxItems of any tool's input schema
+// (1024), so every schema-valid call passes, while a line of millions of
+// small values is refused from its bytes before any decoder builds them.
+const MaxArrayItems = 4096
+
+// MaxStringBytes bounds the raw bytes (escapes included) of any one JSON
+// string in an inbound message: the largest maxLength of any tool's input
+// schema (32,768 characters) written entirely as \u escapes fits.
+const MaxStringBytes = 256 << 10
+
+// limitNames are the details.limit values of the limits.
+var limitNames = [...]string{limitTooLong: "max_line_bytes", limitUTF8: "utf8", limitDepth: "max_nesting_depth", limitArray: "max_array_items", limitString: "max_string_bytes"}
+
+// admission scans one line once, without decoding it, for nesting deeper
+// than MaxNestingDepth, an array of more than MaxArrayItems elements or a
+// string of more than MaxStringBytes raw bytes, and stops at the first
+// broken: it returns that limit, or limitSyntax (none broken). The scan is
+// linear in the bytes and allocates only its stack of open containers (at
+// most MaxNestingDepth deep), so refusing a line of millions of values
+// costs less than reading it. Broken JSON is not its concern (json.Valid
+// follows): it never fails on it.
+func admission(b []byte) limit {
+	// counts[i] is the number of commas seen in the i-th open container
+	// (-1 for an object, whose members are not counted).
+	var counts []int
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			start := i
+			for i++; i < len(b); i++ {
+				if b[i] == '\\' {
+					i++
+					continue
+				}
+				if b[i] == '"' {
+					break
+				}
+			}
+			if i-start-1 > MaxStringBytes {
+				return limitString
+			}
+		case '[', '{':
+			if len(counts) >= MaxNestingDepth {
+				return limitDepth
+			}
+			if b[i] == '[' {
+				counts = append(counts, 0)
+			} else {
+				counts = append(counts, -1)
+			}
+		case ']', '}':
+			if len(counts) > 0 {
+				counts = counts[:len(counts)-1]
+			}
+		case ',':
+			if n := len(counts); n > 0 && counts[n-1] >= 0 {
+				counts[n-1]++
+				if counts[n-1] >= MaxArrayItems {
+					return limitArray
+				}
+			}
+		}
+	}
+	return limitSyntax
+}
 
 func (l limit) message() string {
 	switch l {
@@ -27,6 +96,10 @@ func (l limit) message() string {
 		return "the message is not valid UTF-8; send text as UTF-8 (JSON \\u escapes for other code points)"
 	case limitDepth:
 		return fmt.Sprintf("the message nests arrays and objects deeper than %d levels", MaxNestingDepth)
+	case limitArray:
+		return fmt.Sprintf("the message holds an array of more than %d elements (no tool argument takes more than 1,024)", MaxArrayItems)
+	case limitString:
+		return fmt.Sprintf("the message holds a string of more than %d KiB (no tool argument takes more than 32,768 characters)", MaxStringBytes>>10)
 	}
 	return "the line is not a JSON value"
 }
@@ -42,12 +115,16 @@ func rejection(line []byte, l limit) []byte {
 	id, method := recoverID(line)
 	if id != nil && method == "tools/call" && l != limitSyntax {
 		e := contract.Errorf(contract.CodeInvalidArgument, "%s", l.message()).
-			WithDetail("limit", map[limit]string{limitTooLong: "max_line_bytes", limitUTF8: "utf8", limitDepth: "max_nesting_depth"}[l])
+			WithDetail("limit", limitNames[l])
 		switch l {
 		case limitTooLong:
 			e = e.WithDetail("max_line_bytes", MaxLineBytes)
 		case limitDepth:
 			e = e.WithDetail("max_nesting_depth", MaxNestingDepth)
+		case limitArray:
+			e = e.WithDetail("max_array_items", MaxArrayItems)
+		case limitString:
+			e = e.WithDetail("max_string_bytes", MaxStringBytes)
 		}
 		body, _ := contract.Marshal(nil, e)
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{

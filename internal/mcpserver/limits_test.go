@@ -77,6 +77,14 @@ func toolCall(id int, args string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`)
 }
 
+// zeros is a JSON array of n zeros.
+func zeros(n int) string {
+	if n == 0 {
+		return "[]"
+	}
+	return "[" + strings.Repeat("0,", n-1) + "0]"
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestInputLimits: every line that breaks a limit (nesting of 997, 9,999,
@@ -99,6 +107,13 @@ func TestInputLimits(t *testing.T) {
 		{"bad utf8", toolCall(15, "{\"v\":\"a\xff\xfeb\"}"), "utf8"},
 		{"depth at limit", toolCall(16, nested(MaxNestingDepth-2, "1")), ""},
 		{"depth one over", toolCall(17, nested(MaxNestingDepth-1, "1")), "max_nesting_depth"},
+		{"array at limit", toolCall(18, `{"v":`+zeros(MaxArrayItems)+`}`), ""},
+		{"array one over", toolCall(19, `{"v":`+zeros(MaxArrayItems+1)+`}`), "max_array_items"},
+		{"5MB array of zeros", toolCall(20, `{"v":`+zeros(2_600_000)+`}`), "max_array_items"},
+		{"nested arrays each at limit", toolCall(21, `{"v":[`+zeros(MaxArrayItems)+`,`+zeros(MaxArrayItems)+`]}`), ""},
+		{"string at limit", toolCall(22, `{"v":"`+strings.Repeat("x", MaxStringBytes)+`"}`), ""},
+		{"string one over", toolCall(23, `{"v":"`+strings.Repeat("x", MaxStringBytes+1)+`"}`), "max_string_bytes"},
+		{"escapes in a string", toolCall(24, `{"v":"`+strings.Repeat(`\"`, MaxStringBytes/2)+`"}`), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -187,7 +186,8 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 
 // checkLine returns the response to a line that must not reach the SDK, or
 // nil when it may pass. Checks run cheapest and most fatal first: size,
-// UTF-8 and depth before any decoder (the SDK's decoder ends the session on
+// UTF-8, then one scan for depth, array length and string length
+// (admission) before any decoder (the SDK's decoder ends the session on
 // nesting beyond its own limit), then JSON syntax, then the JSON-RPC
 // envelope.
 func checkLine(t []byte) []byte {
@@ -196,8 +196,11 @@ func checkLine(t []byte) []byte {
 		return rejection(t, limitTooLong)
 	case !utf8.Valid(t):
 		return rejection(t, limitUTF8)
-	case contract.JSONDepth(t) > MaxNestingDepth:
-		return rejection(t, limitDepth)
+	}
+	if l := admission(t); l != limitSyntax {
+		return rejection(t, l)
+	}
+	switch {
 	case !json.Valid(t):
 		return rejection(t, limitSyntax)
 	}

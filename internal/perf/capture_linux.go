@@ -534,6 +534,21 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 			return nil, err
 		}
 	}
+	// preserve: true needs a usable evidence store: one that cannot be
+	// opened (a symbolic link, another owner, group-writable, unreadable,
+	// corrupt) is refused before the workload runs. A full disk is not
+	// refused here: the capture runs and says its preserve failed, with
+	// the preserve_evidence call that keeps it once there is room.
+	if top.Preserve {
+		if _, err := rt.Store(); err != nil {
+			if ce := contract.AsError(err); ce.Code != contract.CodeResourceLimit {
+				e := *ce
+				e.Message = "preserve is true but the evidence store is unusable, so the workload was not run: " + ce.Message
+				e.Field = "/preserve"
+				return nil, &e
+			}
+		}
+	}
 	dir, err := rt.newScratch()
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package perf
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/fsguard"
 	"os"
 	"path/filepath"
 	"time"
@@ -369,21 +371,47 @@ func (rt *Runtime) rescueTool() tool.Tool {
 	})
 }
 
-// PreflightRescue checks a rescue destination before any analysis runs:
-// absolute, not existing, parent an existing directory.
+// PreflightRescue checks a rescue destination before any analysis runs or
+// any byte is copied (fsguard.CheckDestination): an absolute path without
+// a NUL byte, no component over 255 bytes (INVALID_ARGUMENT), that does
+// not exist (STATE_CONFLICT), whose parent is an existing directory
+// (INVALID_ARGUMENT) this user may create entries in (PERMISSION_DENIED).
+// Every refusal has field /destination and details path, reason and,
+// when a system call failed, cause (its errno name).
 func PreflightRescue(dest string) error {
-	if !filepath.IsAbs(dest) {
-		return fieldErr(contract.CodeInvalidArgument, "/destination", "destination must be an absolute path")
+	return DestinationError(fsguard.CheckDestination(dest), "/destination", "destination")
+}
+
+// DestinationError is the typed error of a destination refusal from
+// fsguard (nil for nil) for the argument at field (a JSON Pointer) named
+// name in the message: Syntax and Missing are INVALID_ARGUMENT, Exists
+// STATE_CONFLICT, Denied and Unsafe PERMISSION_DENIED, anything else
+// INTERNAL_ERROR; details path, reason and cause (errno name) when known.
+func DestinationError(err error, field, name string) error {
+	var e *fsguard.Error
+	if err == nil {
+		return nil
 	}
-	dest = filepath.Clean(dest)
-	if _, err := os.Lstat(dest); err == nil {
-		return fieldErr(contract.CodeStateConflict, "/destination", "destination already exists; choose a new directory")
+	if !errors.As(err, &e) {
+		return fieldErr(contract.CodeInternalError, field, "%s cannot be checked: %v", name, err)
 	}
-	fi, err := os.Stat(filepath.Dir(dest))
-	if err != nil || !fi.IsDir() {
-		return fieldErr(contract.CodeInvalidArgument, "/destination", "the parent of destination must be an existing directory")
+	code, hint := contract.CodeInternalError, ""
+	switch e.Kind {
+	case fsguard.Syntax:
+		code = contract.CodeInvalidArgument
+	case fsguard.Missing:
+		code, hint = contract.CodeInvalidArgument, "; the parent of "+name+" must be an existing directory"
+	case fsguard.Exists:
+		code, hint = contract.CodeStateConflict, "; choose a new path"
+	case fsguard.Denied, fsguard.Unsafe:
+		code = contract.CodePermissionDenied
 	}
-	return nil
+	ce := fieldErr(code, field, "%s is refused: %s (%s)%s; nothing was written", name, e.Reason, e.Path, hint).
+		WithDetail("path", e.Path).WithDetail("reason", e.Reason)
+	if e.Cause != "" {
+		ce = ce.WithDetail("cause", e.Cause)
+	}
+	return ce
 }
 
 // RescueLast rescues the most recent analysis (CLI --rescue-to).
