@@ -101,7 +101,10 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			Description: captureDescription(ck),
 			Details:     captureDetails(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
-			Annotations: tool.Annotations{OpenWorld: true},
+			// It runs whatever program the caller names, as the user
+			// running inquest: that program may change or destroy
+			// anything the user can, and reach anything on the network.
+			Annotations: tool.Annotations{Destructive: true, OpenWorld: true},
 		}))
 	}
 	return out
@@ -111,7 +114,7 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	return "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced. Required: target, provider."
+	return "Run target.argv (a program, never a shell) as the user running inquest, in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; the program may do anything that user can. Required: target, provider."
 }
 
 // captureDetails is the longer guidance of a capture tool, shown by

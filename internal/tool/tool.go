@@ -123,7 +123,8 @@ type entry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{byName: map[string]*entry{}} }
 
-// Add registers tools. A duplicate name, a missing handler, or a schema that
+// Add registers tools, each with its input schema in the portable form
+// (Portable: what tools/list publishes and Call validates). A duplicate name, a missing handler, or a schema that
 // is not a strict object schema is a programming error and is returned as an
 // error naming the tool. The schema is compiled on first use; Check compiles
 // every schema at once (tests and the catalog do).
@@ -138,6 +139,13 @@ func (r *Registry) Add(tools ...Tool) error {
 		if err := strictShape(t.Input); err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
+		// Publish and validate the portable form (Portable), so every
+		// client accepts what tools/list says.
+		in, err := Portable(t.Input)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		t.Input = in
 		e := &entry{Tool: t}
 		r.tools = append(r.tools, e)
 		r.byName[t.Name] = e
