@@ -309,7 +309,7 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	if mt["sample_count"] != 4.0 || mt["available_value_count"] != 3.0 || mt["missing_value_count"] != 1.0 {
 		t.Fatalf("counts %v", mt)
 	}
-	if mt["min"] != "0" || mt["max"] != "20" || fmt.Sprint(mt["mean"]) != "map[denominator:1 numerator:10]" {
+	if mt["min"] != "0" || mt["max"] != "20" || fmt.Sprint(mt["mean"]) != "map[denominator:1 numerator:10 value:10]" {
 		t.Fatalf("stats %v", mt)
 	}
 	if _, ok := mt["delta"]; ok {
@@ -331,6 +331,10 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	mean := ma["mean"].(map[string]any)
 	if mean["numerator"] != want.Num().String() || mean["denominator"] != want.Denom().String() || ma["max"] != "18446744073709551615" {
 		t.Fatalf("exact mean/max %v, want %s", ma, want)
+	}
+	// Beside the exact fraction, the mean as a JSON number.
+	if wf, _ := want.Float64(); mean["value"] != wf {
+		t.Fatalf("mean value %v, want %v", mean["value"], wf)
 	}
 	// Exact endpoints give a delta (signed decimal string).
 	args["from"], args["to"] = t0.Format(time.RFC3339Nano), t0.Add(3*time.Second).Format(time.RFC3339Nano)

@@ -190,7 +190,7 @@ func targetSchema(ck captureKind) js {
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
 				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; an omitted member means no limit.",
 				"properties": js{
 					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
 					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "memory.max of a delegated cgroup v2 leaf, else RLIMIT_AS; executions say which."},
