@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inquest-dev/inquest/internal/mcpserver"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -118,4 +119,87 @@ func TestCatalogPortable(t *testing.T) {
 		}
 	}
 	t.Logf("%d constructs not yet portable", pending)
+}
+
+// Catalog size ceilings, in bytes of compact JSON. maxToolsList bounds
+// the whole tools/list result (every definition with its output schema
+// and annotations). The part a model is given (name, title, description
+// and input schema of every tool, what clients put into its context) is
+// meant to be at most 64 KiB (modelVisibleTarget); until the catalog is
+// that small, maxModelVisible stops it from growing.
+const (
+	maxToolsList       = 160 << 10
+	modelVisibleTarget = 64 << 10
+	maxModelVisible    = 92 << 10
+)
+
+// TestCatalogSize measures the catalog of all toolsets together as
+// tools/list publishes it and prints the figures.
+func TestCatalogSize(t *testing.T) {
+	reg, tools := catalogTools(t)
+	var defs []any
+	visible := 0
+	for _, tl := range tools {
+		def := mcpserver.Definition(reg, tl)
+		defs = append(defs, def)
+		b, err := json.Marshal(map[string]any{"name": def.Name, "title": def.Title, "description": def.Description, "inputSchema": def.InputSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		visible += len(b)
+	}
+	whole, err := json.Marshal(map[string]any{"tools": defs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d tools: tools/list %d bytes (%.1f KiB, ceiling %d KiB); model-visible catalog %d bytes (%.1f KiB, target %d KiB)",
+		len(tools), len(whole), float64(len(whole))/1024, maxToolsList>>10, visible, float64(visible)/1024, modelVisibleTarget>>10)
+	if len(whole) > maxToolsList {
+		t.Errorf("tools/list is %d bytes, over %d", len(whole), maxToolsList)
+	}
+	if visible > maxModelVisible {
+		t.Errorf("the model-visible catalog is %d bytes, over %d (and the target is %d)", visible, maxModelVisible, modelVisibleTarget)
+	}
+}
+
+// TestCatalogWords checks the words of every published description
+// (tool and argument) that mean two things or name what an agent cannot
+// see: "profile" is qualified (a saved investigation profile, or pprof,
+// perf or py-spy data), and nothing refers to "the TUI", which an agent
+// never sees.
+func TestCatalogWords(t *testing.T) {
+	_, tools := catalogTools(t)
+	qualified := regexp.MustCompile(`investigation profile|pprof|perf|py-spy`)
+	for _, tl := range tools {
+		if strings.Contains(strings.ToLower(tl.Description), "profile") && !qualified.MatchString(tl.Description) {
+			t.Errorf("%s: description says profile without saying which (investigation profile, or pprof/perf/py-spy data): %q", tl.Name, tl.Description)
+		}
+		texts := []string{tl.Title, tl.Description}
+		var s any
+		_ = json.Unmarshal(tl.Input, &s)
+		collectDescriptions(s, &texts)
+		for _, x := range texts {
+			if strings.Contains(x, "TUI") {
+				t.Errorf("%s: published text refers to the TUI, which an agent cannot see: %q", tl.Name, x)
+			}
+		}
+	}
+}
+
+// collectDescriptions appends every description string of a schema.
+func collectDescriptions(s any, into *[]string) {
+	switch n := s.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if d, ok := v.(string); ok && k == "description" {
+				*into = append(*into, d)
+			} else if k != "enum" && k != "default" {
+				collectDescriptions(v, into)
+			}
+		}
+	case []any:
+		for _, v := range n {
+			collectDescriptions(v, into)
+		}
+	}
 }
