@@ -203,3 +203,31 @@ func collectDescriptions(s any, into *[]string) {
 		}
 	}
 }
+
+// TestCatalogNextCallText checks every tool's description and details
+// against what its results can carry: a sentence promising the next page
+// through next_action or next_page belongs to a paged tool (tool.Paging),
+// one promising "the next call" to a paged tool or a job tool (whose
+// next_action continues the job or reads its rows), and a tool named
+// beside next_action exists.
+func TestCatalogNextCallText(t *testing.T) {
+	reg, tools := catalogTools(t)
+	sentence := regexp.MustCompile(`[^.;]*\bnext_(action|page)\b[^.;]*`)
+	pages := regexp.MustCompile(`next page|the pages|the rest|resume with`)
+	named := regexp.MustCompile(`\b([a-z]+_[a-z_]+) next_action\b`)
+	for _, tl := range tools {
+		for _, s := range sentence.FindAllString(tl.Description+" "+tl.Details, -1) {
+			if pages.MatchString(s) && tl.Paging == nil {
+				t.Errorf("%s is not paged but says: %q", tl.Name, s)
+			}
+			if strings.Contains(s, "next call") && tl.Paging == nil && !tl.Job {
+				t.Errorf("%s neither pages nor runs a job but says: %q", tl.Name, s)
+			}
+			for _, m := range named.FindAllStringSubmatch(s, -1) {
+				if _, ok := reg.Lookup(m[1]); !ok {
+					t.Errorf("%s names %s beside next_action, which is not a tool: %q", tl.Name, m[1], s)
+				}
+			}
+		}
+	}
+}
