@@ -28,7 +28,7 @@ func (inv *investigation) installHistory(h *Host) {
 			for _, n := range l.Names {
 				names = append(names, n.Name, n.Comm)
 			}
-			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To}
+			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To, Ended: l.Ended, EndedAt: l.EndedAt}
 		}
 		return out
 	})
