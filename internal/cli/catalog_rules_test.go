@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/mcpserver"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
@@ -229,5 +230,87 @@ func TestCatalogNextCallText(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCatalogPerKindFields checks every tool whose kind argument selects
+// the row shape and whose projection names row fields: the schema
+// publishes, per kind, the fields that kind has (an anyOf branch fixing
+// kind), and the registry refuses a field of another kind at the
+// projection item, listing the kind's own fields in expected.
+func TestCatalogPerKindFields(t *testing.T) {
+	reg, tools := catalogTools(t)
+	checked := 0
+	for _, tl := range tools {
+		var s map[string]any
+		if err := json.Unmarshal(tl.Input, &s); err != nil {
+			t.Fatal(err)
+		}
+		props, _ := s["properties"].(map[string]any)
+		kind, _ := props["kind"].(map[string]any)
+		kinds, _ := kind["enum"].([]any)
+		read, _ := props["read"].(map[string]any)
+		rp, _ := read["properties"].(map[string]any)
+		if len(kinds) == 0 || rp["projection"] == nil {
+			continue
+		}
+		checked++
+		perKind := map[string][]any{}
+		branches, _ := s["anyOf"].([]any)
+		for _, b := range branches {
+			bp, _ := b.(map[string]any)["properties"].(map[string]any)
+			k, _ := bp["kind"].(map[string]any)["enum"].([]any)
+			br, _ := bp["read"].(map[string]any)
+			brp, _ := br["properties"].(map[string]any)
+			proj, _ := brp["projection"].(map[string]any)
+			items, _ := proj["items"].(map[string]any)
+			if len(k) == 1 {
+				perKind[k[0].(string)], _ = items["enum"].([]any)
+			}
+		}
+		union := map[string]bool{}
+		for _, fs := range perKind {
+			for _, f := range fs {
+				union[f.(string)] = true
+			}
+		}
+		for _, kv := range kinds {
+			k := kv.(string)
+			fields := perKind[k]
+			if len(fields) == 0 {
+				t.Errorf("%s: kind %s publishes no fields of its own", tl.Name, k)
+				continue
+			}
+			own := map[string]bool{}
+			for _, f := range fields {
+				own[f.(string)] = true
+			}
+			args := func(f string) json.RawMessage {
+				b, _ := json.Marshal(map[string]any{"kind": k, "process_ref": "p", "read": map[string]any{"projection": []string{f}}})
+				return b
+			}
+			if err := reg.Validate(tl.Name, args(fields[0].(string))); err != nil {
+				t.Errorf("%s: kind %s refuses its own field %v: %v", tl.Name, k, fields[0], err)
+			}
+			for f := range union {
+				if own[f] {
+					continue
+				}
+				e := contract.AsError(reg.Validate(tl.Name, args(f)))
+				if e == nil {
+					t.Errorf("%s: kind %s accepts field %s of another kind", tl.Name, k, f)
+					break
+				}
+				got, _ := json.Marshal(e.Expected)
+				want, _ := json.Marshal(map[string]any{"enum": fields})
+				if e.Code != contract.CodeInvalidArgument || e.Field != "/read/projection/0" || string(got) != string(want) {
+					t.Errorf("%s: kind %s with field %s: %+v; want INVALID_ARGUMENT at /read/projection/0 listing %s", tl.Name, k, f, e, want)
+				}
+				break
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no tool has a kind that selects its projection fields (start_capture does)")
 	}
 }

@@ -143,6 +143,24 @@ func TestMCPInspectToolShowsDetails(t *testing.T) {
 	}
 }
 
+// constraintBranch reports whether branch, one of s's anyOf, only
+// narrows members s itself declares ({"type":"object","required":[...]},
+// or properties all named in s's properties, as start_capture's per-kind
+// projections): it declares no object of its own.
+func constraintBranch(s, branch map[string]any) bool {
+	if branch["type"] != "object" || branch["additionalProperties"] != nil {
+		return false
+	}
+	own, _ := s["properties"].(map[string]any)
+	props, _ := branch["properties"].(map[string]any)
+	for k := range props {
+		if _, ok := own[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // closedBranches reports whether s is an object that must match one of
 // its anyOf branches, each a closed object (a discriminated choice: the
 // branches close it).
@@ -183,7 +201,7 @@ func checkClosed(t *testing.T, at string, s map[string]any) {
 				// A branch that only requires members of the enclosing
 				// object ({"type":"object","required":[...]}) declares no
 				// object of its own.
-				if m, ok := v.(map[string]any); ok && (m["properties"] != nil || m["type"] != "object" || len(m) > 2) {
+				if m, ok := v.(map[string]any); ok && !constraintBranch(s, m) {
 					checkClosed(t, at+"/"+kw, m)
 				}
 			}
