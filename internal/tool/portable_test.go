@@ -111,6 +111,10 @@ func TestDiscriminatedBranchError(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	// The registry publishes the portable form.
+	if tl, _ := r.Lookup("d"); len(PortableViolations(tl.Input)) > 0 || strings.Contains(string(tl.Input), `"if"`) {
+		t.Errorf("published schema is not the portable form: %s", tl.Input)
+	}
 	for _, c := range []struct{ args, field, says, expected string }{
 		{`{"p":{"kind":"a","n":4}}`, "/p/n", "out of range", `{"maximum":3,"type":"integer"}`},
 		{`{"p":{"kind":"b"}}`, "/p/url", "required argument is missing", ``},

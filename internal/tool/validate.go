@@ -66,7 +66,7 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 // already accepted both, so errors here leave the locator without them.
 func (e *entry) explainer() {
 	e.docOnce.Do(func() {
-		if json.Unmarshal(e.Input, &e.doc) == nil {
+		if json.Unmarshal(e.in(), &e.doc) == nil {
 			e.patterns, _ = compilePatterns(e.doc)
 		}
 	})
