@@ -110,7 +110,7 @@ type entry struct {
 	// portOnce makes the portable form of Tool.Input (in).
 	portOnce sync.Once
 	once     sync.Once
-	schema *jsonschema.Resolved
+	schema   *jsonschema.Resolved
 	// doc is the decoded input schema and patterns its compiled regular
 	// expressions, for locating a rejection and copying "expected"
 	// values: decoded on the first rejection only (docOnce).
