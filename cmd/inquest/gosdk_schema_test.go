@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,6 +50,10 @@ func TestGoSDKClientAcceptsEveryResult(t *testing.T) {
 			json.Unmarshal(b, &v)
 			if err := out.Validate(v); err != nil {
 				t.Errorf("%s %v: the result does not match the output schema: %v\n%s", tl.Name, args, err, b)
+			}
+			// Every sentence about a next call matches the fields.
+			for _, m := range tool.NextCallMismatches(b) {
+				t.Errorf("%s %v: %s", tl.Name, args, m)
 			}
 			return res
 		}

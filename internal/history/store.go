@@ -62,6 +62,11 @@ type Lifetime struct {
 	Tracked bool
 	// Ended says the lifetime is absent from the latest applied snapshot.
 	Ended bool
+	// EndedAt is the time of the first applied snapshot the lifetime was
+	// absent from (its PID with its start time was not listed), zero
+	// while it is in the latest: it ended after its last sample (To) and
+	// by EndedAt, as far as the sampler saw.
+	EndedAt time.Time
 	// From and To bound its retained samples.
 	From, To time.Time
 	// Samples is the number of retained samples; Capacity the ring size.
@@ -181,7 +186,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		} else if e.Exe == "" && p.Exe != "" {
 			e.Exe = p.Exe
 		}
-		e.Ended = false
+		e.Ended, e.EndedAt = false, time.Time{}
 		if p.State == 'Z' || p.State == 'X' {
 			// A zombie has exited and only awaits reaping: its RSS and
 			// sizes read 0 and its CPU has stopped, which are not samples
@@ -198,6 +203,9 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 	}
 	for id, e := range st.procs {
 		if !seen[id] {
+			if !e.Ended {
+				e.EndedAt = snap.Time
+			}
 			e.Ended = true
 		}
 	}

@@ -48,13 +48,19 @@ func TestStoreReusedPID(t *testing.T) {
 	if !ok || !lt.Ended || v.Len() != 2 {
 		t.Fatalf("old lifetime: ok %v ended %v len %d", ok, lt.Ended, v.Len())
 	}
+	// It ended by the first snapshot without its PID and start time (the
+	// one that lists the PID's new lifetime), and stays so.
+	st.Apply(snapOf(4, t0.Add(3*time.Second), young))
+	if _, lt, _ := st.Process(sample.Identity{PID: 4242, StartTicks: 100}); !lt.EndedAt.Equal(t0.Add(2 * time.Second)) {
+		t.Fatalf("old lifetime ended at %v, want the first snapshot without it (%v)", lt.EndedAt, t0.Add(2*time.Second))
+	}
 	for _, s := range v.Raw(Interval{}, []int{sample.PRSS}) {
 		if s.Vals[0] != 111 {
 			t.Fatalf("old lifetime holds a sample of the new one: %d", s.Vals[0])
 		}
 	}
 	v2, lt2, _ := st.Process(sample.Identity{PID: 4242, StartTicks: 900})
-	if lt2.Ended || v2.Len() != 1 {
+	if lt2.Ended || !lt2.EndedAt.IsZero() || v2.Len() != 2 {
 		t.Fatalf("new lifetime: %+v", lt2)
 	}
 	if _, _, ok := st.Process(sample.Identity{PID: 4242, StartTicks: 500}); ok {

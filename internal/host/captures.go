@@ -263,7 +263,8 @@ func startCaptureTool(d Delivery) Decl {
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
 ` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
-` + deliverySchema(d) + `}}`),
+` + deliverySchema(d) + `},
+"anyOf":` + kindProjections() + `}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
 	}, func(ctx context.Context, h *Host, s *Session, a startArgs) (*contract.Result, error) {
@@ -277,6 +278,25 @@ func startCaptureTool(d Delivery) Decl {
 		return kind == capture.KindFileUsers
 	}
 	return t
+}
+
+// kindProjections is the anyOf of start_capture that publishes, per
+// capture kind, the row fields read.projection may name (CaptureFields):
+// one branch per kind, fixing kind to that value and narrowing the
+// projection items to that kind's fields, so the schema refuses a field
+// the kind's rows do not have (user for network) and the error lists
+// those that do.
+func kindProjections() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, k := range capture.Kinds {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"type":"object","required":["kind"],"properties":{"kind":{"type":"string","enum":[` + strconv.Quote(k) + `]},"read":{"type":"object","properties":{"projection":{"type":"array","items":{"type":"string","enum":` + enumJSON(CaptureFields[k]) + `}}}}}}`)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // processInfoArgs are get_process_info's arguments.

@@ -28,7 +28,7 @@ func (inv *investigation) installHistory(h *Host) {
 			for _, n := range l.Names {
 				names = append(names, n.Name, n.Comm)
 			}
-			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To}
+			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To, Ended: l.Ended, EndedAt: l.EndedAt}
 		}
 		return out
 	})
@@ -337,6 +337,17 @@ func temporalCoverage(c history.Coverage) map[string]any {
 	return out
 }
 
+// meanJSON is an integer metric's mean: the exact reduced fraction
+// {numerator, denominator} (decimal strings, exact beyond 2^53) and, beside
+// it, value: the same fraction as the nearest JSON number.
+func meanJSON(num, den string) map[string]any {
+	out := map[string]any{"numerator": num, "denominator": den}
+	if r, ok := new(big.Rat).SetString(num + "/" + den); ok {
+		out["value"], _ = r.Float64()
+	}
+	return out
+}
+
 // MaxHistorySeconds is the largest get_history last_seconds (one day,
 // beyond the longest retention of 7,200 samples at the default interval).
 const MaxHistorySeconds = 86400
@@ -360,7 +371,7 @@ func summaryJSON(m sample.Metric, s history.Summary) map[string]any {
 	out["last"] = map[string]any{"value": enc(s.Last), "at": contract.TS(history.MsTime(s.LastAt))}
 	if m.Repr == sample.ReprInteger {
 		n, d, _ := s.MeanRational()
-		out["mean"] = map[string]any{"numerator": n, "denominator": d}
+		out["mean"] = meanJSON(n, d)
 		if s.HasDelta {
 			out["delta"] = s.IntDelta()
 		}

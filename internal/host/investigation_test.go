@@ -178,6 +178,9 @@ func TestTrackedChildOutlivesItsProcess(t *testing.T) {
 	if rows := all["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "live" || rows[0].(map[string]any)["history"] == nil {
 		t.Fatalf("scope all while live: %v", rows)
 	}
+	if v, listed := all["rows"].([]any)[0].(map[string]any)["exited_at"]; !listed || v != nil {
+		t.Fatalf("scope all while live: exited_at %v (listed %v), want null", v, listed)
+	}
 	child.Process.Kill()
 	child.Wait()
 	// Wait until a snapshot no longer holds it.
@@ -185,14 +188,27 @@ func TestTrackedChildOutlivesItsProcess(t *testing.T) {
 		return h.Sampler().Latest().Find(int32(pid)) == nil || h.Sampler().Latest().Find(int32(pid)).StartTicks == 0
 	})
 
-	d, _ := mustCall(t, h, s, "list_processes", map[string]any{"scope": "retained", "filter": map[string]any{"pid": pid}})
-	rows := d["rows"].([]any)
-	if len(rows) != 1 {
-		t.Fatalf("retained rows %v", rows)
-	}
-	row := rows[0].(map[string]any)
-	if row["process_ref"] != ref || row["lifecycle"] != "unknown" || row["history"] == nil {
+	// The history applies that snapshot too: the row then says when the
+	// host saw the lifetime end (exited_at) and how (exit_basis), while
+	// lifecycle stays unknown (known from history only).
+	var row map[string]any
+	waitFor(t, 2*time.Minute, "the retained row to carry exited_at", func() bool {
+		d, _ := mustCall(t, h, s, "list_processes", map[string]any{"scope": "retained", "filter": map[string]any{"pid": pid},
+			"projection": []string{"process_ref", "lifecycle", "exited_at", "exit_basis", "last_seen_at", "history"}})
+		rows := d["rows"].([]any)
+		if len(rows) != 1 {
+			t.Fatalf("retained rows %v", rows)
+		}
+		row = rows[0].(map[string]any)
+		return row["exited_at"] != nil
+	})
+	if row["process_ref"] != ref || row["lifecycle"] != "unknown" || row["history"] == nil || row["exit_basis"] != "absent_from_snapshot" {
 		t.Fatalf("retained row %v", row)
+	}
+	exited, err1 := time.Parse(time.RFC3339Nano, row["exited_at"].(string))
+	lastSeen, err2 := time.Parse(time.RFC3339Nano, row["last_seen_at"].(string))
+	if err1 != nil || err2 != nil || !exited.After(lastSeen) {
+		t.Fatalf("exited_at %v last_seen_at %v: want the first snapshot without it, after the last one with it", row["exited_at"], row["last_seen_at"])
 	}
 	all, _ = mustCall(t, h, s, "list_processes", map[string]any{"scope": "all", "filter": map[string]any{"pid": pid}})
 	if rows := all["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["lifecycle"] != "unknown" {
@@ -309,7 +325,7 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	if mt["sample_count"] != 4.0 || mt["available_value_count"] != 3.0 || mt["missing_value_count"] != 1.0 {
 		t.Fatalf("counts %v", mt)
 	}
-	if mt["min"] != "0" || mt["max"] != "20" || fmt.Sprint(mt["mean"]) != "map[denominator:1 numerator:10]" {
+	if mt["min"] != "0" || mt["max"] != "20" || fmt.Sprint(mt["mean"]) != "map[denominator:1 numerator:10 value:10]" {
 		t.Fatalf("stats %v", mt)
 	}
 	if _, ok := mt["delta"]; ok {
@@ -331,6 +347,10 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	mean := ma["mean"].(map[string]any)
 	if mean["numerator"] != want.Num().String() || mean["denominator"] != want.Denom().String() || ma["max"] != "18446744073709551615" {
 		t.Fatalf("exact mean/max %v, want %s", ma, want)
+	}
+	// Beside the exact fraction, the mean as a JSON number.
+	if wf, _ := want.Float64(); mean["value"] != wf {
+		t.Fatalf("mean value %v, want %v", mean["value"], wf)
 	}
 	// Exact endpoints give a delta (signed decimal string).
 	args["from"], args["to"] = t0.Format(time.RFC3339Nano), t0.Add(3*time.Second).Format(time.RFC3339Nano)

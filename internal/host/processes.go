@@ -23,7 +23,16 @@ import (
 // path_bytes (base64 of the exact bytes) beside them when their JSON
 // string is lossy; path_deleted says the executable was unlinked after
 // the process started it (null when path is).
-var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "last_seen_at", "history", "user", "command_line"}
+//
+// lifecycle keeps its meaning (live, zombie, or unknown for a lifetime
+// known only from history); exited_at states what the host itself saw:
+// the time of the first snapshot without the lifetime (its PID with its
+// start time), so it ended after last_seen_at and by exited_at, and
+// exit_basis says how that was established ("absent_from_snapshot").
+// Both are null for a lifetime in the latest snapshot and for one whose
+// end the host did not see. An exit is never inferred from a failed
+// read.
+var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "exited_at", "exit_basis", "last_seen_at", "history", "user", "command_line"}
 
 // ProjectionAll is the projection value that stands for every row field
 // but the opt-in user and command_line (which may be listed beside it:
@@ -41,11 +50,12 @@ var allProcessFields = ProcessFields[:len(ProcessFields)-2]
 var CompactProcessFields = []string{"process_ref", "pid", "name", "parent", "state", "lifecycle"}
 
 // CompactRetainedProcessFields is the default projection of scope
-// retained and all: CompactProcessFields plus history (the retained
-// bounds), which tells ended lifetimes of one name or PID apart. A
+// retained and all: CompactProcessFields plus exited_at (when the host
+// saw the lifetime end) and history (the retained bounds), which tell
+// ended lifetimes of one name or PID apart. A
 // history-only row's last_seen_at is its history.retained_to and a live
 // row's the listing's captured_at, so it is left to projection.
-var CompactRetainedProcessFields = []string{"process_ref", "pid", "name", "parent", "state", "lifecycle", "history"}
+var CompactRetainedProcessFields = []string{"process_ref", "pid", "name", "parent", "state", "lifecycle", "exited_at", "history"}
 
 // processFields is the row fields of a listing: projection with "all"
 // expanded (duplicates dropped, order kept), or the compact default of
@@ -190,6 +200,11 @@ type Retained struct {
 	UIDKnown  bool
 	// From and To bound the retained samples.
 	From, To time.Time
+	// Ended says the lifetime is absent from the latest snapshot the
+	// history applied; EndedAt is the first snapshot it was absent from
+	// (history.Lifetime.EndedAt).
+	Ended   bool
+	EndedAt time.Time
 }
 
 // RetainedFunc lists retained lifetimes; the history feature installs it
@@ -220,8 +235,11 @@ type procRow struct {
 	uidKnown  bool
 	live      bool
 	lastSeen  time.Time
-	from, to  time.Time
-	hasHist   bool
+	// exitedAt is the first snapshot without this lifetime, zero when
+	// the host did not see it end (see ProcessFields, exited_at).
+	exitedAt time.Time
+	from, to time.Time
+	hasHist  bool
 	// p is the row's process in the latest snapshot (nil for a
 	// history-only lifetime): the source of a metric sort's value.
 	p *sample.Process
@@ -295,6 +313,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			}
 			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, comm: rt.Comm, names: rt.Names, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
 				state: "unknown", lastSeen: rt.To, from: rt.From, to: rt.To, hasHist: true}
+			if rt.Ended && !rt.EndedAt.IsZero() {
+				rows[rt.ID].exitedAt = rt.EndedAt
+			}
 		}
 	}
 	var nameQ, pathQ []string

@@ -106,6 +106,18 @@ func (e *rowEncoder) append(b []byte, r *procRow) (out []byte, cmdFailed bool) {
 			}
 		case "lifecycle":
 			b = jsonenc.String(b, r.lifecycle())
+		case "exited_at":
+			if r.exitedAt.IsZero() {
+				b = append(b, "null"...)
+			} else {
+				b = appendTS(b, r.exitedAt)
+			}
+		case "exit_basis":
+			if r.exitedAt.IsZero() {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, `"absent_from_snapshot"`...)
+			}
 		case "last_seen_at":
 			b = appendTS(b, r.lastSeen)
 		case "history":

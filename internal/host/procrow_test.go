@@ -70,6 +70,16 @@ func mapProjectProcess(h *Host, r *procRow, fields []string) map[string]any {
 			row[f] = r.lifecycle()
 		case "last_seen_at":
 			row[f] = contract.TS(r.lastSeen)
+		case "exited_at":
+			row[f] = nil
+			if !r.exitedAt.IsZero() {
+				row[f] = contract.TS(r.exitedAt)
+			}
+		case "exit_basis":
+			row[f] = nil
+			if !r.exitedAt.IsZero() {
+				row[f] = "absent_from_snapshot"
+			}
 		case "history":
 			if r.hasHist {
 				row[f] = map[string]any{"retained_from": contract.TS(r.from), "retained_to": contract.TS(r.to)}
@@ -207,6 +217,8 @@ func TestRowEncoderMatchesMarshal(t *testing.T) {
 		{"unknown uid, no path, no comm", procRow{id: sample.Identity{PID: 43, StartTicks: 8}, name: "", ppid: 0, state: "zombie", live: true, p: num}},
 		{"history only", procRow{id: sample.Identity{PID: 44, StartTicks: 9}, name: "gone", comm: "gone", ppid: 2, state: "unknown",
 			hasHist: true, from: time.Unix(1700000000, 0).In(time.FixedZone("x", 3600)), to: time.Unix(1700000100, 5)}},
+		{"ended, seen to end", procRow{id: sample.Identity{PID: 77, StartTicks: 5}, name: "gone", state: "unknown", hasHist: true,
+			from: time.Unix(1700000000, 0), to: time.Unix(1700000060, 5), lastSeen: time.Unix(1700000060, 5), exitedAt: time.Unix(1700000061, 250000000)}},
 		{"command line unreadable", procRow{id: sample.Identity{PID: 1 << 30, StartTicks: 1}, name: "none", state: "running", live: true, p: num}},
 		{"this process", procRow{id: self.ID(), name: self.Name, comm: self.Comm, path: self.Exe, state: "running", live: true, verified: true, parentRef: "pr_x<y>", p: self}},
 	}

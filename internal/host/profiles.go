@@ -40,7 +40,7 @@ func withIDs(ps []config.Profile) []config.Profile {
 var listProfilesTool = define(tool.Tool{
 	Name:        "list_profiles",
 	Title:       "Investigation profiles",
-	Description: "Saved investigation profiles, the active one, unsaved working changes and the investigation revision. No arguments.",
+	Description: "Saved investigation profiles (named tracking lists kept in inquest.toml; not pprof profiles, which summarize_profile reads), the active one, unsaved working changes and the investigation revision. No arguments.",
 	Input:       schema(noArgs),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, _ noArgsStruct) (*contract.Result, error) {
@@ -81,7 +81,7 @@ func updateProfileTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "update_profile",
 		Title:       "Change investigation profiles",
-		Description: "One profile operation: load, save, save_as, rename or delete. Required: operation_id, expected_revision, action (plus profile_id and profile_revision, or name, as the action needs); delete and lossy loads wait for a local user.",
+		Description: "One operation on saved investigation profiles (named tracking lists, not pprof data): load, save, save_as, rename or delete (delete discards the saved list only). Required: operation_id, expected_revision, action (plus profile_id and profile_revision, or name, as the action needs); delete and lossy loads wait for a local user.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","expected_revision","action"],"properties":{` + operationFields + `,
 "action":{"type":"string","enum":["load","save","save_as","rename","delete"]},
 "profile_id":{"type":"string","minLength":1,"maxLength":128},

@@ -418,7 +418,7 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 		if r.val.Den != nil {
 			den = r.val.Den.String()
 		}
-		value = map[string]any{"numerator": r.val.Int.String(), "denominator": den}
+		value = meanJSON(r.val.Int.String(), den)
 	default:
 		value = r.val.Int.String()
 	}

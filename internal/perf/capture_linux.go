@@ -101,7 +101,10 @@ func (rt *Runtime) captureTools() []tool.Tool {
 			Description: captureDescription(ck),
 			Details:     captureDetails(ck),
 			Input:       ck.inputSchema(rt.cfg.Ceilings),
-			Annotations: tool.Annotations{OpenWorld: true},
+			// It runs whatever program the caller names, as the user
+			// running inquest: that program may change or destroy
+			// anything the user can, and reach anything on the network.
+			Annotations: tool.Annotations{Destructive: true, OpenWorld: true},
 		}))
 	}
 	return out
@@ -111,7 +114,7 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	return "Run target (argv, never a shell) in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced. Required: target, provider."
+	return "Run target.argv (a program, never a shell) as the user running inquest, in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; the program may do anything that user can. Required: target, provider."
 }
 
 // captureDetails is the longer guidance of a capture tool, shown by
@@ -187,7 +190,7 @@ func targetSchema(ck captureKind) js {
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
 				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; null means no limit.",
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; an omitted member means no limit.",
 				"properties": js{
 					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
 					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "memory.max of a delegated cgroup v2 leaf, else RLIMIT_AS; executions say which."},

@@ -90,7 +90,7 @@ func agree(path string, schema map[string]any, typ reflect.Type, problems *[]str
 	if typ == reflect.TypeFor[json.RawMessage]() {
 		return
 	}
-	props, _ := schema["properties"].(map[string]any)
+	props := objectProperties(schema)
 	fields := map[string]reflect.Type{}
 	collectFields(typ, fields)
 	for name, sub := range props {
@@ -100,7 +100,11 @@ func agree(path string, schema map[string]any, typ reflect.Type, problems *[]str
 			continue
 		}
 		if s, ok := sub.(map[string]any); ok {
-			if s["type"] == "object" {
+			// A choice among branches (anyOf) is not compared: its
+			// struct holds the fields of every branch, offered here or
+			// not (a provider this host lacks).
+			_, choice := s["anyOf"]
+			if s["type"] == "object" && !choice {
 				if _, has := s["properties"]; has {
 					agree(path+"/"+name, s, ft, problems)
 				}
@@ -111,7 +115,8 @@ func agree(path string, schema map[string]any, typ reflect.Type, problems *[]str
 					for et.Kind() == reflect.Pointer {
 						et = et.Elem()
 					}
-					if et.Kind() == reflect.Slice {
+					_, choice := items["anyOf"]
+					if et.Kind() == reflect.Slice && !choice {
 						if _, has := items["properties"]; has {
 							agree(path+"/"+name+"/*", items, et.Elem(), problems)
 						}
@@ -125,6 +130,31 @@ func agree(path string, schema map[string]any, typ reflect.Type, problems *[]str
 			*problems = append(*problems, fmt.Sprintf("%s/%s is a struct field without a schema property", path, name))
 		}
 	}
+}
+
+// objectProperties returns the properties an object schema accepts: its
+// own and, for a choice among branches (anyOf: a provider's or a source's
+// kind), every branch's, the first declaration of a name winning.
+func objectProperties(schema map[string]any) map[string]any {
+	own, _ := schema["properties"].(map[string]any)
+	branches, _ := schema["anyOf"].([]any)
+	if len(branches) == 0 {
+		return own
+	}
+	out := map[string]any{}
+	for k, v := range own {
+		out[k] = v
+	}
+	for _, b := range branches {
+		bm, _ := b.(map[string]any)
+		bp, _ := bm["properties"].(map[string]any)
+		for k, v := range bp {
+			if _, ok := out[k]; !ok {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // collectFields maps the JSON names of typ's exported fields (embedded

@@ -18,8 +18,12 @@ import (
 //
 //   - the next_action object (null, or {tool, arguments}), used by both
 //     variants, is written once under $defs and referenced as
-//     "#/$defs/action" (a reference inside the tool's own schema: MCP has no
-//     place for definitions shared between tools);
+//     "#/$defs/a", as the timestamps' date-time is "#/$defs/t"
+//     (references inside the tool's own schema: MCP has no place for
+//     definitions shared between tools);
+//   - no schema is empty and no type is an array (error.expected, any
+//     JSON value, is described; the action is null or an object by
+//     anyOf), which the MCP Inspector flags;
 //   - error.code is a string of upper-case words joined by "_"
 //     (INVALID_ARGUMENT, PROCESS_EXITED, ...); the list of codes is
 //     contract.AllCodes, documented in docs/errors.md, and is not repeated
@@ -40,15 +44,15 @@ func OutputSchema(dataSchema json.RawMessage) (json.RawMessage, error) {
 	}
 	version, _ := json.Marshal(contract.APIVersion)
 	var b bytes.Buffer
-	b.WriteString(`{"type":"object","$defs":{"action":{"type":["object","null"],"required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}},`)
+	b.WriteString(`{"type":"object","$defs":{"a":{"anyOf":[{"type":"null"},{"type":"object","required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}]},"t":{"type":"string","format":"date-time"}},`)
 	// Exactly one variant: a success has these members, an error has error.
 	b.WriteString(`"oneOf":[{"required":["api_version","status","warnings","coverage","data","next_action"]},{"required":["error"]}],`)
 	b.WriteString(`"properties":{"api_version":{"const":`)
 	b.Write(version)
-	b.WriteString(`},"backend_instance_id":{"type":"string"},"source":{"type":"string"},"captured_at":{"type":"string","format":"date-time"},"capture_started_at":{"type":"string","format":"date-time"},"capture_finished_at":{"type":"string","format":"date-time"},"status":{"enum":["complete","partial"]},"warnings":{"type":"array","items":{"type":"string"}},"coverage":{"type":"object"},"data":`)
+	b.WriteString(`},"backend_instance_id":{"type":"string"},"source":{"type":"string"},"captured_at":{"$ref":"#/$defs/t"},"capture_started_at":{"$ref":"#/$defs/t"},"capture_finished_at":{"$ref":"#/$defs/t"},"status":{"enum":["complete","partial"]},"warnings":{"type":"array","items":{"type":"string"}},"coverage":{"type":"object"},"data":`)
 	b.Write(data)
-	b.WriteString(`,"next_action":{"$ref":"#/$defs/action"},`)
-	b.WriteString(`"error":{"type":"object","required":["code","message","retryable"],"properties":{"code":{"type":"string","pattern":"` + codePattern + `"},"message":{"type":"string"},"retryable":{"type":"boolean"},"field":{"type":"string"},"constraint":{"type":"string"},"expected":{},"details":{"type":"object"},"native_error_code":{"type":"integer"},"next_action":{"$ref":"#/$defs/action"}}}}}`)
+	b.WriteString(`,"next_action":{"$ref":"#/$defs/a"},`)
+	b.WriteString(`"error":{"type":"object","required":["code","message","retryable"],"properties":{"code":{"type":"string","pattern":"` + codePattern + `"},"message":{"type":"string"},"retryable":{"type":"boolean"},"field":{"type":"string"},"constraint":{"type":"string"},"expected":{"description":"any JSON value"},"details":{"type":"object"},"native_error_code":{"type":"integer"},"next_action":{"$ref":"#/$defs/a"}}}}}`)
 	if !json.Valid(b.Bytes()) {
 		return nil, fmt.Errorf("output schema is not JSON (data schema %q)", data)
 	}

@@ -107,8 +107,10 @@ type Registry struct {
 
 type entry struct {
 	Tool
-	once   sync.Once
-	schema *jsonschema.Resolved
+	// portOnce makes the portable form of Tool.Input (in).
+	portOnce sync.Once
+	once     sync.Once
+	schema   *jsonschema.Resolved
 	// doc is the decoded input schema and patterns its compiled regular
 	// expressions, for locating a rejection and copying "expected"
 	// values: decoded on the first rejection only (docOnce).
@@ -123,7 +125,9 @@ type entry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{byName: map[string]*entry{}} }
 
-// Add registers tools. A duplicate name, a missing handler, or a schema that
+// Add registers tools. Each input schema is published (Tools, Lookup) and
+// validated (Call) in its portable form (Portable), made on first use so
+// a command that calls one tool pays for no other's. A duplicate name, a missing handler, or a schema that
 // is not a strict object schema is a programming error and is returned as an
 // error naming the tool. The schema is compiled on first use; Check compiles
 // every schema at once (tests and the catalog do).
@@ -182,12 +186,30 @@ func strictShape(input json.RawMessage) error {
 	return nil
 }
 
+// in returns the portable form of the tool's input schema (Portable),
+// made once; the declared schema when it cannot be rewritten (not JSON:
+// Add already refused that).
+func (e *entry) in() json.RawMessage {
+	e.portOnce.Do(func() {
+		if p, err := Portable(e.Tool.Input); err == nil {
+			e.Tool.Input = p
+		}
+	})
+	return e.Tool.Input
+}
+
+// tool returns the tool as published: its input schema in portable form.
+func (e *entry) tool() Tool {
+	e.in()
+	return e.Tool
+}
+
 // compiled compiles the input schema once; a failure is kept and returned
 // on every call.
 func (e *entry) compiled() error {
 	e.once.Do(func() {
 		var js jsonschema.Schema
-		if err := json.Unmarshal(e.Input, &js); err != nil {
+		if err := json.Unmarshal(e.in(), &js); err != nil {
 			e.schemaErr = fmt.Errorf("input schema does not compile: %w", err)
 			return
 		}
@@ -218,7 +240,7 @@ func (r *Registry) Tools(toolsets ...string) []Tool {
 	var out []Tool
 	for _, e := range r.tools {
 		if len(toolsets) == 0 || contains(toolsets, e.Toolset) {
-			out = append(out, e.Tool)
+			out = append(out, e.tool())
 		}
 	}
 	return out
@@ -240,7 +262,7 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	if !ok {
 		return Tool{}, false
 	}
-	return e.Tool, true
+	return e.tool(), true
 }
 
 // OutputSchemaOf returns the tool's published output schema.

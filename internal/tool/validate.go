@@ -66,7 +66,7 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 // already accepted both, so errors here leave the locator without them.
 func (e *entry) explainer() {
 	e.docOnce.Do(func() {
-		if json.Unmarshal(e.Input, &e.doc) == nil {
+		if json.Unmarshal(e.in(), &e.doc) == nil {
 			e.patterns, _ = compilePatterns(e.doc)
 		}
 	})
@@ -754,7 +754,7 @@ func containsString(list []string, s string) bool {
 }
 
 // severalAlternatives is the INVALID_ARGUMENT of an object that gives the
-// required members of more than one branch of a oneOf whose branches are
+// required members of more than one branch of a oneOf or anyOf whose branches are
 // alternatives ({pid, system} where target is one of {process_ref},
 // {pid} or {system}): it names the alternatives and points at the object
 // the caller sent, rather than at a member of the first branch it failed.
@@ -769,10 +769,28 @@ func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *con
 		if found != nil {
 			return
 		}
-		if f.keyword == "oneOf" {
+		if f.keyword == "oneOf" || f.keyword == "anyOf" {
 			node, _ := resolve(e.doc, f.schema).(map[string]any)
-			branches, _ := node["oneOf"].([]any)
+			branches, _ := node[f.keyword].([]any)
 			obj, _ := resolveInstance(inst, f.instance).(map[string]any)
+			if chosen, ok := selectBranch(branches, obj); ok {
+				// The caller chose a branch by its discriminating
+				// member (kind): the error is that branch's.
+				if chosen < 0 {
+					return
+				}
+				prefix := f.schema + "/" + f.keyword + "/" + strconv.Itoa(chosen)
+				var mine []*failure
+				for _, c := range f.causes {
+					if c.schema == prefix || strings.HasPrefix(c.schema, prefix+"/") {
+						mine = append(mine, c)
+					}
+				}
+				if leaf := l.leaf(mine); leaf != nil {
+					found = e.project(leaf)
+				}
+				return
+			}
 			var alts [][]string
 			given, chosen := 0, -1
 			for bi, b := range branches {
@@ -798,7 +816,7 @@ func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *con
 				alts = append(alts, names)
 			}
 			if obj != nil && len(alts) > 1 && given == 1 {
-				prefix := f.schema + "/oneOf/" + strconv.Itoa(chosen)
+				prefix := f.schema + "/" + f.keyword + "/" + strconv.Itoa(chosen)
 				var mine []*failure
 				for _, c := range f.causes {
 					if c.schema == prefix || strings.HasPrefix(c.schema, prefix+"/") {
@@ -824,7 +842,7 @@ func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *con
 					Code:       contract.CodeInvalidArgument,
 					Message:    "give exactly one of " + strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1] + ", not several (at " + at + ")",
 					Field:      field,
-					Constraint: f.schema + "/oneOf",
+					Constraint: f.schema + "/" + f.keyword,
 					Expected:   map[string]any{"one_of_required": alts},
 				}
 				return
@@ -838,4 +856,42 @@ func (e *entry) severalAlternatives(l *locator, fails []*failure, inst any) *con
 		walk(f)
 	}
 	return found
+}
+
+// selectBranch finds the branch of an anyOf/oneOf that obj selects by a
+// discriminating member: a member every branch fixes to one value (a
+// one-value enum or a const), as a provider's or a source's kind. It
+// reports ok when the branches are discriminated that way and obj gives
+// the member; chosen is the matching branch, or -1 when obj's value
+// matches none (the enclosing schema's own enum of the member reports
+// that).
+func selectBranch(branches []any, obj map[string]any) (chosen int, ok bool) {
+	if len(branches) < 2 || obj == nil {
+		return 0, false
+	}
+	first, _ := branches[0].(map[string]any)
+	props, _ := first["properties"].(map[string]any)
+	for key := range props {
+		given, isStr := obj[key].(string)
+		if !isStr {
+			continue
+		}
+		chosen, all := -1, true
+		for i, bi := range branches {
+			b, _ := bi.(map[string]any)
+			bp, _ := b["properties"].(map[string]any)
+			v, fixed := fixedValue(bp[key])
+			if !fixed {
+				all = false
+				break
+			}
+			if v == given {
+				chosen = i
+			}
+		}
+		if all {
+			return chosen, true
+		}
+	}
+	return 0, false
 }

@@ -1,0 +1,316 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/mcpserver"
+	"github.com/inquest-dev/inquest/internal/tool"
+)
+
+// catalogTools is every tool of every toolset, as newRuntime registers
+// them (the catalog tools/list publishes).
+func catalogTools(t *testing.T) (*tool.Registry, []tool.Tool) {
+	t.Helper()
+	rt, err := newRuntime(context.Background(), runtimeOptions{NoHost: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt.Registry, rt.Registry.Tools()
+}
+
+// schemaProperties returns every property name the schema declares, at
+// any depth.
+func schemaProperties(s any, into map[string]bool) {
+	switch n := s.(type) {
+	case map[string]any:
+		if props, ok := n["properties"].(map[string]any); ok {
+			for k, v := range props {
+				into[k] = true
+				schemaProperties(v, into)
+			}
+		}
+		for k, v := range n {
+			if k != "properties" {
+				schemaProperties(v, into)
+			}
+		}
+	case []any:
+		for _, v := range n {
+			schemaProperties(v, into)
+		}
+	}
+}
+
+// writesFiles are the argument names of a tool that creates files or
+// directories at a path the caller names.
+var writesFiles = []string{"destination", "output_directory", "output_path", "rescue_to"}
+
+// TestCatalogAnnotations checks, for every tool, that its MCP hints say
+// what it does, derived from what its arguments let a caller make it do:
+//
+//   - a tool that runs a program the caller names (an argv argument) is
+//     not read-only, is destructive (the program may change or destroy
+//     anything its user can) and open-world, and its description says it
+//     runs the program as the user running inquest;
+//   - a tool that writes at a path the caller names is not read-only;
+//   - a read-only tool is not destructive.
+func TestCatalogAnnotations(t *testing.T) {
+	_, tools := catalogTools(t)
+	runs := 0
+	for _, tl := range tools {
+		var s any
+		if err := json.Unmarshal(tl.Input, &s); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		props := map[string]bool{}
+		schemaProperties(s, props)
+		a := tl.Annotations
+		if props["argv"] {
+			runs++
+			if a.ReadOnly || !a.Destructive || !a.OpenWorld {
+				t.Errorf("%s runs the argv it is given: want readOnly false, destructive true, openWorld true; got %+v", tl.Name, a)
+			}
+			if !strings.Contains(tl.Description, "as the user running inquest") {
+				t.Errorf("%s runs the argv it is given; its description does not say it runs it as the user running inquest: %q", tl.Name, tl.Description)
+			}
+		}
+		for _, w := range writesFiles {
+			if props[w] && a.ReadOnly {
+				t.Errorf("%s writes at %s the caller names but is annotated read-only", tl.Name, w)
+			}
+		}
+		if a.ReadOnly && a.Destructive {
+			t.Errorf("%s is annotated read-only and destructive", tl.Name)
+		}
+	}
+	if runs < 6 {
+		t.Errorf("only %d tools run a program; the six capture_and_* tools do", runs)
+	}
+}
+
+// notYetPortable are constructs some tools' validation still needs and
+// the portable subset cannot express without changing what the tool
+// accepts (uniqueItems, exclusive bounds, patternProperties of env,
+// dependentRequired, a boolean const, an integer enum). They are logged,
+// not failed; every other violation fails.
+var notYetPortable = regexp.MustCompile(`keyword "(uniqueItems|exclusiveMinimum|exclusiveMaximum|patternProperties|dependentRequired)"|/properties/system: (keyword "const"|no type)|interval_seconds: enum`)
+
+// TestCatalogPortable checks every tool's published input schema against
+// the subset every client inquest registers with accepts
+// (tool.PortableViolations: Gemini CLI's function-declaration schema, an
+// OpenAPI 3.0 subset, and JSON Schema for the MCP Inspector and SDKs): no
+// type arrays, no empty schemas, no const, oneOf or if/then/else.
+func TestCatalogPortable(t *testing.T) {
+	_, tools := catalogTools(t)
+	pending := 0
+	for _, tl := range tools {
+		for _, v := range tool.PortableViolations(tl.Input) {
+			if notYetPortable.MatchString(v) {
+				pending++
+				t.Logf("not yet portable: %s: %s", tl.Name, v)
+				continue
+			}
+			t.Errorf("%s: %s", tl.Name, v)
+		}
+	}
+	t.Logf("%d constructs not yet portable", pending)
+}
+
+// Catalog size ceilings, in bytes of compact JSON. maxToolsList bounds
+// the whole tools/list result (every definition with its output schema
+// and annotations). The part a model is given (name, title, description
+// and input schema of every tool, what clients put into its context) is
+// meant to be at most 64 KiB (modelVisibleTarget); until the catalog is
+// that small, maxModelVisible stops it from growing.
+const (
+	maxToolsList       = 160 << 10
+	modelVisibleTarget = 64 << 10
+	maxModelVisible    = 92 << 10
+)
+
+// TestCatalogSize measures the catalog of all toolsets together as
+// tools/list publishes it and prints the figures.
+func TestCatalogSize(t *testing.T) {
+	reg, tools := catalogTools(t)
+	var defs []any
+	visible := 0
+	for _, tl := range tools {
+		def := mcpserver.Definition(reg, tl)
+		defs = append(defs, def)
+		b, err := json.Marshal(map[string]any{"name": def.Name, "title": def.Title, "description": def.Description, "inputSchema": def.InputSchema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		visible += len(b)
+	}
+	whole, err := json.Marshal(map[string]any{"tools": defs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d tools: tools/list %d bytes (%.1f KiB, ceiling %d KiB); model-visible catalog %d bytes (%.1f KiB, target %d KiB)",
+		len(tools), len(whole), float64(len(whole))/1024, maxToolsList>>10, visible, float64(visible)/1024, modelVisibleTarget>>10)
+	if len(whole) > maxToolsList {
+		t.Errorf("tools/list is %d bytes, over %d", len(whole), maxToolsList)
+	}
+	if visible > maxModelVisible {
+		t.Errorf("the model-visible catalog is %d bytes, over %d (and the target is %d)", visible, maxModelVisible, modelVisibleTarget)
+	}
+}
+
+// TestCatalogWords checks the words of every published description
+// (tool and argument) that mean two things or name what an agent cannot
+// see: "profile" is qualified (a saved investigation profile, or pprof,
+// perf or py-spy data), and nothing refers to "the TUI", which an agent
+// never sees.
+func TestCatalogWords(t *testing.T) {
+	_, tools := catalogTools(t)
+	qualified := regexp.MustCompile(`investigation profile|pprof|perf|py-spy`)
+	for _, tl := range tools {
+		if strings.Contains(strings.ToLower(tl.Description), "profile") && !qualified.MatchString(tl.Description) {
+			t.Errorf("%s: description says profile without saying which (investigation profile, or pprof/perf/py-spy data): %q", tl.Name, tl.Description)
+		}
+		texts := []string{tl.Title, tl.Description}
+		var s any
+		_ = json.Unmarshal(tl.Input, &s)
+		collectDescriptions(s, &texts)
+		for _, x := range texts {
+			if strings.Contains(x, "TUI") {
+				t.Errorf("%s: published text refers to the TUI, which an agent cannot see: %q", tl.Name, x)
+			}
+		}
+	}
+}
+
+// collectDescriptions appends every description string of a schema.
+func collectDescriptions(s any, into *[]string) {
+	switch n := s.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if d, ok := v.(string); ok && k == "description" {
+				*into = append(*into, d)
+			} else if k != "enum" && k != "default" {
+				collectDescriptions(v, into)
+			}
+		}
+	case []any:
+		for _, v := range n {
+			collectDescriptions(v, into)
+		}
+	}
+}
+
+// TestCatalogNextCallText checks every tool's description and details
+// against what its results can carry: a sentence promising the next page
+// through next_action or next_page belongs to a paged tool (tool.Paging),
+// one promising "the next call" to a paged tool or a job tool (whose
+// next_action continues the job or reads its rows), and a tool named
+// beside next_action exists.
+func TestCatalogNextCallText(t *testing.T) {
+	reg, tools := catalogTools(t)
+	sentence := regexp.MustCompile(`[^.;]*\bnext_(action|page)\b[^.;]*`)
+	pages := regexp.MustCompile(`next page|the pages|the rest|resume with`)
+	named := regexp.MustCompile(`\b([a-z]+_[a-z_]+) next_action\b`)
+	for _, tl := range tools {
+		for _, s := range sentence.FindAllString(tl.Description+" "+tl.Details, -1) {
+			if pages.MatchString(s) && tl.Paging == nil {
+				t.Errorf("%s is not paged but says: %q", tl.Name, s)
+			}
+			if strings.Contains(s, "next call") && tl.Paging == nil && !tl.Job {
+				t.Errorf("%s neither pages nor runs a job but says: %q", tl.Name, s)
+			}
+			for _, m := range named.FindAllStringSubmatch(s, -1) {
+				if _, ok := reg.Lookup(m[1]); !ok {
+					t.Errorf("%s names %s beside next_action, which is not a tool: %q", tl.Name, m[1], s)
+				}
+			}
+		}
+	}
+}
+
+// TestCatalogPerKindFields checks every tool whose kind argument selects
+// the row shape and whose projection names row fields: the schema
+// publishes, per kind, the fields that kind has (an anyOf branch fixing
+// kind), and the registry refuses a field of another kind at the
+// projection item, listing the kind's own fields in expected.
+func TestCatalogPerKindFields(t *testing.T) {
+	reg, tools := catalogTools(t)
+	checked := 0
+	for _, tl := range tools {
+		var s map[string]any
+		if err := json.Unmarshal(tl.Input, &s); err != nil {
+			t.Fatal(err)
+		}
+		props, _ := s["properties"].(map[string]any)
+		kind, _ := props["kind"].(map[string]any)
+		kinds, _ := kind["enum"].([]any)
+		read, _ := props["read"].(map[string]any)
+		rp, _ := read["properties"].(map[string]any)
+		if len(kinds) == 0 || rp["projection"] == nil {
+			continue
+		}
+		checked++
+		perKind := map[string][]any{}
+		branches, _ := s["anyOf"].([]any)
+		for _, b := range branches {
+			bp, _ := b.(map[string]any)["properties"].(map[string]any)
+			k, _ := bp["kind"].(map[string]any)["enum"].([]any)
+			br, _ := bp["read"].(map[string]any)
+			brp, _ := br["properties"].(map[string]any)
+			proj, _ := brp["projection"].(map[string]any)
+			items, _ := proj["items"].(map[string]any)
+			if len(k) == 1 {
+				perKind[k[0].(string)], _ = items["enum"].([]any)
+			}
+		}
+		union := map[string]bool{}
+		for _, fs := range perKind {
+			for _, f := range fs {
+				union[f.(string)] = true
+			}
+		}
+		for _, kv := range kinds {
+			k := kv.(string)
+			fields := perKind[k]
+			if len(fields) == 0 {
+				t.Errorf("%s: kind %s publishes no fields of its own", tl.Name, k)
+				continue
+			}
+			own := map[string]bool{}
+			for _, f := range fields {
+				own[f.(string)] = true
+			}
+			args := func(f string) json.RawMessage {
+				b, _ := json.Marshal(map[string]any{"kind": k, "process_ref": "p", "read": map[string]any{"projection": []string{f}}})
+				return b
+			}
+			if err := reg.Validate(tl.Name, args(fields[0].(string))); err != nil {
+				t.Errorf("%s: kind %s refuses its own field %v: %v", tl.Name, k, fields[0], err)
+			}
+			for f := range union {
+				if own[f] {
+					continue
+				}
+				e := contract.AsError(reg.Validate(tl.Name, args(f)))
+				if e == nil {
+					t.Errorf("%s: kind %s accepts field %s of another kind", tl.Name, k, f)
+					break
+				}
+				got, _ := json.Marshal(e.Expected)
+				want, _ := json.Marshal(map[string]any{"enum": fields})
+				if e.Code != contract.CodeInvalidArgument || e.Field != "/read/projection/0" || string(got) != string(want) {
+					t.Errorf("%s: kind %s with field %s: %+v; want INVALID_ARGUMENT at /read/projection/0 listing %s", tl.Name, k, f, e, want)
+				}
+				break
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no tool has a kind that selects its projection fields (start_capture does)")
+	}
+}
