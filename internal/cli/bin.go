@@ -857,4 +857,3 @@ func cellList(v []string) string {
 	}
 	return "[" + strings.Join(out, ", ") + "]"
 }
-
