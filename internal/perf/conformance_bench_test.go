@@ -22,33 +22,19 @@ var (
 	benchstatErr  error
 )
 
-// benchstatPath builds golang.org/x/perf/cmd/benchstat (the module
-// version in go.mod) once per test binary.
+// benchstatPath returns the benchstat binary built from golang.org/x/perf
+// at the version go.mod requires, built once per machine (see
+// cachedFixture) and shared by all tests.
 func benchstatPath(t testing.TB) string {
 	t.Helper()
 	benchstatOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "inquest-benchstat-")
-		if err != nil {
-			benchstatErr = err
-			return
-		}
-		benchstatDir = dir
-		bin := filepath.Join(dir, "benchstat")
-		cmd := exec.Command("go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			benchstatErr = fmt.Errorf("building benchstat: %v\n%s", err, out)
-			return
-		}
-		benchstatBin = bin
+		benchstatBin, benchstatErr = buildModuleTool("benchstat", "golang.org/x/perf", "golang.org/x/perf/cmd/benchstat")
 	})
 	if benchstatErr != nil {
 		t.Fatal(benchstatErr)
 	}
 	return benchstatBin
 }
-
-var benchstatDir string
 
 // bsCell is one column's cells of a benchstat CSV row.
 type bsCell struct {
