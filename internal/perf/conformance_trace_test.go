@@ -88,6 +88,13 @@ type refTrace struct {
 			Name   string             `json:"name"`
 			Frames map[string]float64 `json:"frames"` // frame name -> total weight (µs; samples for folded)
 			Self   map[string]float64 `json:"self"`   // frame name -> self weight (µs; samples for folded)
+			// Slices are the profile's calls in timeline order, on
+			// its value axis (µs from the profile's first event).
+			Slices []struct {
+				Name  string  `json:"name"`
+				Start float64 `json:"start"`
+				End   float64 `json:"end"`
+			} `json:"slices"`
 		} `json:"profiles"`
 	} `json:"speedscope"`
 	Devtools struct {
@@ -101,6 +108,15 @@ type refTrace struct {
 				Count int64   `json:"count"`
 				Dur   float64 `json:"dur"` // µs
 			} `json:"names"`
+			// Slices are the thread's entries in the engine's order:
+			// ts and dur in µs on the trace clock (dur null for
+			// instants).
+			Slices []struct {
+				Name string   `json:"name"`
+				Ts   float64  `json:"ts"`
+				Dur  *float64 `json:"dur"`
+				Ph   string   `json:"ph"`
+			} `json:"slices"`
 		} `json:"threads"`
 	} `json:"devtools"`
 }
