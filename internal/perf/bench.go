@@ -196,6 +196,9 @@ type benchTables struct {
 	filtered    int
 	syntax      int
 	warnings    []string
+	// empty lists the sources without any result line: like benchstat,
+	// they give no column (their absence is a warning).
+	empty []int
 }
 
 // buildBenchTables reads every input with benchfmt (input i is the file
@@ -296,8 +299,17 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 			return nil, decodeFail("source %d could not be read as Go benchmark results", in.index)
 		}
 		if results == 0 {
-			return nil, decodeFail("source %d holds no Go benchmark result lines (\"BenchmarkName N value unit...\")", in.index)
+			if len(inputs) == 1 {
+				return nil, decodeFail("source %d holds no Go benchmark result lines (\"BenchmarkName N value unit...\")", in.index)
+			}
+			// benchstat prints the other files' columns: this source is
+			// an empty column, said in a warning.
+			bt.empty = append(bt.empty, in.index)
+			bt.warnings = append(bt.warnings, "source "+itoa(in.index)+" holds no Go benchmark result lines; like benchstat it gives no column (see coverage.empty_sources)")
 		}
+	}
+	if len(bt.empty) == len(inputs) {
+		return nil, decodeFail("no source holds Go benchmark result lines (\"BenchmarkName N value unit...\")")
 	}
 	units := r.Units()
 	memo := compareMemo{}
@@ -559,7 +571,8 @@ func (bt *benchTables) configWarning() []string {
 }
 
 func (bt *benchTables) coverage() map[string]any {
-	return map[string]any{"results": bt.results, "results_filtered": bt.filtered, "syntax_errors": bt.syntax, "tables": len(bt.tables)}
+	empty := append([]int{}, bt.empty...)
+	return map[string]any{"results": bt.results, "results_filtered": bt.filtered, "syntax_errors": bt.syntax, "tables": len(bt.tables), "empty_sources": empty}
 }
 
 func geomeanMap(bt *benchTables, t *benchTable, i int) map[string]any {

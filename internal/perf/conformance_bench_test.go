@@ -238,6 +238,8 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		// compares a NaN sample (TestBenchmarksNaNCompare).
 		"nonfinite2.txt": "goos: linux\npkg: example.com/n\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 7 ns/op\nBenchmarkZero-4 1 2 ns/op\n",
 		"nan3.txt":       "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 3 ns/op\nBenchmarkNaN-4 1 4 ns/op\n",
+		"empty.txt":      "",
+		"noresults.txt":  "goos: linux\ngoarch: amd64\nPASS\nok  \texample.com/x\t0.1s\n",
 	}
 	paths := map[string]string{}
 	for name, body := range files {
@@ -276,6 +278,11 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 		{"filter subkey", []string{"base.txt", "new.txt"}, map[string]any{"filter": "/size:100 OR .name:Hash"}, []string{"-filter", "/size:100 OR .name:Hash"}},
 		{"alpha confidence", []string{"base.txt", "new.txt"}, map[string]any{"alpha": 0.01, "confidence": 0.9}, []string{"-alpha", "0.01", "-confidence", "0.9"}},
 		{"non-finite", []string{"nonfinite.txt", "nonfinite2.txt"}, nil, nil},
+		// An empty file (or one without result lines) is no column, as
+		// in benchstat; the others are compared.
+		{"empty middle file", []string{"base.txt", "empty.txt", "new.txt"}, nil, nil},
+		{"empty first file", []string{"empty.txt", "base.txt", "new.txt"}, nil, nil},
+		{"file without results", []string{"base.txt", "noresults.txt", "third.txt"}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,6 +300,16 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 			rows := rowsOf(t, e, res)
 			want, byKey := runBenchstat(t, tt.flags, files...)
 			checkAgainstBenchstat(t, rows, allGeomeans(e, res), want, byKey)
+			for i, f := range tt.files {
+				if f == "empty.txt" || f == "noresults.txt" {
+					if !strings.Contains(fmt.Sprint(res["warnings"]), "source "+strconv.Itoa(i)+" holds no Go benchmark result lines") || res["status"] != "partial" {
+						t.Errorf("status %v warnings %v name no empty source %d", res["status"], res["warnings"], i)
+					}
+					if got := fmt.Sprint(res["coverage"].(map[string]any)["empty_sources"]); got != fmt.Sprintf("[%d]", i) {
+						t.Errorf("coverage.empty_sources %s, want [%d]", got, i)
+					}
+				}
+			}
 		})
 	}
 	// summarize_benchmarks is benchstat over one file.
