@@ -2,8 +2,8 @@ package perf
 
 import (
 	"os"
-	"sort"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/google/pprof/profile"
