@@ -389,8 +389,36 @@ func recognizedProfile(data []byte) string {
 			return "legacy text profile starting " + strconv.Quote(h)
 		}
 	}
-	if len(data) >= 16 && bytes.Equal(data[:16], []byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}) {
-		return "legacy CPU profile (64-bit little-endian words)"
+	// A count profile's header (profile.parseGoCount: goroutine,
+	// threadcreate, ...): "NAME profile: total N".
+	if line, _, _ := bytes.Cut(t, []byte("\n")); legacyCountHeader(bytes.TrimRight(line, "\r")) {
+		return "legacy text profile starting " + strconv.Quote(string(line[:bytes.IndexByte(line, ' ')])+" profile: total")
+	}
+	// The binary CPU profiles profile.parseCPU reads: words 0, 3, then 0
+	// (C++ CPU) or 1 (Java CPU), in 32- or 64-bit words of either order.
+	for _, w := range []int{8, 4} {
+		for _, be := range []bool{false, true} {
+			if len(data) < 3*w {
+				continue
+			}
+			word := func(i int) uint64 {
+				var v uint64
+				for j := 0; j < w; j++ {
+					b := data[i*w+j]
+					if be {
+						v = v<<8 | uint64(b)
+					} else {
+						v |= uint64(b) << (8 * j)
+					}
+				}
+				return v
+			}
+			if word(0) == 0 && word(1) == 3 && word(2) <= 1 {
+				kind := map[uint64]string{0: "CPU", 1: "Java CPU"}[word(2)]
+				order := map[bool]string{false: "little", true: "big"}[be]
+				return fmt.Sprintf("legacy %s profile (%d-bit %s-endian words)", kind, 8*w, order)
+			}
+		}
 	}
 	if bytes.HasPrefix(data, []byte("PERFILE2")) {
 		return "Linux perf.data (convert with perf script | stackcollapse-perf.pl to folded stacks, or perf_data_converter to pprof)"
@@ -402,6 +430,22 @@ func recognizedProfile(data []byte) string {
 		return "protobuf-like bytes"
 	}
 	return "no known profile header"
+}
+
+// legacyCountHeader reports whether line is the header of a legacy count
+// profile as profile.parseGoCount matches it (`\A(\S+) profile: total
+// \d+\z`).
+func legacyCountHeader(line []byte) bool {
+	name, rest, ok := bytes.Cut(line, []byte(" profile: total "))
+	if !ok || len(name) == 0 || len(rest) == 0 || bytes.ContainsAny(name, " \t\r\n\f\v") {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // sanitize keeps decoder messages but bounds their length.

@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"sort"
@@ -164,6 +166,80 @@ func TestCompareProfilesZeroBaseTotal(t *testing.T) {
 				t.Fatal("no delta rows")
 			}
 			compareTop(t, got, want, "delta_flat", "delta_cum", "", "")
+		})
+	}
+}
+
+// javaCPU writes a legacy Java binary CPU profile (profile.parseCPU's
+// header 0, 3, 1, period, 0, then count/depth/addresses samples, the
+// end-of-data marker and the address-to-method text) in words of w bytes.
+func javaCPU(t *testing.T, path string, w int, order binary.ByteOrder) string {
+	t.Helper()
+	var buf bytes.Buffer
+	word := func(v uint64) {
+		if w == 8 {
+			binary.Write(&buf, order, v)
+		} else {
+			binary.Write(&buf, order, uint32(v))
+		}
+	}
+	for _, v := range []uint64{0, 3, 1, 10000, 0} {
+		word(v)
+	}
+	for _, s := range [][]uint64{{5, 2, 0x1000, 0x2000}, {3, 2, 0x1010, 0x2000}, {2, 1, 0x2000}} {
+		for _, v := range s {
+			word(v)
+		}
+	}
+	for _, v := range []uint64{0, 1, 0} {
+		word(v)
+	}
+	buf.WriteString("0x1000 com.example.Hot.run (Hot.java:12)\n0x1010 com.example.Cold.run (Cold.java:7)\n0x2000 com.example.Main.main (Main.java:3)\n")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLegacyThreadcreateAndJavaDetected: a legacy text thread-creation
+// profile and legacy Java binary CPU profiles (32- and 64-bit words, both
+// byte orders) are detected without a declared format and read as pprof
+// reads them (issue 35 item 6).
+func TestLegacyThreadcreateAndJavaDetected(t *testing.T) {
+	e := newEnv(t)
+	thread := e.write("threads.txt", "threadcreate profile: total 7\n"+
+		"4 @ 0x401000 0x402000 0x403000\n"+
+		"#\t0x401000\truntime.newm+0x10\t/go/src/runtime/proc.go:10\n\n"+
+		"3 @ 0x404000 0x403000\n")
+	for _, tc := range []struct{ name, file, sampleType string }{
+		{"threadcreate", thread, "threadcreate"},
+		{"java cpu 64-bit little-endian", javaCPU(t, filepath.Join(e.dir, "java64le.prof.bin"), 8, binary.LittleEndian), "samples"},
+		{"java cpu 64-bit big-endian", javaCPU(t, filepath.Join(e.dir, "java64be.prof.bin"), 8, binary.BigEndian), "cpu"},
+		{"java cpu 32-bit little-endian", javaCPU(t, filepath.Join(e.dir, "java32le.prof.bin"), 4, binary.LittleEndian), "samples"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, code := e.call("summarize_profile", map[string]any{"sources": []any{pathSrc(tc.file)}, "sample_type": tc.sampleType, "page_size": 100})
+			if code != "" {
+				t.Fatalf("without format: %s %v", code, m["error"])
+			}
+			if f := data(m)["sources"].([]any)[0].(map[string]any)["format"]; f != "pprof" {
+				t.Errorf("detected format %v, want pprof", f)
+			}
+			flags := []string{"-sample_index=" + tc.sampleType}
+			if tc.sampleType == "cpu" {
+				flags = append(flags, "-unit=ns")
+			}
+			want, total := pprofTopRows(t, tc.file, flags...)
+			if len(want) == 0 {
+				t.Fatal("pprof printed no rows")
+			}
+			compareTop(t, rowsOf(t, e, m), want, "flat", "cum", "flat_percent", "cum_percent")
+			st := data(m)["summary"].(map[string]any)["sample_types"].([]any)
+			for _, s := range st {
+				if s := s.(map[string]any); s["type"] == tc.sampleType && atoi(t, s["total"]) != total {
+					t.Errorf("total %v, pprof %d", s["total"], total)
+				}
+			}
 		})
 	}
 }
