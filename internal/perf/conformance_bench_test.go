@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 var (
@@ -239,6 +241,8 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		"nonfinite2.txt": "goos: linux\npkg: example.com/n\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 7 ns/op\nBenchmarkZero-4 1 2 ns/op\n",
 		"nan3.txt":       "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 3 ns/op\nBenchmarkNaN-4 1 4 ns/op\n",
 		"empty.txt":      "",
+		"formats.txt":    columnsFile("", []string{"BenchmarkEncode/format=json-4", "BenchmarkEncode/format=gob-4", "BenchmarkDecode/format=json-4", "BenchmarkDecode/format=gob-4"}),
+		"notes.txt":      columnsFile("note: before\n", []string{"BenchmarkEncode-4", "BenchmarkDecode-4"}) + columnsFile("note: after\n", []string{"BenchmarkEncode-4", "BenchmarkDecode-4", "BenchmarkOnlyAfter-4"}),
 		"noresults.txt":  "goos: linux\ngoarch: amd64\nPASS\nok  \texample.com/x\t0.1s\n",
 	}
 	paths := map[string]string{}
@@ -250,6 +254,21 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		paths[name] = p
 	}
 	return paths
+}
+
+// columnsFile is a results file with header and, for each benchmark
+// name, eight runs whose values depend on the name and the header (so
+// columns differ).
+func columnsFile(header string, names []string) string {
+	var b strings.Builder
+	b.WriteString("goos: linux\ngoarch: amd64\npkg: example.com/c\n" + header)
+	for run := 0; run < 8; run++ {
+		for ni, n := range names {
+			v := 100 + 37*ni + 3*run + 11*len(header) + 5*len(n)
+			fmt.Fprintf(&b, "%s 1000 %d ns/op %d B/op\n", n, v, 64*(ni+1))
+		}
+	}
+	return b.String()
 }
 
 // TestBenchmarksConformanceBenchstat runs benchstat (built from x/perf in
@@ -283,6 +302,11 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 		{"empty middle file", []string{"base.txt", "empty.txt", "new.txt"}, nil, nil},
 		{"empty first file", []string{"empty.txt", "base.txt", "new.txt"}, nil, nil},
 		{"file without results", []string{"base.txt", "noresults.txt", "third.txt"}, nil, nil},
+		// One file, columns by another projection (benchstat's
+		// documentation: benchstat -col /format new.txt, -col note).
+		{"one file col /format", []string{"formats.txt"}, map[string]any{"col": "/format"}, []string{"-col", "/format"}},
+		{"one file col note", []string{"notes.txt"}, map[string]any{"col": "note"}, []string{"-col", "note"}},
+		{"one file col /format row .name", []string{"formats.txt"}, map[string]any{"col": "/format", "row": ".name"}, []string{"-col", "/format", "-row", ".name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -311,6 +335,10 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 				}
 			}
 		})
+	}
+	// One source without col has nothing to compare.
+	if m, code := e.call("compare_benchmarks", map[string]any{"sources": []any{pathSrc(p["formats.txt"], "gobench")}}); code != contract.CodeInvalidArgument || m["error"].(map[string]any)["field"] != "/sources" {
+		t.Errorf("one source without col: %s %v, want INVALID_ARGUMENT at /sources", code, m["error"])
 	}
 	// summarize_benchmarks is benchstat over one file.
 	for _, tt := range []struct {
