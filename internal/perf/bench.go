@@ -81,8 +81,8 @@ func compareBenchmarksOperation() *Operation {
 	return bindOperation(&Operation{
 		Name:        "compare_benchmarks",
 		Title:       "Compare Go benchmark results",
-		Description: "Compare Go benchmark results files as benchstat does (the first source is the baseline): per table, unit, row and column, the change of centers, the Mann-Whitney p-value and its significance at alpha. Required: sources (2-16 gobench files).",
-		MinSources:  2, MaxSources: 16,
+		Description: "Compare Go benchmark results files as benchstat does (the first column is the baseline): per table, unit, row and column, the change of centers, the Mann-Whitney p-value and its significance at alpha. Required: sources (2-16 gobench files, or one file with col, as benchstat -col /format results.txt).",
+		MinSources:  1, MaxSources: 16,
 		Formats: []string{FormatGoBench},
 		Fields:  []Field{benchField("confidence"), benchField("alpha"), benchField("col"), benchField("row"), benchField("ignore"), benchField("filter")},
 	}, func(ctx context.Context, req *Request, a *compareBenchmarksArgs) (*Output, error) {
@@ -196,6 +196,9 @@ type benchTables struct {
 	filtered    int
 	syntax      int
 	warnings    []string
+	// empty lists the sources without any result line: like benchstat,
+	// they give no column (their absence is a warning).
+	empty []int
 }
 
 // buildBenchTables reads every input with benchfmt (input i is the file
@@ -296,8 +299,17 @@ func buildBenchTables(ctx context.Context, inputs []*input, o benchOpts) (*bench
 			return nil, decodeFail("source %d could not be read as Go benchmark results", in.index)
 		}
 		if results == 0 {
-			return nil, decodeFail("source %d holds no Go benchmark result lines (\"BenchmarkName N value unit...\")", in.index)
+			if len(inputs) == 1 {
+				return nil, decodeFail("source %d holds no Go benchmark result lines (\"BenchmarkName N value unit...\")", in.index)
+			}
+			// benchstat prints the other files' columns: this source is
+			// an empty column, said in a warning.
+			bt.empty = append(bt.empty, in.index)
+			bt.warnings = append(bt.warnings, "source "+itoa(in.index)+" holds no Go benchmark result lines; like benchstat it gives no column (see coverage.empty_sources)")
 		}
+	}
+	if len(bt.empty) == len(inputs) {
+		return nil, decodeFail("no source holds Go benchmark result lines (\"BenchmarkName N value unit...\")")
 	}
 	units := r.Units()
 	memo := compareMemo{}
@@ -559,7 +571,8 @@ func (bt *benchTables) configWarning() []string {
 }
 
 func (bt *benchTables) coverage() map[string]any {
-	return map[string]any{"results": bt.results, "results_filtered": bt.filtered, "syntax_errors": bt.syntax, "tables": len(bt.tables)}
+	empty := append([]int{}, bt.empty...)
+	return map[string]any{"results": bt.results, "results_filtered": bt.filtered, "syntax_errors": bt.syntax, "tables": len(bt.tables), "empty_sources": empty}
 }
 
 func geomeanMap(bt *benchTables, t *benchTable, i int) map[string]any {
@@ -630,6 +643,11 @@ func runSummarizeBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Ou
 }
 
 func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Output, error) {
+	if len(req.Inputs) == 1 && o.col == ".file" {
+		// benchstat compares the columns of one file only by another
+		// projection (benchstat -col note results.txt).
+		return nil, fieldErr(contract.CodeInvalidArgument, "/sources", "compare_benchmarks needs two or more sources, or one source with col (a projection such as /format or note) to compare its columns")
+	}
 	bt, err := buildBenchTables(ctx, req.Inputs, o)
 	if err != nil {
 		return nil, err
@@ -724,7 +742,11 @@ func runCompareBenchmarks(ctx context.Context, req *Request, o benchOpts) (*Outp
 		return nil, err
 	}
 	geo := pageGeomeans(bt, len(rows), req.Start.Row, len(out.Rows), func(i int) *benchTable { return rows[i].t })
-	out.Summary = map[string]any{"baseline": 0, "candidates": len(req.Inputs) - 1, "significant": significant, "confidence": o.conf, "alpha": o.th.CompareAlpha,
+	candidates := 0
+	for _, t := range bt.tables {
+		candidates = max(candidates, len(t.cols)-1)
+	}
+	out.Summary = map[string]any{"baseline": 0, "candidates": candidates, "significant": significant, "confidence": o.conf, "alpha": o.th.CompareAlpha,
 		"test": "benchmath AssumeNothing: Mann-Whitney U (exact comparison for assume=exact units)", "geomean": geo,
 		"tables": len(bt.tables), "row": o.row, "col": o.col, "filter": o.filter, "ignore": o.ignore}
 	out.Coverage = mergeCoverage(bt.coverage(), out.Coverage)

@@ -2,12 +2,14 @@ package perf
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -59,39 +61,49 @@ func BenchmarkConst(b *testing.B) {
 }
 `
 
-func goCmd(t *testing.T, dir string, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("go %v: %v\n%s%s", args, err, out, stderr)
-	}
-	return out
-}
+var (
+	benchResultsOnce     sync.Once
+	benchBase, benchCand string
+	benchResultsErr      error
+)
 
 // makeBenchResults writes two versions of a package, runs
-// `go test -bench . -count 10` in each, and returns the result files.
+// `go test -bench . -count 10` in each, and returns the result files. The
+// files are made once per machine (cached, see cachedFixture, keyed by the
+// sources and the go version); tests only read them.
 func makeBenchResults(t *testing.T) (string, string) {
-	dir := t.TempDir()
-	var files []string
-	for i, src := range []string{benchWorkV1, benchWorkV2} {
-		v := filepath.Join(dir, "v"+strconv.Itoa(i+1))
-		os.MkdirAll(v, 0o755)
-		os.WriteFile(filepath.Join(v, "go.mod"), []byte("module example.com/work\n\ngo 1.26\n"), 0o644)
-		os.WriteFile(filepath.Join(v, "work.go"), []byte(src), 0o644)
-		os.WriteFile(filepath.Join(v, "work_test.go"), []byte(benchWorkTest), 0o644)
-		out := goCmd(t, v, "test", "-run", "^$", "-bench", ".", "-count", "10", "-benchtime", "20000x")
-		f := filepath.Join(dir, []string{"base.txt", "new.txt"}[i])
-		os.WriteFile(f, out, 0o644)
-		files = append(files, f)
+	t.Helper()
+	benchResultsOnce.Do(func() {
+		dir, err := cachedFixture("benchresults", func(dir string) error {
+			for i, src := range []string{benchWorkV1, benchWorkV2} {
+				v := filepath.Join(dir, "v"+strconv.Itoa(i+1))
+				os.MkdirAll(v, 0o755)
+				os.WriteFile(filepath.Join(v, "go.mod"), []byte("module example.com/work\n\ngo 1.26\n"), 0o644)
+				os.WriteFile(filepath.Join(v, "work.go"), []byte(src), 0o644)
+				os.WriteFile(filepath.Join(v, "work_test.go"), []byte(benchWorkTest), 0o644)
+				cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-count", "10", "-benchtime", "20000x")
+				cmd.Dir = v
+				cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+				out, err := cmd.Output()
+				if err != nil {
+					return fmt.Errorf("go test -bench in %s: %v\n%s", v, err, out)
+				}
+				if err := os.WriteFile(filepath.Join(dir, []string{"base.txt", "new.txt"}[i]), out, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, benchWorkV1, benchWorkV2, benchWorkTest)
+		if err != nil {
+			benchResultsErr = err
+			return
+		}
+		benchBase, benchCand = filepath.Join(dir, "base.txt"), filepath.Join(dir, "new.txt")
+	})
+	if benchResultsErr != nil {
+		t.Fatal(benchResultsErr)
 	}
-	return files[0], files[1]
+	return benchBase, benchCand
 }
 
 // benchstatCSV builds golang.org/x/perf/cmd/benchstat and returns its CSV

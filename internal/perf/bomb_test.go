@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,7 +118,7 @@ func TestDecompressionBomb(t *testing.T) {
 	}
 	for _, r := range rejects {
 		t.Run(r.name, func(t *testing.T) {
-			if out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", r.file).CombinedOutput(); err == nil {
+			if out, err := pprofCmd(t, "-top", "-symbolize=none", r.file).CombinedOutput(); err == nil {
 				t.Fatalf("go tool pprof read it:\n%s", out)
 			}
 			m, code := e.call("summarize_profile", map[string]any{"sources": []any{pathSrc(r.file)}})

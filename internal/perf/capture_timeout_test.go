@@ -17,6 +17,8 @@ import (
 // TestCapturePerfTimeoutKeepsSamples: a budget timeout stops the workload
 // but not perf, which writes the samples recorded until then; they are
 // analysed, and the result is partial with the timeout as its limitation.
+// The timeout is 10 s, not 1 s: on a loaded machine a second of wall time
+// may give the spinning workload no CPU sample at all.
 func TestCapturePerfTimeoutKeepsSamples(t *testing.T) {
 	e := newCaptureEnv(t)
 	if _, err := exec.LookPath("perf"); err != nil || !probeAllowed() {
@@ -32,7 +34,7 @@ func TestCapturePerfTimeoutKeepsSamples(t *testing.T) {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
 	res := e.mustCall("capture_and_summarize_profile", map[string]any{
-		"target":   map[string]any{"argv": []string{bin}, "cwd": e.dir, "budget": map[string]any{"timeout_seconds": 1}},
+		"target":   map[string]any{"argv": []string{bin}, "cwd": e.dir, "budget": map[string]any{"timeout_seconds": 10}},
 		"provider": map[string]any{"kind": "perf"},
 		"preserve": true,
 	})
@@ -46,7 +48,7 @@ func TestCapturePerfTimeoutKeepsSamples(t *testing.T) {
 	if ex["termination"] != "timeout" || ex["exit_owner"] != "collector" {
 		t.Fatalf("execution %s", toJSON(ex))
 	}
-	if res["status"] != "partial" || !strings.Contains(toJSON(res["warnings"]), "budget.timeout_seconds (1 s) stopped the workload") {
+	if res["status"] != "partial" || !strings.Contains(toJSON(res["warnings"]), "budget.timeout_seconds (10 s) stopped the workload") {
 		t.Fatalf("status %v warnings %s", res["status"], toJSON(res["warnings"]))
 	}
 	cov := res["coverage"].(map[string]any)

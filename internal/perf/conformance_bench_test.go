@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inquest-dev/inquest/internal/contract"
 )
 
 var (
@@ -22,33 +24,19 @@ var (
 	benchstatErr  error
 )
 
-// benchstatPath builds golang.org/x/perf/cmd/benchstat (the module
-// version in go.mod) once per test binary.
+// benchstatPath returns the benchstat binary built from golang.org/x/perf
+// at the version go.mod requires, built once per machine (see
+// cachedFixture) and shared by all tests.
 func benchstatPath(t testing.TB) string {
 	t.Helper()
 	benchstatOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "inquest-benchstat-")
-		if err != nil {
-			benchstatErr = err
-			return
-		}
-		benchstatDir = dir
-		bin := filepath.Join(dir, "benchstat")
-		cmd := exec.Command("go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			benchstatErr = fmt.Errorf("building benchstat: %v\n%s", err, out)
-			return
-		}
-		benchstatBin = bin
+		benchstatBin, benchstatErr = buildModuleTool("benchstat", "golang.org/x/perf", "golang.org/x/perf/cmd/benchstat")
 	})
 	if benchstatErr != nil {
 		t.Fatal(benchstatErr)
 	}
 	return benchstatBin
 }
-
-var benchstatDir string
 
 // bsCell is one column's cells of a benchstat CSV row.
 type bsCell struct {
@@ -252,6 +240,10 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		// compares a NaN sample (TestBenchmarksNaNCompare).
 		"nonfinite2.txt": "goos: linux\npkg: example.com/n\nBenchmarkInf-4 1 +Inf ns/op\nBenchmarkInf-4 1 7 ns/op\nBenchmarkZero-4 1 2 ns/op\n",
 		"nan3.txt":       "goos: linux\npkg: example.com/n\nBenchmarkNaN-4 1 3 ns/op\nBenchmarkNaN-4 1 4 ns/op\n",
+		"empty.txt":      "",
+		"formats.txt":    columnsFile("", []string{"BenchmarkEncode/format=json-4", "BenchmarkEncode/format=gob-4", "BenchmarkDecode/format=json-4", "BenchmarkDecode/format=gob-4"}),
+		"notes.txt":      columnsFile("note: before\n", []string{"BenchmarkEncode-4", "BenchmarkDecode-4"}) + columnsFile("note: after\n", []string{"BenchmarkEncode-4", "BenchmarkDecode-4", "BenchmarkOnlyAfter-4"}),
+		"noresults.txt":  "goos: linux\ngoarch: amd64\nPASS\nok  \texample.com/x\t0.1s\n",
 	}
 	paths := map[string]string{}
 	for name, body := range files {
@@ -262,6 +254,21 @@ func benchConformanceFiles(t *testing.T, dir string) map[string]string {
 		paths[name] = p
 	}
 	return paths
+}
+
+// columnsFile is a results file with header and, for each benchmark
+// name, eight runs whose values depend on the name and the header (so
+// columns differ).
+func columnsFile(header string, names []string) string {
+	var b strings.Builder
+	b.WriteString("goos: linux\ngoarch: amd64\npkg: example.com/c\n" + header)
+	for run := 0; run < 8; run++ {
+		for ni, n := range names {
+			v := 100 + 37*ni + 3*run + 11*len(header) + 5*len(n)
+			fmt.Fprintf(&b, "%s 1000 %d ns/op %d B/op\n", n, v, 64*(ni+1))
+		}
+	}
+	return b.String()
 }
 
 // TestBenchmarksConformanceBenchstat runs benchstat (built from x/perf in
@@ -290,6 +297,16 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 		{"filter subkey", []string{"base.txt", "new.txt"}, map[string]any{"filter": "/size:100 OR .name:Hash"}, []string{"-filter", "/size:100 OR .name:Hash"}},
 		{"alpha confidence", []string{"base.txt", "new.txt"}, map[string]any{"alpha": 0.01, "confidence": 0.9}, []string{"-alpha", "0.01", "-confidence", "0.9"}},
 		{"non-finite", []string{"nonfinite.txt", "nonfinite2.txt"}, nil, nil},
+		// An empty file (or one without result lines) is no column, as
+		// in benchstat; the others are compared.
+		{"empty middle file", []string{"base.txt", "empty.txt", "new.txt"}, nil, nil},
+		{"empty first file", []string{"empty.txt", "base.txt", "new.txt"}, nil, nil},
+		{"file without results", []string{"base.txt", "noresults.txt", "third.txt"}, nil, nil},
+		// One file, columns by another projection (benchstat's
+		// documentation: benchstat -col /format new.txt, -col note).
+		{"one file col /format", []string{"formats.txt"}, map[string]any{"col": "/format"}, []string{"-col", "/format"}},
+		{"one file col note", []string{"notes.txt"}, map[string]any{"col": "note"}, []string{"-col", "note"}},
+		{"one file col /format row .name", []string{"formats.txt"}, map[string]any{"col": "/format", "row": ".name"}, []string{"-col", "/format", "-row", ".name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,7 +324,21 @@ func TestBenchmarksConformanceBenchstat(t *testing.T) {
 			rows := rowsOf(t, e, res)
 			want, byKey := runBenchstat(t, tt.flags, files...)
 			checkAgainstBenchstat(t, rows, allGeomeans(e, res), want, byKey)
+			for i, f := range tt.files {
+				if f == "empty.txt" || f == "noresults.txt" {
+					if !strings.Contains(fmt.Sprint(res["warnings"]), "source "+strconv.Itoa(i)+" holds no Go benchmark result lines") || res["status"] != "partial" {
+						t.Errorf("status %v warnings %v name no empty source %d", res["status"], res["warnings"], i)
+					}
+					if got := fmt.Sprint(res["coverage"].(map[string]any)["empty_sources"]); got != fmt.Sprintf("[%d]", i) {
+						t.Errorf("coverage.empty_sources %s, want [%d]", got, i)
+					}
+				}
+			}
 		})
+	}
+	// One source without col has nothing to compare.
+	if m, code := e.call("compare_benchmarks", map[string]any{"sources": []any{pathSrc(p["formats.txt"], "gobench")}}); code != contract.CodeInvalidArgument || m["error"].(map[string]any)["field"] != "/sources" {
+		t.Errorf("one source without col: %s %v, want INVALID_ARGUMENT at /sources", code, m["error"])
 	}
 	// summarize_benchmarks is benchstat over one file.
 	for _, tt := range []struct {

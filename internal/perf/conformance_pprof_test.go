@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -29,14 +28,14 @@ type topRow struct {
 // returns its rows in order and its total ("of N total").
 func pprofTopRows(t testing.TB, file string, extra ...string) ([]topRow, int64) {
 	t.Helper()
-	args := append([]string{"tool", "pprof", "-top", "-nodecount=1000000", "-nodefraction=0", "-symbolize=none"}, extra...)
+	args := append([]string{"-top", "-nodecount=1000000", "-nodefraction=0", "-symbolize=none"}, extra...)
 	args = append(args, file)
-	cmd := exec.Command("go", args...)
+	cmd := pprofCmd(t, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("pprof %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	num := regexp.MustCompile(`^(-?[0-9]+)[a-zA-Z]*$`)
 	totalRE := regexp.MustCompile(` of (-?[0-9]+)[a-zA-Z]* total`)
@@ -188,7 +187,7 @@ func synthProfiles(t *testing.T, dir string) map[string]string {
 
 	// go tool pprof -proto -base old new: a profile with negative values.
 	diff := filepath.Join(dir, "diff.pb.gz")
-	cmd := exec.Command("go", "tool", "pprof", "-proto", "-symbolize=none", "-output", diff, "-base", paths["new.pb.gz"], paths["old.pb.gz"])
+	cmd := pprofCmd(t, "-proto", "-symbolize=none", "-output", diff, "-base", paths["new.pb.gz"], paths["old.pb.gz"])
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pprof -proto -base: %v\n%s", err, out)
 	}
@@ -266,7 +265,7 @@ func TestProfileConformancePprof(t *testing.T) {
 		{"runtime heap focus file", heap, "alloc_space", map[string]any{"focus": `main\.go`}, []string{"-unit=B", `-focus=main\.go`}},
 	}
 	// What pprof rejects we reject, naming what was recognized.
-	if out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", p["contention-maps.txt"]).CombinedOutput(); err == nil {
+	if out, err := pprofCmd(t, "-top", "-symbolize=none", p["contention-maps.txt"]).CombinedOutput(); err == nil {
 		t.Fatalf("pprof read the contention profile with maps:\n%s", out)
 	}
 	m, code := e.call("summarize_profile", map[string]any{"sources": []any{pathSrc(p["contention-maps.txt"], "pprof")}})

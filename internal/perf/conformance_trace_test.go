@@ -29,7 +29,7 @@ var (
 )
 
 // traceReference installs the pinned importers with npm ci into a
-// directory shared by the package's tests (removed by TestMain) and
+// directory shared by the package's tests (cached, see cachedFixture) and
 // returns it. It skips when node or npm is not installed (Debian: nodejs
 // npm, which .ci/run installs).
 func traceReference(t testing.TB) string {
@@ -42,28 +42,34 @@ func traceReference(t testing.TB) string {
 		t.Skip("npm is not installed: it installs the trace importers (Debian: npm)")
 	}
 	traceRefOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "inquest-trace-ref-")
+		nodeVersion, err := exec.Command("node", "--version").Output()
 		if err != nil {
-			traceRefErr = err
+			traceRefErr = fmt.Errorf("node --version: %v", err)
 			return
 		}
-		traceRefDir = dir
-		for _, f := range []string{"package.json", "package-lock.json", "reference.mjs"} {
+		files := []string{"package.json", "package-lock.json", "reference.mjs"}
+		parts := []string{string(nodeVersion)}
+		for _, f := range files {
 			b, err := os.ReadFile(filepath.Join("testdata", "trace", "reference", f))
 			if err != nil {
 				traceRefErr = err
 				return
 			}
-			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-				traceRefErr = err
-				return
+			parts = append(parts, f, string(b))
+		}
+		traceRefDir, traceRefErr = cachedFixture("trace-ref", func(dir string) error {
+			for i, f := range files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(parts[2+2*i]), 0o644); err != nil {
+					return err
+				}
 			}
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			traceRefErr = fmt.Errorf("npm ci of the trace importers: %v\n%s", err, out)
-		}
+			cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("npm ci of the trace importers: %v\n%s", err, out)
+			}
+			return nil
+		}, parts...)
 	})
 	if traceRefErr != nil {
 		t.Fatal(traceRefErr)
@@ -82,6 +88,13 @@ type refTrace struct {
 			Name   string             `json:"name"`
 			Frames map[string]float64 `json:"frames"` // frame name -> total weight (µs; samples for folded)
 			Self   map[string]float64 `json:"self"`   // frame name -> self weight (µs; samples for folded)
+			// Slices are the profile's calls in timeline order, on
+			// its value axis (µs from the profile's first event).
+			Slices []struct {
+				Name  string  `json:"name"`
+				Start float64 `json:"start"`
+				End   float64 `json:"end"`
+			} `json:"slices"`
 		} `json:"profiles"`
 	} `json:"speedscope"`
 	Devtools struct {
@@ -95,6 +108,15 @@ type refTrace struct {
 				Count int64   `json:"count"`
 				Dur   float64 `json:"dur"` // µs
 			} `json:"names"`
+			// Slices are the thread's entries in the engine's order:
+			// ts and dur in µs on the trace clock (dur null for
+			// instants).
+			Slices []struct {
+				Name string   `json:"name"`
+				Ts   float64  `json:"ts"`
+				Dur  *float64 `json:"dur"`
+				Ph   string   `json:"ph"`
+			} `json:"slices"`
 		} `json:"threads"`
 	} `json:"devtools"`
 }

@@ -472,10 +472,12 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 		total := out.Total
 		pg.Total = &total
 	}
-	// complete means every row was returned AND nothing was dropped or
-	// approximated; out.Warnings (mirrored in coverage.incomplete) say
-	// what is incomplete when no next_page can recover it.
-	cov := map[string]any{"complete": out.Next == nil && len(out.Warnings) == 0, "offset": first, "rows_returned": len(rows), "more_pages": out.Next != nil}
+	// complete means nothing the page covers was dropped, unread or
+	// approximated: a page followed by more pages is complete (page.more,
+	// coverage.more_pages and next_page say so and name the next call);
+	// out.Warnings (mirrored in coverage.incomplete) say what is
+	// incomplete when it is not.
+	cov := map[string]any{"complete": len(out.Warnings) == 0, "offset": first, "rows_returned": len(rows), "more_pages": out.Next != nil}
 	if len(out.Warnings) > 0 {
 		cov["incomplete"] = append([]string(nil), out.Warnings...)
 	}
@@ -522,10 +524,14 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 	if nextPage != nil {
 		res.Warn("more rows remain: submit next_page (tool and arguments) unchanged for the next page")
 		res.NextAction = nextPage
-		status = evidence.StatusPartial
 	}
+	// partial only when something could not be read (out.Warnings, with
+	// coverage saying what); paging notes and the byte budget ending a
+	// page leave a page complete.
+	res.Status = contract.StatusComplete
 	if len(out.Warnings) > 0 {
 		status = evidence.StatusPartial
+		res.Status = contract.StatusPartial
 	}
 	sess.status = status
 	return res, sess, nil

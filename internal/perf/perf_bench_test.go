@@ -82,11 +82,7 @@ func largeProfile(b *testing.B) string {
 // times per call and their ratio (target: at most 0.5).
 func BenchmarkSummarizeProfileVsPprofTop(b *testing.B) {
 	path := largeProfile(b)
-	out, err := exec.Command("go", "tool", "-n", "pprof").Output()
-	if err != nil {
-		b.Skipf("go tool pprof unavailable: %v", err)
-	}
-	pprofBin := strings.TrimSpace(string(out))
+	pprofBin := pprofPath(b)
 	e := newEnv(b)
 	args := json.RawMessage(mustJSON(map[string]any{"sources": []any{pathSrc(path)}, "sample_type": "cpu", "page_size": 100}))
 	ours := time.Duration(0)

@@ -44,7 +44,12 @@ type stackProfile struct {
 	// nodes[g] are the row names at granularity g, as go tool pprof
 	// prints them (functions: "main.f", "[binary]" or "<unknown>";
 	// addresses: "%016x main.f file.go:12").
-	nodes   [2][]string
+	nodes [2][]string
+	// nodeObj[g][i] is the mapping file of node i when its name is only
+	// the file's base name ("[libx.so]", an unsymbolized frame), else "".
+	// Like pprof (whose node key holds the object file), two mappings
+	// with the same base name are two nodes.
+	nodeObj [2][]string
 	locs    []stackLoc
 	samples []stackSample
 	meta    map[string]any
@@ -82,14 +87,33 @@ func newInterner(sp *stackProfile) *interner {
 	return &interner{sp: sp, idx: [2]map[string]int32{{}, {}}}
 }
 
-func (in *interner) id(g int, name string) int32 {
-	if i, ok := in.idx[g][name]; ok {
+func (in *interner) id(g int, name string) int32 { return in.idObj(g, name, "") }
+
+// idObj is id for a node named after the mapping file obj (an
+// unsymbolized frame): nodes of different files are different nodes
+// even when their names are equal.
+func (in *interner) idObj(g int, name, obj string) int32 {
+	key := name
+	if obj != "" {
+		key = name + "\x00" + obj
+	}
+	if i, ok := in.idx[g][key]; ok {
 		return i
 	}
 	i := int32(len(in.sp.nodes[g]))
 	in.sp.nodes[g] = append(in.sp.nodes[g], name)
-	in.idx[g][name] = i
+	in.sp.nodeObj[g] = append(in.sp.nodeObj[g], obj)
+	in.idx[g][key] = i
 	return i
+}
+
+// nodeKey is the identity of node i at granularity g across profiles:
+// its name, and for an unsymbolized frame its mapping file.
+func (sp *stackProfile) nodeKey(g, i int) string {
+	if o := sp.nodeObj[g][i]; o != "" {
+		return sp.nodes[g][i] + "\x00" + o
+	}
+	return sp.nodes[g][i]
 }
 
 // profileFields are the own arguments of summarize_profile and
@@ -365,8 +389,36 @@ func recognizedProfile(data []byte) string {
 			return "legacy text profile starting " + strconv.Quote(h)
 		}
 	}
-	if len(data) >= 16 && bytes.Equal(data[:16], []byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0}) {
-		return "legacy CPU profile (64-bit little-endian words)"
+	// A count profile's header (profile.parseGoCount: goroutine,
+	// threadcreate, ...): "NAME profile: total N".
+	if line, _, _ := bytes.Cut(t, []byte("\n")); legacyCountHeader(bytes.TrimRight(line, "\r")) {
+		return "legacy text profile starting " + strconv.Quote(string(line[:bytes.IndexByte(line, ' ')])+" profile: total")
+	}
+	// The binary CPU profiles profile.parseCPU reads: words 0, 3, then 0
+	// (C++ CPU) or 1 (Java CPU), in 32- or 64-bit words of either order.
+	for _, w := range []int{8, 4} {
+		for _, be := range []bool{false, true} {
+			if len(data) < 3*w {
+				continue
+			}
+			word := func(i int) uint64 {
+				var v uint64
+				for j := 0; j < w; j++ {
+					b := data[i*w+j]
+					if be {
+						v = v<<8 | uint64(b)
+					} else {
+						v |= uint64(b) << (8 * j)
+					}
+				}
+				return v
+			}
+			if word(0) == 0 && word(1) == 3 && word(2) <= 1 {
+				kind := map[uint64]string{0: "CPU", 1: "Java CPU"}[word(2)]
+				order := map[bool]string{false: "little", true: "big"}[be]
+				return fmt.Sprintf("legacy %s profile (%d-bit %s-endian words)", kind, 8*w, order)
+			}
+		}
 	}
 	if bytes.HasPrefix(data, []byte("PERFILE2")) {
 		return "Linux perf.data (convert with perf script | stackcollapse-perf.pl to folded stacks, or perf_data_converter to pprof)"
@@ -380,6 +432,22 @@ func recognizedProfile(data []byte) string {
 	return "no known profile header"
 }
 
+// legacyCountHeader reports whether line is the header of a legacy count
+// profile as profile.parseGoCount matches it (`\A(\S+) profile: total
+// \d+\z`).
+func legacyCountHeader(line []byte) bool {
+	name, rest, ok := bytes.Cut(line, []byte(" profile: total "))
+	if !ok || len(name) == 0 || len(rest) == 0 || bytes.ContainsAny(name, " \t\r\n\f\v") {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // sanitize keeps decoder messages but bounds their length.
 func sanitize(err error) string {
 	s := err.Error()
@@ -387,6 +455,16 @@ func sanitize(err error) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// pprofObjOf is the mapping file a node named by pprofFuncName or
+// pprofAddrName is distinguished by: the mapping's file when the frame
+// has no function name (the name then holds only its base name).
+func pprofObjOf(fn *profile.Function, m *profile.Mapping) string {
+	if (fn == nil || fn.Name == "") && m != nil {
+		return m.File
+	}
+	return ""
 }
 
 // pprofFuncName is go tool pprof's node name at function granularity
@@ -469,16 +547,18 @@ func fromPprof(p *profile.Profile) *stackProfile {
 		// frames of one function merge into one node.
 		for i := range loc.Line {
 			ln := &loc.Line[i]
-			sl.nodes[granFunctions] = append(sl.nodes[granFunctions], in.id(granFunctions, pprofFuncName(ln.Function, loc.Mapping)))
-			sl.nodes[granAddresses] = append(sl.nodes[granAddresses], in.id(granAddresses, pprofAddrName(loc, ln)))
+			obj := pprofObjOf(ln.Function, loc.Mapping)
+			sl.nodes[granFunctions] = append(sl.nodes[granFunctions], in.idObj(granFunctions, pprofFuncName(ln.Function, loc.Mapping), obj))
+			sl.nodes[granAddresses] = append(sl.nodes[granAddresses], in.idObj(granAddresses, pprofAddrName(loc, ln), obj))
 			if ln.Function != nil {
 				sl.names = append(sl.names, ln.Function.Name, ln.Function.Filename)
 			}
 		}
 		if len(loc.Line) == 0 {
 			unsymbolized++
-			sl.nodes[granFunctions] = []int32{in.id(granFunctions, pprofFuncName(nil, loc.Mapping))}
-			sl.nodes[granAddresses] = []int32{in.id(granAddresses, pprofAddrName(loc, nil))}
+			obj := pprofObjOf(nil, loc.Mapping)
+			sl.nodes[granFunctions] = []int32{in.idObj(granFunctions, pprofFuncName(nil, loc.Mapping), obj)}
+			sl.nodes[granAddresses] = []int32{in.idObj(granAddresses, pprofAddrName(loc, nil), obj)}
 		}
 		if loc.Mapping != nil {
 			sl.names = append(sl.names, loc.Mapping.File)
@@ -856,16 +936,20 @@ func runSummarizeProfile(ctx context.Context, req *Request, f *profileFields) (*
 				idx = append(idx, i)
 			}
 		}
-		sortNodes(idx, names, byCum, func(i int) int64 { return stats[i].flat }, func(i int) int64 { return stats[i].cum })
+		sortNodes(idx, names, func(i int) string { return sp.nodeObj[g][i] }, byCum, func(i int) int64 { return stats[i].flat }, func(i int) int64 { return stats[i].cum })
 		t := sp.types[ti]
 		types = append(types, map[string]any{"type": t.Type, "unit": t.Unit, "total": contract.Int(total), "total_kept": contract.Int(keptTotal), "functions": len(idx)})
 		for rank, i := range idx {
 			s := stats[i]
-			rows = append(rows, map[string]any{
+			row := map[string]any{
 				"sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": names[i],
 				"flat": contract.Int(s.flat), "flat_percent": pct(s.flat, total),
 				"cum": contract.Int(s.cum), "cum_percent": pct(s.cum, total),
-			})
+			}
+			if o := sp.nodeObj[g][i]; o != "" {
+				row["mapping"] = o
+			}
+			rows = append(rows, row)
 		}
 	}
 	out, err := page(rows, req)
@@ -904,7 +988,7 @@ func (sp *stackProfile) report(out *Output) {
 // sortNodes orders node indices like go tool pprof -top (FlatNameOrder)
 // or -top -cum (CumNameOrder): absolute primary value descending, then
 // name, then absolute secondary value descending.
-func sortNodes(idx []int, names []string, byCum bool, flat, cum func(int) int64) {
+func sortNodes(idx []int, names []string, obj func(int) string, byCum bool, flat, cum func(int) int64) {
 	primary, secondary := flat, cum
 	if byCum {
 		primary, secondary = cum, flat
@@ -916,6 +1000,12 @@ func sortNodes(idx []int, names []string, byCum bool, flat, cum func(int) int64)
 		}
 		if names[x] != names[y] {
 			return names[x] < names[y]
+		}
+		if obj != nil && obj(x) != obj(y) {
+			// Two nodes printed alike (unsymbolized frames of two
+			// mappings with one base name): pprof's order keeps them
+			// as they were created, in location order.
+			return false
 		}
 		return abs64(secondary(x)) > abs64(secondary(y))
 	})
@@ -961,25 +1051,31 @@ func runCompareProfiles(ctx context.Context, req *Request, f *profileFields) (*O
 			bs, _ := base.aggregate(ti, g, baseKeep)
 			cs, _ := cand.aggregate(cti, g, candKeep)
 			btot, ctot := base.total(ti), cand.total(cti)
-			type pair struct{ b, c funcStat }
+			// Nodes pair by name, and unsymbolized frames also by
+			// mapping file (nodeKey), as pprof -diff_base pairs them.
+			type pair struct {
+				b, c      funcStat
+				name, obj string
+			}
 			byName := map[string]*pair{}
 			var names []string
 			for i, s := range bs {
 				if s.flat != 0 || s.cum != 0 {
-					byName[base.nodes[g][i]] = &pair{b: s}
-					names = append(names, base.nodes[g][i])
+					k := base.nodeKey(g, i)
+					byName[k] = &pair{b: s, name: base.nodes[g][i], obj: base.nodeObj[g][i]}
+					names = append(names, k)
 				}
 			}
 			for i, s := range cs {
 				if s.flat == 0 && s.cum == 0 {
 					continue
 				}
-				n := cand.nodes[g][i]
-				if p, ok := byName[n]; ok {
+				k := cand.nodeKey(g, i)
+				if p, ok := byName[k]; ok {
 					p.c = s
 				} else {
-					byName[n] = &pair{c: s}
-					names = append(names, n)
+					byName[k] = &pair{c: s, name: cand.nodes[g][i], obj: cand.nodeObj[g][i]}
+					names = append(names, k)
 				}
 			}
 			if _, ok := subChecked(ctot, btot); !ok {
@@ -990,27 +1086,43 @@ func runCompareProfiles(ctx context.Context, req *Request, f *profileFields) (*O
 				_, ok1 := subChecked(p.c.flat, p.b.flat)
 				_, ok2 := subChecked(p.c.cum, p.b.cum)
 				if !ok1 || !ok2 {
-					return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s values of %q in source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, n, ci)
+					return nil, contract.Errorf(contract.CodeLimitExceeded, "the %s/%s values of %q in source 0 and source %d differ beyond the int64 range", t.Type, t.Unit, p.name, ci)
 				}
 			}
 			idx := make([]int, len(names))
 			for i := range idx {
 				idx[i] = i
 			}
-			sortNodes(idx, names, byCum, func(i int) int64 { p := byName[names[i]]; return p.c.flat - p.b.flat }, func(i int) int64 { p := byName[names[i]]; return p.c.cum - p.b.cum })
+			shown := make([]string, len(names))
+			for i, k := range names {
+				shown[i] = byName[k].name
+			}
+			sortNodes(idx, shown, func(i int) string { return byName[names[i]].obj }, byCum, func(i int) int64 { p := byName[names[i]]; return p.c.flat - p.b.flat }, func(i int) int64 { p := byName[names[i]]; return p.c.cum - p.b.cum })
 			comps = append(comps, map[string]any{"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "base_total": contract.Int(btot), "candidate_total": contract.Int(ctot), "delta_total": contract.Int(ctot - btot), "functions": len(names)})
 			for rank, i := range idx {
-				n := names[i]
-				p := byName[n]
+				p := byName[names[i]]
 				df, dc := p.c.flat-p.b.flat, p.c.cum-p.b.cum
 				row := map[string]any{
-					"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": n,
+					"candidate": ci, "sample_type": t.Type, "unit": t.Unit, "rank": rank + 1, "function": p.name,
 					"base_flat": contract.Int(p.b.flat), "candidate_flat": contract.Int(p.c.flat), "delta_flat": contract.Int(df),
 					"base_cum": contract.Int(p.b.cum), "candidate_cum": contract.Int(p.c.cum), "delta_cum": contract.Int(dc),
 					"diff_base_flat_percent":  pct(df, btot),
 					"diff_base_cum_percent":   pct(dc, btot),
 					"delta_flat_share_points": round6(pct(p.c.flat, ctot) - pct(p.b.flat, btot)),
 					"delta_cum_share_points":  round6(pct(p.c.cum, ctot) - pct(p.b.cum, btot)),
+				}
+				if p.obj != "" {
+					row["mapping"] = p.obj
+				}
+				// A percentage of a zero total is undefined (pprof
+				// prints 0%): unknown, with the reason.
+				if btot == 0 {
+					row["diff_base_flat_percent"], row["diff_base_cum_percent"] = nil, nil
+					row["delta_flat_share_points"], row["delta_cum_share_points"] = nil, nil
+					row["percent_unknown_reason"] = "the base total is 0, so percentages of it are undefined"
+				} else if ctot == 0 {
+					row["delta_flat_share_points"], row["delta_cum_share_points"] = nil, nil
+					row["percent_unknown_reason"] = "the candidate total is 0, so shares of it are undefined"
 				}
 				if p.b.flat != 0 {
 					row["delta_flat_percent"] = round6(float64(df) / math.Abs(float64(p.b.flat)) * 100)

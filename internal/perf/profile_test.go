@@ -83,37 +83,41 @@ func main() {
 `
 
 var (
-	profOnce           sync.Once
-	cpuProf, heapProf  string
-	profErr            error
-	profDirForCleanups string
+	profOnce          sync.Once
+	cpuProf, heapProf string
+	profErr           error
 )
 
-// makeProfiles builds and runs profProgram once per test binary and returns
-// the CPU and heap profile paths it wrote with runtime/pprof.
+// makeProfiles returns the CPU and heap profiles profProgram wrote with
+// runtime/pprof. The program is built and run once per machine (the
+// profiles are cached, see cachedFixture, keyed by its source and the go
+// version) and the paths are shared by the package's tests, which only
+// read them.
 func makeProfiles(t *testing.T) (string, string) {
 	t.Helper()
 	profOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "inquest-prof-")
+		dir, err := cachedFixture("profiles", func(dir string) error {
+			src := filepath.Join(dir, "src")
+			os.MkdirAll(src, 0o755)
+			os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/prof\n\ngo 1.26\n"), 0o644)
+			os.WriteFile(filepath.Join(src, "main.go"), []byte(profProgram), 0o644)
+			build := exec.Command("go", "build", "-o", filepath.Join(dir, "prof"), ".")
+			build.Dir = src
+			build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+			if out, err := build.CombinedOutput(); err != nil {
+				return &buildErr{string(out)}
+			}
+			run := exec.Command(filepath.Join(dir, "prof"), filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "heap.pprof"))
+			if out, err := run.CombinedOutput(); err != nil {
+				return &buildErr{string(out)}
+			}
+			return nil
+		}, profProgram)
 		if err != nil {
 			profErr = err
 			return
 		}
-		profDirForCleanups = dir
-		os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/prof\n\ngo 1.26\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "main.go"), []byte(profProgram), 0o644)
-		build := exec.Command("go", "build", "-o", "prof", ".")
-		build.Dir = dir
-		build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-		if out, err := build.CombinedOutput(); err != nil {
-			profErr = &buildErr{string(out)}
-			return
-		}
 		cpuProf, heapProf = filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "heap.pprof")
-		run := exec.Command(filepath.Join(dir, "prof"), cpuProf, heapProf)
-		if out, err := run.CombinedOutput(); err != nil {
-			profErr = &buildErr{string(out)}
-		}
 	})
 	if profErr != nil {
 		t.Fatal(profErr)
@@ -130,12 +134,10 @@ func TestMain(m *testing.M) {
 		os.Exit(traceHelperMain())
 	}
 	code := m.Run()
-	for _, d := range []string{profDirForCleanups, largeProfilePath, manifestStoreDir, benchstatDir, traceRefDir, largeTracePath} {
+	// The per-run fixtures (the cached ones under fixtureRoot stay).
+	for _, d := range []string{largeProfilePath, manifestStoreDir, largeTracePath} {
 		if d != "" && strings.HasPrefix(d, os.TempDir()) {
-			if d != profDirForCleanups && d != benchstatDir && d != traceRefDir {
-				d = filepath.Dir(d)
-			}
-			os.RemoveAll(d)
+			os.RemoveAll(filepath.Dir(d))
 		}
 	}
 	os.Exit(code)
@@ -144,11 +146,11 @@ func TestMain(m *testing.M) {
 // pprofTop runs `go tool pprof -top` and returns function -> [flat, cum].
 func pprofTop(t testing.TB, file, sampleIndex string, extra ...string) map[string][2]int64 {
 	t.Helper()
-	args := append([]string{"tool", "pprof", "-top", "-nodecount=1000000", "-nodefraction=0", "-sample_index=" + sampleIndex}, extra...)
+	args := append([]string{"-top", "-nodecount=1000000", "-nodefraction=0", "-sample_index=" + sampleIndex}, extra...)
 	args = append(args, file)
-	out, err := exec.Command("go", args...).Output()
+	out, err := pprofCmd(t, args...).Output()
 	if err != nil {
-		t.Fatalf("go tool pprof: %v", err)
+		t.Fatalf("pprof: %v", err)
 	}
 	res := map[string][2]int64{}
 	num := regexp.MustCompile(`^(-?[0-9]+)[a-zA-Z]*$`)

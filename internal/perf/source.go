@@ -394,18 +394,23 @@ func sniff(format string, head []byte) bool {
 		// Legacy formats profile.ParseData reads.
 		return strings.HasPrefix(recognizedProfile(head), "legacy")
 	case FormatFolded:
-		// The first line that is neither blank nor a "#" comment is a
-		// stack of two or more frames ("a;b 3", splitFoldedLine's rule).
+		// Detection follows the reader (decodeFolded): lines it skips
+		// (blank lines, "#" or "//" comments, anything that is not
+		// "frames COUNT") are skipped here too, and the first line it
+		// reads as a stack must have two or more frames ("a;b 3").
 		rest := t
 		for len(rest) > 0 {
 			var line []byte
 			line, rest, _ = bytes.Cut(rest, []byte("\n"))
 			line = bytes.TrimRight(line, "\r")
-			if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
 			stack, _, why := splitFoldedLine(line)
-			return why == "" && bytes.IndexByte(stack, ';') >= 0
+			if why != "" || len(stack) == 0 || bytes.HasPrefix(stack, []byte(";")) || bytes.HasSuffix(stack, []byte(";")) || bytes.Contains(stack, []byte(";;")) {
+				continue
+			}
+			return bytes.IndexByte(stack, ';') >= 0
 		}
 		return false
 	case FormatChromeTrace:

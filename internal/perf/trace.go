@@ -3,6 +3,7 @@ package perf
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,15 +23,15 @@ import (
 	"github.com/inquest-dev/inquest/internal/jsontext"
 )
 
-// maxNS is the largest trace-window bound (seed 003: 9223372036854775807).
+// maxNS is the largest trace-window bound (9223372036854775807).
 const maxNS = math.MaxInt64
 
 func boundSchema(desc string) js {
 	return js{
 		"description": desc,
 		"oneOf": []any{
-			js{"type": "integer", "minimum": 0, "maximum": json.Number("9223372036854775807")},
-			js{"type": "string", "pattern": "^(0|[1-9][0-9]{0,18})$"},
+			js{"type": "integer", "minimum": json.Number("-9223372036854775808"), "maximum": json.Number("9223372036854775807")},
+			js{"type": "string", "pattern": "^(0|-?[1-9][0-9]{0,18})$"},
 		},
 	}
 }
@@ -47,9 +48,9 @@ type traceArgs struct {
 	traceFields
 }
 
-// decimal is a non-negative int64 argument given as a JSON integer or a
-// canonical decimal string (trace clocks reach 2^63-1, beyond the integers
-// a JSON number carries exactly). It keeps the argument's text, decoded
+// decimal is an int64 argument given as a JSON integer or a canonical
+// decimal string (trace clocks reach -2^63..2^63-1, beyond the integers a
+// JSON number carries exactly; a trace's clock may be negative). It keeps the argument's text, decoded
 // once; value validates it. It encodes as the canonical decimal string, so
 // next_page carries exact values.
 type decimal string
@@ -76,16 +77,17 @@ func (d decimal) MarshalJSON() ([]byte, error) {
 	return json.Marshal(string(d))
 }
 
-// value is d as an int64 in 0..2^63-1; otherwise INVALID_ARGUMENT at /key.
+// value is d as an int64 in -2^63..2^63-1; otherwise INVALID_ARGUMENT at
+// /key.
 func (d decimal) value(key string) (int64, error) {
 	s := string(d)
 	if !boundedExponent(s) {
-		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from 0 through 9223372036854775807", key)
+		return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from -9223372036854775808 through 9223372036854775807", key)
 	}
-	if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Sign() >= 0 && r.Num().IsInt64() {
+	if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
 		return r.Num().Int64(), nil
 	}
-	return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from 0 through 9223372036854775807", key)
+	return 0, fieldErr(contract.CodeInvalidArgument, "/"+key, "%s must be an integer from -9223372036854775808 through 9223372036854775807", key)
 }
 
 func traceWindowOperation() *Operation {
@@ -449,6 +451,18 @@ type traceScan struct {
 	// noDur counts X events without dur; they end at the trace's last
 	// timestamp (the catapult importer's didNotFinish slices).
 	noDur int64
+	// unclosed counts B events no E closed; like X events without dur
+	// they end at the trace's last timestamp, did not finish.
+	unclosed int64
+	// mismatched counts E events whose name differs from the B they
+	// closed (the catapult importer pairs them too, with a warning).
+	mismatched int64
+	// firstNS and lastNS are the earliest and latest timestamps of the
+	// trace's events (span ends included); valid when hasClock.
+	firstNS, lastNS int64
+	hasClock        bool
+	// gzip is true when the file was one gzip stream, inflated here.
+	gzip bool
 	// unterminated is true when the array form ended without "]" (or
 	// with a trailing comma), which the Trace Event Format allows.
 	unterminated bool
@@ -575,9 +589,24 @@ func (l *lenientTail) take(c []byte) {
 // of the trace (ev.didNotFinish).
 func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *traceEvent, start, end int64, instant bool) error, meta func(ev *traceEvent)) (traceScan, error) {
 	var st traceScan
+	// One gzip layer is inflated, as the catapult and speedscope
+	// importers do (streamed: the decoder's memory bounds hold for the
+	// inflated bytes); gzip inside gzip is refused, as for profiles.
+	br := bufio.NewReaderSize(r, 64<<10)
+	if h, _ := br.Peek(2); len(h) == 2 && h[0] == 0x1f && h[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return st, decodeFail("the Chrome trace is not a valid gzip stream: %v", sanitize(err)).WithDetail("recognized", "gzip")
+		}
+		defer gz.Close()
+		st.gzip = true
+		br = bufio.NewReaderSize(gz, 64<<10)
+		if h, _ := br.Peek(2); len(h) == 2 && h[0] == 0x1f && h[1] == 0x8b {
+			return st, decodeFail("the Chrome trace is gzip inside gzip; one gzip layer is read (gunzip it once first)").WithDetail("recognized", "gzip inside gzip")
+		}
+	}
 	// A UTF-8 byte-order mark is skipped (offsets then count from after
 	// it, lead bytes later); empty, UTF-16 and UTF-32 input is named.
-	br := bufio.NewReaderSize(r, 64<<10)
 	bom, prob := jsontext.Sniff(br)
 	if prob != nil {
 		return st, decodeFail("%s", prob.Message("the Chrome trace")).WithDetail("problem", prob.Kind)
@@ -596,6 +625,12 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 		}
 		if g.err != nil {
 			return g.err
+		}
+		if st.gzip {
+			// A damaged or truncated gzip stream, not malformed JSON.
+			if _, err := br.Peek(1); err != nil && err != io.EOF {
+				return decodeFail("the gzip-compressed Chrome trace could not be inflated: %v", sanitize(err)).WithDetail("recognized", "gzip")
+			}
 		}
 		off := lead + dec.InputOffset()
 		return decodeFail("the Chrome trace (%s) is malformed near byte %d: %s; the catapult trace importer rejects it too", form, off, what).WithDetail("offset", off).WithDetail("recognized", form)
@@ -644,6 +679,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 	type open struct {
 		ev    traceEvent
 		start int64
+		seq   int64 // the B's event index
 	}
 	stacks := map[threadID][]open{}
 	var deferred []traceEvent
@@ -653,6 +689,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 	// their strings are shared, so each counts its struct.
 	var heldBytes int64
 	maxTS := int64(math.MinInt64)
+	minTS := int64(math.MaxInt64)
 	for i := int64(0); dec.PeekKind() != ']'; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return st, ctx.Err()
@@ -681,6 +718,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			st.truncated++
 		}
 		maxTS = max(maxTS, ts)
+		minTS = min(minTS, ts)
 		switch ev.Ph {
 		case "X":
 			if ev.Dur == "" {
@@ -712,7 +750,7 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			if heldBytes > memCap {
 				return st, contract.Errorf(contract.CodeLimitExceeded, "the trace holds more open B events and X events without dur than limits.max_memory_bytes allows")
 			}
-			stacks[th] = append(stacks[th], open{ev, ts})
+			stacks[th] = append(stacks[th], open{ev, ts, i})
 		case "E":
 			th := ev.thread()
 			sk := stacks[th]
@@ -731,6 +769,9 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			heldBytes -= heldEventBytes
 			if !o.ev.hasName {
 				o.ev.Name, o.ev.hasName = ev.Name, ev.hasName
+			} else if ev.hasName && ev.Name != o.ev.Name {
+				// Paired all the same, as catapult does (it warns).
+				st.mismatched++
 			}
 			if err := visit(&o.ev, o.start, ts, false); err != nil {
 				return st, err
@@ -752,8 +793,24 @@ func scanTrace(ctx context.Context, r io.Reader, memCap int64, visit func(ev *tr
 			return st, err
 		}
 	}
+	// B events still open when the trace stopped: like catapult, slices
+	// that did not finish, ending at the trace's last timestamp; visited
+	// in the order of their B events.
+	var unclosed []open
 	for _, sk := range stacks {
-		st.unmatched += int64(len(sk))
+		unclosed = append(unclosed, sk...)
+	}
+	sort.Slice(unclosed, func(i, j int) bool { return unclosed[i].seq < unclosed[j].seq })
+	for i := range unclosed {
+		o := &unclosed[i]
+		st.unclosed++
+		o.ev.didNotFinish = true
+		if err := visit(&o.ev, o.start, max(maxTS, o.start), false); err != nil {
+			return st, err
+		}
+	}
+	if minTS <= maxTS {
+		st.firstNS, st.lastNS, st.hasClock = minTS, maxTS, true
 	}
 	return st, nil
 }
@@ -774,8 +831,8 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	if err != nil {
 		return nil, err
 	}
-	if end <= 0 || end <= start {
-		return nil, fieldErr(contract.CodeInvalidArgument, "/end_ns", "end_ns must be positive and greater than start_ns")
+	if end <= start {
+		return nil, fieldErr(contract.CodeInvalidArgument, "/end_ns", "end_ns must be greater than start_ns")
 	}
 	view := a.View
 	if view == "" {
@@ -792,16 +849,18 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 	names := map[threadID]string{}
 	// noCat counts the events without cat (category null).
 	var noCat *traceAgg
-	var selected int64
+	var selected, outside int64
 	hasMore := false
 	visit := func(ev *traceEvent, s, e int64, instant bool) error {
 		var ov int64
 		if instant {
 			if s < start || s >= end {
+				outside++
 				return nil
 			}
 		} else {
 			if !(s < end && e > start) && !(s == e && s >= start && s < end) {
+				outside++
 				return nil
 			}
 			ov = min(e, end) - max(s, start)
@@ -953,19 +1012,39 @@ func runTraceWindow(ctx context.Context, req *Request, a *traceFields) (*Output,
 		categories++ // the null category of events without cat
 	}
 	out.Summary = map[string]any{"window": map[string]any{"start_ns": contract.Int(start), "end_ns": contract.Int(end), "duration_ns": contract.Int(end - start)},
-		"view": view, "events_in_window": contract.Int(selected), "threads": len(threads), "categories": categories, "trace_events": contract.Int(total)}
+		"view": view, "events_in_window": contract.Int(selected), "events_outside_window": contract.Int(outside),
+		"threads": len(threads), "categories": categories, "trace_events": contract.Int(total)}
+	// The trace clock's range (negative timestamps included), null for a
+	// trace without timed events.
+	var first, last any
+	if sc.hasClock {
+		first, last = contract.Int(sc.firstNS), contract.Int(sc.lastNS)
+	}
+	out.Summary["trace_clock"] = map[string]any{"first_ns": first, "last_ns": last}
+	if sc.gzip {
+		out.Summary["compression"] = "gzip"
+	}
 	if out.Coverage == nil {
 		out.Coverage = map[string]any{}
 	}
 	out.Coverage["events_not_selectable"] = contract.Int(unselect)
 	out.Coverage["unmatched_begin_end"] = contract.Int(unmatched)
+	out.Coverage["events_outside_window"] = contract.Int(outside)
 	p.noteBudget(out)
 	if truncated > 0 {
 		out.Coverage["sub_ns_truncated_events"] = contract.Int(truncated)
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d event(s) have ts or dur with digits below one nanosecond; they were truncated toward zero to whole nanoseconds (see coverage.sub_ns_truncated_events)", truncated))
 	}
 	if unmatched > 0 {
-		out.Warnings = append(out.Warnings, "some B/E events had no partner and were not selected; see coverage.unmatched_begin_end")
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d E event(s) had no open B on their thread and were not selected; see coverage.unmatched_begin_end", unmatched))
+	}
+	out.Coverage["unclosed_begin_events"] = contract.Int(sc.unclosed)
+	if sc.unclosed > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d B event(s) have no E; like the catapult importer they did not finish and end at the trace's last timestamp (rows with did_not_finish: true; see coverage.unclosed_begin_events)", sc.unclosed))
+	}
+	out.Coverage["mismatched_end_names"] = contract.Int(sc.mismatched)
+	if sc.mismatched > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d E event(s) closed a B of another name; like the catapult importer each closed the innermost open B of its thread, which keeps its own name (see coverage.mismatched_end_names)", sc.mismatched))
 	}
 	out.Coverage["complete_events_without_dur"] = contract.Int(sc.noDur)
 	if sc.noDur > 0 {

@@ -45,7 +45,8 @@ func TestTraceWindowGolden(t *testing.T) {
 		{"empty window", 5, 5, "/end_ns"},
 		{"end zero", 0, 0, "/end_ns"},
 		{"beyond int64", "0", "9223372036854775808", "/end_ns"},
-		{"negative", -1, 5, "/start_ns"},
+		{"below int64", "-9223372036854775809", 5, "/start_ns"},
+		{"negative zero string", "-0", 5, "/start_ns"},
 		{"non-canonical string", "007", 5, "/start_ns"},
 		{"boolean", true, 5, "/start_ns"},
 		{"fraction", 1.5, 5, "/start_ns"},
@@ -149,18 +150,23 @@ func TestTraceCompleteWithoutDur(t *testing.T) {
 }
 
 // TestTraceEndBeforeBegin: an E earlier than the B it would close is
-// unpaired (speedscope ignores it too) and the B stays open, so both are
-// counted in coverage.unmatched_begin_end and no negative span is a row.
+// unpaired (speedscope ignores it too, coverage.unmatched_begin_end) and
+// the B stays open: it did not finish and ends at the trace's last
+// timestamp (coverage.unclosed_begin_events); no negative span is a row.
 func TestTraceEndBeforeBegin(t *testing.T) {
 	e := newEnv(t)
 	p := e.write("endfirst.json", `[{"ph":"B","name":"a","pid":1,"tid":2,"ts":10},{"ph":"E","pid":1,"tid":2,"ts":0},{"ph":"X","name":"x","pid":1,"tid":2,"ts":1,"dur":1}]`)
 	m := e.mustCall("inspect_trace_window", map[string]any{"sources": []any{pathSrc(p)}, "start_ns": 0, "end_ns": 100000})
 	rows := data(m)["rows"].([]any)
-	if len(rows) != 1 || rows[0].(map[string]any)["name"] != "x" {
-		t.Fatalf("rows %v, want only x", rows)
+	if len(rows) != 2 || rows[0].(map[string]any)["name"] != "x" {
+		t.Fatalf("rows %v, want x and the open a", rows)
 	}
-	if got := m["coverage"].(map[string]any)["unmatched_begin_end"]; got != "2" {
-		t.Fatalf("unmatched_begin_end %v, want 2", got)
+	if a := rows[1].(map[string]any); a["name"] != "a" || a["did_not_finish"] != true || a["ts_ns"] != "10000" || a["dur_ns"] != "0" {
+		t.Fatalf("open row %v, want a at 10000 ns, did not finish", a)
+	}
+	cov := m["coverage"].(map[string]any)
+	if cov["unmatched_begin_end"] != "1" || cov["unclosed_begin_events"] != "1" {
+		t.Fatalf("coverage %v, want 1 unmatched E and 1 unclosed B", cov)
 	}
 }
 

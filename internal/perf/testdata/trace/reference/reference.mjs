@@ -7,11 +7,14 @@
 //   warnings, and per profile (one per pid/tid of a trace; one for a
 //   folded "collapsed stack" file) its name and per frame name the total
 //   weight (frames) and self weight (self), in microseconds for traces
-//   and in samples for folded stacks;
+//   and in samples for folded stacks, and its slices (every call of the
+//   profile's timeline in order: name, start and end on the profile's
+//   value axis);
 //   DevTools' trace engine (@paulirish/trace_engine, through the
 //   package's own analyzeTrace file loader): accepted, error, and per
 //   pid/tid thread its entries (X, B/E pairs, I instants) per name with
-//   count and summed dur in microseconds.
+//   count and summed dur in microseconds, and every entry (slices: name,
+//   ts and dur in microseconds, in the engine's order).
 //
 // Usage: node reference.mjs NODE_MODULES_PARENT [--only=speedscope|devtools] FILE...
 import fs from 'node:fs';
@@ -92,7 +95,15 @@ async function speedscope(ss, file) {
       frames[f.name] = (frames[f.name] ?? 0) + f.getTotalWeight();
       self[f.name] = (self[f.name] ?? 0) + f.getSelfWeight();
     });
-    profiles.push({name: p.getName(), frames, self});
+    const slices = [];
+    const open = [];
+    p.forEachCall((node, value) => {
+      open.push({name: node.frame.name, start: value});
+    }, (node, value) => {
+      const o = open.pop();
+      slices.push({name: o.name, start: o.start, end: value});
+    });
+    profiles.push({name: p.getName(), frames, self, slices});
   }
   return {accepted: true, warnings: [...ss.warnings], profiles};
 }
@@ -113,12 +124,14 @@ async function devtools(analyzeTrace, file) {
   for (const [pid, proc] of parsed.data.Renderer.processes) {
     for (const [tid, th] of proc.threads) {
       const names = {};
+      const slices = [];
       for (const e of th.entries) {
         const n = names[e.name] ??= {count: 0, dur: 0};
         n.count++;
         n.dur += e.dur ?? 0;
+        slices.push({name: e.name, ts: e.ts, dur: e.dur ?? null, ph: e.ph});
       }
-      threads.push({pid: String(pid), tid: String(tid), names});
+      threads.push({pid: String(pid), tid: String(tid), names, slices});
     }
   }
   return {accepted: true, errors, threads};
