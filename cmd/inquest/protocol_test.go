@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"bufio"
 	"encoding/json"
 	"io"
@@ -142,8 +143,13 @@ func TestMCPArgumentsOverLimit(t *testing.T) {
 	send(initializeLine)
 	await("1")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	big := strings.Repeat("x", 4<<20+(512<<10))
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inspect_binary","arguments":{"path":"/` + big + `"}}}`)
+	// 20 strings of 240 KiB: more than 4 MiB of arguments, no string over
+	// the 256 KiB string limit.
+	var big strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&big, `,"a%d":"%s"`, i, strings.Repeat("x", 240<<10))
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inspect_binary","arguments":{"path":"/bin/true"` + big.String() + `}}}`)
 	m := await("2")
 	res, _ := m["result"].(map[string]any)
 	sc, _ := res["structuredContent"].(map[string]any)

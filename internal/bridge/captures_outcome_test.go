@@ -100,24 +100,21 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 	cmd := holder(t, path)
 	ref := refOf(t, reg, cmd.Process.Pid)
 
-	// an invalid projection for the kind: the outer envelope says the read
-	// failed, keeps the capture and names a corrected read_capture
-	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "read": map[string]any{"projection": []string{"path", "pid"}}})
-	_, ws := envelope(d)
-	ids, _ := d["retained_capture_ids"].([]any)
-	na, _ := d["next_action"].(map[string]any)
-	if len(ids) != 1 || !anyContains(ws, "first-page read failed (INVALID_ARGUMENT") || !anyContains(ws, ids[0].(string)) || na == nil || na["tool"] != "read_capture" {
-		t.Fatalf("failed first-page read: warnings %q retained %v next %v", ws, ids, na)
+	// an invalid projection for the kind is refused before anything is
+	// captured (start_capture publishes each kind's own fields), naming
+	// the refused field
+	_, err := call(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "read": map[string]any{"projection": []string{"path", "pid"}}})
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/read/projection/1" {
+		t.Fatalf("projection pid on open_files: %v", err)
 	}
-	// the read's own error is data.read_error, naming the refused field
-	if re, _ := d["read_error"].(map[string]any); re["code"] != "INVALID_ARGUMENT" || re["field"] != "/projection/1" || d["rows"] != nil {
-		t.Fatalf("read_error %v rows %v", d["read_error"], d["rows"])
+	// read_capture of a retained capture refuses it too, and the corrected
+	// read lists the file
+	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "retain_capture": true})
+	id, _ := d["capture_id"].(string)
+	if _, err := call(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": []string{"path", "pid"}}); contract.CodeOf(err) != contract.CodeInvalidArgument {
+		t.Fatalf("read_capture projection pid on open_files: %v", err)
 	}
-	args := na["arguments"].(map[string]any)
-	if args["capture_id"] != ids[0] || len(args["projection"].([]any)) != 1 || args["projection"].([]any)[0] != "path" {
-		t.Fatalf("corrected read %v", args)
-	}
-	p := mustCall(t, reg, "read_capture", args)
+	p := mustCall(t, reg, "read_capture", map[string]any{"capture_id": id, "projection": []string{"path"}})
 	found := false
 	for _, r := range rowsOf(p) {
 		if r["path"] == path {
@@ -127,7 +124,7 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 	if !found {
 		t.Fatalf("corrected read did not list %s", path)
 	}
-	mustCall(t, reg, "release_capture", map[string]any{"capture_id": ids[0]})
+	mustCall(t, reg, "release_capture", map[string]any{"capture_id": id})
 
 	// owner_name on a kind without owners is INVALID_ARGUMENT (read_capture
 	// directly, and as a first-page selection with the selector dropped)
@@ -148,8 +145,8 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 		}
 	}
 	d = mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "read": map[string]any{"owner_name": "sleep"}})
-	na, _ = d["next_action"].(map[string]any)
-	if _, ws = envelope(d); na == nil || !anyContains(ws, "INVALID_ARGUMENT") || na["arguments"].(map[string]any)["owner_name"] != nil {
+	na, _ := d["next_action"].(map[string]any)
+	if _, ws := envelope(d); na == nil || !anyContains(ws, "INVALID_ARGUMENT") || na["arguments"].(map[string]any)["owner_name"] != nil {
 		t.Fatalf("owner_name first page: warnings %q next %v", ws, na)
 	}
 

@@ -54,7 +54,7 @@ func TestListProcessesProjection(t *testing.T) {
 		{"metric_ids keep values", map[string]any{"filter": self, "metric_ids": []string{"rss_bytes"}}, append([]string{"values", "unavailable"}, host.CompactProcessFields...)},
 		{"all", map[string]any{"filter": self, "projection": []string{"all"}}, all},
 		{"all and user", map[string]any{"filter": self, "projection": []string{"user", "all"}}, append([]string{"user"}, all...)},
-		{"all and command_line", map[string]any{"filter": self, "projection": []string{"all", "command_line"}}, append([]string{"command_line"}, all...)},
+		{"all and command_line", map[string]any{"filter": self, "projection": []string{"all", "command_line"}}, append([]string{"command_line", "command_line_truncated"}, all...)},
 		{"fields", map[string]any{"filter": self, "projection": []string{"pid", "comm"}}, []string{"pid", "comm"}},
 	}
 	for _, c := range cases {

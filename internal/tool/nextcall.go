@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // nextCallSentence matches a sentence (up to ".", ";" or the end) that
 // tells the caller to make a call named by a result field.
-var nextCallSentence = regexp.MustCompile(`[^.;]*\bnext_(action|page)\b[^.;]*`)
+var nextCallSentence = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[^.;]*\bnext_(action|page)\b[^.;]*`)
+})
 
 // noCall matches the wording of a sentence that says there is no such
 // call (which a null field matches).
-var noCall = regexp.MustCompile(`\b(no|null|none|without|nothing)\b`)
+var noCall = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(no|null|none|without|nothing)\b`)
+})
 
 // NextCallMismatches checks a delivered envelope (success or error) for
 // sentences about a next call that its fields contradict: a warning or
@@ -39,8 +44,8 @@ func NextCallMismatches(body json.RawMessage) []string {
 	null := func(v json.RawMessage) bool { s := strings.TrimSpace(string(v)); return s == "" || s == "null" }
 	var out []string
 	check := func(where, text string, action, page json.RawMessage) {
-		for _, s := range nextCallSentence.FindAllStringSubmatch(text, -1) {
-			if noCall.MatchString(s[0]) {
+		for _, s := range nextCallSentence().FindAllStringSubmatch(text, -1) {
+			if noCall().MatchString(s[0]) {
 				continue
 			}
 			switch {

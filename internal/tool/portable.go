@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // portableKeywords are the schema members every client inquest registers
@@ -15,26 +16,32 @@ import (
 // sending and every JSON Schema client (the MCP Inspector, the TypeScript
 // and Go SDKs) understands. Nothing here is a JSON Schema-only construct:
 // no const, oneOf, if/then/else, patternProperties, $ref, type arrays.
-var portableKeywords = map[string]bool{
-	"type": true, "format": true, "title": true, "description": true,
-	"enum": true, "maxItems": true, "minItems": true, "properties": true,
-	"required": true, "minProperties": true, "maxProperties": true,
-	"minLength": true, "maxLength": true, "pattern": true, "anyOf": true,
-	"default": true, "items": true, "minimum": true, "maximum": true,
-	"additionalProperties": true,
-}
+var portableKeywords = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"type": true, "format": true, "title": true, "description": true,
+		"enum": true, "maxItems": true, "minItems": true, "properties": true,
+		"required": true, "minProperties": true, "maxProperties": true,
+		"minLength": true, "maxLength": true, "pattern": true, "anyOf": true,
+		"default": true, "items": true, "minimum": true, "maximum": true,
+		"additionalProperties": true,
+	}
+})
 
 // portableTypes are the values a portable schema's type may take: one
 // string, never an array and never "null" (an optional member is left
 // out, not sent as null).
-var portableTypes = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "object": true}
+var portableTypes = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "object": true}
+})
 
 // portableFormats are the formats Gemini's Schema documents, per type.
-var portableFormats = map[string]map[string]bool{
-	"string":  {"enum": true, "date-time": true},
-	"number":  {"float": true, "double": true},
-	"integer": {"int32": true, "int64": true},
-}
+var portableFormats = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"string":  {"enum": true, "date-time": true},
+		"number":  {"float": true, "double": true},
+		"integer": {"int32": true, "int64": true},
+	}
+})
 
 // PortableViolations lists, as "JSON-pointer: problem" strings in schema
 // order, every construct of the input schema that a registered client does
@@ -73,7 +80,7 @@ func portableWalk(node any, at string, out *[]string) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !portableKeywords[k] {
+		if !portableKeywords()[k] {
 			bad("keyword %q is outside the portable subset", k)
 		}
 	}
@@ -85,13 +92,13 @@ func portableWalk(node any, at string, out *[]string) {
 			bad("no type (an empty or untyped schema)")
 		}
 	case string:
-		if !portableTypes[t] {
+		if !portableTypes()[t] {
 			bad("type %q is not portable", t)
 		}
 	default:
 		bad("type must be one string, not %s", compactJSON(t))
 	}
-	if f, ok := s["format"].(string); ok && !portableFormats[typ][f] {
+	if f, ok := s["format"].(string); ok && !portableFormats()[typ][f] {
 		bad("format %q is not portable for type %q", f, typ)
 	}
 	if e, ok := s["enum"]; ok {
@@ -180,12 +187,14 @@ func Portable(input json.RawMessage) (json.RawMessage, error) {
 
 // typeKeywords says which keywords constrain which instance type, for
 // splitting a multi-type schema into one branch per type.
-var typeKeywords = map[string]string{
-	"minimum": "number", "maximum": "number",
-	"minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
-	"minItems": "array", "maxItems": "array", "items": "array",
-	"properties": "object", "required": "object", "additionalProperties": "object", "minProperties": "object", "maxProperties": "object",
-}
+var typeKeywords = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"minimum": "number", "maximum": "number",
+		"minLength": "string", "maxLength": "string", "pattern": "string", "format": "string",
+		"minItems": "array", "maxItems": "array", "items": "array",
+		"properties": "object", "required": "object", "additionalProperties": "object", "minProperties": "object", "maxProperties": "object",
+	}
+})
 
 // portableRewrite applies Portable's rewrites to node in place and
 // reports whether anything changed.
@@ -259,14 +268,14 @@ func portableRewrite(node any) bool {
 			for _, t := range kept {
 				b := map[string]any{"type": t}
 				for k, v := range n {
-					if applies, ok := typeKeywords[k]; ok && (applies == t || (applies == "number" && t == "integer")) {
+					if applies, ok := typeKeywords()[k]; ok && (applies == t || (applies == "number" && t == "integer")) {
 						b[k] = v
 					}
 				}
 				branches = append(branches, b)
 			}
 			for k := range n {
-				if _, ok := typeKeywords[k]; ok || k == "type" {
+				if _, ok := typeKeywords()[k]; ok || k == "type" {
 					delete(n, k)
 				}
 			}
