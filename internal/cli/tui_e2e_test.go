@@ -303,16 +303,19 @@ func TestTUIInTmux(t *testing.T) {
 	// record, stop (asks), then Log view with its graphs, and back
 	m.keys("R")
 	s = m.waitText("REC LIVE")
-	// Stop only after two samples newer than the one shown with REC (it
+	// Stop only after three samples newer than the one shown with REC (it
 	// was the latest when the recording had started): the recording then
-	// holds frames, so the Log view has rows to show.
+	// holds frames in at least two whole seconds before its last one, so
+	// the cursor one second back from the end (a whole second, before
+	// which valueAt takes the latest frame) has a recorded value even
+	// when a loaded machine put the first frame late in its second.
 	clock := regexp.MustCompile(`\d\d:\d\d:\d\d$`)
 	seen := map[string]bool{clock.FindString(strings.TrimSpace(headerLine(s))): true}
-	m.waitFor("two recorded samples", func(s string) bool {
+	m.waitFor("three recorded samples", func(s string) bool {
 		if c := clock.FindString(strings.TrimSpace(headerLine(s))); c != "" {
 			seen[c] = true
 		}
-		return len(seen) >= 3
+		return len(seen) >= 4
 	})
 	m.keys("R")
 	m.waitText("Stop the recording?")
