@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/contract"
 	"io"
 	"slices"
 	"strings"
@@ -47,8 +48,13 @@ start_capture envelope.`,
 					}
 					a["process_ref"] = ref
 				}
+				if state != "" && !ssStateKnown(state) {
+					e := contract.Errorf(contract.CodeInvalidArgument, "not a socket state; use one ss prints (listen, estab, syn-sent, syn-recv, fin-wait-1, fin-wait-2, time-wait, unconn, close-wait, last-ack, closing) or a kernel name (ESTABLISHED, TIME_WAIT)")
+					e.Field = "/filter/state"
+					return nil, e
+				}
 				if listen && state != "" && ssStateSet(state)[0] != "LISTEN" {
-					return nil, fmt.Errorf("--listen and --state %s exclude each other (--listen is --state LISTEN)", state)
+					return nil, contract.Errorf(contract.CodeInvalidArgument, "--listen and --state %s exclude each other (--listen is --state LISTEN)", state)
 				}
 				st := state
 				if listen {
@@ -158,6 +164,18 @@ func ssStateSet(s string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ssStateKnown reports whether s names a state in ss's spelling or the
+// kernel's (what ssStateSet selects by), case-insensitive.
+func ssStateKnown(s string) bool {
+	u := strings.ToUpper(s)
+	for k, v := range ssStates() {
+		if v == u || k == u || k == strings.ReplaceAll(u, "-", "_") {
+			return true
+		}
+	}
+	return false
 }
 
 // ssEndpoint renders an endpoint as ss -n does: addr:port with * for
