@@ -24,7 +24,7 @@ func init() { register(newPerfCaptureCmd) }
 // with the target argv after --.
 func newPerfCaptureCmd(env *Env) *cobra.Command {
 	var (
-		provider, operation, cwd, captureArgs, analysisArgs, consoleOutput, budget, experimentFile, limits string
+		provider, operation, cwd, captureArgs, analysisArgs, consoleOutput, budget, experimentFile, limits, rescueTo string
 		envs                                                                                               []string
 		pageSize                                                                                           int
 		preserve, asJSON, verbose                                                                          bool
@@ -55,8 +55,9 @@ verdict. Provider fields go in --capture-arguments (e.g.
 '{"bench":"Sum","count":5,"profile":"cpu"}'), operation fields in
 --analysis-arguments, the workload budget in --workload-budget
 ('{"timeout_seconds":60,"max_memory_bytes":1073741824}'). --preserve keeps
-the captured artifacts as evidence; without it the scratch directory is
-removed at exit.
+the captured artifacts as evidence; --rescue-to ABSOLUTE_PATH publishes
+them to a new evidence store at that path instead (checked before the
+workload runs); without either the scratch directory is removed at exit.
 
 Each execution's process is named on stderr while it runs: on a terminal
 a status line shows the running execution's pid (and its process_ref
@@ -74,6 +75,16 @@ terminal or not. stdout carries only the result.`,
 			}
 			if err := checkCaptureProvider(provider, operation); err != nil {
 				return err
+			}
+			if preserve && rescueTo != "" {
+				return errors.New("--preserve and --rescue-to are mutually exclusive")
+			}
+			if rescueTo != "" {
+				// Checked before the workload runs: a destination refused
+				// after a long capture would lose its artifacts.
+				if err := perf.PreflightRescue(rescueTo); err != nil {
+					return fmt.Errorf("--rescue-to: %s", contract.AsError(err).Message)
+				}
 			}
 			if cwd == "" {
 				wd, err := os.Getwd()
@@ -162,11 +173,40 @@ terminal or not. stdout carries only the result.`,
 			if tty && !verbose {
 				fmt.Fprint(env.Stderr, "\r\x1b[K")
 			}
-			if res != nil {
-				if d, _ := res.Data.(map[string]any); preserve && d != nil && d["preserve_failure"] != nil {
-					keepUnpreserved(rt.perfRuntime(), res, operation, retryArguments(call, operation))
+			kept := preserve
+			if res != nil && cerr == nil && rescueTo != "" {
+				if d, _ := res.Data.(map[string]any); d != nil && d["analysis_id"] != nil {
+					if _, rerr := keepResult(cmd, rt.Registry, res, false, rescueTo); rerr != nil {
+						// The workload ran: keep its files for a later
+						// inquest analyze rather than lose them.
+						d["rescue_failure"] = contract.AsError(rerr)
+						d["preserve_failure"] = d["rescue_failure"]
+						res.Warn("--rescue-to " + rescueTo + " failed: " + contract.AsError(rerr).Message)
+					} else {
+						kept = true
+					}
+				} else {
+					res.Warn("--rescue-to: the capture produced no analysis to rescue")
 				}
-				cliCaptureHandoff(res, preserve)
+			}
+			if res != nil {
+				if d, _ := res.Data.(map[string]any); (preserve || rescueTo != "") && d != nil && d["preserve_failure"] != nil {
+					keepUnpreserved(rt.perfRuntime(), res, operation, retryArguments(call, operation))
+					if rescueTo != "" {
+						delete(d, "preserve_failure")
+					}
+				}
+				if kept && !preserve {
+					rescuedHandoff(res, rescueTo)
+				} else {
+					cliCaptureHandoff(res, kept)
+				}
+			}
+			if kept && !preserve && !asJSON && cerr == nil {
+				if r, ok := res.Data.(map[string]any)["rescued"].(map[string]any); ok {
+					fmt.Fprintf(env.Stderr, "rescued as evidence %s in %s (read it with: INQUEST_DATA_DIR=%s inquest evidence show %s)\n",
+						cell(fmt.Sprint(r["evidence_id"])), cell(rescueTo), cell(rescueTo), cell(fmt.Sprint(r["evidence_id"])))
+				}
 			}
 			if asJSON || cerr != nil || operation != "summarize_executions" {
 				return printEnvelope(env, res, cerr)
@@ -187,6 +227,7 @@ terminal or not. stdout carries only the result.`,
 	f.StringVar(&limits, "limits", "", `analysis limits JSON, e.g. {"max_rows":50}`)
 	f.IntVar(&pageSize, "page-size", 0, "rows per page (shorthand for limits.max_rows)")
 	f.BoolVar(&preserve, "preserve", false, "preserve the captured artifacts as immutable evidence")
+	f.StringVar(&rescueTo, "rescue-to", "", "publish the captured artifacts to a new evidence store at this absolute path")
 	f.BoolVar(&asJSON, "json", false, "print the tool's envelope as JSON")
 	f.BoolVarP(&verbose, "verbose", "v", false, "print a line on stderr as each execution starts (pid, process_ref) and ends")
 	return cmd
@@ -299,6 +340,39 @@ func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, 
 	res.Warn("the captured files are kept in " + dir + " instead of being removed at exit: once the evidence store has room, next_command (inquest analyze ... --preserve) preserves them without rerunning the workload")
 }
 
+// rescuedHandoff finishes a capture that --rescue-to published to the new
+// store at dest: the scratch sources are marked removed (their copies are
+// in dest), the session's preserve_evidence handoff and its warning are
+// dropped, and data.next_command is the command that reads the rescued
+// evidence from dest.
+func rescuedHandoff(res *contract.Result, dest string) {
+	data := res.Data.(map[string]any)
+	srcs, _ := data["sources"].([]any)
+	for _, s := range srcs {
+		if m, ok := s.(map[string]any); ok && m["scratch"] == true {
+			delete(m, "path")
+			delete(m, "scratch")
+			m["removed"] = true
+			m["removed_when"] = "the capture's scratch directory was removed when inquest capture exited; its files were rescued to " + dest
+		}
+	}
+	kept := res.Warnings[:0]
+	for _, w := range res.Warnings {
+		if !strings.HasPrefix(w, "the captured artifacts are in a scratch directory") {
+			kept = append(kept, w)
+		}
+	}
+	res.Warnings = kept
+	delete(data, "analysis_id")
+	res.NextAction = nil
+	data["next_page"] = nil
+	if r, ok := data["rescued"].(map[string]any); ok {
+		if id, ok := r["evidence_id"].(string); ok {
+			data["next_command"] = []string{"env", "INQUEST_DATA_DIR=" + dest, "inquest", "evidence", "show", id}
+		}
+	}
+}
+
 // cliCaptureHandoff drops the process-local analysis_id; a preserved
 // capture's next page becomes an `inquest analyze --evidence` argv, and an
 // unpreserved one has none because its scratch is removed at exit.
@@ -351,6 +425,16 @@ func cliCaptureHandoff(res *contract.Result, preserved bool) {
 	}
 }
 
+// metricLabel is an execution metric's name as a table header: the unit
+// suffix dropped (the cells carry units) and words upper-cased, e.g.
+// wall_time_ns → WALL TIME, max_rss_bytes → MAX RSS.
+func metricLabel(metric string) string {
+	for _, suf := range []string{"_ns", "_bytes", "_seconds", "_count"} {
+		metric = strings.TrimSuffix(metric, suf)
+	}
+	return strings.ToUpper(strings.ReplaceAll(metric, "_", " "))
+}
+
 // printExecutionTable renders summarize_executions like hyperfine's
 // summary: per case runs, median, min…max; then each case against the
 // baseline with its 95% interval and verdict.
@@ -363,7 +447,7 @@ func printExecutionTable(w io.Writer, res *contract.Result) error {
 	unit, _ := sum["unit"].(string)
 	metric, _ := sum["metric"].(string)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "CASE\tRUNS\tEXCLUDED\tMEDIAN %s\tMEAN\tMIN … MAX\n", metric)
+	fmt.Fprintf(tw, "CASE\tRUNS\tEXCLUDED\tMEDIAN %s\tMEAN\tMIN … MAX\n", metricLabel(metric))
 	cases, _ := sum["cases"].([]any)
 	for _, c := range cases {
 		c, _ := c.(map[string]any)
