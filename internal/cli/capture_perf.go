@@ -25,9 +25,9 @@ func init() { register(newPerfCaptureCmd) }
 func newPerfCaptureCmd(env *Env) *cobra.Command {
 	var (
 		provider, operation, cwd, captureArgs, analysisArgs, consoleOutput, budget, experimentFile, limits, rescueTo string
-		envs                                                                                               []string
-		pageSize                                                                                           int
-		preserve, asJSON, verbose                                                                          bool
+		envs                                                                                                         []string
+		pageSize                                                                                                     int
+		preserve, asJSON, verbose                                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "capture --provider KIND [OPTIONS] -- ARGV...",
