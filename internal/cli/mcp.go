@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/mcpserver"
+	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +18,7 @@ import (
 func init() { register(newMCPCmd) }
 
 func newMCPCmd(env *Env) *cobra.Command {
-	var toolsets string
+	var toolsets, limits string
 	var raw, inProcess bool
 	var maxResult int
 	cmd := &cobra.Command{
@@ -26,7 +29,12 @@ func newMCPCmd(env *Env) *cobra.Command {
 delivery mode: wait_ms 0, explicit read, 100-row pages.
 --max-result-bytes sets the byte budget of one delivered result (the text
 block and structuredContent together; default 65536, at most 4194304): paged
-tools end a page at it, and a larger result says so in a warning.`,
+tools end a page at it, and a larger result says so in a warning.
+--limits JSON sets the analysis ceilings of this server, with the keys a
+perf tool's limits argument takes ({"max_rows":500,"timeout_seconds":60,
+"max_input_bytes":1073741824,"max_memory_bytes":268435456}); each may only
+lower the built-in ceiling, calls may lower them further, never raise them,
+and get_status shows them under data.analysis_limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if maxResult < minResultBytes || maxResult > tool.HardResultBytes {
@@ -39,11 +47,18 @@ tools end a page at it, and a larger result says so in a warning.`,
 			if cmd.Flags().Changed("toolsets") && len(sets) == 0 {
 				return fmt.Errorf("--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
 			}
-			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess, MCP: true})
+			ceilings := perf.DefaultCeilings
+			if limits != "" {
+				if ceilings, err = perf.ParseCeilings(limits); err != nil {
+					return fmt.Errorf("--limits: %v", err)
+				}
+			}
+			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess, MCP: true, Ceilings: ceilings})
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
+			rt.Registry.Wrap("get_status", withAnalysisLimits(ceilings))
 			rt.nameCaptureWorkloads(len(sets) == 0 || slices.Contains(sets, tool.Proc), true)
 			logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			srv := mcpserver.New(rt.Registry, mcpserver.Options{Version: Version, Toolsets: sets, Logger: logger, MaxResultBytes: maxResult})
@@ -51,11 +66,36 @@ tools end a page at it, and a larger result says so in a warning.`,
 		},
 	}
 	cmd.Flags().StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to publish: proc,perf,bin (default all)")
+	cmd.Flags().StringVar(&limits, "limits", "", `analysis ceilings JSON, e.g. {"max_rows":500,"timeout_seconds":60}; may only lower the built-in ones`)
 	cmd.Flags().BoolVar(&raw, "raw", false, "raw delivery: wait_ms 0, explicit read, 100-row pages")
 	cmd.Flags().IntVar(&maxResult, "max-result-bytes", tool.DefaultResultBytes, fmt.Sprintf("byte budget of one delivered result (text and structuredContent together), %d to %d", minResultBytes, tool.HardResultBytes))
 	cmd.Flags().BoolVar(&inProcess, "in-process", false, "run proc tools on a host inside this process instead of the shared host (history ends with the bridge)")
 	cmd.AddCommand(newMCPInspectCmd(env))
 	return cmd
+}
+
+// withAnalysisLimits adds this server's perf ceilings to get_status's
+// data as analysis_limits (perf.Ceilings.Status): the host answers
+// get_status for every bridge, the ceilings belong to this one.
+func withAnalysisLimits(c perf.Ceilings) func(tool.Handler) tool.Handler {
+	return func(next tool.Handler) tool.Handler {
+		return func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			res, err := next(ctx, args)
+			if err != nil || res == nil {
+				return res, err
+			}
+			data, ok := res.Data.(map[string]any)
+			if !ok {
+				b, merr := json.Marshal(res.Data)
+				if merr != nil || json.Unmarshal(b, &data) != nil || data == nil {
+					return res, err
+				}
+				res.Data = data
+			}
+			data["analysis_limits"] = c.Status()
+			return res, nil
+		}
+	}
 }
 
 // minResultBytes is the smallest --max-result-bytes: room for an envelope,

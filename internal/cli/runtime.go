@@ -25,6 +25,9 @@ type runtimeOptions struct {
 	// InProcess runs the proc tools over a host inside this process instead
 	// of the user's host over IPC (inquest mcp --in-process).
 	InProcess bool
+	// Ceilings are the perf tools' server ceilings (perf.DefaultCeilings
+	// when zero): inquest mcp --limits.
+	Ceilings perf.Ceilings
 	// ProcTools, when set, registers only these proc tools (a command that
 	// calls one tool, such as ps, skips checking the others' schemas).
 	ProcTools []string
@@ -51,13 +54,15 @@ type Runtime struct {
 	// runs, before the first call needs it (nil without a proc toolset);
 	// see bridge.IPC.Preconnect.
 	preconnectProc func(ctx context.Context)
+	// ceilings are the perf runtime's server ceilings (zero: built-in).
+	ceilings perf.Ceilings
 }
 
 // perfRuntime returns rt's perf runtime, creating it (sessions on, bin
 // replay registered, closed with rt) on first use.
 func (rt *Runtime) perfRuntime() *perf.Runtime {
 	if rt.perf == nil {
-		prt := perf.New(perf.Config{Sessions: true})
+		prt := perf.New(perf.Config{Sessions: true, Ceilings: rt.ceilings})
 		prt.SetReplayer(tool.Bin, bin.Replay)
 		rt.perf = prt
 		rt.closers = append(rt.closers, func() { prt.ReleaseCaptures(); prt.Close() })
@@ -82,7 +87,7 @@ var toolsets = []toolsetBuilder{buildProc, buildPerf, buildBin}
 
 // newRuntime builds the registry over every toolset.
 func newRuntime(ctx context.Context, opts runtimeOptions) (*Runtime, error) {
-	rt := &Runtime{Registry: tool.NewRegistry()}
+	rt := &Runtime{Registry: tool.NewRegistry(), ceilings: opts.Ceilings}
 	for _, b := range toolsets {
 		if err := b(ctx, rt, opts); err != nil {
 			rt.Close()

@@ -256,6 +256,18 @@ func (r *Registry) Names() []string {
 	return n
 }
 
+// Wrap replaces the named tool's handler with wrap(handler), so a server
+// can add to one tool's results (e.g. get_status data it alone knows)
+// without a second tool; it reports whether the tool is registered. It
+// must be called before the registry serves calls.
+func (r *Registry) Wrap(name string, wrap func(Handler) Handler) bool {
+	e, ok := r.byName[name]
+	if ok {
+		e.Handler = wrap(e.Handler)
+	}
+	return ok
+}
+
 // Lookup returns the named tool.
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	e, ok := r.byName[name]
