@@ -222,8 +222,10 @@ func TestCaptureNamesItsWorkload(t *testing.T) {
 	}
 	execs := env2["data"].(map[string]any)["capture"].(map[string]any)["executions"].([]any)
 	row := execs[0].(map[string]any)
-	if row["pid"] != float64(ex.PID) || row["process_ref"] != ref || row["termination"] != "exited" || row["exit_code"] != float64(0) {
-		t.Fatalf("execution row %v, want pid %d process_ref %s exited 0", row, ex.PID, ref)
+	// Its record (termination, exit code) is the analysis row it matches.
+	rec := env2["data"].(map[string]any)["rows"].([]any)[0].(map[string]any)
+	if row["pid"] != float64(ex.PID) || row["process_ref"] != ref || rec["position"] != row["position"] || rec["termination"] != "exited" || rec["exit_code"] != float64(0) {
+		t.Fatalf("execution %v, row %v, want pid %d process_ref %s exited 0", row, rec, ex.PID, ref)
 	}
 	ended := nextEvent(t, events)
 	if e := ended.exec; e.Event != "ended" || e.PID != ex.PID || e.ProcessRef == nil || *e.ProcessRef != ref || e.Termination != "exited" || e.ExitCode == nil || *e.ExitCode != 0 || ended.progress != 1 {

@@ -477,7 +477,17 @@ func printExecutionTable(w io.Writer, res *contract.Result) error {
 			fmt.Fprintf(w, "\nexecutions: %v (succeeded %v, failed %v, excluded %v)\n", o["executions"], o["succeeded"], o["failed"], o["excluded"])
 		}
 		if ex, ok := cap["executions"].([]map[string]any); ok && len(ex) == 1 {
-			e := ex[0]
+			// The execution's record is its row of summarize_executions;
+			// capture.executions holds what the row lacks.
+			e := map[string]any{}
+			if rows := mapRows(data["rows"]); len(rows) == 1 {
+				for k, v := range rows[0] {
+					e[k] = v
+				}
+			}
+			for k, v := range ex[0] {
+				e[k] = v
+			}
 			code := "signal " + fmt.Sprint(e["signal"])
 			if c, ok := e["exit_code"].(*int); ok && c != nil {
 				code = "exit " + strconv.Itoa(*c)
@@ -497,6 +507,24 @@ func printExecutionTable(w io.Writer, res *contract.Result) error {
 	}
 	if next, ok := data["next_command"].([]string); ok && data["preserve_failure"] != nil {
 		fmt.Fprintf(w, "next: %s\n", shellJoin(next))
+	}
+	return nil
+}
+
+// mapRows returns rows held as []map[string]any or []any of maps (nil
+// for anything else).
+func mapRows(v any) []map[string]any {
+	switch rows := v.(type) {
+	case []map[string]any:
+		return rows
+	case []any:
+		out := make([]map[string]any, 0, len(rows))
+		for _, r := range rows {
+			if m, ok := r.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
 	}
 	return nil
 }

@@ -639,9 +639,13 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 		res.Coverage = map[string]any{"complete": false}
 	}
 	outcome := captureOutcome(run.records)
+	layout := factorExecutions(run, ck.op.Name == "summarize_executions" && aerr == nil)
 	data["capture"] = map[string]any{
 		"provider": top.Provider.Kind, "collector": run.collector, "executions": run.execs, "outcome": outcome,
 		"artifacts": artifactNames(run),
+	}
+	if layout != "" {
+		data["capture"].(map[string]any)["cgroup_layout"] = layout
 	}
 	if e := top.Experiment; e != nil {
 		x := map[string]any{"cases": len(e.Cases), "blocks": e.Blocks, "seed": e.Seed, "schedule": Schedule(len(e.Cases), e.Blocks, e.Seed)}
@@ -1211,6 +1215,54 @@ func recordOf(ex *capture.Execution, caseName string, caseIndex, block, pos int,
 		r.Included, r.ExcludedReason = false, "workload_failed"
 	}
 	return r
+}
+
+// recordKeys are the keys of an execution record's row
+// (ExecutionRecord.row) other than those that identify the execution.
+var recordKeys = sync.OnceValue(func() []string {
+	var keys []string
+	for k := range (&ExecutionRecord{Signal: "x", ExcludedReason: "x"}).row() {
+		switch k {
+		case "case", "case_index", "block", "position":
+		default:
+			keys = append(keys, k)
+		}
+	}
+	return keys
+})
+
+// factorExecutions states each fact of capture.executions once. When
+// inRows (summarize_executions, whose rows are the execution records),
+// each capture.executions entry keeps only what the rows lack (argv,
+// executable, pid, process_ref, containment, ...) and the keys that match
+// it to its row (case, case_index, block, position). The cgroup sentence
+// shared by every execution ("leaf DIR: REASON") is returned once as
+// REASON, each entry keeping "leaf DIR"; "" when executions differ in it.
+func factorExecutions(run *captureRun, inRows bool) string {
+	if inRows {
+		for _, m := range run.execs {
+			for _, k := range recordKeys() {
+				delete(m, k)
+			}
+		}
+	}
+	reason := ""
+	for i, m := range run.execs {
+		cg, _ := m["cgroup"].(string)
+		leaf, why, ok := strings.Cut(cg, ": ")
+		if !ok || !strings.HasPrefix(leaf, "leaf ") || (i > 0 && why != reason) {
+			return ""
+		}
+		reason = why
+	}
+	if reason == "" {
+		return ""
+	}
+	for _, m := range run.execs {
+		cg := m["cgroup"].(string)
+		m["cgroup"] = cg[:strings.Index(cg, ": ")]
+	}
+	return reason
 }
 
 // execView is the capture.executions row of ex: its record, how it ran,

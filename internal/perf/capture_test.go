@@ -46,9 +46,26 @@ func TestCaptureDirectExecution(t *testing.T) {
 	if r["exit_code"].(float64) != 0 || r["termination"] != "exited" || r["exit_owner"] != "workload" || r["wall_time_ns"] == "0" || r["max_rss_at_most_bytes"] == "0" {
 		t.Fatalf("row %v", r)
 	}
+	if r["stdout_bytes"] != "6" || r["stderr_bytes"] != "5" {
+		t.Fatalf("row %v", r)
+	}
+	// The execution's record is its row: capture.executions states only
+	// what the row lacks, and the keys that match it to the row.
 	ex := capt(res)["executions"].([]any)[0].(map[string]any)
-	if len(ex["executable_sha256"].(string)) != 64 || ex["stdout_bytes"] != "6" || ex["stderr_bytes"] != "5" || ex["workload_returncode"].(float64) != 0 {
+	if len(ex["executable_sha256"].(string)) != 64 || ex["workload_returncode"].(float64) != 0 || ex["position"] != r["position"] || ex["case"] != r["case"] {
 		t.Fatalf("execution %v", ex)
+	}
+	for k := range r {
+		switch k {
+		case "case", "case_index", "block", "position":
+		default:
+			if _, dup := ex[k]; dup {
+				t.Errorf("capture.executions repeats the row's %s", k)
+			}
+		}
+	}
+	if cg, _ := ex["cgroup"].(string); capt(res)["cgroup_layout"] != nil && strings.Contains(cg, ": ") {
+		t.Errorf("capture.executions cgroup %q repeats the layout stated once in capture.cgroup_layout (%v)", cg, capt(res)["cgroup_layout"])
 	}
 	if o := capt(res)["outcome"].(map[string]any); o["workload_status"] != "succeeded" || o["succeeded"].(float64) != 1 {
 		t.Fatalf("outcome %v", o)
