@@ -201,9 +201,12 @@ func TestExperimentClassification(t *testing.T) {
 		want       string
 		sign       float64
 	}{
-		{"slower", "0.15", "0.3", "slower", 1},
-		{"faster", "0.3", "0.15", "faster", -1},
-		{"equal", "0.15", "0.15", "inconclusive", 0},
+		// Effects far above what a loaded machine adds to a sleep (a
+		// 550 ms difference against the 12.5 ms threshold), and an equal
+		// pair whose threshold (75 ms) only a systematic bias could cross.
+		{"slower", "0.05", "0.6", "slower", 1},
+		{"faster", "0.6", "0.05", "faster", -1},
+		{"equal", "0.3", "0.3", "inconclusive", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := e.mustCall("capture_and_summarize_executions", map[string]any{
