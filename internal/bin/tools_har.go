@@ -23,15 +23,14 @@ const MaxGroupEntries = 100
 const GroupEntriesShare = 4
 
 // groupEntry is one entry listed inline in its group's row: the entry
-// without the group's method, URL and resource type, which every entry of
-// the group shares (the row states them once). The three empty fields
-// hide har.Entry's (encoding/json: the shallower field wins; omitempty
-// leaves them out).
+// without the group's method and URL, which every entry of the group
+// shares (the row states them once). The two empty fields hide
+// har.Entry's (encoding/json: the shallower field wins; omitempty leaves
+// them out).
 type groupEntry struct {
 	har.Entry
-	Method       string `json:"method,omitempty"`
-	URL          string `json:"url,omitempty"`
-	ResourceType string `json:"resource_type,omitempty"`
+	Method string `json:"method,omitempty"`
+	URL    string `json:"url,omitempty"`
 }
 
 // groupRow is one row of inspect_http_capture: a group with its inline
@@ -157,8 +156,8 @@ const MaxInlineConnections = 100
 func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
-		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL, resource type) with counts, statuses, MIME types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
-		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method, URL and resource type. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
+		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL) with counts, statuses, MIME types, resource types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
+		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method and URL. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -178,7 +177,7 @@ func compareHTTPCapturesTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "compare_http_captures", Title: "Compare two HAR captures",
 		Description: "Compare the HAR 1.2 captures left and right ({path, completeness}) group by group and WebSocket connection by connection, with a verdict each: equal, omissions_can_explain, independent_difference or undetermined. Paged with cursor. Required: left, right.",
-		Details:     "Groups are the same method, URL and resource type; responses match on status, MIME type, size and body sha256 where both sides know them. Verdicts: equal (both complete, every fact known and matched), omissions_can_explain (a partial side contained in a complete peer), independent_difference, undetermined.\n\nWebSocket connections correspond by method, URL and order; with both frame inventories complete, frames compare by position within direction and the first differing frame is named; a side without frames is unavailable, never equal.",
+		Details:     "Groups are the same method and URL (optional producer fields such as _resourceType never group); responses match on status, MIME type, size and body sha256 where both sides know them (a body shorter or longer than content.size is unknown). Verdicts: equal (both complete, every fact known and matched), omissions_can_explain (a partial side contained in a complete peer), independent_difference, undetermined.\n\nWebSocket connections correspond by method, URL and order; with both frame inventories complete, frames compare by position within direction and the first differing frame is named; a side without frames is unavailable, never equal.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -259,6 +258,12 @@ func unknownWarnings(res *contract.Result, side string, c *har.Capture) {
 	if u.BodiesUndecodable > 0 {
 		res.Warn(fmt.Sprintf("%s%d response bod(ies) are not valid base64 although content.encoding is base64; their bodies are unknown (grouped entries are listed with body undecodable and no digest)", side, u.BodiesUndecodable))
 	}
+	if u.BodiesTruncated > 0 {
+		res.Warn(fmt.Sprintf("%s%d response bod(ies) are shorter than their content.size (cut by the producer): body truncated, the digest is of the partial text only, and comparisons treat the body as unknown", side, u.BodiesTruncated))
+	}
+	if u.BodiesSizeMismatch > 0 {
+		res.Warn(fmt.Sprintf("%s%d response bod(ies) are longer than their content.size: body size_mismatch, and comparisons treat body and size as unknown", side, u.BodiesSizeMismatch))
+	}
 }
 
 // frameWarnings warns once per WebSocket connection entry of a capture
@@ -310,7 +315,7 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 			grouper.Add(en)
 		}
 		if en.WebSocket != nil {
-			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket, key: har.GroupKey{Method: en.Method, URL: en.URL, ResourceType: en.ResourceType}})
+			conns = append(conns, connectionSummary{Entry: en.Index, Method: en.Method, URL: en.URL, Status: en.Status, WebSocket: en.WebSocket, key: har.GroupKey{Method: en.Method, URL: en.URL}})
 		}
 		return nil
 	})

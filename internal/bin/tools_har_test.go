@@ -208,7 +208,7 @@ func TestInspectHTTPCaptureFitsBudget(t *testing.T) {
 					if len(es) == 0 || float64(len(es)) != g["entries_listed"] {
 						t.Fatalf("group lists %d entries, entries_listed %v", len(es), g["entries_listed"])
 					}
-					if e := es[0].(map[string]any); e["url"] != nil || e["method"] != nil || e["resource_type"] != nil || e["body_sha256"] == nil {
+					if e := es[0].(map[string]any); e["url"] != nil || e["method"] != nil || e["body_sha256"] == nil {
 						t.Fatalf("inline entry %v", e)
 					}
 					if g["count"] != float64(tc.n/tc.groups) {

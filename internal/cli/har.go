@@ -88,7 +88,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 					Summary map[string]any `json:"summary"`
 					Rows    []struct {
 						Method, URL string
-						Resource    string         `json:"resource_type"`
+						Resources   map[string]int `json:"resource_types"`
 						Count       int            `json:"count"`
 						Statuses    map[string]int `json:"statuses"`
 						SizeTotal   string         `json:"size_total"`
@@ -121,7 +121,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 					if r.TimeUnknown > 0 {
 						t += fmt.Sprintf(" (+%d unknown)", r.TimeUnknown)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), cell(r.Resource), r.Count, statusCounts(r.Statuses), orDash(r.SizeTotal), t, r.Bodies)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), resourceTypes(r.Resources), r.Count, statusCounts(r.Statuses), orDash(r.SizeTotal), t, r.Bodies)
 				}
 				if err := tw.Flush(); err != nil {
 					return err
@@ -296,6 +296,20 @@ func newHARDiffCmd(env *Env) *cobra.Command {
 
 // statusCounts renders a status→count map as "200×3, 404×1", statuses in
 // numeric order (non-numeric keys after, in string order).
+// resourceTypes is a group's TYPE cell: its one resource type, or each
+// type with its count ("document×1, fetch×2").
+func resourceTypes(m map[string]int) string {
+	if len(m) == 1 {
+		for k := range m {
+			return cell(k)
+		}
+	}
+	if len(m) == 0 {
+		return "-"
+	}
+	return statusCounts(m)
+}
+
 func statusCounts(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

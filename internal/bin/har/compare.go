@@ -75,13 +75,27 @@ type Sample struct {
 	// BodyDigestOf names the representation BodySHA256 identifies
 	// (Entry.BodyDigestOf).
 	BodyDigestOf string `json:"body_digest_of,omitempty"`
+	// Body is set when a retained text is not the response's body
+	// (BodyTruncated, BodySizeMismatch): BodySHA256 is then unknown.
+	Body string `json:"body,omitempty"`
 	// websocket marks a WebSocket connection entry without a response
 	// body: its content is its frames, compared by CompareConnections.
 	websocket bool
 }
 
 func sampleOf(e *Entry) Sample {
-	return Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256, BodyDigestOf: e.BodyDigestOf, websocket: e.WebSocket != nil && e.Body == BodyAbsent}
+	s := Sample{Index: e.Index, Status: e.Status, MimeType: e.MimeType, Size: e.Size, BodySHA256: e.BodySHA256, BodyDigestOf: e.BodyDigestOf, websocket: e.WebSocket != nil && e.Body == BodyAbsent}
+	if e.Body == BodyTruncated || e.Body == BodySizeMismatch {
+		// The digest is of a text that is not the response's body: the
+		// body is unknown, consistent with any peer, never a difference.
+		s.BodySHA256, s.BodyDigestOf, s.Body = "", "", e.Body
+	}
+	if e.Body == BodySizeMismatch {
+		// A text longer than content.size contradicts it: which of the
+		// two is wrong is unknown, so the size is unknown too.
+		s.Size = ""
+	}
+	return s
 }
 
 // sampleFields are the optional facts of a sample, "" when unknown:
@@ -318,7 +332,7 @@ func Compare(ctx context.Context, left, right *Capture, lc, rc string) ([]GroupD
 	for _, k := range keys {
 		g := groups[k]
 		ls, rs := g.l, g.r
-		d := GroupDelta{GroupKey: k, LeftCount: len(ls), RightCount: len(rs), Correspond: "same HTTP method, URL and resource type: a repeated-request group", Unknown: "which individual responses correspond", LeftAbsent: []Sample{}, RightAbsent: []Sample{}}
+		d := GroupDelta{GroupKey: k, LeftCount: len(ls), RightCount: len(rs), Correspond: "same HTTP method and URL: a repeated-request group", Unknown: "which individual responses correspond", LeftAbsent: []Sample{}, RightAbsent: []Sample{}}
 		switch {
 		case len(ls) > 0 && len(rs) > 0:
 			d.Presence = "both"

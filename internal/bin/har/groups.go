@@ -8,23 +8,23 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// GroupKey is a repeated-request group: same method, URL and resource type.
+// GroupKey is a repeated-request group: same method and URL. Optional
+// producer fields (Chrome's _resourceType, Firefox's _securityState, ...)
+// never define identity: a Chrome and a Firefox capture of one page
+// group alike. A group counts its entries' resource types instead
+// (Group.ResourceTypes).
 type GroupKey struct {
-	Method       string `json:"method"`
-	URL          string `json:"url"`
-	ResourceType string `json:"resource_type"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
 }
 
-func keyOf(e *Entry) GroupKey { return GroupKey{e.Method, e.URL, e.ResourceType} }
+func keyOf(e *Entry) GroupKey { return GroupKey{e.Method, e.URL} }
 
 func (k GroupKey) less(o GroupKey) bool {
 	if k.URL != o.URL {
 		return k.URL < o.URL
 	}
-	if k.Method != o.Method {
-		return k.Method < o.Method
-	}
-	return k.ResourceType < o.ResourceType
+	return k.Method < o.Method
 }
 
 // Group is one repeated-request group of a capture with its summary. Sums,
@@ -38,9 +38,16 @@ type Group struct {
 	Statuses      map[string]int `json:"statuses"`
 	StatusUnknown int            `json:"status_unknown"`
 	MimeTypes     map[string]int `json:"mime_types"`
+	// ResourceTypes counts the producer's optional _resourceType values
+	// ("unknown" when an entry has none); they describe, never group.
+	ResourceTypes map[string]int `json:"resource_types"`
 	BodiesKept    int            `json:"bodies_retained"`
 	// BodiesUndecodable counts bodies whose base64 text does not decode.
 	BodiesUndecodable int `json:"bodies_undecodable"`
+	// BodiesTruncated counts bodies shorter than content.size (cut by
+	// their producer); BodiesSizeMismatch bodies longer than it.
+	BodiesTruncated    int `json:"bodies_truncated"`
+	BodiesSizeMismatch int `json:"bodies_size_mismatch"`
 	// SizeTotal is the sum of the known content sizes (decimal string),
 	// absent when none is known; SizeKnown counts them.
 	SizeTotal   string   `json:"size_total,omitempty"`
@@ -60,8 +67,7 @@ type Group struct {
 	sizeOverflow  bool
 }
 
-// Groups returns c's repeated-request groups ordered by URL, method and
-// resource type, each listing at most maxListed entries in capture order
+// Groups returns c's repeated-request groups ordered by URL and method, each listing at most maxListed entries in capture order
 // (counts and summaries always cover every entry). It takes time linear
 // in the entries and checks ctx every 1024 entries.
 func Groups(ctx context.Context, c *Capture, maxListed int) ([]Group, error) {
@@ -100,7 +106,7 @@ func (gr *Grouper) Add(e *Entry) {
 	if !ok {
 		i = len(gr.gs)
 		gr.idx[k] = i
-		gr.gs = append(gr.gs, Group{GroupKey: k, Statuses: map[string]int{}, MimeTypes: map[string]int{}})
+		gr.gs = append(gr.gs, Group{GroupKey: k, Statuses: map[string]int{}, MimeTypes: map[string]int{}, ResourceTypes: map[string]int{}})
 	}
 	g := &gr.gs[i]
 	g.Count++
@@ -113,11 +119,16 @@ func (gr *Grouper) Add(e *Entry) {
 	if e.MimeType != "" {
 		g.MimeTypes[e.MimeType]++
 	}
+	g.ResourceTypes[e.ResourceType]++
 	switch e.Body {
 	case BodyRetained:
 		g.BodiesKept++
 	case BodyUndecodable:
 		g.BodiesUndecodable++
+	case BodyTruncated:
+		g.BodiesTruncated++
+	case BodySizeMismatch:
+		g.BodiesSizeMismatch++
 	}
 	if e.Size != "" {
 		v, _ := strconv.ParseInt(e.Size, 10, 64)
@@ -152,7 +163,7 @@ func (gr *Grouper) Add(e *Entry) {
 	}
 }
 
-// Groups returns the groups ordered by URL, method and resource type.
+// Groups returns the groups ordered by URL and method.
 func (gr *Grouper) Groups() []Group {
 	gs := gr.gs
 	for i := range gs {

@@ -1,5 +1,5 @@
 // Package har reads HTTP Archive (HAR 1.2) captures and compares them by
-// these rules: requests are grouped by method, URL and resource type (a
+// these rules: requests are grouped by method and URL (a
 // repeated-request group), never matched one to one across captures; a
 // partial response multiset contained in a complete peer means omissions
 // can explain every retained sample; a retained sample absent from a
@@ -77,6 +77,16 @@ const (
 	// BodyUndecodable: content.text is present but not valid base64
 	// although content.encoding is base64; the body is unknown.
 	BodyUndecodable = "undecodable"
+	// BodyTruncated: content.text decodes to fewer bytes than
+	// content.size says the response had: the producer cut it (browsers
+	// keep only the first bytes of large bodies). BodySHA256 is the
+	// digest of that partial text (BodyDigestOf "partial_..."), which
+	// identifies no response: comparisons treat the body as unknown.
+	BodyTruncated = "truncated"
+	// BodySizeMismatch: content.text decodes to more bytes than
+	// content.size: one of the two is wrong, so body and size are
+	// compared as unknown; BodySHA256 is the digest of the text as given.
+	BodySizeMismatch = "size_mismatch"
 )
 
 // Representations a body digest identifies (Entry.BodyDigestOf).
@@ -106,8 +116,13 @@ type Entry struct {
 	// Size is response.content.size in bytes as a decimal string; absent
 	// when the field is absent or negative (unknown).
 	Size string `json:"size,omitempty"`
-	// Body is BodyRetained, BodyAbsent or BodyUndecodable.
-	Body       string `json:"body"`
+	// Body is BodyRetained, BodyAbsent, BodyUndecodable, BodyTruncated or
+	// BodySizeMismatch.
+	Body string `json:"body"`
+	// BodyBytes is the decoded length of content.text in bytes (decimal
+	// string), given when it differs from Size (BodyTruncated,
+	// BodySizeMismatch).
+	BodyBytes  string `json:"body_bytes,omitempty"`
 	BodySHA256 string `json:"body_sha256,omitempty"`
 	// BodyDigestOf names the representation BodySHA256 identifies:
 	// DigestDecodedBase64 or DigestTextUTF8.
@@ -193,6 +208,10 @@ type Unknowns struct {
 	BodiesAbsent int `json:"bodies_absent"`
 	// BodiesUndecodable: entries whose base64 content.text does not decode.
 	BodiesUndecodable int `json:"bodies_undecodable"`
+	// BodiesTruncated: entries whose content.text decodes to fewer bytes
+	// than content.size (BodyTruncated); BodiesSizeMismatch: to more.
+	BodiesTruncated    int `json:"bodies_truncated"`
+	BodiesSizeMismatch int `json:"bodies_size_mismatch"`
 }
 
 // Capture is a decoded HAR file.
@@ -448,6 +467,19 @@ func resolve(c *Capture, i int, re *rawEntry) *Entry {
 		if ok {
 			sum := sha256.Sum256(body)
 			e.Body, e.BodySHA256, e.BodyDigestOf = BodyRetained, hex.EncodeToString(sum[:]), of
+			// HAR 1.2: content.size is the length of the returned
+			// content in bytes, and text is that content decoded; a
+			// text of another length is not the response's body.
+			if size, err := strconv.ParseInt(e.Size, 10, 64); err == nil && int64(len(body)) != size {
+				e.BodyBytes = strconv.Itoa(len(body))
+				if int64(len(body)) < size {
+					e.Body, e.BodyDigestOf = BodyTruncated, "partial_"+of
+					c.Unknowns.BodiesTruncated++
+				} else {
+					e.Body = BodySizeMismatch
+					c.Unknowns.BodiesSizeMismatch++
+				}
+			}
 		} else {
 			// The text was read completely: its bytes are identified even
 			// though they do not decode.

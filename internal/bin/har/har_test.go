@@ -177,7 +177,7 @@ func TestGroupsAndDigests(t *testing.T) {
 			items = g
 		}
 	}
-	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceType != "fetch" || *items.TimeTotalMS != 13.5+14.5 || items.TimeUnknown != 0 || items.SizeTotal != "28" {
+	if items.Count != 2 || items.Statuses["200"] != 2 || items.BodiesKept != 2 || items.ResourceTypes["fetch"] != 2 || *items.TimeTotalMS != 13.5+14.5 || items.TimeUnknown != 0 || items.SizeTotal != "28" {
 		t.Errorf("group %+v", items)
 	}
 	// base64 bodies are digested as decoded bytes: same digest as text.
