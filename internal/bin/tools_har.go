@@ -2,29 +2,24 @@ package bin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/inquest-dev/inquest/internal/bin/har"
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// MaxGroupEntries bounds the entries listed inline per request group by
-// inspect_http_capture; counts and summaries always cover every entry.
-// The listing is also bounded by bytes (GroupEntriesShare).
-const MaxGroupEntries = 100
-
 // GroupEntriesShare is the share of a page's row byte budget
-// (tool.RowBudget) one group's inline entries may take in
-// inspect_http_capture: 1/GroupEntriesShare of it, so a page holds several
-// groups whatever their size. A group lists its first entries in capture
-// order while they fit (entries_listed says how many; at least the first
-// when it fits alone); its counts and summaries cover every entry.
+// (tool.RowBudget) that a URL (MaxURLShares of them), the inline WebSocket
+// connections and the unresolved entries of inspect_http_capture may each
+// take, so a page always holds its rows.
 const GroupEntriesShare = 4
 
-// groupEntry is one entry listed inline in its group's row: the entry
-// without the group's method and URL, which every entry of the group
-// shares (the row states them once). The two empty fields hide
+// groupEntry is one entry of a group_entries page: the entry without the
+// group's method and URL, which every entry of the group shares
+// (summary.group states them once). The two empty fields hide
 // har.Entry's (encoding/json: the shallower field wins; omitempty leaves
 // them out).
 type groupEntry struct {
@@ -33,12 +28,16 @@ type groupEntry struct {
 	URL    string `json:"url,omitempty"`
 }
 
-// groupRow is one row of inspect_http_capture: a group with its inline
-// entries (groupEntry).
+// groupRow is one row of inspect_http_capture: a group's counts and
+// summaries, without its entries, and Position, its 0-based place among
+// the groups (ordered by URL), which group_entries takes to page the
+// group's entries. The nil fields hide har.Group's entry listing.
 type groupRow struct {
 	har.Group
 	longURL
-	Entries []groupEntry `json:"entries"`
+	Position      int          `json:"group"`
+	Entries       []groupEntry `json:"entries,omitempty"`
+	EntriesListed *int         `json:"entries_listed,omitempty"`
 }
 
 // longURL identifies a URL too long to state whole in a row (see clipURL):
@@ -64,39 +63,21 @@ func clipURL(u string, share int) (string, longURL) {
 // compare_http_captures, so a row with its entries always fits a page.
 const MaxURLShares = 2
 
-// groupRows returns gs as rows whose inline entries fit budget bytes each
-// (tool.RowCost of the encoded entries; a first entry larger than budget
-// is not listed) and whose URL is clipped to MaxURLShares*budget bytes (clipURL), how
-// many groups list fewer entries than they have, and how many URLs are
-// clipped.
-func groupRows(gs []har.Group, budget int) ([]groupRow, int, int) {
+// groupRows returns gs as rows whose URL is clipped to MaxURLShares*share
+// bytes (clipURL), and how many URLs are clipped.
+func groupRows(gs []har.Group, share int) ([]groupRow, int) {
 	rows := make([]groupRow, len(gs))
-	clipped, long := 0, 0
+	long := 0
 	for i := range gs {
 		g := gs[i]
 		var lu longURL
-		if g.URL, lu = clipURL(g.URL, MaxURLShares*budget); lu.URLTruncated {
+		if g.URL, lu = clipURL(g.URL, MaxURLShares*share); lu.URLTruncated {
 			long++
 		}
-		es := make([]groupEntry, 0, len(g.Entries))
-		used := 0
-		for _, e := range g.Entries {
-			ge := groupEntry{Entry: e}
-			b, _ := json.Marshal(ge)
-			if used+tool.RowCost(b) > budget {
-				break
-			}
-			used += tool.RowCost(b)
-			es = append(es, ge)
-		}
 		g.Entries = nil
-		g.EntriesListed = len(es)
-		if g.Count > g.EntriesListed {
-			clipped++
-		}
-		rows[i] = groupRow{Group: g, longURL: lu, Entries: es}
+		rows[i] = groupRow{Group: g, longURL: lu, Position: i}
 	}
-	return rows, clipped, long
+	return rows, long
 }
 
 // MaxSamplesListed bounds the absent samples listed per side and the
@@ -156,8 +137,8 @@ const MaxInlineConnections = 100
 func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
-		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL) with counts, statuses, MIME types, resource types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; websocket_frames pages one connection's frames. Required: path.",
-		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. Each group lists its first entries inline (entries_listed of count: at most 100, within a quarter of the page byte budget), without the group's method and URL. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
+		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL) with counts, statuses, MIME types, resource types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; group_entries pages one group's entries, websocket_frames one connection's frames. Required: path.",
+		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. A group row gives counts and summaries of all its entries and its group position; group_entries set to it pages those entries (index, start, status, MIME type, resource type, size, body digest, time, timings) in capture order. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -166,6 +147,7 @@ func inspectHTTPCaptureTool(env Env) tool.Tool {
 				"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
 				"completeness": {"enum": ["complete", "partial"], "default": "partial", "description": "whether the capture recorded every request and frame; HAR cannot prove it"},
 				"websocket_frames": {"type": "integer", "minimum": 0, "maximum": 999999, "description": "entry index of a WebSocket connection: page its frames"},
+				"group_entries": {"type": "integer", "minimum": 0, "maximum": 9999999, "description": "a group row's group position: page its entries"},
 				"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
 				"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
 			}
@@ -289,6 +271,7 @@ type captureArgs struct {
 	Path            string `json:"path"`
 	Completeness    string `json:"completeness,omitempty"`
 	WebSocketFrames *int   `json:"websocket_frames,omitempty"`
+	GroupEntries    *int   `json:"group_entries,omitempty"`
 	Limit           int    `json:"limit,omitempty"`
 	Cursor          string `json:"cursor,omitempty"`
 }
@@ -305,9 +288,16 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	c.format = "har"
 	// Stream the entries into group summaries: memory is bounded by the
 	// groups (and the listed entries), not by the entries.
+	if a.WebSocketFrames != nil && a.GroupEntries != nil {
+		e := contract.Errorf(contract.CodeInvalidArgument, "give websocket_frames or group_entries, not both")
+		e.Field = "/group_entries"
+		return e
+	}
+	// Group rows carry counts, not entries: a page holds hundreds of
+	// groups whatever their size, and group_entries pages the entries.
 	var grouper *har.Grouper
 	if a.WebSocketFrames == nil {
-		grouper = har.NewGrouper(MaxGroupEntries)
+		grouper = har.NewGrouper(0)
 	}
 	var conns []connectionSummary
 	hc, err := har.Stream(c.ctx, f.Data, func(en *har.Entry) error {
@@ -391,8 +381,11 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 	}
 	share := tool.RowBudget(c.ctx) / GroupEntriesShare
 	hgs := grouper.Groups()
-	groups, clipped, long := groupRows(hgs, share)
+	groups, long := groupRows(hgs, share)
 	summary["groups"] = len(groups)
+	if a.GroupEntries != nil {
+		return e.pageGroupEntries(c, a, f, hgs, groups)
+	}
 	if long > 0 {
 		c.limitation(fmt.Sprintf("%d group(s) have a URL longer than %d/%d of the page's byte budget: url holds its first bytes, url_truncated is true, url_bytes and url_sha256 identify it whole (request.url of the group's entries in the file)", long, MaxURLShares, GroupEntriesShare))
 	}
@@ -429,13 +422,60 @@ func (e Env) inspectHTTPCapture(c *invocation, a captureArgs) error {
 		}
 		c.data.Coverage.Upstream["websocket_frames"] = FacetPartial
 	}
-	if clipped > 0 {
-		c.limitation(fmt.Sprintf("%d group(s) list only their first entries inline (entries_listed of count: at most %d per group, within a 1/%d share of the page's byte budget); counts, statuses, sizes and timings cover every entry", clipped, MaxGroupEntries, GroupEntriesShare))
-	}
 	c.total = ptr(int64(len(groups)))
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(groups)))
 	return nil
 }
+
+// pageGroupEntries pages the entries of the group at position
+// *a.GroupEntries among hgs (its row in groups) in capture order: a second
+// pass over the file keeps that group's entries only, so memory is bounded
+// by the group, not the capture. summary.group is the group's row.
+func (e Env) pageGroupEntries(c *invocation, a captureArgs, f *File, hgs []har.Group, groups []groupRow) error {
+	n := *a.GroupEntries
+	if n >= len(hgs) {
+		err := contract.Errorf(contract.CodeInvalidArgument, "group %d is not a group of this capture (it has %d; a group row's group field gives its position)", n, len(hgs))
+		err.Field = "/group_entries"
+		return err
+	}
+	key, count := hgs[n].GroupKey, hgs[n].Count
+	if sm, ok := c.data.Summary.(map[string]any); ok {
+		sm["group"] = groups[n]
+	}
+	c.total = ptr(int64(count))
+	// A page needs the group's entries up to its end: the stream stops
+	// there, so early pages of a large group cost less than the file.
+	c.page(a.Cursor, a.Limit, encodeRows(func(pos evidence.Position, limit int) ([]groupEntry, *evidence.Position, error) {
+		if pos.Row > int64(count) {
+			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor points past the group's entries; restart without a cursor")
+		}
+		end := min(pos.Row+int64(limit), int64(count))
+		var es []groupEntry
+		seen := int64(0)
+		if _, err := har.Stream(c.ctx, f.Data, func(en *har.Entry) error {
+			if en.Method != key.Method || en.URL != key.URL {
+				return nil
+			}
+			if seen >= pos.Row {
+				es = append(es, groupEntry{Entry: *en})
+			}
+			if seen++; seen >= end {
+				return errEnoughEntries
+			}
+			return nil
+		}); err != nil && err != errEnoughEntries {
+			return nil, nil, withInputIdentity(err, f, "/path")
+		}
+		if end < int64(count) {
+			return es, &evidence.Position{Row: end}, nil
+		}
+		return es, nil, nil
+	}))
+	return nil
+}
+
+// errEnoughEntries ends a group_entries stream once its page is read.
+var errEnoughEntries = errors.New("enough entries for the page")
 
 // deltaRow is one row of compare_http_captures: a group's comparison with
 // its URL clipped to a share of the page's byte budget (clipURL).

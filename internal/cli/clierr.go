@@ -48,7 +48,7 @@ var fieldArgs = sync.OnceValue(func() map[string]map[string]string {
 		"bin strings":    {"/path": "FILE", "/encodings": "--encoding", "/min_length": "--min-length"},
 		"bin disasm":     {"/path": "FILE", "/max_instructions": "--max"},
 		"bin diff":       {"/left": "LEFT", "/right": "RIGHT", "/kinds": "--kind", "/verdicts": "--verdict", "/name_contains": "--name"},
-		"har show":       {"/path": "FILE"},
+		"har show":       {"/path": "FILE", "/websocket_frames": "--frames", "/group_entries": "--group"},
 		"har diff":       {"/left": "LEFT", "/right": "RIGHT"},
 		"wait exit":      {"/target/process_ref": "--ref", "/target": "--pid"},
 		"wait metric":    {"/target/process_ref": "--ref", "/target": "--pid", "/metric_id": "METRIC"},

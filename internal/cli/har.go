@@ -68,10 +68,10 @@ func orDash(s string) string {
 func newHARShowCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var complete bool
-	var frames int
+	var frames, group int
 	cmd := &cobra.Command{
 		Use:   "show FILE",
-		Short: "inspect_http_capture: request groups with statuses, sizes, timings, body digests; WebSocket connections and (--frames ENTRY) their frames",
+		Short: "inspect_http_capture: request groups with statuses, sizes, timings, body digests; (--group N) a group's entries; WebSocket connections and (--frames ENTRY) their frames",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
@@ -79,14 +79,22 @@ func newHARShowCmd(env *Env) *cobra.Command {
 				args["completeness"] = "complete"
 			}
 			setFlag(cmd, args, "frames", "websocket_frames", frames)
+			setFlag(cmd, args, "group", "group_entries", group)
 			f.apply(cmd, args, true)
+			if cmd.Flags().Changed("frames") && cmd.Flags().Changed("group") {
+				return fmt.Errorf("give --frames or --group, not both")
+			}
 			if cmd.Flags().Changed("frames") {
 				return runTool(cmd, env, &f, "inspect_http_capture", args, renderFrames)
+			}
+			if cmd.Flags().Changed("group") {
+				return runTool(cmd, env, &f, "inspect_http_capture", args, renderGroupEntries)
 			}
 			return runTool(cmd, env, &f, "inspect_http_capture", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Summary map[string]any `json:"summary"`
 					Rows    []struct {
+						Group       int `json:"group"`
 						Method, URL string
 						Resources   map[string]int `json:"resource_types"`
 						Count       int            `json:"count"`
@@ -112,7 +120,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 				}
 				fmt.Fprintf(w, "entries %v  groups %v  websocket connections %v\n", d.Summary["entries"], d.Summary["groups"], d.Summary["websocket_connections"])
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "METHOD\tURL\tTYPE\tCOUNT\tSTATUSES\tBYTES\tTIME_MS\tBODIES")
+				fmt.Fprintln(tw, "GROUP\tMETHOD\tURL\tTYPE\tCOUNT\tSTATUSES\tBYTES\tTIME_MS\tBODIES")
 				for _, r := range d.Rows {
 					t := "-"
 					if r.TimeTotal != nil {
@@ -121,7 +129,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 					if r.TimeUnknown > 0 {
 						t += fmt.Sprintf(" (+%d unknown)", r.TimeUnknown)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", cell(r.Method), cell(r.URL), resourceTypes(r.Resources), r.Count, statusCounts(r.Statuses), orDash(r.SizeTotal), t, r.Bodies)
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\n", r.Group, cell(r.Method), cell(r.URL), resourceTypes(r.Resources), r.Count, statusCounts(r.Statuses), orDash(r.SizeTotal), t, r.Bodies)
 				}
 				if err := tw.Flush(); err != nil {
 					return err
@@ -148,7 +156,56 @@ func newHARShowCmd(env *Env) *cobra.Command {
 	f.add(cmd, true)
 	cmd.Flags().BoolVar(&complete, "complete", false, "declare the capture complete (every request and WebSocket frame recorded)")
 	cmd.Flags().IntVar(&frames, "frames", 0, "list the frames of the WebSocket connection at this entry index")
+	cmd.Flags().IntVar(&group, "group", 0, "list the entries of the group at this position (the GROUP column)")
 	return cmd
+}
+
+// renderGroupEntries prints a group_entries page: the group's method and
+// URL once, then one line per entry in capture order.
+func renderGroupEntries(w io.Writer, raw json.RawMessage) error {
+	var d struct {
+		Summary struct {
+			Group struct {
+				Method string `json:"method"`
+				URL    string `json:"url"`
+				Count  int    `json:"count"`
+			} `json:"group"`
+		} `json:"summary"`
+		Rows []struct {
+			Index    int      `json:"index"`
+			Started  string   `json:"started"`
+			Status   *int     `json:"status"`
+			Type     string   `json:"resource_type"`
+			Mime     string   `json:"mime_type"`
+			Size     string   `json:"size"`
+			Body     string   `json:"body"`
+			SHA256   string   `json:"body_sha256"`
+			TimeMS   *float64 `json:"time_ms"`
+			BodySize string   `json:"body_bytes"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return err
+	}
+	g := d.Summary.Group
+	fmt.Fprintf(w, "%s %s: %d entries\n", cell(g.Method), cell(g.URL), g.Count)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENTRY\tSTARTED\tSTATUS\tTYPE\tMIME\tBYTES\tBODY\tTIME_MS")
+	for _, r := range d.Rows {
+		status := "unknown"
+		if r.Status != nil {
+			status = strconv.Itoa(*r.Status)
+		}
+		body := r.Body
+		if r.SHA256 != "" {
+			body += " " + r.SHA256[:12]
+		}
+		if r.BodySize != "" {
+			body += " (" + r.BodySize + " bytes kept)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, orDash(cell(r.Started)), status, orDash(cell(r.Type)), orDash(cell(r.Mime)), orDash(r.Size), cell(body), optTime(r.TimeMS))
+	}
+	return tw.Flush()
 }
 
 func renderFrames(w io.Writer, raw json.RawMessage) error {

@@ -29,34 +29,38 @@ func (k GroupKey) less(o GroupKey) bool {
 
 // Group is one repeated-request group of a capture with its summary. Sums,
 // minima and maxima cover the entries whose value is known; the *Unknown
-// counts say how many entries had none (time -1, status null or -1, size absent).
+// counts say how many entries had none (time -1, status null or -1, size
+// absent). In JSON, a count of entries with an unknown or damaged value
+// (status_unknown, size_unknown, time_unknown, bodies_undecodable,
+// bodies_truncated, bodies_size_mismatch) is left out when it is zero, so
+// that a page holds many groups: absent means none, never unknown.
 type Group struct {
 	GroupKey
 	Count int `json:"count"`
 	// Statuses counts response.status values; null statuses count under
 	// "unknown".
 	Statuses      map[string]int `json:"statuses"`
-	StatusUnknown int            `json:"status_unknown"`
+	StatusUnknown int            `json:"status_unknown,omitempty"`
 	MimeTypes     map[string]int `json:"mime_types"`
 	// ResourceTypes counts the producer's optional _resourceType values
 	// ("unknown" when an entry has none); they describe, never group.
 	ResourceTypes map[string]int `json:"resource_types"`
 	BodiesKept    int            `json:"bodies_retained"`
 	// BodiesUndecodable counts bodies whose base64 text does not decode.
-	BodiesUndecodable int `json:"bodies_undecodable"`
+	BodiesUndecodable int `json:"bodies_undecodable,omitempty"`
 	// BodiesTruncated counts bodies shorter than content.size (cut by
 	// their producer); BodiesSizeMismatch bodies longer than it.
-	BodiesTruncated    int `json:"bodies_truncated"`
-	BodiesSizeMismatch int `json:"bodies_size_mismatch"`
+	BodiesTruncated    int `json:"bodies_truncated,omitempty"`
+	BodiesSizeMismatch int `json:"bodies_size_mismatch,omitempty"`
 	// SizeTotal is the sum of the known content sizes (decimal string),
 	// absent when none is known; SizeKnown counts them.
 	SizeTotal   string   `json:"size_total,omitempty"`
 	SizeKnown   int      `json:"size_known"`
-	SizeUnknown int      `json:"size_unknown"`
+	SizeUnknown int      `json:"size_unknown,omitempty"`
 	TimeMinMS   *float64 `json:"time_min_ms,omitempty"`
 	TimeMaxMS   *float64 `json:"time_max_ms,omitempty"`
 	TimeTotalMS *float64 `json:"time_total_ms,omitempty"`
-	TimeUnknown int      `json:"time_unknown"`
+	TimeUnknown int      `json:"time_unknown,omitempty"`
 	// WebSocketConnections counts the group's WebSocket connection entries.
 	WebSocketConnections int `json:"websocket_connections,omitempty"`
 	// Entries are the group's first entries in capture order (at most the
