@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inquest-dev/inquest/internal/sample"
+	"github.com/inquest-dev/inquest/internal/openmetrics"
 )
 
 // TestLogGolden renders `inquest log show` and `inquest log export` of the
@@ -93,11 +93,11 @@ for f in text_string_to_metric_families(open(sys.argv[1]).read()):
 		if _, err := fmt.Sscanf(line, "%s %s %d %s", &family, &typ, &n, &names); err != nil {
 			t.Fatalf("parser output %q: %v", line, err)
 		}
-		id := strings.TrimPrefix(strings.TrimPrefix(family, "inquest_process_"), "inquest_system_")
-		m, ok := sample.LookupMetric(id)
-		if !ok {
+		fam, ok := openmetrics.Lookup(family)
+		if !ok || fam.Name != family {
 			t.Fatalf("family %s names no catalog metric", family)
 		}
+		m := fam.Metric
 		want, wantName := "gauge", family
 		if m.Cumulative {
 			want, wantName = "counter", family+"_total"

@@ -147,20 +147,24 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	} else if err := ep.Enable(); err != nil {
 		return fmt.Errorf("MCP listener: %w", err)
 	}
+	om := newHostExporter(h, logger)
+	defer om.close()
+	om.apply(cfg.Settings)
 	logger.Info("host ready", "pid", pid, "instance", h.InstanceID, "mcp_connections_disabled", disabled, "listener", ep.State())
 	ready.report("ready %d", pid)
-	watchSettings(ctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
+	watchSettings(ctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, om, logger)
 	logger.Info("host stopping")
 	return nil
 }
 
 // watchSettings polls inquest.toml until ctx ends and applies changes of
-// mcp_connections_disabled to the listener. An unreadable file is logged
+// mcp_connections_disabled to the listener and of openmetrics_listen and
+// openmetrics_allow_remote to the exporter (om). An unreadable file is logged
 // and leaves the listener as it is. It also returns when the host lock file
 // disappears or is replaced (the runtime directory was removed, as at
 // logout or when a test's temp dir is deleted): a host nobody can reach
 // any more stops instead of sampling forever.
-func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep *ipc.HostEndpoint, logger *slog.Logger) {
+func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep *ipc.HostEndpoint, om *hostExporter, logger *slog.Logger) {
 	lockInfo, _ := os.Stat(lockPath)
 	type stamp struct {
 		mod  time.Time
@@ -194,9 +198,10 @@ func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep
 		last = now
 		cfg, err := config.LoadFrom(path)
 		if err != nil {
-			logger.Warn("inquest.toml changed but cannot be read; MCP listener unchanged", "err", explainConfigErr(err))
+			logger.Warn("inquest.toml changed but cannot be read; MCP listener and exporter unchanged", "err", explainConfigErr(err))
 			continue
 		}
+		om.apply(cfg.Settings)
 		if cfg.Settings.MCPConnectionsDisabled == disabled {
 			continue
 		}

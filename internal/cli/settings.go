@@ -13,6 +13,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/openmetrics"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 )
@@ -20,7 +21,7 @@ import (
 func init() { register(newSettingsCmd) }
 
 // settingKeys are the application settings this command reads and writes.
-var settingKeys = []string{"mcp_connections_disabled", "recording_directory"}
+var settingKeys = []string{"mcp_connections_disabled", "recording_directory", openmetrics.SettingListen, openmetrics.SettingAllowRemote}
 
 func newSettingsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -39,7 +40,18 @@ recording_directory (default $XDG_DATA_HOME/inquest/recordings): an absolute
 directory where recordings are written and list_logs looks; it is created
 when a recording starts. The next recording and listing use a change.
 ` + "`inquest settings unset recording_directory`" + ` (or set it to "") returns to
-the default.`,
+the default.
+
+openmetrics_listen (default "", off): HOST:PORT where the host serves its
+Prometheus exporter, GET http://HOST:PORT/metrics (OpenMetrics text: the
+system's and the live tracked processes' metrics). A loopback address
+(127.0.0.1:9935, [::1]:9935, localhost:9935) unless openmetrics_allow_remote
+is true. A running host opens, moves or closes the listener within a second.
+` + "`inquest settings unset openmetrics_listen`" + ` turns it off.
+
+openmetrics_allow_remote (default false): true lets openmetrics_listen be an
+address other machines reach (anyone who reaches it reads the tracked
+processes' names, pids and metrics).`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get [KEY]",
@@ -61,6 +73,14 @@ the default.`,
 				switch k {
 				case "mcp_connections_disabled":
 					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.MCPConnectionsDisabled)
+				case openmetrics.SettingListen:
+					v := cfg.Settings.OpenMetricsListen
+					if v == "" {
+						v = `"" (off)`
+					}
+					fmt.Fprintf(env.Stdout, "%s = %s\n", k, v)
+				case openmetrics.SettingAllowRemote:
+					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.OpenMetricsAllowRemote)
 				case "recording_directory":
 					dir, src, err := host.RecordingDirectory()
 					if err != nil {
@@ -83,6 +103,9 @@ the default.`,
 			}
 			if args[0] == "recording_directory" && args[1] == "" {
 				return unsetSetting(env, args[0])
+			}
+			if args[0] == openmetrics.SettingListen || args[0] == openmetrics.SettingAllowRemote {
+				return setExporter(cmd.Context(), env, args[0], args[1], noWait)
 			}
 			if args[0] == "recording_directory" {
 				if !filepath.IsAbs(args[1]) {
@@ -141,6 +164,12 @@ the default.`,
 				// The default (false) through set, which waits for a
 				// running host to open its listener.
 				return set.RunE(set, []string{args[0], "false"})
+			}
+			if args[0] == openmetrics.SettingListen {
+				return setExporter(cmd.Context(), env, args[0], "", noWait)
+			}
+			if args[0] == openmetrics.SettingAllowRemote {
+				return setExporter(cmd.Context(), env, args[0], "false", noWait)
 			}
 			return unsetSetting(env, args[0])
 		},
@@ -237,7 +266,7 @@ func explainConfigErr(err error) error {
 			row, col := de.Position()
 			fmt.Fprintf(&b, " line %d column %d key %q;", row, col, strings.Join(de.Key(), "."))
 		}
-		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
+		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled (true/false), openmetrics_listen (\"HOST:PORT\"), openmetrics_allow_remote (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
 		return errors.New(b.String())
 	}
 	var de *toml.DecodeError

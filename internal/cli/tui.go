@@ -246,11 +246,13 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 		// The face stays usable; Settings shows the listener state.
 		logger.Error("MCP listener", "err", err)
 	}
+	om := newHostExporter(h, logger)
+	om.apply(cfg.Settings)
 	wctx, wcancel := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() {
 		defer close(wdone)
-		watchSettings(wctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, logger)
+		watchSettings(wctx, cfgPath, filepath.Join(dir, ipc.HostLockName), disabled, ep, om, logger)
 	}()
 	s := h.NewSession()
 	host.MarkLocalFace(s) // the person at the TUI decides its own actions
@@ -258,6 +260,7 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 		wcancel()
 		<-wdone
 		s.Close()
+		om.close()
 		ep.Disable()
 		ep.RemoveState()
 		h.Stop()

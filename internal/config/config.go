@@ -40,6 +40,12 @@ type Settings struct {
 	// MCPConnectionsDisabled, when true, keeps the host from opening its
 	// MCP listener, and a bridge from starting a host.
 	MCPConnectionsDisabled bool `toml:"mcp_connections_disabled"`
+	// OpenMetricsListen is the HOST:PORT the host's Prometheus exporter
+	// (GET /metrics) listens on; "" (the default) keeps it off.
+	OpenMetricsListen string `toml:"openmetrics_listen,omitempty"`
+	// OpenMetricsAllowRemote lets OpenMetricsListen be an address other
+	// than loopback; without it such an address leaves the exporter off.
+	OpenMetricsAllowRemote bool `toml:"openmetrics_allow_remote,omitempty"`
 }
 
 // Profile is a saved Investigation Profile. ID is stable across renames

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/history"
+	"github.com/inquest-dev/inquest/internal/openmetrics"
 	"github.com/inquest-dev/inquest/internal/sample"
 )
 
@@ -114,11 +115,12 @@ func rfc3339ms(ms int64) string {
 //     values have no row.
 //   - jsonl: one JSON object per frame and target: {at, target, values,
 //     unavailable}; integers as decimal strings, numbers as JSON numbers.
-//   - openmetrics: OpenMetrics text, one family per metric
-//     (inquest_process_<id>, inquest_system_<id>): a counter, whose samples
-//     are named FAMILY_total, for a cumulative counter (cpu_time_ns, byte
-//     and packet totals), else a gauge; process series labelled
-//     pid, start_time and name, sample timestamps in seconds; ends with
+//   - openmetrics: OpenMetrics text in the families of package
+//     openmetrics, the same names, types, units and labels (name, pid,
+//     start_time in seconds since the epoch) the host's /metrics
+//     exporter serves: a counter (samples named FAMILY_total) for a
+//     cumulative metric, else a gauge; nanosecond metrics in seconds;
+//     sample timestamps in seconds with millisecond decimals; ends with
 //     "# EOF". Accepted by `promtool tsdb create-blocks-from openmetrics`.
 func (l *Log) Export(w io.Writer, o ExportOptions) (ExportStats, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -226,46 +228,39 @@ func (l *Log) exportJSONL(w io.Writer, o ExportOptions) (ExportStats, error) {
 	return st, nil
 }
 
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
 func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, error) {
 	var st ExportStats
 	iv := o.interval()
 	targets := l.exportTargets(o)
+	e := openmetrics.NewEncoder(w, openmetrics.OpenMetrics)
 	for _, kind := range []string{sample.TargetSystem, sample.TargetProcess} {
 		ms, err := o.metrics(kind)
 		if err != nil {
 			return st, err
 		}
+		fams := openmetrics.SystemFamilies()
+		if kind == sample.TargetProcess {
+			fams = openmetrics.ProcessFamilies()
+		}
 		for _, m := range ms {
-			// A cumulative counter (m.Cumulative: cpu_time_ns, read and
-			// network byte totals, ...) is an OpenMetrics counter, whose
-			// samples are named family_total; the rest are gauges.
-			family := "inquest_" + kind + "_" + m.ID
-			typ, name := "gauge", family
-			if m.Cumulative {
-				typ, name = "counter", family+"_total"
-			}
-			fmt.Fprintf(w, "# TYPE %s %s\n# HELP %s %s (unit: %s)\n", family, typ, family, labelEscaper.Replace(firstSentence(m.Description)), m.Unit)
+			fam := fams[m.Index]
+			e.FamilyHeader(fam)
 			for _, t := range targets {
 				if t.system != (kind == sample.TargetSystem) {
 					continue
 				}
 				labels := ""
 				if !t.system {
-					labels = fmt.Sprintf(`{pid="%d",start_time="%s",name="%s"}`, t.p.PID, t.p.StartTime.UTC().Format(time.RFC3339Nano), labelEscaper.Replace(t.p.Name))
+					labels = openmetrics.ProcessLabels(t.p.Name, t.p.PID, t.p.StartTime)
 				}
 				n := 0
 				t.view.Each(func(at int64, avail uint32, vals []uint64) bool {
 					if !iv.Contains(at) || avail&(1<<uint(m.Index)) == 0 {
 						return true
 					}
-					v, ok := formatValue(m, vals[m.Index])
-					if !ok {
-						return true
+					if e.Sample(fam, labels, vals[m.Index], at) {
+						n++
 					}
-					fmt.Fprintf(w, "%s%s %s %d.%03d\n", name, labels, v, floorDiv(at, 1000), floorMod(at, 1000))
-					n++
 					return true
 				})
 				if n > 0 {
@@ -275,25 +270,7 @@ func (l *Log) exportOpenMetrics(w *bufio.Writer, o ExportOptions) (ExportStats, 
 			}
 		}
 	}
-	_, err := w.WriteString("# EOF\n")
-	return st, err
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
-func firstSentence(s string) string {
-	if i := strings.Index(s, ";"); i > 0 {
-		s = s[:i]
-	}
-	return strings.TrimSuffix(s, ".")
+	return st, e.Close()
 }
 
 // Summary writes a human summary of the log: format, interval, span,
