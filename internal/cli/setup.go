@@ -257,7 +257,7 @@ func remoteLauncher(cmd *cobra.Command, env *Env, f *setupFlags, r setup.Remote)
 	if path == "" {
 		path, err = r.Discover(cmd.Context(), f.timeout)
 		if err != nil {
-			return setup.Launcher{}, fmt.Errorf("cannot find inquest on %s: %w", r.Host, err)
+			return setup.Launcher{}, fmt.Errorf("cannot find inquest on %s: %w; nothing was written", r.Host, err)
 		}
 		fmt.Fprintf(env.Stderr, "found inquest on %s: %s\n", r.Host, path)
 	}
@@ -265,6 +265,10 @@ func remoteLauncher(cmd *cobra.Command, env *Env, f *setupFlags, r setup.Remote)
 	reg := &setup.Registration{Name: l.Name, Argv: append([]string{l.Command}, l.Args...)}
 	res, err := setup.Check(cmd.Context(), reg, nil, f.timeout)
 	if err != nil {
+		var se *setup.SSHError
+		if errors.As(err, &se) {
+			return setup.Launcher{}, fmt.Errorf("inquest on %s does not answer: %w; nothing was written", r.Host, err)
+		}
 		return setup.Launcher{}, fmt.Errorf("inquest on %s does not answer through %s: %w; nothing was written", r.Host, shellJoin(reg.Argv), err)
 	}
 	fmt.Fprintf(env.Stderr, "checked: %s %s on %s, protocol %s, %d tools\n", res.Server, res.Version, r.Host, res.Protocol, res.Tools)

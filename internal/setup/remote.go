@@ -333,7 +333,7 @@ func explainSSH(status int, line string) string {
 	case status == 255:
 		return "ssh failed before the remote command ran"
 	case status == 127:
-		return "the remote inquest executable was not found (the registered path no longer exists there?); run setup --remote again"
+		return "the remote inquest executable does not exist at that path on the machine; install it there, or run setup --remote again without --remote-path to find it"
 	case status == 126:
 		return "the remote inquest exists but cannot be executed (permissions, or built for another system)"
 	}
