@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -230,7 +231,11 @@ func serverNames(c *Client, path string, doc []byte) ([]string, error) {
 	var m map[string]any
 	var err error
 	if c.Format == TOML {
-		m, err = readTOMLEntry(path, doc, []string{c.Container})
+		var all map[string]any
+		if _, err = parseTOML(path, doc, []string{c.Container, ServerName}); err == nil {
+			err = toml.Unmarshal(doc, &all)
+			m, _ = all[c.Container].(map[string]any)
+		}
 	} else if _, err = parseJSONC(path, doc); err == nil {
 		m, _ = decodeJSONC(doc)[c.Container].(map[string]any)
 	}
