@@ -80,7 +80,7 @@ func ParseRemote(s string) (Remote, error) {
 		return bad("a host or user may not start with '-'")
 	}
 	for _, c := range r.User + r.Host {
-		if c <= ' ' || c == 0x7f || strings.ContainsRune(`'"\$;&|<>()*?`+"`", c) {
+		if c <= ' ' || c == 0x7f || strings.ContainsRune(`'"\$;&|<>()*?[]{}`+"`", c) {
 			return bad(fmt.Sprintf("%q is not allowed in a user or host name", c))
 		}
 	}

@@ -230,17 +230,15 @@ func FuzzParseRemote(f *testing.F) {
 		if err := CheckName(r.DefaultName()); err != nil && len(r.DefaultName()) <= 64 {
 			t.Fatalf("DefaultName of %q: %v", s, err)
 		}
-		back := r.Destination()
+		h := r.Host
+		if strings.Contains(h, ":") {
+			h = "[" + h + "]"
+		}
+		back := h
+		if r.User != "" {
+			back = r.User + "@" + h
+		}
 		if r.Port != 0 {
-			h := r.Host
-			if strings.Contains(h, ":") {
-				h = "[" + h + "]"
-			}
-			if r.User != "" {
-				back = r.User + "@" + h
-			} else {
-				back = h
-			}
 			back += ":" + strconv.Itoa(r.Port)
 		}
 		r2, err := ParseRemote(back)
