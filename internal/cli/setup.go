@@ -257,7 +257,7 @@ func remoteLauncher(cmd *cobra.Command, env *Env, f *setupFlags, r setup.Remote)
 	if path == "" {
 		path, err = r.Discover(cmd.Context(), f.timeout)
 		if err != nil {
-			return setup.Launcher{}, fmt.Errorf("cannot find inquest on %s: %w; nothing was written", r.Host, err)
+			return setup.Launcher{}, fmt.Errorf("looking for inquest on %s over ssh: %w; nothing was written", r.Host, err)
 		}
 		fmt.Fprintf(env.Stderr, "found inquest on %s: %s\n", r.Host, path)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package agents_test
 
 import (
@@ -26,14 +28,20 @@ import (
 // where sshd needs its privilege separation directory /run/sshd; a
 // non-root sshd can log in only the user it runs as, which is this one).
 //
-// The session's HOME and XDG_RUNTIME_DIR come from sshd's SetEnv (no
+// The session's HOME, PATH and XDG_RUNTIME_DIR come from sshd's SetEnv (no
 // ForceCommand, no change to the user's real home): HOME is a directory of
 // the test whose ~/.local/bin holds the inquest built for the test, so that
-// setup's discovery finds it there (it is not on the minimal PATH of a
-// non-login session, which sshd sets to its compiled-in default), and
+// setup's discovery finds it there (it is not on the minimal PATH of the
+// non-login session), and
 // XDG_RUNTIME_DIR is the test's own, so that the host the remote
 // `inquest mcp` starts is this test's and not one another program of the
 // same user runs. No terminal is allocated (ssh -T).
+
+// remotePATH is the session's PATH: sshd's compiled-in default varies by
+// build (and may hold /usr/local/bin, where a machine may have an inquest
+// of its own), so the test sets a minimal one that holds neither the test's
+// binary nor any other inquest.
+const remotePATH = "/usr/bin:/bin"
 
 // sshFixture is a running sshd and the keys and files around it.
 type sshFixture struct {
@@ -128,7 +136,7 @@ func startSSHD(t *testing.T, ctx context.Context) *sshFixture {
 			"PermitRootLogin prohibit-password",
 			"PidFile " + filepath.Join(base, "sshd.pid"),
 			"LogLevel VERBOSE",
-			fmt.Sprintf("SetEnv HOME=%s XDG_RUNTIME_DIR=%s TMPDIR=%s", f.remoteHome, f.remoteRun, filepath.Join(f.remoteHome, "tmp")),
+			fmt.Sprintf("SetEnv HOME=%s XDG_RUNTIME_DIR=%s TMPDIR=%s PATH=%s", f.remoteHome, f.remoteRun, filepath.Join(f.remoteHome, "tmp"), remotePATH),
 			"",
 		}, "\n"))
 		cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
@@ -366,13 +374,13 @@ func TestRemoteOverSSH(t *testing.T) {
 		t.Fatalf("ssh probe: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(pout)), "\n")
-	if len(lines) != 2 || lines[1] != "no-tty" || strings.Contains(lines[0], filepath.Dir(f.remoteBin)) {
-		t.Errorf("the remote session printed %q: want its PATH without %s, and no terminal", pout, filepath.Dir(f.remoteBin))
+	if len(lines) != 2 || lines[1] != "no-tty" || lines[0] != remotePATH {
+		t.Errorf("the remote session printed %q: want its PATH %s (without %s), and no terminal", pout, remotePATH, filepath.Dir(f.remoteBin))
 	}
 
 	// stdout carries only MCP: every line the registered command writes
-	// through a whole session (initialize, tools/list, end of input) is a
-	// JSON-RPC 2.0 message.
+	// through a whole session (initialize, tools/list, a proc call that
+	// starts the remote host, end of input) is a JSON-RPC 2.0 message.
 	raw := exec.CommandContext(ctx, reg.Argv[0], reg.Argv[1:]...)
 	raw.Env = env
 	stdin, _ := raw.StdinPipe()
@@ -382,7 +390,8 @@ func TestRemoteOverSSH(t *testing.T) {
 	}
 	fmt.Fprint(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n"+
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_processes","arguments":{"limit":1}}}`+"\n")
 	ids := map[float64]bool{}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -394,13 +403,13 @@ func TestRemoteOverSSH(t *testing.T) {
 		}
 		if id, ok := m["id"].(float64); ok && m["result"] != nil {
 			ids[id] = true
-			if id == 2 {
+			if ids[2] && ids[3] {
 				stdin.Close() // the end of the session: the rest is read to EOF
 			}
 		}
 	}
-	if err := raw.Wait(); err != nil || !ids[1] || !ids[2] {
-		t.Errorf("the raw session: exit %v, answered initialize %v, tools/list %v", err, ids[1], ids[2])
+	if err := raw.Wait(); err != nil || !ids[1] || !ids[2] || !ids[3] {
+		t.Errorf("the raw session: exit %v, answered initialize %v, tools/list %v, list_processes %v", err, ids[1], ids[2], ids[3])
 	}
 
 	// The investigated process: a sleep that holds F open on its stdin.
@@ -519,8 +528,39 @@ func TestRemoteSSHFailures(t *testing.T) {
 		{"unreachable", closed, f.sshOptions(f.key), nil, "Connection refused", "nothing accepts SSH connections", "exit status 255", true},
 		{"refused key", f.port, f.sshOptions(f.strangerID), nil, "Permission denied", "refused the login", "exit status 255", true},
 		{"unknown host key", f.port, []string{"IdentityFile=" + f.key, "IdentitiesOnly=yes", "UserKnownHostsFile=" + emptyKnown, "GlobalKnownHostsFile=/dev/null", "StrictHostKeyChecking=yes"}, nil, "Host key verification failed", "host key is not in known_hosts", "exit status 255", true},
-		{"remote inquest missing", f.port, f.sshOptions(f.key), []string{"--remote-path", "/nonexistent/inquest"}, "No such file or directory", "remote inquest executable was not found", "exit status 127", false},
+		{"remote inquest missing", f.port, f.sshOptions(f.key), []string{"--remote-path", "/nonexistent/inquest"}, "No such file or directory", "remote inquest executable does not exist at that path", "exit status 127", false},
 	}
+	t.Run("no inquest on the machine", func(t *testing.T) {
+		// setup runs from a copy outside the remote HOME; the remote
+		// HOME's binary is moved away for the discovery.
+		local := filepath.Join(t.TempDir(), "inquest")
+		if err := os.Link(f.remoteBin, local); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(f.remoteBin, f.remoteBin+".off"); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Rename(f.remoteBin+".off", f.remoteBin)
+		env, home := clientEnv(t)
+		args := []string{"setup", "--remote", fmt.Sprintf("%s@127.0.0.1:%d", f.user, f.port), "--client", "claude-code", "--yes"}
+		for _, o := range f.sshOptions(f.key) {
+			args = append(args, "--ssh-option", o)
+		}
+		cmd := exec.CommandContext(ctx, local, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("setup: %v (want exit status 1)\n%s", err, out)
+		}
+		for _, w := range []string{"no inquest executable on 127.0.0.1", "~/.local/bin, ~/go/bin", "--remote-path", "exit status 127", "nothing was written"} {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("setup's message lacks %q:\n%s", w, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(home, ".claude.json")); err == nil {
+			t.Errorf("setup wrote the client configuration although no inquest was found")
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			env, home := clientEnv(t)
