@@ -63,11 +63,13 @@ printed) and the file is replaced atomically. Running setup again changes nothin
 
 --remote [USER@]HOST[:PORT] registers inquest on another machine instead, as the
 server "inquest-HOST" (--name NAME to choose): clients start
-  ssh -T -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=30 [-p PORT] [USER@]HOST PATH mcp ...
+  ssh -T [-o OPTION]... -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=30
+      [-p PORT] [USER@]HOST PATH mcp ...
 where PATH is the remote inquest found over ssh (on the PATH of a non-login session,
 else ~/.local/bin, ~/go/bin, /usr/local/bin; --remote-path to name it), and the entry is
 written only after it answered MCP initialize and tools/list through that very command.
---ssh-option Key=value (repeatable) adds ssh -o options (IdentityFile, UserKnownHostsFile, ...).
+--ssh-option Key=value (repeatable) adds ssh -o options (IdentityFile, UserKnownHostsFile, ...);
+they come first, so they win over the defaults.
 With --check or --remove, --remote or --name selects that entry. See docs/fleet.md.
 
 --toolsets, --raw and --in-process are passed on to the registered "inquest mcp".

@@ -161,12 +161,15 @@ const ServerAliveInterval = 30
 // SSHArgs returns ssh's arguments before the remote command: -T (no
 // terminal: stdout carries only MCP), BatchMode=yes (never a prompt: a
 // host key or login that needs one fails at once), ConnectTimeout,
-// ServerAliveInterval, the extra options, the port, and the destination.
+// ServerAliveInterval, the port, and the destination. The extra options
+// come right after -T: ssh keeps the first value it reads of an option,
+// so they override these defaults.
 func (r Remote) SSHArgs() []string {
-	a := []string{"-T", "-o", "BatchMode=yes", "-o", fmt.Sprintf("ConnectTimeout=%d", ConnectTimeout), "-o", fmt.Sprintf("ServerAliveInterval=%d", ServerAliveInterval)}
+	a := []string{"-T"}
 	for _, o := range r.Options {
 		a = append(a, "-o", o)
 	}
+	a = append(a, "-o", "BatchMode=yes", "-o", fmt.Sprintf("ConnectTimeout=%d", ConnectTimeout), "-o", fmt.Sprintf("ServerAliveInterval=%d", ServerAliveInterval))
 	if r.Port != 0 {
 		a = append(a, "-p", strconv.Itoa(r.Port))
 	}
@@ -237,13 +240,14 @@ func (r Remote) Discover(ctx context.Context, timeout time.Duration) (string, er
 		path = path[i+1:]
 	}
 	if !strings.HasPrefix(path, "/") {
-		return "", &SSHError{Argv: argv, Status: 0, Stderr: path, Reason: fmt.Sprintf("the inquest found on %s is not an absolute path (%q: an alias or function?); name the executable with --remote-path", r.Host, path)}
+		return "", fmt.Errorf("the inquest found on %s is not an absolute path (%q: an alias or a function?); name the executable with --remote-path", r.Host, path)
 	}
 	return path, nil
 }
 
 // SSHError is a failed ssh command: the command line, its exit status
-// (255: ssh itself failed; another value: the remote command's), the last
+// (255: ssh itself failed; another value: the remote command's; -1: ssh
+// was ended at the time limit or could not start), the last
 // line ssh or the remote command wrote to stderr, and what that means in
 // a person's words.
 type SSHError struct {
@@ -260,13 +264,14 @@ func (e *SSHError) Error() string {
 	b.WriteString(" (")
 	if e.Status >= 0 {
 		fmt.Fprintf(&b, "exit status %d", e.Status)
-	} else {
-		b.WriteString("killed")
+		if e.Stderr != "" {
+			fmt.Fprintf(&b, ": %q", e.Stderr)
+		}
+		b.WriteString("; ")
+	} else if e.Stderr != "" {
+		fmt.Fprintf(&b, "stderr: %q; ", e.Stderr)
 	}
-	if e.Stderr != "" {
-		fmt.Fprintf(&b, ": %q", e.Stderr)
-	}
-	fmt.Fprintf(&b, "; command: %s)", shellJoin(e.Argv))
+	fmt.Fprintf(&b, "command: %s)", shellJoin(e.Argv))
 	return b.String()
 }
 
@@ -276,6 +281,7 @@ func runSSH(ctx context.Context, argv []string, timeout time.Duration) ([]byte, 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 5 * time.Second // a remote child holding stderr open must not hang us
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -323,7 +329,7 @@ func explainSSH(status int, line string) string {
 	case status == 255 && has("Connection refused"):
 		return "nothing accepts SSH connections at that address and port (is sshd running, is the port right?)"
 	case status == 255 && (has("timed out") || has("Operation timed out")):
-		return fmt.Sprintf("the machine did not answer within the %d s connect timeout (down, or a firewall drops the packets)", ConnectTimeout)
+		return "the machine did not answer within the connect timeout (down, or a firewall drops the packets)"
 	case status == 255 && (has("Could not resolve hostname") || has("Name or service not known")):
 		return "the host name does not resolve"
 	case status == 255 && (has("No route to host") || has("Network is unreachable")):

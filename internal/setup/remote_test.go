@@ -95,8 +95,8 @@ func TestRemoteLauncher(t *testing.T) {
 	if l.Name != "inquest-db1-example-com" || filepath.Base(l.Command) != "ssh" {
 		t.Fatalf("launcher %+v", l)
 	}
-	want := []string{"-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=30",
-		"-o", "IdentityFile=/k/id ed", "-o", "ProxyJump bastion", "-p", "2222", "ops@db1.example.com",
+	want := []string{"-T", "-o", "IdentityFile=/k/id ed", "-o", "ProxyJump bastion",
+		"-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=30", "-p", "2222", "ops@db1.example.com",
 		"'/home/ops/my tools/inquest'", "mcp", "--toolsets", "proc,perf"}
 	if strings.Join(l.Args, "\x00") != strings.Join(want, "\x00") {
 		t.Fatalf("args\n%q\nwant\n%q", l.Args, want)
@@ -187,7 +187,7 @@ func TestExplainSSH(t *testing.T) {
 		{255, "Host key verification failed.", "host key is not in known_hosts"},
 		{255, "user@h: Permission denied (publickey).", "refused the login"},
 		{255, "ssh: connect to host h port 22: Connection refused", "nothing accepts SSH connections"},
-		{255, "ssh: connect to host 10.1.1.1 port 22: Connection timed out", "did not answer within the 10 s"},
+		{255, "ssh: connect to host 10.1.1.1 port 22: Connection timed out", "did not answer within the connect timeout"},
 		{255, "ssh: Could not resolve hostname nope: Name or service not known", "does not resolve"},
 		{255, "ssh: connect to host h port 22: No route to host", "unreachable"},
 		{255, "kex_exchange_identification: Connection closed by remote host", "closed the SSH connection"},
