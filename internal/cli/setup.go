@@ -191,6 +191,10 @@ func runSetup(cmd *cobra.Command, env *Env, f *setupFlags) error {
 	}
 	var l setup.Launcher
 	if remote != nil {
+		if !f.all && len(chosen) == 0 && !f.dryRun && !interactive(env) {
+			// before any ssh: the choice is missing anyway
+			return usageError(env, "not on a terminal: name the clients with --client NAME (repeatable) or --all, and approve with --yes (or preview with --dry-run)")
+		}
 		l, err = remoteLauncher(cmd, env, f, *remote)
 	} else {
 		l, err = setupLauncher(f)
