@@ -26,6 +26,7 @@ func TestSetupRemoteFlags(t *testing.T) {
 		{[]string{"--ssh-option", "Port=22", "--client", "cursor", "--yes"}, "--ssh-option and --remote-path need --remote"},
 		{[]string{"--name", "x", "--client", "cursor", "--yes"}, "--name needs --remote"},
 		{[]string{"--remote", "db1", "--remote-path", "bin/inquest", "--client", "cursor", "--yes"}, `--remote-path "bin/inquest": give the absolute path`},
+		{[]string{"--remote", "db1.invalid", "--yes"}, "not on a terminal: name the clients with --client NAME"},
 	} {
 		cmd := exec.Command(binary, append([]string{"setup"}, c.args...)...)
 		cmd.Env = env
