@@ -28,6 +28,9 @@ type setupFlags struct {
 	raw, inProcess   bool
 	timeout          time.Duration
 	toolsetsSet      bool
+	// remote machine over ssh
+	remote, name, remotePath string
+	sshOptions               []string
 }
 
 func newSetupCmd(env *Env) *cobra.Command {
@@ -58,6 +61,17 @@ servers. A file with invalid syntax or a duplicate key is refused with its line.
 The original is copied to $XDG_STATE_HOME/inquest/setup-backups first (the path is
 printed) and the file is replaced atomically. Running setup again changes nothing.
 
+--remote [USER@]HOST[:PORT] registers inquest on another machine instead, as the
+server "inquest-HOST" (--name NAME to choose): clients start
+  ssh -T [-o OPTION]... -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=30
+      [-p PORT] [USER@]HOST PATH mcp ...
+where PATH is the remote inquest found over ssh (on the PATH of a non-login session,
+else ~/.local/bin, ~/go/bin, /usr/local/bin; --remote-path to name it), and the entry is
+written only after it answered MCP initialize and tools/list through that very command.
+--ssh-option Key=value (repeatable) adds ssh -o options (IdentityFile, UserKnownHostsFile, ...);
+they come first, so they win over the defaults.
+With --check or --remove, --remote or --name selects that entry. See docs/fleet.md.
+
 --toolsets, --raw and --in-process are passed on to the registered "inquest mcp".
 --remove deletes only the inquest entry. --check starts each registered command
 line as the client would and runs MCP initialize and tools/list.
@@ -66,7 +80,8 @@ Restart or reconnect a client after its configuration changed.`,
   inquest setup --client claude-code --client codex --yes
   inquest setup --all --dry-run                  # show the diffs, write nothing
   inquest setup --check                          # verify every registration
-  inquest setup --remove --client cursor --yes`,
+  inquest setup --remove --client cursor --yes
+  inquest setup --remote admin@db1.example.com --client claude-code --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.toolsetsSet = cmd.Flags().Changed("toolsets")
@@ -84,6 +99,10 @@ Restart or reconnect a client after its configuration changed.`,
 	fl.BoolVar(&f.raw, "raw", false, "registered: raw delivery mode")
 	fl.BoolVar(&f.inProcess, "in-process", false, "registered: proc tools on a host inside the MCP server process")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "--check: limit for each registration's version, initialize and tools/list")
+	fl.StringVar(&f.remote, "remote", "", "register inquest on another machine over ssh: [USER@]HOST[:PORT]")
+	fl.StringVar(&f.name, "name", "", "--remote: the server name to register (default inquest-HOST)")
+	fl.StringVar(&f.remotePath, "remote-path", "", "--remote: the inquest executable's absolute path there (default: found over ssh)")
+	fl.StringArrayVar(&f.sshOptions, "ssh-option", nil, "--remote: an ssh -o option Key=value (repeatable)")
 	return cmd
 }
 
@@ -113,32 +132,80 @@ func runSetup(cmd *cobra.Command, env *Env, f *setupFlags) error {
 	if f.timeout <= 0 {
 		return usageError(env, "--timeout must be positive")
 	}
+	var remote *setup.Remote
+	if f.remote != "" {
+		r, err := setup.ParseRemote(f.remote)
+		if err != nil {
+			return usageError(env, "%v", err)
+		}
+		for _, o := range f.sshOptions {
+			if err := setup.CheckOption(o); err != nil {
+				return usageError(env, "%v", err)
+			}
+		}
+		r.Options = f.sshOptions
+		remote = &r
+	} else if len(f.sshOptions) > 0 || f.remotePath != "" {
+		return usageError(env, "--ssh-option and --remote-path need --remote [USER@]HOST[:PORT]")
+	} else if f.name != "" && !f.check && !f.remove {
+		return usageError(env, "--name needs --remote [USER@]HOST[:PORT] (or --check/--remove to select an entry)")
+	}
+	if f.name != "" {
+		if err := setup.CheckName(f.name); err != nil {
+			return usageError(env, "%v", err)
+		}
+	}
+	if f.remotePath != "" && !strings.HasPrefix(f.remotePath, "/") {
+		return usageError(env, "--remote-path %q: give the absolute path of inquest on the remote machine", f.remotePath)
+	}
+	// The entry --check and --remove select: --name, else the remote's
+	// default name, else (no --remote) inquest's and, for --check, every
+	// remote one.
+	entryName := f.name
+	if entryName == "" && remote != nil {
+		entryName = remote.DefaultName()
+	}
 	senv, err := setup.OSEnv()
 	if err != nil {
 		return err
 	}
 	if f.check {
-		return setupCheck(cmd, env, senv, chosen, f)
+		return setupCheck(cmd, env, senv, chosen, f, entryName)
 	}
 	if f.remove {
 		if len(chosen) == 0 && !f.all {
 			return usageError(env, "--remove needs --client NAME or --all")
 		}
+		name := entryName
+		if name == "" {
+			name = setup.ServerName
+		}
 		if f.all {
 			for _, c := range setup.Clients {
-				if r, err := setup.Registered(c, senv); err != nil || r != nil {
+				if r, err := setup.RegisteredNamed(c, senv, name); err != nil || r != nil {
 					chosen = append(chosen, c)
 				}
 			}
 		}
-		return setupWrite(env, senv, chosen, f, nil, false)
+		return setupWrite(env, senv, chosen, f, nil, false, name)
 	}
-	l, err := setupLauncher(f)
+	var l setup.Launcher
+	if remote != nil {
+		if !f.all && len(chosen) == 0 && !f.dryRun && !interactive(env) {
+			// before any ssh: the choice is missing anyway
+			return usageError(env, "not on a terminal: name the clients with --client NAME (repeatable) or --all, and approve with --yes (or preview with --dry-run)")
+		}
+		l, err = remoteLauncher(cmd, env, f, *remote)
+	} else {
+		l, err = setupLauncher(f)
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "inquest setup:", err)
 		return exitCode(1)
 	}
-	if onPath, err := exec.LookPath("inquest"); err == nil {
+	if remote != nil {
+		// the local executable plays no part
+	} else if onPath, err := exec.LookPath("inquest"); err == nil {
 		a, errA := os.Stat(onPath)
 		b, errB := os.Stat(l.Command)
 		if errA == nil && errB == nil && !os.SameFile(a, b) {
@@ -169,7 +236,7 @@ func runSetup(cmd *cobra.Command, env *Env, f *setupFlags) error {
 		fmt.Fprintln(env.Stderr, "inquest setup: no client detected; name one with --client ("+strings.Join(setup.Names(), ", ")+")")
 		return exitCode(1)
 	}
-	return setupWrite(env, senv, chosen, f, &l, prompted)
+	return setupWrite(env, senv, chosen, f, &l, prompted, l.Name)
 }
 
 // detected lists the detected clients.
@@ -183,6 +250,37 @@ func detected(e setup.Env) []*setup.Client {
 	return out
 }
 
+// remoteLauncher is the ssh command line clients will start for inquest
+// on r: the remote path found over ssh (or --remote-path), then pinned by
+// the check --check runs (remote `inquest version`, MCP initialize and
+// tools/list through exactly that command line).
+func remoteLauncher(cmd *cobra.Command, env *Env, f *setupFlags, r setup.Remote) (setup.Launcher, error) {
+	local, err := mcpArgs(f)
+	if err != nil {
+		return setup.Launcher{}, err
+	}
+	path := f.remotePath
+	if path == "" {
+		path, err = r.Discover(cmd.Context(), f.timeout)
+		if err != nil {
+			return setup.Launcher{}, fmt.Errorf("looking for inquest on %s over ssh: %w; nothing was written", r.Host, err)
+		}
+		fmt.Fprintf(env.Stderr, "found inquest on %s: %s\n", r.Host, path)
+	}
+	l := r.Launcher(f.name, path, local.Args)
+	reg := &setup.Registration{Name: l.Name, Argv: append([]string{l.Command}, l.Args...)}
+	res, err := setup.Check(cmd.Context(), reg, nil, f.timeout)
+	if err != nil {
+		var se *setup.SSHError
+		if errors.As(err, &se) {
+			return setup.Launcher{}, fmt.Errorf("inquest on %s does not answer: %w; nothing was written", r.Host, err)
+		}
+		return setup.Launcher{}, fmt.Errorf("inquest on %s does not answer through %s: %w; nothing was written", r.Host, shellJoin(reg.Argv), err)
+	}
+	fmt.Fprintf(env.Stderr, "checked: %s %s on %s, protocol %s, %d tools\n", res.Server, res.Version, r.Host, res.Protocol, res.Tools)
+	return l, nil
+}
+
 // setupLauncher is the command line clients will start: this executable's
 // absolute path (as invoked, so a stable symlink such as ~/go/bin/inquest
 // stays a symlink) and mcp with the pass-through flags.
@@ -191,6 +289,13 @@ func setupLauncher(f *setupFlags) (setup.Launcher, error) {
 	if err != nil {
 		return setup.Launcher{}, err
 	}
+	l, err := mcpArgs(f)
+	l.Command = self
+	return l, err
+}
+
+// mcpArgs is mcp with the pass-through flags (Command left empty).
+func mcpArgs(f *setupFlags) (setup.Launcher, error) {
 	args := []string{"mcp"}
 	if f.toolsetsSet {
 		sets, err := parseToolsets(f.toolsets)
@@ -208,7 +313,7 @@ func setupLauncher(f *setupFlags) (setup.Launcher, error) {
 	if f.inProcess {
 		args = append(args, "--in-process")
 	}
-	return setup.Launcher{Command: self, Args: args}, nil
+	return setup.Launcher{Args: args}, nil
 }
 
 // selfPath returns the absolute path this process was started as when it
@@ -264,7 +369,11 @@ func promptClients(env *Env, e setup.Env, l setup.Launcher) ([]*setup.Client, er
 		}
 	}
 	w := env.Stderr
-	fmt.Fprintf(w, "Register inquest as the MCP server %q; clients will start:\n  %s\n\n", setup.ServerName, shellJoin(append([]string{l.Command}, l.Args...)))
+	name := l.Name
+	if name == "" {
+		name = setup.ServerName
+	}
+	fmt.Fprintf(w, "Register inquest as the MCP server %q; clients will start:\n  %s\n\n", name, shellJoin(append([]string{l.Command}, l.Args...)))
 	for i, c := range list {
 		mark := "not found"
 		if c.Detected(e) {
@@ -326,8 +435,12 @@ func parseSelection(s string, n int) ([]int, error) {
 }
 
 // setupWrite plans the change for each client, prints it, asks when
-// needed, and writes. l is nil for --remove.
-func setupWrite(env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, l *setup.Launcher, prompted bool) error {
+// needed, and writes. l is nil for --remove, which removes the entry
+// name ("" is inquest's).
+func setupWrite(env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, l *setup.Launcher, prompted bool, name string) error {
+	if name == "" {
+		name = setup.ServerName
+	}
 	var changes []*setup.Change
 	failed := false
 	for _, c := range chosen {
@@ -336,7 +449,7 @@ func setupWrite(env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, l 
 		if l != nil {
 			ch, err = setup.Plan(c, e, *l)
 		} else {
-			ch, err = setup.PlanRemove(c, e)
+			ch, err = setup.PlanRemoveNamed(c, e, name)
 		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: %v; left untouched\n", c.Name, err)
@@ -345,11 +458,11 @@ func setupWrite(env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, l 
 		}
 		switch ch.Action {
 		case setup.Unchanged:
-			fmt.Fprintf(env.Stdout, "%s: %s already registers inquest; unchanged\n", c.Name, ch.Path)
+			fmt.Fprintf(env.Stdout, "%s: %s already registers %s; unchanged\n", c.Name, ch.Path, name)
 		case setup.Absent:
-			fmt.Fprintf(env.Stdout, "%s: %s has no inquest entry; unchanged\n", c.Name, ch.Path)
+			fmt.Fprintf(env.Stdout, "%s: %s has no %s entry; unchanged\n", c.Name, ch.Path, name)
 		default:
-			verb := map[setup.Action]string{setup.Add: "add inquest to", setup.Update: "update inquest in", setup.Remove: "remove inquest from"}[ch.Action]
+			verb := map[setup.Action]string{setup.Add: "add " + name + " to", setup.Update: "update " + name + " in", setup.Remove: "remove " + name + " from"}[ch.Action]
 			if !ch.Exists {
 				verb = "create"
 			}
@@ -411,8 +524,9 @@ func setupWrite(env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, l 
 }
 
 // setupCheck verifies every registration (of the chosen clients, default
-// all): exit 1 when one fails or none exists.
-func setupCheck(cmd *cobra.Command, env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags) error {
+// all): inquest's and every remote one, or only the entry name when not
+// "". Exit 1 when one fails or none exists.
+func setupCheck(cmd *cobra.Command, env *Env, e setup.Env, chosen []*setup.Client, f *setupFlags, name string) error {
 	explicit := len(chosen) > 0
 	if !explicit {
 		chosen = setup.Clients
@@ -420,27 +534,46 @@ func setupCheck(cmd *cobra.Command, env *Env, e setup.Env, chosen []*setup.Clien
 	found, failed := 0, false
 	want := versionJSON()
 	for _, c := range chosen {
-		r, err := setup.Registered(c, e)
+		var regs []*setup.Registration
+		var err error
+		if name != "" {
+			var r *setup.Registration
+			if r, err = setup.RegisteredNamed(c, e, name); r != nil {
+				regs = append(regs, r)
+			}
+		} else {
+			regs, err = setup.RegisteredAll(c, e)
+		}
 		if err != nil {
 			fmt.Fprintf(env.Stdout, "FAIL %s: %v\n", c.Name, err)
 			failed = true
 			continue
 		}
-		if r == nil {
+		if len(regs) == 0 {
 			if explicit {
-				fmt.Fprintf(env.Stdout, "FAIL %s: no inquest entry in %s\n", c.Name, c.Locate(e))
+				what := "inquest"
+				if name != "" {
+					what = name
+				}
+				fmt.Fprintf(env.Stdout, "FAIL %s: no %s entry in %s\n", c.Name, what, c.Locate(e))
 				failed = true
 			}
 			continue
 		}
-		found++
-		res, err := setup.Check(cmd.Context(), r, want, f.timeout)
-		if err != nil {
-			fmt.Fprintf(env.Stdout, "FAIL %s: %s: %s: %v\n", c.Name, r.Path, shellJoin(r.Argv), err)
-			failed = true
-			continue
+		for _, r := range regs {
+			found++
+			label := c.Name
+			if r.Name != setup.ServerName {
+				label += " " + r.Name
+			}
+			res, err := setup.Check(cmd.Context(), r, want, f.timeout)
+			if err != nil {
+				fmt.Fprintf(env.Stdout, "FAIL %s: %s: %s: %v\n", label, r.Path, shellJoin(r.Argv), err)
+				failed = true
+				continue
+			}
+			fmt.Fprintf(env.Stdout, "ok   %s: %s: %s: %s %s, protocol %s, %d tools\n", label, r.Path, shellJoin(r.Argv), res.Server, res.Version, res.Protocol, res.Tools)
 		}
-		fmt.Fprintf(env.Stdout, "ok   %s: %s: %s: %s %s, protocol %s, %d tools\n", c.Name, r.Path, shellJoin(r.Argv), res.Server, res.Version, res.Protocol, res.Tools)
 	}
 	if found == 0 && !explicit {
 		fmt.Fprintln(env.Stdout, "FAIL no client configuration registers inquest; run `inquest setup`")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,28 +20,76 @@ import (
 // environment it sets.
 type Registration struct {
 	Client *Client
-	Path   string
-	Argv   []string
-	Env    map[string]string
+	// Name is the server entry's name: ServerName, or a remote machine's
+	// inquest-HOST (or the name given to setup --name).
+	Name string
+	Path string
+	Argv []string
+	Env  map[string]string
 }
+
+// Remote reports whether the registration reaches inquest on another
+// machine: its command is ssh.
+func (r *Registration) Remote() bool { return isSSH(r.Argv[0]) }
 
 // Registered reads c's configuration under e and returns its inquest
 // entry, nil when there is none.
 func Registered(c *Client, e Env) (*Registration, error) {
+	return RegisteredNamed(c, e, ServerName)
+}
+
+// RegisteredNamed reads c's configuration under e and returns its server
+// entry name, nil when there is none.
+func RegisteredNamed(c *Client, e Env, name string) (*Registration, error) {
 	path := c.Locate(e)
 	_, doc, _, exists, err := readConfig(path)
 	if err != nil || !exists {
 		return nil, err
 	}
-	entry, err := registered(c, path, doc)
+	entry, err := registered(c, path, doc, name)
 	if err != nil || entry == nil {
 		return nil, err
 	}
 	argv, env, err := c.commandLine(entry)
 	if err != nil {
-		return nil, &ConfigError{Path: path, Reason: fmt.Sprintf("the %s entry: %v", ServerName, err)}
+		return nil, &ConfigError{Path: path, Reason: fmt.Sprintf("the %s entry: %v", name, err)}
 	}
-	return &Registration{Client: c, Path: path, Argv: argv, Env: env}, nil
+	return &Registration{Client: c, Name: name, Path: path, Argv: argv, Env: env}, nil
+}
+
+// RegisteredAll returns inquest's entry and every remote one (a server
+// whose name starts with "inquest-" and whose command is ssh) in c's
+// configuration under e, inquest's first, then by name.
+func RegisteredAll(c *Client, e Env) ([]*Registration, error) {
+	path := c.Locate(e)
+	_, doc, _, exists, err := readConfig(path)
+	if err != nil || !exists {
+		return nil, err
+	}
+	names, err := serverNames(c, path, doc)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Registration
+	if r, err := RegisteredNamed(c, e, ServerName); err != nil || r != nil {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, ServerName+"-") {
+			continue
+		}
+		r, err := RegisteredNamed(c, e, n)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && r.Remote() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // CheckResult is what Check found about one registration.
@@ -57,7 +106,9 @@ type CheckResult struct {
 // --json` reports the same build as wantVersion (the JSON this inquest
 // prints), and an MCP initialize + tools/list through the registered
 // command line (started as the client starts it: the argv as is, this
-// environment plus the entry's) succeeds, all within timeout.
+// environment plus the entry's) succeeds, all within timeout. For a remote
+// registration (ssh) the remote `inquest version` must run instead of
+// matching this build; an ssh failure is an *SSHError that says why.
 func Check(ctx context.Context, r *Registration, wantVersion []byte, timeout time.Duration) (CheckResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -69,7 +120,20 @@ func Check(ctx context.Context, r *Registration, wantVersion []byte, timeout tim
 	for k, v := range r.Env {
 		env = append(env, k+"="+v)
 	}
-	if wantVersion != nil {
+	if r.Remote() {
+		// The other machine may run another build: its version is
+		// reported (serverInfo), not compared. A first ssh run of the
+		// remote `inquest version` separates ssh's own failures (exit
+		// status 255 and its stderr line) from MCP ones.
+		sshPart, remote, ok := remoteCommand(r.Argv)
+		if !ok {
+			return CheckResult{}, fmt.Errorf("the registered ssh command line has no remote command after the destination")
+		}
+		probe := append(append(append([]string{exe}, sshPart[1:]...), remote[0]), "version")
+		if _, err := runSSH(ctx, probe, timeout); err != nil {
+			return CheckResult{}, err
+		}
+	} else if wantVersion != nil {
 		cmd := exec.CommandContext(ctx, exe, "version", "--json")
 		cmd.Env = env
 		out, err := cmd.Output()

@@ -99,10 +99,20 @@ func (e Env) appData() string {
 }
 
 // Launcher is the command line a client starts: the absolute path of the
-// inquest executable and its arguments (mcp and its flags).
+// inquest executable and its arguments (mcp and its flags), or ssh and its
+// arguments for a remote machine (RemoteLauncher).
 type Launcher struct {
+	// Name is the server entry's name; "" is ServerName.
+	Name    string
 	Command string
 	Args    []string
+}
+
+func (l Launcher) serverName() string {
+	if l.Name == "" {
+		return ServerName
+	}
+	return l.Name
 }
 
 // Client is one MCP client whose user configuration setup edits.

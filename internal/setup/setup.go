@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -56,6 +58,8 @@ const (
 // write.
 type Change struct {
 	Client *Client
+	// Name is the server entry the change is about.
+	Name string
 	// Path is the configuration file as located; Target is the file
 	// actually written (Path with symbolic links resolved).
 	Path, Target  string
@@ -131,42 +135,51 @@ func readConfig(path string) (target string, b []byte, mode fs.FileMode, exists 
 }
 
 // Plan computes the edit that registers launcher l in c's configuration
-// under e. It reads the file and writes nothing. A file setup cannot edit
-// unambiguously is a *ConfigError.
+// under e, as the server l.Name (ServerName when empty). It reads the file
+// and writes nothing. A file setup cannot edit unambiguously is a
+// *ConfigError.
 func Plan(c *Client, e Env, l Launcher) (*Change, error) {
-	return plan(c, e, func(path string, doc []byte) (jsonEdit, error) {
+	name := l.serverName()
+	return plan(c, e, name, func(path string, doc []byte) (jsonEdit, error) {
 		if c.Format == TOML {
-			return upsertTOML(path, doc, []string{c.Container, ServerName}, c.entry(l))
+			return upsertTOML(path, doc, []string{c.Container, name}, c.entry(l))
 		}
-		return upsertJSON(path, doc, c.Container, ServerName, c.entry(l))
+		return upsertJSON(path, doc, c.Container, name, c.entry(l))
 	}, true)
 }
 
 // PlanRemove computes the edit that removes inquest's entry from c's
 // configuration under e, leaving everything else.
 func PlanRemove(c *Client, e Env) (*Change, error) {
-	return plan(c, e, func(path string, doc []byte) (jsonEdit, error) {
+	return PlanRemoveNamed(c, e, ServerName)
+}
+
+// PlanRemoveNamed computes the edit that removes the server entry name
+// (such as a remote machine's inquest-HOST) from c's configuration under
+// e, leaving everything else.
+func PlanRemoveNamed(c *Client, e Env, name string) (*Change, error) {
+	return plan(c, e, name, func(path string, doc []byte) (jsonEdit, error) {
 		if c.Format == TOML {
-			return removeTOML(path, doc, []string{c.Container, ServerName})
+			return removeTOML(path, doc, []string{c.Container, name})
 		}
-		return removeJSON(path, doc, c.Container, ServerName)
+		return removeJSON(path, doc, c.Container, name)
 	}, false)
 }
 
-func plan(c *Client, e Env, edit func(string, []byte) (jsonEdit, error), add bool) (*Change, error) {
+func plan(c *Client, e Env, name string, edit func(string, []byte) (jsonEdit, error), add bool) (*Change, error) {
 	path := c.Locate(e)
 	target, before, mode, exists, err := readConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	ch := &Change{Client: c, Path: path, Target: target, Exists: exists, Before: before, mode: mode}
+	ch := &Change{Client: c, Name: name, Path: path, Target: target, Exists: exists, Before: before, mode: mode}
 	if !exists && !add {
 		ch.After, ch.Action = nil, Absent
 		return ch, nil
 	}
 	var had map[string]any
 	if exists {
-		if had, err = registered(c, path, before); err != nil {
+		if had, err = registered(c, path, before, name); err != nil {
 			return nil, err
 		}
 	}
@@ -204,12 +217,37 @@ func plan(c *Client, e Env, edit func(string, []byte) (jsonEdit, error), add boo
 	return ch, nil
 }
 
-// registered returns inquest's entry in doc, nil when there is none.
-func registered(c *Client, path string, doc []byte) (map[string]any, error) {
+// registered returns the server entry name in doc, nil when there is none.
+func registered(c *Client, path string, doc []byte, name string) (map[string]any, error) {
 	if c.Format == TOML {
-		return readTOMLEntry(path, doc, []string{c.Container, ServerName})
+		return readTOMLEntry(path, doc, []string{c.Container, name})
 	}
-	return readJSONEntry(path, doc, c.Container, ServerName)
+	return readJSONEntry(path, doc, c.Container, name)
+}
+
+// serverNames returns the names of every server entry in doc's container
+// (any client's), sorted.
+func serverNames(c *Client, path string, doc []byte) ([]string, error) {
+	var m map[string]any
+	var err error
+	if c.Format == TOML {
+		var all map[string]any
+		if _, err = parseTOML(path, doc, []string{c.Container, ServerName}); err == nil {
+			err = toml.Unmarshal(doc, &all)
+			m, _ = all[c.Container].(map[string]any)
+		}
+	} else if _, err = parseJSONC(path, doc); err == nil {
+		m, _ = decodeJSONC(doc)[c.Container].(map[string]any)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Diff returns the change as a unified diff with three lines of context
