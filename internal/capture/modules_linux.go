@@ -158,6 +158,21 @@ func (p *pinned) openInRoot(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
+// mountNS compares the pinned process's mount namespace with ours:
+// "same", "other", or nil when either cannot be read.
+func (p *pinned) mountNS() any {
+	var a, b [64]byte
+	mine, err1 := readlinkAt(unix.AT_FDCWD, FS{root: p.root}.path("self/ns/mnt"), a[:])
+	theirs, err2 := readlinkAt(p.tfd, "ns/mnt", b[:])
+	switch {
+	case err1 != nil || err2 != nil:
+		return nil
+	case string(mine) == string(theirs):
+		return "same"
+	}
+	return "other"
+}
+
 // sameMountNS reports whether the pinned process shares this process's
 // mount namespace (so a path means the same file for both).
 func (p *pinned) sameMountNS() bool {
@@ -253,7 +268,8 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 		}
 	}
 	metaFailed, deletedN, replacedN, withheldN := 0, 0, 0, 0
-	foreignMnt := !p.sameMountNS()
+	mnt := p.mountNS()
+	foreignMnt := mnt != "same"
 	for i, md := range order {
 		if i&31 == 0 {
 			if err := ctxErr(ctx); err != nil {
@@ -337,10 +353,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 	c.Coverage["metadata_unavailable"] = metaFailed
 	c.Coverage["deleted"] = deletedN
 	c.Coverage["replaced"] = replacedN
-	c.Coverage["mount_namespace"] = "same"
-	if foreignMnt {
-		c.Coverage["mount_namespace"] = "other"
-	}
+	c.Coverage["mount_namespace"] = mnt
 	c.Coverage["action_withheld"] = withheldN
 	return finishTargeted(c, p, id, false)
 }
@@ -396,6 +409,7 @@ func (p *pinned) statPath(path string) (*unix.Stat_t, error) {
 // does (it names the object as the process sees it, for as long as the
 // process runs). Otherwise nil and why (action_withheld_reason):
 // "deleted", "object_unknown" (the mapped object could not be opened),
+// "mount_namespace_unknown" (ours or the process's could not be read),
 // "other_mount_namespace" (the path here is another file and the
 // process's root cannot be read), "path_is_another_object" (same mount
 // namespace, the file at the path is not the mapped one: replaced).
@@ -407,10 +421,20 @@ func (p *pinned) inspectPath(path string, deleted bool, obj *unix.Stat_t, fromFi
 		return nil, "object_unknown"
 	}
 	same := func(name string) bool {
-		f, err := os.Open(name)
+		// stat first: never open what is not the object (a FIFO or a
+		// device at the path here)
+		var pre unix.Stat_t
+		if unix.Stat(name, &pre) != nil || pre.Dev != obj.Dev || pre.Ino != obj.Ino || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+			return false
+		}
+		if bid == "" {
+			return true // device and inode name the object; no build id to compare
+		}
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 		if err != nil {
 			return false
 		}
+		f := os.NewFile(uintptr(fd), name)
 		defer f.Close()
 		var st unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &st) != nil || st.Dev != obj.Dev || st.Ino != obj.Ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -430,6 +454,9 @@ func (p *pinned) inspectPath(path string, deleted bool, obj *unix.Stat_t, fromFi
 		}
 	}
 	if foreignMnt {
+		if p.mountNS() == nil {
+			return nil, "mount_namespace_unknown"
+		}
 		return nil, "other_mount_namespace"
 	}
 	return nil, "path_is_another_object"

@@ -188,7 +188,7 @@ func TestRowActionsInspectBinary(t *testing.T) {
 	}
 
 	files, p := captureRows(t, h, s, "open_files", refA)
-	wantTemplate(p, "path")
+	wantTemplate(p, "inspect_path")
 	cases := []struct {
 		path string
 		want int
