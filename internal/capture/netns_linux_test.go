@@ -4,6 +4,7 @@ package capture
 
 import (
 	"bufio"
+	"encoding/binary"
 	"context"
 	"fmt"
 	"net"
@@ -72,11 +73,12 @@ func startNSListener(t *testing.T, argv ...string) *nsListener {
 	return &nsListener{cmd: cmd, pid: int32(cmd.Process.Pid)}
 }
 
-// ssListeners runs `nsenter -t PID -n ss -ltnHe` and returns "addr:port
-// inode" of every TCP listener in that process's network namespace.
+// ssListeners runs `nsenter -t PID -n ss -ltnpHe` and returns "addr:port
+// inode pid" of every TCP listener in that process's network namespace
+// (pid "-" when ss names no process).
 func ssListeners(t *testing.T, pid int32) []string {
 	t.Helper()
-	out, err := exec.Command("nsenter", "-t", strconv.Itoa(int(pid)), "-n", "ss", "-ltnHe").Output()
+	out, err := exec.Command("nsenter", "-t", strconv.Itoa(int(pid)), "-n", "ss", "-ltnpHe").Output()
 	if err != nil {
 		t.Fatalf("nsenter ss: %v", err)
 	}
@@ -86,17 +88,20 @@ func ssListeners(t *testing.T, pid int32) []string {
 		if len(f) < 5 {
 			continue
 		}
-		ino := ""
+		ino, owner := "", "-"
 		for _, x := range f {
 			if strings.HasPrefix(x, "ino:") {
 				ino = strings.TrimPrefix(x, "ino:")
+			}
+			if i := strings.Index(x, ",pid="); i >= 0 {
+				owner, _, _ = strings.Cut(x[i+5:], ",")
 			}
 		}
 		local := strings.Trim(f[3], "[]")
 		if i := strings.LastIndex(f[3], ":"); i >= 0 {
 			local = strings.Trim(f[3][:i], "[]") + ":" + f[3][i+1:]
 		}
-		rows = append(rows, local+" "+ino)
+		rows = append(rows, local+" "+ino+" "+owner)
 	}
 	sort.Strings(rows)
 	return rows
@@ -112,7 +117,7 @@ func nsInode(t *testing.T, pid int32) uint64 {
 	return st.Ino
 }
 
-// ourListeners are the "addr:port inode" of the capture's tcp/tcp6
+// ourListeners are the "addr:port inode pid" of the capture's tcp/tcp6
 // LISTEN rows labelled with namespace ns (what ss -ltn lists there).
 func ourListeners(t *testing.T, c *Capture, ns uint64) []string {
 	var rows []string
@@ -125,7 +130,11 @@ func ourListeners(t *testing.T, c *Capture, ns uint64) []string {
 			continue
 		}
 		l := field(t, r, "local").(map[string]any)
-		rows = append(rows, fmt.Sprintf("%v:%v %v", l["address"], l["port"], field(t, r, "inode")))
+		owner := "-"
+		if p := field(t, r, "pid"); p != nil {
+			owner = fmt.Sprint(p)
+		}
+		rows = append(rows, fmt.Sprintf("%v:%v %v %s", l["address"], l["port"], field(t, r, "inode"), owner))
 	}
 	sort.Strings(rows)
 	return rows
@@ -383,5 +392,52 @@ func TestInNetNSDiscardsThread(t *testing.T) {
 	// the main thread (what /proc/self/ns/net shows) never joins
 	if got := nsInode(t, int32(os.Getpid())); got != self {
 		t.Fatalf("/proc/self/ns/net is now %d, was %d", got, self)
+	}
+}
+
+// FuzzParseInetDiagMsg: any bytes either fail or give an entry whose
+// addresses are of the message's family; never a panic.
+func FuzzParseInetDiagMsg(f *testing.F) {
+	seed := make([]byte, inetDiagMsgSz)
+	seed[0], seed[1] = unix.AF_INET, 10
+	seed[4], seed[5] = 0x1f, 0x90
+	copy(seed[8:], []byte{127, 0, 0, 1})
+	f.Add(seed)
+	six := append([]byte(nil), seed...)
+	six[0] = unix.AF_INET6
+	f.Add(six)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, ok := parseInetDiagMsg(b)
+		if !ok {
+			return
+		}
+		if len(b) < inetDiagMsgSz {
+			t.Fatalf("short message of %d bytes accepted", len(b))
+		}
+		if e.local.Addr().Is4() != (e.family == unix.AF_INET) || e.remote.Addr().Is4() != (e.family == unix.AF_INET) {
+			t.Fatalf("family %d with addresses %v %v", e.family, e.local, e.remote)
+		}
+	})
+}
+
+// TestParseInetDiagMsg decodes a message laid out as the kernel sends it.
+func TestParseInetDiagMsg(t *testing.T) {
+	b := make([]byte, inetDiagMsgSz)
+	b[0], b[1] = unix.AF_INET, 10
+	b[4], b[5] = 0xb2, 0x6e // sport 45678, network order
+	b[6], b[7] = 0, 0
+	copy(b[8:], []byte{127, 0, 0, 1})
+	ne := binary.NativeEndian
+	ne.PutUint32(b[56:], 3)
+	ne.PutUint32(b[60:], 4096)
+	ne.PutUint32(b[64:], 1000)
+	ne.PutUint32(b[68:], 1925339)
+	e, ok := parseInetDiagMsg(b)
+	if !ok || e.local.String() != "127.0.0.1:45678" || e.remote.String() != "0.0.0.0:0" || e.state != 10 || e.inode != 1925339 || e.uid != 1000 || e.rq != 3 || e.wq != 4096 {
+		t.Fatalf("%+v %v", e, ok)
+	}
+	if _, ok := parseInetDiagMsg(b[:inetDiagMsgSz-1]); ok {
+		t.Fatal("short message accepted")
 	}
 }
