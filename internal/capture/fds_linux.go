@@ -286,7 +286,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		fields = append(fields, Field{"fd", n})
 		fields = appendText(fields, "path", path)
 		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos},
-			Field{"inspect_path", inspect}, Field{"action_withheld_reason", withheld})
+			Field{"inspect_path", inspect}, Field{"action_withheld", withheld})
 		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()

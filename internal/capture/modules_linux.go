@@ -282,7 +282,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 				{"path", nil}, {"name", md.first.path}, {"directory", nil}, {"deleted", false}, {"replaced", false},
 				{"device", nil}, {"inode", nil}, {"size_bytes", nil}, {"modified_at", nil}, {"build_id", nil}, {"metadata_unavailable", "pseudo_mapping"},
 				{"mapping_count", md.count}, {"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, {"permissions", md.perms},
-				{"inspect_path", nil}, {"action_withheld_reason", "pseudo_mapping"},
+				{"inspect_path", nil}, {"action_withheld", "pseudo_mapping"},
 			}})
 			continue
 		}
@@ -345,7 +345,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 			Field{"device", fmt.Sprintf("%02x:%02x", m.major, m.minor)}, Field{"inode", strconv.FormatUint(m.inode, 10)},
 			Field{"size_bytes", size}, Field{"modified_at", mtime}, Field{"build_id", bid}, Field{"metadata_unavailable", unavailable},
 			Field{"mapping_count", md.count}, Field{"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, Field{"permissions", md.perms})
-		fields = append(fields, Field{"inspect_path", inspect}, Field{"action_withheld_reason", withheld})
+		fields = append(fields, Field{"inspect_path", inspect}, Field{"action_withheld", withheld})
 		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()
@@ -354,7 +354,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 	c.Coverage["deleted"] = deletedN
 	c.Coverage["replaced"] = replacedN
 	c.Coverage["mount_namespace"] = mnt
-	c.Coverage["action_withheld"] = withheldN
+	c.Coverage["actions_withheld"] = withheldN
 	return finishTargeted(c, p, id, false)
 }
 
@@ -407,7 +407,7 @@ func (p *pinned) statPath(path string) (*unix.Stat_t, error) {
 // it does (never when the process is in another mount namespace and the
 // path is not the same object here), else /proc/PID/root/PATH when that
 // does (it names the object as the process sees it, for as long as the
-// process runs). Otherwise nil and why (action_withheld_reason):
+// process runs). Otherwise nil and why (action_withheld):
 // "deleted", "object_unknown" (the mapped object could not be opened),
 // "mount_namespace_unknown" (ours or the process's could not be read),
 // "other_mount_namespace" (the path here is another file and the

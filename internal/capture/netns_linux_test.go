@@ -4,8 +4,8 @@ package capture
 
 import (
 	"bufio"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -255,7 +255,7 @@ func TestNetworkMPTCP(t *testing.T) {
 	mine := false
 	for _, r := range c.Rows {
 		p := field(t, r, "protocol")
-		if v, _ := r.Get("net_ns"); (p != "mptcp" && p != "mptcp6") || v != self {
+		if v, _ := r.Get("net_ns"); p != "mptcp" || v != self {
 			continue
 		}
 		lo := field(t, r, "local").(map[string]any)

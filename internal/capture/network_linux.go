@@ -535,12 +535,8 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 				if !mptcpSeen.add(e.inode) && e.inode != 0 {
 					continue
 				}
-				proto := "mptcp"
-				if e.family == unix.AF_INET6 {
-					proto = "mptcp6"
-				}
 				emit(e.inode, Row{Fields: []Field{
-					{"protocol", proto},
+					{"protocol", "mptcp"}, // both address families, as ss -M
 					{"local", map[string]any{"address": e.local.Addr().String(), "port": int(e.local.Port())}},
 					{"remote", map[string]any{"address": e.remote.Addr().String(), "port": int(e.remote.Port())}},
 					{"state", tcpStates[uint64(e.state)]}, {"inode", strconv.FormatUint(e.inode, 10)},

@@ -96,7 +96,7 @@ func TestSocketsGolden(t *testing.T) {
 	rows := []map[string]any{
 		{"protocol": "tcp", "state": "LISTEN", "local": map[string]any{"address": "127.0.0.1", "port": 45678.0}, "remote": map[string]any{"address": "0.0.0.0", "port": 0.0},
 			"inode": "1925339", "pid": 4242.0, "owner_name": "python3", "net_ns": 4026532247.0},
-		{"protocol": "mptcp6", "state": "ESTABLISHED", "local": map[string]any{"address": "::1", "port": 8080.0}, "remote": map[string]any{"address": "::1", "port": 51234.0},
+		{"protocol": "mptcp", "state": "ESTABLISHED", "local": map[string]any{"address": "::1", "port": 8080.0}, "remote": map[string]any{"address": "::1", "port": 51234.0},
 			"inode": "1925400", "pid": 4243.0, "owner_name": "server", "net_ns": 4026531840.0},
 		{"protocol": "unix", "state": "CONNECTED", "local": map[string]any{"path": nil}, "remote": nil,
 			"inode": "1925401", "pid": nil, "owner_name": nil, "net_ns": 4026531840.0},

@@ -129,7 +129,7 @@ func TestModulesOtherMountNamespace(t *testing.T) {
 	r := moduleRow()
 	alt := "/proc/" + strconv.Itoa(pid) + "/root" + lib
 	acts, _ := r["actions"].([]any)
-	if r["build_id"] != testbuild.BuildIDA || r["inspect_path"] != alt || len(acts) != 1 || acts[0] != "inspect_binary" || r["action_withheld_reason"] != nil {
+	if r["build_id"] != testbuild.BuildIDA || r["inspect_path"] != alt || len(acts) != 1 || acts[0] != "inspect_binary" || r["action_withheld"] != nil {
 		t.Fatalf("modules row: %v (want build A %s, inspect_path %s, action inspect_binary)", r, testbuild.BuildIDA, alt)
 	}
 	// lsof: the mem line has the mapping's device and inode and flags
@@ -182,7 +182,7 @@ func TestModulesOtherMountNamespace(t *testing.T) {
 		t.Fatalf("rm: %q %v", l, err)
 	}
 	r = moduleRow()
-	if acts, _ := r["actions"].([]any); len(acts) != 0 || r["inspect_path"] != nil || r["action_withheld_reason"] != "deleted" || r["deleted"] != true {
+	if acts, _ := r["actions"].([]any); len(acts) != 0 || r["inspect_path"] != nil || r["action_withheld"] != "deleted" || r["deleted"] != true {
 		t.Fatalf("after unlink: %v", r)
 	}
 }

@@ -30,8 +30,8 @@ func newSocketsCmd(env *Env) *cobra.Command {
 pid and name, through start_capture kind network (host-wide, or one process
 with --pid). No DNS lookups. --listen (listening sockets only, like ss -l),
 --state (listen, estab, time-wait, ... as ss names them), --proto (tcp or
-udp for both address families, as ss -t/-u; mptcp as ss -M; tcp6, udp6,
-mptcp6 or unix), --netns (one network namespace, by inode). States and
+udp for both address families, as ss -t/-u; mptcp as ss -M; tcp6, udp6
+or unix), --netns (one network namespace, by inode). States and
 addresses are spelled as ss -n spells them (ESTAB, 0.0.0.0:*). The host-wide
 list covers every network namespace a process is in; the NETNS column
 (namespace inode) is shown when the rows span several, or with -o.
@@ -79,7 +79,7 @@ start_capture envelope.`,
 				if proto != "" {
 					wantProtos = []string{proto}
 					switch proto { // as ss -t and -u: both address families
-					case "tcp", "udp", "mptcp":
+					case "tcp", "udp":
 						wantProtos = append(wantProtos, proto+"6")
 					}
 				}
@@ -121,7 +121,7 @@ start_capture envelope.`,
 	filter.register(cmd, true, true)
 	cmd.Flags().BoolVarP(&listen, "listen", "l", false, "listening sockets only (--state LISTEN), like ss -l")
 	cmd.Flags().StringVar(&state, "state", "", "only sockets in this state, as ss names it (listen, estab, time-wait, close-wait, syn-sent, unconn, ...) or the kernel does (ESTABLISHED, TIME_WAIT)")
-	cmd.Flags().StringVar(&proto, "proto", "", "only this protocol: tcp, udp or mptcp (both address families, as ss -t/-u/-M), tcp6, udp6, mptcp6 or unix")
+	cmd.Flags().StringVar(&proto, "proto", "", "only this protocol: tcp or udp (both address families, as ss -t/-u), mptcp (ss -M), tcp6, udp6 or unix")
 	cmd.Flags().Uint64Var(&netns, "netns", 0, "only sockets of this network namespace (its inode, as lsns prints it)")
 	cmd.Flags().StringSliceVarP(&columns, "columns", "o", nil, "columns, e.g. proto,state,local,remote,pid,owner,netns,inode (default: the first six, and netns when the rows span several network namespaces)")
 	return cmd

@@ -34,7 +34,7 @@ var rowActionKinds = map[string]bool{capture.KindModules: true, capture.KindOpen
 var rowActionTemplates = []map[string]any{{
 	"tool":               ActionInspectBinary,
 	"arguments_from_row": map[string]any{"path": "inspect_path"},
-	"applies_to":         "rows whose actions lists inspect_binary: inspect_path opens the object the process maps or holds (same device, inode, build id); else action_withheld_reason says why",
+	"applies_to":         "rows whose actions lists inspect_binary: inspect_path opens the object the process maps or holds (same device, inode, build id); else action_withheld says why",
 }}
 
 // regularFile reports whether path names a regular file now (os.Stat,
@@ -67,7 +67,7 @@ func addRowActions(c *capture.Capture) {
 func rowInspectable(r *capture.Row, seen map[string]bool) bool {
 	if ip, ok := r.Get("inspect_path"); ok {
 		// modules: the collector checked which path opens the mapped
-		// object (nil: none does, action_withheld_reason says why)
+		// object (nil: none does, action_withheld says why)
 		path, _ := ip.(string)
 		if path == "" {
 			return false
