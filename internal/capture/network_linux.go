@@ -505,9 +505,7 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 	mptcpSeen := inodeSet{}
 	for si, src := range sources {
 		label = src.label
-		if si > 0 {
-			nsRead++
-		}
+		readBefore, failedBefore := tablesRead, tablesFailed
 		// sock_diag of this namespace: unix sockets and MPTCP sockets
 		var uents []unixDiagEntry
 		var uerr, merr error = errNoUnixDiag, nil
@@ -633,6 +631,17 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 						}
 					}
 				}
+			}
+		}
+		if si > 0 {
+			// another namespace: read when any of its tables was; none
+			// means its member ended before they could be read
+			if tablesRead > readBefore {
+				nsRead++
+			} else {
+				tablesFailed = failedBefore
+				k, _ := src.label.(uint64)
+				problems = append(problems, nsProblem{k, "exited"})
 			}
 		}
 	}
