@@ -273,10 +273,14 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (o
 	return res, nil
 }
 
-// Network lists the socket endpoints of the network namespace as seen
-// from /proc/net (host-wide, target nil) or from the verified process's
-// /proc/PID/net, restricted to sockets that process holds. Tables:
-// tcp, tcp6, udp, udp6, unix. Rows: protocol, local and remote
+// Network lists socket endpoints: host-wide (target nil) those of every
+// network namespace a process is in (ours from /proc/net, each other one
+// through a member's /proc/PID/net and, for sock_diag, a thread that
+// joined it: see inNetNS), or those the verified process holds, from its
+// /proc/PID/net. Every row carries net_ns, the inode of its namespace
+// (null when unknown). Tables: tcp, tcp6, udp, udp6, unix, and MPTCP
+// sockets from sock_diag (protocol mptcp, both families; their TCP
+// subflows stay tcp rows of the same inode). Rows: protocol, local and remote
 // ({address, port} for inet; {path} for unix, path null when unnamed or
 // abstract names are printed with a leading "@"), state, inode, pid and
 // owner_name of the first process holding the socket (null when no
@@ -297,8 +301,11 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (o
 // whose inode is not unique across the tables read are dropped and lines
 // that do not parse are counted, with a warning (partial). Coverage:
 // tables_read, tables_failed, processes_unreadable (fd tables that could
-// not be read for ownership), unix_source ("sock_diag" or
-// "proc_net_unix"), unix_rows_ambiguous and unix_lines_unparsable.
+// not be read for ownership), unix_source ("sock_diag", "proc_net_unix"
+// or "mixed"), unix_rows_ambiguous, unix_lines_unparsable, mptcp_source
+// and mptcp_unavailable; host-wide also net_namespaces_found, _read,
+// _unreadable (found = read + unreadable), net_namespaces_unreadable_detail
+// ({net_ns, reason}, at most 16) and processes_net_ns_unknown.
 func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	return FS{}.Network(ctx, target)
 }
