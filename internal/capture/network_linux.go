@@ -414,7 +414,12 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		sources = append(sources, netSource{label: label, read: treeRead, diag: direct})
 		nsRead++ // counted as read; a failed table is in tables_failed
 		for _, ns := range scan.namespaces {
-			if selfKnown && ns.key == self {
+			if !selfKnown {
+				// without our own namespace's identity, another's
+				// cannot be told from ours: read ours only
+				break
+			}
+			if ns.key == self {
 				continue
 			}
 			reason := "exited"
@@ -693,7 +698,11 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 	}
 	if fs.live() && p == nil {
 		found := len(scan.namespaces)
-		if selfKnown && !scan.hasNS(self) {
+		switch {
+		case !selfKnown:
+			found = 1 // only ours was read (see above)
+			c.warn("this process's network namespace could not be identified: only its sockets are listed")
+		case !scan.hasNS(self):
 			found++ // ours, read through /proc/net although no process scanned is in it
 		}
 		c.Coverage["net_namespaces_found"] = found
