@@ -6,10 +6,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -194,9 +196,11 @@ func TestNetworkEveryNamespace(t *testing.T) {
 			t.Fatalf("%s: no LISTEN row for 127.0.0.1:%d in namespace %d (coverage %v)", tc.name, port, tc.ns, c.Coverage)
 		}
 		want := ssListeners(t, tc.l.pid)
-		if got := ourListeners(t, c, tc.ns); strings.Join(got, ",") != strings.Join(want, ",") {
+		got := ourListeners(t, c, tc.ns)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("%s: listeners %v, nsenter ss -ltn %v", tc.name, got, want)
 		}
+		t.Logf("%s (net_ns %d): capture %v, nsenter ss -ltnp %v", tc.name, tc.ns, got, want)
 	}
 	// never double-counted: one row per (protocol, socket inode), and a
 	// socket is in one namespace only
@@ -224,6 +228,7 @@ func TestNetworkEveryNamespace(t *testing.T) {
 	if found < 3 || read+bad != found {
 		t.Fatalf("namespace coverage found %d read %d unreadable %d", found, read, bad)
 	}
+	t.Logf("namespaces found %d read %d unreadable %d", found, read, bad)
 }
 
 // TestNetworkMPTCP: a Go listener (MPTCP by default since Go 1.24) is
@@ -303,6 +308,7 @@ func TestNetworkMPTCP(t *testing.T) {
 	if g, w := mineIn(got), mineIn(want); g == "" || g != w {
 		t.Fatalf("our listener: capture %q, ss -M %q\ncapture %v\nss -M %v", g, w, got, want)
 	}
+	t.Logf("capture mptcp %q, ss -M %q", mineIn(got), mineIn(want))
 }
 
 // TestNetworkMPTCPUnavailable: on a kernel without MPTCP sock_diag the
@@ -439,5 +445,84 @@ func TestParseInetDiagMsg(t *testing.T) {
 	}
 	if _, ok := parseInetDiagMsg(b[:inetDiagMsgSz-1]); ok {
 		t.Fatal("short message accepted")
+	}
+}
+
+// networkCoverageMain (CAPTURE_NETWORK_COVERAGE set): run the host-wide
+// network capture and print its coverage, partial flag and warnings as
+// JSON.
+func networkCoverageMain() {
+	c, err := Network(context.Background(), nil)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(2)
+	}
+	b, _ := json.Marshal(map[string]any{"coverage": c.Coverage, "partial": c.Partial, "warnings": c.Warnings})
+	fmt.Println(string(b))
+	os.Exit(0)
+}
+
+// TestNetworkUnprivilegedCoverage: run as nobody (setpriv), the host-wide
+// capture cannot examine root's processes' namespaces (a listener in a
+// namespace of its own among them): it says how many, and is partial,
+// instead of presenting our namespace's sockets as all there are; the
+// namespace counts still add up.
+func TestNetworkUnprivilegedCoverage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start the listener and drop to nobody")
+	}
+	needTool(t, "unshare", "setpriv", "ip", "python3")
+	startNSListener(t, "unshare", "-n", "sh", "-c", "ip link set lo up; exec python3 -c \""+pyListen(45675)+"\"")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "inquest-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "capture.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin)
+	cmd.Env = append(os.Environ(), "CAPTURE_NETWORK_COVERAGE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("as nobody: %v %s", err, out)
+	}
+	var res struct {
+		Coverage map[string]any `json:"coverage"`
+		Partial  bool           `json:"partial"`
+		Warnings []string       `json:"warnings"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	cov := res.Coverage
+	unknown, _ := cov["processes_net_ns_unknown"].(float64)
+	found, _ := cov["net_namespaces_found"].(float64)
+	read, _ := cov["net_namespaces_read"].(float64)
+	bad, _ := cov["net_namespaces_unreadable"].(float64)
+	if unknown < 1 || !res.Partial || found != read+bad || found < 1 {
+		t.Fatalf("as nobody: coverage %v partial %v warnings %q", cov, res.Partial, res.Warnings)
+	}
+	t.Logf("as nobody: processes_net_ns_unknown %v, namespaces found %v read %v unreadable %v", unknown, found, read, bad)
+	warned := false
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "network namespaces could not be examined") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Fatalf("no warning about unexamined namespaces: %q", res.Warnings)
 	}
 }
