@@ -137,8 +137,8 @@ const MaxInlineConnections = 100
 func inspectHTTPCaptureTool(env Env) tool.Tool {
 	return define(env, tool.Tool{
 		Name: "inspect_http_capture", Title: "Inspect a HAR capture",
-		Description: "Summarize the HAR 1.2 capture at path as repeated-request groups (method, URL) with counts, statuses, MIME types, resource types, sizes, timings and body sha256, plus its WebSocket connections. Groups are paged with cursor; group_entries pages one group's entries, websocket_frames one connection's frames. Required: path.",
-		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero; body sha256 where the body is retained. A group row gives counts and summaries of all its entries and its group position; group_entries set to it pages those entries (index, start, status, MIME type, resource type, size, body digest, time, timings) in capture order. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
+		Description: "Summarize the HAR 1.2 capture at path as request groups (method, URL): counts, statuses, types, sizes, timings, body sha256; and its WebSocket connections. Paged with cursor; group_entries pages a group's entries, websocket_frames a connection's frames. Required: path.",
+		Details:     "Unknown values (time -1, status null or -1) are counted, never summed as zero. A group row sums all its entries; group_entries set to its group position pages them. A URL longer than half the page byte budget is clipped (url_truncated, url_bytes, url_sha256). WebSocket connections (context.websocket_connections, within a quarter of the page byte budget) give their entry, group (row position; the group states method and URL) and frame inventory (complete, partial or unavailable). Unresolved entries (context.unresolved_entries) list index and reason within a quarter of the budget; summary.unresolved_by_reason counts them all. With websocket_frames set to a connection's entry index, rows are its frames instead of groups. Groups are ordered by URL.",
 		Input: json.RawMessage(`{
 			"type": "object",
 			"additionalProperties": false,
@@ -147,7 +147,7 @@ func inspectHTTPCaptureTool(env Env) tool.Tool {
 				"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
 				"completeness": {"enum": ["complete", "partial"], "default": "partial", "description": "whether the capture recorded every request and frame; HAR cannot prove it"},
 				"websocket_frames": {"type": "integer", "minimum": 0, "maximum": 999999, "description": "entry index of a WebSocket connection: page its frames"},
-				"group_entries": {"type": "integer", "minimum": 0, "maximum": 9999999, "description": "a group row's group position: page its entries"},
+				"group_entries": {"type": "integer", "minimum": 0, "maximum": 9999999, "description": "a group row's group: page its entries"},
 				"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},
 				"cursor": {"type": "string", "minLength": 1, "maxLength": 4096}
 			}

@@ -218,6 +218,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	buf := make([]byte, 4096)
 	failed := 0
 	exitedDuring := false
+	foreignMnt := p.mountNS() != "same"
 	for i, n := range names {
 		if i&255 == 0 {
 			if err := ctxErr(ctx); err != nil {
@@ -272,10 +273,20 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 				}
 			}
 		}
-		fields := make([]Field, 0, 8)
+		// inspect_path: a path that opens this very file from here
+		var inspect, withheld any = nil, "not_a_file"
+		if kind == "file" {
+			if stp == nil {
+				withheld = "object_unknown"
+			} else {
+				inspect, withheld = p.inspectPath(path, del == sample.Deleted, stp, true, "", foreignMnt)
+			}
+		}
+		fields := make([]Field, 0, 10)
 		fields = append(fields, Field{"fd", n})
 		fields = appendText(fields, "path", path)
-		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos})
+		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos},
+			Field{"inspect_path", inspect}, Field{"action_withheld", withheld})
 		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()

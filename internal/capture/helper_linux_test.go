@@ -38,6 +38,10 @@ func TestMain(m *testing.M) {
 		processInfoMain()
 		return
 	}
+	if os.Getenv("CAPTURE_NETWORK_COVERAGE") != "" {
+		networkCoverageMain()
+		return
+	}
 	code := m.Run()
 	testbuild.Cleanup()
 	os.Exit(code)

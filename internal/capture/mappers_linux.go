@@ -27,7 +27,8 @@ type Mappers struct {
 // regular file at path: a maps line matches when its inode is the file's
 // and its device is the file's st_dev, or (btrfs reports a subvolume's
 // st_dev in stat but the filesystem's in maps) when its path is the file's
-// resolved path. A path that is missing or not a regular file is
+// resolved path and the process shares our mount namespace (elsewhere the
+// same path may name another file). A path that is missing or not a regular file is
 // INVALID_ARGUMENT; ctx cancellation stops the scan between processes.
 func MappersOf(ctx context.Context, path string) (*Mappers, error) {
 	return FS{}.MappersOf(ctx, path)
@@ -78,11 +79,24 @@ func (fs FS) MappersOf(ctx context.Context, path string) (*Mappers, error) {
 			if !ok || m.inode != st.Ino {
 				continue
 			}
-			if unix.Mkdev(m.major, m.minor) == st.Dev || m.path == resolved {
+			// the path fallback only where the path means the same
+			// file: a process in another mount namespace may map
+			// another object at the same path (with the same inode
+			// number on another filesystem)
+			if unix.Mkdev(m.major, m.minor) == st.Dev || m.path == resolved && fs.sameMountNSAs(pid) {
 				out.PIDs = append(out.PIDs, pid)
 				break
 			}
 		}
 	}
 	return out, nil
+}
+
+// sameMountNSAs reports whether process pid of the tree is in this
+// process's mount namespace (false when either cannot be read).
+func (fs FS) sameMountNSAs(pid int32) bool {
+	var a, b [64]byte
+	mine, err1 := readlinkAt(unix.AT_FDCWD, fs.path("self/ns/mnt"), a[:])
+	theirs, err2 := readlinkAt(unix.AT_FDCWD, fs.path(strconv.Itoa(int(pid))+"/ns/mnt"), b[:])
+	return err1 == nil && err2 == nil && string(mine) == string(theirs)
 }

@@ -158,6 +158,21 @@ func (p *pinned) openInRoot(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
+// mountNS compares the pinned process's mount namespace with ours:
+// "same", "other", or nil when either cannot be read.
+func (p *pinned) mountNS() any {
+	var a, b [64]byte
+	mine, err1 := readlinkAt(unix.AT_FDCWD, FS{root: p.root}.path("self/ns/mnt"), a[:])
+	theirs, err2 := readlinkAt(p.tfd, "ns/mnt", b[:])
+	switch {
+	case err1 != nil || err2 != nil:
+		return nil
+	case string(mine) == string(theirs):
+		return "same"
+	}
+	return "other"
+}
+
 // sameMountNS reports whether the pinned process shares this process's
 // mount namespace (so a path means the same file for both).
 func (p *pinned) sameMountNS() bool {
@@ -252,7 +267,9 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 			md.perms = append(md.perms, m.perms)
 		}
 	}
-	metaFailed, deletedN, replacedN := 0, 0, 0
+	metaFailed, deletedN, replacedN, withheldN := 0, 0, 0, 0
+	mnt := p.mountNS()
+	foreignMnt := mnt != "same"
 	for i, md := range order {
 		if i&31 == 0 {
 			if err := ctxErr(ctx); err != nil {
@@ -265,6 +282,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 				{"path", nil}, {"name", md.first.path}, {"directory", nil}, {"deleted", false}, {"replaced", false},
 				{"device", nil}, {"inode", nil}, {"size_bytes", nil}, {"modified_at", nil}, {"build_id", nil}, {"metadata_unavailable", "pseudo_mapping"},
 				{"mapping_count", md.count}, {"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, {"permissions", md.perms},
+				{"inspect_path", nil}, {"action_withheld", "pseudo_mapping"},
 			}})
 			continue
 		}
@@ -272,6 +290,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 		f, why := p.openMapped(m)
 		var obj *unix.Stat_t
 		var size, mtime, bid, unavailable any
+		objBID := ""
 		if f != nil {
 			var st unix.Stat_t
 			if unix.Fstat(int(f.Fd()), &st) == nil {
@@ -280,7 +299,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 				mtime = contract.TS(time.Unix(st.Mtim.Unix()))
 			}
 			if id := buildID(f); id != "" {
-				bid = id
+				bid, objBID = id, id
 			}
 			f.Close()
 		} else {
@@ -314,7 +333,11 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 		} else if gone(err) {
 			replaced = false // nothing at the path: deleted, not replaced
 		}
-		fields := make([]Field, 0, 18)
+		inspect, withheld := p.inspectPath(path, del == sample.Deleted, obj, fromFile, objBID, foreignMnt)
+		if inspect == nil {
+			withheldN++
+		}
+		fields := make([]Field, 0, 21)
 		fields = appendText(fields, "path", path)
 		fields = appendText(fields, "name", filepath.Base(path))
 		fields = appendText(fields, "directory", filepath.Dir(path))
@@ -322,6 +345,7 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 			Field{"device", fmt.Sprintf("%02x:%02x", m.major, m.minor)}, Field{"inode", strconv.FormatUint(m.inode, 10)},
 			Field{"size_bytes", size}, Field{"modified_at", mtime}, Field{"build_id", bid}, Field{"metadata_unavailable", unavailable},
 			Field{"mapping_count", md.count}, Field{"mapped_bytes", strconv.FormatUint(md.bytes, 10)}, Field{"permissions", md.perms})
+		fields = append(fields, Field{"inspect_path", inspect}, Field{"action_withheld", withheld})
 		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
 	c.Finished = time.Now()
@@ -329,6 +353,8 @@ func (fs FS) Modules(ctx context.Context, id sample.Identity) (*Capture, error) 
 	c.Coverage["metadata_unavailable"] = metaFailed
 	c.Coverage["deleted"] = deletedN
 	c.Coverage["replaced"] = replacedN
+	c.Coverage["mount_namespace"] = mnt
+	c.Coverage["actions_withheld"] = withheldN
 	return finishTargeted(c, p, id, false)
 }
 
@@ -372,6 +398,68 @@ func (p *pinned) statPath(path string) (*unix.Stat_t, error) {
 		return nil, err
 	}
 	return &st, nil
+}
+
+// inspectPath is the path a row's inspect_binary action may name: one that
+// opens, from this process, the object the process maps (same device and
+// inode as the object opened through map_files or the process's root, and
+// the same GNU build id when it has one). The mapped path itself when
+// it does (never when the process is in another mount namespace and the
+// path is not the same object here), else /proc/PID/root/PATH when that
+// does (it names the object as the process sees it, for as long as the
+// process runs). Otherwise nil and why (action_withheld):
+// "deleted", "object_unknown" (the mapped object could not be opened),
+// "mount_namespace_unknown" (ours or the process's could not be read),
+// "other_mount_namespace" (the path here is another file and the
+// process's root cannot be read), "path_is_another_object" (same mount
+// namespace, the file at the path is not the mapped one: replaced).
+func (p *pinned) inspectPath(path string, deleted bool, obj *unix.Stat_t, fromFile bool, bid string, foreignMnt bool) (any, any) {
+	if deleted {
+		return nil, "deleted"
+	}
+	if !fromFile {
+		return nil, "object_unknown"
+	}
+	same := func(name string) bool {
+		// stat first: never open what is not the object (a FIFO or a
+		// device at the path here)
+		var pre unix.Stat_t
+		if unix.Stat(name, &pre) != nil || pre.Dev != obj.Dev || pre.Ino != obj.Ino || pre.Mode&unix.S_IFMT != unix.S_IFREG {
+			return false
+		}
+		if bid == "" {
+			return true // device and inode name the object; no build id to compare
+		}
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		if err != nil {
+			return false
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		var st unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &st) != nil || st.Dev != obj.Dev || st.Ino != obj.Ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return false
+		}
+		return bid == "" || buildID(f) == bid
+	}
+	if p.root == "" && same(path) {
+		return path, nil
+	}
+	if p.root == "" {
+		// /proc/PID/root/PATH resolves PATH in the process's mount
+		// namespace and root
+		alt := procRoot + "/" + strconv.Itoa(int(p.pid)) + "/root" + path
+		if foreignMnt && same(alt) {
+			return alt, nil
+		}
+	}
+	if foreignMnt {
+		if p.mountNS() == nil {
+			return nil, "mount_namespace_unknown"
+		}
+		return nil, "other_mount_namespace"
+	}
+	return nil, "path_is_another_object"
 }
 
 func contains(s []string, v string) bool {

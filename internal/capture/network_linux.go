@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"time"
@@ -179,10 +181,22 @@ type owner struct {
 	name string
 }
 
+// ownerScan is what socketOwners found: the socket inodes held by
+// readable fd tables, the processes whose fd table could not be read, and
+// (host-wide scan of the live /proc) the distinct network namespaces of
+// the processes scanned, in first-seen order, with nsUnknown the
+// processes whose /proc/PID/ns/net could not be examined.
+type ownerScan struct {
+	owners     map[uint64]owner
+	unreadable int
+	namespaces []*netNS
+	nsUnknown  int
+}
+
 // socketOwners maps socket inodes to the first process holding them, from
 // /proc/PID/fd links "socket:[N]". With only >0, only that pinned process
 // is scanned.
-func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (map[uint64]owner, int, error) {
+func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (ownerScan, error) {
 	out := map[uint64]owner{}
 	buf := make([]byte, 256)
 	scan := func(p *pinned, name string) bool {
@@ -213,19 +227,20 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 	}
 	if only != nil {
 		if !scan(only, onlyName) {
-			return out, 1, nil
+			return ownerScan{owners: out, unreadable: 1}, nil
 		}
-		return out, 0, nil
+		return ownerScan{owners: out}, nil
 	}
 	pids, err := fs.listPIDs()
 	if err != nil {
-		return nil, 0, err
+		return ownerScan{}, err
 	}
-	unreadable := 0
+	res := ownerScan{owners: out}
+	byNS := map[nsKey]*netNS{}
 	for i, pid := range pids {
 		if i&15 == 0 {
 			if err := ctxErr(ctx); err != nil {
-				return nil, 0, err
+				return ownerScan{}, err
 			}
 		}
 		p, err := fs.openPinned(pid)
@@ -233,18 +248,39 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 			continue
 		}
 		st, err := p.stat()
-		if err == nil && p.useLiveTask(st) && !scan(p, p.processName(st.name, buf)) {
-			unreadable++
+		if err == nil && p.useLiveTask(st) {
+			if !scan(p, p.processName(st.name, buf)) {
+				res.unreadable++
+			}
+			if fs.live() {
+				if k, err := nsOf(p.tfd, "ns/net"); err == nil {
+					ns := byNS[k]
+					if ns == nil {
+						ns = &netNS{key: k}
+						byNS[k] = ns
+						res.namespaces = append(res.namespaces, ns)
+					}
+					if len(ns.members) < maxNSMembers {
+						ns.members = append(ns.members, pid)
+					}
+				} else if !gone(err) {
+					res.nsUnknown++
+				}
+			}
 		}
 		p.close()
 	}
-	return out, unreadable, nil
+	return res, nil
 }
 
-// Network lists the socket endpoints of the network namespace as seen
-// from /proc/net (host-wide, target nil) or from the verified process's
-// /proc/PID/net, restricted to sockets that process holds. Tables:
-// tcp, tcp6, udp, udp6, unix. Rows: protocol, local and remote
+// Network lists socket endpoints: host-wide (target nil) those of every
+// network namespace a process is in (ours from /proc/net, each other one
+// through a member's /proc/PID/net and, for sock_diag, a thread that
+// joined it: see inNetNS), or those the verified process holds, from its
+// /proc/PID/net. Every row carries net_ns, the inode of its namespace
+// (null when unknown). Tables: tcp, tcp6, udp, udp6, unix, and MPTCP
+// sockets from sock_diag (protocol mptcp, both families; their TCP
+// subflows stay tcp rows of the same inode). Rows: protocol, local and remote
 // ({address, port} for inet; {path} for unix, path null when unnamed or
 // abstract names are printed with a leading "@"), state, inode, pid and
 // owner_name of the first process holding the socket (null when no
@@ -265,15 +301,33 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (m
 // whose inode is not unique across the tables read are dropped and lines
 // that do not parse are counted, with a warning (partial). Coverage:
 // tables_read, tables_failed, processes_unreadable (fd tables that could
-// not be read for ownership), unix_source ("sock_diag" or
-// "proc_net_unix"), unix_rows_ambiguous and unix_lines_unparsable.
+// not be read for ownership), unix_source ("sock_diag", "proc_net_unix"
+// or "mixed"), unix_rows_ambiguous, unix_lines_unparsable, mptcp_source
+// and mptcp_unavailable; host-wide also net_namespaces_found, _read,
+// _unreadable (found = read + unreadable), net_namespaces_unreadable_detail
+// ({net_ns, reason}, at most 16) and processes_net_ns_unknown.
 func Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	return FS{}.Network(ctx, target)
 }
 
+// netSource is one network namespace's socket tables: read returns a
+// /proc/net table ("tcp", "unix", ...) of it; diag, when non-nil, runs a
+// function where a new sock_diag socket sees that namespace (directly
+// for ours, in a setns thread for another); label is the namespace's
+// inode (nil when unknown).
+type netSource struct {
+	label any
+	read  func(table string) ([]byte, error)
+	diag  func(fn func()) error
+}
+
+// maxNSDetail bounds net_namespaces_unreadable_detail.
+const maxNSDetail = 16
+
 // Network is the package's Network in the tree fs. Outside the live /proc
 // unix sockets always come from the tree's net/unix (sock_diag answers
-// about the live host only).
+// about the live host only) and the tree's own net/ tables are the only
+// namespace read.
 func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, error) {
 	c := &Capture{Kind: KindNetwork, Started: time.Now(), Coverage: map[string]any{}}
 	var p *pinned
@@ -288,18 +342,115 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		defer p.close()
 		name = p.processName(st.name, make([]byte, 256))
 	}
-	owners, unreadable, err := fs.socketOwners(ctx, p, name)
+	scan, err := fs.socketOwners(ctx, p, name)
 	if err != nil {
 		return nil, err
 	}
-	read := func(table string) ([]byte, error) {
-		if p != nil {
-			return p.read("net/"+table, nil)
-		}
+	owners, unreadable := scan.owners, scan.unreadable
+	direct := func(fn func()) error { fn(); return nil }
+	treeRead := func(table string) ([]byte, error) {
 		return (&pinned{fd: unix.AT_FDCWD, tfd: unix.AT_FDCWD}).read(fs.path("net/"+table), nil)
 	}
+	var sources []netSource
+	var closers []func()
+	defer func() {
+		for _, f := range closers {
+			f()
+		}
+	}()
+	// throughMember reads a namespace's tables through the pinned process
+	// q in it: /proc/PID/net follows the process's namespace, and sock_diag
+	// runs in a thread that joined it through /proc/PID/ns/net.
+	throughMember := func(q *pinned, label any, same bool) netSource {
+		src := netSource{label: label, read: func(t string) ([]byte, error) { return q.read("net/"+t, nil) }}
+		if same {
+			src.diag = direct
+		} else {
+			src.diag = func(fn func()) error {
+				fd, err := unix.Openat(q.tfd, "ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(fd)
+				return inNetNS(fd, fn)
+			}
+		}
+		return src
+	}
+	var self nsKey
+	selfKnown := false
+	if fs.live() {
+		if k, err := nsOf(unix.AT_FDCWD, procRoot+"/self/ns/net"); err == nil {
+			self, selfKnown = k, true
+		}
+	}
+	type nsProblem struct {
+		ino    uint64
+		reason string
+	}
+	var problems []nsProblem
+	nsRead := 0
+	switch {
+	case p != nil:
+		var label any
+		same := fs.live() && sameNetNS(p)
+		if fs.live() {
+			if k, err := nsOf(p.tfd, "ns/net"); err == nil {
+				label = k.ino
+			}
+		}
+		src := throughMember(p, label, same)
+		if !fs.live() {
+			src.diag = nil
+		}
+		sources = append(sources, src)
+	case !fs.live():
+		sources = append(sources, netSource{read: treeRead})
+	default:
+		var label any
+		if selfKnown {
+			label = self.ino
+		}
+		sources = append(sources, netSource{label: label, read: treeRead, diag: direct})
+		nsRead++ // counted as read; a failed table is in tables_failed
+		for _, ns := range scan.namespaces {
+			if !selfKnown {
+				// without our own namespace's identity, another's
+				// cannot be told from ours: read ours only
+				break
+			}
+			if ns.key == self {
+				continue
+			}
+			reason := "exited"
+			var src *netSource
+			for _, pid := range ns.members {
+				q, err := fs.openPinned(pid)
+				if err != nil {
+					continue
+				}
+				if k, err := nsOf(q.tfd, "ns/net"); err != nil || k != ns.key {
+					if err != nil && denied(err) {
+						reason = "access_denied"
+					}
+					q.close()
+					continue
+				}
+				closers = append(closers, q.close)
+				s := throughMember(q, ns.key.ino, false)
+				src = &s
+				break
+			}
+			if src == nil {
+				problems = append(problems, nsProblem{ns.key.ino, reason})
+				continue
+			}
+			sources = append(sources, *src)
+		}
+	}
 	tablesRead, tablesFailed := 0, 0
-	emit := func(ino uint64, row Row) {
+	var label any // the namespace of the source being read
+	emit := func(ino uint64, row Row, label any) {
 		o, held := owners[ino]
 		if p != nil && !held {
 			return // per-process capture: only this process's sockets
@@ -311,17 +462,19 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		} else {
 			row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
 		}
+		row.Fields = append(row.Fields, Field{"net_ns", label})
 		c.Rows = append(c.Rows, row)
 	}
 	type unixRow struct {
-		ino uint64
-		row Row
+		ino   uint64
+		row   Row
+		label any
 	}
 	var unixRows []unixRow
 	seen := inodeSet{}
 	ambiguous := map[uint64]bool{}
 	unparsable := 0
-	unixFallback := false
+	unixFallback, unixDiagUsed := false, false
 	unixPaths := map[uint64]string{}
 	addUnix := func(ino uint64, pathStr, state, typ string, d *unixDiagEntry) {
 		local := map[string]any{"path": nil}
@@ -357,24 +510,63 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 			{"protocol", "unix"}, {"local", local}, {"remote", remote},
 			{"state", state}, {"socket_type", typ}, {"inode", strconv.FormatUint(ino, 10)},
 			{"receive_queue", rq}, {"send_queue", wq}, {"pending_connections", pending},
-		}}})
+		}}, label})
 	}
-	for _, proto := range []string{"tcp", "tcp6", "udp", "udp6", "unix"} {
-		if err := ctxErr(ctx); err != nil {
-			return nil, err
+	mptcpRead, mptcpUnread := 0, 0
+	var mptcpWhy string
+	mptcpSeen := inodeSet{}
+	for si, src := range sources {
+		label = src.label
+		readBefore, failedBefore := tablesRead, tablesFailed
+		// sock_diag of this namespace: unix sockets and MPTCP sockets
+		var uents []unixDiagEntry
+		var uerr, merr error = errNoUnixDiag, nil
+		var ments []inetDiagEntry
+		if src.diag != nil {
+			derr := src.diag(func() {
+				uents, uerr = unixDiag()
+				ments, merr = mptcpDiag()
+			})
+			if derr != nil {
+				uerr = derr
+				merr = fmt.Errorf("%w: %v", errNoMPTCPDiag, errors.New("cannot join the namespace: "+derr.Error()))
+			}
+		} else {
+			merr = fmt.Errorf("%w: %v", errNoMPTCPDiag, errors.New("not the live /proc"))
 		}
-		if proto == "unix" && fs.live() && sameNetNS(p) {
-			entries, err := unixDiag()
-			if err == nil {
+		if merr != nil {
+			mptcpUnread++
+			if mptcpWhy == "" {
+				mptcpWhy = merr.Error()
+			}
+		} else {
+			mptcpRead++
+			for _, e := range ments {
+				if !mptcpSeen.add(e.inode) && e.inode != 0 {
+					continue
+				}
+				emit(e.inode, Row{Fields: []Field{
+					{"protocol", "mptcp"}, // both address families, as ss -M
+					{"local", map[string]any{"address": e.local.Addr().String(), "port": int(e.local.Port())}},
+					{"remote", map[string]any{"address": e.remote.Addr().String(), "port": int(e.remote.Port())}},
+					{"state", tcpStates[uint64(e.state)]}, {"inode", strconv.FormatUint(e.inode, 10)},
+				}}, label)
+			}
+		}
+		for _, proto := range []string{"tcp", "tcp6", "udp", "udp6", "unix"} {
+			if err := ctxErr(ctx); err != nil {
+				return nil, err
+			}
+			if proto == "unix" && uerr == nil {
 				tablesRead++
-				c.Coverage["unix_source"] = "sock_diag"
-				for _, e := range entries {
+				unixDiagUsed = true
+				for _, e := range uents {
 					if e.path != "" {
 						unixPaths[e.inode] = e.path
 					}
 				}
-				for i := range entries {
-					e := &entries[i]
+				for i := range uents {
+					e := &uents[i]
 					if !seen.add(e.inode) {
 						ambiguous[e.inode] = true
 					}
@@ -382,52 +574,47 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 				}
 				continue
 			}
-		}
-		b, err := read(proto)
-		if err != nil {
-			tablesFailed++
-			continue
-		}
-		tablesRead++
-		if proto == "unix" {
-			c.Coverage["unix_source"] = "proc_net_unix"
-			unixFallback = true
-		}
-		first := true
-		for len(b) > 0 {
-			line := b
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				line, b = b[:i], b[i+1:]
-			} else {
-				b = nil
-			}
-			if first { // header
-				first = false
+			b, err := src.read(proto)
+			if err != nil {
+				tablesFailed++
 				continue
 			}
-			var row Row
-			var ino uint64
+			tablesRead++
 			if proto == "unix" {
-				e, ok := parseUnixLine(line)
-				if !ok {
-					// a line that does not parse may be the tail of a
-					// name holding a newline: nothing after it can be
-					// told apart from a forged record by the text alone
-					unparsable++
+				unixFallback = true
+			}
+			first := true
+			for len(b) > 0 {
+				line := b
+				if i := bytes.IndexByte(b, '\n'); i >= 0 {
+					line, b = b[:i], b[i+1:]
+				} else {
+					b = nil
+				}
+				if first { // header
+					first = false
 					continue
 				}
-				if !seen.add(e.inode) {
-					ambiguous[e.inode] = true
+				if proto == "unix" {
+					e, ok := parseUnixLine(line)
+					if !ok {
+						// a line that does not parse may be the tail of a
+						// name holding a newline: nothing after it can be
+						// told apart from a forged record by the text alone
+						unparsable++
+						continue
+					}
+					if !seen.add(e.inode) {
+						ambiguous[e.inode] = true
+					}
+					addUnix(e.inode, e.path, e.stateName(), unixTypes[e.typ], nil)
+					continue
 				}
-				addUnix(e.inode, e.path, e.stateName(), unixTypes[e.typ], nil)
-				continue
-			} else {
 				e, ok := parseInetLine(line)
 				if !ok {
 					continue
 				}
-				ino = e.inode
-				seen.add(ino)
+				seen.add(e.inode)
 				state := tcpStates[e.state]
 				if proto == "udp" || proto == "udp6" {
 					state = "" // UDP has no connection state; the kernel reuses TCP codes
@@ -437,28 +624,46 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 						state = "UNCONNECTED"
 					}
 				}
-				row = Row{Fields: []Field{
+				emit(e.inode, Row{Fields: []Field{
 					{"protocol", proto},
 					{"local", map[string]any{"address": e.local.Addr().String(), "port": int(e.local.Port())}},
 					{"remote", map[string]any{"address": e.remote.Addr().String(), "port": int(e.remote.Port())}},
 					{"state", state}, {"inode", strconv.FormatUint(e.inode, 10)},
-				}}
+				}}, label)
 			}
-			emit(ino, row)
 		}
-	}
-	if unixFallback {
-		// sockets of other families are not listed, but their inodes must
-		// not be claimable by a forged unix line either
-		for _, t := range []string{"raw", "raw6", "udplite", "udplite6", "netlink", "packet"} {
-			if b, err := read(t); err == nil {
-				for _, ino := range tableInodes(t, b) {
-					if !seen.add(ino) {
-						ambiguous[ino] = true
+		if unixFallback {
+			// sockets of other families are not listed, but their inodes must
+			// not be claimable by a forged unix line either
+			for _, t := range []string{"raw", "raw6", "udplite", "udplite6", "netlink", "packet"} {
+				if b, err := src.read(t); err == nil {
+					for _, ino := range tableInodes(t, b) {
+						if !seen.add(ino) {
+							ambiguous[ino] = true
+						}
 					}
 				}
 			}
 		}
+		if si > 0 {
+			// another namespace: read when any of its tables was; none
+			// means its member ended before they could be read
+			if tablesRead > readBefore {
+				nsRead++
+			} else {
+				tablesFailed = failedBefore
+				k, _ := src.label.(uint64)
+				problems = append(problems, nsProblem{k, "exited"})
+			}
+		}
+	}
+	switch {
+	case unixDiagUsed && unixFallback:
+		c.Coverage["unix_source"] = "mixed"
+	case unixDiagUsed:
+		c.Coverage["unix_source"] = "sock_diag"
+	case unixFallback:
+		c.Coverage["unix_source"] = "proc_net_unix"
 	}
 	// unix rows whose inode is not unique (across every socket table
 	// read) cannot be trusted: a bound name holding a newline can print
@@ -469,13 +674,55 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 			dropped++
 			continue
 		}
-		emit(u.ino, u.row)
+		emit(u.ino, u.row, u.label)
 	}
 	c.Coverage["unix_rows_ambiguous"] = dropped
 	c.Coverage["unix_lines_unparsable"] = unparsable
 	if dropped > 0 || (unixFallback && unparsable > 0) {
 		c.warn(strconv.Itoa(dropped) + " unix socket rows with a duplicated inode and " + strconv.Itoa(unparsable) +
 			" unparsable /proc/net/unix lines were dropped: a socket name containing a newline makes /proc/net/unix ambiguous")
+	}
+	// MPTCP: read through sock_diag in every namespace, else why not
+	if mptcpUnread == 0 {
+		c.Coverage["mptcp_source"] = "sock_diag"
+		c.Coverage["mptcp_unavailable"] = nil
+	} else {
+		c.Coverage["mptcp_source"] = nil
+		if mptcpRead > 0 {
+			c.Coverage["mptcp_source"] = "sock_diag"
+		}
+		c.Coverage["mptcp_unavailable"] = strconv.Itoa(mptcpUnread) + " of " + strconv.Itoa(mptcpRead+mptcpUnread) + " namespaces: " + mptcpWhy
+		if fs.live() && mptcpKernel() {
+			c.warn("MPTCP sockets were not listed for " + strconv.Itoa(mptcpUnread) + " network namespaces (" + mptcpWhy + "); their TCP subflows are listed as tcp")
+		}
+	}
+	if fs.live() && p == nil {
+		found := len(scan.namespaces)
+		switch {
+		case !selfKnown:
+			found = 1 // only ours was read (see above)
+			c.warn("this process's network namespace could not be identified: only its sockets are listed")
+		case !scan.hasNS(self):
+			found++ // ours, read through /proc/net although no process scanned is in it
+		}
+		c.Coverage["net_namespaces_found"] = found
+		c.Coverage["net_namespaces_read"] = nsRead
+		c.Coverage["net_namespaces_unreadable"] = len(problems)
+		detail := []map[string]any{}
+		for i, pr := range problems {
+			if i == maxNSDetail {
+				break
+			}
+			detail = append(detail, map[string]any{"net_ns": pr.ino, "reason": pr.reason})
+		}
+		c.Coverage["net_namespaces_unreadable_detail"] = detail
+		c.Coverage["processes_net_ns_unknown"] = scan.nsUnknown
+		if len(problems) > 0 {
+			c.warn(strconv.Itoa(len(problems)) + " network namespaces could not be read (net_namespaces_unreadable_detail says why): their sockets are not listed")
+		}
+		if scan.nsUnknown > 0 {
+			c.warn(strconv.Itoa(scan.nsUnknown) + " processes' network namespaces could not be examined: sockets of namespaces only they are in are not listed")
+		}
 	}
 	c.Finished = time.Now()
 	c.Coverage["tables_read"] = tablesRead
@@ -491,4 +738,21 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 		return finishTargeted(c, p, *target, false)
 	}
 	return c, nil
+}
+
+// hasNS reports whether the scan found namespace k.
+func (s ownerScan) hasNS(k nsKey) bool {
+	for _, ns := range s.namespaces {
+		if ns.key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// mptcpKernel reports whether the running kernel has MPTCP
+// (/proc/sys/net/mptcp exists), so MPTCP sockets may exist.
+func mptcpKernel() bool {
+	var st unix.Stat_t
+	return unix.Stat(procRoot+"/sys/net/mptcp", &st) == nil
 }

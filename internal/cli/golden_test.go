@@ -87,3 +87,34 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs; got:\n%s\nwant:\n%s", name, got, want)
 	}
 }
+
+// TestSocketsGolden renders fixed network rows of two namespaces
+// (testdata/sockets.golden: NETNS shown by default as the rows span two;
+// sockets_one_ns.golden: one namespace, no NETNS column;
+// sockets_columns.golden: -o proto,local,netns,inode).
+func TestSocketsGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"protocol": "tcp", "state": "LISTEN", "local": map[string]any{"address": "127.0.0.1", "port": 45678.0}, "remote": map[string]any{"address": "0.0.0.0", "port": 0.0},
+			"inode": "1925339", "pid": 4242.0, "owner_name": "python3", "net_ns": 4026532247.0},
+		{"protocol": "mptcp", "state": "ESTABLISHED", "local": map[string]any{"address": "::1", "port": 8080.0}, "remote": map[string]any{"address": "::1", "port": 51234.0},
+			"inode": "1925400", "pid": 4243.0, "owner_name": "server", "net_ns": 4026531840.0},
+		{"protocol": "unix", "state": "CONNECTED", "local": map[string]any{"path": nil}, "remote": nil,
+			"inode": "1925401", "pid": nil, "owner_name": nil, "net_ns": 4026531840.0},
+	}
+	var b strings.Builder
+	renderSockets(&b, rows, nil)
+	golden(t, "sockets.golden", b.String())
+	b.Reset()
+	renderSockets(&b, rows[1:], nil)
+	golden(t, "sockets_one_ns.golden", b.String())
+	cols, err := parseSocketColumns([]string{"proto", "local", "netns", "inode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	renderSockets(&b, rows, cols)
+	golden(t, "sockets_columns.golden", b.String())
+	if _, err := parseSocketColumns([]string{"proto", "nosuch"}); err == nil || !strings.Contains(err.Error(), `-o "nosuch": unknown column`) {
+		t.Errorf("unknown column: %v", err)
+	}
+}

@@ -21,6 +21,8 @@ func newSocketsCmd(env *Env) *cobra.Command {
 	var filter collectionFilter
 	var listen bool
 	var state, proto string
+	var netns uint64
+	var columns []string
 	cmd := &cobra.Command{
 		Use:   "sockets",
 		Short: "Socket endpoints (start_capture kind network) as a table",
@@ -28,8 +30,11 @@ func newSocketsCmd(env *Env) *cobra.Command {
 pid and name, through start_capture kind network (host-wide, or one process
 with --pid). No DNS lookups. --listen (listening sockets only, like ss -l),
 --state (listen, estab, time-wait, ... as ss names them), --proto (tcp or
-udp for both address families, as ss -t/-u; tcp6, udp6 or unix), States
-and addresses are spelled as ss -n spells them (ESTAB, 0.0.0.0:*).
+udp for both address families, as ss -t/-u; mptcp as ss -M; tcp6, udp6
+or unix), --netns (one network namespace, by inode). States and
+addresses are spelled as ss -n spells them (ESTAB, 0.0.0.0:*). The host-wide
+list covers every network namespace a process is in; the NETNS column
+(namespace inode) is shown when the rows span several, or with -o.
 --owner (executable name) and --path/--extension (unix socket paths) narrow
 the collection itself (start_capture filter). --json prints the
 start_capture envelope.`,
@@ -39,6 +44,13 @@ start_capture envelope.`,
 				return fmt.Errorf("--pid must be a positive integer (omit it for every process)")
 			}
 			var wantStates, wantProtos []string
+			cols, err := parseSocketColumns(columns)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("netns") && netns == 0 {
+				return fmt.Errorf("--netns must be a network namespace inode (a positive integer, as lsns and ls -l /proc/PID/ns/net print it)")
+			}
 			return runCaptureCounted(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
 				a := map[string]any{"kind": "network"}
 				if cmd.Flags().Changed("pid") {
@@ -94,11 +106,12 @@ start_capture envelope.`,
 				for _, r := range rows {
 					p, _ := r["protocol"].(string)
 					st, _ := r["state"].(string)
-					if (wantProtos == nil || slices.Contains(wantProtos, p)) && (wantStates == nil || slices.Contains(wantStates, strings.ToUpper(st))) {
+					if (wantProtos == nil || slices.Contains(wantProtos, p)) && (wantStates == nil || slices.Contains(wantStates, strings.ToUpper(st))) &&
+						(netns == 0 || netnsOf(r) == netns) {
 						kept = append(kept, r)
 					}
 				}
-				renderSockets(w, kept)
+				renderSockets(w, kept, cols)
 				return len(kept)
 			})
 		},
@@ -108,20 +121,91 @@ start_capture envelope.`,
 	filter.register(cmd, true, true)
 	cmd.Flags().BoolVarP(&listen, "listen", "l", false, "listening sockets only (--state LISTEN), like ss -l")
 	cmd.Flags().StringVar(&state, "state", "", "only sockets in this state, as ss names it (listen, estab, time-wait, close-wait, syn-sent, unconn, ...) or the kernel does (ESTABLISHED, TIME_WAIT)")
-	cmd.Flags().StringVar(&proto, "proto", "", "only this protocol: tcp or udp (both address families, as ss -t/-u), tcp6, udp6 or unix")
+	cmd.Flags().StringVar(&proto, "proto", "", "only this protocol: tcp or udp (both address families, as ss -t/-u), mptcp (ss -M), tcp6, udp6 or unix")
+	cmd.Flags().Uint64Var(&netns, "netns", 0, "only sockets of this network namespace (its inode, as lsns prints it)")
+	cmd.Flags().StringSliceVarP(&columns, "columns", "o", nil, "columns, e.g. proto,state,local,remote,pid,owner,netns,inode (default: the first six, and netns when the rows span several network namespaces)")
 	return cmd
+}
+
+// socketColumn is one column of inquest sockets: its header and cell.
+type socketColumn struct {
+	name, header string
+	cell         func(r map[string]any) string
+}
+
+// socketColumns are the columns -o names, in default order.
+var socketColumns = sync.OnceValue(func() []socketColumn {
+	return []socketColumn{
+		{"proto", "PROTO", func(r map[string]any) string { return str(r["protocol"]) }},
+		{"state", "STATE", func(r map[string]any) string { st, _ := r["state"].(string); return cell(ssState(st)) }},
+		{"local", "LOCAL", func(r map[string]any) string { return ssEndpoint(r["local"], r["protocol"] == "unix") }},
+		{"remote", "REMOTE", func(r map[string]any) string { return ssEndpoint(r["remote"], r["protocol"] == "unix") }},
+		{"pid", "PID", func(r map[string]any) string { return str(r["pid"]) }},
+		{"owner", "OWNER", func(r map[string]any) string { return textOf(r, "owner_name") }},
+		{"netns", "NETNS", func(r map[string]any) string { return str(r["net_ns"]) }},
+		{"inode", "INODE", func(r map[string]any) string { return str(r["inode"]) }},
+	}
+})
+
+// parseSocketColumns resolves -o names (nil: the default columns, chosen
+// per table by renderSockets); an unknown name is an error naming it.
+func parseSocketColumns(names []string) ([]socketColumn, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var out []socketColumn
+	for _, n := range names {
+		i := slices.IndexFunc(socketColumns(), func(c socketColumn) bool { return c.name == strings.ToLower(strings.TrimSpace(n)) })
+		if i < 0 {
+			return nil, fmt.Errorf("-o %q: unknown column (proto, state, local, remote, pid, owner, netns, inode)", n)
+		}
+		out = append(out, socketColumns()[i])
+	}
+	return out, nil
+}
+
+// netnsOf is a row's net_ns (0 when unknown).
+func netnsOf(r map[string]any) uint64 {
+	if v, ok := r["net_ns"].(float64); ok && v > 0 {
+		return uint64(v)
+	}
+	return 0
 }
 
 // renderSockets prints network rows with ss's spelling of the same
 // facts: states as ss names them (ESTAB, TIME-WAIT, UNCONN), addresses as
 // ss -n prints them (port 0 of an unbound end as *, IPv6 in brackets), a
-// unix socket's path (or * for an unnamed one).
-func renderSockets(w io.Writer, rows []map[string]any) {
+// unix socket's path (or * for an unnamed one). cols nil is PROTO, STATE,
+// LOCAL, REMOTE, PID, OWNER, and NETNS (the row's network namespace
+// inode) when the rows span more than one namespace.
+func renderSockets(w io.Writer, rows []map[string]any, cols []socketColumn) {
+	if cols == nil {
+		all := socketColumns()
+		cols = all[:6]
+		seen := map[uint64]bool{}
+		for _, r := range rows {
+			seen[netnsOf(r)] = true
+		}
+		if len(seen) > 1 {
+			cols = append(slices.Clip(cols), all[6])
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROTO\tSTATE\tLOCAL\tREMOTE\tPID\tOWNER")
+	for i, c := range cols {
+		if i > 0 {
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprint(tw, c.header)
+	}
+	fmt.Fprintln(tw)
 	for _, r := range rows {
-		st, _ := r["state"].(string)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["protocol"]), cell(ssState(st)), ssEndpoint(r["local"], r["protocol"] == "unix"), ssEndpoint(r["remote"], r["protocol"] == "unix"), str(r["pid"]), textOf(r, "owner_name"))
+		for i, c := range cols {
+			if i > 0 {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprint(tw, c.cell(r))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/inquest-dev/inquest/internal/jobs"
 )
 
-// Cross-toolset next steps (proc -> bin). A modules or open_files row whose
-// path names a regular file now carries the row field actions:
+// Cross-toolset next steps (proc -> bin). A modules or open_files row
+// whose inspect_path (the collector's check that it opens the object the
+// process maps or holds) is a regular file now carries the row field
+// actions:
 // ["inspect_binary"]; every other row carries actions: [] (deleted,
 // replaced, unknown, or not a regular file: inspecting the path would not
 // inspect what the process holds). The page names the call once, as a
@@ -25,12 +27,14 @@ const ActionInspectBinary = "inspect_binary"
 // rowActionKinds are the capture kinds whose rows carry an actions field.
 var rowActionKinds = map[string]bool{capture.KindModules: true, capture.KindOpenFiles: true}
 
-// rowActionTemplates is data.actions of a modules or open_files page: how
-// to build each call a row's actions field names.
+// rowActionTemplates is data.actions of a modules or open_files page:
+// the argument is the row's inspect_path, a path that opens the object the
+// process maps or holds (/proc/PID/root/... for a process in another
+// mount namespace).
 var rowActionTemplates = []map[string]any{{
 	"tool":               ActionInspectBinary,
-	"arguments_from_row": map[string]any{"path": "path"},
-	"applies_to":         "rows whose actions lists inspect_binary: the path is a regular file now, neither deleted nor replaced since it was opened or mapped",
+	"arguments_from_row": map[string]any{"path": "inspect_path"},
+	"applies_to":         "rows whose actions lists inspect_binary: inspect_path opens the object the process maps or holds (same device, inode, build id); else action_withheld says why",
 }}
 
 // regularFile reports whether path names a regular file now (os.Stat,
@@ -61,6 +65,20 @@ func addRowActions(c *capture.Capture) {
 }
 
 func rowInspectable(r *capture.Row, seen map[string]bool) bool {
+	if ip, ok := r.Get("inspect_path"); ok {
+		// modules: the collector checked which path opens the mapped
+		// object (nil: none does, action_withheld says why)
+		path, _ := ip.(string)
+		if path == "" {
+			return false
+		}
+		ok, done := seen[path]
+		if !done {
+			ok = regularFile(path)
+			seen[path] = ok
+		}
+		return ok
+	}
 	p, _ := r.Get("path")
 	path, _ := p.(string)
 	if path == "" {
@@ -90,7 +108,7 @@ func rowInspectable(r *capture.Row, seen map[string]bool) bool {
 // exe is known, not deleted, and a regular file now.
 func pageActions(kind string, view *jobs.Capture, projection []string) any {
 	if rowActionKinds[kind] {
-		if len(projection) > 0 && (!containsStr(projection, "path") || !containsStr(projection, "actions")) {
+		if len(projection) > 0 && (!containsStr(projection, "inspect_path") || !containsStr(projection, "actions")) {
 			return nil
 		}
 		return rowActionTemplates

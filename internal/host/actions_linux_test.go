@@ -144,7 +144,7 @@ func TestRowActionsInspectBinary(t *testing.T) {
 	refA := refOfPID(t, h, s, a.Process.Pid)
 	refB := refOfPID(t, h, s, b.Process.Pid)
 
-	wantTemplate := func(p map[string]any) {
+	wantTemplate := func(p map[string]any, arg string) {
 		t.Helper()
 		acts, _ := p["actions"].([]any)
 		if len(acts) != 1 {
@@ -152,13 +152,13 @@ func TestRowActionsInspectBinary(t *testing.T) {
 		}
 		tpl := acts[0].(map[string]any)
 		from, _ := tpl["arguments_from_row"].(map[string]any)
-		if tpl["tool"] != "inspect_binary" || from["path"] != "path" {
+		if tpl["tool"] != "inspect_binary" || from["path"] != arg {
 			t.Fatalf("data.actions template: %v", tpl)
 		}
 	}
 
 	mods, p := captureRows(t, h, s, "modules", refA)
-	wantTemplate(p)
+	wantTemplate(p, "inspect_path")
 	for _, r := range mods {
 		path, _ := r["path"].(string)
 		want := 0
@@ -169,6 +169,9 @@ func TestRowActionsInspectBinary(t *testing.T) {
 		}
 		if got := actionsOf(t, r); len(got) != want || (want == 1 && got[0] != "inspect_binary") {
 			t.Errorf("modules row %q: actions %v, want %d", path, got, want)
+		}
+		if want == 1 && r["inspect_path"] != path {
+			t.Errorf("modules row %q: inspect_path %v (same mount namespace: the path itself)", path, r["inspect_path"])
 		}
 	}
 	if r := rowByPath(mods, keep); r == nil || len(actionsOf(t, r)) != 1 {
@@ -185,7 +188,7 @@ func TestRowActionsInspectBinary(t *testing.T) {
 	}
 
 	files, p := captureRows(t, h, s, "open_files", refA)
-	wantTemplate(p)
+	wantTemplate(p, "inspect_path")
 	cases := []struct {
 		path string
 		want int

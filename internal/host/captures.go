@@ -27,9 +27,9 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // targets, in row order).
 var CaptureFields = map[string][]string{
 	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
-	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "actions"},
-	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "actions"},
-	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes"},
+	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "size_bytes", "flags", "position", "inspect_path", "action_withheld", "actions"},
+	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "inspect_path", "action_withheld", "actions"},
+	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes", "net_ns"},
 	capture.KindThreads:    {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
 	capture.KindScheduling: {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
 	capture.KindProcessInfo: append(append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
@@ -168,7 +168,8 @@ type captureFilter struct {
 	// State is a network row's state, exact and case-insensitive (LISTEN,
 	// ESTABLISHED, ... for TCP; UNCONNECTED, CONNECTED, ... as rows name them).
 	State string `json:"state"`
-	// Protocol is a network row's protocol: tcp, tcp6, udp, udp6 or unix.
+	// Protocol is a network row's protocol: tcp, tcp6, udp, udp6, mptcp
+	// or unix.
 	Protocol string `json:"protocol"`
 	// Deleted keeps rows whose file was (true) or was not (false) unlinked;
 	// rows whose deleted is unknown match neither and are counted.
@@ -176,8 +177,8 @@ type captureFilter struct {
 }
 
 // captureRowFilterSchema is the schema of captureFilter's own properties.
-const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network: state, e.g. LISTEN"},
-"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","unix"],"description":"network: protocol"},
+const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network, e.g. LISTEN"},
+"protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","mptcp","unix"],"description":"network"},
 "deleted":{"type":"boolean","description":"file_users, open_files: unlinked (true) or not; unknown rows are excluded and counted"}`
 
 // rowFilter applies f's host-side row filters to c and records them in

@@ -275,7 +275,7 @@ func graphTools(d Delivery) []Decl {
 		define[getGraphsArgs](tool.Tool{
 			Name:        "get_graphs",
 			Title:       "Get the graph workspace",
-			Description: "Reads the host's graph workspace: the metric series chosen for charting and CSV export (inquest's terminal UI draws them for a person; you read them here): revision, graphs in order, display range, A/B markers, capacity, metrics and export ranges. include_processes or process_name also lists process targets for add_graphs. No required arguments.",
+			Description: "Reads the host's graph workspace, the metric series chosen for charts and CSV export: revision, graphs in order, display range, A/B markers, capacity, metrics, export ranges. include_processes or process_name also lists targets for add_graphs. No required arguments.",
 			Details:     "The workspace gives the display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
 			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
@@ -288,7 +288,7 @@ func graphTools(d Delivery) []Decl {
 		define[addGraphsArgs](tool.Tool{
 			Name:        "add_graphs",
 			Title:       "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; without either a system metric) to the host's graph workspace, which get_graphs reads and export_graphs writes as CSV, keeping existing graphs. Everything is validated before anything is added; a source already graphed takes no slot.",
+			Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; neither: a system metric) to the host's graph workspace (get_graphs reads it, export_graphs writes CSV), keeping existing graphs. All are validated before any is added; a source already graphed takes no slot.",
 			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id (generated when omitted; repeat it to retry a lost reply) and expected_revision (from get_graphs) are optional. Returns the operation: operation_id, state and outcome {added, already_present (graph_ids), workspace}.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},

@@ -118,7 +118,7 @@ func waitConditionTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "wait_condition",
 		Title:       "Wait for a condition",
-		Description: "Waits until a process appears (process_present: process_name), exits (process_exit: process_ref or pid) or a metric crosses a threshold (metric_threshold: metric_id, comparison, threshold; process_ref or system). Required: condition and timeout_ms; when wait_ms covers timeout_ms one call returns the outcome (TIMEOUT included), else continue with job_id.",
+		Description: "Waits until a process appears (process_present: process_name), exits (process_exit: process_ref or pid) or a metric crosses a threshold (metric_threshold: metric_id, comparison, threshold; process_ref or system). Required: condition and timeout_ms; if wait_ms covers timeout_ms one call returns the outcome (TIMEOUT too), else follow job_id.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "condition":{"type":"string","enum":["process_present","process_exit","metric_threshold"]},
 "process_name":{"type":"string","minLength":1,"maxLength":256},
