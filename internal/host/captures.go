@@ -155,6 +155,7 @@ type startArgs struct {
 	Kind       string         `json:"kind"`
 	ProcessRef string         `json:"process_ref"`
 	PID        *int64         `json:"pid"`
+	PidNS      *uint64        `json:"pid_ns"`
 	Filter     *captureFilter `json:"filter"`
 	jobDelivery
 }
@@ -261,6 +262,7 @@ func startCaptureTool(d Delivery) Decl {
 "kind":{"type":"string","enum":$CAPTURE_KINDS},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
 ` + pidField + `,
+` + pidNSField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
 ` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
 ` + deliverySchema(d) + `},
@@ -303,6 +305,7 @@ func kindProjections() string {
 type processInfoArgs struct {
 	ProcessRef string   `json:"process_ref"`
 	PID        *int64   `json:"pid"`
+	PidNS      *uint64  `json:"pid_ns"`
 	Fields     []string `json:"fields"`
 	// CommandLineOffset and CommandLineLimit page command_line: the index
 	// of the first argument and the page size in bytes.
@@ -320,6 +323,7 @@ func getProcessInfoTool(d Delivery) Decl {
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
 ` + pidField + `,
+` + pidNSField + `,
 "fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
 "command_line_offset":{"type":"integer","minimum":0,"maximum":16777216,"description":"command_line page: index of the first argument (a row's command_line_next_offset); default 0"},
 "command_line_limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(sample.MaxCommandLinePage) + `,"description":"command_line page size in bytes (arguments with their NUL separators); default ` + strconv.Itoa(sample.DefaultCommandLinePage) + `"},
@@ -522,6 +526,9 @@ func hooked(spec jobs.Spec) jobs.Spec {
 }
 
 func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, error) {
+	if a.PidNS != nil && a.PID == nil {
+		return nil, invalidAt("/pid_ns", "pid_ns names the PID namespace of pid: give pid too")
+	}
 	spec := jobs.Spec{Kind: a.Kind, Live: true}
 	if a.Filter != nil {
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
@@ -604,6 +611,9 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 }
 
 func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
+	if a.PidNS != nil && a.PID == nil {
+		return nil, invalidAt("/pid_ns", "pid_ns names the PID namespace of pid: give pid too")
+	}
 	if a.ProcessRef == "" {
 		return nil, processChoice("", "get_process_info")
 	}
