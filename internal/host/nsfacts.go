@@ -3,8 +3,8 @@ package host
 import (
 	"os"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/jsonenc"
