@@ -40,7 +40,6 @@ func appendNamespaces(b []byte, f *sample.Facts) []byte {
 	// keys sorted: cgroup ipc mnt net pid unavailable user uts
 	order := []int{sample.NSCgroup, sample.NSIpc, sample.NSMnt, sample.NSNet, sample.NSPid, -1, sample.NSUser, sample.NSUts}
 	b = append(b, '{')
-	first := true
 	for _, i := range order {
 		if i == -1 {
 			var un []int
@@ -52,23 +51,17 @@ func appendNamespaces(b []byte, f *sample.Facts) []byte {
 			if len(un) == 0 {
 				continue
 			}
-			b = append(b, `,"unavailable":{`...)
+			b = jsonenc.Key(b, "unavailable")
+			b = append(b, '{')
 			// reasons in sorted kind order
 			sortKinds(un)
-			for k, j := range un {
-				if k > 0 {
-					b = append(b, ',')
-				}
+			for _, j := range un {
 				b = jsonenc.Key(b, sample.NamespaceKinds[j])
 				b = jsonenc.String(b, reasonOr(ns.Reason[j]))
 			}
 			b = append(b, '}')
 			continue
 		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
 		b = jsonenc.Key(b, sample.NamespaceKinds[i])
 		if ns.Known(i) {
 			b = strconv.AppendUint(b, ns.Inode[i], 10)
