@@ -57,7 +57,7 @@ rule fits) is shown when any listed process runs in a container, or with
 			if cmd.Flags().Changed("limit") && (limit < 1 || limit > host.MaxPageRows) {
 				return fmt.Errorf("--limit %d is out of range: give 1..%d rows, or omit --limit for the default page", limit, host.MaxPageRows)
 			}
-			var container map[string]any
+			var container string
 			if cmd.Flags().Changed("container") {
 				if container, err = parseContainerFlag(containerFlag); err != nil {
 					return err
@@ -178,7 +178,7 @@ rule fits) is shown when any listed process runs in a container, or with
 // runPSColumns lists processes with the columns of -o: one
 // list_processes call projecting what they read (user and command_line
 // included), every page followed up to --limit.
-func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psColumn, sortKey, order, name string, limit int, exact bool, container map[string]any) error {
+func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psColumn, sortKey, order, name string, limit int, exact bool, container string) error {
 	projection, metrics := psColumnArgs(cols)
 	if sortKey != "pid" && sortKey != "name" && !slices.Contains(metrics, sortKey) {
 		metrics = append(metrics, sortKey)

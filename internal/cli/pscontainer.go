@@ -18,47 +18,45 @@ var psContainerRuntimes = []string{"any", sample.RuntimeDocker, sample.RuntimePo
 // runtime:id ("podman:2d20f4ff975e"), or an id prefix alone (at least 4
 // characters, or a pod UID or container name), as list_processes'
 // filter.container object; an unknown runtime or a short id is an error
-// naming the flag.
-func parseContainerFlag(v string) (map[string]any, error) {
+// naming the flag. The value goes to the host as it was given.
+func parseContainerFlag(v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return nil, fmt.Errorf("--container needs a runtime (%s), runtime:ID, or a container id prefix", strings.Join(psContainerRuntimes, ", "))
+		return "", fmt.Errorf("--container needs a runtime (%s), runtime:ID, or a container id prefix", strings.Join(psContainerRuntimes, ", "))
 	}
 	rt, id, hasID := strings.Cut(v, ":")
 	if !hasID {
 		if slices.Contains(psContainerRuntimes, strings.ToLower(v)) {
-			return map[string]any{"runtime": strings.ToLower(v)}, nil
+			return strings.ToLower(v), nil
 		}
 		rt, id = "", v
 	}
-	out := map[string]any{}
 	if rt != "" {
 		rt = strings.ToLower(rt)
 		if !slices.Contains(psContainerRuntimes, rt) {
-			return nil, fmt.Errorf("--container %q: unknown runtime %q; use %s", v, rt, strings.Join(psContainerRuntimes, ", "))
+			return "", fmt.Errorf("--container %q: unknown runtime %q; use %s", v, rt, strings.Join(psContainerRuntimes, ", "))
 		}
-		out["runtime"] = rt
 	}
-	if id != "" {
-		if len(id) < 4 || len(id) > 128 {
-			return nil, fmt.Errorf("--container %q: a container id is a prefix of at least 4 characters (docker ps and podman ps show 12), a pod UID or a container name", v)
-		}
-		out["id"] = id
+	if len(id) < 4 || len(id) > 128 {
+		return "", fmt.Errorf("--container %q: a container id is a prefix of at least 4 characters (docker ps and podman ps show 12), a pod UID or a container name", v)
 	}
-	return out, nil
+	if rt != "" {
+		return rt + ":" + id, nil
+	}
+	return id, nil
 }
 
 // withContainerFilter adds filter.container (and, for the table, the
 // container projection) to list_processes arguments raw.
-func withContainerFilter(raw json.RawMessage, container map[string]any, project bool) json.RawMessage {
-	if container == nil && !project {
+func withContainerFilter(raw json.RawMessage, container string, project bool) json.RawMessage {
+	if container == "" && !project {
 		return raw
 	}
 	var args map[string]any
 	if json.Unmarshal(raw, &args) != nil {
 		return raw
 	}
-	if container != nil {
+	if container != "" {
 		f, _ := args["filter"].(map[string]any)
 		if f == nil {
 			f = map[string]any{}

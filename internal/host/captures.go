@@ -262,7 +262,6 @@ func startCaptureTool(d Delivery) Decl {
 "kind":{"type":"string","enum":$CAPTURE_KINDS},
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
 ` + pidField + `,
-` + pidNSField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
 ` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
 ` + deliverySchema(d) + `},

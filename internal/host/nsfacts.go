@@ -2,6 +2,7 @@ package host
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,15 +179,26 @@ func (cf *containerFilter) match(f *sample.Facts) bool {
 	return true
 }
 
-// check refuses a filter that cannot select anything meaningfully.
-func (cf *containerFilter) check() error {
-	if cf.Runtime == "" && cf.ID == "" {
-		return invalidAt("/filter/container", "filter.container needs runtime or id")
+// parseContainerFilter reads filter.container: a runtime
+// (containerRuntimes), "runtime:id", or an id alone (a prefix of at
+// least 4 characters of a container id, a pod UID or a container name);
+// INVALID_ARGUMENT at /filter/container otherwise.
+func parseContainerFilter(v string) (*containerFilter, error) {
+	bad := func(msg string) error { return invalidAt("/filter/container", "%s", msg) }
+	if slices.Contains(containerRuntimes, v) {
+		return &containerFilter{Runtime: v}, nil
 	}
-	if cf.ID != "" && len(cf.ID) < 4 {
-		return invalidAt("/filter/container/id", "filter.container.id is a prefix of at least 4 characters of a container id (docker ps shows 12), or a pod UID or container name")
+	cf := &containerFilter{ID: v}
+	if rt, id, ok := strings.Cut(v, ":"); ok {
+		if !slices.Contains(containerRuntimes, rt) {
+			return nil, bad("filter.container names runtime " + strconv.Quote(rt) + ": use one of " + strings.Join(containerRuntimes, ", ") + ", optionally :ID")
+		}
+		cf = &containerFilter{Runtime: rt, ID: id}
 	}
-	return nil
+	if len(cf.ID) < 4 || len(cf.ID) > 128 {
+		return nil, bad("filter.container is a runtime (" + strings.Join(containerRuntimes, ", ") + "), runtime:ID or an ID: an id prefix of at least 4 characters (docker ps shows 12), a pod UID or a container name")
+	}
+	return cf, nil
 }
 
 // matchNSPid reports whether p is the process with PID nsPID in its own
@@ -265,21 +277,22 @@ func viewCoverage(snap *sample.Snapshot) (map[string]any, bool, string) {
 	return m, c.Restricted, warn
 }
 
-// matchNS applies the container and namespace parts of f to r (a
-// history-only row matches none of them).
-func (r *procRow) matchNS(f *filter) bool {
-	if f.Container == nil && f.PidNS == nil {
+// matchNS applies filter.container (cf, nil when absent) and
+// filter.pid_ns (with filter.pid as the PID inside it) to r; a
+// history-only row matches neither.
+func (r *procRow) matchNS(f *filter, cf *containerFilter) bool {
+	if cf == nil && f.PidNS == nil {
 		return true
 	}
 	if r.p == nil {
 		return false
 	}
-	if f.Container != nil && !f.Container.match(r.p.Facts) {
+	if cf != nil && !cf.match(r.p.Facts) {
 		return false
 	}
 	if f.PidNS != nil {
-		if f.NSPid != nil {
-			return matchNSPid(r.p, *f.NSPid, *f.PidNS, ownPIDNS())
+		if f.PID != nil {
+			return matchNSPid(r.p, *f.PID, *f.PidNS, ownPIDNS())
 		}
 		return r.p.Facts != nil && r.p.Facts.Namespaces.Inode[sample.NSPid] == *f.PidNS
 	}

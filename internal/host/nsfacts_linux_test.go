@@ -31,12 +31,12 @@ func sampledAs(t *testing.T, h *Host, pid int, comm string) *sample.Process {
 }
 
 // TestNamespacePIDTargets: a sleep in a new PID namespace (unshare -p -f
-// --mount-proc) is found by list_processes filter {pid_ns, ns_pid: 1} as
-// its host PID, its row carries ns_pid [host, 1] and namespaces.pid the
+// --mount-proc) is found by list_processes filter {pid_ns, pid: 1} as
+// its host PID (filter.pid read inside filter.pid_ns), its row carries ns_pid [host, 1] and namespaces.pid the
 // inode lsns reports, resolve_pid {pid: 1, pid_ns} answers its host PID,
-// and a PID the namespace lacks is PROCESS_EXITED at /pid_ns; ns_pid
-// without pid_ns is INVALID_ARGUMENT. The listing's proc_view coverage
-// adds up.
+// and a PID the namespace lacks is PROCESS_EXITED at /pid_ns; pid_ns
+// alone lists the namespace's processes. The listing's proc_view
+// coverage adds up.
 func TestNamespacePIDTargets(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("unshare -p needs root")
@@ -67,7 +67,7 @@ func TestNamespacePIDTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidNS, _ := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
-	d, res, err := dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid_ns": pidNS, "ns_pid": 1}, "projection": []string{"pid", "namespaces", "ns_pid", "container"}})
+	d, res, err := dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid_ns": pidNS, "pid": 1}, "projection": []string{"pid", "namespaces", "ns_pid", "container"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +108,10 @@ func TestNamespacePIDTargets(t *testing.T) {
 	if e := contract.AsError(err); err == nil || e.Code != contract.CodeProcessExited || e.Field != "/pid_ns" {
 		t.Fatalf("a pid the namespace lacks: %v", err)
 	}
-	_, _, err = dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"ns_pid": 1}})
-	if e := contract.AsError(err); err == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/filter/ns_pid" {
-		t.Fatalf("ns_pid without pid_ns: %v", err)
+	// pid_ns alone lists the namespace's processes: the sleep only
+	d, _, err = dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"pid_ns": pidNS}})
+	if rows, _ := d["rows"].([]any); err != nil || len(rows) != 1 {
+		t.Fatalf("pid_ns alone: %v %v", d["rows"], err)
 	}
 }
 
@@ -185,18 +186,22 @@ func TestContainerFilter(t *testing.T) {
 		}
 		return false
 	}
-	for _, f := range []map[string]any{{"container": map[string]any{"runtime": "docker", "id": id[:12]}}, {"container": map[string]any{"runtime": "any"}}, {"container": map[string]any{"id": id}}} {
+	for _, f := range []map[string]any{{"container": "docker:" + id[:12]}, {"container": "any"}, {"container": id}, {"container": "docker"}} {
 		if !has(list(f)) {
 			t.Fatalf("filter %v does not list the process", f)
 		}
 	}
-	for _, f := range []map[string]any{{"container": map[string]any{"runtime": "podman"}}, {"container": map[string]any{"id": "ffff" + id[4:12]}}} {
+	for _, f := range []map[string]any{{"container": "podman"}, {"container": "ffff" + id[4:12]}, {"container": "none"}} {
 		if has(list(f)) {
 			t.Fatalf("filter %v lists the process", f)
 		}
 	}
-	_, _, err := dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"container": map[string]any{"id": "ab"}}})
-	if e := contract.AsError(err); err == nil || e.Code != contract.CodeInvalidArgument {
+	_, _, err := dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"container": "ab"}})
+	if e := contract.AsError(err); err == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/filter/container" {
 		t.Fatalf("a 2-character id: %v", err)
+	}
+	_, _, err = dispatch(t, h, s, "list_processes", map[string]any{"filter": map[string]any{"container": "rkt:abcdef"}})
+	if e := contract.AsError(err); err == nil || e.Code != contract.CodeInvalidArgument || !strings.Contains(e.Message, "rkt") {
+		t.Fatalf("an unknown runtime: %v", err)
 	}
 }

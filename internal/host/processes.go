@@ -104,9 +104,8 @@ func listProcessesTool(d Delivery) Decl {
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
   "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
   "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"},
-  "container":{"type":"object","additionalProperties":false,"properties":{"runtime":{"type":"string","enum":$CONTAINER_RUNTIMES},"id":{"type":"string","minLength":1,"maxLength":128,"description":"id prefix, name or pod UID"}}},
-  "pid_ns":{"type":"integer","minimum":1,"description":"PID namespace inode (namespaces.pid)"},
-  "ns_pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"PID inside pid_ns"}}},
+  "container":{"type":"string"},
+  "pid_ns":{"type":"integer"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default process_ref, pid, name, parent, state, lifecycle (scope retained/all adds history); \"all\": every field but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name or a process metric (latest value; rows without one last)"},
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
@@ -154,12 +153,13 @@ type filter struct {
 	// User is the owner: a user name or a numeric uid, exact (the real
 	// uid of /proc/PID/status, named through the user database).
 	User string `json:"user"`
-	// Container selects by container (containerFilter).
-	Container *containerFilter `json:"container"`
+	// Container selects by container: "runtime", "runtime:id", an id
+	// alone, or "any" (parseContainerFilter).
+	Container string `json:"container"`
 	// PidNS is a PID namespace inode: the processes whose own PID
-	// namespace it is; with NSPid, the one process with that PID there.
+	// namespace it is; PID is then the PID inside it (the last NSpid
+	// entry), not the host PID.
 	PidNS *uint64 `json:"pid_ns"`
-	NSPid *int32  `json:"ns_pid"`
 }
 
 // matchUser reports whether r's owner is user (a name or a numeric uid);
@@ -267,13 +267,12 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		if err := checkUserFilter(a.Filter.User); err != nil {
 			return nil, err
 		}
-		if a.Filter.Container != nil {
-			if err := a.Filter.Container.check(); err != nil {
-				return nil, err
-			}
-		}
-		if a.Filter.NSPid != nil && a.Filter.PidNS == nil {
-			return nil, invalidAt("/filter/ns_pid", "filter.ns_pid is a PID inside a PID namespace: give that namespace's inode as filter.pid_ns (namespaces.pid of a row)")
+	}
+	var cf *containerFilter
+	if a.Filter != nil && a.Filter.Container != "" {
+		var err error
+		if cf, err = parseContainerFilter(a.Filter.Container); err != nil {
+			return nil, err
 		}
 	}
 	snap := h.sampler.Latest()
@@ -349,7 +348,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	userUnknown := 0
 	for _, r := range rows {
 		if a.Filter != nil {
-			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
+			if a.Filter.PID != nil && a.Filter.PidNS == nil && r.id.PID != *a.Filter.PID {
 				continue
 			}
 			if a.Filter.User != "" {
@@ -366,7 +365,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			if len(pathQ) > 0 && (r.path == "" || !allContain(r.path, pathQ)) {
 				continue
 			}
-			if !r.matchNS(a.Filter) {
+			if !r.matchNS(a.Filter, cf) {
 				continue
 			}
 		}

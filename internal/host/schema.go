@@ -80,7 +80,6 @@ var schemaEnums = sync.OnceValue(func() []string {
 		"$CAPTURE_KINDS", enumJSON(capture.Kinds),
 		"$INFO_FIELDS", enumJSON(capture.InfoFields),
 		"$MAX_WAIT_MS", strconv.Itoa(MaxWaitMS),
-		"$CONTAINER_RUNTIMES", enumJSON(containerRuntimes),
 	}
 })
 
@@ -127,7 +126,7 @@ const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"desc
 
 // pidNSField is the schema of pid_ns beside a pid: the PID namespace
 // the pid is in (the bridge resolves the pair to the host PID).
-const pidNSField = `"pid_ns":{"type":"integer","minimum":1,"description":"pid is inside this PID namespace (inode)"}`
+const pidNSField = `"pid_ns":{"type":"integer"}`
 
 // pidTargetBranch is the {pid} branch of a target oneOf.
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
