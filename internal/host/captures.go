@@ -563,6 +563,17 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 					r.Fields[0].Value = h.Ref(r.Proc)
 				}
 			}
+			// the scan walks the same /proc the sampler lists: a view
+			// that hides processes hides their open files too
+			pv, restricted, warn := viewCoverage(h.sampler.Latest())
+			if c.Coverage == nil {
+				c.Coverage = map[string]any{}
+			}
+			c.Coverage["proc_view"] = pv
+			if restricted {
+				c.Partial = true
+				c.Warnings = append(c.Warnings, warn)
+			}
 		}
 	case capture.KindNetwork:
 		if a.ProcessRef == "" {
