@@ -155,7 +155,6 @@ type startArgs struct {
 	Kind       string         `json:"kind"`
 	ProcessRef string         `json:"process_ref"`
 	PID        *int64         `json:"pid"`
-	PidNS      *uint64        `json:"pid_ns"`
 	Filter     *captureFilter `json:"filter"`
 	jobDelivery
 }
@@ -525,9 +524,6 @@ func hooked(spec jobs.Spec) jobs.Spec {
 }
 
 func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, error) {
-	if a.PidNS != nil && a.PID == nil {
-		return nil, invalidAt("/pid_ns", "pid_ns names the PID namespace of pid: give pid too")
-	}
 	spec := jobs.Spec{Kind: a.Kind, Live: true}
 	if a.Filter != nil {
 		if err := a.Filter.Validate(a.Kind, "/filter"); err != nil {
