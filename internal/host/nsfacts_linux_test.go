@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +48,8 @@ func TestNamespacePIDTargets(t *testing.T) {
 		}
 	}
 	h, s := captureHost(t)
-	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "sleep", "1000")
+	// --kill-child: the sleep (PID 1 of its namespace) dies with unshare
+	cmd := exec.Command("unshare", "-p", "-f", "--kill-child", "--mount-proc", "sleep", "1000")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +63,10 @@ func TestNamespacePIDTargets(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if pid == 0 {
+		t.Fatal("unshare started no child")
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	sampledAs(t, h, pid, "sleep")
 	out, err := exec.Command("lsns", "-t", "pid", "-p", strconv.Itoa(pid), "-n", "-o", "NS").Output()
 	if err != nil {

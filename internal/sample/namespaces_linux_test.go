@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,12 +79,14 @@ func TestNamespacesOfUnshared(t *testing.T) {
 	needTool(t, "nsenter")
 	needTool(t, "lsns")
 	needTool(t, "ps")
-	cmd := exec.Command("unshare", "-p", "-f", "--mount-proc", "-n", "sleep", "1000")
+	// --kill-child: the sleep (PID 1 of its namespace) dies with unshare
+	cmd := exec.Command("unshare", "-p", "-f", "--kill-child", "--mount-proc", "-n", "sleep", "1000")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	pid := childOf(t, cmd.Process.Pid)
+	defer syscall.Kill(pid, syscall.SIGKILL)
 	ns := Namespaces(pid)
 	self := Namespaces(os.Getpid())
 	for i, k := range NamespaceKinds {
