@@ -56,13 +56,21 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 				return e
 			}
 			// resolve_pid is a prompt read: a cancel keeps the connection.
-			res, err := call(ipc.WithReplyOnCancel(ctx), host.ResolvePIDMethod, json.RawMessage(`{"pid":`+string(raw)+`}`))
+			req := `{"pid":` + string(raw)
+			if ns, has := obj["pid_ns"]; has {
+				// pid is the PID inside PID namespace pid_ns
+				req += `,"pid_ns":` + string(ns)
+				delete(obj, "pid_ns")
+			}
+			res, err := call(ipc.WithReplyOnCancel(ctx), host.ResolvePIDMethod, json.RawMessage(req+`}`))
 			if ctx.Err() != nil {
 				return contract.AsError(ctx.Err())
 			}
 			if err != nil {
 				e := contract.AsError(err)
-				if strings.HasPrefix(e.Field, "/pid") {
+				if e.Field == "/pid_ns" {
+					e.Field = ptr + "/pid_ns"
+				} else if strings.HasPrefix(e.Field, "/pid") {
 					e.Field = ptr + "/pid"
 				}
 				if e.Code == contract.CodeActivityConflict && place == host.PIDMetrics {

@@ -42,10 +42,10 @@ var Kinds = []string{KindFileUsers, KindOpenFiles, KindModules, KindNetwork, Kin
 
 // InfoFields are get_process_info's requestable fields; command_line and
 // user are returned only when requested (seed 000 section 7).
-var InfoFields = []string{"exe", "cwd", "image", "parent", "start_time", "cgroup", "namespaces", "command_line", "user"}
+var InfoFields = []string{"exe", "cwd", "image", "parent", "start_time", "cgroup", "namespaces", "ns_pid", "container", "command_line", "user"}
 
 // DefaultInfoFields are returned when no fields are requested.
-var DefaultInfoFields = InfoFields[:7]
+var DefaultInfoFields = InfoFields[:9]
 
 // Field is one named value of a row. Values are JSON-encodable: strings,
 // integers, bools, nil, []string or map[string]any.

@@ -266,7 +266,9 @@ func value(v any) map[string]any { return map[string]any{"value": v} }
 // deleted (sample.ResolveDeleted; the suffix is removed from value)}, image ({size_bytes, modified_at, build_id} of the
 // running executable, read through /proc/PID/exe), parent ({pid}),
 // start_time (boot time from /proc/stat btime + stat field 22 / CLK_TCK), cgroup (lines), namespaces (name -> link
-// such as "net:[4026531840]"), command_line (argv) and user ({uid, name}).
+// such as "net:[4026531840]"), ns_pid (the NSpid chain of status, this
+// host's PID first), container (sample.ParseCgroup of the cgroup file:
+// runtime, id, pod, engine, cgroup, rule), command_line (argv) and user ({uid, name}).
 // A requested field that is unavailable for a reason other than
 // unsupported makes the capture partial with coverage.fields_unavailable
 // {field: reason}; namespace links refused one by one are
@@ -402,6 +404,32 @@ func (fs FS) ProcessInfoPage(ctx context.Context, id sample.Identity, fields []s
 				v = value(ns)
 			default:
 				v = value(ns)
+			}
+		case "ns_pid":
+			// NSpid of status: the PID in each PID namespace, this
+			// host's view first (sample.NamespaceSet)
+			if b, err := p.read("status", nil); err == nil {
+				if pids, ok := sample.ParseNSpid(b); ok {
+					v = value(pids)
+				} else {
+					v = map[string]any{"unavailable": "unsupported"}
+				}
+			} else {
+				v = p.unavailableFor(err, id)
+			}
+		case "container":
+			// the container rule of the cgroup path (sample.ParseCgroup)
+			if b, err := p.read("cgroup", nil); err == nil {
+				ct := sample.ParseCgroup(b)
+				opt := func(s string) any {
+					if s == "" {
+						return nil
+					}
+					return s
+				}
+				v = value(map[string]any{"runtime": ct.Runtime, "id": opt(ct.ID), "pod": opt(ct.Pod), "engine": opt(ct.Engine), "cgroup": opt(ct.Cgroup), "rule": opt(ct.Rule)})
+			} else {
+				v = p.unavailableFor(err, id)
 			}
 		case "command_line":
 			if b, err := p.read("cmdline", nil); err == nil {

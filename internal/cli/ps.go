@@ -27,6 +27,7 @@ func newPsCmd(env *Env) *cobra.Command {
 	var limit int
 	var columns []string
 	var exact bool
+	var containerFlag string
 	cmd := &cobra.Command{
 		Use:   "ps",
 		Short: "List processes (one list_processes call with metric_ids) as a table",
@@ -34,7 +35,10 @@ func newPsCmd(env *Env) *cobra.Command {
 --sort takes pid, name, a process metric id or an alias (cpu, time, rss/mem, vsz,
 swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
 --order asc, ordered by the values of one snapshot (shown in their column, or in
-an extra one), rows without a value last. --json prints list_processes' envelope.`,
+an extra one), rows without a value last. --json prints list_processes' envelope.
+A CONTAINER column (runtime:id from the cgroup path; - a host process, ? no
+rule fits) is shown when any listed process runs in a container, or with
+-o container; --container docker, podman:ID, an id prefix or any filters by it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// A bad --sort is refused before any host is reached.
@@ -53,6 +57,12 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if cmd.Flags().Changed("limit") && (limit < 1 || limit > host.MaxPageRows) {
 				return fmt.Errorf("--limit %d is out of range: give 1..%d rows, or omit --limit for the default page", limit, host.MaxPageRows)
 			}
+			var container string
+			if cmd.Flags().Changed("container") {
+				if container, err = parseContainerFlag(containerFlag); err != nil {
+					return err
+				}
+			}
 			rt, err := newProcRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr, ProcTools: []string{"list_processes"}})
 			if err != nil {
 				return err
@@ -63,17 +73,20 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			// them); the call below waits for it.
 			go rt.preconnectProc(cmd.Context())
 			if len(cols) > 0 && !asJSON {
-				return runPSColumns(cmd, env, rt.Registry, cols, sortKey, order, name, limit, exact)
+				return runPSColumns(cmd, env, rt.Registry, cols, sortKey, order, name, limit, exact, container)
 			}
 			if asJSON {
 				raw, _ := psArgs(sortKey, order, name, limit, cmd.Flags().Changed("limit"), false)
-				return callAndPrint(cmd, env, rt.Registry, "list_processes", raw)
+				return callAndPrint(cmd, env, rt.Registry, "list_processes", withContainerFilter(raw, container, false))
 			}
 			// The table's arguments: when ps vouches for them (its
 			// constants and flags within the schema's bounds) the call
 			// skips compiling the schema; otherwise the registry
 			// validates them and names what is wrong.
 			raw, checked := psArgs(sortKey, order, name, limit, cmd.Flags().Changed("limit"), true)
+			// the CONTAINER column's facts; parseContainerFlag checked the
+			// filter within the schema's bounds
+			raw = withContainerFilter(raw, container, true)
 			call := rt.Registry.Call
 			if checked {
 				call = rt.Registry.CallPrechecked
@@ -88,6 +101,8 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 					Name      string `json:"name"`
 					NameBytes string `json:"name_bytes"`
 					State     string `json:"state"`
+					// Container is the row's container object.
+					Container map[string]any `json:"container"`
 					// Values holds the column metrics and the sort
 					// metric, from the snapshot the order comes from.
 					Values map[string]any `json:"values"`
@@ -113,6 +128,15 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 			if extra != "" {
 				hdr += strings.ToUpper(cell(extra)) + "\t"
 			}
+			showContainer := false
+			for _, r := range page.Rows {
+				if c := containerCell(map[string]any{"container": r.Container}); c != "-" && c != "?" {
+					showContainer = true
+				}
+			}
+			if showContainer {
+				hdr += " CONTAINER\t"
+			}
 			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := r.Values
@@ -123,6 +147,9 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"]))
 				if extra != "" {
 					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
+				}
+				if showContainer {
+					line += " " + containerCell(map[string]any{"container": r.Container}) + "\t"
 				}
 				n := map[string]any{"name": r.Name}
 				if r.NameBytes != "" {
@@ -143,6 +170,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 	cmd.Flags().StringVar(&order, "order", "", "asc or desc (default asc for pid/name, desc for a metric)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "rows (1..5000; default: the tool's page, up to 5000 rows within the result budget)")
 	cmd.Flags().StringSliceVarP(&columns, "columns", "o", nil, "columns as ps -o keywords, e.g. pid,user,time,%cpu,rss,comm,args (also uid, ppid, vsz, nlwp, fds, stat, name; keyword=HEADER renames)")
+	cmd.Flags().StringVar(&containerFlag, "container", "", "only processes in containers: a runtime (docker, podman, containerd, cri-o, kubernetes, systemd-nspawn, lxc, none, unknown, any), runtime:ID, or an id prefix")
 	cmd.Flags().BoolVar(&exact, "bytes", false, "print exact values (bytes, nanoseconds) instead of human units (285.9M, 00:01:05)")
 	return cmd
 }
@@ -150,7 +178,7 @@ an extra one), rows without a value last. --json prints list_processes' envelope
 // runPSColumns lists processes with the columns of -o: one
 // list_processes call projecting what they read (user and command_line
 // included), every page followed up to --limit.
-func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psColumn, sortKey, order, name string, limit int, exact bool) error {
+func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psColumn, sortKey, order, name string, limit int, exact bool, container string) error {
 	projection, metrics := psColumnArgs(cols)
 	if sortKey != "pid" && sortKey != "name" && !slices.Contains(metrics, sortKey) {
 		metrics = append(metrics, sortKey)
@@ -173,6 +201,7 @@ func runPSColumns(cmd *cobra.Command, env *Env, reg *tool.Registry, cols []psCol
 		args["limit"] = limit
 	}
 	raw, _ := json.Marshal(args)
+	raw = withContainerFilter(raw, container, false)
 	res, err := reg.Call(cmd.Context(), "list_processes", raw)
 	if err != nil {
 		return failed(err)

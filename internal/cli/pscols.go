@@ -67,14 +67,23 @@ var psKeywords = sync.OnceValue(func() map[string]psColumn {
 			}
 			return psTime(v)
 		}},
-		"%cpu":   metric("%CPU", "cpu_percent"),
-		"rss":    metric("RSS", "rss_bytes"),
-		"vsz":    metric("VSZ", "virtual_bytes"),
-		"swap":   metric("SWAP", "swap_bytes"),
-		"nlwp":   metric("NLWP", "threads"),
-		"fds":    metric("FDS", "fd_count"),
-		"minflt": metric("MINFL", "minor_faults"),
-		"majflt": metric("MAJFL", "major_faults"),
+		"%cpu":      metric("%CPU", "cpu_percent"),
+		"rss":       metric("RSS", "rss_bytes"),
+		"vsz":       metric("VSZ", "virtual_bytes"),
+		"swap":      metric("SWAP", "swap_bytes"),
+		"nlwp":      metric("NLWP", "threads"),
+		"fds":       metric("FDS", "fd_count"),
+		"minflt":    metric("MINFL", "minor_faults"),
+		"majflt":    metric("MAJFL", "major_faults"),
+		"container": {header: "CONTAINER", field: "container", left: true, render: func(r map[string]any, _ bool) string { return containerCell(r) }},
+		"nspid": {header: "NSPID", field: "ns_pid", render: func(r map[string]any, _ bool) string {
+			ns, _ := r["ns_pid"].(map[string]any)
+			l, _ := ns["value"].([]any)
+			if len(l) == 0 {
+				return "-"
+			}
+			return str(l[len(l)-1])
+		}},
 	}
 	for alias, k := range map[string]string{"command": "args", "cmd": "args", "ucomm": "comm", "state": "stat", "s": "stat",
 		"pcpu": "%cpu", "cpu": "%cpu", "rsz": "rss", "vsize": "vsz", "thcount": "nlwp", "thr": "nlwp", "cputime": "time",

@@ -304,6 +304,7 @@ func kindProjections() string {
 type processInfoArgs struct {
 	ProcessRef string   `json:"process_ref"`
 	PID        *int64   `json:"pid"`
+	PidNS      *uint64  `json:"pid_ns"`
 	Fields     []string `json:"fields"`
 	// CommandLineOffset and CommandLineLimit page command_line: the index
 	// of the first argument and the page size in bytes.
@@ -321,6 +322,7 @@ func getProcessInfoTool(d Delivery) Decl {
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process (or pid)"},
 ` + pidField + `,
+` + pidNSField + `,
 "fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
 "command_line_offset":{"type":"integer","minimum":0,"maximum":16777216,"description":"command_line page: index of the first argument (a row's command_line_next_offset); default 0"},
 "command_line_limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(sample.MaxCommandLinePage) + `,"description":"command_line page size in bytes (arguments with their NUL separators); default ` + strconv.Itoa(sample.DefaultCommandLinePage) + `"},
@@ -558,6 +560,17 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 					r.Fields[0].Value = h.Ref(r.Proc)
 				}
 			}
+			// the scan walks the same /proc the sampler lists: a view
+			// that hides processes hides their open files too
+			pv, restricted, warn := viewCoverage(h.sampler.Latest())
+			if c.Coverage == nil {
+				c.Coverage = map[string]any{}
+			}
+			c.Coverage["proc_view"] = pv
+			if restricted {
+				c.Partial = true
+				c.Warnings = append(c.Warnings, warn)
+			}
 		}
 	case capture.KindNetwork:
 		if a.ProcessRef == "" {
@@ -605,6 +618,9 @@ func (h *Host) startCapture(js *jobs.Session, a startArgs) (*contract.Result, er
 }
 
 func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Result, error) {
+	if a.PidNS != nil && a.PID == nil {
+		return nil, invalidAt("/pid_ns", "pid_ns names the PID namespace of pid: give pid too")
+	}
 	if a.ProcessRef == "" {
 		return nil, processChoice("", "get_process_info")
 	}

@@ -263,10 +263,10 @@ type exportGraphsArgs struct {
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
   "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"the process lifetime, from get_graphs (include_processes) or list_processes; while the workspace shows a saved recording (get_graphs source log) a recorded identity's reference from get_graphs"},
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a process_ref from list_processes or get_graphs (include_processes; with get_graphs source log, a recorded identity's)"},
   ` + pidField + `}}`
 
-const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional client-chosen id; repeating it with identical arguments returns the retained outcome, with other arguments is STATE_CONFLICT; generated when omitted"},
+const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional; repeating it with identical arguments returns the retained outcome, with others STATE_CONFLICT"},
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
 
 // graphTools declares the graph workspace tools.

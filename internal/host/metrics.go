@@ -182,7 +182,36 @@ func (h *Host) getMetrics(ctx context.Context, s *Session, a metricsArgs) (*cont
 		res.Warn(itoa(failed) + " of " + itoa(len(targets)) + " targets could not be read; their samples carry error instead of values")
 		res.Coverage = map[string]any{"targets": len(targets), "targets_failed": failed}
 	}
+	if countsProcesses(targets, metrics) {
+		// process_count is the processes this host's /proc shows: say
+		// when that view hides some (viewCoverage)
+		pv, restricted, warn := viewCoverage(snap)
+		cov, _ := res.Coverage.(map[string]any)
+		if cov == nil {
+			cov = map[string]any{}
+		}
+		cov["proc_view"] = pv
+		res.Coverage = cov
+		if restricted {
+			res.Warn(warn)
+			res.Status = contract.StatusPartial
+		}
+	}
 	return res, nil
 }
 
 func itoa(i int) string { return contract.Int(int64(i)) }
+
+// countsProcesses reports whether a system target asks for process_count.
+func countsProcesses(targets []metricTarget, metrics []sample.Metric) bool {
+	sys := false
+	for _, t := range targets {
+		sys = sys || t.System
+	}
+	for _, m := range metrics {
+		if sys && m.Target == sample.TargetSystem && m.Index == sample.SProcesses {
+			return true
+		}
+	}
+	return false
+}

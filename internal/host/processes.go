@@ -32,7 +32,7 @@ import (
 // Both are null for a lifetime in the latest snapshot and for one whose
 // end the host did not see. An exit is never inferred from a failed
 // read.
-var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "exited_at", "exit_basis", "last_seen_at", "history", "user", "command_line"}
+var ProcessFields = []string{"process_ref", "pid", "name", "comm", "path", "path_deleted", "parent", "start_time", "state", "uid", "lifecycle", "exited_at", "exit_basis", "last_seen_at", "history", "namespaces", "ns_pid", "container", "user", "command_line"}
 
 // ProjectionAll is the projection value that stands for every row field
 // but the opt-in user and command_line (which may be listed beside it:
@@ -103,7 +103,9 @@ func listProcessesTool(d Delivery) Decl {
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"substring of the executable path (case-insensitive)"},
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
   "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
-  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"}}},
+  "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"},
+  "container":{"type":"string"},
+  "pid_ns":{"type":"integer"}}},
 "projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$PROC_FIELDS},"description":"row fields; default process_ref, pid, name, parent, state, lifecycle (scope retained/all adds history); \"all\": every field but user and command_line"},
 "sort":{"type":"string","enum":$PROCESS_SORT_KEYS,"description":"pid (default), name or a process metric (latest value; rows without one last)"},
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
@@ -151,6 +153,13 @@ type filter struct {
 	// User is the owner: a user name or a numeric uid, exact (the real
 	// uid of /proc/PID/status, named through the user database).
 	User string `json:"user"`
+	// Container selects by container: "runtime", "runtime:id", an id
+	// alone, or "any" (parseContainerFilter).
+	Container string `json:"container"`
+	// PidNS is a PID namespace inode: the processes whose own PID
+	// namespace it is; PID is then the PID inside it (the last NSpid
+	// entry), not the host PID.
+	PidNS *uint64 `json:"pid_ns"`
 }
 
 // matchUser reports whether r's owner is user (a name or a numeric uid);
@@ -259,6 +268,13 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 			return nil, err
 		}
 	}
+	var cf *containerFilter
+	if a.Filter != nil && a.Filter.Container != "" {
+		var err error
+		if cf, err = parseContainerFilter(a.Filter.Container); err != nil {
+			return nil, err
+		}
+	}
 	snap := h.sampler.Latest()
 	scope := a.Scope
 	if scope == "" {
@@ -332,7 +348,7 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	userUnknown := 0
 	for _, r := range rows {
 		if a.Filter != nil {
-			if a.Filter.PID != nil && r.id.PID != *a.Filter.PID {
+			if a.Filter.PID != nil && a.Filter.PidNS == nil && r.id.PID != *a.Filter.PID {
 				continue
 			}
 			if a.Filter.User != "" {
@@ -347,6 +363,9 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 				continue
 			}
 			if len(pathQ) > 0 && (r.path == "" || !allContain(r.path, pathQ)) {
+				continue
+			}
+			if !r.matchNS(a.Filter, cf) {
 				continue
 			}
 		}
@@ -395,6 +414,10 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		// Rows whose owner is unknown are never matched silently.
 		cov["user_unknown_excluded"] = userUnknown
 	}
+	var viewWarn string
+	if scope != "retained" {
+		cov["proc_view"], _, viewWarn = viewCoverage(snap)
+	}
 	if byMetric {
 		sortCoverage(cov, sortMetric, a.Order, list)
 	}
@@ -409,6 +432,10 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	}
 	l := frozenOf(s).put("plist", enc, cov, meta)
 	res, err := h.listResult(ctx, l, raw, 0, a.Limit)
+	if err == nil && viewWarn != "" {
+		res.Warn(viewWarn)
+		res.Status = contract.StatusPartial
+	}
 	if err == nil && cmdFailed > 0 {
 		res.Warn("command_line could not be read for some processes (they exited or access was denied); those rows report it unavailable")
 	}

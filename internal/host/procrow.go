@@ -130,6 +130,19 @@ func (e *rowEncoder) append(b []byte, r *procRow) (out []byte, cmdFailed bool) {
 			} else {
 				b = append(b, "null"...)
 			}
+		case "namespaces", "ns_pid", "container":
+			if r.p == nil {
+				b = append(b, `{"unavailable":"process_not_live"}`...)
+				continue
+			}
+			switch k {
+			case "namespaces":
+				b = appendNamespaces(b, r.p.Facts)
+			case "ns_pid":
+				b = appendNSPid(b, r.p.Facts)
+			default:
+				b = appendContainer(b, r.p.Facts)
+			}
 		case "command_line":
 			if !r.live {
 				b = append(b, `{"unavailable":"process_not_live"}`...)

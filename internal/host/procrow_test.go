@@ -80,6 +80,8 @@ func mapProjectProcess(h *Host, r *procRow, fields []string) map[string]any {
 			if !r.exitedAt.IsZero() {
 				row[f] = "absent_from_snapshot"
 			}
+		case "namespaces", "ns_pid", "container":
+			row[f] = mapNSField(r, f)
 		case "history":
 			if r.hasHist {
 				row[f] = map[string]any{"retained_from": contract.TS(r.from), "retained_to": contract.TS(r.to)}
@@ -255,4 +257,53 @@ func FuzzRowEncoder(f *testing.F) {
 			uid: 0, uidKnown: true, live: true, lastSeen: time.Unix(0, int64(cpuBits>>20)), p: p}
 		checkRow(t, h, r, fields, []sample.Metric{rss, cpu})
 	})
+}
+
+// mapNSField is the reference of the namespaces, ns_pid and container
+// values: the sample facts as maps.
+func mapNSField(r *procRow, f string) any {
+	if r.p == nil {
+		return map[string]any{"unavailable": "process_not_live"}
+	}
+	facts := r.p.Facts
+	if facts == nil {
+		if f == "container" {
+			return map[string]any{"runtime": "unknown", "unavailable": "unsupported"}
+		}
+		return map[string]any{"unavailable": "unsupported"}
+	}
+	opt := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	switch f {
+	case "namespaces":
+		m := map[string]any{}
+		un := map[string]any{}
+		for i, k := range sample.NamespaceKinds {
+			if facts.Namespaces.Known(i) {
+				m[k] = facts.Namespaces.Inode[i]
+			} else {
+				m[k] = nil
+				un[k] = reasonOr(facts.Namespaces.Reason[i])
+			}
+		}
+		if len(un) > 0 {
+			m["unavailable"] = un
+		}
+		return m
+	case "ns_pid":
+		if len(facts.Namespaces.NSpid) == 0 {
+			return map[string]any{"unavailable": reasonOr(facts.Namespaces.NSpidReason)}
+		}
+		return map[string]any{"value": facts.Namespaces.NSpid}
+	}
+	c := facts.Container
+	m := map[string]any{"runtime": c.Runtime, "id": opt(c.ID), "pod": opt(c.Pod), "engine": opt(c.Engine), "cgroup": opt(c.Cgroup), "rule": opt(c.Rule)}
+	if c.Reason != "" {
+		m["unavailable"] = c.Reason
+	}
+	return m
 }

@@ -23,7 +23,11 @@ import (
 // /proc/PID/stat field 22) only that lifetime answers: a PID now held by
 // another lifetime is PROCESS_EXITED, so a caller that read the start time
 // of its own child gets the ref of that child or none (perf captures name
-// their workloads so). It is not a tool: tools take pid as an alternative
+// their workloads so). With "pid_ns" (a PID namespace inode) pid is the
+// PID inside that namespace and resolves to the host PID of the one
+// process that has it there (PROCESS_EXITED at /pid_ns when none,
+// INVALID_ARGUMENT naming the host PIDs when several); the data then
+// also carries ns_pid and pid_ns. It is not a tool: tools take pid as an alternative
 // to process_ref.
 const ResolvePIDMethod = "resolve_pid"
 
@@ -31,6 +35,10 @@ const ResolvePIDMethod = "resolve_pid"
 type resolvePIDArgs struct {
 	PID        int64   `json:"pid"`
 	StartTicks *uint64 `json:"start_ticks,omitempty"`
+	// PidNS, when set, is a PID namespace inode and PID is the PID inside
+	// it (the last NSpid entry of the process whose own namespace it
+	// is): it resolves to that process's host PID first (resolveNSPid).
+	PidNS *uint64 `json:"pid_ns,omitempty"`
 }
 
 func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) (*contract.Result, error) {
@@ -41,6 +49,16 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 		return nil, e
 	}
 	pid := int32(a.PID)
+	var nsData map[string]any
+	if a.PidNS != nil {
+		p, err := resolveNSPid(h.sampler.Latest(), pid, *a.PidNS)
+		if err != nil {
+			return nil, err
+		}
+		nsData = map[string]any{"ns_pid": a.PID, "pid_ns": *a.PidNS}
+		pid = p.PID
+		a.PID = int64(p.PID)
+	}
 	exited := contract.Errorf(contract.CodeProcessExited, "no live process has pid %d now (it exited, is a zombie, or never existed); list_processes gives the live ones", a.PID)
 	if a.StartTicks != nil {
 		exited = contract.Errorf(contract.CodeProcessExited, "the lifetime of pid %d that started at clock tick %d since boot is not running now (it exited or is a zombie; the pid may belong to another process)", a.PID, *a.StartTicks)
@@ -54,6 +72,9 @@ func (h *Host) resolvePID(ctx context.Context, s *Session, raw json.RawMessage) 
 			switch sample.Verify(p.ID()) {
 			case sample.Alive:
 				data := map[string]any{"pid": p.PID, "process_ref": h.Ref(p.ID()), "name": p.Name, "start_time": contract.TS(p.StartTime)}
+				for k, v := range nsData {
+					data[k] = v
+				}
 				return contract.NewResult("live", snap.Time, data), nil
 			case sample.Unverifiable:
 				e := contract.Errorf(contract.CodeIdentityUnverifiable, "the start time of pid %d cannot be read now, so its lifetime cannot be verified", a.PID)

@@ -124,6 +124,10 @@ const noArgs = `{"type":"object","additionalProperties":false,"properties":{}}`
 // process_ref of the lifetime running under it at call time).
 const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"a live PID instead of process_ref (named in data.resolved_pids)"}`
 
+// pidNSField is the schema of pid_ns beside a pid: the PID namespace
+// the pid is in (the bridge resolves the pair to the host PID).
+const pidNSField = `"pid_ns":{"type":"integer"}`
+
 // pidTargetBranch is the {pid} branch of a target oneOf.
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
 

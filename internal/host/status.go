@@ -95,7 +95,13 @@ func (h *Host) getStatus() (*contract.Result, error) {
 	for _, fn := range fns {
 		fn(data)
 	}
+	// how complete this host's view of /proc is (viewCoverage)
+	pv, restricted, warn := viewCoverage(snap)
+	data["sampling"].(map[string]any)["proc_view"] = pv
 	res := contract.NewResult("live", snap.Time, data)
+	if restricted {
+		res.Warnings = append(res.Warnings, warn)
+	}
 	if age > StaleAfter {
 		res.Warn("sampling is stale: the last sample is older than 3 s")
 	}

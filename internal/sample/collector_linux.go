@@ -63,6 +63,7 @@ type exeEntry struct {
 	exe     string
 	deleted bool
 	name    string
+	facts   *Facts
 }
 
 // NewLinuxCollector opens /proc (root "" means /proc) with sysfs at /sys.
@@ -449,9 +450,13 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	if !ok || e.comm != p.Comm || e.link != string(c.link[:n]) {
 		e = c.readNames(mdir, p.Comm, string(c.link[:n]))
+		// namespaces and container: identity-time facts, read again
+		// only when the names are (a new lifetime or an exec)
+		e.facts = factsAt(mdir)
 		c.exeCache[id] = e
 	}
 	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
+	p.Facts = e.facts
 	return nil
 }
 

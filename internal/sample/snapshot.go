@@ -49,6 +49,10 @@ type Process struct {
 	UIDKnown bool
 	Vals     [NumProcessMetrics]uint64
 	Avail    uint32
+	// Facts are the lifetime's namespaces and container, read when the
+	// collector first saw it and again after an exec (shared, never
+	// modified); nil where the platform collector does not read them.
+	Facts *Facts
 
 	// sched is the thread-group leader's /proc/PID/schedstat (run time in
 	// ns, timeslice count), when read: the Linux collector uses it to tell

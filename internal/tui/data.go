@@ -88,6 +88,10 @@ type Row struct {
 	IOOK     bool
 	IORate   float64
 	IORateOK bool
+	// Container is the CONTAINER cell, read only while the table shows
+	// containers: runtime:id for a process in a container, "-" for a
+	// host process, "?" when its cgroup path fits no rule; "" not read.
+	Container string
 }
 
 // System is the system line of a frame (get_metrics on the system).
@@ -222,7 +226,11 @@ type procRow struct {
 		Value       json.RawMessage `json:"value"`
 		Unavailable string          `json:"unavailable"`
 	} `json:"command_line"`
-	Values procValues `json:"values"`
+	Values    procValues `json:"values"`
+	Container *struct {
+		Runtime string `json:"runtime"`
+		ID      string `json:"id"`
+	} `json:"container"`
 }
 
 // procValues are the table's metric values of one row, decoded without a
@@ -266,10 +274,11 @@ func Fetch(ctx context.Context, b Backend, prev *Frame, src *LogSource) (*Frame,
 
 // Parts selects the optional reads of a refresh: Status is get_status
 // (activity, listener state), Graphs the graph workspace's points,
-// Profiles list_profiles, CommandLines every row's command line. The TUI
-// asks for them only while a pane shows them.
+// Profiles list_profiles, CommandLines every row's command line,
+// Containers every live row's container. The TUI asks for them only
+// while a pane shows them.
 type Parts struct {
-	Status, Graphs, Profiles, CommandLines bool
+	Status, Graphs, Profiles, CommandLines, Containers bool
 }
 
 // FetchParts is Fetch reading only the optional parts asked for.
@@ -284,6 +293,10 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 	projection := []string{"process_ref", "pid", "name", "state", "lifecycle", "start_time", "parent", "user"}
 	if parts.CommandLines {
 		projection = append(projection, "command_line")
+	}
+	if parts.Containers && src == nil {
+		// a recording keeps no container facts
+		projection = append(projection, "container")
 	}
 	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics, "projection": projection})
 	for pages := 0; ; pages++ {
@@ -400,6 +413,9 @@ func toRow(r procRow) Row {
 	if r.User != nil {
 		row.User = *r.User
 	}
+	if c := r.Container; c != nil {
+		row.Container = containerLabel(c.Runtime, c.ID)
+	}
 	if c := r.CommandLine; c != nil && c.Unavailable == "" && len(c.Value) > 0 {
 		// null: no command line (a kernel thread)
 		row.ArgsOK = json.Unmarshal(c.Value, &row.Args) == nil
@@ -451,4 +467,20 @@ func errText(err error) string {
 		return string(ce.Code) + ": " + ce.Message
 	}
 	return err.Error()
+}
+
+// containerLabel is the CONTAINER cell of a row's container: "-" for a
+// host process (runtime none), "?" for unknown, else runtime:id with a
+// hex id cut to the 12 digits docker ps and podman ps print.
+func containerLabel(runtime, id string) string {
+	switch runtime {
+	case "none":
+		return "-"
+	case "", "unknown":
+		return "?"
+	}
+	if len(id) == 64 {
+		id = id[:12]
+	}
+	return runtime + ":" + id
 }

@@ -85,7 +85,10 @@ type Model struct {
 	selEnded bool
 	// showCmd shows command lines in COMMAND (c); cpuAllCores shows CPU%
 	// as a share of all cores (Settings).
-	showCmd     bool
+	showCmd bool
+	// showCont shows the CONTAINER column (C), whose cells the filter
+	// and search also match.
+	showCont    bool
 	cpuAllCores bool
 	search      string // F3's text
 	searchMiss  bool   // no row matches it
@@ -156,7 +159,7 @@ func (m *Model) Init() tea.Cmd { return m.fetch() }
 
 func (m *Model) fetch() tea.Cmd {
 	b, prev, src := m.opt.Backend, m.frame, m.log
-	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs, Profiles: m.mode == modeProfiles, CommandLines: m.showCmd}
+	parts := Parts{Status: m.mode == modeSettings, Graphs: m.mode == modeGraphs, Profiles: m.mode == modeProfiles, CommandLines: m.showCmd, Containers: m.showCont}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -560,6 +563,12 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showCmd = !m.showCmd
 		if m.showCmd {
 			return m, m.fetch() // the command lines now, not at the next tick
+		}
+		m.rearrange()
+	case "C":
+		m.showCont = !m.showCont
+		if m.showCont {
+			return m, m.fetch() // the containers now, not at the next tick
 		}
 		m.rearrange()
 	case "up", "down", "j", "pgup", "pgdown", " ", "home", "end":

@@ -197,6 +197,9 @@ func matches(r *Row, f string, args bool) bool {
 	if strings.Contains(strings.ToLower(r.Name), f) || strings.HasPrefix(itoa(r.PID), f) {
 		return true
 	}
+	if r.Container != "" && len(r.Container) > 1 && strings.Contains(strings.ToLower(r.Container), f) {
+		return true
+	}
 	if args && r.ArgsOK {
 		return strings.Contains(strings.ToLower(strings.Join(r.Args, " ")), f)
 	}

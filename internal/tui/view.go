@@ -414,17 +414,25 @@ func meter(label string, v, total float64, ok bool, text string, w int) string {
 // (per core: 100% is one core, as htop shows it); 0 shows the share of
 // all cores (the setting, or a recording that kept no core count).
 type columns struct {
-	cmd     int
-	cores   int
-	showCmd bool
+	cmd      int
+	cores    int
+	showCmd  bool
+	showCont bool
 }
+
+// contCol is the width of the CONTAINER column ("podman:" and a
+// 12-digit id).
+const contCol = 19
 
 // fixedCols is the width of every column but COMMAND.
 const fixedCols = 61
 
 func (m *Model) columns() columns {
 	n := max(m.width-fixedCols, 8)
-	c := columns{cmd: n, showCmd: m.showCmd}
+	c := columns{cmd: n, showCmd: m.showCmd, showCont: m.showCont}
+	if c.showCont {
+		c.cmd = max(n-contCol-1, 8)
+	}
 	if !m.cpuAllCores && m.frame != nil {
 		c.cores = len(m.frame.Sys.Cores)
 	}
@@ -456,7 +464,26 @@ func (c columns) header(m *Model) string {
 	}
 	return "  " + mark(SortPID, "PID", 7, true) + " " + fit("USER", 9) + " S " + mark(SortCPU, c.cpuLabel(), 6, true) + " " +
 		mark(SortMem, "MEM", 7, true) + " " + mark(SortIO, "IO/s", 7, true) + " " +
-		mark(SortThreads, "THR", 4, true) + " " + mark(SortTime, "TIME+", 9, true) + "  " + mark(SortName, "COMMAND", c.cmd, false)
+		mark(SortThreads, "THR", 4, true) + " " + mark(SortTime, "TIME+", 9, true) + "  " + c.contHeader() + mark(SortName, "COMMAND", c.cmd, false)
+}
+
+// contHeader and contCell are the CONTAINER column while it is shown.
+func (c columns) contHeader() string {
+	if !c.showCont {
+		return ""
+	}
+	return fit("CONTAINER", contCol) + " "
+}
+
+func (c columns) contCell(r *Row) string {
+	if !c.showCont {
+		return ""
+	}
+	v := r.Container
+	if v == "" {
+		v = "?"
+	}
+	return fit(escapeText(v), contCol) + " "
 }
 
 // stateLetter is ps's one-letter state; an ended lifetime is "x"; a
@@ -520,7 +547,7 @@ func (c columns) row(v view, sel bool) string {
 		user = escapeText(r.User)
 	}
 	return mark + rfit(itoa(r.PID), 7) + " " + fit(user, 9) + " " + stateLetter(r) + " " + rfit(cpu, 6) + " " + rfit(mem, 7) + " " +
-		rfit(io, 7) + " " + rfit(thr, 4) + " " + rfit(tm, 9) + "  " + fit(v.prefix+c.command(r), c.cmd)
+		rfit(io, 7) + " " + rfit(thr, 4) + " " + rfit(tm, 9) + "  " + c.contCell(r) + fit(v.prefix+c.command(r), c.cmd)
 }
 
 // command is the COMMAND cell: the process name, or while command lines
@@ -630,6 +657,7 @@ var helpEntries = []helpEntry{
 	{"< > / r", "previous / next sort column; reverse the order"},
 	{"t F5", "tree: children under their verified parents"},
 	{"c", "show command lines in COMMAND instead of names (again: names)"},
+	{"C", "show the CONTAINER column (runtime:id from the cgroup path; - host, ? no rule fits); the filter and search match it"},
 	{"F9 k", "nothing to kill or renice: the monitor is read-only (below)"},
 	{"p", "pause the display"},
 	{"Enter", "detail of the selected lifetime (history sparklines)"},
