@@ -45,8 +45,13 @@ mkdir -p "$tmp/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$tmp/hello/main.go"
 printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
 (cd "$tmp/hello" && go build -o "$tmp/hello/hello" .)
-[ -x "$cache/benchstat" ] || GOBIN=$cache go install golang.org/x/perf/cmd/benchstat@"$(go list -m -f '{{.Version}}' golang.org/x/perf)"
-[ -x "$cache/pprof" ] || GOBIN=$cache go install github.com/google/pprof@latest
+# wants NAME: the pair NAME is selected (ONLY unset, or NAME matches it),
+# so its inputs are worth building.
+wants() { [ -z "${ONLY:-}" ] || printf '%s\n' "$1" | grep -Eq -- "$ONLY"; }
+analyze=0
+if wants "compare_benchmarks vs benchstat" || wants "summarize_profile vs pprof -top"; then analyze=1; fi
+[ "$analyze" = 0 ] || [ -x "$cache/benchstat" ] || GOBIN=$cache go install golang.org/x/perf/cmd/benchstat@"$(go list -m -f '{{.Version}}' golang.org/x/perf)"
+[ "$analyze" = 0 ] || [ -x "$cache/pprof" ] || GOBIN=$cache go install github.com/google/pprof@latest
 
 # An isolated host (runtime/config/state/data dirs of its own), warm: started
 # here, one call made before timing.
@@ -64,7 +69,7 @@ small=/usr/bin/ls
 libc=${LIBC:-/usr/lib/x86_64-linux-gnu/libc.so.6}
 mid=$(go env GOTOOLDIR)/compile
 big=
-if [ "$big_mb" -gt 0 ]; then
+if [ "$big_mb" -gt 0 ] && wants "bin inspect ${big_mb} MB vs readelf -h -l -S -d -n"; then
 	big=$tmp/big.elf
 	head -c "${big_mb}M" /dev/urandom >"$tmp/pad.bin"
 	objcopy --add-section .pad="$tmp/pad.bin" --set-section-flags .pad=noload,readonly "$mid" "$big"
@@ -79,7 +84,7 @@ fi
 # input is a CPU profile of the first package's benchmarks.
 bench_pkgs=${BENCH_PKGS:-strings bytes}
 key=$(echo "$bench_pkgs" | tr ' /' '__')
-if [ ! -s "$cache/old-$key.txt" ] || [ ! -s "$cache/new-$key.txt" ] || [ ! -s "$cache/cpu-$key.prof" ]; then
+if [ "$analyze" = 1 ] && { [ ! -s "$cache/old-$key.txt" ] || [ ! -s "$cache/new-$key.txt" ] || [ ! -s "$cache/cpu-$key.prof" ]; }; then
 	for f in old new; do : >"$cache/$f-$key.txt"; done
 	for p in $bench_pkgs; do
 		tb=$tmp/$(basename "$p").test
@@ -106,7 +111,8 @@ for i in 0 1; do
 done
 held=$tmp/held/0/held-000000.dat
 echo "== holders: pids ${holders[*]}, $(ls /proc/${holders[0]}/fd | wc -l) + $(ls /proc/${holders[1]}/fd | wc -l) fds, threads $(awk '/^Threads/ {print $2}' /proc/${holders[0]}/status) and $(awk '/^Threads/ {print $2}' /proc/${holders[1]}/status)"
-echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" ${big:+"$big"} | paste -sd ';'); benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
+echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" "$libc" ${big:+"$big"} | paste -sd ';')"
+[ "$analyze" = 0 ] || echo "== benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
 
 T=$'\t'
 # readelf with the detail `bin inspect` prints (file header, program and
