@@ -400,12 +400,7 @@ func (st *Store) Lifetimes() []Lifetime {
 			out = append(out, e.snapshot())
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ID.PID != out[j].ID.PID {
-			return out[i].ID.PID < out[j].ID.PID
-		}
-		return out[i].ID.StartTicks < out[j].ID.StartTicks
-	})
+	sortLifetimes(out)
 	return out
 }
 
@@ -428,15 +423,29 @@ func (st *Store) System() *View {
 	return st.system.View()
 }
 
-// Tracked returns the retained lifetimes in the tracking scope.
+// Tracked returns the retained lifetimes in the tracking scope, sorted
+// by PID then start; only they are copied.
 func (st *Store) Tracked() []Lifetime {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	var out []Lifetime
-	for _, l := range st.Lifetimes() {
-		if l.Tracked {
-			out = append(out, l)
+	for _, e := range st.procs {
+		if e.Tracked && e.series.Len() > 0 {
+			out = append(out, e.snapshot())
 		}
 	}
+	sortLifetimes(out)
 	return out
+}
+
+// sortLifetimes orders lifetimes by PID, then start.
+func sortLifetimes(out []Lifetime) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ID.PID != out[j].ID.PID {
+			return out[i].ID.PID < out[j].ID.PID
+		}
+		return out[i].ID.StartTicks < out[j].ID.StartTicks
+	})
 }
 
 // MemoryBytes returns the encoded sample bytes held by every ring (the

@@ -213,6 +213,15 @@ func TestStoreTotalsMatchWalk(t *testing.T) {
 		if got := st.MemoryBytes(); got != b {
 			t.Fatalf("%s: MemoryBytes %d, walk %d", step, got, b)
 		}
+		var tracked []Lifetime // Tracked is the tracked part of Lifetimes
+		for _, l := range st.Lifetimes() {
+			if l.Tracked {
+				tracked = append(tracked, l)
+			}
+		}
+		if got := st.Tracked(); len(got) != len(tracked) || (len(got) > 0 && (got[0].ID != tracked[0].ID || got[len(got)-1].ID != tracked[len(tracked)-1].ID)) {
+			t.Fatalf("%s: Tracked %d lifetimes, Lifetimes has %d tracked", step, len(got), len(tracked))
+		}
 		for _, l := range st.Lifetimes() { // From is the first retained sample's time
 			v, _, _ := st.Process(l.ID)
 			var first int64
