@@ -5,6 +5,7 @@ package sample
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,9 +38,15 @@ func (k *keptProc) close() {
 type keptFiles struct {
 	mu   sync.Mutex // held by Collect and Close
 	m    map[int32]*keptProc
-	max  int // most processes kept (4 fds each); 0 keeps none
+	max  int // budget of kept processes, all collectors together (keptProcs); 0 keeps none
 	tick uint64
 }
+
+// keptProcs counts the processes kept by every collector of this process:
+// the budget (keptBudget) is one for the whole process, so several
+// collectors (hosts in tests, a command's in-process host) never hold
+// more than it together.
+var keptProcs atomic.Int64
 
 // keptFDsPerProcess is how many fds a kept process holds.
 const keptFDsPerProcess = 5
@@ -60,6 +67,7 @@ func (k *keptFiles) closeAll() {
 	for pid, p := range k.m {
 		p.close()
 		delete(k.m, pid)
+		keptProcs.Add(-1)
 	}
 }
 
@@ -68,6 +76,7 @@ func (k *keptFiles) drop(pid int32) {
 	if p := k.m[pid]; p != nil {
 		p.close()
 		delete(k.m, pid)
+		keptProcs.Add(-1)
 	}
 }
 
@@ -77,6 +86,7 @@ func (k *keptFiles) sweep() {
 		if p.tick != k.tick {
 			p.close()
 			delete(k.m, pid)
+			keptProcs.Add(-1)
 		}
 	}
 }
@@ -85,10 +95,11 @@ func (k *keptFiles) sweep() {
 // directory dir for pid, which then belongs to the table (the caller must
 // not close it). ok is false (and nothing is kept, dir left to the
 // caller) when the table is full or stat cannot be opened; an EMFILE or
-// ENFILE shrinks the budget to what is kept now, so the collector goes on
+// ENFILE shrinks this collector's budget to what is kept now (by all
+// collectors), so it goes on
 // with per-tick opens instead of failing.
 func (k *keptFiles) keep(pid int32, dir int, fdCount bool) (*keptProc, bool) {
-	if len(k.m) >= k.max {
+	if keptProcs.Load() >= int64(k.max) {
 		return nil, false
 	}
 	full := false
@@ -106,13 +117,14 @@ func (k *keptFiles) keep(pid int32, dir int, fdCount bool) (*keptProc, bool) {
 	}
 	if full || p.stat < 0 {
 		if full {
-			k.max = len(k.m)
+			k.max = int(keptProcs.Load())
 		}
 		p.close() // not dir: it stays the caller's
 		return nil, false
 	}
 	p.dir = dir
 	k.m[pid] = p
+	keptProcs.Add(1)
 	return p, true
 }
 

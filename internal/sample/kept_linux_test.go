@@ -123,3 +123,40 @@ func TestKeptBudget(t *testing.T) {
 		}
 	}
 }
+
+// The kept-file budget is one for the whole process: a second collector
+// keeps nothing once the first holds it, and Close gives it back.
+func TestKeptBudgetSharedByCollectors(t *testing.T) {
+	base := keptProcs.Load()
+	a, err := NewLinuxCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.kept.max == 0 {
+		t.Skip("RLIMIT_NOFILE leaves no room for kept files")
+	}
+	if _, err := a.Collect(nil); err != nil {
+		t.Fatal(err)
+	}
+	held := keptProcs.Load()
+	if held <= base || int(held-base) != len(a.kept.m) {
+		t.Fatalf("kept count %d (was %d) for %d kept processes", held, base, len(a.kept.m))
+	}
+	b, err := NewLinuxCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.kept.max = int(held) // the budget the first collector filled
+	s, err := b.Collect(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.kept.m) != 0 || len(s.Procs) == 0 {
+		t.Fatalf("second collector kept %d processes of %d over a full budget", len(b.kept.m), len(s.Procs))
+	}
+	a.Close()
+	b.Close()
+	if n := keptProcs.Load(); n != base {
+		t.Fatalf("kept count %d after Close, %d before", n, base)
+	}
+}
