@@ -54,6 +54,7 @@ func BenchmarkSamplerTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	prev, _ := c.Collect(nil)
 	b.ReportAllocs()
 	b.ResetTimer()
