@@ -10,7 +10,7 @@
 #   BIG_MB=0 bash bench/compare.sh     skip the >= 500 MB binary
 #   ONLY='fuser|ps aux' bash bench/compare.sh   only the pairs whose name matches (grep -E)
 #
-# Needs: go, readelf (binutils), objcopy/strip (binutils), lsof, fuser
+# Needs: go, readelf/objdump (binutils), objcopy/strip (binutils), lsof, fuser
 # (psmisc), ps (procps), python3. benchstat and the pprof binary are built
 # from the Go module proxy into a cache directory on first use.
 set -euo pipefail
@@ -30,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for t in readelf objcopy strip lsof fuser ps python3; do
+for t in readelf objdump objcopy strip lsof fuser ps python3; do
 	command -v "$t" >/dev/null || { echo "compare.sh: $t is required" >&2; exit 1; }
 done
 
@@ -38,8 +38,20 @@ echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg),
 bin=$tmp/inquest
 go build -o "$bin" ./cmd/inquest
 go build -o "$tmp/compare" ./bench/compare
-[ -x "$cache/benchstat" ] || GOBIN=$cache go install golang.org/x/perf/cmd/benchstat@"$(go list -m -f '{{.Version}}' golang.org/x/perf)"
-[ -x "$cache/pprof" ] || GOBIN=$cache go install github.com/google/pprof@latest
+go build -o "$tmp/readlinks" ./bench/readlinks
+# The floor of any Go command's start-up: a hello world built by the same
+# toolchain (runtime, one package's init, one write).
+mkdir -p "$tmp/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$tmp/hello/main.go"
+printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
+(cd "$tmp/hello" && go build -o "$tmp/hello/hello" .)
+# wants NAME: the pair NAME is selected (ONLY unset, or NAME matches it),
+# so its inputs are worth building.
+wants() { [ -z "${ONLY:-}" ] || printf '%s\n' "$1" | grep -Eq -- "$ONLY"; }
+analyze=0
+if wants "compare_benchmarks vs benchstat" || wants "summarize_profile vs pprof -top"; then analyze=1; fi
+[ "$analyze" = 0 ] || [ -x "$cache/benchstat" ] || GOBIN=$cache go install golang.org/x/perf/cmd/benchstat@"$(go list -m -f '{{.Version}}' golang.org/x/perf)"
+[ "$analyze" = 0 ] || [ -x "$cache/pprof" ] || GOBIN=$cache go install github.com/google/pprof@latest
 
 # An isolated host (runtime/config/state/data dirs of its own), warm: started
 # here, one call made before timing.
@@ -54,9 +66,10 @@ for _ in $(seq 100); do "$bin" call get_status '{}' >/dev/null 2>&1 && break; sl
 # bin inspect inputs: a small and a mid-size ELF, and a >= 500 MB stripped
 # one (the go compile tool plus a section of random bytes) unless BIG_MB=0.
 small=/usr/bin/ls
+libc=${LIBC:-/usr/lib/x86_64-linux-gnu/libc.so.6}
 mid=$(go env GOTOOLDIR)/compile
 big=
-if [ "$big_mb" -gt 0 ]; then
+if [ "$big_mb" -gt 0 ] && wants "bin inspect ${big_mb} MB vs readelf -h -l -S -d -n"; then
 	big=$tmp/big.elf
 	head -c "${big_mb}M" /dev/urandom >"$tmp/pad.bin"
 	objcopy --add-section .pad="$tmp/pad.bin" --set-section-flags .pad=noload,readonly "$mid" "$big"
@@ -71,7 +84,7 @@ fi
 # input is a CPU profile of the first package's benchmarks.
 bench_pkgs=${BENCH_PKGS:-strings bytes}
 key=$(echo "$bench_pkgs" | tr ' /' '__')
-if [ ! -s "$cache/old-$key.txt" ] || [ ! -s "$cache/new-$key.txt" ] || [ ! -s "$cache/cpu-$key.prof" ]; then
+if [ "$analyze" = 1 ] && { [ ! -s "$cache/old-$key.txt" ] || [ ! -s "$cache/new-$key.txt" ] || [ ! -s "$cache/cpu-$key.prof" ]; }; then
 	for f in old new; do : >"$cache/$f-$key.txt"; done
 	for p in $bench_pkgs; do
 		tb=$tmp/$(basename "$p").test
@@ -98,20 +111,29 @@ for i in 0 1; do
 done
 held=$tmp/held/0/held-000000.dat
 echo "== holders: pids ${holders[*]}, $(ls /proc/${holders[0]}/fd | wc -l) + $(ls /proc/${holders[1]}/fd | wc -l) fds, threads $(awk '/^Threads/ {print $2}' /proc/${holders[0]}/status) and $(awk '/^Threads/ {print $2}' /proc/${holders[1]}/status)"
-echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" ${big:+"$big"} | paste -sd ';'); benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
+echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" "$libc" ${big:+"$big"} | paste -sd ';')"
+[ "$analyze" = 0 ] || echo "== benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
 
 T=$'\t'
+# readelf with the detail `bin inspect` prints (file header, program and
+# section headers, dynamic section, notes), not -a, which also prints
+# every symbol and relocation.
+re="readelf -h -l -S -d -n -W"
 cat >"$tmp/pairs.tsv" <<PAIRS
 inquest --help vs ps aux${T}$bin --help${T}ps aux
+inquest --help vs Go hello world${T}$bin --help${T}$tmp/hello/hello
 inquest ps (warm host) vs ps aux${T}$bin ps${T}ps aux
 in-process get_status vs inquest --help${T}INQUEST_IN_PROCESS=1 $bin call get_status {}${T}$bin --help
-bin inspect --json ls vs readelf -a -W${T}$bin bin inspect --json $small${T}readelf -a -W $small
-bin inspect --json compile vs readelf -a -W${T}$bin bin inspect --json $mid${T}readelf -a -W $mid
-${big:+bin inspect --json ${big_mb} MB vs readelf -a -W${T}$bin bin inspect --json $big${T}readelf -a -W $big}
+bin inspect ls vs Go hello world${T}$bin bin inspect $small${T}$tmp/hello/hello
+bin inspect ls vs readelf -h -l -S -d -n${T}$bin bin inspect $small${T}$re $small
+bin inspect compile vs readelf -h -l -S -d -n${T}$bin bin inspect $mid${T}$re $mid
+${big:+bin inspect ${big_mb} MB vs readelf -h -l -S -d -n${T}$bin bin inspect $big${T}$re $big}
+bin disasm libc .text (CLI pages of 5000) vs objdump -d${T}bash bench/disasm_pages.sh $bin $libc 5000${T}objdump -d -w -j .text $libc
 compare_benchmarks vs benchstat${T}$bin analyze compare_benchmarks $old $new${T}$cache/benchstat $old $new
 summarize_profile vs pprof -top${T}$bin analyze summarize_profile $prof${T}$cache/pprof -top -symbolize=none $prof
 inquest fuser vs lsof -n -P PATH${T}$bin fuser $held${T}lsof -n -P $held
 inquest fuser vs fuser (psmisc)${T}$bin fuser $held${T}fuser $held
+inquest fuser vs bare readlink walk${T}$bin fuser $held${T}$tmp/readlinks $held
 PAIRS
 if [ -n "${ONLY:-}" ]; then
 	awk -F'\t' -v re="$ONLY" '$1 ~ re' "$tmp/pairs.tsv" >"$tmp/only.tsv"

@@ -10,6 +10,9 @@
 //
 //	NAME<TAB>COMMAND A<TAB>COMMAND B
 //
+// Each row ends with the 1-minute load average read before and after the
+// pair ran (/proc/loadavg), so every figure carries the load it ran under.
+//
 // A command is split on blanks (no shell; leading NAME=VALUE words set its
 // environment); its output is discarded. A run that exits non-zero is
 // reported and the pair marked FAILED, never timed as if it had worked.
@@ -56,8 +59,8 @@ func main() {
 		os.Exit(2)
 	}
 	defer f.Close()
-	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "pair (A vs B)", "A min s", "A med s", "A p90 s", "B min s", "B med s", "B p90 s", "wall", "pairs", "cpu", "A MiB", "B MiB")
-	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s\n", "", "", "", "", "", "", "", "A/B", "A/B", "A/B", "med", "med")
+	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s %11s\n", "pair (A vs B)", "A min s", "A med s", "A p90 s", "B min s", "B med s", "B p90 s", "wall", "pairs", "cpu", "A MiB", "B MiB", "load1")
+	fmt.Printf("%-44s %9s %9s %9s %9s %9s %9s %7s %7s %7s %8s %8s %11s\n", "", "", "", "", "", "", "", "A/B", "A/B", "A/B", "med", "med", "before-after")
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -70,6 +73,7 @@ func main() {
 			os.Exit(2)
 		}
 		a, b := newSide(parts[1]), newSide(parts[2])
+		load0 := load1()
 		for i := 0; i < *warm; i++ {
 			a.once(false)
 			b.once(false)
@@ -82,8 +86,17 @@ func main() {
 				pairRatios = append(pairRatios, float64(ra.wall)/float64(rb.wall))
 			}
 		}
-		report(parts[0], a, b, pairRatios)
+		report(parts[0], a, b, pairRatios, load0+"-"+load1())
 	}
+}
+
+// load1 is the 1-minute load average from /proc/loadavg ("?" unreadable).
+func load1() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func newSide(cmd string) *side {
@@ -139,7 +152,7 @@ func (l *limited) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func report(name string, a, b *side, pairs []float64) {
+func report(name string, a, b *side, pairs []float64, load string) {
 	for _, s := range []*side{a, b} {
 		if s.fail != "" {
 			fmt.Printf("%-44s FAILED: %s: %s\n", name, s.label, s.fail)
@@ -149,8 +162,8 @@ func report(name string, a, b *side, pairs []float64) {
 	aw, bw := field(a.runs, func(r run) float64 { return r.wall.Seconds() }), field(b.runs, func(r run) float64 { return r.wall.Seconds() })
 	ac, bc := field(a.runs, func(r run) float64 { return r.cpu.Seconds() }), field(b.runs, func(r run) float64 { return r.cpu.Seconds() })
 	am, bm := field(a.runs, func(r run) float64 { return float64(r.rssKiB) / 1024 }), field(b.runs, func(r run) float64 { return float64(r.rssKiB) / 1024 })
-	fmt.Printf("%-44s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f %8.1f %8.1f\n", name,
-		aw[0], median(aw), p90(aw), bw[0], median(bw), p90(bw), ratio(median(aw), median(bw)), median(pairs), ratio(median(ac), median(bc)), median(am), median(bm))
+	fmt.Printf("%-44s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f %8.1f %8.1f %11s\n", name,
+		aw[0], median(aw), p90(aw), bw[0], median(bw), p90(bw), ratio(median(aw), median(bw)), median(pairs), ratio(median(ac), median(bc)), median(am), median(bm), load)
 }
 
 func field(rs []run, f func(run) float64) []float64 {

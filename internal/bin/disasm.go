@@ -3,6 +3,7 @@ package bin
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,8 +90,11 @@ func newSymIndex(ss *symbolSet) *symIndex {
 			hasSymtab = true
 		}
 	}
-	var s []Symbol
-	for _, y := range ss.syms {
+	// Sorted by index (a Symbol is large: moving indices, not symbols),
+	// stably, in objdump's order; the first symbol of each address is kept.
+	var order []int32
+	for i := range ss.syms {
+		y := &ss.syms[i]
 		if !y.Defined || y.sect < 0 || y.Name == "" {
 			continue
 		}
@@ -100,25 +104,35 @@ func newSymIndex(ss *symbolSet) *symIndex {
 		if y.Type == "STT_SECTION" || y.Type == "STT_FILE" || y.Type == "STT_TLS" {
 			continue
 		}
-		s = append(s, y)
+		order = append(order, int32(i))
 	}
-	sort.SliceStable(s, func(i, j int) bool { return symBefore(s[i], s[j]) })
-	out := s[:0]
-	for i, y := range s {
-		if i > 0 && y.value == out[len(out)-1].value {
+	slices.SortStableFunc(order, func(i, j int32) int {
+		a, b := &ss.syms[i], &ss.syms[j]
+		switch {
+		case symBefore(a, b):
+			return -1
+		case symBefore(b, a):
+			return 1
+		}
+		return 0
+	})
+	out := make([]Symbol, 0, len(order))
+	for _, i := range order {
+		y := &ss.syms[i]
+		if len(out) > 0 && y.value == out[len(out)-1].value {
 			continue
 		}
-		out = append(out, y)
+		out = append(out, *y)
 	}
 	return &symIndex{syms: out}
 }
 
 // symBefore is binutils objdump's compare_symbols order (see symIndex).
-func symBefore(a, b Symbol) bool {
+func symBefore(a, b *Symbol) bool {
 	if a.value != b.value {
 		return a.value < b.value
 	}
-	fileish := func(y Symbol) bool {
+	fileish := func(y *Symbol) bool {
 		return strings.HasSuffix(y.Name, ".o") && len(y.Name) > 2 || strings.HasSuffix(y.Name, ".a") && len(y.Name) > 2
 	}
 	if fa, fb := fileish(a), fileish(b); fa != fb {

@@ -59,6 +59,10 @@ type invocation struct {
 	rows   rowFunc
 	cursor string
 	limit  int
+	// limitGiven says the caller set the row limit itself: its page is
+	// then bounded by that limit within the hard result limit
+	// (tool.HardResultBytes), not by the default result budget.
+	limitGiven bool
 	// total is the row count of the whole listing when known.
 	total *int64
 	// scanned is the byte range a scanning listing examined on this page
@@ -294,7 +298,11 @@ func (c *invocation) finish() error {
 // RowBudget keeps (a large summary, such as inspect_binary's), less the
 // next_action and warnings a page may add. It is at least 1.
 func (c *invocation) rowBudget() int {
-	b := tool.RowBudget(c.ctx)
+	ctx := c.ctx
+	if c.limitGiven {
+		ctx = tool.WithResultBudget(ctx, tool.HardResultBytes)
+	}
+	b := tool.RowBudget(ctx)
 	d := paged{}
 	if c.data != nil {
 		d = *c.data

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
@@ -499,15 +500,21 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		}
 		return contract.Errorf(contract.CodeUnsupported, "the binary's machine is not x86, x86-64 or arm64; disassembly is unavailable").WithDetail("machine", name).WithDetail("accepted_machines", []string{ArchAMD64, Arch386, ArchARM64})
 	}
-	ss := loadSymbols(in, f.Data)
-	// PLT entries are symbolized as name@plt (as objdump does) for the
-	// disassembly only; list_symbols lists the binary's own tables.
-	ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
-	// A stripped Go binary still names its functions in its pclntab.
-	var gopcln bool
-	if len(ss.tables) == 0 && len(ss.unresolved) == 0 {
-		g := goPCLNSymbols(in)
-		ss.syms, gopcln = append(ss.syms, g...), len(g) > 0
+	// The symbols (and, below, their index) of the file disassembled last
+	// are kept (disasmSymbols), so paging through a section reads the
+	// symbol tables once, not once per page.
+	key := f.SHA256() + "\x00" + in.Header.Format + "\x00" + arch + "\x00" + a.Arch
+	ss, idx, gopcln := disasmSymbols.get(key)
+	if ss == nil {
+		ss = loadSymbols(in, f.Data)
+		// PLT entries are symbolized as name@plt (as objdump does) for the
+		// disassembly only; list_symbols lists the binary's own tables.
+		ss.syms = append(ss.syms, pltSymbols(in, f.Data, arch)...)
+		// A stripped Go binary still names its functions in its pclntab.
+		if len(ss.tables) == 0 && len(ss.unresolved) == 0 {
+			g := goPCLNSymbols(in)
+			ss.syms, gopcln = append(ss.syms, g...), len(g) > 0
+		}
 	}
 	var cr *codeRange
 	switch {
@@ -547,9 +554,12 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 			relocs, relocsRead = coffRelocations(in, f.Data, cr.sect)
 		}
 	}
-	idx := newSymIndex(ss)
-	if !relocatable(in) {
+	if relocatable(in) {
+		idx = newSymIndex(ss) // of the section's own symbols
+	} else if idx == nil {
+		idx = newSymIndex(ss)
 		idx.dynRelocs, idx.relLo, idx.relHi = dynRelocNames(in, f.Data)
+		disasmSymbols.put(key, ss, idx, gopcln)
 	}
 	lines := newLineTable(in, f.Data, cr.base, cr.base+uint64(len(cr.code)))
 	var dec x86Decoder
@@ -622,8 +632,43 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	if limit == 0 {
 		limit = 200
 	}
+	// An explicit max_instructions is the page size asked for: honoured
+	// up to the hard result limit (5,000 rows fit it), where the default
+	// page keeps to the session's result budget.
+	c.limitGiven = a.MaxInstructions > 0
 	c.page(a.Cursor, limit, encodeRows(page))
 	return nil
+}
+
+// disasmSymbols keeps the symbol set and symbol index of the last
+// executable or shared object disassembled (not relocatable objects,
+// whose index is per section), keyed by its content digest, format,
+// architecture and slice: every page of a listing that follows its cursor
+// reuses them. Both are read-only once built, and hold no memory of the
+// mapped file (their strings are copies).
+var disasmSymbols symbolCache
+
+type symbolCache struct {
+	mu     sync.Mutex
+	key    string
+	ss     *symbolSet
+	idx    *symIndex
+	gopcln bool
+}
+
+func (c *symbolCache) get(key string) (*symbolSet, *symIndex, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.key != key || c.ss == nil {
+		return nil, nil, false
+	}
+	return c.ss, c.idx, c.gopcln
+}
+
+func (c *symbolCache) put(key string, ss *symbolSet, idx *symIndex, gopcln bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.key, c.ss, c.idx, c.gopcln = key, ss, idx, gopcln
 }
 
 // compareArgs are compare_binaries' arguments.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,7 +171,14 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			fmt.Fprintln(env.Stderr, "warning:", w)
 		}
 		b, _ := json.Marshal(data)
-		if err := render(env.Stdout, b); err != nil {
+		// One write per 64 KiB, not one per table cell: a page of
+		// rows is printed in a few system calls.
+		bw := bufio.NewWriterSize(env.Stdout, 64<<10)
+		err := render(bw, b)
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		if err != nil {
 			return err
 		}
 		if next, _ := data["next_cursor"].(string); next != "" {

@@ -61,6 +61,8 @@ type Series struct {
 	prev    []uint64
 	scratch []byte
 	lastLen int
+
+	nbytes int // sum of cap(data) over blocks, kept as blocks change
 }
 
 // NewSeries returns an empty ring of n slots (n <= MaxSlots) whose slots in
@@ -92,11 +94,31 @@ func (s *Series) Bounds() (from, to time.Time, ok bool) {
 	if s.Len() == 0 {
 		return time.Time{}, time.Time{}, false
 	}
-	s.View().Each(func(ms int64, _ uint32, _ []uint64) bool {
-		from = time.UnixMilli(ms)
-		return false
-	})
-	return from, time.UnixMilli(s.prevMs), true
+	return time.UnixMilli(s.firstMs()), time.UnixMilli(s.prevMs), true
+}
+
+// firstMs is the time of the first retained sample (the ring is not
+// empty): trim keeps skip below the first block's count, so it is in the
+// first block, after skip samples decoded only to step over their bytes.
+func (s *Series) firstMs() int64 {
+	b := s.blocks[0]
+	ms, d := b.first, b.data
+	for k := 0; k < s.skip; k++ {
+		dt, n := binary.Varint(d)
+		d = d[n:]
+		ms += dt
+		av, n := binary.Uvarint(d)
+		d = d[n:]
+		for i := 0; i < s.n; i++ {
+			if av&(1<<uint(i)) == 0 {
+				continue
+			}
+			_, n := binary.Uvarint(d) // a varint and a uvarint span the same bytes
+			d = d[n:]
+		}
+	}
+	dt, _ := binary.Varint(d)
+	return ms + dt
 }
 
 // Append stores one sample taken at t with the slot values vals (len n)
@@ -133,6 +155,7 @@ func (s *Series) Append(t time.Time, avail uint32, vals []uint64) {
 	s.scratch = b
 	s.prevMs = ms
 	last := &s.blocks[len(s.blocks)-1]
+	s.nbytes += len(b) - cap(last.data)
 	last.data = b[:len(b):len(b)]
 	last.count++
 	s.total++
@@ -148,7 +171,9 @@ func (s *Series) seal() {
 	last := &s.blocks[len(s.blocks)-1]
 	s.lastLen = len(last.data)
 	if cap(s.scratch)-len(last.data) > len(last.data)/8 {
+		old := cap(last.data)
 		last.data = append([]byte(nil), last.data...)
+		s.nbytes += cap(last.data) - old
 	}
 	s.scratch = nil
 }
@@ -160,6 +185,7 @@ func (s *Series) trim() {
 	for len(s.blocks) > 0 && s.skip >= s.blocks[0].count {
 		s.skip -= s.blocks[0].count
 		s.total -= s.blocks[0].count
+		s.nbytes -= cap(s.blocks[0].data)
 		s.blocks[0] = block{}
 		s.blocks = s.blocks[1:]
 	}
@@ -168,14 +194,9 @@ func (s *Series) trim() {
 	}
 }
 
-// Bytes returns the encoded bytes the series holds (for memory reports).
-func (s *Series) Bytes() int {
-	n := 0
-	for _, b := range s.blocks {
-		n += cap(b.data)
-	}
-	return n
-}
+// Bytes returns the encoded bytes the series holds (for memory reports),
+// kept as blocks are written and dropped (O(1)).
+func (s *Series) Bytes() int { return s.nbytes }
 
 // View returns an immutable view of the retained samples. It stays valid
 // (and unchanged) while the series keeps appending and dropping blocks.

@@ -89,6 +89,12 @@ type Store struct {
 	lastSeq uint64
 	now     func() time.Time
 	pruned  Pruned // what identity pruning removed (rank.go)
+
+	// Totals kept as rings change, so status reads are O(1): lifetimes
+	// with at least one sample, and encoded bytes of every ring (the
+	// system's included).
+	retained int
+	bytes    int
 }
 
 var procFloat, sysFloat uint32
@@ -154,7 +160,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		return
 	}
 	st.lastSeq = snap.Seq
-	st.system.Append(snap.Time, snap.System.Avail, snap.System.Vals[:])
+	st.appendTo(st.system, snap.Time, snap.System.Avail, snap.System.Vals[:])
 	seen := make(map[sample.Identity]bool, len(snap.Procs))
 	var fresh, renamed []*entry
 	for i := range snap.Procs {
@@ -193,7 +199,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			// of the live lifetime; the series ends at its last live one.
 			continue
 		}
-		e.series.Append(snap.Time, p.Avail, p.Vals[:])
+		st.appendTo(e.series, snap.Time, p.Avail, p.Vals[:])
 	}
 	for _, e := range fresh {
 		st.evalTracked(e, 0)
@@ -227,9 +233,34 @@ func (st *Store) evalTracked(e *entry, depth int) bool {
 		c = TrackedCapacity
 	}
 	if e.series.Capacity() != c {
+		b, n := e.series.Bytes(), e.series.Len()
 		e.series.SetCapacity(c)
+		st.bytes += e.series.Bytes() - b
+		if n > 0 && e.series.Len() == 0 {
+			st.retained--
+		}
 	}
 	return t
+}
+
+// appendTo appends one sample to s (the system ring or a lifetime's) and
+// moves the store's totals by what it changed.
+func (st *Store) appendTo(s *Series, t time.Time, avail uint32, vals []uint64) {
+	b, n := s.Bytes(), s.Len()
+	s.Append(t, avail, vals)
+	st.bytes += s.Bytes() - b
+	if n == 0 && s != st.system {
+		st.retained++
+	}
+}
+
+// remove drops a lifetime and its ring from the store and its totals.
+func (st *Store) remove(id sample.Identity, e *entry) {
+	st.bytes -= e.series.Bytes()
+	if e.series.Len() > 0 {
+		st.retained--
+	}
+	delete(st.procs, id)
 }
 
 func (st *Store) prune() {
@@ -240,7 +271,7 @@ func (st *Store) prune() {
 			continue
 		}
 		if e.series.Len() == 0 {
-			delete(st.procs, id)
+			st.remove(id, e)
 			continue
 		}
 		if e.Tracked {
@@ -249,7 +280,7 @@ func (st *Store) prune() {
 		}
 		if now.Sub(time.UnixMilli(e.series.prevMs)) > EndedUntrackedAge {
 			st.notePruned(e)
-			delete(st.procs, id)
+			st.remove(id, e)
 			continue
 		}
 		untracked = append(untracked, e)
@@ -261,7 +292,7 @@ func (st *Store) prune() {
 		sort.Slice(es, func(i, j int) bool { return es[i].series.prevMs < es[j].series.prevMs })
 		for _, e := range es[:len(es)-keep] {
 			st.notePruned(e)
-			delete(st.procs, e.ID)
+			st.remove(e.ID, e)
 		}
 	}
 	drop(untracked, MaxEndedUntracked)
@@ -369,12 +400,7 @@ func (st *Store) Lifetimes() []Lifetime {
 			out = append(out, e.snapshot())
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ID.PID != out[j].ID.PID {
-			return out[i].ID.PID < out[j].ID.PID
-		}
-		return out[i].ID.StartTicks < out[j].ID.StartTicks
-	})
+	sortLifetimes(out)
 	return out
 }
 
@@ -397,24 +423,44 @@ func (st *Store) System() *View {
 	return st.system.View()
 }
 
-// Tracked returns the retained lifetimes in the tracking scope.
+// Tracked returns the retained lifetimes in the tracking scope, sorted
+// by PID then start; only they are copied.
 func (st *Store) Tracked() []Lifetime {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	var out []Lifetime
-	for _, l := range st.Lifetimes() {
-		if l.Tracked {
-			out = append(out, l)
+	for _, e := range st.procs {
+		if e.Tracked && e.series.Len() > 0 {
+			out = append(out, e.snapshot())
 		}
 	}
+	sortLifetimes(out)
 	return out
 }
 
-// MemoryBytes returns the encoded sample bytes held by every ring.
+// sortLifetimes orders lifetimes by PID, then start.
+func sortLifetimes(out []Lifetime) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ID.PID != out[j].ID.PID {
+			return out[i].ID.PID < out[j].ID.PID
+		}
+		return out[i].ID.StartTicks < out[j].ID.StartTicks
+	})
+}
+
+// MemoryBytes returns the encoded sample bytes held by every ring (the
+// system's and every lifetime's), kept as rings change (O(1)).
 func (st *Store) MemoryBytes() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	n := st.system.Bytes()
-	for _, e := range st.procs {
-		n += e.series.Bytes()
-	}
-	return n
+	return st.bytes
+}
+
+// RetainedLifetimes returns the number of retained lifetimes (live and
+// ended) with at least one sample: len(Lifetimes()) without copying them
+// (O(1)).
+func (st *Store) RetainedLifetimes() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.retained
 }

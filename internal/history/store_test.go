@@ -179,3 +179,99 @@ func BenchmarkStoreTrackedMemory(b *testing.B) {
 		b.ReportMetric(float64(st.MemoryBytes())/float64(procs*samples), "encoded-B/process-sample")
 	}
 }
+
+// The store's O(1) totals (RetainedLifetimes, MemoryBytes) equal a walk of
+// every ring after each kind of change: new lifetimes, appends that open
+// and seal blocks, zombies, ends, pruning by count and age, and tracking
+// changes that grow and shrink rings.
+func TestStoreTotalsMatchWalk(t *testing.T) {
+	walk := func(st *Store) (retained, bytes int) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		for _, b := range st.system.blocks {
+			bytes += cap(b.data)
+		}
+		for _, e := range st.procs {
+			if e.series.Len() > 0 {
+				retained++
+			}
+			for _, b := range e.series.blocks {
+				bytes += cap(b.data)
+			}
+		}
+		return retained, bytes
+	}
+	st := NewStore()
+	now := t0
+	st.now = func() time.Time { return now }
+	check := func(step string) {
+		t.Helper()
+		r, b := walk(st)
+		if got := st.RetainedLifetimes(); got != r || got != len(st.Lifetimes()) {
+			t.Fatalf("%s: RetainedLifetimes %d, walk %d, Lifetimes %d", step, got, r, len(st.Lifetimes()))
+		}
+		if got := st.MemoryBytes(); got != b {
+			t.Fatalf("%s: MemoryBytes %d, walk %d", step, got, b)
+		}
+		var tracked []Lifetime // Tracked is the tracked part of Lifetimes
+		for _, l := range st.Lifetimes() {
+			if l.Tracked {
+				tracked = append(tracked, l)
+			}
+		}
+		if got := st.Tracked(); len(got) != len(tracked) || (len(got) > 0 && (got[0].ID != tracked[0].ID || got[len(got)-1].ID != tracked[len(tracked)-1].ID)) {
+			t.Fatalf("%s: Tracked %d lifetimes, Lifetimes has %d tracked", step, len(got), len(tracked))
+		}
+		for _, l := range st.Lifetimes() { // From is the first retained sample's time
+			v, _, _ := st.Process(l.ID)
+			var first int64
+			v.Each(func(ms int64, _ uint32, _ []uint64) bool { first = ms; return false })
+			if l.From.UnixMilli() != first {
+				t.Fatalf("%s: pid %d From %d, first sample %d", step, l.ID.PID, l.From.UnixMilli(), first)
+			}
+		}
+	}
+	seq := uint64(0)
+	apply := func(ps ...fakeProc) {
+		seq++
+		now = now.Add(time.Second)
+		st.Apply(snapOf(seq, now, ps...))
+	}
+	check("empty")
+	st.SetTracking([]string{"keep"})
+	keeper := fakeProc{pid: 2, ppid: 1, ticks: 2, name: "keep"}
+	for i := 0; i < 3*BlockSamples+5; i++ {
+		var ps []fakeProc
+		for k := 0; k < 40; k++ { // a churning batch of short lifetimes
+			ps = append(ps, fakeProc{pid: int32(100 + (i/7)*40 + k), ppid: 2, ticks: uint64(i/7 + 10), name: "short", rss: uint64(i * k)})
+		}
+		keeper.rss = uint64(i)
+		apply(append(ps, keeper, fakeProc{pid: 3, ppid: 1, ticks: 3, name: "other", rss: uint64(i * 4096)})...)
+	}
+	check("churn")
+	// a zombie's first sight adds a lifetime with no sample
+	z := snapOf(seq+1, now.Add(time.Second), keeper)
+	z.Procs = append(z.Procs, sample.Process{PID: 90000, PPID: 1, StartTicks: 77, Name: "z", State: 'Z'})
+	seq++
+	now = now.Add(time.Second)
+	st.Apply(z)
+	check("zombie")
+	st.SetTracking([]string{"short", "other"}) // grows rings of ended lifetimes too
+	check("track more")
+	for i := 0; i < 2*BlockSamples; i++ {
+		apply(keeper, fakeProc{pid: 3, ppid: 1, ticks: 3, name: "other", rss: uint64(i)})
+	}
+	check("grown")
+	st.SetTracking(nil) // shrinks every ring to UntrackedCapacity
+	check("untrack")
+	apply(keeper)
+	check("end")
+	now = now.Add(EndedUntrackedAge + time.Minute)
+	apply(keeper)
+	check("age prune")
+	for i := 0; i < MaxEndedUntracked+50; i++ {
+		apply(fakeProc{pid: int32(200000 + i), ppid: 1, ticks: uint64(i + 1), name: "blip"})
+	}
+	apply()
+	check("count prune")
+}

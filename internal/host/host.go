@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime/debug"
 	"sort"
@@ -60,15 +61,22 @@ type Host struct {
 	done     chan struct{}
 	// rates is closed once the sampler has its second sample (Start).
 	rates chan struct{}
+	// ownCollector is the collector New opened (nil when Options gave
+	// one): Stop closes the files it keeps open.
+	ownCollector io.Closer
 }
 
 // New builds a host; Start begins sampling.
 func New(opts Options) (*Host, error) {
 	c := opts.Collector
+	var own io.Closer
 	if c == nil {
 		var err error
 		if c, err = sample.NewCollector(); err != nil {
 			return nil, fmt.Errorf("open process collector: %w", err)
+		}
+		if cl, ok := c.(io.Closer); ok {
+			own = cl // the files it keeps open are closed by Stop
 		}
 	}
 	// runtime.go: the JVM metrics of authorized lifetimes join each
@@ -88,6 +96,7 @@ func New(opts Options) (*Host, error) {
 		sessions:   map[string]*Session{},
 	}
 	h.refs = newRefCodec(h.InstanceID)
+	h.ownCollector = own
 	// Feature state (job manager, retained history, recorder) and its
 	// get_status sections, then every proc tool of Tools and the host
 	// methods that are not tools.
@@ -198,6 +207,9 @@ func (h *Host) Stop() {
 	if cancel != nil {
 		cancel()
 		<-done
+	}
+	if h.ownCollector != nil {
+		h.ownCollector.Close()
 	}
 	h.mu.Lock()
 	ss := make([]*Session, 0, len(h.sessions))

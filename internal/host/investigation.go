@@ -107,7 +107,7 @@ func installInvestigation(h *Host) {
 			m["history"] = map[string]any{
 				"untracked_capacity_samples": history.UntrackedCapacity,
 				"tracked_capacity_samples":   history.TrackedCapacity,
-				"retained_lifetimes":         len(inv.store.Lifetimes()),
+				"retained_lifetimes":         inv.store.RetainedLifetimes(),
 				"encoded_bytes":              inv.store.MemoryBytes(),
 			}
 		})

@@ -5,9 +5,11 @@ package sample
 import (
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,6 +54,7 @@ func BenchmarkSamplerTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	prev, _ := c.Collect(nil)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -67,12 +70,11 @@ func BenchmarkSamplerTick(b *testing.B) {
 	b.ReportMetric(float64(n), "procs")
 }
 
-// BenchmarkBareStatStatmRead is the reference: list /proc and read
-// /proc/PID/stat and /proc/PID/statm of every process with raw syscalls and
-// one reused buffer, parsing nothing.
-func BenchmarkBareStatStatmRead(b *testing.B) {
-	startHerd(b)
-	buf := make([]byte, 4096)
+// bareStatStatm is the reference read: list /proc and read
+// /proc/PID/stat and /proc/PID/statm of every process with raw syscalls
+// and one reused buffer, parsing nothing (what any sampler must do at
+// least: open, read and close both files). It returns the processes read.
+func bareStatStatm(b *testing.B, buf []byte) int {
 	read := func(path string) {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -82,25 +84,101 @@ func BenchmarkBareStatStatmRead(b *testing.B) {
 		unix.Read(fd, buf)
 		unix.Close(fd)
 	}
+	d, err := os.Open("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	n := 0
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err != nil {
+			continue
+		}
+		read("/proc/" + name + "/stat")
+		read("/proc/" + name + "/statm")
+		n++
+	}
+	return n
+}
+
+// BenchmarkBareStatStatmRead is the reference alone (bareStatStatm).
+func BenchmarkBareStatStatmRead(b *testing.B) {
+	startHerd(b)
+	buf := make([]byte, 4096)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var n int
 	for i := 0; i < b.N; i++ {
-		d, err := os.Open("/proc")
+		n = bareStatStatm(b, buf)
+	}
+	b.ReportMetric(float64(n), "procs")
+}
+
+// BenchmarkTickVsBare interleaves one sampler tick (every metric of every
+// process and the system files, as the host samples) with one bare
+// stat+statm read of every process (bareStatStatm), pair by pair, over
+// the same process table (1,000 extra sleepers), and reports each side's
+// median in ms, the ratio of the medians (tick/bare) and the median of
+// the pair-by-pair ratios, the figure least moved by a machine whose load
+// changes during the run. "kept" is the collector as the host runs it
+// (each process's files kept open across ticks); "opens" opens every file
+// each tick, as when RLIMIT_NOFILE leaves no room for kept files. Run
+// with -benchtime=40x or more:
+//
+//	go test ./internal/sample -run '^$' -bench TickVsBare -benchtime 40x
+func BenchmarkTickVsBare(b *testing.B) {
+	startHerd(b)
+	b.Run("kept", func(b *testing.B) { tickVsBare(b, true) })
+	b.Run("opens", func(b *testing.B) { tickVsBare(b, false) })
+}
+
+func tickVsBare(b *testing.B, keep bool) {
+	c, err := NewLinuxCollector("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if !keep {
+		c.kept.max = 0
+	}
+	buf := make([]byte, 4096)
+	prev, _ := c.Collect(nil)
+	for i := 0; i < 3; i++ { // warm: kept files, exe cache, buffers
+		prev, _ = c.Collect(prev)
+		bareStatStatm(b, buf)
+	}
+	var tick, bare, pair []float64
+	var n int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var a, r float64 // ms; the side that goes first alternates
+		if i%2 == 1 {
+			t0 := time.Now()
+			bareStatStatm(b, buf)
+			r = time.Since(t0).Seconds() * 1e3
+		}
+		t0 := time.Now()
+		s, err := c.Collect(prev)
 		if err != nil {
 			b.Fatal(err)
 		}
-		names, _ := d.Readdirnames(-1)
-		d.Close()
-		n = 0
-		for _, name := range names {
-			if _, err := strconv.Atoi(name); err != nil {
-				continue
-			}
-			read("/proc/" + name + "/stat")
-			read("/proc/" + name + "/statm")
-			n++
+		a = time.Since(t0).Seconds() * 1e3
+		if i%2 == 0 {
+			t0 := time.Now()
+			bareStatStatm(b, buf)
+			r = time.Since(t0).Seconds() * 1e3
 		}
+		prev, n = s, len(s.Procs)
+		tick, bare, pair = append(tick, a), append(bare, r), append(pair, a/r)
 	}
+	b.StopTimer()
+	med := func(x []float64) float64 { sort.Float64s(x); return x[len(x)/2] }
+	mt, mb := med(tick), med(bare)
+	b.ReportMetric(mt, "tick-ms")
+	b.ReportMetric(mb, "bare-ms")
+	b.ReportMetric(mt/mb, "tick/bare")
+	b.ReportMetric(med(pair), "pairs-tick/bare")
 	b.ReportMetric(float64(n), "procs")
+	b.ReportMetric(float64(len(c.kept.m)), "kept-procs")
 }

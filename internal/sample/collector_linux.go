@@ -51,6 +51,9 @@ type LinuxCollector struct {
 	// noSwap is true when the last /proc/meminfo had SwapTotal 0, so no
 	// process can have swapped memory (VmSwap is 0 everywhere).
 	noSwap bool
+	// kept is the per-process files kept open across ticks (procfs
+	// mounts only: a fixture tree's files may be replaced between ticks).
+	kept *keptFiles
 }
 
 // exeEntry caches, per identity, what the name rule needs. It is reused
@@ -103,10 +106,26 @@ func NewLinuxCollectorFS(root, sysRoot string) (*LinuxCollector, error) {
 	}
 	var st unix.Stat_t
 	var sfs unix.Statfs_t
-	if unix.Statfs(root, &sfs) == nil && sfs.Type == unix.PROC_SUPER_MAGIC && unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
+	procMount := unix.Statfs(root, &sfs) == nil && sfs.Type == unix.PROC_SUPER_MAGIC
+	if procMount && unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
 		c.fdSize = true
 	}
+	c.kept = &keptFiles{m: map[int32]*keptProc{}}
+	var rl unix.Rlimit
+	if procMount && unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
+		c.kept.max = keptBudget(rl.Cur)
+	}
+	// A collector dropped without Close still closes its kept fds.
+	runtime.AddCleanup(c, (*keptFiles).closeAll, c.kept)
 	return c, nil
+}
+
+// Close closes the files the collector keeps open across ticks (about
+// four per process: its /proc/PID directory, stat, statm and schedstat).
+// The collector stays usable: a later Collect opens them again.
+func (c *LinuxCollector) Close() error {
+	c.kept.closeAll()
+	return nil
 }
 
 // BootID returns the boot id read at construction.
@@ -154,6 +173,9 @@ func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 			}
 		})
 	}
+	c.kept.mu.Lock()
+	defer c.kept.mu.Unlock()
+	c.kept.tick++
 	snap := &Snapshot{Time: start, BootID: c.bootID, Procs: make([]Process, 0, max(n, len(c.pids)))}
 	if prev != nil {
 		snap.Seq = prev.Seq + 1
@@ -178,6 +200,7 @@ func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 		}
 		snap.Procs = append(snap.Procs, p)
 	}
+	c.kept.sweep()
 	sortProcs(snap.Procs)
 	// forget the exe names of lifetimes that ended (the snapshot is sorted)
 	for id := range c.exeCache {
@@ -228,6 +251,7 @@ var (
 	zExe       = []byte("exe\x00")
 	zCmdline   = []byte("cmdline\x00")
 	zTask      = []byte("task\x00")
+	zFD        = []byte("fd\x00")
 )
 
 func openatZ(dir int, name *byte, flags int) (int, error) {
@@ -347,20 +371,47 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// Every file is read relative to one open /proc/PID directory: one
 	// path walk instead of one per file, and all reads come from the same
 	// process even if the PID is reused meanwhile (they fail with ESRCH).
-	dir, err := c.openPID(pid)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
-			return errGone
+	// A process seen before has that directory and its stat, statm and
+	// schedstat files open from earlier ticks (kept_linux.go): a tick
+	// then costs a pread of each instead of an open, a read and a close.
+	statFD, statmFD, schedFD, fdDir := -1, -1, -1, -1
+	var b []byte
+	var err error
+	kp := c.kept.m[pid]
+	if kp != nil {
+		if b, err = c.preadAll(kp.stat); err != nil || len(b) == 0 {
+			// the kept process has exited; the PID may be another's now
+			c.kept.drop(pid)
+			kp = nil
 		}
-		return errDenied
 	}
-	defer unix.Close(dir)
-	b, err := c.readFileZ(dir, zStat)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
-			return errGone
+	var dir int
+	if kp == nil {
+		if dir, err = c.openPID(pid); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+				return errGone
+			}
+			return errDenied
 		}
-		return errDenied
+		var ok bool
+		if kp, ok = c.kept.keep(pid, dir, c.fdSize); ok {
+			statFD = kp.stat
+		} else {
+			defer unix.Close(dir)
+		}
+		if b, err = c.readKept(statFD, dir, zStat); err != nil {
+			if kp != nil {
+				c.kept.drop(pid)
+			}
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+				return errGone
+			}
+			return errDenied
+		}
+	}
+	if kp != nil {
+		kp.tick = c.kept.tick
+		dir, statmFD, schedFD, fdDir = kp.dir, kp.statm, kp.sched, kp.fdDir
 	}
 	comm, err := parseStat(b, p)
 	if err != nil {
@@ -396,7 +447,10 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// RSS from statm, not stat field 24: see parseStatm. Read every tick
 	// (no carry): pages are faulted in by any thread of the group and
 	// reclaimed without the process running.
-	if b, err := c.readFileZ(mdir, zStatm); err == nil {
+	if mdir != dir {
+		statmFD = -1 // the live task's, not the exited leader's
+	}
+	if b, err := c.readKept(statmFD, mdir, zStatm); err == nil {
 		if v, ok := parseStatm(b); ok {
 			p.Set(PRSS, v*c.pageSize)
 		}
@@ -410,7 +464,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	// instead of regenerating the (expensive) status and io files. The
 	// values are identical to what a re-read would return.
 	var q *Process
-	if b, err := c.readFileZ(dir, zSchedstat); err == nil {
+	if b, err := c.readKept(schedFD, dir, zSchedstat); err == nil {
 		if v, ok := parseSchedstat(b); ok {
 			p.sched, p.schedOK = v, true
 			if same != nil && same.schedOK && same.sched == v {
@@ -431,7 +485,11 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		p.ioOK = true
 	}
 	var st unix.Stat_t
-	if c.fdSize {
+	if c.fdSize && fdDir >= 0 && mdir == dir {
+		if unix.Fstat(fdDir, &st) == nil {
+			p.Set(PFDs, uint64(st.Size))
+		}
+	} else if c.fdSize {
 		if unix.Fstatat(mdir, "fd", &st, 0) == nil {
 			p.Set(PFDs, uint64(st.Size))
 		}

@@ -23,6 +23,7 @@ func TestCollectFindsChildWithMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	s := NewSampler(c, 0)
 	first, err := s.Step()
 	if err != nil {
@@ -126,6 +127,7 @@ func TestCarriedFieldsEqualFreshReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	prev, _ := c.Collect(nil)
 	pid := int32(cmd.Process.Pid)
 	for i := 0; i < 3; i++ {

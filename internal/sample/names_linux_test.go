@@ -43,6 +43,7 @@ func TestCollectorNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer col.Close() // its kept /proc fds
 	find := func(snap *Snapshot, c *exec.Cmd) *Process {
 		p := snap.Find(int32(c.Process.Pid))
 		if p == nil {

@@ -117,6 +117,7 @@ func TestRSSMatchesPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	for round := 0; round < 20; round++ {
 		before := statmResident(t, pid)
 		snap, err := c.Collect(nil)

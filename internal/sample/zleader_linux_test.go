@@ -34,6 +34,7 @@ func TestZombieLeaderIsLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Close() // its kept /proc fds
 	snap, err := c.Collect(nil)
 	if err != nil {
 		t.Fatal(err)
