@@ -20,7 +20,7 @@ import (
 func init() { register(newSettingsCmd) }
 
 // settingKeys are the application settings this command reads and writes.
-var settingKeys = []string{"mcp_connections_disabled", "recording_directory"}
+var settingKeys = []string{"mcp_connections_disabled", "recording_directory", "cpu_share_of_all_cores"}
 
 func newSettingsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -39,7 +39,12 @@ recording_directory (default $XDG_DATA_HOME/inquest/recordings): an absolute
 directory where recordings are written and list_logs looks; it is created
 when a recording starts. The next recording and listing use a change.
 ` + "`inquest settings unset recording_directory`" + ` (or set it to "") returns to
-the default.`,
+the default.
+
+cpu_share_of_all_cores (default false): the TUI's CPU% scale. false shows
+per-core use as htop does (one core = 100%, a process using two cores
+200%); true shows the share of all cores (all cores = 100%). The TUI's
+Settings screen (S, then c) saves it too; the next TUI opens with it.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get [KEY]",
@@ -61,6 +66,8 @@ the default.`,
 				switch k {
 				case "mcp_connections_disabled":
 					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.MCPConnectionsDisabled)
+				case "cpu_share_of_all_cores":
+					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.CPUShareOfAllCores)
 				case "recording_directory":
 					dir, src, err := host.RecordingDirectory()
 					if err != nil {
@@ -101,6 +108,13 @@ the default.`,
 			if err != nil {
 				return fmt.Errorf("%s takes true or false", args[0])
 			}
+			if args[0] == "cpu_share_of_all_cores" {
+				if err := saveCPUShareOfAllCores(v); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "%s = %t (the next TUI uses it)\n", args[0], v)
+				return nil
+			}
 			if _, err := config.Update(func(f *config.File) error {
 				f.Settings.MCPConnectionsDisabled = v
 				return nil
@@ -136,6 +150,9 @@ the default.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey(args[0]); err != nil {
 				return err
+			}
+			if args[0] == "cpu_share_of_all_cores" {
+				return set.RunE(set, []string{args[0], "false"})
 			}
 			if args[0] == "mcp_connections_disabled" {
 				// The default (false) through set, which waits for a
@@ -237,7 +254,7 @@ func explainConfigErr(err error) error {
 			row, col := de.Position()
 			fmt.Fprintf(&b, " line %d column %d key %q;", row, col, strings.Join(de.Key(), "."))
 		}
-		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
+		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled and cpu_share_of_all_cores (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
 		return errors.New(b.String())
 	}
 	var de *toml.DecodeError

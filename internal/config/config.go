@@ -40,6 +40,10 @@ type Settings struct {
 	// MCPConnectionsDisabled, when true, keeps the host from opening its
 	// MCP listener, and a bridge from starting a host.
 	MCPConnectionsDisabled bool `toml:"mcp_connections_disabled"`
+	// CPUShareOfAllCores, when true, makes the TUI show CPU% as a share
+	// of all cores (all cores = 100%) instead of htop's per-core scale
+	// (one core = 100%). The TUI's Settings screen saves it.
+	CPUShareOfAllCores bool `toml:"cpu_share_of_all_cores,omitempty"`
 }
 
 // Profile is a saved Investigation Profile. ID is stable across renames

@@ -15,6 +15,9 @@ import (
 type Settings struct {
 	MCPConnectionsDisabled bool
 	RecordingDirectory     string
+	// CPUShareOfAllCores is the saved CPU% scale (true: share of all
+	// cores; false: per core, as htop).
+	CPUShareOfAllCores bool
 }
 
 // Options configure a Model.
@@ -37,8 +40,12 @@ type Options struct {
 	ExportDir string
 	// CPUShareOfAllCores shows CPU% as a share of all cores (all cores =
 	// 100%) instead of htop's per-core scale (one core = 100%, a process
-	// using two cores 200%). Settings toggles it for the session.
+	// using two cores 200%). The saved setting (Settings.CPUShareOfAllCores
+	// from LoadSettings) overrides it.
 	CPUShareOfAllCores bool
+	// SetCPUShareOfAllCores saves the CPU% scale when the Settings screen
+	// toggles it (nil: the toggle lasts for the session only).
+	SetCPUShareOfAllCores func(allCores bool) error
 }
 
 // mode is what has the keyboard.
@@ -133,6 +140,7 @@ func New(opt Options) *Model {
 	if opt.LoadSettings != nil {
 		if s, err := opt.LoadSettings(); err == nil {
 			m.settings = s
+			m.cpuAllCores = m.cpuAllCores || s.CPUShareOfAllCores
 		} else {
 			m.settingErr = err.Error()
 		}
@@ -467,9 +475,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case " ", "enter", "d":
 			m.toggleMCP()
 		case "c":
-			m.cpuAllCores = !m.cpuAllCores
-			m.notice = map[bool]string{true: "CPU% shows a share of all cores (all cores = 100%)",
-				false: "CPU% shows per-core use (one core = 100%, as htop)"}[m.cpuAllCores]
+			m.toggleCPUScale()
 		default:
 			m.setScr.key(s, len(m.settingsLines(m.width)), m.settingsShown())
 		}
@@ -673,6 +679,25 @@ func (m *Model) setSort(k SortKey) {
 		m.sortKey, m.reverse = k, false
 	}
 	m.rearrange()
+}
+
+// toggleCPUScale switches CPU% between per core and the share of all
+// cores and saves the choice (SetCPUShareOfAllCores); a save that fails
+// keeps the switch for the session and shows the error.
+func (m *Model) toggleCPUScale() {
+	m.cpuAllCores = !m.cpuAllCores
+	m.settings.CPUShareOfAllCores = m.cpuAllCores
+	m.notice = map[bool]string{true: "CPU% shows a share of all cores (all cores = 100%)",
+		false: "CPU% shows per-core use (one core = 100%, as htop)"}[m.cpuAllCores]
+	if m.opt.SetCPUShareOfAllCores == nil {
+		return
+	}
+	if err := m.opt.SetCPUShareOfAllCores(m.cpuAllCores); err != nil {
+		m.settingErr = "CPU% scale not saved (this session only): " + err.Error()
+		return
+	}
+	m.settingErr = ""
+	m.notice += "; saved"
 }
 
 func (m *Model) toggleMCP() {

@@ -754,12 +754,12 @@ func (m *Model) settingsLines(w int) []string {
 		listener = m.frame.Listener
 	}
 	lines := []string{
-		"Settings (MCP saved in inquest.toml; Space toggles it, Esc returns)",
+		"Settings (saved in inquest.toml; Space toggles MCP, c the CPU% scale, Esc returns)",
 		"",
 		"  " + box + " Disable MCP connections",
 		"      MCP listener: " + listener,
 		"",
-		"  " + map[bool]string{true: "[x]", false: "[ ]"}[m.cpuAllCores] + " CPU% as a share of all cores (c toggles it for this session; off: one core = 100%, as htop)",
+		"  " + map[bool]string{true: "[x]", false: "[ ]"}[m.cpuAllCores] + " CPU% as a share of all cores (c toggles and saves it; off: one core = 100%, as htop)",
 		"",
 		"  Recording directory: " + dir,
 		"      change with: inquest settings set recording_directory DIR",
