@@ -11,8 +11,14 @@ import (
 // contents) and compares the table with testdata/lsof.golden.
 func TestLsofGolden(t *testing.T) {
 	rows := []map[string]any{
-		{"fd": "0", "kind": "device", "flags": "0100000", "path": "/dev/null", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "1", "kind": "file", "flags": "0102001", "path": "/var/log/app.log", "position": "4096", "size_bytes": "299847", "deleted": false},
+		{"fd": "cwd", "kind": "dir", "device": "fe:00", "inode": "5308427", "path": "/srv/app", "size_bytes": "4096", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "rtd", "kind": "dir", "device": "fe:00", "inode": "2", "path": "/", "size_bytes": "4096", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "txt", "kind": "file", "device": "fe:00", "inode": "247766", "path": "/usr/bin/app", "size_bytes": "43888", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "mem", "kind": "file", "device": "fe:00", "inode": "326269", "path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "size_bytes": "1926232", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "DEL", "kind": "file", "device": "00:01", "inode": "9978370", "path": "/memfd:jit", "size_bytes": nil, "deleted": true, "flags": nil, "position": nil},
+		{"fd": "mem", "kind": nil, "device": "fe:00", "inode": "1234", "path": "/opt/replaced.so", "size_bytes": nil, "deleted": false, "flags": nil, "position": nil},
+		{"fd": "0", "kind": "device", "device": "01:03", "inode": "3", "flags": "0100000", "path": "/dev/null", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "1", "kind": "file", "device": "fe:00", "inode": "10314481", "flags": "0102001", "path": "/var/log/app.log", "position": "4096", "size_bytes": "299847", "deleted": false},
 		{"fd": "2", "kind": "file", "flags": "0100002", "path": "/tmp/gone", "position": "0", "size_bytes": "12", "deleted": true},
 		{"fd": "3", "kind": "socket", "flags": "02000002", "path": "socket:[100]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "4", "kind": "socket", "flags": "02004002", "path": "socket:[101]", "position": "0", "size_bytes": nil, "deleted": false},
@@ -20,9 +26,9 @@ func TestLsofGolden(t *testing.T) {
 		{"fd": "6", "kind": "socket", "flags": "02000002", "path": "socket:[103]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "7", "kind": "socket", "flags": "02000002", "path": "socket:[104]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "8", "kind": "socket", "flags": "02000002", "path": "socket:[999]", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "9", "kind": "pipe", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "9", "kind": "pipe", "device": "00:0f", "inode": "555", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "10", "kind": "anon", "flags": "02", "path": "anon_inode:[eventpoll]", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "11", "kind": "dir", "flags": nil, "path": "/srv", "position": nil, "size_bytes": nil, "deleted": false},
+		{"fd": "11", "kind": "dir", "device": "fe:00", "inode": "777", "flags": nil, "path": "/srv", "position": nil, "size_bytes": "4096", "deleted": false},
 		{"fd": "12", "kind": "file", "flags": "0100000", "path": "/tmp/real (deleted)", "position": "0", "size_bytes": "1", "deleted": false},
 	}
 	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
