@@ -228,13 +228,13 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	extra, exe, linkFailed := p.linkRows(buf)
 	mapped, mapsTruncated, mapsErr := p.mapRows(exe)
 	extra = append(extra, mapped...)
-	for _, r := range extra {
+	for j, r := range extra {
 		if !f.IsZero() && !f.Match(&Row{Path: r.path}) {
 			c.FilteredOut++
 			continue
 		}
 		if !budget.take(len(r.path) + len(r.fd)) {
-			return nil, budget.overErr(KindOpenFiles, 0, len(names))
+			return nil, budget.overErr(KindOpenFiles, j+1, len(extra)+len(names))
 		}
 		c.Rows = append(c.Rows, Row{Path: r.path, Proc: id, Verified: true, Fields: r.fields()})
 	}
@@ -268,7 +268,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		if !budget.take(len(path) + len(n)) {
 			// Never kept whole: stop reading instead of building rows
 			// that are refused afterwards (RESULT_TOO_LARGE).
-			return nil, budget.overErr(KindOpenFiles, i+1, len(names))
+			return nil, budget.overErr(KindOpenFiles, len(extra)+i+1, len(extra)+len(names))
 		}
 		var st unix.Stat_t
 		stp := &st
