@@ -102,6 +102,8 @@ type Model struct {
 	detail     bool
 	activity   bool
 	hist       *history
+	rt         *runtimeInfo // get_runtime_collection of the detail's lifetime
+	pick       *picker      // the graph picker (m in the detail), when open
 	capture    *captureView
 	settings   Settings
 	settingErr string
@@ -243,12 +245,27 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				}
 			}
 		}
+		if r := m.selected(); m.detail && r != nil && m.log == nil {
+			// the runtime's state and values follow the samples
+			return m, tea.Batch(m.tick(), m.loadRuntime(r.Ref))
+		}
 		return m, m.tick()
 	case tickMsg:
 		return m, m.fetch()
 	case historyMsg:
 		if m.hist != nil && m.hist.ref == msg.ref {
 			m.hist = msg.h
+		}
+		return m, nil
+	case runtimeMsg:
+		if r := m.selected(); m.detail && r != nil && r.Ref == msg.ref {
+			m.rt = msg.rt
+		}
+		return m, nil
+	case pickerMsg:
+		if m.pick != nil && m.pick.ref == msg.ref {
+			msg.p.scr = scroll{sel: 0}
+			m.pick = msg.p
 		}
 		return m, nil
 	case captureMsg:
@@ -506,6 +523,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 	}
+	if m.pick != nil && m.mode == modeTable {
+		return m, m.pickerKey(s)
+	}
 	if m.detail && m.capture != nil {
 		// The capture pane has the movement keys: it pages through the
 		// capture (reading further pages as needed); Esc closes it.
@@ -538,13 +558,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "q":
 		if m.detail {
 			c := m.capture
-			m.detail, m.capture, m.hist = false, nil, nil
+			m.detail, m.capture, m.hist, m.rt = false, nil, nil, nil
 			return m, m.releaseCapture(c)
 		}
 		return m, m.quit()
 	case "esc":
 		if m.detail {
-			m.detail, m.capture, m.hist = false, nil, nil
+			m.detail, m.capture, m.hist, m.rt = false, nil, nil, nil
 		} else if m.filter != "" {
 			m.filter = ""
 			m.rearrange()
@@ -639,13 +659,20 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			release := m.releaseCapture(m.capture)
 			m.capture = nil
 			if m.detail {
-				m.hist = &history{ref: r.Ref}
+				m.hist, m.rt = &history{ref: r.Ref}, nil
 				m.clamp()
-				return m, tea.Batch(release, m.loadHistory(r.Ref))
+				return m, tea.Batch(release, m.loadHistory(r.Ref), m.loadRuntime(r.Ref))
 			}
-			m.hist = nil
+			m.hist, m.rt = nil, nil
 			m.clamp()
 			return m, release
+		}
+	case "m":
+		if r := m.selected(); m.detail && r != nil {
+			// Log view lists the jvm_* family too: a recording may hold it.
+			jvm := m.log != nil || m.rt != nil && m.rt.ref == r.Ref && m.rt.runtime == "jvm"
+			m.pick = &picker{ref: r.Ref, scr: scroll{sel: 0}}
+			return m, m.openPicker(r.Ref, jvm)
 		}
 	case "f", "l", "n", "T":
 		if s == "T" && !m.detail {
@@ -668,7 +695,7 @@ func (m *Model) move(d int) {
 	m.sel += d
 	m.clamp()
 	if r := m.selected(); r != nil && m.detail && (m.hist == nil || m.hist.ref != r.Ref) {
-		m.hist, m.capture = &history{ref: r.Ref}, nil
+		m.hist, m.capture, m.rt = &history{ref: r.Ref}, nil, nil
 	}
 }
 
