@@ -179,7 +179,7 @@ type picker struct {
 }
 
 // pickMetric is one catalog entry the picker lists.
-type pickMetric struct{ id, unit, source string }
+type pickMetric struct{ id, unit, desc string }
 
 type pickerMsg struct {
 	ref string
@@ -203,7 +203,7 @@ func (m *Model) openPicker(ref string, jvm bool) tea.Cmd {
 			Metrics []struct {
 				ID        string `json:"id"`
 				Unit      string `json:"unit"`
-				Source    string `json:"source"`
+				Desc      string `json:"description"`
 				Available bool   `json:"available_on_platform"`
 			} `json:"metrics"`
 		}
@@ -218,7 +218,13 @@ func (m *Model) openPicker(ref string, jvm bool) tea.Cmd {
 			if !x.Available {
 				continue
 			}
-			pm := pickMetric{x.ID, x.Unit, x.Source}
+			desc := x.Desc
+			if strings.HasPrefix(desc, "JVM (") { // the family's common source clause
+				if i := strings.Index(desc, "): "); i > 0 {
+					desc = desc[i+3:]
+				}
+			}
+			pm := pickMetric{x.ID, x.Unit, desc}
 			if strings.HasPrefix(x.ID, "jvm_") {
 				if jvm {
 					jvms = append(jvms, pm)
@@ -260,7 +266,7 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 // pickerView draws the picker in place of the table.
 func (m *Model) pickerView(st styles, w int) []string {
 	p := m.pick
-	title := "Graph a metric of this process (Enter adds the graph, Esc closes)"
+	title := "Graph a metric (Enter adds it, Esc closes)"
 	if p != nil && p.loaded {
 		if pos := p.scr.position("metrics", len(p.metrics), m.pickerShown()); pos != "" {
 			title += "  " + pos
@@ -280,7 +286,7 @@ func (m *Model) pickerView(st styles, w int) []string {
 			if i == p.scr.sel {
 				mark = "> "
 			}
-			line := fit(fmt.Sprintf("%s%-32s %-12s %s", mark, x.id, x.unit, escapeText(x.source)), w)
+			line := fit(fmt.Sprintf("%s%-32s %-12s %s", mark, x.id, x.unit, escapeText(x.desc)), w)
 			if i == p.scr.sel {
 				line = st.sel.Render(line)
 			}

@@ -882,7 +882,7 @@ func (m *Model) detailView(st styles, w, h int) []string {
 		for _, l := range m.runtimeLines(r) {
 			lines = append(lines, fit(l, w))
 		}
-		lines = append(lines, fit("  f open files  l modules  n network  T threads  (captured now, on request)  m graph a metric", w))
+		lines = append(lines, fit("  f open files  l modules  n network  T threads (on request)  m graph a metric", w))
 	}
 	for len(lines) < h {
 		lines = append(lines, strings.Repeat(" ", w))
