@@ -93,3 +93,18 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs; got:\n%s\nwant:\n%s", name, got, want)
 	}
 }
+
+// TestThreadsGolden renders fixed threads rows (testdata/threads.golden):
+// ps's state letters, TIME as [DD-]HH:MM:SS of user + system seconds,
+// seconds with their unit, unknown as "-".
+func TestThreadsGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"tid": 4242.0, "name": "java", "state": "sleeping", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": 0.29, "system_cpu_seconds": 0.71, "last_cpu": 1.0, "voluntary_context_switches": 26.0, "nonvoluntary_context_switches": 3.0},
+		{"tid": 4243.0, "name": "GC Thread#0", "state": "running", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": 3725.5, "system_cpu_seconds": 12.25, "last_cpu": 0.0, "voluntary_context_switches": 1200.0, "nonvoluntary_context_switches": 75.0},
+		{"tid": 4244.0, "name": "C2 CompilerThre", "state": "disk_sleep", "priority": 39.0, "nice": 19.0, "user_cpu_seconds": 90061.0, "system_cpu_seconds": 0.0, "last_cpu": 1.0, "voluntary_context_switches": 5.0, "nonvoluntary_context_switches": 0.0},
+		{"tid": 4245.0, "name": "idle\tthread", "state": "idle", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": nil, "system_cpu_seconds": nil, "last_cpu": nil, "voluntary_context_switches": nil, "nonvoluntary_context_switches": nil},
+	}
+	var b strings.Builder
+	renderThreads(&b, rows)
+	golden(t, "threads.golden", b.String())
+}
