@@ -108,3 +108,27 @@ func TestThreadsGolden(t *testing.T) {
 	renderThreads(&b, rows)
 	golden(t, "threads.golden", b.String())
 }
+
+// TestFuserGolden renders fixed file_users rows for PATH
+// (testdata/fuser.golden): only the rows of PATH itself that are not
+// deleted; --substring (testdata/fuser_substring.golden) every row, with
+// DELETED yes/no/? and escaped paths.
+func TestFuserGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"pid": 812.0, "name": "postgres", "handle_count": 2.0, "deleted": false, "path": "/var/lib/db/data.log", "process_ref": "pr_AAAA"},
+		{"pid": 913.0, "name": "logrotate", "handle_count": 1.0, "deleted": true, "path": "/var/lib/db/data.log", "process_ref": "pr_BBBB"},
+		{"pid": 1004.0, "name": "tail", "handle_count": 1.0, "deleted": false, "path": "/var/lib/db/data.log.1", "process_ref": "pr_CCCC"},
+		{"pid": 1200.0, "name": "evil\x1b[2J", "handle_count": 1.0, "deleted": nil, "path": "/var/lib/db/data.log", "process_ref": nil},
+	}
+	for _, c := range []struct {
+		name      string
+		substring bool
+		listed    int
+	}{{"fuser.golden", false, 1}, {"fuser_substring.golden", true, 4}} {
+		var b strings.Builder
+		if n := renderFuser(&b, rows, "/var/lib/db/data.log", c.substring); n != c.listed {
+			t.Errorf("%s: %d rows listed, want %d", c.name, n, c.listed)
+		}
+		golden(t, c.name, b.String())
+	}
+}
