@@ -238,11 +238,15 @@ func (p *Proc) Stop() {
 	p.Cmd.Wait()
 }
 
-// Default returns the first JDK or skips the test.
+// Default returns the first JDK, or skips the test when none is
+// installed (fails it under CI=true, where .ci/run installs one).
 func Default(t testing.TB) JDK {
 	t.Helper()
 	ks := JDKs()
 	if len(ks) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no JDK (java and javac) installed; .ci/run installs openjdk-17-jdk-headless")
+		}
 		t.Skip("no JDK (java and javac) installed")
 	}
 	return ks[0]
