@@ -132,3 +132,22 @@ func TestFuserGolden(t *testing.T) {
 		golden(t, c.name, b.String())
 	}
 }
+
+// TestSocketsGolden renders fixed network rows (testdata/sockets.golden):
+// ss's state names and address spelling (0.0.0.0:*, [::1]:8080, * for an
+// unnamed unix socket), unknown owners as "-".
+func TestSocketsGolden(t *testing.T) {
+	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
+	rows := []map[string]any{
+		{"protocol": "tcp", "state": "LISTEN", "local": ep("0.0.0.0", 22), "remote": ep("0.0.0.0", 0), "pid": 700.0, "owner_name": "sshd"},
+		{"protocol": "tcp", "state": "ESTABLISHED", "local": ep("10.0.0.1", 22), "remote": ep("10.0.0.2", 51000), "pid": 701.0, "owner_name": "sshd"},
+		{"protocol": "tcp", "state": "TIME_WAIT", "local": ep("127.0.0.1", 50520), "remote": ep("127.0.0.1", 41835), "pid": nil, "owner_name": nil},
+		{"protocol": "tcp6", "state": "LISTEN", "local": ep("::1", 8080), "remote": ep("::", 0), "pid": 812.0, "owner_name": "python3.11"},
+		{"protocol": "udp", "state": "CLOSE", "local": ep("0.0.0.0", 53), "remote": ep("0.0.0.0", 0), "pid": 90.0, "owner_name": "dnsmasq"},
+		{"protocol": "unix", "state": "LISTEN", "socket_type": "stream", "local": map[string]any{"path": "/run/app.sock"}, "remote": nil, "pid": 900.0, "owner_name": "app"},
+		{"protocol": "unix", "state": "CONNECTED", "socket_type": "stream", "local": map[string]any{}, "remote": map[string]any{}, "pid": 900.0, "owner_name": "app"},
+	}
+	var b strings.Builder
+	renderSockets(&b, rows)
+	golden(t, "sockets.golden", b.String())
+}
