@@ -245,7 +245,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				}
 			}
 		}
-		if r := m.selected(); m.detail && r != nil && m.log == nil {
+		if r := m.selected(); m.detail && r != nil && m.log == nil && !r.Ended {
 			// the runtime's state and values follow the samples
 			return m, tea.Batch(m.tick(), m.loadRuntime(r.Ref))
 		}
