@@ -19,6 +19,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	"golang.org/x/sys/unix"
 )
 
 // manyFDs is how many descriptors the capture test's child inherits: far
@@ -262,7 +263,7 @@ func mappedFiles(t *testing.T, pid int) int {
 	if err := syscall.Stat(fmt.Sprintf("/proc/%d/exe", pid), &exe); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{fmt.Sprintf("%02x:%02x %d", exe.Dev>>8&0xfff, exe.Dev&0xff|exe.Dev>>12&0xfff00, exe.Ino): true}
+	seen := map[string]bool{fmt.Sprintf("%02x:%02x %d", unix.Major(exe.Dev), unix.Minor(exe.Dev), exe.Ino): true}
 	n := 0
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
