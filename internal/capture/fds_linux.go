@@ -164,13 +164,19 @@ func parseFdinfo(b []byte) fdInfo {
 	return fi
 }
 
-// OpenFiles lists the open fds of the verified process id. Rows: fd
-// (decimal string, capture-local), path (link target), kind
-// (file/dir/socket/pipe/anon/device), size_bytes (decimal string, regular
-// files only), flags (octal string from fdinfo) and position (decimal
-// string from fdinfo); fields that could not be read are null. Coverage:
-// handle_count (fds listed), query_failed (fds whose link could not be
-// read) and process_exited (true when the lifetime ended during the walk:
+// OpenFiles lists the open fds of the verified process id, after the rows
+// lsof lists before them: cwd (working directory), rtd (root directory),
+// txt (executable) and one mem row per distinct memory-mapped file other
+// than the executable (DEL when that file was deleted). Rows: fd (decimal
+// string, capture-local, or cwd/rtd/txt/mem/DEL), path (link target or
+// maps path), kind (file/dir/socket/pipe/anon/device), device (lsof's
+// DEVICE as "major:minor" in hex: st_rdev of a device node, else st_dev),
+// inode (decimal string), size_bytes (decimal string, regular files and
+// directories only), flags (octal string from fdinfo) and position
+// (decimal string from fdinfo); fields that could not be read, and flags
+// and position of non-descriptor rows, are null. Coverage: handle_count
+// (fds listed), mapped_files (mem and DEL rows), query_failed (fds whose
+// link could not be read) and process_exited (true when the lifetime ended during the walk:
 // the check runs after a read fails and compares PID, start time, state
 // and PF_EXITING from /proc/PID/stat, so an exit is never blamed on closed
 // or denied fds). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
@@ -219,6 +225,20 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	failed := 0
 	exitedDuring := false
 	foreignMnt := p.mountNS() != "same"
+	// cwd, rtd, txt and the mapped files come first, as lsof lists them.
+	extra, exe, linkFailed := p.linkRows(buf)
+	mapped, mapsTruncated, mapsErr := p.mapRows(exe)
+	extra = append(extra, mapped...)
+	for j, r := range extra {
+		if !f.IsZero() && !f.Match(&Row{Path: r.path}) {
+			c.FilteredOut++
+			continue
+		}
+		if !budget.take(len(r.path) + len(r.fd)) {
+			return nil, budget.overErr(KindOpenFiles, j+1, len(extra)+len(names))
+		}
+		c.Rows = append(c.Rows, Row{Path: r.path, Proc: id, Verified: true, Fields: r.fields()})
+	}
 	for i, n := range names {
 		if i&255 == 0 {
 			if err := ctxErr(ctx); err != nil {
@@ -249,7 +269,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		if !budget.take(len(path) + len(n)) {
 			// Never kept whole: stop reading instead of building rows
 			// that are refused afterwards (RESULT_TOO_LARGE).
-			return nil, budget.overErr(KindOpenFiles, i+1, len(names))
+			return nil, budget.overErr(KindOpenFiles, len(extra)+i+1, len(extra)+len(names))
 		}
 		var st unix.Stat_t
 		stp := &st
@@ -257,9 +277,12 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 			stp = nil
 		}
 		kind := fdKind(string(link), stp)
-		var size, flags, pos any
-		if stp != nil && kind == "file" {
-			size = strconv.FormatInt(st.Size, 10)
+		var size, flags, pos, dev, ino any
+		if stp != nil {
+			if kind == "file" || kind == "dir" {
+				size = strconv.FormatInt(st.Size, 10)
+			}
+			dev, ino = objectDevice(stp), strconv.FormatUint(st.Ino, 10)
 		}
 		if infoErr == nil {
 			ib, err := readAt(infoFd, n)
@@ -282,10 +305,11 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 				inspect, withheld = p.inspectPath(path, del == sample.Deleted, stp, true, "", foreignMnt)
 			}
 		}
-		fields := make([]Field, 0, 10)
+		fields := make([]Field, 0, 12)
 		fields = append(fields, Field{"fd", n})
 		fields = appendText(fields, "path", path)
-		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos},
+		fields = append(fields, Field{"deleted", del.JSON()}, Field{"kind", kind}, Field{"device", dev}, Field{"inode", ino},
+			Field{"size_bytes", size}, Field{"flags", flags}, Field{"position", pos},
 			Field{"inspect_path", inspect}, Field{"action_withheld", withheld})
 		c.Rows = append(c.Rows, Row{Path: path, Proc: id, Verified: true, Fields: fields})
 	}
@@ -298,6 +322,13 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	}
 	if failed > 0 && !exitedDuring {
 		c.warn(strconv.Itoa(failed) + " fds could not be read (closed during the capture or access denied)")
+	}
+	c.Coverage["mapped_files"] = len(mapped)
+	if !exitedDuring && (linkFailed > 0 || mapsErr != nil) && p.stillSame(id) {
+		c.warn("the working directory, root, executable or memory-mapped files could not all be read (cwd, rtd, txt, mem rows may be missing)")
+	}
+	if mapsTruncated {
+		c.warn("the memory map is larger than " + strconv.Itoa(maxMapsBytes>>20) + " MiB; mem rows beyond it are not listed")
 	}
 	return finishTargeted(c, p, id, exitedDuring)
 }

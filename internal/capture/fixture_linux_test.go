@@ -8,6 +8,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -101,6 +103,29 @@ func TestTargetedFixture(t *testing.T) {
 	of, err := fs.OpenFilesFiltered(context.Background(), id, Filter{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The rtd row stats the fixture's root directory (a directory of this
+	// checkout): its device and inode are this machine's, checked here
+	// and masked in the golden file.
+	var root syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("testdata", "proc", "100", "root"), &root); err != nil {
+		t.Fatal(err)
+	}
+	for i := range of.Rows {
+		if fd, _ := of.Rows[i].Get("fd"); fd != "rtd" {
+			continue
+		}
+		for j, f := range of.Rows[i].Fields {
+			switch f.Key {
+			case "inode":
+				if f.Value != strconv.FormatUint(root.Ino, 10) {
+					t.Errorf("rtd inode %v, the fixture root's is %d", f.Value, root.Ino)
+				}
+				of.Rows[i].Fields[j].Value = "<fixture root inode>"
+			case "device":
+				of.Rows[i].Fields[j].Value = "<fixture root device>"
+			}
+		}
 	}
 	checkGolden(t, filepath.Join("testdata", "openfiles.json"), captureJSON(t, of))
 	th, err := fs.Threads(context.Background(), id)

@@ -50,7 +50,7 @@ func TestZombieLeaderCollectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := map[string]string{}
-		for _, r := range c.Rows {
+		for _, r := range fdRows(c.Rows) {
 			fd, _ := r.Get("fd")
 			got[fd.(string)] = r.Path
 		}

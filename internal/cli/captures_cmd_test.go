@@ -63,7 +63,7 @@ func TestCaptureCommands(t *testing.T) {
 			break
 		}
 	}
-	if code != 0 || !regexp.MustCompile(`(?m)^7r\s+REG\s+5\s`).MatchString(out) || !strings.Contains(out, path) {
+	if code != 0 || !regexp.MustCompile(`(?m)^7r\s+REG\s+\d+,\d+\s+5\s+\d+\s`).MatchString(out) || !strings.Contains(out, path) {
 		t.Fatalf("lsof (%d):\n%s", code, out)
 	}
 	out, code = run("fuser", path)

@@ -70,21 +70,7 @@ matching rows are collected. --json prints the start_capture envelope.`,
 				// (as psmisc's) means the directory itself, so only
 				// rows whose path is exactly PATH are listed and
 				// counted.
-				out := bufio.NewWriter(w) // tabwriter writes cell by cell
-				defer out.Flush()
-				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
-				n := 0
-				for _, r := range rows {
-					p, _ := exactText(r, "path")
-					if !substring && (p != want || r["deleted"] != false) {
-						continue
-					}
-					n++
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
-				}
-				tw.Flush()
-				return n
+				return renderFuser(w, rows, want, substring)
 			})
 		},
 	}
@@ -102,4 +88,25 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// renderFuser prints file_users rows: PID, NAME, HANDLES, DELETED, PATH,
+// PROCESS_REF. Unless substring, only rows whose path is exactly want and
+// that are not deleted are listed; it returns how many it listed.
+func renderFuser(w io.Writer, rows []map[string]any, want string, substring bool) int {
+	out := bufio.NewWriter(w) // tabwriter writes cell by cell
+	defer out.Flush()
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
+	n := 0
+	for _, r := range rows {
+		p, _ := exactText(r, "path")
+		if !substring && (p != want || r["deleted"] != false) {
+			continue
+		}
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
+	}
+	tw.Flush()
+	return n
 }

@@ -11,8 +11,14 @@ import (
 // contents) and compares the table with testdata/lsof.golden.
 func TestLsofGolden(t *testing.T) {
 	rows := []map[string]any{
-		{"fd": "0", "kind": "device", "flags": "0100000", "path": "/dev/null", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "1", "kind": "file", "flags": "0102001", "path": "/var/log/app.log", "position": "4096", "size_bytes": "299847", "deleted": false},
+		{"fd": "cwd", "kind": "dir", "device": "fe:00", "inode": "5308427", "path": "/srv/app", "size_bytes": "4096", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "rtd", "kind": "dir", "device": "fe:00", "inode": "2", "path": "/", "size_bytes": "4096", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "txt", "kind": "file", "device": "fe:00", "inode": "247766", "path": "/usr/bin/app", "size_bytes": "43888", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "mem", "kind": "file", "device": "fe:00", "inode": "326269", "path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "size_bytes": "1926232", "deleted": false, "flags": nil, "position": nil},
+		{"fd": "DEL", "kind": "file", "device": "00:01", "inode": "9978370", "path": "/memfd:jit", "size_bytes": nil, "deleted": true, "flags": nil, "position": nil},
+		{"fd": "mem", "kind": nil, "device": "fe:00", "inode": "1234", "path": "/opt/replaced.so", "size_bytes": nil, "deleted": false, "flags": nil, "position": nil},
+		{"fd": "0", "kind": "device", "device": "01:03", "inode": "3", "flags": "0100000", "path": "/dev/null", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "1", "kind": "file", "device": "fe:00", "inode": "10314481", "flags": "0102001", "path": "/var/log/app.log", "position": "4096", "size_bytes": "299847", "deleted": false},
 		{"fd": "2", "kind": "file", "flags": "0100002", "path": "/tmp/gone", "position": "0", "size_bytes": "12", "deleted": true},
 		{"fd": "3", "kind": "socket", "flags": "02000002", "path": "socket:[100]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "4", "kind": "socket", "flags": "02004002", "path": "socket:[101]", "position": "0", "size_bytes": nil, "deleted": false},
@@ -20,9 +26,9 @@ func TestLsofGolden(t *testing.T) {
 		{"fd": "6", "kind": "socket", "flags": "02000002", "path": "socket:[103]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "7", "kind": "socket", "flags": "02000002", "path": "socket:[104]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "8", "kind": "socket", "flags": "02000002", "path": "socket:[999]", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "9", "kind": "pipe", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
+		{"fd": "9", "kind": "pipe", "device": "00:0f", "inode": "555", "flags": "01", "path": "pipe:[555]", "position": "0", "size_bytes": nil, "deleted": false},
 		{"fd": "10", "kind": "anon", "flags": "02", "path": "anon_inode:[eventpoll]", "position": "0", "size_bytes": nil, "deleted": false},
-		{"fd": "11", "kind": "dir", "flags": nil, "path": "/srv", "position": nil, "size_bytes": nil, "deleted": false},
+		{"fd": "11", "kind": "dir", "device": "fe:00", "inode": "777", "flags": nil, "path": "/srv", "position": nil, "size_bytes": "4096", "deleted": false},
 		{"fd": "12", "kind": "file", "flags": "0100000", "path": "/tmp/real (deleted)", "position": "0", "size_bytes": "1", "deleted": false},
 	}
 	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
@@ -117,4 +123,62 @@ func TestSocketsGolden(t *testing.T) {
 	if _, err := parseSocketColumns([]string{"proto", "nosuch"}); err == nil || !strings.Contains(err.Error(), `-o "nosuch": unknown column`) {
 		t.Errorf("unknown column: %v", err)
 	}
+}
+// TestThreadsGolden renders fixed threads rows (testdata/threads.golden):
+// ps's state letters, TIME as [DD-]HH:MM:SS of user + system seconds,
+// seconds with their unit, unknown as "-".
+func TestThreadsGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"tid": 4242.0, "name": "java", "state": "sleeping", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": 0.29, "system_cpu_seconds": 0.71, "last_cpu": 1.0, "voluntary_context_switches": 26.0, "nonvoluntary_context_switches": 3.0},
+		{"tid": 4243.0, "name": "GC Thread#0", "state": "running", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": 3725.5, "system_cpu_seconds": 12.25, "last_cpu": 0.0, "voluntary_context_switches": 1200.0, "nonvoluntary_context_switches": 75.0},
+		{"tid": 4244.0, "name": "C2 CompilerThre", "state": "disk_sleep", "priority": 39.0, "nice": 19.0, "user_cpu_seconds": 90061.0, "system_cpu_seconds": 0.0, "last_cpu": 1.0, "voluntary_context_switches": 5.0, "nonvoluntary_context_switches": 0.0},
+		{"tid": 4245.0, "name": "idle\tthread", "state": "idle", "priority": 20.0, "nice": 0.0, "user_cpu_seconds": nil, "system_cpu_seconds": nil, "last_cpu": nil, "voluntary_context_switches": nil, "nonvoluntary_context_switches": nil},
+	}
+	var b strings.Builder
+	renderThreads(&b, rows)
+	golden(t, "threads.golden", b.String())
+}
+
+// TestFuserGolden renders fixed file_users rows for PATH
+// (testdata/fuser.golden): only the rows of PATH itself that are not
+// deleted; --substring (testdata/fuser_substring.golden) every row, with
+// DELETED yes/no/? and escaped paths.
+func TestFuserGolden(t *testing.T) {
+	rows := []map[string]any{
+		{"pid": 812.0, "name": "postgres", "handle_count": 2.0, "deleted": false, "path": "/var/lib/db/data.log", "process_ref": "pr_AAAA"},
+		{"pid": 913.0, "name": "logrotate", "handle_count": 1.0, "deleted": true, "path": "/var/lib/db/data.log", "process_ref": "pr_BBBB"},
+		{"pid": 1004.0, "name": "tail", "handle_count": 1.0, "deleted": false, "path": "/var/lib/db/data.log.1", "process_ref": "pr_CCCC"},
+		{"pid": 1200.0, "name": "evil\x1b[2J", "handle_count": 1.0, "deleted": nil, "path": "/var/lib/db/data.log", "process_ref": nil},
+	}
+	for _, c := range []struct {
+		name      string
+		substring bool
+		listed    int
+	}{{"fuser.golden", false, 1}, {"fuser_substring.golden", true, 4}} {
+		var b strings.Builder
+		if n := renderFuser(&b, rows, "/var/lib/db/data.log", c.substring); n != c.listed {
+			t.Errorf("%s: %d rows listed, want %d", c.name, n, c.listed)
+		}
+		golden(t, c.name, b.String())
+	}
+}
+
+// TestSocketsGoldenOneNamespace renders fixed network rows of one namespace
+// (testdata/sockets_states.golden):
+// ss's state names and address spelling (0.0.0.0:*, [::1]:8080, * for an
+// unnamed unix socket), unknown owners as "-".
+func TestSocketsGoldenOneNamespace(t *testing.T) {
+	ep := func(a string, p float64) map[string]any { return map[string]any{"address": a, "port": p} }
+	rows := []map[string]any{
+		{"protocol": "tcp", "state": "LISTEN", "local": ep("0.0.0.0", 22), "remote": ep("0.0.0.0", 0), "pid": 700.0, "owner_name": "sshd"},
+		{"protocol": "tcp", "state": "ESTABLISHED", "local": ep("10.0.0.1", 22), "remote": ep("10.0.0.2", 51000), "pid": 701.0, "owner_name": "sshd"},
+		{"protocol": "tcp", "state": "TIME_WAIT", "local": ep("127.0.0.1", 50520), "remote": ep("127.0.0.1", 41835), "pid": nil, "owner_name": nil},
+		{"protocol": "tcp6", "state": "LISTEN", "local": ep("::1", 8080), "remote": ep("::", 0), "pid": 812.0, "owner_name": "python3.11"},
+		{"protocol": "udp", "state": "CLOSE", "local": ep("0.0.0.0", 53), "remote": ep("0.0.0.0", 0), "pid": 90.0, "owner_name": "dnsmasq"},
+		{"protocol": "unix", "state": "LISTEN", "socket_type": "stream", "local": map[string]any{"path": "/run/app.sock"}, "remote": nil, "pid": 900.0, "owner_name": "app"},
+		{"protocol": "unix", "state": "CONNECTED", "socket_type": "stream", "local": map[string]any{}, "remote": map[string]any{}, "pid": 900.0, "owner_name": "app"},
+	}
+	var b strings.Builder
+	renderSockets(&b, rows, nil)
+	golden(t, "sockets_states.golden", b.String())
 }

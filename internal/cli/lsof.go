@@ -25,14 +25,16 @@ func newLsofCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lsof PID",
 		Short: "Open files of a process (start_capture kind open_files) as a table",
-		Long: `List the open file descriptors of process PID as lsof -nP -p PID spells
-them: FD with its access mode (3r read, 3w write, 3u both), TYPE (REG, DIR,
-CHR, FIFO, IPv4, IPv6, unix, a_inode), SIZE/OFF and NAME, where a socket
-shows its protocol and addresses (TCP 127.0.0.1:8080 (LISTEN)) or its unix
-path. It uses the same start_capture/read_capture tools an MCP client uses
-(the PID is resolved to a process_ref with list_processes; sockets are
-matched by inode with a start_capture kind network of the same process).
-Only file descriptors are listed (no cwd, txt or mem rows). --path and
+		Long: `List the open files of process PID as lsof -nP -p PID spells them: first
+cwd (working directory), rtd (root directory), txt (executable) and one mem
+row per memory-mapped file (DEL when it was deleted), then each file
+descriptor with its access mode (3r read, 3w write, 3u both). Columns: FD,
+TYPE (REG, DIR, CHR, FIFO, IPv4, IPv6, unix, a_inode), DEVICE (major,minor),
+SIZE/OFF, NODE (inode, or TCP/UDP for an IP socket) and NAME, where a socket
+shows its addresses (127.0.0.1:8080 (LISTEN)) or its unix path. It uses the
+same start_capture/read_capture tools an MCP client uses (the PID is
+resolved to a process_ref with list_processes; sockets are matched by inode
+with a start_capture kind network of the same process). --path and
 --extension narrow the collection itself (start_capture filter), the way to
 list a process whose full capture is too large. --json prints the
 start_capture envelope.`,

@@ -11,19 +11,27 @@ import (
 
 // The lsof PID table, spelled as `lsof -nP -p PID` spells the same facts:
 //
-//	FD    TYPE  SIZE/OFF  NAME
-//	3u    IPv4       0t0  TCP 127.0.0.1:8080 (LISTEN)
-//	5w    REG          6  /tmp/out.log
+//	FD    TYPE  DEVICE  SIZE/OFF  NODE    NAME
+//	cwd   DIR   254,0       4096  5308427 /work
+//	txt   REG   254,0      43888  247766  /usr/bin/sleep
+//	mem   REG   254,0    1926232  326269  /usr/lib/x86_64-linux-gnu/libc.so.6
+//	3u    IPv4  -            0t0  TCP     127.0.0.1:8080 (LISTEN)
+//	5w    REG   254,0          6  1234    /tmp/out.log
 //
 // FD is the descriptor number and its access mode from the open flags
 // (r read, w write, u read and write; the number alone when the flags are
-// unknown). TYPE is lsof's: REG, DIR, CHR, BLK, FIFO, IPv4, IPv6, unix,
-// a_inode, or sock for a socket whose endpoint the network capture did
-// not list. SIZE/OFF is a regular file's size in bytes, else the offset
-// as lsof prints it (0t0: decimal offset 0), "-" when unknown. NAME is the
-// path ("(deleted)" appended for an unlinked file) or, for a socket, the
-// protocol and addresses (TCP 127.0.0.1:8080->10.0.0.2:51000
-// (ESTABLISHED); a unix socket's path with type=STREAM and its state).
+// unknown), or cwd, rtd (root directory), txt (executable), mem (a
+// memory-mapped file) and DEL (a mapped file that was deleted). TYPE is
+// lsof's: REG, DIR, CHR, BLK, FIFO, IPv4, IPv6, unix, a_inode, or sock for
+// a socket whose endpoint the network capture did not list. DEVICE is
+// major,minor in decimal (a device node's own number for CHR and BLK; "-"
+// for a socket, where lsof prints a kernel address). SIZE/OFF is a regular
+// file's or directory's size in bytes, else the offset as lsof prints it
+// (0t0: decimal offset 0), "-" when unknown, blank for DEL. NODE is the
+// inode, or the protocol (TCP, UDP) of an IP socket. NAME is the path
+// ("(deleted)" appended for an unlinked descriptor) or, for a socket, its
+// addresses (127.0.0.1:8080->10.0.0.2:51000 (ESTABLISHED); a unix
+// socket's path with type=STREAM and its state).
 
 // fdMode is lsof's access-mode letter for open flags in octal as the
 // kernel prints them in /proc/PID/fdinfo ("" when unknown).
@@ -87,10 +95,14 @@ func lsofType(r map[string]any, sock map[string]any) string {
 	return str(r["kind"])
 }
 
-// lsofSizeOff is the SIZE/OFF cell: a regular file's size, else its
-// offset in lsof's 0tN form.
+// lsofSizeOff is the SIZE/OFF cell: a regular file's or directory's
+// size, else its offset in lsof's 0tN form; blank for a deleted mapping
+// (lsof prints none).
 func lsofSizeOff(r map[string]any) string {
-	if r["kind"] == "file" {
+	if r["fd"] == "DEL" {
+		return ""
+	}
+	if r["kind"] == "file" || r["kind"] == "dir" {
 		if s, ok := r["size_bytes"].(string); ok {
 			return s
 		}
@@ -107,9 +119,45 @@ func lsofSizeOff(r map[string]any) string {
 	return "-"
 }
 
-// socketName is lsof's NAME of a network row: "TCP 127.0.0.1:8080
-// (LISTEN)", "TCP 10.0.0.1:5000->10.0.0.2:51000 (ESTABLISHED)", "UDP
-// *:53", "/run/x.sock type=STREAM (LISTEN)".
+// lsofDevice is the DEVICE cell: the row's device ("major:minor" in hex,
+// as open_files gives it) as lsof's decimal "major,minor"; "-" when
+// unknown and for a socket.
+func lsofDevice(r map[string]any) string {
+	d, ok := r["device"].(string)
+	if !ok || r["kind"] == "socket" {
+		return "-"
+	}
+	a, b, ok := strings.Cut(d, ":")
+	maj, err1 := strconv.ParseUint(a, 16, 32)
+	mnr, err2 := strconv.ParseUint(b, 16, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return "-"
+	}
+	return strconv.FormatUint(maj, 10) + "," + strconv.FormatUint(mnr, 10)
+}
+
+// lsofNode is the NODE cell: the protocol of an IP socket (TCP, UDP),
+// else the inode ("-" when unknown).
+func lsofNode(r map[string]any, sock map[string]any) string {
+	if sock != nil {
+		if p, _ := sock["protocol"].(string); p != "unix" && p != "" {
+			return strings.ToUpper(strings.TrimSuffix(p, "6"))
+		}
+	}
+	if s, ok := r["inode"].(string); ok {
+		return s
+	}
+	if r["kind"] == "socket" {
+		if p, ok := r["path"].(string); ok && strings.HasPrefix(p, "socket:[") {
+			return strings.TrimSuffix(strings.TrimPrefix(p, "socket:["), "]")
+		}
+	}
+	return "-"
+}
+
+// socketName is lsof's NAME of a network row: "127.0.0.1:8080
+// (LISTEN)", "10.0.0.1:5000->10.0.0.2:51000 (ESTABLISHED)", "*:53" (the
+// protocol is in NODE), "/run/x.sock type=STREAM (LISTEN)".
 func socketName(s map[string]any) string {
 	proto, _ := s["protocol"].(string)
 	state, _ := s["state"].(string)
@@ -128,7 +176,7 @@ func socketName(s map[string]any) string {
 		}
 		return strings.Join(parts, " ")
 	}
-	name := strings.ToUpper(strings.TrimSuffix(proto, "6")) + " " + lsofEndpoint(s["local"])
+	name := lsofEndpoint(s["local"])
 	if remote, ok := s["remote"].(map[string]any); ok && !unspecified(remote) {
 		name += "->" + lsofEndpoint(remote)
 	}
@@ -168,7 +216,7 @@ func lsofEndpoint(v any) string {
 // maps a socket inode to its network row.
 func renderLsof(w io.Writer, rows []map[string]any, sockets map[string]map[string]any) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FD\tTYPE\tSIZE/OFF\tNAME")
+	fmt.Fprintln(tw, "FD\tTYPE\tDEVICE\tSIZE/OFF\tNODE\tNAME")
 	for _, r := range rows {
 		var sock map[string]any
 		name := textOf(r, "path")
@@ -181,15 +229,18 @@ func renderLsof(w io.Writer, rows []map[string]any, sockets map[string]map[strin
 				}
 			}
 		}
+		if r["kind"] == "pipe" && strings.HasPrefix(name, "pipe:[") {
+			name = "pipe" // lsof's NAME; the inode is in NODE
+		}
 		switch {
-		case r["deleted"] == true:
+		case r["deleted"] == true && r["fd"] != "DEL":
 			name += " (deleted)"
 		case strings.HasSuffix(name, " (deleted)"):
 			// a name that itself ends in " (deleted)" (the file is
 			// not deleted): escaped, so it cannot read as lsof's mark
 			name = strings.TrimSuffix(name, " (deleted)") + `\x20(deleted)`
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", str(r["fd"])+fdMode(r["flags"]), lsofType(r, sock), lsofSizeOff(r), name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["fd"])+fdMode(r["flags"]), lsofType(r, sock), lsofDevice(r), lsofSizeOff(r), lsofNode(r, sock), name)
 	}
 	tw.Flush()
 }

@@ -21,7 +21,7 @@ import (
 func init() { register(newSettingsCmd) }
 
 // settingKeys are the application settings this command reads and writes.
-var settingKeys = []string{"mcp_connections_disabled", "recording_directory", openmetrics.SettingListen, openmetrics.SettingAllowRemote}
+var settingKeys = []string{"mcp_connections_disabled", "recording_directory", "cpu_share_of_all_cores", openmetrics.SettingListen, openmetrics.SettingAllowRemote}
 
 func newSettingsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -51,7 +51,12 @@ is true. A running host opens, moves or closes the listener within a second.
 
 openmetrics_allow_remote (default false): true lets openmetrics_listen be an
 address other machines reach (anyone who reaches it reads the tracked
-processes' names, pids and metrics).`,
+processes' names, pids and metrics).
+
+cpu_share_of_all_cores (default false): the TUI's CPU% scale. false shows
+per-core use as htop does (one core = 100%, a process using two cores
+200%); true shows the share of all cores (all cores = 100%). The TUI's
+Settings screen (S, then c) saves it too; the next TUI opens with it.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get [KEY]",
@@ -81,6 +86,8 @@ processes' names, pids and metrics).`,
 					fmt.Fprintf(env.Stdout, "%s = %s\n", k, v)
 				case openmetrics.SettingAllowRemote:
 					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.OpenMetricsAllowRemote)
+				case "cpu_share_of_all_cores":
+					fmt.Fprintf(env.Stdout, "%s = %t\n", k, cfg.Settings.CPUShareOfAllCores)
 				case "recording_directory":
 					dir, src, err := host.RecordingDirectory()
 					if err != nil {
@@ -124,6 +131,13 @@ processes' names, pids and metrics).`,
 			if err != nil {
 				return fmt.Errorf("%s takes true or false", args[0])
 			}
+			if args[0] == "cpu_share_of_all_cores" {
+				if err := saveCPUShareOfAllCores(v); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "%s = %t (the next TUI uses it)\n", args[0], v)
+				return nil
+			}
 			if _, err := config.Update(func(f *config.File) error {
 				f.Settings.MCPConnectionsDisabled = v
 				return nil
@@ -159,6 +173,9 @@ processes' names, pids and metrics).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey(args[0]); err != nil {
 				return err
+			}
+			if args[0] == "cpu_share_of_all_cores" {
+				return set.RunE(set, []string{args[0], "false"})
 			}
 			if args[0] == "mcp_connections_disabled" {
 				// The default (false) through set, which waits for a
@@ -266,7 +283,7 @@ func explainConfigErr(err error) error {
 			row, col := de.Position()
 			fmt.Fprintf(&b, " line %d column %d key %q;", row, col, strings.Join(de.Key(), "."))
 		}
-		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled (true/false), openmetrics_listen (\"HOST:PORT\"), openmetrics_allow_remote (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
+		fmt.Fprintf(&b, " known keys are [settings] mcp_connections_disabled and cpu_share_of_all_cores (true/false), openmetrics_listen (\"HOST:PORT\"), openmetrics_allow_remote (true/false) and the tracking, profile and recording keys `inquest track`/`inquest profile` write; remove or correct the line(s): %s", fix)
 		return errors.New(b.String())
 	}
 	var de *toml.DecodeError

@@ -5,6 +5,7 @@ package cli
 import (
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,5 +94,83 @@ func TestSocketsMatchSs(t *testing.T) {
 	}
 	if n != 1 && n != 2 { // the IPv4 listener, and the IPv6 one where ::1 exists
 		t.Errorf("--listen --proto tcp: %d rows:\n%s", n, out)
+	}
+}
+
+// TestSocketsOwnersMatchSsProcess runs `inquest sockets --pid PID` and
+// `ss -tanp`, `ss -uanp` and `ss -xlp` in the same run: each TCP and UDP
+// socket, and each listening unix socket, of the holder is in ss's list
+// with the same local and peer address, and ss's process column
+// (users:(("NAME",pid=PID,fd=N))) names the same PID and command name as
+// inquest's PID and OWNER.
+func TestSocketsOwnersMatchSsProcess(t *testing.T) {
+	ssBin, err := exec.LookPath("ss")
+	if err != nil {
+		t.Skip("ss is not installed")
+	}
+	t.Setenv("INQUEST_IN_PROCESS", "1")
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	pid := strconv.Itoa(fdHolder(t))
+	out, errOut, code := runCaptureCLI("sockets", "--pid", pid)
+	if code != 0 {
+		t.Fatalf("inquest sockets: exit %d\n%s%s", code, out, errOut)
+	}
+	type owner struct{ pid, name string }
+	// ss rows: "LOCAL PEER" -> the owners in its process column
+	users := regexp.MustCompile(`\("([^"]*)",pid=(\d+),fd=\d+\)`)
+	ss := func(args ...string) map[string][]owner {
+		b, err := exec.Command(ssBin, append([]string{"-H", "-n"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("ss %v: %v", args, err)
+		}
+		m := map[string][]owner{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f := strings.Fields(l)
+			var key string
+			switch {
+			case args[0] == "-xlp" && len(f) >= 8: // Netid State Recv-Q Send-Q Local Inode Peer PeerInode Process
+				key = f[4] + " " + f[6]
+			case args[0] != "-xlp" && len(f) >= 5: // State Recv-Q Send-Q Local Peer Process
+				key = f[3] + " " + f[4]
+			default:
+				continue
+			}
+			for _, u := range users.FindAllStringSubmatch(l, -1) {
+				m[key] = append(m[key], owner{u[2], u[1]})
+			}
+		}
+		return m
+	}
+	ref := ss("-tanp")
+	for k, v := range ss("-uanp") {
+		ref[k] = v
+	}
+	for k, v := range ss("-xlp") {
+		ref[k] = v
+	}
+	t.Logf("inquest sockets:\n%s", out)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(l) // PROTO STATE LOCAL REMOTE PID OWNER
+		if f[0] == "unix" && f[1] != "LISTEN" {
+			continue // ss -xlp lists the listening unix sockets
+		}
+		key := f[2] + " " + f[3]
+		owners, ok := ref[key]
+		if !ok {
+			t.Errorf("ss does not list %s", l)
+			continue
+		}
+		found := false
+		for _, o := range owners {
+			found = found || o == owner{f[4], f[5]}
+		}
+		if !found {
+			t.Errorf("%s: inquest PID %s OWNER %s, ss process %v", key, f[4], f[5], owners)
+		}
+		n++
+	}
+	if n < 6 {
+		t.Errorf("compared %d sockets, want the holder's TCP, UDP and unix listeners:\n%s", n, out)
 	}
 }

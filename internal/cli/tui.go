@@ -53,6 +53,7 @@ func runTUI(ctx context.Context, env *Env, in, out *os.File) error {
 			})
 			return err
 		},
+		SetCPUShareOfAllCores: saveCPUShareOfAllCores,
 	}
 	dir := ipc.Dir()
 	var lock *ipc.HostLock
@@ -189,12 +190,22 @@ func (v *viewBackend) Close() {
 	}
 }
 
+// saveCPUShareOfAllCores saves the TUI's CPU% scale
+// (cpu_share_of_all_cores in inquest.toml), so the next TUI opens with it.
+func saveCPUShareOfAllCores(allCores bool) error {
+	_, err := config.Update(func(f *config.File) error {
+		f.Settings.CPUShareOfAllCores = allCores
+		return nil
+	})
+	return explainConfigErr(err)
+}
+
 func loadTUISettings() (tui.Settings, error) {
 	cfg, err := config.Load()
 	if err != nil {
 		return tui.Settings{}, explainConfigErr(err)
 	}
-	st := tui.Settings{MCPConnectionsDisabled: cfg.Settings.MCPConnectionsDisabled}
+	st := tui.Settings{MCPConnectionsDisabled: cfg.Settings.MCPConnectionsDisabled, CPUShareOfAllCores: cfg.Settings.CPUShareOfAllCores}
 	if dir, source, err := host.RecordingDirectory(); err == nil {
 		st.RecordingDirectory = dir + " (" + source + ")"
 	}

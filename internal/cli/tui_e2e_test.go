@@ -10,10 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"golang.org/x/sys/unix"
 )
 
 // tmuxTUI is the real `inquest` binary running as the TUI host inside a
@@ -694,7 +697,8 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, lastFD := len(ents), 0
+	// open_files lists cwd, rtd, txt and the mapped files before the fds
+	total, lastFD := len(ents)+nonFDRows(t, child.Process.Pid), 0
 	for _, en := range ents {
 		n, _ := strconv.Atoi(en.Name())
 		lastFD = max(lastFD, n)
@@ -816,4 +820,33 @@ func TestTUIPanesPageInTmux(t *testing.T) {
 	m.keys("Escape")
 	m.waitFor("the activity pane closed", func(s string) bool { return !strings.Contains(s, "Agent activity") })
 	m.keys("q")
+}
+
+// nonFDRows is how many rows open_files (and lsof) list for pid before
+// its descriptors: cwd, rtd, txt and one per distinct mapped file other
+// than the executable (/proc/PID/maps).
+func nonFDRows(t *testing.T, pid int) int {
+	t.Helper()
+	proc := "/proc/" + strconv.Itoa(pid) + "/"
+	b, err := os.ReadFile(proc + "maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exe syscall.Stat_t
+	if err := syscall.Stat(proc+"exe", &exe); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{fmt.Sprintf("%02x:%02x %d", unix.Major(exe.Dev), unix.Minor(exe.Dev), exe.Ino): true}
+	n := 3
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || f[4] == "0" || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		if k := f[3] + " " + f[4]; !seen[k] {
+			seen[k] = true
+			n++
+		}
+	}
+	return n
 }

@@ -46,6 +46,10 @@ type Settings struct {
 	// OpenMetricsAllowRemote lets OpenMetricsListen be an address other
 	// than loopback; without it such an address leaves the exporter off.
 	OpenMetricsAllowRemote bool `toml:"openmetrics_allow_remote,omitempty"`
+	// CPUShareOfAllCores, when true, makes the TUI show CPU% as a share
+	// of all cores (all cores = 100%) instead of htop's per-core scale
+	// (one core = 100%). The TUI's Settings screen saves it.
+	CPUShareOfAllCores bool `toml:"cpu_share_of_all_cores,omitempty"`
 }
 
 // Profile is a saved Investigation Profile. ID is stable across renames

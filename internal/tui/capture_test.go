@@ -13,11 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	"golang.org/x/sys/unix"
 )
 
 // manyFDs is how many descriptors the capture test's child inherits: far
@@ -103,17 +105,22 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []int
+	var fds []int
 	for _, e := range ents {
 		n, _ := strconv.Atoi(e.Name())
-		want = append(want, n)
+		fds = append(fds, n)
 	}
-	slices.Sort(want)
+	slices.Sort(fds)
+	if len(fds) < manyFDs+3 {
+		t.Fatalf("/proc/%d/fd lists %d descriptors, want at least %d", pid, len(fds), manyFDs+3)
+	}
+	// lsof's order: cwd, rtd, txt, one mem row per mapped file other than
+	// the executable (from /proc/PID/maps), then the descriptors
+	want := append([]string{"cwd", "rtd", "txt"}, slices.Repeat([]string{"mem"}, mappedFiles(t, pid))...)
+	for _, n := range fds {
+		want = append(want, strconv.Itoa(n))
+	}
 	total := len(want)
-	if total < manyFDs+3 {
-		t.Fatalf("/proc/%d/fd lists %d descriptors, want at least %d", pid, total, manyFDs+3)
-	}
-
 	c := d.m.capture
 	if c == nil || c.err != "" || c.loading {
 		t.Fatalf("capture: %+v\n%s", c, d.m.View())
@@ -123,7 +130,7 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 		t.Fatalf("the first page holds all %d rows: the test does not reach paging", total)
 	}
 	if c.total != total {
-		t.Fatalf("capture total %d, /proc/%d/fd has %d", c.total, pid, total)
+		t.Fatalf("capture total %d, /proc/%d has %d rows (%d fds)", c.total, pid, total, len(fds))
 	}
 	title := func() string {
 		for _, l := range strings.Split(d.m.View(), "\n") {
@@ -140,19 +147,12 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 	// FD is the first column, right-aligned, with its access mode as
 	// lsof prints it (the test's files are open for reading, the
 	// standard descriptors u, r or w)
-	fdOf := func(line string) int {
-		m := regexp.MustCompile(`^\s+(\d+)[rwu]  `).FindStringSubmatch(line)
-		if m == nil {
-			return -1
-		}
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	shownFDs := func() []int {
-		var out []int
+	rowRe := regexp.MustCompile(`^\s*(\d+|cwd|rtd|txt|mem|DEL)[rwu]?  `)
+	shownFDs := func() []string {
+		var out []string
 		for _, l := range strings.Split(d.m.View(), "\n") {
-			if n := fdOf(l); n >= 0 {
-				out = append(out, n)
+			if m := rowRe.FindStringSubmatch(l); m != nil {
+				out = append(out, m[1])
 			}
 		}
 		return out
@@ -188,22 +188,20 @@ func TestCapturePaneReachesEveryRow(t *testing.T) {
 	v := strings.Join(pane, "\n")
 	v = regexp.MustCompile(`pid \d+  parent \d+`).ReplaceAllString(v, "pid PID  parent PPID")
 	v = regexp.MustCompile(`started \S+`).ReplaceAllString(v, "started TIME")
-	v = strings.ReplaceAll(v, filepath.Dir(d.m.capture.rows[3][2]), "DIR")
+	v = strings.ReplaceAll(v, filepath.Dir(d.m.capture.rows[total-1][2]), "DIR")
+	// the count of mapped files (mem rows) is this machine's
+	v = strings.ReplaceAll(v, fmt.Sprintf("rows %d–%d of %d", total-shown+1, total, total), "rows FIRST–TOTAL of TOTAL")
 	golden(t, "capture_open_files_end", v)
 	if cb.calls["read_capture"]-reads < 2 {
 		t.Fatalf("End read %d further pages; the rows needed several", cb.calls["read_capture"]-reads)
 	}
-	// every descriptor was read, once, in order
-	var all []int
+	// every row was read, once, in order
+	var all []string
 	for _, r := range d.m.capture.rows {
-		n, err := strconv.Atoi(strings.TrimRight(r[0], "rwu"))
-		if err != nil {
-			t.Fatalf("fd cell %q", r[0])
-		}
-		all = append(all, n)
+		all = append(all, strings.TrimRight(r[0], "rwu"))
 	}
 	if !slices.Equal(all, want) {
-		t.Fatalf("capture rows %d fds, /proc has %d; differ", len(all), len(want))
+		t.Fatalf("capture rows %d, /proc has %d; differ", len(all), len(want))
 	}
 	if d.m.capture.next != "" {
 		t.Fatal("a next_cursor after the last page")
@@ -251,4 +249,31 @@ func TestCapturePaneReadFailure(t *testing.T) {
 		t.Fatalf("after a failed read: %d rows (had %d)\n%s", len(d.m.capture.rows), read, v)
 	}
 	checkShape(t, v, 120, 40)
+}
+
+// mappedFiles counts the distinct files (device and inode) mapped by pid
+// other than its executable, as lsof lists them as mem rows.
+func mappedFiles(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exe syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/exe", pid), &exe); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{fmt.Sprintf("%02x:%02x %d", unix.Major(exe.Dev), unix.Minor(exe.Dev), exe.Ino): true}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || f[4] == "0" || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		if k := f[3] + " " + f[4]; !seen[k] {
+			seen[k] = true
+			n++
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -175,7 +176,7 @@ func TestHtopFunctionKeys(t *testing.T) {
 		proc(101, 100, 3, "worker", 50, 300, 4, 'R'), proc(102, 1, 4, "postgres", 10, 900, 9, 'S'),
 	}})
 	d.keys("f1")
-	if d.m.mode != modeHelp || !strings.Contains(d.m.View(), "Read-only") {
+	if d.m.mode != modeHelp || !strings.Contains(strings.ToLower(d.m.View()), "read-only") {
 		t.Fatalf("F1:\n%s", d.m.View())
 	}
 	d.keys("f1")
@@ -430,5 +431,43 @@ func TestFollowOperation(t *testing.T) {
 	msg = d.m.followOperation("no-such-op", nil)().(graphMsg)
 	if !strings.Contains(msg.text, "operation no-such-op: ") {
 		t.Fatalf("unknown operation: %q", msg.text)
+	}
+}
+
+// The CPU% scale toggle is saved through SetCPUShareOfAllCores, a model
+// whose saved settings say "share of all cores" opens with it, and a save
+// that fails keeps the toggle for the session and says so.
+func TestCPUShareSettingSaved(t *testing.T) {
+	_, b := fixture(t, 3)
+	saved := Settings{}
+	var saveErr error
+	opts := Options{Backend: b, NoColor: true,
+		LoadSettings: func() (Settings, error) { return saved, nil },
+		SetCPUShareOfAllCores: func(v bool) error {
+			if saveErr == nil {
+				saved.CPUShareOfAllCores = v
+			}
+			return saveErr
+		}}
+	d := &driver{t, New(opts)}
+	d.m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	d.refresh()
+	d.keys("S", "c", "esc")
+	if !saved.CPUShareOfAllCores || !strings.Contains(d.m.View(), "ALL%") {
+		t.Fatalf("toggle not saved: %+v\n%s", saved, d.m.View())
+	}
+	d2 := &driver{t, New(opts)}
+	d2.m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	d2.refresh()
+	if !strings.Contains(d2.m.View(), "ALL%▼") {
+		t.Fatalf("a new model did not open with the saved scale:\n%s", d2.m.View())
+	}
+	saveErr = errors.New("read-only file system")
+	d2.keys("S", "c")
+	if v := d2.m.View(); !strings.Contains(v, "[ ] CPU% as a share of all cores") || !strings.Contains(v, "not saved (this session only): read-only file system") {
+		t.Fatalf("failed save:\n%s", v)
+	}
+	if !saved.CPUShareOfAllCores {
+		t.Fatal("a failed save changed the saved value")
 	}
 }

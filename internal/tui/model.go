@@ -15,6 +15,9 @@ import (
 type Settings struct {
 	MCPConnectionsDisabled bool
 	RecordingDirectory     string
+	// CPUShareOfAllCores is the saved CPU% scale (true: share of all
+	// cores; false: per core, as htop).
+	CPUShareOfAllCores bool
 }
 
 // Options configure a Model.
@@ -37,8 +40,12 @@ type Options struct {
 	ExportDir string
 	// CPUShareOfAllCores shows CPU% as a share of all cores (all cores =
 	// 100%) instead of htop's per-core scale (one core = 100%, a process
-	// using two cores 200%). Settings toggles it for the session.
+	// using two cores 200%). The saved setting (Settings.CPUShareOfAllCores
+	// from LoadSettings) overrides it.
 	CPUShareOfAllCores bool
+	// SetCPUShareOfAllCores saves the CPU% scale when the Settings screen
+	// toggles it (nil: the toggle lasts for the session only).
+	SetCPUShareOfAllCores func(allCores bool) error
 }
 
 // mode is what has the keyboard.
@@ -98,6 +105,8 @@ type Model struct {
 	detail     bool
 	activity   bool
 	hist       *history
+	rt         *runtimeInfo // get_runtime_collection of the detail's lifetime
+	pick       *picker      // the graph picker (m in the detail), when open
 	capture    *captureView
 	settings   Settings
 	settingErr string
@@ -136,6 +145,7 @@ func New(opt Options) *Model {
 	if opt.LoadSettings != nil {
 		if s, err := opt.LoadSettings(); err == nil {
 			m.settings = s
+			m.cpuAllCores = m.cpuAllCores || s.CPUShareOfAllCores
 		} else {
 			m.settingErr = err.Error()
 		}
@@ -238,12 +248,27 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				}
 			}
 		}
+		if r := m.selected(); m.detail && r != nil && m.log == nil && !r.Ended {
+			// the runtime's state and values follow the samples
+			return m, tea.Batch(m.tick(), m.loadRuntime(r.Ref))
+		}
 		return m, m.tick()
 	case tickMsg:
 		return m, m.fetch()
 	case historyMsg:
 		if m.hist != nil && m.hist.ref == msg.ref {
 			m.hist = msg.h
+		}
+		return m, nil
+	case runtimeMsg:
+		if r := m.selected(); m.detail && r != nil && r.Ref == msg.ref {
+			m.rt = msg.rt
+		}
+		return m, nil
+	case pickerMsg:
+		if m.pick != nil && m.pick.ref == msg.ref {
+			msg.p.scr = scroll{sel: 0}
+			m.pick = msg.p
 		}
 		return m, nil
 	case captureMsg:
@@ -470,9 +495,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case " ", "enter", "d":
 			m.toggleMCP()
 		case "c":
-			m.cpuAllCores = !m.cpuAllCores
-			m.notice = map[bool]string{true: "CPU% shows a share of all cores (all cores = 100%)",
-				false: "CPU% shows per-core use (one core = 100%, as htop)"}[m.cpuAllCores]
+			m.toggleCPUScale()
 		default:
 			m.setScr.key(s, len(m.settingsLines(m.width)), m.settingsShown())
 		}
@@ -502,6 +525,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.clamp()
 			return m, nil
 		}
+	}
+	if m.pick != nil && m.mode == modeTable {
+		return m, m.pickerKey(s)
 	}
 	if m.detail && m.capture != nil {
 		// The capture pane has the movement keys: it pages through the
@@ -535,13 +561,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "q":
 		if m.detail {
 			c := m.capture
-			m.detail, m.capture, m.hist = false, nil, nil
+			m.detail, m.capture, m.hist, m.rt = false, nil, nil, nil
 			return m, m.releaseCapture(c)
 		}
 		return m, m.quit()
 	case "esc":
 		if m.detail {
-			m.detail, m.capture, m.hist = false, nil, nil
+			m.detail, m.capture, m.hist, m.rt = false, nil, nil, nil
 		} else if m.filter != "" {
 			m.filter = ""
 			m.rearrange()
@@ -642,13 +668,20 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			release := m.releaseCapture(m.capture)
 			m.capture = nil
 			if m.detail {
-				m.hist = &history{ref: r.Ref}
+				m.hist, m.rt = &history{ref: r.Ref}, nil
 				m.clamp()
-				return m, tea.Batch(release, m.loadHistory(r.Ref))
+				return m, tea.Batch(release, m.loadHistory(r.Ref), m.loadRuntime(r.Ref))
 			}
-			m.hist = nil
+			m.hist, m.rt = nil, nil
 			m.clamp()
 			return m, release
+		}
+	case "m":
+		if r := m.selected(); m.detail && r != nil {
+			// Log view lists the jvm_* family too: a recording may hold it.
+			jvm := m.log != nil || m.rt != nil && m.rt.ref == r.Ref && m.rt.runtime == "jvm"
+			m.pick = &picker{ref: r.Ref, scr: scroll{sel: 0}}
+			return m, m.openPicker(r.Ref, jvm)
 		}
 	case "f", "l", "n", "T":
 		if s == "T" && !m.detail {
@@ -671,7 +704,7 @@ func (m *Model) move(d int) {
 	m.sel += d
 	m.clamp()
 	if r := m.selected(); r != nil && m.detail && (m.hist == nil || m.hist.ref != r.Ref) {
-		m.hist, m.capture = &history{ref: r.Ref}, nil
+		m.hist, m.capture, m.rt = &history{ref: r.Ref}, nil, nil
 	}
 }
 
@@ -682,6 +715,25 @@ func (m *Model) setSort(k SortKey) {
 		m.sortKey, m.reverse = k, false
 	}
 	m.rearrange()
+}
+
+// toggleCPUScale switches CPU% between per core and the share of all
+// cores and saves the choice (SetCPUShareOfAllCores); a save that fails
+// keeps the switch for the session and shows the error.
+func (m *Model) toggleCPUScale() {
+	m.cpuAllCores = !m.cpuAllCores
+	m.settings.CPUShareOfAllCores = m.cpuAllCores
+	m.notice = map[bool]string{true: "CPU% shows a share of all cores (all cores = 100%)",
+		false: "CPU% shows per-core use (one core = 100%, as htop)"}[m.cpuAllCores]
+	if m.opt.SetCPUShareOfAllCores == nil {
+		return
+	}
+	if err := m.opt.SetCPUShareOfAllCores(m.cpuAllCores); err != nil {
+		m.settingErr = "CPU% scale not saved (this session only): " + err.Error()
+		return
+	}
+	m.settingErr = ""
+	m.notice += "; saved"
 }
 
 func (m *Model) toggleMCP() {

@@ -193,6 +193,13 @@ func (m *Model) draw() string {
 	case modeLogs:
 		lines = append(lines, m.logsView(w)...)
 		return m.finish(lines, st)
+	case modeTable:
+		if m.pick != nil {
+			lines = append(lines, m.pickerView(st, w)...)
+			return m.finish(lines, st)
+		}
+	}
+	switch m.mode {
 	case modeSortMenu:
 		lines = append(lines, st.head.Render(fit("Sort by", w)))
 		for k := SortKey(0); k < numSortKeys; k++ {
@@ -585,6 +592,9 @@ func (m *Model) footer() string {
 	if m.mode == modeSortMenu {
 		return "Sort by: Up/Down choose, Enter sort, Esc cancel"
 	}
+	if m.pick != nil && m.mode == modeTable && m.notice == "" {
+		return "Graph picker: Up/Down PgUp/PgDn choose, Enter graph it, Esc close"
+	}
 	if m.confirmStop {
 		return "Stop the recording? y stops it (the file is completed and closed), any other key keeps it running"
 	}
@@ -660,7 +670,8 @@ var helpEntries = []helpEntry{
 	{"C", "show the CONTAINER column (runtime:id from the cgroup path; - host, ? no rule fits); the filter and search match it"},
 	{"F9 k", "nothing to kill or renice: the monitor is read-only (below)"},
 	{"p", "pause the display"},
-	{"Enter", "detail of the selected lifetime (history sparklines)"},
+	{"Enter", "detail of the selected lifetime (history sparklines; the managed runtime, jvm or dotnet, and its collection state, with heap and GC values while collecting)"},
+	{"m", "in detail: the graph picker: every process metric of the catalog (the jvm_* family first for a JVM); Enter graphs the selected one for this process"},
 	{"f l n T", "in detail: open files, modules, network, threads (captured on request); Up/Down, PgUp/PgDn, Home/End page through all the rows; Esc closes"},
 	{"+", "graph the selected process (metric of the sort column)"},
 	{"g", "graph workspace: Left/Right cursor, A/B markers, p pause, +/- range, x CSV; Up/Down, PgUp/PgDn, Home/End select a graph"},
@@ -782,12 +793,12 @@ func (m *Model) settingsLines(w int) []string {
 		listener = m.frame.Listener
 	}
 	lines := []string{
-		"Settings (MCP saved in inquest.toml; Space toggles it, Esc returns)",
+		"Settings (saved in inquest.toml; Space toggles MCP, c the CPU% scale, Esc returns)",
 		"",
 		"  " + box + " Disable MCP connections",
 		"      MCP listener: " + listener,
 		"",
-		"  " + map[bool]string{true: "[x]", false: "[ ]"}[m.cpuAllCores] + " CPU% as a share of all cores (c toggles it for this session; off: one core = 100%, as htop)",
+		"  " + map[bool]string{true: "[x]", false: "[ ]"}[m.cpuAllCores] + " CPU% as a share of all cores (c toggles and saves it; off: one core = 100%, as htop)",
 		"",
 		"  Recording directory: " + dir,
 		"      change with: inquest settings set recording_directory DIR",
@@ -896,7 +907,10 @@ func (m *Model) detailView(st styles, w, h int) []string {
 			}
 			lines = append(lines, fit(fmt.Sprintf("  last %d samples of retained history", len(m.hist.series["cpu_percent"])), w))
 		}
-		lines = append(lines, fit("  f open files  l modules  n network  T threads  (captured now, on request)", w))
+		for _, l := range m.runtimeLines(r) {
+			lines = append(lines, fit(l, w))
+		}
+		lines = append(lines, fit("  f open files  l modules  n network  T threads (on request)  m graph a metric", w))
 	}
 	for len(lines) < h {
 		lines = append(lines, strings.Repeat(" ", w))

@@ -153,11 +153,48 @@ func Start(t testing.TB, jdk JDK, opts ...string) *Proc {
 // as unshare), so the JVM keeps the wrapper's pid.
 func StartWrapped(t testing.TB, jdk JDK, wrapper []string, opts ...string) *Proc {
 	t.Helper()
-	dir := classDir(t, jdk)
+	return start(t, jdk, classDir(t, jdk), "", wrapper, opts)
+}
+
+// StartAs is Start with the JVM running as user (a user name or uid,
+// through setpriv; the caller must be root). The compiled class is copied
+// to a world-readable directory, which is also the JVM's working
+// directory, so the other user can load it; the directory is removed at
+// the end of the test.
+func StartAs(t testing.TB, jdk JDK, user string, opts ...string) *Proc {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv is not installed")
+	}
+	b, err := os.ReadFile(filepath.Join(classDir(t, jdk), "InquestAlloc.class"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "inquest-jvm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "InquestAlloc.class"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := []string{setpriv, "--reuid=" + user, "--regid=" + user, "--clear-groups", "--"}
+	return start(t, jdk, dir, dir, wrapper, opts)
+}
+
+// start runs the program from class directory dir with working directory
+// cwd ("" keeps the test's).
+func start(t testing.TB, jdk JDK, dir, cwd string, wrapper, opts []string) *Proc {
+	t.Helper()
 	args := append([]string{jdk.Java, "-Xmx64m", "-Xms16m"}, opts...)
 	args = append(args, "-cp", dir, "InquestAlloc")
 	args = append(append([]string(nil), wrapper...), args...)
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = cwd
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -201,11 +238,15 @@ func (p *Proc) Stop() {
 	p.Cmd.Wait()
 }
 
-// Default returns the first JDK or skips the test.
+// Default returns the first JDK, or skips the test when none is
+// installed (fails it under CI=true, where .ci/run installs one).
 func Default(t testing.TB) JDK {
 	t.Helper()
 	ks := JDKs()
 	if len(ks) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no JDK (java and javac) installed; .ci/run installs openjdk-17-jdk-headless")
+		}
 		t.Skip("no JDK (java and javac) installed")
 	}
 	return ks[0]
