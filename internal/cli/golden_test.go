@@ -124,6 +124,7 @@ func TestSocketsGolden(t *testing.T) {
 		t.Errorf("unknown column: %v", err)
 	}
 }
+
 // TestThreadsGolden renders fixed threads rows (testdata/threads.golden):
 // ps's state letters, TIME as [DD-]HH:MM:SS of user + system seconds,
 // seconds with their unit, unknown as "-".
