@@ -178,7 +178,10 @@ func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep
 		}
 		return stamp{fi.ModTime(), fi.Size(), true}
 	}
-	last := stat()
+	// The first poll always reloads the file: a change saved between the
+	// start-up read of inquest.toml (which gave disabled) and this point
+	// would otherwise match the first stamp and be lost.
+	last := stamp{}
 	t := time.NewTicker(configPollInterval)
 	defer t.Stop()
 	for {
