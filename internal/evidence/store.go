@@ -360,12 +360,14 @@ func manifestRel(id string) string { return "manifests/" + id + ".json" }
 
 // putObject copies r into the object store and returns its digest and
 // size, and whether it created the object (false: it existed already).
-func (s *Store) putObject(ctx context.Context, r io.Reader) (sum string, size int64, created bool, err error) {
-	sum, size, err = s.copyObject(ctx, r, &created)
+// pending is the publish's marker: each digest is listed there (and
+// synced) before the object is reused or renamed into place.
+func (s *Store) putObject(ctx context.Context, r io.Reader, pending *tempFile) (sum string, size int64, created bool, err error) {
+	sum, size, err = s.copyObject(ctx, r, &created, pending)
 	return sum, size, created, err
 }
 
-func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (string, int64, error) {
+func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool, pending *tempFile) (string, int64, error) {
 	tmp, err := s.fs.createTemp("o-")
 	if err != nil {
 		return "", 0, err
@@ -384,6 +386,14 @@ func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (str
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if err := tmp.Sync(); err != nil {
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store cannot be synced")
+	}
+	if _, err := (faultWriter{pending}).Write([]byte(sum + "\n")); err != nil {
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store is not writable")
+	}
+	if err := pending.Sync(); err != nil {
 		tmp.Discard()
 		return "", 0, ioFail(s.dir, err, "the evidence store cannot be synced")
 	}
@@ -406,6 +416,9 @@ func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (str
 		return sum, n, err
 	}
 	*created = true
+	if testHookObjectPublished != nil {
+		testHookObjectPublished(sum)
+	}
 	return sum, n, nil
 }
 
@@ -515,12 +528,23 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		return nil, err
 	}
 	// A publish holds tmp/.lock shared from its first object to its index
-	// entry; a failed one removes the objects it created (reclaim).
+	// entry, and lists each object in its pending marker before it renames
+	// or reuses it (see sweep.go); a failed one removes the objects it
+	// created (reclaim).
 	var guard *os.File
 	if canSweep {
-		if g, err := s.fs.lockTmp(false); err == nil {
-			guard = g
+		g, err := s.fs.lockTmp(false)
+		if err != nil {
+			return nil, err
 		}
+		guard = g
+	}
+	pending, err := s.fs.createTemp(pendingPrefix)
+	if err != nil {
+		if guard != nil {
+			guard.Close()
+		}
+		return nil, err
 	}
 	var created []string
 	published := false
@@ -530,6 +554,7 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		} else if guard != nil {
 			guard.Close()
 		}
+		pending.Discard()
 	}()
 	now := time.Now().UTC()
 	m := &Manifest{
@@ -559,7 +584,7 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		} else {
 			r = strings.NewReader(string(a.Data))
 		}
-		sum, n, isNew, err := s.putObject(ctx, r)
+		sum, n, isNew, err := s.putObject(ctx, r, pending)
 		if isNew && sum != "" {
 			created = append(created, sum)
 		}
@@ -768,7 +793,11 @@ func (s *Store) VerifyArtifact(ctx context.Context, m *Manifest, name string) er
 // stored, readable or not); Unreadable counts those among them whose
 // manifest is missing, cannot be read or parsed, names another id,
 // references a missing object or differs from its publication digest
-// (the rows query_evidence lists with a problem).
+// (the rows query_evidence lists with a problem). UnreferencedObjects and
+// UnreferencedBytes count the object files no manifest references
+// (objects of publishes in flight, or left by a killed or failed one:
+// SweepObjects removes them); both are nil (unknown) when a manifest
+// cannot be read.
 type Location struct {
 	Dir        string `json:"dir"`
 	Index      string `json:"index"`
@@ -777,6 +806,9 @@ type Location struct {
 	Unreadable int64  `json:"unreadable_manifests"`
 	Snapshot   int64  `json:"snapshot"`
 	FormatVer  int    `json:"format_version"`
+
+	UnreferencedObjects *int64 `json:"unreferenced_objects"`
+	UnreferencedBytes   *int64 `json:"unreferenced_bytes"`
 }
 
 // Location returns the store's paths and record counts. It indexes
@@ -825,6 +857,13 @@ func (s *Store) Location(ctx context.Context) (Location, error) {
 		if problem, _ := s.checkManifest(r.id, r.digest); problem != "" {
 			l.Unreadable++
 		}
+	}
+	n, b, ok, err := s.unreferenced(ctx)
+	if err != nil {
+		return l, err
+	}
+	if ok {
+		l.UnreferencedObjects, l.UnreferencedBytes = &n, &b
 	}
 	return l, nil
 }
