@@ -106,6 +106,16 @@ func TestAnalyzeCLI(t *testing.T) {
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Fatalf("orphan survived the sweep: %v", err)
 	}
+	// A store a newer inquest wrote is refused with its own code.
+	fmtFile := filepath.Join(store, "format.json")
+	if b, err := os.ReadFile(fmtFile); err != nil || string(b) != "{\"format_version\":1}\n" {
+		t.Fatalf("format.json: %q %v", b, err)
+	}
+	os.WriteFile(fmtFile, []byte(`{"format_version": 2}`), 0o600)
+	if e, code := runAnalyzeCLI(t, "evidence", "location"); code != 1 || e["error"].(map[string]any)["code"] != "REPOSITORY_FORMAT_UNSUPPORTED" {
+		t.Fatalf("location of a format 2 store: %v", e)
+	}
+	os.WriteFile(fmtFile, []byte(`{"format_version": 1}`), 0o600)
 	if e, code := runAnalyzeCLI(t, "evidence", "sweep", "--older-than", "-1s"); code != 1 || e["error"].(map[string]any)["code"] != "INVALID_ARGUMENT" {
 		t.Fatalf("negative --older-than: %v", e)
 	}

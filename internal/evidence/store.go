@@ -259,7 +259,8 @@ func OpenDefault() (*Store, error) {
 // opens the index, rebuilding it from the manifests when it is missing or
 // corrupt, and indexes every manifest the index lacks (a publisher killed
 // between its manifest and its index entry). Errors: RESOURCE_LIMIT (not
-// retryable) when the disk is full, REPOSITORY_CORRUPT when the index can
+// retryable) when the disk is full, REPOSITORY_FORMAT_UNSUPPORTED when
+// DIR/format.json names a format version other than FormatVersion, REPOSITORY_CORRUPT when the index can
 // be neither opened nor rebuilt, INTERNAL_ERROR for other I/O failures.
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
@@ -268,6 +269,10 @@ func Open(dir string) (*Store, error) {
 	}
 	fsys, err := openFS(abs)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFormat(fsys); err != nil {
+		fsys.Close()
 		return nil, err
 	}
 	if _, err := fsys.sweep(); err != nil {
@@ -307,6 +312,45 @@ func (s *Store) Close() error {
 	}
 	s.fs.Close()
 	return err
+}
+
+// formatName is the file naming the store's format version, written when
+// a store is created (and into a store an older inquest created without
+// it): {"format_version": N}.
+const formatName = "format.json"
+
+// unsupportedFormat is the refusal of a store or manifest written in a
+// format version this inquest does not read.
+func unsupportedFormat(what string, version int64) *contract.Error {
+	return contract.Errorf(contract.CodeRepositoryFormat,
+		"%s is in evidence store format version %d; this inquest reads version %d only. It was written by a newer inquest: read it with that version (or set INQUEST_DATA_DIR to another store); nothing was changed", what, version, FormatVersion).
+		WithDetail("format_version", version).WithDetail("supported_format_version", FormatVersion)
+}
+
+// checkFormat reads DIR/format.json: a version other than FormatVersion
+// is REPOSITORY_FORMAT_UNSUPPORTED (before anything in the store is
+// touched), a file that does not parse REPOSITORY_CORRUPT. A store
+// without the file gets one.
+func checkFormat(fsys *storeFS) error {
+	b, err := fsys.readFile(formatName)
+	if errors.Is(err, fs.ErrNotExist) {
+		body, _ := json.Marshal(map[string]int{"format_version": FormatVersion})
+		return fsys.writeAtomic(formatName, append(body, '\n'))
+	}
+	if err != nil {
+		return ioFail(fsys.dir, err, "the evidence store's format file cannot be read")
+	}
+	var f struct {
+		Version *int64 `json:"format_version"`
+	}
+	if json.Unmarshal(b, &f) != nil || f.Version == nil || *f.Version < 1 {
+		return corrupt("the evidence store's %s does not name a format version (want {\"format_version\": %d}); if this is an inquest store, write that into it", formatName, FormatVersion).
+			WithDetail("directory", fsys.dir).WithDetail("path", filepath.Join(fsys.dir, formatName))
+	}
+	if *f.Version != FormatVersion {
+		return unsupportedFormat("the evidence store "+fsys.dir, *f.Version).WithDetail("directory", fsys.dir)
+	}
+	return nil
 }
 
 func loadKey(fsys *storeFS) ([]byte, error) {
@@ -680,6 +724,7 @@ func nonNil(m map[string]any) map[string]any {
 
 // Get returns the validated manifest of id. Errors: INVALID_ARGUMENT for a
 // malformed id, EVIDENCE_NOT_FOUND when no manifest exists,
+// REPOSITORY_FORMAT_UNSUPPORTED for a manifest of a newer format version,
 // REPOSITORY_CORRUPT when the manifest does not parse, names another id,
 // differs from the digest recorded in the index, or references a missing
 // object.
@@ -726,6 +771,9 @@ func parseManifest(body []byte, id string) (*Manifest, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		return nil, corrupt("the manifest of %s is not valid JSON", id).WithDetail("evidence_id", id)
+	}
+	if m.SchemaVersion > FormatVersion && m.EvidenceID == id {
+		return nil, unsupportedFormat("the manifest of "+id, int64(m.SchemaVersion)).WithDetail("evidence_id", id)
 	}
 	if m.SchemaVersion != FormatVersion || m.EvidenceID != id || m.Operation == "" || m.CreatedAt.IsZero() || len(m.Artifacts) == 0 {
 		return nil, corrupt("the manifest of %s is not a version %d manifest for that id", id, FormatVersion).WithDetail("evidence_id", id)
