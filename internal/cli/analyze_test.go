@@ -81,6 +81,44 @@ func TestAnalyzeCLI(t *testing.T) {
 	if code != 0 || loc["data"].(map[string]any)["source"] != "INQUEST_DATA_DIR" || loc["data"].(map[string]any)["records"] != "1" {
 		t.Fatalf("location: %v", loc)
 	}
+	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != "0" || d["unreferenced_bytes"] != "0" {
+		t.Fatalf("location counts unreferenced objects in a clean store: %v", loc)
+	}
+	// An object no record references (what a preserve killed after its
+	// object rename leaves): location reports it, sweep removes it once
+	// older than --older-than, and the record stays readable.
+	store := os.Getenv("INQUEST_DATA_DIR")
+	orphan := filepath.Join(store, "objects", "sha256", "ab", "ab"+strings.Repeat("0", 62))
+	os.MkdirAll(filepath.Dir(orphan), 0o700)
+	os.WriteFile(orphan, []byte("12345"), 0o400)
+	loc, _ = runAnalyzeCLI(t, "evidence", "location")
+	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != "1" || d["unreferenced_bytes"] != "5" || len(loc["warnings"].([]any)) != 1 {
+		t.Fatalf("location with an orphan: %v", loc)
+	}
+	sw, code := runAnalyzeCLI(t, "evidence", "sweep")
+	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != "0" || d["recent_unreferenced_objects"] != "1" {
+		t.Fatalf("sweep of a new orphan with the default --older-than: %v", sw)
+	}
+	sw, code = runAnalyzeCLI(t, "evidence", "sweep", "--older-than", "0")
+	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != "1" || d["removed_bytes"] != "5" || d["referenced_objects"] != "1" {
+		t.Fatalf("sweep --older-than 0: %v", sw)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatalf("orphan survived the sweep: %v", err)
+	}
+	// A store a newer inquest wrote is refused with its own code.
+	fmtFile := filepath.Join(store, "format.json")
+	if b, err := os.ReadFile(fmtFile); err != nil || string(b) != "{\"format_version\":1}\n" {
+		t.Fatalf("format.json: %q %v", b, err)
+	}
+	os.WriteFile(fmtFile, []byte(`{"format_version": 2}`), 0o600)
+	if e, code := runAnalyzeCLI(t, "evidence", "location"); code != 1 || e["error"].(map[string]any)["code"] != "REPOSITORY_FORMAT_UNSUPPORTED" {
+		t.Fatalf("location of a format 2 store: %v", e)
+	}
+	os.WriteFile(fmtFile, []byte(`{"format_version": 1}`), 0o600)
+	if e, code := runAnalyzeCLI(t, "evidence", "sweep", "--older-than", "-1s"); code != 1 || e["error"].(map[string]any)["code"] != "INVALID_ARGUMENT" {
+		t.Fatalf("negative --older-than: %v", e)
+	}
 	if e, code := runAnalyzeCLI(t, "evidence", "show", "ev-"+strings.Repeat("a", 26)); code != 1 || e["error"].(map[string]any)["code"] != "EVIDENCE_NOT_FOUND" {
 		t.Fatalf("show unknown: %v", e)
 	}

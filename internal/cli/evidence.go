@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -17,11 +18,11 @@ func init() { register(newEvidenceCmd) }
 func newEvidenceCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "evidence",
-		Short: "Query, show and locate preserved evidence (query|show|location)",
+		Short: "Query, show and locate preserved evidence, and sweep unreferenced objects (query|show|location|sweep)",
 		Long: `The local evidence store lives at $INQUEST_DATA_DIR, else
 $XDG_DATA_HOME/inquest/evidence, else ~/.local/share/inquest/evidence.`,
 	}
-	cmd.AddCommand(newEvidenceQueryCmd(env), newEvidenceShowCmd(env), newEvidenceLocationCmd(env))
+	cmd.AddCommand(newEvidenceQueryCmd(env), newEvidenceShowCmd(env), newEvidenceLocationCmd(env), newEvidenceSweepCmd(env))
 	addErrorJSONFlag(cmd, true)
 	return cmd
 }
@@ -142,13 +143,74 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
-			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "unreadable_manifests": contract.Int(loc.Unreadable), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer})
+			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "unreadable_manifests": contract.Int(loc.Unreadable), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer, "unreferenced_objects": nil, "unreferenced_bytes": nil})
+			if loc.UnreferencedObjects != nil {
+				res.Data.(map[string]any)["unreferenced_objects"] = contract.Int(*loc.UnreferencedObjects)
+				res.Data.(map[string]any)["unreferenced_bytes"] = contract.Int(*loc.UnreferencedBytes)
+				if *loc.UnreferencedObjects > 0 {
+					res.Warn(fmt.Sprintf("%d object files (%s) are referenced by no record (left by a preserve that was killed or failed, or of one in progress); inquest evidence sweep removes those older than %s", *loc.UnreferencedObjects, humanBytes(strconv.FormatInt(*loc.UnreferencedBytes, 10)), evidence.DefaultSweepGrace))
+				}
+			}
 			if loc.Unreadable > 0 {
 				res.Warn(fmt.Sprintf("%d of %d records have a manifest that is missing, cannot be read or verified, or references a missing object; query_evidence lists them with a problem and show answers REPOSITORY_CORRUPT", loc.Unreadable, loc.Records))
 			}
 			return printEnvelope(env, res, nil)
 		},
 	}
+}
+
+func newEvidenceSweepCmd(env *Env) *cobra.Command {
+	var olderThan time.Duration
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Remove object files no evidence record references (left by killed or failed preserves)",
+		Long: `sweep waits until no preserve is between writing an object and publishing
+its record, then removes every object file that no manifest references and
+that is older than --older-than, and reports how many it removed and their
+bytes. Objects of preserves in progress, and every object a record
+references, are never removed. Nothing is removed while a manifest cannot
+be read (inquest evidence query lists it with its problem).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if olderThan < 0 {
+				return printEnvelope(env, nil, contract.Errorf(contract.CodeInvalidArgument, "--older-than must not be negative (got %s)", olderThan).WithDetail("field", "--older-than"))
+			}
+			dir, err := evidence.DefaultDir()
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			if _, statErr := os.Stat(filepath.Join(dir, "manifests")); statErr != nil {
+				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "removed_objects": "0", "removed_bytes": "0"})
+				return printEnvelope(env, res, nil)
+			}
+			st, err := evidence.Open(dir)
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			defer st.Close()
+			rep, err := st.SweepObjects(cmd.Context(), olderThan, dryRun)
+			if err != nil {
+				return printEnvelope(env, nil, err)
+			}
+			res := contract.NewResult("evidence", contractNow(), map[string]any{
+				"dir": st.Dir(), "exists": true, "objects": contract.Int(rep.Objects), "referenced_objects": contract.Int(rep.Referenced),
+				"removed_objects": contract.Int(rep.Removed), "removed_bytes": contract.Int(rep.RemovedBytes),
+				"recent_unreferenced_objects": contract.Int(rep.Recent), "recent_unreferenced_bytes": contract.Int(rep.RecentBytes),
+				"unreadable_manifests": contract.Int(rep.UnreadableManifests), "older_than_seconds": rep.GraceSeconds, "dry_run": rep.DryRun,
+			})
+			if rep.Reason != "" {
+				res.Warn(rep.Reason)
+			}
+			if dryRun && rep.Removed > 0 {
+				res.Warn(fmt.Sprintf("dry run: %d objects (%s) would be removed", rep.Removed, humanBytes(strconv.FormatInt(rep.RemovedBytes, 10))))
+			}
+			return printEnvelope(env, res, nil)
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", evidence.DefaultSweepGrace, "keep unreferenced objects modified more recently than this (e.g. 1h, 0 for none)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be removed, remove nothing")
+	return cmd
 }
 
 func contractNow() time.Time { return time.Now() }

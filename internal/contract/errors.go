@@ -54,6 +54,15 @@ const (
 	// the operating system (EIO, EROFS, EMFILE ...; details.cause is the
 	// errno name and details.path the file or directory).
 	CodeRepositoryIO Code = "REPOSITORY_IO_FAILED"
+	// CodeAnalysisExpired is an analysis_id this process issued whose
+	// session analysis is no longer kept (evicted by newer ones); rerun
+	// the analysis. An id it never issued is REFERENCE_INVALID.
+	CodeAnalysisExpired Code = "ANALYSIS_EXPIRED"
+	// CodeRepositoryFormat is an evidence store, or a manifest in it,
+	// written in a format version this inquest does not read (a newer
+	// inquest wrote it): details.format_version and
+	// details.supported_format_version.
+	CodeRepositoryFormat Code = "REPOSITORY_FORMAT_UNSUPPORTED"
 )
 
 // AllCodes lists every code in a stable order (docs/errors.md); the output
@@ -66,7 +75,7 @@ var AllCodes = []Code{
 	CodeStateConflict, CodePermissionDenied, CodeOperationUnknown, CodeInternalError,
 	CodeExportFailed, CodeUnsupportedFormat, CodeDecodeFailed, CodeInputChanged,
 	CodeProviderUnavailable, CodeExecutionFailed, CodeLimitExceeded, CodeEvidenceNotFound,
-	CodeRepositoryCorrupt, CodeRepositoryIO,
+	CodeRepositoryCorrupt, CodeRepositoryIO, CodeAnalysisExpired, CodeRepositoryFormat,
 }
 
 // retryableByDefault says whether an unchanged call may succeed on retry

@@ -56,7 +56,9 @@ func TestCrashHelper(t *testing.T) {
 // object copy, between manifest and index entry, mid rebuild, between
 // setting the old index aside and moving the new one in). After each
 // kill a fresh open must list every manifest on disk, every listed record
-// must verify, and no temp file may survive the open. The kill point is
+// must verify, and no temp file or unreferenced object (an object renamed
+// into place before the kill, its manifest never written) may survive
+// the open. The kill point is
 // random; the assertions hold at any point, so the outcome does not
 // depend on timing.
 func TestCrashConsistency(t *testing.T) {
@@ -110,6 +112,13 @@ func TestCrashConsistency(t *testing.T) {
 		cmd.Wait()
 		left := len(tempFiles(t, dir))
 		n := checkConsistent(t, dir)
+		if s, err := Open(dir); err == nil {
+			l, err := s.Location(context.Background())
+			s.Close()
+			if err != nil || l.UnreferencedObjects == nil || *l.UnreferencedObjects != 0 {
+				t.Fatalf("iteration %d (%s): after the kill and an open: %v, unreferenced objects %v, want 0", i, mode, err, l.UnreferencedObjects)
+			}
+		}
 		t.Logf("iteration %d: %s killed after %d steps; %d temp files left by the kill; %d records consistent", i, mode, steps, left, n)
 	}
 }

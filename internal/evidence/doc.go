@@ -18,7 +18,10 @@
 //	                                 rebuilt from manifests/ when missing
 //	DIR/cursor.key                   32-byte HMAC key sealing cursors and
 //	                                 continuations, so they survive restarts
-//	DIR/tmp/                         staging for atomic publication
+//	DIR/format.json                  {"format_version":1}; another version
+//	                                 is REPOSITORY_FORMAT_UNSUPPORTED
+//	DIR/tmp/                         staging for atomic publication and
+//	                                 publishes' pending markers (sweep.go)
 //
 // Every file is published atomically: written to DIR/tmp, fsynced, renamed
 // into place, and the target directory fsynced. Artifacts are deduplicated
@@ -70,7 +73,9 @@
 // # Errors
 //
 // Every error returned by this package is a *contract.Error:
-// EVIDENCE_NOT_FOUND for an unknown id or artifact name, REPOSITORY_CORRUPT
+// EVIDENCE_NOT_FOUND for an unknown id or artifact name,
+// REPOSITORY_FORMAT_UNSUPPORTED for a store or manifest of a newer format
+// version, REPOSITORY_CORRUPT
 // for a manifest or artifact that fails validation (bad JSON, wrong id,
 // digest or size mismatch, missing object, a symbolic link) and for an
 // index that can be neither opened nor rebuilt (details.rebuild),
@@ -79,8 +84,8 @@
 // INVALID_ARGUMENT for malformed ids and records, RESOURCE_LIMIT (not
 // retryable, details.directory) when the disk is full, PERMISSION_DENIED
 // (not retryable) for a store directory that is a symbolic link, owned by
-// another user or writable by group or others, INTERNAL_ERROR (retryable,
-// details.cause) for other I/O failures.
+// another user or writable by group or others, REPOSITORY_IO_FAILED
+// (retryable, details.cause) for other I/O failures.
 //
 // # Continuations
 //

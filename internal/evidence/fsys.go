@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -364,7 +366,9 @@ func (s *storeFS) writeAtomic(rel string, data []byte) error {
 // flock held on them): the leftovers of processes killed mid-publish. It
 // holds tmp/.lock exclusively, so no temp file is seen between creation
 // and lock; when that lock is busy it sweeps nothing this time. It
-// returns how many entries it removed.
+// returns how many entries it removed. Then it removes the objects that
+// publishes killed before their manifest left behind, and their pending
+// markers (sweepDeadPublishes).
 func (s *storeFS) sweep() (int, error) {
 	if !canSweep {
 		return 0, nil
@@ -394,8 +398,8 @@ func (s *storeFS) sweep() (int, error) {
 	n := 0
 	for _, e := range ents {
 		rel := "tmp/" + e.Name()
-		if rel == lockName {
-			continue
+		if rel == lockName || (strings.HasPrefix(e.Name(), pendingPrefix) && e.Type().IsRegular()) {
+			continue // pending markers: sweepDeadPublishes below
 		}
 		if !e.Type().IsRegular() {
 			// Nothing the store writes; RemoveAll never follows links.
@@ -414,6 +418,9 @@ func (s *storeFS) sweep() (int, error) {
 			}
 		}
 		f.Close()
+	}
+	if _, _, err := s.sweepDeadPublishes(context.Background()); err != nil {
+		return n, err
 	}
 	return n, nil
 }

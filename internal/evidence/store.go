@@ -259,7 +259,8 @@ func OpenDefault() (*Store, error) {
 // opens the index, rebuilding it from the manifests when it is missing or
 // corrupt, and indexes every manifest the index lacks (a publisher killed
 // between its manifest and its index entry). Errors: RESOURCE_LIMIT (not
-// retryable) when the disk is full, REPOSITORY_CORRUPT when the index can
+// retryable) when the disk is full, REPOSITORY_FORMAT_UNSUPPORTED when
+// DIR/format.json names a format version other than FormatVersion, REPOSITORY_CORRUPT when the index can
 // be neither opened nor rebuilt, INTERNAL_ERROR for other I/O failures.
 func Open(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
@@ -268,6 +269,10 @@ func Open(dir string) (*Store, error) {
 	}
 	fsys, err := openFS(abs)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFormat(fsys); err != nil {
+		fsys.Close()
 		return nil, err
 	}
 	if _, err := fsys.sweep(); err != nil {
@@ -307,6 +312,45 @@ func (s *Store) Close() error {
 	}
 	s.fs.Close()
 	return err
+}
+
+// formatName is the file naming the store's format version, written when
+// a store is created (and into a store an older inquest created without
+// it): {"format_version": N}.
+const formatName = "format.json"
+
+// unsupportedFormat is the refusal of a store or manifest written in a
+// format version this inquest does not read.
+func unsupportedFormat(what string, version int64) *contract.Error {
+	return contract.Errorf(contract.CodeRepositoryFormat,
+		"%s is in evidence store format version %d; this inquest reads version %d only. It was written by a newer inquest: read it with that version (or set INQUEST_DATA_DIR to another store); nothing was changed", what, version, FormatVersion).
+		WithDetail("format_version", version).WithDetail("supported_format_version", FormatVersion)
+}
+
+// checkFormat reads DIR/format.json: a version other than FormatVersion
+// is REPOSITORY_FORMAT_UNSUPPORTED (before anything in the store is
+// touched), a file that does not parse REPOSITORY_CORRUPT. A store
+// without the file gets one.
+func checkFormat(fsys *storeFS) error {
+	b, err := fsys.readFile(formatName)
+	if errors.Is(err, fs.ErrNotExist) {
+		body, _ := json.Marshal(map[string]int{"format_version": FormatVersion})
+		return fsys.writeAtomic(formatName, append(body, '\n'))
+	}
+	if err != nil {
+		return ioFail(fsys.dir, err, "the evidence store's format file cannot be read")
+	}
+	var f struct {
+		Version *int64 `json:"format_version"`
+	}
+	if json.Unmarshal(b, &f) != nil || f.Version == nil || *f.Version < 1 {
+		return corrupt("the evidence store's %s does not name a format version (want {\"format_version\": %d}); if this is an inquest store, write that into it", formatName, FormatVersion).
+			WithDetail("directory", fsys.dir).WithDetail("path", filepath.Join(fsys.dir, formatName))
+	}
+	if *f.Version != FormatVersion {
+		return unsupportedFormat("the evidence store "+fsys.dir, *f.Version).WithDetail("directory", fsys.dir)
+	}
+	return nil
 }
 
 func loadKey(fsys *storeFS) ([]byte, error) {
@@ -360,12 +404,14 @@ func manifestRel(id string) string { return "manifests/" + id + ".json" }
 
 // putObject copies r into the object store and returns its digest and
 // size, and whether it created the object (false: it existed already).
-func (s *Store) putObject(ctx context.Context, r io.Reader) (sum string, size int64, created bool, err error) {
-	sum, size, err = s.copyObject(ctx, r, &created)
+// pending is the publish's marker: each digest is listed there (and
+// synced) before the object is reused or renamed into place.
+func (s *Store) putObject(ctx context.Context, r io.Reader, pending *tempFile) (sum string, size int64, created bool, err error) {
+	sum, size, err = s.copyObject(ctx, r, &created, pending)
 	return sum, size, created, err
 }
 
-func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (string, int64, error) {
+func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool, pending *tempFile) (string, int64, error) {
 	tmp, err := s.fs.createTemp("o-")
 	if err != nil {
 		return "", 0, err
@@ -384,6 +430,14 @@ func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (str
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if err := tmp.Sync(); err != nil {
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store cannot be synced")
+	}
+	if _, err := (faultWriter{pending}).Write([]byte(sum + "\n")); err != nil {
+		tmp.Discard()
+		return "", 0, ioFail(s.dir, err, "the evidence store is not writable")
+	}
+	if err := pending.Sync(); err != nil {
 		tmp.Discard()
 		return "", 0, ioFail(s.dir, err, "the evidence store cannot be synced")
 	}
@@ -406,6 +460,9 @@ func (s *Store) copyObject(ctx context.Context, r io.Reader, created *bool) (str
 		return sum, n, err
 	}
 	*created = true
+	if testHookObjectPublished != nil {
+		testHookObjectPublished(sum)
+	}
 	return sum, n, nil
 }
 
@@ -515,12 +572,23 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		return nil, err
 	}
 	// A publish holds tmp/.lock shared from its first object to its index
-	// entry; a failed one removes the objects it created (reclaim).
+	// entry, and lists each object in its pending marker before it renames
+	// or reuses it (see sweep.go); a failed one removes the objects it
+	// created (reclaim).
 	var guard *os.File
 	if canSweep {
-		if g, err := s.fs.lockTmp(false); err == nil {
-			guard = g
+		g, err := s.fs.lockTmp(false)
+		if err != nil {
+			return nil, err
 		}
+		guard = g
+	}
+	pending, err := s.fs.createTemp(pendingPrefix)
+	if err != nil {
+		if guard != nil {
+			guard.Close()
+		}
+		return nil, err
 	}
 	var created []string
 	published := false
@@ -530,6 +598,7 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		} else if guard != nil {
 			guard.Close()
 		}
+		pending.Discard()
 	}()
 	now := time.Now().UTC()
 	m := &Manifest{
@@ -559,7 +628,7 @@ func (s *Store) Publish(ctx context.Context, rec Record) (*Manifest, error) {
 		} else {
 			r = strings.NewReader(string(a.Data))
 		}
-		sum, n, isNew, err := s.putObject(ctx, r)
+		sum, n, isNew, err := s.putObject(ctx, r, pending)
 		if isNew && sum != "" {
 			created = append(created, sum)
 		}
@@ -655,6 +724,7 @@ func nonNil(m map[string]any) map[string]any {
 
 // Get returns the validated manifest of id. Errors: INVALID_ARGUMENT for a
 // malformed id, EVIDENCE_NOT_FOUND when no manifest exists,
+// REPOSITORY_FORMAT_UNSUPPORTED for a manifest of a newer format version,
 // REPOSITORY_CORRUPT when the manifest does not parse, names another id,
 // differs from the digest recorded in the index, or references a missing
 // object.
@@ -701,6 +771,9 @@ func parseManifest(body []byte, id string) (*Manifest, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		return nil, corrupt("the manifest of %s is not valid JSON", id).WithDetail("evidence_id", id)
+	}
+	if m.SchemaVersion > FormatVersion && m.EvidenceID == id {
+		return nil, unsupportedFormat("the manifest of "+id, int64(m.SchemaVersion)).WithDetail("evidence_id", id)
 	}
 	if m.SchemaVersion != FormatVersion || m.EvidenceID != id || m.Operation == "" || m.CreatedAt.IsZero() || len(m.Artifacts) == 0 {
 		return nil, corrupt("the manifest of %s is not a version %d manifest for that id", id, FormatVersion).WithDetail("evidence_id", id)
@@ -768,7 +841,11 @@ func (s *Store) VerifyArtifact(ctx context.Context, m *Manifest, name string) er
 // stored, readable or not); Unreadable counts those among them whose
 // manifest is missing, cannot be read or parsed, names another id,
 // references a missing object or differs from its publication digest
-// (the rows query_evidence lists with a problem).
+// (the rows query_evidence lists with a problem). UnreferencedObjects and
+// UnreferencedBytes count the object files no manifest references
+// (objects of publishes in flight, or left by a killed or failed one:
+// SweepObjects removes them); both are nil (unknown) when a manifest
+// cannot be read.
 type Location struct {
 	Dir        string `json:"dir"`
 	Index      string `json:"index"`
@@ -777,6 +854,9 @@ type Location struct {
 	Unreadable int64  `json:"unreadable_manifests"`
 	Snapshot   int64  `json:"snapshot"`
 	FormatVer  int    `json:"format_version"`
+
+	UnreferencedObjects *int64 `json:"unreferenced_objects"`
+	UnreferencedBytes   *int64 `json:"unreferenced_bytes"`
 }
 
 // Location returns the store's paths and record counts. It indexes
@@ -825,6 +905,13 @@ func (s *Store) Location(ctx context.Context) (Location, error) {
 		if problem, _ := s.checkManifest(r.id, r.digest); problem != "" {
 			l.Unreadable++
 		}
+	}
+	n, b, ok, err := s.unreferenced(ctx)
+	if err != nil {
+		return l, err
+	}
+	if ok {
+		l.UnreferencedObjects, l.UnreferencedBytes = &n, &b
 	}
 	return l, nil
 }

@@ -81,6 +81,8 @@ type loadedLog struct {
 	log      *recording.Log
 	err      *contract.Error
 	closed   bool
+	// cancel stops the load (its reader checks before every read).
+	cancel context.CancelFunc
 }
 
 func (lh *logHost) session(s *Session) *logSession {
@@ -111,6 +113,7 @@ func (lh *logHost) closeAll(ls *logSession) {
 	ls.refs, ls.jobs = map[string]*loadedLog{}, map[string]*loadedLog{}
 	ls.mu.Unlock()
 	for _, l := range all {
+		l.cancel() // a load still running stops: nobody can read it now
 		lh.dispose(l)
 	}
 }
@@ -194,7 +197,8 @@ func (lh *logHost) openLog(ctx context.Context, s *Session, a openLogArgs) (*con
 	}
 	ls := lh.session(s)
 	var l *loadedLog
-	if a.JobID != "" {
+	started := a.JobID == ""
+	if !started {
 		ls.mu.Lock()
 		lh.expireLocked(ls, time.Now())
 		l = ls.jobs[a.JobID]
@@ -215,7 +219,41 @@ func (lh *logHost) openLog(ctx context.Context, s *Session, a openLogArgs) (*con
 	case <-time.After(wait):
 	case <-ctx.Done():
 	}
+	if ctx.Err() != nil && lh.abandon(ls, l, started) {
+		return nil, contract.Errorf(contract.CodeCancelled, "open_log was cancelled: the load of %s was stopped and its slot and memory reservation freed; open it again to load it", l.name).
+			WithDetail("job_id", l.jobID)
+	}
 	return lh.jobReply(l)
+}
+
+// abandon ends the load job of a cancelled open_log call: a load still
+// running is stopped, and the job, its slot (one of MaxLoadedLogs) and its
+// reservation of LogBudget are freed. A finished load is dropped too when
+// the cancelled call was the one that started it (started), since its
+// caller never learned the job_id; a finished load that an earlier reply
+// named stays. It reports whether the job was dropped.
+func (lh *logHost) abandon(ls *logSession, l *loadedLog, started bool) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	finished := false
+	select {
+	case <-l.done:
+		finished = true
+	default:
+	}
+	if finished && !started {
+		return false
+	}
+	if ls.jobs[l.jobID] != l {
+		return true // closed or expired meanwhile
+	}
+	delete(ls.jobs, l.jobID)
+	if l.ref != "" {
+		delete(ls.refs, l.ref)
+	}
+	l.cancel()
+	lh.dispose(l)
+	return true
 }
 
 func (lh *logHost) start(ls *logSession, logID string) (*loadedLog, error) {
@@ -255,21 +293,23 @@ func (lh *logHost) start(ls *logSession, logID string) (*loadedLog, error) {
 	lh.mu.Unlock()
 	ls.next++
 	l := &loadedLog{jobID: fmt.Sprintf("logjob-%d", ls.next), serial: serial, logID: logID, name: name, started: time.Now(), reserved: need, done: make(chan struct{})}
+	// The deadline, or a cancelled open_log (abandon), also stops the
+	// reader itself (checked before every read), so an abandoned load does
+	// not keep reading.
+	ctx, cancel := context.WithTimeout(context.Background(), LogDeadline)
+	l.cancel = cancel
 	ls.jobs[l.jobID] = l
-	go lh.load(ls, l, path, need)
+	go lh.load(ctx, ls, l, path, need)
 	return l, nil
 }
 
-func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
+func (lh *logHost) load(ctx context.Context, ls *logSession, l *loadedLog, path string, need int64) {
 	type result struct {
 		log *recording.Log
 		err error
 	}
 	ch := make(chan result, 1)
-	// The deadline also stops the reader itself (checked before every
-	// read), so an abandoned load does not keep reading.
-	ctx, cancel := context.WithTimeout(context.Background(), LogDeadline)
-	defer cancel()
+	defer l.cancel()
 	go func() {
 		lg, err := recording.LoadContext(ctx, path, need)
 		ch <- result{lg, err}
@@ -277,6 +317,9 @@ func (lh *logHost) load(ls *logSession, l *loadedLog, path string, need int64) {
 	var res result
 	select {
 	case res = <-ch:
+		if res.err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			res.err = contract.Errorf(contract.CodeCancelled, "the load was cancelled")
+		}
 	case <-time.After(LogDeadline):
 		res.err = contract.Errorf(contract.CodeTimeout, "the load did not finish within %v", LogDeadline)
 		go func() { <-ch }()

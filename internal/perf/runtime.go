@@ -77,6 +77,11 @@ type Runtime struct {
 	sessions map[string]*session
 	order    []string
 	last     *session
+	// expired remembers the ids of evicted session analyses (the newest
+	// maxExpired of them, oldest first in expiredOrder), so a call naming
+	// one is ANALYSIS_EXPIRED rather than an unknown reference.
+	expired      map[string]bool
+	expiredOrder []string
 	// replayers name the replay of other toolsets' records (SetReplayer).
 	replayers map[string]Replayer
 	// namer names capture workloads for the proc tools
@@ -202,10 +207,24 @@ func (rt *Runtime) remember(s *session) {
 	rt.sessions[s.id] = s
 	rt.order = append(rt.order, s.id)
 	for len(rt.order) > rt.cfg.MaxSessions {
-		delete(rt.sessions, rt.order[0])
+		old := rt.order[0]
+		delete(rt.sessions, old)
 		rt.order = rt.order[1:]
+		if rt.expired == nil {
+			rt.expired = map[string]bool{}
+		}
+		rt.expired[old] = true
+		rt.expiredOrder = append(rt.expiredOrder, old)
+		for len(rt.expiredOrder) > maxExpired {
+			delete(rt.expired, rt.expiredOrder[0])
+			rt.expiredOrder = rt.expiredOrder[1:]
+		}
 	}
 }
+
+// maxExpired bounds the evicted analysis ids a Runtime remembers (27
+// bytes each).
+const maxExpired = 4096
 
 func (rt *Runtime) lookup(id string) (*session, error) {
 	rt.sessMu.Lock()
@@ -213,7 +232,11 @@ func (rt *Runtime) lookup(id string) (*session, error) {
 	if s, ok := rt.sessions[id]; ok {
 		return s, nil
 	}
-	return nil, contract.Errorf(contract.CodeReferenceInvalid, "analysis_id is not a live analysis of this session (it expired, was evicted, or belongs to another process); rerun the analysis").WithDetail("analysis_id", id)
+	if rt.expired[id] {
+		return nil, contract.Errorf(contract.CodeAnalysisExpired, "analysis %s has expired: this session keeps its newest %d analyses and newer ones replaced it; rerun the analysis, and preserve_evidence it before %d more run", id, rt.cfg.MaxSessions, rt.cfg.MaxSessions).
+			WithDetail("analysis_id", id).WithDetail("max_session_analyses", rt.cfg.MaxSessions)
+	}
+	return nil, contract.Errorf(contract.CodeReferenceInvalid, "analysis_id is not an analysis of this session (this process never issued it: it belongs to another process or an earlier host); rerun the analysis").WithDetail("analysis_id", id)
 }
 
 // defaultMemory is limits.max_memory_bytes when a request omits it:
