@@ -278,7 +278,9 @@ func (fs FS) socketOwners(ctx context.Context, only *pinned, onlyName string) (o
 // through a member's /proc/PID/net and, for sock_diag, a thread that
 // joined it: see inNetNS), or those the verified process holds, from its
 // /proc/PID/net. Every row carries net_ns, the inode of its namespace
-// (null when unknown). Tables: tcp, tcp6, udp, udp6, unix, and MPTCP
+// (null when unknown), and container, the container of its owner
+// (sample.Container.Label of the owner's cgroup path: "runtime:id", "none"
+// or "unknown"; null without an owner or from a recorded tree). Tables: tcp, tcp6, udp, udp6, unix, and MPTCP
 // sockets from sock_diag (protocol mptcp, both families; their TCP
 // subflows stay tcp rows of the same inode). Rows: protocol, local and remote
 // ({address, port} for inet; {path} for unix, path null when unnamed or
@@ -450,19 +452,35 @@ func (fs FS) Network(ctx context.Context, target *sample.Identity) (*Capture, er
 	}
 	tablesRead, tablesFailed := 0, 0
 	var label any // the namespace of the source being read
+	// The container of each owner, read once per pid from its cgroup
+	// path (sample.ContainerOf: "runtime:id", "none" or "unknown").
+	containers := map[int]string{}
+	containerOf := func(pid int) string {
+		l, ok := containers[pid]
+		if !ok {
+			l = sample.ContainerOf(pid).Label()
+			containers[pid] = l
+		}
+		return l
+	}
 	emit := func(ino uint64, row Row, label any) {
 		o, held := owners[ino]
 		if p != nil && !held {
 			return // per-process capture: only this process's sockets
 		}
+		var container any
 		if held {
 			row.Owner = o.name
 			row.Fields = append(row.Fields, Field{"pid", o.pid})
 			row.Fields = appendText(row.Fields, "owner_name", o.name)
+			if fs.live() {
+				// a recorded /proc tree holds no cgroup files of its own
+				container = containerOf(int(o.pid))
+			}
 		} else {
 			row.Fields = append(row.Fields, Field{"pid", nil}, Field{"owner_name", nil})
 		}
-		row.Fields = append(row.Fields, Field{"net_ns", label})
+		row.Fields = append(row.Fields, Field{"net_ns", label}, Field{"container", container})
 		c.Rows = append(c.Rows, row)
 	}
 	type unixRow struct {

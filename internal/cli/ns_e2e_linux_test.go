@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,7 +118,9 @@ func TestPSContainerColumn(t *testing.T) {
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")
-	os.WriteFile(src, []byte("package main\nimport \"time\"\nfunc main() { time.Sleep(time.Hour) }\n"), 0o644)
+	// It listens in the container's own network namespace, so the
+	// host-wide network capture must find it there.
+	os.WriteFile(src, []byte("package main\nimport (\"net\"; \"time\")\nfunc main() { l, err := net.Listen(\"tcp4\", \"127.0.0.1:45679\"); if err != nil { panic(err) }; defer l.Close(); time.Sleep(time.Hour) }\n"), 0o644)
 	root := filepath.Join(dir, "root")
 	os.Mkdir(root, 0o755)
 	build := exec.Command(goTool, "build", "-o", filepath.Join(root, "sleeper"), src)
@@ -177,6 +180,34 @@ func TestPSContainerColumn(t *testing.T) {
 	if code != 0 || len(got) != 2 || norm(got[0]) != want[0] || norm(got[1]) != want[1] {
 		t.Fatalf("ps --container podman:%s: exit %d\n%s\nwant %q", short, code, out, want)
 	}
+	// Its listener is in the host-wide network capture, labelled with the
+	// container's network namespace (as /proc/PID/ns/net names it) and
+	// its container.
+	nsLink, err := os.Readlink("/proc/" + pidS + "/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sockets struct {
+		Data struct {
+			Rows []map[string]any `json:"rows"`
+		} `json:"data"`
+	}
+	waitFact(t, "the container's listener in the host-wide network capture", func() bool {
+		out, code := e.run("sockets", "--listen", "--json")
+		if code != 0 || json.Unmarshal([]byte(out), &sockets) != nil {
+			return false
+		}
+		for _, r := range sockets.Data.Rows {
+			local, _ := r["local"].(map[string]any)
+			if local["port"] == 45679.0 && fmt.Sprint(r["pid"]) == pidS {
+				if ns := fmt.Sprintf("net:[%.0f]", r["net_ns"]); ns != nsLink || r["container"] != "podman:"+short {
+					t.Fatalf("the container's listener row: net_ns %v (want %s), container %v (want podman:%s)", r["net_ns"], nsLink, r["container"], short)
+				}
+				return true
+			}
+		}
+		return false
+	})
 	out, code = e.run("ps", "--container", "rkt:abcd")
 	if code == 0 || !strings.Contains(out, "--container") {
 		t.Fatalf("an unknown runtime: exit %d\n%s", code, out)

@@ -29,7 +29,7 @@ var CaptureFields = map[string][]string{
 	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
 	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "device", "inode", "size_bytes", "flags", "position", "inspect_path", "action_withheld", "actions"},
 	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "inspect_path", "action_withheld", "actions"},
-	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes", "net_ns"},
+	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes", "net_ns", "container"},
 	capture.KindThreads:    {"tid", "name", "name_bytes", "state", "priority", "nice", "user_cpu_seconds", "system_cpu_seconds", "last_cpu", "voluntary_context_switches", "nonvoluntary_context_switches"},
 	capture.KindScheduling: {"pid", "name", "name_bytes", "comm", "comm_bytes", "policy", "nice", "rt_priority", "affinity_mask", "affinity_cpus", "cgroup", "cpuset", "oom_score_adj", "io_priority"},
 	capture.KindProcessInfo: append(append([]string{"pid", "name", "name_bytes", "comm", "comm_bytes"}, capture.InfoFields...),
