@@ -45,11 +45,15 @@ type Lifetime struct {
 	// Name, Comm and Exe are the latest (the last span's); Names lists
 	// every span, oldest first (Names[0] is the name at the start of the
 	// retained lifetime, the last one the name at its end).
-	Name      string
-	Comm      string
-	Exe       string
-	Names     []NameSpan
-	PPID      int32
+	Name  string
+	Comm  string
+	Exe   string
+	Names []NameSpan
+	PPID  int32
+	// LastPPID is the parent PID in the latest snapshot that listed the
+	// lifetime: the process that reaps it, unless it is reparented
+	// (to init or a subreaper) after that.
+	LastPPID  int32
 	StartTime time.Time
 	UID       uint32
 	UIDKnown  bool
@@ -76,6 +80,43 @@ type Lifetime struct {
 type entry struct {
 	Lifetime
 	series *Series
+	// child holds the steps of the reaped-children CPU (ChildStep);
+	// childTrimmed says older steps were dropped.
+	child        []ChildStep
+	childTrimmed bool
+}
+
+// ChildStep is one value of a lifetime's reaped-children CPU time
+// (sample.Process.ChildCPUNs: cutime + cstime in ns) from the sample at
+// Ms (ms since the Unix epoch) until the next step. Only changes are
+// stored: the value changes when the process reaps a child.
+type ChildStep struct {
+	Ms int64
+	Ns uint64
+}
+
+// appendChild records the reaped-children CPU of one sample: a new step
+// when it differs from the last one (the first sample always makes one).
+// A sample adds at most one step; when the steps outnumber the ring's
+// capacity, those older than the ring's first retained sample are
+// dropped but the latest of them, which stays the value from then on.
+func (e *entry) appendChild(ms int64, ns uint64) {
+	if n := len(e.child); n > 0 && e.child[n-1].Ns == ns {
+		return
+	}
+	if len(e.child) >= e.series.Capacity() {
+		first := e.series.prevMs
+		if from, _, ok := e.series.Bounds(); ok {
+			first = from.UnixMilli()
+		}
+		i := sort.Search(len(e.child), func(i int) bool { return e.child[i].Ms > first })
+		if i > 1 {
+			// A new slice: frozen views keep reading the old one.
+			e.child = append(make([]ChildStep, 0, len(e.child)-i+2), e.child[i-1:]...)
+			e.childTrimmed = true
+		}
+	}
+	e.child = append(e.child, ChildStep{Ms: ms, Ns: ns})
 }
 
 // Store holds the system ring and one ring per process lifetime. It is
@@ -89,6 +130,8 @@ type Store struct {
 	lastSeq uint64
 	now     func() time.Time
 	pruned  Pruned // what identity pruning removed (rank.go)
+	// prunedCPU keeps the CPU-accounting records of pruned lifetimes.
+	prunedCPU []PrunedCPU
 }
 
 var procFloat, sysFloat uint32
@@ -163,9 +206,9 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		seen[id] = true
 		e := st.procs[id]
 		if e == nil {
-			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
+			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, LastPPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
 				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe}}}}
-			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+			if par := snap.Find(p.PPID); par != nil && par.StartTicks <= p.StartTicks && par.PID != p.PID {
 				e.Parent, e.ParentOK = par.ID(), true
 			}
 			e.series = NewSeries(sample.NumProcessMetrics, procFloat, UntrackedCapacity)
@@ -187,6 +230,12 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			e.Exe = p.Exe
 		}
 		e.Ended, e.EndedAt = false, time.Time{}
+		e.LastPPID = p.PPID
+		if p.ChildCPUOK {
+			// A zombie's reaped-children time is final and still its own
+			// until its parent reaps it, so it is kept.
+			e.appendChild(snap.Time.UnixMilli(), p.ChildCPUNs)
+		}
 		if p.State == 'Z' || p.State == 'X' {
 			// A zombie has exited and only awaits reaping: its RSS and
 			// sizes read 0 and its CPU has stopped, which are not samples

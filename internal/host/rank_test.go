@@ -293,7 +293,8 @@ func rankAll(t *testing.T, h *Host, s *Session, args map[string]any) (map[string
 			if int(row["rank"].(float64)) != len(all)+1 {
 				t.Fatalf("rank %v at position %d", row["rank"], len(all)+1)
 			}
-			ref := row["process_ref"].(string)
+			// A parent's reaped-children row shares its process_ref.
+			ref := row["process_ref"].(string) + " " + row["kind"].(string)
 			if seen[ref] {
 				t.Fatalf("%s twice", ref)
 			}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -583,6 +584,7 @@ func parseStat(b []byte, p *Process) ([]byte, error) {
 	p.Set(PMinorFaults, at(10))
 	p.Set(PMajorFaults, at(12))
 	p.Set(PCPUTime, (at(14)+at(15))*uint64(time.Second/userHZ))
+	p.ChildCPUNs, p.ChildCPUOK = (at(16)+at(17))*uint64(time.Second/userHZ), true
 	p.Set(PThreads, at(20))
 	p.StartTicks = at(22)
 	p.Set(PVirtual, at(23))
@@ -757,6 +759,8 @@ func (c *LinuxCollector) readSystem(s *Snapshot) {
 			}
 			sys.CoreCPUPercent = cores
 		}
+		t := st.CPUTotal
+		sys.Set(SCPUTime, uint64(math.Round((t.User+t.Nice+t.System)*1e9)))
 		c.lastAll = st.CPUTotal
 		c.lastCPU = sortedCPUs(st.CPU)
 	}

@@ -49,6 +49,13 @@ type Process struct {
 	UIDKnown bool
 	Vals     [NumProcessMetrics]uint64
 	Avail    uint32
+	// ChildCPUNs is the CPU time (user + system, ns) of the children the
+	// process has waited for (reaped), their own reaped descendants
+	// included: cutime + cstime, /proc/PID/stat fields 16-17. It grows by
+	// a child's whole CPU when the child is reaped. ChildCPUOK says it was
+	// read (false where the platform does not expose it).
+	ChildCPUNs uint64
+	ChildCPUOK bool
 
 	// sched is the thread-group leader's /proc/PID/schedstat (run time in
 	// ns, timeslice count), when read: the Linux collector uses it to tell
