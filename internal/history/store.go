@@ -35,8 +35,14 @@ type NameSpan struct {
 	// At is the time of the first sample that showed this name.
 	At time.Time
 	// Name follows sample.FullName; Comm is the kernel command name; Exe
-	// the executable path ("" when unreadable).
-	Name, Comm, Exe string
+	// the executable path ("" when unreadable); Argv0 argv[0] ("" when
+	// unread).
+	Name, Comm, Exe, Argv0 string
+}
+
+// facts returns what the name rule reads of the span.
+func (n NameSpan) facts() sample.NameFacts {
+	return sample.NameFacts{Name: n.Name, Comm: n.Comm, Exe: n.Exe, Argv0: n.Argv0}
 }
 
 // Lifetime is what the store knows about one retained process lifetime.
@@ -164,26 +170,27 @@ func NewStore() *Store {
 // case-insensitively, and a byte that is not UTF-8 stays itself).
 func NormalizeName(n string) string { return sample.FoldBytes(strings.TrimSpace(n)) }
 
-// nameMatch reports whether any name the lifetime had (by the one name
-// rule, or its comm) is in the tracked list.
+// nameMatch reports whether any name the lifetime had matches a tracked
+// name by the one name rule (sample.NameFacts.Matches).
 func (st *Store) nameMatch(l *Lifetime) bool {
-	for _, n := range l.Names {
-		if st.names[NormalizeName(n.Name)] || st.names[NormalizeName(n.Comm)] {
+	for n := range st.names {
+		if l.MatchesAny(n) {
 			return true
 		}
 	}
-	return st.names[NormalizeName(l.Name)] || (l.Comm != "" && st.names[NormalizeName(l.Comm)])
+	return false
 }
 
-// MatchesAny reports whether want (a tracking or wait name) is, after
-// NormalizeName, equal to any name or comm the lifetime had.
+// MatchesAny reports whether want (a tracking or wait name) names any
+// span of the lifetime by the one name rule (sample.NameFacts.Matches:
+// exe base name, comm, argv[0]).
 func (l *Lifetime) MatchesAny(want string) bool {
 	for _, n := range l.Names {
-		if sample.MatchesName(n.Name, n.Comm, want) {
+		if n.facts().Matches(want) {
 			return true
 		}
 	}
-	return sample.MatchesName(l.Name, l.Comm, want)
+	return sample.NameFacts{Name: l.Name, Comm: l.Comm, Exe: l.Exe}.Matches(want)
 }
 
 // Apply stores one published snapshot: appends every process (a zombie,
@@ -207,7 +214,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		e := st.procs[id]
 		if e == nil {
 			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, LastPPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
-				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe}}}}
+				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0}}}}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks <= p.StartTicks && par.PID != p.PID {
 				e.Parent, e.ParentOK = par.ID(), true
 			}
@@ -219,15 +226,19 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			// exec: same lifetime, new name (kept with its time)
 			e.Name, e.Comm, e.Exe = p.Name, p.Comm, p.Exe
 			if len(e.Names) < MaxNameSpans {
-				e.Names = append(slices.Clip(e.Names), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+				e.Names = append(slices.Clip(e.Names), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0})
 			} else {
-				e.Names = append(slices.Clone(e.Names[:MaxNameSpans-1]), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+				e.Names = append(slices.Clone(e.Names[:MaxNameSpans-1]), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0})
 			}
 			if !e.Tracked {
 				renamed = append(renamed, e)
 			}
 		} else if e.Exe == "" && p.Exe != "" {
 			e.Exe = p.Exe
+		}
+		if n := len(e.Names) - 1; n >= 0 && e.Names[n].Argv0 == "" && p.Argv0 != "" {
+			e.Names = slices.Clone(e.Names)
+			e.Names[n].Argv0 = p.Argv0
 		}
 		e.Ended, e.EndedAt = false, time.Time{}
 		e.LastPPID = p.PPID

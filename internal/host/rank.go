@@ -512,16 +512,17 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 	return out
 }
 
-// lifetimeNameContains reports whether sub is a case-insensitive substring
-// (exact bytes, sample.ContainsFold) of any name or comm the lifetime had, as
-// list_processes' name filter matches.
+// lifetimeNameContains reports whether sub occurs, by the substring form
+// of the one name rule (sample.NameFacts.Contains: name, comm, exe and
+// argv[0] base names, case-folded on exact bytes), in any name the
+// lifetime had, as list_processes' name filter matches.
 func lifetimeNameContains(l *history.Lifetime, sub string) bool {
 	for _, n := range l.Names {
-		if sample.ContainsFold(n.Name, sub) || sample.ContainsFold(n.Comm, sub) {
+		if (sample.NameFacts{Name: n.Name, Comm: n.Comm, Exe: n.Exe, Argv0: n.Argv0}).Contains(sub) {
 			return true
 		}
 	}
-	return sample.ContainsFold(l.Name, sub) || (l.Comm != "" && sample.ContainsFold(l.Comm, sub))
+	return sample.NameFacts{Name: l.Name, Comm: l.Comm, Exe: l.Exe}.Contains(sub)
 }
 
 // countsFromStart reports whether a cumulative process metric counts

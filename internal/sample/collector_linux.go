@@ -64,6 +64,7 @@ type exeEntry struct {
 	exe     string
 	deleted bool
 	name    string
+	argv0   string
 }
 
 // NewLinuxCollector opens /proc (root "" means /proc) with sysfs at /sys.
@@ -452,7 +453,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		e = c.readNames(mdir, p.Comm, string(c.link[:n]))
 		c.exeCache[id] = e
 	}
-	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
+	p.Exe, p.ExeDeleted, p.Name, p.Argv0 = e.exe, e.deleted, e.name, e.argv0
 	return nil
 }
 
@@ -514,8 +515,8 @@ func (c *LinuxCollector) liveTask(dir int, pid int32) (tdir int, state byte, ok 
 
 // readNames decides the exe link text link of the open /proc/PID
 // directory dir ("" when unreadable; its " (deleted)" suffix decided by
-// ResolveDeleted), reads argv[0] from cmdline only when link is empty and
-// comm may have been cut, and applies the name rule FullName.
+// ResolveDeleted), reads argv[0] from cmdline and applies the name rule
+// FullName.
 func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 	e := exeEntry{comm: comm, link: link}
 	if link != "" {
@@ -527,16 +528,14 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 		path, del := ResolveDeleted(link, obj, StatInRoot(dir))
 		e.exe, e.deleted = path, del == Deleted
 	}
-	var argv0 string
-	if e.exe == "" && len(comm) >= MaxComm {
-		if b, err := c.readFileZ(dir, zCmdline); err == nil {
-			if i := bytes.IndexByte(b, 0); i >= 0 {
-				b = b[:i]
-			}
-			argv0 = string(b)
+	// argv[0] once per identity and exec: the name rule matches it too.
+	if b, err := c.readFileZ(dir, zCmdline); err == nil {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
 		}
+		e.argv0 = string(b)
 	}
-	e.name = FullName(e.exe, argv0, comm)
+	e.name = FullName(e.exe, e.argv0, comm)
 	return e
 }
 

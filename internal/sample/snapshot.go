@@ -32,6 +32,10 @@ type Process struct {
 	// Exe is the executable path from /proc/PID/exe without the kernel's
 	// " (deleted)" suffix when ExeDeleted, or "" when unreadable.
 	Exe string
+	// Argv0 is argv[0] from /proc/PID/cmdline, read once per lifetime and
+	// exec ("" when empty or unreadable): the name rule (NameFacts) also
+	// matches it.
+	Argv0 string
 	// ExeDeleted says the executable was unlinked (or replaced) after the
 	// process started it (ResolveDeleted on the exe link).
 	ExeDeleted bool
@@ -64,6 +68,11 @@ type Process struct {
 	schedOK  bool
 	statusOK bool
 	ioOK     bool
+}
+
+// NameFacts returns what the name rule reads of p.
+func (p *Process) NameFacts() NameFacts {
+	return NameFacts{Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0}
 }
 
 // ID returns the process's identity.
