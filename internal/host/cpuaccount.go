@@ -22,7 +22,10 @@ import (
 // and reaped-children time at From): the CPU its children used inside the
 // window. A lifetime reaped inside the window by a retained parent is
 // folded into that row: its own row is shown but counted once, in the
-// parent's row (and its own children row in it too). A child orphaned
+// parent's row (and its own children row in it too); not when that
+// parent's reaped-children time did not grow in the window (autoreaped
+// children: kernel threads, a parent ignoring SIGCHLD), whose CPU
+// reaches no cutime and stays in their own rows. A child orphaned
 // before it exits is reaped by init or the nearest subreaper, whose row
 // then holds it.
 type cpuAccount struct {
@@ -46,7 +49,11 @@ type cpuAccount struct {
 	// ring (or reaped-children steps) no longer reaches back to it: the
 	// sum misses their CPU before their first retained sample.
 	cut int
-	// TotalNs is the sum of every own and children value not folded.
+	// prunedNs is the CPU of pruned lifetimes reaped inside the window
+	// that no children row holds (no row shows it).
+	prunedNs uint64
+	// TotalNs is the sum of every own and children value not folded,
+	// and prunedNs.
 	TotalNs uint64
 }
 
@@ -67,6 +74,9 @@ type acctNode struct {
 	// the window's start (own cpu_time_ns + reaped-children time).
 	reaped, started bool
 	pre             uint64
+	// last is a pruned lifetime's CPU (own + reaped children) at its
+	// last sample.
+	last uint64
 }
 
 // accountCPU computes the CPU accounting of iv over every retained
@@ -127,6 +137,7 @@ func accountCPU(views []history.LifetimeView, pruned []history.PrunedCPU, sys *h
 			continue
 		}
 		n := acctNode{id: r.ID, lastPPID: r.LastPPID, view: -1, reaped: in(r.EndedAtMs), started: r.FirstMs > a.From && r.Whole}
+		n.last = r.Lineage[len(r.Lineage)-1].Ns
 		if n.reaped && !n.started {
 			n.pre = r.Lineage[0].Ns
 			for _, st := range r.Lineage {
@@ -148,6 +159,15 @@ func accountCPU(views []history.LifetimeView, pruned []history.PrunedCPU, sys *h
 			if r := reaperOf(nodes, byPID, i); r >= 0 {
 				reaper[i] = r
 			}
+		}
+	}
+	// A retained reaper whose reaped-children time did not grow inside
+	// the window collected none of them: its children were reaped
+	// without adding to it (kernel threads, children of a parent that
+	// ignores SIGCHLD), so they keep their own rows.
+	for i, r := range reaper {
+		if nodes[r].view >= 0 && gain[nodes[r].id] == 0 {
+			delete(reaper, i)
 		}
 	}
 	// Each folded lifetime is counted in the row of its nearest reaper
@@ -184,6 +204,18 @@ func accountCPU(views []history.LifetimeView, pruned []history.PrunedCPU, sys *h
 	for _, v := range a.children {
 		a.TotalNs += v
 	}
+	// A pruned lifetime no reaper's row holds keeps its share as the
+	// sampler saw it (it has no row of its own any more).
+	for i := range nodes {
+		n := &nodes[i]
+		if n.view >= 0 || !n.reaped {
+			continue
+		}
+		if _, ok := a.folded[n.id]; !ok && n.last > n.pre {
+			a.prunedNs += n.last - n.pre
+		}
+	}
+	a.TotalNs += a.prunedNs
 	return a
 }
 

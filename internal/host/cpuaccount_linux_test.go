@@ -234,11 +234,12 @@ func TestCPUAccountingCloses(t *testing.T) {
 			}
 		}
 	}
-	if sum.String() != strconv.FormatUint(rowsNs, 10) || rowsNs != accounted {
-		t.Errorf("rows sum %s, rows_ns %d, accounted_ns %d", sum, rowsNs, accounted)
+	if pruned := num("pruned_ns"); sum.String() != strconv.FormatUint(rowsNs, 10) || rowsNs+pruned != accounted {
+		t.Errorf("rows sum %s, rows_ns %d, pruned_ns %d, accounted_ns %d", sum, rowsNs, pruned, accounted)
 	}
 	diff := float64(accounted) - float64(system)
-	t.Logf("system %d ns, accounted %d ns (%+.2f%%); spawner's children row %d ns, cutime+cstime %d ns, rusage %d ns", system, accounted, diff/float64(system)*100, children, ref, rusage)
+	t.Logf("system %d ns, accounted %d ns (%+.2f%%); spawner's children row %d ns, cutime+cstime %d ns, rusage %d ns; %d rows, children_rows %v, children_clamped %v, lifetimes_cut %v; warnings %q",
+		system, accounted, diff/float64(system)*100, children, ref, rusage, len(rows), acct["children_rows"], acct["children_clamped"], acct["lifetimes_cut"], res.Warnings)
 	if diff < 0 {
 		diff = -diff
 	}

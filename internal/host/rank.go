@@ -351,6 +351,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 			"children_rows":    len(children),
 			"children_clamped": acct.clamped,
 			"lifetimes_cut":    acct.cut,
+			"pruned_ns":        u64s(acct.prunedNs),
 		}
 		if acct.cut > 0 {
 			warnings = append(warnings, itoa(acct.cut)+" lifetimes that ran at the window's start keep no samples back to it (untracked lifetimes keep "+itoa(history.UntrackedCapacity)+"), so cpu_accounting misses their CPU before their first retained sample; a shorter window or update_tracking keeps it")
