@@ -170,13 +170,18 @@ func TestCPUAccountingCloses(t *testing.T) {
 	bin := testbuild.BuildC(t, "spawner", spawnerSrc, "-O1", "-pthread")
 	h := testHost(t, 500*time.Millisecond, nil)
 	s := h.NewSession()
-	// Every process descends from PID 1 or 2: tracking their names keeps
-	// every lifetime's samples (7,200) for the whole window however long
-	// the loaded machine makes it (untracked rings keep 120).
+	// Tracking every name running now, the fixture's and PID 1's and 2's
+	// (whose observed descendants are tracked too) keeps every lifetime's
+	// samples (7,200) for the whole window however long the loaded
+	// machine makes it (untracked rings keep 120).
+	names := map[string]bool{"spawner": true}
+	for _, p := range h.Sampler().Latest().Procs {
+		names[p.Name], names[p.Comm] = true, true
+	}
 	var roots []string
-	for _, pid := range []string{"1", "2"} {
-		if b, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil {
-			roots = append(roots, strings.TrimSpace(string(b)))
+	for n := range names {
+		if n != "" {
+			roots = append(roots, n)
 		}
 	}
 	h.HistoryStore().SetTracking(roots)
