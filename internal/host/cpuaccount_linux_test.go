@@ -248,8 +248,14 @@ func TestCPUAccountingCloses(t *testing.T) {
 	if diff < 0 {
 		diff = -diff
 	}
-	if diff > 0.02*float64(system) {
-		t.Errorf("accounted %d ns vs /proc/stat %d ns: off by more than 2%%", accounted, system)
+	// The process reads of one sample and its /proc/stat read are
+	// milliseconds apart; under the race detector, seconds.
+	tol := 0.02
+	if raceEnabled {
+		tol = 0.10
+	}
+	if diff > tol*float64(system) {
+		t.Errorf("accounted %d ns vs /proc/stat %d ns: off by more than %.0f%%", accounted, system, tol*100)
 	}
 	if float64(children) < 0.95*float64(ref) || children > ref {
 		t.Errorf("spawner's children row %d ns, its cutime+cstime %d ns: want 95..100%%", children, ref)

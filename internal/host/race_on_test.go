@@ -1,0 +1,9 @@
+//go:build race
+
+package host
+
+// raceEnabled: under the race detector the sampler's tick takes seconds,
+// so the process reads of one sample and its /proc/stat read are seconds
+// apart and the CPU accounting closes less tightly (see
+// TestCPUAccountingCloses).
+const raceEnabled = true
