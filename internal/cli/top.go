@@ -43,7 +43,7 @@ func metricID(s string) string {
 
 func newTopCmd(env *Env) *cobra.Command {
 	var asJSON, exact bool
-	var metric, aggregate, last, from, to, scope, name string
+	var metric, aggregate, by, last, from, to, scope, name string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "top [--metric cpu_percent] [--last 60s | --from T [--to T]] [-n 10]",
@@ -56,10 +56,16 @@ window included, in one call to rank_processes.
 cpu (cpu_percent), time (cpu_time_ns), rss/mem, vsz, swap, thr, fds, read,
 write, minflt, majflt. Cumulative counters (cpu_time_ns, read_bytes, ...)
 rank by their increase inside the window; gauges (cpu_percent, rss_bytes,
-...) by their mean (--aggregate max or last otherwise). cpu_percent ranks
+...) by their mean (--aggregate max or last otherwise), or by their growth:
+--by increase (last minus first) or --by slope (least squares, per second),
+so "top --metric rss --by slope" finds the process whose memory grows.
+cpu_percent ranks
 by the mean of a process's own samples, so a process that ran for half the
 window competes on its share while it ran; --metric time ranks by the CPU
-time consumed inside the window.
+time consumed inside the window, adds a row per parent for the children
+it reaped inside the window ("children of PID N (name)"; the reaped
+processes' own rows say "in children of N"), and prints how much of the
+system's CPU time (/proc/stat user+nice+system) the rows account for.
 
 COVER is the part of the window the lifetime's retained history spans;
 NOTE says when it started or ended inside the window, or when retention
@@ -67,6 +73,12 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			args := map[string]any{"metric_id": metricID(metric), "limit": limit}
+			if by != "" {
+				if aggregate != "" {
+					return fmt.Errorf("--by and --aggregate are the same choice: give one")
+				}
+				aggregate = by
+			}
 			if aggregate != "" {
 				args["aggregate"] = aggregate
 			}
@@ -122,7 +134,8 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 		},
 	}
 	cmd.Flags().StringVar(&metric, "metric", "cpu_percent", "process metric id or alias (cpu, time, rss, ...)")
-	cmd.Flags().StringVar(&aggregate, "aggregate", "", "increase|last for counters, mean|max|last for gauges (default increase / mean)")
+	cmd.Flags().StringVar(&aggregate, "aggregate", "", "increase|last for counters, mean|max|last|increase|slope for gauges (default increase / mean)")
+	cmd.Flags().StringVar(&by, "by", "", "same as --aggregate (--by slope ranks gauges by growth per second)")
 	cmd.Flags().StringVar(&last, "last", "60s", "window ending at the latest sample: a Go duration of whole seconds (60s, 5m) or seconds")
 	cmd.Flags().StringVar(&from, "from", "", "window start, RFC 3339 (instead of --last)")
 	cmd.Flags().StringVar(&to, "to", "", "window end, RFC 3339 (needs --from; default the latest sample)")
@@ -205,6 +218,7 @@ func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 			Unit string `json:"unit"`
 		} `json:"metric"`
 		Aggregate string `json:"aggregate"`
+		ValueUnit string `json:"value_unit"`
 		Window    struct {
 			From       string `json:"from"`
 			To         string `json:"to"`
@@ -217,7 +231,10 @@ func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 			Lifecycle string `json:"lifecycle"`
 			Value     any    `json:"value"`
 			Samples   int    `json:"available_value_count"`
-			Coverage  struct {
+			Accounted *struct {
+				PID int `json:"pid"`
+			} `json:"accounted_in"`
+			Coverage struct {
 				Fraction  float64 `json:"fraction"`
 				Started   bool    `json:"started_in_window"`
 				Ended     bool    `json:"ended_in_window"`
@@ -227,6 +244,11 @@ func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 		Coverage struct {
 			Ranked   int `json:"ranked"`
 			Unranked int `json:"unranked"`
+			CPU      *struct {
+				System string   `json:"system_cpu_ns"`
+				Rows   string   `json:"rows_ns"`
+				Share  *float64 `json:"rows_share"`
+			} `json:"cpu_accounting"`
 		} `json:"coverage"`
 	}
 	if err := remarshal(res.Data, &d); err != nil {
@@ -238,6 +260,17 @@ func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 	}
 	fmt.Fprintf(w, "%s %s over %s .. %s (%s): %d ranked, %d not ranked (no value in the window)\n", cell(d.Metric.ID), cell(d.Aggregate), cell(d.Window.From), cell(d.Window.To),
 		time.Duration(d.Window.DurationMs)*time.Millisecond, d.Coverage.Ranked, d.Coverage.Unranked)
+	if c := d.Coverage.CPU; c != nil {
+		share := "unknown"
+		if c.Share != nil {
+			share = strconv.FormatFloat(*c.Share*100, 'f', 1, 64) + "%"
+		}
+		fmt.Fprintf(w, "rows account for %s of %s system CPU time (%s; /proc/stat user+nice+system)\n", fmtMetricValue("nanoseconds", c.Rows), fmtMetricValue("nanoseconds", c.System), share)
+	}
+	unit := d.Metric.Unit
+	if d.ValueUnit != "" {
+		unit = d.ValueUnit
+	}
 	// Numbers right-aligned, text left-aligned (as ps and htop), the
 	// last column unpadded so no row carries trailing blanks.
 	table := [][]string{{"RANK", "PID", "VALUE", "SAMPLES", "COVER", "LIFECYCLE", "NAME", "NOTE"}}
@@ -252,7 +285,10 @@ func renderRanking(w io.Writer, res *contract.Result, exact bool) error {
 		if r.Coverage.Truncated {
 			notes = append(notes, "earlier samples dropped by retention")
 		}
-		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), rankValue(d.Metric.Unit, r.Value, exact), strconv.Itoa(r.Samples),
+		if r.Accounted != nil {
+			notes = append(notes, "in children of "+strconv.Itoa(r.Accounted.PID))
+		}
+		table = append(table, []string{strconv.Itoa(r.Rank), strconv.Itoa(r.PID), rankValue(unit, r.Value, exact), strconv.Itoa(r.Samples),
 			strconv.FormatFloat(r.Coverage.Fraction*100, 'f', 0, 64) + "%", lifecycleCell(r.Lifecycle, r.Coverage.Ended), cell(r.Name), strings.Join(notes, ", ")})
 	}
 	width := make([]int, 8)
@@ -321,7 +357,13 @@ func fmtMetricValue(unit string, v any) string {
 		if unit == "percent" {
 			return strconv.FormatFloat(x, 'f', 1, 64)
 		}
-		return fmtVal(x)
+		if !strings.HasSuffix(unit, "/s") {
+			return fmtVal(x)
+		}
+		// A slope: per second, in the metric's unit.
+		if r = new(big.Rat).SetFloat64(x); r == nil {
+			return fmtVal(x)
+		}
 	case string:
 		r, _ = new(big.Rat).SetString(x)
 	case map[string]any:
@@ -334,12 +376,22 @@ func fmtMetricValue(unit string, v any) string {
 	case "bytes":
 		f, _ := r.Float64()
 		return humanBytes(strconv.FormatFloat(f, 'f', 0, 64))
+	case "bytes/s":
+		f, _ := r.Float64()
+		if f < 0 {
+			return "-" + humanBytes(strconv.FormatFloat(-f, 'f', 0, 64)) + "/s"
+		}
+		return humanBytes(strconv.FormatFloat(f, 'f', 0, 64)) + "/s"
 	case "nanoseconds":
 		f, _ := r.Float64()
 		return strconv.FormatFloat(f/1e9, 'f', 2, 64) + "s"
 	}
-	if r.IsInt() {
-		return r.Num().String()
+	per := ""
+	if strings.HasSuffix(unit, "/s") {
+		per = "/s"
 	}
-	return r.FloatString(2)
+	if r.IsInt() {
+		return r.Num().String() + per
+	}
+	return r.FloatString(2) + per
 }

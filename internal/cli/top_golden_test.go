@@ -78,3 +78,39 @@ func TestInspectVerdictsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTopAccountingGolden: with cpu_time_ns the table says how much of
+// the system's CPU the rows account for, names a parent's reaped-children
+// row and marks the reaped lifetime counted in it; a slope renders per
+// second in human units.
+func TestTopAccountingGolden(t *testing.T) {
+	res := &contract.Result{
+		Coverage: map[string]any{"ranked": 3, "unranked": 0, "cpu_accounting": map[string]any{"system_cpu_ns": "40000000000", "rows_ns": "39800000000", "rows_share": 0.995}},
+		Data: map[string]any{
+			"metric":    map[string]any{"id": "cpu_time_ns", "unit": "nanoseconds"},
+			"aggregate": "increase",
+			"window":    map[string]any{"from": "2026-11-30T10:00:00Z", "to": "2026-11-30T10:00:20Z", "duration_ms": 20000},
+			"rows": []any{
+				map[string]any{"rank": 1, "kind": "reaped_children", "pid": 1234, "name": "children of PID 1234 (spawner)", "lifecycle": "live", "value": "16020000000", "available_value_count": 40, "coverage": map[string]any{"fraction": 1.0}},
+				map[string]any{"rank": 2, "kind": "lifetime", "pid": 99, "name": "cc1", "lifecycle": "live", "value": "12000000000", "available_value_count": 40, "coverage": map[string]any{"fraction": 1.0}},
+				map[string]any{"rank": 3, "kind": "lifetime", "pid": 1300, "name": "spawner", "lifecycle": "unknown", "value": "80000000", "available_value_count": 1, "accounted_in": map[string]any{"pid": 1234}, "coverage": map[string]any{"fraction": 0.0, "started_in_window": true, "ended_in_window": true}},
+			},
+		},
+	}
+	var b strings.Builder
+	if err := renderRanking(&b, res, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "top_accounting.golden", b.String())
+	data := res.Data.(map[string]any)
+	data["metric"] = map[string]any{"id": "rss_bytes", "unit": "bytes"}
+	data["aggregate"], data["value_unit"] = "slope", "bytes/s"
+	data["rows"].([]any)[0].(map[string]any)["value"] = 8551167.5
+	b.Reset()
+	if err := renderRanking(&b, res, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " 8.2M/s ") {
+		t.Errorf("slope cell: no 8.2M/s in\n%s", b.String())
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"sort"
+
+	"github.com/inquest-dev/inquest/internal/sample"
 )
 
 // Aggregates of a window (rank_processes). Increase suits cumulative
@@ -14,6 +17,9 @@ const (
 	AggMax      = "max"
 	AggMean     = "mean"
 	AggLast     = "last"
+	// AggSlope is the least-squares slope of a gauge's available values
+	// against their sample times, in the metric's unit per second.
+	AggSlope = "slope"
 )
 
 // LifetimeView is one retained lifetime with its frozen ring, taken with
@@ -21,6 +27,23 @@ const (
 type LifetimeView struct {
 	Lifetime
 	View *View
+	// Child holds the steps of the lifetime's reaped-children CPU time,
+	// oldest first (empty when the platform does not expose it);
+	// ChildTrimmed says older steps were dropped.
+	Child        []ChildStep
+	ChildTrimmed bool
+}
+
+// ChildAt returns the reaped-children CPU time (ns) the lifetime had at
+// ms: the last step at or before ms. seen is false when no step is that
+// old: the lifetime was first seen later, or (ChildTrimmed) the steps
+// that old were dropped.
+func (lv *LifetimeView) ChildAt(ms int64) (ns uint64, seen bool) {
+	i := sort.Search(len(lv.Child), func(i int) bool { return lv.Child[i].Ms > ms })
+	if i == 0 {
+		return 0, false
+	}
+	return lv.Child[i-1].Ns, true
 }
 
 // Views returns every retained lifetime with a frozen view of its ring,
@@ -35,7 +58,7 @@ func (st *Store) Views() []LifetimeView {
 		if e.series.Len() == 0 {
 			continue
 		}
-		out = append(out, LifetimeView{Lifetime: e.snapshot(), View: e.series.View()})
+		out = append(out, LifetimeView{Lifetime: e.snapshot(), View: e.series.View(), Child: e.child, ChildTrimmed: e.childTrimmed})
 	}
 	return out
 }
@@ -60,11 +83,48 @@ func (st *Store) PrunedLifetimes() Pruned {
 	return st.pruned
 }
 
+// Bounds of the CPU-accounting records of pruned lifetimes.
+const (
+	// MaxPrunedCPU bounds the records kept (oldest dropped); records
+	// older than EndedUntrackedAge are dropped too.
+	MaxPrunedCPU = 4096
+	// MaxPrunedLineage bounds the samples one record keeps (the newest).
+	MaxPrunedLineage = 128
+)
+
+// PrunedCPU is what CPU accounting keeps of an ended lifetime that
+// identity pruning removed: when it was reaped, by whom, and the CPU its
+// line had spent by each of its retained samples, so a window in which
+// it was reaped can still take off its reaper's row the part spent
+// before the window.
+type PrunedCPU struct {
+	ID sample.Identity
+	// LastPPID is its parent PID in the last snapshot that listed it.
+	LastPPID int32
+	// EndedAtMs is Lifetime.EndedAt, FirstMs its first retained sample
+	// (ms since the Unix epoch); Whole says the ring still held its first
+	// sample (so it started at or after FirstMs's previous sample).
+	EndedAtMs, FirstMs int64
+	Whole              bool
+	// Lineage holds, per retained sample (newest MaxPrunedLineage), Ms
+	// and Ns = cpu_time_ns + reaped-children CPU at that sample.
+	Lineage []ChildStep
+}
+
+// PrunedCPURecords returns the accounting records of pruned lifetimes,
+// oldest first.
+func (st *Store) PrunedCPURecords() []PrunedCPU {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.prunedCPU[:len(st.prunedCPU):len(st.prunedCPU)]
+}
+
 // notePruned records that e is being pruned (the caller holds st.mu).
 func (st *Store) notePruned(e *entry) {
 	if e.series.Len() == 0 {
 		return
 	}
+	st.keepPrunedCPU(e)
 	st.pruned.Count++
 	if e.Tracked {
 		st.pruned.Tracked++
@@ -84,6 +144,10 @@ func (st *Store) notePruned(e *entry) {
 type Window struct {
 	Summary
 	Decreased bool
+	gauge     bool // set by Gauge: increase may be negative
+	// Least-squares sums over the available values: t in seconds since
+	// FirstAt, x the value minus First (float slots: as float64).
+	st, sx, stt, stx float64
 }
 
 // Window computes the window statistics of slot over every stored sample
@@ -120,6 +184,17 @@ func (v *View) Window(iv Interval, slot int) Window {
 		}
 		s.Available++
 		s.Last, s.LastAt = x, ms
+		t := float64(ms-s.FirstAt) / 1000
+		var d float64
+		if isFloat {
+			d = math.Float64frombits(x) - math.Float64frombits(s.First)
+		} else {
+			d = float64(int64(x - s.First))
+		}
+		w.st += t
+		w.sx += d
+		w.stt += t * t
+		w.stx += t * d
 		if isFloat {
 			s.FloatSum += math.Float64frombits(x)
 		} else {
@@ -132,6 +207,10 @@ func (v *View) Window(iv Interval, slot int) Window {
 	s.Missing = s.SampleCount - s.Available
 	return w
 }
+
+// Gauge marks w as a gauge's window: its increase is Last - First even
+// when values went down (a change, not a counter's growth).
+func (w Window) Gauge() Window { w.gauge = true; return w }
 
 // Value is one aggregate of a window: for integer slots Int (exact; a mean
 // is the rational Int/Den reduced), for float slots Float. OK is false when
@@ -151,7 +230,11 @@ type Value struct {
 // Aggregate computes agg over w. Increase is Last - First of the
 // available values: the growth of a cumulative counter between the first
 // and last stored samples the lifetime has inside the window, which is
-// the sum of the increments between its adjacent stored samples there.
+// the sum of the increments between its adjacent stored samples there;
+// of a gauge, its change (negative when it shrank; Decreased is ignored).
+// Slope is the ordinary least-squares slope of the available values
+// against their times in seconds (a float Value, unit per second): it
+// needs two values at distinct times ("single_value" otherwise).
 func (w Window) Aggregate(agg string, isFloat bool) Value {
 	v := Value{IsFloat: isFloat}
 	switch {
@@ -170,7 +253,7 @@ func (w Window) Aggregate(agg string, isFloat bool) Value {
 			v.Reason = "single_value"
 			return v
 		}
-		if w.Decreased {
+		if w.Decreased && !w.gauge {
 			v.Reason = "counter_decreased"
 			return v
 		}
@@ -179,6 +262,19 @@ func (w Window) Aggregate(agg string, isFloat bool) Value {
 		} else {
 			v.Int = new(big.Int).Sub(in(w.Last), in(w.First))
 		}
+	case AggSlope:
+		if w.Available < 2 || w.LastAt == w.FirstAt {
+			v.Reason = "single_value"
+			return v
+		}
+		n := float64(w.Available)
+		den := n*w.stt - w.st*w.st
+		if den <= 0 {
+			v.Reason = "single_value"
+			return v
+		}
+		v.IsFloat = true
+		v.Float = (n*w.stx - w.st*w.sx) / den
 	case AggMax:
 		if isFloat {
 			v.Float = fl(w.Max)
@@ -245,4 +341,34 @@ func Overlap(a0, a1, b0, b1 int64) int64 {
 		return 0
 	}
 	return hi - lo
+}
+
+// keepPrunedCPU stores e's accounting record (the caller holds st.mu).
+func (st *Store) keepPrunedCPU(e *entry) {
+	if !e.Ended {
+		return
+	}
+	lv := LifetimeView{Lifetime: e.snapshot(), Child: e.child, ChildTrimmed: e.childTrimmed}
+	r := PrunedCPU{ID: e.ID, LastPPID: e.LastPPID, EndedAtMs: e.EndedAt.UnixMilli(), FirstMs: lv.From.UnixMilli(), Whole: lv.Samples < lv.Capacity}
+	e.series.View().Each(func(ms int64, av uint32, vals []uint64) bool {
+		if av&(1<<uint(sample.PCPUTime)) == 0 {
+			return true
+		}
+		c, _ := lv.ChildAt(ms)
+		r.Lineage = append(r.Lineage, ChildStep{Ms: ms, Ns: vals[sample.PCPUTime] + c})
+		return true
+	})
+	if n := len(r.Lineage); n > MaxPrunedLineage {
+		r.Lineage = append([]ChildStep(nil), r.Lineage[n-MaxPrunedLineage:]...)
+	}
+	cut := 0
+	old := st.now().Add(-EndedUntrackedAge).UnixMilli()
+	for cut < len(st.prunedCPU) && (len(st.prunedCPU)-cut >= MaxPrunedCPU || st.prunedCPU[cut].EndedAtMs < old) {
+		cut++
+	}
+	if cut > 0 {
+		// A new slice: returned records stay as they were.
+		st.prunedCPU = append(make([]PrunedCPU, 0, len(st.prunedCPU)-cut+1), st.prunedCPU[cut:]...)
+	}
+	st.prunedCPU = append(st.prunedCPU, r)
 }

@@ -35,8 +35,14 @@ type NameSpan struct {
 	// At is the time of the first sample that showed this name.
 	At time.Time
 	// Name follows sample.FullName; Comm is the kernel command name; Exe
-	// the executable path ("" when unreadable).
-	Name, Comm, Exe string
+	// the executable path ("" when unreadable); Argv0 argv[0] ("" when
+	// unread).
+	Name, Comm, Exe, Argv0 string
+}
+
+// facts returns what the name rule reads of the span.
+func (n NameSpan) facts() sample.NameFacts {
+	return sample.NameFacts{Name: n.Name, Comm: n.Comm, Exe: n.Exe, Argv0: n.Argv0}
 }
 
 // Lifetime is what the store knows about one retained process lifetime.
@@ -45,11 +51,15 @@ type Lifetime struct {
 	// Name, Comm and Exe are the latest (the last span's); Names lists
 	// every span, oldest first (Names[0] is the name at the start of the
 	// retained lifetime, the last one the name at its end).
-	Name      string
-	Comm      string
-	Exe       string
-	Names     []NameSpan
-	PPID      int32
+	Name  string
+	Comm  string
+	Exe   string
+	Names []NameSpan
+	PPID  int32
+	// LastPPID is the parent PID in the latest snapshot that listed the
+	// lifetime: the process that reaps it, unless it is reparented
+	// (to init or a subreaper) after that.
+	LastPPID  int32
 	StartTime time.Time
 	UID       uint32
 	UIDKnown  bool
@@ -76,6 +86,43 @@ type Lifetime struct {
 type entry struct {
 	Lifetime
 	series *Series
+	// child holds the steps of the reaped-children CPU (ChildStep);
+	// childTrimmed says older steps were dropped.
+	child        []ChildStep
+	childTrimmed bool
+}
+
+// ChildStep is one value of a lifetime's reaped-children CPU time
+// (sample.Process.ChildCPUNs: cutime + cstime in ns) from the sample at
+// Ms (ms since the Unix epoch) until the next step. Only changes are
+// stored: the value changes when the process reaps a child.
+type ChildStep struct {
+	Ms int64
+	Ns uint64
+}
+
+// appendChild records the reaped-children CPU of one sample: a new step
+// when it differs from the last one (the first sample always makes one).
+// A sample adds at most one step; when the steps outnumber the ring's
+// capacity, those older than the ring's first retained sample are
+// dropped but the latest of them, which stays the value from then on.
+func (e *entry) appendChild(ms int64, ns uint64) {
+	if n := len(e.child); n > 0 && e.child[n-1].Ns == ns {
+		return
+	}
+	if len(e.child) >= e.series.Capacity() {
+		first := e.series.prevMs
+		if from, _, ok := e.series.Bounds(); ok {
+			first = from.UnixMilli()
+		}
+		i := sort.Search(len(e.child), func(i int) bool { return e.child[i].Ms > first })
+		if i > 1 {
+			// A new slice: frozen views keep reading the old one.
+			e.child = append(make([]ChildStep, 0, len(e.child)-i+2), e.child[i-1:]...)
+			e.childTrimmed = true
+		}
+	}
+	e.child = append(e.child, ChildStep{Ms: ms, Ns: ns})
 }
 
 // Store holds the system ring and one ring per process lifetime. It is
@@ -95,6 +142,8 @@ type Store struct {
 	// system's included).
 	retained int
 	bytes    int
+	// prunedCPU keeps the CPU-accounting records of pruned lifetimes.
+	prunedCPU []PrunedCPU
 }
 
 var procFloat, sysFloat uint32
@@ -127,26 +176,27 @@ func NewStore() *Store {
 // case-insensitively, and a byte that is not UTF-8 stays itself).
 func NormalizeName(n string) string { return sample.FoldBytes(strings.TrimSpace(n)) }
 
-// nameMatch reports whether any name the lifetime had (by the one name
-// rule, or its comm) is in the tracked list.
+// nameMatch reports whether any name the lifetime had matches a tracked
+// name by the one name rule (sample.NameFacts.Matches).
 func (st *Store) nameMatch(l *Lifetime) bool {
-	for _, n := range l.Names {
-		if st.names[NormalizeName(n.Name)] || st.names[NormalizeName(n.Comm)] {
+	for n := range st.names {
+		if l.MatchesAny(n) {
 			return true
 		}
 	}
-	return st.names[NormalizeName(l.Name)] || (l.Comm != "" && st.names[NormalizeName(l.Comm)])
+	return false
 }
 
-// MatchesAny reports whether want (a tracking or wait name) is, after
-// NormalizeName, equal to any name or comm the lifetime had.
+// MatchesAny reports whether want (a tracking or wait name) names any
+// span of the lifetime by the one name rule (sample.NameFacts.Matches:
+// exe base name, comm, argv[0]).
 func (l *Lifetime) MatchesAny(want string) bool {
 	for _, n := range l.Names {
-		if sample.MatchesName(n.Name, n.Comm, want) {
+		if n.facts().Matches(want) {
 			return true
 		}
 	}
-	return sample.MatchesName(l.Name, l.Comm, want)
+	return sample.NameFacts{Name: l.Name, Comm: l.Comm, Exe: l.Exe}.Matches(want)
 }
 
 // Apply stores one published snapshot: appends every process (a zombie,
@@ -169,9 +219,9 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		seen[id] = true
 		e := st.procs[id]
 		if e == nil {
-			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
-				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe}}}}
-			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, LastPPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
+				Names: []NameSpan{{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0}}}}
+			if par := snap.Find(p.PPID); par != nil && par.StartTicks <= p.StartTicks && par.PID != p.PID {
 				e.Parent, e.ParentOK = par.ID(), true
 			}
 			e.series = NewSeries(sample.NumProcessMetrics, procFloat, UntrackedCapacity)
@@ -182,9 +232,9 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			// exec: same lifetime, new name (kept with its time)
 			e.Name, e.Comm, e.Exe = p.Name, p.Comm, p.Exe
 			if len(e.Names) < MaxNameSpans {
-				e.Names = append(slices.Clip(e.Names), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+				e.Names = append(slices.Clip(e.Names), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0})
 			} else {
-				e.Names = append(slices.Clone(e.Names[:MaxNameSpans-1]), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe})
+				e.Names = append(slices.Clone(e.Names[:MaxNameSpans-1]), NameSpan{At: snap.Time, Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0})
 			}
 			if !e.Tracked {
 				renamed = append(renamed, e)
@@ -192,7 +242,17 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		} else if e.Exe == "" && p.Exe != "" {
 			e.Exe = p.Exe
 		}
+		if n := len(e.Names) - 1; n >= 0 && e.Names[n].Argv0 == "" && p.Argv0 != "" {
+			e.Names = slices.Clone(e.Names)
+			e.Names[n].Argv0 = p.Argv0
+		}
 		e.Ended, e.EndedAt = false, time.Time{}
+		e.LastPPID = p.PPID
+		if p.ChildCPUOK {
+			// A zombie's reaped-children time is final and still its own
+			// until its parent reaps it, so it is kept.
+			e.appendChild(snap.Time.UnixMilli(), p.ChildCPUNs)
+		}
 		if p.State == 'Z' || p.State == 'X' {
 			// A zombie has exited and only awaits reaping: its RSS and
 			// sizes read 0 and its CPU has stopped, which are not samples

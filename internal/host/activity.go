@@ -340,8 +340,20 @@ var liveInspection = map[string]bool{
 	"get_runtime_collection": true, "set_runtime_collection": true,
 }
 
+// logViewStateChange lists the tools that change the investigation's
+// state (tracking, profiles, starting a recording): refused in Log view,
+// for every session (the TUI's own too), so the live state the view left
+// stays as it was until it returns to Live. Stopping a recording, closing
+// logs and captures, cancelling jobs and graph edits stay allowed.
+var logViewStateChange = map[string]bool{
+	"update_tracking": true, "update_profile": true, "start_recording": true,
+}
+
 // activityGate is the Log view rule of Dispatch.
 func (h *Host) activityGate(method string, args json.RawMessage) error {
+	if logViewStateChange[method] && h.InLogView() {
+		return contract.Errorf(contract.CodeActivityConflict, "the TUI is in Log view (showing a saved recording): %s changes live state and is refused until it returns to Live", method)
+	}
 	if !liveInspection[method] || !h.InLogView() {
 		return nil
 	}

@@ -114,7 +114,7 @@ type jobDelivery struct {
 func deliverySchema(d Delivery) string {
 	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle"},
 "read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"first-page selection, as read_capture"},
-"retain_capture":{"type":"boolean","description":"keep the capture for more reads until release_capture (default: released after the last page)"}`
+"retain_capture":{"type":"boolean","description":"keep the capture until release_capture (default: released after the last page)"}`
 }
 
 // readSelection selects and pages capture rows (read_capture, and the
@@ -263,7 +263,7 @@ func startCaptureTool(d Delivery) Decl {
 "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
-` + captureRowFilterSchema + `},"description":"only rows matching every term are kept (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
+` + captureRowFilterSchema + `},"description":"rows must match every term (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
 ` + deliverySchema(d) + `},
 "anyOf":` + kindProjections() + `}`),
 		Annotations: tool.Annotations{ReadOnly: true},

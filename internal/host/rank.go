@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,11 +35,11 @@ func rankProcessesTool() Decl {
 	return define(tool.Tool{
 		Name:        "rank_processes",
 		Title:       "Rank processes over a window",
-		Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), counting processes that exited inside it: increase or last for counters, mean, max or last for gauges. Most CPU in the last minute: metric_id cpu_time_ns.",
+		Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), exited ones included. cpu_time_ns adds each parent's reaped children as a row and coverage.cpu_accounting against /proc/stat. Growth: rss_bytes with aggregate slope.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
 "source":{"type":"string","enum":["live"],"description":"live only"},
 "metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS,"description":"process metric to rank by"},
-"aggregate":{"type":"string","enum":["increase","mean","max","last"],"description":"counters: increase (default) or last; gauges: mean (default), max or last"},
+"aggregate":{"type":"string","enum":["increase","mean","max","last","slope"],"description":"counters: increase (default), last; gauges: mean (default), max, last, increase, slope (per second)"},
 "last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"window up to the latest sample, default 60"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"window start, RFC 3339"},
 "to":{"type":"string","minLength":20,"maxLength":40,"description":"window end, RFC 3339; needs from"},
@@ -69,12 +71,13 @@ type RankArgs struct {
 
 // SuitedAggregates lists the aggregates rank_processes accepts for a
 // metric: increase (default) and last for cumulative counters; mean
-// (default), max and last for gauges.
+// (default), max, last, increase (last - first, negative when it shrank)
+// and slope (least squares, unit per second) for gauges.
 func SuitedAggregates(m sample.Metric) []string {
 	if m.Cumulative {
 		return []string{history.AggIncrease, history.AggLast}
 	}
-	return []string{history.AggMean, history.AggMax, history.AggLast}
+	return []string{history.AggMean, history.AggMax, history.AggLast, history.AggIncrease, history.AggSlope}
 }
 
 // CheckRankArgs does the checks of rank_processes that the input schema
@@ -163,6 +166,10 @@ type rankRow struct {
 	lv  history.LifetimeView
 	w   history.Window
 	val history.Value
+	// children marks a parent's reaped-children row (cpuAccount);
+	// folded, a lifetime counted in the children row of foldedInto.
+	children, folded bool
+	foldedInto       sample.Identity
 }
 
 // rankProcesses answers rank_processes: every retained lifetime in scope
@@ -230,7 +237,19 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 	pruned := store.PrunedLifetimes()
 	sysCov := store.System().Coverage(iv)
 	isFloat := m.Repr == sample.ReprNumber
-	var ranked []rankRow
+	sysView := store.System()
+	// The window's first system sample: a lifetime first seen after it
+	// started inside the window.
+	firstMs := iv.From
+	if sw := sysView.Window(iv, sample.SProcesses); sw.SampleCount > 0 {
+		firstMs = sw.FirstAt
+	}
+	fromZero := m.Cumulative && agg == history.AggIncrease && countsFromStart(m)
+	var acct cpuAccount
+	if m.Index == sample.PCPUTime && agg == history.AggIncrease {
+		acct = accountCPU(views, store.PrunedCPURecords(), sysView, iv)
+	}
+	var ranked, children []rankRow
 	unranked := map[string]int{}
 	inScope, withSamples, unrankedN := 0, 0, 0
 	for _, lv := range views {
@@ -246,18 +265,38 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 			continue
 		}
 		withSamples++
+		if !m.Cumulative {
+			w = w.Gauge()
+		}
 		v := w.Aggregate(agg, isFloat)
+		if fromZero && w.Available > 0 && startedIn(&lv, firstMs) {
+			// Started inside the window: the counter began at 0 there.
+			v = history.Value{OK: true, Int: new(big.Int).SetUint64(w.Last)}
+		}
+		if acct.ok {
+			if c, ok := acct.children[lv.ID]; ok {
+				children = append(children, rankRow{lv: lv, w: w, val: history.Value{OK: true, Int: new(big.Int).SetUint64(c)}, children: true})
+			}
+		}
+		row := rankRow{lv: lv, w: w, val: v}
+		if acct.ok {
+			row.foldedInto, row.folded = acct.folded[lv.ID]
+		}
 		if !v.OK {
 			unranked[v.Reason]++
 			unrankedN++
 			continue
 		}
-		ranked = append(ranked, rankRow{lv: lv, w: w, val: v})
+		ranked = append(ranked, row)
 	}
+	ranked = append(ranked, children...)
 	sort.Slice(ranked, func(i, j int) bool {
 		x, y := ranked[i], ranked[j]
 		if c := x.val.Cmp(y.val); c != 0 {
 			return c > 0
+		}
+		if x.children != y.children {
+			return !x.children
 		}
 		if x.lv.ID.PID != y.lv.ID.PID {
 			return x.lv.ID.PID < y.lv.ID.PID
@@ -282,6 +321,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 		}
 		rows = append(rows, b)
 	}
+	var warnings []string
 	cov := map[string]any{
 		"scope":                         scope,
 		"lifetimes_retained":            len(views),
@@ -293,13 +333,36 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 		"host_history":                  nil,
 		"ranked_truncated_by_retention": truncatedByRing,
 	}
+	if acct.ok {
+		var rowsNs uint64
+		for _, r := range ranked {
+			if !r.folded {
+				rowsNs += r.val.Int.Uint64()
+			}
+		}
+		cov["cpu_accounting"] = map[string]any{
+			"from":             contract.TS(history.MsTime(acct.From)),
+			"to":               contract.TS(history.MsTime(acct.To)),
+			"system_cpu_ns":    u64s(acct.SystemNs),
+			"accounted_ns":     u64s(acct.TotalNs),
+			"accounted_share":  share(acct.TotalNs, acct.SystemNs),
+			"rows_ns":          u64s(rowsNs),
+			"rows_share":       share(rowsNs, acct.SystemNs),
+			"children_rows":    len(children),
+			"children_clamped": acct.clamped,
+			"lifetimes_cut":    acct.cut,
+			"pruned_ns":        u64s(acct.prunedNs),
+		}
+		if acct.cut > 0 {
+			warnings = append(warnings, itoa(acct.cut)+" lifetimes that ran at the window's start keep no samples back to it (untracked lifetimes keep "+itoa(history.UntrackedCapacity)+"), so cpu_accounting misses their CPU before their first retained sample; a shorter window or update_tracking keeps it")
+		}
+	}
 	if sysCov.HasBounds {
 		cov["host_history"] = map[string]any{"retained_from": contract.TS(history.MsTime(sysCov.RetainedFrom)), "retained_to": contract.TS(history.MsTime(sysCov.RetainedTo))}
 	}
 	window["from"] = contract.TS(history.MsTime(iv.From))
 	window["to"] = contract.TS(history.MsTime(iv.To))
 	window["duration_ms"] = span
-	var warnings []string
 	if unrankedN > 0 {
 		warnings = append(warnings, itoa(unrankedN)+" lifetimes with samples in the window have no "+agg+" of "+m.ID+" there ("+reasonList(unranked)+"); they are not ranked, and unknown is not zero")
 	}
@@ -318,6 +381,7 @@ func (h *Host) rankProcesses(ctx context.Context, s *Session, a RankArgs) (*cont
 	meta := map[string]any{
 		"metric":      map[string]any{"id": m.ID, "unit": m.Unit, "representation": m.Repr, "cumulative": m.Cumulative},
 		"aggregate":   agg,
+		"value_unit":  valueUnit(m, agg),
 		"window":      window,
 		"snapshot_at": contract.TS(snap.Time),
 		"warnings":    warnings,
@@ -422,11 +486,16 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 	default:
 		value = r.val.Int.String()
 	}
-	return map[string]any{
+	kind, name := "lifetime", r.lv.Name
+	if r.children {
+		kind, name = "reaped_children", "children of PID "+itoa(int(r.lv.ID.PID))+" ("+r.lv.Name+")"
+	}
+	out := map[string]any{
 		"rank":                  rank,
+		"kind":                  kind,
 		"process_ref":           h.Ref(r.lv.ID),
 		"pid":                   r.lv.ID.PID,
-		"name":                  r.lv.Name,
+		"name":                  name,
 		"start_time":            contract.TS(r.lv.StartTime),
 		"lifecycle":             lifecycle,
 		"value":                 value,
@@ -436,16 +505,50 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 		"last_value_at":         contract.TS(history.MsTime(r.w.LastAt)),
 		"coverage":              coverage,
 	}
+	if r.folded {
+		// Reaped inside the window: its CPU is counted in its reaper's
+		// children row, not again in the accounting's sums.
+		out["accounted_in"] = map[string]any{"kind": "reaped_children", "process_ref": h.Ref(r.foldedInto), "pid": r.foldedInto.PID}
+	}
+	return out
 }
 
-// lifetimeNameContains reports whether sub is a case-insensitive substring
-// (exact bytes, sample.ContainsFold) of any name or comm the lifetime had, as
-// list_processes' name filter matches.
+// lifetimeNameContains reports whether sub occurs, by the substring form
+// of the one name rule (sample.NameFacts.Contains: name, comm, exe and
+// argv[0] base names, case-folded on exact bytes), in any name the
+// lifetime had, as list_processes' name filter matches.
 func lifetimeNameContains(l *history.Lifetime, sub string) bool {
 	for _, n := range l.Names {
-		if sample.ContainsFold(n.Name, sub) || sample.ContainsFold(n.Comm, sub) {
+		if (sample.NameFacts{Name: n.Name, Comm: n.Comm, Exe: n.Exe, Argv0: n.Argv0}).Contains(sub) {
 			return true
 		}
 	}
-	return sample.ContainsFold(l.Name, sub) || (l.Comm != "" && sample.ContainsFold(l.Comm, sub))
+	return sample.NameFacts{Name: l.Name, Comm: l.Comm, Exe: l.Exe}.Contains(sub)
+}
+
+// countsFromStart reports whether a cumulative process metric counts
+// from 0 at the process's start (CPU time, faults, I/O bytes, context
+// switches), so a lifetime that started inside a window spent its whole
+// value there. The JVM counters start when collection does.
+func countsFromStart(m sample.Metric) bool {
+	return m.Cumulative && m.Index < sample.PJVMHeapUsed
+}
+
+func u64s(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// share is part/whole rounded to 4 decimals (nil when whole is 0).
+func share(part, whole uint64) any {
+	if whole == 0 {
+		return nil
+	}
+	return math.Round(float64(part)/float64(whole)*1e4) / 1e4
+}
+
+// valueUnit is the unit of a ranked value: the metric's, or per second
+// for a slope ("bytes/s").
+func valueUnit(m sample.Metric, agg string) string {
+	if agg == history.AggSlope {
+		return m.Unit + "/s"
+	}
+	return m.Unit
 }

@@ -293,7 +293,8 @@ func rankAll(t *testing.T, h *Host, s *Session, args map[string]any) (map[string
 			if int(row["rank"].(float64)) != len(all)+1 {
 				t.Fatalf("rank %v at position %d", row["rank"], len(all)+1)
 			}
-			ref := row["process_ref"].(string)
+			// A parent's reaped-children row shares its process_ref.
+			ref := row["process_ref"].(string) + " " + row["kind"].(string)
 			if seen[ref] {
 				t.Fatalf("%s twice", ref)
 			}
@@ -405,7 +406,7 @@ func TestRankProcessesArguments(t *testing.T) {
 		{"no metric", map[string]any{}, "/metric_id"},
 		{"system metric", map[string]any{"metric_id": "load1"}, "/metric_id"},
 		{"mean of a counter", map[string]any{"metric_id": "cpu_time_ns", "aggregate": "mean"}, "/aggregate"},
-		{"increase of a gauge", map[string]any{"metric_id": "rss_bytes", "aggregate": "increase"}, "/aggregate"},
+		{"slope of a counter", map[string]any{"metric_id": "cpu_time_ns", "aggregate": "slope"}, "/aggregate"},
 		{"last_seconds and from", map[string]any{"metric_id": "rss_bytes", "last_seconds": 5, "from": "2026-01-01T00:00:00Z"}, "/from"},
 		{"last_seconds and to", map[string]any{"metric_id": "rss_bytes", "last_seconds": 5, "to": "2026-01-01T00:00:00Z"}, "/to"},
 		{"to without from", map[string]any{"metric_id": "rss_bytes", "to": "2026-01-01T00:00:00Z"}, "/to"}, // the member given, as for end without start

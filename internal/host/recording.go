@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -324,7 +325,16 @@ func (r *recorder) startRecording(ctx context.Context, s *Session, a startRecord
 	out, err := r.startLocked(a)
 	inv.mu.Unlock()
 	op.Finish(out, err)
-	return inv.operationReply(op.Status())
+	res, err := inv.operationReply(op.Status())
+	if res != nil {
+		// A tracked name that names no process now is said in the
+		// envelope too, not only in the outcome.
+		w, _ := out["warnings"].([]string)
+		for _, x := range w {
+			res.Warn(x)
+		}
+	}
+	return res, err
 }
 
 // startLocked runs with inv.mu held (the tracking list cannot change).
@@ -391,8 +401,47 @@ func (r *recorder) startLocked(a startRecordingArgs) (map[string]any, error) {
 	rs.unsub = r.h.sampler.Subscribe(rs.onSnapshot)
 	rs.timer = time.AfterFunc(MaxRecordingDuration, func() { r.stopSession(rs, "duration_limit") })
 	r.active = rs
-	return map[string]any{"recording_session_id": sid, "names": names, "scope": trackingScope, "interval_seconds": a.IntervalSeconds,
-		"log_id": id, "name": name, "started_at": contract.TS(now), "max_duration_ms": MaxRecordingDuration.Milliseconds()}, nil
+	matches, warnings := r.h.nameMatches(snap, names)
+	out := map[string]any{"recording_session_id": sid, "names": names, "scope": trackingScope, "interval_seconds": a.IntervalSeconds,
+		"log_id": id, "name": name, "started_at": contract.TS(now), "max_duration_ms": MaxRecordingDuration.Milliseconds(),
+		"name_matches": matches}
+	if len(warnings) > 0 {
+		out["warnings"] = warnings
+	}
+	return out, nil
+}
+
+// MaxNameMatchRefs bounds the identities start_recording lists per
+// tracked name (count says how many match).
+const MaxNameMatchRefs = 16
+
+// nameMatches lists, per tracked name, the live processes of snap it
+// names now by the one name rule (sample.NameFacts.Matches): {name,
+// count, identities: [{process_ref, pid, name}] (at most
+// MaxNameMatchRefs)}, and a warning per name that names none (the
+// recording then holds only what starts later under that name).
+func (h *Host) nameMatches(snap *sample.Snapshot, names []string) ([]map[string]any, []string) {
+	out := make([]map[string]any, 0, len(names))
+	var warnings []string
+	for _, n := range names {
+		ids := []map[string]any{}
+		count := 0
+		for i := range snap.Procs {
+			p := &snap.Procs[i]
+			if p.State == 'Z' && !p.LeaderExited || !p.NameFacts().Matches(n) {
+				continue
+			}
+			count++
+			if len(ids) < MaxNameMatchRefs {
+				ids = append(ids, map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "name": p.Name})
+			}
+		}
+		out = append(out, map[string]any{"name": n, "count": count, "identities": ids})
+		if count == 0 {
+			warnings = append(warnings, "tracked name "+strconv.Quote(n)+" names no running process now (exe base name, comm or argv[0]); the recording holds it only once such a process starts")
+		}
+	}
+	return out, warnings
 }
 
 // onSnapshot runs on the sampler goroutine: it writes a frame when the
@@ -528,9 +577,9 @@ func (r *recorder) stopActive(reason string) {
 	}
 }
 
-// recScope is the fixed recording scope: processes whose name (comm or
-// the executable's base name) matches a tracked name, and their observed
-// descendants (a child whose verified parent is in scope).
+// recScope is the fixed recording scope: processes a tracked name names
+// by the one name rule (sample.NameFacts.Matches, as live tracking), and
+// their observed descendants (a child whose verified parent is in scope).
 type recScope struct {
 	names map[string]bool
 	in    map[sample.Identity]bool
@@ -544,6 +593,17 @@ func newRecScope(names []string) *recScope {
 	return sc
 }
 
+// matches reports whether a tracked name names p.
+func (sc *recScope) matches(p *sample.Process) bool {
+	f := p.NameFacts()
+	for n := range sc.names {
+		if f.Matches(n) {
+			return true
+		}
+	}
+	return false
+}
+
 func (sc *recScope) pick(snap *sample.Snapshot) []*sample.Process {
 	memo := make(map[int32]bool, len(snap.Procs))
 	var incl func(p *sample.Process, depth int) bool
@@ -551,9 +611,9 @@ func (sc *recScope) pick(snap *sample.Snapshot) []*sample.Process {
 		if v, ok := memo[p.PID]; ok {
 			return v
 		}
-		v := sc.in[p.ID()] || sc.names[history.NormalizeName(p.Name)] || (p.Exe != "" && sc.names[history.NormalizeName(filepath.Base(p.Exe))])
+		v := sc.in[p.ID()] || sc.matches(p)
 		if !v && depth < 64 {
-			if par := snap.Find(p.PPID); par != nil && par.PID != p.PID && par.StartTicks < p.StartTicks {
+			if par := snap.Find(p.PPID); par != nil && par.PID != p.PID && par.StartTicks <= p.StartTicks {
 				v = incl(par, depth+1)
 			}
 		}

@@ -380,7 +380,7 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 					p := &snap.Procs[i]
 					// the one name rule (name or comm); a zombie has exited
 					// and is not present (targeted calls say PROCESS_EXITED)
-					if p.State != 'Z' && sample.MatchesName(p.Name, p.Comm, name) {
+					if p.State != 'Z' && p.NameFacts().Matches(name) {
 						if len(found) < 20 {
 							m := map[string]any{"process_ref": h.Ref(p.ID()), "pid": p.PID, "start_time": contract.TS(p.StartTime)}
 							sample.TextFields("name", p.Name, func(k string, v any) { m[k] = v })

@@ -311,7 +311,7 @@ const profileProvidersDescription = "pprof-http fetches a profile from a loopbac
 func profileProviderFields(kind string, props js) []string {
 	switch kind {
 	case "pprof-http":
-		props["url"] = js{"type": "string", "minLength": 1, "maxLength": 2048, "description": "Loopback base URL of net/http/pprof, e.g. http://127.0.0.1:6060 (or .../debug/pprof/)."}
+		props["url"] = js{"type": "string", "minLength": 1, "maxLength": 2048, "description": "Loopback net/http/pprof base URL, e.g. http://127.0.0.1:6060."}
 		props["profile"] = js{"enum": []string{"cpu", "heap", "allocs", "goroutine"}, "default": "cpu", "description": "cpu is fetched during the workload, the others after it exits."}
 		props["seconds"] = js{"type": "integer", "minimum": 1, "maximum": 3600, "default": 10, "description": "CPU profile duration."}
 		return []string{"kind", "url"}

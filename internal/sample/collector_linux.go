@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -67,6 +68,7 @@ type exeEntry struct {
 	deleted bool
 	name    string
 	facts   *Facts
+	argv0   string
 }
 
 // NewLinuxCollector opens /proc (root "" means /proc) with sysfs at /sys.
@@ -513,7 +515,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 		e.facts = factsAt(mdir)
 		c.exeCache[id] = e
 	}
-	p.Exe, p.ExeDeleted, p.Name = e.exe, e.deleted, e.name
+	p.Exe, p.ExeDeleted, p.Name, p.Argv0 = e.exe, e.deleted, e.name, e.argv0
 	p.Facts = e.facts
 	return nil
 }
@@ -576,8 +578,8 @@ func (c *LinuxCollector) liveTask(dir int, pid int32) (tdir int, state byte, ok 
 
 // readNames decides the exe link text link of the open /proc/PID
 // directory dir ("" when unreadable; its " (deleted)" suffix decided by
-// ResolveDeleted), reads argv[0] from cmdline only when link is empty and
-// comm may have been cut, and applies the name rule FullName.
+// ResolveDeleted), reads argv[0] from cmdline and applies the name rule
+// FullName.
 func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 	e := exeEntry{comm: comm, link: link}
 	if link != "" {
@@ -589,16 +591,14 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 		path, del := ResolveDeleted(link, obj, StatInRoot(dir))
 		e.exe, e.deleted = path, del == Deleted
 	}
-	var argv0 string
-	if e.exe == "" && len(comm) >= MaxComm {
-		if b, err := c.readFileZ(dir, zCmdline); err == nil {
-			if i := bytes.IndexByte(b, 0); i >= 0 {
-				b = b[:i]
-			}
-			argv0 = string(b)
+	// argv[0] once per identity and exec: the name rule matches it too.
+	if b, err := c.readFileZ(dir, zCmdline); err == nil {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
 		}
+		e.argv0 = string(b)
 	}
-	e.name = FullName(e.exe, argv0, comm)
+	e.name = FullName(e.exe, e.argv0, comm)
 	return e
 }
 
@@ -646,6 +646,7 @@ func parseStat(b []byte, p *Process) ([]byte, error) {
 	p.Set(PMinorFaults, at(10))
 	p.Set(PMajorFaults, at(12))
 	p.Set(PCPUTime, (at(14)+at(15))*uint64(time.Second/userHZ))
+	p.ChildCPUNs, p.ChildCPUOK = (at(16)+at(17))*uint64(time.Second/userHZ), true
 	p.Set(PThreads, at(20))
 	p.StartTicks = at(22)
 	p.Set(PVirtual, at(23))
@@ -820,6 +821,8 @@ func (c *LinuxCollector) readSystem(s *Snapshot) {
 			}
 			sys.CoreCPUPercent = cores
 		}
+		t := st.CPUTotal
+		sys.Set(SCPUTime, uint64(math.Round((t.User+t.Nice+t.System)*1e9)))
 		c.lastAll = st.CPUTotal
 		c.lastCPU = sortedCPUs(st.CPU)
 	}

@@ -100,6 +100,7 @@ const (
 	SNetTx
 	SUptime
 	SProcesses
+	SCPUTime
 	NumSystemMetrics
 )
 
@@ -160,6 +161,7 @@ var SystemMetrics = [NumSystemMetrics]Metric{
 	{ID: "net_tx_bytes", Unit: "bytes", Repr: ReprInteger, Cumulative: true, Description: "bytes sent on all interfaces except lo; /proc/net/dev."},
 	{ID: "uptime_seconds", Unit: "seconds", Repr: ReprNumber, Description: "time since boot; /proc/uptime."},
 	{ID: "process_count", Unit: "count", Repr: ReprInteger, Description: "processes in the snapshot."},
+	{ID: "system_cpu_time_ns", Unit: "nanoseconds", Repr: ReprInteger, Cumulative: true, Description: "user+nice+system CPU time of all CPUs since boot; /proc/stat cpu line (USER_HZ ticks) in ns."},
 }
 
 func init() {

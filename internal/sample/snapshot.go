@@ -32,6 +32,10 @@ type Process struct {
 	// Exe is the executable path from /proc/PID/exe without the kernel's
 	// " (deleted)" suffix when ExeDeleted, or "" when unreadable.
 	Exe string
+	// Argv0 is argv[0] from /proc/PID/cmdline, read once per lifetime and
+	// exec ("" when empty or unreadable): the name rule (NameFacts) also
+	// matches it.
+	Argv0 string
 	// ExeDeleted says the executable was unlinked (or replaced) after the
 	// process started it (ResolveDeleted on the exe link).
 	ExeDeleted bool
@@ -53,6 +57,13 @@ type Process struct {
 	// collector first saw it and again after an exec (shared, never
 	// modified); nil where the platform collector does not read them.
 	Facts *Facts
+	// ChildCPUNs is the CPU time (user + system, ns) of the children the
+	// process has waited for (reaped), their own reaped descendants
+	// included: cutime + cstime, /proc/PID/stat fields 16-17. It grows by
+	// a child's whole CPU when the child is reaped. ChildCPUOK says it was
+	// read (false where the platform does not expose it).
+	ChildCPUNs uint64
+	ChildCPUOK bool
 
 	// sched is the thread-group leader's /proc/PID/schedstat (run time in
 	// ns, timeslice count), when read: the Linux collector uses it to tell
@@ -61,6 +72,11 @@ type Process struct {
 	schedOK  bool
 	statusOK bool
 	ioOK     bool
+}
+
+// NameFacts returns what the name rule reads of p.
+func (p *Process) NameFacts() NameFacts {
+	return NameFacts{Name: p.Name, Comm: p.Comm, Exe: p.Exe, Argv0: p.Argv0}
 }
 
 // ID returns the process's identity.

@@ -156,13 +156,47 @@ func FullName(exe, argv0, comm string) string {
 	return comm
 }
 
-// MatchesName reports whether a process named name (FullName) with kernel
-// command name comm matches the tracking or wait name want exactly under
-// FoldBytes after trimming spaces (want is normalized by the caller).
-func MatchesName(name, comm, want string) bool {
+// NameFacts are what the one name rule reads of a process: Name (its
+// FullName), Comm (the kernel command name, cut at MaxComm bytes), Exe
+// (the executable path, "" when unreadable) and Argv0 (argv[0] as the
+// process set it, "" when unread).
+type NameFacts struct {
+	Name, Comm, Exe, Argv0 string
+}
+
+// Matches is the one name-matching rule of inquest, used by tracking,
+// recording, condition waits and the TUI: want (trimmed, compared under
+// FoldBytes) names the process when it equals its FullName, the
+// executable's base name, its comm, argv[0] or argv[0]'s base name, or,
+// when comm has the kernel's full MaxComm bytes (it may have been cut),
+// when want is longer and begins with comm. An empty want matches nothing.
+func (f NameFacts) Matches(want string) bool {
 	want = FoldBytes(strings.TrimSpace(want))
 	if want == "" {
 		return false
 	}
-	return (name != "" && FoldBytes(strings.TrimSpace(name)) == want) || (comm != "" && FoldBytes(strings.TrimSpace(comm)) == want)
+	eq := func(s string) bool { return s != "" && FoldBytes(strings.TrimSpace(s)) == want }
+	if eq(f.Name) || eq(f.Comm) || eq(BaseName(f.Exe)) || eq(f.Argv0) || eq(BaseName(f.Argv0)) {
+		return true
+	}
+	if len(f.Comm) >= MaxComm && len(want) > len(f.Comm) {
+		c := FoldBytes(f.Comm)
+		return strings.HasPrefix(want, c)
+	}
+	return false
+}
+
+// Contains is the substring form of the same rule, used by name filters:
+// sub (compared under FoldBytes) occurs in the FullName, the comm, the
+// executable's base name or argv[0]'s base name.
+func (f NameFacts) Contains(sub string) bool {
+	if sub == "" {
+		return true
+	}
+	for _, s := range [...]string{f.Name, f.Comm, BaseName(f.Exe), BaseName(f.Argv0)} {
+		if s != "" && ContainsFold(s, sub) {
+			return true
+		}
+	}
+	return false
 }

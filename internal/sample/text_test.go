@@ -61,12 +61,50 @@ func TestFullName(t *testing.T) {
 			t.Errorf("FullName(%q, %q, %q) = %q, want %q", tt.exe, tt.argv0, tt.comm, got, tt.want)
 		}
 	}
-	if !MatchesName("averyveryverylongprocessname-worker", "averyveryverylo", " AveryVeryVeryLongProcessName-Worker ") ||
-		!MatchesName("python3.11", "python3", "PYTHON3") || MatchesName("python3.11", "python3", "python") {
-		t.Error("MatchesName")
+}
+
+// TestNameFactsMatches is the one table of the name rule: exe base name,
+// comm (and a longer name whose first 15 bytes are a full-length comm),
+// argv[0] as a path and as a base name, case-folded on exact bytes.
+func TestNameFactsMatches(t *testing.T) {
+	py := NameFacts{Name: "python3.11", Comm: "python3", Exe: "/usr/bin/python3.11", Argv0: "/usr/bin/python3"}
+	long := NameFacts{Name: "averyveryverylongprocessname-worker", Comm: "averyveryverylo", Exe: "/opt/x/averyveryverylongprocessname-worker"}
+	cut := NameFacts{Name: "averyveryverylo", Comm: "averyveryverylo"} // exe unreadable, argv[0] rewritten
+	conf := NameFacts{Name: "python3.11", Comm: "python3", Exe: "/usr/bin/python3.11", Argv0: "/srv/bin/confload"}
+	for _, tt := range []struct {
+		f    NameFacts
+		want string
+		ok   bool
+	}{
+		{py, "python3.11", true},       // exe base name (and FullName)
+		{py, "PYTHON3", true},          // comm, case-folded
+		{py, "/usr/bin/python3", true}, // argv[0] as given
+		{py, "python", false},          // no substring match
+		{py, "  python3  ", true},      // trimmed
+		{py, "", false},                // empty names nothing
+		{long, " AveryVeryVeryLongProcessName-Worker ", true},
+		{long, "averyveryverylo", true},                    // comm itself
+		{cut, "averyveryverylongprocessname-worker", true}, // comm is its first 15 bytes
+		{cut, "averyveryverylX-longer", false},
+		{NameFacts{Comm: "short"}, "shortened", false}, // a comm under 15 bytes was not cut
+		{conf, "confload", true},                       // argv[0]'s base name only
+		{conf, "/srv/bin/confload", true},              // argv[0]'s path
+		{conf, "bin", false},
+		{NameFacts{Name: "bad\xffname", Comm: "bad\xffname"}, "BAD\xffNAME", true},
+		{NameFacts{Name: "bad\xffname", Comm: "bad\xffname"}, "bad\uFFFDname", false}, // exact bytes
+	} {
+		if got := tt.f.Matches(tt.want); got != tt.ok {
+			t.Errorf("%+v.Matches(%q) = %v, want %v", tt.f, tt.want, got, tt.ok)
+		}
 	}
-	if !MatchesName("bad\xffname", "", "BAD\xffNAME") || MatchesName("bad\xffname", "", "bad\uFFFDname") {
-		t.Error("MatchesName must compare exact bytes")
+	for _, tt := range []struct {
+		f   NameFacts
+		sub string
+		ok  bool
+	}{{py, "thon3.1", true}, {conf, "confl", true}, {conf, "srv", false}, {py, "", true}, {long, "VERYLONG", true}, {py, "perl", false}} {
+		if got := tt.f.Contains(tt.sub); got != tt.ok {
+			t.Errorf("%+v.Contains(%q) = %v, want %v", tt.f, tt.sub, got, tt.ok)
+		}
 	}
 }
 
@@ -98,8 +136,8 @@ func FuzzTextRoundTrip(f *testing.F) {
 		if !ContainsFold(s, s) || !EqualFold(s, s) {
 			t.Fatalf("%q does not match itself", s)
 		}
-		if strings.TrimSpace(s) != "" && !MatchesName(s, "", s) {
-			t.Fatalf("MatchesName(%q)", s)
+		if strings.TrimSpace(s) != "" && !(NameFacts{Name: s}).Matches(s) {
+			t.Fatalf("Matches(%q)", s)
 		}
 	})
 }

@@ -4,6 +4,9 @@
 //	rankchild busy        spin on one CPU until killed
 //	rankchild idle        block until killed
 //	rankchild alloc MIB   allocate MIB MiB, touch every page, print "ready", block
+//	rankchild grow MIB    print "ready", then grow resident memory by MIB MiB
+//	                      per second of wall time (touched pages, kept
+//	                      reachable), up to 256 MiB, until killed
 package main
 
 import (
@@ -49,6 +52,26 @@ func main() {
 		}
 		fmt.Println("ready")
 		block()
+	case "grow":
+		n, err := strconv.ParseFloat(os.Args[2], 64)
+		if err != nil {
+			os.Exit(2)
+		}
+		fmt.Println("ready")
+		var chunks [][]byte
+		start, have := time.Now(), 0
+		for {
+			want := min(int(n*float64(1<<20)*time.Since(start).Seconds()), 256<<20)
+			for have < want {
+				c := make([]byte, 64<<10)
+				for i := 0; i < len(c); i += 4096 {
+					c[i] = 1
+				}
+				chunks = append(chunks, c)
+				have += len(c)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	os.Exit(2)
 }
