@@ -189,9 +189,11 @@ terminal or not. stdout carries only the result.`,
 					res.Warn("--rescue-to: the capture produced no analysis to rescue")
 				}
 			}
+			keepFailed := false
 			if res != nil {
 				if d, _ := res.Data.(map[string]any); (preserve || rescueTo != "") && d != nil && d["preserve_failure"] != nil {
-					keepUnpreserved(rt.perfRuntime(), res, operation, retryArguments(call, operation))
+					keepFailed = true
+					keepUnpreserved(rt.perfRuntime(), res, operation, retryArguments(call, operation), rescueTo != "")
 					if rescueTo != "" {
 						delete(d, "preserve_failure")
 					}
@@ -208,10 +210,18 @@ terminal or not. stdout carries only the result.`,
 						cell(fmt.Sprint(r["evidence_id"])), cell(rescueTo), cell(rescueTo), cell(fmt.Sprint(r["evidence_id"])))
 				}
 			}
+			var perr error
 			if asJSON || cerr != nil || operation != "summarize_executions" {
-				return printEnvelope(env, res, cerr)
+				perr = printEnvelope(env, res, cerr)
+			} else {
+				perr = printExecutionTable(env.Stdout, res)
 			}
-			return printExecutionTable(env.Stdout, res)
+			if perr == nil && keepFailed {
+				// The result is printed, but what --preserve or
+				// --rescue-to promised did not happen: exit 1.
+				return exitCode(1)
+			}
+			return perr
 		},
 	}
 	f := cmd.Flags()
@@ -294,7 +304,7 @@ func retryArguments(call map[string]any, operation string) map[string]any {
 // their paths (marked kept), and data.next_command is the inquest analyze
 // command that preserves them once the store has room (the process-local
 // preserve_evidence next_action ends with this command).
-func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, fields map[string]any) {
+func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, fields map[string]any, rescue bool) {
 	data := res.Data.(map[string]any)
 	srcs, _ := data["sources"].([]any)
 	var paths []string
@@ -317,14 +327,21 @@ func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, 
 	delete(data, "analysis_id")
 	kept := res.Warnings[:0]
 	for _, w := range res.Warnings {
+		if strings.HasPrefix(w, "the captured artifacts are in a scratch directory") {
+			continue // they are kept after exit instead, as said below
+		}
 		if i := strings.Index(w, "; the call to repeat once the store has room is preserve_evidence"); i >= 0 {
 			w = w[:i]
 		}
 		kept = append(kept, w)
 	}
 	res.Warnings = kept
+	when := "once the evidence store has room"
+	if rescue {
+		when = "once you can publish them (to the active store with --preserve, or rescue them later)"
+	}
 	if len(paths) == 0 {
-		res.Warn("no captured analysis source is left to preserve later; rerun the capture once the evidence store has room")
+		res.Warn("no captured analysis source is left to preserve later; rerun the capture " + when)
 		return
 	}
 	argv := append([]string{"inquest", "analyze", operation}, paths...)
@@ -337,7 +354,7 @@ func keepUnpreserved(prt *perf.Runtime, res *contract.Result, operation string, 
 	}
 	argv = append(argv, "--preserve")
 	data["next_command"] = argv
-	res.Warn("the captured files are kept in " + dir + " instead of being removed at exit: once the evidence store has room, next_command (inquest analyze ... --preserve) preserves them without rerunning the workload")
+	res.Warn("the captured files are kept in " + dir + " instead of being removed at exit: " + when + ", next_command (inquest analyze ... --preserve) preserves them without rerunning the workload; remove the directory once they are kept")
 }
 
 // rescuedHandoff finishes a capture that --rescue-to published to the new
@@ -505,7 +522,7 @@ func printExecutionTable(w io.Writer, res *contract.Result) error {
 	for _, wn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
-	if next, ok := data["next_command"].([]string); ok && data["preserve_failure"] != nil {
+	if next, ok := data["next_command"].([]string); ok && (data["preserve_failure"] != nil || data["rescue_failure"] != nil) {
 		fmt.Fprintf(w, "next: %s\n", shellJoin(next))
 	}
 	return nil

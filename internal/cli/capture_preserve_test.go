@@ -25,8 +25,11 @@ func TestCaptureCLIPreserveFullStore(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	m, code := runAnalyzeCLI(t, "capture", "--provider", "direct", "--cwd", dir, "--preserve", "--json", "--", "sh", "-c", "echo ran >> "+runs)
-	if code != 0 {
-		t.Fatalf("exit %d: %v", code, m)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the result is printed, but nothing was preserved): %v", code, m)
+	}
+	if w := strings.Join(toStrings(m["warnings"]), "\n"); strings.Contains(w, "scratch directory removed") {
+		t.Fatalf("a capture whose files are kept still warns they are removed: %s", w)
 	}
 	d := m["data"].(map[string]any)
 	pf, _ := d["preserve_failure"].(map[string]any)
