@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
@@ -65,6 +66,11 @@ func setExporter(ctx context.Context, env *Env, key, value string, noWait bool) 
 		before = f.Settings
 		s := f.Settings
 		if key == openmetrics.SettingListen {
+			if value != "" && value != before.OpenMetricsListen {
+				if err := checkFree(value); err != nil {
+					return err
+				}
+			}
 			s.OpenMetricsListen = value
 		} else {
 			v, err := strconv.ParseBool(value)
@@ -116,6 +122,26 @@ func setExporter(ctx context.Context, env *Env, key, value string, noWait bool) 
 		return fmt.Errorf("saved, but the running host (pid %d) did not apply it: %v", pid, err)
 	}
 	fmt.Fprintf(env.Stdout, "the running host (pid %d) serves http://%s/metrics\n", pid, after.OpenMetricsListen)
+	return nil
+}
+
+// checkFree refuses an openmetrics_listen address another program already
+// listens on (binding it here fails with EADDRINUSE), so the setting is
+// not saved for a host that could never serve it. Other bind failures
+// (a name that does not resolve, a port below 1024) are left to the
+// host, which logs them.
+func checkFree(addr string) error {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		ln.Close()
+		return nil
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s %s: another program already listens on that address (%v); choose another port, nothing was saved", openmetrics.SettingListen, addr, err)
+	}
 	return nil
 }
 

@@ -30,10 +30,17 @@ func freeLoopbackAddr(t *testing.T) string {
 func TestExporterSettingLive(t *testing.T) {
 	e := newHeEnv(t)
 	cfg := filepath.Join(e.base, "config", "inquest", "inquest.toml")
+	// An address another program listens on is refused at once.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"settings", "set", "openmetrics_listen", busy.Addr().String()}, "another program already listens"},
 		{[]string{"settings", "set", "openmetrics_listen", "0.0.0.0:9935"}, "openmetrics_allow_remote"},
 		{[]string{"settings", "set", "openmetrics_listen", "9935"}, "openmetrics_listen"},
 		{[]string{"settings", "set", "openmetrics_allow_remote", "maybe"}, "true or false"},
