@@ -66,6 +66,7 @@ var renames = map[string]string{
 	"jvm_old_gc_count":   "jvm_old_gcs",
 	"system_cpu_percent": "cpu_percent",
 	"process_count":      "processes",
+	"system_cpu_time_ns": "cpu_seconds",
 }
 
 func familyOf(m sample.Metric) Family {
