@@ -323,17 +323,27 @@ type captureOutcome struct {
 	partial  bool
 }
 
+// A page that the result byte budget ended (tool.BudgetWarning) is
+// partial only because more pages follow, and collectCapture follows
+// them all: that warning and the partial status it alone causes are not
+// the user's concern. Missing evidence always comes with a warning of
+// its own, which keeps the result partial.
 func (o *captureOutcome) add(res *contract.Result) {
 	if res == nil {
 		return
 	}
-	if res.Status == contract.StatusPartial {
-		o.partial = true
-	}
+	other := false
 	for _, w := range res.Warnings {
+		if w == tool.BudgetWarning {
+			continue
+		}
+		other = true
 		if !slices.Contains(o.warnings, w) {
 			o.warnings = append(o.warnings, w)
 		}
+	}
+	if res.Status == contract.StatusPartial && (other || res.NextAction == nil) {
+		o.partial = true
 	}
 }
 
