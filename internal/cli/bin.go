@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf"
@@ -97,6 +98,26 @@ func setFlag(cmd *cobra.Command, args map[string]any, flag, k string, v any) {
 	}
 }
 
+// utf8Paths refuses a path argument (path, paths) whose bytes are not
+// UTF-8: tool arguments are JSON strings, which would carry such a name
+// with its bytes replaced, naming another (usually absent) file. The
+// error names the argument and says how to reach the file.
+func utf8Paths(args map[string]any) error {
+	var paths []string
+	if p, ok := args["path"].(string); ok {
+		paths = append(paths, p)
+	}
+	if ps, ok := args["paths"].([]string); ok {
+		paths = append(paths, ps...)
+	}
+	for _, p := range paths {
+		if !utf8.ValidString(p) {
+			return fmt.Errorf("FILE %q: the name is not valid UTF-8, which the bin tools cannot take; make a symbolic link with a UTF-8 name to it (ln -s) and give that", p)
+		}
+	}
+	return nil
+}
+
 // runTool calls name through the registry (same validation and envelope
 // as MCP) and either prints the envelope (--json) or renders data with
 // render. A next page is announced on stderr. With --preserve the evidence
@@ -106,6 +127,9 @@ func setFlag(cmd *cobra.Command, args map[string]any, flag, k string, v any) {
 // a warning. A call cancelled by SIGINT prints the partial result it
 // returned and exits 130.
 func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[string]any, render func(w io.Writer, data json.RawMessage) error) error {
+	if err := utf8Paths(args); err != nil {
+		return err
+	}
 	raw, _ := json.Marshal(args)
 	ctx := cmd.Context()
 	// Only the bin toolset (and, to preserve, the evidence tools): the

@@ -58,3 +58,20 @@ func TestHARShowTable(t *testing.T) {
 		t.Errorf("control character in URL not escaped:\n%q", out)
 	}
 }
+
+// TestBinNonUTF8Path: a FILE whose name is not UTF-8 is refused naming
+// FILE and the remedy (a JSON argument cannot carry its bytes), for each
+// bin command that takes one, instead of "does not exist".
+func TestBinNonUTF8Path(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad\xff\xfename")
+	if err := os.WriteFile(p, []byte("\x7fELF"), 0o644); err != nil {
+		t.Skipf("this file system refuses non-UTF-8 names: %v", err)
+	}
+	for _, args := range [][]string{{"bin", "inspect", p}, {"bin", "strings", p}, {"bin", "symbols", p}, {"har", "show", p}} {
+		var out, errb strings.Builder
+		code := Run(t.Context(), args, strings.NewReader(""), &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), "not valid UTF-8") || !strings.Contains(errb.String(), "FILE") {
+			t.Errorf("%v: exit %d, stderr %q", args[:2], code, errb.String())
+		}
+	}
+}
