@@ -66,7 +66,7 @@ func orDash(s string) string {
 }
 
 func newHARShowCmd(env *Env) *cobra.Command {
-	var f binFlags
+	f := binFlags{noArch: true} // HAR files have no architecture
 	var complete bool
 	var frames, group int
 	cmd := &cobra.Command{
@@ -257,7 +257,7 @@ func previewCell(p *string, cut bool) string {
 }
 
 func newHARDiffCmd(env *Env) *cobra.Command {
-	var f binFlags
+	f := binFlags{noArch: true} // HAR files have no architecture
 	var leftComplete, rightComplete bool
 	var verdicts []string
 	cmd := &cobra.Command{
