@@ -269,6 +269,15 @@ func isPointerByte(c byte) bool {
 
 // expectedText says in words what a schema's "expected" accepts: "one of
 // asc, desc", "an integer from 1 to 5000", else the JSON.
+// numText prints a schema bound as a person writes it: 10000000, not
+// 1e+07.
+func numText(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
 func expectedText(v any) string {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -304,19 +313,31 @@ func expectedText(v any) string {
 	hi, hasHi := m["maximum"]
 	switch {
 	case hasLo && hasHi:
-		return fmt.Sprintf("%s from %v to %v", kind, lo, hi)
+		return fmt.Sprintf("%s from %s to %s", kind, numText(lo), numText(hi))
 	case hasLo:
-		return fmt.Sprintf("%s of at least %v", kind, lo)
+		return fmt.Sprintf("%s of at least %s", kind, numText(lo))
 	case hasHi:
-		return fmt.Sprintf("%s of at most %v", kind, hi)
-	}
-	if l, ok := m["minLength"]; ok {
-		if h, ok := m["maxLength"]; ok {
-			return fmt.Sprintf("%s of %v to %v characters", kind, l, h)
-		}
+		return fmt.Sprintf("%s of at most %s", kind, numText(hi))
 	}
 	if p, ok := m["pattern"].(string); ok {
-		return fmt.Sprintf("%s matching %s", kind, cell(p))
+		return fmt.Sprintf("%s matching the pattern %s", kind, cell(p))
+	}
+	l, hasL := m["minLength"]
+	h, hasH := m["maxLength"]
+	switch {
+	case hasL && hasH:
+		return fmt.Sprintf("%s of %s to %s characters", kind, numText(l), numText(h))
+	case hasL:
+		return fmt.Sprintf("%s of at least %s characters", kind, numText(l))
+	case hasH:
+		return fmt.Sprintf("%s of at most %s characters", kind, numText(h))
+	}
+	if props, ok := m["properties"].([]any); ok && m["additionalProperties"] == false {
+		names := make([]string, 0, len(props))
+		for _, p := range props {
+			names = append(names, cell(fmt.Sprint(p)))
+		}
+		return "only the fields " + strings.Join(names, ", ")
 	}
 	if kind != "a value" && len(m) == 1 {
 		return kind
