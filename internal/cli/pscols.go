@@ -22,6 +22,34 @@ type psColumn struct {
 	render func(r map[string]any, exact bool) string
 }
 
+// stateLetter is a list_processes state as ps spells it: the kernel's
+// letter (R, S, D, Z, T, t, X, I, P, W), "?" when unknown.
+func stateLetter(v any) string {
+	switch v {
+	case "running":
+		return "R"
+	case "sleeping":
+		return "S"
+	case "disk_sleep":
+		return "D"
+	case "zombie":
+		return "Z"
+	case "stopped":
+		return "T"
+	case "tracing_stop":
+		return "t"
+	case "dead":
+		return "X"
+	case "idle":
+		return "I"
+	case "parked":
+		return "P"
+	case "waking":
+		return "W"
+	}
+	return "?"
+}
+
 // psKeywords maps the ps -o keywords inquest ps understands (procps
 // spelling and aliases) to their column.
 var psKeywords = sync.OnceValue(func() map[string]psColumn {
@@ -56,7 +84,10 @@ var psKeywords = sync.OnceValue(func() map[string]psColumn {
 		"user": text("USER", "user"),
 		"comm": text("COMMAND", "comm"),
 		"name": text("NAME", "name"),
-		"stat": text("STATE", "state"),
+		// ps prints the kernel's state letter (stat adds modifiers such
+		// as l and N that inquest ps does not read; s is the letter alone).
+		"stat": {header: "STAT", field: "state", left: true, render: func(r map[string]any, _ bool) string { return stateLetter(r["state"]) }},
+		"s":    {header: "S", field: "state", left: true, render: func(r map[string]any, _ bool) string { return stateLetter(r["state"]) }},
 		"args": {header: "COMMAND", field: "command_line", left: true, render: func(r map[string]any, _ bool) string {
 			return psArgsCell(r)
 		}},
@@ -85,7 +116,7 @@ var psKeywords = sync.OnceValue(func() map[string]psColumn {
 			return str(l[len(l)-1])
 		}},
 	}
-	for alias, k := range map[string]string{"command": "args", "cmd": "args", "ucomm": "comm", "state": "stat", "s": "stat",
+	for alias, k := range map[string]string{"command": "args", "cmd": "args", "ucomm": "comm", "state": "s",
 		"pcpu": "%cpu", "cpu": "%cpu", "rsz": "rss", "vsize": "vsz", "thcount": "nlwp", "thr": "nlwp", "cputime": "time",
 		"euser": "user", "uname": "user", "euid": "uid", "fd": "fds"} {
 		cols[alias] = cols[k]
