@@ -75,3 +75,21 @@ func TestBinNonUTF8Path(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceStoreNotADirectory: evidence location and sweep on an
+// INQUEST_DATA_DIR that is a file say so (INVALID_ARGUMENT naming the
+// path) instead of reporting an absent store.
+func TestEvidenceStoreNotADirectory(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("INQUEST_DATA_DIR", f)
+	for _, args := range [][]string{{"evidence", "location"}, {"evidence", "sweep"}} {
+		var out, errb strings.Builder
+		code := Run(t.Context(), args, strings.NewReader(""), &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), "is not a directory") || strings.Contains(out.String(), `"exists": false`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -120,6 +122,27 @@ inspect_evidence returns the redacted projection.`,
 	}
 }
 
+// storeAbsent reports whether no evidence store exists at dir yet (dir or
+// its manifests directory missing). A dir that is not a directory, or
+// that cannot be examined, is an error naming it, never "absent".
+func storeAbsent(dir string) (bool, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	case err != nil:
+		return false, contract.Errorf(contract.CodeRepositoryIO, "the evidence store %s cannot be examined: %v", dir, err).WithDetail("path", dir)
+	case !fi.IsDir():
+		return false, contract.Errorf(contract.CodeInvalidArgument, "the evidence store path %s is not a directory (set INQUEST_DATA_DIR to a directory)", dir).WithDetail("path", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifests")); errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	} else if err != nil {
+		return false, contract.Errorf(contract.CodeRepositoryIO, "the evidence store %s cannot be examined: %v", dir, err).WithDetail("path", dir)
+	}
+	return false, nil
+}
+
 func newEvidenceLocationCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "location",
@@ -130,7 +153,9 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
-			if _, statErr := os.Stat(filepath.Join(dir, "manifests")); statErr != nil {
+			if absent, err := storeAbsent(dir); err != nil {
+				return printEnvelope(env, nil, err)
+			} else if absent {
 				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0", "unreadable_manifests": "0"})
 				return printEnvelope(env, res, nil)
 			}
@@ -180,7 +205,9 @@ be read (inquest evidence query lists it with its problem).`,
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
-			if _, statErr := os.Stat(filepath.Join(dir, "manifests")); statErr != nil {
+			if absent, err := storeAbsent(dir); err != nil {
+				return printEnvelope(env, nil, err)
+			} else if absent {
 				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "removed_objects": "0", "removed_bytes": "0"})
 				return printEnvelope(env, res, nil)
 			}
