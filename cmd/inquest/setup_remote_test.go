@@ -19,6 +19,7 @@ func TestSetupRemoteFlags(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"--remote", "", "--client", "cursor", "--yes"}, "--remote is empty"},
 		{[]string{"--remote", "-oProxyCommand=x", "--client", "cursor", "--yes"}, `--remote "-oProxyCommand=x": a host or user may not start with '-'`},
 		{[]string{"--remote", "db1:99999", "--client", "cursor", "--yes"}, `--remote "db1:99999": port "99999" is not a number from 1 to 65535`},
 		{[]string{"--remote", "db1", "--name", "db.1", "--client", "cursor", "--yes"}, `--name "db.1": '.' is not allowed`},

@@ -85,6 +85,11 @@ Restart or reconnect a client after its configuration changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.toolsetsSet = cmd.Flags().Changed("toolsets")
+			if cmd.Flags().Changed("remote") && strings.TrimSpace(f.remote) == "" {
+				// An empty --remote must not fall back to registering
+				// this machine.
+				return usageError(env, "--remote is empty: give [USER@]HOST[:PORT], or leave --remote out to register this machine")
+			}
 			return runSetup(cmd, env, &f)
 		},
 	}
