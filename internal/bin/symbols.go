@@ -552,6 +552,14 @@ func machoSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		}
 		switch s.Type & 0x0e {
 		case 0x0:
+			if machoCommon(s) {
+				// A common symbol (nlist(5): N_UNDF|N_EXT with
+				// n_value its size), llvm-nm's C: defined by
+				// the link, not imported.
+				y.Section, y.Defined = "COMMON", true
+				y.Size, y.SizeSource, y.size = decU(s.Value), "n_value (common symbol size)", s.Value
+				break
+			}
 			y.Section = "UND"
 		case 0x2:
 			y.Section, y.Defined = "ABS", true
