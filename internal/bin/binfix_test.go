@@ -1,13 +1,18 @@
 package bin
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -164,4 +169,206 @@ func TestMachOCommonSymbolsAndDSYMType(t *testing.T) {
 			}
 		})
 	}
+}
+
+var reSecTypeFlags = regexp.MustCompile(`^\s*\[\s*(\d+)\]\s(.{17}|\S{18,})\s(.+?)\s+([0-9a-f]{16})\s+([0-9a-f]{6,})\s+([0-9a-f]{6,})\s+([0-9a-f]{2,})\s+(\S*)\s+(\d+)\s+(\d+)\s+(\d+)$`)
+
+// readelfTypesFlags returns readelf -S -W's type and flag letters per
+// section index (the type column may be "0000000c: <unknown>").
+func readelfTypesFlags(t *testing.T, p string) map[int][2]string {
+	out := map[int][2]string{}
+	for _, l := range strings.Split(run(t, "readelf", "-S", "-W", p), "\n") {
+		if m := reSecTypeFlags.FindStringSubmatch(l); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			out[i] = [2]string{m[3], m[8]}
+		}
+	}
+	return out
+}
+
+// readelfSegTypes returns readelf -l -W's type column per program header
+// (readelf prints at most 14 characters of it).
+func readelfSegTypes(t *testing.T, p string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(run(t, "readelf", "-l", "-W", p), "\n") {
+		switch {
+		case strings.HasPrefix(l, "  Type "):
+			in = true
+		case in && strings.TrimSpace(l) == "":
+			return out
+		case in && len(l) > 16 && !strings.Contains(l, "[Requesting"):
+			out = append(out, strings.TrimRight(l[2:16], " "))
+		}
+	}
+	return out
+}
+
+// ourAsReadelfSection spells our section type as readelf -S does.
+func ourAsReadelfSection(s string) string {
+	if strings.HasPrefix(s, "0x") {
+		return fmt.Sprintf("%08s: <unknown>", strings.TrimPrefix(s, "0x"))
+	}
+	return ourSectionType(s)
+}
+
+// ourAsReadelfSegment spells our segment type as readelf -l -W does,
+// cut to its 14 columns (readelf leaves ARM_ and MIPS_ off).
+func ourAsReadelfSegment(s string) string {
+	if strings.HasPrefix(s, "0x") {
+		s = "<unknown>: " + strings.TrimPrefix(s, "0x")
+	}
+	s = strings.TrimPrefix(s, "PT_")
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "ARM_"), "MIPS_") // readelf: EXIDX, REGINFO
+	if len(s) > 14 {
+		s = s[:14]
+	}
+	return s
+}
+
+// elfPatch is one change to a built ELF file: the type and flags of a
+// named section, the type of the first PT_NOTE segment, e_machine,
+// EI_OSABI (a field left zero is left alone; flags apply when setFlags).
+type elfPatch struct {
+	name             string
+	secType, segType uint32
+	flags            uint64
+	setFlags         bool
+	machine          uint16
+	osabi            byte
+	setOSABI         bool
+}
+
+func applyELFPatch(t *testing.T, src []byte, secName string, p elfPatch) []byte {
+	t.Helper()
+	b := append([]byte(nil), src...)
+	f, err := elf.NewFile(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	shoff := le.Uint64(b[0x28:])
+	for i, s := range f.Sections {
+		if s.Name != secName {
+			continue
+		}
+		h := b[shoff+uint64(i)*64:]
+		if p.secType != 0 {
+			le.PutUint32(h[4:], p.secType)
+		}
+		if p.setFlags {
+			le.PutUint64(h[8:], p.flags)
+		}
+	}
+	phoff := le.Uint64(b[0x20:])
+	for i, ph := range f.Progs {
+		if ph.Type == elf.PT_NOTE && p.segType != 0 {
+			le.PutUint32(b[phoff+uint64(i)*56:], p.segType)
+			break
+		}
+	}
+	if p.machine != 0 {
+		le.PutUint16(b[0x12:], p.machine)
+	}
+	if p.setOSABI {
+		b[elf.EI_OSABI] = p.osabi
+	}
+	return b
+}
+
+// TestELFTypeAndFlagSpelling (issue 36 case 9): section types, section
+// flag letters and segment types are spelled as readelf -S -W and -l -W
+// spell them in the same run: on gcc builds (SHF_GNU_RETAIN from
+// __attribute__((retain)) is R, SHF_X86_64_LARGE from -mcmodel=medium is
+// l), and on copies with sh_type, sh_flags, p_type, e_machine and
+// EI_OSABI rewritten to processor- and OS-specific values (X86_64_UNWIND,
+// ARM_EXIDX, AARCH64_ATTRIBUTES, LOPROC+0x2, LOOS+0, <unknown>, the o/p/x
+// letters, R and D only under a GNU or FreeBSD OSABI, GNU_PROPERTY,
+// OPENBSD_RANDOMIZE, PT_ARM_EXIDX only on ARM).
+func TestELFTypeAndFlagSpelling(t *testing.T) {
+	needTool(t, "gcc")
+	needTool(t, "readelf")
+	dir := t.TempDir()
+	obj := compileObject(t, dir, "retain.o", "__attribute__((retain)) void keep(void){}\nstatic char big[1<<20];\nchar *p(void){return big;}\nint w[4] __attribute__((section(\".lbig\")));\n", "-mcmodel=medium")
+	exe := compileC(t, "gcc", dir, "exe", "int main(void){return 0;}\n")
+	objData, _ := os.ReadFile(obj)
+	exeData, _ := os.ReadFile(exe)
+	var patches []elfPatch
+	for _, v := range []uint32{0x70000001, 0x70000002, 0x70000003, 0x7ffffffd, 0x7ffffffe, 0x7fffffff, 0x60000000, 0x6ffffff0, 0x6ffffff7, 0x6ffffffa, 0x6fff4700, 0x6ffffff6, 0x80000000, 0x8fffffff, 12, 13, 19, 20, 0x1000} {
+		patches = append(patches, elfPatch{name: fmt.Sprintf("sh_type %#x", v), secType: v})
+	}
+	for _, v := range []uint64{0x10000000, 0x20000000, 0x40000000, 0x80000000, 0xf0000000, 0x100000, 0x200000, 0x1000000, 0x1200000, 0xff00000, 0x8, 0x1000, 0xffffffff, 0x100000000, 0x80000003} {
+		for _, osabi := range []byte{0, 3, 9} {
+			patches = append(patches, elfPatch{name: fmt.Sprintf("sh_flags %#x osabi %d", v, osabi), flags: v, setFlags: true, osabi: osabi, setOSABI: true})
+		}
+	}
+	for _, m := range []uint16{uint16(elf.EM_ARM), uint16(elf.EM_AARCH64), uint16(elf.EM_RISCV), uint16(elf.EM_MIPS), uint16(elf.EM_386)} {
+		for _, v := range []uint32{0x70000000, 0x70000001, 0x70000002, 0x70000003} {
+			patches = append(patches, elfPatch{name: fmt.Sprintf("machine %d sh_type %#x p_type %#x", m, v, v), secType: v, segType: v, machine: m, flags: 0x30000000, setFlags: true})
+		}
+	}
+	for _, v := range []uint32{0x6474e550, 0x6474e551, 0x6474e552, 0x6474e553, 0x6474e554, 0x6474e555, 0x65a3dbe6, 0x65a3dbe7, 0x65a41be6, 0x65041580, 0x60000000, 0x70000000, 0x70000001, 0x7fffffff, 8, 0x80000000} {
+		patches = append(patches, elfPatch{name: fmt.Sprintf("p_type %#x", v), segType: v})
+	}
+	check := func(t *testing.T, p string) {
+		ref := readelfTypesFlags(t, p)
+		_, in := inspectPath(t, p)
+		if len(ref) != len(in.Sections) {
+			t.Fatalf("%d sections, readelf -S %d", len(in.Sections), len(ref))
+		}
+		for _, s := range in.Sections {
+			r := ref[s.Index]
+			if ourAsReadelfSection(s.Type) != r[0] || s.Flags != r[1] {
+				t.Errorf("section %s: type %s flags %q; readelf -S type %q flags %q", s.Name, s.Type, s.Flags, r[0], r[1])
+			}
+		}
+		segs := readelfSegTypes(t, p)
+		if len(segs) != len(in.Segments) {
+			t.Fatalf("%d segments, readelf -l %d", len(in.Segments), len(segs))
+		}
+		for i, s := range in.Segments {
+			if ourAsReadelfSegment(s.Type) != segs[i] {
+				t.Errorf("segment %d: type %s; readelf -l %q", i, s.Type, segs[i])
+			}
+		}
+	}
+	t.Run("built", func(t *testing.T) {
+		ref := readelfTypesFlags(t, obj)
+		var flags []string
+		for _, r := range ref {
+			flags = append(flags, r[1])
+		}
+		if !slices.Contains(flags, "AXR") || !slices.ContainsFunc(flags, func(f string) bool { return strings.Contains(f, "l") }) {
+			t.Fatalf("readelf -S flags %v; want AXR (retain) and an l (large) section", flags)
+		}
+		check(t, obj)
+		check(t, exe)
+	})
+	for _, p := range patches {
+		t.Run(p.name, func(t *testing.T) {
+			src, sec := objData, ".comment"
+			if p.segType != 0 {
+				src = exeData
+			}
+			path := filepath.Join(dir, "patched")
+			if err := os.WriteFile(path, applyELFPatch(t, src, sec, p), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			check(t, path)
+		})
+	}
+}
+
+// compileObject compiles src with gcc -c and the extra flags into dir/out.
+func compileObject(t *testing.T, dir, out, src string, flags ...string) string {
+	t.Helper()
+	c := filepath.Join(dir, strings.TrimSuffix(out, ".o")+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, out)
+	if msg, err := exec.Command("gcc", append(append([]string{"-c", "-o", p}, flags...), c)...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -c: %v %s", err, msg)
+	}
+	return p
 }
