@@ -372,3 +372,99 @@ func compileObject(t *testing.T, dir, out, src string, flags ...string) string {
 	}
 	return p
 }
+
+// TestDebugInfoOverLimitIsPresentUnknown (issue 36 case 9): gcc -g builds
+// whose .debug_info is compressed (-gz=zlib: SHF_COMPRESSED; -gz=zlib-gnu:
+// .zdebug_info) are read to readelf --debug-dump=info's unit count in the
+// same run; a copy whose compression header claims one byte more than
+// MaxDecompressedBytes is not decompressed, and the DWARF that readelf -S
+// lists there is present with its units, producers and languages unknown
+// (null, with the limit as the reason), never absent or 0.
+func TestDebugInfoOverLimitIsPresentUnknown(t *testing.T) {
+	needTool(t, "gcc")
+	needTool(t, "readelf")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, gz string
+		link     bool
+	}{
+		{"object zlib", "-gz=zlib", false},
+		{"object zlib-gnu", "-gz=zlib-gnu", false},
+		{"executable zlib", "-gz=zlib", true},
+		{"executable zlib-gnu", "-gz=zlib-gnu", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(dir, "d.c")
+			if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void){puts(\"d\");return 0;}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			args := []string{"-g", c.gz, "-o", p, src}
+			if !c.link {
+				args = append([]string{"-c"}, args...)
+			}
+			if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+				t.Skipf("gcc %s: %v %s", c.gz, err, msg)
+			}
+			units := strings.Count(run(t, "readelf", "--debug-dump=info", p), "Compilation Unit @")
+			_, in := inspectPath(t, p)
+			if in.Debug == nil || !in.Debug.Present || in.Debug.Units == nil || *in.Debug.Units != units || units == 0 {
+				t.Fatalf("debug %+v; readelf --debug-dump=info has %d units", in.Debug, units)
+			}
+			// Rewrite the claimed uncompressed size.
+			b, _ := os.ReadFile(p)
+			f, err := elf.NewFile(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := ""
+			for _, s := range f.Sections {
+				switch s.Name {
+				case ".debug_info":
+					binary.LittleEndian.PutUint64(b[s.Offset+8:], MaxDecompressedBytes+1) // Elf64_Chdr.ch_size
+					name = s.Name
+				case ".zdebug_info":
+					binary.BigEndian.PutUint64(b[s.Offset+4:], MaxDecompressedBytes+1) // after "ZLIB"
+					name = s.Name
+				}
+			}
+			big := p + ".big"
+			if err := os.WriteFile(big, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			listed := false
+			for _, s := range readelfSections(t, big) {
+				listed = listed || s.name == name && (name == ".zdebug_info" || strings.Contains(s.flags, "C"))
+			}
+			if !listed {
+				t.Fatalf("readelf -S does not list %s (compressed) in the rewritten copy", name)
+			}
+			_, in = inspectPath(t, big)
+			d := in.Debug
+			limit := strconv.FormatUint(MaxDecompressedBytes, 10)
+			if d == nil || !d.Present || d.Units != nil || d.Producers != nil || d.Languages != nil || !strings.Contains(d.Unknown["units"], limit) || !strings.Contains(d.Unknown["units"], name) {
+				t.Errorf("debug %+v; want present with units, producers and languages unknown for the limit %s", d, limit)
+			}
+			if st := in.Facets["debug_info"].State; st != FacetUnresolved {
+				t.Errorf("debug_info facet %s, want unresolved", st)
+			}
+			for _, s := range in.Sections {
+				if s.Name == name && s.UncompressedSize != strconv.FormatUint(MaxDecompressedBytes+1, 10) {
+					t.Errorf("%s uncompressed_size %s, the header claims %d", name, s.UncompressedSize, MaxDecompressedBytes+1)
+				}
+			}
+			body, _ := json.Marshal(d)
+			if !strings.Contains(string(body), `"units":null`) {
+				t.Errorf("debug_info JSON %s: units must be null", body)
+			}
+		})
+	}
+}
+
+// fmtIntPtr prints p's value, or "unknown" for nil.
+func fmtIntPtr(p *int) string {
+	if p == nil {
+		return "unknown"
+	}
+	return strconv.Itoa(*p)
+}

@@ -315,18 +315,24 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		// Size; sh_size is FileSize.
 		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), FlagsRaw: hexU(rawSectionFlags(h, data, i, s.Flags))}
 		sec.Flags = sectionFlags(rawSectionFlags(h, data, i, s.Flags), h.machine, h.osabi)
-		if s.Flags&elf.SHF_COMPRESSED != 0 {
-			sec.UncompressedSize = decU(s.Size)
+		claim, compressed := s.Size, s.Flags&elf.SHF_COMPRESSED != 0
+		if z, ok := zdebugClaim(s, data); ok && !compressed {
+			// A GNU .zdebug_ section: "ZLIB" and the big-endian
+			// uncompressed size, which the DWARF readers allocate.
+			claim, compressed = z, true
+		}
+		if compressed {
+			sec.UncompressedSize = decU(claim)
 			// debug/elf decompresses exactly the size the compression
 			// header claims, so the claims bound the work.
-			if s.Size > MaxDecompressedBytes-in.decompressClaim {
+			if claim > MaxDecompressedBytes-in.decompressClaim {
 				if in.oversized == nil {
 					in.oversized = map[string]bool{}
 				}
 				in.oversized[s.Name] = true
-				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", s.Size, MaxDecompressedBytes))
+				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", claim, MaxDecompressedBytes))
 			} else {
-				in.decompressClaim += s.Size
+				in.decompressClaim += claim
 			}
 		}
 		switch {
@@ -359,6 +365,20 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 // the generic types, the GNU OS-specific ones, the processor-specific ones
 // of the file's machine (x86-64, ARM, AArch64, RISC-V), else LOOS+0x..,
 // LOPROC+0x.., LOUSER+0x.. or the number (readelf's "<unknown>").
+// zdebugClaim returns the uncompressed size a GNU-style compressed
+// DWARF section (.zdebug_*, contents "ZLIB" then a big-endian 64-bit
+// size, then zlib data) claims, and whether s is one.
+func zdebugClaim(s *elf.Section, data []byte) (uint64, bool) {
+	if !strings.HasPrefix(s.Name, ".zdebug_") || s.Type == elf.SHT_NOBITS {
+		return 0, false
+	}
+	b, ok := sliceAt(data, s.Offset, 12)
+	if !ok || s.FileSize < 12 || string(b[:4]) != "ZLIB" {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[4:]), true
+}
+
 // rawSectionFlags returns section i's sh_flags as the section header
 // holds it: all 64 bits in an ELFCLASS64 file (debug/elf keeps 32 of
 // them), or f when the header cannot be read.
