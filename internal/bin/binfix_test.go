@@ -468,3 +468,77 @@ func fmtIntPtr(p *int) string {
 	}
 	return strconv.Itoa(*p)
 }
+
+// writeCOFFObject writes an x86-64 COFF object with one empty .text
+// section and, per name, a .file symbol (storage class 103) whose
+// auxiliary records (18 bytes each, as many as the name needs, NUL-padded)
+// hold the name, each followed by an external symbol in .text.
+func writeCOFFObject(t *testing.T, path string, names []string) {
+	t.Helper()
+	le := binary.LittleEndian
+	var syms []byte
+	n := 0
+	rec := func(name string, value uint32, sect int16, class, aux uint8) {
+		r := make([]byte, 18)
+		copy(r, name)
+		le.PutUint32(r[8:], value)
+		le.PutUint16(r[12:], uint16(sect))
+		r[16], r[17] = class, aux
+		syms = append(syms, r...)
+		n++
+	}
+	for i, name := range names {
+		k := (len(name) + 17) / 18
+		rec(".file", 0, -2, 103, uint8(k))
+		a := make([]byte, 18*k)
+		copy(a, name)
+		syms = append(syms, a...)
+		n += k
+		rec(fmt.Sprintf("f%d", i), 0, 1, 2, 0)
+	}
+	b := make([]byte, 20+40)
+	le.PutUint16(b[0:], 0x8664) // IMAGE_FILE_MACHINE_AMD64
+	le.PutUint16(b[2:], 1)      // NumberOfSections
+	le.PutUint32(b[8:], 60)     // PointerToSymbolTable
+	le.PutUint32(b[12:], uint32(n))
+	copy(b[20:], ".text")
+	le.PutUint32(b[20+36:], 0x60000020) // code, execute, read
+	b = append(b, syms...)
+	b = append(b, 4, 0, 0, 0) // empty string table
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCOFFFileNamesWholeLength (issue 36 case 9): a .file symbol's name is
+// the whole of its auxiliary records, as llvm-objdump -t prints the AUX
+// line in the same run: names of 15 to 18 characters (one record, 18
+// filled without a NUL: cygming-crtbegin.c) and longer ones spread over
+// two and three records, never cut at 14 or 15.
+func TestCOFFFileNamesWholeLength(t *testing.T) {
+	needReference(t, "llvm-objdump", "llvm")
+	names := []string{"cygming-crtbeg.c", "cygming-crtbegi", "cygming-crtbegin.c", "abcdefghijklmnopq", "a-nineteen-chars.cc", "a-name-of-thirty-six-characters.cpp", "longer-than-two-auxiliary-records-x.c"}
+	p := filepath.Join(t.TempDir(), "files.obj")
+	writeCOFFObject(t, p, names)
+	var ref []string
+	for _, l := range strings.Split(run(t, "llvm-objdump", "-t", p), "\n") {
+		if s, ok := strings.CutPrefix(l, "AUX "); ok {
+			ref = append(ref, s)
+		}
+	}
+	if strings.Join(ref, "\n") != strings.Join(names, "\n") {
+		t.Fatalf("llvm-objdump -t AUX names %q; the test wrote %q", ref, names)
+	}
+	rs, _, _ := follow(t, context.Background(), registry(t, t.TempDir()), "list_symbols", map[string]any{"path": p, "limit": 100})
+	var got []string
+	for _, r := range rs {
+		var m map[string]any
+		json.Unmarshal([]byte(r), &m)
+		if m["binding"] == "FILE" {
+			got = append(got, m["name"].(string))
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(ref, "\n") {
+		t.Errorf(".file symbols %q; llvm-objdump -t %q", got, ref)
+	}
+}
