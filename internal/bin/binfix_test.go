@@ -542,3 +542,48 @@ func TestCOFFFileNamesWholeLength(t *testing.T) {
 		t.Errorf(".file symbols %q; llvm-objdump -t %q", got, ref)
 	}
 }
+
+// TestDebugInfoUnreadableIsPresentUnknown: a gcc -g executable whose
+// first .debug_info unit header claims DWARF version 99 still has the
+// .debug_info readelf -S lists in the same run (readelf --debug-dump=info
+// reports the version it cannot read); debug_info is present with units,
+// producers and languages unknown, not absent.
+func TestDebugInfoUnreadableIsPresentUnknown(t *testing.T) {
+	needTool(t, "gcc")
+	needTool(t, "readelf")
+	dir := t.TempDir()
+	p := compileC(t, "gcc", dir, "g", "int main(void){return 0;}\n")
+	if msg, err := exec.Command("gcc", "-g", "-o", p, filepath.Join(dir, "prog.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -g: %v %s", err, msg)
+	}
+	b, _ := os.ReadFile(p)
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".debug_info")
+	if s == nil || s.Flags&elf.SHF_COMPRESSED != 0 {
+		t.Fatalf("gcc -g left no uncompressed .debug_info")
+	}
+	binary.LittleEndian.PutUint16(b[s.Offset+4:], 99) // unit_length (4), version (2)
+	bad := p + ".bad"
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, r := range readelfSections(t, bad) {
+		listed = listed || r.name == ".debug_info"
+	}
+	out, _ := exec.Command("readelf", "--debug-dump=info", bad).CombinedOutput()
+	if !listed || !strings.Contains(string(out), "99") {
+		t.Fatalf("readelf: .debug_info listed %v; --debug-dump=info does not report version 99:\n%.2000s", listed, out)
+	}
+	_, in := inspectPath(t, bad)
+	d := in.Debug
+	if d == nil || !d.Present || d.Units != nil || d.Producers != nil || d.Unknown["units"] == "" {
+		t.Errorf("debug %+v; want present with units unknown and the reason", d)
+	}
+	if st := in.Facets["debug_info"].State; st != FacetUnresolved {
+		t.Errorf("debug_info facet %s, want unresolved", st)
+	}
+}

@@ -25,8 +25,9 @@ const MaxDWARFUnits = 100000
 //
 // Present is true when the file has DWARF sections. Units, Producers and
 // Languages are null when they are unknown though DWARF is present (a
-// compressed section claims more than MaxDecompressedBytes); Unknown then
-// maps each of those fields to the reason.
+// compressed section claims more than MaxDecompressedBytes, or debug/dwarf
+// cannot read the sections); Unknown then maps each of those fields to the
+// reason. There is no DebugInfo when the section table was not read.
 type DebugInfo struct {
 	Present   bool              `json:"present"`
 	Units     *int              `json:"units"`
@@ -204,13 +205,15 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("debug_info", FacetUnresolved, "the section table was not admitted: the DWARF sections are not located")
 		return
 	}
-	units := 0
-	di := &DebugInfo{Units: &units, Producers: []string{}, Languages: []string{}}
-	in.Debug = di
 	if st := in.Facets["sections"].State; st == FacetUnresolved || st == "" {
+		// Whether there is DWARF is unknown: no summary, as when
+		// the section table was not admitted.
 		in.facet("debug_info", FacetUnresolved, "the section table is unresolved: the DWARF sections are not located")
 		return
 	}
+	units := 0
+	di := &DebugInfo{Units: &units, Producers: []string{}, Languages: []string{}}
+	in.Debug = di
 	if !hasDebugSections(in) {
 		in.facet("debug_info", FacetComplete, "no DWARF sections")
 		return
@@ -224,7 +227,10 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 	}
 	d, err := openDWARFUnits(in.Header.Format, data)
 	if err != nil {
-		in.unresolved("DWARF debugging information", 0, 0, "debug/dwarf could not read it: "+err.Error())
+		// The DWARF sections are there; what they say is unknown.
+		why := "debug/dwarf could not read it: " + err.Error()
+		in.Debug = &DebugInfo{Present: true, Unknown: map[string]string{"units": why, "producers": why, "languages": why}}
+		in.unresolved("DWARF debugging information", 0, 0, why)
 		in.facet("debug_info", FacetUnresolved, "DWARF unresolved")
 		return
 	}
