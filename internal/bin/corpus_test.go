@@ -656,8 +656,8 @@ func crossCheckDWARF(t *testing.T, p string, in *Inspection) {
 	if in.Debug == nil {
 		t.Fatal("no debug_info facet")
 	}
-	if in.Debug.Units != units || in.Debug.Present != (units > 0) {
-		t.Errorf("DWARF units %d (present %v), readelf %d", in.Debug.Units, in.Debug.Present, units)
+	if in.Debug.Units == nil || *in.Debug.Units != units || in.Debug.Present != (units > 0) {
+		t.Errorf("DWARF units %s (present %v), readelf %d", fmtIntPtr(in.Debug.Units), in.Debug.Present, units)
 	}
 	prods := map[string]bool{}
 	for _, m := range regexp.MustCompile(`DW_AT_producer\s*:\s*(?:\([^)]*\)\s*)+:?\s*(.*)`).FindAllStringSubmatch(string(out), -1) {

@@ -2,12 +2,15 @@ package bin
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"debug/dwarf"
 	"debug/elf"
 	"debug/macho"
 	"debug/pe"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -19,11 +22,18 @@ const MaxDWARFUnits = 100000
 // DebugInfo summarizes the DWARF debugging information (debug/dwarf): the
 // compilation units' count, their distinct producers and languages
 // (DW_AT_producer, DW_AT_language), and whether line tables exist.
+//
+// Present is true when the file has DWARF sections. Units, Producers and
+// Languages are null when they are unknown though DWARF is present (a
+// compressed section claims more than MaxDecompressedBytes, or debug/dwarf
+// cannot read the sections); Unknown then maps each of those fields to the
+// reason. There is no DebugInfo when the section table was not read.
 type DebugInfo struct {
-	Present   bool     `json:"present"`
-	Units     int      `json:"units"`
-	Producers []string `json:"producers"`
-	Languages []string `json:"languages"`
+	Present   bool              `json:"present"`
+	Units     *int              `json:"units"`
+	Producers []string          `json:"producers"`
+	Languages []string          `json:"languages"`
+	Unknown   map[string]string `json:"unknown,omitempty"`
 }
 
 // dwarfLang names DW_LANG codes (DWARF 5, section 7.12).
@@ -111,6 +121,23 @@ func openDWARFUnits(format string, data []byte) (d *dwarf.Data, err error) {
 		if err != nil && uint64(len(b)) < s.Size {
 			return nil, err
 		}
+		if strings.HasPrefix(s.Name, ".zdebug_") && len(b) >= 12 && string(b[:4]) == "ZLIB" {
+			// GNU-style compression, as File.DWARF reads it; inspect
+			// checked the claimed size against MaxDecompressedBytes.
+			n := binary.BigEndian.Uint64(b[4:12])
+			if n > MaxDecompressedBytes {
+				return nil, fmt.Errorf("section %s claims %d decompressed bytes, over the limit of %d", s.Name, n, MaxDecompressedBytes)
+			}
+			z, err := zlib.NewReader(bytes.NewReader(b[12:]))
+			if err != nil {
+				return nil, fmt.Errorf("section %s: %v", s.Name, err)
+			}
+			out, err := io.ReadAll(io.LimitReader(z, int64(n)))
+			if err != nil || uint64(len(out)) != n {
+				return nil, fmt.Errorf("section %s: %d of %d decompressed bytes read (%v)", s.Name, len(out), n, err)
+			}
+			return out, nil
+		}
 		return b, nil
 	}
 	base := map[string][]byte{"abbrev": nil, "info": nil, "str": nil}
@@ -178,23 +205,32 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("debug_info", FacetUnresolved, "the section table was not admitted: the DWARF sections are not located")
 		return
 	}
-	di := &DebugInfo{Producers: []string{}, Languages: []string{}}
-	in.Debug = di
 	if st := in.Facets["sections"].State; st == FacetUnresolved || st == "" {
+		// Whether there is DWARF is unknown: no summary, as when
+		// the section table was not admitted.
 		in.facet("debug_info", FacetUnresolved, "the section table is unresolved: the DWARF sections are not located")
 		return
 	}
+	units := 0
+	di := &DebugInfo{Units: &units, Producers: []string{}, Languages: []string{}}
+	in.Debug = di
 	if !hasDebugSections(in) {
 		in.facet("debug_info", FacetComplete, "no DWARF sections")
 		return
 	}
 	if n := oversizedDebug(in); n != "" {
-		in.facet("debug_info", FacetUnresolved, "section "+n+" claims more decompressed bytes than the limit (MaxDecompressedBytes); see unresolved")
+		// The DWARF is there; what it says is not read.
+		why := fmt.Sprintf("section %s claims more decompressed bytes than the limit of %d (MaxDecompressedBytes), so it is not decompressed", n, MaxDecompressedBytes)
+		in.Debug = &DebugInfo{Present: true, Unknown: map[string]string{"units": why, "producers": why, "languages": why}}
+		in.facet("debug_info", FacetUnresolved, why+"; see unresolved")
 		return
 	}
 	d, err := openDWARFUnits(in.Header.Format, data)
 	if err != nil {
-		in.unresolved("DWARF debugging information", 0, 0, "debug/dwarf could not read it: "+err.Error())
+		// The DWARF sections are there; what they say is unknown.
+		why := "debug/dwarf could not read it: " + err.Error()
+		in.Debug = &DebugInfo{Present: true, Unknown: map[string]string{"units": why, "producers": why, "languages": why}}
+		in.unresolved("DWARF debugging information", 0, 0, why)
 		in.facet("debug_info", FacetUnresolved, "DWARF unresolved")
 		return
 	}
@@ -208,7 +244,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 			}
 		}()
 		r := d.Reader()
-		for di.Units < MaxDWARFUnits {
+		for units < MaxDWARFUnits {
 			if ctx.Err() != nil {
 				state = FacetPartial
 				return
@@ -223,7 +259,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 				return
 			}
 			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-				di.Units++
+				units++
 				if p, ok := e.Val(dwarf.AttrProducer).(string); ok {
 					prod[p] = true
 				}

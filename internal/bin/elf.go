@@ -20,6 +20,7 @@ type elfHeader struct {
 	order     binary.ByteOrder
 	typ       elf.Type
 	machine   elf.Machine
+	osabi     elf.OSABI
 	entry     uint64
 	phoff     uint64
 	shoff     uint64
@@ -51,7 +52,7 @@ func readELFHeader(in *Inspection, data []byte) (*elfHeader, bool) {
 		in.unresolved("ELF identification", 0, elf.EI_NIDENT, fmt.Sprintf("the file ends inside e_ident (%d of %d bytes)", len(data), elf.EI_NIDENT))
 		return nil, false
 	}
-	h := &elfHeader{class: elf.Class(data[elf.EI_CLASS])}
+	h := &elfHeader{class: elf.Class(data[elf.EI_CLASS]), osabi: elf.OSABI(data[elf.EI_OSABI])}
 	in.Header.Class = h.class.String()
 	switch elf.Data(data[elf.EI_DATA]) {
 	case elf.ELFDATA2LSB:
@@ -134,7 +135,7 @@ func elfProgs(in *Inspection, h *elfHeader, data []byte) []elf.ProgHeader {
 			p = elf.ProgHeader{Type: elf.ProgType(o.Uint32(b[0:])), Off: uint64(o.Uint32(b[4:])), Vaddr: uint64(o.Uint32(b[8:])), Paddr: uint64(o.Uint32(b[12:])), Filesz: uint64(o.Uint32(b[16:])), Memsz: uint64(o.Uint32(b[20:])), Flags: elf.ProgFlag(o.Uint32(b[24:])), Align: uint64(o.Uint32(b[28:]))}
 		}
 		progs = append(progs, p)
-		in.Segments = append(in.Segments, Segment{Index: int(i), Type: progTypeName(p.Type), Offset: decU(p.Off), Address: hexU(p.Vaddr), FileSize: decU(p.Filesz), MemSize: decU(p.Memsz), Flags: progFlags(p.Flags), FlagsRaw: hexU(uint64(p.Flags)), Align: hexU(p.Align)})
+		in.Segments = append(in.Segments, Segment{Index: int(i), Type: progTypeName(p.Type, h.machine), Offset: decU(p.Off), Address: hexU(p.Vaddr), FileSize: decU(p.Filesz), MemSize: decU(p.Memsz), Flags: progFlags(p.Flags), FlagsRaw: hexU(uint64(p.Flags)), Align: hexU(p.Align)})
 	}
 	if uint64(len(progs)) == h.phnum {
 		in.facet("segments", FacetComplete, "")
@@ -144,18 +145,61 @@ func elfProgs(in *Inspection, h *elfHeader, data []byte) []elf.ProgHeader {
 	return progs
 }
 
-func progTypeName(t elf.ProgType) string {
-	s := t.String()
-	if strings.HasPrefix(s, "PT_") {
-		return s
+// progTypeName names p_type as readelf -l does, with the PT_ prefix:
+// the generic types, the GNU and OpenBSD OS-specific ones, the
+// processor-specific ones of the file's machine, else LOOS+0x..,
+// LOPROC+0x.. or the number (readelf's "<unknown>") — never a name that
+// belongs to another machine. readelf leaves the machine off ARM and MIPS
+// names (EXIDX, REGINFO); here they keep it (PT_ARM_EXIDX, as elf.h).
+func progTypeName(t elf.ProgType, m elf.Machine) string {
+	v := uint32(t)
+	if v <= 7 {
+		return t.String() // PT_NULL ... PT_TLS
 	}
-	switch uint32(t) {
-	case 0x6474e553:
-		return "PT_GNU_PROPERTY"
-	case 0x6474e554:
-		return "PT_GNU_SFRAME"
+	if n, ok := map[uint32]string{
+		0x6474e550: "GNU_EH_FRAME", 0x6474e551: "GNU_STACK", 0x6474e552: "GNU_RELRO", 0x6474e553: "GNU_PROPERTY", 0x6474e554: "GNU_SFRAME",
+		0x65a3dbe6: "OPENBSD_RANDOMIZE", 0x65a3dbe7: "OPENBSD_WXNEED", 0x65a41be6: "OPENBSD_BOOTDATA",
+	}[v]; ok {
+		return "PT_" + n
 	}
-	return s
+	if v >= 0x70000000 && v <= 0x7fffffff {
+		var n string
+		switch m {
+		case elf.EM_ARM:
+			n = map[uint32]string{0x70000001: "ARM_EXIDX"}[v]
+		case elf.EM_AARCH64:
+			n = map[uint32]string{0x70000000: "AARCH64_ARCHEXT", 0x70000002: "AARCH64_MEMTAG_MTE"}[v]
+		case elf.EM_MIPS, elf.EM_MIPS_RS3_LE:
+			n = map[uint32]string{0x70000000: "MIPS_REGINFO", 0x70000001: "MIPS_RTPROC", 0x70000002: "MIPS_OPTIONS", 0x70000003: "MIPS_ABIFLAGS"}[v]
+		case elf.EM_RISCV:
+			n = map[uint32]string{0x70000003: "RISCV_ATTRIBUTES"}[v]
+		}
+		if n != "" {
+			return "PT_" + n
+		}
+	}
+	return rangeTypeName("PT_", v)
+}
+
+// rangeTypeName spells a section or segment type no table names as
+// readelf does: LOOS+off, LOPROC+off or LOUSER+off within those ranges
+// (off in hex, 0 as "0"), else the number in hex.
+func rangeTypeName(prefix string, v uint32) string {
+	off := func(base uint32) string {
+		if v == base {
+			return "0"
+		}
+		return fmt.Sprintf("%#x", v-base)
+	}
+	switch {
+	case v >= 0x60000000 && v <= 0x6fffffff:
+		return prefix + "LOOS+" + off(0x60000000)
+	case v >= 0x70000000 && v <= 0x7fffffff:
+		return prefix + "LOPROC+" + off(0x70000000)
+	case v >= 0x80000000 && prefix == "SHT_" && v <= 0x8fffffff:
+		return prefix + "LOUSER+" + off(0x80000000)
+	}
+	return hexU(uint64(v))
 }
 
 // progFlags renders p_flags as readelf does: R, W, E in that order.
@@ -172,15 +216,42 @@ func progFlags(f elf.ProgFlag) string {
 	return b.String()
 }
 
-// sectionFlags renders sh_flags with readelf's letters.
-func sectionFlags(f elf.SectionFlag) string {
+// sectionFlags renders sh_flags with readelf -S's letters, lowest bit
+// first: W A X M S I L O G T C E for the generic flags; R (SHF_GNU_RETAIN)
+// and D (SHF_GNU_MBIND) when EI_OSABI is GNU or FreeBSD; the machine's own
+// letters (x86-64 l for SHF_X86_64_LARGE, ARM y for SHF_ARM_PURECODE),
+// D also under OSABI NONE, as readelf;
+// then, as readelf does, one o for any other OS-specific bits, one p for
+// any other processor-specific bits (which also covers E when a lower
+// processor bit came first), and x for each unknown generic bit.
+func sectionFlags(f uint64, m elf.Machine, osabi elf.OSABI) string {
+	const maskOS, maskProc = 0x0ff00000, 0xf0000000
+	gnu := osabi == elf.ELFOSABI_LINUX || osabi == elf.ELFOSABI_FREEBSD
 	var b strings.Builder
-	for _, x := range []struct {
-		bit elf.SectionFlag
-		c   byte
-	}{{elf.SHF_WRITE, 'W'}, {elf.SHF_ALLOC, 'A'}, {elf.SHF_EXECINSTR, 'X'}, {elf.SHF_MERGE, 'M'}, {elf.SHF_STRINGS, 'S'}, {elf.SHF_INFO_LINK, 'I'}, {elf.SHF_LINK_ORDER, 'L'}, {elf.SHF_OS_NONCONFORMING, 'O'}, {elf.SHF_GROUP, 'G'}, {elf.SHF_TLS, 'T'}, {elf.SHF_COMPRESSED, 'C'}, {0x200000, 'R'}, {0x80000000, 'E'}} {
-		if f&x.bit != 0 {
-			b.WriteByte(x.c)
+	for f != 0 {
+		bit := f & -f
+		f &^= bit
+		switch {
+		case bit <= 0x800 && bit != 0x8:
+			b.WriteByte(map[uint64]byte{0x1: 'W', 0x2: 'A', 0x4: 'X', 0x10: 'M', 0x20: 'S', 0x40: 'I', 0x80: 'L', 0x100: 'O', 0x200: 'G', 0x400: 'T', 0x800: 'C'}[bit])
+		case bit == 0x80000000:
+			b.WriteByte('E') // SHF_EXCLUDE
+		case bit == 0x200000 && gnu:
+			b.WriteByte('R') // SHF_GNU_RETAIN
+		case bit == 0x1000000 && (gnu || osabi == elf.ELFOSABI_NONE):
+			b.WriteByte('D') // SHF_GNU_MBIND
+		case bit == 0x10000000 && m == elf.EM_X86_64:
+			b.WriteByte('l') // SHF_X86_64_LARGE
+		case bit == 0x20000000 && m == elf.EM_ARM:
+			b.WriteByte('y') // SHF_ARM_PURECODE
+		case bit&maskOS != 0:
+			b.WriteByte('o')
+			f &^= maskOS
+		case bit&maskProc != 0:
+			b.WriteByte('p')
+			f &^= maskProc
+		default:
+			b.WriteByte('x')
 		}
 	}
 	return b.String()
@@ -242,19 +313,26 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		}
 		// debug/elf reports a compressed section's uncompressed size as
 		// Size; sh_size is FileSize.
-		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), Flags: sectionFlags(s.Flags), FlagsRaw: hexU(uint64(s.Flags))}
-		if s.Flags&elf.SHF_COMPRESSED != 0 {
-			sec.UncompressedSize = decU(s.Size)
+		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), FlagsRaw: hexU(rawSectionFlags(h, data, i, s.Flags))}
+		sec.Flags = sectionFlags(rawSectionFlags(h, data, i, s.Flags), h.machine, h.osabi)
+		claim, compressed := s.Size, s.Flags&elf.SHF_COMPRESSED != 0
+		if z, ok := zdebugClaim(s, data); ok && !compressed {
+			// A GNU .zdebug_ section: "ZLIB" and the big-endian
+			// uncompressed size, which the DWARF readers allocate.
+			claim, compressed = z, true
+		}
+		if compressed {
+			sec.UncompressedSize = decU(claim)
 			// debug/elf decompresses exactly the size the compression
 			// header claims, so the claims bound the work.
-			if s.Size > MaxDecompressedBytes-in.decompressClaim {
+			if claim > MaxDecompressedBytes-in.decompressClaim {
 				if in.oversized == nil {
 					in.oversized = map[string]bool{}
 				}
 				in.oversized[s.Name] = true
-				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", s.Size, MaxDecompressedBytes))
+				in.unresolved("section "+s.Name+" decompressed contents", s.Offset, s.FileSize, fmt.Sprintf("the compression header claims %d uncompressed bytes; with the file's other compressed sections that passes the limit of %d decompressed bytes per file, so the section is not decompressed", claim, MaxDecompressedBytes))
 			} else {
-				in.decompressClaim += s.Size
+				in.decompressClaim += claim
 			}
 		}
 		switch {
@@ -282,31 +360,71 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	elfHardening(in, h, progs, f, tags, data)
 }
 
+// sectionTypeName names sh_type as readelf -S does, with the SHT_
+// prefix (except that readelf leaves GNU_ off VERDEF, VERNEED and VERSYM):
+// the generic types, the GNU OS-specific ones, the processor-specific ones
+// of the file's machine (x86-64, ARM, AArch64, RISC-V), else LOOS+0x..,
+// LOPROC+0x.., LOUSER+0x.. or the number (readelf's "<unknown>").
+// zdebugClaim returns the uncompressed size a GNU-style compressed
+// DWARF section (.zdebug_*, contents "ZLIB" then a big-endian 64-bit
+// size, then zlib data) claims, and whether s is one.
+func zdebugClaim(s *elf.Section, data []byte) (uint64, bool) {
+	if !strings.HasPrefix(s.Name, ".zdebug_") || s.Type == elf.SHT_NOBITS {
+		return 0, false
+	}
+	b, ok := sliceAt(data, s.Offset, 12)
+	if !ok || s.FileSize < 12 || string(b[:4]) != "ZLIB" {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[4:]), true
+}
+
+// rawSectionFlags returns section i's sh_flags as the section header
+// holds it: all 64 bits in an ELFCLASS64 file (debug/elf keeps 32 of
+// them), or f when the header cannot be read.
+func rawSectionFlags(h *elfHeader, data []byte, i int, f elf.SectionFlag) uint64 {
+	if h.class != elf.ELFCLASS64 {
+		return uint64(f)
+	}
+	off := h.shoff + uint64(i)*h.shentsize + 8
+	if b, ok := sliceAt(data, off, 8); ok && off > h.shoff && h.shentsize >= 16 {
+		return h.order.Uint64(b)
+	}
+	return uint64(f)
+}
+
 func sectionTypeName(t elf.SectionType, m elf.Machine) string {
-	s := t.String()
+	v := uint32(t)
 	switch {
-	case m == elf.EM_X86_64 && uint32(t) == 0x70000001:
-		return "SHT_X86_64_UNWIND"
-	case m == elf.EM_AARCH64 && uint32(t) == 0x70000003:
-		return "SHT_AARCH64_ATTRIBUTES"
-	case m == elf.EM_RISCV && uint32(t) == 0x70000003:
-		return "SHT_RISCV_ATTRIBUTES"
-	}
-	switch uint32(t) {
-	case 19: // generic ABI (2022): relative relocations, -z pack-relative-relocs
+	case v <= 11 || v >= 14 && v <= 18:
+		return t.String() // SHT_NULL ... SHT_SYMTAB_SHNDX
+	case v == 19: // generic ABI (2022): relative relocations, -z pack-relative-relocs
 		return "SHT_RELR"
-	case 0x6ffffff5:
-		return "SHT_GNU_ATTRIBUTES"
-	case 0x6ffffff6:
-		return "SHT_GNU_HASH"
-	case 0x6ffffffe:
-		return "SHT_GNU_VERNEED"
-	case 0x6fffffff:
-		return "SHT_GNU_VERSYM"
-	case 0x6ffffffd:
-		return "SHT_GNU_VERDEF"
 	}
-	return s
+	if n, ok := map[uint32]string{
+		0x6fff4700: "GNU_INCREMENTAL_INPUTS", 0x6ffffff5: "GNU_ATTRIBUTES", 0x6ffffff6: "GNU_HASH", 0x6ffffff7: "GNU_LIBLIST",
+		0x6ffffffd: "GNU_VERDEF", 0x6ffffffe: "GNU_VERNEED", 0x6fffffff: "GNU_VERSYM", 0x6ffffff0: "GNU_VERSYM",
+		0x7ffffffd: "AUXILIARY", 0x7fffffff: "FILTER",
+	}[v]; ok {
+		return "SHT_" + n
+	}
+	var n string
+	switch m {
+	case elf.EM_X86_64:
+		n = map[uint32]string{0x70000001: "X86_64_UNWIND"}[v]
+	case elf.EM_ARM:
+		n = map[uint32]string{0x70000001: "ARM_EXIDX", 0x70000002: "ARM_PREEMPTMAP", 0x70000003: "ARM_ATTRIBUTES", 0x70000004: "ARM_DEBUGOVERLAY", 0x70000005: "ARM_OVERLAYSECTION"}[v]
+	case elf.EM_AARCH64:
+		n = map[uint32]string{0x70000003: "AARCH64_ATTRIBUTES"}[v]
+	case elf.EM_RISCV:
+		n = map[uint32]string{0x70000003: "RISCV_ATTRIBUTES"}[v]
+	case elf.EM_MIPS, elf.EM_MIPS_RS3_LE:
+		n = map[uint32]string{0x70000000: "MIPS_LIBLIST", 0x70000001: "MIPS_MSYM", 0x70000002: "MIPS_CONFLICT", 0x70000003: "MIPS_GPTAB"}[v]
+	}
+	if n != "" {
+		return "SHT_" + n
+	}
+	return rangeTypeName("SHT_", v)
 }
 
 // dynTags holds the integer values of the dynamic tags hardening rests on,

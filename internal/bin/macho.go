@@ -60,7 +60,7 @@ func readMachOHeader(in *Inspection, data []byte) (*machoHeader, bool) {
 	h.cpu, h.subcpu = macho.Cpu(o.Uint32(data[4:])), o.Uint32(data[8:])
 	h.filetype, h.ncmds, h.flags = macho.Type(o.Uint32(data[12:])), o.Uint32(data[16:]), o.Uint32(data[24:])
 	in.Header.Machine = field(uint64(h.cpu), h.cpu.String(), "mach_header.cputype")
-	in.Header.Type = field(uint64(h.filetype), h.filetype.String(), "mach_header.filetype")
+	in.Header.Type = field(uint64(h.filetype), machoTypeName(h.filetype), "mach_header.filetype")
 	in.Header.Flags = field(uint64(h.flags), machoFlagNames(h.flags), "mach_header.flags")
 	return h, true
 }
@@ -241,7 +241,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 			ext := s.Type&0x01 != 0
 			switch s.Type & 0x0e {
 			case 0x0: // N_UNDF
-				if ext && s.Name != "" {
+				if ext && s.Name != "" && !machoCommon(s) {
 					imp := Import{Name: s.Name, Source: "symtab (undefined external)"}
 					if ord := int(s.Desc>>8) & 0xff; ord > 0 && ord <= len(d.Needed) {
 						imp.Library = d.Needed[ord-1]
@@ -281,7 +281,7 @@ func machoHardening(in *Inspection, h *machoHeader, codeSig []byte) {
 	}
 	switch {
 	case h.filetype != macho.TypeExec:
-		add("pie", VerdictNotApplicable, "mach_header.filetype "+h.filetype.String()+": MH_PIE applies to MH_EXECUTE")
+		add("pie", VerdictNotApplicable, "mach_header.filetype "+machoTypeName(h.filetype)+": MH_PIE applies to MH_EXECUTE")
 	case h.flags&mhPIE != 0:
 		add("pie", VerdictYes, "mach_header.flags has MH_PIE")
 	default:
@@ -440,4 +440,27 @@ func threadPC(cpu macho.Cpu, o binary.ByteOrder, raw []byte) (uint64, string, bo
 		return v, "ARM_THREAD_STATE pc", ok
 	}
 	return 0, "", false
+}
+
+// machoTypeName names mach_header.filetype: debug/macho's names for the
+// four types it knows (Obj, Exec, Dylib, Bundle), and the other
+// mach-o/loader.h MH_* types in the same style (MH_DSYM, 10, is "Dsym",
+// llvm-objdump's DSYM); a value loader.h does not define stays a number.
+func machoTypeName(t macho.Type) string {
+	switch t {
+	case macho.TypeObj, macho.TypeExec, macho.TypeDylib, macho.TypeBundle:
+		return t.String()
+	}
+	names := [...]string{3: "Fvmlib", 4: "Core", 5: "Preload", 7: "Dylinker", 9: "DylibStub", 10: "Dsym", 11: "KextBundle", 12: "Fileset", 13: "GpuExecute", 14: "GpuDylib"}
+	if int(t) < len(names) && names[t] != "" {
+		return names[t]
+	}
+	return t.String()
+}
+
+// machoCommon reports whether s is a common symbol: undefined (N_UNDF)
+// and external (N_EXT) with a nonzero n_value, which is then the size
+// the link allocates (nlist(5)); llvm-nm lists it as C, not U.
+func machoCommon(s macho.Symbol) bool {
+	return s.Type&0x0e == 0 && s.Type&0x01 != 0 && s.Value != 0
 }

@@ -433,7 +433,7 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		ss.tables = append(ss.tables, TableCOFF)
 	}
 	var local []Symbol
-	files := coffFileNames(f)
+	files := coffFileNames(f, data)
 	for i, s := range f.Symbols {
 		y := Symbol{Name: s.Name, Table: TableCOFF, sect: -1, Binding: peStorageClass(s.StorageClass), Type: hexU(uint64(s.Type))}
 		if n, ok := files[i]; ok {
@@ -473,23 +473,26 @@ func peSymbols(ss *symbolSet, in *Inspection, data []byte) {
 // coffFileNames maps the index (in pe.File.Symbols, which leaves out
 // auxiliary records) of each .file symbol (storage class
 // IMAGE_SYM_CLASS_FILE, 103) with auxiliary records to the source file
-// name they hold: the records' 18 bytes each, concatenated, up to the
-// first NUL (PE/COFF "Auxiliary Format 4: Files"), or, when the first 4
+// name they hold (read from data, the file's bytes): the records' 18
+// bytes each, concatenated, up to the first NUL (PE/COFF "Auxiliary
+// Format 4: Files"), or, when the first 4
 // bytes are 0, the string table entry at the offset in the next 4 (as
 // objdump reads a name longer than the record). A name that cannot be read
 // leaves the symbol named .file.
-func coffFileNames(f *pe.File) map[int]string {
+func coffFileNames(f *pe.File, data []byte) map[int]string {
 	out := map[int]string{}
 	k := 0
 	for i := 0; i < len(f.COFFSymbols); k++ {
 		cs := f.COFFSymbols[i]
 		n := int(cs.NumberOfAuxSymbols)
 		if cs.StorageClass == 103 && n > 0 && i+n < len(f.COFFSymbols) {
-			var b bytes.Buffer
-			for _, aux := range f.COFFSymbols[i+1 : i+1+n] {
-				binary.Write(&b, binary.LittleEndian, aux)
+			// The records are read from the file: debug/pe reads every
+			// auxiliary record as format 5 and drops its last 3 bytes.
+			name, ok := sliceAt(data, uint64(f.FileHeader.PointerToSymbolTable)+18*uint64(i+1), 18*uint64(n))
+			if !ok {
+				i += 1 + n
+				continue
 			}
-			name := b.Bytes()
 			if binary.LittleEndian.Uint32(name) == 0 {
 				// A name longer than the records is in the
 				// string table at the offset in bytes 4-7
@@ -552,6 +555,14 @@ func machoSymbols(ss *symbolSet, in *Inspection, data []byte) {
 		}
 		switch s.Type & 0x0e {
 		case 0x0:
+			if machoCommon(s) {
+				// A common symbol (nlist(5): N_UNDF|N_EXT with
+				// n_value its size), llvm-nm's C: defined by
+				// the link, not imported.
+				y.Section, y.Defined = "COMMON", true
+				y.Size, y.SizeSource, y.size = decU(s.Value), "n_value (common symbol size)", s.Value
+				break
+			}
 			y.Section = "UND"
 		case 0x2:
 			y.Section, y.Defined = "ABS", true

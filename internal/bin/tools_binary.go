@@ -211,9 +211,10 @@ type goBuildInfoSummary struct {
 // debugInfoSummary is DebugInfo without Producers (the dwarf_producers
 // facet).
 type debugInfoSummary struct {
-	Languages []string `json:"languages"`
-	Present   bool     `json:"present"`
-	Units     int      `json:"units"`
+	Languages []string          `json:"languages"`
+	Present   bool              `json:"present"`
+	Units     *int              `json:"units"`
+	Unknown   map[string]string `json:"unknown,omitempty"`
 }
 
 // summarize returns in's summary (inspectionSummary).
@@ -223,7 +224,7 @@ func summarize(in *Inspection) *inspectionSummary {
 		s.GoBuildInfo = &goBuildInfoSummary{GoVersion: g.GoVersion, Main: g.Main, Path: g.Path, Settings: g.Settings}
 	}
 	if d := in.Debug; d != nil {
-		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units}
+		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units, Unknown: d.Unknown}
 	}
 	return s
 }
