@@ -28,10 +28,18 @@ const MinClipBytes = 256
 // envelope reserve the row budget keeps.
 const clipReserve = 768
 
+// selfClipped names the tools whose rows clip their own long strings
+// (the HAR tools' URLs, clipURL): clipRows leaves their rows as they are.
+var selfClipped = map[string]bool{"inspect_http_capture": true, "compare_http_captures": true}
+
 // clipRows returns rows with each row whose strings are too long for a
 // page of budget row bytes clipped (clipRow), how many rows were clipped,
 // and the clipped keys of them all (sorted, each once).
+// A budget of 0 clips nothing.
 func clipRows(rows []json.RawMessage, budget int) ([]json.RawMessage, int, []string) {
+	if budget <= 0 {
+		return rows, 0, nil
+	}
 	share := max(budget/ClipShare, MinClipBytes)
 	n := 0
 	seen := map[string]bool{}

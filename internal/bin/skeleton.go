@@ -220,6 +220,9 @@ func (c *invocation) finish() error {
 	}
 	budget := c.rowBudget()
 	clipBudget := budget
+	if selfClipped[c.tool] {
+		clipBudget = 0
+	}
 	rows, clipped, clipKeys := clipRows(rows, clipBudget)
 	if clipped > 0 {
 		budget = max(budget-clipReserve, 1)
