@@ -1,9 +1,11 @@
 package bin
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,47 +149,50 @@ func TestLongStringsClipped(t *testing.T) {
 		{"strings", "search_strings", map[string]any{"path": l.sec}, []string{"section"}},
 		{"compare", "compare_binaries", map[string]any{"left": l.exe, "right": l.sec}, []string{"name"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			clipped := map[string]int{}
-			args := tc.args
-			for page := 0; ; page++ {
-				if page > 200 {
-					t.Fatal("more than 200 pages")
+	for _, budget := range []int{tool.DefaultResultBytes, 16 << 10} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, budget), func(t *testing.T) {
+				ctx := tool.WithResultBudget(t.Context(), budget)
+				clipped := map[string]int{}
+				args := tc.args
+				for page := 0; ; page++ {
+					if page > 200 {
+						t.Fatal("more than 200 pages")
+					}
+					m, body := callBody(t, ctx, r, tc.tool, args)
+					if n := tool.DeliveredBytes(body); n > budget {
+						t.Fatalf("page %d is %d bytes as delivered, over %d", page, n, budget)
+					}
+					for _, row := range rows(m) {
+						checkClipped(t, row, names, budget, clipped)
+					}
+					if n := countClipped(rows(m)); n > 0 && !warns(m, "too long for the page's byte budget") {
+						t.Fatalf("page %d clips %d row(s) without saying so", page, n)
+					}
+					na, _ := m["next_action"].(map[string]any)
+					if na == nil {
+						break
+					}
+					if na["tool"] != tc.tool {
+						t.Fatalf("next_action names %v", na["tool"])
+					}
+					args = na["arguments"].(map[string]any)
 				}
-				m, body := callBody(t, r, tc.tool, args)
-				if n := tool.DeliveredBytes(body); n > tool.DefaultResultBytes {
-					t.Fatalf("page %d is %d bytes as delivered, over %d", page, n, tool.DefaultResultBytes)
+				for _, k := range tc.want {
+					if clipped[k] == 0 {
+						t.Errorf("no row clipped %s (clipped: %v)", k, clipped)
+					}
 				}
-				for _, row := range rows(m) {
-					checkClipped(t, row, names, clipped)
-				}
-				if clippedOn := countClipped(rows(m)); clippedOn > 0 && !warns(m, "too long for the page's byte budget") {
-					t.Fatalf("page %d clips %d row(s) without saying so: %v", page, clippedOn, m["warnings"])
-				}
-				na, _ := m["next_action"].(map[string]any)
-				if na == nil {
-					break
-				}
-				if na["tool"] != tc.tool {
-					t.Fatalf("next_action names %v", na["tool"])
-				}
-				args = na["arguments"].(map[string]any)
-			}
-			for _, k := range tc.want {
-				if clipped[k] == 0 {
-					t.Errorf("no row clipped %s (clipped: %v)", k, clipped)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
 // callBody calls name and returns the result decoded and as delivered.
-func callBody(t *testing.T, r *tool.Registry, name string, args map[string]any) (map[string]any, []byte) {
+func callBody(t *testing.T, ctx context.Context, r *tool.Registry, name string, args map[string]any) (map[string]any, []byte) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	res, err := r.Call(t.Context(), name, raw)
+	res, err := r.Call(ctx, name, raw)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -249,8 +254,8 @@ func walkObjects(v any, f func(map[string]any)) {
 // prefix of the whole value, which is one of the reference's names or
 // (an annotation) embeds one, and <field>_bytes and <field>_sha256 are
 // that whole value's length and SHA-256. No unclipped string is longer
-// than the default budget.
-func checkClipped(t *testing.T, row any, names map[string]bool, clipped map[string]int) {
+// than half the budget.
+func checkClipped(t *testing.T, row any, names map[string]bool, budget int, clipped map[string]int) {
 	t.Helper()
 	walkObjects(row, func(o map[string]any) {
 		for k, v := range o {
@@ -259,7 +264,7 @@ func checkClipped(t *testing.T, row any, names map[string]bool, clipped map[stri
 				continue
 			}
 			if o[k+"_truncated"] != true {
-				if len(s) > tool.DefaultResultBytes/2 {
+				if len(s) > budget/2 {
 					t.Fatalf("field %s holds %d bytes unclipped", k, len(s))
 				}
 				continue
@@ -280,6 +285,12 @@ func checkClipped(t *testing.T, row any, names map[string]bool, clipped map[stri
 						if w := s[:i] + name + end; len(w) == int(n) && sha(w) == sum {
 							whole = w
 						}
+					}
+					// A search_strings text already cut to its first
+					// MaxStringText characters (truncated) is clipped as
+					// that text.
+					if w := s[:i] + name; o["truncated"] == true && len(w) >= int(n) && sha(w[:int(n)]) == sum {
+						whole = w[:int(n)]
 					}
 					break
 				}
