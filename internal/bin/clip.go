@@ -140,6 +140,80 @@ func clipValue(v any, share int, clipped func(string)) {
 			clipValue(e, share, clipped)
 		}
 	}
+	if t, ok := v.(map[string]any); ok {
+		clipElements(t, share, clipped)
+	}
+}
+
+// clippedElement identifies a clipped string element of an array (see
+// clipElements): its index, whole length in bytes and SHA-256.
+type clippedElement struct {
+	Index  int    `json:"index"`
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// clipElements clips the long string elements of the arrays of object t
+// (such as needed library names): each holds its first bytes, and t
+// gains <key>_clipped, one clippedElement per clipped element.
+func clipElements(t map[string]any, share int, clipped func(string)) {
+	var keys []string
+	for k, e := range t {
+		if _, ok := e.([]any); ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a := t[k].([]any)
+		var cs []clippedElement
+		for i, e := range a {
+			if s, ok := e.(string); ok {
+				if p, c := tool.ClipString(s, share); c.Truncated {
+					a[i] = p
+					cs = append(cs, clippedElement{Index: i, Bytes: c.Bytes, SHA256: c.SHA256})
+				}
+			}
+		}
+		if cs != nil {
+			t[k+"_clipped"] = cs
+			clipped(k)
+		}
+	}
+}
+
+// clipData clips the strings of the result's facts beyond its rows
+// (inspection, summary, counts, context) as clipRow does, each to a
+// 1/ClipShare share of budget at most, and returns the clipped keys.
+func clipData(d *paged, budget int) []string {
+	if d == nil || budget <= 0 {
+		return nil
+	}
+	share := max(budget/ClipShare, MinClipBytes)
+	var keys []string
+	for _, f := range []*any{&d.Inspection, &d.Summary, &d.Counts, &d.Extra} {
+		if *f == nil {
+			continue
+		}
+		enc, err := json.Marshal(*f)
+		if err != nil || tool.RowCost(enc) <= share {
+			continue
+		}
+		c, ks := clipRow(enc, share, share)
+		if ks == nil {
+			continue
+		}
+		*f = c
+		keys = append(keys, ks...)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// clipDataWarning is the warning of a result whose facts beyond the rows
+// hold clipped strings (keys their fields).
+func clipDataWarning(keys []string) string {
+	return fmt.Sprintf("the result's summary holds a string too long for the page's byte budget (%s): each such field holds its first bytes, with <field>_truncated true, <field>_bytes and <field>_sha256 of the whole value; an array's clipped elements are listed in <field>_clipped (index, bytes, sha256)", strings.Join(keys, ", "))
 }
 
 // clipWarning is the warning of a page with n clipped rows (keys their

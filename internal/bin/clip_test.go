@@ -38,6 +38,9 @@ func needRef(t *testing.T, name string) string {
 type longNames struct {
 	dir                   string
 	exe, lib, sec, object string
+	// needs is linked against a library whose soname has 100,000
+	// characters (its DT_NEEDED).
+	needs string
 }
 
 // buildLong builds the long-name binaries in the test's temporary
@@ -58,11 +61,13 @@ func buildLong(t *testing.T) longNames {
 			t.Fatal(err)
 		}
 	}
-	l := longNames{dir: dir, exe: filepath.Join(dir, "longsym"), lib: filepath.Join(dir, "liblong.so"), sec: filepath.Join(dir, "longsec"), object: filepath.Join(dir, "exe.o")}
+	l := longNames{dir: dir, exe: filepath.Join(dir, "longsym"), lib: filepath.Join(dir, "liblong.so"), sec: filepath.Join(dir, "longsec"), object: filepath.Join(dir, "exe.o"), needs: filepath.Join(dir, "needs")}
 	for _, args := range [][]string{
 		{"gcc", "-O0", "-shared", "-fPIC", "lib.c", "-o", l.lib},
 		{"gcc", "-O0", "-c", "exe.c", "-o", l.object},
 		{"gcc", l.object, "-L" + dir, "-llong", "-Wl,-rpath," + dir, "-o", l.exe},
+		{"gcc", "-O0", "-shared", "-fPIC", "-Wl,-soname,lib" + strings.Repeat("n", 100000) + ".so", "lib.c", "-o", filepath.Join(dir, "libsoname.so")},
+		{"gcc", "-O0", "exe.c", filepath.Join(dir, "libsoname.so"), "-o", l.needs},
 		{"objcopy", "--add-section", "." + strings.Repeat("s", 100000) + "=" + filepath.Join(dir, "payload.txt"), l.exe, l.sec},
 	} {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -109,6 +114,12 @@ func refNames(t *testing.T, l longNames) map[string]bool {
 	if len(names) != 3 {
 		t.Fatalf("the references read %d long names, want 3 (the two functions and the section)", len(names))
 	}
+	// readelf -d states the long soname as needs' DT_NEEDED.
+	for _, f := range strings.Fields(out("readelf", "-d", "-W", l.needs)) {
+		if len(f) > 1000 {
+			names[strings.Trim(f, "[]")] = true
+		}
+	}
 	// objdump -dr states the annotations: <name>, <name@plt> and the
 	// relocations' name-0x4.
 	needRef(t, "objdump")
@@ -125,9 +136,10 @@ func refNames(t *testing.T, l longNames) map[string]bool {
 
 // TestLongStringsClipped follows next_action over every page of the bin
 // tools on binaries whose symbol and section names pass the default
-// result budget: each page fits the budget as delivered, and every clipped
-// field holds a prefix of a value the reference tools read (nm, readelf;
-// annotations embed it) with its whole length and SHA-256.
+// result budget (at the default budget and at 16 KiB): each page fits the
+// budget as delivered, and every clipped field or array element, in rows
+// and in the summary, holds a proper prefix of a value the reference tools
+// read (nm, readelf -S/-d, objdump -dr) with its whole length and SHA-256.
 func TestLongStringsClipped(t *testing.T) {
 	l := buildLong(t)
 	names := refNames(t, l)
@@ -147,6 +159,8 @@ func TestLongStringsClipped(t *testing.T) {
 		{"imports", "inspect_binary", map[string]any{"path": l.exe, "facets": []string{"imports"}}, []string{"name"}},
 		{"exports", "inspect_binary", map[string]any{"path": l.lib, "facets": []string{"exports"}}, []string{"name"}},
 		{"strings", "search_strings", map[string]any{"path": l.sec}, []string{"section"}},
+		{"needed", "inspect_binary", map[string]any{"path": l.needs}, []string{"needed[]"}},
+		{"libraries", "inspect_binary", map[string]any{"path": l.needs, "facets": []string{"libraries"}}, []string{"needed[]", "name"}},
 		{"compare", "compare_binaries", map[string]any{"left": l.exe, "right": l.sec}, []string{"name"}},
 	}
 	for _, budget := range []int{tool.DefaultResultBytes, 16 << 10} {
@@ -165,6 +179,15 @@ func TestLongStringsClipped(t *testing.T) {
 					}
 					for _, row := range rows(m) {
 						checkClipped(t, row, names, budget, clipped)
+					}
+					for _, k := range []string{"inspection", "summary", "counts", "context"} {
+						if v := data(m)[k]; v != nil {
+							before := len(clipped)
+							checkClipped(t, v, names, budget, clipped)
+							if len(clipped) > before && !warns(m, "the result's summary holds a string too long") {
+								t.Fatalf("page %d clips its %s without saying so", page, k)
+							}
+						}
 					}
 					if n := countClipped(rows(m)); n > 0 && !warns(m, "too long for the page's byte budget") {
 						t.Fatalf("page %d clips %d row(s) without saying so", page, n)
@@ -259,6 +282,30 @@ func checkClipped(t *testing.T, row any, names map[string]bool, budget int, clip
 	t.Helper()
 	walkObjects(row, func(o map[string]any) {
 		for k, v := range o {
+			if a, ok := v.([]any); ok {
+				cs, _ := o[k+"_clipped"].([]any)
+				for _, c := range cs {
+					e := c.(map[string]any)
+					i := int(e["index"].(float64))
+					p, _ := a[i].(string)
+					ok := false
+					for name := range names {
+						if len(name) == int(e["bytes"].(float64)) && sha(name) == e["sha256"] && strings.HasPrefix(name, p) && len(p) < len(name) {
+							ok = true
+						}
+					}
+					if !ok {
+						t.Fatalf("%s[%d] clipped to %d bytes: %v names no value the references read", k, i, len(p), e)
+					}
+					clipped[k+"[]"]++
+				}
+				for i, e := range a {
+					if p, _ := e.(string); len(p) > budget/2 {
+						t.Fatalf("%s[%d] holds %d bytes unclipped", k, i, len(p))
+					}
+				}
+				continue
+			}
 			s, ok := v.(string)
 			if !ok {
 				continue

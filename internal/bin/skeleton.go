@@ -218,10 +218,19 @@ func (c *invocation) finish() error {
 		}
 		stopped = true
 	}
-	budget := c.rowBudget()
-	clipBudget := budget
+	clipBudget := tool.RowBudget(c.ctx)
+	if c.limitGiven {
+		clipBudget = tool.RowBudget(tool.WithResultBudget(c.ctx, tool.HardResultBytes))
+	}
 	if selfClipped[c.tool] {
 		clipBudget = 0
+	}
+	if keys := clipData(c.data, clipBudget); keys != nil {
+		c.res.Warn(clipDataWarning(keys))
+	}
+	budget := c.rowBudget()
+	if !selfClipped[c.tool] {
+		clipBudget = budget
 	}
 	rows, clipped, clipKeys := clipRows(rows, clipBudget)
 	if clipped > 0 {
