@@ -218,7 +218,25 @@ func (c *invocation) finish() error {
 		}
 		stopped = true
 	}
-	n, byBytes := tool.FitRows(rows, c.limit, c.rowBudget())
+	clipBudget := tool.RowBudget(c.ctx)
+	if c.limitGiven {
+		clipBudget = tool.RowBudget(tool.WithResultBudget(c.ctx, tool.HardResultBytes))
+	}
+	if selfClipped[c.tool] {
+		clipBudget = 0
+	}
+	if keys := clipData(c.data, clipBudget); keys != nil {
+		c.res.Warn(clipDataWarning(keys))
+	}
+	budget := c.rowBudget()
+	if !selfClipped[c.tool] {
+		clipBudget = budget
+	}
+	rows, clipped, clipKeys := clipRows(rows, clipBudget)
+	if clipped > 0 {
+		budget = max(budget-clipReserve, 1)
+	}
+	n, byBytes := tool.FitRows(rows, c.limit, budget)
 	if n < len(rows) {
 		// Bytes ended the page: the next position is the one after the
 		// n rows kept, which the listing computes deterministically.
@@ -234,6 +252,7 @@ func (c *invocation) finish() error {
 		if err != nil {
 			return contract.AsError(err)
 		}
+		rows, clipped, clipKeys = clipRows(rows, clipBudget)
 		if stopped && next != nil && c.scanned != nil {
 			var st struct {
 				Offset int `json:"offset"`
@@ -287,6 +306,11 @@ func (c *invocation) finish() error {
 			first = pos.Row
 		}
 		c.res.Warn(fmt.Sprintf("page of rows %d-%d; more rows remain: follow next_action (or pass data.next_cursor as cursor)", first, pos.Row+int64(len(rows))))
+	}
+	if clipped > 0 {
+		// The rows hold the clipped strings' first bytes and facts; a
+		// preserved record keeps them whole.
+		c.res.Warn(clipWarning(clipped, clipKeys))
 	}
 	c.res.Coverage = d.Coverage
 	c.res.Data = d
