@@ -56,7 +56,8 @@ func TestPSHidePIDPartial(t *testing.T) {
 	as := "setpriv --reuid=65534 --regid=65534 --clear-groups "
 	script := "mount -t proc -o hidepid=2 proc /proc && cd / && " +
 		as + "env INQUEST_IN_PROCESS=1 " + bin + " ps --json > " + out + "/ps.json && " +
-		as + "ps -e -o pid= > " + out + "/ps.txt"
+		as + "ps -e -o pid= > " + out + "/ps.txt && " +
+		as + "env INQUEST_IN_PROCESS=1 " + bin + " fuser --json / > " + out + "/fuser.json; true"
 	cmd := exec.Command("unshare", "-m", "sh", "-c", script)
 	cmd.Env = e.env
 	if o, err := cmd.CombinedOutput(); err != nil {
@@ -95,6 +96,23 @@ func TestPSHidePIDPartial(t *testing.T) {
 		t.Fatalf("counts do not add up: %+v", pv)
 	}
 	t.Logf("hidepid=%s: inquest %d processes, ps -e %d; tasks %d listed + %d not listed = %d (/proc/loadavg)", *pv.HidePID, len(env.Data.Rows), len(strings.Fields(string(psTxt))), pv.TasksListed, *pv.TasksNotListed, *pv.KernelTasks)
+	// The file-user scan under the same view says so too.
+	raw, _ = os.ReadFile(filepath.Join(out, "fuser.json"))
+	var fu struct {
+		Status   string `json:"status"`
+		Coverage struct {
+			ProcView struct {
+				Restricted bool     `json:"restricted"`
+				Evidence   []string `json:"evidence"`
+			} `json:"proc_view"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal(raw, &fu); err != nil {
+		t.Fatalf("fuser --json: %v\n%s", err, raw)
+	}
+	if fu.Status != "partial" || !fu.Coverage.ProcView.Restricted || !strings.Contains(strings.Join(fu.Coverage.ProcView.Evidence, " "), "hidepid") {
+		t.Fatalf("fuser under hidepid: status %s, proc_view %+v", fu.Status, fu.Coverage.ProcView)
+	}
 }
 
 // TestPSContainerColumn: with a podman container running (an image the
