@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/inquest-dev/inquest/internal/ipc"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +47,29 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// stopHost ends the host whose lock is in the runtime directory dir, if
+// one runs, and waits (bounded, to catch a hang) until it has exited.
+func stopHost(t *testing.T, dir string) {
+	running, pid, _ := ipc.HostRunning(dir)
+	if !running || pid <= 0 {
+		return
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return
+	}
+	p.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(time.Minute)
+	for p.Signal(syscall.Signal(0)) == nil {
+		if time.Now().After(deadline) {
+			p.Kill()
+			t.Errorf("the host %d of %s did not stop within a minute of SIGTERM", pid, dir)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // isolatedEnv points every per-user location at a temp dir so tests never
 // reach the developer's host, configuration or evidence.
 func isolatedEnv(t *testing.T) []string {
@@ -64,6 +89,10 @@ func isolatedEnv(t *testing.T) []string {
 			t.Fatal(err)
 		}
 	}
+	// A bridge started by the test may have started a host in this
+	// runtime directory: stop it before the directory goes (cleanups run
+	// last registered first), so no test leaves a host running.
+	t.Cleanup(func() { stopHost(t, filepath.Join(base, "run", "inquest")) })
 	return append(env,
 		"XDG_RUNTIME_DIR="+filepath.Join(base, "run"),
 		"XDG_CONFIG_HOME="+filepath.Join(base, "config"),

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"io"
 	"math"
 	"slices"
@@ -25,27 +26,9 @@ type psColumn struct {
 // stateLetter is a list_processes state as ps spells it: the kernel's
 // letter (R, S, D, Z, T, t, X, I, P, W), "?" when unknown.
 func stateLetter(v any) string {
-	switch v {
-	case "running":
-		return "R"
-	case "sleeping":
-		return "S"
-	case "disk_sleep":
-		return "D"
-	case "zombie":
-		return "Z"
-	case "stopped":
-		return "T"
-	case "tracing_stop":
-		return "t"
-	case "dead":
-		return "X"
-	case "idle":
-		return "I"
-	case "parked":
-		return "P"
-	case "waking":
-		return "W"
+	name, _ := v.(string)
+	if l := sample.StateLetter(name); l != "" {
+		return l
 	}
 	return "?"
 }

@@ -183,6 +183,18 @@ func StateName(b byte) string {
 	return "unknown"
 }
 
+// StateLetter is StateName's inverse: the kernel's state letter ps(1)
+// prints for a state name ("R" for "running"), "" for a name StateName
+// does not produce.
+func StateLetter(name string) string {
+	for _, b := range []byte("RSDZTtXIPW") {
+		if StateName(b) == name {
+			return string(b)
+		}
+	}
+	return ""
+}
+
 // Platform describes what a collector can do; get_status reports it.
 type Platform struct {
 	// OS is runtime.GOOS.

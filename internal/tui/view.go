@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/inquest-dev/inquest/internal/sample"
 	"math"
 	"strings"
 
@@ -499,27 +500,8 @@ func stateLetter(r *Row) string {
 	if r.Ended {
 		return "x"
 	}
-	switch r.State {
-	case "running":
-		return "R"
-	case "sleeping":
-		return "S"
-	case "disk_sleep":
-		return "D"
-	case "zombie":
-		return "Z"
-	case "stopped":
-		return "T"
-	case "tracing_stop":
-		return "t"
-	case "dead":
-		return "X"
-	case "idle":
-		return "I"
-	case "parked":
-		return "P"
-	case "waking":
-		return "W"
+	if l := sample.StateLetter(r.State); l != "" {
+		return l
 	}
 	return "-"
 }
