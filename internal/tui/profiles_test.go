@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -118,11 +119,17 @@ func TestProfilesPane(t *testing.T) {
 // volatile are the parts of a view that differ run by run: the host
 // instance prefix of revisions, generated profile ids and the TUI's
 // operation ids (they hold the time) and the expiry of a confirmation.
-var volatile = regexp.MustCompile(`revision [0-9a-f]{8}-|prof_[0-9a-f]{16}|tui-update_[a-z]+-\d+|expires \d{4}-\d\d-\d\dT[0-9:.]+Z`)
+var volatile = regexp.MustCompile(`revision [0-9a-f]{8}-|prof_[0-9a-f]{16}|tui-update_[a-z]+-\d+|expires \d{4}-\d\d-\d\dT[0-9:.]+Z *`)
 
 // stable replaces the volatile parts of v with x's of the same width.
+// An expiry is RFC 3339 with trailing zeros of the fraction dropped, so
+// its width varies: it becomes a fixed "expires TIME" padded with the
+// spaces that followed it, keeping the line's width.
 func stable(v string) string {
 	return volatile.ReplaceAllStringFunc(v, func(s string) string {
+		if strings.HasPrefix(s, "expires ") {
+			return fmt.Sprintf("%-*s", len(s), "expires TIME")
+		}
 		keep := ""
 		for _, p := range []string{"revision ", "expires "} {
 			if strings.HasPrefix(s, p) {
