@@ -179,7 +179,7 @@ var textReports = sync.OnceValue(func() map[string]func(*Env, *contract.Result) 
 // result printed as text, and its warnings.
 func reportKept(env *Env, res *contract.Result) {
 	for _, w := range res.Warnings {
-		fmt.Fprintln(env.Stderr, "warning:", cell(w))
+		fmt.Fprintln(env.Stderr, "warning:", noteCell(w))
 	}
 	data, _ := res.Data.(map[string]any)
 	for _, k := range []string{"preserved", "rescued"} {

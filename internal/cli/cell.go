@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"regexp"
+	"sync"
+
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/termtext"
 )
@@ -56,4 +59,36 @@ func deletedCell(v any) string {
 		return "no"
 	}
 	return "?"
+}
+
+// commandOfTool is the command a person types for a proc tool that a
+// tool's warning names (warnings are written for agents, in tool names).
+var commandOfTool = map[string]string{
+	"update_tracking": "inquest track add NAME",
+	"get_tracking":    "inquest track list",
+	"rank_processes":  "inquest top",
+	"list_processes":  "inquest ps",
+	"get_history":     "inquest history",
+	"start_recording": "inquest record start",
+	"stop_recording":  "inquest record stop",
+	"wait_condition":  "inquest wait",
+	"update_profile":  "inquest profile",
+	"list_profiles":   "inquest profile",
+	"open_log":        "inquest log",
+	"list_metrics":    "inquest call list_metrics",
+}
+
+// toolWord matches a lower-case snake_case word, the shape of a tool name.
+var toolWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`) })
+
+// noteCell is cell for a tool's warning printed as a note to a person:
+// the proc tools it names become the commands that do the same
+// (update_tracking is "inquest track add NAME"); other words are kept.
+func noteCell(w string) string {
+	return cell(toolWord().ReplaceAllStringFunc(w, func(s string) string {
+		if c, ok := commandOfTool[s]; ok {
+			return c
+		}
+		return s
+	}))
 }

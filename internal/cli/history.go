@@ -81,6 +81,10 @@ alone.`,
 				return err
 			}
 			defer rt.Close()
+			// ps/top aliases (rss, cpu, vsz, ...) name the catalog's ids.
+			for i, m := range metrics {
+				metrics[i] = metricID(m)
+			}
 			args := map[string]any{"metric_ids": metrics, "mode": "summary"}
 			if raw {
 				args["mode"] = "raw"
@@ -95,11 +99,8 @@ alone.`,
 				}
 				args["target"] = map[string]any{"process_ref": r}
 			}
-			if from != "" {
-				args["from"] = from
-			}
-			if to != "" {
-				args["to"] = to
+			if err := setWhen(args, from, to, time.Now()); err != nil {
+				return err
 			}
 			// An explicit --limit always reaches the tool, whose schema
 			// rejects values outside 1..5000 (INVALID_ARGUMENT).
@@ -117,7 +118,7 @@ alone.`,
 			// A partial result (the request reaches beyond retained
 			// coverage) says so before the table.
 			for _, w := range res.Warnings {
-				fmt.Fprintf(env.Stdout, "warning: %s\n", cell(w))
+				fmt.Fprintf(env.Stdout, "warning: %s\n", noteCell(w))
 			}
 			if !raw {
 				if w, ok := terminalWidth(env.Stdout); ok && !table {
@@ -165,8 +166,8 @@ alone.`,
 	cmd.Flags().StringSliceVar(&metrics, "metric", nil, "metric ids (comma-separated or repeated)")
 	cmd.Flags().StringVar(&ref, "ref", "", "process_ref (live or retained)")
 	cmd.Flags().IntVar(&pid, "pid", 0, "PID (resolved among live and retained lifetimes)")
-	cmd.Flags().StringVar(&from, "from", "", "inclusive start, RFC 3339")
-	cmd.Flags().StringVar(&to, "to", "", "inclusive end, RFC 3339")
+	cmd.Flags().StringVar(&from, "from", "", "inclusive start: RFC 3339, local \"YYYY-MM-DD HH:MM\" or how long ago (2h)")
+	cmd.Flags().StringVar(&to, "to", "", "inclusive end, in the forms --from takes")
 	cmd.Flags().BoolVar(&raw, "raw", false, "every stored sample instead of the summary")
 	cmd.Flags().IntVar(&limit, "limit", 0, "raw rows per page (1..5000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the get_history envelope")

@@ -298,7 +298,7 @@ func runCaptureCounted(cmd *cobra.Command, env *Env, asJSON bool, argsFn func(*t
 	}
 	rows, out, err := collectCapture(cmd, rt.Registry, args)
 	for _, w := range out.warnings {
-		fmt.Fprintln(env.Stderr, "warning:", cell(w))
+		fmt.Fprintln(env.Stderr, "warning:", noteCell(w))
 	}
 	if err != nil {
 		// Told on stderr (text mode); nothing on stdout.

@@ -92,11 +92,8 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 				if cmd.Flags().Changed("last") {
 					return fmt.Errorf("--last and --from/--to are exclusive")
 				}
-				if from != "" {
-					args["from"] = from
-				}
-				if to != "" {
-					args["to"] = to
+				if err := setWhen(args, from, to, time.Now()); err != nil {
+					return err
 				}
 			} else {
 				secs, err := parseLast(last)
@@ -128,7 +125,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 				if isUnrankedWarning(w) {
 					continue
 				}
-				fmt.Fprintf(env.Stderr, "note: %s\n", cell(w))
+				fmt.Fprintf(env.Stderr, "note: %s\n", noteCell(w))
 			}
 			return nil
 		},
@@ -137,8 +134,8 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 	cmd.Flags().StringVar(&aggregate, "aggregate", "", "increase|last for counters, mean|max|last|increase|slope for gauges (default increase / mean)")
 	cmd.Flags().StringVar(&by, "by", "", "same as --aggregate (--by slope ranks gauges by growth per second)")
 	cmd.Flags().StringVar(&last, "last", "60s", "window ending at the latest sample: a Go duration of whole seconds (60s, 5m) or seconds")
-	cmd.Flags().StringVar(&from, "from", "", "window start, RFC 3339 (instead of --last)")
-	cmd.Flags().StringVar(&to, "to", "", "window end, RFC 3339 (needs --from; default the latest sample)")
+	cmd.Flags().StringVar(&from, "from", "", "window start: RFC 3339, local \"YYYY-MM-DD HH:MM\" or how long ago (2h) (instead of --last)")
+	cmd.Flags().StringVar(&to, "to", "", "window end, in the forms --from takes (needs --from; default the latest sample)")
 	cmd.Flags().StringVar(&scope, "scope", "", "live, retained or all (default all: ended lifetimes too)")
 	cmd.Flags().StringVar(&name, "name", "", "case-insensitive name substring")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 10, "rows (1..1000)")
@@ -394,4 +391,43 @@ func fmtMetricValue(unit string, v any) string {
 		return r.Num().String() + per
 	}
 	return r.FloatString(2) + per
+}
+
+// parseWhen reads a --from/--to value as a person types it: an RFC 3339
+// time (2026-12-02T04:00:00Z, a zone offset, or fractional seconds), a
+// local date and time ("2026-12-02 04:00" or with seconds), or a duration
+// before now ("90m", "2h", "1h30m"; a leading "-" is accepted). It
+// returns the instant as RFC 3339 in UTC with nanoseconds, which the proc
+// tools take, or an error naming flag and the forms it accepts.
+func parseWhen(flag, s string, now time.Time) (string, error) {
+	for _, layout := range []string{time.RFC3339Nano, time.RFC3339} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format(time.RFC3339Nano), nil
+		}
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t.UTC().Format(time.RFC3339Nano), nil
+		}
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
+		return now.Add(-d).UTC().Format(time.RFC3339Nano), nil
+	}
+	return "", fmt.Errorf("%s %q is not a time: give RFC 3339 (%s), a local \"YYYY-MM-DD HH:MM\", or how long ago (90m, 2h)", flag, s, now.UTC().Truncate(time.Second).Format(time.RFC3339))
+}
+
+// setWhen puts --from and --to (when given) into a proc tool's args as
+// "from" and "to", read by parseWhen; the error names the flag.
+func setWhen(args map[string]any, from, to string, now time.Time) error {
+	for _, f := range []struct{ flag, key, v string }{{"--from", "from", from}, {"--to", "to", to}} {
+		if f.v == "" {
+			continue
+		}
+		t, err := parseWhen(f.flag, f.v, now)
+		if err != nil {
+			return err
+		}
+		args[f.key] = t
+	}
+	return nil
 }
