@@ -5,6 +5,7 @@ package history
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -128,8 +129,10 @@ func BenchmarkBareStatStatmRead(b *testing.B) {
 // Store.Apply, as BenchmarkTickWithHistory) with one bare stat+statm read
 // of every process (bareStatStatm), pair by pair over the same process
 // table (1,000 extra sleepers; the side that goes first alternates), and
-// reports each side's median in ms, the ratio of the medians and the
-// median of the pair-by-pair ratios. Run with -benchtime=40x or more:
+// reports each side's median in ms, the ratio of the medians, the median
+// of the pair-by-pair wall ratios and that of the pair-by-pair ratios of
+// the thread's CPU time (cpu-pairs: without the time either side waited
+// for a CPU). Run with -benchtime=40x or more:
 //
 //	go test ./internal/history -run '^$' -bench TickWithHistoryVsBare -benchtime 40x
 func BenchmarkTickWithHistoryVsBare(b *testing.B) {
@@ -158,31 +161,55 @@ func BenchmarkTickWithHistoryVsBare(b *testing.B) {
 		tick()
 		bareStatStatm(b, buf)
 	}
-	var ticks, bare, pair []float64
+	var ticks, bare, pair, cpuPair []float64
+	runtime.LockOSThread() // threadCPU measures this thread
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var a, r float64 // ms
-		if i%2 == 1 {
-			t0 := time.Now()
+		var a, r, ca, cr float64 // ms; the side that goes first alternates
+		bareSide := func() {
+			t0, c0 := time.Now(), threadCPU()
 			bareStatStatm(b, buf)
-			r = time.Since(t0).Seconds() * 1e3
+			r, cr = time.Since(t0).Seconds()*1e3, threadCPU()-c0
 		}
-		t0 := time.Now()
+		if i%2 == 1 {
+			bareSide()
+		}
+		t0, c0 := time.Now(), threadCPU()
 		tick()
-		a = time.Since(t0).Seconds() * 1e3
+		a, ca = time.Since(t0).Seconds()*1e3, threadCPU()-c0
 		if i%2 == 0 {
-			t0 := time.Now()
-			bareStatStatm(b, buf)
-			r = time.Since(t0).Seconds() * 1e3
+			bareSide()
 		}
 		ticks, bare, pair = append(ticks, a), append(bare, r), append(pair, a/r)
+		if cr > 0 {
+			cpuPair = append(cpuPair, ca/cr)
+		}
 	}
 	b.StopTimer()
-	med := func(x []float64) float64 { sort.Float64s(x); return x[len(x)/2] }
+	med := func(x []float64) float64 {
+		if len(x) == 0 {
+			return 0
+		}
+		sort.Float64s(x)
+		return x[len(x)/2]
+	}
 	mt, mb := med(ticks), med(bare)
 	b.ReportMetric(mt, "tick-ms")
 	b.ReportMetric(mb, "bare-ms")
 	b.ReportMetric(mt/mb, "tick/bare")
 	b.ReportMetric(med(pair), "pairs-tick/bare")
+	b.ReportMetric(med(cpuPair), "cpu-pairs-tick/bare")
 	b.ReportMetric(float64(len(prev.Procs)), "procs")
+}
+
+// threadCPU is the calling thread's CPU time (user+system, RUSAGE_THREAD)
+// in ms: with the goroutine locked to its thread, the difference across a
+// call is the CPU the call spent on it, without the time the thread
+// waited for a CPU on a loaded machine. Work the runtime does on other
+// threads (background GC of the call's allocations) is not in it.
+func threadCPU() float64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
