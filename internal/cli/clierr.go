@@ -66,6 +66,15 @@ var fieldArgs = sync.OnceValue(func() map[string]map[string]string {
 	}
 })
 
+// flagAlternatives names, per command, the flags that set the same tool
+// argument (top's --by is --aggregate under another name): an error about
+// that argument names whichever of them the person typed.
+var flagAlternatives = sync.OnceValue(func() map[string]map[string][]string {
+	return map[string]map[string][]string{
+		"top": {"/aggregate": {"--by", "--aggregate"}},
+	}
+})
+
 // commandKey is cmd's path under the root ("bin inspect"), the key of
 // fieldArgs.
 func commandKey(cmd *cobra.Command) string {
@@ -129,6 +138,14 @@ func typedArg(cmd *cobra.Command, ptr string) string {
 	segs := pointerSegments(ptr)
 	if len(segs) == 0 {
 		return ""
+	}
+	if alts := flagAlternatives()[commandKey(cmd)][ptr]; alts != nil {
+		// several flags set this argument: the one the person typed
+		for _, a := range alts {
+			if f := cmd.Flags().Lookup(strings.TrimPrefix(a, "--")); f != nil && f.Changed {
+				return a
+			}
+		}
 	}
 	if m := fieldArgs()[commandKey(cmd)]; m != nil {
 		for n := len(segs); n > 0; n-- {

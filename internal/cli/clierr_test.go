@@ -77,6 +77,8 @@ func TestCLIErrorsNameFlags(t *testing.T) {
 			[]string{`\(at --metric\)`, `flag: --metric "bogus"`, `accepted: one of cpu_percent`}, "/metric_id"},
 		{"top aggregate of a counter", []string{"top", "--metric", "time", "--aggregate", "slope"},
 			[]string{`flag: --aggregate "slope"`, `increase, last`}, "/aggregate"},
+		{"top --by of a counter", []string{"top", "--metric", "time", "--by", "slope"},
+			[]string{`flag: --by "slope"`, `increase, last`}, "/aggregate"},
 		{"wait exit unknown pid", []string{"wait", "exit", "--pid", "4194303", "--timeout", "1s"},
 			[]string{`^inquest: PROCESS_EXITED: `, `flag: --pid "4194303"`, `next: inquest ps`}, "/pid"},
 		{"log export bad --from", []string{"log", "export", filepath.Join("..", "recording", "testdata", "complete.log"), "--format", "csv", "--from", "2026-11-30T10:00:05Z", "--to", "2026-11-30T10:00:01Z"},

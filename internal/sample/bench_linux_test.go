@@ -5,6 +5,7 @@ package sample
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -119,9 +120,11 @@ func BenchmarkBareStatStatmRead(b *testing.B) {
 // process and the system files, as the host samples) with one bare
 // stat+statm read of every process (bareStatStatm), pair by pair, over
 // the same process table (1,000 extra sleepers), and reports each side's
-// median in ms, the ratio of the medians (tick/bare) and the median of
-// the pair-by-pair ratios, the figure least moved by a machine whose load
-// changes during the run. "kept" is the collector as the host runs it
+// median in ms, the ratio of the medians (tick/bare), the median of the
+// pair-by-pair wall ratios, the figure least moved by a machine whose load
+// changes during the run, and the median of the pair-by-pair ratios of
+// the thread's CPU time (cpu-pairs), which leaves out the time either side
+// waited for a CPU. "kept" is the collector as the host runs it
 // (each process's files kept open across ticks); "opens" opens every file
 // each tick, as when RLIMIT_NOFILE leaves no room for kept files. Run
 // with -benchtime=40x or more:
@@ -148,37 +151,69 @@ func tickVsBare(b *testing.B, keep bool) {
 		prev, _ = c.Collect(prev)
 		bareStatStatm(b, buf)
 	}
-	var tick, bare, pair []float64
+	var tick, bare, pair, cpuPair []float64
 	var n int
+	runtime.LockOSThread() // threadCPU measures this thread
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var a, r float64 // ms; the side that goes first alternates
-		if i%2 == 1 {
-			t0 := time.Now()
+		var a, r, ca, cr float64 // ms; the side that goes first alternates
+		bareSide := func() {
+			t0, c0 := time.Now(), threadCPU()
 			bareStatStatm(b, buf)
-			r = time.Since(t0).Seconds() * 1e3
+			r, cr = time.Since(t0).Seconds()*1e3, threadCPU()-c0
 		}
-		t0 := time.Now()
+		if i%2 == 1 {
+			bareSide()
+		}
+		t0, c0 := time.Now(), threadCPU()
 		s, err := c.Collect(prev)
 		if err != nil {
 			b.Fatal(err)
 		}
-		a = time.Since(t0).Seconds() * 1e3
+		a, ca = time.Since(t0).Seconds()*1e3, threadCPU()-c0
 		if i%2 == 0 {
-			t0 := time.Now()
-			bareStatStatm(b, buf)
-			r = time.Since(t0).Seconds() * 1e3
+			bareSide()
 		}
 		prev, n = s, len(s.Procs)
 		tick, bare, pair = append(tick, a), append(bare, r), append(pair, a/r)
+		if cr > 0 {
+			cpuPair = append(cpuPair, ca/cr)
+		}
 	}
 	b.StopTimer()
-	med := func(x []float64) float64 { sort.Float64s(x); return x[len(x)/2] }
+	reportRatios(b, tick, bare, pair, cpuPair)
+	b.ReportMetric(float64(n), "procs")
+	b.ReportMetric(float64(len(c.kept.m)), "kept-procs")
+}
+
+// threadCPU is the calling thread's CPU time (user+system, RUSAGE_THREAD)
+// in ms: with the goroutine locked to its thread, the difference across a
+// call is the CPU the call spent on it, without the time the thread
+// waited for a CPU on a loaded machine. Work the runtime does on other
+// threads (background GC of the call's allocations) is not in it.
+func threadCPU() float64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// reportRatios reports the medians of the tick and bare wall times (ms),
+// the ratio of the medians, the median of the pair-by-pair
+// wall ratios, and the median of the pair-by-pair thread-CPU ratios
+// (threadCPU), the figure least moved by other work on the machine.
+func reportRatios(b *testing.B, tick, bare, pair, cpuPair []float64) {
+	med := func(x []float64) float64 {
+		if len(x) == 0 {
+			return 0
+		}
+		sort.Float64s(x)
+		return x[len(x)/2]
+	}
 	mt, mb := med(tick), med(bare)
 	b.ReportMetric(mt, "tick-ms")
 	b.ReportMetric(mb, "bare-ms")
 	b.ReportMetric(mt/mb, "tick/bare")
 	b.ReportMetric(med(pair), "pairs-tick/bare")
-	b.ReportMetric(float64(n), "procs")
-	b.ReportMetric(float64(len(c.kept.m)), "kept-procs")
+	b.ReportMetric(med(cpuPair), "cpu-pairs-tick/bare")
 }

@@ -55,6 +55,10 @@ type LinuxCollector struct {
 	// kept is the per-process files kept open across ticks (procfs
 	// mounts only: a fixture tree's files may be replaced between ticks).
 	kept *keptFiles
+	// exeChecks is this tick's state of each executable file (by device
+	// and inode) that a process not run since the previous sample runs;
+	// entries not checked in a tick are dropped at its end.
+	exeChecks map[[2]uint64]*exeCheck
 }
 
 // exeEntry caches, per identity, what the name rule needs. It is reused
@@ -69,7 +73,38 @@ type exeEntry struct {
 	name    string
 	facts   *Facts
 	argv0   string
+	// obj is the executable file's identity and link-relevant state when
+	// it was last read (objOK false: not examined, so the link is read
+	// every sample).
+	obj   exeObj
+	objOK bool
 }
+
+// exeObj is what of an executable file changes when a name of it is
+// unlinked or renamed: st_nlink and st_ctime (the kernel updates the
+// inode's ctime on both), with the device and inode that identify it.
+type exeObj struct {
+	dev, ino, nlink uint64
+	ctime           unix.Timespec
+}
+
+func exeObjOf(st *unix.Stat_t) exeObj {
+	return exeObj{dev: st.Dev, ino: st.Ino, nlink: uint64(st.Nlink), ctime: st.Ctim}
+}
+
+// exeCheck is one tick's examination of an executable file, shared by
+// every process that runs it (one fstatat per file per tick, not one
+// readlinkat per process).
+type exeCheck struct {
+	tick uint64
+	obj  exeObj
+}
+
+// exeRecheck is the cadence, in samples, at which the exe link of a
+// process whose executable shows no change is read anyway (staggered by
+// PID): it catches what the file's own state does not show, a rename of
+// a directory above it.
+const exeRecheck = 16
 
 // NewLinuxCollector opens /proc (root "" means /proc) with sysfs at /sys.
 func NewLinuxCollector(root string) (*LinuxCollector, error) {
@@ -93,7 +128,7 @@ func NewLinuxCollectorFS(root, sysRoot string) (*LinuxCollector, error) {
 		return nil, err
 	}
 	c := &LinuxCollector{root: root, sysRoot: sysRoot, fs: fs, pageSize: uint64(os.Getpagesize()), ncpu: runtime.NumCPU(),
-		buf: make([]byte, 16<<10), dents: make([]byte, 32<<10), exeCache: map[Identity]exeEntry{}}
+		buf: make([]byte, 16<<10), dents: make([]byte, 32<<10), exeCache: map[Identity]exeEntry{}, exeChecks: map[[2]uint64]*exeCheck{}}
 	if bfs, err := blockdevice.NewFS(root, sysRoot); err == nil {
 		c.bfs = bfs
 	}
@@ -203,6 +238,11 @@ func (c *LinuxCollector) Collect(prev *Snapshot) (*Snapshot, error) {
 		snap.Procs = append(snap.Procs, p)
 	}
 	c.kept.sweep()
+	for k, e := range c.exeChecks {
+		if e.tick != c.kept.tick {
+			delete(c.exeChecks, k)
+		}
+	}
 	sortProcs(snap.Procs)
 	// forget the exe names of lifetimes that ended (the snapshot is sorted)
 	for id := range c.exeCache {
@@ -504,20 +544,68 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	id := p.ID()
 	e, ok := c.exeCache[id]
-	n, lerr := readlinkatZ(mdir, &zExe[0], c.link[:])
-	if lerr != nil {
-		n = 0
+	if ok && (e.comm != p.Comm || mdir != dir || q == nil || (uint64(pid)+c.kept.tick)%exeRecheck == 0) {
+		ok = false
 	}
-	if !ok || e.comm != p.Comm || e.link != string(c.link[:n]) {
-		e = c.readNames(mdir, p.Comm, string(c.link[:n]))
-		// namespaces and container: identity-time facts, read again
-		// only when the names are (a new lifetime or an exec)
-		e.facts = factsAt(mdir)
-		c.exeCache[id] = e
+	// An exec needs the process to run (and an exec by another thread
+	// makes that thread the leader, whose schedstat then differs), so the
+	// exe link of a process whose leader did not run since the previous
+	// sample (q != nil) can change only by a rename or unlink of the file
+	// or a directory above it. The file's own link count and ctime show
+	// the first two: one fstatat of the file per tick, shared by every
+	// process that runs it, decides whether the link is read again.
+	if ok && e.link != "" {
+		ok = e.objOK && c.exeUnchanged(dir, &e)
+	}
+	if !ok {
+		n, lerr := readlinkatZ(mdir, &zExe[0], c.link[:])
+		if lerr != nil {
+			n = 0
+		}
+		if e2, had := c.exeCache[id]; had && e2.comm == p.Comm && e2.link == string(c.link[:n]) && mdir == dir {
+			e = e2
+			if chk := c.exeChecks[[2]uint64{e.obj.dev, e.obj.ino}]; chk != nil && chk.tick == c.kept.tick && e.objOK {
+				e.obj = chk.obj // the name is unchanged: the file's new state is the one to compare
+				c.exeCache[id] = e
+			}
+		} else {
+			e = c.readNames(mdir, p.Comm, string(c.link[:n]))
+			// namespaces and container: identity-time facts, read again
+			// only when the names are (a new lifetime or an exec)
+			e.facts = factsAt(mdir)
+			c.exeCache[id] = e
+		}
 	}
 	p.Exe, p.ExeDeleted, p.Name, p.Argv0 = e.exe, e.deleted, e.name, e.argv0
 	p.Facts = e.facts
 	return nil
+}
+
+// exeUnchanged reports whether the executable file of e (the cached
+// names of a process whose leader did not run since the previous sample,
+// whose open /proc/PID directory is dir) shows no unlink or rename since
+// e was read: its link count and ctime are those e recorded. The file is
+// examined once per tick (through the first such process that runs it);
+// false when it cannot be examined.
+func (c *LinuxCollector) exeUnchanged(dir int, e *exeEntry) bool {
+	key := [2]uint64{e.obj.dev, e.obj.ino}
+	chk := c.exeChecks[key]
+	if chk == nil || chk.tick != c.kept.tick {
+		var st unix.Stat_t
+		if unix.Fstatat(dir, "exe", &st, 0) != nil {
+			return false
+		}
+		o := exeObjOf(&st)
+		if o.dev != e.obj.dev || o.ino != e.obj.ino {
+			return false // not the file recorded: read the link
+		}
+		if chk == nil {
+			chk = &exeCheck{}
+			c.exeChecks[key] = chk
+		}
+		chk.tick, chk.obj = c.kept.tick, o
+	}
+	return chk.obj == e.obj
 }
 
 // fdPath is the fd directory of pid read by the non-procfs fallback:
@@ -587,6 +675,8 @@ func (c *LinuxCollector) readNames(dir int, comm, link string) exeEntry {
 		obj := &st
 		if unix.Fstatat(dir, "exe", &st, 0) != nil {
 			obj = nil
+		} else {
+			e.obj, e.objOK = exeObjOf(&st), true
 		}
 		path, del := ResolveDeleted(link, obj, StatInRoot(dir))
 		e.exe, e.deleted = path, del == Deleted
