@@ -38,6 +38,10 @@ type binFlags struct {
 	// errors then carry details.index and details.path.
 	item *int
 	path string
+	// prechecked says the command vouched for its arguments against the
+	// tool's input schema (vouchInspectArgs): the call skips compiling
+	// and running the schema, the larger part of a short command's work.
+	prechecked bool
 	// cmd is the command the flags belong to (set by add): its failures
 	// name its flags and arguments.
 	cmd *cobra.Command
@@ -158,7 +162,11 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return f.failure(env, &se)
 		}
 	}
-	res, err := rt.Registry.Call(ctx, name, raw)
+	call := rt.Registry.Call
+	if f.prechecked {
+		call = rt.Registry.CallPrechecked
+	}
+	res, err := call(ctx, name, raw)
 	if err != nil {
 		return f.failure(env, err)
 	}
@@ -302,6 +310,7 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 						fmt.Fprintf(env.Stdout, "== [%d] %s\n", i, p)
 					}
 				}
+				f.prechecked = vouchInspectArgs(args)
 				err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection)
 				if code, ok := err.(exitCode); ok && code == 130 || cmd.Context().Err() != nil {
 					return exitCode(130)
