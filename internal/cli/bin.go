@@ -141,7 +141,7 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 	// compiling the other toolsets' schemas.
 	rt := &Runtime{Registry: tool.NewRegistry()}
 	defer rt.Close()
-	if err := buildBin(ctx, rt, runtimeOptions{Stderr: env.Stderr, NoHost: true}); err != nil {
+	if err := buildBin(ctx, rt, runtimeOptions{Stderr: env.Stderr, NoHost: true, BinTools: []string{name}}); err != nil {
 		return err
 	}
 	if f.preserve {
