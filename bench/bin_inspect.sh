@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Times `inquest bin inspect --json FILE` (the inspect_binary tool through
-# the CLI, a whole process) against `readelf -a -W FILE` on the same file in
-# the same run with farm-bench (pairs A/B runs and prints the A/B ratio).
+# Times `inquest bin inspect FILE` (the inspect_binary tool through the CLI,
+# its table, a whole process) against `readelf -h -l -S -d -n -W FILE` (the
+# same detail: file header, program and section headers, dynamic section,
+# notes; not -a, which also prints every symbol and relocation) on the same
+# file in the same run, then against a Go hello world built by the same
+# toolchain (the floor of any Go command's start-up), with farm-bench
+# (A, B, A, B ... and the A/B ratio pair by pair).
 # FILE defaults to the largest ELF among the go tool and /usr/bin.
 # Usage: bench/bin_inspect.sh [FILE] [RUNS]
 set -euo pipefail
@@ -12,11 +16,19 @@ if [ -z "$file" ]; then
   file=$(ls -S $(go env GOROOT)/bin/go /usr/bin/* 2>/dev/null | while read -r f; do
     [ -f "$f" ] && head -c4 "$f" 2>/dev/null | grep -q "ELF" && { echo "$f"; break; }; done)
 fi
-bin=$(mktemp -d)/inquest
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin=$tmp/inquest
 go build -o "$bin" ./cmd/inquest
-echo "file: $file ($(stat -c %s "$file") bytes)"
+mkdir -p "$tmp/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$tmp/hello/main.go"
+printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
+(cd "$tmp/hello" && go build -o "$tmp/hello/hello" .)
+echo "file: $file ($(stat -c %s "$file") bytes); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # Warm the page cache for both.
 cat "$file" >/dev/null
-export INQUEST_DATA_DIR=$(mktemp -d)
-farm-bench -n "$runs" --warmup 2 --timeout 600 --vs "readelf -a -W $file" -- "$bin" bin inspect --json "$file"
-echo "in-process figures: go test ./internal/bin -run XXX -bench BenchmarkInspectBinary -benchtime 5x"
+export INQUEST_DATA_DIR=$tmp/evidence
+farm-bench -n "$runs" --warmup 2 --timeout 600 --vs "readelf -h -l -S -d -n -W $file" -- "$bin" bin inspect "$file"
+farm-bench -n "$runs" --warmup 2 --timeout 600 --vs "$tmp/hello/hello" -- "$bin" bin inspect "$file"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "in-process figures: go test ./internal/cli -run '^\$' -bench BenchmarkBinInspectJSON"

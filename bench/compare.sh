@@ -66,6 +66,7 @@ for _ in $(seq 100); do "$bin" call get_status '{}' >/dev/null 2>&1 && break; sl
 # bin inspect inputs: a small and a mid-size ELF, and a >= 500 MB stripped
 # one (the go compile tool plus a section of random bytes) unless BIG_MB=0.
 small=/usr/bin/ls
+onemb=${ONE_MB:-/usr/bin/bash} # about 1.2 MB, in every Debian
 libc=${LIBC:-/usr/lib/x86_64-linux-gnu/libc.so.6}
 mid=$(go env GOTOOLDIR)/compile
 big=
@@ -111,7 +112,7 @@ for i in 0 1; do
 done
 held=$tmp/held/0/held-000000.dat
 echo "== holders: pids ${holders[*]}, $(ls /proc/${holders[0]}/fd | wc -l) + $(ls /proc/${holders[1]}/fd | wc -l) fds, threads $(awk '/^Threads/ {print $2}' /proc/${holders[0]}/status) and $(awk '/^Threads/ {print $2}' /proc/${holders[1]}/status)"
-echo "== inputs: $(stat -c '%n %s bytes' "$small" "$mid" "$libc" ${big:+"$big"} | paste -sd ';')"
+echo "== inputs: $(stat -c '%n %s bytes' "$small" "$onemb" "$mid" "$libc" ${big:+"$big"} | paste -sd ';')"
 [ "$analyze" = 0 ] || echo "== benchmarks ($bench_pkgs): $(grep -c '^Benchmark' "$old") rows per file, $(grep '^Benchmark' "$old" | awk '{print $1}' | sort -u | wc -l) distinct; profile $(stat -c %s "$prof") bytes"
 
 T=$'\t'
@@ -124,8 +125,11 @@ inquest --help vs ps aux${T}$bin --help${T}ps aux
 inquest --help vs Go hello world${T}$bin --help${T}$tmp/hello/hello
 inquest ps (warm host) vs ps aux${T}$bin ps${T}ps aux
 in-process get_status vs inquest --help${T}INQUEST_IN_PROCESS=1 $bin call get_status {}${T}$bin --help
+inquest version vs Go hello world${T}$bin version${T}$tmp/hello/hello
+Go hello world vs readelf -h -l -S -d -n bash${T}$tmp/hello/hello${T}$re $onemb
 bin inspect ls vs Go hello world${T}$bin bin inspect $small${T}$tmp/hello/hello
 bin inspect ls vs readelf -h -l -S -d -n${T}$bin bin inspect $small${T}$re $small
+bin inspect bash (1 MB) vs readelf -h -l -S -d -n${T}$bin bin inspect $onemb${T}$re $onemb
 bin inspect compile vs readelf -h -l -S -d -n${T}$bin bin inspect $mid${T}$re $mid
 ${big:+bin inspect ${big_mb} MB vs readelf -h -l -S -d -n${T}$bin bin inspect $big${T}$re $big}
 bin disasm libc .text (CLI pages of 5000) vs objdump -d${T}bash bench/disasm_pages.sh $bin $libc 5000${T}objdump -d -w -j .text $libc

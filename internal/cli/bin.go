@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func init() { register(newBinCmd) }
+func init() { registerNamed("bin", newBinCmd) }
 
 // binFlags are the flags every bin subcommand shares.
 type binFlags struct {
@@ -38,6 +38,10 @@ type binFlags struct {
 	// errors then carry details.index and details.path.
 	item *int
 	path string
+	// prechecked says the command vouched for its arguments against the
+	// tool's input schema (vouchInspectArgs): the call skips compiling
+	// and running the schema, the larger part of a short command's work.
+	prechecked bool
 	// cmd is the command the flags belong to (set by add): its failures
 	// name its flags and arguments.
 	cmd *cobra.Command
@@ -137,7 +141,7 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 	// compiling the other toolsets' schemas.
 	rt := &Runtime{Registry: tool.NewRegistry()}
 	defer rt.Close()
-	if err := buildBin(ctx, rt, runtimeOptions{Stderr: env.Stderr, NoHost: true}); err != nil {
+	if err := buildBin(ctx, rt, runtimeOptions{Stderr: env.Stderr, NoHost: true, BinTools: []string{name}}); err != nil {
 		return err
 	}
 	if f.preserve {
@@ -158,16 +162,25 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return f.failure(env, &se)
 		}
 	}
-	res, err := rt.Registry.Call(ctx, name, raw)
+	call := rt.Registry.Call
+	if f.prechecked {
+		call = rt.Registry.CallPrechecked
+	}
+	res, err := call(ctx, name, raw)
 	if err != nil {
 		return f.failure(env, err)
 	}
-	// The data as a JSON object: the table renderer, the next cursor and
-	// --preserve read it; --json alone prints the envelope as it is.
+	// The data as JSON for the table renderer (encoded once, exactly as
+	// the envelope carries it), and as an object for --preserve, which
+	// adds the evidence it published; --json alone prints the envelope
+	// as it is.
+	var body []byte
 	var data map[string]any
 	if !f.asJSON || f.preserve {
-		b, _ := json.Marshal(res.Data)
-		_ = json.Unmarshal(b, &data)
+		body, _ = json.Marshal(res.Data)
+	}
+	if f.preserve {
+		_ = json.Unmarshal(body, &data)
 	}
 	if f.preserve {
 		id, _ := data["analysis_id"].(string)
@@ -194,19 +207,25 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 		for _, w := range res.Warnings {
 			fmt.Fprintln(env.Stderr, "warning:", w)
 		}
-		b, _ := json.Marshal(data)
+		if f.preserve {
+			body, _ = json.Marshal(data)
+		}
 		// One write per 64 KiB, not one per table cell: a page of
 		// rows is printed in a few system calls.
 		bw := bufio.NewWriterSize(env.Stdout, 64<<10)
-		err := render(bw, b)
+		err := render(bw, body)
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
 		}
 		if err != nil {
 			return err
 		}
-		if next, _ := data["next_cursor"].(string); next != "" {
-			fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", next)
+		var page struct {
+			Next string `json:"next_cursor"`
+		}
+		_ = json.Unmarshal(body, &page)
+		if page.Next != "" {
+			fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", page.Next)
 		}
 		if ev, ok := data["evidence"].(map[string]any); ok {
 			fmt.Fprintf(env.Stderr, "preserved: %s\n", ev["evidence_id"])
@@ -302,6 +321,7 @@ func newBinInspectCmd(env *Env) *cobra.Command {
 						fmt.Fprintf(env.Stdout, "== [%d] %s\n", i, p)
 					}
 				}
+				f.prechecked = vouchInspectArgs(args)
 				err := runTool(cmd, env, &f, "inspect_binary", args, renderInspection)
 				if code, ok := err.(exitCode); ok && code == 130 || cmd.Context().Err() != nil {
 					return exitCode(130)

@@ -31,6 +31,9 @@ type runtimeOptions struct {
 	// ProcTools, when set, registers only these proc tools (a command that
 	// calls one tool, such as ps, skips checking the others' schemas).
 	ProcTools []string
+	// BinTools, when set, registers only these bin tools (a bin command
+	// calls one tool and skips parsing the others' schemas).
+	BinTools []string
 }
 
 // Runtime is the set of toolsets a command runs over: one registry plus

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 
 	"github.com/inquest-dev/inquest/internal/bin"
 	"github.com/inquest-dev/inquest/internal/bridge"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
 	"github.com/inquest-dev/inquest/internal/host"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // buildBin adds the bin toolset: binary inspection, symbols, strings,
@@ -33,7 +35,11 @@ func buildBin(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	if rt.runningProc != nil && !opts.NoHost {
 		env.MappedBy = func(ctx context.Context, path string) any { return mappedBy(ctx, rt.runningProc, path) }
 	}
-	return rt.Registry.Add(bin.Tools(env)...)
+	tools := bin.Tools(env)
+	if len(opts.BinTools) > 0 {
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.BinTools, t.Name) })
+	}
+	return rt.Registry.Add(tools...)
 }
 
 // mappedBy is inspect_binary's data.mapped_by for the file at path: the
