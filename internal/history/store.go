@@ -253,10 +253,11 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			// until its parent reaps it, so it is kept.
 			e.appendChild(snap.Time.UnixMilli(), p.ChildCPUNs)
 		}
-		if p.State == 'Z' || p.State == 'X' {
+		if p.State == 'Z' || p.State == 'X' || p.Exiting {
 			// A zombie has exited and only awaits reaping: its RSS and
 			// sizes read 0 and its CPU has stopped, which are not samples
 			// of the live lifetime; the series ends at its last live one.
+			// A process inside exit() (Exiting) may read so already.
 			continue
 		}
 		st.appendTo(e.series, snap.Time, p.Avail, p.Vals[:])

@@ -486,9 +486,11 @@ func (inv *investigation) prepareWait(a waitArgs) (*waitCheck, error) {
 				} else {
 					// A zombie has exited: its memory reads 0 and its CPU
 					// stops, which are not values of the live lifetime, so
-					// it ends the wait as a target that left the samples.
+					// it ends the wait as a target that left the samples;
+					// so does a process inside exit(), whose memory may be
+					// released before it reads as a zombie.
 					p := snap.Lookup(id)
-					if p == nil || p.State == 'Z' || p.State == 'X' {
+					if p == nil || p.State == 'Z' || p.State == 'X' || p.Exiting {
 						e := contract.Errorf(contract.CodeProcessExited, "the target exited (it left the samples or is a zombie awaiting reaping) before the threshold was met").WithDetail("last_observation", last).WithDetail("job_id", j.id)
 						e.Field = "/process_ref"
 						return nil, e

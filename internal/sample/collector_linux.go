@@ -740,6 +740,11 @@ func parseStat(b []byte, p *Process) ([]byte, error) {
 	p.Set(PThreads, at(20))
 	p.StartTicks = at(22)
 	p.Set(PVirtual, at(23))
+	// PF_EXITING in the flags (field 9) of a single-threaded process: it
+	// is in exit() and may have released its memory already. A leader of
+	// several threads sets it when only it exits (pthread_exit), so it
+	// says nothing of the process there.
+	p.Exiting = at(9)&pfExiting != 0 && at(20) <= 1 && p.State != 'Z' && p.State != 'X'
 	return comm, nil
 }
 
@@ -772,6 +777,9 @@ func parseStatm(b []byte) (resident uint64, ok bool) {
 	}
 	return resident, true
 }
+
+// pfExiting is PF_EXITING in the task flags (include/linux/sched.h).
+const pfExiting = 0x4
 
 var (
 	errMalformedStat = errors.New("malformed stat")

@@ -89,6 +89,30 @@ func TestParseStatOddNames(t *testing.T) {
 	}
 }
 
+// PF_EXITING (flags field 9, 0x4) marks a single-threaded process inside
+// exit() as Exiting; a zombie, or a leader of several threads (whose own
+// pthread_exit sets it), is not.
+func TestParseStatExiting(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		want       bool
+	}{
+		{"running", "9 (w) R 1 9 9 0 -1 4194304 0 0 0 0 1 1 0 0 20 0 1 0 5 4096 0 0", false},
+		{"exiting", "9 (w) R 1 9 9 0 -1 4194308 0 0 0 0 1 1 0 0 20 0 1 0 5 4096 0 0", true},
+		{"exiting in D", "9 (w) D 1 9 9 0 -1 4194308 0 0 0 0 1 1 0 0 20 0 1 0 5 4096 0 0", true},
+		{"zombie", "9 (w) Z 1 9 9 0 -1 4194308 0 0 0 0 1 1 0 0 20 0 1 0 5 0 0 0", false},
+		{"leader of two threads", "9 (w) R 1 9 9 0 -1 4194308 0 0 0 0 1 1 0 0 20 0 2 0 5 4096 0 0", false},
+	} {
+		var p Process
+		if _, err := parseStat([]byte(c.line), &p); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.Exiting != c.want {
+			t.Errorf("%s: Exiting %v, want %v", c.name, p.Exiting, c.want)
+		}
+	}
+}
+
 func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("7 (sleep) S 1 7 7 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 5 4096 2 0"))
 	f.Add([]byte("()"))

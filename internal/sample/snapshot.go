@@ -48,6 +48,12 @@ type Process struct {
 	// the process is live, and its memory, fd count and executable were
 	// read through one of its live tasks (/proc/PID/task/TID).
 	LeaderExited bool
+	// Exiting says a single-threaded process is inside exit(): PF_EXITING
+	// (0x4) in the task flags, /proc/PID/stat field 9, while the state
+	// letter still reads R or D. Its memory may already be released (RSS
+	// reads 0) before it becomes a zombie, so like a zombie's its values
+	// are not observations of the live lifetime. Linux only.
+	Exiting bool
 	// UID is the real user id; UIDKnown says whether it was read.
 	UID      uint32
 	UIDKnown bool
