@@ -242,7 +242,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	for off < end && len(out) < max {
 		pc := base + uint64(off)
 		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
-		spelled := false // row.Text is already objdump's spelling
+		spelled := false   // row.Text is already objdump's spelling
 		var memoKey []byte // the bytes of a row the memo may keep
 		var memoExt string // the external decoder's text of them
 		switch arch {

@@ -33,14 +33,14 @@ const (
 
 // zydisLib is the Zydis 4.0 library loaded with dlopen (no cgo).
 type zydisLib struct {
-	name  string
-	ver   uint64
+	name string
+	ver  uint64
 	// intel and att are the addresses of ZydisDisassembleIntel and
 	// ZydisDisassembleATT, called through purego.SyscallN (a reflect-built
 	// function costs about a microsecond per call, more than the decoding).
 	intel, att uintptr
-	mu    sync.Mutex
-	insn  [zydisInsnSize/8 + 1]uint64
+	mu         sync.Mutex
+	insn       [zydisInsnSize/8 + 1]uint64
 }
 
 var (
