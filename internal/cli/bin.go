@@ -164,10 +164,24 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 	}
 	// The data as a JSON object: the table renderer, the next cursor and
 	// --preserve read it; --json alone prints the envelope as it is.
+	// Without --preserve the table renderer reads the data as encoded
+	// once (a page of 5,000 rows is not decoded into generic maps and
+	// encoded again); next_cursor is read from it alone.
 	var data map[string]any
+	var encoded []byte
 	if !f.asJSON || f.preserve {
-		b, _ := json.Marshal(res.Data)
-		_ = json.Unmarshal(b, &data)
+		encoded, _ = json.Marshal(res.Data)
+		if f.preserve {
+			_ = json.Unmarshal(encoded, &data)
+		} else {
+			var top struct {
+				NextCursor string `json:"next_cursor"`
+			}
+			_ = json.Unmarshal(encoded, &top)
+			if top.NextCursor != "" {
+				data = map[string]any{"next_cursor": top.NextCursor}
+			}
+		}
 	}
 	if f.preserve {
 		id, _ := data["analysis_id"].(string)
@@ -194,7 +208,10 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 		for _, w := range res.Warnings {
 			fmt.Fprintln(env.Stderr, "warning:", w)
 		}
-		b, _ := json.Marshal(data)
+		b := encoded
+		if f.preserve {
+			b, _ = json.Marshal(data)
+		}
 		// One write per 64 KiB, not one per table cell: a page of
 		// rows is printed in a few system calls.
 		bw := bufio.NewWriterSize(env.Stdout, 64<<10)
