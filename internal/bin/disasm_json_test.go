@@ -45,3 +45,16 @@ func FuzzInstructionAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHasDecImm checks the scan that guards attDecImmRE against the
+// regular expression itself.
+func FuzzHasDecImm(f *testing.F) {
+	for _, s := range []string{"mov $3,%eax", "add $-1,%rsp", "mov $0x10,%eax", "int $3", "$", "$-", "$-,", "$12x,$4", "shl $1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hasDecImm(s), attDecImmRE().MatchString(s); got != want {
+			t.Errorf("hasDecImm(%q) = %v, regexp says %v", s, got, want)
+		}
+	})
+}
