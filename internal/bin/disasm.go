@@ -2,13 +2,16 @@ package bin
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/evidence"
 	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -226,15 +229,22 @@ func (x *symIndex) name(addr uint64) string {
 // end and crosses it: code's capacity past its length (the rest of its
 // section) supplies up to 15 more bytes for that one instruction.
 func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
-	var out []Instruction
+	out := make([]Instruction, 0, min(max, len(code)-off))
 	var pending []extInsn // decoded ahead by the external x86 decoder
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	end := len(code)
 	code = code[:min(cap(code), end+maxInsnLen)]
+	var memo *textMemo
+	if dec.lib != nil && (arch == ArchAMD64 || arch == Arch386) {
+		memo = takeTextMemo(memoOwner{idx: idx, lib: dec.lib, arch: arch, syntax: syntax})
+		defer putTextMemo(memo)
+	}
 	for off < end && len(out) < max {
 		pc := base + uint64(off)
 		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
-		spelled := false // row.Text is already objdump's spelling
+		spelled := false   // row.Text is already objdump's spelling
+		var memoKey []byte // the bytes of a row the memo may keep
+		var memoExt string // the external decoder's text of them
 		switch arch {
 		case ArchAMD64, Arch386:
 			mode := 64
@@ -285,7 +295,20 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 						}
 					}
 				}
-				row.Bytes = hex.EncodeToString(code[off : off+e.size])
+				hit := false
+				if !folded {
+					memoKey, memoExt = code[off:off+e.size], e.text
+					if m, ok := memo.get(memoKey, memoExt); ok {
+						// The same bytes decoded to the same text
+						// before and named no target: their row is
+						// the same but for its address.
+						row.Bytes, row.Text, spelled, hit = m.hex, m.text, true, true
+						memoKey = nil
+					}
+				}
+				if row.Bytes == "" {
+					row.Bytes = hex.EncodeToString(code[off : off+e.size])
+				}
 				// x86asm's rendering is used when it decodes the same
 				// instruction length; the external decoder's text
 				// otherwise (EVEX, CET).
@@ -295,6 +318,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				// always the external decoder's.
 				if folded {
 					row.Text, spelled = e.text, true
+				} else if hit {
 				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
@@ -325,6 +349,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		}
 		if (arch == ArchAMD64 || arch == Arch386) && row.Error == "" && !spelled {
 			row.Text = x86Spelling(row.Text, syntax, code[off-len(row.Bytes)/2:off], arch)
+		}
+		if memoKey != nil && row.Target == "" && row.Error == "" {
+			memo.put(memoKey, memoExt, memoRow{hex: row.Bytes, text: row.Text})
 		}
 		switch arch {
 		case ArchARM64:
@@ -1034,4 +1061,144 @@ func gnuSyntax(inst x86asm.Inst, pc uint64, symname x86asm.SymLookup) string {
 		}
 	}
 	return text
+}
+
+// textMemo keeps the rows of instructions already decoded, by their
+// bytes, for the external decoder's text of them: an instruction that
+// names no target (no branch, no RIP-relative operand) has the same hex
+// and objdump text wherever it is, so a repeated one (most of a C
+// library's .text) is neither re-decoded by x86asm nor re-spelled.
+// A memo belongs to one symbol index, decoder, architecture and syntax
+// (memoOwner); it is used by one disassembly at a time.
+type textMemo struct {
+	owner memoOwner
+	rows  map[string]memoRow
+}
+
+// memoOwner is what a row's text depends on besides its bytes.
+type memoOwner struct {
+	idx    *symIndex
+	lib    extDecoder
+	arch   string
+	syntax string
+}
+
+// memoRow is a remembered row: the external decoder's text it was keyed
+// by, and the row's hex bytes and text.
+type memoRow struct {
+	ext, hex, text string
+}
+
+// maxMemoRows bounds a memo (about 100 bytes a row): past it the memo is
+// emptied and refilled.
+const maxMemoRows = 1 << 16
+
+// lastMemo is the memo of the disassembly that ended last, so the pages of
+// one listing share it; nil while a disassembly holds it.
+var lastMemo struct {
+	sync.Mutex
+	m *textMemo
+}
+
+// noTextMemo turns the memo off (tests compare rows with and without it).
+var noTextMemo bool
+
+// takeTextMemo returns the kept memo when it belongs to owner (and holds
+// it until putTextMemo), else a new one.
+func takeTextMemo(owner memoOwner) *textMemo {
+	if noTextMemo {
+		return nil
+	}
+	lastMemo.Lock()
+	defer lastMemo.Unlock()
+	if m := lastMemo.m; m != nil && m.owner == owner {
+		lastMemo.m = nil
+		return m
+	}
+	return &textMemo{owner: owner, rows: make(map[string]memoRow)}
+}
+
+// putTextMemo keeps m for the next disassembly.
+func putTextMemo(m *textMemo) {
+	lastMemo.Lock()
+	defer lastMemo.Unlock()
+	lastMemo.m = m
+}
+
+// get returns the row remembered for code decoded to ext.
+func (m *textMemo) get(code []byte, ext string) (memoRow, bool) {
+	if m == nil {
+		return memoRow{}, false
+	}
+	r, ok := m.rows[string(code)]
+	return r, ok && r.ext == ext
+}
+
+// put remembers the row of code decoded to ext.
+func (m *textMemo) put(code []byte, ext string, r memoRow) {
+	if m == nil {
+		return
+	}
+	if len(m.rows) >= maxMemoRows {
+		clear(m.rows)
+	}
+	r.ext = ext
+	m.rows[string(code)] = r
+}
+
+// appendJSON appends r encoded as encoding/json encodes it (the same
+// bytes: field order, omitempty, HTML-safe escaping), without reflection:
+// a page holds up to 5,000 rows.
+func (r *Instruction) appendJSON(b []byte) []byte {
+	if len(r.Relocations) > 0 {
+		j, _ := json.Marshal(r)
+		return append(b, j...)
+	}
+	b = append(b, `{"address":`...)
+	b = appendJSONString(b, r.Address)
+	b = append(b, `,"bytes":`...)
+	b = appendJSONString(b, r.Bytes)
+	for _, f := range [...]struct{ key, v string }{{`,"text":`, r.Text}, {`,"target":`, r.Target}, {`,"target_symbol":`, r.TargetSymbol}, {`,"source":`, r.Source}, {`,"error":`, r.Error}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string as encoding/json writes it:
+// printable ASCII other than the quote, the backslash and <, >, & is
+// copied, any other string is encoding/json's own encoding.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			j, _ := json.Marshal(s)
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// encodeInstructions is the rowFunc of the disassembly's page function:
+// encodeRows' result without reflection, the page's rows in one buffer.
+func encodeInstructions(page func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error)) rowFunc {
+	return func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error) {
+		rows, next, err := page(pos, limit)
+		out := make([]json.RawMessage, len(rows))
+		buf := make([]byte, 0, 96*len(rows))
+		ends := make([]int, len(rows))
+		for i := range rows {
+			buf = rows[i].appendJSON(buf)
+			ends[i] = len(buf)
+		}
+		start := 0
+		for i, e := range ends {
+			out[i] = json.RawMessage(buf[start:e:e])
+			start = e
+		}
+		return out, next, err
+	}
 }

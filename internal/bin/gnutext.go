@@ -217,6 +217,45 @@ var (
 	attDecImmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$-?[0-9]+(,|$)`) })
 )
 
+// hasDecImm reports whether text holds a match of attDecImmRE, a decimal
+// immediate ("$3", "$-1") ending an operand: most texts hold none, and
+// the scan is cheaper than the regular expression's.
+func hasDecImm(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '$' {
+			continue
+		}
+		j := i + 1
+		if j < len(text) && text[j] == '-' {
+			j++
+		}
+		k := j
+		for k < len(text) && text[k] >= '0' && text[k] <= '9' {
+			k++
+		}
+		if k > j && (k == len(text) || text[k] == ',') {
+			return true
+		}
+	}
+	return false
+}
+
+// decImmToHex spells an attDecImmRE match in hex, as objdump does.
+func decImmToHex(m string) string {
+	v, err := strconv.ParseInt(strings.TrimRight(m[1:], ","), 10, 64)
+	if err != nil {
+		return m
+	}
+	h := "$0x" + strconv.FormatUint(uint64(v), 16)
+	if v < 0 {
+		h = "$-0x" + strconv.FormatUint(uint64(-v), 16)
+	}
+	if strings.HasSuffix(m, ",") {
+		h += ","
+	}
+	return h
+}
+
 // gnuATT returns text (an AT&T rendering of the instruction whose bytes
 // are code, in mode 32 or 64) spelled as objdump -d spells it. Unknown
 // shapes are returned unchanged.
@@ -230,20 +269,9 @@ func gnuATT(text string, code []byte, mode int) string {
 	}
 	enc := x86Encode(code, mode)
 	// Capstone prints small immediates in decimal ("$3"); objdump in hex.
-	text = attDecImmRE().ReplaceAllStringFunc(text, func(m string) string {
-		v, err := strconv.ParseInt(strings.TrimRight(m[1:], ","), 10, 64)
-		if err != nil {
-			return m
-		}
-		h := "$0x" + strconv.FormatUint(uint64(v), 16)
-		if v < 0 {
-			h = "$-0x" + strconv.FormatUint(uint64(-v), 16)
-		}
-		if strings.HasSuffix(m, ",") {
-			h += ","
-		}
-		return h
-	})
+	if hasDecImm(text) {
+		text = attDecImmRE().ReplaceAllStringFunc(text, decImmToHex)
+	}
 	text = attRIPRelative(text, code, enc, mode)
 	words = strings.Fields(text)
 	// Split the prefix words from the mnemonic and operands.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // zydisLibraries are the names tried when the Zydis library is loaded:
@@ -31,12 +33,14 @@ const (
 
 // zydisLib is the Zydis 4.0 library loaded with dlopen (no cgo).
 type zydisLib struct {
-	name  string
-	ver   uint64
-	intel func(mode uint32, addr uint64, buf *byte, n uintptr, insn *byte) uint32
-	att   func(mode uint32, addr uint64, buf *byte, n uintptr, insn *byte) uint32
-	mu    sync.Mutex
-	insn  [zydisInsnSize/8 + 1]uint64
+	name string
+	ver  uint64
+	// intel and att are the addresses of ZydisDisassembleIntel and
+	// ZydisDisassembleATT, called through purego.SyscallN (a reflect-built
+	// function costs about a microsecond per call, more than the decoding).
+	intel, att uintptr
+	mu         sync.Mutex
+	insn       [zydisInsnSize/8 + 1]uint64
 }
 
 var (
@@ -65,13 +69,16 @@ func loadZydis() (*zydisLib, error) {
 			zydisErr = fmt.Errorf("%s is Zydis %d.%d; only 4.0 is supported", name, z.ver>>48, (z.ver>>32)&0xffff)
 			return
 		}
-		if err := register(&z.intel, lib, "ZydisDisassembleIntel"); err != nil {
-			zydisErr = err
-			return
-		}
-		if err := register(&z.att, lib, "ZydisDisassembleATT"); err != nil {
-			zydisErr = err
-			return
+		for _, f := range []struct {
+			addr *uintptr
+			sym  string
+		}{{&z.intel, "ZydisDisassembleIntel"}, {&z.att, "ZydisDisassembleATT"}} {
+			a, err := purego.Dlsym(lib, f.sym)
+			if err != nil {
+				zydisErr = fmt.Errorf("the Zydis library lacks %s: %v", f.sym, err)
+				return
+			}
+			*f.addr = a
 		}
 		zydis = z
 	})
@@ -99,8 +106,13 @@ func (z *zydisLib) decodeX86(mode int, intel bool, code []byte, pc uint64, count
 	var out []extInsn
 	off := 0
 	for off < len(code) && len(out) < count {
-		st := fn(m, pc+uint64(off), &code[off], uintptr(len(code)-off), &raw[0])
+		// ZyanStatus ZydisDisassemble*(ZydisMachineMode mode,
+		// ZyanU64 runtime_address, const void* buffer, ZyanUSize length,
+		// ZydisDisassembledInstruction* instruction)
+		r, _, _ := purego.SyscallN(fn, uintptr(m), uintptr(pc+uint64(off)), uintptr(unsafe.Pointer(&code[off])), uintptr(len(code)-off), uintptr(unsafe.Pointer(&raw[0])))
+		st := uint32(r)
 		runtime.KeepAlive(code)
+		runtime.KeepAlive(z)
 		if st&0x80000000 != 0 {
 			break
 		}
