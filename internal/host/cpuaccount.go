@@ -58,9 +58,18 @@ type cpuAccount struct {
 }
 
 // startedIn reports whether lv was first seen after ms (by a ring that
-// still holds its first sample): it started inside a window from ms.
+// still holds its first sample) and, where its start time is known
+// (/proc/PID/stat starttime after boot), began no earlier than a second
+// before ms (the slack of the boot time's and the ticks' rounding): it
+// started inside a window from ms. A process that ran long before it was
+// first seen (the host started, or a read failed, after ms) did not: its
+// CPU and its reaped children's before its first sample are not the
+// window's.
 func startedIn(lv *history.LifetimeView, ms int64) bool {
-	return lv.From.UnixMilli() > ms && lv.Samples < lv.Capacity
+	if lv.From.UnixMilli() <= ms || lv.Samples >= lv.Capacity {
+		return false
+	}
+	return lv.StartTime.IsZero() || lv.StartTime.UnixMilli() > ms-1000
 }
 
 // acctNode is one lifetime in the accounting: a retained one (view >= 0)
@@ -112,7 +121,12 @@ func accountCPU(views []history.LifetimeView, pruned []history.PrunedCPU, sys *h
 		}
 		if end, ok := lv.ChildAt(a.To); ok {
 			start, ok := lv.ChildAt(a.From)
-			if !ok && lv.ChildTrimmed && len(lv.Child) > 0 {
+			// No step at the window's start: the steps before it were
+			// dropped, or the lifetime was first seen inside the window
+			// though it began before (its first step holds children
+			// reaped before the window); only one that started inside
+			// the window reaped all its children there.
+			if !ok && (lv.ChildTrimmed || !n.started) && len(lv.Child) > 0 {
 				start = lv.Child[0].Ns
 				if lv.From.UnixMilli() <= a.From {
 					a.cut++
