@@ -26,7 +26,7 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // CaptureFields lists the row fields of each capture kind (projection
 // targets, in row order).
 var CaptureFields = map[string][]string{
-	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
+	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count", "access"},
 	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "device", "inode", "size_bytes", "flags", "position", "inspect_path", "action_withheld", "actions"},
 	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "inspect_path", "action_withheld", "actions"},
 	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes", "net_ns", "container"},
