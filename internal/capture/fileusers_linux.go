@@ -302,19 +302,18 @@ func (sc *scratch) use(pr *procRows, out *pidScan, m *pathMatcher, link []byte, 
 		sc.seenDel[k] = j
 		return j, true
 	}
-	if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
-		return j, false
-	}
-	if !m.any {
+	if !m.any && !m.match(link, sc) {
+		// a kept path always matches, so a link that does not was never
+		// kept: one hash, no lookup in seen
 		h := maphash.Bytes(sc.seed, link)
-		if _, ok := sc.filtered[h]; ok {
-			return -1, false
-		}
-		if !m.match(link, sc) {
+		if _, ok := sc.filtered[h]; !ok {
 			sc.filtered[h] = struct{}{}
 			out.filteredOut++
-			return -1, false
 		}
+		return -1, false
+	}
+	if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
+		return j, false
 	}
 	path := string(link)
 	j := pr.keep(path, sample.NotDeleted, order)
@@ -537,6 +536,14 @@ func (sc *scratch) scanUses(p *pinned, pr *procRows, out *pidScan, m *pathMatche
 			// the executable's own mappings are its e use, not m (as
 			// psmisc's fuser reports them)
 			continue
+		}
+		if bytes.IndexByte(path, '\\') >= 0 {
+			// maps escapes a newline in a name as \012, so a name holding
+			// a backslash is ambiguous: the map_files link is exact
+			// (readable with CAP_SYS_ADMIN; else the text as printed)
+			if l, err := readlinkAt(p.tfd, "map_files/"+string(rng), make([]byte, 256)); err == nil {
+				path = l
+			}
 		}
 		order++
 		if add(path, accMmap, order, func() (string, Deletion) {
