@@ -93,7 +93,8 @@ func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := newScratch()
+			sc := scratchPool.Get().(*scratch)
+			defer scratchPool.Put(sc)
 			for !stop.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(pids) {
@@ -213,6 +214,32 @@ type delKey struct {
 	link string
 	del  Deletion
 }
+
+// reset empties the per-process maps. Clearing walks a map's whole table,
+// so a map that grew for a process with thousands of paths is replaced
+// (the next processes would otherwise pay for its size), and one already
+// empty is left alone.
+func (sc *scratch) reset() {
+	const big = 256
+	switch n := len(sc.seen); {
+	case n > big:
+		sc.seen = map[string]int{}
+	case n > 0:
+		clear(sc.seen)
+	}
+	if len(sc.seenDel) > 0 {
+		clear(sc.seenDel)
+	}
+	switch n := len(sc.filtered); {
+	case n > big:
+		sc.filtered = map[uint64]struct{}{}
+	case n > 0:
+		clear(sc.filtered)
+	}
+}
+
+// scratchPool keeps scan workers' buffers and maps between captures.
+var scratchPool = sync.Pool{New: func() any { return newScratch() }}
 
 func newScratch() *scratch {
 	return &scratch{dents: make([]byte, 32<<10), name: make([]byte, 0, 32), link: make([]byte, 4096),
@@ -366,9 +393,7 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	pr.head = append(pr.head, Field{"process_ref", nil}, Field{"pid", any(pid)})
 	pr.head = appendText(pr.head, "name", owner)
 	pr.head = appendText(pr.head, "comm", st.name)
-	clear(sc.seen)
-	clear(sc.seenDel)
-	clear(sc.filtered)
+	sc.reset()
 	deniedFds := 0
 	exitedMid := false
 	listDenied := fdErr != nil
