@@ -137,7 +137,8 @@ compare_benchmarks vs benchstat${T}$bin analyze compare_benchmarks $old $new${T}
 summarize_profile vs pprof -top${T}$bin analyze summarize_profile $prof${T}$cache/pprof -top -symbolize=none $prof
 inquest fuser vs lsof -n -P PATH${T}$bin fuser $held${T}lsof -n -P $held
 inquest fuser vs fuser (psmisc)${T}$bin fuser $held${T}fuser $held
-inquest fuser vs bare readlink walk${T}$bin fuser $held${T}$tmp/readlinks $held
+inquest fuser vs bare walk, all uses${T}$bin fuser $held${T}$tmp/readlinks $held
+inquest fuser vs bare walk, fds only${T}$bin fuser $held${T}$tmp/readlinks -fds-only $held
 PAIRS
 if [ -n "${ONLY:-}" ]; then
 	awk -F'\t' -v re="$ONLY" '$1 ~ re' "$tmp/pairs.tsv" >"$tmp/only.tsv"

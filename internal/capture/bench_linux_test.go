@@ -6,17 +6,25 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
 
 // benchChildren starts two children holding 5,000 distinct open files
-// each (10,000 extra fds) for the file_users benchmarks.
-func benchChildren(b *testing.B) {
+// each (10,000 extra fds) for the file_users benchmarks and returns the
+// first child's first file.
+func benchChildren(b *testing.B) string {
 	b.Helper()
+	var first string
 	for i := 0; i < 2; i++ {
-		startChild(b, "CAPTURE_DIR="+b.TempDir(), "CAPTURE_DISTINCT=5000")
+		d := b.TempDir()
+		if i == 0 {
+			first = filepath.Join(d, "held-0.dat")
+		}
+		startChild(b, "CAPTURE_DIR="+d, "CAPTURE_DISTINCT=5000")
 	}
+	return first
 }
 
 // BenchmarkFileUsers is inquest's host-wide scan (pinning, identity checks
@@ -40,13 +48,15 @@ func BenchmarkFileUsers(b *testing.B) {
 }
 
 // BenchmarkFileUsersPath is the scan `inquest fuser PATH` asks for: a
-// path filter that one of the 10,000 held files matches.
+// path filter that one of the 10,000 held files matches, so every fd link,
+// the root, cwd and exe links and the maps of every process are read (the
+// uses lsof -n -P PATH reads: compare BenchmarkLsofPath).
 func BenchmarkFileUsersPath(b *testing.B) {
-	benchChildren(b)
+	path := benchChildren(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c, err := FileUsersFiltered(context.Background(), Filter{Path: "held-0.dat"})
+		c, err := FileUsersFiltered(context.Background(), Filter{Path: path})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,6 +89,25 @@ func BenchmarkLsof(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c := exec.Command(path, "-n", "-P")
+		if err := c.Run(); err != nil {
+			if _, ok := err.(*exec.ExitError); !ok {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkLsofPath runs `lsof -n -P PATH` on the file
+// BenchmarkFileUsersPath looks for; skipped when lsof is not installed.
+func BenchmarkLsofPath(b *testing.B) {
+	lsof, err := exec.LookPath("lsof")
+	if err != nil {
+		b.Skip("lsof not installed (Debian package lsof)")
+	}
+	path := benchChildren(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c := exec.Command(lsof, "-n", "-P", path)
 		if err := c.Run(); err != nil {
 			if _, ok := err.(*exec.ExitError); !ok {
 				b.Fatal(err)

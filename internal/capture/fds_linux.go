@@ -69,9 +69,17 @@ func resolveLink(pfd, dfd int, name string, link []byte) (string, Deletion) {
 // process: the base name of its executable (deletion suffix decided by
 // resolveLink), else argv[0] when it extends comm, else comm.
 func (p *pinned) processName(comm string, buf []byte) string {
-	exe := ""
+	name, _, _, _ := p.processNameExe(comm, buf)
+	return name
+}
+
+// processNameExe is processName that also returns the executable link as
+// read (exeLink, nil when unreadable) and its path and deletion as
+// resolveLink decides them.
+func (p *pinned) processNameExe(comm string, buf []byte) (name string, exeLink []byte, exe string, del Deletion) {
 	if l, err := readlinkAt(p.tfd, "exe", buf); err == nil {
-		exe, _ = resolveLink(p.tfd, p.tfd, "exe", l)
+		exeLink = l
+		exe, del = resolveLink(p.tfd, p.tfd, "exe", l)
 	}
 	argv0 := ""
 	if exe == "" && len(comm) >= sample.MaxComm {
@@ -82,7 +90,7 @@ func (p *pinned) processName(comm string, buf []byte) string {
 			argv0 = string(b)
 		}
 	}
-	return sample.FullName(exe, argv0, comm)
+	return sample.FullName(exe, argv0, comm), exeLink, exe, del
 }
 
 // appendText appends the JSON fields of a name or path value (exact bytes

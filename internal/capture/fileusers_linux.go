@@ -4,6 +4,7 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"hash/maphash"
 	"os"
@@ -92,7 +93,8 @@ func (fs FS) FileUsersFiltered(ctx context.Context, f Filter) (*Capture, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := newScratch()
+			sc := scratchPool.Get().(*scratch)
+			defer scratchPool.Put(sc)
 			for !stop.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(pids) {
@@ -194,6 +196,8 @@ type scratch struct {
 	dents []byte // getdents64 records
 	name  []byte // an fd name, NUL-terminated for readlinkat
 	link  []byte // readlinkat target
+	exe   []byte // the executable link, kept while the fds are read
+	maps  []byte // /proc/PID/maps
 	fold  []byte // the link folded for case-insensitive matching
 	// per process: kept links (plain) -> row index; links ending in the
 	// deletion suffix -> row index or -1 (filtered out); and the hashes
@@ -211,13 +215,143 @@ type delKey struct {
 	del  Deletion
 }
 
+// reset empties the per-process maps. Clearing walks a map's whole table,
+// so a map that grew for a process with thousands of paths is replaced
+// (the next processes would otherwise pay for its size), and one already
+// empty is left alone.
+func (sc *scratch) reset() {
+	const big = 256
+	switch n := len(sc.seen); {
+	case n > big:
+		sc.seen = map[string]int{}
+	case n > 0:
+		clear(sc.seen)
+	}
+	if len(sc.seenDel) > 0 {
+		clear(sc.seenDel)
+	}
+	switch n := len(sc.filtered); {
+	case n > big:
+		sc.filtered = map[uint64]struct{}{}
+	case n > 0:
+		clear(sc.filtered)
+	}
+}
+
+// scratchPool keeps scan workers' buffers and maps between captures.
+var scratchPool = sync.Pool{New: func() any { return newScratch() }}
+
 func newScratch() *scratch {
 	return &scratch{dents: make([]byte, 32<<10), name: make([]byte, 0, 32), link: make([]byte, 4096),
 		seen: map[string]int{}, seenDel: map[delKey]int{}, filtered: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
 }
 
+// Access bits of a file_users row (psmisc fuser's letters): an open fd
+// (f, or F when one of them is open for writing), the root directory (r),
+// the working directory (c), the executable (e) and a memory mapping (m).
+const (
+	accFile uint8 = 1 << iota
+	accFileWrite
+	accRoot
+	accCwd
+	accExe
+	accMmap
+)
+
+// accessText is the access field of a row: psmisc fuser's letters in its
+// order (f or F, r, c, e, m), each only when that use was found.
+func accessText(a uint8) string {
+	var b [5]byte
+	n := 0
+	switch {
+	case a&accFileWrite != 0:
+		b[n] = 'F'
+		n++
+	case a&accFile != 0:
+		b[n] = 'f'
+		n++
+	}
+	for _, u := range [...]struct {
+		bit uint8
+		c   byte
+	}{{accRoot, 'r'}, {accCwd, 'c'}, {accExe, 'e'}, {accMmap, 'm'}} {
+		if a&u.bit != 0 {
+			b[n] = u.c
+			n++
+		}
+	}
+	return string(b[:n])
+}
+
+// procRows is one process's rows while its uses are read: per row the fd
+// count, the first fd number (or the order of a use that is not an fd,
+// after every fd) and the access bits.
+type procRows struct {
+	head    []Field
+	owner   string
+	comm    string
+	id      sample.Identity
+	rows    []Row
+	counts  []int
+	firstFD []int
+	access  []uint8
+}
+
+// keep adds a row for path (deletion del) first seen at order and returns
+// its index.
+func (pr *procRows) keep(path string, del Deletion, order int) int {
+	pr.counts = append(pr.counts, 0)
+	pr.firstFD = append(pr.firstFD, order)
+	pr.access = append(pr.access, 0)
+	pr.rows = append(pr.rows, newFileUsersRow(pr.head, path, del, pr.owner, pr.comm, pr.id))
+	return len(pr.rows) - 1
+}
+
+// use records a use of link (an fd target when fd >= 0, else a root,
+// working directory, executable or mapping target with bit) and returns
+// the row index (-1 when the filter left it out) and whether the row is
+// new. resolve decides a link ending in the deletion suffix.
+func (sc *scratch) use(pr *procRows, out *pidScan, m *pathMatcher, link []byte, order int, resolve func() (string, Deletion)) (int, bool) {
+	if bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
+		// Rare: decided from the object's link count, keyed by (link,
+		// deletion) since a live file may carry the suffix.
+		path, del := resolve()
+		k := delKey{string(link), del}
+		if j, ok := sc.seenDel[k]; ok {
+			return j, false
+		}
+		if !m.any && !m.matchString(path) {
+			sc.seenDel[k] = -1
+			out.filteredOut++
+			return -1, false
+		}
+		j := pr.keep(path, del, order)
+		sc.seenDel[k] = j
+		return j, true
+	}
+	if !m.any && !m.match(link, sc) {
+		// a kept path always matches, so a link that does not was never
+		// kept: one hash, no lookup in seen
+		h := maphash.Bytes(sc.seed, link)
+		if _, ok := sc.filtered[h]; !ok {
+			sc.filtered[h] = struct{}{}
+			out.filteredOut++
+		}
+		return -1, false
+	}
+	if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
+		return j, false
+	}
+	path := string(link)
+	j := pr.keep(path, sample.NotDeleted, order)
+	sc.seen[path] = j
+	return j, true
+}
+
 // scanPID reads one process's fd table: identity before and after, the
-// owner name, and one readlinkat per fd.
+// owner name, and one readlinkat per fd. With a path selector (m.uses) it
+// also reads the process's root, working directory, executable and
+// mappings, and the open mode of each kept fd (the access field).
 func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, sc *scratch) pidScan {
 	var out pidScan
 	budget := rowBudgetOf(ctx)
@@ -233,7 +367,8 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 		return out
 	}
 	dfd, err := unix.Openat(p.tfd, "fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	fdErr := err
+	if err != nil && !(m.uses && denied(err)) {
 		if denied(err) {
 			out.outcome = pidDenied
 		} else {
@@ -241,27 +376,29 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 		}
 		return out
 	}
-	defer unix.Close(dfd)
-	owner := p.processName(st.name, sc.link)
+	if err == nil {
+		defer unix.Close(dfd)
+	}
+	owner, exeLink, exePath, exeDel := p.processNameExe(st.name, sc.link)
 	if !f.MatchOwner(owner, st.name) {
 		out.outcome = pidSkipped
 		return out
 	}
-	id := sample.Identity{PID: pid, StartTicks: st.startTicks}
+	if m.uses && exeLink != nil {
+		sc.exe = append(sc.exe[:0], exeLink...)
+		exeLink = sc.exe
+	}
+	pr := procRows{owner: owner, comm: st.name, id: sample.Identity{PID: pid, StartTicks: st.startTicks}}
 	// the process's fields, shared by its rows
-	var head []Field
-	head = append(head, Field{"process_ref", nil}, Field{"pid", any(pid)})
-	head = appendText(head, "name", owner)
-	head = appendText(head, "comm", st.name)
-	clear(sc.seen)
-	clear(sc.seenDel)
-	clear(sc.filtered)
-	var counts []int
-	var firstFD []int // per row, the fd number it was first seen at
+	pr.head = append(pr.head, Field{"process_ref", nil}, Field{"pid", any(pid)})
+	pr.head = appendText(pr.head, "name", owner)
+	pr.head = appendText(pr.head, "comm", st.name)
+	sc.reset()
 	deniedFds := 0
 	exitedMid := false
-	listDenied := false
-	for {
+	listDenied := fdErr != nil
+	halted := false
+	for fdErr == nil {
 		n, err := unix.Getdents(dfd, sc.dents)
 		if err == unix.EINTR {
 			continue
@@ -273,14 +410,13 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 		if n <= 0 {
 			break
 		}
-		stopped := false
 		sample.Dirents(sc.dents[:n], func(name []byte) {
-			if stopped {
+			if halted {
 				return
 			}
 			out.fds++
 			if out.fds&1023 == 0 && ctx.Err() != nil {
-				stopped = true
+				halted = true
 				return
 			}
 			link, err := sc.readlink(dfd, name)
@@ -298,81 +434,64 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 					}
 				}
 				if exitedMid {
-					stopped = true
-					return
+					halted = true
 				}
 				return
 			}
-			if bytes.HasSuffix(link, []byte(sample.DeletedSuffix)) {
-				// Rare: decided from the object's link count, keyed by
-				// (link, deletion) since a live file may carry the suffix.
-				path, del := resolveLink(p.tfd, dfd, string(name), link)
-				k := delKey{string(link), del}
-				if j, ok := sc.seenDel[k]; ok {
-					if j >= 0 {
-						counts[j]++
-					}
-					return
-				}
-				if !m.any && !m.matchString(path) {
-					sc.seenDel[k] = -1
-					out.filteredOut++
-					return
-				}
-				sc.seenDel[k] = len(out.rows)
-				counts = append(counts, 1)
-				firstFD = append(firstFD, fdNumber(name))
-				out.rows = append(out.rows, newFileUsersRow(head, path, del, owner, st.name, id))
-				if !budget.take(len(path) + len(owner)) {
-					stopped = true
-				}
+			j, isNew := sc.use(&pr, &out, m, link, fdNumber(name), func() (string, Deletion) {
+				return resolveLink(p.tfd, dfd, string(name), link)
+			})
+			if j < 0 {
 				return
 			}
-			if j, ok := sc.seen[string(link)]; ok { // no allocation for the lookup
-				counts[j]++
-				return
-			}
-			if !m.any && !m.match(link, sc) {
-				h := maphash.Bytes(sc.seed, link)
-				if _, ok := sc.filtered[h]; !ok {
-					sc.filtered[h] = struct{}{}
-					out.filteredOut++
+			pr.counts[j]++
+			if m.uses && pr.access[j]&accFileWrite == 0 {
+				// the magic link's mode is the open mode (S_IWUSR:
+				// open for writing), as fdinfo's flags say
+				pr.access[j] |= accFile
+				var lst unix.Stat_t
+				if unix.Fstatat(dfd, string(sc.name[:len(sc.name)-1]), &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Mode&unix.S_IWUSR != 0 {
+					pr.access[j] |= accFileWrite
 				}
-				return
 			}
-			path := string(link)
-			sc.seen[path] = len(out.rows)
-			counts = append(counts, 1)
-			firstFD = append(firstFD, fdNumber(name))
-			out.rows = append(out.rows, newFileUsersRow(head, path, sample.NotDeleted, owner, st.name, id))
-			if !budget.take(len(path) + len(owner)) {
-				stopped = true
+			if isNew && !budget.take(len(pr.rows[j].Path)+len(owner)) {
+				halted = true
 			}
 		})
-		if stopped {
+		if halted {
 			break
 		}
 	}
-	for j := range out.rows {
-		out.rows[j].Fields = append(out.rows[j].Fields, Field{"handle_count", counts[j]})
+	if m.uses && !halted && !exitedMid {
+		halted = sc.scanUses(p, &pr, &out, m, budget, exeLink, exePath, exeDel)
 	}
-	// rows in fd order of their first fd: /proc lists fds in ascending
-	// order already; a fixture tree may not
-	if !slices.IsSorted(firstFD) {
-		idx := make([]int, len(out.rows))
+	rows := pr.rows
+	for j := range rows {
+		rows[j].Fields = append(rows[j].Fields, Field{"handle_count", pr.counts[j]})
+		if m.uses {
+			rows[j].Fields = append(rows[j].Fields, Field{"access", accessText(pr.access[j])})
+		}
+	}
+	// rows in fd order of their first fd, then the other uses: /proc
+	// lists fds in ascending order already; a fixture tree may not
+	if !slices.IsSorted(pr.firstFD) {
+		idx := make([]int, len(rows))
 		for j := range idx {
 			idx[j] = j
 		}
-		slices.SortStableFunc(idx, func(a, b int) int { return firstFD[a] - firstFD[b] })
-		rows := make([]Row, len(out.rows))
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(pr.firstFD[a], pr.firstFD[b]) })
+		sorted := make([]Row, len(rows))
 		for j, k := range idx {
-			rows[j] = out.rows[k]
+			sorted[j] = rows[k]
 		}
-		out.rows = rows
+		rows = sorted
 	}
+	out.rows = rows
 	switch {
-	case listDenied:
+	case listDenied && len(rows) == 0:
 		out.outcome = pidDenied
+	case listDenied:
+		out.outcome = pidExaminedDeniedFds // uses found, but the fd table was unreadable
 	case deniedFds > 0 && deniedFds == out.fds:
 		out.outcome = pidExaminedDeniedFds // the fd list was readable but no link was
 	default:
@@ -393,6 +512,136 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 	return out
 }
 
+// nonFD orders the uses that are not fds after every fd.
+const nonFD = 1 << 62
+
+// scanUses adds the process's root (r), working directory (c), executable
+// (e, exeLink as read by processNameExe) and mapped files (m) that match
+// the filter to pr. The maps file is read once; a line is matched only
+// when it names a file (a path and a non-zero inode) not seen before in
+// this process. It returns true when the row budget ran out.
+func (sc *scratch) scanUses(p *pinned, pr *procRows, out *pidScan, m *pathMatcher, budget *RowBudget, exeLink []byte, exePath string, exeDel Deletion) bool {
+	add := func(link []byte, bit uint8, order int, resolve func() (string, Deletion)) bool {
+		j, isNew := sc.use(pr, out, m, link, order, resolve)
+		if j < 0 {
+			return false
+		}
+		pr.access[j] |= bit
+		return isNew && !budget.take(len(pr.rows[j].Path)+len(pr.owner))
+	}
+	for i, u := range [...]struct {
+		name string
+		bit  uint8
+	}{{"root", accRoot}, {"cwd", accCwd}} {
+		link, err := sc.readlink(p.tfd, []byte(u.name))
+		if err != nil {
+			continue // unreadable (kernel threads' are readable; denied otherwise)
+		}
+		if add(link, u.bit, nonFD+i, func() (string, Deletion) { return resolveLink(p.tfd, p.tfd, u.name, link) }) {
+			return true
+		}
+	}
+	if exeLink != nil && add(exeLink, accExe, nonFD+2, func() (string, Deletion) { return exePath, exeDel }) {
+		return true
+	}
+	b, err := sc.readMaps(p.tfd)
+	if err != nil {
+		return false // kernel threads have none; unreadable maps: no m rows
+	}
+	order := nonFD + 3
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		rng, path, ok := mapsFile(line)
+		if !ok || bytes.Equal(path, exeLink) {
+			// the executable's own mappings are its e use, not m (as
+			// psmisc's fuser reports them)
+			continue
+		}
+		if bytes.IndexByte(path, '\\') >= 0 {
+			// maps escapes a newline in a name as \012, so a name holding
+			// a backslash is ambiguous: the map_files link is exact
+			// (readable with CAP_SYS_ADMIN; else the text as printed)
+			if l, err := readlinkAt(p.tfd, "map_files/"+string(rng), make([]byte, 256)); err == nil {
+				path = l
+			}
+		}
+		order++
+		if add(path, accMmap, order, func() (string, Deletion) {
+			var obj unix.Stat_t
+			o := &obj
+			if unix.Fstatat(p.tfd, "map_files/"+string(rng), &obj, 0) != nil {
+				o = nil
+			}
+			return sample.ResolveDeleted(string(path), o, sample.StatInRoot(p.tfd))
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapsFile returns the address range and the path of a /proc/PID/maps
+// line that maps a file (inode field not 0, path absolute); ok is false
+// for anonymous and special mappings ([heap], [stack], [vdso]).
+func mapsFile(line []byte) (rng, path []byte, ok bool) {
+	// start-end perms offset dev inode   path
+	rest := line
+	var f [5][]byte
+	for i := range f {
+		rest = bytes.TrimLeft(rest, " ")
+		j := bytes.IndexByte(rest, ' ')
+		if j < 0 {
+			return nil, nil, false
+		}
+		f[i], rest = rest[:j], rest[j:]
+	}
+	if len(f[4]) == 1 && f[4][0] == '0' {
+		return nil, nil, false
+	}
+	rest = bytes.TrimLeft(rest, " ")
+	if len(rest) == 0 || rest[0] != '/' {
+		return nil, nil, false
+	}
+	return f[0], rest, true
+}
+
+// readMaps reads /proc/PID/maps under dir whole into sc.maps.
+func (sc *scratch) readMaps(dir int) ([]byte, error) {
+	fd, err := unix.Openat(dir, "maps", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if cap(sc.maps) < 32<<10 {
+		sc.maps = make([]byte, 0, 32<<10)
+	}
+	b := sc.maps[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			sc.maps = b
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	sc.maps = b
+	return b, nil
+}
+
 // fdNumber parses an fd directory entry name (decimal; other names sort
 // last).
 func fdNumber(name []byte) int {
@@ -410,7 +659,7 @@ func fdNumber(name []byte) int {
 // path and its deletion (handle_count is appended when the process is
 // done).
 func newFileUsersRow(head []Field, path string, del Deletion, owner, comm string, id sample.Identity) Row {
-	fields := make([]Field, len(head), len(head)+5)
+	fields := make([]Field, len(head), len(head)+6)
 	copy(fields, head)
 	fields = appendText(fields, "path", path)
 	fields = append(fields, Field{"deleted", del.JSON()})
@@ -444,12 +693,13 @@ func (sc *scratch) readlink(dfd int, name []byte) ([]byte, error) {
 // go through Filter.Match, so the semantics are Filter's exactly.
 type pathMatcher struct {
 	f     Filter
-	any   bool     // no path selector: every path is kept
+	any   bool     // no selector at all: every path is kept
+	uses  bool     // a path selector: root, cwd, exe, mappings and fd modes are read too
 	terms [][]byte // folded all-term path query (Path and PathBytes)
 }
 
 func newPathMatcher(f Filter) *pathMatcher {
-	m := &pathMatcher{f: f, any: f.IsZero()}
+	m := &pathMatcher{f: f, any: f.IsZero(), uses: f.Path != "" || f.PathBytes != ""}
 	for _, q := range []string{f.Path, f.pathBytes()} {
 		for _, t := range strings.Fields(q) {
 			m.terms = append(m.terms, []byte(sample.FoldBytes(t)))

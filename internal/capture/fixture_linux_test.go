@@ -77,6 +77,11 @@ func TestFileUsersFixture(t *testing.T) {
 		{"extension", Filter{Extension: ".LOG"}},
 		{"owner", Filter{OwnerName: "hold er"}},
 		{"bytes", Filter{PathBytes: "/w==" /* 0xff */}},
+		// a path selector also finds the root, working directory,
+		// executable and mappings (access r, c, e, m); a fixture's fd
+		// links are plain symlinks (mode 0777), so their access is F
+		{"uses-cwd", Filter{Path: "work dir"}},
+		{"uses-usr", Filter{Path: "/usr/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

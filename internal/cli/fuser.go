@@ -21,22 +21,27 @@ func newFuserCmd(env *Env) *cobra.Command {
 	var filter collectionFilter
 	cmd := &cobra.Command{
 		Use:   "fuser PATH",
-		Short: "Processes holding PATH open (start_capture kind file_users) as a table",
-		Long: `Scan every readable /proc/PID/fd once (start_capture kind file_users, the
-same tool an MCP client calls) and list the processes holding PATH: pid,
-name, handle count, path, process_ref. PATH must exist (else the command
-fails with exit 1, as fuser does; --substring does not need it to); it is made absolute and its symlinks are
-resolved. By default only rows whose path is exactly that path, byte for
-byte, and that are not deleted are shown (a deleted file that had the same
-name is another object; lsof PID shows it). For a directory, the rows are
-the processes holding the directory itself open (an open fd of it), not
-files below it; a process whose only use is its working or root directory
-is not listed. --substring shows every path
-matching all of PATH's terms, deleted ones too. PATH may hold any bytes;
-paths are printed with control characters, backslashes and bytes that are
-not UTF-8 escaped (\n, \\, \xff). PATH (and --owner, an executable
-name) narrow the collection itself (start_capture filter), so only
-matching rows are collected. --json prints the start_capture envelope.`,
+		Short: "Processes using PATH (open, cwd, root, executable, mapped) as a table",
+		Long: `Scan every readable process once (start_capture kind file_users with
+filter.path, the same tool an MCP client calls) and list the processes
+using PATH: pid, name, access, handle count, path, process_ref. ACCESS
+gives each process's uses of PATH as psmisc's fuser -v prints them: f an
+open fd (F when one is open for writing), r its root directory, c its
+working directory, e its executable, m a memory mapping; '.' where a use
+is absent. HANDLES counts the open fds (0 for a process whose only use is
+another one). PATH must exist (else the command fails with exit 1, as
+fuser does; --substring does not need it to); it is made absolute and its
+symlinks are resolved. By default only rows whose path is exactly that
+path, byte for byte, and that are not deleted are shown (a deleted file
+that had the same name is another object; lsof PID shows it). For a
+directory, the rows are the processes using the directory itself (an open
+fd of it, or it as root or working directory), not files below it.
+--substring shows every path matching all of PATH's terms, deleted ones
+too. PATH may hold any bytes; paths are printed with control characters,
+backslashes and bytes that are not UTF-8 escaped (\n, \\, \xff). PATH (and
+--owner, an executable name) narrow the collection itself (start_capture
+filter), so only matching rows are collected. --json prints the
+start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// An exact-path lookup needs PATH to exist (as fuser does);
@@ -90,14 +95,14 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// renderFuser prints file_users rows: PID, NAME, HANDLES, DELETED, PATH,
-// PROCESS_REF. Unless substring, only rows whose path is exactly want and
+// renderFuser prints file_users rows: PID, NAME, ACCESS (accessCell),
+// HANDLES, DELETED, PATH, PROCESS_REF. Unless substring, only rows whose path is exactly want and
 // that are not deleted are listed; it returns how many it listed.
 func renderFuser(w io.Writer, rows []map[string]any, want string, substring bool) int {
 	out := bufio.NewWriter(w) // tabwriter writes cell by cell
 	defer out.Flush()
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tNAME\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
+	fmt.Fprintln(tw, "PID\tNAME\tACCESS\tHANDLES\tDELETED\tPATH\tPROCESS_REF")
 	n := 0
 	for _, r := range rows {
 		p, _ := exactText(r, "path")
@@ -105,8 +110,34 @@ func renderFuser(w io.Writer, rows []map[string]any, want string, substring bool
 			continue
 		}
 		n++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str(r["pid"]), textOf(r, "name"), accessCell(r["access"]), str(r["handle_count"]), deletedCell(r["deleted"]), textCell(p), str(r["process_ref"]))
 	}
 	tw.Flush()
 	return n
+}
+
+// accessCell renders a row's access letters in psmisc fuser -v's ACCESS
+// form: five columns f/F, r, c, e, m, each '.' when that use is absent
+// ("F.c.m"); "-" when the row carries no access field.
+func accessCell(v any) string {
+	a, ok := v.(string)
+	if !ok {
+		return "-"
+	}
+	b := []byte(".....")
+	for i := 0; i < len(a); i++ {
+		switch c := a[i]; c {
+		case 'f', 'F':
+			b[0] = c
+		case 'r':
+			b[1] = c
+		case 'c':
+			b[2] = c
+		case 'e':
+			b[3] = c
+		case 'm':
+			b[4] = c
+		}
+	}
+	return string(b)
 }

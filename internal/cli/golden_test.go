@@ -143,12 +143,13 @@ func TestThreadsGolden(t *testing.T) {
 // TestFuserGolden renders fixed file_users rows for PATH
 // (testdata/fuser.golden): only the rows of PATH itself that are not
 // deleted; --substring (testdata/fuser_substring.golden) every row, with
-// DELETED yes/no/? and escaped paths.
+// DELETED yes/no/? and escaped paths, ACCESS in fuser -v's five columns
+// ("-" for a row without the field).
 func TestFuserGolden(t *testing.T) {
 	rows := []map[string]any{
-		{"pid": 812.0, "name": "postgres", "handle_count": 2.0, "deleted": false, "path": "/var/lib/db/data.log", "process_ref": "pr_AAAA"},
-		{"pid": 913.0, "name": "logrotate", "handle_count": 1.0, "deleted": true, "path": "/var/lib/db/data.log", "process_ref": "pr_BBBB"},
-		{"pid": 1004.0, "name": "tail", "handle_count": 1.0, "deleted": false, "path": "/var/lib/db/data.log.1", "process_ref": "pr_CCCC"},
+		{"pid": 812.0, "name": "postgres", "access": "Fm", "handle_count": 2.0, "deleted": false, "path": "/var/lib/db/data.log", "process_ref": "pr_AAAA"},
+		{"pid": 913.0, "name": "logrotate", "access": "f", "handle_count": 1.0, "deleted": true, "path": "/var/lib/db/data.log", "process_ref": "pr_BBBB"},
+		{"pid": 1004.0, "name": "tail", "access": "frce", "handle_count": 1.0, "deleted": false, "path": "/var/lib/db/data.log.1", "process_ref": "pr_CCCC"},
 		{"pid": 1200.0, "name": "evil\x1b[2J", "handle_count": 1.0, "deleted": nil, "path": "/var/lib/db/data.log", "process_ref": nil},
 	}
 	for _, c := range []struct {

@@ -26,7 +26,7 @@ var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.Default
 // CaptureFields lists the row fields of each capture kind (projection
 // targets, in row order).
 var CaptureFields = map[string][]string{
-	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count"},
+	capture.KindFileUsers:  {"process_ref", "pid", "name", "name_bytes", "comm", "comm_bytes", "path", "path_bytes", "deleted", "handle_count", "access"},
 	capture.KindOpenFiles:  {"fd", "path", "path_bytes", "deleted", "kind", "device", "inode", "size_bytes", "flags", "position", "inspect_path", "action_withheld", "actions"},
 	capture.KindModules:    {"path", "path_bytes", "name", "name_bytes", "directory", "directory_bytes", "deleted", "replaced", "device", "inode", "size_bytes", "modified_at", "build_id", "metadata_unavailable", "mapping_count", "mapped_bytes", "permissions", "inspect_path", "action_withheld", "actions"},
 	capture.KindNetwork:    {"protocol", "local", "remote", "state", "socket_type", "inode", "receive_queue", "send_queue", "pending_connections", "pid", "owner_name", "owner_name_bytes", "net_ns", "container"},
@@ -179,7 +179,7 @@ type captureFilter struct {
 // captureRowFilterSchema is the schema of captureFilter's own properties.
 const captureRowFilterSchema = `"state":{"type":"string","minLength":1,"maxLength":32,"pattern":"^[A-Za-z_0-9]+$","description":"network, e.g. LISTEN"},
 "protocol":{"type":"string","enum":["tcp","tcp6","udp","udp6","mptcp","unix"],"description":"network"},
-"deleted":{"type":"boolean","description":"file_users, open_files: unlinked (true) or not; unknown rows are excluded and counted"}`
+"deleted":{"type":"boolean","description":"file_users, open_files: unlinked (true) or not; unknown rows excluded, counted"}`
 
 // rowFilter applies f's host-side row filters to c and records them in
 // c's coverage: row_filter, rows_filtered_out (with the collector's own),
@@ -255,12 +255,13 @@ func startCaptureTool(d Delivery) Decl {
 	t := define(tool.Tool{
 		Name:        "start_capture",
 		Title:       "Start a capture job",
-		Description: "Captures rows of kind (required) as a bounded job: file_users (who holds which path) host-wide; open_files, modules, threads or scheduling of a process (process_ref or pid); network host-wide or of a process. " + deliveryText(d),
+		Description: "Captures rows of kind (required) as a bounded job: file_users (who uses which path) host-wide; open_files, modules, threads or scheduling of a process (process_ref or pid); network host-wide or of one. " + deliveryText(d),
 		Details: "filter narrows what is collected, and coverage counts the rows it left out: e.g. {\"state\":\"LISTEN\"} or {\"protocol\":\"tcp\"} for network, {\"deleted\":true} for file_users and open_files; a capture that would be RESULT_TOO_LARGE can be narrowed this way. " +
+			"file_users with filter.path also finds processes using a matching path as root, cwd, executable or mapping; its rows then carry access, fuser -v's letters (f or F open for writing, r, c, e, m). " +
 			"read selects and projects the first page as read_capture does; more pages come from read_capture with the capture_id. " + deliveryDetails,
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["kind"],"properties":{
 "kind":{"type":"string","enum":$CAPTURE_KINDS},
-"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target process; needed (or pid) except for file_users and network"},
+"process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"target; needed (or pid) unless file_users or network"},
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
 ` + captureRowFilterSchema + `},"description":"rows must match every term (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
