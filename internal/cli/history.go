@@ -44,6 +44,10 @@ func refForPIDAny(cmd *cobra.Command, reg *tool.Registry, pid int) (string, erro
 	switch {
 	case len(page.Rows) == 1:
 		return page.Rows[0].Ref, nil
+	case len(page.Rows) == 0 && procExists(pid):
+		// A process that started since the last sample: wait for the
+		// sampler to list it, as lsof and threads do.
+		return refForPID(cmd, reg, pid)
 	case len(page.Rows) == 0:
 		return "", atPID(contract.Errorf(contract.CodeReferenceInvalid, "no live or retained lifetime has PID %d", pid))
 	}
@@ -75,6 +79,14 @@ alone.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(metrics) == 0 {
 				return fmt.Errorf("--metric is required (see inquest call list_metrics)")
+			}
+			if cmd.Flags().Changed("pid") {
+				if _, err := parsePID(strconv.Itoa(pid)); err != nil {
+					return fmt.Errorf("--pid: %w", err)
+				}
+				if ref != "" {
+					return fmt.Errorf("--pid and --ref are exclusive: give one target")
+				}
 			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {

@@ -5,7 +5,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -77,6 +79,7 @@ func newRootCmd(env *Env, args []string) *cobra.Command {
 		// `inquest` alone: the TUI on a terminal, help otherwise (tui.go).
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRoot(env, cmd) },
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagValueError(err) })
 	if len(args) > 0 && !fullTree {
 		if c := namedCommands[args[0]]; c != nil {
 			root.AddCommand(c(env))
@@ -110,3 +113,18 @@ func registerNamed(name string, c func(*Env) *cobra.Command) {
 var commands []func(*Env) *cobra.Command
 
 func register(c func(*Env) *cobra.Command) { commands = append(commands, c) }
+
+// flagValueError words a flag value the flag parser rejects for a person:
+// `--limit "abc" is not an integer`, not the parser's
+// strconv.ParseInt text. Other flag errors pass unchanged.
+func flagValueError(err error) error {
+	var inv *pflag.InvalidValueError
+	if !errors.As(err, &inv) {
+		return err
+	}
+	typ := map[string]string{"int": "an integer", "int64": "an integer", "uint": "a non-negative integer", "uint64": "a non-negative integer", "bool": "true or false", "duration": "a duration (90s, 5m, 1h)", "float64": "a number", "stringSlice": "a list"}[inv.GetFlag().Value.Type()]
+	if typ == "" {
+		typ = "a " + inv.GetFlag().Value.Type()
+	}
+	return fmt.Errorf("--%s %q is not %s", inv.GetFlag().Name, inv.GetValue(), typ)
+}

@@ -413,7 +413,9 @@ func parseWhen(flag, s string, now time.Time) (string, error) {
 	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); err == nil && d > 0 {
 		return now.Add(-d).UTC().Format(time.RFC3339Nano), nil
 	}
-	return "", fmt.Errorf("%s %q is not a time: give RFC 3339 (%s), a local \"YYYY-MM-DD HH:MM\", or how long ago (90m, 2h)", flag, s, now.UTC().Truncate(time.Second).Format(time.RFC3339))
+	e := contract.Errorf(contract.CodeInvalidArgument, "%s %q is not a time: give RFC 3339 (%s), a local \"YYYY-MM-DD HH:MM\", or how long ago (90m, 2h)", flag, s, now.UTC().Truncate(time.Second).Format(time.RFC3339))
+	e.Field = "/" + strings.TrimPrefix(flag, "--")
+	return "", e
 }
 
 // setWhen puts --from and --to (when given) into a proc tool's args as
