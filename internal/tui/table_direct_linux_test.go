@@ -27,13 +27,15 @@ func (d directBackend) ProcessTable(ctx context.Context, q host.ProcessTableQuer
 	return d.h.ProcessTable(ctx, q)
 }
 
-// tableHost starts a host sampling this machine every 100 ms and returns
-// it with a JSON-only backend (list_processes pages) and the direct one.
+// tableHost starts a host sampling this machine every 2 s (a window in
+// which both sides read one snapshot, even on a loaded machine under the
+// race detector) and returns it with a JSON-only backend (list_processes
+// pages) and the direct one.
 func tableHost(t *testing.T) (*host.Host, Backend, Backend) {
 	t.Helper()
 	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	h, err := host.New(host.Options{Version: "test", Interval: 100 * time.Millisecond})
+	h, err := host.New(host.Options{Version: "test", Interval: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func waitTable(t *testing.T, h *host.Host, what string, ok func(*host.ProcessTab
 		if time.Now().After(deadline) {
 			t.Fatalf("the process table never showed %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -129,7 +131,7 @@ func TestDirectTableEqualsListProcesses(t *testing.T) {
 		q := host.ProcessTableQuery{CommandLines: parts.CommandLines, Containers: parts.Containers}
 		ctx := context.Background()
 		compared := false
-		for attempt := 0; attempt < 2000 && !compared; attempt++ {
+		for deadline := time.Now().Add(3 * time.Minute); !compared && time.Now().Before(deadline); {
 			// One snapshot on both sides: the table before and after the
 			// JSON read are equal and from the snapshot the JSON names
 			// (history applies a snapshot just after it is published, and
