@@ -15,10 +15,14 @@
 # as it always does; htop runs with its default 1.5 s refresh (-d 15) and
 # with -d 10 (1 s, the same cadence as inquest).
 #
+# The ratios inquest/htop (and, with BASELINE, baseline/htop and
+# inquest/baseline) are taken per round, sides of the same round, and
+# printed as their min and median over the rounds.
+#
 # Usage: bench/tui_idle.sh [SECONDS_IDLE] [ROUNDS]   (defaults 60 and 1)
 # BASELINE=/path/to/other/inquest adds that build as a fourth side (for
 # example one built from main, to compare a change).
-# Target: inquest under 2% of one core.
+# Target: inquest under 2% of one core, and at most htop -d 10 (ratio <= 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 idle=${1:-60}
@@ -89,5 +93,17 @@ printf '%-34s %s   [%s]\n' "htop -d 15 (default 1.5 s)" "$(median <"$work/htop15
 printf '%-34s %s   [%s]\n' "htop -d 10 (1 s)" "$(median <"$work/htop10.txt")" "$(paste -sd' ' "$work/htop10.txt")"
 if [ -n "${BASELINE:-}" ]; then
 	printf '%-34s %s   [%s]\n' "baseline ($BASELINE)" "$(median <"$work/base.txt")" "$(paste -sd' ' "$work/base.txt")"
+fi
+# ratios A/B of the same round (the sides of one round ran next to each
+# other): min and median over the rounds.
+ratios() {
+	paste "$1" "$2" | awk '$2 > 0 {printf "%.2f\n", $1 / $2}' >"$work/ratio.txt"
+	printf '%-34s min %s  median %s   [%s]\n' "$3" "$(sort -n "$work/ratio.txt" | head -1)" "$(median <"$work/ratio.txt")" "$(paste -sd' ' "$work/ratio.txt")"
+}
+ratios "$work/inquest.txt" "$work/htop10.txt" "ratio inquest / htop -d 10"
+ratios "$work/inquest.txt" "$work/htop15.txt" "ratio inquest / htop -d 15"
+if [ -n "${BASELINE:-}" ]; then
+	ratios "$work/base.txt" "$work/htop10.txt" "ratio baseline / htop -d 10"
+	ratios "$work/inquest.txt" "$work/base.txt" "ratio inquest / baseline"
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -279,7 +279,23 @@ func startTUIHost(ctx context.Context, dir string) (stop func(), b tui.Backend, 
 			c.Close()
 		}
 	}
-	return stop, tui.BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
-		return h.Dispatch(ctx, s, method, args)
-	}), nil
+	return stop, inProcessBackend{h: h, s: s}, nil
+}
+
+// inProcessBackend is the TUI host's own session: host methods run in
+// this process, and the process table comes as Go values
+// (tui.TableSource), never through JSON.
+type inProcessBackend struct {
+	h *host.Host
+	s *host.Session
+}
+
+// Call runs method in the host.
+func (b inProcessBackend) Call(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	return b.h.Dispatch(ctx, b.s, method, args)
+}
+
+// ProcessTable reads the host's process table (host.Host.ProcessTable).
+func (b inProcessBackend) ProcessTable(ctx context.Context, q host.ProcessTableQuery) (*host.ProcessTable, error) {
+	return b.h.ProcessTable(ctx, q)
 }

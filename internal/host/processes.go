@@ -283,56 +283,11 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 	h.mu.Lock()
 	retainedFn := h.retained
 	h.mu.Unlock()
-	rows := map[sample.Identity]*procRow{}
-	if scope == "live" || scope == "all" {
-		for i := range snap.Procs {
-			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
-				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
-			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
-				r.verified, r.parentRef = true, h.Ref(par.ID())
-			}
-			rows[r.id] = r
-		}
-	}
 	fields := processFields(a.Projection, scope)
 	nameFilter := a.Filter != nil && (a.Filter.Name != "" || a.Filter.NameBytes != "")
-	if scope == "live" && retainedFn != nil && (nameFilter || slices.Contains(fields, "history")) {
-		// Live rows still report their retained history bounds, and a
-		// name filter matches the names a lifetime had before an exec;
-		// a listing that needs neither skips retained history.
-		for _, rt := range retainedFn() {
-			if r, ok := rows[rt.ID]; ok {
-				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
-			}
-		}
-	}
-	if scope == "retained" || scope == "all" {
-		if retainedFn == nil {
-			return nil, contract.Errorf(contract.CodeUnsupported, "retained history is not enabled in this host")
-		}
-		for _, rt := range retainedFn() {
-			if r, ok := rows[rt.ID]; ok {
-				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
-				continue
-			}
-			if scope == "retained" {
-				if p := snap.Lookup(rt.ID); p != nil {
-					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
-						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
-					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
-						r.verified, r.parentRef = true, h.Ref(par.ID())
-					}
-					rows[rt.ID] = r
-					continue
-				}
-			}
-			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, comm: rt.Comm, names: rt.Names, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
-				state: "unknown", lastSeen: rt.To, from: rt.From, to: rt.To, hasHist: true}
-			if rt.Ended && !rt.EndedAt.IsZero() {
-				rows[rt.ID].exitedAt = rt.EndedAt
-			}
-		}
+	rows, err := h.scopeRows(snap, scope, retainedFn, nameFilter || slices.Contains(fields, "history"))
+	if err != nil {
+		return nil, err
 	}
 	var nameQ, pathQ []string
 	if f := a.Filter; f != nil {
@@ -443,6 +398,64 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 		res.Warn(itoa(re.cmdTruncated) + " rows carry only the first " + itoa(sample.RowCommandLineBytes) + " bytes of their command line (command_line_truncated, with its full length and sha256); get_process_info {fields:[\"command_line\"], command_line_offset: command_line_next_offset} reads the rest")
 	}
 	return res, err
+}
+
+// scopeRows are the rows of a listing of scope (live, retained or all)
+// before filtering, keyed by identity: the latest snapshot's processes
+// (live, all) and the retained lifetimes (retained, all; UNSUPPORTED
+// without retainedFn). liveHistory makes a scope live listing read the
+// retained history bounds and earlier names of its rows too.
+func (h *Host) scopeRows(snap *sample.Snapshot, scope string, retainedFn RetainedFunc, liveHistory bool) (map[sample.Identity]*procRow, error) {
+	rows := map[sample.Identity]*procRow{}
+	if scope == "live" || scope == "all" {
+		for i := range snap.Procs {
+			p := &snap.Procs[i]
+			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
+				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
+			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+				r.verified, r.parentRef = true, h.Ref(par.ID())
+			}
+			rows[r.id] = r
+		}
+	}
+	if scope == "live" && retainedFn != nil && liveHistory {
+		// Live rows still report their retained history bounds, and a
+		// name filter matches the names a lifetime had before an exec;
+		// a listing that needs neither skips retained history.
+		for _, rt := range retainedFn() {
+			if r, ok := rows[rt.ID]; ok {
+				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
+			}
+		}
+	}
+	if scope == "retained" || scope == "all" {
+		if retainedFn == nil {
+			return nil, contract.Errorf(contract.CodeUnsupported, "retained history is not enabled in this host")
+		}
+		for _, rt := range retainedFn() {
+			if r, ok := rows[rt.ID]; ok {
+				r.from, r.to, r.hasHist, r.names = rt.From, rt.To, true, rt.Names
+				continue
+			}
+			if scope == "retained" {
+				if p := snap.Lookup(rt.ID); p != nil {
+					r := &procRow{id: rt.ID, name: p.Name, comm: p.Comm, names: rt.Names, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
+						uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, from: rt.From, to: rt.To, hasHist: true, p: p}
+					if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
+						r.verified, r.parentRef = true, h.Ref(par.ID())
+					}
+					rows[rt.ID] = r
+					continue
+				}
+			}
+			rows[rt.ID] = &procRow{id: rt.ID, name: rt.Name, comm: rt.Comm, names: rt.Names, ppid: rt.PPID, start: rt.StartTime, uid: rt.UID, uidKnown: rt.UIDKnown,
+				state: "unknown", lastSeen: rt.To, from: rt.From, to: rt.To, hasHist: true}
+			if rt.Ended && !rt.EndedAt.IsZero() {
+				rows[rt.ID].exitedAt = rt.EndedAt
+			}
+		}
+	}
+	return rows, nil
 }
 
 func (h *Host) listResult(ctx context.Context, l *frozenList, raw json.RawMessage, off, limit int) (*contract.Result, error) {

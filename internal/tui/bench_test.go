@@ -43,8 +43,12 @@ func BenchmarkFrame2000(b *testing.B) {
 	}
 }
 
-// BenchmarkFetchLive measures one refresh's host calls (Fetch) against a
-// real in-process host sampling this machine: the face's idle cost.
+// BenchmarkFetchLive measures one refresh's host calls (FetchParts)
+// against a real in-process host sampling this machine, the face's idle
+// cost, both ways in each iteration (interleaved): json reads the table
+// as list_processes pages (a view's path), direct as Go values
+// (host.ProcessTable, the TUI host's path). It reports json-ns and
+// direct-ns per refresh and direct/json.
 func BenchmarkFetchLive(b *testing.B) {
 	b.Setenv("INQUEST_CONFIG", b.TempDir()+"/inquest.toml")
 	h, err := host.New(host.Options{Version: "bench"})
@@ -56,17 +60,39 @@ func BenchmarkFetchLive(b *testing.B) {
 	}
 	defer h.Stop()
 	s := h.NewSession()
-	be := BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
+	js := BackendFunc(func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 		return h.Dispatch(ctx, s, method, args)
 	})
-	var prev *Frame
+	direct := benchDirect{js, h}
+	var prevJ, prevD *Frame
+	var nsJ, nsD time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f, err := FetchParts(context.Background(), be, prev, nil, Parts{})
+		t0 := time.Now()
+		f, err := FetchParts(context.Background(), js, prevJ, nil, Parts{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		prev = f
+		t1 := time.Now()
+		g, err := FetchParts(context.Background(), direct, prevD, nil, Parts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		nsJ, nsD = nsJ+t1.Sub(t0), nsD+time.Since(t1)
+		prevJ, prevD = f, g
 	}
+	b.ReportMetric(float64(nsJ.Nanoseconds())/float64(b.N), "json-ns")
+	b.ReportMetric(float64(nsD.Nanoseconds())/float64(b.N), "direct-ns")
+	b.ReportMetric(float64(nsD)/float64(nsJ), "direct/json")
+}
+
+// benchDirect is the TUI host's in-process backend (tui.TableSource).
+type benchDirect struct {
+	BackendFunc
+	h *host.Host
+}
+
+func (d benchDirect) ProcessTable(ctx context.Context, q host.ProcessTableQuery) (*host.ProcessTable, error) {
+	return d.h.ProcessTable(ctx, q)
 }

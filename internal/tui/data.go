@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/host"
 )
 
 // Backend runs one host method with JSON arguments: an in-process host
@@ -32,6 +33,17 @@ type Backend interface {
 // up. A view never starts a host itself.
 type Attachment interface {
 	Host() (pid int, instance string, connected bool)
+}
+
+// TableSource is implemented by a Backend whose host runs in this process
+// (the TUI host): a refresh reads the process table from it as Go values
+// (host.ProcessTable, built for the call), the rows list_processes
+// {scope: all} would give, without encoding them to JSON and decoding
+// them back. A view of a host in another process has no TableSource and
+// reads list_processes pages. A recording (Log view) is always read
+// through list_processes.
+type TableSource interface {
+	ProcessTable(ctx context.Context, q host.ProcessTableQuery) (*host.ProcessTable, error)
 }
 
 // hostGone reports whether err means the view has no host connection: the
@@ -298,32 +310,18 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 		// a recording keeps no container facts
 		projection = append(projection, "container")
 	}
-	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics, "projection": projection})
-	for pages := 0; ; pages++ {
-		res, err := call(ctx, b, "list_processes", args)
+	if ts, ok := b.(TableSource); ok && src == nil {
+		t, err := ts.ProcessTable(ctx, host.ProcessTableQuery{CommandLines: parts.CommandLines, Containers: parts.Containers})
 		if err != nil {
 			return nil, err
 		}
-		if res.CapturedAt != nil && pages == 0 {
-			f.At = time.Time(*res.CapturedAt)
+		f.At = t.CapturedAt
+		f.Rows = make([]Row, len(t.Rows))
+		for i := range t.Rows {
+			f.Rows[i] = tableRow(&t.Rows[i], parts.Containers)
 		}
-		rows, next, err := decodeRows[procRow](res)
-		if err != nil {
-			return nil, fmt.Errorf("list_processes: %w", err)
-		}
-		for _, r := range rows {
-			row := toRow(r)
-			if src != nil {
-				// recorded rows: lifecycle unknown (no OS liveness check)
-				row.Ended = false
-				row = toRowLog(r)
-			}
-			f.Rows = append(f.Rows, row)
-		}
-		if next == "" || pages > 1000 {
-			break
-		}
-		args = logArgs(map[string]any{"cursor": next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
+	} else if err := fetchRows(ctx, b, f, src, projection); err != nil {
+		return nil, err
 	}
 	ioRates(f, prev)
 	if res, err := call(ctx, b, "get_metrics", logArgs(map[string]any{"metric_ids": []string{
@@ -403,6 +401,71 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 		}
 	}
 	return f, nil
+}
+
+// fetchRows reads f's rows from list_processes {scope: all} pages,
+// following next_cursor to the end (src: a recording's rows).
+func fetchRows(ctx context.Context, b Backend, f *Frame, src *LogSource, projection []string) error {
+	logArgs := func(m map[string]any) map[string]any {
+		if src != nil {
+			m["source"], m["log_ref"] = "log", src.Ref
+		}
+		return m
+	}
+	args := logArgs(map[string]any{"scope": "all", "metric_ids": tableMetrics, "projection": projection})
+	for pages := 0; ; pages++ {
+		res, err := call(ctx, b, "list_processes", args)
+		if err != nil {
+			return err
+		}
+		if res.CapturedAt != nil && pages == 0 {
+			f.At = time.Time(*res.CapturedAt)
+		}
+		rows, next, err := decodeRows[procRow](res)
+		if err != nil {
+			return fmt.Errorf("list_processes: %w", err)
+		}
+		for _, r := range rows {
+			row := toRow(r)
+			if src != nil {
+				// recorded rows: lifecycle unknown (no OS liveness check)
+				row.Ended = false
+				row = toRowLog(r)
+			}
+			f.Rows = append(f.Rows, row)
+		}
+		if next == "" || pages > 1000 {
+			break
+		}
+		args = logArgs(map[string]any{"cursor": next, "scope": "all", "metric_ids": tableMetrics, "projection": args["projection"]})
+	}
+	return nil
+}
+
+// tableRow is the Row of an in-process host's table row: what toRow
+// makes of the same row's list_processes JSON (containers: the
+// CONTAINER column was asked for).
+func tableRow(t *host.ProcessTableRow, containers bool) Row {
+	row := Row{Ref: t.Ref, PID: t.PID, PPID: t.PPID, ParentVerified: t.ParentVerified, Name: t.Name, State: t.State,
+		Ended: t.Lifecycle != "" && t.Lifecycle != "live", Args: t.Args, ArgsOK: t.ArgsOK}
+	if !t.StartTime.IsZero() {
+		row.StartTime = t.StartTime.UTC().Format(time.RFC3339Nano)
+	}
+	if t.UserKnown {
+		row.User = t.User
+	}
+	if containers {
+		row.Container = containerLabel(t.ContainerRuntime, t.ContainerID)
+	}
+	row.CPU, row.CPUOK = t.CPU, t.CPUOK
+	row.CPUTime, row.CPUTimeOK = t.CPUTime, t.CPUTimeOK
+	row.RSS, row.RSSOK = t.RSS, t.RSSOK
+	row.Threads, row.ThreadsOK = t.Threads, t.ThreadsOK
+	row.IOBytes, row.IOOK = t.ReadBytes+t.WriteBytes, t.ReadOK && t.WriteOK
+	if row.Ended {
+		row.CPUOK, row.RSSOK, row.ThreadsOK, row.IOOK, row.CPUTimeOK = false, false, false, false, false
+	}
+	return row
 }
 
 func toRow(r procRow) Row {

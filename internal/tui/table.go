@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +32,9 @@ func (k SortKey) descByDefault() bool { return k <= SortThreads || k == SortTime
 type view struct {
 	r      *Row
 	prefix string
+	// ord is the row's index in the frame (the host's order), the last
+	// tie-break of a flat table's sort.
+	ord int
 }
 
 // arrange filters, sorts and (tree) nests rows. filter is a case-
@@ -39,7 +42,8 @@ type view struct {
 // unmeasured sort value go last in either order; ties go by PID.
 func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []view {
 	desc := key.descByDefault() != reverse
-	less := func(a, b *Row) bool {
+	// cmpRows orders two rows: negative when a goes first, 0 for a tie.
+	cmpRows := func(a, b *Row) int {
 		var c int
 		switch key {
 		case SortCPU:
@@ -66,15 +70,15 @@ func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []
 		if a.Ended != b.Ended {
 			// live rows first in either order: ended lifetimes never push
 			// live ones off the screen
-			return b.Ended
+			if b.Ended {
+				return -1
+			}
+			return 1
 		}
 		if c != 0 {
-			return c < 0
+			return c
 		}
-		if a.PID != b.PID {
-			return a.PID < b.PID
-		}
-		return a.Ended && !b.Ended
+		return a.PID - b.PID
 	}
 	f := strings.ToLower(filter)
 	match := func(r *Row) bool { return f == "" || matches(r, f, true) }
@@ -82,10 +86,17 @@ func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []
 		out := make([]view, 0, len(rows))
 		for i := range rows {
 			if match(&rows[i]) {
-				out = append(out, view{r: &rows[i]})
+				out = append(out, view{r: &rows[i], ord: i})
 			}
 		}
-		sort.SliceStable(out, func(i, j int) bool { return less(out[i].r, out[j].r) })
+		// cmpRows, then the host's order (a stable sort's result, by a
+		// total order: pdqsort on small values, no reflection)
+		slices.SortFunc(out, func(a, b view) int {
+			if c := cmpRows(a.r, b.r); c != 0 {
+				return c
+			}
+			return a.ord - b.ord
+		})
 		return out
 	}
 	// Tree: children hang under a live parent only when the relationship
@@ -125,7 +136,7 @@ func arrange(rows []Row, key SortKey, reverse bool, filter string, tree bool) []
 	var out []view
 	var walk func(rs []*Row, indent string)
 	walk = func(rs []*Row, indent string) {
-		sort.SliceStable(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
+		slices.SortStableFunc(rs, cmpRows)
 		var shown []*Row
 		for _, r := range rs {
 			if keep[r] {
