@@ -136,15 +136,29 @@ const (
 	maxModelVisible    = 97 << 10
 )
 
+// maxOutputSchemas bounds the output schemas of all tools together (the
+// envelope and each tool's data schema), in bytes of compact JSON.
+const maxOutputSchemas = 95 << 10
+
+// describesMembers reports whether a data schema names at least one
+// member of data.
+func describesMembers(schema json.RawMessage) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	return json.Unmarshal(schema, &s) == nil && len(s.Properties) > 0
+}
+
 // TestCatalogSize measures the catalog of all toolsets together as
 // tools/list publishes it and prints the figures.
 func TestCatalogSize(t *testing.T) {
 	reg, tools := catalogTools(t)
 	var defs []any
-	visible := 0
+	visible, output := 0, 0
 	for _, tl := range tools {
 		def := mcpserver.Definition(reg, tl)
 		defs = append(defs, def)
+		output += len(reg.OutputSchemaOf(tl.Name))
 		b, err := json.Marshal(map[string]any{"name": def.Name, "title": def.Title, "description": def.Description, "inputSchema": def.InputSchema})
 		if err != nil {
 			t.Fatal(err)
@@ -157,6 +171,10 @@ func TestCatalogSize(t *testing.T) {
 	}
 	t.Logf("%d tools: tools/list %d bytes (%.1f KiB, target %d KiB, ceiling %d KiB); model-visible catalog %d bytes (%.1f KiB, target %d KiB)",
 		len(tools), len(whole), float64(len(whole))/1024, toolsListTarget>>10, maxToolsList>>10, visible, float64(visible)/1024, modelVisibleTarget>>10)
+	t.Logf("output schemas %d bytes (%.1f KiB, ceiling %d KiB)", output, float64(output)/1024, maxOutputSchemas>>10)
+	if output > maxOutputSchemas {
+		t.Errorf("the output schemas are %d bytes, over %d", output, maxOutputSchemas)
+	}
 	if len(whole) > maxToolsList {
 		t.Errorf("tools/list is %d bytes, over %d", len(whole), maxToolsList)
 	}

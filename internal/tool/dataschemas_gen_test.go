@@ -1,0 +1,197 @@
+package tool
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var genDir = flag.String("gen", "", "rewrite dataschemas.json from the result logs (ResultLogEnv) in this directory")
+
+// TestGenerateDataSchemas rewrites dataschemas.json from result logs when
+// -gen names their directory (one TOOL.jsonl per tool, as ResultLogEnv
+// writes them): each tool's data schema is the union of the shapes of
+// its logged data, with types as observed (a number is "number": a float
+// that happened to be whole is still a float), no required members and
+// open objects, so a member the logs did not show is still accepted.
+// Tools without a log keep their previous schema. Without -gen it checks
+// that the table decodes and that every schema in it is an object
+// schema.
+func TestGenerateDataSchemas(t *testing.T) {
+	if *genDir == "" {
+		var m map[string]map[string]any
+		if err := json.Unmarshal(dataSchemasJSON, &m); err != nil {
+			t.Fatalf("dataschemas.json: %v", err)
+		}
+		for name, s := range m {
+			if len(s) == 0 {
+				t.Errorf("%s: empty data schema", name)
+			}
+		}
+		return
+	}
+	old := map[string]json.RawMessage{}
+	json.Unmarshal(dataSchemasJSON, &old)
+	logs, _ := filepath.Glob(filepath.Join(*genDir, "*.jsonl"))
+	for _, p := range logs {
+		name := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sh *shape
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var env struct {
+				Data any `json:"data"`
+			}
+			d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			d.UseNumber()
+			if d.Decode(&env) != nil {
+				continue
+			}
+			sh = sh.add(env.Data)
+		}
+		f.Close()
+		if sh == nil {
+			continue
+		}
+		old[name] = sh.within(maxDataSchema)
+	}
+	names := make([]string, 0, len(old))
+	for n := range old {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out bytes.Buffer
+	out.WriteString("{\n")
+	for i, n := range names {
+		k, _ := json.Marshal(n)
+		out.Write(k)
+		out.WriteString(": ")
+		out.Write(old[n])
+		if i < len(names)-1 {
+			out.WriteString(",")
+		}
+		out.WriteString("\n")
+	}
+	out.WriteString("}\n")
+	if err := os.WriteFile("dataschemas.json", out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shape is the union of observed JSON values at one place.
+type shape struct {
+	types map[string]bool
+	props map[string]*shape
+	order []string
+	items *shape
+	// dynamic marks an object whose keys are data (PIDs, paths, metric
+	// values), described as any object.
+	dynamic bool
+}
+
+var memberName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// maxMembers is the most members an object may show before it is taken
+// for a map keyed by data.
+const maxMembers = 48
+
+func (s *shape) add(v any) *shape {
+	if s == nil {
+		s = &shape{types: map[string]bool{}}
+	}
+	switch x := v.(type) {
+	case nil:
+		s.types["null"] = true
+	case bool:
+		s.types["boolean"] = true
+	case json.Number:
+		s.types["number"] = true
+	case string:
+		s.types["string"] = true
+	case []any:
+		s.types["array"] = true
+		for _, e := range x {
+			s.items = s.items.add(e)
+		}
+	case map[string]any:
+		s.types["object"] = true
+		if s.props == nil {
+			s.props = map[string]*shape{}
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !memberName.MatchString(k) {
+				s.dynamic = true
+			}
+			if s.props[k] == nil {
+				s.order = append(s.order, k)
+			}
+			s.props[k] = s.props[k].add(x[k])
+		}
+		if len(s.props) > maxMembers {
+			s.dynamic = true
+		}
+	}
+	return s
+}
+
+// maxDataSchema is the most bytes one tool's data schema may take in
+// tools/list: a deeper description is cut a level at a time until it fits.
+const maxDataSchema = 900
+
+// within returns the deepest schema of s, at most four levels (data,
+// its members, a row, a row's members) and at least one, that fits in
+// limit bytes.
+func (s *shape) within(limit int) json.RawMessage {
+	var b []byte
+	for depth := 4; depth >= 1; depth-- {
+		b, _ = json.Marshal(s.schema(0, depth))
+		if len(b) <= limit {
+			break
+		}
+	}
+	return b
+}
+
+// schema describes s to maxDepth levels below depth 0; deeper objects are
+// any object, deeper arrays any array.
+func (s *shape) schema(depth, maxDepth int) map[string]any {
+	var types []string
+	for _, t := range []string{"null", "boolean", "number", "string", "array", "object"} {
+		if s.types[t] {
+			types = append(types, t)
+		}
+	}
+	out := map[string]any{}
+	if len(types) == 1 {
+		out["type"] = types[0]
+	} else {
+		out["type"] = types
+	}
+	if s.types["object"] && !s.dynamic && depth < maxDepth && len(s.props) > 0 {
+		p := map[string]any{}
+		for _, k := range s.order {
+			p[k] = s.props[k].schema(depth+1, maxDepth)
+		}
+		out["properties"] = p
+	}
+	if s.types["array"] && s.items != nil && depth < maxDepth {
+		out["items"] = s.items.schema(depth+1, maxDepth)
+	}
+	return out
+}
