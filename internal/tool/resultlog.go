@@ -56,7 +56,8 @@ func logResult(name string, res *contract.Result) {
 
 // CheckResultLog validates every result logged in dir (ResultLogEnv)
 // against the output schema schemaOf returns for its tool, as an MCP
-// client does with structuredContent. It returns how many results of each
+// client does with structuredContent, and checks that a partial result
+// says why (partialHasReason). It returns how many results of each
 // tool it checked and one line per failure (at most three per tool, each
 // naming the tool, the log line and the validator's reason, clipped to a
 // few hundred bytes). A tool with no published schema, a line that is not
@@ -89,10 +90,14 @@ func CheckResultLog(dir string, schemaOf func(name string) json.RawMessage) (map
 				continue
 			}
 			var v any
-			if err := json.Unmarshal(line, &v); err != nil {
+			err := json.Unmarshal(line, &v)
+			if err != nil {
 				err = fmt.Errorf("not JSON: %w", err)
 			} else {
 				err = rs.Validate(v)
+				if err == nil {
+					err = partialHasReason(v)
+				}
 				counts[name]++
 			}
 			if err != nil {
@@ -107,4 +112,30 @@ func CheckResultLog(dir string, schemaOf func(name string) json.RawMessage) (map
 		}
 	}
 	return counts, problems
+}
+
+// partialHasReason reports an error for a partial envelope whose only
+// warnings are paging notes (or none): partial means some evidence could
+// not be read, and paging is not missing evidence, so a page with more
+// pages after it is complete with page.more and next_action.
+func partialHasReason(v any) error {
+	env, _ := v.(map[string]any)
+	if env["status"] != "partial" {
+		return nil
+	}
+	ws, _ := env["warnings"].([]any)
+	for _, w := range ws {
+		if s, _ := w.(string); !IsPagingNote(s) {
+			return nil
+		}
+	}
+	return fmt.Errorf("status partial with no warning but paging notes %q: paging is not missing evidence", ws)
+}
+
+// IsPagingNote reports whether a warning only says that more pages follow
+// or that the byte budget ended a page (BudgetWarning, "more rows
+// remain", "more manifests remain"): a note that never makes a result
+// partial.
+func IsPagingNote(w string) bool {
+	return w == BudgetWarning || strings.Contains(w, "more rows remain") || strings.Contains(w, "more manifests remain")
 }
