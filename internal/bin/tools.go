@@ -300,17 +300,15 @@ type paged struct {
 	Slice *Slice `json:"slice,omitempty"`
 	// LeftSlice and RightSlice are compare_binaries' slices of universal
 	// inputs, as Slice.
-	LeftSlice  *Slice    `json:"left_slice,omitempty"`
-	RightSlice *Slice    `json:"right_slice,omitempty"`
-	Inspection any       `json:"inspection,omitempty"`
-	Counts     any       `json:"counts,omitempty"`
-	Summary    any       `json:"summary,omitempty"`
-	Rows       any       `json:"rows"`
-	Page       tool.Page `json:"page"`
-	NextCursor *string   `json:"next_cursor"`
-	// Coverage is the page's coverage, published once: as the
-	// envelope's coverage, not under data.
-	Coverage   pageCoverage `json:"-"`
+	LeftSlice  *Slice       `json:"left_slice,omitempty"`
+	RightSlice *Slice       `json:"right_slice,omitempty"`
+	Inspection any          `json:"inspection,omitempty"`
+	Counts     any          `json:"counts,omitempty"`
+	Summary    any          `json:"summary,omitempty"`
+	Rows       any          `json:"rows"`
+	Page       tool.Page    `json:"page"`
+	NextCursor *string      `json:"next_cursor"`
+	Coverage   pageCoverage `json:"coverage"`
 	Unresolved []Unresolved `json:"unresolved,omitempty"`
 	Extra      any          `json:"context,omitempty"`
 	AnalysisID string       `json:"analysis_id,omitempty"`

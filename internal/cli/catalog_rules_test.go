@@ -334,3 +334,23 @@ func TestCatalogPerKindFields(t *testing.T) {
 		t.Error("no tool has a kind that selects its projection fields (start_capture does)")
 	}
 }
+
+// TestOutputSchemasAcceptRealResults validates real results of every
+// tool (testdata/results/TOOL.jsonl: envelopes the tools returned in this
+// repository's tests, kept by `go test ./internal/tool -run
+// TestGenerateDataSchemas -gen DIR -samples DIR`) against the output
+// schema the tool publishes: every tool has at least one, and every one
+// validates. The result check in TestMain does the same for every result
+// this package's tests receive.
+func TestOutputSchemasAcceptRealResults(t *testing.T) {
+	reg, tools := catalogTools(t)
+	counts, problems := tool.CheckResultLog("testdata/results", reg.OutputSchemaOf)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	for _, tl := range tools {
+		if counts[tl.Name] == 0 {
+			t.Errorf("%s: no real result in testdata/results/%s.jsonl", tl.Name, tl.Name)
+		}
+	}
+}

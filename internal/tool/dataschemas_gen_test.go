@@ -13,7 +13,10 @@ import (
 	"testing"
 )
 
-var genDir = flag.String("gen", "", "rewrite dataschemas.json from the result logs (ResultLogEnv) in this directory")
+var (
+	genDir     = flag.String("gen", "", "rewrite dataschemas.json from the result logs (ResultLogEnv) in this directory")
+	samplesDir = flag.String("samples", "", "with -gen: also write up to three of each tool's logged results (the smallest, the middle and the largest under 16 KiB) to DIR/TOOL.jsonl")
+)
 
 // TestGenerateDataSchemas rewrites dataschemas.json from result logs when
 // -gen names their directory (one TOOL.jsonl per tool, as ResultLogEnv
@@ -47,9 +50,13 @@ func TestGenerateDataSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sh *shape
+		var lines [][]byte
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
+			if len(sc.Bytes()) <= 16<<10 {
+				lines = append(lines, append([]byte(nil), sc.Bytes()...))
+			}
 			var env struct {
 				Data any `json:"data"`
 			}
@@ -63,6 +70,18 @@ func TestGenerateDataSchemas(t *testing.T) {
 		f.Close()
 		if sh == nil {
 			continue
+		}
+		if *samplesDir != "" && len(lines) > 0 {
+			sort.Slice(lines, func(i, j int) bool { return len(lines[i]) < len(lines[j]) })
+			pick := [][]byte{lines[0]}
+			for _, l := range [][]byte{lines[len(lines)/2], lines[len(lines)-1]} {
+				if !bytes.Equal(l, pick[len(pick)-1]) {
+					pick = append(pick, l)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(*samplesDir, name+".jsonl"), append(bytes.Join(pick, []byte("\n")), '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		old[name] = sh.within(maxDataSchema)
 	}
