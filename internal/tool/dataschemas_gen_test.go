@@ -171,7 +171,7 @@ func (s *shape) add(v any) *shape {
 
 // maxDataSchema is the most bytes one tool's data schema may take in
 // tools/list: a deeper description is cut a level at a time until it fits.
-const maxDataSchema = 900
+const maxDataSchema = 700
 
 // within returns the deepest schema of s, at most four levels (data,
 // its members, a row, a row's members) and at least one, that fits in
