@@ -170,29 +170,79 @@ func (s *shape) add(v any) *shape {
 }
 
 // maxDataSchema is the most bytes one tool's data schema may take in
-// tools/list: a deeper description is cut a level at a time until it fits.
+// tools/list: past it, the description stops expanding members.
 const maxDataSchema = 700
 
-// within returns the deepest schema of s, at most four levels (data,
-// its members, a row, a row's members) and at least one, that fits in
-// limit bytes.
+// within returns a schema of s that fits in limit bytes: data's members
+// with their types, then, while room remains, the members of nested
+// objects and array items, breadth first, the rows (data.rows and what
+// they hold) before anything else. A member not expanded keeps its type.
 func (s *shape) within(limit int) json.RawMessage {
-	var b []byte
-	for depth := 4; depth >= 1; depth-- {
-		b, _ = json.Marshal(s.schema(0, depth))
-		if len(b) <= limit {
-			break
+	open := map[*shape]bool{s: true}
+	type cand struct {
+		sh    *shape
+		depth int
+		rows  bool
+	}
+	var queue []cand
+	push := func(sh *shape, depth int, rows bool) {
+		for _, k := range sh.order {
+			c := sh.props[k]
+			if c.expandable() {
+				queue = append(queue, cand{c, depth + 1, rows || (depth == 0 && k == "rows")})
+			}
 		}
+		if sh.items != nil && sh.items.expandable() {
+			queue = append(queue, cand{sh.items, depth + 1, rows})
+		}
+	}
+	push(s, 0, false)
+	b, _ := json.Marshal(s.schema(open))
+	for len(queue) > 0 {
+		// The next candidate: rows first, then the shallowest.
+		best := 0
+		for i, c := range queue {
+			if (c.rows && !queue[best].rows) || (c.rows == queue[best].rows && c.depth < queue[best].depth) {
+				best = i
+			}
+		}
+		c := queue[best]
+		queue = append(queue[:best], queue[best+1:]...)
+		open[c.sh] = true
+		nb, _ := json.Marshal(s.schema(open))
+		if len(nb) > limit {
+			delete(open, c.sh)
+			continue
+		}
+		b = nb
+		push(c.sh, c.depth, c.rows)
 	}
 	return b
 }
 
-// schema describes s to maxDepth levels below depth 0; deeper objects are
-// any object, deeper arrays any array.
-func (s *shape) schema(depth, maxDepth int) map[string]any {
+// onlyNull reports whether every value seen here was null.
+func (s *shape) onlyNull() bool {
+	return len(s.types) == 1 && s.types["null"]
+}
+
+// expandable reports whether s has members or items to describe.
+func (s *shape) expandable() bool {
+	return (s.types["object"] && !s.dynamic && len(s.props) > 0) || (s.types["array"] && s.items != nil)
+}
+
+// schema describes s: its type, and the members or items of the shapes
+// in open (the others are any object, any array). Every member below
+// data may also be null (an unknown fact is null, never a made-up value,
+// whether or not the logs showed one), and a member only ever seen null
+// is left out (its type is not known).
+func (s *shape) schema(open map[*shape]bool) map[string]any {
+	return s.schemaAt(open, true)
+}
+
+func (s *shape) schemaAt(open map[*shape]bool, root bool) map[string]any {
 	var types []string
 	for _, t := range []string{"null", "boolean", "number", "string", "array", "object"} {
-		if s.types[t] {
+		if s.types[t] || (t == "null" && !root) {
 			types = append(types, t)
 		}
 	}
@@ -202,15 +252,24 @@ func (s *shape) schema(depth, maxDepth int) map[string]any {
 	} else {
 		out["type"] = types
 	}
-	if s.types["object"] && !s.dynamic && depth < maxDepth && len(s.props) > 0 {
+	if !open[s] {
+		return out
+	}
+	if s.types["object"] && !s.dynamic && len(s.props) > 0 {
 		p := map[string]any{}
 		for _, k := range s.order {
-			p[k] = s.props[k].schema(depth+1, maxDepth)
+			if c := s.props[k]; !c.onlyNull() {
+				p[k] = c.schemaAt(open, false)
+			}
 		}
-		out["properties"] = p
+		if len(p) > 0 {
+			out["properties"] = p
+		}
 	}
-	if s.types["array"] && s.items != nil && depth < maxDepth {
-		out["items"] = s.items.schema(depth+1, maxDepth)
+	if s.types["array"] && s.items != nil {
+		if !s.items.onlyNull() {
+			out["items"] = s.items.schemaAt(open, false)
+		}
 	}
 	return out
 }
