@@ -171,7 +171,7 @@ func (s *shape) add(v any) *shape {
 
 // maxDataSchema is the most bytes one tool's data schema may take in
 // tools/list: past it, the description stops expanding members.
-const maxDataSchema = 700
+const maxDataSchema = 650
 
 // within returns a schema of s that fits in limit bytes: data's members
 // with their types, then, while room remains, the members of nested
