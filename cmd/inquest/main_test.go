@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/inquest-dev/inquest/internal/ipc"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inquest-dev/inquest/internal/ipc"
+	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -42,9 +46,67 @@ func TestMain(m *testing.M) {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
+	logDir := resultLog(dir)
 	code := testscript.RunMain(m, testscriptCommands)
+	if code == 0 {
+		code = checkResults(logDir)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// resultLog makes every inquest this package starts log its results
+// (tool.ResultLogEnv) under dir, unless the caller already set the log
+// directory (then that one is used, and kept).
+func resultLog(dir string) string {
+	if d := os.Getenv(tool.ResultLogEnv); d != "" {
+		return d
+	}
+	logDir := filepath.Join(dir, "results")
+	os.MkdirAll(logDir, 0o755)
+	os.Setenv(tool.ResultLogEnv, logDir)
+	return logDir
+}
+
+// checkResults validates every result the tests made the built binary
+// return against the output schema its tools/list publishes (read with
+// `inquest mcp inspect --full`, the definitions as tools/list has them),
+// so no output schema drifts from what its tool returns. It returns the
+// exit code: 1 when a result does not validate.
+func checkResults(logDir string) int {
+	out, err := exec.Command(binary, "mcp", "inspect", "--full").Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "result check: mcp inspect --full: %v\n", err)
+		return 1
+	}
+	schemas := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var def struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		if err := dec.Decode(&def); err == io.EOF {
+			break
+		} else if err != nil {
+			fmt.Fprintf(os.Stderr, "result check: mcp inspect --full: %v\n", err)
+			return 1
+		}
+		schemas[def.Name] = def.OutputSchema
+	}
+	counts, problems := tool.CheckResultLog(logDir, func(n string) json.RawMessage { return schemas[n] })
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	fmt.Fprintf(os.Stderr, "result check: %d results of %d tools validated against their published output schemas\n", n, len(counts))
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "result check:", p)
+	}
+	if len(problems) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // stopHost ends the host whose lock is in the runtime directory dir, if

@@ -59,10 +59,11 @@ func TestSearchStringsRegexSeesWholeString(t *testing.T) {
 	}
 }
 
-// TestPagesWithMoreRowsArePartial: every paged tool marks a page that has
-// rows after it partial, with a warning, page.more and next_action; the
-// last page is complete.
-func TestPagesWithMoreRowsArePartial(t *testing.T) {
+// TestPagesWithMoreRowsAreComplete: every paged tool marks a page that
+// has rows after it complete (paging is not missing evidence), with a
+// note in warnings, page.more and next_action; the last page is complete
+// with page.more false.
+func TestPagesWithMoreRowsAreComplete(t *testing.T) {
 	buildCorpus(t)
 	dir := t.TempDir()
 	har := filepath.Join(dir, "a.har")
@@ -90,7 +91,7 @@ func TestPagesWithMoreRowsArePartial(t *testing.T) {
 		m := mustCall(t, r, c.name, c.args)
 		pg := data(m)["page"].(map[string]any)
 		ws := fmt.Sprint(m["warnings"])
-		if m["status"] != "partial" || pg["more"] != true || m["next_action"] == nil || !strings.Contains(ws, "follow next_action") {
+		if m["status"] != "complete" || pg["more"] != true || m["next_action"] == nil || !strings.Contains(ws, "follow next_action") {
 			t.Errorf("%s first page: status %v page %v next_action %v warnings %s", c.name, m["status"], pg, m["next_action"], ws)
 		}
 	}

@@ -299,13 +299,14 @@ func (c *invocation) finish() error {
 		c.res.Warn(msg)
 		d.Coverage.Cancelled = true
 	case byBytes:
-		c.res.Warn(tool.BudgetWarning)
+		// Paging is not missing evidence: the page stays complete.
+		c.res.Warnings = append(c.res.Warnings, tool.BudgetWarning)
 	case next != nil:
 		first := pos.Row + 1
 		if len(rows) == 0 {
 			first = pos.Row
 		}
-		c.res.Warn(fmt.Sprintf("page of rows %d-%d; more rows remain: follow next_action (or pass data.next_cursor as cursor)", first, pos.Row+int64(len(rows))))
+		c.res.Warnings = append(c.res.Warnings, fmt.Sprintf("page of rows %d-%d; more rows remain: follow next_action (or pass data.next_cursor as cursor)", first, pos.Row+int64(len(rows))))
 	}
 	if clipped > 0 {
 		// The rows hold the clipped strings' first bytes and facts; a

@@ -4,8 +4,10 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/testbuild"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // These tests turn the reported name and path defects into real cases:
@@ -24,11 +27,57 @@ import (
 // executable name, an exec, a zombie. Each runs over MCP (`inquest mcp`
 // with the Go SDK client) and through the CLI against the same host.
 
-// TestMain removes the native fixtures built by testbuild.
+// TestMain removes the native fixtures built by testbuild, and checks
+// every result the tests got from a tool (in this process or in a host
+// or bridge it started: tool.ResultLogEnv) against that tool's published
+// output schema, so no output schema drifts from what its tool returns.
 func TestMain(m *testing.M) {
+	logDir, cleanup := cliResultLog()
 	code := m.Run()
+	if code == 0 {
+		code = checkCLIResults(logDir)
+	}
+	cleanup()
 	testbuild.Cleanup()
 	os.Exit(code)
+}
+
+// cliResultLog sets tool.ResultLogEnv to a new directory unless the caller
+// set it (that directory is then used and kept).
+func cliResultLog() (string, func()) {
+	if d := os.Getenv(tool.ResultLogEnv); d != "" {
+		return d, func() {}
+	}
+	d, err := os.MkdirTemp("", "inquest-results")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(tool.ResultLogEnv, d)
+	return d, func() { os.RemoveAll(d) }
+}
+
+// checkCLIResults validates the logged results against the registry's
+// output schemas and returns the exit code (1 on a mismatch).
+func checkCLIResults(logDir string) int {
+	rt, err := newRuntime(context.Background(), runtimeOptions{NoHost: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "result check:", err)
+		return 1
+	}
+	defer rt.Close()
+	counts, problems := tool.CheckResultLog(logDir, rt.Registry.OutputSchemaOf)
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	fmt.Fprintf(os.Stderr, "result check: %d results of %d tools validated against their output schemas\n", n, len(counts))
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "result check:", p)
+	}
+	if len(problems) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // seen waits until list_processes lists pid (a child this test started)

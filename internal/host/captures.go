@@ -805,7 +805,7 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 	cov["returned"] = len(rows)
 	data := map[string]any{
 		"capture_id": view.ID, "source_capture_id": src.ID, "kind": src.Kind, "rows": rows, "page": pg,
-		"next_cursor": nil, "coverage": cov, "expires_at": contract.TS(view.Expires),
+		"next_cursor": nil, "expires_at": contract.TS(view.Expires),
 	}
 	if acts := pageActions(src.Kind, view, q.Projection); acts != nil {
 		data["actions"] = acts

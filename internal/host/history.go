@@ -232,7 +232,7 @@ func (inv *investigation) getHistory(ctx context.Context, s *Session, a historyA
 			}
 			sums[m.ID] = summaryJSON(m, sm)
 		}
-		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums}
 		if window != nil {
 			data["window"] = window
 		}

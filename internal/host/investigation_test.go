@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -332,8 +331,8 @@ func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 		t.Fatal("delta without exact endpoints")
 	}
 	cov := covOf(hres)
-	if !reflect.DeepEqual(d["coverage"], any(cov)) {
-		t.Fatalf("data.coverage %v, envelope coverage %v", d["coverage"], cov)
+	if _, dup := d["coverage"]; dup {
+		t.Fatalf("data.coverage %v repeats the envelope's coverage %v", d["coverage"], cov)
 	}
 	if cov["sample_count"] != 4.0 || cov["max_sample_interval_ms"] != 1000.0 {
 		t.Fatalf("coverage %v", cov)

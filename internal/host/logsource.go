@@ -888,7 +888,7 @@ func (lh *logHost) getHistory(ctx context.Context, s *Session, a historyArgs) (*
 			}
 			sums[m.ID] = summaryJSON(m, sm)
 		}
-		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "coverage": temporal, "recording": meta}
+		data := map[string]any{"mode": "summary", "target": target, "metrics": sums, "recording": meta}
 		res := logResult(l.log, data)
 		res.Coverage = temporal
 		logWarnings(res, l)

@@ -120,12 +120,14 @@ func pageRows(ctx context.Context, rows []json.RawMessage, off, limit int) (out 
 }
 
 // pageEnvelope states a page on its result: data.page and next_cursor are
-// set by the caller; a page that bytes ended early is partial and carries
-// tool.BudgetWarning.
+// set by the caller; a page that bytes ended early carries
+// tool.BudgetWarning. Paging is not missing evidence, so the page's status
+// is left as the caller set it: complete unless something could not be
+// read (then the caller's own warning and coverage say what), with
+// page.more and next_action naming the rest.
 func pageEnvelope(res *contract.Result, byBytes bool) {
 	if byBytes {
-		res.Status = contract.StatusPartial
-		res.Warn(tool.BudgetWarning)
+		res.Warnings = append(res.Warnings, tool.BudgetWarning)
 	}
 }
 
@@ -168,11 +170,13 @@ func (h *Host) resumeListAt(s *Session, tool string, args json.RawMessage, curso
 	return l, int(cur.Offset), nil
 }
 
-// liftCoverage returns data's coverage for the envelope. A paged result
-// keeps it as data.coverage too: the contract lists data.coverage among
-// a paged result's fields beside rows and next_cursor.
+// liftCoverage moves data's coverage to the envelope: it removes
+// data.coverage and returns it ({} when there is none). A page states its
+// coverage once, as the envelope's coverage, beside data.rows, data.page
+// and data.next_cursor.
 func liftCoverage(data map[string]any) any {
 	cov := data["coverage"]
+	delete(data, "coverage")
 	if cov == nil {
 		cov = map[string]any{}
 	}
@@ -181,7 +185,8 @@ func liftCoverage(data map[string]any) any {
 
 // listPage builds the paged data object for a frozen listing (rows,
 // page, next_cursor, coverage {total, offset, returned}, which the caller
-// also states as the envelope's with liftCoverage, and the listing's metadata), the exact next call (tool.CursorPaging.NextCall with the same
+// moves to the envelope with liftCoverage, and the listing's metadata),
+// the exact next call (tool.CursorPaging.NextCall with the same
 // arguments) and whether bytes ended the page.
 func (h *Host) listPage(ctx context.Context, name string, l *frozenList, args json.RawMessage, off, limit int) (map[string]any, *contract.Action, bool, error) {
 	rows, pg, next, byBytes, err := pageRows(ctx, l.rows, off, limit)

@@ -331,7 +331,7 @@ func (rt *Runtime) query(ctx context.Context, a queryArgs) (*contract.Result, er
 	}
 	cov := map[string]any{"complete": next == nil && p.Unreadable == 0, "rows_returned": len(p.Rows), "unreadable_manifests": p.Unreadable}
 	pg := tool.Page{Offset: p.Offset, Returned: len(p.Rows), Size: int(n), More: next != nil}
-	data := map[string]any{"rows": p.Rows, "page": pg, "next_cursor": nextCursor, "snapshot": contract.Int(p.Snapshot), "coverage": cov}
+	data := map[string]any{"rows": p.Rows, "page": pg, "next_cursor": nextCursor, "snapshot": contract.Int(p.Snapshot)}
 	res := contract.NewResult("evidence", time.Now(), data)
 	res.Coverage = cov
 	if p.Warning != "" {
@@ -341,7 +341,8 @@ func (rt *Runtime) query(ctx context.Context, a queryArgs) (*contract.Result, er
 		res.Warn(fmt.Sprintf("%d listed record(s) have a manifest that can no longer be read or verified (see each row's problem); their indexed facts are unverified and inspect_evidence reports them as REPOSITORY_CORRUPT", p.Unreadable))
 	}
 	if next != nil {
-		res.Warn("more manifests remain: submit next_action unchanged")
+		// Paging is not missing evidence: the page stays complete.
+		res.Warnings = append(res.Warnings, "more manifests remain: submit next_action unchanged")
 		res.NextAction = next
 	}
 	return res, nil

@@ -199,7 +199,10 @@ func TestQueryEvidenceSameAfterRebuild(t *testing.T) {
 				problems++
 			}
 		}
-		cov := d["coverage"].(map[string]any)
+		cov := q["coverage"].(map[string]any)
+		if _, dup := d["coverage"]; dup {
+			t.Fatal("data.coverage repeats the envelope's coverage")
+		}
 		if len(rows) != 6 || problems != 2 || cov["unreadable_manifests"] != float64(2) || cov["complete"] != false || q["status"] != "partial" {
 			t.Fatalf("rows %d problems %d coverage %v status %v", len(rows), problems, cov, q["status"])
 		}

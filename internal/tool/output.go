@@ -10,20 +10,22 @@ import (
 
 // OutputSchema assembles a tool's published output schema: the common
 // envelope, one object whose properties describe every member of both
-// variants (data by dataSchema, or any object when dataSchema is empty)
-// and whose oneOf says which members each variant requires: a success has
-// api_version, status, warnings, coverage, data and next_action; an error
-// has error (and a result with both is refused). It is written compactly
-// because every tool repeats it in tools/list:
+// variants (data by dataSchema, the tool's own data schema, or any object
+// when dataSchema is empty) and whose oneOf says which members each
+// variant requires: a success has api_version, status, warnings,
+// coverage, data and next_action; an error has error (and a result with
+// both is refused). It is written compactly because every tool repeats
+// it in tools/list:
 //
 //   - the next_action object (null, or {tool, arguments}), used by both
 //     variants, is written once under $defs and referenced as
 //     "#/$defs/a", as the timestamps' date-time is "#/$defs/t"
 //     (references inside the tool's own schema: MCP has no place for
 //     definitions shared between tools);
-//   - no schema is empty and no type is an array (error.expected, any
-//     JSON value, is described; the action is null or an object by
-//     anyOf), which the MCP Inspector flags;
+//   - a member that may be null or one other type says so with a type
+//     array (["null","object"]), the shortest form; no schema is empty
+//     (error.expected, any JSON value, is described), which the MCP
+//     Inspector flags;
 //   - error.code is a string of upper-case words joined by "_"
 //     (INVALID_ARGUMENT, PROCESS_EXITED, ...); the list of codes is
 //     contract.AllCodes, documented in docs/errors.md, and is not repeated
@@ -44,7 +46,7 @@ func OutputSchema(dataSchema json.RawMessage) (json.RawMessage, error) {
 	}
 	version, _ := json.Marshal(contract.APIVersion)
 	var b bytes.Buffer
-	b.WriteString(`{"type":"object","$defs":{"a":{"anyOf":[{"type":"null"},{"type":"object","required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}}]},"t":{"type":"string","format":"date-time"}},`)
+	b.WriteString(`{"type":"object","$defs":{"a":{"type":["null","object"],"required":["tool","arguments"],"properties":{"tool":{"type":"string"},"arguments":{"type":"object"}}},"t":{"type":"string","format":"date-time"}},`)
 	// Exactly one variant: a success has these members, an error has error.
 	b.WriteString(`"oneOf":[{"required":["api_version","status","warnings","coverage","data","next_action"]},{"required":["error"]}],`)
 	b.WriteString(`"properties":{"api_version":{"const":`)

@@ -69,10 +69,10 @@ type Tool struct {
 	// Input is the strict JSON Schema of the arguments: type object,
 	// additionalProperties false, enums and bounds.
 	Input json.RawMessage
-	// OutputData optionally describes data of the success envelope. The
-	// catalog leaves it empty: the published output schema is the common
-	// envelope with data an open object (the contract does not enumerate
-	// result fields, and every byte here is repeated in tools/list).
+	// OutputData is the JSON Schema of data in the success envelope: the
+	// tool's fields, row fields and their types. When empty, the
+	// registry's built-in table of data schemas (dataschemas.json, kept in
+	// step with real results by the result check) supplies it.
 	OutputData json.RawMessage
 	// Annotations are the MCP behaviour hints.
 	Annotations Annotations
@@ -227,7 +227,7 @@ func (e *entry) compiled() error {
 // tool's OutputData is not JSON (Check reports that).
 func (e *entry) outputSchema() json.RawMessage {
 	e.outOnce.Do(func() {
-		if out, err := OutputSchema(e.OutputData); err == nil {
+		if out, err := OutputSchema(e.dataSchema()); err == nil {
 			e.output = out
 		}
 	})
@@ -312,6 +312,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if err != nil {
 		return nil, e.typed(err)
 	}
+	logResult(name, res)
 	return res, nil
 }
 
@@ -333,6 +334,7 @@ func (r *Registry) CallPrechecked(ctx context.Context, name string, args json.Ra
 	if err != nil {
 		return nil, e.typed(err)
 	}
+	logResult(name, res)
 	return res, nil
 }
 
