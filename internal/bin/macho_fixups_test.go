@@ -290,4 +290,3 @@ func FuzzMachODyldTables(f *testing.F) {
 		}
 	})
 }
-
