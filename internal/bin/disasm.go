@@ -12,7 +12,6 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
-	"golang.org/x/arch/arm64/arm64asm"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -360,32 +359,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				off = len(code)
 				break
 			}
-			row.Bytes = hex.EncodeToString(code[off : off+4])
-			inst, err := arm64asm.Decode(code[off : off+4])
-			if err != nil {
-				row.Error = "undecodable"
-				off += 4
-				break
-			}
-			if syntax == "go" {
-				row.Text = arm64asm.GoSyntax(inst, pc, symname, nil)
-			} else {
-				row.Text = arm64asm.GNUSyntax(inst)
-			}
-			switch inst.Op {
-			case arm64asm.B, arm64asm.BL, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ, arm64asm.ADR:
-				for _, a := range inst.Args {
-					if r, ok := a.(arm64asm.PCRel); ok {
-						t := uint64(int64(pc) + int64(r))
-						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
-						// objdump prints the absolute target, where
-						// GNUSyntax prints ".+0x10".
-						if syntax != "go" {
-							row.Text = strings.Replace(row.Text, r.String(), hexU(t), 1)
-						}
-					}
-				}
-			}
+			arm64Row(&row, code[off:off+4], pc, syntax, symname, idx)
 			off += 4
 		}
 		out = append(out, row)

@@ -135,7 +135,7 @@ func elfProgs(in *Inspection, h *elfHeader, data []byte) []elf.ProgHeader {
 			p = elf.ProgHeader{Type: elf.ProgType(o.Uint32(b[0:])), Off: uint64(o.Uint32(b[4:])), Vaddr: uint64(o.Uint32(b[8:])), Paddr: uint64(o.Uint32(b[12:])), Filesz: uint64(o.Uint32(b[16:])), Memsz: uint64(o.Uint32(b[20:])), Flags: elf.ProgFlag(o.Uint32(b[24:])), Align: uint64(o.Uint32(b[28:]))}
 		}
 		progs = append(progs, p)
-		in.Segments = append(in.Segments, Segment{Index: int(i), Type: progTypeName(p.Type, h.machine), Offset: decU(p.Off), Address: hexU(p.Vaddr), FileSize: decU(p.Filesz), MemSize: decU(p.Memsz), Flags: progFlags(p.Flags), FlagsRaw: hexU(uint64(p.Flags)), Align: hexU(p.Align)})
+		in.Segments = append(in.Segments, Segment{Index: int(i), Type: progTypeName(p.Type, h.machine, h.osabi), Offset: decU(p.Off), Address: hexU(p.Vaddr), FileSize: decU(p.Filesz), MemSize: decU(p.Memsz), Flags: progFlags(p.Flags), FlagsRaw: hexU(uint64(p.Flags)), Align: hexU(p.Align)})
 	}
 	if uint64(len(progs)) == h.phnum {
 		in.facet("segments", FacetComplete, "")
@@ -151,7 +151,10 @@ func elfProgs(in *Inspection, h *elfHeader, data []byte) []elf.ProgHeader {
 // LOPROC+0x.. or the number (readelf's "<unknown>") — never a name that
 // belongs to another machine. readelf leaves the machine off ARM and MIPS
 // names (EXIDX, REGINFO); here they keep it (PT_ARM_EXIDX, as elf.h).
-func progTypeName(t elf.ProgType, m elf.Machine) string {
+// Under ELFOSABI_SOLARIS the Solaris segment types are named
+// (PT_SUNWBSS, PT_SUNW_UNWIND, ...); under a GNU or FreeBSD OSABI the
+// PT_GNU_MBIND range is PT_GNU_MBIND+off.
+func progTypeName(t elf.ProgType, m elf.Machine, osabi elf.OSABI) string {
 	v := uint32(t)
 	if v <= 7 {
 		return t.String() // PT_NULL ... PT_TLS
@@ -161,6 +164,19 @@ func progTypeName(t elf.ProgType, m elf.Machine) string {
 		0x65a3dbe6: "OPENBSD_RANDOMIZE", 0x65a3dbe7: "OPENBSD_WXNEED", 0x65a41be6: "OPENBSD_BOOTDATA",
 	}[v]; ok {
 		return "PT_" + n
+	}
+	switch {
+	case (osabi == elf.ELFOSABI_LINUX || osabi == elf.ELFOSABI_FREEBSD) && v >= 0x6474e555 && v <= 0x6474f554:
+		// PT_GNU_MBIND_LO..HI: memory policy segments, readelf's GNU_MBIND+off.
+		if v == 0x6474e555 {
+			return "PT_GNU_MBIND+0" // C's %#x prints 0 bare
+		}
+		return fmt.Sprintf("PT_GNU_MBIND+%#x", v-0x6474e555)
+	case osabi == elf.ELFOSABI_SOLARIS:
+		// sys/elf.h; readelf prints these with the PT_ prefix.
+		if n, ok := map[uint32]string{0x6464e550: "SUNW_UNWIND", 0x6ffffff7: "LOSUNW", 0x6ffffffa: "SUNWBSS", 0x6ffffffb: "SUNWSTACK", 0x6ffffffc: "SUNWDTRACE", 0x6ffffffd: "SUNWCAP", 0x6fffffff: "HISUNW"}[v]; ok {
+			return "PT_" + n
+		}
 	}
 	if v >= 0x70000000 && v <= 0x7fffffff {
 		var n string
@@ -313,7 +329,7 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 		}
 		// debug/elf reports a compressed section's uncompressed size as
 		// Size; sh_size is FileSize.
-		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), FlagsRaw: hexU(rawSectionFlags(h, data, i, s.Flags))}
+		sec := Section{Index: i, Name: s.Name, Type: sectionTypeName(s.Type, h.machine, h.osabi), Address: hexU(s.Addr), Offset: decU(s.Offset), Size: decU(s.FileSize), FlagsRaw: hexU(rawSectionFlags(h, data, i, s.Flags))}
 		sec.Flags = sectionFlags(rawSectionFlags(h, data, i, s.Flags), h.machine, h.osabi)
 		claim, compressed := s.Size, s.Flags&elf.SHF_COMPRESSED != 0
 		if z, ok := zdebugClaim(s, data); ok && !compressed {
@@ -360,11 +376,6 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	elfHardening(in, h, progs, f, tags, data)
 }
 
-// sectionTypeName names sh_type as readelf -S does, with the SHT_
-// prefix (except that readelf leaves GNU_ off VERDEF, VERNEED and VERSYM):
-// the generic types, the GNU OS-specific ones, the processor-specific ones
-// of the file's machine (x86-64, ARM, AArch64, RISC-V), else LOOS+0x..,
-// LOPROC+0x.., LOUSER+0x.. or the number (readelf's "<unknown>").
 // zdebugClaim returns the uncompressed size a GNU-style compressed
 // DWARF section (.zdebug_*, contents "ZLIB" then a big-endian 64-bit
 // size, then zlib data) claims, and whether s is one.
@@ -393,7 +404,17 @@ func rawSectionFlags(h *elfHeader, data []byte, i int, f elf.SectionFlag) uint64
 	return uint64(f)
 }
 
-func sectionTypeName(t elf.SectionType, m elf.Machine) string {
+// sectionTypeName names sh_type as readelf -S does, with the SHT_
+// prefix (except that readelf leaves GNU_ off VERDEF, VERNEED and VERSYM):
+// the generic types, the GNU OS-specific ones, the processor-specific ones
+// of the file's machine (x86-64, ARM, AArch64, RISC-V), else LOOS+0x..,
+// LOPROC+0x.., LOUSER+0x.. or the number (readelf's "<unknown>").
+// The OS-specific range follows EI_OSABI as readelf does: under
+// ELFOSABI_SOLARIS the Solaris types (SHT_SUNW_cap, SHT_SUNW_move, ...,
+// with readelf's mixed case) replace GNU_ATTRIBUTES and
+// GNU_INCREMENTAL_INPUTS; the version, GNU_HASH and GNU_LIBLIST types
+// keep their GNU names under every OSABI, as readelf's do.
+func sectionTypeName(t elf.SectionType, m elf.Machine, osabi elf.OSABI) string {
 	v := uint32(t)
 	switch {
 	case v <= 11 || v >= 14 && v <= 18:
@@ -401,12 +422,17 @@ func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 	case v == 19: // generic ABI (2022): relative relocations, -z pack-relative-relocs
 		return "SHT_RELR"
 	}
-	if n, ok := map[uint32]string{
-		0x6fff4700: "GNU_INCREMENTAL_INPUTS", 0x6ffffff5: "GNU_ATTRIBUTES", 0x6ffffff6: "GNU_HASH", 0x6ffffff7: "GNU_LIBLIST",
-		0x6ffffffd: "GNU_VERDEF", 0x6ffffffe: "GNU_VERNEED", 0x6fffffff: "GNU_VERSYM", 0x6ffffff0: "GNU_VERSYM",
-		0x7ffffffd: "AUXILIARY", 0x7fffffff: "FILTER",
-	}[v]; ok {
+	if n, ok := gnuSectionTypes()[v]; ok {
 		return "SHT_" + n
+	}
+	if v >= 0x60000000 && v <= 0x6fffffff {
+		n, ok := gnuOSSectionTypes()[v]
+		if osabi == elf.ELFOSABI_SOLARIS {
+			n, ok = solarisSectionTypes()[v]
+		}
+		if ok {
+			return "SHT_" + n
+		}
 	}
 	var n string
 	switch m {
@@ -426,6 +452,33 @@ func sectionTypeName(t elf.SectionType, m elf.Machine) string {
 	}
 	return rangeTypeName("SHT_", v)
 }
+
+// gnuSectionTypes are the section types readelf names before it looks at
+// EI_OSABI (0x6ffffffc is an older VERDEF, 0x6ffffff0 an older VERSYM).
+var gnuSectionTypes = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		0x6ffffff6: "GNU_HASH", 0x6ffffff7: "GNU_LIBLIST",
+		0x6ffffffc: "GNU_VERDEF", 0x6ffffffd: "GNU_VERDEF", 0x6ffffffe: "GNU_VERNEED", 0x6fffffff: "GNU_VERSYM", 0x6ffffff0: "GNU_VERSYM",
+		0x7ffffffd: "AUXILIARY", 0x7fffffff: "FILTER",
+	}
+})
+
+// gnuOSSectionTypes are the OS-specific section types readelf names under
+// every EI_OSABI but Solaris.
+var gnuOSSectionTypes = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{0x6fff4700: "GNU_INCREMENTAL_INPUTS", 0x6ffffff5: "GNU_ATTRIBUTES"}
+})
+
+// solarisSectionTypes are the Solaris OS-specific section types
+// (sys/elf.h SHT_SUNW_*), spelled as readelf prints them under
+// ELFOSABI_SOLARIS.
+var solarisSectionTypes = sync.OnceValue(func() map[uint32]string {
+	return map[uint32]string{
+		0x6fffffee: "SUNW_ancillary", 0x6fffffef: "SUNW_capchain", 0x6ffffff1: "SUNW_symsort", 0x6ffffff2: "SUNW_tlssort",
+		0x6ffffff3: "SUNW_LDYNSYM", 0x6ffffff4: "SUNW_dof", 0x6ffffff5: "SUNW_cap", 0x6ffffff8: "SUNW_DEBUGSTR",
+		0x6ffffff9: "SUNW_DEBUG", 0x6ffffffa: "SUNW_move", 0x6ffffffb: "SUNW_COMDAT",
+	}
+})
 
 // dynTags holds the integer values of the dynamic tags hardening rests on,
 // or known false when the dynamic table could not be read.

@@ -114,6 +114,7 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 	entryUnknown := false
 	var mainOff uint64 // LC_MAIN entryoff: a file offset
 	haveMain := false
+	var fixups, trie, infoTrie linkeditRange
 	for _, l := range f.Loads {
 		raw := l.Raw()
 		if len(raw) < 8 {
@@ -163,6 +164,19 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		case lcMain:
 			if len(raw) >= 16 {
 				mainOff, haveMain = o.Uint64(raw[8:]), true
+			}
+		case lcDyldChainedFixups, lcDyldExportsTrie:
+			if len(raw) >= 16 {
+				r := linkeditRange{off: uint64(o.Uint32(raw[8:])), size: uint64(o.Uint32(raw[12:])), present: true, cmd: "LC_DYLD_EXPORTS_TRIE"}
+				if cmd == lcDyldChainedFixups {
+					fixups = r
+				} else {
+					trie = r
+				}
+			}
+		case lcDyldInfo, lcDyldInfoOnly:
+			if len(raw) >= 48 && o.Uint32(raw[44:]) > 0 {
+				infoTrie = linkeditRange{off: uint64(o.Uint32(raw[40:])), size: uint64(o.Uint32(raw[44:])), present: true, cmd: "LC_DYLD_INFO"}
 			}
 		}
 		if s, ok := l.(*macho.Segment); ok {
@@ -257,6 +271,17 @@ func inspectMachO(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("imports", FacetComplete, "")
 		in.facet("exports", FacetComplete, "")
 	}
+	if !trie.present {
+		trie = infoTrie
+	}
+	var base uint64 // the image's base: the segment mapping file offset 0
+	for _, l := range f.Loads {
+		if sg, ok := l.(*macho.Segment); ok && sg.Offset == 0 && sg.Filesz > 0 {
+			base = sg.Addr
+			break
+		}
+	}
+	machoDyldTables(in, data, o, d.Needed, base, fixups, trie)
 	goBuildInfo(in, data)
 	machoHardening(in, h, codeSig)
 }

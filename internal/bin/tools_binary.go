@@ -629,6 +629,14 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 			}
 		}
 	}
+	if arch == ArchARM64 {
+		c.data.Coverage.Decoder = arm64DecoderName
+		c.onFinish = func() {
+			if undecodable > 0 {
+				c.limitation(arm64Undecodable(undecodableRows, undecodable))
+			}
+		}
+	}
 	limit := a.MaxInstructions
 	if limit == 0 {
 		limit = 200
