@@ -262,12 +262,12 @@ type exportGraphsArgs struct {
 }
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
-  "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a process_ref from list_processes or get_graphs (include_processes; with get_graphs source log, a recorded identity's)"},
+  "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"from list_metrics: a process metric with process_ref or pid, else a system metric"},
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"from list_processes or get_graphs include_processes"},
   ` + pidField + `}}`
 
-const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional; repeating it with identical arguments returns the retained outcome, with others STATE_CONFLICT"},
-"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
+const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"a repeat with the same arguments returns the kept outcome, with others STATE_CONFLICT"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_graphs; stale: STATE_CONFLICT"}`
 
 // graphTools declares the graph workspace tools.
 func graphTools(d Delivery) []Decl {

@@ -94,7 +94,7 @@ func getHistoryTool(d Delivery) Decl {
 "last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"the last N seconds, instead of from/to"},
 "mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + d.limitDefault() + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a historyArgs) (*contract.Result, error) {

@@ -111,7 +111,7 @@ func listProcessesTool(d Delivery) Decl {
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics each row carries under values (unmeasured under unavailable)"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a listProcessesArgs) (*contract.Result, error) {

@@ -47,7 +47,7 @@ func rankProcessesTool() Decl {
 "filter":{"type":"object","additionalProperties":false,"properties":{
   "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the process name"}}},
 "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows per page, default 10"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {

@@ -114,7 +114,7 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	return "Run target.argv (a program, never a shell) as the user running inquest, in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; the program may do anything that user can. Required: target, provider."
+	return "Run target.argv (a program, never a shell) as the user running inquest under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over its output. Required: target, provider."
 }
 
 // captureDetails is the longer guidance of a capture tool, shown by
@@ -124,6 +124,12 @@ func captureDetails(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDetails(ck) + " " + followDetails
 	}
+	return "The program runs in its own process tree, so the budget's timeout kills it all. " + captureKindDetails(ck)
+}
+
+// captureKindDetails is the part of captureDetails that depends on the
+// analysis: what each provider runs and what the analysis reads.
+func captureKindDetails(ck captureKind) string {
 	switch ck.op.Name {
 	case "summarize_executions":
 		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. " + followDetails
@@ -190,10 +196,10 @@ func targetSchema(ck captureKind) js {
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
 				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; an omitted member means no limit.",
+			"budget": js{"type": "object", "additionalProperties": false, "description": "An omitted member means no limit.",
 				"properties": js{
 					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
-					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "memory.max of a delegated cgroup v2 leaf, else RLIMIT_AS; executions say which."},
+					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "cgroup v2 memory.max, else RLIMIT_AS."},
 				}},
 		},
 	}
