@@ -102,7 +102,7 @@ func listProcessesTool(d Delivery) Decl {
   "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name as base64 bytes (not UTF-8)"},
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"substring of the executable path (case-insensitive)"},
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
-  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
+  "pid":{"type":"integer","minimum":1,"maximum":4194304},
   "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"},
   "container":{"type":"string"},
   "pid_ns":{"type":"integer"}}},

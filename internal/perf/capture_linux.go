@@ -194,7 +194,7 @@ func targetSchema(ck captureKind) js {
 			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": argvDesc},
 			"cwd":  js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
 			"budget": js{"type": "object", "additionalProperties": false, "description": "An omitted member means no limit.",
 				"properties": js{
@@ -219,11 +219,8 @@ func providerSchema(ck captureKind) js {
 		}
 		return object(props, profileProviderFields(kind, props)...)
 	}
-	desc := "Collector."
 	if len(ck.providers) == 1 {
-		b := branch(ck.providers[0])
-		b["description"] = desc
-		return b
+		return branch(ck.providers[0])
 	}
 	// Discriminated on kind by a chain of if/then/else, one branch per
 	// provider, so a failure names the selected branch's field.
@@ -235,7 +232,6 @@ func providerSchema(ck captureKind) js {
 			"else": chain,
 		}
 	}
-	chain["description"] = desc
 	chain["required"] = []string{"kind"}
 	chain["properties"] = js{"kind": js{"enum": ck.providers}}
 	return chain
