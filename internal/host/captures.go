@@ -117,7 +117,7 @@ type jobDelivery struct {
 func deliverySchema(d Delivery, fields string) string {
 	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle"},
 "read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d, fields, false) + `},"description":"first page, selected as read_capture"},
-"retain_capture":{"type":"boolean","description":"keep until release_capture (default: released after the last page)"}`
+"retain_capture":{"type":"boolean","description":"else released after the last page"}`
 }
 
 // readSelection selects and pages capture rows (read_capture, and the
@@ -309,7 +309,7 @@ func kindProjections() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"type":"object","required":["kind"],"properties":{"kind":{"type":"string","enum":[` + strconv.Quote(k) + `]},"read":{"type":"object","properties":{"projection":{"type":"array","items":{"type":"string","enum":` + enumJSON(CaptureFields[k]) + `}}}}}}`)
+		b.WriteString(`{"type":"object","properties":{"kind":{"type":"string","enum":[` + strconv.Quote(k) + `]},"read":{"type":"object","properties":{"projection":{"type":"array","items":{"type":"string","enum":` + enumJSON(CaptureFields[k]) + `}}}}}}`)
 	}
 	b.WriteByte(']')
 	return b.String()

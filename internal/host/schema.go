@@ -132,7 +132,7 @@ const pidNSField = `"pid_ns":{"type":"integer"}`
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
 
 // logRefSchema is the log_ref property of the source-selecting queries.
-const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a log loaded by open_log: read it instead of live data"}`
+const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"from open_log, with source log"}`
 
 // sourceSchema is the source property of the source-selecting queries.
 const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (needs log_ref)"}`

@@ -180,7 +180,7 @@ func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
 }
 
 func targetSchema(ck captureKind) js {
-	argvDesc := "Program and arguments; never a shell string."
+	argvDesc := "Never a shell string."
 	switch {
 	case len(ck.providers) == 1 && ck.providers[0] == "go-test":
 		argvDesc = "Package arguments of go test."
@@ -196,7 +196,7 @@ func targetSchema(ck captureKind) js {
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
 				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": js{"type": "object", "additionalProperties": false, "description": "An omitted member means no limit.",
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Omitted: no limit.",
 				"properties": js{
 					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
 					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "cgroup v2 memory.max, else RLIMIT_AS."},

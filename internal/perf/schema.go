@@ -60,7 +60,7 @@ func sourcesSchema(op *Operation) js {
 	ev := object(js{
 		"kind":              js{"const": "evidence"},
 		"evidence_id":       evidenceIDSchema,
-		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name; needed when the record has several sources."},
+		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Needed when the record has several artifacts."},
 	}, "kind", "evidence_id")
 	return js{
 		"type": "array", "minItems": op.MinSources, "maxItems": op.MaxSources,
