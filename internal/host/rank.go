@@ -37,7 +37,7 @@ func rankProcessesTool() Decl {
 		Title:       "Rank processes over a window",
 		Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), exited ones included. cpu_time_ns adds each parent's reaped children as a row and coverage.cpu_accounting against /proc/stat. Growth: rss_bytes with aggregate slope.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
-"source":{"type":"string","enum":["live"],"description":"live only"},
+"source":{"type":"string","enum":["live"]},
 "metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS},
 "aggregate":{"type":"string","enum":["increase","mean","max","last","slope"],"description":"counters: increase (default), last; gauges: mean (default), max, last, increase, slope (per second)"},
 "last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"window up to the latest sample, default 60"},

@@ -135,7 +135,7 @@ const pidTargetBranch = `{"type":"object","additionalProperties":false,"required
 const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"from open_log, with source log"}`
 
 // sourceSchema is the source property of the source-selecting queries.
-const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (needs log_ref)"}`
+const sourceSchema = `"source":{"type":"string","enum":["live","log"],"default":"live"}`
 
 // operationFields are operation_id and expected_revision of a mutation.
 const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"a repeat with the same arguments returns the kept outcome"},
