@@ -66,7 +66,7 @@ func Tools(env Env) []tool.Tool {
 				"additionalProperties": false,
 				"required": ["path"],
 				"properties": {
-					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"arch": {"enum": ["x86_64", "arm64", "i386", "arm", "ppc", "ppc64"], "description": "slice of a universal Mach-O file (default: every slice)"},
 					"digests": {"type": "boolean", "default": false},
 					"facets": {"type": "array", "minItems": 1, "maxItems": 8, "uniqueItems": true, "items": {"enum": ["sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"]}, "description": "lists to return as rows, each row naming its facet"},
@@ -84,7 +84,7 @@ func Tools(env Env) []tool.Tool {
 				"additionalProperties": false,
 				"required": ["path"],
 				"properties": {
-					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"arch": {"enum": ["x86_64", "arm64", "i386", "arm", "ppc", "ppc64"], "description": "slice of a universal Mach-O file (default: the host's)"},
 					"table": {"enum": ["all", "static", "dynamic"], "default": "all", "description": "static: .symtab, COFF or LC_SYMTAB; dynamic: .dynsym or PE imports"},
 					"defined": {"enum": ["all", "defined", "undefined"], "default": "all"},
@@ -104,7 +104,7 @@ func Tools(env Env) []tool.Tool {
 				"additionalProperties": false,
 				"required": ["path"],
 				"properties": {
-					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"encodings": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true, "items": {"enum": ["ascii", "utf16le"]}, "default": ["ascii", "utf16le"]},
 					"min_length": {"type": "integer", "minimum": 2, "maximum": 1024, "default": 4},
 					"section": {"type": "string", "minLength": 1, "maxLength": 256, "description": "ELF/PE section name, or segment,section for Mach-O"},
@@ -125,8 +125,8 @@ func Tools(env Env) []tool.Tool {
 				"additionalProperties": false,
 				"required": ["left", "right"],
 				"properties": {
-					"left": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
-					"right": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"left": {"type": "string", "minLength": 1, "maxLength": 4096},
+					"right": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"arch": {"enum": ["x86_64", "arm64", "i386", "arm", "ppc", "ppc64"], "description": "slice of universal Mach-O files (default: the host's)"},
 					"kinds": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"enum": ["section", "symbol", "import"]}},
 					"verdicts": {"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": {"enum": ["equal", "changed", "added", "removed", "not_comparable"]}},
@@ -155,7 +155,7 @@ func disassembleTool(env Env) tool.Tool {
 			"anyOf": [{"required": ["symbol"]}, {"required": ["start"]}, {"required": ["section"]}],
 			"dependentRequired": {"end": ["start"]},
 			"properties": {
-				"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+				"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 				"arch": {"enum": ["x86_64", "arm64", "i386", "arm", "ppc", "ppc64"], "description": "slice of a universal Mach-O file (default: the host's)"},
 				"symbol": {"type": "string", "minLength": 1, "maxLength": 4096},
 				"section": {"type": "string", "minLength": 1, "maxLength": 256, "description": "ELF/PE section name, or segment,section for Mach-O; from start when given"},

@@ -144,7 +144,7 @@ func inspectHTTPCaptureTool(env Env) tool.Tool {
 			"additionalProperties": false,
 			"required": ["path"],
 			"properties": {
-				"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+				"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 				"completeness": {"enum": ["complete", "partial"], "default": "partial", "description": "whether the capture recorded every request and frame; HAR cannot prove it"},
 				"websocket_frames": {"type": "integer", "minimum": 0, "maximum": 999999, "description": "entry index of a WebSocket connection: page its frames"},
 				"group_entries": {"type": "integer", "minimum": 0, "maximum": 9999999, "description": "a group row's group: page its entries"},
@@ -166,10 +166,10 @@ func compareHTTPCapturesTool(env Env) tool.Tool {
 			"required": ["left", "right"],
 			"properties": {
 				"left": {"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
-					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"completeness": {"enum": ["complete", "partial"], "default": "partial"}}},
 				"right": {"type": "object", "additionalProperties": false, "required": ["path"], "properties": {
-					"path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "local file path"},
+					"path": {"type": "string", "minLength": 1, "maxLength": 4096},
 					"completeness": {"enum": ["complete", "partial"], "default": "partial"}}},
 				"verdicts": {"type": "array", "minItems": 1, "maxItems": 5, "uniqueItems": true, "items": {"enum": ["equal", "omissions_can_explain", "independent_difference", "undetermined", "unavailable"]}},
 				"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 200},

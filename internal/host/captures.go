@@ -110,11 +110,14 @@ type jobDelivery struct {
 }
 
 // deliverySchema is the schema of jobDelivery's properties; read takes a
-// read_capture selection.
-func deliverySchema(d Delivery) string {
+// read_capture selection whose projection names the fields of fields (a
+// JSON array, or "" for no enum where the tool's anyOf narrows it per
+// kind). Its members carry no descriptions: read_capture's schema
+// describes them, and read's own says so.
+func deliverySchema(d Delivery, fields string) string {
 	return `"wait_ms":{"type":"integer","minimum":0,"maximum":$MAX_WAIT_MS,"description":"ms to wait for completion, default ` + d.waitDefault() + `; 0 returns the job handle"},
-"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d) + `},"description":"first-page selection, as read_capture"},
-"retain_capture":{"type":"boolean","description":"keep the capture until release_capture (default: released after the last page)"}`
+"read":{"type":"object","additionalProperties":false,"properties":{` + readSelectionSchema(d, fields, false) + `},"description":"first page, selected as read_capture"},
+"retain_capture":{"type":"boolean","description":"else released after the last page"}`
 }
 
 // readSelection selects and pages capture rows (read_capture, and the
@@ -129,11 +132,23 @@ type readSelection struct {
 	Limit         int      `json:"limit"`
 }
 
-// readSelectionSchema is the schema of readSelection's properties.
-func readSelectionSchema(d Delivery) string {
+// readSelectionSchema is the schema of readSelection's properties: the
+// projection items are the fields of the JSON array fields (no enum when
+// fields is ""), and described says whether members carry descriptions.
+func readSelectionSchema(d Delivery, fields string, described bool) string {
+	items := `{"type":"string"}`
+	if fields != "" {
+		items = `{"type":"string","enum":` + fields + `}`
+	}
+	if !described {
+		return filterSchemaBare + `,
+"distinct_paths":{"type":"boolean"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":` + items + `},
+"limit":{"type":"integer","minimum":1,"maximum":5000}`
+	}
 	return filterSchema + `,
 "distinct_paths":{"type":"boolean","description":"one row per path; needs projection [\"path\"]"},
-"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$CAPTURE_FIELDS},"description":"row fields, in order"},
+"projection":{"type":"array","minItems":1,"uniqueItems":true,"items":` + items + `,"description":"row fields, in order"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + d.limitDefault() + `"}`
 }
 
@@ -265,7 +280,7 @@ func startCaptureTool(d Delivery) Decl {
 ` + pidField + `,
 "filter":{"type":"object","additionalProperties":false,"properties":{` + filterSchema + `,
 ` + captureRowFilterSchema + `},"description":"rows must match every term (coverage counts the rest); narrows a RESULT_TOO_LARGE capture"},
-` + deliverySchema(d) + `},
+` + deliverySchema(d, "") + `},
 "anyOf":` + kindProjections() + `}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
@@ -295,7 +310,7 @@ func kindProjections() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"type":"object","required":["kind"],"properties":{"kind":{"type":"string","enum":[` + strconv.Quote(k) + `]},"read":{"type":"object","properties":{"projection":{"type":"array","items":{"type":"string","enum":` + enumJSON(CaptureFields[k]) + `}}}}}}`)
+		b.WriteString(`{"type":"object","properties":{"kind":{"type":"string","enum":[` + strconv.Quote(k) + `]},"read":{"type":"object","properties":{"projection":{"type":"array","items":{"type":"string","enum":` + enumJSON(CaptureFields[k]) + `}}}}}}`)
 	}
 	b.WriteByte(']')
 	return b.String()
@@ -327,7 +342,7 @@ func getProcessInfoTool(d Delivery) Decl {
 "fields":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":$INFO_FIELDS},"description":"fields; default all but command_line and user"},
 "command_line_offset":{"type":"integer","minimum":0,"maximum":16777216,"description":"command_line page: index of the first argument (a row's command_line_next_offset); default 0"},
 "command_line_limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(sample.MaxCommandLinePage) + `,"description":"command_line page size in bytes (arguments with their NUL separators); default ` + strconv.Itoa(sample.DefaultCommandLinePage) + `"},
-` + deliverySchema(d) + `}}`),
+` + deliverySchema(d, enumJSON(CaptureFields[capture.KindProcessInfo])) + `}}`),
 		Annotations: tool.Annotations{ReadOnly: true},
 		Job:         true,
 	}, func(ctx context.Context, h *Host, s *Session, a processInfoArgs) (*contract.Result, error) {
@@ -351,7 +366,7 @@ func getJobTool(d Delivery) Decl {
 		Description: "State of job_id (required): running, succeeded or failed (the job's error under data.result.error). Waits up to wait_ms and on success returns the first page in data (rows, page), like start_capture.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["job_id"],"properties":{
 "job_id":{"type":"string","minLength":1,"maxLength":128},
-` + deliverySchema(d) + `}}`),
+` + deliverySchema(d, "$CAPTURE_FIELDS") + `}}`),
 		Annotations: readOnly,
 		Job:         true,
 	}, func(ctx context.Context, h *Host, s *Session, a jobArgs) (*contract.Result, error) {
@@ -427,8 +442,8 @@ func readCaptureTool(d Delivery) Decl {
 		Description: "Pages the frozen rows of capture_id (required) without collecting again, optionally selected (path, owner_name, extension, distinct_paths) and projected. next_action names the next page; an expired capture is REFERENCE_INVALID.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["capture_id"],"properties":{
 "capture_id":{"type":"string","minLength":1,"maxLength":128},
-` + readSelectionSchema(d) + `,
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+` + readSelectionSchema(d, "$CAPTURE_FIELDS", true) + `,
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a readArgs) (*contract.Result, error) {

@@ -262,12 +262,12 @@ type exportGraphsArgs struct {
 }
 
 const graphSourceSchema = `{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
-  "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"a system metric (without process_ref) or a process metric (with process_ref) from list_metrics"},
-  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a process_ref from list_processes or get_graphs (include_processes; with get_graphs source log, a recorded identity's)"},
+  "metric_id":{"type":"string","minLength":1,"maxLength":64,"description":"from list_metrics: a process metric with process_ref or pid, else a system metric"},
+  "process_ref":{"type":"string","minLength":1,"maxLength":128,"description":"from list_processes or get_graphs include_processes"},
   ` + pidField + `}}`
 
-const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"optional; repeating it with identical arguments returns the retained outcome, with others STATE_CONFLICT"},
-"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"optional workspace revision from get_graphs; a stale one is STATE_CONFLICT; omitted accepts the current workspace"}`
+const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"a repeat with the same arguments returns the kept outcome, with others STATE_CONFLICT"},
+"expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_graphs; stale: STATE_CONFLICT"}`
 
 // graphTools declares the graph workspace tools.
 func graphTools(d Delivery) []Decl {
@@ -288,7 +288,7 @@ func graphTools(d Delivery) []Decl {
 		define[addGraphsArgs](tool.Tool{
 			Name:        "add_graphs",
 			Title:       "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; neither: a system metric) to the host's graph workspace (get_graphs reads it, export_graphs writes CSV), keeping existing graphs. All are validated before any is added; a source already graphed takes no slot.",
+			Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; neither: a system metric) to the host's graph workspace (get_graphs reads it, export_graphs writes CSV), keeping existing graphs.",
 			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id (generated when omitted; repeat it to retry a lost reply) and expected_revision (from get_graphs) are optional. Returns the operation: operation_id, state and outcome {added, already_present (graph_ids), workspace}.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
@@ -301,7 +301,7 @@ func graphTools(d Delivery) []Decl {
 		define[exportGraphsArgs](tool.Tool{
 			Name:        "export_graphs",
 			Title:       "Export the graphs as CSV",
-			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. The data is snapshotted, then a background writer writes the file: waits up to wait_ms and returns the operation (outcome output_path, range, rows) or a get_operation next_action while it runs.",
+			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. Waits up to wait_ms and returns the operation (outcome output_path, range, rows) or a get_operation next_action while it runs.",
 			Details:     "Checks run before acceptance (arguments, sources, revision, range, capacity, an existing filename); a failure there adds no graph and writes nothing. Accepted, the requested graphs are added and the rows up to the displayed time are snapshotted; a background writer creates missing parents and the file and writes it, unaffected by later graph or display edits, a disconnect or disabling MCP. Until it finishes other state-changing calls are BUSY; reads continue. A write failure is EXPORT_FAILED with output_path and the accepted workspace in the error details; the additions and the partial file are kept.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns the operation: operation_id (generated when omitted), state and outcome {output_path, range, rows, added, workspace}. The TUI's export writes the same bytes.",
 			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},

@@ -87,14 +87,14 @@ func getHistoryTool(d Delivery) Decl {
 "target":{"oneOf":[
   {"type":"object","additionalProperties":false,"required":["process_ref"],"properties":{"process_ref":{"type":"string","minLength":1,"maxLength":128}}},
   ` + pidTargetBranch + `,
-  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}],"description":"default the system"},
+  {"type":"object","additionalProperties":false,"required":["system"],"properties":{"system":{"const":true}}}]},
 "metric_ids":{"type":"array","minItems":1,"maxItems":32,"uniqueItems":true,"items":{"type":"string","enum":$METRIC_IDS},"description":"metrics of the target's kind"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive start, RFC 3339"},
 "to":{"type":"string","minLength":20,"maxLength":40,"description":"inclusive end, RFC 3339"},
 "last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"the last N seconds, instead of from/to"},
-"mode":{"type":"string","enum":["summary","raw"],"description":"default summary"},
+"mode":{"type":"string","enum":["summary","raw"],"default":"summary"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"raw rows per page, default ` + d.limitDefault() + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a historyArgs) (*contract.Result, error) {

@@ -158,7 +158,7 @@ func openLogTool(d Delivery) Decl {
 		Title:       "Load a saved recording",
 		Description: "Loads the saved recording log_id as a job and returns log_ref, for list_processes, get_metrics and get_history with source log. A damaged file loads as partial; continue a long load with job_id.",
 		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"log_id":{"type":"string","minLength":1,"maxLength":64,"description":"a log id issued by this host"},
+"log_id":{"type":"string","minLength":1,"maxLength":64},
 "job_id":{"type":"string","minLength":1,"maxLength":64,"description":"continue an earlier load"},
 ` + waitField(wd) + `}}`),
 		Annotations: readOnly,

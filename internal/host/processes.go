@@ -102,7 +102,7 @@ func listProcessesTool(d Delivery) Decl {
   "name_bytes":{"type":"string","minLength":4,"maxLength":344,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"name as base64 bytes (not UTF-8)"},
   "path":{"type":"string","minLength":1,"maxLength":4096,"description":"substring of the executable path (case-insensitive)"},
   "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
-  "pid":{"type":"integer","minimum":1,"maximum":4194304,"description":"exact PID"},
+  "pid":{"type":"integer","minimum":1,"maximum":4194304},
   "user":{"type":"string","minLength":1,"maxLength":256,"description":"owner: user name or uid; unknown owners are excluded and counted"},
   "container":{"type":"string"},
   "pid_ns":{"type":"integer"}}},
@@ -111,7 +111,7 @@ func listProcessesTool(d Delivery) Decl {
 "order":{"type":"string","enum":["asc","desc"],"description":"default asc, desc for a metric"},
 "metric_ids":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","enum":$PROCESS_METRIC_IDS},"description":"process metrics each row carries under values (unmeasured under unavailable)"},
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"rows per page, default ` + limitDefault + `"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a listProcessesArgs) (*contract.Result, error) {

@@ -37,8 +37,8 @@ func rankProcessesTool() Decl {
 		Title:       "Rank processes over a window",
 		Description: "Ranks processes by metric_id (required) over a window of retained history (last_seconds, default 60, or from/to), exited ones included. cpu_time_ns adds each parent's reaped children as a row and coverage.cpu_accounting against /proc/stat. Growth: rss_bytes with aggregate slope.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["metric_id"],"properties":{
-"source":{"type":"string","enum":["live"],"description":"live only"},
-"metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS,"description":"process metric to rank by"},
+"source":{"type":"string","enum":["live"]},
+"metric_id":{"type":"string","enum":$PROCESS_METRIC_IDS},
 "aggregate":{"type":"string","enum":["increase","mean","max","last","slope"],"description":"counters: increase (default), last; gauges: mean (default), max, last, increase, slope (per second)"},
 "last_seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"window up to the latest sample, default 60"},
 "from":{"type":"string","minLength":20,"maxLength":40,"description":"window start, RFC 3339"},
@@ -47,7 +47,7 @@ func rankProcessesTool() Decl {
 "filter":{"type":"object","additionalProperties":false,"properties":{
   "name":{"type":"string","minLength":1,"maxLength":256,"description":"substring of the process name"}}},
 "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"rows per page, default 10"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 		Annotations: readOnly,
 		Paging:      tool.CursorPaging,
 	}, func(ctx context.Context, h *Host, s *Session, a RankArgs) (*contract.Result, error) {

@@ -484,7 +484,7 @@ func stopRecordingTool(d Delivery) Decl {
 		Title:       "Stop recording",
 		Description: "Stops the recording recording_session_id and closes its log file. Required: operation_id, recording_session_id; the outcome names log_id, frames and bytes.",
 		Input: schema(`{"type":"object","additionalProperties":false,"required":["operation_id","recording_session_id"],"properties":{
-"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat returns the kept outcome"},
+"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"a repeat returns the kept outcome"},
 "recording_session_id":{"type":"string","minLength":1,"maxLength":64,"description":"from start_recording or get_recording"},
 ` + waitField(d.waitDefault()) + `}}`),
 		Annotations: mutation,

@@ -271,7 +271,7 @@ var getRuntimeCollectionTool = func() Decl {
 	t := define(tool.Tool{
 		Name:        "get_runtime_collection",
 		Title:       "Managed-runtime collection state",
-		Description: "The managed runtime of one live process (process_ref or pid required): jvm, dotnet, none or unknown, its version, whether its metrics can be collected, the authorization (enabled), revision and state (disabled, waiting, collecting, stopping, unavailable with reason), and the current JVM values while collecting.",
+		Description: "The managed runtime (jvm, dotnet, none or unknown) of one live process (process_ref or pid required): version, whether its metrics can be collected, authorization (enabled), revision, state (disabled, waiting, collecting, stopping, or unavailable with reason), and the JVM values while collecting.",
 		Details: "The Linux form of get_dotnet_collection. A HotSpot JVM is read passively from its performance-data file (/tmp/hsperfdata_USER/PID, also inside a container's mount namespace), as jstat reads it; nothing attaches to the JVM. " +
 			"Collection needs set_runtime_collection {enabled: true}, confirmed by a local user, for this lifetime only; the jvm_* metrics then enter history, get_metrics and rank_processes every second. .NET processes are detected by their diagnostic socket and reported supported: false.",
 		Input:       schema(`{"type":"object","additionalProperties":false,"properties":{` + runtimeTargetSchema + `}}`),

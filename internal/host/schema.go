@@ -122,7 +122,7 @@ const noArgs = `{"type":"object","additionalProperties":false,"properties":{}}`
 
 // pidField is the schema of a pid argument (the bridge resolves it to the
 // process_ref of the lifetime running under it at call time).
-const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"a live PID instead of process_ref (named in data.resolved_pids)"}`
+const pidField = `"pid":{"type":"integer","minimum":1,"maximum":2147483647,"description":"a live PID instead of process_ref"}`
 
 // pidNSField is the schema of pid_ns beside a pid: the PID namespace
 // the pid is in (the bridge resolves the pair to the host PID).
@@ -132,13 +132,13 @@ const pidNSField = `"pid_ns":{"type":"integer"}`
 const pidTargetBranch = `{"type":"object","additionalProperties":false,"required":["pid"],"properties":{` + pidField + `}}`
 
 // logRefSchema is the log_ref property of the source-selecting queries.
-const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"a log loaded by open_log: read it instead of live data"}`
+const logRefSchema = `"log_ref":{"type":"string","minLength":1,"maxLength":128,"description":"from open_log, with source log"}`
 
 // sourceSchema is the source property of the source-selecting queries.
-const sourceSchema = `"source":{"type":"string","enum":["live","log"],"description":"live (default) or log (needs log_ref)"}`
+const sourceSchema = `"source":{"type":"string","enum":["live","log"],"default":"live"}`
 
 // operationFields are operation_id and expected_revision of a mutation.
-const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"client-chosen id; a repeat with the same arguments returns the kept outcome"},
+const operationFields = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._:-]+$","description":"a repeat with the same arguments returns the kept outcome"},
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_tracking or list_profiles"}`
 
 // filterSchema holds the row selectors shared by read selections and the
@@ -148,6 +148,13 @@ const filterSchema = `"path":{"type":"string","minLength":1,"maxLength":4096,"pa
 "path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$","description":"path as base64 bytes (not UTF-8)"},
 "owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S","description":"owner executable name, exact, case-insensitive (not open_files, modules)"},
 "extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$","description":"file extension with the dot, e.g. .log"}`
+
+// filterSchemaBare is filterSchema without descriptions: the selection a
+// job tool's read option takes, described once by read_capture.
+const filterSchemaBare = `"path":{"type":"string","minLength":1,"maxLength":4096,"pattern":"\\S"},
+"path_bytes":{"type":"string","minLength":4,"maxLength":5464,"pattern":"^[A-Za-z0-9+/]*={0,2}$"},
+"owner_name":{"type":"string","minLength":1,"maxLength":256,"pattern":"\\S"},
+"extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$"}`
 
 // Delivery is the bridge's delivery mode: the defaults a proc tool's
 // description and schema state (seed 000 section 4). Normal mode waits

@@ -43,7 +43,7 @@ var listMetricsTool = define(tool.Tool{
 	Title:       "Metric catalog",
 	Description: "The metric catalog: ids, target kind, unit, representation, cumulative flag and source. No required arguments.",
 	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
-"target_kind":{"type":"string","enum":["process","system"],"description":"only metrics of this target kind"}}}`),
+"target_kind":{"type":"string","enum":["process","system"]}}}`),
 	Annotations: readOnly,
 }, func(ctx context.Context, h *Host, s *Session, a listMetricsArgs) (*contract.Result, error) {
 	return h.listMetrics(a)

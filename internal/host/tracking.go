@@ -27,7 +27,7 @@ var getTrackingTool = define(tool.Tool{
 	Description: "The Tracking List (process names whose lifetimes and descendants keep long history), the investigation revision and the matching identities, paged. No required arguments.",
 	Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "limit":{"type":"integer","minimum":1,"maximum":5000,"description":"matching identities per page, default 100"},
-"cursor":{"type":"string","minLength":1,"maxLength":4096,"description":"next_cursor of the previous page"}}}`),
+"cursor":{"type":"string","minLength":1,"maxLength":4096}}}`),
 	Annotations: readOnly,
 	Paging:      tool.CursorPaging,
 }, func(ctx context.Context, h *Host, s *Session, a pagedArgs) (*contract.Result, error) {

@@ -72,7 +72,7 @@ func (a *captureCompareProfilesArgs) experiment() *Experiment {
 // capture_and_compare_profiles.
 func compareCaptureDescription(ck captureKind) string {
 	return "Run each experiment case's program (never a shell) as the user running inquest, once per block in a seeded order under provider " + orList(ck.providers) +
-		", then " + ck.op.Name + " over each case's combined output, the first case as base; the programs may do anything that user can. Required: target, provider, experiment."
+		", then " + ck.op.Name + " over each case's combined output, the first case as base. Required: target, provider, experiment."
 }
 
 // compareCaptureDetails is the longer guidance of a comparison capture

@@ -114,7 +114,7 @@ func captureDescription(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDescription(ck)
 	}
-	return "Run target.argv (a program, never a shell) as the user running inquest, in its own process tree under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over what it produced; the program may do anything that user can. Required: target, provider."
+	return "Run target.argv (a program, never a shell) as the user running inquest under provider " + orList(ck.providers) + ", then " + ck.op.Name + " over its output. Required: target, provider."
 }
 
 // captureDetails is the longer guidance of a capture tool, shown by
@@ -124,6 +124,12 @@ func captureDetails(ck captureKind) string {
 	if ck.compare {
 		return compareCaptureDetails(ck) + " " + followDetails
 	}
+	return "The program runs in its own process tree, so the budget's timeout kills it all. " + captureKindDetails(ck)
+}
+
+// captureKindDetails is the part of captureDetails that depends on the
+// analysis: what each provider runs and what the analysis reads.
+func captureKindDetails(ck captureKind) string {
 	switch ck.op.Name {
 	case "summarize_executions":
 		return "direct measures wall time, CPU and max RSS of each execution, and an experiment compares cases run in randomized blocks. " + followDetails
@@ -174,7 +180,7 @@ func (ck captureKind) inputSchema(c Ceilings) json.RawMessage {
 }
 
 func targetSchema(ck captureKind) js {
-	argvDesc := "Program and arguments; never a shell string."
+	argvDesc := "Never a shell string."
 	switch {
 	case len(ck.providers) == 1 && ck.providers[0] == "go-test":
 		argvDesc = "Package arguments of go test."
@@ -188,12 +194,12 @@ func targetSchema(ck captureKind) js {
 			"argv": js{"type": "array", "minItems": 1, "maxItems": 1024, "items": js{"type": "string", "maxLength": 32768}, "description": argvDesc},
 			"cwd":  js{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Existing absolute directory."},
 			"env": js{"type": "object", "maxProperties": 32, "additionalProperties": false,
-				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}, "description": "Environment overrides."},
+				"patternProperties": js{"^[A-Za-z_][A-Za-z0-9_]{0,127}$": js{"type": "string", "maxLength": 32768}}},
 			"console_output": js{"enum": []string{"diagnostics", "full"}, "default": "diagnostics", "description": "Kept per stream: 64 KiB or 64 MiB."},
-			"budget": js{"type": "object", "additionalProperties": false, "description": "Workload budget; an omitted member means no limit.",
+			"budget": js{"type": "object", "additionalProperties": false, "description": "Omitted: no limit.",
 				"properties": js{
 					"timeout_seconds":  js{"type": []string{"integer", "null"}, "minimum": 1, "maximum": 86400, "description": "Per execution; kills the tree."},
-					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "memory.max of a delegated cgroup v2 leaf, else RLIMIT_AS; executions say which."},
+					"max_memory_bytes": js{"type": []string{"integer", "null"}, "minimum": 1 << 20, "maximum": int64(1) << 46, "description": "cgroup v2 memory.max, else RLIMIT_AS."},
 				}},
 		},
 	}
@@ -213,11 +219,8 @@ func providerSchema(ck captureKind) js {
 		}
 		return object(props, profileProviderFields(kind, props)...)
 	}
-	desc := "Collector."
 	if len(ck.providers) == 1 {
-		b := branch(ck.providers[0])
-		b["description"] = desc
-		return b
+		return branch(ck.providers[0])
 	}
 	// Discriminated on kind by a chain of if/then/else, one branch per
 	// provider, so a failure names the selected branch's field.
@@ -229,7 +232,6 @@ func providerSchema(ck captureKind) js {
 			"else": chain,
 		}
 	}
-	chain["description"] = desc
 	chain["required"] = []string{"kind"}
 	chain["properties"] = js{"kind": js{"enum": ck.providers}}
 	return chain

@@ -45,7 +45,7 @@ func previewOperation() *Operation {
 		Formats: []string{FormatText, FormatJSON, FormatJSONL, FormatCSV},
 		Fields: []Field{
 			{"offset", js{"type": "integer", "minimum": 0, "description": "First row (zero-based) of the first page."}},
-			{"text_fragment_chars", js{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Split text lines into fragments of at most this many characters."}},
+			{"text_fragment_chars", js{"type": "integer", "minimum": 1, "maximum": 4096, "description": "Longest text-line fragment, in characters."}},
 		},
 	}, func(ctx context.Context, req *Request, a *previewArgs) (*Output, error) {
 		return runPreview(ctx, req, &a.previewFields)

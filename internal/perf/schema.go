@@ -44,7 +44,7 @@ var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contr
 
 // pageSizeSchema is the page_size argument under the ceilings c.
 func pageSizeSchema(c Ceilings) js {
-	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "description": "Default " + itoa(c.DefaultRows) + "."}
+	return js{"type": "integer", "minimum": 1, "maximum": c.MaxRows, "default": c.DefaultRows}
 }
 
 // sourcesSchema is the sources argument of op: an ordered array of path
@@ -60,11 +60,10 @@ func sourcesSchema(op *Operation) js {
 	ev := object(js{
 		"kind":              js{"const": "evidence"},
 		"evidence_id":       evidenceIDSchema,
-		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Artifact name; needed when the record has several sources."},
+		"artifact_selector": js{"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "Needed when the record has several artifacts."},
 	}, "kind", "evidence_id")
 	return js{
 		"type": "array", "minItems": op.MinSources, "maxItems": op.MaxSources,
-		"description": "Artifacts, in order.",
 		// Discriminated on kind (if/then/else rather than oneOf) so a
 		// failure points at the offending field of the selected branch,
 		// e.g. /sources/0/evidence_id and its pattern, not at kind.
@@ -90,5 +89,5 @@ func limitsSchema(c Ceilings) js {
 		"max_input_bytes":  js{"type": "integer", "minimum": 1, "maximum": c.MaxInputBytes},
 		"timeout_seconds":  js{"type": "integer", "minimum": 1, "maximum": c.TimeoutSeconds},
 		"max_memory_bytes": js{"type": "integer", "minimum": 1 << 20, "maximum": c.MaxMemoryBytes, "default": c.defaultMemory()},
-	}).with("description", "Lowers the server ceilings.")
+	}).with("description", "Lowers server ceilings.")
 }
