@@ -38,6 +38,19 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			args := map[string]any{}
+			for _, w := range []struct {
+				flag string
+				v    *string
+			}{{"--from", &from}, {"--to", &to}} {
+				if *w.v == "" {
+					continue
+				}
+				t, err := parseWhen(w.flag, *w.v, time.Now())
+				if err != nil {
+					return printEnvelope(env, nil, err)
+				}
+				*w.v = t
+			}
 			for k, v := range map[string]string{"created_from": from, "created_to": to, "operation": op, "format": format, "toolset": toolset, "cursor": cursor} {
 				if v != "" {
 					args[k] = v
@@ -72,8 +85,8 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "created at or after (RFC 3339 with offset)")
-	f.StringVar(&to, "to", "", "created at or before (RFC 3339 with offset)")
+	f.StringVar(&from, "from", "", "created at or after: RFC 3339, local \"YYYY-MM-DD HH:MM\" or how long ago (2h)")
+	f.StringVar(&to, "to", "", "created at or before, in the forms --from takes")
 	f.StringVar(&op, "operation", "", "only this operation")
 	f.StringVar(&format, "format", "", "only records with an artifact of this format")
 	f.StringVar(&toolset, "toolset", "", "only this toolset (perf, bin)")

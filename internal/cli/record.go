@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +215,9 @@ func newLogCmd(env *Env) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Metrics = metrics
+			if !slices.Contains([]string{"csv", "jsonl", "openmetrics"}, o.Format) {
+				return failed(argError("--format", "csv, jsonl or openmetrics"))
+			}
 			for _, p := range pids {
 				if p <= 0 || p > math.MaxInt32 {
 					return failed(argError("--pid", "a positive process id"))
