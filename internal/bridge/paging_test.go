@@ -177,7 +177,8 @@ func TestEveryPagedToolReplaysNextAction(t *testing.T) {
 
 // TestResultBudgetEndsPages: under a small result byte budget the first
 // page of list_processes {"scope":"all"} ends at bytes, not rows: it is
-// partial with the budget warning and names the exact next call, the
+// complete (no evidence is missing) with the budget warning and names the
+// exact next call, the
 // delivered result fits the budget, and following next_action yields
 // every row exactly once.
 func TestResultBudgetEndsPages(t *testing.T) {
@@ -185,7 +186,7 @@ func TestResultBudgetEndsPages(t *testing.T) {
 	const budget = 16 << 10
 	ctx := tool.WithResultBudget(context.Background(), budget)
 	env, res, size := deliver(t, ctx, reg, "list_processes", map[string]any{"scope": "all", "projection": []string{"process_ref", "pid", "name", "path", "parent", "start_time", "history"}})
-	if res.Status != contract.StatusPartial || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil {
+	if res.Status != contract.StatusComplete || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil {
 		t.Fatalf("first page under a %d-byte budget: status %s, warnings %v, next %v", budget, res.Status, res.Warnings, res.NextAction)
 	}
 	if 2*size > budget {

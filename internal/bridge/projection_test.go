@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -109,8 +108,8 @@ func TestListProcessesCompactPage(t *testing.T) {
 		if 2*size > 16<<10 {
 			t.Fatalf("%v: %d bytes delivered, budget %d", proj, 2*size, 16<<10)
 		}
-		// a paged result's data.coverage is the envelope's coverage
-		if cov, _ := env["coverage"].(map[string]any); cov["total"] == nil || !reflect.DeepEqual(env["data"].(map[string]any)["coverage"], env["coverage"]) {
+		// a paged result states its coverage once, in the envelope
+		if cov, _ := env["coverage"].(map[string]any); cov["total"] == nil || env["data"].(map[string]any)["coverage"] != nil {
 			t.Fatalf("envelope coverage %v, data.coverage %v", env["coverage"], env["data"].(map[string]any)["coverage"])
 		}
 		var d struct {
