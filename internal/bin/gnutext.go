@@ -323,6 +323,10 @@ func gnuATT(text string, code []byte, mode int) string {
 		ops = ops[2:]
 	}
 	ops = attX87(mn, ops, enc)
+	if enc.vex {
+		mn = attVecSuffix(mn, ops, code, mode)
+	}
+	mn, ops = pclmulAlias(mn, ops, false)
 	pre = attPrefixes(pre, mn, ops, enc, mode, segs)
 	out := append(pre, mn)
 	if ops != "" {
@@ -791,9 +795,15 @@ func gnuIntel(text string, code []byte, mode int) string {
 		ops = intelSizeUpRE().ReplaceAllString(ops, "BYTE PTR")
 	}
 	ops = intelX87(mn, ops, enc)
-	if enc.vex && strings.Contains(ops, "[") && !strings.Contains(ops, "PTR") && !strings.Contains(ops, "1to") {
-		ops = intelVectorSize(mn, ops)
+	if enc.vex {
+		ops = intelBroadcast(mn, ops)
+		if mn == "vlddqu" {
+			// objdump's vlddqu operand (M) has no size.
+			ops = intelSizeUpRE().ReplaceAllString(ops, "")
+			ops = strings.ReplaceAll(ops, ", ", ",")
+		}
 	}
+	mn, ops = pclmulAlias(mn, ops, true)
 	if m, o, ok := intelString(enc, mode); ok {
 		mn, ops = m, o
 	}
@@ -1051,52 +1061,110 @@ func attCommon(text string) string {
 	return text
 }
 
-// intelVecFixed is the memory operand size of vector instructions whose
-// memory operand is not as wide as their vector registers.
-var intelVecFixed = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"vmovq": "QWORD", "vmovd": "DWORD", "vmovss": "DWORD", "vmovsd": "QWORD",
-		"vmovlps": "QWORD", "vmovhps": "QWORD", "vmovlpd": "QWORD", "vmovhpd": "QWORD",
-		"vpbroadcastb": "BYTE", "vpbroadcastw": "WORD", "vpbroadcastd": "DWORD", "vpbroadcastq": "QWORD",
-		"vbroadcastss": "DWORD", "vbroadcastsd": "QWORD",
-	}
+// intelBcstRE matches an Intel broadcast memory operand as the decoders
+// print it: its element size, the address, the element count.
+var intelBcstRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b([A-Z]+) PTR ((?:[a-g]s:)?\[[^\]]*\])\{1to([0-9]+)\}`)
 })
 
-// intelVecFull are the vector instruction families (by mnemonic prefix)
-// whose memory operand is as wide as their widest vector register.
-var intelVecFull = []string{
-	"vmovdq", "vmovup", "vmovap", "vmovntdq", "vpcmp", "vpminu", "vpmaxu", "vpmins", "vpmaxs",
-	"vpxor", "vpor", "vpand", "vpternlog", "vpadd", "vpsub", "vptest", "vpshufb", "vpalignr",
-	"vpunpck", "vxorp", "vandp", "vorp", "vpmovmskb", "vpsadbw",
+// intelBcstNarrow are the EVEX conversions whose destination is half (or
+// a quarter of) the width of their source: with an xmm destination the
+// register does not tell the source's width.
+var intelBcstNarrow = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range []string{"vcvtpd2ps", "vcvtpd2dq", "vcvttpd2dq", "vcvtpd2udq", "vcvttpd2udq", "vcvtqq2ps", "vcvtuqq2ps", "vcvtpd2ph", "vcvtqq2ph", "vcvtuqq2ph", "vcvtdq2ph", "vcvtudq2ph", "vcvtps2phx", "vcvtneps2bf16"} {
+		m[s] = true
+	}
+	return m
+})
+
+// intelBroadcast spells an EVEX broadcast memory operand as objdump -M
+// intel does: "DWORD BCST [rax]", its element count "{1to16}" written
+// only where no register operand shows the vector length (the vfpclass
+// tests into a mask register, the narrowing conversions into xmm).
+func intelBroadcast(mn, ops string) string {
+	return intelBcstRE().ReplaceAllStringFunc(ops, func(m string) string {
+		s := intelBcstRE().FindStringSubmatch(m)
+		out := s[1] + " BCST " + s[2]
+		rest := strings.Replace(ops, m, "", 1)
+		if strings.HasPrefix(mn, "vfpclassp") || intelBcstNarrow()[mn] && !strings.Contains(rest, "ymm") && !strings.Contains(rest, "zmm") {
+			out += "{1to" + s[3] + "}"
+		}
+		return out
+	})
 }
 
-// intelVectorSize adds the size objdump prints before a VEX or EVEX
-// memory operand that the decoder (Zydis) printed without one: the
-// fixed size of intelVecFixed, else for the intelVecFull families the
-// width of the widest vector register (XMMWORD, YMMWORD, ZMMWORD);
-// other instructions are left as they are.
-func intelVectorSize(mn, ops string) string {
-	size := intelVecFixed()[mn]
-	if size == "" {
-		for _, f := range intelVecFull {
-			if strings.HasPrefix(mn, f) {
-				switch {
-				case strings.Contains(ops, "zmm"):
-					size = "ZMMWORD"
-				case strings.Contains(ops, "ymm"):
-					size = "YMMWORD"
-				case strings.Contains(ops, "xmm"):
-					size = "XMMWORD"
-				}
-				break
-			}
+// pclmulAlias names a carry-less multiply by the halves its immediate
+// selects, as objdump does (pclmulqdq $0x1 is pclmulhqlqdq) and drops the
+// immediate; other immediates keep pclmulqdq's name. intel says the
+// immediate is the last operand (Intel syntax), else the first.
+func pclmulAlias(mn, ops string, intel bool) (string, string) {
+	base, ok := strings.CutSuffix(mn, "pclmulqdq")
+	if !ok || base != "" && base != "v" {
+		return mn, ops
+	}
+	parts := strings.Split(ops, ",")
+	k := 0
+	if intel {
+		k = len(parts) - 1
+	}
+	names := map[string]string{"0x0": "lqlq", "0x1": "hqlq", "0x10": "lqhq", "0x11": "hqhq", "$0x0": "lqlq", "$0x1": "hqlq", "$0x10": "lqhq", "$0x11": "hqhq"}
+	n, ok := names[parts[k]]
+	if len(parts) < 3 || !ok {
+		return mn, ops
+	}
+	return base + "pclmul" + n + "dq", strings.Join(append(parts[:k:k], parts[k+1:]...), ",")
+}
+
+// vexLW returns the vector length in bits (128, 256, 512) and the W bit
+// of the VEX (c4, c5) or EVEX (62) instruction at the start of code,
+// after any legacy prefixes; ok is false for another encoding.
+func vexLW(code []byte, mode int) (vl int, w, ok bool) {
+	i := 0
+	for i < len(code) && legacyPrefix(code[i]) {
+		i++
+	}
+	c := code[i:]
+	if len(c) < 2 || mode == 32 && c[1]&0xc0 != 0xc0 {
+		return 0, false, false
+	}
+	switch {
+	case c[0] == 0xc5:
+		return 128 << (c[1] >> 2 & 1), false, true
+	case c[0] == 0xc4 && len(c) >= 3:
+		return 128 << (c[2] >> 2 & 1), c[2]&0x80 != 0, true
+	case c[0] == 0x62 && len(c) >= 4:
+		return 128 << min(c[3]>>5&3, 2), c[2]&0x80 != 0, true
+	}
+	return 0, false, false
+}
+
+// attVecSuffix appends the operand-size letter objdump writes on a VEX or
+// EVEX mnemonic whose memory operand's size the registers do not show:
+// x, y or z (the vector length) on the narrowing conversions into an xmm
+// register and on vfpclassps/pd/ph, l or q (VEX.W) on vcvtsi2sd and its
+// kin; a broadcast operand ("(%rax){1to4}") takes none.
+func attVecSuffix(mn, ops string, code []byte, mode int) string {
+	if !strings.Contains(ops, "(") || strings.Contains(ops, "{1to") {
+		return mn
+	}
+	vl, w, ok := vexLW(code, mode)
+	if !ok {
+		return mn
+	}
+	xyz := map[int]string{128: "x", 256: "y", 512: "z"}[vl]
+	switch {
+	case strings.HasPrefix(mn, "vfpclassp"):
+		return mn + xyz
+	case intelBcstNarrow()[mn] && !strings.Contains(ops, "%ymm") && !strings.Contains(ops, "%zmm"):
+		return mn + xyz
+	case mn == "vcvtsi2sd" || mn == "vcvtsi2ss" || mn == "vcvtusi2sd" || mn == "vcvtusi2ss" || mn == "vcvtsi2sh" || mn == "vcvtusi2sh":
+		if w && mode == 64 {
+			return mn + "q"
 		}
+		return mn + "l"
 	}
-	if size == "" {
-		return ops
-	}
-	i := strings.Index(ops, "[")
-	return ops[:i] + size + " PTR " + ops[i:]
+	return mn
 }
 
 // intelString spells a string instruction (a4-a7, aa-af) as objdump -M

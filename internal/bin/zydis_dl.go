@@ -5,6 +5,7 @@ package bin
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -27,6 +28,17 @@ const (
 	zydisLengthOff  = 16
 	zydisTextOff    = 1136
 	zydisTextLen    = 96
+	// The decoded operands (ZydisDecodedOperand, 80 bytes each) and the
+	// facts of them intelMemSizes reads, checked the same way.
+	zydisVisibleOpsOff = 8 + 25 // info.operand_count_visible (u8)
+	zydisBroadcastOff  = 8 + 72 // info.avx.broadcast.mode (u32, 0: none)
+	zydisOperandsOff   = 336
+	zydisOperandLen    = 80
+	zydisOpVisOff      = 4  // visibility (u32): 1 explicit
+	zydisOpSizeOff     = 16 // size in bits (u16)
+	zydisOpElemOff     = 24 // element_size in bits (u16)
+	zydisOpTypeOff     = 32 // type (u32): 2 memory
+	zydisOpMemTypeOff  = 40 // mem.type (u32): 1 memory, 2 address (lea), 3 MIB, 4 VSIB
 	zydisMode64     = 0 // ZYDIS_MACHINE_MODE_LONG_64
 	zydisModeCompat = 1 // ZYDIS_MACHINE_MODE_LONG_COMPAT_32
 )
@@ -121,8 +133,67 @@ func (z *zydisLib) decodeX86(mode int, intel bool, code []byte, pc uint64, count
 			break
 		}
 		text := cstr(raw[zydisTextOff : zydisTextOff+zydisTextLen])
+		if intel {
+			text = intelMemSizes(text, raw)
+		}
 		out = append(out, extInsn{size: n, text: text})
 		off += n
 	}
 	return out, nil
 }
+
+// le16 and le32 read little-endian integers of the decoded structure.
+func le16(b []byte) int { return int(b[0]) | int(b[1])<<8 }
+func le32(b []byte) int { return le16(b) | le16(b[2:])<<16 }
+
+// intelMemSizes writes the size of every explicit memory operand of a
+// Zydis Intel text that Zydis left out (its formatter prints one only
+// where the registers leave it ambiguous; objdump -M intel always does),
+// from the decoder's operand model in raw (a ZydisDisassembledInstruction):
+// the operand's size in bits as "qword ptr", or for a broadcast its
+// element's ("dword ptr [rax]{1to16}", which gnuIntel spells "DWORD BCST").
+// Address operands (lea's), MIB operands (bndldx) and sizes without a name
+// are left without one, as objdump prints them.
+func intelMemSizes(text string, raw []byte) string {
+	bcast := le32(raw[zydisBroadcastOff:]) != 0
+	n := int(raw[zydisVisibleOpsOff])
+	from := 0 // the text searched for the next memory operand
+	for i := 0; i < n && i < 10; i++ {
+		op := raw[zydisOperandsOff+i*zydisOperandLen:]
+		if le32(op[zydisOpTypeOff:]) != 2 || le32(op[zydisOpVisOff:]) != 1 {
+			continue
+		}
+		j := strings.IndexByte(text[from:], '[')
+		if j < 0 {
+			break
+		}
+		j += from
+		from = j + 1
+		mt := le32(op[zydisOpMemTypeOff:])
+		bits := le16(op[zydisOpSizeOff:])
+		if mt == 4 || bcast {
+			bits = le16(op[zydisOpElemOff:])
+		}
+		if mt != 1 && mt != 4 {
+			continue
+		}
+		// The operand starts at its segment ("fs:[...]"), if any.
+		at := j
+		if at >= 3 && text[at-1] == ':' && strings.HasSuffix(text[at-3:at-1], "s") {
+			at -= 3
+		}
+		if strings.HasSuffix(text[:at], "ptr ") {
+			continue
+		}
+		name := intelSizeNames[bits]
+		if name == "" {
+			continue
+		}
+		text = text[:at] + name + " ptr " + text[at:]
+		from += len(name) + 5
+	}
+	return text
+}
+
+// intelSizeNames are the Intel names of memory operand sizes in bits.
+var intelSizeNames = map[int]string{8: "byte", 16: "word", 32: "dword", 48: "fword", 64: "qword", 80: "tbyte", 128: "xmmword", 256: "ymmword", 512: "zmmword"}
