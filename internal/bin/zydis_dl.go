@@ -24,10 +24,10 @@ var zydisLibraries = map[string][]string{
 // checked against offsetof on Debian's libzydis-dev 4.0.0: the decoded
 // instruction's length byte and the formatted text.
 const (
-	zydisInsnSize   = 1232
-	zydisLengthOff  = 16
-	zydisTextOff    = 1136
-	zydisTextLen    = 96
+	zydisInsnSize  = 1232
+	zydisLengthOff = 16
+	zydisTextOff   = 1136
+	zydisTextLen   = 96
 	// The decoded operands (ZydisDecodedOperand, 80 bytes each) and the
 	// facts of them intelMemSizes reads, checked the same way.
 	zydisVisibleOpsOff = 8 + 25 // info.operand_count_visible (u8)
@@ -39,8 +39,8 @@ const (
 	zydisOpElemOff     = 24 // element_size in bits (u16)
 	zydisOpTypeOff     = 32 // type (u32): 2 memory
 	zydisOpMemTypeOff  = 40 // mem.type (u32): 1 memory, 2 address (lea), 3 MIB, 4 VSIB
-	zydisMode64     = 0 // ZYDIS_MACHINE_MODE_LONG_64
-	zydisModeCompat = 1 // ZYDIS_MACHINE_MODE_LONG_COMPAT_32
+	zydisMode64        = 0  // ZYDIS_MACHINE_MODE_LONG_64
+	zydisModeCompat    = 1  // ZYDIS_MACHINE_MODE_LONG_COMPAT_32
 )
 
 // zydisLib is the Zydis 4.0 library loaded with dlopen (no cgo).
