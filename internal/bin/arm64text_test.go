@@ -46,11 +46,22 @@ func normARM64(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// arm64Counts are the rows of an arm64 text comparison: compared (with
+// text, data rows included), data (rows of kind data, objdump's .word,
+// .short, .byte) and undecodable (objdump's ".inst ... ; undefined").
+type arm64Counts struct {
+	compared, data, undecodable int
+	// directives counts the data rows by directive (".word", ".short",
+	// ".byte").
+	directives map[string]int
+}
+
 // arm64TextDiffs disassembles section sec of the arm64 ELF file p whole
-// and returns the instructions whose text differs from aarch64 objdump's
-// (as "address: ours | objdump"), the number compared and the rows that
-// came back undecodable.
-func arm64TextDiffs(t *testing.T, p, sec string) ([]string, int, int) {
+// and returns the rows whose text differs from aarch64 objdump's (as
+// "address: ours | objdump") and the counts. A data row must be one
+// objdump prints as data; an undecodable row must be one objdump prints
+// as an undefined .inst.
+func arm64TextDiffs(t *testing.T, p, sec string) ([]string, arm64Counts) {
 	t.Helper()
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -75,31 +86,38 @@ func arm64TextDiffs(t *testing.T, p, sec string) ([]string, int, int) {
 	}
 	idx := newSymIndex(loadSymbols(in, data))
 	ref := arm64ObjdumpText(t, p, sec)
-	rows, _ := disassemble(x86Decoder{}, ArchARM64, "gnu", code[:len(code):len(code)], s.Addr, 0, len(code)/4+1, idx, nil)
+	rows, _ := disassemble(x86Decoder{}, ArchARM64, "gnu", code[:len(code):len(code)], s.Addr, 0, len(code), idx, nil)
 	var diffs []string
 	if len(rows) != len(ref) {
 		diffs = append(diffs, fmt.Sprintf("%d rows, objdump -z prints %d", len(rows), len(ref)))
 	}
-	undecodable, n := 0, 0
+	c := arm64Counts{directives: map[string]int{}}
 	for _, r := range rows {
 		a, _ := strconv.ParseUint(strings.TrimPrefix(r.Address, "0x"), 16, 64)
 		want, ok := ref[a]
 		if r.Error != "" {
-			undecodable++
-
-			if ok && !strings.HasPrefix(want, ".inst") && !strings.HasPrefix(want, ".word") {
+			c.undecodable++
+			if !ok || !strings.HasPrefix(want, ".inst") {
 				diffs = append(diffs, r.Address+": "+r.Error+" | "+want)
 			}
 			continue
 		}
-		n++
+		c.compared++
+		isData := strings.HasPrefix(want, ".word") || strings.HasPrefix(want, ".short") || strings.HasPrefix(want, ".byte")
+		if (r.Kind == "data") != isData {
+			diffs = append(diffs, r.Address+": kind "+r.Kind+" "+r.Text+" | "+normARM64(want))
+		}
+		if r.Kind == "data" {
+			c.data++
+			c.directives[strings.Fields(r.Text)[0]]++
+		}
 		if !ok {
 			diffs = append(diffs, r.Address+": "+r.Text+" | (no objdump instruction)")
 		} else if normARM64(r.Text) != normARM64(want) {
 			diffs = append(diffs, r.Address+": "+r.Text+" | "+normARM64(want))
 		}
 	}
-	return diffs, n, undecodable
+	return diffs, c
 }
 
 // TestARM64TextMatchesObjdump (issue 36 case 7): the whole .text of the
@@ -116,11 +134,18 @@ func TestARM64TextMatchesObjdump(t *testing.T) {
 	}
 	for _, name := range sortedKeys(files) {
 		t.Run(name, func(t *testing.T) {
-			diffs, n, und := arm64TextDiffs(t, files[name], ".text")
-			if n < 100 {
-				t.Fatalf("only %d instructions decoded", n)
+			diffs, c := arm64TextDiffs(t, files[name], ".text")
+			if c.compared < 100 {
+				t.Fatalf("only %d instructions decoded", c.compared)
 			}
-			t.Logf("%d instructions compared, %d differ from aarch64 objdump, %d undecodable rows", n, len(diffs), und)
+			if name == "assembled" {
+				for _, d := range []string{".word", ".short", ".byte"} {
+					if c.directives[d] == 0 {
+						t.Errorf("no %s data row: the fixture's data in .text ($d) is not read as objdump reads it", d)
+					}
+				}
+			}
+			t.Logf("%d rows compared (%d of them data: %v), %d differ from aarch64 objdump, %d undecodable rows", c.compared, c.data, c.directives, len(diffs), c.undecodable)
 			for i, d := range diffs {
 				if i == 200 {
 					break
@@ -186,9 +211,40 @@ func buildARM64Asm(t *testing.T) string {
 	w("ldr x1, lit")
 	w("ldr w2, [x0, #8]")
 	w("ldp x29, x30, [sp], #16")
-	w("b _start")
-	// The literal is in .data: objdump prints data that a $d mapping
-	// symbol marks inside .text as .word, which this package does not.
+	// Data in the code, marked by $d mapping symbols ($x after it):
+	// literal pools of ldr =imm (.ltorg), words, halfwords and bytes of
+	// every alignment, a jump table, a literal in .text, .inst (code)
+	// between data, and alignment padding (its own $d).
+	b.WriteString(`	ldr x0, =0x1234567890
+	ldr w1, =0x12345
+	adr x2, jt
+	ldrb w3, [x2, x1]
+	ldr x4, textlit
+	b 1f
+	.word 0xdeadbeef
+	.word 0
+	.short 0x1234
+	.byte 1
+	.byte 2
+	.inst 0xd503201f
+	.byte 1, 2, 3
+	.align 2
+1:	nop
+	b 2f
+textlit: .quad 0x1122334455667788
+jt:	.byte 0, 1, 2, 3, 4
+	.align 2
+2:	nop
+	.ltorg
+	.byte 5
+	.short 6
+	.align 3
+	mov x0, #1
+	.ltorg
+	ldr x5, =0xfeedfacecafebeef
+	b _start
+	.ltorg
+`)
 	b.WriteString(".data\nlit: .quad 0\n.space 0x40000\nfar: .quad 1\n")
 	dir := t.TempDir()
 	src, obj, exe := filepath.Join(dir, "a.s"), filepath.Join(dir, "a.o"), filepath.Join(dir, "a")
@@ -283,6 +339,33 @@ func TestARM64UndecodableIsPartial(t *testing.T) {
 			if normARM64(row["text"].(string)) != normARM64(want) {
 				t.Errorf("%#x: %q; objdump %q", a, row["text"], want)
 			}
+		}
+	}
+}
+
+// TestMappingSymbol: the ELF mapping symbol names ($x, $d, $a, $t and
+// their "$d.N" forms, as GNU as and LLVM write them) and names that are
+// not mapping symbols.
+func TestMappingSymbol(t *testing.T) {
+	for _, c := range []struct {
+		name, typ   string
+		isMap, data bool
+	}{
+		{"$x", "STT_NOTYPE", true, false},
+		{"$d", "STT_NOTYPE", true, true},
+		{"$x.12", "STT_NOTYPE", true, false},
+		{"$d.3", "STT_NOTYPE", true, true},
+		{"$a", "STT_NOTYPE", true, false},
+		{"$t.0", "STT_NOTYPE", true, false},
+		{"$data", "STT_NOTYPE", false, false},
+		{"$d", "STT_FUNC", false, false},
+		{"$", "STT_NOTYPE", false, false},
+		{"$q", "STT_NOTYPE", false, false},
+		{"x$d", "STT_NOTYPE", false, false},
+	} {
+		isMap, data := mappingSymbol(&Symbol{Name: c.name, Type: c.typ})
+		if isMap != c.isMap || data != c.data {
+			t.Errorf("mappingSymbol(%q, %s) = %v, %v; want %v, %v", c.name, c.typ, isMap, data, c.isMap, c.data)
 		}
 	}
 }

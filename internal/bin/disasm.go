@@ -1,6 +1,8 @@
 package bin
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -55,6 +57,11 @@ type Instruction struct {
 	// Source is "file:line" from the DWARF line table, when present.
 	Source string `json:"source,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Kind is "data" for bytes an ELF mapping symbol ($d) marks as data
+	// inside code (an arm64 literal pool or jump table): Text is then
+	// objdump's ".word 0x...", ".short" or ".byte" row; empty for an
+	// instruction.
+	Kind string `json:"kind,omitempty"`
 	// Relocations lists the relocation entries applied to this
 	// instruction's bytes (relocatable objects).
 	Relocations []Relocation `json:"relocations,omitempty"`
@@ -83,6 +90,86 @@ type symIndex struct {
 	dynRelocs map[uint64]string
 	// relLo and relHi are the lowest and highest dynamic r_offset.
 	relLo, relHi uint64
+	// maps are the ELF mapping symbols ($x, $d, $a, $t and their
+	// "$d.N" forms) by address, which objdump reads to tell code from
+	// data and never prints as names.
+	maps []mapSym
+}
+
+// mapSym is one ELF mapping symbol: its address and whether it starts
+// data ($d) rather than code ($x, $a, $t).
+type mapSym struct {
+	addr uint64
+	data bool
+}
+
+// mappingSymbol reports whether y is an ELF mapping symbol (ARM ELF ABI,
+// "Mapping symbols": a local STT_NOTYPE symbol named $a, $t, $x or $d,
+// alone or followed by "." and any text), and whether it marks data.
+func mappingSymbol(y *Symbol) (isMap, data bool) {
+	n := y.Name
+	if len(n) < 2 || n[0] != '$' || y.Type != "STT_NOTYPE" || len(n) > 2 && n[2] != '.' {
+		return false, false
+	}
+	switch n[1] {
+	case 'x', 'a', 't':
+		return true, false
+	case 'd':
+		return true, true
+	}
+	return false, false
+}
+
+// armData reports whether the byte at pc lies in data by the mapping
+// symbols (the last one at or before pc is a $d), and how many bytes
+// objdump prints as one data row there (aarch64-dis.c print_insn_data:
+// up to the next 4-byte boundary, cut at the next symbol and at avail
+// bytes, a 3-byte remainder printed as a .short or, at an odd address,
+// a .byte).
+func (x *symIndex) armData(pc uint64, avail int) (int, bool) {
+	if x == nil || len(x.maps) == 0 || avail <= 0 {
+		return 0, false
+	}
+	i, _ := slices.BinarySearchFunc(x.maps, pc, func(m mapSym, a uint64) int { return cmp.Compare(m.addr, a) })
+	if i < len(x.maps) && x.maps[i].addr == pc {
+		i++
+	}
+	// x.maps[:i] are at or before pc.
+	if i == 0 || !x.maps[i-1].data {
+		return 0, false
+	}
+	size := uint64(4 - pc&3)
+	next := uint64(0)
+	if i < len(x.maps) {
+		next = x.maps[i].addr
+	}
+	j, _ := slices.BinarySearchFunc(x.syms, pc+1, func(y Symbol, a uint64) int { return cmp.Compare(y.value, a) })
+	if j < len(x.syms) && (next == 0 || x.syms[j].value < next) {
+		next = x.syms[j].value
+	}
+	if next > pc && next-pc < size {
+		size = next - pc
+	}
+	size = min(size, uint64(avail))
+	if size == 3 {
+		size = 2 - pc&1
+	}
+	return int(size), true
+}
+
+// arm64DataRow fills row with the data bytes b (1, 2 or 4, little-endian)
+// as objdump prints them: ".word 0x0000002a", ".short 0x1234",
+// ".byte 0x09".
+func arm64DataRow(row *Instruction, b []byte) {
+	row.Bytes, row.Kind = hex.EncodeToString(b), "data"
+	switch len(b) {
+	case 4:
+		row.Text = fmt.Sprintf(".word 0x%08x", binary.LittleEndian.Uint32(b))
+	case 2:
+		row.Text = fmt.Sprintf(".short 0x%04x", binary.LittleEndian.Uint16(b))
+	default:
+		row.Text = fmt.Sprintf(".byte 0x%02x", b[0])
+	}
 }
 
 func newSymIndex(ss *symbolSet) *symIndex {
@@ -95,6 +182,7 @@ func newSymIndex(ss *symbolSet) *symIndex {
 	// Sorted by index (a Symbol is large: moving indices, not symbols),
 	// stably, in objdump's order; the first symbol of each address is kept.
 	var order []int32
+	var maps []mapSym
 	for i := range ss.syms {
 		y := &ss.syms[i]
 		if !y.Defined || y.sect < 0 || y.Name == "" {
@@ -104,6 +192,10 @@ func newSymIndex(ss *symbolSet) *symIndex {
 			continue
 		}
 		if y.Type == "STT_SECTION" || y.Type == "STT_FILE" || y.Type == "STT_TLS" {
+			continue
+		}
+		if isMap, data := mappingSymbol(y); isMap {
+			maps = append(maps, mapSym{addr: y.value, data: data})
 			continue
 		}
 		order = append(order, int32(i))
@@ -126,7 +218,8 @@ func newSymIndex(ss *symbolSet) *symIndex {
 		}
 		out = append(out, *y)
 	}
-	return &symIndex{syms: out}
+	slices.SortStableFunc(maps, func(a, b mapSym) int { return cmp.Compare(a.addr, b.addr) })
+	return &symIndex{syms: out, maps: maps}
 }
 
 // symBefore is binutils objdump's compare_symbols order (see symIndex).
@@ -354,6 +447,11 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		}
 		switch arch {
 		case ArchARM64:
+			if n, ok := idx.armData(pc, end-off); ok {
+				arm64DataRow(&row, code[off:off+n])
+				off += n
+				break
+			}
 			if off+4 > len(code) {
 				row.Bytes, row.Error = hex.EncodeToString(code[off:]), "truncated instruction"
 				off = len(code)
