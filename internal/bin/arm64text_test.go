@@ -31,7 +31,10 @@ func arm64ObjdumpText(t *testing.T, p, sec string) map[uint64]string {
 	return m
 }
 
-var reARM64Target = regexp.MustCompile(`\b([0-9a-f]+) <[^>]*>$`)
+var (
+	reARM64Target = regexp.MustCompile(`\b([0-9a-f]+) <[^>]*>$`)
+	reARM64Sym    = regexp.MustCompile(`\b[0-9a-f]+ <([^>]*)>$`)
+)
 
 // normARM64 makes objdump's text comparable with ours: objdump's
 // "<symbol+off>" annotation and "// #imm" comment go (ours are the
@@ -115,6 +118,11 @@ func arm64TextDiffs(t *testing.T, p, sec string) ([]string, arm64Counts) {
 			diffs = append(diffs, r.Address+": "+r.Text+" | (no objdump instruction)")
 		} else if normARM64(r.Text) != normARM64(want) {
 			diffs = append(diffs, r.Address+": "+r.Text+" | "+normARM64(want))
+		}
+		// objdump's "<symbol+off>" is target_symbol (mapping symbols
+		// never name an address).
+		if m := reARM64Sym.FindStringSubmatch(want); m != nil && r.TargetSymbol != m[1] {
+			diffs = append(diffs, r.Address+": target_symbol "+r.TargetSymbol+" | <"+m[1]+">")
 		}
 	}
 	return diffs, c
