@@ -352,8 +352,8 @@ func TestARM64UndecodableIsPartial(t *testing.T) {
 }
 
 // TestMappingSymbol: the ELF mapping symbol names ($x, $d, $a, $t and
-// their "$d.N" forms, as GNU as and LLVM write them) and names that are
-// not mapping symbols.
+// their "$d.N" forms, as GNU as and LLVM write them; the name decides, as
+// in binutils) and names that are not mapping symbols.
 func TestMappingSymbol(t *testing.T) {
 	for _, c := range []struct {
 		name, typ   string
@@ -366,7 +366,7 @@ func TestMappingSymbol(t *testing.T) {
 		{"$a", "STT_NOTYPE", true, false},
 		{"$t.0", "STT_NOTYPE", true, false},
 		{"$data", "STT_NOTYPE", false, false},
-		{"$d", "STT_FUNC", false, false},
+		{"$d", "STT_OBJECT", true, true},
 		{"$", "STT_NOTYPE", false, false},
 		{"$q", "STT_NOTYPE", false, false},
 		{"x$d", "STT_NOTYPE", false, false},

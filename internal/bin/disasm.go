@@ -104,11 +104,12 @@ type mapSym struct {
 }
 
 // mappingSymbol reports whether y is an ELF mapping symbol (ARM ELF ABI,
-// "Mapping symbols": a local STT_NOTYPE symbol named $a, $t, $x or $d,
-// alone or followed by "." and any text), and whether it marks data.
+// "Mapping symbols": $a, $t, $x or $d, alone or followed by "." and any
+// text; by its name alone, as binutils' bfd_is_aarch64_special_symbol_name
+// tells them), and whether it marks data.
 func mappingSymbol(y *Symbol) (isMap, data bool) {
 	n := y.Name
-	if len(n) < 2 || n[0] != '$' || y.Type != "STT_NOTYPE" || len(n) > 2 && n[2] != '.' {
+	if len(n) < 2 || n[0] != '$' || len(n) > 2 && n[2] != '.' {
 		return false, false
 	}
 	switch n[1] {
@@ -131,7 +132,7 @@ func (x *symIndex) armData(pc uint64, avail int) (int, bool) {
 		return 0, false
 	}
 	i, _ := slices.BinarySearchFunc(x.maps, pc, func(m mapSym, a uint64) int { return cmp.Compare(m.addr, a) })
-	if i < len(x.maps) && x.maps[i].addr == pc {
+	for i < len(x.maps) && x.maps[i].addr == pc {
 		i++
 	}
 	// x.maps[:i] are at or before pc.
