@@ -233,6 +233,7 @@ func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
 	if res.Status != contract.StatusPartial || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil || res.NextAction.Tool != "read_capture" {
 		t.Fatalf("first file_users page: status %s, warnings %v, next %v", res.Status, res.Warnings, res.NextAction)
 	}
+	t.Logf("DEBUG status %s warnings %v coverage %v", res.Status, res.Warnings, env["coverage"])
 	first := env["data"].(map[string]any) // the first page is flat in the job's data
 	var rows []string
 	for _, r := range first["rows"].([]any) {

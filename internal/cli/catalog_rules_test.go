@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -446,4 +447,55 @@ func TestCatalogReadProjection(t *testing.T) {
 			t.Errorf("%s %s: %v, want INVALID_ARGUMENT at %s", c.tool, c.args, err, c.field)
 		}
 	}
+}
+
+// TestMisplacedArgumentNamesItsHome checks, for every tool, that a
+// member of one of its nested objects given at the top level (as
+// start_capture's read.projection given as projection) is refused with
+// INVALID_ARGUMENT at that member and a message naming where it belongs
+// ("projection belongs under read: {"read":{"projection":[...]}}"), so a
+// caller corrects the call in one step.
+func TestMisplacedArgumentNamesItsHome(t *testing.T) {
+	reg, tools := catalogTools(t)
+	checked := 0
+	for _, tl := range tools {
+		var s map[string]any
+		if err := json.Unmarshal(tl.Input, &s); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		top, _ := s["properties"].(map[string]any)
+		defs, _ := s["$defs"].(map[string]any)
+		for _, parent := range keysOf(top) {
+			child, _ := top[parent].(map[string]any)
+			if ref, ok := child["$ref"].(string); ok {
+				child, _ = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+			}
+			props, _ := child["properties"].(map[string]any)
+			for _, name := range keysOf(props) {
+				if _, ok := top[name]; ok {
+					continue
+				}
+				checked++
+				args, _ := json.Marshal(map[string]any{name: 1})
+				e := contract.AsError(reg.Validate(tl.Name, args))
+				want := name + " belongs "
+				if e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/"+name || !strings.Contains(e.Message, want) || !strings.Contains(e.Message, parent) {
+					t.Errorf("%s {%q: ...}: %+v; want INVALID_ARGUMENT at /%s saying %q and naming %s", tl.Name, name, e, name, want, parent)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no tool has a nested object member (start_capture has read.projection)")
+	}
+}
+
+// keysOf returns m's keys, sorted.
+func keysOf(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
