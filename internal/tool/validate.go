@@ -468,6 +468,7 @@ func (e *entry) project(v *failure) *contract.Error {
 	kw := []string{v.keyword}
 	constraint := schemaPtr + pointer(kw)
 	msg := "argument does not match the input schema"
+	hint := "" // where a misplaced member belongs
 	switch v.keyword {
 	case "required":
 		field = field + "/" + escape(v.missing)
@@ -477,9 +478,7 @@ func (e *entry) project(v *failure) *contract.Error {
 		// The name is the caller's own input: point at it only when it is
 		// short and printable, never echo a huge or binary key.
 		if len(v.extra) > 0 && safeName(v.extra[0]) {
-			if hint := e.belongsHint(v.instance, v.extra[0]); hint != "" {
-				msg += ": " + hint
-			}
+			hint = e.belongsHint(v.instance, v.extra[0])
 			field = field + "/" + escape(v.extra[0])
 		} else if len(v.extra) > 0 {
 			msg = "an argument name that is too long or not printable is not accepted by this tool"
@@ -515,6 +514,9 @@ func (e *entry) project(v *failure) *contract.Error {
 		msg += " (at the top level)"
 	} else {
 		msg += " (at " + field + ")"
+	}
+	if hint != "" {
+		msg += ": " + hint
 	}
 	return &contract.Error{
 		Code:       contract.CodeInvalidArgument,
