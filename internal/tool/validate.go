@@ -563,13 +563,19 @@ const maxHomeDepth = 4
 // the schema has no such member. Only schema names are quoted, never the
 // caller's values.
 func (e *entry) belongsHint(at []string, name string) string {
-	var homes [][]string
+	type home struct {
+		path []string // property names from the root, name last
+		node any      // the member's schema
+	}
+	var homes []home
+	seen := map[string]bool{}
 	var walk func(node any, path []string, depth int)
 	walk = func(node any, path []string, depth int) {
 		obj, _ := e.deref(node).(map[string]any)
 		props, _ := obj["properties"].(map[string]any)
-		if _, ok := props[name]; ok && !slices.Equal(path, at) {
-			homes = append(homes, append(slices.Clone(path), name))
+		if m, ok := props[name]; ok && !slices.Equal(path, at) && !seen[pointer(path)] {
+			seen[pointer(path)] = true
+			homes = append(homes, home{append(slices.Clone(path), name), e.deref(m)})
 		}
 		if depth >= maxHomeDepth {
 			return
@@ -577,27 +583,34 @@ func (e *entry) belongsHint(at []string, name string) string {
 		for _, k := range sortedKeys(props) {
 			walk(props[k], append(slices.Clone(path), k), depth+1)
 		}
+		// The alternatives of a member (target: {process_ref} or {pid})
+		// are homes at the same path.
+		for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+			alts, _ := obj[kw].([]any)
+			for _, a := range alts {
+				walk(a, path, depth+1)
+			}
+		}
 	}
 	walk(e.doc, nil, 0)
 	if len(homes) == 0 {
 		return ""
 	}
-	slices.SortStableFunc(homes, func(a, b []string) int { return len(a) - len(b) })
+	slices.SortStableFunc(homes, func(a, b home) int { return len(a.path) - len(b.path) })
 	var top bool
 	var under []string
 	for _, h := range homes {
-		if len(h) == 1 {
+		if len(h.path) == 1 {
 			top = true
 		} else {
-			under = append(under, strings.Join(h[:len(h)-1], "."))
+			under = append(under, strings.Join(h.path[:len(h.path)-1], "."))
 		}
 	}
 	var where []string
 	if top {
 		where = append(where, "at the top level")
 	}
-	if n := len(slices.Compact(under)); n > 0 {
-		under = under[:n]
+	if n := len(under); n > 0 {
 		w := under[n-1]
 		if n > 1 {
 			w = strings.Join(under[:n-1], ", ") + " or " + w
@@ -607,7 +620,7 @@ func (e *entry) belongsHint(at []string, name string) string {
 	// An example of the first home, the value by the member's type.
 	h := homes[0]
 	ex := "..."
-	if node, _ := e.memberSchema(h).(map[string]any); node != nil {
+	if node, _ := h.node.(map[string]any); node != nil {
 		switch node["type"] {
 		case "array":
 			ex = "[...]"
@@ -617,23 +630,11 @@ func (e *entry) belongsHint(at []string, name string) string {
 			ex = `"..."`
 		}
 	}
-	ex = strconv.Quote(h[len(h)-1]) + ":" + ex
-	for i := len(h) - 2; i >= 0; i-- {
-		ex = strconv.Quote(h[i]) + ":{" + ex + "}"
+	ex = strconv.Quote(h.path[len(h.path)-1]) + ":" + ex
+	for i := len(h.path) - 2; i >= 0; i-- {
+		ex = strconv.Quote(h.path[i]) + ":{" + ex + "}"
 	}
 	return name + " belongs " + strings.Join(where, " or ") + ": {" + ex + "}"
-}
-
-// memberSchema returns the schema of the member at path (property names
-// from the root, following local $ref), or nil.
-func (e *entry) memberSchema(path []string) any {
-	node := e.doc
-	for _, k := range path {
-		obj, _ := e.deref(node).(map[string]any)
-		props, _ := obj["properties"].(map[string]any)
-		node = props[k]
-	}
-	return e.deref(node)
 }
 
 // deref follows a chain of local $ref (at most maxHomeDepth) from node.

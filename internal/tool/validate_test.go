@@ -185,7 +185,8 @@ func TestIntegralNumbersAndLongNames(t *testing.T) {
 
 // TestUnknownMemberNamesItsHome: an argument the tool does not take
 // where it was given, but does take elsewhere (a member of a nested
-// object given at the top level, through a local $ref too, or a
+// object given at the top level, through a local $ref or an anyOf
+// alternative too, or a
 // top-level member given inside an object), is INVALID_ARGUMENT at the
 // member given, with a message naming where it belongs and an example
 // (before a required member missing beside it, which it names too); a
@@ -193,7 +194,7 @@ func TestIntegralNumbersAndLongNames(t *testing.T) {
 func TestUnknownMemberNamesItsHome(t *testing.T) {
 	r := NewRegistry()
 	schema := `{"type":"object","additionalProperties":false,"required":["kind"],"$defs":{"sel":{"type":"object","additionalProperties":false,"properties":{"projection":{"type":"array","items":{"type":"string"}},"path":{"type":"string"}}}},
-"properties":{"kind":{"type":"string"},"wait_ms":{"type":"integer"},"read":{"$ref":"#/$defs/sel"},"filter":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"}}}}}`
+"properties":{"target":{"anyOf":[{"type":"object","additionalProperties":false,"properties":{"process_ref":{"type":"string"}}},{"type":"object","additionalProperties":false,"properties":{"pid":{"type":"integer"}}}]},"kind":{"type":"string"},"wait_ms":{"type":"integer"},"read":{"$ref":"#/$defs/sel"},"filter":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"}}}}}`
 	err := r.Add(Tool{Name: "t", Toolset: Proc, Description: "d", Input: json.RawMessage(schema),
 		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
 			return contract.NewResult("test", time.Time{}, map[string]any{}), nil
@@ -207,6 +208,7 @@ func TestUnknownMemberNamesItsHome(t *testing.T) {
 		{`{"kind":"x","path":"x"}`, "/path", `path belongs under filter or read: {"filter":{"path":"..."}}`},
 		{`{"kind":"x","read":{"wait_ms":5}}`, "/read/wait_ms", `wait_ms belongs at the top level: {"wait_ms":...}`},
 		{`{"kind":"x","read":{"kind":"x"}}`, "/read/kind", `kind belongs at the top level: {"kind":"..."}`},
+		{`{"kind":"x","process_ref":"p"}`, "/process_ref", `process_ref belongs under target: {"target":{"process_ref":"..."}}`},
 		{`{"kind":"x","nowhere":1}`, "/nowhere", ""},
 	}
 	for _, tc := range tests {
