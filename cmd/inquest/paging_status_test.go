@@ -90,7 +90,7 @@ func TestPagesAreCompleteNotPartial(t *testing.T) {
 		}, "read_capture", nil, "read_capture", true},
 		{"bin page by limit", []string{"--toolsets", "bin"}, nil, "list_symbols", map[string]any{"path": binary, "limit": 1}, "list_symbols", false},
 		{"bin strings by limit", []string{"--toolsets", "bin"}, nil, "search_strings", map[string]any{"path": binary, "limit": 1}, "search_strings", false},
-		{"bin disassembly by limit", []string{"--toolsets", "bin"}, nil, "disassemble", map[string]any{"path": binary, "symbol": "main.main", "limit": 1}, "disassemble", false},
+		{"bin disassembly by limit", []string{"--toolsets", "bin"}, nil, "disassemble", map[string]any{"path": binary, "symbol": "main.main", "max_instructions": 2}, "disassemble", false},
 		{"perf page by page_size", []string{"--toolsets", "perf"}, nil, "summarize_profile", map[string]any{"sources": []any{map[string]any{"kind": "path", "path": prof, "format": "folded"}}, "page_size": 2}, "summarize_profile", false},
 	}
 	for _, tc := range tests {
