@@ -363,12 +363,11 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			pd["capture_retained"] = false
 		}
 	}
-	// The first page is flat in data (rows, page, next_cursor,
-	// actions, expires_at beside the job's fields), never a nested
-	// envelope; its status, warnings, coverage and next_action are the
-	// envelope's. capture_id stays the
-	// source capture (next_action reads it); a selected view is named
-	// view_capture_id.
+	// The first page is flat in data (rows, page, next_cursor, actions,
+	// expires_at beside the job's fields), never a nested envelope; its
+	// status, warnings, coverage and next_action are the envelope's, never
+	// repeated under data. capture_id stays the source capture (next_action
+	// reads it); a selected view is named view_capture_id.
 	for k, v := range pd {
 		switch k {
 		case "capture_id":

@@ -186,9 +186,8 @@ func TestIntegralNumbersAndLongNames(t *testing.T) {
 // TestUnknownMemberNamesItsHome: an argument the tool does not take
 // where it was given, but does take elsewhere (a member of a nested
 // object given at the top level, through a local $ref or an anyOf
-// alternative too, or a
-// top-level member given inside an object), is INVALID_ARGUMENT at the
-// member given, with a message naming where it belongs and an example
+// alternative too, or a top-level member given inside an object), is
+// INVALID_ARGUMENT at the member given, with a message naming where it belongs and an example
 // (before a required member missing beside it, which it names too); a
 // name the tool has nowhere gets no hint.
 func TestUnknownMemberNamesItsHome(t *testing.T) {
