@@ -1,20 +1,32 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // TestPagesAreCompleteNotPartial checks, over the built binary, that
-// paging is not missing evidence: a page of a proc listing (list_processes)
-// or a bin listing (list_symbols) with more pages after it, and a proc
-// page the result byte budget ended early, are `complete` with
-// data.page.more true and next_action the same call with the cursor; the
-// byte-ended page says so in warnings. A proc page states its coverage
-// once, as the envelope's, never again under data.
+// paging is not missing evidence, for a page of each kind of paged tool:
+// a proc listing (list_processes), a capture's first page (start_capture)
+// and a capture page (read_capture), bin listings (list_symbols,
+// search_strings, disassemble) and a perf analysis (summarize_profile),
+// each with more pages after it, by the row limit or by the result byte
+// budget. Each is `complete` with data.page.more true and next_action
+// the exact next call (the same tool, or read_capture for a capture's
+// first page, with the cursor data.next_cursor, or the perf
+// continuation data.next_page); a byte-ended page says so in warnings.
+// Coverage is stated once, as the envelope's, never again under data, and
+// next_action is never repeated under data.
 func TestPagesAreCompleteNotPartial(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the proc listing here reads Linux /proc")
@@ -28,24 +40,67 @@ func TestPagesAreCompleteNotPartial(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	}
+	// A child holding 300 files open: its open_files capture is whole
+	// (every fd of its own readable) and far larger than a 16 KiB page.
+	dir := t.TempDir()
+	holder := exec.Command("bash", "-c", `i=0; while [ $i -lt 300 ]; do eval "exec $((i+10))<\"$0/f$i\""; i=$((i+1)); done; echo ready; exec sleep 600`, dir)
+	for i := range 300 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
+		t.Fatalf("file holder: %q", l)
+	}
+	// A folded profile of 5 distinct stacks.
+	prof := filepath.Join(t.TempDir(), "cpu.folded")
+	if err := os.WriteFile(prof, []byte("main;a 5\nmain;b 4\nmain;c 3\nmain;d 2\nmain;e 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := isolatedEnv(t)
+	proc16 := []string{"--in-process", "--toolsets", "proc", "--max-result-bytes", "16384"}
+	openFiles := map[string]any{"kind": "open_files", "pid": holder.Process.Pid, "wait_ms": 10000}
 	tests := []struct {
-		name     string
-		mcpArgs  []string
+		name    string
+		mcpArgs []string
+		// before is a call whose result names the tested call's
+		// arguments (read_capture reads the capture it made); nil when
+		// args is the call.
+		before   func(t *testing.T, cs *mcp.ClientSession) map[string]any
 		tool     string
 		args     map[string]any
+		next     string // the tool next_action names
 		byBudget bool
-		// once: coverage is the envelope's alone (the proc pages).
-		once bool
 	}{
-		{"proc page by limit", []string{"--in-process", "--toolsets", "proc"}, "list_processes", map[string]any{"limit": 1}, false, true},
-		{"proc page by bytes", []string{"--in-process", "--toolsets", "proc", "--max-result-bytes", "16384"}, "list_processes", map[string]any{"projection": []string{"all"}}, true, true},
-		{"bin page by limit", []string{"--toolsets", "bin"}, "list_symbols", map[string]any{"path": binary, "limit": 1}, false, false},
+		{"proc page by limit", []string{"--in-process", "--toolsets", "proc"}, nil, "list_processes", map[string]any{"limit": 1}, "list_processes", false},
+		{"proc page by bytes", []string{"--in-process", "--toolsets", "proc", "--max-result-bytes", "16384"}, nil, "list_processes", map[string]any{"projection": []string{"all"}}, "list_processes", true},
+		{"capture first page by bytes", proc16, nil, "start_capture", openFiles, "read_capture", true},
+		{"capture first page by limit", proc16, nil, "start_capture", map[string]any{"kind": "open_files", "pid": holder.Process.Pid, "wait_ms": 10000, "read": map[string]any{"limit": 2}}, "read_capture", false},
+		{"capture page by bytes", proc16, func(t *testing.T, cs *mcp.ClientSession) map[string]any {
+			m, isErr := call(t, cs, "start_capture", map[string]any{"kind": "open_files", "pid": holder.Process.Pid, "wait_ms": 10000, "retain_capture": true, "read": map[string]any{"limit": 1}})
+			if isErr {
+				t.Fatalf("start_capture: %v", m["error"])
+			}
+			return map[string]any{"capture_id": m["data"].(map[string]any)["capture_id"]}
+		}, "read_capture", nil, "read_capture", true},
+		{"bin page by limit", []string{"--toolsets", "bin"}, nil, "list_symbols", map[string]any{"path": binary, "limit": 1}, "list_symbols", false},
+		{"bin strings by limit", []string{"--toolsets", "bin"}, nil, "search_strings", map[string]any{"path": binary, "limit": 1}, "search_strings", false},
+		{"bin disassembly by limit", []string{"--toolsets", "bin"}, nil, "disassemble", map[string]any{"path": binary, "symbol": "main.main", "max_instructions": 2}, "disassemble", false},
+		{"perf page by page_size", []string{"--toolsets", "perf"}, nil, "summarize_profile", map[string]any{"sources": []any{map[string]any{"kind": "path", "path": prof, "format": "folded"}}, "page_size": 2}, "summarize_profile", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, env, "2025-11-25", tc.mcpArgs...)
-			m, isErr := call(t, cs, tc.tool, tc.args)
+			args := tc.args
+			if tc.before != nil {
+				args = tc.before(t, cs)
+			}
+			m, isErr := call(t, cs, tc.tool, args)
 			if isErr {
 				t.Fatalf("%s failed: %v", tc.tool, m["error"])
 			}
@@ -59,8 +114,18 @@ func TestPagesAreCompleteNotPartial(t *testing.T) {
 			}
 			next, _ := m["next_action"].(map[string]any)
 			nargs, _ := next["arguments"].(map[string]any)
-			if next["tool"] != tc.tool || nargs["cursor"] == nil || nargs["cursor"] != data["next_cursor"] {
-				t.Errorf("next_action = %v, want %s with cursor = data.next_cursor", next, tc.tool)
+			switch {
+			case next["tool"] != tc.next:
+				t.Errorf("next_action = %v, want %s", next, tc.next)
+			case data["next_page"] != nil:
+				// perf: next_action is the continuation next_page names.
+				np, _ := json.Marshal(data["next_page"])
+				na, _ := json.Marshal(next)
+				if nargs["continuation"] == nil || string(np) != string(na) {
+					t.Errorf("next_action = %s, want data.next_page %s with a continuation", na, np)
+				}
+			case nargs["cursor"] == nil || nargs["cursor"] != data["next_cursor"]:
+				t.Errorf("next_action = %v, want %s with cursor = data.next_cursor %v", next, tc.next, data["next_cursor"])
 			}
 			budget := false
 			for _, w := range m["warnings"].([]any) {
@@ -69,8 +134,8 @@ func TestPagesAreCompleteNotPartial(t *testing.T) {
 			if budget != tc.byBudget {
 				t.Errorf("budget warning present = %v, want %v (warnings %v)", budget, tc.byBudget, m["warnings"])
 			}
-			if _, dup := data["coverage"]; dup && tc.once {
-				t.Error("data.coverage repeats the envelope's coverage")
+			if dup := tool.DataRepeats(m); len(dup) > 0 {
+				t.Errorf("data repeats the envelope's %v", dup)
 			}
 			if _, ok := m["coverage"].(map[string]any); !ok {
 				t.Errorf("envelope coverage = %v, want an object", m["coverage"])

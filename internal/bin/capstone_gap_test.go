@@ -75,7 +75,7 @@ func TestDisassembleCapstone4GapIsPartial(t *testing.T) {
 	}
 
 	zm := call()
-	if dec := data(zm)["coverage"].(map[string]any)["decoder"]; !strings.HasPrefix(fmt.Sprint(dec), "zydis") {
+	if dec := zm["coverage"].(map[string]any)["decoder"]; !strings.HasPrefix(fmt.Sprint(dec), "zydis") {
 		t.Fatalf("default decoder %v: the Zydis library is required for this test (Debian: libzydis4.0)", dec)
 	}
 	if n := check(zm); n != 0 || zm["status"] != "complete" {
@@ -87,7 +87,7 @@ func TestDisassembleCapstone4GapIsPartial(t *testing.T) {
 		return x86Decoder{lib: c, Name: c.version(), Lacks: capstoneLacks(c.major)}
 	}
 	m := call()
-	if dec := data(m)["coverage"].(map[string]any)["decoder"]; dec != c.version() {
+	if dec := m["coverage"].(map[string]any)["decoder"]; dec != c.version() {
 		t.Fatalf("decoder %v, want %s", dec, c.version())
 	}
 	n := check(m)

@@ -351,7 +351,10 @@ func TestSearchStringsCancelledMidScan(t *testing.T) {
 	var m map[string]any
 	_ = json.Unmarshal(body, &m)
 	d := data(m)
-	cov := d["coverage"].(map[string]any)
+	if _, dup := d["coverage"]; dup {
+		t.Error("data repeats the envelope's coverage")
+	}
+	cov := m["coverage"].(map[string]any)
 	sc, _ := cov["scanned"].(map[string]any)
 	if m["status"] != "partial" || cov["cancelled"] != true || sc == nil || !strings.Contains(fmt.Sprint(m["warnings"]), "cancelled") {
 		t.Fatalf("status %v coverage %v warnings %v", m["status"], cov, m["warnings"])

@@ -246,7 +246,7 @@ func TestUnreadableSymbolNamesAndVersionsAreUnknown(t *testing.T) {
 	}
 	// inspect_binary's imports carry the same unknown and the facet is partial.
 	im := mustCall(t, registry(t, ""), "inspect_binary", map[string]any{"path": lost, "facets": []string{"imports"}})
-	fc := data(im)["coverage"].(map[string]any)["facets"].(map[string]any)["imports"].(map[string]any)
+	fc := im["coverage"].(map[string]any)["facets"].(map[string]any)["imports"].(map[string]any)
 	if fc["state"] != "partial" {
 		t.Errorf("imports facet %v, want partial", fc)
 	}
@@ -433,12 +433,12 @@ func TestSectionNameSharedBySegments(t *testing.T) {
 	r := registry(t, "")
 	for _, key := range want {
 		m := mustCall(t, r, "search_strings", map[string]any{"path": p, "section": key, "limit": 5})
-		if ex := data(m)["coverage"].(map[string]any)["examined"]; ex != "section "+key {
+		if ex := m["coverage"].(map[string]any)["examined"]; ex != "section "+key {
 			t.Errorf("section %s: examined %v", key, ex)
 		}
 	}
 	m := mustCall(t, r, "search_strings", map[string]any{"path": p, "section": "__gopclntab", "limit": 5})
-	if ex := data(m)["coverage"].(map[string]any)["examined"]; ex != "section __TEXT,__gopclntab" && ex != "section __DATA_CONST,__gopclntab" {
+	if ex := m["coverage"].(map[string]any)["examined"]; ex != "section __TEXT,__gopclntab" && ex != "section __DATA_CONST,__gopclntab" {
 		t.Errorf("unique __gopclntab: examined %v", ex)
 	}
 }

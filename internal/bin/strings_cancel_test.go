@@ -46,7 +46,7 @@ func TestSearchStringsCancelsWithinLongStrings(t *testing.T) {
 	body, _ := contract.Marshal(res, nil)
 	var m map[string]any
 	_ = json.Unmarshal(body, &m)
-	cov := data(m)["coverage"].(map[string]any)
+	cov := m["coverage"].(map[string]any)
 	sc, _ := cov["scanned"].(map[string]any)
 	got := rows(m)
 	if m["status"] != "partial" || cov["cancelled"] != true || sc == nil || len(got) == 0 {

@@ -259,8 +259,8 @@ func posState[T any](pos evidence.Position, v *T) error {
 
 func state(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 
-// pageCoverage is data.coverage of a bin result (also the envelope's
-// coverage). Upstream names the facets of the input whose partial
+// pageCoverage is the envelope's coverage of a bin result (kept beside
+// the data while the result is built, never delivered under data). Upstream names the facets of the input whose partial
 // coverage limits the selection itself; Examined names the region read.
 type pageCoverage struct {
 	Upstream map[string]string `json:"upstream,omitempty"`
@@ -289,8 +289,9 @@ type pageCoverage struct {
 }
 
 // paged is the data object of every bin tool: the inputs' identities, a
-// summary, this page's rows with the page object and next_cursor, the
-// coverage, and the analysis_id preserve_evidence accepts.
+// summary, this page's rows with the page object and next_cursor, and
+// the analysis_id preserve_evidence accepts. Coverage is the envelope's
+// (the skeleton copies it there); data never repeats it.
 type paged struct {
 	File  *Identity `json:"file,omitempty"`
 	Left  *Identity `json:"left,omitempty"`
@@ -308,7 +309,7 @@ type paged struct {
 	Rows       any          `json:"rows"`
 	Page       tool.Page    `json:"page"`
 	NextCursor *string      `json:"next_cursor"`
-	Coverage   pageCoverage `json:"coverage"`
+	Coverage   pageCoverage `json:"-"`
 	Unresolved []Unresolved `json:"unresolved,omitempty"`
 	Extra      any          `json:"context,omitempty"`
 	AnalysisID string       `json:"analysis_id,omitempty"`

@@ -73,7 +73,7 @@ type inspectArgs struct {
 // DWARF compilation units' distinct producers: both grow with the program.
 var ListFacets = []string{"sections", "segments", "imports", "exports", "libraries", "members", "go_deps", "dwarf_producers"}
 
-// listFacetCoverage names the coverage facet (data.coverage.facets) each
+// listFacetCoverage names the coverage facet (coverage.facets) each
 // list facet's entries rest on.
 var listFacetCoverage = map[string]string{"sections": "sections", "segments": "segments", "imports": "imports", "exports": "exports", "libraries": "dynamic", "go_deps": "go_build_info", "dwarf_producers": "debug_info"}
 

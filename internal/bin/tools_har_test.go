@@ -66,8 +66,8 @@ func TestHTTPCaptureWebSocketTools(t *testing.T) {
 	}
 	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": a, "websocket_frames": 1, "limit": 20})
 	fr := rows(m)
-	if len(fr) != 20 || data(m)["next_cursor"] == nil || data(m)["coverage"].(map[string]any)["upstream"].(map[string]any)["frames"] != "partial" {
-		t.Fatalf("frames page %d %v", len(fr), data(m)["coverage"])
+	if len(fr) != 20 || data(m)["next_cursor"] == nil || m["coverage"].(map[string]any)["upstream"].(map[string]any)["frames"] != "partial" {
+		t.Fatalf("frames page %d %v", len(fr), m["coverage"])
 	}
 	f := fr[2].(map[string]any)
 	if f["direction"] != "send" || f["position"] != 2.0 || f["connection_position"] != 3.0 || f["text_preview"] != "frame 3" || f["payload_size"] != "7" || len(f["payload_sha256"].(string)) != 64 {
@@ -129,8 +129,8 @@ func TestHTTPCaptureUndecodableFrames(t *testing.T) {
 	}
 	want := "entry 0 (wss://x.test/live): 5 of 6 _webSocketMessages record(s) could not be decoded"
 	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": bad, "completeness": "complete"})
-	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), want) || data(m)["coverage"].(map[string]any)["upstream"].(map[string]any)["websocket_frames"] != "partial" {
-		t.Fatalf("inspect: %v %v %v", m["status"], m["warnings"], data(m)["coverage"])
+	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), want) || m["coverage"].(map[string]any)["upstream"].(map[string]any)["websocket_frames"] != "partial" {
+		t.Fatalf("inspect: %v %v %v", m["status"], m["warnings"], m["coverage"])
 	}
 	m = mustCall(t, r, "inspect_http_capture", map[string]any{"path": bad, "completeness": "complete", "websocket_frames": 0})
 	if m["status"] != "partial" || !strings.Contains(fmt.Sprint(m["warnings"]), want) {

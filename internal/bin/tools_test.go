@@ -394,8 +394,9 @@ func TestPreserve(t *testing.T) {
 	}
 }
 
-// TestInspectGolden pins inspect_binary's data for the committed stripped
-// hardened fixture (-update rewrites testdata/golden/).
+// TestInspectGolden pins inspect_binary's status, warnings, coverage (the
+// envelope's, per facet) and data for the committed stripped hardened
+// fixture (-update rewrites testdata/golden/).
 // The default call computes no digests and says so, and returns the
 // header facts, hardening and counts with no facet rows (next_action asks
 // for them); digests true adds the file and section sha256 and entropy,
@@ -413,7 +414,7 @@ func TestInspectGolden(t *testing.T) {
 			m := mustCall(t, r, "inspect_binary", tc.args)
 			d := data(m)
 			delete(d["file"].(map[string]any), "modified_at")
-			got, _ := json.MarshalIndent(map[string]any{"status": m["status"], "warnings": m["warnings"], "data": d}, "", "  ")
+			got, _ := json.MarshalIndent(map[string]any{"status": m["status"], "warnings": m["warnings"], "coverage": m["coverage"], "data": d}, "", "  ")
 			golden(t, tc.golden, got)
 		})
 	}

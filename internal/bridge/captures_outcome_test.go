@@ -145,7 +145,7 @@ func TestReadSelectionFailuresAreVisible(t *testing.T) {
 		}
 	}
 	d = mustCall(t, reg, "start_capture", map[string]any{"kind": "open_files", "process_ref": ref, "read": map[string]any{"owner_name": "sleep"}})
-	na, _ := d["next_action"].(map[string]any)
+	na, _ := nextOf(d).(map[string]any)
 	if _, ws := envelope(d); na == nil || !anyContains(ws, "INVALID_ARGUMENT") || na["arguments"].(map[string]any)["owner_name"] != nil {
 		t.Fatalf("owner_name first page: warnings %q next %v", ws, na)
 	}

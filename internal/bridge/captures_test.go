@@ -146,6 +146,11 @@ func call(t *testing.T, reg *tool.Registry, name string, args any) (map[string]a
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatal(err)
 	}
+	// One copy of each fact: data never repeats the envelope's status,
+	// warnings, coverage or next_action.
+	if dup := tool.DataRepeats(env); len(dup) > 0 {
+		t.Errorf("%s: data repeats the envelope's %v", name, dup)
+	}
 	d, _ := env["data"].(map[string]any)
 	if d == nil {
 		d = map[string]any{}
@@ -175,7 +180,7 @@ func settled(t *testing.T, reg *tool.Registry, d map[string]any) map[string]any 
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
 	for d["state"] == "running" && time.Now().Before(deadline) {
-		na, _ := d["next_action"].(map[string]any)
+		na, _ := nextOf(d).(map[string]any)
 		if na == nil || na["tool"] != "get_job" {
 			t.Fatalf("running job without a get_job next_action: next_action %v", na)
 		}
@@ -210,6 +215,13 @@ func page(d map[string]any) map[string]any {
 		return nil
 	}
 	return d
+}
+
+// nextOf is the next_action of a call's result: the envelope's, the one
+// place a result states it (data never repeats it); nil when null.
+func nextOf(d map[string]any) any {
+	env, _ := d["_envelope"].(map[string]any)
+	return env["next_action"]
 }
 
 // coverageOf is the coverage of a call's result: the envelope's, the one
@@ -250,7 +262,7 @@ func TestFileUsersInOneCall(t *testing.T) {
 	cmd := holder(t, path)
 	ref := refOf(t, reg, cmd.Process.Pid)
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"path": "inquest-fu-7f3a .DAT"}})
-	if d["state"] != "succeeded" || d["capture_retained"] != false || d["next_action"] != nil {
+	if d["state"] != "succeeded" || d["capture_retained"] != false || nextOf(d) != nil {
 		t.Fatalf("job data %v", d)
 	}
 	rows := rowsOf(page(d))
@@ -374,18 +386,18 @@ func TestContinuationAndRetention(t *testing.T) {
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "read": map[string]any{"limit": 3}})
 	pd := page(d)
 	total := int(coverageOf(d)["listed"].(float64))
-	if total <= 3 || d["next_action"] == nil || d["capture_retained"] != false {
+	if total <= 3 || nextOf(d) == nil || d["capture_retained"] != false {
 		t.Fatalf("first page: %v", d)
 	}
 	n := len(rowsOf(pd))
-	next := d["next_action"].(map[string]any)
+	next := nextOf(d).(map[string]any)
 	for next != nil {
 		if next["tool"] != "read_capture" {
 			t.Fatalf("next_action %v", next)
 		}
 		p := mustCall(t, reg, "read_capture", next["arguments"])
 		n += len(rowsOf(p))
-		next, _ = p["next_action"].(map[string]any)
+		next, _ = nextOf(p).(map[string]any)
 		if next == nil && p["capture_retained"] != false {
 			t.Fatalf("last managed page: %v", p)
 		}
@@ -450,7 +462,7 @@ func TestRawMode(t *testing.T) {
 	// get_job while running, read_capture for a result
 	wantNext := func(d map[string]any, tool string, args map[string]any) {
 		t.Helper()
-		na, _ := d["next_action"].(map[string]any)
+		na, _ := nextOf(d).(map[string]any)
 		env := d["_envelope"].(map[string]any)
 		if na == nil || na["tool"] != tool || fmt.Sprint(na["arguments"]) != fmt.Sprint(args) || fmt.Sprint(env["next_action"]) != fmt.Sprint(na) {
 			t.Fatalf("state %v: next_action %v (envelope %v), want %s %v", d["state"], na, env["next_action"], tool, args)
@@ -508,7 +520,7 @@ func TestImmediateHandleAndCancel(t *testing.T) {
 	reg, _ := registry(t, false, jobs.DefaultLimits())
 	d := mustCall(t, reg, "start_capture", map[string]any{"kind": "file_users", "wait_ms": 0, "read": map[string]any{"projection": []string{"path"}, "distinct_paths": true}})
 	if d["state"] == "running" {
-		na := d["next_action"].(map[string]any)
+		na := nextOf(d).(map[string]any)
 		args := na["arguments"].(map[string]any)
 		if na["tool"] != "get_job" || args["read"] == nil {
 			t.Fatalf("running job continuation %v", na)

@@ -253,7 +253,6 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	}
 	res.Data = data
 	res.NextAction = nil
-	data["next_action"] = nil
 	switch data["state"] {
 	case "running":
 		// Both modes name the exact next call; raw mode only leaves out the
@@ -266,7 +265,6 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			a["retain_capture"] = true
 		}
 		res.NextAction = &contract.Action{Tool: "get_job", Arguments: a}
-		data["next_action"] = res.NextAction
 		return res, nil
 	case "failed":
 		return res, nil
@@ -282,7 +280,6 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	if d.mode.Raw && !o.hasRead {
 		// Raw mode reads nothing inline; the next call reads the result.
 		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: map[string]any{"capture_id": capID}}
-		data["next_action"] = res.NextAction
 		return res, nil
 	}
 	ra := map[string]any{}
@@ -316,7 +313,6 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 		res.Warnings = append(res.Warnings, "the first-page read failed ("+string(e.Code)+": "+e.Message+"); capture "+capID+
 			" is retained for a corrected read_capture (next_action) and must be released with release_capture")
 		res.NextAction = &contract.Action{Tool: "read_capture", Arguments: correctedRead(o.read, capID, e)}
-		data["next_action"] = res.NextAction
 		return res, nil
 	}
 	pd := jobData(page)
@@ -367,18 +363,18 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 			pd["capture_retained"] = false
 		}
 	}
-	// The first page is flat in data (rows, page, next_cursor, coverage,
-	// actions, expires_at beside the job's fields), never a nested
-	// envelope; its status and warnings are the envelope's. capture_id stays the
-	// source capture (next_action reads it); a selected view is named
-	// view_capture_id.
+	// The first page is flat in data (rows, page, next_cursor, actions,
+	// expires_at beside the job's fields), never a nested envelope; its
+	// status, warnings, coverage and next_action are the envelope's, never
+	// repeated under data. capture_id stays the source capture (next_action
+	// reads it); a selected view is named view_capture_id.
 	for k, v := range pd {
 		switch k {
 		case "capture_id":
 			if v != capID {
 				data["view_capture_id"] = v
 			}
-		case "source_capture_id", "next_action":
+		case "source_capture_id", "next_action", "coverage":
 		default:
 			data[k] = v
 		}
@@ -388,7 +384,6 @@ func (d *delivery) complete(ctx context.Context, res *contract.Result, o options
 	}
 	if page.NextAction != nil {
 		res.NextAction = page.NextAction
-		data["next_action"] = page.NextAction
 	}
 	return res, nil
 }

@@ -59,6 +59,7 @@ func followFrom(t *testing.T, ctx context.Context, reg *tool.Registry, name stri
 			t.Fatalf("%s: no end after %d pages", name, calls)
 		}
 		env, res, _ := deliver(t, ctx, reg, name, args)
+		partialOnlyForMissing(t, name, res)
 		data, _ := env["data"].(map[string]any)
 		pg, _ := data["page"].(map[string]any)
 		keys := make([]string, 0, len(pg))
@@ -207,9 +208,14 @@ func TestResultBudgetEndsPages(t *testing.T) {
 // budget, the first answers of start_capture {"kind":"file_users"} (a
 // helper holds 400 files of its own) and list_processes
 // {"scope":"all"} fit the budget as delivered (text and structuredContent);
-// the capture's first page is partial with the budget warning, and
-// following next_action yields every row exactly once, the helper's 400
-// paths among them.
+// the capture's first page carries the budget warning and is partial only
+// for evidence the scan could not read (a warning other than a paging
+// note says what, never the budget alone), and following next_action
+// yields every row exactly once, the helper's 400 paths among them. The
+// helper's own open files (start_capture open_files of its pid, all
+// readable) make a page the budget ends with every row reachable by the
+// next call: complete, page.more true, next_action read_capture, and so
+// is each read_capture page after it that the budget ends.
 func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
 	reg, _ := registry(t, false, jobs.DefaultLimits())
 	ctx := context.Background()
@@ -219,7 +225,7 @@ func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	helper(t, "BRIDGE_HELPER_DIR="+dir)
+	h := helper(t, "BRIDGE_HELPER_DIR="+dir)
 
 	_, _, size := deliver(t, ctx, reg, "list_processes", map[string]any{"scope": "all"})
 	if 2*size > tool.DefaultResultBytes {
@@ -230,9 +236,10 @@ func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
 	if 2*size > tool.DefaultResultBytes {
 		t.Fatalf("start_capture file_users: %d bytes delivered, budget %d", 2*size, tool.DefaultResultBytes)
 	}
-	if res.Status != contract.StatusPartial || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil || res.NextAction.Tool != "read_capture" {
+	if !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil || res.NextAction.Tool != "read_capture" {
 		t.Fatalf("first file_users page: status %s, warnings %v, next %v", res.Status, res.Warnings, res.NextAction)
 	}
+	partialOnlyForMissing(t, "start_capture file_users", res)
 	first := env["data"].(map[string]any) // the first page is flat in the job's data
 	var rows []string
 	for _, r := range first["rows"].([]any) {
@@ -254,4 +261,59 @@ func TestDefaultFirstPagesFitTheBudget(t *testing.T) {
 	if held != 400 {
 		t.Fatalf("%d of the helper's 400 files listed; first page status %s, warnings %v, coverage %v", held, res.Status, res.Warnings, env["coverage"])
 	}
+
+	// The helper's own files: every fd readable, so nothing is missing.
+	env, res, _ = deliver(t, ctx, reg, "start_capture", map[string]any{"kind": "open_files", "pid": h.Process.Pid, "wait_ms": 10000, "retain_capture": true})
+	first = env["data"].(map[string]any)
+	capID, _ := first["capture_id"].(string)
+	t.Cleanup(func() { reg.Call(ctx, "release_capture", json.RawMessage(`{"capture_id":"`+capID+`"}`)) })
+	budgetEnded := func(what string, env map[string]any, res *contract.Result) {
+		t.Helper()
+		data, _ := env["data"].(map[string]any)
+		pg, _ := data["page"].(map[string]any)
+		if pg["more"] != true || !slices.Contains(res.Warnings, tool.BudgetWarning) || res.NextAction == nil || res.NextAction.Tool != "read_capture" || res.NextAction.Arguments["cursor"] != data["next_cursor"] {
+			t.Fatalf("%s: page %v, warnings %v, next %v: want a page the budget ended, with the next call", what, pg, res.Warnings, res.NextAction)
+		}
+		if res.Status != contract.StatusComplete {
+			t.Errorf("%s: status %s with warnings %v, coverage %v: a page the budget ended, nothing unread, is complete", what, res.Status, res.Warnings, env["coverage"])
+		}
+	}
+	budgetEnded("start_capture open_files", env, res)
+	// read_capture's own first page of the same capture, ended by the budget.
+	env, res, _ = deliver(t, ctx, reg, "read_capture", map[string]any{"capture_id": capID})
+	budgetEnded("read_capture", env, res)
+	n := len(env["data"].(map[string]any)["rows"].([]any))
+	for {
+		args := res.NextAction.Arguments
+		env, res, _ = deliver(t, ctx, reg, "read_capture", args)
+		pg := env["data"].(map[string]any)["page"].(map[string]any)
+		n += int(pg["returned"].(float64))
+		if pg["more"] != true {
+			if res.Status != contract.StatusComplete || res.NextAction != nil {
+				t.Errorf("last read_capture page: status %s, next %v", res.Status, res.NextAction)
+			}
+			if total := int(pg["total"].(float64)); n != total || total < 400 {
+				t.Errorf("read %d rows over the pages, total %d (the helper holds 400 files)", n, total)
+			}
+			break
+		}
+		budgetEnded("a later read_capture page", env, res)
+	}
+}
+
+// partialOnlyForMissing fails when res is partial with no warning but
+// paging notes: partial means some evidence could not be read, and the
+// warnings say what; a page ended by the budget or the row limit is not
+// missing evidence.
+func partialOnlyForMissing(t *testing.T, what string, res *contract.Result) {
+	t.Helper()
+	if res.Status != contract.StatusPartial {
+		return
+	}
+	for _, w := range res.Warnings {
+		if !tool.IsPagingNote(w) {
+			return
+		}
+	}
+	t.Errorf("%s: partial with only paging notes %q: paging is not missing evidence", what, res.Warnings)
 }

@@ -203,13 +203,22 @@ func TestAgentEndToEnd(t *testing.T) {
 		}
 		rev := dig(a.mustCall("get_tracking", nil), "data", "revision").(string)
 		a.mustCall("update_tracking", map[string]any{"operation_id": "agent-track", "expected_revision": rev, "action": "add", "process_name": "inqtrkprobe"})
+		// Wait until every probe of this test matches (other processes of
+		// that name may run here too: the count alone does not say so).
 		var m map[string]any
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(300 * time.Millisecond) {
-			m = a.mustCall("get_tracking", map[string]any{"limit": 7})
-			if tot, _ := dig(m, "coverage", "total").(float64); tot >= n || time.Now().After(deadline) {
+			all := a.mustCall("get_tracking", map[string]any{"limit": 5000})
+			matched := 0
+			for _, r := range asRows(dig(all, "data", "matching")) {
+				if mine[r["pid"].(float64)] {
+					matched++
+				}
+			}
+			if matched == n || time.Now().After(deadline) {
 				break
 			}
 		}
+		m = a.mustCall("get_tracking", map[string]any{"limit": 7})
 		total := dig(m, "coverage", "total").(float64)
 		seen := map[string]bool{}
 		pids := map[float64]bool{}
@@ -327,4 +336,16 @@ func TestMCPMalformedCalls(t *testing.T) {
 	if dig(got[5], "result", "isError") != true {
 		t.Fatalf("id 5: %v", got[5])
 	}
+}
+
+// asRows is v (a JSON array of objects) as rows; nil when it is not one.
+func asRows(v any) []map[string]any {
+	a, _ := v.([]any)
+	out := make([]map[string]any, 0, len(a))
+	for _, r := range a {
+		if m, ok := r.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -155,19 +155,19 @@ func TestBinStringsCancelledPrintsPartial(t *testing.T) {
 	var env struct {
 		Status   string   `json:"status"`
 		Warnings []string `json:"warnings"`
-		Data     struct {
-			Rows     []map[string]any `json:"rows"`
-			Coverage struct {
-				Cancelled bool `json:"cancelled"`
-				Scanned   *struct{ From, To string }
-			} `json:"coverage"`
+		Coverage struct {
+			Cancelled bool `json:"cancelled"`
+			Scanned   *struct{ From, To string }
+		} `json:"coverage"`
+		Data struct {
+			Rows []map[string]any `json:"rows"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &env); err != nil {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
-	if code != 130 || env.Status != "partial" || !env.Data.Coverage.Cancelled || env.Data.Coverage.Scanned == nil || len(env.Data.Rows) == 0 || !strings.Contains(strings.Join(env.Warnings, " "), "cancelled") {
-		t.Fatalf("exit %d status %s coverage %+v rows %d warnings %v", code, env.Status, env.Data.Coverage, len(env.Data.Rows), env.Warnings)
+	if code != 130 || env.Status != "partial" || !env.Coverage.Cancelled || env.Coverage.Scanned == nil || len(env.Data.Rows) == 0 || !strings.Contains(strings.Join(env.Warnings, " "), "cancelled") {
+		t.Fatalf("exit %d status %s coverage %+v rows %d warnings %v", code, env.Status, env.Coverage, len(env.Data.Rows), env.Warnings)
 	}
 }
 

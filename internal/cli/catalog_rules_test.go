@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -446,4 +447,73 @@ func TestCatalogReadProjection(t *testing.T) {
 			t.Errorf("%s %s: %v, want INVALID_ARGUMENT at %s", c.tool, c.args, err, c.field)
 		}
 	}
+}
+
+// TestMisplacedArgumentNamesItsHome checks, for every tool, that a
+// member of one of its nested objects given at the top level (as
+// start_capture's read.projection given as projection, or get_history's
+// target.process_ref as process_ref) is refused with
+// INVALID_ARGUMENT at that member and a message naming where it belongs
+// ("projection belongs under read: {"read":{"projection":[...]}}"), so a
+// caller corrects the call in one step.
+func TestMisplacedArgumentNamesItsHome(t *testing.T) {
+	reg, tools := catalogTools(t)
+	checked := map[string]bool{}
+	for _, tl := range tools {
+		var s map[string]any
+		if err := json.Unmarshal(tl.Input, &s); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		top, _ := s["properties"].(map[string]any)
+		defs, _ := s["$defs"].(map[string]any)
+		deref := func(n any) map[string]any {
+			m, _ := n.(map[string]any)
+			if ref, ok := m["$ref"].(string); ok {
+				m, _ = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+			}
+			return m
+		}
+		for _, parent := range keysOf(top) {
+			// The member's own properties and those of its alternatives
+			// (get_history's target: {process_ref} or {pid}).
+			child := deref(top[parent])
+			props := map[string]any{}
+			for _, alt := range append([]any{child}, append(asSlice(child["anyOf"]), asSlice(child["oneOf"])...)...) {
+				p, _ := deref(alt)["properties"].(map[string]any)
+				for k, v := range p {
+					props[k] = v
+				}
+			}
+			for _, name := range keysOf(props) {
+				if _, ok := top[name]; ok {
+					continue
+				}
+				checked[tl.Name+" "+name] = true
+				args, _ := json.Marshal(map[string]any{name: 1})
+				e := contract.AsError(reg.Validate(tl.Name, args))
+				want := name + " belongs "
+				if e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/"+name || !strings.Contains(e.Message, want) || !strings.Contains(e.Message, parent) {
+					t.Errorf("%s {%q: ...}: %+v; want INVALID_ARGUMENT at /%s saying %q and naming %s", tl.Name, name, e, name, want, parent)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"start_capture projection", "get_history process_ref"} {
+		if !checked[want] {
+			t.Errorf("%s was not checked: the walk misses a nested member", want)
+		}
+	}
+}
+
+// asSlice is v as a JSON array (nil when it is not one).
+func asSlice(v any) []any { a, _ := v.([]any); return a }
+
+// keysOf returns m's keys, sorted.
+func keysOf(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

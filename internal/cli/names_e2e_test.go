@@ -104,7 +104,7 @@ func (b *heBridge) capture(t *testing.T, args map[string]any) []map[string]any {
 	t.Helper()
 	m := b.mustCall("start_capture", args)
 	for i := 0; dig(m, "data", "rows") == nil; i++ {
-		next, _ := dig(m, "data", "next_action").(map[string]any)
+		next, _ := dig(m, "next_action").(map[string]any)
 		if next == nil || i > 50 {
 			t.Fatalf("no result page: %v", m)
 		}

@@ -836,13 +836,11 @@ func (h *Host) readCapture(ctx context.Context, js *jobs.Session, a readArgs) (*
 		res.Status = contract.StatusPartial
 	}
 	pageEnvelope(res, byBytes)
-	data["next_action"] = nil
 	if next >= 0 {
 		x, _ := json.Marshal(readCursor{View: view.ID})
 		tok := h.cursors.Encode(contract.Cursor{Scope: scope, Query: qh, Offset: int64(next), Extra: x})
 		data["next_cursor"] = tok
 		res.NextAction = tool.CursorPaging.NextCall("read_capture", raw, tok)
-		data["next_action"] = res.NextAction
 	}
 	return res, nil
 }

@@ -461,9 +461,16 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 		frac = float64(history.Overlap(lf, lt, iv.From, iv.To)) / float64(span)
 	}
 	frac = math.Round(frac*1000) / 1000
+	// lifecycle keeps list_processes' values (unknown for a lifetime known
+	// only from history); exited_at is what the host saw: the time of the
+	// first snapshot without this PID and start time, exit_basis how.
 	lifecycle := "live"
+	var exitedAt, exitBasis any
 	if r.lv.Ended {
 		lifecycle = "unknown"
+		if !r.lv.EndedAt.IsZero() {
+			exitedAt, exitBasis = contract.TS(r.lv.EndedAt), "absent_from_snapshot"
+		}
 	}
 	coverage := map[string]any{
 		"from":                   contract.TS(history.MsTime(max(lf, iv.From))),
@@ -498,6 +505,8 @@ func (h *Host) rankRowJSON(rank int, r rankRow, agg string, iv history.Interval,
 		"name":                  name,
 		"start_time":            contract.TS(r.lv.StartTime),
 		"lifecycle":             lifecycle,
+		"exited_at":             exitedAt,
+		"exit_basis":            exitBasis,
 		"value":                 value,
 		"sample_count":          r.w.SampleCount,
 		"available_value_count": r.w.Available,

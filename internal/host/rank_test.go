@@ -210,9 +210,18 @@ func TestRankProcessesThreeChildren(t *testing.T) {
 	if cb := cov(refB); cb["ended_in_window"] != true || cb["fraction"].(float64) >= 1 || rows[refB]["lifecycle"] != "unknown" {
 		t.Errorf("exited child's coverage: %v lifecycle %v", cb, rows[refB]["lifecycle"])
 	}
+	// The host saw B end: exited_at is the history's end (the first
+	// snapshot without it), after its last sample; basis absence.
+	_, ltB, _ := h.HistoryStore().Process(idB)
+	if ex, _ := rows[refB]["exited_at"].(string); ex == "" || !parseTS(t, ex).Equal(ltB.EndedAt) || !parseTS(t, ex).After(parseTS(t, spB.lastAt)) || rows[refB]["exit_basis"] != "absent_from_snapshot" {
+		t.Errorf("exited child: exited_at %v (history ended %v, last sample %s), exit_basis %v", rows[refB]["exited_at"], ltB.EndedAt, spB.lastAt, rows[refB]["exit_basis"])
+	}
 	for _, ref := range []string{refA, refC} {
 		if cv := cov(ref); cv["ended_in_window"] != false || cv["fraction"].(float64) != 1 || cv["started_in_window"] != false {
 			t.Errorf("whole-window child's coverage: %v", cv)
+		}
+		if rows[ref]["exited_at"] != nil || rows[ref]["exit_basis"] != nil {
+			t.Errorf("live child: exited_at %v, exit_basis %v", rows[ref]["exited_at"], rows[ref]["exit_basis"])
 		}
 	}
 

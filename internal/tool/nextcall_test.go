@@ -6,8 +6,11 @@ import (
 	"testing"
 )
 
-// TestNextCallMismatches: a sentence about next_action or next_page
-// needs the field it names; a sentence saying there is none does not.
+// TestNextCallMismatches: a sentence about next_action, next_page or
+// next_cursor anywhere in a result's text (warnings, the error message
+// and details, strings under coverage and data) needs the field it
+// names; a sentence saying there is none does not, and the arguments of
+// a call are not text.
 func TestNextCallMismatches(t *testing.T) {
 	for _, c := range []struct {
 		body string
@@ -20,6 +23,11 @@ func TestNextCallMismatches(t *testing.T) {
 		{`{"warnings":["rows were cut; there is no next_page for them"],"next_action":null,"data":{}}`, ""},
 		{`{"error":{"code":"BUSY","message":"retry with next_action","retryable":true}}`, "next_action is null"},
 		{`{"error":{"code":"BUSY","message":"retry with next_action","retryable":true,"next_action":{"tool":"x","arguments":{}}}}`, ""},
+		{`{"warnings":[],"next_action":null,"data":{"notes":["follow next_action for the pages after this one"]}}`, "/data/notes/0 says"},
+		{`{"warnings":[],"next_action":null,"coverage":{"why":"the rest is one next_page away"},"data":{}}`, "/coverage/why says"},
+		{`{"warnings":[],"next_action":null,"data":{"rows":[],"text":"pass next_cursor as cursor"},"next_cursor":null}`, "data.next_cursor is null"},
+		{`{"warnings":[],"next_action":{"tool":"x","arguments":{"note":"follow next_page"}},"data":{"next_cursor":"t","text":"pass next_cursor as cursor"}}`, ""},
+		{`{"error":{"code":"BUSY","message":"x","retryable":true,"details":{"hint":"follow next_page"}}}`, "an error has no next_page"},
 		{`not json`, ""},
 	} {
 		got := NextCallMismatches(json.RawMessage(c.body))

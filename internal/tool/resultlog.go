@@ -56,8 +56,10 @@ func logResult(name string, res *contract.Result) {
 
 // CheckResultLog validates every result logged in dir (ResultLogEnv)
 // against the output schema schemaOf returns for its tool, as an MCP
-// client does with structuredContent, and checks that a partial result
-// says why (partialHasReason). It returns how many results of each
+// client does with structuredContent, and checks the rules every result
+// keeps: a partial result says why (partialHasReason), data repeats no
+// envelope member (DataRepeats), and every sentence about a next call
+// matches the fields returned (NextCallMismatches). It returns how many results of each
 // tool it checked and one line per failure (at most three per tool, each
 // naming the tool, the log line and the validator's reason, clipped to a
 // few hundred bytes). A tool with no published schema, a line that is not
@@ -95,8 +97,21 @@ func CheckResultLog(dir string, schemaOf func(name string) json.RawMessage) (map
 				err = fmt.Errorf("not JSON: %w", err)
 			} else {
 				err = rs.Validate(v)
+				if err != nil {
+					err = fmt.Errorf("does not match its output schema: %w", err)
+				}
 				if err == nil {
 					err = partialHasReason(v)
+				}
+				if err == nil {
+					if dup := DataRepeats(v); len(dup) > 0 {
+						err = fmt.Errorf("data repeats the envelope's %s: one copy of each fact, in the envelope", strings.Join(dup, ", "))
+					}
+				}
+				if err == nil {
+					if m := NextCallMismatches(line); len(m) > 0 {
+						err = fmt.Errorf("%s", strings.Join(m, "; "))
+					}
 				}
 				counts[name]++
 			}
@@ -106,12 +121,33 @@ func CheckResultLog(dir string, schemaOf func(name string) json.RawMessage) (map
 					if len(msg) > 400 {
 						msg = msg[:400] + "..."
 					}
-					problems = append(problems, fmt.Sprintf("%s: result %d of %s does not match its output schema: %s", name, i+1, p, msg))
+					problems = append(problems, fmt.Sprintf("%s: result %d of %s %s", name, i+1, p, msg))
 				}
 			}
 		}
 	}
 	return counts, problems
+}
+
+// envelopeFacts are the envelope members that state a fact about the
+// whole result (its status, warnings, coverage and next call): data
+// never carries a member of the same name (the envelope is where the
+// docs name them, and a second copy can only drift).
+var envelopeFacts = []string{"status", "warnings", "coverage", "next_action"}
+
+// DataRepeats returns the envelope members (status, warnings, coverage,
+// next_action) that a decoded success envelope v repeats under data, in
+// that order; nil when data repeats none or v is not an envelope.
+func DataRepeats(v any) []string {
+	env, _ := v.(map[string]any)
+	data, _ := env["data"].(map[string]any)
+	var dup []string
+	for _, k := range envelopeFacts {
+		if _, ok := data[k]; ok {
+			dup = append(dup, k)
+		}
+	}
+	return dup
 }
 
 // partialHasReason reports an error for a partial envelope whose only

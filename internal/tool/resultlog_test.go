@@ -13,8 +13,10 @@ import (
 
 // TestCheckResultLog checks the result check itself on logs it writes:
 // results that match their data schema pass; a member of the wrong type,
-// a partial result whose only warning is a paging note, and a tool
-// without a schema are each reported, naming the tool.
+// a partial result whose only warning is a paging note, data that
+// repeats an envelope member, text promising a next call the fields do
+// not name, and a tool without a schema are each reported, naming the
+// tool.
 func TestCheckResultLog(t *testing.T) {
 	data := json.RawMessage(`{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object","properties":{"pid":{"type":"number"}}}}}}`)
 	schema, err := OutputSchema(data)
@@ -35,6 +37,9 @@ func TestCheckResultLog(t *testing.T) {
 		{"wrong member type", contract.NewResult("live", time.Time{}, map[string]any{"rows": []any{map[string]any{"pid": "1"}}}), "does not match"},
 		{"partial with a reason", partial("3 processes could not be read"), ""},
 		{"partial for paging", partial(BudgetWarning), "paging is not missing evidence"},
+		{"coverage twice", contract.NewResult("live", time.Time{}, map[string]any{"rows": []any{}, "coverage": map[string]any{}}), "data repeats the envelope's coverage"},
+		{"next_action twice", contract.NewResult("live", time.Time{}, map[string]any{"rows": []any{}, "next_action": nil, "status": "complete"}), "data repeats the envelope's status, next_action"},
+		{"a next call promised", contract.NewResult("live", time.Time{}, map[string]any{"rows": []any{}, "notes": []string{"follow next_action for the rest"}}), "next_action is null"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,16 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 	if f := l.leaf(fails); f != nil {
 		if alt := requiredAlternatives(fails, inst); alt != nil && f.keyword == "required" && containsString(alt.names(), f.missing) {
 			return e.alternatives(alt)
+		}
+		if f.keyword == "required" {
+			// A misplaced member beside the missing one is named first
+			// (where it belongs), with the missing member: one
+			// correction fixes both.
+			if m := e.misplaced(fails, f.instance); m != nil {
+				pe := e.project(m)
+				pe.Message += "; " + f.missing + " is required too"
+				return pe
+			}
 		}
 		return e.project(f)
 	}
@@ -457,6 +468,7 @@ func (e *entry) project(v *failure) *contract.Error {
 	kw := []string{v.keyword}
 	constraint := schemaPtr + pointer(kw)
 	msg := "argument does not match the input schema"
+	hint := "" // where a misplaced member belongs
 	switch v.keyword {
 	case "required":
 		field = field + "/" + escape(v.missing)
@@ -466,6 +478,7 @@ func (e *entry) project(v *failure) *contract.Error {
 		// The name is the caller's own input: point at it only when it is
 		// short and printable, never echo a huge or binary key.
 		if len(v.extra) > 0 && safeName(v.extra[0]) {
+			hint = e.belongsHint(v.instance, v.extra[0])
 			field = field + "/" + escape(v.extra[0])
 		} else if len(v.extra) > 0 {
 			msg = "an argument name that is too long or not printable is not accepted by this tool"
@@ -502,6 +515,9 @@ func (e *entry) project(v *failure) *contract.Error {
 	} else {
 		msg += " (at " + field + ")"
 	}
+	if hint != "" {
+		msg += ": " + hint
+	}
 	return &contract.Error{
 		Code:       contract.CodeInvalidArgument,
 		Message:    msg,
@@ -510,6 +526,128 @@ func (e *entry) project(v *failure) *contract.Error {
 		Constraint: constraint,
 		Expected:   e.expected(schemaPtr, kw),
 	}
+}
+
+// misplaced returns the additionalProperties failure at the instance
+// path at (among fails and their causes) whose unknown member the input
+// schema has elsewhere (belongsHint), or nil.
+func (e *entry) misplaced(fails []*failure, at []string) *failure {
+	var found *failure
+	var walk func(f *failure)
+	walk = func(f *failure) {
+		if found != nil {
+			return
+		}
+		if f.keyword == "additionalProperties" && slices.Equal(f.instance, at) && len(f.extra) > 0 && safeName(f.extra[0]) && e.belongsHint(f.instance, f.extra[0]) != "" {
+			found = f
+			return
+		}
+		for _, c := range f.causes {
+			walk(c)
+		}
+	}
+	for _, f := range fails {
+		walk(f)
+	}
+	return found
+}
+
+// maxHomeDepth bounds how deep belongsHint looks for a member's home.
+const maxHomeDepth = 4
+
+// belongsHint names where an argument the tool does not accept at the
+// instance path at belongs, when the tool's input schema has a member of
+// that name elsewhere (a member of a nested object given at the top
+// level, or a top-level member given inside an object): "projection
+// belongs under read: {"read":{"projection":[...]}}". It returns "" when
+// the schema has no such member. Only schema names are quoted, never the
+// caller's values.
+func (e *entry) belongsHint(at []string, name string) string {
+	type home struct {
+		path []string // property names from the root, name last
+		node any      // the member's schema
+	}
+	var homes []home
+	seen := map[string]bool{}
+	var walk func(node any, path []string, depth int)
+	walk = func(node any, path []string, depth int) {
+		obj, _ := e.deref(node).(map[string]any)
+		props, _ := obj["properties"].(map[string]any)
+		if m, ok := props[name]; ok && !slices.Equal(path, at) && !seen[pointer(path)] {
+			seen[pointer(path)] = true
+			homes = append(homes, home{append(slices.Clone(path), name), e.deref(m)})
+		}
+		if depth >= maxHomeDepth {
+			return
+		}
+		for _, k := range sortedKeys(props) {
+			walk(props[k], append(slices.Clone(path), k), depth+1)
+		}
+		// The alternatives of a member (target: {process_ref} or {pid})
+		// are homes at the same path.
+		for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+			alts, _ := obj[kw].([]any)
+			for _, a := range alts {
+				walk(a, path, depth+1)
+			}
+		}
+	}
+	walk(e.doc, nil, 0)
+	if len(homes) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(homes, func(a, b home) int { return len(a.path) - len(b.path) })
+	var top bool
+	var under []string
+	for _, h := range homes {
+		if len(h.path) == 1 {
+			top = true
+		} else {
+			under = append(under, strings.Join(h.path[:len(h.path)-1], "."))
+		}
+	}
+	var where []string
+	if top {
+		where = append(where, "at the top level")
+	}
+	if n := len(under); n > 0 {
+		w := under[n-1]
+		if n > 1 {
+			w = strings.Join(under[:n-1], ", ") + " or " + w
+		}
+		where = append(where, "under "+w)
+	}
+	// An example of the first home, the value by the member's type.
+	h := homes[0]
+	ex := "..."
+	if node, _ := h.node.(map[string]any); node != nil {
+		switch node["type"] {
+		case "array":
+			ex = "[...]"
+		case "object":
+			ex = "{...}"
+		case "string":
+			ex = `"..."`
+		}
+	}
+	ex = strconv.Quote(h.path[len(h.path)-1]) + ":" + ex
+	for i := len(h.path) - 2; i >= 0; i-- {
+		ex = strconv.Quote(h.path[i]) + ":{" + ex + "}"
+	}
+	return name + " belongs " + strings.Join(where, " or ") + ": {" + ex + "}"
+}
+
+// deref follows a chain of local $ref (at most maxHomeDepth) from node.
+func (e *entry) deref(node any) any {
+	for i := 0; i < maxHomeDepth; i++ {
+		obj, _ := node.(map[string]any)
+		ref, ok := obj["$ref"].(string)
+		if !ok || !strings.HasPrefix(ref, "#") {
+			break
+		}
+		node = resolve(e.doc, strings.TrimPrefix(ref, "#"))
+	}
+	return node
 }
 
 // expected copies the keyword's value from the schema (and, for

@@ -182,3 +182,43 @@ func TestIntegralNumbersAndLongNames(t *testing.T) {
 		t.Fatalf("long unknown name: %d bytes: %.200s", len(b), b)
 	}
 }
+
+// TestUnknownMemberNamesItsHome: an argument the tool does not take
+// where it was given, but does take elsewhere (a member of a nested
+// object given at the top level, through a local $ref or an anyOf
+// alternative too, or a top-level member given inside an object), is
+// INVALID_ARGUMENT at the member given, with a message naming where it belongs and an example
+// (before a required member missing beside it, which it names too); a
+// name the tool has nowhere gets no hint.
+func TestUnknownMemberNamesItsHome(t *testing.T) {
+	r := NewRegistry()
+	schema := `{"type":"object","additionalProperties":false,"required":["kind"],"$defs":{"sel":{"type":"object","additionalProperties":false,"properties":{"projection":{"type":"array","items":{"type":"string"}},"path":{"type":"string"}}}},
+"properties":{"target":{"anyOf":[{"type":"object","additionalProperties":false,"properties":{"process_ref":{"type":"string"}}},{"type":"object","additionalProperties":false,"properties":{"pid":{"type":"integer"}}}]},"kind":{"type":"string"},"wait_ms":{"type":"integer"},"read":{"$ref":"#/$defs/sel"},"filter":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"}}}}}`
+	err := r.Add(Tool{Name: "t", Toolset: Proc, Description: "d", Input: json.RawMessage(schema),
+		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			return contract.NewResult("test", time.Time{}, map[string]any{}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ args, field, hint string }{
+		{`{"kind":"network","projection":["pid"]}`, "/projection", `projection belongs under read: {"read":{"projection":[...]}}`},
+		{`{"projection":["pid"]}`, "/projection", `projection belongs under read: {"read":{"projection":[...]}}; kind is required too`},
+		{`{"kind":"x","path":"x"}`, "/path", `path belongs under filter or read: {"filter":{"path":"..."}}`},
+		{`{"kind":"x","read":{"wait_ms":5}}`, "/read/wait_ms", `wait_ms belongs at the top level: {"wait_ms":...}`},
+		{`{"kind":"x","read":{"kind":"x"}}`, "/read/kind", `kind belongs at the top level: {"kind":"..."}`},
+		{`{"kind":"x","process_ref":"p"}`, "/process_ref", `process_ref belongs under target: {"target":{"process_ref":"..."}}`},
+		{`{"kind":"x","nowhere":1}`, "/nowhere", ""},
+	}
+	for _, tc := range tests {
+		err := r.Validate("t", json.RawMessage(tc.args))
+		e := contract.AsError(err)
+		if e == nil || e.Code != contract.CodeInvalidArgument || e.Field != tc.field {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT at %s", tc.args, err, tc.field)
+			continue
+		}
+		if tc.hint == "" && strings.Contains(e.Message, "belongs") || !strings.Contains(e.Message, tc.hint) {
+			t.Errorf("%s: message %q, want it to say %q", tc.args, e.Message, tc.hint)
+		}
+	}
+}
