@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/spf13/pflag"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -83,6 +84,7 @@ func newRootCmd(env *Env, args []string) *cobra.Command {
 	if len(args) > 0 && !fullTree {
 		if c := namedCommands[args[0]]; c != nil {
 			root.AddCommand(c(env))
+			refuseUnknownSubcommands(root)
 			return root
 		}
 	}
@@ -90,7 +92,45 @@ func newRootCmd(env *Env, args []string) *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c(env))
 	}
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands gives every command that only groups others
+// (record, log, evidence, bin, ...) a run function: alone it prints its
+// help; with an argument that names none of its commands it fails with
+// `unknown command "stpo" for "inquest record"` and cobra's
+// suggestions, exit status 1, as an unknown top-level command does.
+// Without it cobra prints the group's help and exits 0, so a mistyped
+// `inquest record stpo` would look like success.
+// groupAnnotation marks a command refuseUnknownSubcommands made runnable.
+const groupAnnotation = "inquest-group"
+
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[groupAnnotation] = "true"
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2
+		}
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return fmt.Errorf("%s\nRun '%s --help' for its commands", msg, c.CommandPath())
+	}
 }
 
 // namedCommands are the commands registered with their name, which run
