@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/host"
@@ -119,12 +120,13 @@ rule fits) is shown when any listed process runs in a container, or with
 			default:
 				extra = sortKey
 			}
+			// tabwriter writes cell by cell: buffer, one write per 4 KiB
 			out := bufio.NewWriter(env.Stdout)
 			defer out.Flush()
-			hdr := []string{"PID", "CPU%", "RSS", "THR", "FDS"}
-			left := []bool{false, false, false, false, false}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+			hdr := "PID\tCPU%\tRSS\tTHR\tFDS\t"
 			if extra != "" {
-				hdr, left = append(hdr, strings.ToUpper(cell(extra))), append(left, false)
+				hdr += strings.ToUpper(cell(extra)) + "\t"
 			}
 			showContainer := false
 			for _, r := range page.Rows {
@@ -133,31 +135,29 @@ rule fits) is shown when any listed process runs in a container, or with
 				}
 			}
 			if showContainer {
-				hdr, left = append(hdr, "CONTAINER"), append(left, true)
+				hdr += " CONTAINER\t"
 			}
-			hdr, left = append(hdr, "STATE", "NAME"), append(left, true, true)
-			cells := make([][]string, 0, len(page.Rows)+1)
-			cells = append(cells, hdr)
+			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
 			for _, r := range page.Rows {
 				v := r.Values
 				rss := humanBytes(fmtVal(v["rss_bytes"]))
 				if exact {
 					rss = fmtVal(v["rss_bytes"])
 				}
-				line := []string{strconv.Itoa(r.PID), fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"])}
+				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"]))
 				if extra != "" {
-					line = append(line, fmtMetricValue(metricUnit(extra), r.Values[extra]))
+					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
 				}
 				if showContainer {
-					line = append(line, containerCell(map[string]any{"container": r.Container}))
+					line += " " + containerCell(map[string]any{"container": r.Container}) + "\t"
 				}
 				n := map[string]any{"name": r.Name}
 				if r.NameBytes != "" {
 					n["name_bytes"] = r.NameBytes
 				}
-				cells = append(cells, append(line, cell(r.State), textOf(n, "name")))
+				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), textOf(n, "name"))
 			}
-			writeAligned(out, cells, left)
+			tw.Flush()
 			if page.Next != nil {
 				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
 			}

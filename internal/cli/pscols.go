@@ -235,18 +235,7 @@ func renderPSColumns(w io.Writer, cols []psColumn, rows []map[string]any, exact 
 		}
 		cells = append(cells, line)
 	}
-	left := make([]bool, len(cols))
-	for i, c := range cols {
-		left[i] = c.left
-	}
-	writeAligned(out, cells, left)
-}
-
-// writeAligned prints cells (the header first) as ps and top do: columns
-// one space apart, numbers right-aligned, text (left[i]) left-aligned,
-// the last column unpadded when it is text; width in runes.
-func writeAligned(out io.Writer, cells [][]string, left []bool) {
-	width := make([]int, len(left))
+	width := make([]int, len(cols))
 	for _, l := range cells {
 		for i, s := range l {
 			width[i] = max(width[i], len([]rune(s)))
@@ -259,9 +248,9 @@ func writeAligned(out io.Writer, cells [][]string, left []bool) {
 				b.WriteByte(' ')
 			}
 			switch {
-			case i == len(l)-1 && left[i]:
+			case i == len(l)-1 && cols[i].left:
 				b.WriteString(s)
-			case left[i]:
+			case cols[i].left:
 				b.WriteString(pad(s, width[i], false))
 			default:
 				b.WriteString(pad(s, width[i], true))
