@@ -112,22 +112,24 @@ type locator struct {
 // the first in schema order; groups are replaced by their branches.
 func (l *locator) leaf(fs []*failure) *failure {
 	var best *failure
-	var walk func(f *failure)
-	walk = func(f *failure) {
-		if len(f.causes) == 0 {
-			if best == nil || len(f.instance) > len(best.instance) {
-				best = f
-			}
-			return
+	walkFailures(fs, func(f *failure) bool {
+		if len(f.causes) == 0 && (best == nil || len(f.instance) > len(best.instance)) {
+			best = f
 		}
-		for _, c := range f.causes {
-			walk(c)
-		}
-	}
-	for _, f := range fs {
-		walk(f)
-	}
+		return false
+	})
 	return best
+}
+
+// walkFailures visits fs and their causes depth first, in order, until
+// visit returns true.
+func walkFailures(fs []*failure, visit func(*failure) bool) bool {
+	for _, f := range fs {
+		if visit(f) || walkFailures(f.causes, visit) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *locator) check(schema any, sptr string, v any, iptr []string) []*failure {
@@ -533,22 +535,12 @@ func (e *entry) project(v *failure) *contract.Error {
 // schema has elsewhere (belongsHint), or nil.
 func (e *entry) misplaced(fails []*failure, at []string) *failure {
 	var found *failure
-	var walk func(f *failure)
-	walk = func(f *failure) {
-		if found != nil {
-			return
-		}
+	walkFailures(fails, func(f *failure) bool {
 		if f.keyword == "additionalProperties" && slices.Equal(f.instance, at) && len(f.extra) > 0 && safeName(f.extra[0]) && e.belongsHint(f.instance, f.extra[0]) != "" {
 			found = f
-			return
 		}
-		for _, c := range f.causes {
-			walk(c)
-		}
-	}
-	for _, f := range fails {
-		walk(f)
-	}
+		return found != nil
+	})
 	return found
 }
 
