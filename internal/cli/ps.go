@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/host"
@@ -120,13 +119,12 @@ rule fits) is shown when any listed process runs in a container, or with
 			default:
 				extra = sortKey
 			}
-			// tabwriter writes cell by cell: buffer, one write per 4 KiB
 			out := bufio.NewWriter(env.Stdout)
 			defer out.Flush()
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-			hdr := "PID\tCPU%\tRSS\tTHR\tFDS\t"
+			hdr := []string{"PID", "CPU%", "RSS", "THR", "FDS"}
+			left := []bool{false, false, false, false, false}
 			if extra != "" {
-				hdr += strings.ToUpper(cell(extra)) + "\t"
+				hdr, left = append(hdr, strings.ToUpper(cell(extra))), append(left, false)
 			}
 			showContainer := false
 			for _, r := range page.Rows {
@@ -135,29 +133,31 @@ rule fits) is shown when any listed process runs in a container, or with
 				}
 			}
 			if showContainer {
-				hdr += " CONTAINER\t"
+				hdr, left = append(hdr, "CONTAINER"), append(left, true)
 			}
-			fmt.Fprintln(tw, hdr+" STATE\t NAME\t")
+			hdr, left = append(hdr, "STATE", "NAME"), append(left, true, true)
+			cells := make([][]string, 0, len(page.Rows)+1)
+			cells = append(cells, hdr)
 			for _, r := range page.Rows {
 				v := r.Values
 				rss := humanBytes(fmtVal(v["rss_bytes"]))
 				if exact {
 					rss = fmtVal(v["rss_bytes"])
 				}
-				line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t", r.PID, fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"]))
+				line := []string{strconv.Itoa(r.PID), fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"])}
 				if extra != "" {
-					line += fmtMetricValue(metricUnit(extra), r.Values[extra]) + "\t"
+					line = append(line, fmtMetricValue(metricUnit(extra), r.Values[extra]))
 				}
 				if showContainer {
-					line += " " + containerCell(map[string]any{"container": r.Container}) + "\t"
+					line = append(line, containerCell(map[string]any{"container": r.Container}))
 				}
 				n := map[string]any{"name": r.Name}
 				if r.NameBytes != "" {
 					n["name_bytes"] = r.NameBytes
 				}
-				fmt.Fprintf(tw, "%s %s\t %s\t\n", line, cell(r.State), textOf(n, "name"))
+				cells = append(cells, append(line, cell(r.State), textOf(n, "name")))
 			}
-			tw.Flush()
+			writeAligned(out, cells, left)
 			if page.Next != nil {
 				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
 			}

@@ -235,7 +235,18 @@ func renderPSColumns(w io.Writer, cols []psColumn, rows []map[string]any, exact 
 		}
 		cells = append(cells, line)
 	}
-	width := make([]int, len(cols))
+	left := make([]bool, len(cols))
+	for i, c := range cols {
+		left[i] = c.left
+	}
+	writeAligned(out, cells, left)
+}
+
+// writeAligned prints cells (the header first) as ps and top do: columns
+// one space apart, numbers right-aligned, text (left[i]) left-aligned,
+// the last column unpadded when it is text; width in runes.
+func writeAligned(out io.Writer, cells [][]string, left []bool) {
+	width := make([]int, len(left))
 	for _, l := range cells {
 		for i, s := range l {
 			width[i] = max(width[i], len([]rune(s)))
@@ -248,9 +259,9 @@ func renderPSColumns(w io.Writer, cols []psColumn, rows []map[string]any, exact 
 				b.WriteByte(' ')
 			}
 			switch {
-			case i == len(l)-1 && cols[i].left:
+			case i == len(l)-1 && left[i]:
 				b.WriteString(s)
-			case cols[i].left:
+			case left[i]:
 				b.WriteString(pad(s, width[i], false))
 			default:
 				b.WriteString(pad(s, width[i], true))
