@@ -54,14 +54,3 @@ func TestUnknownSubcommandFails(t *testing.T) {
 		t.Errorf("record stpo: stderr %q, want the suggestion stop", errb.String())
 	}
 }
-
-// TestWriteAligned: numbers right-aligned, text left-aligned, the last
-// text column unpadded, as ps prints them.
-func TestWriteAligned(t *testing.T) {
-	var b bytes.Buffer
-	writeAligned(&b, [][]string{{"PID", "RSS", "STATE", "NAME"}, {"1", "14.0M", "sleeping", "init"}, {"22209", "0B", "R", "kworker/0:1"}}, []bool{false, false, true, true})
-	want := "  PID   RSS STATE    NAME\n    1 14.0M sleeping init\n22209    0B R        kworker/0:1\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-}
