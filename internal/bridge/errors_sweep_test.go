@@ -44,6 +44,9 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		{"get_history", `{"target":{"pid":1,"name":"x"},"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/target/name", false},
 		{"get_history", `{"target":{"pid":` + gonePID + `},"metric_ids":["rss_bytes"]}`, contract.CodeProcessExited, "/target/pid", false},
 		{"get_history", `{"source":"log","log_ref":"nope","metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/log_ref", false},
+		// a pid names a live process: a log's process is named by its lp_ ref
+		{"get_history", `{"source":"log","log_ref":"nope","target":{"pid":1},"metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/target/pid", false},
+		{"get_metrics", `{"source":"log","targets":[{"pid":1}],"metric_ids":["rss_bytes"]}`, contract.CodeReferenceInvalid, "/targets/0/pid", false},
 		// a default target is not an argument: the metric that does not fit it is
 		{"get_metrics", `{"metric_ids":["rss_bytes"]}`, contract.CodeInvalidArgument, "/metric_ids/0", false},
 		// (one exited pid among readable targets is partial: TestGetMetricsExitedPIDTarget)
@@ -111,6 +114,13 @@ func TestErrorsNameWhatWasSent(t *testing.T) {
 		}
 		if strings.Contains(tc.args, `"pid"`) && !strings.Contains(tc.args, "process_ref") && strings.Contains(e.Message, "process_ref") && strings.Contains(e.Message, "omit") {
 			t.Errorf("%s %s: names process_ref the caller did not send: %s", tc.tool, tc.args, e.Message)
+		}
+		if strings.Contains(tc.args, `"source":"log"`) && strings.HasSuffix(tc.field, "/pid") {
+			if !strings.Contains(e.Message, "log process_ref") || e.NextAction == nil || e.NextAction.Tool != "list_processes" {
+				t.Errorf("%s %s: a pid against a log does not lead to the log's processes: %+v", tc.tool, tc.args, e)
+			} else if b, _ := json.Marshal(e.NextAction.Arguments); !strings.Contains(string(b), `"filter":{"pid":1}`) || !strings.Contains(string(b), `"source":"log"`) {
+				t.Errorf("%s %s: next_action %s", tc.tool, tc.args, b)
+			}
 		}
 		if strings.Contains(tc.args, "zzz") && !strings.Contains(e.Message, "malformed") {
 			t.Errorf("%s %s: a malformed cursor not called malformed: %s", tc.tool, tc.args, e.Message)

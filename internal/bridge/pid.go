@@ -45,6 +45,13 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 			return hasID && decl.PIDKept && contract.CodeOf(err) == contract.CodeProcessExited
 		}
 		var resolved []map[string]any
+		// A pid names a live process; a recording's processes are named
+		// by their log process_ref, which list_processes on the log
+		// gives for that pid (filter.pid).
+		var source, logRef string
+		json.Unmarshal(m["source"], &source)
+		json.Unmarshal(m["log_ref"], &logRef)
+		fromLog := source == "log" || logRef != ""
 		resolve := func(obj map[string]json.RawMessage, ptr string) error {
 			raw, has := obj["pid"]
 			if !has {
@@ -53,6 +60,16 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 			if _, both := obj["process_ref"]; both {
 				e := contract.Errorf(contract.CodeInvalidArgument, "send either pid or process_ref, not both")
 				e.Field = ptr + "/pid"
+				return e
+			}
+			if fromLog && place != host.PIDTop {
+				e := contract.Errorf(contract.CodeReferenceInvalid, "a pid names a live process and cannot target a log: name the recorded process by its log process_ref (lp_...), which list_processes on this log gives for pid %s (next_action)", string(raw))
+				e.Field = ptr + "/pid"
+				args := map[string]any{"source": "log", "scope": "all", "filter": map[string]any{"pid": json.RawMessage(raw)}}
+				if logRef != "" {
+					args["log_ref"] = logRef
+				}
+				e.NextAction = &contract.Action{Tool: "list_processes", Arguments: args}
 				return e
 			}
 			// resolve_pid is a prompt read: a cancel keeps the connection.
@@ -119,10 +136,7 @@ func withPID(t tool.Tool, decl host.Decl, call CallFunc) tool.Tool {
 			// target only: its pid goes to the host unresolved, which
 			// resolves it the same way and reports it in its sample, as
 			// it does an exited process_ref.
-			var source, logRef string
-			json.Unmarshal(m["source"], &source)
-			json.Unmarshal(m["log_ref"], &logRef)
-			perTarget := place == host.PIDTargets && source != "log" && logRef == ""
+			perTarget := place == host.PIDTargets && !fromLog
 			var objs []map[string]json.RawMessage
 			if json.Unmarshal(m[key], &objs) == nil {
 				for i, obj := range objs {

@@ -51,7 +51,8 @@ the compared targets, each captured once per block). --experiment FILE.json runs
 randomized paired experiment ({"cases":[{"name":"a","argv":[...]},...],
 "blocks":30,"seed":1,"threshold":0.05}) and prints each case's median and
 its difference from the first case with a 95% bootstrap interval and a
-verdict. Provider fields go in --capture-arguments (e.g.
+verdict. A case without an argv inherits ARGV; when every case names its
+argv, ARGV may be left out. Provider fields go in --capture-arguments (e.g.
 '{"bench":"Sum","count":5,"profile":"cpu"}'), operation fields in
 --analysis-arguments, the workload budget in --workload-budget
 ('{"timeout_seconds":60,"max_memory_bytes":1073741824}'). --preserve keeps
@@ -67,8 +68,28 @@ started (case target, block 0): pid 4242, process_ref pr_..."), on a
 terminal or not. stdout carries only the result.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
-			if dash != 0 || len(args) == 0 {
+			if dash > 0 || (dash < 0 && len(args) > 0) {
 				return errors.New("give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
+			}
+			var experiment map[string]any
+			if experimentFile != "" {
+				b, err := readOptionFile("--experiment", experimentFile)
+				if err != nil {
+					return err
+				}
+				if err := json.Unmarshal(b, &experiment); err != nil || experiment == nil {
+					return errors.New("--experiment file must hold a JSON object")
+				}
+			}
+			if len(args) == 0 {
+				// An experiment whose every case names its argv needs no
+				// ARGV: the first case's stands for target.argv, which
+				// only cases without an argv would inherit.
+				argv, err := experimentArgv(experiment)
+				if err != nil {
+					return err
+				}
+				args = argv
 			}
 			if provider == "" {
 				return errors.New("--provider is required (" + strings.Join(perf.CaptureProviderKinds(), ", ") + ")")
@@ -136,16 +157,8 @@ terminal or not. stdout carries only the result.`,
 			if preserve {
 				call["preserve"] = true
 			}
-			if experimentFile != "" {
-				b, err := readOptionFile("--experiment", experimentFile)
-				if err != nil {
-					return err
-				}
-				var x map[string]any
-				if err := json.Unmarshal(b, &x); err != nil || x == nil {
-					return errors.New("--experiment file must hold a JSON object")
-				}
-				call["experiment"] = x
+			if experiment != nil {
+				call["experiment"] = experiment
 			}
 			if limits != "" {
 				var l map[string]any
@@ -635,4 +648,35 @@ func checkCaptureProvider(provider, operation string) error {
 		msg += fmt.Sprintf("; the providers are %s", strings.Join(perf.CaptureProviderKinds(), ", "))
 	}
 	return errors.New(msg)
+}
+
+// experimentArgv returns the argv of an experiment's first case when every
+// case names one (the target ARGV may then be omitted: no case inherits
+// it). Without an experiment, or with a case that has no argv, the error
+// says to give the target after --.
+func experimentArgv(experiment map[string]any) ([]string, error) {
+	need := errors.New("give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
+	cases, _ := experiment["cases"].([]any)
+	if len(cases) == 0 {
+		return nil, need
+	}
+	var first []string
+	for i, c := range cases {
+		m, _ := c.(map[string]any)
+		argv, _ := m["argv"].([]any)
+		if len(argv) == 0 {
+			name, _ := m["name"].(string)
+			return nil, fmt.Errorf("--experiment case %d (%q) has no argv: give the target it inherits after --, e.g. inquest capture --provider direct --experiment %s -- ./prog arg", i+1, name, "FILE")
+		}
+		if i == 0 {
+			for _, a := range argv {
+				s, ok := a.(string)
+				if !ok {
+					return nil, fmt.Errorf("--experiment case 1 argv holds %v, not a string", a)
+				}
+				first = append(first, s)
+			}
+		}
+	}
+	return first, nil
 }

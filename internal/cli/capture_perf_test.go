@@ -58,6 +58,26 @@ func TestCaptureCLI(t *testing.T) {
 	if code := Run(context.Background(), []string{"capture", "--provider", "direct", "true"}, strings.NewReader(""), &out, &errb); code == 0 {
 		t.Fatal("a target without -- was accepted")
 	}
+	// Every case names its argv: no ARGV is needed, and the result is
+	// the one with a redundant ARGV. A case without one names itself.
+	out.Reset()
+	errb.Reset()
+	code = Run(context.Background(), []string{"capture", "--provider", "direct", "--experiment", exp, "--cwd", dir}, strings.NewReader(""), &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "long vs short: +") {
+		t.Fatalf("experiment without ARGV: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	inherit := filepath.Join(dir, "inherit.json")
+	os.WriteFile(inherit, []byte(`{"cases":[{"name":"a","argv":["true"]},{"name":"b","env":{"X":"1"}}]}`), 0o644)
+	for _, args := range [][]string{
+		{"capture", "--provider", "direct", "--experiment", inherit, "--cwd", dir},
+		{"capture", "--provider", "direct", "--experiment", inherit, "--cwd", dir, "--"},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := Run(context.Background(), args, strings.NewReader(""), &out, &errb); code == 0 || !strings.Contains(errb.String(), `case 2 ("b") has no argv`) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
 }
 
 func toStrings(v any) []string {

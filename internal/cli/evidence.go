@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -25,7 +26,7 @@ func newEvidenceCmd(env *Env) *cobra.Command {
 $XDG_DATA_HOME/inquest/evidence, else ~/.local/share/inquest/evidence.`,
 	}
 	cmd.AddCommand(newEvidenceQueryCmd(env), newEvidenceShowCmd(env), newEvidenceLocationCmd(env), newEvidenceSweepCmd(env))
-	addErrorJSONFlag(cmd, true)
+	cmd.PersistentFlags().Bool("json", false, "print the result envelope as JSON (on failure the error envelope); without it a table or labelled lines")
 	return cmd
 }
 
@@ -81,7 +82,21 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 					data["next_page"] = map[string]any{"tool": res.NextAction.Tool, "arguments": res.NextAction.Arguments, "argv": argv}
 				}
 			}
-			return printEnvelope(env, res, err)
+			if err != nil {
+				return printEnvelope(env, res, err)
+			}
+			if !jsonMode(cmd, nil) && res.NextAction != nil {
+				// The text tells the next page as the command to run
+				// (renderEvidenceQuery), not as the tool's next_action.
+				kept := res.Warnings[:0]
+				for _, w := range res.Warnings {
+					if !strings.Contains(w, "next_action") {
+						kept = append(kept, w)
+					}
+				}
+				res.Warnings = kept
+			}
+			return printEvidence(cmd, env, res, renderEvidenceQuery(env.Stderr))
 		},
 	}
 	f := cmd.Flags()
@@ -130,7 +145,7 @@ inspect_evidence returns the redacted projection.`,
 				}
 			}
 			res := contract.NewResult("evidence", m.CreatedAt, map[string]any{"manifest": m, "object_paths": objects})
-			return printEnvelope(env, res, nil)
+			return printEvidence(cmd, env, res, renderEvidenceShow)
 		},
 	}
 }
@@ -170,7 +185,7 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 				return printEnvelope(env, nil, err)
 			} else if absent {
 				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0", "unreadable_manifests": "0"})
-				return printEnvelope(env, res, nil)
+				return printEvidence(cmd, env, res, renderEvidenceLocation)
 			}
 			st, err := evidence.Open(dir)
 			if err != nil {
@@ -192,7 +207,7 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if loc.Unreadable > 0 {
 				res.Warn(fmt.Sprintf("%d of %d records have a manifest that is missing, cannot be read or verified, or references a missing object; query_evidence lists them with a problem and show answers REPOSITORY_CORRUPT", loc.Unreadable, loc.Records))
 			}
-			return printEnvelope(env, res, nil)
+			return printEvidence(cmd, env, res, renderEvidenceLocation)
 		},
 	}
 }
@@ -222,7 +237,7 @@ be read (inquest evidence query lists it with its problem).`,
 				return printEnvelope(env, nil, err)
 			} else if absent {
 				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "removed_objects": "0", "removed_bytes": "0"})
-				return printEnvelope(env, res, nil)
+				return printEvidence(cmd, env, res, renderEvidenceSweep)
 			}
 			st, err := evidence.Open(dir)
 			if err != nil {
@@ -245,7 +260,7 @@ be read (inquest evidence query lists it with its problem).`,
 			if dryRun && rep.Removed > 0 {
 				res.Warn(fmt.Sprintf("dry run: %d objects (%s) would be removed", rep.Removed, humanBytes(strconv.FormatInt(rep.RemovedBytes, 10))))
 			}
-			return printEnvelope(env, res, nil)
+			return printEvidence(cmd, env, res, renderEvidenceSweep)
 		},
 	}
 	cmd.Flags().DurationVar(&olderThan, "older-than", evidence.DefaultSweepGrace, "keep unreferenced objects modified more recently than this (e.g. 1h, 0 for none)")

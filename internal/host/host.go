@@ -50,15 +50,18 @@ type Host struct {
 	refs    *refCodec
 	cursors *contract.CursorCodec
 
-	mu       sync.Mutex
-	methods  map[string]Method
-	sessions map[string]*Session
-	nextSess int
-	status   []func(map[string]any)
-	retained RetainedFunc
-	onStop   []func()
-	cancel   context.CancelFunc
-	done     chan struct{}
+	mu      sync.Mutex
+	methods map[string]Method
+	// toolNames are the methods registered from Tools (get_status
+	// data.methods); set once by New, read-only after.
+	toolNames map[string]bool
+	sessions  map[string]*Session
+	nextSess  int
+	status    []func(map[string]any)
+	retained  RetainedFunc
+	onStop    []func()
+	cancel    context.CancelFunc
+	done      chan struct{}
 	// rates is closed once the sampler has its second sample (Start).
 	rates chan struct{}
 	// ownCollector is the collector New opened (nil when Options gave
@@ -104,7 +107,9 @@ func New(opts Options) (*Host, error) {
 	installInvestigation(h)
 	installRecording(h)
 	installRuntime(h, rc)
+	h.toolNames = map[string]bool{}
 	for _, d := range Tools() {
+		h.toolNames[d.Name] = true
 		run := d.Run
 		h.Handle(d.Name, func(ctx context.Context, s *Session, args json.RawMessage) (*contract.Result, error) {
 			return run(ctx, h, s, args)
@@ -240,14 +245,36 @@ func (h *Host) Handle(name string, m Method) {
 
 // Methods returns the registered method names, sorted.
 func (h *Host) Methods() []string {
+	tools, local := h.methodKinds()
+	return append(tools, local...)
+}
+
+// methodKinds splits the registered methods, each sorted, into the proc
+// tools (a name of Tools: what an MCP client calls through a bridge) and
+// the local methods that no MCP tool exposes (resolve_pid, the TUI's and
+// the confirmation methods, and those tests register).
+func (h *Host) methodKinds() (tools, local []string) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]string, 0, len(h.methods))
 	for n := range h.methods {
-		out = append(out, n)
+		if h.toolNames[n] {
+			tools = append(tools, n)
+		} else {
+			local = append(local, n)
+		}
 	}
-	sort.Strings(out)
-	return out
+	h.mu.Unlock()
+	sort.Strings(tools)
+	sort.Strings(local)
+	return tools, orEmptyStrings(local)
+}
+
+// orEmptyStrings returns s, or an empty (non-nil) slice for none, so JSON
+// says [] rather than null.
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // AddStatus registers fn to add fields to get_status data.

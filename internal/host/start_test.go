@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,5 +116,53 @@ func TestListProcessesMetricIDs(t *testing.T) {
 	var ce *contract.Error
 	if !errors.As(err, &ce) || ce.Code != contract.CodeInvalidArgument || ce.Field != "/metric_ids/0" {
 		t.Fatalf("system metric in metric_ids: %v, want INVALID_ARGUMENT at /metric_ids/0", err)
+	}
+}
+
+// TestStatusMethodsAreTools: get_status data.methods names exactly the
+// proc tools (what an agent can call), and data.local_methods the host
+// methods no MCP tool exposes, each sorted, disjoint.
+func TestStatusMethodsAreTools(t *testing.T) {
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	h, err := New(Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	res, err := h.Dispatch(context.Background(), h.NewSession(), "get_status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Data)
+	var d struct {
+		Methods []string `json:"methods"`
+		Local   []string `json:"local_methods"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, tl := range Tools() {
+		want = append(want, tl.Name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(d.Methods, want) {
+		t.Errorf("methods %v, want the proc tools %v", d.Methods, want)
+	}
+	for _, m := range []string{ResolvePIDMethod, ConfirmMethod, PendingConfirmationsMethod, MappedByMethod} {
+		if !slices.Contains(d.Local, m) {
+			t.Errorf("local_methods %v lacks %s", d.Local, m)
+		}
+	}
+	for _, m := range d.Local {
+		if slices.Contains(want, m) {
+			t.Errorf("%s is both a tool and a local method", m)
+		}
+	}
+	if !slices.IsSorted(d.Local) {
+		t.Errorf("local_methods not sorted: %v", d.Local)
 	}
 }

@@ -53,6 +53,7 @@ func (h *Host) getStatus() (*contract.Result, error) {
 	snap := h.sampler.Latest()
 	age := time.Since(snap.Time)
 	plat := h.sampler.Collector().Platform()
+	tools, local := h.methodKinds()
 	data := map[string]any{
 		"backend":             "connected",
 		"application_version": h.Version,
@@ -81,8 +82,9 @@ func (h *Host) getStatus() (*contract.Result, error) {
 			"missing_metrics": orEmpty(plat.Missing),
 			"notes":           orEmpty(plat.Notes),
 		},
-		"methods":  h.Methods(),
-		"sessions": h.Sessions(),
+		"methods":       tools,
+		"local_methods": local,
+		"sessions":      h.Sessions(),
 		"limits": map[string]any{
 			"page_rows_max":      MaxPageRows,
 			"metric_targets_max": MaxMetricTargets,
