@@ -58,7 +58,7 @@ func BenchmarkInspectBinary(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				in, err := inspectMode(context.Background(), f.Data, mode.digests, true)
+				in, err := inspectMode(context.Background(), f.Data, mode.digests, dwarfUnits)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -110,7 +110,7 @@ func BenchmarkDisassembleLibcText(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := inspectMode(context.Background(), data, false, false)
+	in, err := inspectMode(context.Background(), data, false, dwarfOff)
 	if err != nil {
 		b.Fatal(err)
 	}

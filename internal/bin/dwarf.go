@@ -196,8 +196,13 @@ func hasDebugSections(in *Inspection) bool {
 	return false
 }
 
-// inspectDWARF fills in.Debug and the debug_info facet.
-func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
+// dwarfNotRequested is the reason the DWARF units are unknown when an
+// inspection reads only whether DWARF is present (dwarfPresence).
+const dwarfNotRequested = "the DWARF compilation units were not read: facets including dwarf_producers reads them (it decompresses and walks .debug_info)"
+
+// inspectDWARF fills in.Debug and the debug_info facet; units false reads
+// only whether DWARF sections are present (dwarfPresence).
+func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) {
 	if _, decided := in.Facets["debug_info"]; decided || in.Header.Format == FormatMachOFat {
 		return
 	}
@@ -211,8 +216,8 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 		in.facet("debug_info", FacetUnresolved, "the section table is unresolved: the DWARF sections are not located")
 		return
 	}
-	units := 0
-	di := &DebugInfo{Units: &units, Producers: []string{}, Languages: []string{}}
+	nunits := 0
+	di := &DebugInfo{Units: &nunits, Producers: []string{}, Languages: []string{}}
 	in.Debug = di
 	if !hasDebugSections(in) {
 		in.facet("debug_info", FacetComplete, "no DWARF sections")
@@ -223,6 +228,11 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 		why := fmt.Sprintf("section %s claims more decompressed bytes than the limit of %d (MaxDecompressedBytes), so it is not decompressed", n, MaxDecompressedBytes)
 		in.Debug = &DebugInfo{Present: true, Unknown: map[string]string{"units": why, "producers": why, "languages": why}}
 		in.facet("debug_info", FacetUnresolved, why+"; see unresolved")
+		return
+	}
+	if !units {
+		in.Debug = &DebugInfo{Present: true, Unknown: map[string]string{"units": dwarfNotRequested, "producers": dwarfNotRequested, "languages": dwarfNotRequested}}
+		in.facet("debug_info", FacetNotRequested, dwarfNotRequested)
 		return
 	}
 	d, err := openDWARFUnits(in.Header.Format, data)
@@ -244,7 +254,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 			}
 		}()
 		r := d.Reader()
-		for units < MaxDWARFUnits {
+		for nunits < MaxDWARFUnits {
 			if ctx.Err() != nil {
 				state = FacetPartial
 				return
@@ -259,7 +269,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte) {
 				return
 			}
 			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-				units++
+				nunits++
 				if p, ok := e.Val(dwarf.AttrProducer).(string); ok {
 					prod[p] = true
 				}

@@ -305,6 +305,9 @@ func inspectELF(ctx context.Context, in *Inspection, data []byte) {
 	progs := elfProgs(in, h, data)
 	f := openELF(in, h, data)
 	in.Admitted = f != nil
+	if f != nil {
+		in.dynsyms = sync.OnceValues(f.DynamicSymbols)
+	}
 	if f == nil {
 		for _, n := range []string{"sections", "imports", "exports", "build_id"} {
 			in.facet(n, FacetUnresolved, "the section header table was not admitted")
@@ -724,7 +727,7 @@ func elfImportsExports(in *Inspection, f *elf.File, data []byte) {
 		in.facet("exports", FacetComplete, "no .dynsym section")
 		return
 	}
-	if !guard(in, ".dynsym", 0, func() { syms, err = f.DynamicSymbols() }) || err != nil {
+	if !guard(in, ".dynsym", 0, func() { syms, err = in.dynsyms() }) || err != nil {
 		s := f.SectionByType(elf.SHT_DYNSYM)
 		in.unresolved(".dynsym", s.Offset, s.Size, "the dynamic symbol table could not be read")
 		in.facet("imports", FacetUnresolved, ".dynsym unresolved")
@@ -1025,7 +1028,7 @@ func elfHardening(in *Inspection, h *elfHeader, progs []elf.ProgHeader, f *elf.F
 		typ  elf.SectionType
 		name string
 		read func() ([]elf.Symbol, error)
-	}{{elf.SHT_DYNSYM, ".dynsym", f.DynamicSymbols}, {elf.SHT_SYMTAB, ".symtab", f.Symbols}} {
+	}{{elf.SHT_DYNSYM, ".dynsym", in.dynsyms}, {elf.SHT_SYMTAB, ".symtab", f.Symbols}} {
 		if f.SectionByType(t.typ) == nil {
 			continue
 		}

@@ -47,7 +47,7 @@ func ourText(t testing.TB, p string, dec x86Decoder, syntax string) map[uint64]s
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := inspectMode(context.Background(), data, false, false)
+	in, err := inspectMode(context.Background(), data, false, dwarfOff)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -43,6 +44,10 @@ const (
 	FacetUnresolved = "unresolved"
 	// FacetNotApplicable: the format has no such structure.
 	FacetNotApplicable = "not_applicable"
+	// FacetNotRequested: the structures are present but the call did not
+	// ask for what reading them costs (the reason names the argument
+	// that does); the facts resting on them are unknown, not absent.
+	FacetNotRequested = "not_requested"
 )
 
 // Field is one header observation: the raw on-disk value (hex), its
@@ -300,6 +305,10 @@ type Inspection struct {
 
 	noDigest bool
 	pending  []digestJob
+	// dynsyms reads an ELF file's .dynsym once for the readers that use
+	// it (imports and exports, hardening); nil before the section header
+	// table is admitted.
+	dynsyms func() ([]elf.Symbol, error)
 	// decompressClaim sums the uncompressed sizes of the SHF_COMPRESSED
 	// sections admitted for decompression; oversized names the sections
 	// whose claim would pass MaxDecompressedBytes (never decompressed).
@@ -397,12 +406,34 @@ func Inspect(ctx context.Context, data []byte) (*Inspection, error) {
 // inspect is Inspect; digests false skips section digests and entropy and
 // the DWARF summary, for tools that only need section bytes.
 func inspect(ctx context.Context, data []byte, digests bool) (*Inspection, error) {
-	return inspectMode(ctx, data, digests, digests)
+	mode := dwarfOff
+	if digests {
+		mode = dwarfUnits
+	}
+	return inspectMode(ctx, data, digests, mode)
 }
 
-// inspectMode is Inspect with section digests and entropy (digests) and
-// the DWARF summary (dwarf) each on or off.
-func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspection, error) {
+// dwarfMode is how much of the DWARF summary (Inspection.Debug and the
+// debug_info facet) an inspection reads.
+type dwarfMode int
+
+const (
+	// dwarfOff: no summary and no debug_info facet (no claim either way).
+	dwarfOff dwarfMode = iota
+	// dwarfPresence: whether DWARF sections are present, from the section
+	// table alone; the compilation units are not read (decompressing and
+	// walking .debug_info costs more than the rest of an inspection), so
+	// units, producers and languages are unknown, with the reason, and
+	// the facet is not_requested.
+	dwarfPresence
+	// dwarfUnits: the summary read from every compilation unit's root
+	// entry (units, producers, languages).
+	dwarfUnits
+)
+
+// inspectMode is Inspect with section digests and entropy (digests) on
+// or off and the DWARF summary read as dwarf says.
+func inspectMode(ctx context.Context, data []byte, digests bool, dwarf dwarfMode) (*Inspection, error) {
 	format, err := Recognize(data)
 	if err != nil {
 		return nil, err
@@ -424,8 +455,8 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 	case FormatMachOFat:
 		inspectFat(ctx, in, data)
 	}
-	if dwarf {
-		inspectDWARF(ctx, in, data)
+	if dwarf != dwarfOff {
+		inspectDWARF(ctx, in, data, dwarf == dwarfUnits)
 	}
 	if err := in.flushDigests(ctx); err != nil {
 		return nil, err
@@ -436,7 +467,7 @@ func inspectMode(ctx context.Context, data []byte, digests, dwarf bool) (*Inspec
 	for _, n := range facetNames {
 		if _, ok := in.Facets[n]; !ok {
 			switch {
-			case n == "debug_info" && !dwarf:
+			case n == "debug_info" && dwarf == dwarfOff:
 				// Not requested: no claim either way.
 			case format == FormatMachOFat && n != "header":
 				in.facet(n, FacetNotApplicable, "a universal file's facts are per member (members[].inspection)")

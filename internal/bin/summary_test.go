@@ -82,7 +82,7 @@ func TestInspectionSummaryEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, digests := range []bool{false, true} {
-			in, err := inspectMode(context.Background(), data, digests, true)
+			in, err := inspectMode(context.Background(), data, digests, dwarfUnits)
 			if err != nil {
 				t.Errorf("%s: %v", p, err)
 				continue

@@ -60,7 +60,7 @@ func Tools(env Env) []tool.Tool {
 		define(env, tool.Tool{
 			Name: "inspect_binary", Title: "Inspect an ELF, PE or Mach-O binary",
 			Description: "Report one local binary's header, dynamic and build facts, hardening verdicts each naming its basis, and counts of its lists; the lists are facets asked for by name and paged with cursor. Required: path.",
-			Details:     "Header facts: format, class, machine, type, entry. Dynamic facts: interpreter, needed, rpath/runpath, soname. Also build ids, Go build info and a DWARF summary.\n\nFacets: sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers, each returned as rows naming their facet and paged with cursor.\n\ndigests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. mapped_by names the live processes that map the file when an inquest host already runs.",
+			Details:     "Header facts: format, class, machine, type, entry. Dynamic facts: interpreter, needed, rpath/runpath, soname. Also build ids, Go build info and whether DWARF is present (its units, producers and languages with facets [dwarf_producers]).\n\nFacets: sections, segments, imports, exports, libraries, members, go_deps, dwarf_producers, each returned as rows naming their facet and paged with cursor.\n\ndigests true adds the file's and each section's sha256 and entropy (reads every byte). Unresolved structure is listed with its offset and makes the result partial. mapped_by names the live processes that map the file when an inquest host already runs.",
 			Input: json.RawMessage(`{
 				"type": "object",
 				"additionalProperties": false,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,7 +20,7 @@ import (
 // caller must Close the returned File once the result no longer uses its
 // bytes. digests turns on section digests and entropy; dwarf turns on the
 // DWARF summary.
-func readBinaryMode(c *invocation, path, fieldName string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+func readBinaryMode(c *invocation, path, fieldName string, digests bool, dwarf dwarfMode, arch string, hostDefault bool) (*File, *Inspection, error) {
 	f, err := ReadFileMapped(c.ctx, path, fieldName, MaxInputBytes)
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +40,7 @@ func readBinaryMode(c *invocation, path, fieldName string, digests, dwarf bool, 
 
 // binary opens one binary input of the call, named name in a preserved
 // record ("binary", "left", "right").
-func (c *invocation) binary(name, path, field string, digests, dwarf bool, arch string, hostDefault bool) (*File, *Inspection, error) {
+func (c *invocation) binary(name, path, field string, digests bool, dwarf dwarfMode, arch string, hostDefault bool) (*File, *Inspection, error) {
 	f, in, err := readBinaryMode(c, path, field, digests, dwarf, arch, hostDefault)
 	if err != nil {
 		return nil, nil, err
@@ -147,6 +148,9 @@ func listUnknown(in *Inspection, facet string) bool {
 		return in.Exports == nil
 	case "libraries":
 		return in.Libraries == nil
+	case "dwarf_producers":
+		// Present DWARF whose units were not read (or could not be).
+		return in.Debug != nil && in.Debug.Present && in.Debug.Producers == nil
 	}
 	return false
 }
@@ -230,7 +234,14 @@ func summarize(in *Inspection) *inspectionSummary {
 }
 
 func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
-	f, in, err := c.binary("binary", a.Path, "/path", a.Digests, true, a.Arch, false)
+	// The DWARF units are read only for the dwarf_producers facet: for a
+	// binary with (compressed) DWARF, reading them costs more than the
+	// rest of the inspection; otherwise only their presence is reported.
+	dwarf := dwarfPresence
+	if slices.Contains(a.Facets, "dwarf_producers") {
+		dwarf = dwarfUnits
+	}
+	f, in, err := c.binary("binary", a.Path, "/path", a.Digests, dwarf, a.Arch, false)
 	if err != nil {
 		return err
 	}
@@ -268,7 +279,7 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	if len(a.Facets) == 0 {
 		var want []string
 		for _, k := range ListFacets {
-			if n, _ := counts[k].(int); n > 0 {
+			if n, _ := counts[k].(int); n > 0 || k == "dwarf_producers" && in.Facets["debug_info"].State == FacetNotRequested {
 				want = append(want, k)
 			}
 		}
@@ -302,7 +313,7 @@ func (e Env) listSymbols(c *invocation, a symbolsArgs) error {
 	if err != nil {
 		return err
 	}
-	f, in, err := c.binary("binary", a.Path, "/path", false, false, a.Arch, true)
+	f, in, err := c.binary("binary", a.Path, "/path", false, dwarfOff, a.Arch, true)
 	if err != nil {
 		return err
 	}
@@ -489,7 +500,7 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 			return e
 		}
 	}
-	f, in, err := c.binary("binary", a.Path, "/path", false, false, a.Arch, true)
+	f, in, err := c.binary("binary", a.Path, "/path", false, dwarfOff, a.Arch, true)
 	if err != nil {
 		return err
 	}
@@ -693,11 +704,11 @@ type compareArgs struct {
 }
 
 func (e Env) compareBinaries(c *invocation, a compareArgs) error {
-	lf, lin, err := c.binary("left", a.Left, "/left", true, true, a.Arch, true)
+	lf, lin, err := c.binary("left", a.Left, "/left", true, dwarfUnits, a.Arch, true)
 	if err != nil {
 		return err
 	}
-	rf, rin, err := c.binary("right", a.Right, "/right", true, true, a.Arch, true)
+	rf, rin, err := c.binary("right", a.Right, "/right", true, dwarfUnits, a.Arch, true)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func TestVEXRIPRelativeOperandsMatchObjdump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := inspectMode(context.Background(), data, false, false)
+		in, err := inspectMode(context.Background(), data, false, dwarfOff)
 		if err != nil {
 			t.Fatal(err)
 		}
