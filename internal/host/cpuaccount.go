@@ -178,10 +178,26 @@ func accountCPU(views []history.LifetimeView, pruned []history.PrunedCPU, sys *h
 	// A retained reaper whose reaped-children time did not grow inside
 	// the window collected none of them: its children were reaped
 	// without adding to it (kernel threads, children of a parent that
-	// ignores SIGCHLD), so they keep their own rows.
-	for i, r := range reaper {
-		if nodes[r].view >= 0 && gain[nodes[r].id] == 0 {
+	// ignores SIGCHLD), so they keep their own rows. Unless that reaper
+	// was itself reaped inside the window by a reaper that stays: a
+	// process that waits for its child and exits at once (timeout, a
+	// shell running one command, go run) is never sampled after the
+	// reap, so its growth is not seen, but its reaper's reaped-children
+	// time holds its whole CPU and its children's; the child folds
+	// through it (else the child would count twice: in its own row and
+	// in that reaper's). Links are dropped until none changes (a chain
+	// of such reapers ends at one that stays or at none).
+	for changed := true; changed; {
+		changed = false
+		for i, r := range reaper {
+			if nodes[r].view < 0 || gain[nodes[r].id] != 0 {
+				continue
+			}
+			if _, up := reaper[r]; up && nodes[r].reaped {
+				continue
+			}
 			delete(reaper, i)
+			changed = true
 		}
 	}
 	// Each folded lifetime is counted in the row of its nearest reaper

@@ -61,6 +61,30 @@ int main(int argc, char **argv) {
 		while (!stop) x++;
 		return 0;
 	}
+	if (argc == 3 && (strcmp(argv[1], "mid") == 0 || strcmp(argv[1], "chain") == 0)) {
+		int mid = strcmp(argv[1], "mid") == 0;
+		if (!mid) {
+			printf("ready\n");
+			fflush(stdout);
+		}
+		pid_t p = fork();
+		if (p == 0) {
+			execl("/proc/self/exe", argv[0], mid ? "burn" : "mid", argv[2], (char *)0);
+			_exit(127);
+		}
+		if (mid) {
+			printf("burn %d\n", (int)p);
+			fflush(stdout);
+		}
+		int st;
+		waitpid(p, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return 3;
+		if (mid) _exit(0);
+		printf("done %d\n", (int)p);
+		fflush(stdout);
+		waitstdin(0);
+		return 0;
+	}
 	if (argc != 4) return 2;
 	int n = atoi(argv[1]);
 	int waitms = atoi(argv[3]);
@@ -86,6 +110,68 @@ int main(int argc, char **argv) {
 	return 0;
 }
 `
+
+// TestCPUAccountingChainCountsOnce: a process that waits for its child
+// and exits at once (spawner mid, as timeout or a shell running one
+// command) is never sampled after the reap, so its reaped-children time
+// is never seen to grow; the grandchild's CPU (spawner burn, 3 s, sampled
+// while it runs) is counted once, in the top spawner's children row
+// (which the kernel's cutime+cstime holds), and the grandchild's own row
+// names that row in accounted_in.
+func TestCPUAccountingChainCountsOnce(t *testing.T) {
+	bin := testbuild.BuildC(t, "spawner", spawnerSrc, "-O1", "-pthread")
+	h := testHost(t, 500*time.Millisecond, nil)
+	s := h.NewSession()
+	t0 := nextSnapshot(t, h)
+	sp, out := startSpawner(t, bin, "chain", "3000")
+	var burnPID, mid int
+	for _, want := range []string{"burn ", "done "} {
+		line, err := out.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, want) {
+			t.Fatalf("spawner: %q %v, want %q...", line, err, want)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, want)))
+		if want == "burn " {
+			burnPID = n
+		} else {
+			mid = n
+		}
+	}
+	ref := childCPU(t, sp.Process.Pid)
+	waitFor(t, time.Minute, "the spawner's final reaped-children time in a snapshot", func() bool {
+		p := h.Sampler().Latest().Find(int32(sp.Process.Pid))
+		return p != nil && p.ChildCPUOK && p.ChildCPUNs == ref
+	})
+	t1 := nextSnapshot(t, h)
+	_, _, rows := rankAll(t, h, s, map[string]any{"metric_id": "cpu_time_ns", "from": t0.Truncate(time.Millisecond).Format(time.RFC3339Nano), "to": t1.Format(time.RFC3339Nano), "limit": MaxRankLimit})
+	var counted uint64
+	var burn map[string]any
+	for _, r := range rows {
+		pid := int(r["pid"].(float64))
+		if r["kind"] == "lifetime" && pid == burnPID {
+			burn = r
+		}
+		if pid != sp.Process.Pid && pid != mid && pid != burnPID || r["kind"] == "lifetime" && pid == sp.Process.Pid {
+			continue
+		}
+		if _, folded := r["accounted_in"]; !folded {
+			v, _ := strconv.ParseUint(r["value"].(string), 10, 64)
+			counted += v
+		}
+	}
+	if burn == nil {
+		t.Fatalf("the 3 s grandchild (PID %d) was never sampled", burnPID)
+	}
+	in, _ := burn["accounted_in"].(map[string]any)
+	if in == nil || int(in["pid"].(float64)) != sp.Process.Pid {
+		t.Errorf("grandchild row %v: want accounted_in the spawner's (PID %d) children row", burn, sp.Process.Pid)
+	}
+	// The chain's rows hold what the kernel says the spawner's children
+	// used, once (cutime is whole 10 ms ticks per child).
+	if counted > ref+2e7 || float64(counted) < 0.95*float64(ref) {
+		t.Errorf("the chain's rows count %d ns; the spawner's cutime+cstime is %d ns", counted, ref)
+	}
+}
 
 // procStatCPU reads user+nice+system of /proc/stat's cpu line in ns.
 func procStatCPU(t *testing.T) uint64 {
