@@ -10,7 +10,7 @@ import (
 )
 
 // peHeader is this package's own bounded read of the DOS stub pointer, the
-// COFF file header and the fixed part of the optional header (PE/COFF
+// COFF file header and the fixed part of the optional header (Microsoft PE/COFF
 // specification, "Overview" and "Optional Header").
 type peHeader struct {
 	lfanew uint64
