@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Comparison verdicts (seed 004 "Comparison fact" table).
+// Comparison verdicts: what compare_binaries says of one compared entry.
 const (
 	// CmpEqual: corresponding entries whose complete content digests match.
 	CmpEqual = "equal"

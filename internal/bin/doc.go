@@ -1,5 +1,5 @@
 // Package bin gives bounded, paged evidence about ELF, PE and Mach-O
-// binaries (seed 004, toolset "bin"): header facts, sections and segments
+// binaries (toolset "bin", docs/bin.md): header facts, sections and segments
 // with digests and entropy, dynamic facts, imports and exports, build ids,
 // Go build info, hardening verdicts, symbols, strings, disassembly and
 // binary comparison. HTTP captures (HAR 1.2) live in the har subpackage.

@@ -10,8 +10,8 @@ import (
 )
 
 // peHeader is this package's own bounded read of the DOS stub pointer, the
-// COFF file header and the fixed part of the optional header (PE/COFF
-// specification, "Overview" and "Optional Header").
+// COFF file header and the fixed part of the optional header (the
+// Microsoft PE/COFF specification, "Overview" and "Optional Header").
 type peHeader struct {
 	lfanew uint64
 	// coffOff is the file offset of the COFF file header: after the PE

@@ -1,7 +1,7 @@
 // Package bridge is the MCP side of the proc toolset: it publishes the
 // proc tools declared in host.Tools (schemas, descriptions, annotations)
 // and forwards schema-valid calls to a Backend, the host that owns live
-// state (seed 000 section 2), completing them as each declaration says
+// state (docs/host.md), completing them as each declaration says
 // (job delivery, operation polling, sliced waits, pid resolution). The
 // bridge itself holds no process state.
 package bridge
@@ -24,7 +24,7 @@ type Backend interface {
 	Close() error
 }
 
-// Mode selects the delivery defaults of seed 000 section 4.
+// Mode selects the delivery defaults: normal mode or raw mode.
 type Mode struct {
 	// Raw: wait_ms defaults to 0, explicit read, 100-row pages.
 	Raw bool

@@ -138,8 +138,8 @@ func (d *delivery) start(ctx context.Context, method string, args json.RawMessag
 	}
 	// A starter whose job failed within the bounded wait returned no result:
 	// that is a tool execution failure (isError), carrying the job's error
-	// and its job_id. get_job keeps the getter semantics of seed 000
-	// section 8 (isError false, outcome under data.result.error).
+	// and its job_id. get_job stays a getter (docs/captures.md):
+	// isError false, outcome under data.result.error.
 	if data, _ := res.Data.(map[string]any); data != nil && data["state"] == "failed" {
 		return nil, jobFailure(data)
 	}

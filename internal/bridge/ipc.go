@@ -18,7 +18,7 @@ import (
 // when no host runs, 12 s in total, BACKEND_UNAVAILABLE with guidance), so
 // initialize, tools/list, ping and schema-invalid calls never start a host.
 //
-// Connection loss follows seed 000 section 3.3: a call in flight when the
+// Connection loss (docs/host.md, "Startup and failures"): a call in flight when the
 // connection drops gets OUTCOME_UNKNOWN and is never replayed. A call that
 // finds the held connection already dead (the host exited, or closed its
 // listener by the setting) was never sent: the bridge drops that
@@ -47,7 +47,7 @@ type IPC struct {
 }
 
 // released is appended to every OUTCOME_UNKNOWN that drops the connection:
-// a disconnect releases all connection-owned objects (seed 000 section 8).
+// a disconnect releases all connection-owned objects.
 const released = " The bridge closed its host connection for this, which released every connection-owned object of this client: retained captures and running and finished jobs (waits included) are now REFERENCE_INVALID, and cursors CURSOR_INVALID; process_refs stay valid while the host runs."
 
 // lostBetweenCalls is the reset note of a connection found dead before a

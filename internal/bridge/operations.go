@@ -12,7 +12,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Delivery of the investigation tools (seed 000 section 4): wait_ms is a
+// Delivery of the investigation tools: wait_ms is a
 // bridge option, removed before dispatch of mutations so it never changes
 // an operation's idempotency signature.
 const (

@@ -1,5 +1,5 @@
-// Package capture holds the proc investigation collectors of seed 000
-// section 7 and 10: file users (host-wide fd scan), open files, modules,
+// Package capture holds the proc investigation collectors
+// (docs/captures.md): file users (host-wide fd scan), open files, modules,
 // network endpoints, threads, scheduling and process metadata. Each
 // collector is a pure function over /proc that returns the rows it found
 // and collector-specific coverage; it keeps no state, starts nothing and
@@ -25,7 +25,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/sample"
 )
 
-// Kinds are the start_capture kinds (seed 000 section 7), plus
+// Kinds are the start_capture kinds, plus
 // process_info, the kind of get_process_info's metadata capture.
 const (
 	KindFileUsers   = "file_users"
@@ -41,7 +41,7 @@ const (
 var Kinds = []string{KindFileUsers, KindOpenFiles, KindModules, KindNetwork, KindThreads, KindScheduling}
 
 // InfoFields are get_process_info's requestable fields; command_line and
-// user are returned only when requested (seed 000 section 7).
+// user are returned only when requested.
 var InfoFields = []string{"exe", "cwd", "image", "parent", "start_time", "cgroup", "namespaces", "ns_pid", "container", "command_line", "user"}
 
 // DefaultInfoFields are returned when no fields are requested.
@@ -55,7 +55,7 @@ type Field struct {
 }
 
 // Row is one capture row: ordered fields plus the selectors read_capture
-// filters on before projection (seed 000 section 6).
+// filters on before projection.
 type Row struct {
 	// Path is what the path and extension filters match ("" when the row
 	// has no path; such rows never match a path filter).
@@ -142,7 +142,7 @@ func appendValue(b []byte, v any) []byte {
 type Capture struct {
 	Kind string
 	Rows []Row
-	// Coverage is collector-specific (seed 000 section 6): file users
+	// Coverage is collector-specific (docs/captures.md, "Rows and coverage"): file users
 	// report processes/fds examined and failed, network the table counts,
 	// threads the unavailable-thread count.
 	Coverage map[string]any

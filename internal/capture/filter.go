@@ -7,8 +7,8 @@ import (
 	"github.com/inquest-dev/inquest/internal/sample"
 )
 
-// Filter selects capture rows by the read_capture selectors of seed 000
-// section 6: Path (all-term, case-insensitive substring match on the row
+// Filter selects capture rows by the read_capture selectors
+// (docs/captures.md, "Selectors per kind"): Path (all-term, case-insensitive substring match on the row
 // path), Extension (file-name extension including the leading dot) and
 // OwnerName (exact case-insensitive owner executable name, also matching
 // the kernel command name). The zero Filter matches every row.

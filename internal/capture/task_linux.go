@@ -137,7 +137,7 @@ var ioClassNames = map[int]string{0: "none", 1: "realtime", 2: "best_effort", 3:
 // Cpus_allowed, hex) and affinity_cpus (Cpus_allowed_list), cgroup
 // (/proc/PID/cgroup lines), cpuset (/proc/PID/cpuset), oom_score_adj and
 // io_priority ({class, level} from ioprio_get(2)). Absent fields are
-// omitted without per-field reasons (seed 000 section 10). Nothing is
+// omitted without per-field reasons. Nothing is
 // changed.
 func Scheduling(ctx context.Context, id sample.Identity) (*Capture, error) {
 	return FS{}.Scheduling(ctx, id)

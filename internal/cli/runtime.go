@@ -12,7 +12,7 @@ import (
 
 // runtimeOptions configure newRuntime.
 type runtimeOptions struct {
-	// Raw selects seed 000's raw delivery mode for proc tools.
+	// Raw selects the raw delivery mode for proc tools (inquest mcp --raw).
 	Raw bool
 	// NoHost builds the catalog without starting or reaching a proc host
 	// (inspect, docs generation).

@@ -7,7 +7,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// buildPerf adds the perf toolset (seed 003): artifact analysis tools and
+// buildPerf adds the perf toolset (docs/perf.md): artifact analysis tools and
 // the evidence lifecycle tools. The evidence store ($INQUEST_DATA_DIR, else
 // $XDG_DATA_HOME/inquest/evidence) is opened on first use. Session analyses
 // are enabled so preserve_evidence and rescue_evidence can name a result of

@@ -80,8 +80,8 @@ func (m *mutationFlags) fill(cmd *cobra.Command, reg *tool.Registry, args map[st
 // runMutation calls a mutation tool and prints either the envelope
 // (--json) or one line with the operation's state.
 //
-// An operation left in pending_confirmation (seed 000 section 10: history
-// loss, profile deletion) is decided by a local user, and the host cancels
+// An operation left in pending_confirmation (history
+// loss, profile deletion; docs/tui.md, "Confirmations") is decided by a local user, and the host cancels
 // it when the requesting connection closes. So the command keeps its host
 // connection open, says how to decide (`inquest confirm ID` in another
 // terminal; on a terminal it also asks y/N, and a line piped on standard

@@ -23,7 +23,7 @@ import (
 // File is the whole inquest.toml. Unknown keys are kept out of it: decoding
 // is strict, so a typo is reported rather than ignored.
 type File struct {
-	// Settings are application settings (seed 000 section 11 and 12.14).
+	// Settings are application settings (docs/tui.md, "Settings").
 	Settings Settings `toml:"settings"`
 	// Tracking is the working Tracking List of process names.
 	Tracking []string `toml:"tracking,omitempty"`

@@ -1,7 +1,7 @@
 // Package contract defines the evidence contract that every inquest tool
 // result follows: the success and error envelopes, the error codes, coverage
-// and opaque cursors (../shared/DESIGN.md "The result contract"; seed 000
-// sections 6 and 8).
+// and opaque cursors (docs/errors.md and
+// docs/agents.md).
 package contract
 
 import (
@@ -11,10 +11,10 @@ import (
 )
 
 // Code is an application error code carried in error.code of a failed tool
-// result. The set is seed 000 section 8 plus the perf and bin seeds' codes.
+// result. The set is listed in docs/errors.md, "The codes".
 type Code string
 
-// Error codes from seed 000 section 8.
+// Error codes shared by every toolset.
 const (
 	CodeOutcomeUnknown       Code = "OUTCOME_UNKNOWN"
 	CodeResourceLimit        Code = "RESOURCE_LIMIT"
@@ -40,7 +40,7 @@ const (
 	CodeExportFailed         Code = "EXPORT_FAILED"
 )
 
-// Error codes needed by the perf (seed 003) and bin (seed 004) toolsets.
+// Error codes needed by the perf and bin toolsets.
 const (
 	CodeUnsupportedFormat   Code = "UNSUPPORTED_FORMAT"
 	CodeDecodeFailed        Code = "DECODE_FAILED"
@@ -79,7 +79,7 @@ var AllCodes = []Code{
 }
 
 // retryableByDefault says whether an unchanged call may succeed on retry
-// (seed 000 section 8: false for INVALID_ARGUMENT and other caller errors).
+// (false for INVALID_ARGUMENT and other caller errors; docs/errors.md).
 // Permission and configuration failures (ACCESS_DENIED, PERMISSION_DENIED,
 // UNSUPPORTED, PROVIDER_UNAVAILABLE: a missing tool, store or setting) are
 // not retryable: only a change by the user can make the call succeed.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// APIVersion is the envelope version, "1.0" (seed 000 section 6).
+// APIVersion is the envelope version, "1.0" (api_version of every result).
 const APIVersion = "1.0"
 
 // Status is the completeness of a successful result.
@@ -24,8 +24,8 @@ type Action struct {
 	Arguments map[string]any `json:"arguments"`
 }
 
-// Result is the success envelope of every tool (DESIGN.md "The result
-// contract"). Data is tool-specific and must marshal to a JSON object.
+// Result is the success envelope of every tool (docs/agents.md,
+// "Answers that fit a context window"). Data is tool-specific and must marshal to a JSON object.
 // Timestamps are RFC 3339 with offset; integer metric quantities inside
 // Data are decimal strings.
 type Result struct {
@@ -129,7 +129,7 @@ func TS(t time.Time) *Timestamp {
 }
 
 // Uint encodes an integer metric quantity as a decimal string (exact in
-// JavaScript clients, seed 000 section 6).
+// JavaScript clients, whose numbers are float64).
 func Uint(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // Int encodes a signed integer quantity as a decimal string.

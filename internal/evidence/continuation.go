@@ -13,7 +13,7 @@ import (
 // content digest (SHA-256 hex), format and producer. Storage paths and
 // publication roles are deliberately not part of it, so a live path source
 // and the preserved evidence source of the same bytes resume the same token
-// (seed 003 "Continuations").
+// (docs/perf.md, "Continuations").
 type InputIdentity struct {
 	SHA256   string `json:"sha256"`
 	Format   string `json:"format"`

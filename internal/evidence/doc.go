@@ -1,5 +1,5 @@
-// Package evidence is inquest's immutable evidence store (seed 003 "storage
-// and evidence"; DESIGN.md "internal/evidence"). Any toolset (perf, bin) that
+// Package evidence is inquest's immutable evidence store
+// (docs/evidence.md). Any toolset (perf, bin) that
 // must keep native artifacts or large results beyond one process publishes
 // them here; there is one store per user.
 //

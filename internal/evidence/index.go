@@ -840,7 +840,7 @@ type Page struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// MaxPageSize bounds Query's page size (seed 003: 1-200 manifests).
+// MaxPageSize bounds Query's page size (1-200 manifests; docs/perf.md, "Evidence").
 const MaxPageSize = 200
 
 type queryPos struct {

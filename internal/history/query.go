@@ -29,7 +29,7 @@ type Sample struct {
 
 // Raw returns every stored sample inside iv with the values of slots, in
 // time order. Samples whose selected slots are all unavailable are kept
-// (seed 000: raw output preserves every stored timestamp). A float slot
+// (raw output preserves every stored timestamp). A float slot
 // holding NaN or an infinity is reported unavailable.
 func (v *View) Raw(iv Interval, slots []int) []Sample {
 	var out []Sample
@@ -59,7 +59,7 @@ func (v *View) finite(i int, x uint64) bool {
 	return !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
-// Coverage is the temporal coverage of a request (seed 000 section 6):
+// Coverage is the temporal coverage of a request (docs/investigation.md, "get_history"):
 // the retained bounds of the target, the stored samples inside the
 // interval and the largest gap between adjacent ones (HasMaxInterval false
 // with fewer than two samples; HasBounds false for an empty ring).
@@ -95,7 +95,7 @@ func (v *View) Coverage(iv Interval) Coverage {
 	return c
 }
 
-// Summary is the per-metric summary of seed 000 section 6. Min, Max,
+// Summary is the per-metric summary of get_history. Min, Max,
 // First, Last are raw slot values (float64 bits for float slots) valid
 // only when Available > 0. For integer slots the mean is SumHi:SumLo /
 // Available exactly (128-bit sum); for float slots FloatSum is the sum.

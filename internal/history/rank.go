@@ -48,7 +48,7 @@ func (lv *LifetimeView) ChildAt(ms int64) (ns uint64, seen bool) {
 
 // Views returns every retained lifetime with a frozen view of its ring,
 // all taken under one lock: one immutable view of the whole retained
-// history (seed 000 section 6), so a ranking never mixes two sampling
+// history, so a ranking never mixes two sampling
 // states. Lifetimes with no samples are left out. Order is unspecified.
 func (st *Store) Views() []LifetimeView {
 	st.mu.Lock()
@@ -135,7 +135,7 @@ func (st *Store) notePruned(e *entry) {
 }
 
 // Window is what one lifetime's stored samples inside an interval say
-// about one slot: the counts of seed 000 section 6 (SampleCount stored
+// about one slot: the get_history summary counts (SampleCount stored
 // samples inside, Available of them with a finite value), and over the
 // available values: Min, Max, First/FirstAt, Last/LastAt, the exact sum
 // (128-bit SumHi:SumLo for integer slots, FloatSum for float slots), and

@@ -1,6 +1,6 @@
-// Package history keeps retained live history (seed 000 section 6
-// "Filtering, pagination, and histories"): one compact columnar ring of
-// samples per process lifetime and one for the system, with the seed's
+// Package history keeps retained live history (docs/investigation.md,
+// "Retained history"): one compact columnar ring of
+// samples per process lifetime and one for the system, with the documented
 // capacities (about 120 samples for untracked lifetimes, 7,200 for tracked
 // lifetimes and for the system), identity pruning, immutable views, and the
 // raw and summary queries of get_history.
@@ -28,7 +28,7 @@ import (
 // to BlockSamples-1 extra samples in the oldest block.
 const BlockSamples = 64
 
-// Capacities of seed 000 section 6.
+// Retention capacities in samples (docs/investigation.md, "Retained history").
 const (
 	// UntrackedCapacity is the ring size of a lifetime that is not tracked.
 	UntrackedCapacity = 120
@@ -204,8 +204,8 @@ func (s *Series) View() *View {
 	return &View{n: s.n, floatMask: s.floatMask, blocks: append([]block(nil), s.blocks...), skip: s.skip, count: s.total - s.skip}
 }
 
-// View is a frozen view of one series (seed 000: "Evaluate a request
-// against one immutable view of retained history").
+// View is a frozen view of one series (a request is evaluated
+// against one immutable view of retained history).
 type View struct {
 	n         int
 	floatMask uint32

@@ -15,7 +15,7 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-// The seed's example: four stored samples 10, unavailable, 0, 20 over a
+// The documented example: four stored samples 10, unavailable, 0, 20 over a
 // ten-second request give counts 4, 3, 1; mean 10 (30/3); min 0, max 20.
 func TestFourSampleExample(t *testing.T) {
 	s := NewSeries(2, 0, UntrackedCapacity)

@@ -204,8 +204,8 @@ func (h *Host) liveCursorsBefore() time.Time {
 }
 
 // liveCursorErr is the failure of a cursor over a live listing or capture
-// made before the TUI last entered Log view (seed 000 section 9: the
-// transition invalidates live capture cursors).
+// made before the TUI last entered Log view (the transition invalidates
+// live capture cursors; docs/tui.md, "Recording and Log view").
 func liveCursorErr() *contract.Error {
 	e := contract.Errorf(contract.CodeCursorInvalid, "the TUI entered Log view after this live listing or capture was made, which invalidates live cursors; start the listing again without a cursor (once the TUI is back in Live)").
 		WithDetail("cause", "log_view")
@@ -386,7 +386,7 @@ func logViewCancelled() *contract.Error {
 }
 
 // cancelLiveJobs ends the running live jobs of every open session but the
-// TUI's with logViewCancelled (seed 000 section 9: a transition to Log
+// TUI's with logViewCancelled (a transition to Log
 // view cancels client-owned live investigation and condition-wait jobs):
 // those of MCP bridges and of CLI commands (`inquest wait`, `inquest
 // lsof`, ...) alike. It ends capture and process-info jobs

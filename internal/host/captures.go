@@ -19,7 +19,7 @@ import (
 )
 
 // CaptureConfig supplies the job limits and clock of each new Host's
-// capture manager (seed 000 section 8 limits, time.Now). Tests replace it
+// capture manager (jobs.DefaultLimits, time.Now). Tests replace it
 // to exercise limits and expiry without waiting; it is read once per New.
 var CaptureConfig = func() (jobs.Limits, func() time.Time) { return jobs.DefaultLimits(), nil }
 
@@ -672,7 +672,7 @@ func (h *Host) getProcessInfo(js *jobs.Session, a processInfoArgs) (*contract.Re
 
 // jobResult is the get_job envelope of j: data.state running, succeeded
 // or failed; a failed job's error under data.result.error (the getter
-// itself succeeded, seed 000 section 8, so the envelope is not an error);
+// itself succeeded, so the envelope is not an error);
 // capture_id on success.
 //
 // The outcome is also visible in the envelope: a failed job adds a warning

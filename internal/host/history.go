@@ -287,7 +287,7 @@ func (inv *investigation) historyPage(ctx context.Context, l *frozenList, raw js
 
 // retentionWarnings says when an explicit request bound lies outside what
 // is retained, so a result whose counts cover less than the requested
-// interval is never presented as complete. Seed 000 section 6 keeps the
+// interval is never presented as complete. get_history keeps the
 // counts as they are (time outside retained coverage adds no missing
 // values, outside-retention portions are not separate fields); the result
 // is marked partial with a warning instead, and coverage carries the
@@ -352,7 +352,7 @@ func meanJSON(num, den string) map[string]any {
 // beyond the longest retention of 7,200 samples at the default interval).
 const MaxHistorySeconds = 86400
 
-// summaryJSON renders one metric's summary (seed 000 section 6): counts
+// summaryJSON renders one metric's summary (docs/investigation.md, "get_history"): counts
 // always; min, max, mean, first/last with timestamps only with available
 // values; delta only at exact available endpoints. first_to_last_change
 // is last.value - first.value over the available values actually found

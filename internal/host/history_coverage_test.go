@@ -9,8 +9,8 @@ import (
 	"github.com/inquest-dev/inquest/internal/sample"
 )
 
-// TestHistoryBeyondRetainedCoverage: counts stay as seed 000 section 6
-// defines them, but a request reaching outside retained coverage is
+// TestHistoryBeyondRetainedCoverage: counts stay as get_history
+// defines them (stored samples inside the interval), but a request reaching outside retained coverage is
 // status partial with a warning naming the retained bounds (in summary
 // mode and on every raw page); a request inside it is complete.
 func TestHistoryBeyondRetainedCoverage(t *testing.T) {

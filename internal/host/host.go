@@ -1,5 +1,5 @@
 // Package host is the inquest host: the one process per user that owns live
-// state for the proc toolset (seed 000 section 2). It runs the sampler,
+// state for the proc toolset (docs/host.md). It runs the sampler,
 // issues process references bound to its instance, keeps per-session
 // (per-connection) objects, and answers proc methods through Dispatch. The
 // in-process backend, `inquest serve` and the TUI are faces of this package.
@@ -284,8 +284,8 @@ func (h *Host) AddStatus(fn func(map[string]any)) {
 	h.mu.Unlock()
 }
 
-// Dispatch runs method for s. An unknown method is INVALID_ARGUMENT (seed
-// 000 section 5). Results get the host's backend_instance_id.
+// Dispatch runs method for s. An unknown method is INVALID_ARGUMENT.
+// Results get the host's backend_instance_id.
 func (h *Host) Dispatch(ctx context.Context, s *Session, method string, args json.RawMessage) (*contract.Result, error) {
 	h.mu.Lock()
 	m, ok := h.methods[method]

@@ -22,7 +22,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// investigation is the Current Investigation of seed 000 section 10: the
+// investigation is the host's current investigation: the
 // retained history, the working Tracking List and profile binding (both
 // persisted in inquest.toml), the shared revision and the operations
 // ledger. One per host.
@@ -31,8 +31,8 @@ type investigation struct {
 	store  *history.Store
 	ledger *ledger.Ledger
 
-	// mu serializes state changes (seed: "The backend serializes
-	// shared-state changes") and guards the fields below.
+	// mu serializes shared-state changes (tracking, profiles,
+	// recording, the revision) and guards the fields below.
 	mu       sync.Mutex
 	rev      uint64
 	tracking []string // normalized, sorted
@@ -126,7 +126,7 @@ func normalizeNames(in []string) []string {
 }
 
 // revision renders the shared revision: an opaque counter prefixed by the
-// host instance (seed 000 section 10), so a revision from a restarted
+// host instance, so a revision from a restarted
 // host never matches.
 func (inv *investigation) revisionLocked() string {
 	return inv.h.InstanceID[:8] + "-" + strconv.FormatUint(inv.rev, 10)
@@ -249,8 +249,8 @@ func (inv *investigation) operationReply(st ledger.Status) (*contract.Result, er
 }
 
 // operationContinuation is get_operation while the operation is pending or
-// running; nil when terminal and for pending_confirmation (seed 000
-// section 4: pending local confirmation is never polled automatically).
+// running; nil when terminal and for pending_confirmation (pending local
+// confirmation is never polled automatically).
 func operationContinuation(st ledger.Status) *contract.Action {
 	if st.State == ledger.Pending || st.State == ledger.Running {
 		return &contract.Action{Tool: "get_operation", Arguments: map[string]any{"operation_id": st.ID}}

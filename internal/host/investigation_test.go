@@ -298,7 +298,7 @@ func (c *scripted) Collect(prev *sample.Snapshot) (*sample.Snapshot, error) {
 	return snap, nil
 }
 
-// The seed's four-sample example through the host, and integers above
+// The documented four-sample example (10, unavailable, 0, 20) through the host, and integers above
 // 2^53 surviving JSON exactly in raw rows and summaries.
 func TestHistoryFourSamplesAndExactIntegers(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)

@@ -22,14 +22,14 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Saved-log analysis (seed 000 section 10): open_log loads a recording in
+// Saved-log analysis (docs/recording.md): open_log loads a recording in
 // a bounded background job into a connection-owned log_ref; list_processes,
 // get_metrics and get_history with source "log" read it. Loaded logs are
 // released by close_log, expiry (LogLifetime after the load finished; reads
 // do not renew it) or the connection closing.
 
 // LogBudget is the memory all loaded logs of a host may reserve together
-// (the seed's 256 MiB cap across connections). Each load reserves
+// (a 256 MiB cap across connections). Each load reserves
 // recording.Reservation(file size) before reading; over budget is
 // LIMIT_EXCEEDED and nothing is loaded.
 var LogBudget int64 = 256 << 20
@@ -541,7 +541,7 @@ func (lh *logHost) loaded(s *Session, ref string) (*loadedLog, error) {
 
 // logQuery reports whether a source-selecting query (list_processes,
 // get_metrics, get_history) reads a loaded log: source "log", or log_ref
-// without a source (seed 000 section 6). source log without log_ref, and
+// without a source. source log without log_ref, and
 // log_ref with source live, are INVALID_ARGUMENT.
 func logQuery(source, logRef string) (bool, error) {
 	switch {

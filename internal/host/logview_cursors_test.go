@@ -27,7 +27,7 @@ func dispatchData(t *testing.T, h *Host, s *Session, method string, args any) (m
 }
 
 // Entering Log view invalidates the cursors of live listings and live
-// captures made before it (seed 000 section 9): in Log view and after
+// captures made before it: in Log view and after
 // returning to Live they are CURSOR_INVALID, while listings and captures
 // made afterwards page normally.
 func TestLogViewInvalidatesLiveCursors(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // MaxMetricTargets is the most targets one get_metrics call takes, system
-// targets included (seed 000 section 7).
+// targets included; more is INVALID_ARGUMENT.
 const MaxMetricTargets = 50
 
 // metricsArgs are get_metrics' arguments.

@@ -11,7 +11,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Page budget constants (seed 000 section 8).
+// Page budget constants: rows and bytes of one page.
 const (
 	// MaxPageRows is the largest page and the default in normal mode.
 	MaxPageRows = 5000

@@ -16,7 +16,7 @@ import (
 )
 
 // ProcessFields are the projectable list_processes row fields. command_line
-// and user appear only when projected explicitly (seed 000 section 7).
+// and user appear only when projected explicitly (docs/agents.md, "Row fields").
 //
 // name follows the one name rule (sample.FullName) and comm is the kernel's
 // command name; name, comm and path carry name_bytes, comm_bytes and

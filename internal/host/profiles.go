@@ -267,7 +267,7 @@ func (inv *investigation) updateProfile(ctx context.Context, s *Session, a updat
 		outcome["active_profile_id"] = nilIfEmpty(inv.active)
 		return outcome, nil
 	}
-	// Confirmation (seed 000 section 10): delete always; load when it
+	// Confirmation (docs/tui.md, "Confirmations"): delete always; load when it
 	// would discard retained history or replace different unsaved working
 	// tracking state.
 	var confirm map[string]any

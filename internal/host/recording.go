@@ -27,7 +27,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Recording (seed 000 section 10 "Recording"): one host-owned session at
+// Recording (docs/recording.md): one host-owned session at
 // a time writes the fixed tracked names' processes and the system to a new
 // file in the recording directory. The session belongs to the host, not to
 // the connection that started it: disconnects, MCP disablement and
@@ -41,8 +41,8 @@ var RecordingIntervals = []int{1, 2, 5, 10}
 // stopped (reason duration_limit) when it is reached.
 var MaxRecordingDuration = 24 * time.Hour
 
-// MaxLogIDs bounds the log ids one host remembers (seed 000 section 8:
-// 5,000 per listing).
+// MaxLogIDs bounds the log ids one host remembers (list_logs
+// pages at most 5,000 per listing).
 const MaxLogIDs = 20000
 
 // CaptureKindLogs is the capture kind of a list_logs listing (rows log_id, name).
@@ -150,8 +150,8 @@ func installRecording(h *Host) {
 }
 
 // recordingConflict is ACTIVITY_CONFLICT while a recording is active: the
-// tracking list and profile load/save are fixed during a recording (seed
-// 000 section 9). Callers hold inv.mu, which start_recording also holds
+// tracking list and profile load/save are fixed during a recording
+// (docs/recording.md, "Rules"). Callers hold inv.mu, which start_recording also holds
 // while it starts a session.
 func recordingConflict(h *Host) error {
 	r := recorderOf(h)

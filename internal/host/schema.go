@@ -157,7 +157,7 @@ const filterSchemaBare = `"path":{"type":"string","minLength":1,"maxLength":4096
 "extension":{"type":"string","minLength":2,"maxLength":32,"pattern":"^\\.[^/\\\\]+$"}`
 
 // Delivery is the bridge's delivery mode: the defaults a proc tool's
-// description and schema state (seed 000 section 4). Normal mode waits
+// description and schema state. Normal mode waits
 // for jobs and pages 5,000 rows; raw mode returns job handles at once and
 // pages 100 rows.
 type Delivery struct {
@@ -186,7 +186,7 @@ func waitField(def string) string {
 	return `"wait_ms":{"type":"integer","minimum":0,"maximum":10000,"description":"ms to wait, default ` + def + `; 0 returns at once"}`
 }
 
-// Delivery defaults of seed 000 section 4 (the bridge applies them).
+// Delivery defaults of normal and raw mode (the bridge applies them).
 const (
 	// DefaultWaitMS is how long a normal-mode job tool waits for completion.
 	DefaultWaitMS = 5000

@@ -12,7 +12,7 @@ import (
 )
 
 // StaleAfter is the sample age at which get_status reports sampling stale
-// (seed 000 section 6: three seconds).
+// (three seconds without a new sample).
 const StaleAfter = 3 * time.Second
 
 // noArgsStruct is the arguments type of a tool without arguments.

@@ -12,8 +12,8 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// trackingScope is the scope statement every tracking reply carries (seed
-// 000 section 10).
+// trackingScope is the scope statement every tracking reply carries
+// (docs/investigation.md, "Tracking, profiles and the operations ledger").
 const trackingScope = "every live and future process whose name matches a tracked name (case-insensitive; the name is the executable's base name, else argv[0], else the command name, and the command name also matches; any name a lifetime had before an exec counts), and their observed descendants"
 
 // TrackingPageRows is get_tracking's default page of matching identities

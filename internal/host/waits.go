@@ -21,7 +21,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Condition-wait limits (seed 000 section 10 "Bounded condition waiting").
+// Condition-wait limits (docs/investigation.md, "wait_condition").
 const (
 	// MaxWaitTimeout is the largest timeout_ms.
 	MaxWaitTimeout = 60 * time.Second
@@ -85,7 +85,7 @@ type waitKey struct{}
 func waitsOf(s *Session) *waitStore {
 	ws := s.Value(waitKey{}, func() any { return &waitStore{jobs: map[string]*waitJob{}} }).(*waitStore)
 	ws.once.Do(func() {
-		// Disconnect ends the connection's waits (seed 000 section 10).
+		// Disconnect ends the connection's waits.
 		s.OnClose(func() {
 			ws.mu.Lock()
 			defer ws.mu.Unlock()
@@ -147,7 +147,7 @@ func waitConditionTool(d Delivery) Decl {
 }
 
 // waitArgsFor lists the arguments each condition uses besides condition,
-// timeout_ms and wait_ms (seed 000 section 10 "Bounded condition waiting").
+// timeout_ms and wait_ms (docs/investigation.md, "wait_condition").
 var waitArgsFor = map[string][]string{
 	"process_present":  {"process_name"},
 	"process_exit":     {"process_ref"},

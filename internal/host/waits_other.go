@@ -10,7 +10,7 @@ import (
 )
 
 // watchExit polls the lifetime's identity once per sampling interval on
-// platforms without a pidfd (the seed's held process handle is Windows'
+// platforms without a pidfd (a held process handle is Windows'
 // mechanism; this build keeps the contract with polling).
 func watchExit(ctx context.Context, id sample.Identity, interval time.Duration) (ev, last map[string]any, err error) {
 	return pollExit(ctx, id, interval)

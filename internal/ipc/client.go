@@ -16,7 +16,7 @@ import (
 )
 
 // ResponseTimeout is the default deadline of one request after it was sent
-// (seed 000 section 8: 10 seconds after connection).
+// (docs/host.md: unanswered for 10 s after dispatch is OUTCOME_UNKNOWN).
 const ResponseTimeout = 10 * time.Second
 
 // Client is one authenticated connection to a host. Call is safe for
@@ -156,7 +156,7 @@ func (cl *Client) Close() error {
 }
 
 // lost is the error of a call whose connection went away after the request
-// may have been sent (seed 000 section 3.3 item 3): never replayed.
+// may have been sent: OUTCOME_UNKNOWN, never replayed.
 func lost() *contract.Error {
 	return contract.Errorf(contract.CodeOutcomeUnknown, "the connection to the host was lost before a reply arrived; the request may or may not have taken effect and was not repeated. The next call reconnects (a restarted host has a new backend_instance_id: list processes again for fresh references)")
 }

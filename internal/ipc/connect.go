@@ -14,7 +14,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// Startup deadlines (seed 000 section 3.2).
+// Startup deadlines (docs/host.md, "Startup and failures").
 const (
 	// AttemptTimeout bounds one connect + handshake attempt.
 	AttemptTimeout = 2 * time.Second
@@ -59,8 +59,8 @@ func needsAction(format string, args ...any) *contract.Error {
 const disabledHelp = "Re-enable them with `inquest settings set mcp_connections_disabled false`, or run a single command on its own in-process host with `INQUEST_IN_PROCESS=1 inquest ...` (for MCP clients: `inquest mcp --in-process`); an in-process host's history lasts only as long as that command"
 
 // Connect returns a handshaken client to the user's host, starting one
-// when none runs and opts.Start allows it. The sequence follows seed 000
-// section 3.2:
+// when none runs and opts.Start allows it. The sequence (docs/host.md,
+// "Startup and failures"):
 //
 //  1. Dial + handshake, at most 2 s. Only ErrNoHost (no socket, or a stale
 //     socket) lets the sequence continue; an untrusted endpoint, a refused
@@ -167,7 +167,7 @@ func attempt(ctx context.Context, path, version, client string) (*Client, error)
 		return nil, err
 	}
 	// The listening process must be the host that holds the host lock
-	// (seed 000 section 5: the bridge verifies the server's pid too).
+	// (the bridge verifies the server's pid too; docs/host.md, "Endpoint and checks").
 	if running, pid, _ := HostRunning(filepath.Dir(path)); running && pid > 0 && pid != peer.PID {
 		c.Close()
 		return nil, untrusted("the endpoint is served by pid %d but the host lock is held by pid %d", peer.PID, pid)

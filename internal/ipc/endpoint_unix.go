@@ -20,7 +20,7 @@ import (
 const transportKind = "unix_socket"
 
 // SocketName is the endpoint's file name; the version suffix is the IPC
-// major version (DESIGN.md platform mapping).
+// major version (docs/host.md, "Endpoint and checks").
 const SocketName = "mcp.v1.sock"
 
 // Dir returns the per-user endpoint directory, found the same way by every

@@ -17,8 +17,8 @@ import (
 // transportKind names the endpoint kind in get_status.
 const transportKind = "named_pipe"
 
-// SocketName is the pipe name prefix; the user's SID is appended (seed 000
-// section 5: \\.\pipe\<name>.mcp.v1.<SID>).
+// SocketName is the pipe name prefix; the user's SID is appended
+// (\\.\pipe\<name>.mcp.v1.<SID>; docs/host.md, "Endpoint and checks").
 const SocketName = "inquest.mcp.v1"
 
 // Dir returns the per-user directory of the host lock and launch marker:

@@ -9,14 +9,14 @@ import (
 	"unicode/utf8"
 )
 
-// MaxFrame is the largest frame payload in bytes: 4 MiB (seed 000 section 5,
-// "Maximum payload: 4 MiB"). The 4-byte length prefix is not counted.
+// MaxFrame is the largest frame payload in bytes: 4 MiB (docs/host.md,
+// "Protocol"). The 4-byte length prefix is not counted.
 const MaxFrame = 4 << 20
 
 // Frame errors. ReadFrame wraps them with the offending length; all of them
-// are protocol violations that close the connection (seed 000 section 5:
-// "reject zero-length, oversized, malformed, or invalid-UTF-8 frames before
-// dispatch").
+// are protocol violations that close the connection: zero-length,
+// oversized, malformed and invalid-UTF-8 frames are rejected before
+// dispatch (docs/host.md, "Protocol").
 var (
 	ErrFrameEmpty    = errors.New("ipc: zero-length frame")
 	ErrFrameTooLarge = errors.New("ipc: frame larger than 4 MiB")

@@ -19,7 +19,7 @@ const (
 	HostLockName = "host.lock"
 	// LaunchLockName is the launch marker: a bridge about to start a host
 	// holds it until the host answers or the startup deadline passes, so
-	// concurrent bridges start one host (seed 000 section 3.2 step 3).
+	// concurrent bridges start one host (docs/host.md, "Startup and failures").
 	LaunchLockName = "launch.lock"
 )
 
@@ -99,8 +99,8 @@ func readPID(path string) int {
 }
 
 // HostRunning reports whether a host holds the lock in dir, without creating
-// anything (seed 000 section 3.2 step 2: inspect the marker without creating
-// it), and the pid it recorded. An unreadable lock counts as running (never
+// anything (a host holding the lock is never replaced, and inspecting it
+// must not create it), and the pid it recorded. An unreadable lock counts as running (never
 // launch over what cannot be inspected).
 func HostRunning(dir string) (bool, int, error) {
 	p := filepath.Join(dir, HostLockName)

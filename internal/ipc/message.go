@@ -9,7 +9,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// Protocol version of this package (seed 000 section 5: "ipc_major: 1").
+// Protocol version of this package (the hello's ipc_major and ipc_minor).
 // A major mismatch fails the handshake; the minor says which optional
 // request fields the host reads: minor 1 added Request.ResultBudget, which
 // a bridge sends only to a host of minor 1 or later.
@@ -19,7 +19,7 @@ const (
 )
 
 // Message kinds. hello/welcome/reject are the handshake; request, response
-// and cancel follow it (seed 000 section 5). reject is this implementation's
+// and cancel follow it (docs/host.md, "Protocol"). reject is this implementation's
 // handshake refusal (capacity, version mismatch), sent instead of welcome.
 const (
 	KindHello    = "hello"
@@ -30,7 +30,7 @@ const (
 	KindCancel   = "cancel"
 )
 
-// MaxIDBytes bounds request_id (seed 000 section 5: nonempty, at most 128
+// MaxIDBytes bounds request_id (nonempty, at most 128
 // bytes). Method names have the same bound.
 const MaxIDBytes = 128
 

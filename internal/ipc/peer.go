@@ -23,8 +23,9 @@ type Peer struct {
 var ErrUntrusted = errors.New("ipc: endpoint is not trusted")
 
 // ErrNoHost marks an absent endpoint: no socket file, or a stale socket
-// nobody listens on. Only this error permits starting a host (seed 000
-// section 3.2 step 1: "Only a missing pipe permits considering startup").
+// nobody listens on. Only this error permits starting a host
+// (docs/host.md, "Startup and failures": only a missing or stale socket
+// may lead on to startup).
 var ErrNoHost = errors.New("ipc: no host is listening")
 
 func untrusted(format string, args ...any) error {

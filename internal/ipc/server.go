@@ -14,10 +14,10 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Server limits (seed 000 section 8).
+// Server limits: connections per client kind.
 const (
 	// MaxConns is the number of simultaneously connected MCP bridges
-	// (hello client ClientMCPBridge), seed 000 section 8.
+	// (hello client ClientMCPBridge); a fifth is rejected BUSY.
 	MaxConns = 4
 	// MaxLocalConns is a separate allowance for local CLI connections
 	// (hello without a client value or with an unknown one: `inquest ps`,

@@ -54,7 +54,7 @@ func newCapture(c *capture.Capture) *Capture {
 	return out
 }
 
-// Query is a read_capture selection (seed 000 section 6). Selectors run
+// Query is a read_capture selection (docs/captures.md, "Selectors per kind"). Selectors run
 // before projection.
 type Query struct {
 	// Path: all-term case-insensitive substring match on the row path.

@@ -1,5 +1,5 @@
 // Package jobs runs capture collectors as bounded jobs and keeps their
-// frozen results (seed 000 sections 4, 6 and 8): per-session job records
+// frozen results (docs/captures.md, "Limits"): per-session job records
 // and retained captures with byte budgets and expiry, global worker slots,
 // the one-global-file-users-scan rule, a job deadline, honest cancellation,
 // and derived captures for changed read queries. Reads never rescan: a
@@ -24,7 +24,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// Limits are the job and retention limits of seed 000 section 8.
+// Limits are the job and retention limits (docs/captures.md, "Limits").
 type Limits struct {
 	// ActivePerSession: collection jobs whose native work still runs, per
 	// session (2). One more is BUSY.
@@ -52,7 +52,7 @@ type Limits struct {
 	JobLifetime time.Duration
 }
 
-// DefaultLimits returns the seed 000 section 8 limits.
+// DefaultLimits returns the documented limits (docs/captures.md, "Limits").
 func DefaultLimits() Limits {
 	return Limits{
 		ActivePerSession:   2,
@@ -99,7 +99,7 @@ func (m *Manager) Busy() int {
 // State is a job's state.
 type State string
 
-// Job states (seed 000 section 7, get_job).
+// Job states, as get_job reports them in data.state.
 const (
 	Running   State = "running"
 	Succeeded State = "succeeded"
@@ -129,7 +129,7 @@ type Spec struct {
 	// process info); a saved-log job (list_logs) leaves it false.
 	// CancelLive ends only live jobs: entering the TUI's Log view cancels
 	// the live jobs of MCP sessions while their saved-log reads go on
-	// (seed 000 section 9).
+	// (a Log view shows no live state; docs/tui.md, "Recording and Log view").
 	Live bool
 }
 
@@ -150,7 +150,7 @@ type Job struct {
 	// Consumed says the job's capture was released after being read.
 	Consumed bool
 	// Partial and Warnings repeat the capture's completeness on success
-	// (a limited useful result, seed 000 section 7 get_job).
+	// (a limited useful result that get_job returns as a success).
 	Partial  bool
 	Warnings []string
 	// Live repeats Spec.Live.

@@ -279,7 +279,7 @@ func TestExpiryAndJobDeadline(t *testing.T) {
 	}
 }
 
-// TestDefaultWorkerSlots: with the seed's defaults, four sessions with two
+// TestDefaultWorkerSlots: with DefaultLimits, four sessions with two
 // active jobs each fill the 8 global slots; a fifth session gets BUSY.
 func TestDefaultWorkerSlots(t *testing.T) {
 	m, _ := newTest(DefaultLimits())

@@ -1,5 +1,5 @@
-// Package ledger is the operations ledger of seed 000 section 10 ("Shared
-// action semantics"): every state-changing proc action carries a
+// Package ledger is the operations ledger (docs/investigation.md, "Tracking,
+// profiles and the operations ledger"): every state-changing proc action carries a
 // client-chosen operation_id; the ledger deduplicates it (identical
 // arguments return the retained outcome, different arguments are
 // rejected), keeps at most one MCP mutation in flight application-wide
@@ -16,7 +16,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// State is an operation's state (seed 000 section 7, get_operation).
+// State is an operation's state (as get_operation reports it).
 type State string
 
 // Operation states.
@@ -28,7 +28,7 @@ const (
 	Failed              State = "failed"
 )
 
-// Limits of seed 000 section 10.
+// Ledger limits.
 const (
 	// Retention is how long a finished outcome stays readable.
 	Retention = 24 * time.Hour

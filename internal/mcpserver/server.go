@@ -2,7 +2,7 @@
 // official Go SDK (github.com/modelcontextprotocol/go-sdk). Only the Tools
 // capability is served. Every call is validated by the registry against the
 // tool's published input schema, and every result is one JSON object sent
-// both as structuredContent and as the only text block (seed 000 section 4).
+// both as structuredContent and as the only text block (docs/agents.md).
 package mcpserver
 
 import (

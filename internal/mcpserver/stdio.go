@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxLineBytes bounds one inbound JSON-RPC line (the 4 MiB message limit of
-// seed 000 section 8, with room for framing). A longer line is answered
+// MaxLineBytes bounds one inbound JSON-RPC line (the 4 MiB argument limit,
+// with room for framing; docs/errors.md, "Protocol limits"). A longer line is answered
 // with -32600 (with its id when the id precedes the first 5 MiB).
 const MaxLineBytes = 5 << 20
 
@@ -176,7 +176,7 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 		line = line[:0]
 		if err != nil {
 			// Answer what is in flight before the session ends (the bridge
-			// exits on client EOF, seed 000 section 3).
+			// exits on client EOF).
 			w.drain(DrainTimeout)
 			out.CloseWithError(eofOr(err))
 			return

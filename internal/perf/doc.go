@@ -1,4 +1,4 @@
-// Package perf is the perf toolset (seed 003): analysis tools over
+// Package perf is the perf toolset (docs/perf.md): analysis tools over
 // performance artifacts — previews of text, JSON, JSONL and CSV files, pprof
 // and folded-stack profiles, Go benchmark results, Chrome trace-event
 // windows — and the lifecycle tools that keep results as immutable evidence

@@ -253,7 +253,7 @@ func filepathOf(st *evidence.Store, m *evidence.Manifest, name string) string {
 }
 
 // queryPaging is query_evidence's paging descriptor: its arguments are
-// named cursor and page_size, as the evidence design names them.
+// named cursor and page_size (docs/perf.md, "Evidence").
 var queryPaging = &tool.Paging{Token: "cursor", Limit: "page_size"}
 
 // queryArgs are query_evidence's arguments.

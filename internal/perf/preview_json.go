@@ -135,8 +135,8 @@ func (sk *jsonSeek) raw(before, after int64) func() ([]byte, error) {
 	}
 }
 
-// traverseJSON walks one JSON document in document order (seed 003 "JSON
-// preview") and offers its projected entries to p. It stops early when the
+// traverseJSON walks one JSON document in document order (the JSON entries
+// of docs/perf.md, "Analysis tools") and offers its projected entries to p. It stops early when the
 // page is full and reports whether it reached and validated end-of-file.
 func traverseJSON(ctx context.Context, r io.Reader, p *pager, sk *jsonSeek) (bool, error) {
 	if sk == nil {

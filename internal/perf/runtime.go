@@ -11,7 +11,7 @@ import (
 )
 
 // Ceilings are the server's analysis limits; requests may only lower them
-// (seed 003 "limits"). Sizes are bytes.
+// (docs/perf.md, "Bounds"). Sizes are bytes.
 type Ceilings struct {
 	// MaxRows bounds page_size / limits.max_rows.
 	MaxRows int
@@ -135,8 +135,8 @@ func (rt *Runtime) continuations() *evidence.Continuations {
 }
 
 // durableContinuations returns the codec for issuing a next_page token.
-// Tokens must be resumable by a later process (seed 003: continuations
-// cross process boundaries), so they are sealed with the store's persisted
+// Tokens must be resumable by a later process (continuations
+// cross process boundaries; docs/perf.md, "Continuations"), so they are sealed with the store's persisted
 // key: when the store cannot be opened (a corrupt cursor.key is
 // REPOSITORY_CORRUPT with guidance) that error is returned instead of
 // issuing a token sealed with a process-local key that no later process

@@ -30,8 +30,8 @@ const (
 	FormatChromeTrace = "chrome-trace"
 )
 
-// sourceArg is one element of the sources argument (seed 003 "The strict
-// source union").
+// sourceArg is one element of the sources argument: a path
+// source or an evidence source, never both (docs/perf.md, "Analysis tools").
 type sourceArg struct {
 	Kind             string `json:"kind"`
 	Path             string `json:"path,omitempty"`

@@ -16,7 +16,7 @@ const (
 )
 
 // Representations: integer quantities travel as decimal strings, finite
-// floating values as JSON numbers (seed 000 section 6).
+// floating values as JSON numbers (list_metrics reports each metric's representation).
 const (
 	ReprInteger = "integer_string"
 	ReprNumber  = "number"

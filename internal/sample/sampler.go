@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Interval is the sampling period (seed 000: the host samples every second).
+// Interval is the sampling period (the host samples every second).
 const Interval = time.Second
 
 // Sampler runs a Collector every Interval and publishes immutable snapshots.

@@ -3,7 +3,7 @@
 // schema, output schema, annotations) plus a handler. The registry validates
 // arguments against the published input schema before any handler runs and
 // projects schema failures into INVALID_ARGUMENT errors with JSON Pointers
-// (seed 000 section 8). The MCP server and the CLI both call tools through
+// (docs/errors.md). The MCP server and the CLI both call tools through
 // Registry.Call, so both get the same validation and the same envelopes.
 package tool
 
@@ -24,7 +24,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
-// Toolset names (DESIGN.md "Toolsets and tool names").
+// Toolset names, as docs/tools.md groups the tools.
 const (
 	Proc = "proc"
 	Perf = "perf"
