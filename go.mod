@@ -68,3 +68,9 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// Bubble Tea v1.3.10 without its package init that queries the terminal's
+// background colour (OSC 11 and a cursor-position report, waiting up to 5 s
+// for the answer) in every process that links it: see
+// third_party/bubbletea/README.md.
+replace github.com/charmbracelet/bubbletea => ./third_party/bubbletea
