@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/tui"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // The TUI's CPU% scale persists: toggling it in Settings (S, c) with the

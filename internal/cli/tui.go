@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/config"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/tui"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 	"github.com/spf13/cobra"
 )
 

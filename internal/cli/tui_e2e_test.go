@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -693,16 +694,11 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	for _, f := range files {
 		f.Close()
 	}
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(child.Process.Pid) + "/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// open_files lists cwd, rtd, txt and the mapped files before the fds
-	total, lastFD := len(ents)+nonFDRows(t, child.Process.Pid), 0
-	for _, en := range ents {
-		n, _ := strconv.Atoi(en.Name())
-		lastFD = max(lastFD, n)
-	}
+	// sleep maps its locale files after the loader is done: its rows
+	// settle once it sleeps in nanosleep (state S; a starting process is
+	// R or, waiting for the disk, D).
+	pid := child.Process.Pid
+	waitUntil(t, "the target to sleep", func() bool { return procState(pid) == "S" })
 
 	m := startTUIInTmux(t, e, e.base, 60, 15)
 	m.waitText("PID USER")
@@ -713,9 +709,27 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	m.keys("Enter")
 	m.waitText("── inqmanyfds  pid ")
 	m.keys("f")
-	first := regexp.MustCompile(`Open files: rows 1–(\d+) of ` + strconv.Itoa(total) + `\b`)
-	s := m.waitFor("the first rows of "+strconv.Itoa(total), func(s string) bool { return first.MatchString(s) })
-	shown, _ := strconv.Atoi(first.FindStringSubmatch(s)[1])
+	// The pane's own total is the one to page through; it must be what
+	// /proc says of the (settled) target, read after the pane showed it.
+	first := regexp.MustCompile(`Open files: rows 1–(\d+) of (\d+)\b`)
+	s := m.waitFor("the first rows", func(s string) bool { return first.MatchString(s) })
+	sub := first.FindStringSubmatch(s)
+	shown, _ := strconv.Atoi(sub[1])
+	total, _ := strconv.Atoi(sub[2])
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// open_files lists cwd, rtd, txt and the mapped files before the fds
+	lastFD := 0
+	for _, en := range ents {
+		n, _ := strconv.Atoi(en.Name())
+		lastFD = max(lastFD, n)
+	}
+	if want := len(ents) + nonFDRows(t, pid); total != want || len(ents) < 900 {
+		t.Fatalf("the pane shows %d rows, /proc/%d has %d descriptors and %d other rows (want the sum, with at least 900 descriptors):\n%s",
+			total, pid, len(ents), want-len(ents), s)
+	}
 	m.keys("End")
 	lastRow := regexp.MustCompile(`(?m)^\s+` + strconv.Itoa(lastFD) + `r  device\s+/dev/null`)
 	m.waitFor("the last rows", func(s string) bool {
@@ -761,9 +775,9 @@ func TestTUIPagingHelpRecordingInTmux(t *testing.T) {
 	m.waitText("Stop the recording?")
 	m.keys("y")
 	m.waitText("recording stopped: " + name[1][:35])
-	pid := e.hostPID()
+	host := e.hostPID()
 	m.keys("q")
-	waitUntil(t, "the TUI host to exit", func() bool { return processGone(pid) })
+	waitUntil(t, "the TUI host to exit", func() bool { return processGone(host) })
 }
 
 // TestTUIPanesPageInTmux: an MCP client tracks 60 names through a real
@@ -849,4 +863,18 @@ func nonFDRows(t *testing.T, pid int) int {
 		}
 	}
 	return n
+}
+
+// procState is the state letter of process pid (/proc/PID/stat, the field
+// after the parenthesised name: R, S, D, ...), "" when it cannot be read.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+3 > len(b) {
+		return ""
+	}
+	return string(b[i+2 : i+3])
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // BenchmarkFrame2000 measures one refresh of the table with 2,000

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 	"github.com/mattn/go-runewidth"
 )
 

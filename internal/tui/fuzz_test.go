@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 	"github.com/mattn/go-runewidth"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // GraphInfo is one graph of the host's workspace as the TUI draws it

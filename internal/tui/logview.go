@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // logEntry is one saved recording of list_logs.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/contract"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // Settings are the application settings the Settings view edits

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/sample"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden views")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // Profile is one saved investigation profile (list_profiles): its id,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/contract"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // runtimeInfo is get_runtime_collection of the detail's lifetime: the

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/managed/jvmtest"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // jvmFixture is a host sampling this machine every 250 ms with a real

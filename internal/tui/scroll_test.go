@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/inquest-dev/inquest/internal/host"
+	tea "github.com/inquest-dev/inquest/third_party/bubbletea"
 )
 
 // Every pane with more rows than the screen holds pages with the table's
