@@ -83,4 +83,3 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 		pos = *next
 	}
 }
-
