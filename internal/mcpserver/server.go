@@ -186,7 +186,11 @@ func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...str
 		size := DeliveredBytes(body)
 		for i := 0; i < 3; i++ {
 			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget, narrowing...))
-			body, isErr = contract.Marshal(res, nil)
+			if b, ok := withWarnings(body, res.Warnings); ok {
+				body = b
+			} else {
+				body, isErr = contract.Marshal(res, nil)
+			}
 			if DeliveredBytes(body) == size {
 				break
 			}
@@ -194,6 +198,36 @@ func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...str
 		}
 	}
 	return project(body, isErr)
+}
+
+// withWarnings returns the envelope body with its "warnings" member
+// replaced by warnings, as contract.Marshal would encode the result with
+// them (the members before it are strings and timestamps, so the first
+// `,"warnings":[` is that member), without encoding the rest again: a
+// page of thousands of rows is encoded once, not once per restatement of
+// the over-budget warning. ok is false when the body does not have that
+// shape (the caller then encodes the result again).
+func withWarnings(body []byte, warnings []string) (out []byte, ok bool) {
+	key := []byte(`,"warnings":[`)
+	i := bytes.Index(body, key)
+	if i < 0 {
+		return nil, false
+	}
+	start := i + len(key) - 1 // the array's '['
+	var old []string
+	dec := json.NewDecoder(bytes.NewReader(body[start:]))
+	if dec.Decode(&old) != nil {
+		return nil, false
+	}
+	end := start + int(dec.InputOffset())
+	enc, err := json.Marshal(warnings)
+	if err != nil {
+		return nil, false
+	}
+	out = make([]byte, 0, len(body)-(end-start)+len(enc))
+	out = append(out, body[:start]...)
+	out = append(out, enc...)
+	return append(out, body[end:]...), true
 }
 
 // DeliveredBytes is the size an MCP client receives for an envelope body
