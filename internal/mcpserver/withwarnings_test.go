@@ -31,15 +31,18 @@ func TestWithWarningsMatchesMarshal(t *testing.T) {
 			}
 			res.Warnings, res.Data = tt.before, tt.data
 			body, _ := contract.Marshal(res, nil)
-			got, ok := withWarnings(body, tt.after)
+			got, delta, ok := withWarnings(body, tt.after)
 			res.Warnings = tt.after
 			want, _ := contract.Marshal(res, nil)
 			if !ok || !bytes.Equal(got, want) {
 				t.Fatalf("ok %v\n got %s\nwant %s", ok, got, want)
 			}
+			if DeliveredBytes(body)+delta != DeliveredBytes(want) {
+				t.Fatalf("delta %d: delivered %d before, %d after", delta, DeliveredBytes(body), DeliveredBytes(want))
+			}
 		})
 	}
-	if _, ok := withWarnings([]byte(`{"error":{}}`), []string{"x"}); ok {
+	if _, _, ok := withWarnings([]byte(`{"error":{}}`), []string{"x"}); ok {
 		t.Error("a failure body has no warnings member to replace")
 	}
 }
