@@ -110,12 +110,12 @@ func DeliveredBytes(body []byte) int {
 }
 
 // asciiOverhead[c] is what encoding/json adds to the ASCII byte c inside
-// a string: 1 for " \\ and \n \r \t, 5 for other control bytes and for
-// <, >, & (\u00XX), 0 otherwise.
+// a string: 1 for " \\ and \b \f \n \r \t (Go 1.22 on writes \b and \f
+// short), 5 for other control bytes and for <, >, & (\u00XX), 0 otherwise.
 var asciiOverhead = func() (t [utf8.RuneSelf]uint8) {
 	for c := 0; c < utf8.RuneSelf; c++ {
 		switch {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
 			t[c] = 1
 		case c < 0x20 || c == '<' || c == '>' || c == '&':
 			t[c] = 5
@@ -125,7 +125,7 @@ var asciiOverhead = func() (t [utf8.RuneSelf]uint8) {
 }()
 
 // escapeOverhead is how many bytes encoding/json adds when it writes b as
-// a JSON string (without the quotes): 1 for \" \\ \n \r \t, 5 for other
+// a JSON string (without the quotes): 1 for \" \\ \b \f \n \r \t, 5 for other
 // control bytes and for <, >, & (\u00XX), 5 for U+2028 and U+2029 (3
 // bytes each, written as 6), and for invalid UTF-8 \ufffd.
 func escapeOverhead(b []byte) int {
