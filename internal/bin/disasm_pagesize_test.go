@@ -54,7 +54,7 @@ func TestDisassemblePageHonoursMaxInstructions(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int
-	}{{"explicit 2000", 2000}, {"explicit 5000", 5000}, {"default", 0}} {
+	}{{"explicit 10", 10}, {"explicit 2000", 2000}, {"explicit 5000", 5000}, {"default", 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := map[string]any{"path": exe, "section": sect}
 			if tt.max > 0 {

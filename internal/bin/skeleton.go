@@ -56,7 +56,10 @@ type invocation struct {
 	// warning of the live result and is kept by its preserved record.
 	limits []string
 
-	rows   rowFunc
+	rows rowFunc
+	// insns is the typed page function of disassemble (its rows before
+	// encoding), which DisassembleAll follows page after page.
+	insns  func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error)
 	cursor string
 	limit  int
 	// limitGiven says the caller set the row limit itself: its page is

@@ -790,6 +790,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	var f binFlags
 	var symbol, section, start, end, syntax string
 	var max int
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "disasm FILE (--symbol NAME | --section NAME | --start 0xADDR [--end 0xADDR])",
 		Short: "disassemble: x86-64/arm64 by symbol or address range",
@@ -804,14 +805,13 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "syntax", "syntax", syntax)
 			setFlag(cmd, args, "max", "max_instructions", max)
 			f.apply(cmd, args, true)
+			if all {
+				return runDisasmAll(cmd, env, &f, args)
+			}
 			return runTool(cmd, env, &f, "disassemble", args, func(w io.Writer, raw json.RawMessage) error {
 				var d struct {
 					Slice *binSlice
-					Rows  []struct {
-						Address, Bytes, Text, Error string
-						TargetSymbol                string `json:"target_symbol"`
-						Relocations                 []struct{ Address, Type, Target string }
-					}
+					Rows  []disasmRow
 				}
 				if err := json.Unmarshal(raw, &d); err != nil {
 					return err
@@ -819,14 +819,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 				printSlice(w, d.Slice)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, r := range d.Rows {
-					t := r.Text
-					if r.Error != "" {
-						t = "(" + r.Error + ")"
-					}
-					if r.TargetSymbol != "" {
-						t += "  <" + r.TargetSymbol + ">"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(t))
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(rowText(r.Text, r.Error, r.TargetSymbol)))
 					for _, rl := range r.Relocations {
 						fmt.Fprintf(tw, "\t\t  %s: %s\t%s\n", rl.Address, cell(rl.Type), cell(rl.Target))
 					}
@@ -843,6 +836,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&end, "end", "", "end address (0x..., exclusive)")
 	cmd.Flags().StringVar(&syntax, "syntax", "", "gnu, intel or go")
 	cmd.Flags().IntVar(&max, "max", 0, "instructions per page (1-5000, default 200)")
+	cmd.Flags().BoolVar(&all, "all", false, "print every page to the end, streamed, one line per instruction as objdump -d does (--max: rows per call, default 5000)")
 	return cmd
 }
 

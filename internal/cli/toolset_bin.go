@@ -21,6 +21,17 @@ import (
 // (opened on the first cursor), so they survive restarts; when the store
 // cannot be opened they fall back to a process-local key.
 func buildBin(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
+	tools := bin.Tools(binEnv(rt, opts))
+	if len(opts.BinTools) > 0 {
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.BinTools, t.Name) })
+	}
+	return rt.Registry.Add(tools...)
+}
+
+// binEnv is the bin toolset's environment in rt: analyses adopted by
+// rt's perf runtime, cursors from its evidence store (or this process
+// when the store is unusable), mapped_by from its running proc host.
+func binEnv(rt *Runtime, opts runtimeOptions) bin.Env {
 	prt := rt.perfRuntime()
 	local := evidence.NewContinuations(nil)
 	env := bin.Env{
@@ -35,11 +46,7 @@ func buildBin(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 	if rt.runningProc != nil && !opts.NoHost {
 		env.MappedBy = func(ctx context.Context, path string) any { return mappedBy(ctx, rt.runningProc, path) }
 	}
-	tools := bin.Tools(env)
-	if len(opts.BinTools) > 0 {
-		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.BinTools, t.Name) })
-	}
-	return rt.Registry.Add(tools...)
+	return env
 }
 
 // mappedBy is inspect_binary's data.mapped_by for the file at path: the

@@ -178,22 +178,65 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 // nature, a page whose one row is larger than the budget).
 func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...string) *mcp.CallToolResult {
 	body, isErr := contract.Marshal(res, err)
-	if !isErr && res != nil && DeliveredBytes(body) > budget {
+	if isErr || res == nil {
+		return project(body, isErr)
+	}
+	if size := DeliveredBytes(body); size > budget {
 		// The warning names the size as delivered with the warning itself:
 		// add it, measure, and restate it until the figure is stable (the
 		// number's own digits can change the size once).
 		n := len(res.Warnings)
-		size := DeliveredBytes(body)
 		for i := 0; i < 3; i++ {
 			res.Warnings = append(res.Warnings[:n], OverBudgetWarning(size, budget, narrowing...))
-			body, isErr = contract.Marshal(res, nil)
-			if DeliveredBytes(body) == size {
+			next := 0
+			if b, delta, ok := withWarnings(body, res.Warnings); ok {
+				body, next = b, size+delta
+			} else {
+				body, isErr = contract.Marshal(res, nil)
+				next = DeliveredBytes(body)
+			}
+			if next == size {
 				break
 			}
-			size = DeliveredBytes(body)
+			size = next
 		}
 	}
 	return project(body, isErr)
+}
+
+// withWarnings returns the envelope body with its "warnings" member
+// replaced by warnings, as contract.Marshal would encode the result with
+// them (the members before it are strings and timestamps, so the first
+// `,"warnings":[` is that member), without encoding the rest again: a
+// page of thousands of rows is encoded once, not once per restatement of
+// the over-budget warning. delta is DeliveredBytes(out) minus
+// DeliveredBytes(body), from the replaced bytes alone (the escaping of a
+// JSON text is counted byte by byte, and the array starts and ends on
+// ASCII bytes). ok is false when the body does not have that shape (the
+// caller then encodes the result again).
+func withWarnings(body []byte, warnings []string) (out []byte, delta int, ok bool) {
+	key := []byte(`,"warnings":[`)
+	i := bytes.Index(body, key)
+	if i < 0 {
+		return nil, 0, false
+	}
+	start := i + len(key) - 1 // the array's '['
+	var old []string
+	dec := json.NewDecoder(bytes.NewReader(body[start:]))
+	if dec.Decode(&old) != nil {
+		return nil, 0, false
+	}
+	end := start + int(dec.InputOffset())
+	enc, err := json.Marshal(warnings)
+	if err != nil {
+		return nil, 0, false
+	}
+	out = make([]byte, 0, len(body)-(end-start)+len(enc))
+	out = append(out, body[:start]...)
+	out = append(out, enc...)
+	out = append(out, body[end:]...)
+	// DeliveredBytes(b) is 2 plus a sum over b's bytes.
+	return out, DeliveredBytes(enc) - DeliveredBytes(body[start:end]), true
 }
 
 // DeliveredBytes is the size an MCP client receives for an envelope body

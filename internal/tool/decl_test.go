@@ -104,6 +104,19 @@ func TestFitRowsAndNextCall(t *testing.T) {
 	}
 }
 
+// everyByte is each byte value 0-255 once, then the ASCII ones again
+// between letters.
+func everyByte() string {
+	b := make([]byte, 0, 512)
+	for c := 0; c < 256; c++ {
+		b = append(b, byte(c))
+	}
+	for c := 0; c < 128; c++ {
+		b = append(b, 'a', byte(c))
+	}
+	return string(b)
+}
+
 // DeliveredBytes is exact: structuredContent plus the text block as
 // encoding/json writes it (the MCP SDK's encoder).
 func TestDeliveredBytesMatchesEncoding(t *testing.T) {
@@ -111,6 +124,7 @@ func TestDeliveredBytesMatchesEncoding(t *testing.T) {
 		`{}`,
 		`{"name":"a \"quoted\" <tag> & more","path":"C:\\dir\\file"}`,
 		"{\"ctl\":\"\x01\x1f\t\n\r\",\"ls\":\"\u2028\u2029\",\"bad\":\"\xff\xfe\",\"uni\":\"héllo ☃\"}",
+		everyByte(),
 	} {
 		text, err := json.Marshal(body)
 		if err != nil {

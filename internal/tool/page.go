@@ -109,8 +109,23 @@ func DeliveredBytes(body []byte) int {
 	return 2*len(body) + escapeOverhead(body) + 2
 }
 
+// asciiOverhead[c] is what encoding/json adds to the ASCII byte c inside
+// a string: 1 for " \\ and \b \f \n \r \t (Go 1.22 on writes \b and \f
+// short), 5 for other control bytes and for <, >, & (\u00XX), 0 otherwise.
+var asciiOverhead = func() (t [utf8.RuneSelf]uint8) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		switch {
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			t[c] = 1
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 5
+		}
+	}
+	return t
+}()
+
 // escapeOverhead is how many bytes encoding/json adds when it writes b as
-// a JSON string (without the quotes): 1 for \" \\ \n \r \t, 5 for other
+// a JSON string (without the quotes): 1 for \" \\ \b \f \n \r \t, 5 for other
 // control bytes and for <, >, & (\u00XX), 5 for U+2028 and U+2029 (3
 // bytes each, written as 6), and for invalid UTF-8 \ufffd.
 func escapeOverhead(b []byte) int {
@@ -118,12 +133,7 @@ func escapeOverhead(b []byte) int {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-				n++
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 5
-			}
+			n += int(asciiOverhead[c])
 			i++
 			continue
 		}

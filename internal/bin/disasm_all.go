@@ -1,0 +1,85 @@
+package bin
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/inquest-dev/inquest/internal/contract"
+)
+
+// MaxAllPage is the largest page DisassembleAll decodes at once (the
+// disassemble tool's own max_instructions ceiling).
+const MaxAllPage = 5000
+
+// DisassembleAll runs the disassemble tool's listing from args (its
+// arguments as JSON, already validated against its input schema, e.g.
+// by tool.Registry.Validate; a cursor resumes where that page ends) to
+// the end of the requested code, in one call: the file is opened, parsed
+// and symbolized once and each page of at most page instructions (1 to
+// MaxAllPage; max_instructions in args is only part of the cursor's
+// identity) is decoded from where the previous one ended. Every row is
+// passed to emit in address order, as the tool's pages carry it; every
+// distinct limitation (the tool's warnings other than paging notices) is
+// passed to warn once, when first found. Memory is bounded by one page.
+// It returns emit's first error, the context's error when ctx ends
+// between pages (the rows emitted are complete rows), or the tool's own
+// typed error (*contract.Error: a missing file, an unknown symbol, an
+// invalid cursor).
+func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int, emit func(*Instruction) error, warn func(string)) (err error) {
+	if page < 1 || page > MaxAllPage {
+		e := contract.Errorf(contract.CodeInvalidArgument, "the page size must be 1 to %d instructions, not %d", MaxAllPage, page)
+		e.Field = "/max_instructions"
+		return e
+	}
+	var a disasmArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return contract.Errorf(contract.CodeInvalidArgument, "the arguments do not decode: %v", err)
+	}
+	c := &invocation{env: e, ctx: ctx, tool: "disassemble", raw: args, res: contract.NewResult(Source, e.now(), nil), limit: DefaultLimit}
+	defer c.close()
+	defer mappedFault(&err)
+	if err := e.disassemble(c, a); err != nil {
+		return vanished(err, a.Cursor != "")
+	}
+	warned := map[string]bool{}
+	flush := func() {
+		for _, w := range c.res.Warnings {
+			if !warned[w] {
+				warned[w] = true
+				warn(w)
+			}
+		}
+	}
+	if c.insns == nil {
+		// The code could not be resolved to bytes (the tool answered
+		// with an unknown): its limitations say why.
+		flush()
+		return nil
+	}
+	pos, err := e.pager(ctx, c.tool, c.raw, c.files...).resume(a.Cursor)
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, next, err := c.insns(pos, page)
+		if err != nil {
+			return contract.AsError(err)
+		}
+		if c.onFinish != nil {
+			c.onFinish()
+		}
+		flush()
+		for i := range rows {
+			if err := emit(&rows[i]); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		pos = *next
+	}
+}

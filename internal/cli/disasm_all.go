@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+
+	"github.com/inquest-dev/inquest/internal/bin"
+	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
+	"github.com/spf13/cobra"
+)
+
+// allPageSize is the page `disasm --all` reads per call when --max is not
+// given: the tool's largest page, so a section takes the fewest calls.
+const allPageSize = 5000
+
+// disasmRow is one instruction row of a disassemble page as the CLI
+// prints it.
+type disasmRow struct {
+	Address, Bytes, Text, Error string
+	TargetSymbol                string `json:"target_symbol"`
+	Relocations                 []struct{ Address, Type, Target string }
+}
+
+// rowText is the text column of a row: its instruction text (or its
+// error in parentheses) and its target symbol in angle brackets, as
+// objdump writes it.
+func rowText(text, errText, target string) string {
+	if errText != "" {
+		text = "(" + errText + ")"
+	}
+	if target != "" {
+		text += "  <" + target + ">"
+	}
+	return text
+}
+
+// runDisasmAll is `inquest bin disasm --all`: it lists the whole
+// requested code (a symbol, a section or an address range) from the given
+// --cursor (or the start) to its end in one call (bin.Env.DisassembleAll:
+// the file parsed once, each page decoded from where the last ended) and
+// streams every row to stdout as it is decoded, one line per instruction
+// ("ADDRESS:\tBYTES\tTEXT", a relocation on its own indented line), as
+// objdump -d prints a section. The arguments are validated against the
+// disassemble tool's schema first (the same errors as a page). Memory is
+// bounded by one page (--max rows, 5,000 by default). Each limitation is
+// printed once on stderr, when found. --json and --preserve, which
+// describe one page, are refused with INVALID_ARGUMENT naming the flag.
+// A listing cancelled by SIGINT stops after the rows printed and exits 130.
+func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any) error {
+	for _, flag := range []string{"json", "preserve"} {
+		if cmd.Flags().Changed(flag) {
+			e := contract.Errorf(contract.CodeInvalidArgument, "--all streams every page as text; --%s describes one page: drop --all (and page with --cursor) or drop --%s", flag, flag)
+			return reportFailure(env, cmd, f.asJSON, e)
+		}
+	}
+	if err := utf8Paths(args); err != nil {
+		return err
+	}
+	page := allPageSize
+	if m, ok := args["max_instructions"].(int); ok {
+		page = m
+	}
+	raw, _ := json.Marshal(args)
+	ctx := cmd.Context()
+	rt := &Runtime{Registry: tool.NewRegistry()}
+	defer rt.Close()
+	opts := runtimeOptions{Stderr: env.Stderr, NoHost: true, BinTools: []string{"disassemble"}}
+	if err := buildBin(ctx, rt, opts); err != nil {
+		return err
+	}
+	if err := rt.Registry.Validate("disassemble", raw); err != nil {
+		return f.failure(env, err)
+	}
+	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
+	var line []byte
+	emit := func(r *bin.Instruction) error {
+		line = append(line[:0], r.Address...)
+		line = append(line, ":\t"...)
+		line = append(line, r.Bytes...)
+		line = append(line, '\t')
+		line = append(line, cell(rowText(r.Text, r.Error, r.TargetSymbol))...)
+		line = append(line, '\n')
+		for _, rl := range r.Relocations {
+			line = append(line, "\t\t  "...)
+			line = append(line, rl.Address...)
+			line = append(line, ": "...)
+			line = append(line, cell(rl.Type)...)
+			line = append(line, '\t')
+			line = append(line, cell(rl.Target)...)
+			line = append(line, '\n')
+		}
+		_, err := bw.Write(line)
+		return err
+	}
+	warn := func(w string) {
+		// Rows already decoded are printed before the warning that
+		// follows them.
+		_ = bw.Flush()
+		fmt.Fprintln(env.Stderr, "warning:", w)
+	}
+	err := binEnv(rt, opts).DisassembleAll(ctx, raw, page, emit, warn)
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		return ferr
+	}
+	if err != nil && ctx.Err() != nil {
+		return exitCode(130)
+	}
+	if err != nil {
+		return f.failure(env, err)
+	}
+	return nil
+}
