@@ -79,7 +79,11 @@ var AllCodes = []Code{
 }
 
 // retryableByDefault says whether an unchanged call may succeed on retry
-// (seed 000 section 8: false for INVALID_ARGUMENT and other caller errors).
+// (false for INVALID_ARGUMENT and other caller errors; docs/errors.md).
+// TIMEOUT is retryable by default, for deadlines the caller did not set (a
+// job or request deadline: a less loaded host may finish); a TIMEOUT of a
+// limit the call set (limits.timeout_seconds, wait_condition's timeout_ms)
+// is marked Permanent where it is built.
 // Permission and configuration failures (ACCESS_DENIED, PERMISSION_DENIED,
 // UNSUPPORTED, PROVIDER_UNAVAILABLE: a missing tool, store or setting) are
 // not retryable: only a change by the user can make the call succeed.

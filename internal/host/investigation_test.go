@@ -765,6 +765,11 @@ func TestWaitCondition(t *testing.T) {
 		if !ok || last["match_count"] != 0 || last["sampled_at"] == nil {
 			t.Fatalf("last observation %v", e.Details)
 		}
+		// timeout_ms is the caller's own limit: the unchanged call is
+		// expected to time out again (docs/errors.md, TIMEOUT).
+		if e.Retryable || e.Details["limit"] != "timeout_ms" || e.Details["maximum"] != MaxWaitTimeout.Milliseconds() {
+			t.Fatalf("a wait's TIMEOUT: retryable=%v details=%v", e.Retryable, e.Details)
+		}
 	})
 
 	t.Run("present", func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
-// Condition-wait limits (seed 000 section 10 "Bounded condition waiting").
+// Condition-wait limits (docs/investigation.md, wait_condition).
 const (
 	// MaxWaitTimeout is the largest timeout_ms.
 	MaxWaitTimeout = 60 * time.Second
@@ -85,7 +85,7 @@ type waitKey struct{}
 func waitsOf(s *Session) *waitStore {
 	ws := s.Value(waitKey{}, func() any { return &waitStore{jobs: map[string]*waitJob{}} }).(*waitStore)
 	ws.once.Do(func() {
-		// Disconnect ends the connection's waits (seed 000 section 10).
+		// Disconnect ends the connection's waits.
 		s.OnClose(func() {
 			ws.mu.Lock()
 			defer ws.mu.Unlock()
@@ -147,7 +147,7 @@ func waitConditionTool(d Delivery) Decl {
 }
 
 // waitArgsFor lists the arguments each condition uses besides condition,
-// timeout_ms and wait_ms (seed 000 section 10 "Bounded condition waiting").
+// timeout_ms and wait_ms (docs/investigation.md, wait_condition).
 var waitArgsFor = map[string][]string{
 	"process_present":  {"process_name"},
 	"process_exit":     {"process_ref"},
@@ -619,9 +619,21 @@ func waitSucceeded(j *waitJob, at time.Time, evidence map[string]any) *contract.
 
 // waitEnded is the failure of a wait whose deadline passed (TIMEOUT) or
 // that was cancelled (connection closed): it carries the last observation.
+// The deadline is the caller's own timeout_ms (a required argument), so a
+// TIMEOUT is retryable false, as every TIMEOUT of a limit the call set:
+// the unchanged call waits as long again for a condition that was not
+// seen; details.limit names timeout_ms and details.maximum the most it
+// may be raised to (MaxWaitTimeout in ms).
 func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
 	if ctx.Err() == context.DeadlineExceeded {
-		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)
+		how := fmt.Sprintf("raise timeout_ms (at most %d) or check the condition", MaxWaitTimeout.Milliseconds())
+		if j.deadline.Sub(j.started) >= MaxWaitTimeout {
+			how = "timeout_ms is at its maximum; check the condition"
+		}
+		e := contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms, the limit this call set: %s", how).
+			WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond).
+			WithDetail("limit", "timeout_ms").WithDetail("maximum", MaxWaitTimeout.Milliseconds())
+		return e.Permanent()
 	}
 	if e := j.cancelErr.Load(); e != nil {
 		c := *e
