@@ -765,10 +765,10 @@ func TestWaitCondition(t *testing.T) {
 		if !ok || last["match_count"] != 0 || last["sampled_at"] == nil {
 			t.Fatalf("last observation %v", e.Details)
 		}
-		// timeout_ms is the caller's own limit: the unchanged call is
-		// expected to time out again (docs/errors.md, TIMEOUT).
-		if e.Retryable || e.Details["limit"] != "timeout_ms" || e.Details["maximum"] != MaxWaitTimeout.Milliseconds() {
-			t.Fatalf("a wait's TIMEOUT: retryable=%v details=%v", e.Retryable, e.Details)
+		// The condition may hold later: the unchanged call may succeed
+		// (docs/errors.md, TIMEOUT), so the wait's TIMEOUT is retryable.
+		if !e.Retryable {
+			t.Fatalf("a wait's TIMEOUT is not retryable: %+v", e)
 		}
 	})
 

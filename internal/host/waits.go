@@ -619,21 +619,14 @@ func waitSucceeded(j *waitJob, at time.Time, evidence map[string]any) *contract.
 
 // waitEnded is the failure of a wait whose deadline passed (TIMEOUT) or
 // that was cancelled (connection closed): it carries the last observation.
-// The deadline is the caller's own timeout_ms (a required argument), so a
-// TIMEOUT is retryable false, as every TIMEOUT of a limit the call set:
-// the unchanged call waits as long again for a condition that was not
-// seen; details.limit names timeout_ms and details.maximum the most it
-// may be raised to (MaxWaitTimeout in ms).
+// The TIMEOUT keeps TIMEOUT's default retryable true although timeout_ms
+// is the caller's own limit: a wait watches for a future event (a process
+// appears or exits, a metric crosses), so the unchanged call may succeed
+// when sent again, unlike an analysis that redoes the same work within the
+// same limit (perf's timeoutError, retryable false).
 func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
 	if ctx.Err() == context.DeadlineExceeded {
-		how := fmt.Sprintf("raise timeout_ms (at most %d) or check the condition", MaxWaitTimeout.Milliseconds())
-		if j.deadline.Sub(j.started) >= MaxWaitTimeout {
-			how = "timeout_ms is at its maximum; check the condition"
-		}
-		e := contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms, the limit this call set: %s", how).
-			WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond).
-			WithDetail("limit", "timeout_ms").WithDetail("maximum", MaxWaitTimeout.Milliseconds())
-		return e.Permanent()
+		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)
 	}
 	if e := j.cancelErr.Load(); e != nil {
 		c := *e
