@@ -341,10 +341,20 @@ func selfRef(t *testing.T, cs *mcp.ClientSession) string {
 // files, and checks that an unknown tool is a JSON-RPC error.
 func TestMCPBadInput(t *testing.T) {
 	cs := connect(t, isolatedEnv(t), "2025-11-25")
+	// A HAR file cut short inside its first entry.
+	cut := filepath.Join(t.TempDir(), "cut.har")
+	if err := os.WriteFile(cut, []byte(`{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[{"startedDateTime":"2024-01-01T00:00:00Z","requ`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, tool string
 		args       map[string]any
 	}{
+		// a file argument naming the wrong kind of file is that argument's error
+		{"not_a_binary", "inspect_binary", map[string]any{"path": "/etc/passwd"}},
+		{"truncated_har", "inspect_http_capture", map[string]any{"path": cut}},
+		// an id that names nothing is its argument's error; the id is not repeated
+		{"evidence_not_found", "inspect_evidence", map[string]any{"evidence_id": "ev-" + strings.Repeat("a", 26)}},
 		{"missing_required", "get_metrics", map[string]any{}},
 		{"unknown_field", "list_processes", map[string]any{"colour": "blue"}},
 		{"wrong_enum", "list_processes", map[string]any{"scope": "everything"}},

@@ -28,6 +28,11 @@ func readBinaryMode(c *invocation, path, fieldName string, digests bool, dwarf d
 	in, err := inspectMode(c.ctx, f.Data, digests, dwarf)
 	if err != nil {
 		f.Close()
+		if e, ok := err.(*contract.Error); ok && e.Field == "" && e.Code == contract.CodeUnsupportedFormat {
+			// The file the argument names is not a binary: the argument
+			// is what the caller must change.
+			e.Field = fieldName
+		}
 		return nil, nil, err
 	}
 	sf, sin, err := selectSlice(c.ctx, f, in, arch, hostDefault, digests)

@@ -82,11 +82,17 @@ func orUnknown(s string) string {
 // withInputIdentity adds the identity of the input file f (named by the
 // argument field) to a DECODE_FAILED error: the read completed, so the
 // bytes are identified even though they did not decode. details.input is
-// {field, size_bytes, sha256, digest_of: "file_bytes"}. Other errors are
-// returned as they are.
+// {field, size_bytes, sha256, digest_of: "file_bytes"}, and the error's
+// field is field (the argument naming the file that did not decode) unless
+// the decoder named a more precise one. Other errors are returned as they
+// are.
 func withInputIdentity(err error, f *File, field string) error {
 	if err == nil || contract.CodeOf(err) != contract.CodeDecodeFailed {
 		return err
 	}
-	return contract.AsError(err).WithDetail("input", map[string]any{"field": field, "size_bytes": decU(uint64(len(f.Data))), "sha256": f.SHA256(), "digest_of": "file_bytes"})
+	e := contract.AsError(err)
+	if e.Field == "" {
+		e.Field = field
+	}
+	return e.WithDetail("input", map[string]any{"field": field, "size_bytes": decU(uint64(len(f.Data))), "sha256": f.SHA256(), "digest_of": "file_bytes"})
 }

@@ -506,3 +506,91 @@ func TestExitDuringFdWalkIsExit(t *testing.T) {
 		check(t, cap, err, id)
 	})
 }
+
+// TestGroupExitDuringFdWalk: a leader that becomes a zombie during the fd
+// walk while another thread is still listed is a group exit in progress
+// when that thread is ending (PF_EXITING, or SIGKILL pending: it has not
+// run do_exit yet), so the walk records process_exited and counts no
+// failed fds; when the other thread still runs, the leader ended alone, the
+// process lives on and the unreadable fds are failed queries.
+func TestGroupExitDuringFdWalk(t *testing.T) {
+	const at, fds = 40, 100
+	path := realPath(t, tempFile(t, "walk.dat"))
+	statLine := func(pid int, state byte, flags uint64, threads int) string {
+		return strconv.Itoa(pid) + " (group) " + string(state) + " 1 4242 4242 0 -1 " + strconv.FormatUint(flags, 10) +
+			" 10 0 2 0 3 4 0 0 20 0 " + strconv.Itoa(threads) + " 0 5000 1000000 100 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	}
+	status := func(sigpnd string) string {
+		return "Name:\tgroup\nState:\tS (sleeping)\nTgid:\t4242\nSigQ:\t0/63408\nSigPnd:\t" + sigpnd + "\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
+	}
+	for _, tc := range []struct {
+		name        string
+		other       string // the other thread's stat once the leader is a zombie
+		otherStatus string
+		exited      bool
+	}{
+		{"other thread exiting", statLine(4243, 'R', 4194304|pfExiting, 2), status("0000000000000000"), true},
+		{"other thread killed, not yet exiting", statLine(4243, 'S', 4194304, 2), status("0000000000000100"), true},
+		{"other thread a zombie", statLine(4243, 'Z', 4194304|pfExiting, 2), status("0000000000000000"), true},
+		{"leader ended alone", statLine(4243, 'S', 4194304, 2), status("0000000000000000"), false},
+		{"leader ended alone, other signal pending", statLine(4243, 'S', 4194304, 2), status("0000000000004000"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "4242")
+			for _, d := range []string{"fd", "fdinfo", "task/4242", "task/4243"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write := func(name, text string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("stat", statLine(4242, 'S', 4194304, 2))
+			write("task/4242/stat", statLine(4242, 'S', 4194304, 2))
+			write("task/4243/stat", statLine(4243, 'S', 4194304, 2))
+			write("task/4243/status", status("0000000000000000"))
+			for i := 0; i < fds; i++ {
+				if err := os.Symlink(path, filepath.Join(dir, "fd", strconv.Itoa(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := sample.Identity{PID: 4242, StartTicks: 5000}
+			testHookFD = func(i int) {
+				if i != at {
+					return
+				}
+				// The leader is a zombie (its fd table released); the
+				// other thread is still listed.
+				write("stat", statLine(4242, 'Z', 4194304|pfExiting, 2))
+				write("task/4242/stat", statLine(4242, 'Z', 4194304|pfExiting, 2))
+				write("task/4243/stat", tc.other)
+				write("task/4243/status", tc.otherStatus)
+				if err := os.RemoveAll(filepath.Join(dir, "fd")); err != nil {
+					t.Error(err)
+				}
+				os.Mkdir(filepath.Join(dir, "fd"), 0o755)
+			}
+			cap, err := NewFS(root).OpenFilesFiltered(context.Background(), id, Filter{})
+			testHookFD = nil
+			if err != nil {
+				t.Fatalf("open_files: %v", err)
+			}
+			blamed := false
+			for _, w := range cap.Warnings {
+				blamed = blamed || strings.Contains(w, "could not be read")
+			}
+			wantFailed := fds - at
+			if tc.exited {
+				wantFailed = 0
+			}
+			if got := cap.Coverage["process_exited"] == true; got != tc.exited || blamed == tc.exited ||
+				cap.Coverage["query_failed"] != wantFailed || len(fdRows(cap.Rows)) != at || !cap.Partial {
+				t.Fatalf("process_exited=%v (want %v) query_failed=%v (want %d) fd rows=%d (want %d) partial=%v warnings=%q",
+					got, tc.exited, cap.Coverage["query_failed"], wantFailed, len(fdRows(cap.Rows)), at, cap.Partial, cap.Warnings)
+			}
+		})
+	}
+}

@@ -184,10 +184,12 @@ func parseFdinfo(b []byte) fdInfo {
 // (decimal string from fdinfo); fields that could not be read, and flags
 // and position of non-descriptor rows, are null. Coverage: handle_count
 // (fds listed), mapped_files (mem and DEL rows), query_failed (fds whose
-// link could not be read) and process_exited (true when the lifetime ended during the walk:
-// the check runs after a read fails and compares PID, start time, state
-// and PF_EXITING from /proc/PID/stat, so an exit is never blamed on closed
-// or denied fds). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
+// link could not be read while the process still ran; reads that failed
+// because it ended are not counted) and process_exited (true when the
+// lifetime ended during the walk: the check runs after a read fails and
+// compares PID, start time, state and PF_EXITING from /proc/PID/stat, and
+// a zombie leader's other tasks, so an exit is never blamed on closed or
+// denied fds). Errors: PROCESS_EXITED, IDENTITY_UNVERIFIABLE,
 // ACCESS_DENIED, COLLECTION_FAILED (the fd directory of a process that
 // still runs could not be read).
 func OpenFiles(ctx context.Context, id sample.Identity) (*Capture, error) {
@@ -231,6 +233,7 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	budget := rowBudgetOf(ctx)
 	buf := make([]byte, 4096)
 	failed := 0
+	trailing := 0 // failures since the last fd that was read
 	exitedDuring := false
 	foreignMnt := p.mountNS() != "same"
 	// cwd, rtd, txt and the mapped files come first, as lsof lists them.
@@ -258,17 +261,21 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 		}
 		link, err := readlinkAt(dfd, n, buf)
 		if err != nil {
-			failed++
 			// Whether the process ended is decided after the read failed,
-			// by its lifetime (start time, state, PF_EXITING), never by
-			// the PID's directory still being there: an exiting or zombie
-			// process keeps /proc/PID while its fds are gone.
+			// by its lifetime (start time, state, PF_EXITING, a group
+			// exit's zombie leader), never by the PID's directory still
+			// being there: an exiting or zombie process keeps /proc/PID
+			// while its fds are gone. A failure that is the exit's is
+			// not a failed query.
 			if !p.stillSame(id) {
 				exitedDuring = true
 				break
 			}
+			failed++
+			trailing++
 			continue
 		}
+		trailing = 0
 		path, del := resolveLink(p.tfd, dfd, n, link)
 		if !f.IsZero() && !f.Match(&Row{Path: path}) {
 			c.FilteredOut++
@@ -323,11 +330,13 @@ func (fs FS) OpenFilesFiltered(ctx context.Context, id sample.Identity, f Filter
 	}
 	c.Finished = time.Now()
 	c.Coverage["handle_count"] = len(names)
-	c.Coverage["query_failed"] = failed
 	if failed > 0 && !exitedDuring && !p.stillSame(id) {
-		// The failures were the exit's (it began after the last check).
+		// The process ended after the last check: the failures since the
+		// last fd read were the exit's (every read fails after it).
 		exitedDuring = true
+		failed -= trailing
 	}
+	c.Coverage["query_failed"] = failed
 	if failed > 0 && !exitedDuring {
 		c.warn(strconv.Itoa(failed) + " fds could not be read (closed during the capture or access denied)")
 	}

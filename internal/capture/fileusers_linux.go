@@ -421,20 +421,23 @@ func (fs FS) scanPID(ctx context.Context, pid int32, f Filter, m *pathMatcher, s
 			}
 			link, err := sc.readlink(dfd, name)
 			if err != nil {
-				out.failed++
-				if denied(err) {
-					deniedFds++
-				}
 				if gone(err) && !exitedMid {
 					// ENOENT is also an fd closed between getdents and
 					// readlink; check the process itself.
-					// (its lifetime: start time, zombie, PF_EXITING).
+					// (its lifetime: start time, zombie, PF_EXITING, a
+					// group exit's zombie leader).
 					if !p.stillRuns(st.startTicks) {
 						exitedMid = true
 					}
 				}
 				if exitedMid {
+					// The exit's failure, not a failed fd.
 					halted = true
+					return
+				}
+				out.failed++
+				if denied(err) {
+					deniedFds++
 				}
 				return
 			}

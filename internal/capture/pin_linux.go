@@ -83,32 +83,12 @@ func (p *pinned) useLiveTask(st statInfo) bool {
 	if p.tfd != p.fd {
 		return true
 	}
-	tfd, names, err := p.fdNames("task")
-	if err != nil {
+	d := p.liveTask()
+	if d < 0 {
 		return false
 	}
-	defer unix.Close(tfd)
-	sortNumeric(names)
-	self := strconv.Itoa(int(p.pid))
-	for _, n := range names {
-		if n == self {
-			continue
-		}
-		d, err := unix.Openat(tfd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue
-		}
-		var buf [1024]byte
-		b, err := readInto(d, "stat", buf[:0:len(buf)])
-		if err == nil {
-			if ts, err := parseStatLine(b); err == nil && ts.state != 'Z' && ts.state != 'X' {
-				p.tfd = d
-				return true
-			}
-		}
-		unix.Close(d)
-	}
-	return false
+	p.tfd = d
+	return true
 }
 
 func openPinned(pid int32) (*pinned, error) { return FS{}.openPinned(pid) }
@@ -356,22 +336,98 @@ func (p *pinned) stillSame(id sample.Identity) bool {
 // whether the lifetime with start time startTicks still runs: its leader's
 // stat (statInfo.running) and, when its leader has exited, the stat of the
 // task it is read through.
+//
+// A zombie leader with other threads is a group exit in progress (SIGKILL,
+// exit_group) as often as a leader that ended alone: the leader becomes a
+// zombie while the other threads are still being torn down. Unless a task
+// that is not ending remains (taskEnding), the lifetime has ended.
 func (p *pinned) stillRuns(startTicks uint64) bool {
 	st, err := p.stat()
 	if err != nil || !st.running(startTicks) {
 		return false
 	}
 	if p.leaderExited() {
-		var buf [1024]byte
-		b, err := readInto(p.tfd, "stat", buf[:0:len(buf)])
-		if err != nil {
-			return false
-		}
-		if ts, err := parseStatLine(b); err != nil || ts.state == 'Z' || ts.state == 'X' || ts.flags&pfExiting != 0 {
-			return false
-		}
+		return !taskEnding(p.tfd)
+	}
+	if sample.LeaderExited(st.state, st.threads) {
+		// The leader ended after it was pinned: the process runs only
+		// while one of its other tasks does.
+		return p.liveTask() >= 0
 	}
 	return true
+}
+
+// sigkillPending is SIGKILL's bit in the SigPnd mask of /proc/PID/status
+// (signal 9, bit 8): the kernel queues it on every thread of a group
+// exit (complete_signal, zap_other_threads) before they run do_exit.
+const sigkillPending = 1 << 8
+
+// taskEnding reports, from the task directory dir (/proc/PID or
+// /proc/PID/task/TID), whether that task is ending or gone: stat
+// unreadable, state Z or X, PF_EXITING set, or SIGKILL pending on it (a
+// group exit it has not yet run). An unreadable status counts as not
+// ending: stat is the authority, SigPnd only an earlier sign.
+func taskEnding(dir int) bool {
+	var buf [2048]byte
+	b, err := readInto(dir, "stat", buf[:0:len(buf)])
+	if err != nil {
+		return true
+	}
+	ts, err := parseStatLine(b)
+	if err != nil || ts.state == 'Z' || ts.state == 'X' || ts.flags&pfExiting != 0 {
+		return true
+	}
+	b, err = readInto(dir, "status", buf[:0:len(buf)])
+	if err != nil {
+		return false
+	}
+	return sigPending(b)&sigkillPending != 0
+}
+
+// sigPending is the SigPnd mask of a /proc/PID/status text (hex), 0 when
+// absent or malformed.
+func sigPending(status []byte) uint64 {
+	const key = "\nSigPnd:"
+	i := bytes.Index(status, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := bytes.TrimLeft(status[i+len(key):], " \t")
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	v, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 16, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// liveTask returns an open directory of a task of the pinned process other
+// than the leader that is not ending (taskEnding), or -1 when none is
+// left. The caller closes it.
+func (p *pinned) liveTask() int {
+	tfd, names, err := p.fdNames("task")
+	if err != nil {
+		return -1
+	}
+	defer unix.Close(tfd)
+	sortNumeric(names)
+	self := strconv.Itoa(int(p.pid))
+	for _, n := range names {
+		if n == self {
+			continue
+		}
+		d, err := unix.Openat(tfd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if !taskEnding(d) {
+			return d
+		}
+		unix.Close(d)
+	}
+	return -1
 }
 
 // running reports whether the leader's stat s is of the lifetime with

@@ -80,6 +80,11 @@ var AllCodes = []Code{
 
 // retryableByDefault says whether an unchanged call may succeed on retry
 // (false for INVALID_ARGUMENT and other caller errors; docs/errors.md).
+// TIMEOUT is retryable by default: a deadline the caller did not set (a
+// job or request deadline: a less loaded host may finish) or a wait for an
+// event that may still happen (wait_condition's timeout_ms). A limit on
+// work the call set (an analysis's limits.timeout_seconds), which the
+// unchanged call repeats, is marked Permanent where it is built.
 // Permission and configuration failures (ACCESS_DENIED, PERMISSION_DENIED,
 // UNSUPPORTED, PROVIDER_UNAVAILABLE: a missing tool, store or setting) are
 // not retryable: only a change by the user can make the call succeed.

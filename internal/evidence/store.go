@@ -734,7 +734,9 @@ func (s *Store) Get(id string) (*Manifest, error) {
 	}
 	body, err := s.fs.readFile(manifestRel(id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, contract.Errorf(contract.CodeEvidenceNotFound, "no evidence record %s in this store", id).WithDetail("evidence_id", id)
+		// The caller's id is not repeated: the tool sets field to the
+		// argument that gave it.
+		return nil, contract.Errorf(contract.CodeEvidenceNotFound, "no evidence record with this evidence_id in this store")
 	}
 	if err != nil {
 		return nil, ioFail(s.dir, err, "the evidence manifest cannot be read")

@@ -765,6 +765,11 @@ func TestWaitCondition(t *testing.T) {
 		if !ok || last["match_count"] != 0 || last["sampled_at"] == nil {
 			t.Fatalf("last observation %v", e.Details)
 		}
+		// The condition may hold later: the unchanged call may succeed
+		// (docs/errors.md, TIMEOUT), so the wait's TIMEOUT is retryable.
+		if !e.Retryable {
+			t.Fatalf("a wait's TIMEOUT is not retryable: %+v", e)
+		}
 	})
 
 	t.Run("present", func(t *testing.T) {

@@ -619,6 +619,11 @@ func waitSucceeded(j *waitJob, at time.Time, evidence map[string]any) *contract.
 
 // waitEnded is the failure of a wait whose deadline passed (TIMEOUT) or
 // that was cancelled (connection closed): it carries the last observation.
+// The TIMEOUT keeps TIMEOUT's default retryable true although timeout_ms
+// is the caller's own limit: a wait watches for a future event (a process
+// appears or exits, a metric crosses), so the unchanged call may succeed
+// when sent again, unlike an analysis that redoes the same work within the
+// same limit (perf's timeoutError, retryable false).
 func waitEnded(ctx context.Context, j *waitJob, last map[string]any) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return contract.Errorf(contract.CodeTimeout, "the condition was not observed before timeout_ms").WithDetail("job_id", j.id).WithDetail("last_observation", last).WithDetail("condition", j.cond)

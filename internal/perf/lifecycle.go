@@ -207,6 +207,10 @@ func (rt *Runtime) inspect(ctx context.Context, a evidenceIDArgs) (*contract.Res
 	}
 	m, err := st.Get(a.EvidenceID)
 	if err != nil {
+		if ce := contract.AsError(err); ce.Field == "" && (ce.Code == contract.CodeEvidenceNotFound || ce.Code == contract.CodeInvalidArgument) {
+			ce.Field = "/evidence_id"
+			return nil, ce
+		}
 		return nil, err
 	}
 	for _, art := range m.Artifacts {
