@@ -12,21 +12,24 @@ import (
 // lists every allowed value in expected.enum.
 const LeanEnumMax = 12
 
-// leanBounds are the keywords Lean drops: numeric, length and count
-// bounds, patterns, uniqueness and dependentRequired, which the validator
-// enforces against the full schema, its INVALID_ARGUMENT copying the
-// bound into expected (expected.maximum, expected.pattern, ...);
-// additionalProperties and patternProperties (every object is closed,
-// and an unknown member's error lists the accepted names in
-// expected.properties); and default, which the tool applies to an
-// omitted argument (docs/tools.md shows each).
-var leanBounds = map[string]bool{
+// leanDropped are the keywords Lean drops, each still enforced or applied
+// by the server against the full schema:
+//
+//   - numeric, length and count bounds, pattern, uniqueItems and
+//     dependentRequired: the validator's INVALID_ARGUMENT copies the
+//     bound into expected (expected.maximum, expected.pattern, ...) and
+//     states it in its message;
+//   - additionalProperties and patternProperties: every object stays
+//     closed, and an unknown member's error lists the accepted names in
+//     expected.properties;
+//   - default: the tool applies it to an omitted argument.
+var leanDropped = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
 	"minLength": true, "maxLength": true, "pattern": true,
 	"minItems": true, "maxItems": true, "uniqueItems": true,
-	"minProperties": true, "maxProperties": true,
-	"dependentRequired":    true,
-	"additionalProperties": true, "patternProperties": true, "default": true,
+	"minProperties": true, "maxProperties": true, "dependentRequired": true,
+	"additionalProperties": true, "patternProperties": true,
+	"default": true,
 }
 
 // leanEnumNote is appended to the description of a schema whose long
@@ -34,18 +37,22 @@ var leanBounds = map[string]bool{
 const leanEnumNote = "one of %d values; the error lists them"
 
 // Lean returns the input schema tools/list publishes for a tool whose
-// full (validating) schema is input: the same shape, types, required
-// members, short enums, defaults and descriptions, without what the
-// validator alone needs:
+// full (validating) schema is input: the same properties, types,
+// required members, short enums, anyOf branches and descriptions,
+// without what only the server needs:
 //
-//   - numeric, length and count bounds, patterns, uniqueItems and
-//     dependentRequired (leanBounds);
+//   - the keywords of leanDropped (bounds, patterns, closedness,
+//     defaults), which the server enforces or applies from the full
+//     schema;
 //   - enums of more than LeanEnumMax values, which become plain strings
-//     (the schema's type stays) with a sentence saying the error lists
-//     the values;
-//   - patternProperties (an env map's key pattern), together with the
-//     additionalProperties false of the same object, so the map is
-//     published as an object of free members.
+//     (the type stays) with a sentence in the description saying the
+//     error lists the values;
+//   - an enum of numbers and a boolean or number const, outside the
+//     portable subset: the schema keeps its type and the description
+//     gains the values in words ("one of 1, 2, 5, 10", "only true");
+//   - properties of an anyOf branch that the same property of the
+//     enclosing object already implies (pruneBranches), such as a
+//     per-kind field list left without its long enum.
 //
 // Lean only removes constraints, never adds one, so every argument set
 // the full schema accepts the lean one accepts too; a subtree under not
@@ -74,7 +81,7 @@ func leanWalk(node any) {
 		return
 	}
 	for k := range s {
-		if leanBounds[k] {
+		if leanDropped[k] {
 			delete(s, k)
 		}
 	}
@@ -83,11 +90,27 @@ func leanWalk(node any) {
 		if s["type"] == nil && allStrings(e) {
 			s["type"] = "string"
 		}
-		note := fmt.Sprintf(leanEnumNote, len(e))
-		if d, _ := s["description"].(string); d != "" {
-			s["description"] = strings.TrimRight(d, ".") + "; " + note
-		} else {
-			s["description"] = note
+		leanNote(s, fmt.Sprintf(leanEnumNote, len(e)))
+	}
+	if e, ok := s["enum"].([]any); ok && !allStrings(e) {
+		// The portable subset has string enums only: a short enum of
+		// numbers is published as its type, its values in words.
+		delete(s, "enum")
+		words := make([]string, len(e))
+		for i, v := range e {
+			words[i] = compactJSON(v)
+		}
+		leanNote(s, "one of "+strings.Join(words, ", "))
+	}
+	if c, ok := s["const"]; ok {
+		// Portable turned a string const into an enum; a boolean or
+		// number const is published as its type.
+		if _, isStr := c.(string); !isStr {
+			delete(s, "const")
+			if t := jsonType(c); s["type"] == nil && t != "" {
+				s["type"] = t
+			}
+			leanNote(s, "only "+compactJSON(c))
 		}
 	}
 	for k, v := range s {
@@ -105,6 +128,36 @@ func leanWalk(node any) {
 		}
 	}
 	pruneBranches(s)
+}
+
+// leanNote appends note to the description of schema s (its own when it
+// has none), for a constraint Lean dropped.
+func leanNote(s map[string]any, note string) {
+	if d, _ := s["description"].(string); d != "" {
+		s["description"] = strings.TrimRight(d, ".") + "; " + note
+	} else {
+		s["description"] = note
+	}
+}
+
+// jsonType is the JSON Schema type of a decoded JSON value; "" for null.
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "string"
 }
 
 // pruneBranches removes from each branch of s's anyOf every property the
