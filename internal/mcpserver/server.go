@@ -117,7 +117,9 @@ func unadvertised(method string) string {
 // Definition returns the MCP tool definition published in tools/list.
 // The title is published once, as the tool's title (annotations.title
 // would repeat it; MCP clients fall back to it only when title is
-// absent); every hint is explicit. Tool.Details is not published.
+// absent); every hint is explicit. Tool.Details is not published. The
+// input schema is the lean one (Registry.LeanInputOf: without bounds and
+// long enums); calls are validated against the full one.
 func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 	a := t.Annotations
 	destructive := a.Destructive
@@ -126,7 +128,7 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 		Name:         t.Name,
 		Title:        t.Title,
 		Description:  t.Description,
-		InputSchema:  json.RawMessage(t.Input),
+		InputSchema:  inputSchema(reg, t),
 		OutputSchema: reg.OutputSchemaOf(t.Name),
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    a.ReadOnly,
@@ -135,6 +137,15 @@ func Definition(reg *tool.Registry, t tool.Tool) *mcp.Tool {
 			OpenWorldHint:   &open,
 		},
 	}
+}
+
+// inputSchema is the lean input schema of t when reg holds it, else
+// t's own (a tool not registered, as a test may build).
+func inputSchema(reg *tool.Registry, t tool.Tool) json.RawMessage {
+	if in := reg.LeanInputOf(t.Name); in != nil {
+		return in
+	}
+	return t.Input
 }
 
 func handler(reg *tool.Registry, name string, budget int, narrowing []string) mcp.ToolHandler {

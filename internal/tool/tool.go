@@ -120,6 +120,8 @@ type entry struct {
 	schemaErr error
 	outOnce   sync.Once
 	output    json.RawMessage
+	leanOnce  sync.Once
+	lean      json.RawMessage
 }
 
 // NewRegistry returns an empty registry.
@@ -283,6 +285,29 @@ func (r *Registry) OutputSchemaOf(name string) json.RawMessage {
 		return e.outputSchema()
 	}
 	return nil
+}
+
+// LeanInputOf returns the input schema tools/list publishes for the
+// named tool: Lean of its portable input schema, made once (the portable
+// schema itself if Lean fails, which it does only for a schema that is
+// not JSON, refused by Add). Calls are validated against the full
+// schema, not this one. It returns nil for an unknown tool or a nil
+// registry.
+func (r *Registry) LeanInputOf(name string) json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	e, ok := r.byName[name]
+	if !ok {
+		return nil
+	}
+	e.leanOnce.Do(func() {
+		e.lean = e.in()
+		if l, err := Lean(e.lean); err == nil {
+			e.lean = l
+		}
+	})
+	return e.lean
 }
 
 // Validate checks args against the named tool's input schema. It returns

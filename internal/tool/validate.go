@@ -512,6 +512,9 @@ func (e *entry) project(v *failure) *contract.Error {
 	if v.keyword == "false" {
 		constraint, kw = schemaPtr, nil
 	}
+	if w := e.boundWords(schemaPtr, v.keyword); w != "" {
+		msg += ": " + w
+	}
 	if field == "" {
 		msg += " (at the top level)"
 	} else {
@@ -528,6 +531,54 @@ func (e *entry) project(v *failure) *contract.Error {
 		Constraint: constraint,
 		Expected:   e.expected(schemaPtr, kw),
 	}
+}
+
+// boundWords states in words the bound the keyword at schemaPtr sets
+// ("at most 5000", "at least 1 characters", "matching ^[a-z]+$"), or ""
+// for a keyword that is not a bound. tools/list does not publish bounds
+// (Lean), so the error is where a caller learns them; the words come
+// from the schema, never from the rejected value.
+func (e *entry) boundWords(schemaPtr, keyword string) string {
+	node, _ := resolve(e.doc, schemaPtr).(map[string]any)
+	if node == nil {
+		return ""
+	}
+	if keyword == "pattern" {
+		if p, ok := node["pattern"].(string); ok {
+			return "give a value matching the regular expression " + p
+		}
+		return ""
+	}
+	n, ok := node[keyword].(float64)
+	if !ok {
+		return ""
+	}
+	num := strconv.FormatFloat(n, 'f', -1, 64)
+	switch keyword {
+	case "minimum":
+		return "give at least " + num
+	case "maximum":
+		return "give at most " + num
+	case "exclusiveMinimum":
+		return "give more than " + num
+	case "exclusiveMaximum":
+		return "give less than " + num
+	case "multipleOf":
+		return "give a multiple of " + num
+	case "minLength":
+		return "give at least " + num + " characters"
+	case "maxLength":
+		return "give at most " + num + " characters"
+	case "minItems":
+		return "give at least " + num + " items"
+	case "maxItems":
+		return "give at most " + num + " items"
+	case "minProperties":
+		return "give at least " + num + " members"
+	case "maxProperties":
+		return "give at most " + num + " members"
+	}
+	return ""
 }
 
 // misplaced returns the additionalProperties failure at the instance
