@@ -4,7 +4,12 @@
 // and the same scan through a jobs session with row encoding) beside two
 // references measured in the same run: `lsof -n -P` (whole process, output
 // discarded) and a bare readlink walk of /proc/*/fd/* (os.ReadDir +
-// os.Readlink, no aggregation, no identity checks).
+// os.Readlink, no aggregation, no identity checks). It also times the scan
+// `inquest fuser PATH` runs in the host (file_users with filter.path set to
+// one held file: every fd link, root, cwd and exe link and maps read)
+// beside its floor, bench/readlinks PATH run in-process (readlinkat of the
+// same links and one read of maps per process, compared with PATH; no
+// names, identity checks, modes or rows).
 //
 // It starts -children single-threaded holders (bench/holder.py, python3)
 // that together hold -fds extra open fds on distinct files, so every tool resolves the same large fd set; then
@@ -17,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -31,6 +37,7 @@ import (
 
 	"github.com/inquest-dev/inquest/internal/capture"
 	"github.com/inquest-dev/inquest/internal/jobs"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -80,6 +87,7 @@ func run(fds, children, runs int, lsofPath string) error {
 	if _, err := exec.LookPath(lsofPath); err != nil {
 		return fmt.Errorf("lsof not found: %w", err)
 	}
+	held := filepath.Join(tmp, "0", "held-000000.dat")
 	m := jobs.NewManager(jobs.DefaultLimits(), nil)
 	sess := m.NewSession()
 	defer sess.Close()
@@ -109,6 +117,17 @@ func run(fds, children, runs int, lsofPath string) error {
 			return c.Coverage["fds_examined"].(int), nil
 		}},
 		{"bare readlink walk /proc/*/fd/*", bareWalk},
+		{"inquest file_users PATH (fuser's scan)", func() (int, error) {
+			c, err := capture.FileUsersFiltered(context.Background(), capture.Filter{Path: held})
+			if err != nil {
+				return 0, err
+			}
+			if len(c.Rows) == 0 {
+				return 0, fmt.Errorf("%s: no holder found", held)
+			}
+			return c.Coverage["fds_examined"].(int), nil
+		}},
+		{"bare walk, all uses (bench/readlinks)", func() (int, error) { return allUsesWalk(held) }},
 		{"lsof -n -P", func() (int, error) {
 			c := exec.Command(lsofPath, "-n", "-P")
 			c.Stdout, c.Stderr = nil, nil
@@ -148,10 +167,11 @@ func run(fds, children, runs int, lsofPath string) error {
 		fmt.Printf("  %-36s median %9.2f ms  (min %.2f, max %.2f)  %d %s\n", m.name,
 			ms(med[i]), ms(times[i][0]), ms(times[i][len(times[i])-1]), counts[i], unit)
 	}
-	fmt.Printf("  lsof / inquest collector       = %.1fx  (target >= 5x)\n", float64(med[3])/float64(med[0]))
-	fmt.Printf("  lsof / inquest job + encode    = %.1fx\n", float64(med[3])/float64(med[1]))
+	fmt.Printf("  lsof / inquest collector       = %.1fx  (target >= 5x)\n", float64(med[5])/float64(med[0]))
+	fmt.Printf("  lsof / inquest job + encode    = %.1fx\n", float64(med[5])/float64(med[1]))
 	fmt.Printf("  inquest collector / bare walk  = %.2fx (target <= 2x)\n", float64(med[0])/float64(med[2]))
 	fmt.Printf("  inquest job+encode / bare walk = %.2fx\n", float64(med[1])/float64(med[2]))
+	fmt.Printf("  inquest PATH scan / all-uses walk = %.2fx (target <= 1.3x)\n", float64(med[3])/float64(med[4]))
 	return nil
 }
 
@@ -191,4 +211,72 @@ func readdirnames(dir string) ([]string, error) {
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
+}
+
+// allUsesWalk is bench/readlinks PATH in-process (the floor of the scan
+// `inquest fuser PATH` runs): per process, readlinkat of every fd link on
+// the fd directory, of root, cwd and exe, and one read of maps, each
+// compared with want. It returns the number of fd links read.
+func allUsesWalk(want string) (int, error) {
+	pids, err := readdirnames("/proc")
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 4096)
+	maps := make([]byte, 0, 64<<10)
+	suffix := []byte(" " + want)
+	n, hits := 0, 0
+	for _, p := range pids {
+		if c := p[0]; c < '0' || c > '9' {
+			continue
+		}
+		if fd, err := unix.Open("/proc/"+p+"/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			f := os.NewFile(uintptr(fd), p)
+			names, _ := f.Readdirnames(-1)
+			for _, name := range names {
+				k, err := unix.Readlinkat(fd, name, buf)
+				if err == nil {
+					n++
+					if string(buf[:k]) == want {
+						hits++
+					}
+				}
+			}
+			f.Close()
+		}
+		dir, err := unix.Open("/proc/"+p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		for _, use := range []string{"root", "cwd", "exe"} {
+			if k, err := unix.Readlinkat(dir, use, buf); err == nil && string(buf[:k]) == want {
+				hits++
+			}
+		}
+		if mfd, err := unix.Openat(dir, "maps", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			maps = maps[:0]
+			for {
+				if len(maps) == cap(maps) {
+					maps = append(maps, 0)[:len(maps)]
+				}
+				k, err := unix.Read(mfd, maps[len(maps):cap(maps)])
+				if k <= 0 || err != nil {
+					break
+				}
+				maps = maps[:len(maps)+k]
+			}
+			unix.Close(mfd)
+			for _, line := range bytes.Split(maps, []byte("\n")) {
+				if bytes.HasSuffix(line, suffix) {
+					hits++
+					break
+				}
+			}
+		}
+		unix.Close(dir)
+	}
+	if hits == 0 {
+		return 0, fmt.Errorf("%s: no holder found", want)
+	}
+	return n, nil
 }
