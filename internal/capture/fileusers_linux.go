@@ -206,7 +206,7 @@ type scratch struct {
 	// 64-bit hash collision could undercount by one).
 	seen     map[string]int
 	seenDel  map[delKey]int
-	filtered map[uint64]struct{}
+	filtered hashSet
 	seed     maphash.Seed
 }
 
@@ -230,12 +230,64 @@ func (sc *scratch) reset() {
 	if len(sc.seenDel) > 0 {
 		clear(sc.seenDel)
 	}
-	switch n := len(sc.filtered); {
-	case n > big:
-		sc.filtered = map[uint64]struct{}{}
-	case n > 0:
-		clear(sc.filtered)
+	sc.filtered.reset()
+}
+
+// hashSet is a set of 64-bit hashes with open addressing (linear probing
+// in a power-of-two table, at most half full), reused across processes:
+// the filtered-out links of a process with thousands of fds cost one probe
+// each, without a map's per-insert bookkeeping and growth allocations.
+// 0 marks an empty slot, so a hash of 0 is stored as 1.
+type hashSet struct {
+	slots []uint64
+	n     int
+}
+
+// add inserts h and reports whether it was absent.
+func (s *hashSet) add(h uint64) bool {
+	if h == 0 {
+		h = 1
 	}
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		case h:
+			return false
+		}
+	}
+}
+
+// grow doubles the table (64 slots at first) and re-inserts the hashes.
+func (s *hashSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, max(64, 2*len(old)))
+	s.n = 0
+	for _, h := range old {
+		if h != 0 {
+			s.add(h)
+		}
+	}
+}
+
+// reset empties the set, keeping a table of up to 64Ki slots (512 KiB)
+// for the next process; a larger one is dropped.
+func (s *hashSet) reset() {
+	if s.n == 0 {
+		return
+	}
+	if len(s.slots) > 1<<16 {
+		s.slots = nil
+	} else {
+		clear(s.slots)
+	}
+	s.n = 0
 }
 
 // scratchPool keeps scan workers' buffers and maps between captures.
@@ -243,7 +295,7 @@ var scratchPool = sync.Pool{New: func() any { return newScratch() }}
 
 func newScratch() *scratch {
 	return &scratch{dents: make([]byte, 32<<10), name: make([]byte, 0, 32), link: make([]byte, 4096),
-		seen: map[string]int{}, seenDel: map[delKey]int{}, filtered: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
+		seen: map[string]int{}, seenDel: map[delKey]int{}, seed: maphash.MakeSeed()}
 }
 
 // Access bits of a file_users row (psmisc fuser's letters): an open fd
@@ -332,9 +384,7 @@ func (sc *scratch) use(pr *procRows, out *pidScan, m *pathMatcher, link []byte, 
 	if !m.any && !m.match(link, sc) {
 		// a kept path always matches, so a link that does not was never
 		// kept: one hash, no lookup in seen
-		h := maphash.Bytes(sc.seed, link)
-		if _, ok := sc.filtered[h]; !ok {
-			sc.filtered[h] = struct{}{}
+		if sc.filtered.add(maphash.Bytes(sc.seed, link)) {
 			out.filteredOut++
 		}
 		return -1, false
@@ -717,17 +767,19 @@ func (m *pathMatcher) matchString(path string) bool { return m.f.Match(&Row{Path
 // match is matchString for a link, without allocating when the link is
 // ASCII.
 func (m *pathMatcher) match(link []byte, sc *scratch) bool {
-	sc.fold = sc.fold[:0]
-	for _, c := range link {
+	if cap(sc.fold) < len(link) {
+		sc.fold = make([]byte, len(link), max(len(link), 256))
+	}
+	lp := sc.fold[:len(link)]
+	for i, c := range link {
 		if c >= 0x80 {
 			return m.matchString(string(link))
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		sc.fold = append(sc.fold, c)
+		lp[i] = c
 	}
-	lp := sc.fold
 	if len(lp) == 0 {
 		return false
 	}
