@@ -34,29 +34,7 @@ func TestDisassembleAllSameRows(t *testing.T) {
 	const n = 12000
 	r := registry(t, "")
 	args := map[string]any{"path": exe, "section": sect, "max_instructions": 1000}
-	var paged []Instruction
-	for len(paged) < n {
-		raw, _ := json.Marshal(args)
-		res, err := r.Call(context.Background(), "disassemble", raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := contract.Marshal(res, nil)
-		var env struct {
-			Data struct {
-				Rows       []Instruction `json:"rows"`
-				NextCursor *string       `json:"next_cursor"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			t.Fatal(err)
-		}
-		paged = append(paged, env.Data.Rows...)
-		if env.Data.NextCursor == nil {
-			break
-		}
-		args["cursor"] = *env.Data.NextCursor
-	}
+	paged := pagedRows(t, r, args, n)
 	paged = paged[:min(n, len(paged))]
 	delete(args, "cursor")
 	raw, _ := json.Marshal(args)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inquest-dev/inquest/internal/contract"
+	"github.com/inquest-dev/inquest/internal/tool"
 )
 
 // TestDisassembleMemoSameRows pages through the first 20,000 instructions
@@ -32,31 +33,7 @@ func TestDisassembleMemoSameRows(t *testing.T) {
 	r := registry(t, "")
 	list := func(syntax string) []Instruction {
 		t.Helper()
-		args := map[string]any{"path": exe, "section": ".text", "max_instructions": 5000, "syntax": syntax}
-		var all []Instruction
-		for len(all) < 20000 {
-			raw, _ := json.Marshal(args)
-			res, err := r.Call(context.Background(), "disassemble", raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := contract.Marshal(res, nil)
-			var env struct {
-				Data struct {
-					Rows       []Instruction `json:"rows"`
-					NextCursor *string       `json:"next_cursor"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal(body, &env); err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, env.Data.Rows...)
-			if env.Data.NextCursor == nil {
-				break
-			}
-			args["cursor"] = *env.Data.NextCursor
-		}
-		return all
+		return pagedRows(t, r, map[string]any{"path": exe, "section": ".text", "max_instructions": 5000, "syntax": syntax}, 20000)
 	}
 	for _, syntax := range []string{"gnu", "intel"} {
 		noTextMemo = true
@@ -80,4 +57,34 @@ func TestDisassembleMemoSameRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pagedRows calls disassemble with args and each next_cursor until the
+// last page or until at least n rows, returning the rows in order.
+func pagedRows(t *testing.T, r *tool.Registry, args map[string]any, n int) []Instruction {
+	t.Helper()
+	var all []Instruction
+	for len(all) < n {
+		raw, _ := json.Marshal(args)
+		res, err := r.Call(context.Background(), "disassemble", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := contract.Marshal(res, nil)
+		var env struct {
+			Data struct {
+				Rows       []Instruction `json:"rows"`
+				NextCursor *string       `json:"next_cursor"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, env.Data.Rows...)
+		if env.Data.NextCursor == nil {
+			break
+		}
+		args["cursor"] = *env.Data.NextCursor
+	}
+	return all
 }

@@ -18,15 +18,7 @@ import (
 // process, while a call that names no rate is answered from the first
 // snapshot without waiting on it.
 func TestCPURateCallsWaitForSecondSample(t *testing.T) {
-	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
-	h, err := New(Options{Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
+	h := startedDefaultHost(t)
 	s := h.NewSession()
 	if _, err := h.Dispatch(context.Background(), s, "get_status", nil); err != nil {
 		t.Fatalf("get_status: %v", err)
@@ -123,15 +115,7 @@ func TestListProcessesMetricIDs(t *testing.T) {
 // proc tools (what an agent can call), and data.local_methods the host
 // methods no MCP tool exposes, each sorted, disjoint.
 func TestStatusMethodsAreTools(t *testing.T) {
-	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
-	h, err := New(Options{Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Stop()
+	h := startedDefaultHost(t)
 	res, err := h.Dispatch(context.Background(), h.NewSession(), "get_status", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +149,20 @@ func TestStatusMethodsAreTools(t *testing.T) {
 	if !slices.IsSorted(d.Local) {
 		t.Errorf("local_methods not sorted: %v", d.Local)
 	}
+}
+
+// startedDefaultHost starts a host with the default options and a config
+// file of its own, stopped when the test ends.
+func startedDefaultHost(t *testing.T) *Host {
+	t.Helper()
+	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
+	h, err := New(Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Stop)
+	return h
 }
