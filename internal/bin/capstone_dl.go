@@ -189,6 +189,7 @@ func (c *capstoneLib) decodeX86(mode int, intel bool, code []byte, pc uint64, co
 	if len(code) == 0 || count <= 0 {
 		return nil, nil
 	}
+	code = goCode(code, count)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, err := c.handle(mode, intel)

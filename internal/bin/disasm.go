@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -538,6 +539,22 @@ func fwaitForm(text string, intel bool) (string, bool) {
 // maxInsnLen is the longest x86 instruction in bytes (the architecture's
 // limit); an arm64 instruction is 4.
 const maxInsnLen = 15
+
+// goCode returns a copy, in Go memory, of the bytes count instructions of
+// code can span (at most count*maxInsnLen). The external decoders run in
+// C; given a slice of a mapped file that shrank meanwhile, their read of a
+// page the file no longer backs raises SIGBUS inside C, which kills the
+// process. The copy faults in Go instead, where the goroutine panics
+// (debug.SetPanicOnFault) and the tool reports INPUT_CHANGED
+// (mappedFault).
+func goCode(code []byte, count int) []byte {
+	n := len(code)
+	if count > 0 && count < n/maxInsnLen {
+		n = count * maxInsnLen
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return append([]byte(nil), code[:n]...)
+}
 
 // x86Row fills row's text and branch target from an x86asm decoding.
 func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symname x86asm.SymLookup, idx *symIndex) {

@@ -104,6 +104,7 @@ func (z *zydisLib) version() string {
 // decodeX86 decodes up to count instructions of code at pc, stopping at
 // the first position Zydis cannot decode.
 func (z *zydisLib) decodeX86(mode int, intel bool, code []byte, pc uint64, count int) ([]extInsn, error) {
+	code = goCode(code, count)
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	m := uint32(zydisMode64)

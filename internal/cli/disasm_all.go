@@ -75,6 +75,9 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 	}
 	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
 	var line []byte
+	// writeErr is the first failed write to stdout (a full disk): the
+	// command fails with it as written, not as the tool's error.
+	var writeErr error
 	emit := func(r *bin.Instruction) error {
 		line = append(line[:0], r.Address...)
 		line = append(line, ":\t"...)
@@ -92,6 +95,9 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 			line = append(line, '\n')
 		}
 		_, err := bw.Write(line)
+		if err != nil && writeErr == nil {
+			writeErr = err
+		}
 		return err
 	}
 	warn := func(w string) {
@@ -101,6 +107,9 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
 	err := binEnv(rt, opts).DisassembleAll(ctx, raw, page, emit, warn)
+	if writeErr != nil {
+		return writeErr
+	}
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		return ferr
 	}

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -109,5 +112,27 @@ func TestDisasmAll(t *testing.T) {
 	_, errs, code := runCLI(t, "bin", "disasm", "--all", "--max", strconv.Itoa(5001), "--section", ".text", fixture)
 	if code != 1 || !strings.Contains(errs, "--max") {
 		t.Errorf("--all --max 5001: exit %d: %s", code, errs)
+	}
+}
+
+// TestDisasmAllFullDisk: `disasm --all` of a section whose listing
+// outgrows the output buffer, written to /dev/full, fails with the write
+// error as the system gives it (exit 1), not as the tool's
+// INTERNAL_ERROR, and stops at the first failed write.
+func TestDisasmAllFullDisk(t *testing.T) {
+	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	defer full.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	code := Run(context.Background(), []string{"bin", "disasm", "--all", "--section", ".text", exe}, strings.NewReader(""), full, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "no space left on device") || strings.Contains(errb.String(), "INTERNAL_ERROR") {
+		t.Fatalf("exit %d, stderr %q: want exit 1 and the write error", code, errb.String())
 	}
 }
