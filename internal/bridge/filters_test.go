@@ -3,6 +3,7 @@
 package bridge_test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/user"
@@ -58,6 +59,16 @@ func TestNetworkStateAndProtocolFilters(t *testing.T) {
 	_, err = call(t, reg, "start_capture", map[string]any{"kind": "open_files", "pid": os.Getpid(), "filter": map[string]any{"state": "LISTEN"}})
 	if e := contract.AsError(err); e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/filter/state" {
 		t.Fatalf("state on open_files: %v", err)
+	}
+	// A state no network row names is refused with the states listed (it
+	// would match nothing and read as "no such sockets"); case does not
+	// matter.
+	_, err = call(t, reg, "start_capture", map[string]any{"kind": "network", "filter": map[string]any{"state": "BOGUS"}})
+	if e := contract.AsError(err); e == nil || e.Code != contract.CodeInvalidArgument || e.Field != "/filter/state" || !strings.Contains(fmt.Sprint(e.Expected), "LISTEN") {
+		t.Fatalf("state BOGUS on network: %+v", e)
+	}
+	if _, err = call(t, reg, "start_capture", map[string]any{"kind": "network", "filter": map[string]any{"state": "listen"}}); err != nil {
+		t.Fatalf("state listen (lower case) on network: %v", err)
 	}
 }
 

@@ -251,11 +251,24 @@ func (f *captureFilter) rowFilter(c *capture.Capture) {
 	c.Coverage["rows_filtered_out"] = c.FilteredOut
 }
 
-// validate rejects row filters of another kind: state and protocol are
-// network's, deleted is file_users' and open_files'.
+// NetworkStates are the states network rows name: TCP's (the kernel's
+// tcp_states.h, as ss prints them), UNCONNECTED and ESTABLISHED for UDP,
+// and the unix socket states (SS_* in linux/net.h, LISTEN for a listening
+// one). filter.state must be one of them (case-insensitive): any other
+// value would match no row and read as "no such sockets".
+var NetworkStates = []string{"ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING", "NEW_SYN_RECV", "UNCONNECTED", "CONNECTING", "CONNECTED", "DISCONNECTING", "FREE"}
+
+// validate rejects row filters of another kind (state and protocol are
+// network's, deleted is file_users' and open_files') and a state no
+// network row names.
 func (f *captureFilter) validate(kind string) error {
 	if f.State != "" && kind != capture.KindNetwork {
 		return invalidAt("/filter/state", "filter.state applies to kind network only")
+	}
+	if f.State != "" && !slices.ContainsFunc(NetworkStates, func(s string) bool { return strings.EqualFold(s, f.State) }) {
+		e := invalidAt("/filter/state", "filter.state is not a state network rows name; give one of %s", strings.Join(NetworkStates, ", "))
+		e.Expected = map[string]any{"enum": NetworkStates}
+		return e
 	}
 	if f.Protocol != "" && kind != capture.KindNetwork {
 		return invalidAt("/filter/protocol", "filter.protocol applies to kind network only")
