@@ -361,6 +361,11 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 				GoVersion string `json:"go_version"`
 				Path      string
 			} `json:"go_build_info"`
+			Debug *struct {
+				Present   bool
+				Units     *int
+				Languages []string
+			} `json:"debug_info"`
 			Facets    map[string]struct{ State, Reason string }
 			Hardening []struct {
 				Name, Verdict string
@@ -449,6 +454,9 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 	if g := d.In.GoBuild; g != nil {
 		fmt.Fprintf(w, "go %s  path %s\n", cell(g.GoVersion), cell(g.Path))
 	}
+	if line := dwarfLine(d.In.Debug, d.In.Facets["debug_info"]); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if m := d.MappedBy; m != nil && m.State == "known" {
 		var who []string
 		for _, p := range m.Processes {
@@ -525,6 +533,32 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 		fmt.Fprintf(w, "unresolved: %s at offset %s: %s\n", cell(u.Structure), u.Offset, cell(u.Reason))
 	}
 	return nil
+}
+
+// dwarfLine prints the DWARF summary: "dwarf none", "dwarf 373 units
+// (C11, Go)", "dwarf present (units not read: --facet dwarf_producers)"
+// when the units were not requested, "dwarf unknown (reason)" when they
+// could not be read; "" when there is no summary (not inspected).
+func dwarfLine(d *struct {
+	Present   bool
+	Units     *int
+	Languages []string
+}, facet struct{ State, Reason string }) string {
+	switch {
+	case d == nil:
+		return ""
+	case !d.Present && d.Units != nil:
+		return "dwarf none"
+	case facet.State == "not_requested":
+		return "dwarf present (units not read: --facet dwarf_producers reads them)"
+	case d.Units != nil:
+		langs := ""
+		if len(d.Languages) > 0 {
+			langs = " (" + cell(strings.Join(d.Languages, ", ")) + ")"
+		}
+		return fmt.Sprintf("dwarf %d units%s", *d.Units, langs)
+	}
+	return "dwarf present, units unknown (" + cell(orUnknown(facet.Reason)) + ")"
 }
 
 // hardeningVerdict is a verdict cell: RELRO as checksec and readelf
