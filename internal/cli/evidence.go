@@ -159,14 +159,14 @@ func storeAbsent(dir string) (bool, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return true, nil
 	case err != nil:
-		return false, contract.Errorf(contract.CodeRepositoryIO, "the evidence store %s cannot be examined: %v", dir, err).WithDetail("path", dir)
+		return false, evidence.IOFailure(dir, err, "the evidence directory cannot be examined")
 	case !fi.IsDir():
 		return false, contract.Errorf(contract.CodeInvalidArgument, "the evidence store path %s is not a directory (set INQUEST_DATA_DIR to a directory)", dir).WithDetail("path", dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "manifests")); errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	} else if err != nil {
-		return false, contract.Errorf(contract.CodeRepositoryIO, "the evidence store %s cannot be examined: %v", dir, err).WithDetail("path", dir)
+		return false, evidence.IOFailure(dir, err, "the evidence directory cannot be examined")
 	}
 	return false, nil
 }

@@ -441,6 +441,13 @@ func diskFull(dir string) *contract.Error {
 	return e
 }
 
+// IOFailure is the error the store gives for err, a failed system call on
+// the store at dir, with msg saying what was being done (ioFail): callers
+// that examine the store's directories themselves report the same codes
+// the store does (PERMISSION_DENIED for EACCES/EPERM, the disk-full code,
+// REPOSITORY_IO_FAILED with details.cause otherwise).
+func IOFailure(dir string, err error, msg string) *contract.Error { return ioFail(dir, err, msg) }
+
 // ioFail classifies an I/O failure in the store at dir: no space →
 // diskFull; permission → PERMISSION_DENIED (not retryable, details
 // cause and path); anything else REPOSITORY_IO_FAILED (retryable) with
