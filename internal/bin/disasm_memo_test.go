@@ -59,32 +59,44 @@ func TestDisassembleMemoSameRows(t *testing.T) {
 	}
 }
 
+// disasmPage calls disassemble with args once: the page's rows, its
+// next_cursor ("" on the last page), warnings and delivered size in bytes.
+func disasmPage(t *testing.T, r *tool.Registry, args map[string]any) (rows []Instruction, next string, warnings []string, size int) {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	res, err := r.Call(context.Background(), "disassemble", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := contract.Marshal(res, nil)
+	var env struct {
+		Warnings []string `json:"warnings"`
+		Data     struct {
+			Rows       []Instruction `json:"rows"`
+			NextCursor *string       `json:"next_cursor"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Data.NextCursor != nil {
+		next = *env.Data.NextCursor
+	}
+	return env.Data.Rows, next, env.Warnings, tool.DeliveredBytes(body)
+}
+
 // pagedRows calls disassemble with args and each next_cursor until the
 // last page or until at least n rows, returning the rows in order.
 func pagedRows(t *testing.T, r *tool.Registry, args map[string]any, n int) []Instruction {
 	t.Helper()
 	var all []Instruction
 	for len(all) < n {
-		raw, _ := json.Marshal(args)
-		res, err := r.Call(context.Background(), "disassemble", raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := contract.Marshal(res, nil)
-		var env struct {
-			Data struct {
-				Rows       []Instruction `json:"rows"`
-				NextCursor *string       `json:"next_cursor"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, env.Data.Rows...)
-		if env.Data.NextCursor == nil {
+		rows, next, _, _ := disasmPage(t, r, args)
+		all = append(all, rows...)
+		if next == "" {
 			break
 		}
-		args["cursor"] = *env.Data.NextCursor
+		args["cursor"] = next
 	}
 	return all
 }

@@ -1,13 +1,10 @@
 package bin
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"runtime"
 	"testing"
 
-	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
 
@@ -24,29 +21,7 @@ func TestDisassemblePageHonoursMaxInstructions(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := registry(t, "")
-	page := func(args map[string]any) (rows []Instruction, next string, warnings []string, size int) {
-		t.Helper()
-		raw, _ := json.Marshal(args)
-		res, err := r.Call(context.Background(), "disassemble", raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := contract.Marshal(res, nil)
-		var env struct {
-			Warnings []string `json:"warnings"`
-			Data     struct {
-				Rows       []Instruction `json:"rows"`
-				NextCursor *string       `json:"next_cursor"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			t.Fatal(err)
-		}
-		if env.Data.NextCursor != nil {
-			next = *env.Data.NextCursor
-		}
-		return env.Data.Rows, next, env.Warnings, tool.DeliveredBytes(body)
-	}
+	page := func(args map[string]any) ([]Instruction, string, []string, int) { return disasmPage(t, r, args) }
 	sect := ".text"
 	if runtime.GOOS == "darwin" {
 		sect = "__TEXT,__text"
