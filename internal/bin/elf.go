@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -739,6 +740,28 @@ func elfImportsExports(in *Inspection, f *elf.File, data []byte) {
 	vers := newELFVersionCheck(f, data)
 	var lostNames, lostVers [2]int // imports, exports
 	var verReason string
+	// Size both lists once: a C library exports thousands of symbols, and
+	// growing the slices by appending copied each row about twice.
+	var nImp, nExp int
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF {
+			nImp++
+		} else if b := elf.ST_BIND(s.Info); b == elf.STB_GLOBAL || b == elf.STB_WEAK || b == stbGNUUnique {
+			nExp++
+		}
+	}
+	impNil, expNil := in.Imports == nil, in.Exports == nil
+	in.Imports = slices.Grow(in.Imports, nImp)
+	in.Exports = slices.Grow(in.Exports, nExp)
+	defer func() {
+		// A list none of whose rows survived stays as it was (nil).
+		if impNil && len(in.Imports) == 0 {
+			in.Imports = nil
+		}
+		if expNil && len(in.Exports) == 0 {
+			in.Exports = nil
+		}
+	}()
 	for i, s := range syms {
 		bind := elf.ST_BIND(s.Info)
 		kind := -1
