@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,16 +98,19 @@ func (r *rawResults) take(result []byte) (full []byte, placeholder, found bool) 
 	return full, true, found
 }
 
-// encodeCallResult is the JSON the SDK writes for project(body, isErr):
-// the envelope as the text block (a JSON string, with encoding/json's
-// escaping, HTML characters included) and as structuredContent (body
-// itself: contract.Marshal's output is compact JSON, which the SDK's
-// compaction leaves unchanged), isError when set.
+// responseRoom is the room encodeCallResult leaves before the result
+// for encodeResponse's `{"jsonrpc":"2.0","id":ID,"result":`.
+const responseRoom = 64
+
+// encodeCallResult is the JSON the SDK writes for project(body, isErr),
+// after responseRoom bytes of room: the envelope as the text block (a JSON
+// string, with encoding/json's escaping, HTML characters included) and as
+// structuredContent (body itself: contract.Marshal's output is compact
+// JSON, which the SDK's compaction leaves unchanged), isError when set.
 func encodeCallResult(body []byte, isErr bool) []byte {
-	text, _ := json.Marshal(string(body))
-	out := make([]byte, 0, len(text)+len(body)+80)
+	out := make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
 	out = append(out, `{"content":[{"type":"text","text":`...)
-	out = append(out, text...)
+	out = appendString(out, body)
 	out = append(out, `}],"structuredContent":`...)
 	out = append(out, body...)
 	if isErr {
@@ -115,17 +119,79 @@ func encodeCallResult(body []byte, isErr bool) []byte {
 	return append(out, '}')
 }
 
+// appendString appends s as encoding/json writes a string (HTML-safe):
+// \" \\ \b \f \n \r \t short, other control bytes and <, >, & as \u00XX,
+// U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as \ufffd.
+func appendString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
 // encodeResponse is the line the SDK writes for a JSON-RPC response with
-// id and the encoded result.
-func encodeResponse(id jsonrpc.ID, result []byte) ([]byte, error) {
+// id and the result encodeCallResult encoded (after its room), written in
+// place into that room.
+func encodeResponse(id jsonrpc.ID, encoded []byte) ([]byte, error) {
 	idb, err := json.Marshal(id.Raw())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(result)+len(idb)+40)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, idb...)
-	out = append(out, `,"result":`...)
-	out = append(out, result...)
-	return append(out, "}\n"...), nil
+	head := len(`{"jsonrpc":"2.0","id":`) + len(idb) + len(`,"result":`)
+	if head > responseRoom {
+		out := append([]byte(`{"jsonrpc":"2.0","id":`), idb...)
+		out = append(out, `,"result":`...)
+		out = append(out, encoded[responseRoom:]...)
+		return append(out, "}\n"...), nil
+	}
+	start := responseRoom - head
+	b := append(encoded[:start], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idb...)
+	b = append(b, `,"result":`...)
+	return append(encoded[start:], "}\n"...), nil
 }

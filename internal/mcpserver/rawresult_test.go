@@ -18,7 +18,7 @@ import (
 // TestEncodeCallResultIsTheSDKs: the response line a stdio session writes
 // for a result it encoded itself is byte for byte the line the SDK writes
 // for project(body, isErr): HTML characters, U+2028/U+2029, non-ASCII
-// text, control characters and backslashes in the envelope, isError set or
+// text, control characters, backslashes and invalid UTF-8 in the envelope, isError set or
 // not, number and string ids.
 func TestEncodeCallResultIsTheSDKs(t *testing.T) {
 	bodies := []any{
@@ -27,11 +27,16 @@ func TestEncodeCallResultIsTheSDKs(t *testing.T) {
 		map[string]any{"error": map[string]any{"code": "INVALID_ARGUMENT", "message": "x"}},
 		[]any{},
 	}
+	// raws are bodies encoding/json would not write (invalid UTF-8 in a
+	// string): the text block still escapes them as the SDK does.
+	raws := [][]byte{[]byte("{\"s\":\"a\xffb\xe2\x80 \xf0\x9f\x98\x80\"}")}
 	ids := []any{float64(0), float64(7), "page-3", float64(1 << 40)}
-	for bi, b := range bodies {
-		body, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
+	for bi := range len(bodies) + len(raws) {
+		var body []byte
+		if bi < len(bodies) {
+			body, _ = json.Marshal(bodies[bi])
+		} else {
+			body = raws[bi-len(bodies)]
 		}
 		for _, isErr := range []bool{false, true} {
 			for _, v := range ids {
