@@ -42,6 +42,9 @@ type File struct {
 	// whole is the whole file when Data is one slice of a universal
 	// file (selectSlice); nil otherwise.
 	whole []byte
+	// state is the file's state as opened (fileState), under which its
+	// digest may be kept (digests); zero for bytes not read from a file.
+	state fileState
 }
 
 // bytes returns the whole file's bytes (what SHA256 identifies).
@@ -57,6 +60,11 @@ func (f *File) bytes() []byte {
 // never reads every page of the file.
 func (f *File) SHA256() string {
 	f.once.Do(func() {
+		if s, ok := cachedDigest(f.state); ok {
+			f.sum = s
+			return
+		}
+		defer func() { keepDigest(f.state, f.sum) }()
 		h := sha256.New()
 		b := f.bytes()
 		for off := 0; off < len(b); off += digestChunk {
@@ -192,7 +200,7 @@ func readFile(ctx context.Context, path, field string, limit int64, mapped bool)
 				unmap()
 				return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was opened; retry when it is stable", field)
 			}
-			return &File{CallerPath: path, Size: st.Size(), ModTime: st.ModTime(), Data: data, unmap: unmap}, nil
+			return &File{CallerPath: path, Size: st.Size(), ModTime: st.ModTime(), Data: data, unmap: unmap, state: stateOf(st2)}, nil
 		}
 	}
 	data := make([]byte, st.Size())
@@ -215,7 +223,11 @@ func readFile(ctx context.Context, path, field string, limit int64, mapped bool)
 	if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) || int64(n) != st.Size() {
 		return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was read; retry when it is stable", field)
 	}
-	return &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}, nil
+	f := &File{CallerPath: path, Size: int64(n), ModTime: st.ModTime(), Data: data}
+	if s1, s2 := stateOf(st), stateOf(st2); s1 == s2 {
+		f.state = s1
+	}
+	return f, nil
 }
 
 // notExistMessage is the message of the INVALID_ARGUMENT for a file that

@@ -103,7 +103,7 @@ func selectSlice(ctx context.Context, f *File, in *Inspection, arch string, host
 		}
 		sin.Slice = &Slice{Arch: want, Offset: m.Offset, Size: m.Size}
 		// sf owns f's mapping from here: closing sf releases it.
-		sf := &File{CallerPath: f.CallerPath, Size: f.Size, ModTime: f.ModTime, Data: b, whole: f.Data, unmap: f.unmap}
+		sf := &File{CallerPath: f.CallerPath, Size: f.Size, ModTime: f.ModTime, Data: b, whole: f.Data, unmap: f.unmap, state: f.state}
 		f.unmap = nil
 		return sf, sin, nil
 	}

@@ -167,7 +167,11 @@ func handler(reg *tool.Registry, name string, budget int, narrowing []string) mc
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
 		}
-		return ProjectWithin(res, err, budget, narrowing...), nil
+		body, isErr := projectWithin(res, err, budget, narrowing...)
+		if raw := rawResultsOf(ctx); raw != nil && len(body) >= rawMinBytes {
+			return raw.put(encodeCallResult(body, isErr)), nil
+		}
+		return project(body, isErr), nil
 	}
 }
 
@@ -188,9 +192,15 @@ func Project(res *contract.Result, err error) *mcp.CallToolResult {
 // budget; the guard catches the rest (a single result that is large by
 // nature, a page whose one row is larger than the budget).
 func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...string) *mcp.CallToolResult {
-	body, isErr := contract.Marshal(res, err)
+	return project(projectWithin(res, err, budget, narrowing...))
+}
+
+// projectWithin is ProjectWithin's envelope body and whether it is the
+// error envelope.
+func projectWithin(res *contract.Result, err error, budget int, narrowing ...string) (body []byte, isErr bool) {
+	body, isErr = contract.Marshal(res, err)
 	if isErr || res == nil {
-		return project(body, isErr)
+		return body, isErr
 	}
 	if size := DeliveredBytes(body); size > budget {
 		// The warning names the size as delivered with the warning itself:
@@ -212,7 +222,7 @@ func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...str
 			size = next
 		}
 	}
-	return project(body, isErr)
+	return body, isErr
 }
 
 // withWarnings returns the envelope body with its "warnings" member

@@ -258,7 +258,8 @@ func ServeIO(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) er
 	pr, pw := io.Pipe()
 	lw := newLockedWriter(out)
 	go filterLines(in, pw, lw)
-	err := s.Run(ctx, codedTransport{&mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes}})
+	raw := newRawResults()
+	err := s.Run(withRawResults(ctx, raw), codedTransport{&mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes}, raw, lw})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -338,24 +339,55 @@ func invalidRequest(line []byte) []byte {
 }
 
 // codedTransport wraps the SDK's transport so that every JSON-RPC error
-// response carries a JSON-RPC error code (codedConn.Write).
-type codedTransport struct{ mcp.Transport }
+// response carries a JSON-RPC error code (codedConn.Write), and so that a
+// tool result encoded by its handler (raw) is written as encoded, to w.
+type codedTransport struct {
+	mcp.Transport
+	raw *rawResults
+	w   io.Writer
+}
 
 func (t codedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return codedConn{c}, nil
+	return codedConn{c, t.raw, t.w}, nil
 }
 
 // codedConn gives an error response without a JSON-RPC code its code
-// before it is written (codedError).
-type codedConn struct{ mcp.Connection }
+// before it is written (codedError), and writes the response of a
+// placeholder result (rawResults) with the result it names, as the SDK
+// would have encoded it, straight to w (the line the SDK's connection
+// writes to the same writer).
+type codedConn struct {
+	mcp.Connection
+	raw *rawResults
+	w   io.Writer
+}
 
 func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+	r, ok := msg.(*jsonrpc.Response)
+	if ok && r.Error != nil {
 		r.Error = codedError(r.Error)
+	}
+	if ok && r.Error == nil && c.raw != nil {
+		if full, placeholder, found := c.raw.take(r.Result); placeholder {
+			if !found {
+				r.Result = nil
+				r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the tool's result was dropped before it was sent (too many results pending); repeat the call"}
+				return c.Connection.Write(ctx, msg)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			line, err := encodeResponse(r.ID, full)
+			if err != nil {
+				return err
+			}
+			_, err = c.w.Write(line)
+			return err
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }

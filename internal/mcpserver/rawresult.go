@@ -1,0 +1,197 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawMinBytes is the envelope size from which a stdio session writes a
+// tool result it encoded itself (rawResults): below it the SDK's own
+// encoding costs little.
+const rawMinBytes = 16 << 10
+
+// maxRawPending bounds the encoded results a session holds for responses
+// not yet written (a call whose response is never written, such as a
+// cancelled one, leaves its entry until it is the oldest beyond the bound).
+const maxRawPending = 16
+
+// rawResults holds the tool results of one stdio session encoded once, in
+// the bytes the SDK would write for them (encodeCallResult), until the
+// session's connection writes their responses (codedConn.Write). The SDK
+// encodes a result three times over (the CallToolResult, the JSON-RPC
+// result, the message), compacting and validating every byte each time;
+// for a page of a megabyte that was most of a paged listing's cost. The
+// tool handler hands the SDK a small placeholder naming the entry, and
+// the connection writes the entry's bytes in its place.
+type rawResults struct {
+	mu     sync.Mutex
+	next   uint64
+	m      map[uint64][]byte
+	prefix []byte // how a placeholder's JSON-RPC result starts
+}
+
+func newRawResults() *rawResults {
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	return &rawResults{m: map[uint64][]byte{},
+		prefix: []byte(`{"content":[],"structuredContent":{"inquest.raw.` + hex.EncodeToString(nonce[:]) + `":`)}
+}
+
+type rawResultsKey struct{}
+
+// withRawResults returns ctx carrying r for the tool handlers of the
+// session served under it.
+func withRawResults(ctx context.Context, r *rawResults) context.Context {
+	return context.WithValue(ctx, rawResultsKey{}, r)
+}
+
+// rawResultsOf is the rawResults of the session ctx serves, or nil when
+// its connection does not write them (any transport but ServeIO's).
+func rawResultsOf(ctx context.Context) *rawResults {
+	r, _ := ctx.Value(rawResultsKey{}).(*rawResults)
+	return r
+}
+
+// put keeps full and returns the placeholder result naming it.
+func (r *rawResults) put(full []byte) *mcp.CallToolResult {
+	r.mu.Lock()
+	n := r.next
+	r.next++
+	r.m[n] = full
+	for len(r.m) > maxRawPending {
+		oldest := n
+		for k := range r.m {
+			oldest = min(oldest, k)
+		}
+		delete(r.m, oldest)
+	}
+	r.mu.Unlock()
+	// The SDK encodes this as prefix, n, "}}".
+	token := append(bytes.Clone(r.prefix[len(`{"content":[],"structuredContent":`):]), strconv.FormatUint(n, 10)+"}"...)
+	return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: json.RawMessage(token)}
+}
+
+// take returns the encoded result a placeholder result names and forgets
+// it. placeholder is false for any other result; found is false for a
+// placeholder whose entry is gone.
+func (r *rawResults) take(result []byte) (full []byte, placeholder, found bool) {
+	if len(result) > len(r.prefix)+32 || !bytes.HasPrefix(result, r.prefix) || !bytes.HasSuffix(result, []byte("}}")) {
+		return nil, false, false
+	}
+	n, err := strconv.ParseUint(string(result[len(r.prefix):len(result)-2]), 10, 64)
+	if err != nil {
+		return nil, false, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	full, found = r.m[n]
+	delete(r.m, n)
+	return full, true, found
+}
+
+// responseRoom is the room encodeCallResult leaves before the result
+// for encodeResponse's `{"jsonrpc":"2.0","id":ID,"result":`.
+const responseRoom = 64
+
+// encodeCallResult is the JSON the SDK writes for project(body, isErr),
+// after responseRoom bytes of room: the envelope as the text block (a JSON
+// string, with encoding/json's escaping, HTML characters included) and as
+// structuredContent (body itself: contract.Marshal's output is compact
+// JSON, which the SDK's compaction leaves unchanged), isError when set.
+func encodeCallResult(body []byte, isErr bool) []byte {
+	out := make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = appendString(out, body)
+	out = append(out, `}],"structuredContent":`...)
+	out = append(out, body...)
+	if isErr {
+		out = append(out, `,"isError":true`...)
+	}
+	return append(out, '}')
+}
+
+// appendString appends s as encoding/json writes a string (HTML-safe):
+// \" \\ \b \f \n \r \t short, other control bytes and <, >, & as \u00XX,
+// U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as \ufffd.
+func appendString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// encodeResponse is the line the SDK writes for a JSON-RPC response with
+// id and the result encodeCallResult encoded (after its room), written in
+// place into that room.
+func encodeResponse(id jsonrpc.ID, encoded []byte) ([]byte, error) {
+	idb, err := json.Marshal(id.Raw())
+	if err != nil {
+		return nil, err
+	}
+	head := len(`{"jsonrpc":"2.0","id":`) + len(idb) + len(`,"result":`)
+	if head > responseRoom {
+		out := append([]byte(`{"jsonrpc":"2.0","id":`), idb...)
+		out = append(out, `,"result":`...)
+		out = append(out, encoded[responseRoom:]...)
+		return append(out, "}\n"...), nil
+	}
+	start := responseRoom - head
+	b := append(encoded[:start], `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idb...)
+	b = append(b, `,"result":`...)
+	return append(encoded[start:], "}\n"...), nil
+}
