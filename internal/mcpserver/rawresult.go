@@ -20,8 +20,8 @@ import (
 const rawMinBytes = 16 << 10
 
 // maxRawPending bounds the encoded results a session holds for responses
-// not yet written (a call whose response is never written, such as a
-// cancelled one, leaves its entry until it is the oldest beyond the bound).
+// not yet written. While that many are held, a further large result goes
+// through the SDK's own encoding (slower, never dropped).
 const maxRawPending = 16
 
 // rawResults holds the tool results of one stdio session encoded once, in
@@ -61,19 +61,18 @@ func rawResultsOf(ctx context.Context) *rawResults {
 	return r
 }
 
-// put keeps full and returns the placeholder result naming it.
+// put keeps full and returns the placeholder result naming it, or nil
+// (keeping nothing) while maxRawPending results are held: the caller
+// then returns the result for the SDK to encode.
 func (r *rawResults) put(full []byte) *mcp.CallToolResult {
 	r.mu.Lock()
+	if len(r.m) >= maxRawPending {
+		r.mu.Unlock()
+		return nil
+	}
 	n := r.next
 	r.next++
 	r.m[n] = full
-	for len(r.m) > maxRawPending {
-		oldest := n
-		for k := range r.m {
-			oldest = min(oldest, k)
-		}
-		delete(r.m, oldest)
-	}
 	r.mu.Unlock()
 	// The SDK encodes this as prefix, n, "}}".
 	token := append(bytes.Clone(r.prefix[len(`{"content":[],"structuredContent":`):]), strconv.FormatUint(n, 10)+"}"...)

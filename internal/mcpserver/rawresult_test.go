@@ -136,3 +136,35 @@ func TestServeIOLargeResult(t *testing.T) {
 		}
 	}
 }
+
+// TestRawResultsFullFallsBack: while maxRawPending results wait to be
+// written, put keeps nothing more and returns nil (the caller hands the
+// SDK the result itself), and every held result can still be taken: none
+// is dropped to make room.
+func TestRawResultsFullFallsBack(t *testing.T) {
+	r := newRawResults()
+	var held [][]byte
+	for i := range maxRawPending {
+		p := r.put([]byte(fmt.Sprintf("result %d", i)))
+		if p == nil {
+			t.Fatalf("put %d of %d: refused below the bound", i+1, maxRawPending)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, b)
+	}
+	if p := r.put([]byte("one more")); p != nil {
+		t.Fatalf("put beyond %d held results kept it: %s", maxRawPending, p.StructuredContent)
+	}
+	for i, b := range held {
+		full, placeholder, found := r.take(b)
+		if !placeholder || !found || string(full) != fmt.Sprintf("result %d", i) {
+			t.Fatalf("take %d: placeholder %v found %v full %q", i, placeholder, found, full)
+		}
+	}
+	if p := r.put([]byte("after")); p == nil {
+		t.Fatal("put after every held result was taken: refused")
+	}
+}

@@ -169,7 +169,9 @@ func handler(reg *tool.Registry, name string, budget int, narrowing []string) mc
 		}
 		body, isErr := projectWithin(res, err, budget, narrowing...)
 		if raw := rawResultsOf(ctx); raw != nil && len(body) >= rawMinBytes {
-			return raw.put(encodeCallResult(body, isErr)), nil
+			if placeholder := raw.put(encodeCallResult(body, isErr)); placeholder != nil {
+				return placeholder, nil
+			}
 		}
 		return project(body, isErr), nil
 	}

@@ -375,7 +375,7 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if full, placeholder, found := c.raw.take(r.Result); placeholder {
 			if !found {
 				r.Result = nil
-				r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the tool's result was dropped before it was sent (too many results pending); repeat the call"}
+				r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the tool's encoded result is no longer held; repeat the call"}
 				return c.Connection.Write(ctx, msg)
 			}
 			if err := ctx.Err(); err != nil {
