@@ -279,7 +279,7 @@ func (rt *Runtime) queryTool() tool.Tool {
 			"created_from": js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
 			"created_to":   js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
 			"operation":    js{"type": "string", "minLength": 1, "maxLength": 128},
-			"toolset":      js{"enum": []string{"perf", "bin", "proc"}},
+			"toolset":      js{"enum": evidence.Toolsets},
 			"format":       js{"type": "string", "minLength": 1, "maxLength": 64},
 			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Default 50."},
 			"cursor":       js{"type": "string", "minLength": 1, "maxLength": 4096},
