@@ -1138,20 +1138,35 @@ func (e *entry) unknownMember(fails []*failure, leaf *failure) *contract.Error {
 	return pe
 }
 
-// branchRe matches the schema pointer of one branch of an anyOf, oneOf
-// or allOf.
-var branchRe = regexp.MustCompile(`^(.*)/(?:anyOf|oneOf|allOf)/\d+$`)
+// branchParent returns the schema pointer holding the anyOf, oneOf or
+// allOf of which ptr is one branch (".../anyOf/2" -> "..."), or false.
+func branchParent(ptr string) (string, bool) {
+	i := strings.LastIndexByte(ptr, '/')
+	if i < 0 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(ptr[i+1:]); err != nil {
+		return "", false
+	}
+	head := ptr[:i]
+	for _, kw := range []string{"/anyOf", "/oneOf", "/allOf"} {
+		if parent, ok := strings.CutSuffix(head, kw); ok {
+			return parent, true
+		}
+	}
+	return "", false
+}
 
 // acceptedAt lists, sorted, every property name a value at the object
 // schema schemaPtr may have: that schema's own and, when it is a branch,
 // those of the schema holding the branches and of all its branches.
 func (e *entry) acceptedAt(schemaPtr string) []string {
 	for {
-		m := branchRe.FindStringSubmatch(schemaPtr)
-		if m == nil {
+		parent, ok := branchParent(schemaPtr)
+		if !ok {
 			break
 		}
-		schemaPtr = m[1]
+		schemaPtr = parent
 	}
 	seen := map[string]bool{}
 	var walk func(node any, depth int)
