@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,7 +23,7 @@ import (
 // budget. Each is `complete` with data.page.more true and next_action
 // the exact next call (the same tool, or read_capture for a capture's
 // first page, with the cursor data.next_cursor, or the perf
-// continuation data.next_page); a byte-ended page says so in warnings.
+// continuation, whose token is data.next_cursor); a byte-ended page says so in warnings.
 // Coverage is stated once, as the envelope's, never again under data, and
 // next_action is never repeated under data.
 func TestPagesAreCompleteNotPartial(t *testing.T) {
@@ -117,12 +116,15 @@ func TestPagesAreCompleteNotPartial(t *testing.T) {
 			switch {
 			case next["tool"] != tc.next:
 				t.Errorf("next_action = %v, want %s", next, tc.next)
-			case data["next_page"] != nil:
-				// perf: next_action is the continuation next_page names.
-				np, _ := json.Marshal(data["next_page"])
-				na, _ := json.Marshal(next)
-				if nargs["continuation"] == nil || string(np) != string(na) {
-					t.Errorf("next_action = %s, want data.next_page %s with a continuation", na, np)
+			case nargs["continuation"] != nil:
+				// perf: next_action is the continuation, stated once
+				// (no data.next_page repeating it); data.next_cursor is
+				// its token, as a proc page's is its cursor.
+				if np, ok := data["next_page"]; ok {
+					t.Errorf("data.next_page %v repeats next_action %v", np, next)
+				}
+				if data["next_cursor"] != nargs["continuation"] {
+					t.Errorf("data.next_cursor %v, want next_action's continuation", data["next_cursor"])
 				}
 			case nargs["cursor"] == nil || nargs["cursor"] != data["next_cursor"]:
 				t.Errorf("next_action = %v, want %s with cursor = data.next_cursor %v", next, tc.next, data["next_cursor"])

@@ -1029,12 +1029,14 @@ func resolveSection(in *Inspection, name string, start, end uint64, hasStart boo
 		if u := sectionsUnknown(in, field, "a section named "+strconv.Quote(name)); u != nil {
 			return nil, u
 		}
-		e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name; inspect_binary lists the sections")
 		if name == "" {
-			e = contract.Errorf(contract.CodeInvalidArgument, "a relocatable object's addresses are relative to each section and it has no .text section: name the section")
+			e := contract.Errorf(contract.CodeInvalidArgument, "a relocatable object's addresses are relative to each section and it has no .text section: name the section")
+			e.Field = field
+			return nil, &sectionNotFound{e}
 		}
+		e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name; inspect_binary lists the sections")
 		e.Field = field
-		return nil, e
+		return nil, &sectionNotFound{e}
 	}
 	if matches > 1 {
 		e := contract.Errorf(contract.CodeInvalidArgument, "%d sections share that name; disassemble by symbol instead", matches)

@@ -299,7 +299,28 @@ func stringSection(in *Inspection, size int, name string) (lo, hi int, region, l
 	}
 	e := contract.Errorf(contract.CodeInvalidArgument, "no section of that name with file bytes; inspect_binary lists the sections")
 	e.Field = "/section"
-	return 0, 0, "", "", e
+	return 0, 0, "", "", &sectionNotFound{e}
+}
+
+// sectionNotFound is the INVALID_ARGUMENT of a section the file does not
+// have (or, in a relocatable object without .text, of no section named).
+// The tool that has the caller's path turns it into the error with the
+// call that lists the sections (withSectionsCall); unwrapped it is the
+// plain error.
+type sectionNotFound struct{ err *contract.Error }
+
+func (s *sectionNotFound) Error() string { return s.err.Error() }
+func (s *sectionNotFound) Unwrap() error { return s.err }
+
+// withSectionsCall returns the error with next_action inspect_binary of
+// the same path (and Mach-O slice, arch) listing only its sections.
+func (s *sectionNotFound) withSectionsCall(path, arch string) *contract.Error {
+	args := map[string]any{"path": path, "facets": []string{"sections"}}
+	if arch != "" {
+		args["arch"] = arch
+	}
+	s.err.NextAction = &contract.Action{Tool: "inspect_binary", Arguments: args}
+	return s.err
 }
 
 // ambiguousSection returns INVALID_ARGUMENT (field /section) when name is a

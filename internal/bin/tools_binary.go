@@ -402,6 +402,9 @@ func (e Env) searchStrings(c *invocation, a stringsArgs) error {
 				u.answer(c, f)
 				return nil
 			}
+			if nf, ok := err.(*sectionNotFound); ok {
+				return nf.withSectionsCall(a.Path, "")
+			}
 			return err
 		}
 	}
@@ -542,6 +545,9 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		}
 	case a.Section != "" || relocatable(in):
 		cr, err = resolveSection(in, a.Section, start, end, a.Start != "")
+		if nf, ok := err.(*sectionNotFound); ok {
+			return nf.withSectionsCall(a.Path, a.Arch)
+		}
 	default:
 		cr, err = resolveRange(in, start, end, "/start")
 	}

@@ -225,6 +225,9 @@ func addArgv(res *contract.Result, paths []string, evidenceID string) {
 	delete(data, "analysis_id")
 	np := res.NextAction
 	if np == nil {
+		// The command's own next_page (with argv) is null when there is
+		// no next call; the tools' results carry next_action only.
+		data["next_page"] = nil
 		return
 	}
 	argv := []string{"inquest", "analyze", np.Tool}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,10 +77,10 @@ func TestAnalyzeCLI(t *testing.T) {
 		t.Fatalf("show lacks the full provenance: %v", show)
 	}
 	loc, code := runAnalyzeCLI(t, "evidence", "location")
-	if code != 0 || loc["data"].(map[string]any)["source"] != "INQUEST_DATA_DIR" || loc["data"].(map[string]any)["records"] != "1" {
+	if code != 0 || loc["data"].(map[string]any)["source"] != "INQUEST_DATA_DIR" || loc["data"].(map[string]any)["records"] != float64(1) {
 		t.Fatalf("location: %v", loc)
 	}
-	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != "0" || d["unreferenced_bytes"] != "0" {
+	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != float64(0) || d["unreferenced_bytes"] != float64(0) {
 		t.Fatalf("location counts unreferenced objects in a clean store: %v", loc)
 	}
 	// An object no record references (what a preserve killed after its
@@ -92,15 +91,15 @@ func TestAnalyzeCLI(t *testing.T) {
 	os.MkdirAll(filepath.Dir(orphan), 0o700)
 	os.WriteFile(orphan, []byte("12345"), 0o400)
 	loc, _ = runAnalyzeCLI(t, "evidence", "location")
-	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != "1" || d["unreferenced_bytes"] != "5" || len(loc["warnings"].([]any)) != 1 {
+	if d := loc["data"].(map[string]any); d["unreferenced_objects"] != float64(1) || d["unreferenced_bytes"] != float64(5) || len(loc["warnings"].([]any)) != 1 {
 		t.Fatalf("location with an orphan: %v", loc)
 	}
 	sw, code := runAnalyzeCLI(t, "evidence", "sweep")
-	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != "0" || d["recent_unreferenced_objects"] != "1" {
+	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != float64(0) || d["recent_unreferenced_objects"] != float64(1) {
 		t.Fatalf("sweep of a new orphan with the default --older-than: %v", sw)
 	}
 	sw, code = runAnalyzeCLI(t, "evidence", "sweep", "--older-than", "0")
-	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != "1" || d["removed_bytes"] != "5" || d["referenced_objects"] != "1" {
+	if d := sw["data"].(map[string]any); code != 0 || d["removed_objects"] != float64(1) || d["removed_bytes"] != float64(5) || d["referenced_objects"] != float64(1) {
 		t.Fatalf("sweep --older-than 0: %v", sw)
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
@@ -262,7 +261,7 @@ func TestAnalyzeCLIFlagsAndEvidence(t *testing.T) {
 	}
 	loc, _ := runAnalyzeCLI(t, "evidence", "location")
 	ld := loc["data"].(map[string]any)
-	if ld["records"] != fmt.Sprint(len(mans)) || ld["unreadable_manifests"] != "1" || loc["status"] != "partial" {
+	if ld["records"] != float64(len(mans)) || ld["unreadable_manifests"] != float64(1) || loc["status"] != "partial" {
 		t.Fatalf("location: %v (%d manifests)", loc, len(mans))
 	}
 }

@@ -104,8 +104,8 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 	f.StringVar(&to, "to", "", "created at or before, in the forms --from takes")
 	f.StringVar(&op, "operation", "", "only this operation")
 	f.StringVar(&format, "format", "", "only records with an artifact of this format")
-	f.StringVar(&toolset, "toolset", "", "only this toolset (perf, bin)")
-	f.StringVar(&cursor, "cursor", "", "cursor from next_page (repeat the same filters)")
+	f.StringVar(&toolset, "toolset", "", "only records this toolset preserved ("+strings.Join(evidence.Toolsets, ", ")+")")
+	f.StringVar(&cursor, "cursor", "", "the previous page's data.next_cursor (repeat the same filters); without --json the next command is printed whole")
 	f.IntVar(&pageSize, "page-size", 0, "manifests per page, 1-200 (default 50)")
 	return cmd
 }
@@ -184,7 +184,7 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if absent, err := storeAbsent(dir); err != nil {
 				return printEnvelope(env, nil, err)
 			} else if absent {
-				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": "0", "unreadable_manifests": "0"})
+				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "records": 0, "unreadable_manifests": 0})
 				return printEvidence(cmd, env, res, renderEvidenceLocation)
 			}
 			st, err := evidence.Open(dir)
@@ -196,10 +196,10 @@ func newEvidenceLocationCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return printEnvelope(env, nil, err)
 			}
-			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": contract.Int(loc.Records), "unreadable_manifests": contract.Int(loc.Unreadable), "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer, "unreferenced_objects": nil, "unreferenced_bytes": nil})
+			res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": loc.Dir, "exists": true, "index": loc.Index, "source": loc.Source, "records": loc.Records, "unreadable_manifests": loc.Unreadable, "snapshot": contract.Int(loc.Snapshot), "format_version": loc.FormatVer, "unreferenced_objects": nil, "unreferenced_bytes": nil})
 			if loc.UnreferencedObjects != nil {
-				res.Data.(map[string]any)["unreferenced_objects"] = contract.Int(*loc.UnreferencedObjects)
-				res.Data.(map[string]any)["unreferenced_bytes"] = contract.Int(*loc.UnreferencedBytes)
+				res.Data.(map[string]any)["unreferenced_objects"] = *loc.UnreferencedObjects
+				res.Data.(map[string]any)["unreferenced_bytes"] = *loc.UnreferencedBytes
 				if *loc.UnreferencedObjects > 0 {
 					res.Warn(fmt.Sprintf("%d object files (%s) are referenced by no record (left by a preserve that was killed or failed, or of one in progress); inquest evidence sweep removes those older than %s", *loc.UnreferencedObjects, humanBytes(strconv.FormatInt(*loc.UnreferencedBytes, 10)), evidence.DefaultSweepGrace))
 				}
@@ -236,7 +236,7 @@ be read (inquest evidence query lists it with its problem).`,
 			if absent, err := storeAbsent(dir); err != nil {
 				return printEnvelope(env, nil, err)
 			} else if absent {
-				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "removed_objects": "0", "removed_bytes": "0"})
+				res := contract.NewResult("evidence", contractNow(), map[string]any{"dir": dir, "exists": false, "removed_objects": 0, "removed_bytes": 0})
 				return printEvidence(cmd, env, res, renderEvidenceSweep)
 			}
 			st, err := evidence.Open(dir)
@@ -249,10 +249,10 @@ be read (inquest evidence query lists it with its problem).`,
 				return printEnvelope(env, nil, err)
 			}
 			res := contract.NewResult("evidence", contractNow(), map[string]any{
-				"dir": st.Dir(), "exists": true, "objects": contract.Int(rep.Objects), "referenced_objects": contract.Int(rep.Referenced),
-				"removed_objects": contract.Int(rep.Removed), "removed_bytes": contract.Int(rep.RemovedBytes),
-				"recent_unreferenced_objects": contract.Int(rep.Recent), "recent_unreferenced_bytes": contract.Int(rep.RecentBytes),
-				"unreadable_manifests": contract.Int(rep.UnreadableManifests), "older_than_seconds": rep.GraceSeconds, "dry_run": rep.DryRun,
+				"dir": st.Dir(), "exists": true, "objects": rep.Objects, "referenced_objects": rep.Referenced,
+				"removed_objects": rep.Removed, "removed_bytes": rep.RemovedBytes,
+				"recent_unreferenced_objects": rep.Recent, "recent_unreferenced_bytes": rep.RecentBytes,
+				"unreadable_manifests": rep.UnreadableManifests, "older_than_seconds": rep.GraceSeconds, "dry_run": rep.DryRun,
 			})
 			if rep.Reason != "" {
 				res.Warn(rep.Reason)

@@ -123,6 +123,12 @@ func renderEvidenceShow(w io.Writer, d map[string]any) {
 		if !ok || v == nil {
 			continue
 		}
+		if c, isMap := v.(map[string]any); isMap && len(c) == 0 {
+			// An empty section is said to be empty, not left as a
+			// heading with nothing under it.
+			fmt.Fprintf(w, "\n%s: none\n", strings.ToUpper(k[:1])+k[1:])
+			continue
+		}
 		fmt.Fprintf(w, "\n%s:\n", strings.ToUpper(k[:1])+k[1:])
 		writeTree(w, v, "  ")
 	}
@@ -254,9 +260,8 @@ func renderEvidenceLocation(w io.Writer, d map[string]any) {
 	fmt.Fprintf(w, "%-22s %s\n", "Records:", strOr(d["records"]))
 	fmt.Fprintf(w, "%-22s %s\n", "Unreadable manifests:", strOr(d["unreadable_manifests"]))
 	unref := "unknown"
-	if n, ok := d["unreferenced_objects"].(string); ok {
-		b, _ := d["unreferenced_bytes"].(string)
-		unref = n + " (" + humanBytes(b) + ")"
+	if n, ok := d["unreferenced_objects"].(float64); ok {
+		unref = fmtVal(n) + " (" + humanBytes(fmtVal(d["unreferenced_bytes"])) + ")"
 	}
 	fmt.Fprintf(w, "%-22s %s\n", "Unreferenced objects:", unref)
 }
@@ -273,7 +278,7 @@ func renderEvidenceSweep(w io.Writer, d map[string]any) {
 	if dry, _ := d["dry_run"].(bool); dry {
 		verb = "Would remove:"
 	}
-	bytesOf := func(k string) string { s, _ := d[k].(string); return humanBytes(s) }
+	bytesOf := func(k string) string { return humanBytes(fmtVal(d[k])) }
 	fmt.Fprintf(w, "%-22s %s objects (%s)\n", verb, strOr(d["removed_objects"]), bytesOf("removed_bytes"))
 	fmt.Fprintf(w, "%-22s %s objects (%s), modified in the last %s\n", "Kept, too recent:", strOr(d["recent_unreferenced_objects"]), bytesOf("recent_unreferenced_bytes"), unitText("older_than_seconds", d["older_than_seconds"]))
 	fmt.Fprintf(w, "%-22s %s of %s objects\n", "Referenced:", strOr(d["referenced_objects"]), strOr(d["objects"]))

@@ -7,11 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"strings"
 
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is the application version reported by initialize, get_status and
@@ -154,17 +155,42 @@ var commands []func(*Env) *cobra.Command
 
 func register(c func(*Env) *cobra.Command) { commands = append(commands, c) }
 
-// flagValueError words a flag value the flag parser rejects for a person:
-// `--limit "abc" is not an integer`, not the parser's
-// strconv.ParseInt text. Other flag errors pass unchanged.
+// flagValueError is the INVALID_ARGUMENT error of a flag the flag parser
+// rejects, worded for a person and naming the flag as typed in
+// details.field ("--limit", or "-x" for a shorthand): an unknown flag
+// (`unknown flag: --bogus`), a flag without its value, or a value that
+// does not parse (`--limit "abc" is not an integer`, not the parser's
+// strconv.ParseInt text). As a *contract.Error it prints as every other
+// failure does: the error envelope on standard output with --json, the
+// text on standard error without.
 func flagValueError(err error) error {
 	var inv *pflag.InvalidValueError
-	if !errors.As(err, &inv) {
-		return err
+	var req *pflag.ValueRequiredError
+	var nx *pflag.NotExistError
+	var syn *pflag.InvalidSyntaxError
+	switch {
+	case errors.As(err, &inv):
+		typ := map[string]string{"int": "an integer", "int64": "an integer", "uint": "a non-negative integer", "uint64": "a non-negative integer", "bool": "true or false", "duration": "a duration (90s, 5m, 1h)", "float64": "a number", "stringSlice": "a list"}[inv.GetFlag().Value.Type()]
+		if typ == "" {
+			typ = "a " + inv.GetFlag().Value.Type()
+		}
+		return contract.Errorf(contract.CodeInvalidArgument, "--%s %q is not %s", inv.GetFlag().Name, inv.GetValue(), typ).WithDetail("field", "--"+inv.GetFlag().Name)
+	case errors.As(err, &req):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s", req.Error()).WithDetail("field", typedFlag(req.GetSpecifiedName(), req.GetSpecifiedShortnames()))
+	case errors.As(err, &nx):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s (--help lists the flags)", nx.Error()).WithDetail("field", typedFlag(nx.GetSpecifiedName(), nx.GetSpecifiedShortnames()))
+	case errors.As(err, &syn):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s", syn.Error()).WithDetail("field", syn.GetSpecifiedFlag())
 	}
-	typ := map[string]string{"int": "an integer", "int64": "an integer", "uint": "a non-negative integer", "uint64": "a non-negative integer", "bool": "true or false", "duration": "a duration (90s, 5m, 1h)", "float64": "a number", "stringSlice": "a list"}[inv.GetFlag().Value.Type()]
-	if typ == "" {
-		typ = "a " + inv.GetFlag().Value.Type()
+	return contract.Errorf(contract.CodeInvalidArgument, "%s", err.Error())
+}
+
+// typedFlag is the flag as the person typed it: "--name", or "-x" when it
+// was given in a group of shorthands (specified non-empty; name is then
+// the one letter).
+func typedFlag(name, shorthands string) string {
+	if shorthands != "" {
+		return "-" + name
 	}
-	return fmt.Errorf("--%s %q is not %s", inv.GetFlag().Name, inv.GetValue(), typ)
+	return "--" + name
 }

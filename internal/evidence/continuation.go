@@ -83,13 +83,13 @@ func (c *Continuations) Resume(token, tool string, inputs []InputIdentity, args 
 	}
 	t, ih, ok := strings.Cut(cur.Scope, "|")
 	if !ok || t != tool {
-		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation was issued by another tool; submit next_page unchanged or start without a continuation").WithDetail("reason", ReasonOtherTool)
+		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the continuation was issued by another tool; submit next_action unchanged or start without a continuation").WithDetail("reason", ReasonOtherTool)
 	}
 	if ih != inputsHash(inputs) {
 		return Position{}, contract.Errorf(contract.CodeInputChanged, "an input changed since the continuation was issued (digest or format differs); start a fresh analysis without a continuation")
 	}
 	if cur.Query != contract.HashQuery(args, ContinuationExcluded...) {
-		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the arguments changed since the continuation was issued; submit next_page.arguments unchanged or start without a continuation").WithDetail("reason", ReasonArgumentsChanged)
+		return Position{}, contract.Errorf(contract.CodeCursorInvalid, "the arguments changed since the continuation was issued; submit next_action.arguments unchanged or start without a continuation").WithDetail("reason", ReasonArgumentsChanged)
 	}
 	var pos Position
 	if err := json.Unmarshal(cur.Extra, &pos); err != nil || pos.Row != cur.Offset || pos.Row < 0 {

@@ -89,11 +89,11 @@
 //
 // # Continuations
 //
-// Continuations (see continuation.go) are the reusable "next_page"
+// Continuations (see continuation.go) are the reusable next-page
 // mechanism: an opaque token sealed with the store's key, bound to the tool
 // name, the ordered input identities (digest, format, producer), and every
 // argument except "sources" and "continuation". Any toolset can use it:
 // Issue a token with the position of the next row, put it into
-// next_page.arguments.continuation, and Resume it on the next call; a
+// next_action.arguments.continuation, and Resume it on the next call; a
 // changed input is INPUT_CHANGED, a changed argument CURSOR_INVALID.
 package evidence

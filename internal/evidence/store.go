@@ -141,6 +141,11 @@ type Record struct {
 	Provenance Provenance
 }
 
+// Toolsets are the values a manifest's toolset takes, the toolset of the
+// tool that preserved the record: the query_evidence toolset filter and
+// `inquest evidence query --toolset` accept exactly these.
+var Toolsets = []string{"perf", "bin", "proc"}
+
 // Manifest is the immutable description of one evidence record, stored as
 // DIR/manifests/ID.json. CreatedAt is UTC with nanoseconds. Producers maps
 // component names (inquest, go, module paths) to versions.

@@ -635,7 +635,7 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 	} else {
 		res = contract.NewResult("artifact", time.Now(), nil)
 		ce := contract.AsError(aerr)
-		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": tool.Page{Size: lim.MaxRows}, "next_cursor": nil, "next_page": nil,
+		data = map[string]any{"operation": ck.op.Name, "sources": []any{}, "summary": map[string]any{}, "rows": []any{}, "page": tool.Page{Size: lim.MaxRows}, "next_cursor": nil,
 			"analysis_failure": map[string]any{"code": ce.Code, "message": ce.Message, "analysis_source_count": len(run.sources)}}
 		res.Warn("the capture ran but its analysis failed: " + ce.Message)
 		res.Coverage = map[string]any{"complete": false}
@@ -693,10 +693,8 @@ func (rt *Runtime) capture(ctx context.Context, ck captureKind, c *captureArgs, 
 			if st, err := rt.Store(); err == nil {
 				storedPath = func(name string) string { return filepathOf(st, m, name) }
 			}
-			if np, ok := data["next_page"].(*contract.Action); ok && np != nil {
-				next := evidenceNextPage(ck.op.Name, np.Arguments, m)
-				data["next_page"] = next
-				res.NextAction = next
+			if np := res.NextAction; np != nil {
+				res.NextAction = evidenceNextPage(ck.op.Name, np.Arguments, m)
 			}
 		}
 	}
@@ -719,9 +717,12 @@ func preserveFailed(res *contract.Result, data map[string]any, err error) {
 	retry := "the analysis was not kept in a session, so nothing can be preserved later without capturing again"
 	if id, _ := data["analysis_id"].(string); id != "" {
 		retry = "the call to repeat once the store has room is preserve_evidence {\"analysis_id\": \"" + id + "\"} (next_action), not this capture: it preserves the same artifacts a successful preserve keeps (analysis sources, retained console, collector output) without rerunning the workload"
-		// Before any next page (data.next_page still names it): the
-		// scratch files behind the analysis live only as long as the
-		// session.
+		// Before any next page: the scratch files behind the analysis
+		// live only as long as the session. The live next page, which
+		// next_action no longer names, stays in data.next_page.
+		if res.NextAction != nil {
+			data["next_page"] = res.NextAction
+		}
 		res.NextAction = &contract.Action{Tool: "preserve_evidence", Arguments: map[string]any{"analysis_id": id}}
 	}
 	res.Warn(fmt.Sprintf("the capture ran and was analyzed, but preserving it as evidence failed, so this result has no evidence_id (%s: %s); %s", ce.Code, ce.Message, retry))

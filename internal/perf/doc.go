@@ -9,9 +9,9 @@
 // {kind:"evidence", evidence_id, artifact_selector?}, with the operation's
 // cardinality in minItems/maxItems and its accepted formats in the format
 // enum), its operation-specific fields, continuation, limits and page_size.
-// Results are paged by row count; a partial result carries next_page (also
-// the envelope's next_action): the exact tool and complete arguments of the
-// next call, with a continuation token from evidence.Continuations bound to
+// Results are paged by row count; a page with more after it carries the
+// envelope's next_action (stated once, not repeated under data): the exact
+// tool and complete arguments of the next call, with a continuation token from evidence.Continuations bound to
 // the ordered input digests and formats and every other argument. It never
 // reruns a capture; it rereads the same bytes and refuses changed ones
 // (INPUT_CHANGED).

@@ -144,7 +144,7 @@ func (rt *Runtime) preserveSession(ctx context.Context, s *session) (*contract.R
 	if next == nil && s.publish != nil {
 		next = rt.replay(st, m)
 	}
-	data := map[string]any{"evidence_id": m.EvidenceID, "manifest": m.Redacted(), "analysis_sources": analysisSources(m), "next_page": next}
+	data := map[string]any{"evidence_id": m.EvidenceID, "manifest": m.Redacted(), "analysis_sources": analysisSources(m)}
 	res := contract.NewResult("evidence", m.CreatedAt, data)
 	res.NextAction = next
 	return res, nil
@@ -169,7 +169,7 @@ var analysisIDSchema = js{"type": "string", "pattern": "^an-[0-9a-f]{24}$", "des
 func (rt *Runtime) preserveTool() tool.Tool {
 	return tool.Define(tool.Tool{
 		Name: "preserve_evidence", Toolset: tool.Perf, Title: "Preserve a session analysis as evidence",
-		Description: "Publish a live session analysis as an immutable evidence record; returns its evidence_id and next_page: the call that reads the analysis from the record, or null when it has nothing more to read. Required: analysis_id.",
+		Description: "Publish a live session analysis as an immutable evidence record; returns its evidence_id and next_action: the call that reads the analysis from the record, or null when it has nothing more to read. Required: analysis_id.",
 		Input: object(js{
 			"analysis_id": analysisIDSchema,
 		}, "analysis_id").json(),
@@ -279,7 +279,7 @@ func (rt *Runtime) queryTool() tool.Tool {
 			"created_from": js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
 			"created_to":   js{"type": "string", "format": "date-time", "description": "Inclusive, RFC 3339."},
 			"operation":    js{"type": "string", "minLength": 1, "maxLength": 128},
-			"toolset":      js{"enum": []string{"perf", "bin", "proc"}},
+			"toolset":      js{"enum": evidence.Toolsets},
 			"format":       js{"type": "string", "minLength": 1, "maxLength": 64},
 			"page_size":    js{"type": "integer", "minimum": 1, "maximum": 200, "description": "Default 50."},
 			"cursor":       js{"type": "string", "minLength": 1, "maxLength": 4096},

@@ -474,7 +474,7 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 	}
 	// complete means nothing the page covers was dropped, unread or
 	// approximated: a page followed by more pages is complete (page.more,
-	// coverage.more_pages and next_page say so and name the next call);
+	// coverage.more_pages and next_action say so and name the next call);
 	// out.Warnings (mirrored in coverage.incomplete) say what is
 	// incomplete when it is not.
 	cov := map[string]any{"complete": len(out.Warnings) == 0, "offset": first, "rows_returned": len(rows), "more_pages": out.Next != nil}
@@ -494,8 +494,6 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 	data := map[string]any{
 		"operation": op.Name, "sources": descr, "summary": summary, "rows": rows,
 		"page": pg, "next_cursor": nextCursor,
-		// next_page is the name the perf contract gives next_action.
-		"next_page": nextPage,
 	}
 	// A result that cannot be encoded is a typed error here, never a
 	// malformed reply from the transport.
@@ -522,7 +520,7 @@ func (rt *Runtime) buildPage(op *Operation, c *opCall, req *Request, lim Limits,
 		res.Warn(tool.BudgetWarning)
 	}
 	if nextPage != nil {
-		res.Warn("more rows remain: submit next_page (tool and arguments) unchanged for the next page")
+		res.Warn("more rows remain: submit next_action (tool and arguments) unchanged for the next page")
 		res.NextAction = nextPage
 	}
 	// partial only when something could not be read (out.Warnings, with

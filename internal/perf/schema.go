@@ -40,7 +40,7 @@ func (s js) json() json.RawMessage {
 }
 
 // continuationSchema is the continuation argument of every analysis tool.
-var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contract.MaxCursorLen, "description": "Token from next_page."}
+var continuationSchema = js{"type": "string", "minLength": 1, "maxLength": contract.MaxCursorLen, "description": "Token from next_action."}
 
 // pageSizeSchema is the page_size argument under the ceilings c.
 func pageSizeSchema(c Ceilings) js {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// checkPagedStatus follows first's next_page to the end and checks every
+// checkPagedStatus follows first's next_action to the end and checks every
 // page: complete (nothing it covers is missing) with page.more,
 // coverage.more_pages and next_action agreeing, and the rows returned
 // add up to want.
@@ -29,8 +29,8 @@ func checkPagedStatus(t *testing.T, e *env, first map[string]any, want int) {
 		if !more {
 			break
 		}
-		if page == 1 && data(cur)["next_page"] == nil {
-			t.Fatal("next_action without next_page")
+		if np, ok := data(cur)["next_page"]; ok {
+			t.Fatalf("page %d: data.next_page %v repeats next_action: the next call is stated once", page, np)
 		}
 		na := cur["next_action"].(map[string]any)
 		cur = e.mustCall(na["tool"].(string), na["arguments"])

@@ -67,6 +67,15 @@ func (e *entry) validate(args json.RawMessage) (err error) {
 				return pe
 			}
 		}
+		if f.keyword == "required" || f.keyword == "additionalProperties" {
+			// A member no schema at that place accepts ({"bogus":1}
+			// where a target is {process_ref}, {pid} or {system}) is
+			// named, with every member accepted there, rather than
+			// the first alternative's missing member.
+			if pe := e.unknownMember(fails, f); pe != nil {
+				return pe
+			}
+		}
 		return e.project(f)
 	}
 	return &contract.Error{Code: contract.CodeInvalidArgument, Message: "arguments do not match the input schema"}
@@ -1075,4 +1084,159 @@ func selectBranch(branches []any, obj map[string]any) (chosen int, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// unknownMember is the INVALID_ARGUMENT of a member that no schema at its
+// object's place accepts, when leaf (a missing or refused member of that
+// object) would otherwise be reported: field points at the member,
+// expected.properties lists every member accepted there (across the
+// alternatives of an anyOf or oneOf), and the message says what else the
+// object needs (expected.one_of_required for alternatives). It returns
+// nil when every refused member there is accepted by some alternative
+// (the alternative's own error then explains it) or when no refused name
+// is short and printable (never echoed).
+func (e *entry) unknownMember(fails []*failure, leaf *failure) *contract.Error {
+	at := leaf.instance
+	var found *failure
+	var name string
+	var accepted []string
+	walkFailures(fails, func(f *failure) bool {
+		if f.keyword != "additionalProperties" || !slices.Equal(f.instance, at) {
+			return false
+		}
+		acc := e.acceptedAt(f.schema)
+		for _, x := range f.extra {
+			if safeName(x) && !slices.Contains(acc, x) {
+				found, name, accepted = f, x, acc
+				return true
+			}
+		}
+		return false
+	})
+	if found == nil {
+		return nil
+	}
+	one := *found
+	one.extra = []string{name}
+	pe := e.project(&one)
+	exp, _ := pe.Expected.(map[string]any)
+	if exp == nil {
+		exp = map[string]any{"additionalProperties": false}
+	}
+	exp["properties"] = accepted
+	if alts := e.alternativesAt(fails, at); len(alts) > 1 && !sharedMember(alts) && (leaf.keyword != "required" || slices.Contains(slices.Concat(alts...), leaf.missing)) {
+		words := make([]string, len(alts))
+		for i, alt := range alts {
+			words[i] = strings.Join(alt, " and ")
+		}
+		pe.Message += "; give one of " + strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+		exp["one_of_required"] = alts
+	} else if leaf.keyword == "required" {
+		pe.Message += "; " + leaf.missing + " is required too"
+	}
+	pe.Expected = exp
+	return pe
+}
+
+// branchParent returns the schema pointer holding the anyOf, oneOf or
+// allOf of which ptr is one branch (".../anyOf/2" -> "..."), or false.
+func branchParent(ptr string) (string, bool) {
+	i := strings.LastIndexByte(ptr, '/')
+	if i < 0 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(ptr[i+1:]); err != nil {
+		return "", false
+	}
+	head := ptr[:i]
+	for _, kw := range []string{"/anyOf", "/oneOf", "/allOf"} {
+		if parent, ok := strings.CutSuffix(head, kw); ok {
+			return parent, true
+		}
+	}
+	return "", false
+}
+
+// acceptedAt lists, sorted, every property name a value at the object
+// schema schemaPtr may have: that schema's own and, when it is a branch,
+// those of the schema holding the branches and of all its branches.
+func (e *entry) acceptedAt(schemaPtr string) []string {
+	for {
+		parent, ok := branchParent(schemaPtr)
+		if !ok {
+			break
+		}
+		schemaPtr = parent
+	}
+	seen := map[string]bool{}
+	var walk func(node any, depth int)
+	walk = func(node any, depth int) {
+		obj, _ := e.deref(node).(map[string]any)
+		props, _ := obj["properties"].(map[string]any)
+		for k := range props {
+			seen[k] = true
+		}
+		if depth >= maxHomeDepth {
+			return
+		}
+		for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+			alts, _ := obj[kw].([]any)
+			for _, a := range alts {
+				walk(a, depth+1)
+			}
+		}
+	}
+	walk(resolve(e.doc, schemaPtr), 0)
+	return sortedKeys(seen)
+}
+
+// alternativesAt returns the required members of each branch of the
+// anyOf or oneOf that failed at the instance location at, when every
+// branch requires some ({process_ref}, {pid} or {system}), or nil.
+func (e *entry) alternativesAt(fails []*failure, at []string) [][]string {
+	var alts [][]string
+	walkFailures(fails, func(f *failure) bool {
+		if (f.keyword != "anyOf" && f.keyword != "oneOf") || !slices.Equal(f.instance, at) {
+			return false
+		}
+		node, _ := resolve(e.doc, f.schema).(map[string]any)
+		branches, _ := node[f.keyword].([]any)
+		var out [][]string
+		for _, b := range branches {
+			bm, _ := e.deref(b).(map[string]any)
+			req, _ := bm["required"].([]any)
+			if len(req) == 0 {
+				return false
+			}
+			var names []string
+			for _, r := range req {
+				if n, _ := r.(string); n != "" {
+					names = append(names, n)
+				}
+			}
+			out = append(out, names)
+		}
+		alts = out
+		return true
+	})
+	return alts
+}
+
+// sharedMember reports whether one member is required by every
+// alternative (a discriminator such as kind): the alternatives are then
+// told by that member's values, not as lists of names.
+func sharedMember(alts [][]string) bool {
+	for _, name := range alts[0] {
+		all := true
+		for _, alt := range alts[1:] {
+			if !slices.Contains(alt, name) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

@@ -222,3 +222,40 @@ func TestUnknownMemberNamesItsHome(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownMemberNamed: a member no schema at its place accepts is
+// named (field at it, every accepted member in expected.properties),
+// with what else the object needs, rather than reported as the first
+// alternative's missing member.
+func TestUnknownMemberNamed(t *testing.T) {
+	r := testRegistry(t)
+	tests := []struct {
+		name, args, field, expected, message string
+	}{
+		{"unknown in alternatives", `{"ids":["a"],"target":{"bogus":1}}`, "/target/bogus",
+			`{"additionalProperties":false,"one_of_required":[["ref"],["system"]],"properties":["ref","system"],"type":"object"}`,
+			"an argument is not accepted by this tool (at /target/bogus); give one of ref or system"},
+		{"unknown beside a missing member", `{"idz":["a"]}`, "/idz",
+			`{"additionalProperties":false,"properties":["filter","ids","limit","mode","target"],"type":"object"}`,
+			"an argument is not accepted by this tool (at /idz); ids is required too"},
+		{"unknown beside a chosen alternative", `{"ids":["a"],"target":{"ref":"x","bogus":1}}`, "/target/bogus",
+			`{"additionalProperties":false,"properties":["ref"],"type":"object"}`,
+			"an argument is not accepted by this tool (at /target/bogus)"},
+		{"no member at all", `{"ids":["a"],"target":{}}`, "/target",
+			`{"one_of_required":[["ref"],["system"]]}`,
+			"one of these is required: ref or system (at /target)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := r.Call(context.Background(), "t", json.RawMessage(tt.args))
+			e, ok := err.(*contract.Error)
+			if !ok || e.Code != contract.CodeInvalidArgument {
+				t.Fatalf("got %v", err)
+			}
+			exp, _ := json.Marshal(e.Expected)
+			if e.Field != tt.field || string(exp) != tt.expected || e.Message != tt.message {
+				t.Errorf("field %q expected %s message %q", e.Field, exp, e.Message)
+			}
+		})
+	}
+}
