@@ -352,7 +352,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 						// An instruction the decoder lacks is one
 						// undecodable row of its whole length, so the
 						// boundaries after it stay right.
-						n := 1
+						n := badLen(code[off:end], mode)
 						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
 							n = v
 						}
@@ -413,7 +413,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				if folded {
 					row.Text, spelled = e.text, true
 				} else if hit {
-				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
+				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && x86asmReads(code[off:off+e.size], mode) {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
 					row.Text = e.text
@@ -467,6 +467,40 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	return out, off
 }
 
+// badLen is the length of the undecodable x86 row at the start of code,
+// as objdump's "(bad)" spans it: i386-dis.c stops at the opcode it finds
+// no instruction for and consumes the bytes it has read up to there, the
+// legacy prefixes, REX and the opcode bytes (0f, 0f 38 and 0f 3a escapes
+// included) but not the ModRM byte ("66 0f 01 c6" is a 3-byte "(bad)"
+// and "c6" before a ModRM whose reg field is not 0 a 1-byte one). A VEX,
+// EVEX or XOP encoding, or bytes that end before an opcode, is one byte,
+// as is anything longer than the code left.
+func badLen(code []byte, mode int) int {
+	e := x86Encode(code, mode)
+	if e.vex || len(e.opcode) == 0 {
+		return 1
+	}
+	n := len(e.prefixes) + len(e.opcode)
+	if e.rex != 0 {
+		n++
+	}
+	if n > len(code) || n > maxInsnLen {
+		return 1
+	}
+	return n
+}
+
+// x86asmReads reports whether x86asm's decoding of the instruction in
+// code is the one to spell: not for VEX or EVEX (x86asm misreads some
+// of their prefix fields) nor for an instruction a mandatory 66 prefix
+// selects (x86asm reads 66 0f ae /6 as xsaveopt and /7 as clflush where
+// they are clwb, tpause and clflushopt, and misnames movdir64b and
+// invept).
+func x86asmReads(code []byte, mode int) bool {
+	e := x86Encode(code, mode)
+	return !e.vex && !e.mandatory66()
+}
+
 // x86Spelling returns an x86 instruction's text (from any decoder) as
 // objdump spells it in syntax: gnuATT for AT&T ("gnu", the default),
 // gnuIntel for Intel; Go syntax is x86asm's own.
@@ -489,7 +523,8 @@ func x86Spelling(text, syntax string, code []byte, arch string) string {
 // Intel formatter prints, when that is the AT&T one with one more letter:
 // Zydis's AT&T formatter appends an operand-size letter to vector
 // instructions with a memory operand ("vmovdqu64z", "vmovqq", "vmovdl")
-// that objdump does not print.
+// that objdump does not print, and so it does to the instructions a
+// mandatory 66 prefix selects ("invpcidx", "movdir64bz").
 func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text string) string {
 	if _, ok := lib.(*zydisLib); !ok {
 		return text
@@ -499,7 +534,7 @@ func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text
 	for i < len(f)-1 && (attPrefixNames()[f[i]] || isPrefixWord(f[i])) {
 		i++
 	}
-	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") {
+	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") && !x86Encode(code, mode).mandatory66() {
 		return text
 	}
 	in, _ := lib.decodeX86(mode, true, code, pc, 1)
