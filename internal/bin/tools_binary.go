@@ -223,7 +223,10 @@ type debugInfoSummary struct {
 	Languages []string          `json:"languages"`
 	Present   bool              `json:"present"`
 	Units     *int              `json:"units"`
-	Unknown   map[string]string `json:"unknown,omitempty"`
+	// SkeletonUnits and DWONames are DebugInfo's.
+	SkeletonUnits int               `json:"skeleton_units,omitempty"`
+	DWONames      []string          `json:"dwo_names,omitempty"`
+	Unknown       map[string]string `json:"unknown,omitempty"`
 }
 
 // summarize returns in's summary (inspectionSummary).
@@ -233,7 +236,7 @@ func summarize(in *Inspection) *inspectionSummary {
 		s.GoBuildInfo = &goBuildInfoSummary{GoVersion: g.GoVersion, Main: g.Main, Path: g.Path, Settings: g.Settings}
 	}
 	if d := in.Debug; d != nil {
-		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units, Unknown: d.Unknown}
+		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units, SkeletonUnits: d.SkeletonUnits, DWONames: d.DWONames, Unknown: d.Unknown}
 	}
 	return s
 }

@@ -362,9 +362,11 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 				Path      string
 			} `json:"go_build_info"`
 			Debug *struct {
-				Present   bool
-				Units     *int
-				Languages []string
+				Present       bool
+				Units         *int
+				Languages     []string
+				SkeletonUnits int      `json:"skeleton_units"`
+				DWONames      []string `json:"dwo_names"`
 			} `json:"debug_info"`
 			Facets    map[string]struct{ State, Reason string }
 			Hardening []struct {
@@ -536,13 +538,16 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 }
 
 // dwarfLine prints the DWARF summary: "dwarf none", "dwarf 373 units
-// (C11, Go)", "dwarf present (units not read: --facet dwarf_producers)"
+// (C11, Go)" (with ", 1 split-DWARF skeletons (dwo [a.dwo])" when some
+// units are skeletons), "dwarf present (units not read: --facet dwarf_producers)"
 // when the units were not requested, "dwarf unknown (reason)" when they
 // could not be read; "" when there is no summary (not inspected).
 func dwarfLine(d *struct {
-	Present   bool
-	Units     *int
-	Languages []string
+	Present       bool
+	Units         *int
+	Languages     []string
+	SkeletonUnits int      `json:"skeleton_units"`
+	DWONames      []string `json:"dwo_names"`
 }, facet struct{ State, Reason string }) string {
 	switch {
 	case d == nil:
@@ -556,7 +561,14 @@ func dwarfLine(d *struct {
 		if len(d.Languages) > 0 {
 			langs = " (" + cell(strings.Join(d.Languages, ", ")) + ")"
 		}
-		return fmt.Sprintf("dwarf %d units%s", *d.Units, langs)
+		skel := ""
+		if d.SkeletonUnits > 0 {
+			skel = fmt.Sprintf(", %d split-DWARF skeletons", d.SkeletonUnits)
+			if len(d.DWONames) > 0 {
+				skel += " (dwo " + cellList(d.DWONames) + ")"
+			}
+		}
+		return fmt.Sprintf("dwarf %d units%s%s", *d.Units, langs, skel)
 	}
 	return "dwarf present, units unknown (" + cell(orUnknown(facet.Reason)) + ")"
 }
