@@ -29,10 +29,10 @@ const MaxDWARFUnits = 100000
 // cannot read the sections); Unknown then maps each of those fields to the
 // reason. There is no DebugInfo when the section table was not read.
 type DebugInfo struct {
-	Present   bool              `json:"present"`
-	Units     *int              `json:"units"`
-	Producers []string          `json:"producers"`
-	Languages []string          `json:"languages"`
+	Present   bool     `json:"present"`
+	Units     *int     `json:"units"`
+	Producers []string `json:"producers"`
+	Languages []string `json:"languages"`
 	// SkeletonUnits is how many of Units are split-DWARF skeletons
 	// (gcc -gsplit-dwarf: DWARF 5 DW_UT_skeleton units, whose entry is
 	// DW_TAG_skeleton_unit, or DWARF 4 compile units with

@@ -220,9 +220,9 @@ type goBuildInfoSummary struct {
 // debugInfoSummary is DebugInfo without Producers (the dwarf_producers
 // facet).
 type debugInfoSummary struct {
-	Languages []string          `json:"languages"`
-	Present   bool              `json:"present"`
-	Units     *int              `json:"units"`
+	Languages []string `json:"languages"`
+	Present   bool     `json:"present"`
+	Units     *int     `json:"units"`
 	// SkeletonUnits and DWONames are DebugInfo's.
 	SkeletonUnits int               `json:"skeleton_units,omitempty"`
 	DWONames      []string          `json:"dwo_names,omitempty"`
