@@ -24,7 +24,8 @@ const MaxAllPage = 5000
 // It returns emit's first error, the context's error when ctx ends
 // between pages (the rows emitted are complete rows), or the tool's own
 // typed error (*contract.Error: a missing file, an unknown symbol, an
-// invalid cursor).
+// invalid cursor; UnknownCodeError when the code cannot be located, as
+// in a truncated file).
 func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int, emit func(*Instruction) error, warn func(string)) (err error) {
 	if page < 1 || page > MaxAllPage {
 		e := contract.Errorf(contract.CodeInvalidArgument, "the page size must be 1 to %d instructions, not %d", MaxAllPage, page)
@@ -52,8 +53,15 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 	}
 	if c.insns == nil {
 		// The code could not be resolved to bytes (the tool answered
-		// with an unknown): its limitations say why.
+		// with an unknown, as a truncated file's missing section table
+		// leaves it): its limitations say why, and the listing fails
+		// with the unresolved structures, as objdump exits 1.
 		flush()
+		if p := c.data; p != nil {
+			if ue := UnknownCodeError(p.Coverage.Upstream, p.Unresolved); ue != nil {
+				return ue
+			}
+		}
 		return nil
 	}
 	pos, err := e.pager(ctx, c.tool, c.raw, c.files...).resume(a.Cursor)

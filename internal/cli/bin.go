@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/inquest-dev/inquest/internal/bin"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -30,6 +31,11 @@ type binFlags struct {
 	// noLimit leaves --limit out of a paged command whose page size has
 	// its own flag (disasm's --max).
 	noLimit bool
+	// unlocatedFails makes a text page with no rows whose code could
+	// not be located (coverage.upstream: a truncated file's section
+	// table) fail with bin.UnknownCodeError, exit 1, as objdump does;
+	// --json prints the tool's partial envelope as MCP returns it.
+	unlocatedFails bool
 	// arch selects a universal Mach-O file's slice (--arch); noArch
 	// leaves the flag out of a command whose tool has no arch argument.
 	arch   string
@@ -221,9 +227,19 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return err
 		}
 		var page struct {
-			Next string `json:"next_cursor"`
+			Next       string `json:"next_cursor"`
+			Rows       []json.RawMessage
+			Unresolved []bin.Unresolved
 		}
 		_ = json.Unmarshal(body, &page)
+		if f.unlocatedFails && len(page.Rows) == 0 {
+			var cov struct{ Upstream map[string]string }
+			cb, _ := json.Marshal(res.Coverage)
+			_ = json.Unmarshal(cb, &cov)
+			if ue := bin.UnknownCodeError(cov.Upstream, page.Unresolved); ue != nil {
+				return f.failure(env, ue)
+			}
+		}
 		if page.Next != "" {
 			fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", page.Next)
 		}
@@ -875,6 +891,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 		},
 	}
 	f.noLimit = true
+	f.unlocatedFails = true
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&symbol, "symbol", "", "symbol name")
 	cmd.Flags().StringVar(&section, "section", "", "section to disassemble (relocatable objects: addresses relative to it, .text by default)")
