@@ -7,6 +7,20 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 )
 
+// Interrupted is DisassembleAll's error when its context ends between
+// pages: Cursor resumes the listing after the last row emitted (the
+// disassemble tool's cursor: a page of any max_instructions, or another
+// DisassembleAll, continues from it) and Err is the context's error.
+type Interrupted struct {
+	Cursor string
+	Err    error
+}
+
+func (i *Interrupted) Error() string { return "interrupted: " + i.Err.Error() }
+
+// Unwrap returns the context's error.
+func (i *Interrupted) Unwrap() error { return i.Err }
+
 // MaxAllPage is the largest page DisassembleAll decodes at once (the
 // disassemble tool's own max_instructions ceiling).
 const MaxAllPage = 5000
@@ -21,8 +35,9 @@ const MaxAllPage = 5000
 // passed to emit in address order, as the tool's pages carry it; every
 // distinct limitation (the tool's warnings other than paging notices) is
 // passed to warn once, when first found. Memory is bounded by one page.
-// It returns emit's first error, the context's error when ctx ends
-// between pages (the rows emitted are complete rows), or the tool's own
+// It returns emit's first error, an *Interrupted (with the resume cursor,
+// wrapping the context's error) when ctx ends between pages (the rows
+// emitted are complete rows), or the tool's own
 // typed error (*contract.Error: a missing file, an unknown symbol, an
 // invalid cursor; UnknownCodeError when the code cannot be located, as
 // in a truncated file).
@@ -64,15 +79,19 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 		}
 		return nil
 	}
-	pos, err := e.pager(ctx, c.tool, c.raw, c.files...).resume(a.Cursor)
+	pg := e.pager(ctx, c.tool, c.raw, c.files...)
+	pos, err := pg.resume(a.Cursor)
 	if err != nil {
 		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return &Interrupted{Cursor: pg.next(pos), Err: err}
 		}
 		rows, next, err := c.insns(pos, page)
+		if err != nil && ctx.Err() != nil && len(rows) == 0 {
+			return &Interrupted{Cursor: pg.next(pos), Err: ctx.Err()}
+		}
 		if err != nil {
 			return contract.AsError(err)
 		}

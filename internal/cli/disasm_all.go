@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/inquest-dev/inquest/internal/bin"
@@ -47,7 +48,10 @@ func rowText(text, errText, target string) string {
 // bounded by one page (--max rows, 5,000 by default). Each limitation is
 // printed once on stderr, when found. --json and --preserve, which
 // describe one page, are refused with INVALID_ARGUMENT naming the flag.
-// A listing cancelled by SIGINT stops after the rows printed and exits 130.
+// A listing cancelled by SIGINT stops after the rows printed, prints the
+// cursor that resumes after them on stderr ("interrupted: resume with
+// --all --cursor C") and exits 130. A --cursor of a page resumes with
+// any --max (a disassembly cursor holds a byte offset, not a page size).
 func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any) error {
 	for _, flag := range []string{"json", "preserve"} {
 		if cmd.Flags().Changed(flag) {
@@ -114,6 +118,11 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 		return ferr
 	}
 	if err != nil && ctx.Err() != nil {
+		var in *bin.Interrupted
+		if errors.As(err, &in) && in.Cursor != "" {
+			// As a page's "more rows" line: the command that resumes.
+			fmt.Fprintf(env.Stderr, "interrupted: resume with --all --cursor %s\n", in.Cursor)
+		}
 		return exitCode(130)
 	}
 	if err != nil {

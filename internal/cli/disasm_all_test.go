@@ -75,7 +75,7 @@ func TestDisasmAll(t *testing.T) {
 		name string
 		args []string
 		skip int // rows of the pages before the first line
-	}{{"default page", nil, 0}, {"--max 10", []string{"--max", "10"}, 0}, {"--max 1", []string{"--max", "1"}, 0}, {"--cursor of page 1", []string{"--max", "10", "--cursor", second}, 10}} {
+	}{{"default page", nil, 0}, {"--max 10", []string{"--max", "10"}, 0}, {"--max 1", []string{"--max", "1"}, 0}, {"--cursor of page 1", []string{"--max", "10", "--cursor", second}, 10}, {"--cursor of page 1 without --max", []string{"--cursor", second}, 10}, {"--cursor of page 1 with --max 3", []string{"--max", "3", "--cursor", second}, 10}} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errs, code := runCLI(t, append([]string{"bin", "disasm", "--all", "--section", ".text", fixture}, tt.args...)...)
 			if code != 0 {
