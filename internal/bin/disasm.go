@@ -66,6 +66,13 @@ type Instruction struct {
 	// Relocations lists the relocation entries applied to this
 	// instruction's bytes (relocatable objects).
 	Relocations []Relocation `json:"relocations,omitempty"`
+	// Label is the symbol objdump -d heads this instruction with
+	// ("main" for its "0000000000001129 <main>:" line): the symbol that
+	// starts at its address, or for the first row of a listing that does
+	// not start at one, the symbol it lies in with its offset
+	// ("main+0x10"). Set by DisassembleAll only; not part of the tool's
+	// rows.
+	Label string `json:"-"`
 }
 
 // symIndex symbolizes addresses the way GNU objdump -d does

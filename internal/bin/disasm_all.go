@@ -3,6 +3,8 @@ package bin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -84,6 +86,7 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 	if err != nil {
 		return err
 	}
+	first := true // the call's first page: its first row is labelled
 	for {
 		if err := ctx.Err(); err != nil {
 			return &Interrupted{Cursor: pg.next(pos), Err: err}
@@ -99,6 +102,8 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 			c.onFinish()
 		}
 		flush()
+		labelRows(rows, c.symIdx, c.symSect, first)
+		first = false
 		for i := range rows {
 			if err := emit(&rows[i]); err != nil {
 				return err
@@ -108,5 +113,49 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 			return nil
 		}
 		pos = *next
+	}
+}
+
+// labelRows sets the Label of each row that starts a symbol of x (x's
+// symbols are sorted by address, one per address: the one objdump
+// names), and, when first, of the listing's first row whatever it is
+// (its symbol and offset, as objdump heads a section that starts inside
+// one, or before the first symbol of its section sect: the symbol that
+// follows, with a negative offset; a listing resumed from a cursor is
+// headed so too). Rows are in address order; a row whose address does not parse
+// is left unlabelled.
+func labelRows(rows []Instruction, x *symIndex, sect int, first bool) {
+	if x == nil || len(rows) == 0 {
+		return
+	}
+	lo, err := parseHex(rows[0].Address)
+	if err != nil {
+		return
+	}
+	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value >= lo })
+	if first {
+		rows[0].Label = x.name(lo)
+		if s, ok := x.nearest(lo); (!ok || s.sect != sect) && i < len(x.syms) && x.syms[i].sect == sect && x.syms[i].value > lo {
+			// objdump (find_symbol_for_address) prefers a symbol of
+			// the code's own section: the one that follows, with a
+			// negative offset ("<abort@@GLIBC_2.2.5-0x1f>").
+			rows[0].Label = fmt.Sprintf("%s-0x%x", x.syms[i].display(), x.syms[i].value-lo)
+		}
+	}
+	for r := range rows {
+		if i >= len(x.syms) {
+			return
+		}
+		a, err := parseHex(rows[r].Address)
+		if err != nil {
+			continue
+		}
+		for i < len(x.syms) && x.syms[i].value < a {
+			i++
+		}
+		if i < len(x.syms) && x.syms[i].value == a {
+			rows[r].Label = x.syms[i].display()
+			i++
+		}
 	}
 }

@@ -664,7 +664,7 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// up to the hard result limit (5,000 rows fit it), where the default
 	// page keeps to the session's result budget.
 	c.limitGiven = a.MaxInstructions > 0
-	c.insns = page
+	c.insns, c.symIdx, c.symSect = page, idx, cr.sect
 	c.page(a.Cursor, limit, encodeInstructions(page))
 	return nil
 }

@@ -881,7 +881,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 				printSlice(w, d.Slice)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, r := range d.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(rowText(r.Text, r.Error, r.TargetSymbol)))
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(rowText(r.Text, r.Error, r.Target, r.TargetSymbol)))
 					for _, rl := range r.Relocations {
 						fmt.Fprintf(tw, "\t\t  %s: %s\t%s\n", rl.Address, cell(rl.Type), cell(rl.Target))
 					}
