@@ -81,6 +81,20 @@ func (e x86Encoding) mandatory66() bool {
 	return false
 }
 
+// absolute reports whether the memory operand is an absolute address,
+// a displacement with no base and no index: ModRM mod 00 with a SIB byte
+// whose base is 101 and which has no index, or (in 32-bit mode, where it
+// is not RIP-relative) mod 00 r/m 101.
+func (e x86Encoding) absolute(mode int) bool {
+	if !e.hasModRM || e.mod != 0 || e.addr16 {
+		return false
+	}
+	if e.sib {
+		return e.sibBase == 5 && e.sibNoIndex
+	}
+	return e.rm == 5 && mode == 32
+}
+
 // legacyPrefix reports whether b is one of the eleven x86 legacy prefixes.
 func legacyPrefix(b byte) bool {
 	switch b {
@@ -349,7 +363,7 @@ func gnuATT(text string, code []byte, mode int) string {
 			return seg + attMem(disp, inner, enc, mode)
 		})
 	}
-	if enc.hasModRM && enc.mod != 3 && !enc.addr16 && !implicitMem(enc) && !strings.Contains(ops, "(") && strings.Contains(ops, "-0x") {
+	if enc.absolute(mode) && !implicitMem(enc) && !strings.Contains(ops, "(") && strings.Contains(ops, "-0x") {
 		ops = attAbsMem(ops, mode == 32 || enc.addr32)
 	}
 	if strings.Contains(ops, "$-") {
@@ -525,6 +539,9 @@ func attMem(disp, inner string, enc x86Encoding, mode int) string {
 	}
 	switch {
 	case base == "" && index == "":
+		if !enc.absolute(mode) {
+			return disp
+		}
 		return absDisp(disp, mode == 32 || enc.addr32)
 	case index == "":
 		return disp + "(" + base + ")"

@@ -54,6 +54,10 @@ var prefixBadCases = []struct{ name, bytes string }{
 	{"negative abs", "48 8b 04 25 f8 ff ff ff"},
 	{"fs imm store", "64 c7 04 25 f8 ff ff ff 01 00 00 00"},
 	{"fs base disp", "64 48 8b 40 f8"},
+	{"rip negative", "48 8b 05 f8 ff ff ff"},
+	{"vex rip negative", "c5 fe 6f 0d fc ff ff ff"},
+	{"fs rip negative", "64 48 8b 05 f8 ff ff ff"},
+	{"sib base negative", "48 8b 44 24 f8"},
 }
 
 // TestX86PrefixAndBadMatchObjdump assembles each case at its own
