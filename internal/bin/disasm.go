@@ -355,6 +355,14 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			if dec.lib != nil {
 				if len(pending) == 0 {
 					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					if len(pending) == 0 && unused66Group(code[off:end]) {
+						// objdump prints the 66 before a fence or
+						// vmptrst as an unused prefix ("data16
+						// sfence"), where Zydis refuses the whole.
+						if in, _ := dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, 1); len(in) == 1 {
+							pending = []extInsn{{size: 1 + in[0].size, text: in[0].text}}
+						}
+					}
 					if len(pending) == 0 {
 						// An instruction the decoder lacks is one
 						// undecodable row of its whole length, so the
@@ -472,6 +480,19 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		out = append(out, row)
 	}
 	return out, off
+}
+
+// unused66Group reports whether code is a 66 prefix before sfence (0f
+// ae f8-ff) or vmptrst (0f c7 /7, memory), which objdump decodes with
+// the 66 printed as "data16" and Zydis refuses (objdump's 66 before
+// lfence is "(bad)": its prefix table says so; 66 before mfence's bytes
+// is tpause).
+func unused66Group(code []byte) bool {
+	if len(code) < 4 || code[0] != 0x66 || code[1] != 0x0f {
+		return false
+	}
+	m := code[3]
+	return code[2] == 0xae && m >= 0xf8 || code[2] == 0xc7 && m>>6 != 3 && m>>3&7 == 7
 }
 
 // badLen is the length of the undecodable x86 row at the start of code,

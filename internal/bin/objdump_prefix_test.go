@@ -40,6 +40,8 @@ var prefixBadCases = []struct{ name, bytes string }{
 	{"pshufb", "66 0f 38 00 c1"},
 	{"palignr", "66 0f 3a 0f c1 03"},
 	{"data16 add", "66 48 01 c0"},
+	{"data16 sfence", "66 0f ae f8"},
+	{"data16 vmptrst", "66 0f c7 38"},
 	{"bad 0f 01 group", "66 0f 01 c6"},
 	{"bad c6 group", "c6 66"},
 	{"bad rex.w 0f b8", "66 48 0f b8 c1"},
