@@ -41,7 +41,9 @@ def objdump(count=False):
 
 def cli_all(count=False):
     w, c, out, _ = run([inq, "bin", "disasm", path, "--section", ".text", "--all"], subprocess.PIPE if count else null)
-    return w, c, (out.count(b"\n") if count else None)
+    # Instruction lines only: the symbol headers ("0000... <main>:") and
+    # the blank lines before them are objdump's shape, not rows.
+    return w, c, (len(re.findall(rb"(?m)^0x[0-9a-f]+:\t", out)) if count else None)
 
 def cli_pages(count=False):
     wall = cpu = 0.0

@@ -66,6 +66,13 @@ type Instruction struct {
 	// Relocations lists the relocation entries applied to this
 	// instruction's bytes (relocatable objects).
 	Relocations []Relocation `json:"relocations,omitempty"`
+	// Label is the symbol objdump -d heads this instruction with
+	// ("main" for its "0000000000001129 <main>:" line): the symbol that
+	// starts at its address, or for the first row of a listing that does
+	// not start at one, the symbol it lies in with its offset
+	// ("main+0x10"). Set by DisassembleAll only; not part of the tool's
+	// rows.
+	Label string `json:"-"`
 }
 
 // symIndex symbolizes addresses the way GNU objdump -d does
@@ -348,11 +355,19 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			if dec.lib != nil {
 				if len(pending) == 0 {
 					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					if len(pending) == 0 && unused66Group(code[off:end]) {
+						// objdump prints the 66 before a fence or
+						// vmptrst as an unused prefix ("data16
+						// sfence"), where Zydis refuses the whole.
+						if in, _ := dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, 1); len(in) == 1 {
+							pending = []extInsn{{size: 1 + in[0].size, text: in[0].text}}
+						}
+					}
 					if len(pending) == 0 {
 						// An instruction the decoder lacks is one
 						// undecodable row of its whole length, so the
 						// boundaries after it stay right.
-						n := 1
+						n := badLen(code[off:end], mode)
 						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
 							n = v
 						}
@@ -413,7 +428,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				if folded {
 					row.Text, spelled = e.text, true
 				} else if hit {
-				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && !x86Encode(code[off:off+e.size], mode).vex {
+				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && x86asmReads(code[off:off+e.size], mode) {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
 					row.Text = e.text
@@ -467,6 +482,53 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	return out, off
 }
 
+// unused66Group reports whether code is a 66 prefix before sfence (0f
+// ae f8-ff) or vmptrst (0f c7 /7, memory), which objdump decodes with
+// the 66 printed as "data16" and Zydis refuses (objdump's 66 before
+// lfence is "(bad)": its prefix table says so; 66 before mfence's bytes
+// is tpause).
+func unused66Group(code []byte) bool {
+	if len(code) < 4 || code[0] != 0x66 || code[1] != 0x0f {
+		return false
+	}
+	m := code[3]
+	return code[2] == 0xae && m >= 0xf8 || code[2] == 0xc7 && m>>6 != 3 && m>>3&7 == 7
+}
+
+// badLen is the length of the undecodable x86 row at the start of code,
+// as objdump's "(bad)" spans it: i386-dis.c stops at the opcode it finds
+// no instruction for and consumes the bytes it has read up to there, the
+// legacy prefixes, REX and the opcode bytes (0f, 0f 38 and 0f 3a escapes
+// included) but not the ModRM byte ("66 0f 01 c6" is a 3-byte "(bad)"
+// and "c6" before a ModRM whose reg field is not 0 a 1-byte one). A VEX,
+// EVEX or XOP encoding, or bytes that end before an opcode, is one byte,
+// as is anything longer than the code left.
+func badLen(code []byte, mode int) int {
+	e := x86Encode(code, mode)
+	if e.vex || len(e.opcode) == 0 {
+		return 1
+	}
+	n := len(e.prefixes) + len(e.opcode)
+	if e.rex != 0 {
+		n++
+	}
+	if n > len(code) || n > maxInsnLen {
+		return 1
+	}
+	return n
+}
+
+// x86asmReads reports whether x86asm's decoding of the instruction in
+// code is the one to spell: not for VEX or EVEX (x86asm misreads some
+// of their prefix fields) nor for an instruction a mandatory 66 prefix
+// selects (x86asm reads 66 0f ae /6 as xsaveopt and /7 as clflush where
+// they are clwb, tpause and clflushopt, and misnames movdir64b and
+// invept).
+func x86asmReads(code []byte, mode int) bool {
+	e := x86Encode(code, mode)
+	return !e.vex && !e.mandatory66()
+}
+
 // x86Spelling returns an x86 instruction's text (from any decoder) as
 // objdump spells it in syntax: gnuATT for AT&T ("gnu", the default),
 // gnuIntel for Intel; Go syntax is x86asm's own.
@@ -489,7 +551,8 @@ func x86Spelling(text, syntax string, code []byte, arch string) string {
 // Intel formatter prints, when that is the AT&T one with one more letter:
 // Zydis's AT&T formatter appends an operand-size letter to vector
 // instructions with a memory operand ("vmovdqu64z", "vmovqq", "vmovdl")
-// that objdump does not print.
+// that objdump does not print, and so it does to the instructions a
+// mandatory 66 prefix selects ("invpcidx", "movdir64bz").
 func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text string) string {
 	if _, ok := lib.(*zydisLib); !ok {
 		return text
@@ -499,7 +562,7 @@ func attMnemonicFromIntel(lib extDecoder, mode int, code []byte, pc uint64, text
 	for i < len(f)-1 && (attPrefixNames()[f[i]] || isPrefixWord(f[i])) {
 		i++
 	}
-	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") {
+	if i >= len(f) || !strings.HasPrefix(f[i], "v") && !strings.HasPrefix(f[i], "k") && !x86Encode(code, mode).mandatory66() {
 		return text
 	}
 	in, _ := lib.decodeX86(mode, true, code, pc, 1)

@@ -3,9 +3,25 @@ package bin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
+
+// Interrupted is DisassembleAll's error when its context ends between
+// pages: Cursor resumes the listing after the last row emitted (the
+// disassemble tool's cursor: a page of any max_instructions, or another
+// DisassembleAll, continues from it) and Err is the context's error.
+type Interrupted struct {
+	Cursor string
+	Err    error
+}
+
+func (i *Interrupted) Error() string { return "interrupted: " + i.Err.Error() }
+
+// Unwrap returns the context's error.
+func (i *Interrupted) Unwrap() error { return i.Err }
 
 // MaxAllPage is the largest page DisassembleAll decodes at once (the
 // disassemble tool's own max_instructions ceiling).
@@ -21,10 +37,12 @@ const MaxAllPage = 5000
 // passed to emit in address order, as the tool's pages carry it; every
 // distinct limitation (the tool's warnings other than paging notices) is
 // passed to warn once, when first found. Memory is bounded by one page.
-// It returns emit's first error, the context's error when ctx ends
-// between pages (the rows emitted are complete rows), or the tool's own
+// It returns emit's first error, an *Interrupted (with the resume cursor,
+// wrapping the context's error) when ctx ends between pages (the rows
+// emitted are complete rows), or the tool's own
 // typed error (*contract.Error: a missing file, an unknown symbol, an
-// invalid cursor).
+// invalid cursor; UnknownCodeError when the code cannot be located, as
+// in a truncated file).
 func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int, emit func(*Instruction) error, warn func(string)) (err error) {
 	if page < 1 || page > MaxAllPage {
 		e := contract.Errorf(contract.CodeInvalidArgument, "the page size must be 1 to %d instructions, not %d", MaxAllPage, page)
@@ -52,19 +70,31 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 	}
 	if c.insns == nil {
 		// The code could not be resolved to bytes (the tool answered
-		// with an unknown): its limitations say why.
+		// with an unknown, as a truncated file's missing section table
+		// leaves it): its limitations say why, and the listing fails
+		// with the unresolved structures, as objdump exits 1.
 		flush()
+		if p := c.data; p != nil {
+			if ue := UnknownCodeError(p.Coverage.Upstream, p.Unresolved); ue != nil {
+				return ue
+			}
+		}
 		return nil
 	}
-	pos, err := e.pager(ctx, c.tool, c.raw, c.files...).resume(a.Cursor)
+	pg := e.pager(ctx, c.tool, c.raw, c.files...)
+	pos, err := pg.resume(a.Cursor)
 	if err != nil {
 		return err
 	}
+	first := true // the call's first page: its first row is labelled
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return &Interrupted{Cursor: pg.next(pos), Err: err}
 		}
 		rows, next, err := c.insns(pos, page)
+		if err != nil && ctx.Err() != nil && len(rows) == 0 {
+			return &Interrupted{Cursor: pg.next(pos), Err: ctx.Err()}
+		}
 		if err != nil {
 			return contract.AsError(err)
 		}
@@ -72,6 +102,8 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 			c.onFinish()
 		}
 		flush()
+		labelRows(rows, c.symIdx, c.symSect, first)
+		first = false
 		for i := range rows {
 			if err := emit(&rows[i]); err != nil {
 				return err
@@ -81,5 +113,49 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 			return nil
 		}
 		pos = *next
+	}
+}
+
+// labelRows sets the Label of each row that starts a symbol of x (x's
+// symbols are sorted by address, one per address: the one objdump
+// names), and, when first, of the listing's first row whatever it is
+// (its symbol and offset, as objdump heads a section that starts inside
+// one, or before the first symbol of its section sect: the symbol that
+// follows, with a negative offset; a listing resumed from a cursor is
+// headed so too). Rows are in address order; a row whose address does not parse
+// is left unlabelled.
+func labelRows(rows []Instruction, x *symIndex, sect int, first bool) {
+	if x == nil || len(rows) == 0 {
+		return
+	}
+	lo, err := parseHex(rows[0].Address)
+	if err != nil {
+		return
+	}
+	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value >= lo })
+	if first {
+		rows[0].Label = x.name(lo)
+		if s, ok := x.nearest(lo); (!ok || s.sect != sect) && i < len(x.syms) && x.syms[i].sect == sect && x.syms[i].value > lo {
+			// objdump (find_symbol_for_address) prefers a symbol of
+			// the code's own section: the one that follows, with a
+			// negative offset ("<abort@@GLIBC_2.2.5-0x1f>").
+			rows[0].Label = fmt.Sprintf("%s-0x%x", x.syms[i].display(), x.syms[i].value-lo)
+		}
+	}
+	for r := range rows {
+		if i >= len(x.syms) {
+			return
+		}
+		a, err := parseHex(rows[r].Address)
+		if err != nil {
+			continue
+		}
+		for i < len(x.syms) && x.syms[i].value < a {
+			i++
+		}
+		if i < len(x.syms) && x.syms[i].value == a {
+			rows[r].Label = x.syms[i].display()
+			i++
+		}
 	}
 }

@@ -29,12 +29,28 @@ const MaxDWARFUnits = 100000
 // cannot read the sections); Unknown then maps each of those fields to the
 // reason. There is no DebugInfo when the section table was not read.
 type DebugInfo struct {
-	Present   bool              `json:"present"`
-	Units     *int              `json:"units"`
-	Producers []string          `json:"producers"`
-	Languages []string          `json:"languages"`
-	Unknown   map[string]string `json:"unknown,omitempty"`
+	Present   bool     `json:"present"`
+	Units     *int     `json:"units"`
+	Producers []string `json:"producers"`
+	Languages []string `json:"languages"`
+	// SkeletonUnits is how many of Units are split-DWARF skeletons
+	// (gcc -gsplit-dwarf: DWARF 5 DW_UT_skeleton units, whose entry is
+	// DW_TAG_skeleton_unit, or DWARF 4 compile units with
+	// DW_AT_GNU_dwo_name): their entries live in the .dwo files named
+	// by DWONames (DW_AT_dwo_name, distinct, sorted), which inspect does
+	// not read, so their producers and languages are not in Producers
+	// and Languages. Both are absent when there is no skeleton.
+	SkeletonUnits int               `json:"skeleton_units,omitempty"`
+	DWONames      []string          `json:"dwo_names,omitempty"`
+	Unknown       map[string]string `json:"unknown,omitempty"`
 }
+
+// attrGNUDWOName is DW_AT_GNU_dwo_name, the DWARF 4 split-DWARF
+// extension naming a skeleton's .dwo file (DWARF 5 has DW_AT_dwo_name).
+const attrGNUDWOName dwarf.Attr = 0x2130
+
+// maxDWONames bounds the distinct .dwo names DebugInfo lists.
+const maxDWONames = 1000
 
 // dwarfLang names DW_LANG codes (DWARF 5, section 7.12).
 var dwarfLang = map[int64]string{0x1: "C89", 0x2: "C", 0x4: "C_plus_plus", 0xc: "C99", 0x16: "Go", 0x1a: "C_plus_plus_11", 0x1c: "Rust", 0x1d: "C11", 0x21: "C_plus_plus_14", 0x2c: "C17", 0x8001: "Mips_Assembler"}
@@ -246,7 +262,7 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 	}
 	di.Present = true
 	state := FacetComplete
-	prod, lang := map[string]bool{}, map[string]bool{}
+	prod, lang, dwos := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	func() {
 		defer func() {
 			if recover() != nil {
@@ -268,8 +284,18 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 			if e == nil {
 				return
 			}
-			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit || e.Tag == dwarf.TagSkeletonUnit {
 				nunits++
+				dwo, _ := e.Val(dwarf.AttrDwoName).(string)
+				if dwo == "" {
+					dwo, _ = e.Val(attrGNUDWOName).(string)
+				}
+				if e.Tag == dwarf.TagSkeletonUnit || dwo != "" {
+					di.SkeletonUnits++
+					if dwo != "" && len(dwos) < maxDWONames {
+						dwos[dwo] = true
+					}
+				}
 				if p, ok := e.Val(dwarf.AttrProducer).(string); ok {
 					prod[p] = true
 				}
@@ -291,8 +317,12 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 	for l := range lang {
 		di.Languages = append(di.Languages, l)
 	}
+	for n := range dwos {
+		di.DWONames = append(di.DWONames, n)
+	}
 	sort.Strings(di.Producers)
 	sort.Strings(di.Languages)
+	sort.Strings(di.DWONames)
 	in.facet("debug_info", state, "")
 }
 

@@ -51,6 +51,50 @@ type x86Encoding struct {
 	dispAt int
 }
 
+// mandatory66 reports whether the instruction's 66 prefix selects the
+// instruction rather than its operand size (Intel SDM vol. 2, 2.1.2
+// mandatory prefixes) for an instruction whose text shows no %xmm
+// register, or that i386-dis.c looks up in a table indexed by the prefix
+// (which marks the 66 used even where REX.W overrides its operand size):
+// every legacy-encoded 0f 38 and 0f 3a opcode (movbe included: "movbe
+// (%rax),%rax" for 66 48 0f 38 f0 00), 0f ae /6 /7 (clwb, clflushopt,
+// tpause) and 0f c7 /6 (vmclear, rdrand) and /7 register (rdseed).
+// objdump prints such a 66 as part of the instruction ("adcx
+// %ecx,%eax", "invpcid (%rax),%rcx"), not as "data16"; a second 66 is
+// data16. An f2 or f3 prefix takes precedence (adox, crc32), so the 66
+// is then not the mandatory one.
+func (e x86Encoding) mandatory66() bool {
+	if e.vex || !hasPrefix(e.prefixes, 0x66) || hasPrefix(e.prefixes, 0xf2) || hasPrefix(e.prefixes, 0xf3) {
+		return false
+	}
+	op := e.opcode
+	switch {
+	case len(op) == 3 && op[0] == 0x0f && (op[1] == 0x38 || op[1] == 0x3a):
+		return true
+	case len(op) == 2 && op[0] == 0x0f && op[1] == 0xae && e.hasModRM:
+		reg := e.modrm >> 3 & 7
+		return reg == 6 || reg == 7 && e.mod != 3
+	case len(op) == 2 && op[0] == 0x0f && op[1] == 0xc7 && e.hasModRM:
+		reg := e.modrm >> 3 & 7
+		return reg == 6 || reg == 7 && e.mod == 3
+	}
+	return false
+}
+
+// absolute reports whether the memory operand is an absolute address,
+// a displacement with no base and no index: ModRM mod 00 with a SIB byte
+// whose base is 101 and which has no index, or (in 32-bit mode, where it
+// is not RIP-relative) mod 00 r/m 101.
+func (e x86Encoding) absolute(mode int) bool {
+	if !e.hasModRM || e.mod != 0 || e.addr16 {
+		return false
+	}
+	if e.sib {
+		return e.sibBase == 5 && e.sibNoIndex
+	}
+	return e.rm == 5 && mode == 32
+}
+
 // legacyPrefix reports whether b is one of the eleven x86 legacy prefixes.
 func legacyPrefix(b byte) bool {
 	switch b {
@@ -296,6 +340,11 @@ func gnuATT(text string, code []byte, mode int) string {
 	if base := strings.TrimRight(mn, "bwlq"); base != mn && len(mn)-len(base) == 1 && attSuffixed()[base] && hasGPR(ops) {
 		mn = base
 	}
+	if strings.HasPrefix(mn, "crc32") && len(mn) == 6 && strings.HasPrefix(ops, "%") {
+		// crc32 of a register: objdump prints no size suffix (the
+		// register gives it); of memory it does ("crc32b (%rax),%eax").
+		mn = "crc32"
+	}
 	mn, ops = attPushPop(mn, ops, mode)
 	mn, ops = attPredicate(mn, ops)
 	mn = attMovabs(mn, ops, enc, mode)
@@ -313,6 +362,9 @@ func gnuATT(text string, code []byte, mode int) string {
 			}
 			return seg + attMem(disp, inner, enc, mode)
 		})
+	}
+	if enc.absolute(mode) && !implicitMem(enc) && !strings.Contains(ops, "(") && strings.Contains(ops, "-0x") {
+		ops = attAbsMem(ops, mode == 32 || enc.addr32)
 	}
 	if strings.Contains(ops, "$-") {
 		ops = attNegImms(mn, ops, mode, enc)
@@ -487,11 +539,50 @@ func attMem(disp, inner string, enc x86Encoding, mode int) string {
 	}
 	switch {
 	case base == "" && index == "":
-		return disp
+		if !enc.absolute(mode) {
+			return disp
+		}
+		return absDisp(disp, mode == 32 || enc.addr32)
 	case index == "":
 		return disp + "(" + base + ")"
 	}
 	return disp + "(" + base + "," + index + "," + scale + ")"
+}
+
+// absDisp is an absolute memory operand's displacement (no base, no
+// index: "%fs:0xfffffffffffffff8") as objdump prints it, an unsigned
+// address of the address size (32 bits when addr32, else 64), where a
+// decoder prints a negative displacement ("%fs:-0x8").
+func absDisp(disp string, addr32 bool) string {
+	if !strings.HasPrefix(disp, "-0x") {
+		return disp
+	}
+	v, err := strconv.ParseUint(disp[3:], 16, 64)
+	if err != nil {
+		return disp
+	}
+	a := -v
+	if addr32 {
+		a &= 0xffffffff
+	}
+	return "0x" + strconv.FormatUint(a, 16)
+}
+
+// attAbsMem spells the absolute memory operands of ops (a displacement
+// alone, perhaps after a segment: "%fs:-0x8") with absDisp; immediates
+// ("$-0x8") are left alone.
+func attAbsMem(ops string, addr32 bool) string {
+	parts := strings.Split(ops, ",")
+	for i, p := range parts {
+		seg := ""
+		if len(p) > 4 && p[0] == '%' && p[3] == ':' {
+			seg, p = p[:4], p[4:]
+		}
+		if strings.HasPrefix(p, "-0x") {
+			parts[i] = seg + absDisp(p, addr32)
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // attOperandBits is the operand size in bits that objdump prints a
@@ -595,7 +686,7 @@ func attPrefixes(pre []string, mn, ops string, enc x86Encoding, mode int, segs [
 			n66++
 		}
 	}
-	uses66 := n66 > 0 && (attUses16(mn, ops) || !enc.vex && strings.Contains(ops, "%xmm"))
+	uses66 := n66 > 0 && (attUses16(mn, ops) || !enc.vex && strings.Contains(ops, "%xmm") || enc.mandatory66())
 	if mn == "xchg" && ops == "%ax,%ax" {
 		uses66 = true
 	}

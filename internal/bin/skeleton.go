@@ -59,9 +59,14 @@ type invocation struct {
 	rows rowFunc
 	// insns is the typed page function of disassemble (its rows before
 	// encoding), which DisassembleAll follows page after page.
-	insns  func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error)
-	cursor string
-	limit  int
+	insns func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error)
+	// symIdx is the symbol index disassemble symbolizes with, which
+	// DisassembleAll labels rows from (Instruction.Label).
+	symIdx *symIndex
+	// symSect is the index of the section disassembled.
+	symSect int
+	cursor  string
+	limit   int
 	// limitGiven says the caller set the row limit itself: its page is
 	// then bounded by that limit within the hard result limit
 	// (tool.HardResultBytes), not by the default result budget.

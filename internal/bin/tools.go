@@ -190,6 +190,12 @@ func (e Env) pager(ctx context.Context, name string, args json.RawMessage, files
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	delete(m, "cursor")
+	if name == "disassemble" {
+		// A disassembly cursor holds the byte offset to decode from,
+		// whatever the page size: a page of any max_instructions (and
+		// `bin disasm --all`, whose batch size is its own) resumes it.
+		delete(m, "max_instructions")
+	}
 	b, _ := json.Marshal(m)
 	return &pager{env: e, ctx: ctx, tool: name, args: b, files: files}
 }

@@ -220,10 +220,13 @@ type goBuildInfoSummary struct {
 // debugInfoSummary is DebugInfo without Producers (the dwarf_producers
 // facet).
 type debugInfoSummary struct {
-	Languages []string          `json:"languages"`
-	Present   bool              `json:"present"`
-	Units     *int              `json:"units"`
-	Unknown   map[string]string `json:"unknown,omitempty"`
+	Languages []string `json:"languages"`
+	Present   bool     `json:"present"`
+	Units     *int     `json:"units"`
+	// SkeletonUnits and DWONames are DebugInfo's.
+	SkeletonUnits int               `json:"skeleton_units,omitempty"`
+	DWONames      []string          `json:"dwo_names,omitempty"`
+	Unknown       map[string]string `json:"unknown,omitempty"`
 }
 
 // summarize returns in's summary (inspectionSummary).
@@ -233,7 +236,7 @@ func summarize(in *Inspection) *inspectionSummary {
 		s.GoBuildInfo = &goBuildInfoSummary{GoVersion: g.GoVersion, Main: g.Main, Path: g.Path, Settings: g.Settings}
 	}
 	if d := in.Debug; d != nil {
-		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units, Unknown: d.Unknown}
+		s.Debug = &debugInfoSummary{Languages: d.Languages, Present: d.Present, Units: d.Units, SkeletonUnits: d.SkeletonUnits, DWONames: d.DWONames, Unknown: d.Unknown}
 	}
 	return s
 }
@@ -667,7 +670,7 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// up to the hard result limit (5,000 rows fit it), where the default
 	// page keeps to the session's result budget.
 	c.limitGiven = a.MaxInstructions > 0
-	c.insns = page
+	c.insns, c.symIdx, c.symSect = page, idx, cr.sect
 	c.page(a.Cursor, limit, encodeInstructions(page))
 	return nil
 }

@@ -3,6 +3,7 @@ package bin
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 )
@@ -95,4 +96,35 @@ func withInputIdentity(err error, f *File, field string) error {
 		e.Field = field
 	}
 	return e.WithDetail("input", map[string]any{"field": field, "size_bytes": decU(uint64(len(f.Data))), "sha256": f.SHA256(), "digest_of": "file_bytes"})
+}
+
+// UnknownCodeError is the error a person's disassembly request ends with
+// when the code it names could not be located, as objdump exits 1 on a
+// truncated file: DECODE_FAILED, with Field the argument whose lookup is
+// unknown ("/section", "/symbol", "/start"), the message the reason and
+// each unresolved structure ("section header table at offset 33680 (1984
+// bytes): ... extends past the end of the file"). upstream maps the argument to
+// its reason as coverage.upstream carries it ("unknown: ..."); nil when
+// it is empty (the code was located).
+func UnknownCodeError(upstream map[string]string, un []Unresolved) *contract.Error {
+	if len(upstream) == 0 {
+		return nil
+	}
+	field := ""
+	for f := range upstream {
+		if field == "" || f < field {
+			field = f
+		}
+	}
+	msg := "the code to disassemble was not located: " + strings.TrimPrefix(upstream[field], "unknown: ")
+	for _, u := range un {
+		msg += fmt.Sprintf("; %s at offset %s", u.Structure, u.Offset)
+		if u.Size != "" {
+			msg += " (" + u.Size + " bytes)"
+		}
+		msg += ": " + u.Reason
+	}
+	e := contract.Errorf(contract.CodeDecodeFailed, "%s", msg)
+	e.Field = field
+	return e
 }

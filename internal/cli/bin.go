@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/inquest-dev/inquest/internal/bin"
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/perf"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -30,6 +31,11 @@ type binFlags struct {
 	// noLimit leaves --limit out of a paged command whose page size has
 	// its own flag (disasm's --max).
 	noLimit bool
+	// unlocatedFails makes a text page with no rows whose code could
+	// not be located (coverage.upstream: a truncated file's section
+	// table) fail with bin.UnknownCodeError, exit 1, as objdump does;
+	// --json prints the tool's partial envelope as MCP returns it.
+	unlocatedFails bool
 	// arch selects a universal Mach-O file's slice (--arch); noArch
 	// leaves the flag out of a command whose tool has no arch argument.
 	arch   string
@@ -221,9 +227,19 @@ func runTool(cmd *cobra.Command, env *Env, f *binFlags, name string, args map[st
 			return err
 		}
 		var page struct {
-			Next string `json:"next_cursor"`
+			Next       string `json:"next_cursor"`
+			Rows       []json.RawMessage
+			Unresolved []bin.Unresolved
 		}
 		_ = json.Unmarshal(body, &page)
+		if f.unlocatedFails && len(page.Rows) == 0 {
+			var cov struct{ Upstream map[string]string }
+			cb, _ := json.Marshal(res.Coverage)
+			_ = json.Unmarshal(cb, &cov)
+			if ue := bin.UnknownCodeError(cov.Upstream, page.Unresolved); ue != nil {
+				return f.failure(env, ue)
+			}
+		}
 		if page.Next != "" {
 			fmt.Fprintf(env.Stderr, "more rows: repeat with --cursor %s\n", page.Next)
 		}
@@ -362,9 +378,11 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 				Path      string
 			} `json:"go_build_info"`
 			Debug *struct {
-				Present   bool
-				Units     *int
-				Languages []string
+				Present       bool
+				Units         *int
+				Languages     []string
+				SkeletonUnits int      `json:"skeleton_units"`
+				DWONames      []string `json:"dwo_names"`
 			} `json:"debug_info"`
 			Facets    map[string]struct{ State, Reason string }
 			Hardening []struct {
@@ -536,13 +554,16 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 }
 
 // dwarfLine prints the DWARF summary: "dwarf none", "dwarf 373 units
-// (C11, Go)", "dwarf present (units not read: --facet dwarf_producers)"
+// (C11, Go)" (with ", 1 split-DWARF skeletons (dwo [a.dwo])" when some
+// units are skeletons), "dwarf present (units not read: --facet dwarf_producers)"
 // when the units were not requested, "dwarf unknown (reason)" when they
 // could not be read; "" when there is no summary (not inspected).
 func dwarfLine(d *struct {
-	Present   bool
-	Units     *int
-	Languages []string
+	Present       bool
+	Units         *int
+	Languages     []string
+	SkeletonUnits int      `json:"skeleton_units"`
+	DWONames      []string `json:"dwo_names"`
 }, facet struct{ State, Reason string }) string {
 	switch {
 	case d == nil:
@@ -556,7 +577,14 @@ func dwarfLine(d *struct {
 		if len(d.Languages) > 0 {
 			langs = " (" + cell(strings.Join(d.Languages, ", ")) + ")"
 		}
-		return fmt.Sprintf("dwarf %d units%s", *d.Units, langs)
+		skel := ""
+		if d.SkeletonUnits > 0 {
+			skel = fmt.Sprintf(", %d split-DWARF skeletons", d.SkeletonUnits)
+			if len(d.DWONames) > 0 {
+				skel += " (dwo " + cellList(d.DWONames) + ")"
+			}
+		}
+		return fmt.Sprintf("dwarf %d units%s%s", *d.Units, langs, skel)
 	}
 	return "dwarf present, units unknown (" + cell(orUnknown(facet.Reason)) + ")"
 }
@@ -853,7 +881,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 				printSlice(w, d.Slice)
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, r := range d.Rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(rowText(r.Text, r.Error, r.TargetSymbol)))
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Address, r.Bytes, cell(rowText(r.Text, r.Error, r.Target, r.TargetSymbol)))
 					for _, rl := range r.Relocations {
 						fmt.Fprintf(tw, "\t\t  %s: %s\t%s\n", rl.Address, cell(rl.Type), cell(rl.Target))
 					}
@@ -863,6 +891,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 		},
 	}
 	f.noLimit = true
+	f.unlocatedFails = true
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&symbol, "symbol", "", "symbol name")
 	cmd.Flags().StringVar(&section, "section", "", "section to disassemble (relocatable objects: addresses relative to it, .text by default)")

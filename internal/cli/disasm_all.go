@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/inquest-dev/inquest/internal/bin"
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -18,22 +20,58 @@ const allPageSize = 5000
 // disasmRow is one instruction row of a disassemble page as the CLI
 // prints it.
 type disasmRow struct {
-	Address, Bytes, Text, Error string
-	TargetSymbol                string `json:"target_symbol"`
-	Relocations                 []struct{ Address, Type, Target string }
+	Address, Bytes, Text, Error, Target string
+	TargetSymbol                        string `json:"target_symbol"`
+	Relocations                         []struct{ Address, Type, Target string }
 }
 
 // rowText is the text column of a row: its instruction text (or its
-// error in parentheses) and its target symbol in angle brackets, as
-// objdump writes it.
-func rowText(text, errText, target string) string {
+// error in parentheses) and its target as objdump writes it: a branch's
+// symbol in angle brackets ("call 2639f  <abort>"), a RIP-relative
+// operand's address and symbol as a comment ("lea 0xed3(%rip),%rax  #
+// 2004 <_IO_stdin_used+0x4>", the address alone when no symbol precedes
+// it).
+func rowText(text, errText, target, targetSym string) string {
 	if errText != "" {
 		text = "(" + errText + ")"
 	}
-	if target != "" {
-		text += "  <" + target + ">"
+	if target != "" && ripRelative(text) {
+		text += "  # " + strings.TrimPrefix(target, "0x")
+		if targetSym != "" {
+			text += " <" + targetSym + ">"
+		}
+		return text
+	}
+	if targetSym != "" {
+		text += "  <" + targetSym + ">"
 	}
 	return text
+}
+
+// ripRelative reports whether an instruction's text has a RIP-relative
+// memory operand (AT&T "(%rip)", Intel "[rip"): its target is the
+// operand's address, which objdump prints as a "#" comment.
+func ripRelative(text string) bool {
+	return strings.Contains(text, "(%rip)") || strings.Contains(text, "[rip")
+}
+
+// appendLabel appends objdump -d's symbol header line for a row that
+// starts a symbol ("\n0000000000001129 <main>:\n": a blank line, the
+// address in 16 hex digits, the symbol in angle brackets), or nothing
+// when label is "".
+func appendLabel(line []byte, address, label string) []byte {
+	if label == "" {
+		return line
+	}
+	a := strings.TrimPrefix(address, "0x")
+	line = append(line, '\n')
+	for i := len(a); i < 16; i++ {
+		line = append(line, '0')
+	}
+	line = append(line, a...)
+	line = append(line, " <"...)
+	line = append(line, cell(label)...)
+	return append(line, ">:\n"...)
 }
 
 // runDisasmAll is `inquest bin disasm --all`: it lists the whole
@@ -42,12 +80,18 @@ func rowText(text, errText, target string) string {
 // the file parsed once, each page decoded from where the last ended) and
 // streams every row to stdout as it is decoded, one line per instruction
 // ("ADDRESS:\tBYTES\tTEXT", a relocation on its own indented line), as
-// objdump -d prints a section. The arguments are validated against the
+// objdump -d prints a section: each symbol's rows are headed by a blank
+// line and "0000000000001129 <main>:" (the listing's first row too,
+// "<main+0x10>:" when it starts inside one), and a RIP-relative operand
+// ends with "# ADDRESS <symbol>". The arguments are validated against the
 // disassemble tool's schema first (the same errors as a page). Memory is
 // bounded by one page (--max rows, 5,000 by default). Each limitation is
 // printed once on stderr, when found. --json and --preserve, which
 // describe one page, are refused with INVALID_ARGUMENT naming the flag.
-// A listing cancelled by SIGINT stops after the rows printed and exits 130.
+// A listing cancelled by SIGINT stops after the rows printed, prints the
+// cursor that resumes after them on stderr ("interrupted: resume with
+// --all --cursor C") and exits 130. A --cursor of a page resumes with
+// any --max (a disassembly cursor holds a byte offset, not a page size).
 func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any) error {
 	for _, flag := range []string{"json", "preserve"} {
 		if cmd.Flags().Changed(flag) {
@@ -79,11 +123,12 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 	// command fails with it as written, not as the tool's error.
 	var writeErr error
 	emit := func(r *bin.Instruction) error {
-		line = append(line[:0], r.Address...)
+		line = appendLabel(line[:0], r.Address, r.Label)
+		line = append(line, r.Address...)
 		line = append(line, ":\t"...)
 		line = append(line, r.Bytes...)
 		line = append(line, '\t')
-		line = append(line, cell(rowText(r.Text, r.Error, r.TargetSymbol))...)
+		line = append(line, cell(rowText(r.Text, r.Error, r.Target, r.TargetSymbol))...)
 		line = append(line, '\n')
 		for _, rl := range r.Relocations {
 			line = append(line, "\t\t  "...)
@@ -114,6 +159,11 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 		return ferr
 	}
 	if err != nil && ctx.Err() != nil {
+		var in *bin.Interrupted
+		if errors.As(err, &in) && in.Cursor != "" {
+			// As a page's "more rows" line: the command that resumes.
+			fmt.Fprintf(env.Stderr, "interrupted: resume with --all --cursor %s\n", in.Cursor)
+		}
 		return exitCode(130)
 	}
 	if err != nil {
