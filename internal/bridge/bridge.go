@@ -74,6 +74,18 @@ func (l *Local) Close() error {
 // adds: raw-mode page size (a paged tool's limit defaults to 100 in raw
 // mode), pid resolution (PIDAt) and completion (Delivery).
 func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Tool {
+	return bind(get, mode, host.ToolsFor(host.Delivery{Raw: mode.Raw}))
+}
+
+// ToolsNamed is Tools limited to the named proc tools (host.ToolsNamed:
+// only their declarations and schemas are built), for a command that
+// calls a few of them. Names that are no proc tool are skipped.
+func ToolsNamed(get func(ctx context.Context) (Backend, error), mode Mode, names ...string) []tool.Tool {
+	return bind(get, mode, host.ToolsNamed(host.Delivery{Raw: mode.Raw}, names...))
+}
+
+// bind makes the bridge's tools of decls, as Tools describes.
+func bind(get func(ctx context.Context) (Backend, error), mode Mode, decls []host.Decl) []tool.Tool {
 	call := func(ctx context.Context, method string, args json.RawMessage) (*contract.Result, error) {
 		b, err := get(ctx)
 		if err != nil {
@@ -82,7 +94,6 @@ func Tools(get func(ctx context.Context) (Backend, error), mode Mode) []tool.Too
 		return b.Call(ctx, method, args)
 	}
 	d := newDelivery(mode, call)
-	decls := host.ToolsFor(host.Delivery{Raw: mode.Raw})
 	out := make([]tool.Tool, 0, len(decls))
 	for _, decl := range decls {
 		t := decl.Tool

@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/inquest-dev/inquest/internal/host"
@@ -94,23 +93,6 @@ rule fits) is shown when any listed process runs in a container, or with
 			if err != nil {
 				return failed(err)
 			}
-			var page struct {
-				Rows []struct {
-					PID       int    `json:"pid"`
-					Name      string `json:"name"`
-					NameBytes string `json:"name_bytes"`
-					State     string `json:"state"`
-					// Container is the row's container object.
-					Container map[string]any `json:"container"`
-					// Values holds the column metrics and the sort
-					// metric, from the snapshot the order comes from.
-					Values map[string]any `json:"values"`
-				} `json:"rows"`
-				Next *string `json:"next_cursor"`
-			}
-			if err := remarshal(res.Data, &page); err != nil {
-				return err
-			}
 			// A metric sort shows the values it ordered by (one snapshot):
 			// in their own column, or in an extra one.
 			extra := ""
@@ -121,44 +103,11 @@ rule fits) is shown when any listed process runs in a container, or with
 			}
 			out := bufio.NewWriter(env.Stdout)
 			defer out.Flush()
-			hdr := []string{"PID", "CPU%", "RSS", "THR", "FDS"}
-			left := []bool{false, false, false, false, false}
-			if extra != "" {
-				hdr, left = append(hdr, strings.ToUpper(cell(extra))), append(left, false)
+			more, err := writePSTable(out, res.Data, extra, exact)
+			if err != nil {
+				return err
 			}
-			showContainer := false
-			for _, r := range page.Rows {
-				if c := containerCell(map[string]any{"container": r.Container}); c != "-" && c != "?" {
-					showContainer = true
-				}
-			}
-			if showContainer {
-				hdr, left = append(hdr, "CONTAINER"), append(left, true)
-			}
-			hdr, left = append(hdr, "STATE", "NAME"), append(left, true, true)
-			cells := make([][]string, 0, len(page.Rows)+1)
-			cells = append(cells, hdr)
-			for _, r := range page.Rows {
-				v := r.Values
-				rss := humanBytes(fmtVal(v["rss_bytes"]))
-				if exact {
-					rss = fmtVal(v["rss_bytes"])
-				}
-				line := []string{strconv.Itoa(r.PID), fmtPercent(v["cpu_percent"]), rss, fmtVal(v["threads"]), fmtVal(v["fd_count"])}
-				if extra != "" {
-					line = append(line, fmtMetricValue(metricUnit(extra), r.Values[extra]))
-				}
-				if showContainer {
-					line = append(line, containerCell(map[string]any{"container": r.Container}))
-				}
-				n := map[string]any{"name": r.Name}
-				if r.NameBytes != "" {
-					n["name_bytes"] = r.NameBytes
-				}
-				cells = append(cells, append(line, cell(r.State), textOf(n, "name")))
-			}
-			writeAligned(out, cells, left)
-			if page.Next != nil {
+			if more {
 				fmt.Fprintln(env.Stderr, "(more rows: raise --limit or use --json and follow next_action)")
 			}
 			return nil

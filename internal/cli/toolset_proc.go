@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/bridge"
@@ -121,9 +120,9 @@ func buildProc(ctx context.Context, rt *Runtime, opts runtimeOptions) error {
 		// A terminal reads whole pages: the agent-sized budget is MCP's.
 		mode.ResultBudget = tool.HardResultBytes
 	}
-	tools := bridge.Tools(get, mode)
 	if opts.ProcTools != nil {
-		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !slices.Contains(opts.ProcTools, t.Name) })
+		// only the command's tools' declarations and schemas are built
+		return rt.Registry.Add(bridge.ToolsNamed(get, mode, opts.ProcTools...)...)
 	}
-	return rt.Registry.Add(tools...)
+	return rt.Registry.Add(bridge.Tools(get, mode)...)
 }

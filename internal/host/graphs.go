@@ -269,62 +269,71 @@ const graphSourceSchema = `{"type":"object","additionalProperties":false,"requir
 const opSchema = `"operation_id":{"type":"string","minLength":1,"maxLength":128,"description":"a repeat with the same arguments returns the kept outcome, with others STATE_CONFLICT"},
 "expected_revision":{"type":"string","minLength":1,"maxLength":64,"description":"revision from get_graphs; stale: STATE_CONFLICT"}`
 
-// graphTools declares the graph workspace tools.
-func graphTools(d Delivery) []Decl {
-	ds := []Decl{
-		define[getGraphsArgs](tool.Tool{
-			Name:        "get_graphs",
-			Title:       "Get the graph workspace",
-			Description: "Reads the host's graph workspace, the metric series chosen for charts and CSV export: revision, graphs in order, display range, A/B markers, capacity, metrics, export ranges. include_processes or process_name also lists targets for add_graphs. No required arguments.",
-			Details:     "The workspace gives the display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
-			Input: schema(`{"type":"object","additionalProperties":false,"properties":{
+// getGraphsTool declares get_graphs, the graph workspace's reader.
+func getGraphsTool(d Delivery) Decl {
+	return define[getGraphsArgs](tool.Tool{
+		Name:        "get_graphs",
+		Title:       "Get the graph workspace",
+		Description: "Reads the host's graph workspace, the metric series chosen for charts and CSV export: revision, graphs in order, display range, A/B markers, capacity, metrics, export ranges. include_processes or process_name also lists targets for add_graphs. No required arguments.",
+		Details:     "The workspace gives the display source (live, or log with the recording's log_id and name while the TUI shows it in Log view) and timestamp, display_paused, the visible range, the A/B markers, each graph (graph_id, metric_id, unit, target system or process with process_ref, pid, name), the capacity, the supported metrics and the export ranges available now.\n\ninclude_processes: true, or a case-insensitive process_name substring, adds the displayed and retained process targets (process_ref, pid, name, lifecycle) for add_graphs: at most target_limit (default 500, max 5000) and what fits the result byte budget, with processes_total and processes_truncated.",
+		Input: schema(`{"type":"object","additionalProperties":false,"properties":{
 "process_name":{"type":"string","minLength":1,"maxLength":256,"description":"case-insensitive substring of process names to list as targets (implies include_processes)"},
 "include_processes":{"type":"boolean","description":"list displayed/retained process targets"},
 "target_limit":{"type":"integer","minimum":1,"maximum":5000,"description":"most process targets returned, default 500"}}}`),
-			Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
-		}, func(ctx context.Context, h *Host, s *Session, a getGraphsArgs) (*contract.Result, error) {
-			return h.getGraphs(ctx, a)
-		}),
-		define[addGraphsArgs](tool.Tool{
-			Name:        "add_graphs",
-			Title:       "Add graphs to the workspace",
-			Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; neither: a system metric) to the host's graph workspace (get_graphs reads it, export_graphs writes CSV), keeping existing graphs.",
-			Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id (generated when omitted; repeat it to retry a lost reply) and expected_revision (from get_graphs) are optional. Returns the operation: operation_id, state and outcome {added, already_present (graph_ids), workspace}.",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
+		Annotations: tool.Annotations{ReadOnly: true, Idempotent: true},
+	}, func(ctx context.Context, h *Host, s *Session, a getGraphsArgs) (*contract.Result, error) {
+		return h.getGraphs(ctx, a)
+	})
+}
+
+// addGraphsTool declares add_graphs. A live pid may replace each
+// source's process_ref (the bridge resolves it at call time and names the
+// process_ref it resolved).
+func addGraphsTool(d Delivery) Decl {
+	return graphOperation(define[addGraphsArgs](tool.Tool{
+		Name:        "add_graphs",
+		Title:       "Add graphs to the workspace",
+		Description: "Atomically appends up to 16 metric series (metrics, required: {metric_id, process_ref or pid?}; neither: a system metric) to the host's graph workspace (get_graphs reads it, export_graphs writes CSV), keeping existing graphs.",
+		Details:     "All sources and the capacity (32 graphs) are validated before anything is added; a source already graphed is not added twice and takes no slot. Existing graphs and the display state are kept.\n\noperation_id (generated when omitted; repeat it to retry a lost reply) and expected_revision (from get_graphs) are optional. Returns the operation: operation_id, state and outcome {added, already_present (graph_ids), workspace}.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["metrics"],"properties":{
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `},
 ` + opSchema + `,
 ` + waitField(d.waitDefault()) + `}}`),
-			Annotations: tool.Annotations{Idempotent: true},
-		}, func(ctx context.Context, h *Host, s *Session, a addGraphsArgs) (*contract.Result, error) {
-			return h.addGraphsOp(ctx, s, a)
-		}),
-		define[exportGraphsArgs](tool.Tool{
-			Name:        "export_graphs",
-			Title:       "Export the graphs as CSV",
-			Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. Waits up to wait_ms and returns the operation (outcome output_path, range, rows) or a get_operation next_action while it runs.",
-			Details:     "Checks run before acceptance (arguments, sources, revision, range, capacity, an existing filename); a failure there adds no graph and writes nothing. Accepted, the requested graphs are added and the rows up to the displayed time are snapshotted; a background writer creates missing parents and the file and writes it, unaffected by later graph or display edits, a disconnect or disabling MCP. Until it finishes other state-changing calls are BUSY; reads continue. A write failure is EXPORT_FAILED with output_path and the accepted workspace in the error details; the additions and the partial file are kept.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns the operation: operation_id (generated when omitted), state and outcome {output_path, range, rows, added, workspace}. The TUI's export writes the same bytes.",
-			Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
+		Annotations: tool.Annotations{Idempotent: true},
+	}, func(ctx context.Context, h *Host, s *Session, a addGraphsArgs) (*contract.Result, error) {
+		return h.addGraphsOp(ctx, s, a)
+	}))
+}
+
+// exportGraphsTool declares export_graphs; its sources take a pid as
+// add_graphs' do.
+func exportGraphsTool(d Delivery) Decl {
+	return graphOperation(define[exportGraphsArgs](tool.Tool{
+		Name:        "export_graphs",
+		Title:       "Export the graphs as CSV",
+		Description: "Writes every registered graph, in order, to one new CSV file in output_directory (required, an absolute path), after optionally adding metrics as add_graphs. Waits up to wait_ms and returns the operation (outcome output_path, range, rows) or a get_operation next_action while it runs.",
+		Details:     "Checks run before acceptance (arguments, sources, revision, range, capacity, an existing filename); a failure there adds no graph and writes nothing. Accepted, the requested graphs are added and the rows up to the displayed time are snapshotted; a background writer creates missing parents and the file and writes it, unaffected by later graph or display edits, a disconnect or disabling MCP. Until it finishes other state-changing calls are BUSY; reads continue. A write failure is EXPORT_FAILED with output_path and the accepted workspace in the error details; the additions and the partial file are kept.\n\nfilename: an optional single *.csv name, else a unique generated name; an existing file is never overwritten (EXPORT_FAILED).\n\nrange: all (default, all retained history up to the displayed time), visible (the displayed range) or ab (between the A/B markers, inclusive; fails when they are not set).\n\nColumns: timestamp (RFC 3339, UTC) then one per graph; cells are the raw stored values (integers exact, numbers as stored), empty where a value is missing. Returns the operation: operation_id (generated when omitted), state and outcome {output_path, range, rows, added, workspace}. The TUI's export writes the same bytes.",
+		Input: schema(`{"type":"object","additionalProperties":false,"required":["output_directory"],"properties":{
 "output_directory":{"type":"string","minLength":1,"maxLength":4096,"pattern":"^/","description":"absolute path of the directory for the new CSV file"},
 "metrics":{"type":"array","minItems":1,"maxItems":16,"items":` + graphSourceSchema + `,"description":"sources to add before exporting"},
 "filename":{"type":"string","minLength":5,"maxLength":255,"pattern":"^[^/\\\\]+\\.csv$","description":"a single file name ending in .csv"},
 "range":{"type":"string","enum":["all","visible","ab"],"description":"all (default), visible or ab"},
 ` + opSchema + `,
 ` + waitField(d.waitDefault()) + `}}`),
-			Annotations: tool.Annotations{},
-		}, func(ctx context.Context, h *Host, s *Session, a exportGraphsArgs) (*contract.Result, error) {
-			return h.exportGraphsOp(ctx, s, a)
-		}),
-	}
-	// A live pid may replace each source's process_ref (the bridge
-	// resolves it at call time and names the process_ref it resolved).
-	for i := range ds {
-		if ds[i].Name == "add_graphs" || ds[i].Name == "export_graphs" {
-			ds[i].PIDAt = PIDMetrics
-			ds[i].PIDKept = true // the operation's signature is the caller's arguments
-			ds[i].Delivery = DeliverOperation
-		}
-	}
-	return ds
+		Annotations: tool.Annotations{},
+	}, func(ctx context.Context, h *Host, s *Session, a exportGraphsArgs) (*contract.Result, error) {
+		return h.exportGraphsOp(ctx, s, a)
+	}))
+}
+
+// graphOperation marks a graph mutation: a pid may stand for a source's
+// process_ref, kept in the operation's signature (the caller's arguments),
+// and the bridge completes the call as an operation.
+func graphOperation(t Decl) Decl {
+	t.PIDAt = PIDMetrics
+	t.PIDKept = true
+	t.Delivery = DeliverOperation
+	return t
 }
 
 func (w *workspace) graphJSON(h *Host, g *Graph) map[string]any {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/inquest-dev/inquest/internal/capture"
+	"github.com/inquest-dev/inquest/internal/jsonenc"
 	"github.com/inquest-dev/inquest/internal/sample"
 	"github.com/inquest-dev/inquest/internal/tool"
 )
@@ -28,15 +29,17 @@ func schema(s string) json.RawMessage {
 		// initialisation, which must not build the catalogs.
 		return json.RawMessage(s)
 	}
-	return json.RawMessage(splice(s, schemaEnums(), captureFieldsEnum()))
+	return json.RawMessage(splice(s, schemaEnums(), captureFieldsEnum))
 }
 
 // splice returns s with each placeholder of subs (old, new pairs; the
 // first that matches at a position wins, as strings.Replacer decides) and
-// $CAPTURE_FIELDS replaced. Only the '$' bytes are looked at: a schema is
+// $CAPTURE_FIELDS replaced by captureFields(), called only when s has
+// that placeholder (every capture kind's fields are built for the
+// schemas that list them). Only the '$' bytes are looked at: a schema is
 // kilobytes and a command builds every proc tool's, where a
 // strings.Replacer walks its trie at every byte.
-func splice(s string, subs []string, captureFields string) string {
+func splice(s string, subs []string, captureFields func() string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 1024)
 	for {
@@ -57,7 +60,7 @@ func splice(s string, subs []string, captureFields string) string {
 			}
 		}
 		if !matched && strings.HasPrefix(s, "$CAPTURE_FIELDS") {
-			b.WriteString(captureFields)
+			b.WriteString(captureFields())
 			s = s[len("$CAPTURE_FIELDS"):]
 			matched = true
 		}
@@ -105,9 +108,25 @@ func captureFieldsEnum() string {
 	return captureFields.json
 }
 
+// enumJSON is the JSON array of vals, as encoding/json.Marshal writes it
+// (jsonenc.String: no reflection built for a short command).
 func enumJSON(vals []string) string {
-	b, _ := json.Marshal(vals)
-	return string(b)
+	if vals == nil {
+		return "null"
+	}
+	n := 2
+	for _, v := range vals {
+		n += len(v) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.String(b, v)
+	}
+	return string(append(b, ']'))
 }
 
 // readOnly are the annotations of a proc tool that only reads.

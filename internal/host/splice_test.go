@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func FuzzSchemaSplice(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := splice(s, schemaEnums(), captureFieldsEnum()), spliceReference(s); got != want {
+		if got, want := splice(s, schemaEnums(), captureFieldsEnum), spliceReference(s); got != want {
 			t.Fatalf("splice(%q) = %q, want %q", s, got, want)
 		}
 	})
@@ -42,6 +43,18 @@ func TestSchemaSpliced(t *testing.T) {
 			if m := placeholder.FindString(string(d.Input)); m != "" {
 				t.Errorf("%s (raw %v): schema keeps %s", d.Name, raw, m)
 			}
+		}
+	}
+}
+
+// TestEnumJSON: enumJSON writes what encoding/json.Marshal writes for
+// the catalogs' lists and for lists with characters it escapes.
+func TestEnumJSON(t *testing.T) {
+	lists := [][]string{nil, {}, {"pid"}, ProcessFields, AllCaptureFields(), {"a\"b", "<&>", "tab\t", "\u2028", "é", ""}}
+	for _, l := range lists {
+		want, _ := json.Marshal(l)
+		if got := enumJSON(l); got != string(want) {
+			t.Fatalf("enumJSON(%q) = %s, want %s", l, got, want)
 		}
 	}
 }

@@ -103,14 +103,18 @@ func (cl *Client) read() {
 		if p, err = ReadFrame(cl.c); err != nil {
 			break
 		}
-		var m any
-		if m, err = Decode(p); err != nil {
-			break
-		}
-		r, ok := m.(*Response)
+		// A response in the host's own shape is read without a second
+		// scan of its result; any other frame is decoded strictly.
+		r, ok := validatedResponse(p)
 		if !ok {
-			err = ErrProtocol
-			break
+			var m any
+			if m, err = Decode(p); err != nil {
+				break
+			}
+			if r, ok = m.(*Response); !ok {
+				err = ErrProtocol
+				break
+			}
 		}
 		cl.mu.Lock()
 		ch := cl.pending[r.RequestID]

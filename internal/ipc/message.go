@@ -273,19 +273,30 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// resultOf turns a response's result object back into the handler outcome:
-// a *contract.Result whose Data and Coverage keep the host's exact JSON
-// (json.RawMessage), or the *contract.Error under "error".
+// wireResult is a response's result object: the success envelope's
+// fields with data and coverage kept as the host's JSON, or the error
+// envelope's "error".
+type wireResult struct {
+	contract.Result
+	Error    *contract.Error `json:"error"`
+	Coverage json.RawMessage `json:"coverage"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// resultOf turns a response's result object (from a frame ReadFrame
+// validated) back into the handler outcome: a *contract.Result whose Data
+// and Coverage keep the host's exact JSON (json.RawMessage), or the
+// *contract.Error under "error".
 func resultOf(raw json.RawMessage) (*contract.Result, error) {
-	// One pass: the error envelope's "error" and the result's fields.
-	var wire struct {
-		contract.Result
-		Error    *contract.Error `json:"error"`
-		Coverage json.RawMessage `json:"coverage"`
-		Data     json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
+	// The data is cut out unscanned when it can be (validatedResult);
+	// otherwise one pass reads the error envelope's "error" and the
+	// result's fields.
+	wire, ok := validatedResult(raw)
+	if !ok {
+		wire = &wireResult{}
+		if err := json.Unmarshal(raw, wire); err != nil {
+			return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
+		}
 	}
 	if wire.Error != nil {
 		return nil, wire.Error
