@@ -106,16 +106,20 @@ const responseRoom = 64
 // string, with encoding/json's escaping, HTML characters included) and as
 // structuredContent (body itself: contract.Marshal's output is compact
 // JSON, which the SDK's compaction leaves unchanged), isError when set.
-func encodeCallResult(body []byte, isErr bool) []byte {
-	out := make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
+// delivered is the body's DeliveredBytes, which the text block's length
+// gives.
+func encodeCallResult(body []byte, isErr bool) (out []byte, delivered int) {
+	out = make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
 	out = append(out, `{"content":[{"type":"text","text":`...)
+	n := len(out)
 	out = appendString(out, body)
+	delivered = len(body) + len(out) - n
 	out = append(out, `}],"structuredContent":`...)
 	out = append(out, body...)
 	if isErr {
 		out = append(out, `,"isError":true`...)
 	}
-	return append(out, '}')
+	return append(out, '}'), delivered
 }
 
 // appendString appends s as encoding/json writes a string (HTML-safe):
