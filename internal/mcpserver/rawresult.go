@@ -109,7 +109,12 @@ const responseRoom = 64
 // delivered is the body's DeliveredBytes, which the text block's length
 // gives.
 func encodeCallResult(body []byte, isErr bool) (out []byte, delivered int) {
-	out = make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
+	need := responseRoom + 2*len(body) + len(body)/8 + 96
+	if b, _ := responseBufs.Get().(*[]byte); b != nil && cap(*b) >= need {
+		out = (*b)[:responseRoom]
+	} else {
+		out = make([]byte, responseRoom, need)
+	}
 	out = append(out, `{"content":[{"type":"text","text":`...)
 	n := len(out)
 	out = appendString(out, body)
@@ -120,6 +125,26 @@ func encodeCallResult(body []byte, isErr bool) (out []byte, delivered int) {
 		out = append(out, `,"isError":true`...)
 	}
 	return append(out, '}'), delivered
+}
+
+// responseBufs holds the buffers of encoded results already written
+// (putResponseBuf), for the next large result: a page of a paged listing
+// is a few megabytes, and a fresh buffer per page is as many bytes for the
+// collector to reclaim and for the kernel to fault in.
+var responseBufs sync.Pool
+
+// maxPooledResponse bounds the buffer putResponseBuf keeps (a result
+// near the hard result limit, escaped).
+const maxPooledResponse = 32 << 20
+
+// putResponseBuf gives b, an encodeCallResult buffer no longer used (its
+// response was written), for a later result to reuse.
+func putResponseBuf(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledResponse {
+		return
+	}
+	b = b[:0]
+	responseBufs.Put(&b)
 }
 
 // appendString appends s as encoding/json writes a string (HTML-safe):

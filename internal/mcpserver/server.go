@@ -175,11 +175,13 @@ func handler(reg *tool.Registry, name string, budget int, narrowing []string) mc
 			enc, size := encodeCallResult(body, isErr)
 			if !isErr && res != nil && size > budget {
 				body, isErr = overBudget(res, body, isErr, size, budget, narrowing...)
+				putResponseBuf(enc)
 				enc, _ = encodeCallResult(body, isErr)
 			}
 			if placeholder := raw.put(enc); placeholder != nil {
 				return placeholder, nil
 			}
+			putResponseBuf(enc)
 			return project(body, isErr), nil
 		}
 		body, isErr = within(res, body, isErr, budget, narrowing...)
