@@ -147,6 +147,15 @@ func putResponseBuf(b []byte) {
 	responseBufs.Put(&b)
 }
 
+// plainASCII[c] says the ASCII byte c is written as itself inside a JSON
+// string by encoding/json (HTML-safe): not a control byte, the quote, the backslash, <, > or &.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString appends s as encoding/json writes a string (HTML-safe):
 // \" \\ \b \f \n \r \t short, other control bytes and <, >, & as \u00XX,
 // U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as \ufffd.
@@ -156,8 +165,11 @@ func appendString(b, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
+				for i < len(s) && plainASCII[s[i]] {
+					i++
+				}
 				continue
 			}
 			b = append(b, s[start:i]...)
