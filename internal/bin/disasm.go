@@ -330,7 +330,7 @@ func (x *symIndex) name(addr uint64) string {
 // end and crosses it: code's capacity past its length (the rest of its
 // section) supplies up to 15 more bytes for that one instruction.
 func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
-	out := make([]Instruction, 0, min(max, len(code)-off))
+	out := takeInstructions(min(max, len(code)-off))
 	var pending []extInsn // decoded ahead by the external x86 decoder
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	end := len(code)
@@ -1342,6 +1342,7 @@ func appendJSONString(b []byte, s string) []byte {
 func encodeInstructions(page func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error)) rowFunc {
 	return func(pos evidence.Position, limit int) ([]json.RawMessage, *evidence.Position, error) {
 		rows, next, err := page(pos, limit)
+		defer putInstructions(rows)
 		out := make([]json.RawMessage, len(rows))
 		buf := make([]byte, 0, 96*len(rows))
 		ends := make([]int, len(rows))
@@ -1356,4 +1357,29 @@ func encodeInstructions(page func(pos evidence.Position, limit int) ([]Instructi
 		}
 		return out, next, err
 	}
+}
+
+// instructionBufs holds row slices of pages already encoded
+// (putInstructions) for the next page's rows: a page of 5,000 rows is
+// over a megabyte of Instruction values.
+var instructionBufs sync.Pool
+
+// takeInstructions returns an empty row slice with room for n rows.
+func takeInstructions(n int) []Instruction {
+	n = max(n, 0)
+	if b, _ := instructionBufs.Get().(*[]Instruction); b != nil && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	return make([]Instruction, 0, n)
+}
+
+// putInstructions gives rows, which nothing uses any more (the page was
+// encoded), to a later page; their strings are dropped first.
+func putInstructions(rows []Instruction) {
+	if cap(rows) == 0 {
+		return
+	}
+	clear(rows)
+	rows = rows[:0]
+	instructionBufs.Put(&rows)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -39,6 +40,11 @@ type File struct {
 	// unmap releases Data when it is a read-only mapping of the file
 	// (ReadFileMapped); nil when Data is an ordinary slice.
 	unmap func()
+	// release unmaps a mapped Data without restoring the fault setting
+	// of the goroutine that opened the File, which prevFault holds
+	// (kept inspections, keptinspect.go); nil otherwise.
+	release   func()
+	prevFault bool
 	// whole is the whole file when Data is one slice of a universal
 	// file (selectSlice); nil otherwise.
 	whole []byte
@@ -194,13 +200,20 @@ func readFile(ctx context.Context, path, field string, limit int64, mapped bool)
 			WithDetail("limit_bytes", contract.Int(limit)).WithDetail("size_bytes", contract.Int(st.Size()))
 	}
 	if mapped && st.Size() > 0 {
-		if data, unmap, ok := mapFile(fh, st.Size()); ok {
+		if data, release, ok := mapFile(fh, st.Size()); ok {
+			// A fault on a page the file no longer backs panics in this
+			// goroutine, until the File is closed.
+			prev := debug.SetPanicOnFault(true)
+			unmap := func() {
+				debug.SetPanicOnFault(prev)
+				release()
+			}
 			st2, err := fh.Stat()
 			if err != nil || st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) {
 				unmap()
 				return nil, contract.Errorf(contract.CodeInputChanged, "the file named by %s changed while it was opened; retry when it is stable", field)
 			}
-			return &File{CallerPath: path, Size: st.Size(), ModTime: st.ModTime(), Data: data, unmap: unmap, state: stateOf(st2)}, nil
+			return &File{CallerPath: path, Size: st.Size(), ModTime: st.ModTime(), Data: data, unmap: unmap, release: release, prevFault: prev, state: stateOf(st2)}, nil
 		}
 	}
 	data := make([]byte, st.Size())

@@ -4,7 +4,6 @@ package bin
 
 import (
 	"os"
-	"runtime/debug"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -18,9 +17,10 @@ import (
 // It has no effect on reads of a regular file.
 const openFlags = syscall.O_NONBLOCK
 
-// mapFile maps size bytes of fh read-only and shared, and sets the calling
-// goroutine to panic (not crash) on a fault in the mapping until unmap;
-// ok is false when the mapping fails (the caller reads the file instead).
+// mapFile maps size bytes of fh read-only and shared; unmap releases the
+// mapping (from any goroutine). ok is false when the mapping fails (the
+// caller reads the file instead). The goroutines that read the mapping set
+// themselves to panic on a fault (readFile, keptInspection).
 func mapFile(fh *os.File, size int64) (data []byte, unmap func(), ok bool) {
 	if int64(int(size)) != size {
 		return nil, nil, false
@@ -29,7 +29,6 @@ func mapFile(fh *os.File, size int64) (data []byte, unmap func(), ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	prev := debug.SetPanicOnFault(true)
 	start := uintptr(unsafe.Pointer(&b[0]))
 	mappings.Lock()
 	mappings.m[start] = b
@@ -38,7 +37,6 @@ func mapFile(fh *os.File, size int64) (data []byte, unmap func(), ok bool) {
 		mappings.Lock()
 		delete(mappings.m, start)
 		mappings.Unlock()
-		debug.SetPanicOnFault(prev)
 		_ = unix.Munmap(b)
 	}, true
 }

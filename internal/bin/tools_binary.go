@@ -25,7 +25,19 @@ func readBinaryMode(c *invocation, path, fieldName string, digests bool, dwarf d
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := inspectMode(c.ctx, f.Data, digests, dwarf)
+	// A disassembly's inspection is kept for the next page of the same
+	// file state (keptinspect.go); no other tool's, which may add to it.
+	kept := c.tool == "disassemble" && !digests && dwarf == dwarfOff
+	in, reused := (*Inspection)(nil), false
+	if kept {
+		in, reused = reuseInspection(f)
+	}
+	if !reused {
+		in, err = inspectMode(c.ctx, f.Data, digests, dwarf)
+		if err == nil && kept && in.Header.Format != FormatMachOFat {
+			keepInspection(f, in)
+		}
+	}
 	if err != nil {
 		f.Close()
 		if e, ok := err.(*contract.Error); ok && e.Field == "" && e.Code == contract.CodeUnsupportedFormat {

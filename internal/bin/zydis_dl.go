@@ -116,7 +116,8 @@ func (z *zydisLib) decodeX86(mode int, intel bool, code []byte, pc uint64, count
 		fn = z.intel
 	}
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&z.insn[0])), zydisInsnSize)
-	var out []extInsn
+	// One instruction takes at least a byte: out never grows past this.
+	out := make([]extInsn, 0, max(min(count, len(code)), 0))
 	off := 0
 	for off < len(code) && len(out) < count {
 		// ZyanStatus ZydisDisassemble*(ZydisMachineMode mode,

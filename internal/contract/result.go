@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -89,12 +90,51 @@ func Marshal(res *Result, err error) (body []byte, isError bool) {
 	if res.Status == "" {
 		res.Status = StatusComplete
 	}
-	b, mErr := json.Marshal(res)
+	b, mErr := marshalResult(res)
 	if mErr != nil {
 		b, _ = json.Marshal(Failure{Error: Errorf(CodeInternalError, "result could not be encoded").Permanent()})
 		return b, true
 	}
 	return b, false
+}
+
+// DataAppender is result data that appends its own JSON encoding to b:
+// the bytes encoding/json writes for it (compact, HTML-safe escaping), so
+// Marshal's output is the same either way. A paged listing implements it
+// to copy its rows, which it encoded itself, without encoding/json
+// validating and compacting each of them again.
+type DataAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// dataTail is how json.Marshal ends a Result with neither data nor
+// next_action: the last two members.
+const dataTail = `,"data":null,"next_action":null}`
+
+// marshalResult is json.Marshal(res), with res.Data appended by its own
+// AppendJSON when it is a DataAppender.
+func marshalResult(res *Result) ([]byte, error) {
+	d, ok := res.Data.(DataAppender)
+	if !ok {
+		return json.Marshal(res)
+	}
+	r := *res
+	r.Data, r.NextAction = nil, nil
+	b, err := json.Marshal(&r)
+	if err != nil || !bytes.HasSuffix(b, []byte(dataTail)) {
+		return json.Marshal(res)
+	}
+	b = append(b[:len(b)-len(dataTail)], `,"data":`...)
+	if b, err = d.AppendJSON(b); err != nil {
+		return nil, err
+	}
+	next, err := json.Marshal(res.NextAction)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"next_action":`...)
+	b = append(b, next...)
+	return append(b, '}'), nil
 }
 
 // Timestamp is a time encoded as RFC 3339 with nanoseconds and offset.

@@ -106,17 +106,55 @@ const responseRoom = 64
 // string, with encoding/json's escaping, HTML characters included) and as
 // structuredContent (body itself: contract.Marshal's output is compact
 // JSON, which the SDK's compaction leaves unchanged), isError when set.
-func encodeCallResult(body []byte, isErr bool) []byte {
-	out := make([]byte, responseRoom, responseRoom+2*len(body)+len(body)/8+96)
+// delivered is the body's DeliveredBytes, which the text block's length
+// gives.
+func encodeCallResult(body []byte, isErr bool) (out []byte, delivered int) {
+	need := responseRoom + 2*len(body) + len(body)/8 + 96
+	if b, _ := responseBufs.Get().(*[]byte); b != nil && cap(*b) >= need {
+		out = (*b)[:responseRoom]
+	} else {
+		out = make([]byte, responseRoom, need)
+	}
 	out = append(out, `{"content":[{"type":"text","text":`...)
+	n := len(out)
 	out = appendString(out, body)
+	delivered = len(body) + len(out) - n
 	out = append(out, `}],"structuredContent":`...)
 	out = append(out, body...)
 	if isErr {
 		out = append(out, `,"isError":true`...)
 	}
-	return append(out, '}')
+	return append(out, '}'), delivered
 }
+
+// responseBufs holds the buffers of encoded results already written
+// (putResponseBuf), for the next large result: a page of a paged listing
+// is a few megabytes, and a fresh buffer per page is as many bytes for the
+// collector to reclaim and for the kernel to fault in.
+var responseBufs sync.Pool
+
+// maxPooledResponse bounds the buffer putResponseBuf keeps (a result
+// near the hard result limit, escaped).
+const maxPooledResponse = 32 << 20
+
+// putResponseBuf gives b, an encodeCallResult buffer no longer used (its
+// response was written), for a later result to reuse.
+func putResponseBuf(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledResponse {
+		return
+	}
+	b = b[:0]
+	responseBufs.Put(&b)
+}
+
+// plainASCII[c] says the ASCII byte c is written as itself inside a JSON
+// string by encoding/json (HTML-safe): not a control byte, the quote, the backslash, <, > or &.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendString appends s as encoding/json writes a string (HTML-safe):
 // \" \\ \b \f \n \r \t short, other control bytes and <, >, & as \u00XX,
@@ -127,8 +165,11 @@ func appendString(b, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
+				for i < len(s) && plainASCII[s[i]] {
+					i++
+				}
 				continue
 			}
 			b = append(b, s[start:i]...)

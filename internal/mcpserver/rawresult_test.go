@@ -53,7 +53,11 @@ func TestEncodeCallResultIsTheSDKs(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := encodeResponse(id, encodeCallResult(body, isErr))
+					enc, delivered := encodeCallResult(body, isErr)
+					if delivered != DeliveredBytes(body) {
+						t.Errorf("encodeCallResult measured %d delivered bytes, DeliveredBytes says %d", delivered, DeliveredBytes(body))
+					}
+					got, err := encodeResponse(id, enc)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -166,5 +170,64 @@ func TestRawResultsFullFallsBack(t *testing.T) {
 	}
 	if p := r.put([]byte("after")); p == nil {
 		t.Fatal("put after every held result was taken: refused")
+	}
+}
+
+// TestServeIOLargeResultBudget: over stdio, a result the session encodes
+// itself is the envelope ProjectWithin makes for the session's budget,
+// under it (unchanged) or over it (with the over-budget warning naming the
+// delivered size), byte for byte.
+func TestServeIOLargeResultBudget(t *testing.T) {
+	const budget = 64 << 10
+	result := func(n int) *contract.Result {
+		rows := make([]string, n)
+		for i := range rows {
+			rows[i] = fmt.Sprintf("%#x: <insn %d> & \u2028 \"q\"", i, i)
+		}
+		return contract.NewResult("test", time.Time{}, map[string]any{"rows": rows})
+	}
+	reg := tool.NewRegistry()
+	reg.MustAdd(tool.Tool{Name: "big", Toolset: tool.Bin, Description: "n rows (required)",
+		Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"integer","minimum":0,"maximum":100000}}}`),
+		Handler: func(ctx context.Context, args json.RawMessage) (*contract.Result, error) {
+			var a struct{ N int }
+			json.Unmarshal(args, &a)
+			return result(a.N), nil
+		}})
+	for _, n := range []int{10, 600, 1000, 20000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"n":%d}}}`, n) + "\n"
+			var out bytes.Buffer
+			if err := ServeIO(context.Background(), New(reg, Options{Version: "t", MaxResultBytes: budget}), strings.NewReader(in), &out); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := projectWithin(result(n), nil, budget)
+			sc := bufio.NewScanner(&out)
+			sc.Buffer(nil, 64<<20)
+			found := false
+			for sc.Scan() {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result struct {
+						StructuredContent json.RawMessage `json:"structuredContent"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(sc.Bytes(), &m) != nil || string(m.ID) != "2" {
+					continue
+				}
+				found = true
+				if !bytes.Equal(m.Result.StructuredContent, want) {
+					t.Errorf("structuredContent\n%.400s\nProjectWithin's\n%.400s", m.Result.StructuredContent, want)
+				}
+			}
+			if !found {
+				t.Fatal("no answer to the call")
+			}
+			if over := bytes.Contains(want, []byte(`"warnings":["`)); over != (DeliveredBytes(want) > budget) {
+				t.Errorf("over-budget warning %v, delivered %d bytes against %d", over, DeliveredBytes(want), budget)
+			}
+		})
 	}
 }

@@ -167,12 +167,24 @@ func handler(reg *tool.Registry, name string, budget int, narrowing []string) mc
 		if errors.Is(err, tool.ErrUnknownTool) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
 		}
-		body, isErr := projectWithin(res, err, budget, narrowing...)
+		body, isErr := contract.Marshal(res, err)
 		if raw := rawResultsOf(ctx); raw != nil && len(body) >= rawMinBytes {
-			if placeholder := raw.put(encodeCallResult(body, isErr)); placeholder != nil {
+			// The text block's escaping measures the delivered size
+			// (DeliveredBytes) on the way: the body is read once more
+			// only when it is over budget.
+			enc, size := encodeCallResult(body, isErr)
+			if !isErr && res != nil && size > budget {
+				body, isErr = overBudget(res, body, isErr, size, budget, narrowing...)
+				putResponseBuf(enc)
+				enc, _ = encodeCallResult(body, isErr)
+			}
+			if placeholder := raw.put(enc); placeholder != nil {
 				return placeholder, nil
 			}
+			putResponseBuf(enc)
+			return project(body, isErr), nil
 		}
+		body, isErr = within(res, body, isErr, budget, narrowing...)
 		return project(body, isErr), nil
 	}
 }
@@ -201,10 +213,25 @@ func ProjectWithin(res *contract.Result, err error, budget int, narrowing ...str
 // error envelope.
 func projectWithin(res *contract.Result, err error, budget int, narrowing ...string) (body []byte, isErr bool) {
 	body, isErr = contract.Marshal(res, err)
+	return within(res, body, isErr, budget, narrowing...)
+}
+
+// within is projectWithin for the envelope body contract.Marshal encoded
+// for res.
+func within(res *contract.Result, body []byte, isErr bool, budget int, narrowing ...string) ([]byte, bool) {
 	if isErr || res == nil {
 		return body, isErr
 	}
 	if size := DeliveredBytes(body); size > budget {
+		return overBudget(res, body, isErr, size, budget, narrowing...)
+	}
+	return body, isErr
+}
+
+// overBudget is within for a success envelope whose delivered size is
+// size, over budget: the body with the over-budget warning.
+func overBudget(res *contract.Result, body []byte, isErr bool, size, budget int, narrowing ...string) ([]byte, bool) {
+	{
 		// The warning names the size as delivered with the warning itself:
 		// add it, measure, and restate it until the figure is stable (the
 		// number's own digits can change the size once).

@@ -386,6 +386,9 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				return err
 			}
 			_, err = c.w.Write(line)
+			// The writer is done with the line (an io.Writer keeps no
+			// slice of it), which is full's bytes.
+			putResponseBuf(full)
 			return err
 		}
 	}
