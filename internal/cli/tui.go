@@ -295,6 +295,11 @@ func (b inProcessBackend) Call(ctx context.Context, method string, args json.Raw
 	return b.h.Dispatch(ctx, b.s, method, args)
 }
 
+// WaitSample waits for a snapshot newer than seq (host.Host.WaitSample).
+func (b inProcessBackend) WaitSample(ctx context.Context, seq uint64) error {
+	return b.h.WaitSample(ctx, seq)
+}
+
 // ProcessTable reads the host's process table (host.Host.ProcessTable).
 func (b inProcessBackend) ProcessTable(ctx context.Context, q host.ProcessTableQuery) (*host.ProcessTable, error) {
 	return b.h.ProcessTable(ctx, q)
