@@ -149,3 +149,11 @@ func (h *Host) ProcessTable(ctx context.Context, q ProcessTableQuery) (*ProcessT
 	}
 	return t, nil
 }
+
+// WaitSample returns once the sampler has published a snapshot whose
+// sequence number (ProcessTable.SnapshotSeq) is greater than seq, at once
+// when the latest already is; ctx's error when ctx ends first.
+func (h *Host) WaitSample(ctx context.Context, seq uint64) error {
+	_, err := h.sampler.WaitNewer(ctx, seq)
+	return err
+}

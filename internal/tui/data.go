@@ -46,6 +46,16 @@ type TableSource interface {
 	ProcessTable(ctx context.Context, q host.ProcessTableQuery) (*host.ProcessTable, error)
 }
 
+// SampleWaiter is implemented by a Backend whose host runs in this
+// process (the TUI host): WaitSample returns once the host has published
+// a snapshot newer than seq (Frame.Seq), or with ctx's error when ctx
+// ends first. The TUI refreshes right after each sample instead of on a
+// timer of its own, so each refresh shows a new sample and the process
+// wakes once a second for both.
+type SampleWaiter interface {
+	WaitSample(ctx context.Context, seq uint64) error
+}
+
 // hostGone reports whether err means the view has no host connection: the
 // connection was lost (OUTCOME_UNKNOWN) or no host answers
 // (BACKEND_UNAVAILABLE, BUSY).
@@ -136,7 +146,11 @@ type Pending struct {
 
 // Frame is one refresh of everything the TUI shows.
 type Frame struct {
-	At       time.Time
+	At time.Time
+	// Seq is the host's snapshot sequence number the rows come from
+	// (host.ProcessTable SnapshotSeq); 0 when the backend does not say
+	// (a view of another process's host, Log view).
+	Seq      uint64
 	Rows     []Row
 	Sys      System
 	Activity string // get_status activity: live, recording, log
@@ -315,7 +329,7 @@ func FetchParts(ctx context.Context, b Backend, prev *Frame, src *LogSource, par
 		if err != nil {
 			return nil, err
 		}
-		f.At = t.CapturedAt
+		f.At, f.Seq = t.CapturedAt, t.SnapshotSeq
 		f.Rows = make([]Row, len(t.Rows))
 		for i := range t.Rows {
 			f.Rows[i] = tableRow(&t.Rows[i], parts.Containers)

@@ -69,9 +69,15 @@ type Model struct {
 	opt           Options
 	width, height int
 
-	frame  *Frame
-	err    error
-	paused bool
+	frame *Frame
+	// seq is the snapshot sequence number of the last frame fetched
+	// (Frame.Seq; kept while paused, when frame is not replaced).
+	seq uint64
+	// ticking says a refresh (tick) is scheduled: a frame fetched at a
+	// key press does not schedule a second one beside it.
+	ticking bool
+	err     error
+	paused  bool
 	// instance is the attached host's backend_instance_id (Attachment);
 	// a change means a new host, whose Log view state starts at Live.
 	instance string
@@ -182,7 +188,25 @@ func (m *Model) fetch() tea.Cmd {
 	}
 }
 
+// tick schedules the next refresh: with a host in this process
+// (SampleWaiter) and a frame from its live table, as soon as the host has
+// taken the next sample (at most twice the refresh period later, so a
+// stalled sampler still refreshes the rest of the screen); otherwise after
+// the refresh period.
 func (m *Model) tick() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
+	if w, ok := m.opt.Backend.(SampleWaiter); ok && m.log == nil && m.seq != 0 {
+		seq, d := m.seq, 2*m.opt.Refresh
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			defer cancel()
+			w.WaitSample(ctx, seq) // a timeout refreshes all the same
+			return tickMsg{}
+		}
+	}
 	return tea.Tick(m.opt.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
@@ -222,10 +246,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// The loaded log expired: load it again and go on.
 			return m, m.renewLog()
 		}
+		m.seq = 0
 		if msg.err != nil {
 			m.err = msg.err
 		} else {
-			m.err = nil
+			m.err, m.seq = nil, msg.f.Seq
 			if !m.paused || m.frame == nil {
 				m.frame = msg.f
 				m.rearrange()
@@ -254,6 +279,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.tick()
 	case tickMsg:
+		m.ticking = false
 		return m, m.fetch()
 	case historyMsg:
 		if m.hist != nil && m.hist.ref == msg.ref {

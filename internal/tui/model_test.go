@@ -974,11 +974,13 @@ func TestViewHostGoneAndBack(t *testing.T) {
 	fb := &flaky{b: b, pid: 4242, instance: "host-1"}
 	m := New(Options{Backend: fb, Attached: true, HostPID: 4242, NoColor: true})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
-	// fetch runs the model's own refresh command and feeds its frame back,
-	// returning the follow-up command (a tick after every frame).
+	// fetch fires the scheduled refresh (tickMsg), runs the fetch it
+	// returns and feeds its frame back, returning the follow-up command
+	// (the next refresh).
 	fetch := func() tea.Cmd {
 		t.Helper()
-		msg := m.fetch()()
+		_, cmd := m.Update(tickMsg{})
+		msg := cmd()
 		fm, ok := msg.(frameMsg)
 		if !ok {
 			t.Fatalf("fetch gave %T", msg)

@@ -19,8 +19,11 @@ const (
 	maxFPS     = 120
 )
 
-// standardRenderer is a framerate-based terminal renderer, updating the view
-// at a given framerate to avoid overloading the terminal emulator.
+// standardRenderer is a framerate-capped terminal renderer: a write of a
+// view that differs from the last frame wakes it, and it draws at most once
+// per framerate to avoid overloading the terminal emulator. Unlike
+// upstream's, it does not wake on a free-running ticker: a program whose
+// view does not change does not wake at all.
 //
 // In cases where very high performance is needed the renderer can be told
 // to exclude ranges of lines, allowing them to be written to directly.
@@ -31,7 +34,7 @@ type standardRenderer struct {
 	buf                bytes.Buffer
 	queuedMessageLines []string
 	framerate          time.Duration
-	ticker             *time.Ticker
+	kick               chan struct{} // one pending wake of listen; see write
 	done               chan struct{}
 	lastRender         string
 	lastRenderedLines  []string
@@ -72,6 +75,7 @@ func newRenderer(out io.Writer, useANSICompressor bool, fps int) renderer {
 		out:                out,
 		mtx:                &sync.Mutex{},
 		done:               make(chan struct{}),
+		kick:               make(chan struct{}, 1),
 		framerate:          time.Second / time.Duration(fps),
 		useANSICompressor:  useANSICompressor,
 		queuedMessageLines: []string{},
@@ -84,14 +88,6 @@ func newRenderer(out io.Writer, useANSICompressor bool, fps int) renderer {
 
 // start starts the renderer.
 func (r *standardRenderer) start() {
-	if r.ticker == nil {
-		r.ticker = time.NewTicker(r.framerate)
-	} else {
-		// If the ticker already exists, it has been stopped and we need to
-		// reset it.
-		r.ticker.Reset(r.framerate)
-	}
-
 	// Since the renderer can be restarted after a stop, we need to reset
 	// the done channel and its corresponding sync.Once.
 	r.once = sync.Once{}
@@ -143,17 +139,45 @@ func (r *standardRenderer) kill() {
 	r.execute("\r")
 }
 
-// listen waits for ticks on the ticker, or a signal to stop the renderer.
+// listen flushes the buffer when a write wakes it, no sooner than
+// framerate after the previous flush (writes in between are coalesced:
+// the latest view is drawn), until a signal to stop the renderer.
 func (r *standardRenderer) listen() {
+	var last time.Time
+	var t *time.Timer
 	for {
 		select {
 		case <-r.done:
-			r.ticker.Stop()
+			if t != nil {
+				t.Stop()
+			}
 			return
-
-		case <-r.ticker.C:
-			r.flush()
+		case <-r.kick:
 		}
+		if wait := r.framerate - time.Since(last); wait > 0 {
+			if t == nil {
+				t = time.NewTimer(wait)
+			} else {
+				t.Reset(wait)
+			}
+			select {
+			case <-r.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		r.flush()
+		last = time.Now()
+	}
+}
+
+// wake asks listen to flush; it never blocks (a wake already pending
+// covers this one). Callers hold r.mtx.
+func (r *standardRenderer) wake() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -298,8 +322,8 @@ func (r *standardRenderer) lastLinesRendered() int {
 	return r.linesRendered
 }
 
-// write writes to the internal buffer. The buffer will be outputted via the
-// ticker which calls flush().
+// write writes to the internal buffer and, when it differs from the last
+// frame drawn, wakes listen to flush it.
 func (r *standardRenderer) write(s string) {
 	r.mtx.Lock()
 	defer r.mtx.Unlock()
@@ -314,11 +338,19 @@ func (r *standardRenderer) write(s string) {
 	}
 
 	_, _ = r.buf.WriteString(s)
+	if s != r.lastRender {
+		r.wake()
+	}
 }
 
+// repaint forgets the last frame, so that the next flush draws every
+// line; it wakes listen when a view is waiting in the buffer.
 func (r *standardRenderer) repaint() {
 	r.lastRender = ""
 	r.lastRenderedLines = nil
+	if r.buf.Len() > 0 {
+		r.wake()
+	}
 }
 
 func (r *standardRenderer) clearScreen() {
