@@ -33,17 +33,25 @@ const maxRawPending = 16
 // tool handler hands the SDK a small placeholder naming the entry, and
 // the connection writes the entry's bytes in its place.
 type rawResults struct {
-	mu     sync.Mutex
-	next   uint64
-	m      map[uint64][]byte
-	prefix []byte // how a placeholder's JSON-RPC result starts
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64][]byte
+	// marker is how a placeholder's content and structuredContent are
+	// encoded, up to the entry's number: the SDK writes its own members
+	// around them (_meta, isError, resultType, in its order), and those
+	// are kept as it wrote them.
+	marker []byte
 }
+
+// placeholderContent is how the SDK encodes a placeholder's empty
+// content list, just before its structuredContent.
+const placeholderContent = `"content":[],"structuredContent":`
 
 func newRawResults() *rawResults {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	return &rawResults{m: map[uint64][]byte{},
-		prefix: []byte(`{"content":[],"structuredContent":{"inquest.raw.` + hex.EncodeToString(nonce[:]) + `":`)}
+		marker: []byte(placeholderContent + `{"inquest.raw.` + hex.EncodeToString(nonce[:]) + `":`)}
 }
 
 type rawResultsKey struct{}
@@ -61,10 +69,11 @@ func rawResultsOf(ctx context.Context) *rawResults {
 	return r
 }
 
-// put keeps full and returns the placeholder result naming it, or nil
-// (keeping nothing) while maxRawPending results are held: the caller
-// then returns the result for the SDK to encode.
-func (r *rawResults) put(full []byte) *mcp.CallToolResult {
+// put keeps content (encodeCallResult's) and returns the placeholder
+// result naming it, with isError as the real result's, or nil (keeping
+// nothing) while maxRawPending results are held: the caller then returns
+// the result for the SDK to encode.
+func (r *rawResults) put(content []byte, isErr bool) *mcp.CallToolResult {
 	r.mu.Lock()
 	if len(r.m) >= maxRawPending {
 		r.mu.Unlock()
@@ -72,59 +81,77 @@ func (r *rawResults) put(full []byte) *mcp.CallToolResult {
 	}
 	n := r.next
 	r.next++
-	r.m[n] = full
+	r.m[n] = content
 	r.mu.Unlock()
-	// The SDK encodes this as prefix, n, "}}".
-	token := append(bytes.Clone(r.prefix[len(`{"content":[],"structuredContent":`):]), strconv.FormatUint(n, 10)+"}"...)
-	return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: json.RawMessage(token)}
+	// The SDK encodes this as marker, n, "}" inside its result object.
+	token := append(bytes.Clone(r.marker[len(placeholderContent):]), strconv.FormatUint(n, 10)+"}"...)
+	return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: json.RawMessage(token), IsError: isErr}
 }
 
-// take returns the encoded result a placeholder result names and forgets
-// it. placeholder is false for any other result; found is false for a
-// placeholder whose entry is gone.
-func (r *rawResults) take(result []byte) (full []byte, placeholder, found bool) {
-	if len(result) > len(r.prefix)+32 || !bytes.HasPrefix(result, r.prefix) || !bytes.HasSuffix(result, []byte("}}")) {
-		return nil, false, false
+// maxPlaceholderResult bounds the SDK-encoded result take looks into: a
+// placeholder's is its members and a few bytes of token, far below.
+const maxPlaceholderResult = 16 << 10
+
+// take returns the encoded content a placeholder result (as the SDK
+// encoded it) names and forgets it, with the SDK's result split around
+// the placeholder's content: head before it, tail after. placeholder is
+// false for any other result; found is false for a placeholder whose
+// entry is gone.
+func (r *rawResults) take(result []byte) (content, head, tail []byte, placeholder, found bool) {
+	if len(result) > maxPlaceholderResult {
+		return nil, nil, nil, false, false
 	}
-	n, err := strconv.ParseUint(string(result[len(r.prefix):len(result)-2]), 10, 64)
+	i := bytes.Index(result, r.marker)
+	if i < 0 {
+		return nil, nil, nil, false, false
+	}
+	rest := result[i+len(r.marker):]
+	end := bytes.IndexByte(rest, '}')
+	if end < 0 {
+		return nil, nil, nil, false, false
+	}
+	n, err := strconv.ParseUint(string(rest[:end]), 10, 64)
 	if err != nil {
-		return nil, false, false
+		return nil, nil, nil, false, false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	full, found = r.m[n]
+	content, found = r.m[n]
 	delete(r.m, n)
-	return full, true, found
+	return content, result[:i], rest[end+1:], true, found
 }
 
-// responseRoom is the room encodeCallResult leaves before the result
-// for encodeResponse's `{"jsonrpc":"2.0","id":ID,"result":`.
-const responseRoom = 64
+// responseRoom is the room encodeCallResult leaves before the content
+// for encodeResponse's `{"jsonrpc":"2.0","id":ID,"result":` and the
+// SDK's result members before content (its _meta).
+const responseRoom = 512
 
-// encodeCallResult is the JSON the SDK writes for project(body, isErr),
-// after responseRoom bytes of room: the envelope as the text block (a JSON
-// string, with encoding/json's escaping, HTML characters included) and as
+// tailRoom is the room left after the content for the SDK's members
+// after structuredContent (isError, resultType) and the line's end.
+const tailRoom = 256
+
+// encodeCallResult is how the SDK writes the content and
+// structuredContent members of project(body, isErr), after responseRoom
+// bytes of room: the envelope as the text block (a JSON string, with
+// encoding/json's escaping, HTML characters included) and as
 // structuredContent (body itself: contract.Marshal's output is compact
-// JSON, which the SDK's compaction leaves unchanged), isError when set.
-// delivered is the body's DeliveredBytes, which the text block's length
-// gives.
-func encodeCallResult(body []byte, isErr bool) (out []byte, delivered int) {
-	need := responseRoom + 2*len(body) + len(body)/8 + 96
+// JSON, which the SDK's compaction leaves unchanged). The members around
+// them (isError among them) are the SDK's, from the placeholder
+// (rawResults.take). delivered is the body's DeliveredBytes, which the
+// text block's length gives.
+func encodeCallResult(body []byte) (out []byte, delivered int) {
+	need := responseRoom + 2*len(body) + len(body)/8 + tailRoom
 	if b, _ := responseBufs.Get().(*[]byte); b != nil && cap(*b) >= need {
 		out = (*b)[:responseRoom]
 	} else {
 		out = make([]byte, responseRoom, need)
 	}
-	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = append(out, `"content":[{"type":"text","text":`...)
 	n := len(out)
 	out = appendString(out, body)
 	delivered = len(body) + len(out) - n
 	out = append(out, `}],"structuredContent":`...)
-	out = append(out, body...)
-	if isErr {
-		out = append(out, `,"isError":true`...)
-	}
-	return append(out, '}'), delivered
+	return append(out, body...), delivered
 }
 
 // responseBufs holds the buffers of encoded results already written
@@ -215,23 +242,31 @@ func appendString(b, s []byte) []byte {
 }
 
 // encodeResponse is the line the SDK writes for a JSON-RPC response with
-// id and the result encodeCallResult encoded (after its room), written in
-// place into that room.
-func encodeResponse(id jsonrpc.ID, encoded []byte) ([]byte, error) {
+// id and a result of head (the SDK's members before content, with its
+// opening brace), content (encodeCallResult's, after its room) and tail
+// (the SDK's members after structuredContent, with the closing brace):
+// written in place into content's room when it fits.
+func encodeResponse(id jsonrpc.ID, head, content, tail []byte) ([]byte, error) {
 	idb, err := json.Marshal(id.Raw())
 	if err != nil {
 		return nil, err
 	}
-	head := len(`{"jsonrpc":"2.0","id":`) + len(idb) + len(`,"result":`)
-	if head > responseRoom {
-		out := append([]byte(`{"jsonrpc":"2.0","id":`), idb...)
+	n := len(`{"jsonrpc":"2.0","id":`) + len(idb) + len(`,"result":`) + len(head)
+	if n > responseRoom {
+		out := make([]byte, 0, n+len(content)-responseRoom+len(tail)+2)
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, idb...)
 		out = append(out, `,"result":`...)
-		out = append(out, encoded[responseRoom:]...)
+		out = append(out, head...)
+		out = append(out, content[responseRoom:]...)
+		out = append(out, tail...)
 		return append(out, "}\n"...), nil
 	}
-	start := responseRoom - head
-	b := append(encoded[:start], `{"jsonrpc":"2.0","id":`...)
+	start := responseRoom - n
+	b := append(content[:start], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, idb...)
 	b = append(b, `,"result":`...)
-	return append(encoded[start:], "}\n"...), nil
+	_ = append(b, head...)
+	out := append(content[start:], tail...)
+	return append(out, "}\n"...), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestEncodeCallResultIsTheSDKs: the response line a stdio session writes
@@ -45,24 +46,42 @@ func TestEncodeCallResultIsTheSDKs(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					res, err := json.Marshal(project(body, isErr))
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: res})
-					if err != nil {
-						t.Fatal(err)
-					}
-					enc, delivered := encodeCallResult(body, isErr)
-					if delivered != DeliveredBytes(body) {
-						t.Errorf("encodeCallResult measured %d delivered bytes, DeliveredBytes says %d", delivered, DeliveredBytes(body))
-					}
-					got, err := encodeResponse(id, enc)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if string(got) != string(want)+"\n" {
-						t.Errorf("ours\n%s\nthe SDK's\n%s", got, want)
+					// The SDK's own members around content, as a session
+					// of the newest protocol writes them (_meta before,
+					// resultType after), and none.
+					for _, meta := range []mcp.Meta{nil, {"io.modelcontextprotocol/serverInfo": map[string]any{"name": "inquest", "version": "0.1.0-dev"}}} {
+						r := newRawResults()
+						real := project(body, isErr)
+						real.Meta = meta
+						res, err := json.Marshal(real)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: res})
+						if err != nil {
+							t.Fatal(err)
+						}
+						enc, delivered := encodeCallResult(body)
+						if delivered != DeliveredBytes(body) {
+							t.Errorf("encodeCallResult measured %d delivered bytes, DeliveredBytes says %d", delivered, DeliveredBytes(body))
+						}
+						p := r.put(enc, isErr)
+						p.Meta = meta
+						pres, err := json.Marshal(p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						content, head, tail, placeholder, found := r.take(pres)
+						if !placeholder || !found {
+							t.Fatalf("take(%s): placeholder %v found %v", pres, placeholder, found)
+						}
+						got, err := encodeResponse(id, head, content, tail)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if string(got) != string(want)+"\n" {
+							t.Errorf("ours\n%s\nthe SDK's\n%s", got, want)
+						}
 					}
 				})
 			}
@@ -149,7 +168,7 @@ func TestRawResultsFullFallsBack(t *testing.T) {
 	r := newRawResults()
 	var held [][]byte
 	for i := range maxRawPending {
-		p := r.put([]byte(fmt.Sprintf("result %d", i)))
+		p := r.put([]byte(fmt.Sprintf("result %d", i)), false)
 		if p == nil {
 			t.Fatalf("put %d of %d: refused below the bound", i+1, maxRawPending)
 		}
@@ -159,16 +178,16 @@ func TestRawResultsFullFallsBack(t *testing.T) {
 		}
 		held = append(held, b)
 	}
-	if p := r.put([]byte("one more")); p != nil {
+	if p := r.put([]byte("one more"), false); p != nil {
 		t.Fatalf("put beyond %d held results kept it: %s", maxRawPending, p.StructuredContent)
 	}
 	for i, b := range held {
-		full, placeholder, found := r.take(b)
+		full, _, _, placeholder, found := r.take(b)
 		if !placeholder || !found || string(full) != fmt.Sprintf("result %d", i) {
 			t.Fatalf("take %d: placeholder %v found %v full %q", i, placeholder, found, full)
 		}
 	}
-	if p := r.put([]byte("after")); p == nil {
+	if p := r.put([]byte("after"), false); p == nil {
 		t.Fatal("put after every held result was taken: refused")
 	}
 }

@@ -172,13 +172,13 @@ func handler(reg *tool.Registry, name string, budget int, narrowing []string) mc
 			// The text block's escaping measures the delivered size
 			// (DeliveredBytes) on the way: the body is read once more
 			// only when it is over budget.
-			enc, size := encodeCallResult(body, isErr)
+			enc, size := encodeCallResult(body)
 			if !isErr && res != nil && size > budget {
 				body, isErr = overBudget(res, body, isErr, size, budget, narrowing...)
 				putResponseBuf(enc)
-				enc, _ = encodeCallResult(body, isErr)
+				enc, _ = encodeCallResult(body)
 			}
-			if placeholder := raw.put(enc); placeholder != nil {
+			if placeholder := raw.put(enc, isErr); placeholder != nil {
 				return placeholder, nil
 			}
 			putResponseBuf(enc)

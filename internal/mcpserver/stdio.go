@@ -372,7 +372,7 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		r.Error = codedError(r.Error)
 	}
 	if ok && r.Error == nil && c.raw != nil {
-		if full, placeholder, found := c.raw.take(r.Result); placeholder {
+		if full, head, tail, placeholder, found := c.raw.take(r.Result); placeholder {
 			if !found {
 				r.Result = nil
 				r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the tool's encoded result is no longer held; repeat the call"}
@@ -381,7 +381,7 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			line, err := encodeResponse(r.ID, full)
+			line, err := encodeResponse(r.ID, head, full, tail)
 			if err != nil {
 				return err
 			}
