@@ -78,13 +78,20 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// idKey is the map key of a JSON-RPC id: its compact JSON text.
+// idKey is the map key of a JSON-RPC id: the same for every spelling of
+// one id. A string id is its decoded text (a client may send "\u00ff"
+// where the response spells ÿ, or "\/" for "/"), a number its compact
+// JSON text; anything else its bytes.
 func idKey(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return "s" + s
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, id) != nil {
 		return string(id)
 	}
-	return b.String()
+	return "n" + b.String()
 }
 
 // cancel marks the in-flight request id as cancelled by the client; an id

@@ -98,6 +98,10 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 	}{
 		{"cancelled number id", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, `{"jsonrpc":"2.0","id":7,"result":{}}`, false},
 		{"cancelled string id", `{"jsonrpc":"2.0","id":"a","method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`, `{"jsonrpc":"2.0","id":"a","result":{}}`, false},
+		// The response spells the id as encoding/json writes it (UTF-8,
+		// \" and \\ escaped); the client may have escaped it otherwise.
+		{"cancelled escaped string id", `{"jsonrpc":"2.0","id":"\u00ff\"\\ id 2","method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u00ff\"\\ id 2"}}`, "{\"jsonrpc\":\"2.0\",\"id\":\"\u00ff\\\"\\\\ id 2\",\"result\":{}}", false},
+		{"cancelled id with an escaped slash", `{"jsonrpc":"2.0","id":"a\/b","method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a/b"}}`, `{"jsonrpc":"2.0","id":"a/b","result":{}}`, false},
 		{"other id cancelled", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`, true},
 		{"string vs number id", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"8"}}`, `{"jsonrpc":"2.0","id":8,"result":{}}`, true},
 		{"not cancelled", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, ``, `{"jsonrpc":"2.0","id":1,"result":{}}`, true},
