@@ -43,27 +43,27 @@ error envelope on stdout.`,
 			op := args[0]
 			paths := args[1:]
 			if perf.OperationByName(op) == nil {
-				return fmt.Errorf("unknown operation %q (want one of %s)", op, strings.Join(ops, ", "))
+				return badFlag("OPERATION", "unknown operation %q (want one of %s)", op, strings.Join(ops, ", "))
 			}
 			if preserve && rescueTo != "" {
-				return errors.New("--preserve and --rescue-to are mutually exclusive")
+				return badFlag("--preserve", "%s", "--preserve and --rescue-to are mutually exclusive")
 			}
 			if evidenceID != "" && len(paths) > 0 {
-				return errors.New("give PATH arguments or --evidence, not both")
+				return badFlag("--evidence", "give PATH arguments or --evidence, not both")
 			}
 			if evidenceID != "" && format != "" {
-				return errors.New("--format applies to paths; preserved sources retain their format")
+				return badFlag("--format", "%s", "--format applies to paths; preserved sources retain their format")
 			}
 			if evidenceID == "" && len(paths) == 0 {
-				return errors.New("give at least one PATH or --evidence ID")
+				return badFlag("PATH", "give at least one PATH or --evidence ID")
 			}
 			if rescueTo != "" {
 				if err := perf.PreflightRescue(rescueTo); err != nil {
-					return fmt.Errorf("--rescue-to: %s", contract.AsError(err).Message)
+					return badFlag("--rescue-to", "--rescue-to: %s", contract.AsError(err).Message)
 				}
 			}
 			if cmd.Flags().Changed("page-size") && pageSize < 1 {
-				return fmt.Errorf("--page-size must be a positive integer (got %d)", pageSize)
+				return badFlag("--page-size", "--page-size must be a positive integer (got %d)", pageSize)
 			}
 			call := map[string]any{}
 			if arguments != "" {

@@ -78,7 +78,7 @@ terminal or not. stdout carries only the result.`,
 					return err
 				}
 				if err := json.Unmarshal(b, &experiment); err != nil || experiment == nil {
-					return errors.New("--experiment file must hold a JSON object")
+					return badFlag("--experiment", "%s", "--experiment file must hold a JSON object")
 				}
 			}
 			if len(args) == 0 {
@@ -92,19 +92,19 @@ terminal or not. stdout carries only the result.`,
 				args = argv
 			}
 			if provider == "" {
-				return errors.New("--provider is required (" + strings.Join(perf.CaptureProviderKinds(), ", ") + ")")
+				return badFlag("--provider", "%s", "--provider is required ("+strings.Join(perf.CaptureProviderKinds(), ", ")+")")
 			}
 			if err := checkCaptureProvider(provider, operation); err != nil {
 				return err
 			}
 			if preserve && rescueTo != "" {
-				return errors.New("--preserve and --rescue-to are mutually exclusive")
+				return badFlag("--preserve", "%s", "--preserve and --rescue-to are mutually exclusive")
 			}
 			if rescueTo != "" {
 				// Checked before the workload runs: a destination refused
 				// after a long capture would lose its artifacts.
 				if err := perf.PreflightRescue(rescueTo); err != nil {
-					return fmt.Errorf("--rescue-to: %s", contract.AsError(err).Message)
+					return badFlag("--rescue-to", "--rescue-to: %s", contract.AsError(err).Message)
 				}
 			}
 			if cwd == "" {
@@ -124,7 +124,7 @@ terminal or not. stdout carries only the result.`,
 				for _, kv := range envs {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok {
-						return fmt.Errorf("--env %q: want KEY=VALUE", kv)
+						return badFlag("--env", "--env %q: want KEY=VALUE", kv)
 					}
 					m[k] = v
 				}
@@ -136,21 +136,21 @@ terminal or not. stdout carries only the result.`,
 			if budget != "" {
 				var b map[string]any
 				if err := json.Unmarshal([]byte(budget), &b); err != nil || b == nil {
-					return errors.New("--workload-budget must be a JSON object")
+					return badFlag("--workload-budget", "%s", "--workload-budget must be a JSON object")
 				}
 				target["budget"] = b
 			}
 			prov := map[string]any{}
 			if captureArgs != "" {
 				if err := json.Unmarshal([]byte(captureArgs), &prov); err != nil || prov == nil {
-					return errors.New("--capture-arguments must be a JSON object")
+					return badFlag("--capture-arguments", "%s", "--capture-arguments must be a JSON object")
 				}
 			}
 			prov["kind"] = provider
 			call := map[string]any{}
 			if analysisArgs != "" {
 				if err := json.Unmarshal([]byte(analysisArgs), &call); err != nil || call == nil {
-					return errors.New("--analysis-arguments must be a JSON object")
+					return badFlag("--analysis-arguments", "%s", "--analysis-arguments must be a JSON object")
 				}
 			}
 			call["target"], call["provider"] = target, prov
@@ -163,7 +163,7 @@ terminal or not. stdout carries only the result.`,
 			if limits != "" {
 				var l map[string]any
 				if err := json.Unmarshal([]byte(limits), &l); err != nil {
-					return errors.New("--limits must be a JSON object")
+					return badFlag("--limits", "%s", "--limits must be a JSON object")
 				}
 				call["limits"] = l
 			}
@@ -630,7 +630,7 @@ func checkCaptureProvider(provider, operation string) error {
 	sort.Strings(ops)
 	valid, ok := byOp[operation]
 	if !ok {
-		return fmt.Errorf("--operation %q has no capture; give one of %s", operation, strings.Join(ops, ", "))
+		return badFlag("--operation", "--operation %q has no capture; give one of %s", operation, strings.Join(ops, ", "))
 	}
 	if slices.Contains(valid, provider) {
 		return nil
@@ -666,13 +666,13 @@ func experimentArgv(experiment map[string]any) ([]string, error) {
 		argv, _ := m["argv"].([]any)
 		if len(argv) == 0 {
 			name, _ := m["name"].(string)
-			return nil, fmt.Errorf("--experiment case %d (%q) has no argv: give the target it inherits after --, e.g. inquest capture --provider direct --experiment %s -- ./prog arg", i+1, name, "FILE")
+			return nil, badFlag("--experiment", "--experiment case %d (%q) has no argv: give the target it inherits after --, e.g. inquest capture --provider direct --experiment %s -- ./prog arg", i+1, name, "FILE")
 		}
 		if i == 0 {
 			for _, a := range argv {
 				s, ok := a.(string)
 				if !ok {
-					return nil, fmt.Errorf("--experiment case 1 argv holds %v, not a string", a)
+					return nil, badFlag("--experiment", "--experiment case 1 argv holds %v, not a string", a)
 				}
 				first = append(first, s)
 			}

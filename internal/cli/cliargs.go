@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,9 +21,9 @@ func parsePID(s string) (int, error) {
 	pid, err := strconv.Atoi(s)
 	switch {
 	case errors.Is(err, strconv.ErrRange) || err == nil && pid > pidMax:
-		return 0, fmt.Errorf("PID %s is out of range: Linux PIDs are 1..%d", s, pidMax)
+		return 0, badFlag("PID", "PID %s is out of range: Linux PIDs are 1..%d", s, pidMax)
 	case err != nil || pid < 1:
-		return 0, fmt.Errorf("PID %q is not a positive integer", s)
+		return 0, badFlag("PID", "PID %q is not a positive integer", s)
 	}
 	return pid, nil
 }
@@ -49,6 +48,6 @@ func psSortKey(s string) (string, error) {
 		aliases = append(aliases, a)
 	}
 	slices.Sort(aliases)
-	return "", fmt.Errorf("--sort %q is not a sort key: use pid, name, a process metric id (%s) or an alias (%s)",
+	return "", badFlag("--sort", "--sort %q is not a sort key: use pid, name, a process metric id (%s) or an alias (%s)",
 		s, strings.Join(ids, ", "), strings.Join(aliases, ", "))
 }

@@ -46,7 +46,7 @@ var fieldArgs = sync.OnceValue(func() map[string]map[string]string {
 		"bin inspect":   {"/path": "FILE", "/paths": "FILE", "/facets": "--facet", "/include_digests": "--digests"},
 		"bin symbols":   {"/path": "FILE", "/name_contains": "--name", "/name_regex": "--regex"},
 		"bin strings":   {"/path": "FILE", "/encodings": "--encoding", "/min_length": "--min-length"},
-		"bin disasm":    {"/path": "FILE", "/max_instructions": "--max"},
+		"bin disasm":    {"/path": "FILE", "/max_instructions": "--max", "/symbol": "--symbol", "/start": "--start", "/end": "--end", "/section": "--section"},
 		"bin diff":      {"/left": "LEFT", "/right": "RIGHT", "/kinds": "--kind", "/verdicts": "--verdict", "/name_contains": "--name"},
 		"har show":      {"/path": "FILE", "/websocket_frames": "--frames", "/group_entries": "--group"},
 		"har diff":      {"/left": "LEFT", "/right": "RIGHT"},
@@ -212,9 +212,16 @@ func typedValue(cmd *cobra.Command, flag string) string {
 // command). e is not modified.
 func cliError(cmd *cobra.Command, e *contract.Error) (msg string, lines []string) {
 	msg = e.Message
+	if alts := oneOfRequired(cmd, e); alts != "" {
+		msg = "one of these is required: " + alts
+	}
 	typed := typedArg(cmd, e.Field)
 	if typed != "" {
 		msg = replacePointer(msg, e.Field, typed)
+		if segs := pointerSegments(e.Field); len(segs) > 0 && !strings.Contains(segs[len(segs)-1], "/") {
+			// the message names the argument bare ("evidence_id must be ...")
+			msg = replacePointer(msg, segs[len(segs)-1], typed)
+		}
 		if strings.Contains(msg, "target {process_ref} or {pid}") && cmd.Flags().Lookup("pid") != nil {
 			alt := "--pid PID"
 			if cmd.Flags().Lookup("ref") != nil {
@@ -240,8 +247,30 @@ func cliError(cmd *cobra.Command, e *contract.Error) (msg string, lines []string
 		lines = append(lines, line)
 	} else if e.Field != "" {
 		lines = append(lines, "field: "+e.Field)
+	} else if f, ok := e.Details["field"].(string); ok && cmd != nil && f != "" {
+		// a command's own check (badFlag, flagValueError): the flag or
+		// argument it names, with the value typed
+		label := "flag"
+		if !strings.HasPrefix(f, "-") {
+			label = "argument"
+		}
+		line := label + ": " + f
+		v := typedValue(cmd, f)
+		if v == "" && strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") {
+			if fl := cmd.Flags().ShorthandLookup(strings.TrimPrefix(f, "-")); fl != nil {
+				v = typedValue(cmd, "--"+fl.Name)
+			}
+		}
+		if _, counted := e.Details["arguments"]; v == "" && !counted && !strings.HasPrefix(f, "-") {
+			v = positionalValue(cmd, e, f)
+		}
+		if v != "" {
+			line += " " + strconv.Quote(v)
+		}
+		lines = append(lines, line)
+		typed = f
 	}
-	if e.Expected != nil {
+	if e.Expected != nil && !strings.HasPrefix(msg, "one of these is required: -") {
 		lines = append(lines, "accepted: "+expectedText(e.Expected))
 	}
 	if len(e.Details) > 0 {
@@ -251,6 +280,9 @@ func cliError(cmd *cobra.Command, e *contract.Error) (msg string, lines []string
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			if k == "field" && typed == e.Details["field"] {
+				continue
+			}
 			lines = append(lines, strings.ReplaceAll(k, "_", " ")+": "+detailText(e.Details[k]))
 		}
 	}
@@ -258,6 +290,43 @@ func cliError(cmd *cobra.Command, e *contract.Error) (msg string, lines []string
 		lines = append(lines, "next: "+n)
 	}
 	return msg, lines
+}
+
+// oneOfRequired is the alternatives of e's expected.one_of_required as
+// the person at cmd's command line gives them ("--symbol, --start or
+// --section"), or "" when e has none or one of them is set by no flag or
+// argument of cmd.
+func oneOfRequired(cmd *cobra.Command, e *contract.Error) string {
+	m, _ := e.Expected.(map[string]any)
+	var alts [][]string
+	switch x := m["one_of_required"].(type) {
+	case [][]string:
+		alts = x
+	case []any:
+		for _, a := range x {
+			var names []string
+			l, _ := a.([]any)
+			for _, n := range l {
+				s, _ := n.(string)
+				names = append(names, s)
+			}
+			alts = append(alts, names)
+		}
+	}
+	if len(alts) < 2 {
+		return ""
+	}
+	words := make([]string, len(alts))
+	for i, alt := range alts {
+		typed := make([]string, len(alt))
+		for j, name := range alt {
+			if typed[j] = typedArg(cmd, e.Field+"/"+name); typed[j] == "" {
+				return ""
+			}
+		}
+		words[i] = strings.Join(typed, " and ")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // replacePointer replaces the argument pointer ptr in msg by typed where

@@ -39,20 +39,31 @@ func newEvidenceQueryCmd(env *Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			args := map[string]any{}
+			// --from and --to resolved to RFC 3339 (the flags keep what
+			// was typed, for the error lines)
+			now := time.Now()
+			var fromAt, toAt string
 			for _, w := range []struct {
-				flag string
-				v    *string
-			}{{"--from", &from}, {"--to", &to}} {
-				if *w.v == "" {
+				flag, typed string
+				v           *string
+			}{{"--from", from, &fromAt}, {"--to", to, &toAt}} {
+				if w.typed == "" {
 					continue
 				}
-				t, err := parseWhen(w.flag, *w.v, time.Now())
+				t, err := parseWhen(w.flag, w.typed, now)
 				if err != nil {
 					return printEnvelope(env, nil, err)
 				}
 				*w.v = t
 			}
-			for k, v := range map[string]string{"created_from": from, "created_to": to, "operation": op, "format": format, "toolset": toolset, "cursor": cursor} {
+			if fromAt != "" && toAt != "" {
+				f, _ := time.Parse(time.RFC3339Nano, fromAt)
+				t, _ := time.Parse(time.RFC3339Nano, toAt)
+				if t.Before(f) {
+					return badFlag("--to", "--to %s is before --from %s (%s is before %s); give the earlier time as --from", to, from, toAt, fromAt)
+				}
+			}
+			for k, v := range map[string]string{"created_from": fromAt, "created_to": toAt, "operation": op, "format": format, "toolset": toolset, "cursor": cursor} {
 				if v != "" {
 					args[k] = v
 				}
@@ -130,6 +141,10 @@ inspect_evidence returns the redacted projection.`,
 			defer st.Close()
 			m, err := st.Get(args[0])
 			if err != nil {
+				// the argument it rejects, as inspect_evidence names it
+				if ce := asContractError(err); ce != nil && ce.Code == contract.CodeInvalidArgument && ce.Field == "" {
+					ce.Field = "/evidence_id"
+				}
 				return printEnvelope(env, nil, err)
 			}
 			// The same check as inspect_evidence: every artifact's SHA-256.

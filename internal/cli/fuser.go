@@ -45,7 +45,7 @@ start_capture envelope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "" {
-				return fmt.Errorf("PATH is empty: give the file whose users to list")
+				return badFlag("PATH", "PATH is empty: give the file whose users to list")
 			}
 			// An exact-path lookup needs PATH to exist (as fuser does);
 			// --substring is a term selector that also matches deleted

@@ -48,7 +48,7 @@ func TestLsofGolden(t *testing.T) {
 // (testdata/ps_columns.golden: human units; ps_columns_bytes.golden:
 // --bytes).
 func TestPsColumnsGolden(t *testing.T) {
-	cols, err := parsePSColumns([]string{"pid,user,time,%cpu,rss,vsz,nlwp,stat,comm=CMD,args"})
+	cols, err := parsePSColumns("-o", []string{"pid,user,time,%cpu,rss,vsz,nlwp,stat,comm=CMD,args"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPsColumnsGolden(t *testing.T) {
 		renderPSColumns(&b, cols, rows, c.exact)
 		golden(t, c.name, b.String())
 	}
-	if _, err := parsePSColumns([]string{"pid,nosuch"}); err == nil || !strings.Contains(err.Error(), `-o "nosuch": unknown column`) {
+	if _, err := parsePSColumns("-o", []string{"pid,nosuch"}); err == nil || !strings.Contains(err.Error(), `-o "nosuch": unknown column`) {
 		t.Errorf("unknown keyword: %v", err)
 	}
 }

@@ -82,7 +82,7 @@ func newHARShowCmd(env *Env) *cobra.Command {
 			setFlag(cmd, args, "group", "group_entries", group)
 			f.apply(cmd, args, true)
 			if cmd.Flags().Changed("frames") && cmd.Flags().Changed("group") {
-				return fmt.Errorf("give --frames or --group, not both")
+				return badFlag("--group", "give --frames or --group, not both")
 			}
 			if cmd.Flags().Changed("frames") {
 				return runTool(cmd, env, &f, "inspect_http_capture", args, renderFrames)

@@ -78,14 +78,14 @@ alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(metrics) == 0 {
-				return fmt.Errorf("--metric is required (see inquest call list_metrics)")
+				return badFlag("--metric", "--metric is required (see inquest call list_metrics)")
 			}
 			if cmd.Flags().Changed("pid") {
 				if _, err := parsePID(strconv.Itoa(pid)); err != nil {
-					return fmt.Errorf("--pid: %w", err)
+					return badFlag("--pid", "--pid: %s", contract.AsError(err).Message)
 				}
 				if ref != "" {
-					return fmt.Errorf("--pid and --ref are exclusive: give one target")
+					return badFlag("--pid", "--pid and --ref are exclusive: give one target")
 				}
 			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})

@@ -38,19 +38,19 @@ and get_status shows them under data.analysis_limits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if maxResult < minResultBytes || maxResult > tool.HardResultBytes {
-				return fmt.Errorf("--max-result-bytes %d is out of range: give %d to %d bytes", maxResult, minResultBytes, tool.HardResultBytes)
+				return badFlag("--max-result-bytes", "--max-result-bytes %d is out of range: give %d to %d bytes", maxResult, minResultBytes, tool.HardResultBytes)
 			}
 			sets, err := parseToolsets(toolsets)
 			if err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("toolsets") && len(sets) == 0 {
-				return fmt.Errorf("--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
+				return badFlag("--toolsets", "--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
 			}
 			ceilings := perf.DefaultCeilings
 			if limits != "" {
 				if ceilings, err = perf.ParseCeilings(limits); err != nil {
-					return fmt.Errorf("--limits: %v", err)
+					return badFlag("--limits", "--limits: %v", err)
 				}
 			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Raw: raw, Stderr: env.Stderr, InProcess: inProcess, MCP: true, Ceilings: ceilings})
@@ -116,7 +116,7 @@ func parseToolsets(s string) ([]string, error) {
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown toolset %q (want proc, perf or bin)", p)
+			return nil, badFlag("--toolsets", "unknown toolset %q (want proc, perf or bin)", p)
 		}
 		out = append(out, p)
 	}

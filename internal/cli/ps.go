@@ -33,7 +33,8 @@ func newPsCmd(env *Env) *cobra.Command {
 --sort takes pid, name, a process metric id or an alias (cpu, time, rss/mem, vsz,
 swap, thr, fds, read, write, minflt, majflt): metric sorts are descending unless
 --order asc, ordered by the values of one snapshot (shown in their column, or in
-an extra one), rows without a value last. --json prints list_processes' envelope.
+an extra one; with -o, as with procps ps, only the columns -o names are shown),
+rows without a value last. --json prints list_processes' envelope.
 A CONTAINER column (runtime:id from the cgroup path; - a host process, ? no
 rule fits) is shown when any listed process runs in a container, or with
 -o container; --container docker, podman:ID, an id prefix or any filters by it.`,
@@ -45,15 +46,16 @@ rule fits) is shown when any listed process runs in a container, or with
 				return err
 			}
 			var cols []psColumn
-			if len(columns) > 0 {
-				if cols, err = parsePSColumns(columns); err != nil {
+			// -o "" is refused as procps refuses it (not the default table).
+			if cmd.Flags().Changed("columns") {
+				if cols, err = parsePSColumns(flagAsTyped(cmd, "columns"), columns); err != nil {
 					return err
 				}
 			}
 			// So is a --limit outside 1..5000: --limit 0 is not "every
 			// row" (omit it for the default page).
 			if cmd.Flags().Changed("limit") && (limit < 1 || limit > host.MaxPageRows) {
-				return fmt.Errorf("--limit %d is out of range: give 1..%d rows, or omit --limit for the default page", limit, host.MaxPageRows)
+				return badFlag("--limit", "--limit %d is out of range: give 1..%d rows, or omit --limit for the default page", limit, host.MaxPageRows)
 			}
 			var container string
 			if cmd.Flags().Changed("container") {

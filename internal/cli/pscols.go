@@ -165,7 +165,7 @@ func psArgsCell(r map[string]any) string {
 
 // parsePSColumns reads -o values ("pid,user,time,args", repeatable) into
 // columns; an unknown keyword is an error naming the ones accepted.
-func parsePSColumns(vals []string) ([]psColumn, error) {
+func parsePSColumns(flag string, vals []string) ([]psColumn, error) {
 	var cols []psColumn
 	for _, v := range vals {
 		for k := range strings.SplitSeq(v, ",") {
@@ -184,7 +184,7 @@ func parsePSColumns(vals []string) ([]psColumn, error) {
 					keys = append(keys, n)
 				}
 				slices.Sort(keys)
-				return nil, fmt.Errorf("-o %q: unknown column; use %s", k, strings.Join(keys, ", "))
+				return nil, badFlag(flag, "%s %q: unknown column; use %s", flag, k, strings.Join(keys, ", "))
 			}
 			if header != "" {
 				c.header = header
@@ -193,7 +193,7 @@ func parsePSColumns(vals []string) ([]psColumn, error) {
 		}
 	}
 	if len(cols) == 0 {
-		return nil, fmt.Errorf("-o needs at least one column, e.g. -o pid,user,time,args")
+		return nil, badFlag(flag, "%s needs at least one column, e.g. %s pid,user,time,args", flag, flag)
 	}
 	return cols, nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -22,7 +21,7 @@ var psContainerRuntimes = []string{"any", sample.RuntimeDocker, sample.RuntimePo
 func parseContainerFlag(v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return "", fmt.Errorf("--container needs a runtime (%s), runtime:ID, or a container id prefix", strings.Join(psContainerRuntimes, ", "))
+		return "", badFlag("--container", "--container needs a runtime (%s), runtime:ID, or a container id prefix", strings.Join(psContainerRuntimes, ", "))
 	}
 	rt, id, hasID := strings.Cut(v, ":")
 	if !hasID {
@@ -34,11 +33,11 @@ func parseContainerFlag(v string) (string, error) {
 	if rt != "" {
 		rt = strings.ToLower(rt)
 		if !slices.Contains(psContainerRuntimes, rt) {
-			return "", fmt.Errorf("--container %q: unknown runtime %q; use %s", v, rt, strings.Join(psContainerRuntimes, ", "))
+			return "", badFlag("--container", "--container %q: unknown runtime %q; use %s", v, rt, strings.Join(psContainerRuntimes, ", "))
 		}
 	}
 	if len(id) < 4 || len(id) > 128 {
-		return "", fmt.Errorf("--container %q: a container id is a prefix of at least 4 characters (docker ps and podman ps show 12), a pod UID or a container name", v)
+		return "", badFlag("--container", "--container %q: a container id is a prefix of at least 4 characters (docker ps and podman ps show 12), a pod UID or a container name", v)
 	}
 	if rt != "" {
 		return rt + ":" + id, nil

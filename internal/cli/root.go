@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -35,6 +36,7 @@ type Env struct {
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	root := newRootCmd(env, args)
+	ctx = context.WithValue(ctx, cmdLineKey{}, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -86,6 +88,7 @@ func newRootCmd(env *Env, args []string) *cobra.Command {
 		if c := namedCommands[args[0]]; c != nil {
 			root.AddCommand(c(env))
 			refuseUnknownSubcommands(root)
+			typeArgErrors(root)
 			return root
 		}
 	}
@@ -94,6 +97,7 @@ func newRootCmd(env *Env, args []string) *cobra.Command {
 		root.AddCommand(c(env))
 	}
 	refuseUnknownSubcommands(root)
+	typeArgErrors(root)
 	return root
 }
 
@@ -128,9 +132,9 @@ func refuseUnknownSubcommands(cmd *cobra.Command) {
 			c.SuggestionsMinimumDistance = 2
 		}
 		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+			msg += " (did you mean " + strings.Join(s, " or ") + "?)"
 		}
-		return fmt.Errorf("%s\nRun '%s --help' for its commands", msg, c.CommandPath())
+		return contract.Errorf(contract.CodeInvalidArgument, "%s; run '%s --help' for its commands", msg, c.CommandPath()).WithDetail("field", "COMMAND")
 	}
 }
 
@@ -193,4 +197,125 @@ func typedFlag(name, shorthands string) string {
 		return "-" + name
 	}
 	return "--" + name
+}
+
+// badFlag is the INVALID_ARGUMENT error of a value the person gave flag
+// on the command line, flag as typed ("--sort", "-o"; flagAsTyped tells
+// which spelling) or a positional placeholder ("PID"), named in
+// details.field as flagValueError names a flag the parser rejects. Every
+// command's own check of a flag or argument value fails with it, so the
+// failure prints as every other one: `inquest: INVALID_ARGUMENT: ...` and
+// a field line on standard error, the error envelope with --json.
+func badFlag(flag, format string, args ...any) *contract.Error {
+	return contract.Errorf(contract.CodeInvalidArgument, format, args...).WithDetail("field", flag)
+}
+
+// cmdLineKey is the context key of the command line Run was given.
+type cmdLineKey struct{}
+
+// flagAsTyped is how the flag name of cmd was spelt on the command line:
+// "-o" when its shorthand was typed (alone or in a group such as -eo),
+// else "--name" (also when the command line is not known).
+func flagAsTyped(cmd *cobra.Command, name string) string {
+	f := cmd.Flags().Lookup(name)
+	if f == nil || f.Shorthand == "" || cmd.Context() == nil {
+		return "--" + name
+	}
+	args, _ := cmd.Context().Value(cmdLineKey{}).([]string)
+	typed := "--" + name
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case a == "--"+name || strings.HasPrefix(a, "--"+name+"="):
+			typed = "--" + name
+		case len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(strings.SplitN(a[1:], "=", 2)[0], f.Shorthand):
+			typed = "-" + f.Shorthand
+		}
+	}
+	return typed
+}
+
+// typeArgErrors wraps the positional-argument check (cobra Args) of cmd
+// and every command under it, so a wrong count of arguments fails with an
+// INVALID_ARGUMENT a person reads ("ps takes no arguments (got x)",
+// "bin disasm takes one FILE, got 2") that --json prints as the error
+// envelope, not cobra's "accepts 1 arg(s), received 2" in plain text.
+func typeArgErrors(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		typeArgErrors(c)
+	}
+	if cmd.Args == nil || cmd.Annotations[groupAnnotation] != "" {
+		return
+	}
+	check := cmd.Args
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		err := check(c, args)
+		if err == nil || asContractError(err) != nil {
+			return err
+		}
+		return argCountError(c, args, err)
+	}
+}
+
+// argCountError words cobra's argument-count error err of c, given args,
+// for a person: what c takes, by its usage line's placeholders, and what
+// it got.
+func argCountError(c *cobra.Command, args []string, err error) error {
+	name := commandKey(c)
+	if name == "" {
+		name = c.Name()
+	}
+	words := positionalWords(c)
+	var lo, hi int
+	msg := err.Error()
+	var what string
+	switch {
+	case strings.HasPrefix(msg, "unknown command"):
+		return contract.Errorf(contract.CodeInvalidArgument, "%s takes no arguments (got %s)", name, strings.Join(args, " ")).
+			WithDetail("arguments", args)
+	case scan(msg, "accepts %d arg(s), received", &lo):
+		what = countWords(lo, words)
+	case scan(msg, "requires at least %d arg(s), only received", &lo):
+		what = "at least " + countWords(lo, words)
+	case scan(msg, "accepts at most %d arg(s), received", &hi):
+		what = "at most " + countWords(hi, words)
+	case scan(msg, "accepts between %d and %d arg(s), received", &lo, &hi):
+		what = fmt.Sprintf("%d to %d arguments (%s)", lo, hi, strings.Join(words, ", "))
+	default:
+		return contract.Errorf(contract.CodeInvalidArgument, "%s: %s", name, msg).WithDetail("arguments", args)
+	}
+	got := "none"
+	if len(args) > 0 {
+		got = strconv.Itoa(len(args))
+	}
+	e := contract.Errorf(contract.CodeInvalidArgument, "%s takes %s, got %s (usage: %s)", name, what, got, c.UseLine())
+	if n := max(lo, hi); n > 0 && len(words) > 0 {
+		e.WithDetail("field", strings.Join(words[:min(n, len(words))], " "))
+	}
+	if len(args) > 0 {
+		e.WithDetail("arguments", args)
+	}
+	return e
+}
+
+// scan reports whether msg begins with format's words, filling ns.
+func scan(msg, format string, ns ...any) bool {
+	n, err := fmt.Sscanf(msg, format, ns...)
+	return err == nil && n == len(ns)
+}
+
+// countWords is n arguments named by the placeholders words: "one FILE",
+// "LEFT and RIGHT", "2 arguments".
+func countWords(n int, words []string) string {
+	switch {
+	case n == 0:
+		return "no arguments"
+	case n == 1 && len(words) > 0:
+		return "one " + words[0]
+	case n <= len(words):
+		return strings.Join(words[:n], " and ")
+	}
+	return strconv.Itoa(n) + " arguments"
 }

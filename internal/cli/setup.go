@@ -308,7 +308,7 @@ func mcpArgs(f *setupFlags) (setup.Launcher, error) {
 			return setup.Launcher{}, err
 		}
 		if len(sets) == 0 {
-			return setup.Launcher{}, fmt.Errorf("--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
+			return setup.Launcher{}, badFlag("--toolsets", "--toolsets is empty; name one or more of proc, perf, bin (or leave it out for all)")
 		}
 		args = append(args, "--toolsets", strings.Join(sets, ","))
 	}

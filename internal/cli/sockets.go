@@ -41,7 +41,7 @@ start_capture envelope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("pid") && pid < 1 {
-				return fmt.Errorf("--pid must be a positive integer (omit it for every process)")
+				return badFlag("--pid", "--pid must be a positive integer (omit it for every process)")
 			}
 			var wantStates, wantProtos []string
 			cols, err := parseSocketColumns(columns)
@@ -49,7 +49,7 @@ start_capture envelope.`,
 				return err
 			}
 			if cmd.Flags().Changed("netns") && netns == 0 {
-				return fmt.Errorf("--netns must be a network namespace inode (a positive integer, as lsns and ls -l /proc/PID/ns/net print it)")
+				return badFlag("--netns", "--netns must be a network namespace inode (a positive integer, as lsns and ls -l /proc/PID/ns/net print it)")
 			}
 			return runCaptureCounted(cmd, env, asJSON, func(reg *tool.Registry) (map[string]any, error) {
 				a := map[string]any{"kind": "network"}
@@ -157,7 +157,7 @@ func parseSocketColumns(names []string) ([]socketColumn, error) {
 	for _, n := range names {
 		i := slices.IndexFunc(socketColumns(), func(c socketColumn) bool { return c.name == strings.ToLower(strings.TrimSpace(n)) })
 		if i < 0 {
-			return nil, fmt.Errorf("-o %q: unknown column (proto, state, local, remote, pid, owner, netns, inode)", n)
+			return nil, badFlag("-o", "-o %q: unknown column (proto, state, local, remote, pid, owner, netns, inode)", n)
 		}
 		out = append(out, socketColumns()[i])
 	}

@@ -75,7 +75,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			args := map[string]any{"metric_id": metricID(metric), "limit": limit}
 			if by != "" {
 				if aggregate != "" {
-					return fmt.Errorf("--by and --aggregate are the same choice: give one")
+					return badFlag("--by", "--by and --aggregate are the same choice: give one")
 				}
 				aggregate = by
 			}
@@ -90,7 +90,7 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 			}
 			if from != "" || to != "" {
 				if cmd.Flags().Changed("last") {
-					return fmt.Errorf("--last and --from/--to are exclusive")
+					return badFlag("--last", "--last and --from/--to are exclusive")
 				}
 				if err := setWhen(args, from, to, time.Now()); err != nil {
 					return err
@@ -149,13 +149,13 @@ dropped its earlier samples. --json prints the rank_processes envelope.`,
 func parseLast(s string) (int, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		if n < 1 {
-			return 0, fmt.Errorf("--last must be at least 1s")
+			return 0, badFlag("--last", "--last must be at least 1s")
 		}
 		return n, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < time.Second || d%time.Second != 0 {
-		return 0, fmt.Errorf("--last takes whole seconds, such as 60s or 5m")
+		return 0, badFlag("--last", "--last takes whole seconds, such as 60s or 5m")
 	}
 	return int(d / time.Second), nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -31,7 +30,7 @@ on stdout.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < time.Millisecond || timeout > time.Minute {
-				return fmt.Errorf("--timeout must be 1ms..60s")
+				return badFlag("--timeout", "--timeout must be 1ms..60s")
 			}
 			rt, err := newRuntime(cmd.Context(), runtimeOptions{Stderr: env.Stderr})
 			if err != nil {
@@ -63,7 +62,7 @@ on stdout.`,
 			case args[0] == "metric" && len(args) == 4:
 				a["condition"], a["metric_id"], a["comparison"] = "metric_threshold", args[1], args[2]
 				if _, err := strconv.ParseFloat(args[3], 64); err != nil {
-					return fmt.Errorf("THRESHOLD must be a number")
+					return badFlag("THRESHOLD", "THRESHOLD %q is not a number", args[3])
 				}
 				a["threshold"] = args[3]
 				if system {
@@ -72,7 +71,7 @@ on stdout.`,
 					return failed(err)
 				}
 			default:
-				return fmt.Errorf("usage: %s", cmd.Use)
+				return contract.Errorf(contract.CodeInvalidArgument, "usage: %s", cmd.UseLine()).WithDetail("arguments", args)
 			}
 			// The bridge waits in 10 s budgets; follow the continuation
 			// until the wait ends (it cannot outlive timeout_ms).
