@@ -218,8 +218,9 @@ func cliError(cmd *cobra.Command, e *contract.Error) (msg string, lines []string
 	typed := typedArg(cmd, e.Field)
 	if typed != "" {
 		msg = replacePointer(msg, e.Field, typed)
-		if segs := pointerSegments(e.Field); len(segs) > 0 && !strings.Contains(segs[len(segs)-1], "/") {
-			// the message names the argument bare ("evidence_id must be ...")
+		if segs := pointerSegments(e.Field); len(segs) > 0 && strings.Contains(segs[len(segs)-1], "_") && !strings.Contains(segs[len(segs)-1], "/") {
+			// the message names the argument bare ("evidence_id must
+			// be ..."); a plain word (state, limit) stays a word
 			msg = replacePointer(msg, segs[len(segs)-1], typed)
 		}
 		if strings.Contains(msg, "target {process_ref} or {pid}") && cmd.Flags().Lookup("pid") != nil {

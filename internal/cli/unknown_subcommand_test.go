@@ -50,7 +50,7 @@ func TestUnknownSubcommandFails(t *testing.T) {
 	}
 	var errb bytes.Buffer
 	Run(context.Background(), []string{"record", "stpo"}, strings.NewReader(""), &bytes.Buffer{}, &errb)
-	if !strings.Contains(errb.String(), "Did you mean this?\n\tstop") {
+	if !strings.Contains(errb.String(), "did you mean stop?") {
 		t.Errorf("record stpo: stderr %q, want the suggestion stop", errb.String())
 	}
 }
