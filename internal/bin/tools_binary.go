@@ -683,6 +683,10 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// page keeps to the session's result budget.
 	c.limitGiven = a.MaxInstructions > 0
 	c.insns, c.symIdx, c.symSect = page, idx, cr.sect
+	if cr.sect >= 0 && cr.sect < len(in.Sections) {
+		c.symSectName = in.Sections[cr.sect].Name
+		c.symSectAddr, _ = parseHex(in.Sections[cr.sect].Address)
+	}
 	c.page(a.Cursor, limit, encodeInstructions(page))
 	return nil
 }
