@@ -102,7 +102,7 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 			c.onFinish()
 		}
 		flush()
-		labelRows(rows, c.symIdx, c.symSect, first)
+		labelRows(rows, c.symIdx, c.symSect, c.symSectName, c.symSectAddr, first)
 		first = false
 		for i := range rows {
 			if err := emit(&rows[i]); err != nil {
@@ -121,10 +121,11 @@ func (e Env) DisassembleAll(ctx context.Context, args json.RawMessage, page int,
 // names), and, when first, of the listing's first row whatever it is
 // (its symbol and offset, as objdump heads a section that starts inside
 // one, or before the first symbol of its section sect: the symbol that
-// follows, with a negative offset; a listing resumed from a cursor is
-// headed so too). Rows are in address order; a row whose address does not parse
+// follows, with a negative offset; in a section with no symbol of its
+// own, the section's name secName and the offset from its address
+// secAddr; a listing resumed from a cursor is headed so too). Rows are in address order; a row whose address does not parse
 // is left unlabelled.
-func labelRows(rows []Instruction, x *symIndex, sect int, first bool) {
+func labelRows(rows []Instruction, x *symIndex, sect int, secName string, secAddr uint64, first bool) {
 	if x == nil || len(rows) == 0 {
 		return
 	}
@@ -135,11 +136,8 @@ func labelRows(rows []Instruction, x *symIndex, sect int, first bool) {
 	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value >= lo })
 	if first {
 		rows[0].Label = x.name(lo)
-		if s, ok := x.nearest(lo); (!ok || s.sect != sect) && i < len(x.syms) && x.syms[i].sect == sect && x.syms[i].value > lo {
-			// objdump (find_symbol_for_address) prefers a symbol of
-			// the code's own section: the one that follows, with a
-			// negative offset ("<abort@@GLIBC_2.2.5-0x1f>").
-			rows[0].Label = fmt.Sprintf("%s-0x%x", x.syms[i].display(), x.syms[i].value-lo)
+		if s, ok := x.nearest(lo); !ok || s.sect != sect {
+			rows[0].Label = firstLabel(x, i, lo, sect, secName, secAddr)
 		}
 	}
 	for r := range rows {
@@ -158,4 +156,43 @@ func labelRows(rows []Instruction, x *symIndex, sect int, first bool) {
 			i++
 		}
 	}
+}
+
+// firstLabel heads a listing starting at lo whose nearest preceding
+// symbol is not of its section sect, as objdump's find_symbol_for_address
+// with require_sec and objdump_print_addr_with_sym choose: the last
+// symbol of sect at or before lo ("<main+0x10>"), else the first after
+// it with a negative offset ("<abort@@GLIBC_2.2.5-0x1f>"), else the
+// section's name with lo's offset from its address ("<.text>",
+// "<.text+0x20>"), never a symbol of another section (a stripped
+// binary's .text after __cxa_finalize@plt). i is the index of the first
+// symbol at or after lo.
+func firstLabel(x *symIndex, i int, lo uint64, sect int, secName string, secAddr uint64) string {
+	j := i
+	if j < len(x.syms) && x.syms[j].value == lo {
+		j++
+	}
+	for j--; j >= 0 && x.syms[j].value >= secAddr; j-- {
+		if y := x.syms[j]; y.sect == sect {
+			if y.value == lo {
+				return y.display()
+			}
+			return fmt.Sprintf("%s+0x%x", y.display(), lo-y.value)
+		}
+	}
+	for k := i; k < len(x.syms); k++ {
+		if y := x.syms[k]; y.sect == sect && y.value > lo {
+			return fmt.Sprintf("%s-0x%x", y.display(), y.value-lo)
+		}
+	}
+	if secName == "" {
+		return x.name(lo)
+	}
+	switch {
+	case lo > secAddr:
+		return fmt.Sprintf("%s+0x%x", secName, lo-secAddr)
+	case lo < secAddr:
+		return fmt.Sprintf("%s-0x%x", secName, secAddr-lo)
+	}
+	return secName
 }

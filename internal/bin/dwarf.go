@@ -38,8 +38,10 @@ type DebugInfo struct {
 	// DW_TAG_skeleton_unit, or DWARF 4 compile units with
 	// DW_AT_GNU_dwo_name): their entries live in the .dwo files named
 	// by DWONames (DW_AT_dwo_name, distinct, sorted), which inspect does
-	// not read, so their producers and languages are not in Producers
-	// and Languages. Both are absent when there is no skeleton.
+	// not read: when a skeleton carries no DW_AT_producer (or
+	// DW_AT_language), as gcc's do, Producers (or Languages) is null,
+	// Unknown gives the reason ("in_dwo: ...") and the debug_info facet
+	// is partial. Both are absent when there is no skeleton.
 	SkeletonUnits int               `json:"skeleton_units,omitempty"`
 	DWONames      []string          `json:"dwo_names,omitempty"`
 	Unknown       map[string]string `json:"unknown,omitempty"`
@@ -263,6 +265,9 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 	di.Present = true
 	state := FacetComplete
 	prod, lang, dwos := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// Skeleton units without DW_AT_producer / DW_AT_language: theirs are
+	// in the .dwo, so the lists are unknown, not what the rest name.
+	skelNoProd, skelNoLang := 0, 0
 	func() {
 		defer func() {
 			if recover() != nil {
@@ -296,8 +301,11 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 						dwos[dwo] = true
 					}
 				}
+				skel := e.Tag == dwarf.TagSkeletonUnit || dwo != ""
 				if p, ok := e.Val(dwarf.AttrProducer).(string); ok {
 					prod[p] = true
+				} else if skel {
+					skelNoProd++
 				}
 				if l, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
 					n := dwarfLang[l]
@@ -305,6 +313,8 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 						n = fmt.Sprintf("0x%x", l)
 					}
 					lang[n] = true
+				} else if skel {
+					skelNoLang++
 				}
 			}
 			r.SkipChildren()
@@ -323,8 +333,31 @@ func inspectDWARF(ctx context.Context, in *Inspection, data []byte, units bool) 
 	sort.Strings(di.Producers)
 	sort.Strings(di.Languages)
 	sort.Strings(di.DWONames)
-	in.facet("debug_info", state, "")
+	reason := ""
+	for _, u := range []struct {
+		field, attr string
+		n           int
+		list        *[]string
+	}{{"producers", "DW_AT_producer", skelNoProd, &di.Producers}, {"languages", "DW_AT_language", skelNoLang, &di.Languages}} {
+		if u.n == 0 {
+			continue
+		}
+		*u.list = nil
+		if di.Unknown == nil {
+			di.Unknown = map[string]string{}
+		}
+		di.Unknown[u.field] = fmt.Sprintf("%s: %d split-DWARF skeleton unit(s) carry no %s: theirs is in the .dwo file(s) named by dwo_names, which inspect does not read", dwarfInDWO, u.n, u.attr)
+		reason = dwarfInDWO + ": the producers and languages of split-DWARF units are in their .dwo files, which inspect does not read (see debug_info.unknown)"
+		if state == FacetComplete {
+			state = FacetPartial
+		}
+	}
+	in.facet("debug_info", state, reason)
 }
+
+// dwarfInDWO starts the reason DebugInfo's producers and languages are
+// unknown when split-DWARF skeleton units leave them to .dwo files.
+const dwarfInDWO = "in_dwo"
 
 // lineTable maps addresses to source positions from DWARF line programs.
 type lineTable struct {

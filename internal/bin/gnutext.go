@@ -376,7 +376,7 @@ func gnuATT(text string, code []byte, mode int) string {
 	}
 	ops = attX87(mn, ops, enc)
 	if enc.vex {
-		mn = attVecSuffix(mn, ops, code, mode)
+		mn = attVecSuffix(mn, ops, enc.hasModRM && enc.mod != 3, code, mode)
 	}
 	mn, ops = pclmulAlias(mn, ops, false)
 	pre = attPrefixes(pre, mn, ops, enc, mode, segs)
@@ -1234,9 +1234,11 @@ func vexLW(code []byte, mode int) (vl int, w, ok bool) {
 // EVEX mnemonic whose memory operand's size the registers do not show:
 // x, y or z (the vector length) on the narrowing conversions into an xmm
 // register and on vfpclassps/pd/ph, l or q (VEX.W) on vcvtsi2sd and its
-// kin; a broadcast operand ("(%rax){1to4}") takes none.
-func attVecSuffix(mn, ops string, code []byte, mode int) string {
-	if !strings.Contains(ops, "(") || strings.Contains(ops, "{1to") {
+// kin; a broadcast operand ("(%rax){1to4}") takes none. mem is whether
+// the ModRM byte names memory: an operand with no base or index
+// ("%fs:0x0", "0x1234") has no parentheses but takes the letter too.
+func attVecSuffix(mn, ops string, mem bool, code []byte, mode int) string {
+	if !mem || strings.Contains(ops, "{1to") {
 		return mn
 	}
 	vl, w, ok := vexLW(code, mode)

@@ -2,6 +2,7 @@ package bin
 
 import (
 	"debug/elf"
+	"strconv"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -18,7 +19,11 @@ const TableSyntheticPLT = "synthetic PLT"
 // (RIP-relative on x86-64; absolute, or relative to the GOT base in %ebx,
 // on 386) is matched to the r_offset of a relocation in .rela.plt/.rel.plt
 // (JUMP_SLOT) or .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names
-// the entry. Entries that do not decode or match get no symbol, as in
+// the entry, followed by "+0x" and the addend in hex when the addend is
+// not 0; a slot an R_X86_64_IRELATIVE relocation (no symbol) binds is
+// "*ABS*+0xADDEND@plt", as bfd _bfd_x86_elf_get_synthetic_symtab spells
+// it (386's IRELATIVE is a REL relocation whose addend bfd does not
+// read: unnamed). Entries that do not decode or match get no symbol, as in
 // objdump: PLT0, and in an IBT binary the .plt entries that .plt.sec
 // entries jump to for lazy binding. A binary it cannot read yields none:
 // symbolization is best effort and never fails the disassembly.
@@ -51,13 +56,24 @@ func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 		if err != nil {
 			continue
 		}
-		for _, r := range elfRelocs(f, s.Type == elf.SHT_RELA, b) {
-			if !pltReloc(f.Machine, r.typ) || r.sym == 0 || int(r.sym) > len(dyn) {
+		rela := s.Type == elf.SHT_RELA
+		for _, r := range elfRelocs(f, rela, b) {
+			var n string
+			switch {
+			case r.sym == 0 && rela && irelative(f.Machine, r.typ):
+				n = "*ABS*"
+			case !pltReloc(f.Machine, r.typ) || r.sym == 0 || int(r.sym) > len(dyn):
+				continue
+			default:
+				n = dyn[r.sym-1].Name
+			}
+			if n == "" {
 				continue
 			}
-			if n := dyn[r.sym-1].Name; n != "" {
-				slots[r.off] = n
+			if r.addend != 0 {
+				n += "+0x" + strconv.FormatUint(uint64(r.addend), 16)
 			}
+			slots[r.off] = n
 		}
 	}
 	if len(slots) == 0 {
@@ -164,9 +180,10 @@ func pltSlot(code []byte, pc uint64, mode int, gotBase uint64) (uint64, bool) {
 }
 
 type elfReloc struct {
-	off uint64
-	typ uint32
-	sym uint32
+	off    uint64
+	typ    uint32
+	sym    uint32
+	addend int64 // r_addend of a RELA entry; 0 for REL
 }
 
 // elfRelocs decodes Elf32/64_Rel(a) entries (ELF gABI "Relocation").
@@ -180,7 +197,11 @@ func elfRelocs(f *elf.File, rela bool, b []byte) []elfReloc {
 		}
 		for i := 0; i+n <= len(b); i += n {
 			info := bo.Uint64(b[i+8:])
-			out = append(out, elfReloc{off: bo.Uint64(b[i:]), typ: uint32(info), sym: uint32(info >> 32)})
+			r := elfReloc{off: bo.Uint64(b[i:]), typ: uint32(info), sym: uint32(info >> 32)}
+			if rela {
+				r.addend = int64(bo.Uint64(b[i+16:]))
+			}
+			out = append(out, r)
 		}
 		return out
 	}
@@ -190,7 +211,11 @@ func elfRelocs(f *elf.File, rela bool, b []byte) []elfReloc {
 	}
 	for i := 0; i+n <= len(b); i += n {
 		info := bo.Uint32(b[i+4:])
-		out = append(out, elfReloc{off: uint64(bo.Uint32(b[i:])), typ: info & 0xff, sym: info >> 8})
+		r := elfReloc{off: uint64(bo.Uint32(b[i:])), typ: info & 0xff, sym: info >> 8}
+		if rela {
+			r.addend = int64(int32(bo.Uint32(b[i+8:])))
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -205,6 +230,12 @@ func pltReloc(m elf.Machine, typ uint32) bool {
 		return elf.R_386(typ) == elf.R_386_JMP_SLOT || elf.R_386(typ) == elf.R_386_GLOB_DAT
 	}
 	return false
+}
+
+// irelative reports whether a relocation type is x86-64's
+// R_X86_64_IRELATIVE (an ifunc's resolved address, no symbol).
+func irelative(m elf.Machine, typ uint32) bool {
+	return m == elf.EM_X86_64 && elf.R_X86_64(typ) == elf.R_X86_64_IRELATIVE
 }
 
 // dynRelocNames returns, for each r_offset of the ELF binary's dynamic

@@ -19,6 +19,27 @@ int main(int argc, char **argv) {
 }
 `
 
+// pltIfuncSource also calls two ifuncs of its own: in a PIE their
+// PLT slots are bound by R_X86_64_IRELATIVE relocations (no symbol),
+// which objdump names *ABS*+0xADDEND@plt (the resolver's address).
+const pltIfuncSource = `#include <stdio.h>
+#include <stdlib.h>
+static int impl_a(int x) { return x + 1; }
+static int impl_b(int x) { return x + 2; }
+static void *resolve_f(void) { return getenv("X") ? (void *)impl_a : (void *)impl_b; }
+int f(int) __attribute__((ifunc("resolve_f")));
+static void *resolve_g(void) { return (void *)impl_b; }
+int g(int) __attribute__((ifunc("resolve_g")));
+int main(int argc, char **argv) {
+	printf("hello %d\n", f(argc) + g(argc));
+	puts(argv[argc - 1]);
+	return 0;
+}
+`
+
+// absPLT matches objdump's name of a PLT slot an IRELATIVE relocation binds.
+var absPLT = regexp.MustCompile(`^\*ABS\*\+0x[0-9a-f]+@plt$`)
+
 var objdumpPLTLabel = regexp.MustCompile(`^([0-9a-f]+) <([^>]+@plt)>:$`)
 
 // objdumpPLTSymbols returns the name@plt labels objdump -d -w prints for
@@ -44,7 +65,8 @@ func objdumpPLTSymbols(t *testing.T, p string) map[uint64]string {
 // with every x86 PLT layout (x86-64 lazy .plt with .plt.got; x86-64 IBT
 // .plt.sec with 16-byte .plt.got entries;
 // i386 PIE .plt whose entries jump through %ebx, whose sh_entsize is 4;
-// i386 non-PIE .plt with absolute GOT slots; i386 IBT .plt.sec), every instruction's target and target_symbol equal objdump
+// i386 non-PIE .plt with absolute GOT slots; i386 IBT .plt.sec; x86-64
+// PIEs calling ifuncs through IRELATIVE slots, lazy and IBT), every instruction's target and target_symbol equal objdump
 // -d -w's annotation, so calls to imports are named name@plt as objdump
 // names them, and every name@plt objdump labels is accepted as the symbol
 // argument and disassembles that entry at objdump's address.
@@ -56,18 +78,25 @@ func TestDisassemblePLTMatchesObjdump(t *testing.T) {
 		name  string
 		flags []string
 		call  string // the import main calls that objdump names name@plt
+		ifunc bool   // pltIfuncSource: calls objdump names *ABS*+0xADDEND@plt
 	}{
-		{"x86-64-lazy", []string{"-O2", "-fcf-protection=none"}, "printf@plt"},
-		{"x86-64-ibtplt", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt"},
-		{"x86-64-ibtplt-now", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}, "printf@plt"},
-		{"i386-pie", []string{"-m32", "-O2", "-D_FORTIFY_SOURCE=2", "-fpie", "-pie"}, "__printf_chk@plt"},
-		{"i386-nopie", []string{"-m32", "-O2", "-fno-pie", "-no-pie"}, "printf@plt"},
-		{"i386-ibtplt", []string{"-m32", "-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt"},
+		{"x86-64-lazy", []string{"-O2", "-fcf-protection=none"}, "printf@plt", false},
+		{"x86-64-ibtplt", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt", false},
+		{"x86-64-ibtplt-now", []string{"-O2", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}, "printf@plt", false},
+		{"i386-pie", []string{"-m32", "-O2", "-D_FORTIFY_SOURCE=2", "-fpie", "-pie"}, "__printf_chk@plt", false},
+		{"i386-nopie", []string{"-m32", "-O2", "-fno-pie", "-no-pie"}, "printf@plt", false},
+		{"i386-ibtplt", []string{"-m32", "-O2", "-fcf-protection=full", "-Wl,-z,ibtplt"}, "printf@plt", false},
+		{"x86-64-ifunc", []string{"-O1", "-fcf-protection=none", "-fpie", "-pie"}, "printf@plt", true},
+		{"x86-64-ifunc-ibtplt", []string{"-O1", "-fcf-protection=full", "-fpie", "-pie", "-Wl,-z,ibtplt"}, "printf@plt", true},
 	}
 	r := registry(t, "")
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			p := gccBuild(t, dir, b.name, pltSource, b.flags...)
+			src := pltSource
+			if b.ifunc {
+				src = pltIfuncSource
+			}
+			p := gccBuild(t, dir, b.name, src, b.flags...)
 			labels := objdumpPLTSymbols(t, p)
 			if len(labels) < 2 {
 				t.Fatalf("objdump labels %d PLT entries %v: the fixture does not call through the PLT", len(labels), labels)
@@ -75,6 +104,17 @@ func TestDisassemblePLTMatchesObjdump(t *testing.T) {
 			st := compareObjdumpAnnotations(t, p)
 			if st.symbols[b.call] == 0 || st.symbols["puts@plt"] == 0 {
 				t.Errorf("no annotation equal to objdump's names %s and puts@plt (equal ones: %v)", b.call, st.symbols)
+			}
+			if b.ifunc {
+				abs := 0
+				for n, c := range st.symbols {
+					if absPLT.MatchString(n) {
+						abs += c
+					}
+				}
+				if abs < 2 {
+					t.Errorf("%d annotations equal to objdump's name an IRELATIVE slot *ABS*+0xADDEND@plt, want the 2 ifunc calls (equal ones: %v)", abs, st.symbols)
+				}
 			}
 			ref := objdumpDisasm(t, p)
 			for a, name := range labels {

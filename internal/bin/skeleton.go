@@ -63,10 +63,14 @@ type invocation struct {
 	// symIdx is the symbol index disassemble symbolizes with, which
 	// DisassembleAll labels rows from (Instruction.Label).
 	symIdx *symIndex
-	// symSect is the index of the section disassembled.
-	symSect int
-	cursor  string
-	limit   int
+	// symSect is the index of the section disassembled, symSectName its
+	// name and symSectAddr its address (a listing's first label when no
+	// symbol of the section precedes it).
+	symSect     int
+	symSectName string
+	symSectAddr uint64
+	cursor      string
+	limit       int
 	// limitGiven says the caller set the row limit itself: its page is
 	// then bounded by that limit within the hard result limit
 	// (tool.HardResultBytes), not by the default result budget.

@@ -44,7 +44,9 @@ func readelfUnits(t *testing.T, p string) (units, skeletons int, dwos []string) 
 // TestInspectSplitDWARFSkeletons: a gcc -gsplit-dwarf build's skeleton
 // units are counted as units and as skeletons, with their .dwo names, as
 // readelf --debug-dump=info shows them (DWARF 5 DW_UT_skeleton and DWARF 4
-// DW_AT_GNU_dwo_name), beside a plain -g build with no skeleton.
+// DW_AT_GNU_dwo_name), beside a plain -g build with no skeleton; the
+// producers and languages gcc leaves to the .dwo files are unknown
+// (null, "in_dwo"), not an empty list.
 func TestInspectSplitDWARFSkeletons(t *testing.T) {
 	needTool(t, "readelf")
 	dir := t.TempDir()
@@ -99,6 +101,38 @@ func TestInspectSplitDWARFSkeletons(t *testing.T) {
 			}
 			if strings.Contains(c.name, "split") && skel == 0 {
 				t.Errorf("readelf shows no skeleton unit in a split-DWARF build")
+			}
+			// The producers and languages: those readelf shows in the
+			// binary's own units (-wN) when every unit has one; unknown
+			// (null, "in_dwo") when a skeleton leaves them to its .dwo,
+			// where readelf finds them (they are not absent).
+			own, _ := exec.Command("readelf", "-wN", "--debug-dump=info", out).Output()
+			for _, f := range []struct {
+				field, attr string
+				got         []string
+			}{{"producers", "DW_AT_producer", d.Producers}, {"languages", "DW_AT_language", d.Languages}} {
+				n := strings.Count(string(own), f.attr+" ")
+				if n >= units {
+					if len(f.got) == 0 || d.Unknown[f.field] != "" {
+						t.Errorf("%s: %v (unknown %q); readelf shows %s in each of the %d units", f.field, f.got, d.Unknown[f.field], f.attr, units)
+					}
+					continue
+				}
+				if f.got != nil || !strings.HasPrefix(d.Unknown[f.field], "in_dwo: ") {
+					t.Errorf("%s: %#v (unknown %q); readelf shows %s in %d of %d units: want null, unknown in_dwo", f.field, f.got, d.Unknown[f.field], f.attr, n, units)
+				}
+				for _, dwo := range dwos {
+					if !filepath.IsAbs(dwo) {
+						dwo = filepath.Join(sub, dwo)
+					}
+					b, err := exec.Command("readelf", "--debug-dump=info", dwo).Output()
+					if err != nil || !strings.Contains(string(b), f.attr) {
+						t.Errorf("%s: readelf finds no %s in %s (%v): the fixture does not show it is there", f.field, f.attr, dwo, err)
+					}
+				}
+				if st := in.Facets["debug_info"]; st.State != FacetPartial || !strings.HasPrefix(st.Reason, "in_dwo") {
+					t.Errorf("debug_info facet %+v: want partial, in_dwo", st)
+				}
 			}
 		})
 	}

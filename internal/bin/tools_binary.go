@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -288,7 +289,11 @@ func (e Env) inspectBinary(c *invocation, a inspectArgs) error {
 	c.data = &paged{File: &id, Inspection: summary, Counts: counts, Coverage: pageCoverage{Facets: in.Facets, Unresolved: &unresolved}}
 	c.total = ptr(int64(len(rows)))
 	if !in.Complete() {
-		c.limitation(fmt.Sprintf("%d structure(s) could not be resolved; facts resting on them are unknown, not absent (see data.inspection.unresolved and coverage.facets)", len(in.Unresolved)))
+		if len(in.Unresolved) > 0 {
+			c.limitation(fmt.Sprintf("%d structure(s) could not be resolved; facts resting on them are unknown, not absent (see data.inspection.unresolved and coverage.facets)", len(in.Unresolved)))
+		} else {
+			c.limitation(incompleteFacets(in.Facets))
+		}
 	}
 	c.page(a.Cursor, a.Limit, encodeRows(sliceRows(rows)))
 	if e.MappedBy != nil && !c.preserving && a.Cursor == "" {
@@ -683,6 +688,10 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// page keeps to the session's result budget.
 	c.limitGiven = a.MaxInstructions > 0
 	c.insns, c.symIdx, c.symSect = page, idx, cr.sect
+	if cr.sect >= 0 && cr.sect < len(in.Sections) {
+		c.symSectName = in.Sections[cr.sect].Name
+		c.symSectAddr, _ = parseHex(in.Sections[cr.sect].Address)
+	}
 	c.page(a.Cursor, limit, encodeInstructions(page))
 	return nil
 }
@@ -816,4 +825,23 @@ func (amb *ambiguousSymbol) withNextAction(a disasmArgs) *contract.Error {
 	}
 	amb.err.NextAction = &contract.Action{Tool: "disassemble", Arguments: args}
 	return amb.err
+}
+
+// incompleteFacets is the limitation of an inspection that is not
+// complete though no structure is unresolved: its partial or unresolved
+// facets, sorted, each with its state and reason.
+func incompleteFacets(facets map[string]FacetCoverage) string {
+	var parts []string
+	for name, f := range facets {
+		if f.State != FacetPartial && f.State != FacetUnresolved {
+			continue
+		}
+		p := name + " " + f.State
+		if f.Reason != "" {
+			p += " (" + f.Reason + ")"
+		}
+		parts = append(parts, p)
+	}
+	sort.Strings(parts)
+	return "facet(s) " + strings.Join(parts, "; ") + ": facts resting on them are unknown, not absent (see coverage.facets)"
 }

@@ -555,7 +555,8 @@ func renderInspection(w io.Writer, raw json.RawMessage) error {
 
 // dwarfLine prints the DWARF summary: "dwarf none", "dwarf 373 units
 // (C11, Go)" (with ", 1 split-DWARF skeletons (dwo [a.dwo])" when some
-// units are skeletons), "dwarf present (units not read: --facet dwarf_producers)"
+// units are skeletons, and "(languages unknown: in the .dwo files, not
+// read)" when those skeletons leave them to the .dwo), "dwarf present (units not read: --facet dwarf_producers)"
 // when the units were not requested, "dwarf unknown (reason)" when they
 // could not be read; "" when there is no summary (not inspected).
 func dwarfLine(d *struct {
@@ -576,6 +577,9 @@ func dwarfLine(d *struct {
 		langs := ""
 		if len(d.Languages) > 0 {
 			langs = " (" + cell(strings.Join(d.Languages, ", ")) + ")"
+		} else if d.Languages == nil {
+			// Split DWARF: the languages are in the unread .dwo files.
+			langs = " (languages unknown: in the .dwo files, not read)"
 		}
 		skel := ""
 		if d.SkeletonUnits > 0 {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,8 +60,8 @@ func disasmAnnotations(out string, ours bool) (headers []string, comments map[st
 // and ends each RIP-relative instruction with its "# ADDR <sym>" comment:
 // the same header lines in the same order and the same comments at the
 // same addresses as objdump -d -w prints, read in the same run, on a gcc
-// build written here (PIE and not, -O0 and -O2) and on the system C
-// library.
+// build written here (PIE and not, -O0 and -O2; each also stripped,
+// whole and from inside .text) and on the system C library.
 func TestDisasmAllHeadersMatchObjdump(t *testing.T) {
 	if _, err := exec.LookPath("objdump"); err != nil {
 		t.Skip("objdump is not installed; .ci/run installs binutils")
@@ -73,30 +75,54 @@ func TestDisasmAllHeadersMatchObjdump(t *testing.T) {
 	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inputs := map[string]string{}
+	type input struct {
+		name, path string
+		start      uint64 // a --start inside .text (0: the whole section)
+	}
+	var inputs []input
 	for _, c := range []struct{ name, flags string }{{"pie-O0", "-O0"}, {"pie-O2", "-O2"}, {"nopie-O2", "-O2 -no-pie"}} {
 		out := filepath.Join(dir, c.name)
 		if msg, err := exec.Command("gcc", append(strings.Fields(c.flags), "-o", out, src)...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %s: %v\n%s", c.flags, err, msg)
 		}
-		inputs[c.name] = out
+		inputs = append(inputs, input{name: c.name, path: out})
+		// Stripped, .text holds no symbol: objdump heads it "<.text>"
+		// (not the PLT entry before it, "<__cxa_finalize@plt+0x10>"),
+		// and a listing from inside it "<.text+0x10>".
+		stripped := out + "-stripped"
+		if msg, err := exec.Command("strip", "--strip-all", "-o", stripped, out).CombinedOutput(); err != nil {
+			t.Fatalf("strip: %v\n%s", err, msg)
+		}
+		f, err := elf.Open(stripped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := f.Section(".text").Addr
+		f.Close()
+		inputs = append(inputs, input{name: c.name + "-stripped", path: stripped}, input{name: c.name + "-stripped-start", path: stripped, start: text + 0x10})
 	}
 	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
-		inputs["libc"] = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+		inputs = append(inputs, input{name: "libc", path: "/usr/lib/x86_64-linux-gnu/libc.so.6"})
 	}
-	for name, p := range inputs {
-		t.Run(name, func(t *testing.T) {
-			od, err := exec.Command("objdump", "-d", "-w", "-j", ".text", p).Output()
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			odArgs := []string{"-d", "-w", "-j", ".text", in.path}
+			ourArgs := []string{"bin", "disasm", in.path, "--section", ".text", "--all"}
+			if in.start != 0 {
+				odArgs = append(odArgs, fmt.Sprintf("--start-address=%#x", in.start))
+				ourArgs = append(ourArgs, "--start", fmt.Sprintf("%#x", in.start))
+			}
+			od, err := exec.Command("objdump", odArgs...).Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, errs, code := runCLI(t, "bin", "disasm", p, "--section", ".text", "--all")
+			out, errs, code := runCLI(t, ourArgs...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 			wantH, wantC := disasmAnnotations(string(od), false)
 			gotH, gotC := disasmAnnotations(out, true)
-			if len(wantH) == 0 || len(wantC) == 0 {
+			if len(wantH) == 0 || len(wantC) == 0 && in.start == 0 {
 				t.Fatalf("objdump printed %d headers and %d comments: the input exercises nothing", len(wantH), len(wantC))
 			}
 			if strings.Join(gotH, "\n") != strings.Join(wantH, "\n") {
