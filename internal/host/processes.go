@@ -217,7 +217,9 @@ type Retained struct {
 }
 
 // RetainedFunc lists retained lifetimes; the history feature installs it
-// with SetRetained. Without it, scope retained/all is UNSUPPORTED.
+// with SetRetained. Without it, scope retained/all is UNSUPPORTED. The
+// slice returned (and each Names) may be shared between calls: callers
+// read it and never change it.
 type RetainedFunc func() []Retained
 
 // SetRetained installs the retained-lifetime source used by list_processes.
