@@ -91,6 +91,9 @@ type entry struct {
 	// childTrimmed says older steps were dropped.
 	child        []ChildStep
 	childTrimmed bool
+	// seenGen is the store's gen of the last snapshot that listed the
+	// lifetime (Apply marks it instead of building a set per snapshot).
+	seenGen uint64
 }
 
 // ChildStep is one value of a lifetime's reaped-children CPU time
@@ -221,12 +224,10 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 	st.lastSeq = snap.Seq
 	st.gen++
 	st.appendTo(st.system, snap.Time, snap.System.Avail, snap.System.Vals[:])
-	seen := make(map[sample.Identity]bool, len(snap.Procs))
 	var fresh, renamed []*entry
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
 		id := p.ID()
-		seen[id] = true
 		e := st.procs[id]
 		if e == nil {
 			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, LastPPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
@@ -238,6 +239,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			st.procs[id] = e
 			fresh = append(fresh, e)
 		}
+		e.seenGen = st.gen
 		if p.Name != e.Name || p.Comm != e.Comm {
 			// exec: same lifetime, new name (kept with its time)
 			e.Name, e.Comm, e.Exe = p.Name, p.Comm, p.Exe
@@ -278,8 +280,8 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 	for _, e := range renamed {
 		st.evalTracked(e, 0)
 	}
-	for id, e := range st.procs {
-		if !seen[id] {
+	for _, e := range st.procs {
+		if e.seenGen != st.gen {
 			if !e.Ended {
 				e.EndedAt = snap.Time
 			}
