@@ -22,8 +22,10 @@ func init() { register(newServeCmd) }
 // reports "ready PID", "exists PID" or "error MESSAGE" to `serve --detach`.
 const readyFDEnv = "INQUEST_READY_FD"
 
-// configPollInterval is how often the host re-reads inquest.toml to apply a
-// runtime toggle of mcp_connections_disabled.
+// configPollInterval is how often the host checks inquest.toml (re-read
+// when its size or modification time changed) to apply a runtime toggle
+// of mcp_connections_disabled, where inotify cannot tell it (on Linux a
+// change wakes the host at once and nothing wakes it otherwise).
 const configPollInterval = 250 * time.Millisecond
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -157,7 +159,7 @@ func serveForeground(ctx context.Context, env *Env) (err error) {
 	return nil
 }
 
-// watchSettings polls inquest.toml until ctx ends and applies changes of
+// watchSettings watches inquest.toml until ctx ends (settingsWaker) and applies changes of
 // mcp_connections_disabled to the listener and of openmetrics_listen and
 // openmetrics_allow_remote to the exporter (om). An unreadable file is logged
 // and leaves the listener as it is. It also returns when the host lock file
@@ -182,14 +184,15 @@ func watchSettings(ctx context.Context, path, lockPath string, disabled bool, ep
 	// start-up read of inquest.toml (which gave disabled) and this point
 	// would otherwise match the first stamp and be lost.
 	last := stamp{}
-	t := time.NewTicker(configPollInterval)
-	defer t.Stop()
+	w := newSettingsWaker(path, lockPath)
+	defer w.Close()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-w.C():
 		}
+		w.Changed()
 		if fi, err := os.Stat(lockPath); lockInfo != nil && (err != nil || !os.SameFile(fi, lockInfo)) {
 			logger.Warn("the runtime directory holding the host lock was removed; stopping")
 			return

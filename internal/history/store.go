@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -90,6 +91,9 @@ type entry struct {
 	// childTrimmed says older steps were dropped.
 	child        []ChildStep
 	childTrimmed bool
+	// seenGen is the store's gen of the last snapshot that listed the
+	// lifetime (Apply marks it instead of building a set per snapshot).
+	seenGen uint64
 }
 
 // ChildStep is one value of a lifetime's reaped-children CPU time
@@ -144,6 +148,14 @@ type Store struct {
 	bytes    int
 	// prunedCPU keeps the CPU-accounting records of pruned lifetimes.
 	prunedCPU []PrunedCPU
+
+	// gen counts the changes to what Lifetimes returns (an applied
+	// snapshot, a tracking change); lives is Lifetimes' sorted result as
+	// of livesGen, kept until the next change (livesOK false: none yet).
+	gen      uint64
+	lives    []Lifetime
+	livesGen uint64
+	livesOK  bool
 }
 
 var procFloat, sysFloat uint32
@@ -210,13 +222,12 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 		return
 	}
 	st.lastSeq = snap.Seq
+	st.gen++
 	st.appendTo(st.system, snap.Time, snap.System.Avail, snap.System.Vals[:])
-	seen := make(map[sample.Identity]bool, len(snap.Procs))
 	var fresh, renamed []*entry
 	for i := range snap.Procs {
 		p := &snap.Procs[i]
 		id := p.ID()
-		seen[id] = true
 		e := st.procs[id]
 		if e == nil {
 			e = &entry{Lifetime: Lifetime{ID: id, Name: p.Name, Comm: p.Comm, Exe: p.Exe, PPID: p.PPID, LastPPID: p.PPID, StartTime: p.StartTime, UID: p.UID, UIDKnown: p.UIDKnown,
@@ -228,6 +239,7 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 			st.procs[id] = e
 			fresh = append(fresh, e)
 		}
+		e.seenGen = st.gen
 		if p.Name != e.Name || p.Comm != e.Comm {
 			// exec: same lifetime, new name (kept with its time)
 			e.Name, e.Comm, e.Exe = p.Name, p.Comm, p.Exe
@@ -268,8 +280,8 @@ func (st *Store) Apply(snap *sample.Snapshot) {
 	for _, e := range renamed {
 		st.evalTracked(e, 0)
 	}
-	for id, e := range st.procs {
-		if !seen[id] {
+	for _, e := range st.procs {
+		if e.seenGen != st.gen {
 			if !e.Ended {
 				e.EndedAt = snap.Time
 			}
@@ -373,6 +385,7 @@ type Loss struct {
 func (st *Store) SetTracking(names []string) []Loss {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.gen++
 	st.names = map[string]bool{}
 	for _, n := range names {
 		st.names[NormalizeName(n)] = true
@@ -451,18 +464,35 @@ func (e *entry) snapshot() Lifetime {
 }
 
 // Lifetimes returns every retained lifetime (live and ended), sorted by
-// PID then start.
+// PID then start. The caller owns the slice (its Names are shared and
+// must not be changed). The sorted list is kept between changes (an
+// applied snapshot, a tracking change), so repeated calls between two
+// samples copy it without walking and sorting the store again.
 func (st *Store) Lifetimes() []Lifetime {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]Lifetime, 0, len(st.procs))
-	for _, e := range st.procs {
-		if e.series.Len() > 0 {
-			out = append(out, e.snapshot())
+	if !st.livesOK || st.livesGen != st.gen {
+		out := st.lives[:0]
+		for _, e := range st.procs {
+			if e.series.Len() > 0 {
+				out = append(out, e.snapshot())
+			}
 		}
+		sortLifetimes(out)
+		clear(out[len(out):cap(out)]) // drop what pruned lifetimes held
+		st.lives, st.livesGen, st.livesOK = out, st.gen, true
 	}
-	sortLifetimes(out)
-	return out
+	return append(make([]Lifetime, 0, len(st.lives)), st.lives...)
+}
+
+// Generation returns a number that changes whenever what Lifetimes
+// returns may have changed (a snapshot applied, the tracking list set):
+// a caller that derives values from Lifetimes may keep them while it
+// reads the same generation.
+func (st *Store) Generation() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.gen
 }
 
 // Process returns a frozen view of one lifetime's ring and its facts; ok
@@ -501,11 +531,11 @@ func (st *Store) Tracked() []Lifetime {
 
 // sortLifetimes orders lifetimes by PID, then start.
 func sortLifetimes(out []Lifetime) {
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ID.PID != out[j].ID.PID {
-			return out[i].ID.PID < out[j].ID.PID
+	slices.SortFunc(out, func(a, b Lifetime) int {
+		if a.ID.PID != b.ID.PID {
+			return cmp.Compare(a.ID.PID, b.ID.PID)
 		}
-		return out[i].ID.StartTicks < out[j].ID.StartTicks
+		return cmp.Compare(a.ID.StartTicks, b.ID.StartTicks)
 	})
 }
 

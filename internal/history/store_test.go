@@ -275,3 +275,71 @@ func TestStoreTotalsMatchWalk(t *testing.T) {
 	apply()
 	check("count prune")
 }
+
+// walkLifetimes is Lifetimes computed afresh from the store's entries.
+func walkLifetimes(st *Store) []Lifetime {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := []Lifetime{}
+	for _, e := range st.procs {
+		if e.series.Len() > 0 {
+			out = append(out, e.snapshot())
+		}
+	}
+	sortLifetimes(out)
+	return out
+}
+
+// Lifetimes keeps its sorted list between changes: after every kind of
+// change (a snapshot with a new, an exec'd or an ended lifetime, a
+// tracking change, pruning) it returns what a fresh walk of the store
+// gives, and a caller changing its copy changes nothing for the next one.
+func TestStoreLifetimesKept(t *testing.T) {
+	st := NewStore()
+	now := t0
+	st.now = func() time.Time { return now }
+	a := fakeProc{pid: 30, ppid: 1, ticks: 3, name: "a"}
+	b := fakeProc{pid: 7, ppid: 30, ticks: 4, name: "b"}
+	c := fakeProc{pid: 500, ppid: 1, ticks: 5, name: "c"}
+	steps := []struct {
+		name string
+		do   func(seq uint64)
+	}{
+		{"first snapshot", func(seq uint64) { st.Apply(snapOf(seq, now, a)) }},
+		{"new lifetimes", func(seq uint64) { st.Apply(snapOf(seq, now, a, b, c)) }},
+		{"same processes", func(seq uint64) { st.Apply(snapOf(seq, now, a, b, c)) }},
+		{"stale snapshot ignored", func(uint64) { st.Apply(snapOf(1, now, a)) }},
+		{"exec renames", func(seq uint64) {
+			b.name = "b2"
+			st.Apply(snapOf(seq, now, a, b, c))
+		}},
+		{"tracking set", func(uint64) { st.SetTracking([]string{"a"}) }},
+		{"lifetime ended", func(seq uint64) { st.Apply(snapOf(seq, now, a, b)) }},
+		{"tracking cleared", func(uint64) { st.SetTracking(nil) }},
+		{"ended lifetime pruned by age", func(seq uint64) {
+			now = now.Add(EndedUntrackedAge + time.Hour)
+			st.Apply(snapOf(seq, now, a, b))
+		}},
+	}
+	for i, s := range steps {
+		now = now.Add(time.Second)
+		s.do(uint64(i + 1))
+		for round := 0; round < 2; round++ {
+			got, want := st.Lifetimes(), walkLifetimes(st)
+			if len(got) != len(want) {
+				t.Fatalf("%s (read %d): %d lifetimes, walk gives %d", s.name, round, len(got), len(want))
+			}
+			for j := range got {
+				g, w := got[j], want[j]
+				if g.ID != w.ID || g.Name != w.Name || g.Samples != w.Samples || g.Capacity != w.Capacity || g.Tracked != w.Tracked ||
+					g.Ended != w.Ended || !g.From.Equal(w.From) || !g.To.Equal(w.To) || len(g.Names) != len(w.Names) {
+					t.Fatalf("%s (read %d): lifetime %d is %+v, walk gives %+v", s.name, round, j, g, w)
+				}
+			}
+			// the caller owns its copy
+			for j := range got {
+				got[j].Name, got[j].Samples = "changed by the caller", -1
+			}
+		}
+	}
+}

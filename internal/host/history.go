@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/contract"
@@ -20,7 +21,21 @@ func (inv *investigation) installHistory(h *Host) {
 	if snap := h.sampler.Latest(); snap != nil {
 		inv.store.Apply(snap)
 	}
+	// The list is rebuilt only when the store changed (a new snapshot
+	// applied, the tracking list set): the TUI reads it on every refresh.
+	var (
+		mu      sync.Mutex
+		kept    []Retained
+		keptGen uint64
+		keptOK  bool
+	)
 	h.SetRetained(func() []Retained {
+		gen := inv.store.Generation()
+		mu.Lock()
+		defer mu.Unlock()
+		if keptOK && keptGen == gen {
+			return kept
+		}
 		ls := inv.store.Lifetimes()
 		out := make([]Retained, len(ls))
 		for i, l := range ls {
@@ -30,6 +45,10 @@ func (inv *investigation) installHistory(h *Host) {
 			}
 			out[i] = Retained{ID: l.ID, Name: l.Name, Comm: l.Comm, Names: names, PPID: l.PPID, StartTime: l.StartTime, UID: l.UID, UIDKnown: l.UIDKnown, From: l.From, To: l.To, Ended: l.Ended, EndedAt: l.EndedAt}
 		}
+		// Generation read before Lifetimes: a snapshot applied between
+		// the two leaves a newer list under an older generation, rebuilt
+		// on the next call.
+		kept, keptGen, keptOK = out, gen, true
 		return out
 	})
 }

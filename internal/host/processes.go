@@ -217,7 +217,9 @@ type Retained struct {
 }
 
 // RetainedFunc lists retained lifetimes; the history feature installs it
-// with SetRetained. Without it, scope retained/all is UNSUPPORTED.
+// with SetRetained. Without it, scope retained/all is UNSUPPORTED. The
+// slice returned (and each Names) may be shared between calls: callers
+// read it and never change it.
 type RetainedFunc func() []Retained
 
 // SetRetained installs the retained-lifetime source used by list_processes.
@@ -406,11 +408,13 @@ func (h *Host) listProcesses(ctx context.Context, s *Session, a listProcessesArg
 // without retainedFn). liveHistory makes a scope live listing read the
 // retained history bounds and earlier names of its rows too.
 func (h *Host) scopeRows(snap *sample.Snapshot, scope string, retainedFn RetainedFunc, liveHistory bool) (map[sample.Identity]*procRow, error) {
-	rows := map[sample.Identity]*procRow{}
+	rows := make(map[sample.Identity]*procRow, len(snap.Procs))
 	if scope == "live" || scope == "all" {
+		live := make([]procRow, len(snap.Procs)) // one allocation for the live rows
 		for i := range snap.Procs {
 			p := &snap.Procs[i]
-			r := &procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
+			r := &live[i]
+			*r = procRow{id: p.ID(), name: p.Name, comm: p.Comm, path: p.Exe, pathDel: p.ExeDeleted, ppid: p.PPID, start: p.StartTime, state: p.StateName(),
 				uid: p.UID, uidKnown: p.UIDKnown, live: true, lastSeen: snap.Time, p: p}
 			if par := snap.Find(p.PPID); par != nil && par.StartTicks < p.StartTicks {
 				r.verified, r.parentRef = true, h.Ref(par.ID())
