@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -27,12 +28,23 @@ var safe = func() (t [utf8.RuneSelf]bool) {
 // String appends s as a JSON string (with its quotes) to dst, as
 // encoding/json.Marshal(s) writes it.
 func String(dst []byte, s string) []byte {
+	// Bytes only reads its argument: the string's bytes are not copied.
+	return Bytes(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// Bytes appends s, text that may hold bytes that are not valid UTF-8, as
+// a JSON string (with its quotes) to dst, as encoding/json.Marshal writes
+// string(s). s is only read.
+func Bytes(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			if safe[c] {
 				i++
+				for i < len(s) && s[i] < utf8.RuneSelf && safe[s[i]] {
+					i++
+				}
 				continue
 			}
 			dst = append(dst, s[start:i]...)
@@ -57,7 +69,7 @@ func String(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)

@@ -16,6 +16,9 @@ func TestString(t *testing.T) {
 		if got := String(nil, s); string(got) != string(want) {
 			t.Errorf("String(%q) = %s, encoding/json writes %s", s, got, want)
 		}
+		if got := Bytes(nil, []byte(s)); string(got) != string(want) {
+			t.Errorf("Bytes(%q) = %s, encoding/json writes %s", s, got, want)
+		}
 	}
 }
 
@@ -50,6 +53,9 @@ func FuzzString(f *testing.F) {
 		want, _ := json.Marshal(s)
 		if got := String(nil, s); string(got) != string(want) {
 			t.Fatalf("String(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+		if got := Bytes(nil, []byte(s)); string(got) != string(want) {
+			t.Fatalf("Bytes(%q) = %s, encoding/json writes %s", s, got, want)
 		}
 	})
 }

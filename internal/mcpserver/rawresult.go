@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/inquest-dev/inquest/internal/jsonenc"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -148,7 +148,7 @@ func encodeCallResult(body []byte) (out []byte, delivered int) {
 	}
 	out = append(out, `"content":[{"type":"text","text":`...)
 	n := len(out)
-	out = appendString(out, body)
+	out = jsonenc.Bytes(out, body)
 	delivered = len(body) + len(out) - n
 	out = append(out, `}],"structuredContent":`...)
 	return append(out, body...), delivered
@@ -172,73 +172,6 @@ func putResponseBuf(b []byte) {
 	}
 	b = b[:0]
 	responseBufs.Put(&b)
-}
-
-// plainASCII[c] says the ASCII byte c is written as itself inside a JSON
-// string by encoding/json (HTML-safe): not a control byte, the quote, the backslash, <, > or &.
-var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendString appends s as encoding/json writes a string (HTML-safe):
-// \" \\ \b \f \n \r \t short, other control bytes and <, >, & as \u00XX,
-// U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as \ufffd.
-func appendString(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if plainASCII[c] {
-				i++
-				for i < len(s) && plainASCII[s[i]] {
-					i++
-				}
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // encodeResponse is the line the SDK writes for a JSON-RPC response with
