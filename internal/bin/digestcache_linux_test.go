@@ -16,22 +16,7 @@ import (
 // place or replaced by a rename) fails the next page with INPUT_CHANGED,
 // as when no digest is kept.
 func TestKeptDigestFollowsTheFile(t *testing.T) {
-	src := "/usr/bin/ls"
-	orig, err := os.ReadFile(src)
-	if err != nil {
-		t.Skip("no " + src)
-	}
-	ef, err := elf.Open(src)
-	if err != nil {
-		t.Skip(err)
-	}
-	text := ef.Section(".text")
-	ef.Close()
-	if text == nil || text.Size < 1000 {
-		t.Skip("no .text in " + src)
-	}
-	defer func(w time.Duration) { racyWindow = w }(racyWindow)
-	racyWindow = 20 * time.Millisecond
+	orig, text := keptStateInput(t)
 	for _, tc := range []struct {
 		name    string
 		rewrite func(p string, b []byte)
@@ -83,4 +68,29 @@ func TestKeptDigestFollowsTheFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keptStateInput is the input of the kept-state tests: /usr/bin/ls's bytes
+// and its .text section header (the tests skip without them), with the
+// racy window shortened for the test so a file written by it can be kept.
+func keptStateInput(t *testing.T) ([]byte, *elf.SectionHeader) {
+	t.Helper()
+	const src = "/usr/bin/ls"
+	orig, err := os.ReadFile(src)
+	if err != nil {
+		t.Skip("no " + src)
+	}
+	ef, err := elf.Open(src)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ef.Close()
+	text := ef.Section(".text")
+	if text == nil || text.Size < 1000 {
+		t.Skip("no .text in " + src)
+	}
+	w := racyWindow
+	racyWindow = 20 * time.Millisecond
+	t.Cleanup(func() { racyWindow = w })
+	return orig, &text.SectionHeader
 }

@@ -1,7 +1,6 @@
 package bin
 
 import (
-	"debug/elf"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -26,22 +25,7 @@ func liveMappings() int {
 // next page with INPUT_CHANGED, at most maxKeptInspections files are kept,
 // and an evicted file's mapping is released.
 func TestKeptInspectionFollowsTheFile(t *testing.T) {
-	src := "/usr/bin/ls"
-	orig, err := os.ReadFile(src)
-	if err != nil {
-		t.Skip("no " + src)
-	}
-	ef, err := elf.Open(src)
-	if err != nil {
-		t.Skip(err)
-	}
-	text := ef.Section(".text")
-	ef.Close()
-	if text == nil || text.Size < 1000 {
-		t.Skip("no .text in " + src)
-	}
-	defer func(w time.Duration) { racyWindow = w }(racyWindow)
-	racyWindow = 20 * time.Millisecond
+	orig, text := keptStateInput(t)
 	dropKeptInspections()
 	t.Cleanup(dropKeptInspections)
 	base := liveMappings()

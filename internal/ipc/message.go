@@ -298,6 +298,13 @@ func resultOf(raw json.RawMessage) (*contract.Result, error) {
 			return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
 		}
 	}
+	return wire.result()
+}
+
+// result is the decoded wire result: its error when the host sent one,
+// else the result with its coverage (an empty object when absent or null)
+// and its data (nil when absent or null).
+func (wire *wireResult) result() (*contract.Result, error) {
 	if wire.Error != nil {
 		return nil, wire.Error
 	}

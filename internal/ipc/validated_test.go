@@ -17,19 +17,7 @@ func strictResultOf(raw json.RawMessage) (*contract.Result, error) {
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, contract.Errorf(contract.CodeInternalError, "the host sent an undecodable result")
 	}
-	if wire.Error != nil {
-		return nil, wire.Error
-	}
-	res := wire.Result
-	res.Coverage = wire.Coverage
-	res.Data = wire.Data
-	if res.Coverage == nil || string(wire.Coverage) == "null" {
-		res.Coverage = map[string]any{}
-	}
-	if res.Data == nil || string(wire.Data) == "null" {
-		res.Data = nil
-	}
-	return &res, nil
+	return wire.result()
 }
 
 // checkValidated fails when the frame reading of a validated payload p
