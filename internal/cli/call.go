@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/tool"
@@ -48,7 +47,7 @@ its error envelope is printed on stdout instead.`,
 func callAndPrint(cmd *cobra.Command, env *Env, reg *tool.Registry, name string, raw json.RawMessage) error {
 	res, err := reg.Call(cmd.Context(), name, raw)
 	if errors.Is(err, tool.ErrUnknownTool) {
-		return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
+		return unknownToolError(name)
 	}
 	if err != nil {
 		return failed(err)
@@ -63,4 +62,13 @@ func callAndPrint(cmd *cobra.Command, env *Env, reg *tool.Registry, name string,
 		return exitCode(1)
 	}
 	return nil
+}
+
+// unknownToolError is the INVALID_ARGUMENT for a tool name no toolset
+// holds (`inquest call TOOL`, `inquest mcp inspect --tool NAME`): the
+// name is echoed (the person typed it) and `inquest mcp inspect` lists
+// the names there are.
+func unknownToolError(name string) error {
+	return contract.Errorf(contract.CodeInvalidArgument, "unknown tool %q; run `inquest mcp inspect` for the list", name).
+		WithDetail("tool", name)
 }

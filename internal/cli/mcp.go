@@ -144,7 +144,7 @@ func newMCPInspectCmd(env *Env) *cobra.Command {
 			if name != "" {
 				t, ok := reg.Lookup(name)
 				if !ok {
-					return fmt.Errorf("unknown tool %q; run `inquest mcp inspect` for the list", name)
+					return unknownToolError(name)
 				}
 				if err := printJSON(env.Stdout, mcpserver.Definition(reg, t)); err != nil {
 					return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inquest-dev/inquest/internal/config"
+	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/host"
 	"github.com/inquest-dev/inquest/internal/ipc"
 	"github.com/inquest-dev/inquest/internal/openmetrics"
@@ -116,7 +117,7 @@ Settings screen (S, then c) saves it too; the next TUI opens with it.`,
 			}
 			if args[0] == "recording_directory" {
 				if !filepath.IsAbs(args[1]) {
-					return fmt.Errorf("recording_directory takes an absolute directory path")
+					return settingValueError("recording_directory takes an absolute directory path")
 				}
 				if _, err := config.Update(func(f *config.File) error {
 					f.RecordingDirectory = filepath.Clean(args[1])
@@ -129,7 +130,7 @@ Settings screen (S, then c) saves it too; the next TUI opens with it.`,
 			}
 			v, err := strconv.ParseBool(args[1])
 			if err != nil {
-				return fmt.Errorf("%s takes true or false", args[0])
+				return settingValueError("%s takes true or false", args[0])
 			}
 			if args[0] == "cpu_share_of_all_cores" {
 				if err := saveCPUShareOfAllCores(v); err != nil {
@@ -218,7 +219,18 @@ func checkKey(k string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown setting %q (known: %s)", k, strings.Join(settingKeys, ", "))
+	e := contract.Errorf(contract.CodeInvalidArgument, "unknown setting %q", k).
+		WithDetail("accepted", settingKeys)
+	e.Field = "/key"
+	return e
+}
+
+// settingValueError is the INVALID_ARGUMENT for a VALUE the setting does
+// not take; the message names the setting and echoes what was typed.
+func settingValueError(format string, args ...any) error {
+	e := contract.Errorf(contract.CodeInvalidArgument, format, args...)
+	e.Field = "/value"
+	return e
 }
 
 // settingApplyWait bounds how long `settings set` waits for a running host
