@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,7 +68,7 @@ terminal or not. stdout carries only the result.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash > 0 || (dash < 0 && len(args) > 0) {
-				return errors.New("give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
+				return badFlag("ARGV", "give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
 			}
 			var experiment map[string]any
 			if experimentFile != "" {
@@ -647,7 +646,7 @@ func checkCaptureProvider(provider, operation string) error {
 	} else {
 		msg += fmt.Sprintf("; the providers are %s", strings.Join(perf.CaptureProviderKinds(), ", "))
 	}
-	return errors.New(msg)
+	return badFlag("--provider", "%s", msg)
 }
 
 // experimentArgv returns the argv of an experiment's first case when every
@@ -655,7 +654,7 @@ func checkCaptureProvider(provider, operation string) error {
 // it). Without an experiment, or with a case that has no argv, the error
 // says to give the target after --.
 func experimentArgv(experiment map[string]any) ([]string, error) {
-	need := errors.New("give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
+	need := badFlag("ARGV", "give the target after --, e.g. inquest capture --provider direct -- ./prog arg")
 	cases, _ := experiment["cases"].([]any)
 	if len(cases) == 0 {
 		return nil, need

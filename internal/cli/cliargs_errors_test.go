@@ -76,6 +76,12 @@ func TestArgErrorsTyped(t *testing.T) {
 			[]string{`^inquest: INVALID_ARGUMENT: mcp_connections_disabled takes true or false\n`, `\n  argument: VALUE "maybe"\n`}, "", true},
 		{"settings unset unknown key", []string{"settings", "unset", "nope"},
 			[]string{`^inquest: INVALID_ARGUMENT: unknown setting "nope"\n`, `\n  argument: KEY "nope"\n`}, "", true},
+		{"capture --experiment missing", []string{"capture", "--experiment", "/nonexistent/experiment.json"},
+			[]string{`^inquest: INVALID_ARGUMENT: --experiment: open /nonexistent/experiment.json: no such file or directory\n`, `\n  flag: --experiment "/nonexistent/experiment.json"\n`}, "--experiment", false},
+		{"capture --experiment directory", []string{"capture", "--experiment", "/"},
+			[]string{`^inquest: INVALID_ARGUMENT: --experiment: / is a directory; give a JSON file\n`}, "--experiment", false},
+		{"capture without ARGV", []string{"capture"},
+			[]string{`^inquest: INVALID_ARGUMENT: give the target after --`, `\n  argument: ARGV\n`}, "ARGV", false},
 		{"sockets -o", []string{"sockets", "-o", "bogus"},
 			[]string{`^inquest: INVALID_ARGUMENT: -o "bogus": unknown column`, `\n  flag: -o "bogus"\n`}, "-o", false},
 	}
