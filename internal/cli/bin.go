@@ -860,7 +860,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "disasm FILE (--symbol NAME | --section NAME | --start 0xADDR [--end 0xADDR])",
 		Short: "disassemble: x86-64/arm64 by symbol or address range",
-		Long:  "Disassemble by symbol, by section or by address range: --symbol, --section or --start is required (--end needs --start; --symbol stands alone).",
+		Long:  "Disassemble by symbol, by section or by address range: --symbol, --section or --start is required (--end needs --start; --symbol stands alone), except with --all, which without them lists every section that holds code, in file order, as objdump -d does.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			args := map[string]any{"path": a[0]}
@@ -903,7 +903,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&end, "end", "", "end address (0x..., exclusive)")
 	cmd.Flags().StringVar(&syntax, "syntax", "", "gnu, intel or go")
 	cmd.Flags().IntVar(&max, "max", 0, "instructions per page (1-5000, default 200)")
-	cmd.Flags().BoolVar(&all, "all", false, "print every page to the end, streamed, one line per instruction as objdump -d does (--max: rows per call, default 5000)")
+	cmd.Flags().BoolVar(&all, "all", false, "print every page to the end, streamed, one line per instruction as objdump -d does (without --symbol, --section or --start: every code section; --max: rows per call, default 5000)")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,10 +22,6 @@ func TestArgErrorsTyped(t *testing.T) {
 	t.Setenv("INQUEST_IN_PROCESS", "1")
 	t.Setenv("INQUEST_CONFIG", filepath.Join(t.TempDir(), "inquest.toml"))
 	t.Setenv("INQUEST_DATA_DIR", filepath.Join(t.TempDir(), "data"))
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name string
 		args []string
@@ -58,8 +53,6 @@ func TestArgErrorsTyped(t *testing.T) {
 			[]string{`^inquest: INVALID_ARGUMENT: PID "0" is not a positive integer\n`, `\n  argument: PID "0"\n`}, "PID", true},
 		{"record unknown subcommand", []string{"record", "stpo"},
 			[]string{`^inquest: INVALID_ARGUMENT: unknown command "stpo" for "inquest record" \(did you mean stop\?\)`}, "COMMAND", true},
-		{"disasm --all one-of", []string{"bin", "disasm", exe, "--all"},
-			[]string{`^inquest: INVALID_ARGUMENT: one of these is required: --symbol, --start or --section\n`}, "", false},
 		{"evidence query --to before --from", []string{"evidence", "query", "--from", "2h", "--to", "3h"},
 			[]string{`^inquest: INVALID_ARGUMENT: --to 3h is before --from 2h `, `\n  flag: --to "3h"\n`}, "--to", false},
 		{"evidence show bad id", []string{"evidence", "show", "ev-nonexistent"},

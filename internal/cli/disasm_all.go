@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/inquest-dev/inquest/internal/bin"
@@ -114,9 +116,124 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 	if err := buildBin(ctx, rt, opts); err != nil {
 		return err
 	}
+	whole := args["symbol"] == nil && args["section"] == nil && args["start"] == nil
+	if whole {
+		if _, ok := args["cursor"]; ok {
+			e := badFlag("--cursor", "a --cursor resumes one section's listing: give its --section too (the interrupted listing's resume line names it)")
+			return reportFailure(env, cmd, f.asJSON, e)
+		}
+		// objdump -d: every section that holds code, in file order.
+		return disasmSections(cmd, env, f, rt, opts, args, page)
+	}
 	if err := rt.Registry.Validate("disassemble", raw); err != nil {
 		return f.failure(env, err)
 	}
+	return disasmListing(cmd, env, f, rt, opts, raw, page, "")
+}
+
+// disasmSections is `bin disasm FILE --all` without --symbol, --section
+// or --start: as objdump -d, every section that holds code and has file
+// bytes (codeSection), in section-table order, each listed whole under
+// "Disassembly of section NAME:". The sections are read from
+// inspect_binary's sections facet. A file with no such section fails
+// with INVALID_ARGUMENT naming FILE.
+func disasmSections(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, args map[string]any, page int) error {
+	ctx := cmd.Context()
+	sections, err := codeSections(ctx, rt, args)
+	if err != nil {
+		return f.failure(env, err)
+	}
+	if len(sections) == 0 {
+		return f.failure(env, badFlag("FILE", "the file has no section that holds code with file bytes; inspect_binary lists its sections"))
+	}
+	for _, name := range sections {
+		a := make(map[string]any, len(args)+1)
+		for k, v := range args {
+			a[k] = v
+		}
+		a["section"] = name
+		raw, _ := json.Marshal(a)
+		if err := rt.Registry.Validate("disassemble", raw); err != nil {
+			return f.failure(env, err)
+		}
+		fmt.Fprintf(env.Stdout, "\nDisassembly of section %s:\n", cell(name))
+		if err := disasmListing(cmd, env, f, rt, opts, raw, page, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// codeSections returns the names of the sections of args' file that hold
+// code and have file bytes, in section-table order, read from
+// inspect_binary's sections facet (every page): an ELF section with
+// SHF_EXECINSTR (sh_flags 0x4), a PE section with IMAGE_SCN_CNT_CODE or
+// IMAGE_SCN_MEM_EXECUTE (0x20, 0x20000000), a Mach-O section with
+// S_ATTR_PURE_INSTRUCTIONS or S_ATTR_SOME_INSTRUCTIONS (0x80000000,
+// 0x400), as objdump's code-section flag. Errors are the tool's.
+func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]string, error) {
+	if err := buildBin(ctx, rt, runtimeOptions{NoHost: true, BinTools: []string{"inspect_binary"}}); err != nil {
+		return nil, err
+	}
+	a := map[string]any{"path": args["path"], "facets": []string{"sections"}, "limit": 1000}
+	if v, ok := args["arch"]; ok {
+		a["arch"] = v
+	}
+	var names []string
+	for {
+		raw, _ := json.Marshal(a)
+		res, err := rt.Registry.Call(ctx, "inspect_binary", raw)
+		if err != nil {
+			return nil, err
+		}
+		body, isErr := contract.Marshal(res, nil)
+		var page struct {
+			Error *contract.Error
+			Data  struct {
+				Inspection struct {
+					Header struct{ Format string }
+				}
+				Rows []struct {
+					Name, Content, Size string
+					FlagsRaw            string `json:"flags_raw"`
+				}
+				NextCursor string `json:"next_cursor"`
+			}
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, err
+		}
+		if isErr && page.Error != nil {
+			return nil, page.Error
+		}
+		var mask uint64
+		switch page.Data.Inspection.Header.Format {
+		case bin.FormatELF:
+			mask = 0x4
+		case bin.FormatPE:
+			mask = 0x20 | 0x20000000
+		case bin.FormatMachO:
+			mask = 0x80000000 | 0x400
+		}
+		for _, r := range page.Data.Rows {
+			flags, err := strconv.ParseUint(strings.TrimPrefix(r.FlagsRaw, "0x"), 16, 64)
+			if err != nil || flags&mask == 0 || r.Content != "file_bytes" || r.Size == "0" || r.Name == "" {
+				continue
+			}
+			names = append(names, r.Name)
+		}
+		if page.Data.NextCursor == "" {
+			return names, nil
+		}
+		a["cursor"] = page.Data.NextCursor
+	}
+}
+
+// disasmListing streams the disassemble listing of raw (validated
+// arguments) to stdout, as runDisasmAll says; section, when set, is the
+// section a whole-file listing is in (the resume line names it).
+func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, raw json.RawMessage, page int, section string) error {
+	ctx := cmd.Context()
 	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
 	var line []byte
 	// writeErr is the first failed write to stdout (a full disk): the
@@ -162,7 +279,11 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 		var in *bin.Interrupted
 		if errors.As(err, &in) && in.Cursor != "" {
 			// As a page's "more rows" line: the command that resumes.
-			fmt.Fprintf(env.Stderr, "interrupted: resume with --all --cursor %s\n", in.Cursor)
+			if section != "" {
+				fmt.Fprintf(env.Stderr, "interrupted: resume with --all --section %s --cursor %s\n", shellQuote(section), in.Cursor)
+			} else {
+				fmt.Fprintf(env.Stderr, "interrupted: resume with --all --cursor %s\n", in.Cursor)
+			}
 		}
 		return exitCode(130)
 	}
