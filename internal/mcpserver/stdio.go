@@ -137,14 +137,116 @@ func (l *lockedWriter) drain(d time.Duration) {
 
 func (l *lockedWriter) Close() error { return nil }
 
-// filterLines copies newline-delimited messages from in to out. Before any
-// JSON decoder sees a line it checks the limits (MaxLineBytes, valid UTF-8,
-// MaxNestingDepth) and that the line is one JSON-RPC 2.0 message; a line
-// that fails is answered here, with the request's id whenever it can be
-// read from the line (recoverID), and is not passed on, so one bad line
-// never ends the session (JSON-RPC 2.0 section 5.1). Blank lines are
-// skipped.
-func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
+// readAheadBytes bounds the lines the filter has read and checked but the
+// server has not yet taken (lineQueue): the filter keeps reading stdin
+// while the server is busy, so a notifications/cancelled line is seen as
+// soon as it arrives, not after every request before it was handed over.
+// One line longer than the bound is still queued alone.
+const readAheadBytes = 8 << 20
+
+// lineQueue is the read-ahead between filterLines, which reads and checks
+// stdin, and feedLines, which hands the lines to the SDK through a pipe
+// (a pipe write blocks until the SDK reads). Memory is bounded by
+// readAheadBytes (plus one line).
+type lineQueue struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	lines [][]byte
+	bytes int
+	// ended is set when stdin ended (err: its error, nil at EOF); dead
+	// when the SDK's side of the pipe is closed (nothing more is taken).
+	ended, dead bool
+	err         error
+}
+
+func newLineQueue() *lineQueue {
+	q := &lineQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// push queues one whole line (newline included), waiting while the
+// read-ahead is full; false when the SDK takes no more lines.
+func (q *lineQueue) push(line []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.bytes > 0 && q.bytes+len(line) > readAheadBytes && !q.dead {
+		q.cond.Wait()
+	}
+	if q.dead {
+		return false
+	}
+	q.lines = append(q.lines, line)
+	q.bytes += len(line)
+	q.cond.Broadcast()
+	return true
+}
+
+// finish records that stdin ended with err (io.EOF at its end).
+func (q *lineQueue) finish(err error) {
+	q.mu.Lock()
+	q.ended, q.err = true, err
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// pop returns the next line, or ok false with stdin's error once it ended
+// and every line was taken.
+func (q *lineQueue) pop() (line []byte, err error, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.lines) == 0 && !q.ended {
+		q.cond.Wait()
+	}
+	if len(q.lines) == 0 {
+		return nil, q.err, false
+	}
+	line = q.lines[0]
+	q.lines[0] = nil
+	q.lines = q.lines[1:]
+	q.bytes -= len(line)
+	q.cond.Broadcast()
+	return line, nil, true
+}
+
+// kill records that the SDK takes no more lines: push returns false.
+func (q *lineQueue) kill() {
+	q.mu.Lock()
+	q.dead = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// feedLines writes the queued lines into out, the pipe the SDK reads, in
+// order; when stdin has ended and every line was written it waits for the
+// requests in flight to be answered (bounded by DrainTimeout: the bridge
+// exits on client EOF) and closes out with stdin's error (none at EOF).
+func feedLines(q *lineQueue, out *io.PipeWriter, w *lockedWriter) {
+	for {
+		line, err, ok := q.pop()
+		if !ok {
+			w.drain(DrainTimeout)
+			out.CloseWithError(eofOr(err))
+			return
+		}
+		if _, werr := out.Write(line); werr != nil {
+			q.kill()
+			return
+		}
+	}
+}
+
+// filterLines reads newline-delimited messages from in and queues them for
+// the SDK (q, fed by feedLines). Before any JSON decoder sees a line it
+// checks the limits (MaxLineBytes, valid UTF-8, MaxNestingDepth) and that
+// the line is one JSON-RPC 2.0 message; a line that fails is answered
+// here, with the request's id whenever it can be read from the line
+// (recoverID), and is not passed on, so one bad line never ends the
+// session (JSON-RPC 2.0 section 5.1). Blank lines are skipped. A request
+// is marked in flight and a notifications/cancelled line marks its
+// request cancelled as the line is read, ahead of the server (its
+// response, if it comes, is then not written).
+func filterLines(in io.Reader, q *lineQueue, w *lockedWriter) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	for {
@@ -159,8 +261,7 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 				}
 				line = line[:0]
 				if err != nil {
-					w.drain(DrainTimeout)
-					out.CloseWithError(eofOr(err))
+					q.finish(err)
 					return
 				}
 			}
@@ -175,17 +276,14 @@ func filterLines(in io.Reader, out *io.PipeWriter, w *lockedWriter) {
 				} else if id, ok := cancelledID(t); ok {
 					w.cancel(id)
 				}
-				if _, werr := out.Write(append(t, '\n')); werr != nil {
+				if !q.push(append(append(make([]byte, 0, len(t)+1), t...), '\n')) {
 					return
 				}
 			}
 		}
 		line = line[:0]
 		if err != nil {
-			// Answer what is in flight before the session ends (the bridge
-			// exits on client EOF).
-			w.drain(DrainTimeout)
-			out.CloseWithError(eofOr(err))
+			q.finish(err)
 			return
 		}
 	}
@@ -264,7 +362,9 @@ func eofOr(err error) error {
 func ServeIO(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer) error {
 	pr, pw := io.Pipe()
 	lw := newLockedWriter(out)
-	go filterLines(in, pw, lw)
+	q := newLineQueue()
+	go filterLines(in, q, lw)
+	go feedLines(q, pw, lw)
 	raw := newRawResults()
 	err := s.Run(withRawResults(ctx, raw), codedTransport{&mcp.IOTransport{Reader: pr, Writer: lw, MaxLineLength: MaxLineBytes}, raw, lw})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
