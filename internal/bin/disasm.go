@@ -83,7 +83,8 @@ type Instruction struct {
 // binary stripped of both. Undefined, unnamed, section, file and
 // thread-local (STT_TLS: their value is an offset in the TLS block, not
 // an address) symbols are left out. Among symbols at one address objdump's
-// compare_symbols order picks the name: functions, then objects, then
+// compare_symbols order picks the name: functions (an STT_GNU_IFUNC is
+// not one to bfd), then objects, then
 // global before weak before local, then the larger st_size, then names
 // not starting with '.', then by name.
 //
@@ -242,8 +243,10 @@ func symBefore(a, b *Symbol) bool {
 	if fa, fb := fileish(a), fileish(b); fa != fb {
 		return !fa
 	}
-	if a.isFunc != b.isFunc {
-		return a.isFunc
+	// bfd flags an STT_GNU_IFUNC symbol BSF_GNU_INDIRECT_FUNCTION, not
+	// BSF_FUNCTION: the resolver at the same address is named first.
+	if fa, fb := a.isFunc && a.Type != "STT_GNU_IFUNC", b.isFunc && b.Type != "STT_GNU_IFUNC"; fa != fb {
+		return fa
 	}
 	if oa, ob := a.Type == "STT_OBJECT", b.Type == "STT_OBJECT"; oa != ob {
 		return oa

@@ -20,10 +20,11 @@ const TableSyntheticPLT = "synthetic PLT"
 // on 386) is matched to the r_offset of a relocation in .rela.plt/.rel.plt
 // (JUMP_SLOT) or .rela.dyn/.rel.dyn (GLOB_DAT), whose dynamic symbol names
 // the entry, followed by "+0x" and the addend in hex when the addend is
-// not 0; a slot an R_X86_64_IRELATIVE relocation (no symbol) binds is
-// "*ABS*+0xADDEND@plt", as bfd _bfd_x86_elf_get_synthetic_symtab spells
-// it (386's IRELATIVE is a REL relocation whose addend bfd does not
-// read: unnamed). Entries that do not decode or match get no symbol, as in
+// not 0; a slot an IRELATIVE relocation (no symbol: an ifunc's resolved
+// address) binds is "*ABS*+0xADDEND@plt" on x86-64 and "*ABS*@plt" on 386
+// (a REL relocation: its addend is in the slot, which bfd does not read),
+// as bfd _bfd_x86_elf_get_synthetic_symtab spells them. Entries that do
+// not decode or match get no symbol, as in
 // objdump: PLT0, and in an IBT binary the .plt entries that .plt.sec
 // entries jump to for lazy binding. A binary it cannot read yields none:
 // symbolization is best effort and never fails the disassembly.
@@ -60,7 +61,7 @@ func pltSymbols(in *Inspection, data []byte, arch string) (out []Symbol) {
 		for _, r := range elfRelocs(f, rela, b) {
 			var n string
 			switch {
-			case r.sym == 0 && rela && irelative(f.Machine, r.typ):
+			case r.sym == 0 && irelative(f.Machine, r.typ):
 				n = "*ABS*"
 			case !pltReloc(f.Machine, r.typ) || r.sym == 0 || int(r.sym) > len(dyn):
 				continue
@@ -232,10 +233,11 @@ func pltReloc(m elf.Machine, typ uint32) bool {
 	return false
 }
 
-// irelative reports whether a relocation type is x86-64's
-// R_X86_64_IRELATIVE (an ifunc's resolved address, no symbol).
+// irelative reports whether a relocation type is R_X86_64_IRELATIVE or
+// R_386_IRELATIVE (an ifunc's resolved address, no symbol).
 func irelative(m elf.Machine, typ uint32) bool {
-	return m == elf.EM_X86_64 && elf.R_X86_64(typ) == elf.R_X86_64_IRELATIVE
+	return m == elf.EM_X86_64 && elf.R_X86_64(typ) == elf.R_X86_64_IRELATIVE ||
+		m == elf.EM_386 && elf.R_386(typ) == elf.R_386_IRELATIVE
 }
 
 // dynRelocNames returns, for each r_offset of the ELF binary's dynamic

@@ -3,9 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -59,15 +62,16 @@ func ripRelative(text string) bool {
 
 // appendLabel appends objdump -d's symbol header line for a row that
 // starts a symbol ("\n0000000000001129 <main>:\n": a blank line, the
-// address in 16 hex digits, the symbol in angle brackets), or nothing
-// when label is "".
-func appendLabel(line []byte, address, label string) []byte {
+// address in digits hex digits, zero-padded: 16 for a 64-bit file, 8 for
+// a 32-bit one, as objdump pads to the architecture's address size; the
+// symbol in angle brackets), or nothing when label is "".
+func appendLabel(line []byte, address, label string, digits int) []byte {
 	if label == "" {
 		return line
 	}
 	a := strings.TrimPrefix(address, "0x")
 	line = append(line, '\n')
-	for i := len(a); i < 16; i++ {
+	for i := len(a); i < digits; i++ {
 		line = append(line, '0')
 	}
 	line = append(line, a...)
@@ -234,13 +238,16 @@ func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]stri
 // section a whole-file listing is in (the resume line names it).
 func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, raw json.RawMessage, page int, section string) error {
 	ctx := cmd.Context()
+	var a struct{ Path string }
+	_ = json.Unmarshal(raw, &a)
+	digits := addressDigits(a.Path)
 	bw := bufio.NewWriterSize(env.Stdout, 64<<10)
 	var line []byte
 	// writeErr is the first failed write to stdout (a full disk): the
 	// command fails with it as written, not as the tool's error.
 	var writeErr error
 	emit := func(r *bin.Instruction) error {
-		line = appendLabel(line[:0], r.Address, r.Label)
+		line = appendLabel(line[:0], r.Address, r.Label, digits)
 		line = append(line, r.Address...)
 		line = append(line, ":\t"...)
 		line = append(line, r.Bytes...)
@@ -291,4 +298,34 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 		return f.failure(env, err)
 	}
 	return nil
+}
+
+// addressDigits is the width objdump pads a symbol header's address to
+// for the file at path: 8 hex digits for a 32-bit file (ELF EI_CLASS
+// ELFCLASS32, a PE32 optional header (magic 0x10b), a 32-bit Mach-O
+// (magic 0xfeedface)), 16 otherwise, and 16 when the header cannot be
+// read (the listing then fails with the tool's own error).
+func addressDigits(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 16
+	}
+	defer f.Close()
+	var h [4096]byte
+	n, _ := io.ReadFull(f, h[:])
+	b := h[:n]
+	switch {
+	case len(b) > 4 && string(b[:4]) == "\x7fELF":
+		if b[4] == 1 {
+			return 8
+		}
+	case len(b) >= 4 && (binary.BigEndian.Uint32(b) == 0xfeedface || binary.LittleEndian.Uint32(b) == 0xfeedface):
+		return 8
+	case len(b) >= 0x40 && string(b[:2]) == "MZ":
+		off := int(binary.LittleEndian.Uint32(b[0x3c:]))
+		if off >= 0 && off+26 <= len(b) && string(b[off:off+4]) == "PE\x00\x00" && binary.LittleEndian.Uint16(b[off+24:]) == 0x10b {
+			return 8
+		}
+	}
+	return 16
 }

@@ -11,8 +11,11 @@ import (
 
 var (
 	odSectionRE  = regexp.MustCompile(`(?m)^Disassembly of section (.*):$`)
-	odInsnAddrRE = regexp.MustCompile(`(?m)^ +([0-9a-f]+):\t`)
-	ourInsnAddr  = regexp.MustCompile(`(?m)^0x([0-9a-f]+):\t`)
+	odInsnAddrRE = regexp.MustCompile(`(?m)^ +([0-9a-f]+):\t([^\t]*)\t`)
+	headerLineRE = regexp.MustCompile(`(?m)^[0-9a-f]+ <.*>:$`)
+	odPLTCallRE  = regexp.MustCompile(`(?m)^ +([0-9a-f]+):\t[^\t]*\tcall +[0-9a-f]+ (<.*@plt>)$`)
+	ourPLTCallRE = regexp.MustCompile(`(?m)^0x([0-9a-f]+):\t[^\t]*\tcall [0-9a-f]+  (<.*@plt>)$`)
+	ourInsnAddr  = regexp.MustCompile(`(?m)^0x([0-9a-f]+):\t([^\t]*)\t`)
 )
 
 // TestDisasmAllWholeFile: `bin disasm FILE --all` without --symbol,
@@ -21,7 +24,12 @@ var (
 // and the same instruction addresses, read from objdump -d -w in the same
 // run: a PIE executable gcc builds here (.init, .plt, .plt.got or
 // .plt.sec, .text, .fini) and an object built with -ffunction-sections
-// (one section per function, an empty .text skipped). A --cursor without
+// (one section per function, an empty .text skipped), and programs with
+// an ifunc, 64-bit and 386 (objdump names the resolver, not the
+// STT_GNU_IFUNC symbol at its address, pads a 32-bit file's header
+// addresses to 8 digits, and names an IRELATIVE PLT slot *ABS*+0xADDEND@plt
+// on x86-64, *ABS*@plt on 386): the same symbol header lines and the same
+// PLT call annotations. A --cursor without
 // --section is refused naming --cursor.
 func TestDisasmAllWholeFile(t *testing.T) {
 	for _, tool := range []string{"objdump", "gcc"} {
@@ -35,16 +43,37 @@ func TestDisasmAllWholeFile(t *testing.T) {
 	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ifuncSrc := filepath.Join(dir, "ifunc.c")
+	if err := os.WriteFile(ifuncSrc, []byte(`#include <stdio.h>
+static int impl1(int x) { return x + 1; }
+static int (*resolve(void))(int) { return impl1; }
+int f(int) __attribute__((ifunc("resolve")));
+int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	exe, obj := filepath.Join(dir, "h"), filepath.Join(dir, "h.o")
-	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O2", "-c", "-ffunction-sections", "-o", obj, src}} {
+	ifunc64, ifunc32 := filepath.Join(dir, "ifunc64"), filepath.Join(dir, "ifunc32")
+	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O2", "-c", "-ffunction-sections", "-o", obj, src}, {"-O2", "-o", ifunc64, ifuncSrc}} {
 		if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %v: %v\n%s", args, err, msg)
 		}
 	}
-	for _, c := range []struct {
+	type input struct {
 		name, path  string
 		minSections int
-	}{{"executable", exe, 4}, {"object", obj, 3}} {
+		pltCalls    bool // objdump annotates calls into the PLT
+	}
+	cases := []input{{"executable", exe, 4, true}, {"object", obj, 3, false}, {"ifunc", ifunc64, 4, true}}
+	if _, err := os.Stat("/usr/lib32/Scrt1.o"); err == nil {
+		if msg, err := exec.Command("gcc", "-m32", "-O2", "-fPIE", "-pie", "-o", ifunc32, ifuncSrc).CombinedOutput(); err != nil {
+			t.Fatalf("gcc -m32: %v\n%s", err, msg)
+		}
+		cases = append(cases, input{"ifunc-386", ifunc32, 4, true})
+	} else {
+		t.Log("gcc-multilib is not installed (.ci/run installs it): the 386 case is not run")
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			od, err := exec.Command("objdump", "-d", "-w", c.path).Output()
 			if err != nil {
@@ -71,12 +100,29 @@ func TestDisasmAllWholeFile(t *testing.T) {
 			addrs := func(re *regexp.Regexp, s string) string {
 				var a []string
 				for _, m := range re.FindAllStringSubmatch(s, -1) {
-					a = append(a, m[1])
+					if strings.Trim(m[2], "0 ") != "" {
+						a = append(a, m[1])
+					}
 				}
 				return strings.Join(a, " ")
 			}
+			if g, w := headerLineRE.FindAllString(out, -1), headerLineRE.FindAllString(string(od), -1); strings.Join(g, "\n") != strings.Join(w, "\n") {
+				t.Errorf("symbol headers\n%s\nobjdump\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+			}
+			calls := func(re *regexp.Regexp, s string) string {
+				var a []string
+				for _, m := range re.FindAllStringSubmatch(s, -1) {
+					a = append(a, m[1]+" "+m[2])
+				}
+				return strings.Join(a, "\n")
+			}
+			if g, w := calls(ourPLTCallRE, out), calls(odPLTCallRE, string(od)); g != w || c.pltCalls == (w == "") {
+				t.Errorf("calls into the PLT\n%s\nobjdump\n%s", g, w)
+			}
 			// Each section's addresses, in order (an object's sections
-			// all start at 0).
+			// all start at 0), of the instructions with a non-zero byte:
+			// objdump elides runs of zero bytes (its "..." line), which
+			// the listing prints as the instructions they decode to.
 			wantParts, gotParts := odSectionRE.Split(string(od), -1)[1:], odSectionRE.Split(out, -1)[1:]
 			for i := range wantParts {
 				if g, w := addrs(ourInsnAddr, gotParts[i]), addrs(odInsnAddrRE, wantParts[i]); g != w || w == "" {
