@@ -2,6 +2,8 @@ package bin
 
 import (
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 )
 
 // A disassembly page that ends with a next cursor is usually followed by
@@ -39,9 +41,12 @@ type aheadPage struct {
 // noAhead turns decoding ahead off (tests compare pages with and without).
 var noAhead bool
 
-// aheadStarted is called with every page decoding ahead once it has
-// started (tests wait on it); nil otherwise.
-var aheadStarted func(*aheadPage)
+// aheadRunning counts the decodings ahead not yet ended (tests wait on
+// it), aheadTaken the pages taken from a decoding ahead.
+var (
+	aheadRunning sync.WaitGroup
+	aheadTaken   atomic.Int64
+)
 
 // decodeAhead starts decoding the page key names, with decode, in the
 // background for e's file state, replacing any page e holds. The
@@ -58,11 +63,10 @@ func decodeAhead(e *keptInspection, key aheadKey, decode func() ([]Instruction, 
 	}
 	e.ahead = p
 	e.refs++
+	aheadRunning.Add(1)
 	keptInspections.Unlock()
-	if aheadStarted != nil {
-		aheadStarted(p)
-	}
 	go func() {
+		defer aheadRunning.Done()
 		defer e.unref()
 		defer close(p.done)
 		// A fault on the mapping (the file shrank) ends this decoding
@@ -97,5 +101,8 @@ func takeAhead(e *keptInspection, key aheadKey) (rows []Instruction, off int, ok
 		return nil, 0, false
 	}
 	<-p.done
+	if p.ok {
+		aheadTaken.Add(1)
+	}
 	return p.rows, p.off, p.ok
 }
