@@ -51,6 +51,9 @@ type File struct {
 	// state is the file's state as opened (fileState), under which its
 	// digest may be kept (digests); zero for bytes not read from a file.
 	state fileState
+	// kept is the kept inspection whose bytes Data is (keptinspect.go);
+	// nil otherwise.
+	kept *keptInspection
 }
 
 // bytes returns the whole file's bytes (what SHA256 identifies).

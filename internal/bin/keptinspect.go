@@ -23,6 +23,9 @@ type keptInspection struct {
 	// keptInspections, so the last call using it releases it.
 	refs    int
 	evicted bool
+	// ahead is the page of a disassembly of this file state decoded
+	// ahead (prefetch.go); nil when none.
+	ahead *aheadPage
 }
 
 // keptInspections keeps the inspections of the last files disassembled,
@@ -60,7 +63,7 @@ func reuseInspection(f *File) (in *Inspection, ok bool) {
 	keptInspections.Unlock()
 	f.Close()
 	prev := debug.SetPanicOnFault(true)
-	f.Data, f.release = e.data, nil
+	f.Data, f.release, f.kept = e.data, nil, e
 	f.unmap = func() {
 		debug.SetPanicOnFault(prev)
 		e.unref()
@@ -78,6 +81,7 @@ func keepInspection(f *File, in *Inspection) {
 		return
 	}
 	e := &keptInspection{st: f.state, data: f.Data, in: in, release: f.release, refs: 1}
+	f.kept = e
 	if f.release != nil {
 		prev := f.prevFault
 		f.release = nil
@@ -110,6 +114,7 @@ func keepInspection(f *File, in *Inspection) {
 // no call uses it. The caller holds keptInspections.
 func (e *keptInspection) evict() {
 	e.evicted = true
+	e.ahead = nil
 	if e.refs == 0 && e.release != nil {
 		e.release()
 		e.release = nil

@@ -105,6 +105,7 @@ func TestKeptInspectionFollowsTheFile(t *testing.T) {
 		for _, p := range paths {
 			mustCall(t, r, "disassemble", map[string]any{"path": p, "section": ".text", "max_instructions": 10})
 		}
+		aheadRunning.Wait() // a page decoded ahead holds its file's bytes
 		keptInspections.Lock()
 		n := len(keptInspections.list)
 		keptInspections.Unlock()

@@ -612,6 +612,11 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 	// undecodable counts the ranges of consecutive undecodable rows on
 	// the page last read (the page function may run twice).
 	var undecodable, undecodableRows, undecodableBytes int
+	// first is the key of the page function's first run on this call
+	// (the row limit asked for), lastOff the offset its last run ended
+	// at: where the next page starts.
+	var first *aheadKey
+	lastOff := -1
 	page := func(pos evidence.Position, limit int) ([]Instruction, *evidence.Position, error) {
 		var st struct {
 			Offset int `json:"offset"`
@@ -622,7 +627,15 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		if st.Offset < 0 || st.Offset > len(cr.code) {
 			return nil, nil, contract.Errorf(contract.CodeCursorInvalid, "the cursor is malformed; restart without a cursor")
 		}
-		rows, off := disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		key := aheadKey{arch: arch, syntax: a.Syntax, base: cr.base, size: len(cr.code), sect: cr.sect, off: st.Offset, limit: limit}
+		rows, off, ok := takeAhead(f.kept, key)
+		if !ok {
+			rows, off = disassemble(dec, arch, a.Syntax, cr.code, cr.base, st.Offset, limit, idx, lines)
+		}
+		if first == nil {
+			first = &key
+		}
+		lastOff = off
 		undecodable, undecodableRows, undecodableBytes = 0, 0, 0
 		for i, r := range rows {
 			if r.Error == "" {
@@ -693,6 +706,19 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		c.symSectAddr, _ = parseHex(in.Sections[cr.sect].Address)
 	}
 	c.page(a.Cursor, limit, encodeInstructions(page))
+	// A page served with a next cursor has its next page decoded ahead
+	// (prefetch.go) while this one is delivered. The closer runs before
+	// f's, which releases f's hold on the kept bytes.
+	c.closers = append(c.closers, func() {
+		if first == nil || c.preserving || c.data == nil || c.data.NextCursor == nil || lastOff < 0 || lastOff >= len(cr.code) || c.ctx.Err() != nil {
+			return
+		}
+		key := *first
+		key.off = lastOff
+		decodeAhead(f.kept, key, func() ([]Instruction, int) {
+			return disassemble(dec, arch, a.Syntax, cr.code, cr.base, key.off, key.limit, idx, lines)
+		})
+	})
 	return nil
 }
 
