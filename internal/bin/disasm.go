@@ -338,6 +338,15 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	symname := func(a uint64) (string, uint64) { return idx.lookup(a) }
 	end := len(code)
 	code = code[:min(cap(code), end+maxInsnLen)]
+	// si is the first symbol after the current instruction's address:
+	// objdump decodes each symbol's bytes from the symbol's own address,
+	// so an instruction that runs across the next symbol's start is
+	// printed whole and decoding resumes at that symbol (whose header
+	// then heads a row), not after the instruction.
+	si := 0
+	if idx != nil {
+		si = sort.Search(len(idx.syms), func(i int) bool { return idx.syms[i].value > base+uint64(off) })
+	}
 	var memo *textMemo
 	if dec.lib != nil && (arch == ArchAMD64 || arch == Arch386) {
 		memo = takeTextMemo(memoOwner{idx: idx, lib: dec.lib, arch: arch, syntax: syntax})
@@ -481,6 +490,16 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			off += 4
 		}
 		out = append(out, row)
+		if idx != nil {
+			for si < len(idx.syms) && idx.syms[si].value <= pc {
+				si++
+			}
+			if si < len(idx.syms) {
+				if s := idx.syms[si].value; s < base+uint64(off) && s < base+uint64(end) {
+					off, pending = int(s-base), nil
+				}
+			}
+		}
 	}
 	return out, off
 }
