@@ -246,7 +246,7 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 	// writeErr is the first failed write to stdout (a full disk): the
 	// command fails with it as written, not as the tool's error.
 	var writeErr error
-	emit := func(r *bin.Instruction) error {
+	write := func(r *bin.Instruction) error {
 		line = appendLabel(line[:0], r.Address, r.Label, digits)
 		line = append(line, r.Address...)
 		line = append(line, ":\t"...)
@@ -269,6 +269,28 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 		}
 		return err
 	}
+	// dots is objdump's line for skipped zero bytes, under the skipped
+	// rows' symbol header and followed by their relocations.
+	dots := func(label, address string, relocs []bin.Relocation) error {
+		line = appendLabel(line[:0], address, label, digits)
+		line = append(line, "\t...\n"...)
+		for _, rl := range relocs {
+			line = append(line, "\t\t  "...)
+			line = append(line, rl.Address...)
+			line = append(line, ": "...)
+			line = append(line, cell(rl.Type)...)
+			line = append(line, '\t')
+			line = append(line, cell(rl.Target)...)
+			line = append(line, '\n')
+		}
+		_, err := bw.Write(line)
+		if err != nil && writeErr == nil {
+			writeErr = err
+		}
+		return err
+	}
+	zs := &zeroSkipper{write: write, dots: dots}
+	emit := zs.push
 	warn := func(w string) {
 		// Rows already decoded are printed before the warning that
 		// follows them.
@@ -276,6 +298,13 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
 	err := binEnv(rt, opts).DisassembleAll(ctx, raw, page, emit, warn)
+	if err == nil {
+		err = zs.end()
+	} else {
+		// Interrupted or failed: the rows held for a zero run are
+		// printed as decoded (the resume cursor follows them).
+		_ = zs.release()
+	}
 	if writeErr != nil {
 		return writeErr
 	}
@@ -328,4 +357,134 @@ func addressDigits(path string) int {
 		}
 	}
 	return 16
+}
+
+// zeroSkipper prints a listing's rows as objdump -d does without
+// --disassemble-zeroes (binutils disassemble_bytes): within a symbol's
+// bytes (a region: from a row with a symbol header to the next one, or
+// to the listing's end), at a row whose first byte is zero it finds the
+// first non-zero byte z at or after it (before the region's end); when
+// that run of zeros is 8 bytes or more, or reaches the region's end
+// being under 3 bytes, it prints "\t..." instead, and resumes at the
+// first row a multiple of 4 bytes into the run (at the region's end when
+// the run reaches it). The rows of a possible run are held until the run
+// ends, so memory is bounded by the longest run of zero bytes.
+type zeroSkipper struct {
+	write func(*bin.Instruction) error
+	dots  func(label, address string, relocs []bin.Relocation) error
+	held  []bin.Instruction
+}
+
+// push takes the listing's next row (rows in address order; a row with a
+// header starts a region).
+func (z *zeroSkipper) push(r *bin.Instruction) error {
+	if len(z.held) > 0 {
+		switch {
+		case r.Label != "":
+			if err := z.flush(rowAddr(r), true); err != nil {
+				return err
+			}
+		case leadingZero(r):
+			z.hold(r)
+			return nil
+		default:
+			if err := z.flush(rowAddr(r), false); err != nil {
+				return err
+			}
+			return z.write(r)
+		}
+	}
+	if leadingZero(r) {
+		z.hold(r)
+		return nil
+	}
+	return z.write(r)
+}
+
+// hold keeps a copy of r (the caller reuses its rows between pages).
+func (z *zeroSkipper) hold(r *bin.Instruction) {
+	c := *r
+	c.Relocations = append([]bin.Relocation(nil), r.Relocations...)
+	z.held = append(z.held, c)
+}
+
+// end is the listing's end: a held run ends with the region, at the end
+// of its last row.
+func (z *zeroSkipper) end() error {
+	if len(z.held) == 0 {
+		return nil
+	}
+	last := &z.held[len(z.held)-1]
+	return z.flush(rowAddr(last)+uint64(len(last.Bytes)/2), true)
+}
+
+// release prints the held rows as they are.
+func (z *zeroSkipper) release() error {
+	for i := range z.held {
+		if err := z.write(&z.held[i]); err != nil {
+			return err
+		}
+	}
+	z.held = z.held[:0]
+	return nil
+}
+
+// flush prints the held rows by objdump's rule. limit is the address of
+// the row that ended the run: the region's end when atStop (a header's
+// row, or the listing's end), else a row whose first byte is not zero.
+func (z *zeroSkipper) flush(limit uint64, atStop bool) error {
+	h := z.held
+	defer func() { z.held = z.held[:0] }()
+	for i := 0; i < len(h); {
+		p := rowAddr(&h[i])
+		nz := limit // the first non-zero byte at or after p, before limit
+	scan:
+		for j := i; j < len(h); j++ {
+			a := rowAddr(&h[j])
+			for k := 0; k+2 <= len(h[j].Bytes); k += 2 {
+				if a+uint64(k/2) >= limit {
+					break scan
+				}
+				if h[j].Bytes[k] != '0' || h[j].Bytes[k+1] != '0' {
+					nz = a + uint64(k/2)
+					break scan
+				}
+			}
+		}
+		n := nz - p
+		if n >= 8 || atStop && nz == limit && n < 3 {
+			resume := p + n&^3
+			if atStop && nz == limit {
+				resume = limit
+			}
+			var relocs []bin.Relocation
+			j := i
+			for ; j < len(h) && rowAddr(&h[j]) < resume; j++ {
+				relocs = append(relocs, h[j].Relocations...)
+			}
+			if err := z.dots(h[i].Label, h[i].Address, relocs); err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
+		if err := z.write(&h[i]); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
+}
+
+// leadingZero reports whether a decoded row's first byte is zero (an
+// undecodable row is printed as it is).
+func leadingZero(r *bin.Instruction) bool {
+	return r.Error == "" && strings.HasPrefix(r.Bytes, "00")
+}
+
+// rowAddr is a row's address (its "0x..." text parsed; 0 when it does
+// not parse).
+func rowAddr(r *bin.Instruction) uint64 {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(r.Address, "0x"), 16, 64)
+	return v
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,9 +53,22 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Zero bytes of every run length after a function (1 to 20; a
+	// symbol's start inside a zero instruction), inside one before
+	// non-zero bytes, and under relocations.
+	zerosSrc := filepath.Join(dir, "zeros.s")
+	asm := "\t.text\n"
+	for i, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 20} {
+		asm += fmt.Sprintf("\t.globl f%d\nf%d:\tret\n\t.zero %d\n", i, i, n)
+	}
+	asm += "\t.globl g\ng:\tret\n\t.zero 13\n\tnop\n\t.zero 9\n\tmovl $0, %eax\n\t.zero 6\n\tnop\n\t.long g\n\t.long 0\n\t.long 0\n\tnop\n\t.quad g\n\t.quad 0\n\tret\n"
+	if err := os.WriteFile(zerosSrc, []byte(asm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zeros := filepath.Join(dir, "zeros.o")
 	exe, obj := filepath.Join(dir, "h"), filepath.Join(dir, "h.o")
 	ifunc64, ifunc32 := filepath.Join(dir, "ifunc64"), filepath.Join(dir, "ifunc32")
-	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O2", "-c", "-ffunction-sections", "-o", obj, src}, {"-O2", "-o", ifunc64, ifuncSrc}} {
+	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O2", "-c", "-ffunction-sections", "-o", obj, src}, {"-O2", "-o", ifunc64, ifuncSrc}, {"-c", "-o", zeros, zerosSrc}} {
 		if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			t.Fatalf("gcc %v: %v\n%s", args, err, msg)
 		}
@@ -63,13 +77,14 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 		name, path  string
 		minSections int
 		pltCalls    bool // objdump annotates calls into the PLT
+		dots        bool // objdump skips zero runs ("...")
 	}
-	cases := []input{{"executable", exe, 4, true}, {"object", obj, 3, false}, {"ifunc", ifunc64, 4, true}}
+	cases := []input{{"executable", exe, 4, true, false}, {"object", obj, 3, false, false}, {"ifunc", ifunc64, 4, true, false}, {"zero runs", zeros, 1, false, true}}
 	if _, err := os.Stat("/usr/lib32/Scrt1.o"); err == nil {
 		if msg, err := exec.Command("gcc", "-m32", "-O2", "-fPIE", "-pie", "-o", ifunc32, ifuncSrc).CombinedOutput(); err != nil {
 			t.Fatalf("gcc -m32: %v\n%s", err, msg)
 		}
-		cases = append(cases, input{"ifunc-386", ifunc32, 4, true})
+		cases = append(cases, input{"ifunc-386", ifunc32, 4, true, true})
 	} else {
 		t.Log("gcc-multilib is not installed (.ci/run installs it): the 386 case is not run")
 	}
@@ -97,11 +112,15 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 			if names(got) != names(want) {
 				t.Fatalf("sections %q, objdump -d %q", names(got), names(want))
 			}
-			addrs := func(re *regexp.Regexp, s string) string {
+			// A listing's shape: each symbol header, instruction address
+			// and "..." (skipped zero bytes) line, in order.
+			shape := func(re *regexp.Regexp, s string) string {
 				var a []string
-				for _, m := range re.FindAllStringSubmatch(s, -1) {
-					if strings.Trim(m[2], "0 ") != "" {
+				for _, l := range strings.Split(s, "\n") {
+					if m := re.FindStringSubmatch(l); m != nil {
 						a = append(a, m[1])
+					} else if l == "\t..." || headerLineRE.MatchString(l) {
+						a = append(a, l)
 					}
 				}
 				return strings.Join(a, " ")
@@ -119,15 +138,15 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 			if g, w := calls(ourPLTCallRE, out), calls(odPLTCallRE, string(od)); g != w || c.pltCalls == (w == "") {
 				t.Errorf("calls into the PLT\n%s\nobjdump\n%s", g, w)
 			}
-			// Each section's addresses, in order (an object's sections
-			// all start at 0), of the instructions with a non-zero byte:
-			// objdump elides runs of zero bytes (its "..." line), which
-			// the listing prints as the instructions they decode to.
+			// Each section's shape (an object's sections all start at 0).
 			wantParts, gotParts := odSectionRE.Split(string(od), -1)[1:], odSectionRE.Split(out, -1)[1:]
 			for i := range wantParts {
-				if g, w := addrs(ourInsnAddr, gotParts[i]), addrs(odInsnAddrRE, wantParts[i]); g != w || w == "" {
-					t.Errorf("section %s: addresses\n%s\nobjdump\n%s", want[i][1], g, w)
+				if g, w := shape(ourInsnAddr, gotParts[i]), shape(odInsnAddrRE, wantParts[i]); g != w || w == "" {
+					t.Errorf("section %s: listing\n%s\nobjdump\n%s", want[i][1], g, w)
 				}
+			}
+			if c.dots && !strings.Contains(out, "\n\t...\n") {
+				t.Error("the input has no skipped zero run: it exercises too little")
 			}
 		})
 	}
