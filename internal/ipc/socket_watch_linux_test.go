@@ -13,8 +13,9 @@ import (
 // TestSocketWatchByEvent: on Linux the endpoint learns of a change to its
 // socket file or listener.state from inotify, not from a period: with the
 // backstop set to an hour (so no periodic check can run during the test),
-// a deleted socket file is listened on anew, a socket file renamed away is
-// replaced, and a deleted listener.state is written again.
+// a deleted socket file is listened on anew, a socket file or the whole
+// endpoint directory renamed away is replaced (and the new directory is
+// watched), and a deleted listener.state is written again.
 func TestSocketWatchByEvent(t *testing.T) {
 	defer ipc.SetSocketBackstop(time.Hour)()
 	_, ep := startHost(t)
@@ -41,6 +42,13 @@ func TestSocketWatchByEvent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, dials},
+		{"endpoint directory renamed away", func(t *testing.T) {
+			if err := os.Rename(dir, dir+".old"); err != nil {
+				t.Fatal(err)
+			}
+		}, dials},
+		// the directory made anew is watched: a later change is seen
+		{"socket file deleted from the new directory", func(t *testing.T) { os.Remove(path) }, dials},
 		{"listener.state deleted", func(t *testing.T) { os.Remove(filepath.Join(dir, ipc.StateFileName)) },
 			func() bool { return ipc.ReadListenerState(dir) == ipc.StateListening }},
 	}

@@ -4,6 +4,7 @@ package ipc
 
 import (
 	"os"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -26,9 +27,15 @@ const socketWatchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | u
 // socketBackstop.
 type inotifySocketWaker struct {
 	f     *os.File
+	fd    int
+	dir   string
 	names map[string]bool
 	c     chan struct{}
 	tick  *time.Ticker
+	// lost is set when the directory's watch ended (the directory was
+	// removed or renamed away); Wait watches the path again, which the
+	// check in between has recreated.
+	lost atomic.Bool
 }
 
 // newSocketWaker returns the inotify waker for names in dir, or a poll
@@ -42,7 +49,7 @@ func newSocketWaker(dir string, names ...string) socketWaker {
 		unix.Close(fd)
 		return newPollSocketWaker()
 	}
-	w := &inotifySocketWaker{f: os.NewFile(uintptr(fd), "inotify"), names: map[string]bool{}, c: make(chan struct{}, 1),
+	w := &inotifySocketWaker{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, dir: dir, names: map[string]bool{}, c: make(chan struct{}, 1),
 		tick: time.NewTicker(socketBackstop)}
 	for _, n := range names {
 		w.names[n] = true
@@ -78,7 +85,11 @@ func (w *inotifySocketWaker) relevant(b []byte) bool {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[off]))
 		name := b[off+unix.SizeofInotifyEvent : min(len(b), off+unix.SizeofInotifyEvent+int(ev.Len))]
 		off += unix.SizeofInotifyEvent + int(ev.Len)
-		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_Q_OVERFLOW) != 0 {
+		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED) != 0 {
+			w.lost.Store(true)
+			return true
+		}
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 			return true
 		}
 		for i, c := range name {
@@ -97,6 +108,13 @@ func (w *inotifySocketWaker) relevant(b []byte) bool {
 // Wait returns true on a relevant event or the backstop, false when stop
 // is closed first.
 func (w *inotifySocketWaker) Wait(stop <-chan struct{}) bool {
+	if w.lost.Load() {
+		// A moved directory keeps its watch under its new name: watch
+		// the path again (the same directory gives the same watch).
+		if _, err := unix.InotifyAddWatch(w.fd, w.dir, socketWatchMask); err == nil {
+			w.lost.Store(false)
+		}
+	}
 	select {
 	case <-stop:
 		return false
