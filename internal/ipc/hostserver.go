@@ -54,10 +54,13 @@ type HostEndpoint struct {
 }
 
 // SocketCheckInterval is how often a listening endpoint checks that its
-// socket file is still the one it created. A file that was deleted or
-// replaced makes the endpoint listen anew (a bridge's connect budget of
-// 12 s spans several checks), and a recreation that fails is recorded as
-// "failed" in listener.state and get_status.
+// socket file is still the one it created where it cannot be told of a
+// change (systems other than Linux, or inotify unavailable); on Linux the
+// check runs when inotify reports the socket file or listener.state
+// created, deleted or renamed, and every 30 s besides. A file that was
+// deleted or replaced makes the endpoint listen anew (a bridge's connect
+// budget of 12 s spans several checks), and a recreation that fails is
+// recorded as "failed" in listener.state and get_status.
 const SocketCheckInterval = time.Second
 
 // NewHostEndpoint binds h to the endpoint at path (default Path()) in the
@@ -185,17 +188,15 @@ func (e *HostEndpoint) Disable() {
 	}
 }
 
-// watch checks the socket file every SocketCheckInterval until stop.
+// watch checks the socket file whenever the socket waker says (a change
+// in the endpoint directory, or a period) until stop.
 func (e *HostEndpoint) watch(srv *Server, stop chan struct{}) {
-	t := time.NewTicker(SocketCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			e.CheckSocket(srv)
-		}
+	w := newSocketWaker(filepath.Dir(e.path), filepath.Base(e.path), StateFileName)
+	defer w.Close()
+	// a change between Listen and the watch's start has no event
+	e.CheckSocket(srv)
+	for w.Wait(stop) {
+		e.CheckSocket(srv)
 	}
 }
 

@@ -36,8 +36,14 @@ func TestSocketFileRecreated(t *testing.T) {
 
 	// A path that cannot be listened on (a regular file) is a failure,
 	// said in listener.state and get_status.
-	os.Remove(path)
-	os.WriteFile(path, []byte("x"), 0o600)
+	// Renamed over the socket in one step: the watcher, woken by the
+	// change, must not recreate the socket in between.
+	if err := os.WriteFile(path+".file", []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".file", path); err != nil {
+		t.Fatal(err)
+	}
 	ep.CheckSocket(srv)
 	if ep.State() != ipc.StateFailed || ipc.ReadListenerState(filepath.Dir(path)) != ipc.StateFailed {
 		t.Fatalf("unlistenable path: state %s, listener.state %q", ep.State(), ipc.ReadListenerState(filepath.Dir(path)))
