@@ -357,7 +357,6 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
 		spelled := false   // row.Text is already objdump's spelling
 		var memoKey []byte // the bytes of a row the memo may keep
-		var memoExt string // the external decoder's text of them
 		switch arch {
 		case ArchAMD64, Arch386:
 			mode := 64
@@ -365,26 +364,30 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				mode = 32
 			}
 			if dec.lib != nil {
+				intel := syntax == "intel"
+				// undecodable makes row the undecodable row at off: an
+				// instruction the decoder lacks is one row of its
+				// whole length, so the boundaries after it stay right.
+				undecodable := func() {
+					n := badLen(code[off:end], mode)
+					if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
+						n = v
+					}
+					row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
+					off += n
+				}
 				if len(pending) == 0 {
-					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					pending = decodeBatch(dec.lib, mode, intel, code[off:], pc, max-len(out))
 					if len(pending) == 0 && unused66Group(code[off:end]) {
 						// objdump prints the 66 before a fence or
 						// vmptrst as an unused prefix ("data16
 						// sfence"), where Zydis refuses the whole.
-						if in, _ := dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, 1); len(in) == 1 {
+						if in, _ := dec.lib.decodeX86(mode, intel, code[off+1:], pc+1, 1); len(in) == 1 {
 							pending = []extInsn{{size: 1 + in[0].size, text: in[0].text}}
 						}
 					}
 					if len(pending) == 0 {
-						// An instruction the decoder lacks is one
-						// undecodable row of its whole length, so the
-						// boundaries after it stay right.
-						n := badLen(code[off:end], mode)
-						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
-							n = v
-						}
-						row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
-						off += n
+						undecodable()
 						break
 					}
 				}
@@ -397,38 +400,37 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 					// ...) as that instruction's waiting form: one row
 					// "fstcw 0x2(%rsp)" of both instructions' bytes.
 					if len(pending) == 0 {
-						pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, max-len(out))
+						pending = decodeBatch(dec.lib, mode, intel, code[off+1:], pc+1, max-len(out))
 					}
 					if len(pending) > 0 {
-						n := pending[0]
-						inner := code[off+1 : off+1+n.size]
-						t := n.text
-						if syntax != "intel" && syntax != "go" {
-							t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
-						}
-						if syntax != "go" {
-							t = x86Spelling(t, syntax, inner, arch)
-						}
-						if w, ok := fwaitForm(t, syntax == "intel"); ok {
-							e = extInsn{size: 1 + n.size, text: w}
-							pending = pending[1:]
-							folded = true
+						if n, ok := formatExt(dec.lib, pending[0], mode, intel, code[off+1:], pc+1); ok {
+							pending[0] = n
+							inner := code[off+1 : off+1+n.size]
+							t := n.text
+							if syntax != "intel" && syntax != "go" {
+								t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
+							}
+							if syntax != "go" {
+								t = x86Spelling(t, syntax, inner, arch)
+							}
+							if w, ok := fwaitForm(t, intel); ok {
+								e = extInsn{size: 1 + n.size, text: w}
+								pending = pending[1:]
+								folded = true
+							}
 						}
 					}
 				}
 				hit := false
 				if !folded {
-					memoKey, memoExt = code[off:off+e.size], e.text
-					if m, ok := memo.get(memoKey, memoExt); ok {
-						// The same bytes decoded to the same text
-						// before and named no target: their row is
-						// the same but for its address.
+					memoKey = code[off : off+e.size]
+					if m, ok := memo.get(memoKey); ok {
+						// The same bytes were decoded before and
+						// named no target: their row is the same but
+						// for its address.
 						row.Bytes, row.Text, spelled, hit = m.hex, m.text, true, true
 						memoKey = nil
 					}
-				}
-				if row.Bytes == "" {
-					row.Bytes = hex.EncodeToString(code[off : off+e.size])
 				}
 				// x86asm's rendering is used when it decodes the same
 				// instruction length; the external decoder's text
@@ -443,6 +445,16 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && x86asmReads(code[off:off+e.size], mode) {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
+					f, ok := formatExt(dec.lib, e, mode, intel, code[off:], pc)
+					if !ok {
+						// The decoder decodes what it cannot format:
+						// undecodable, as a decoding and formatting in
+						// one call stops there.
+						pending, memoKey = nil, nil
+						undecodable()
+						break
+					}
+					e = f
 					row.Text = e.text
 					if syntax != "intel" && syntax != "go" {
 						row.Text = attMnemonicFromIntel(dec.lib, mode, code[off:off+e.size], pc, e.text)
@@ -454,6 +466,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 						t := uint64(int64(pc) + int64(e.size) + d)
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
 					}
+				}
+				if row.Bytes == "" {
+					row.Bytes = hex.EncodeToString(code[off : off+e.size])
 				}
 				off += e.size
 				break
@@ -472,7 +487,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			row.Text = x86Spelling(row.Text, syntax, code[off-len(row.Bytes)/2:off], arch)
 		}
 		if memoKey != nil && row.Target == "" && row.Error == "" {
-			memo.put(memoKey, memoExt, memoRow{hex: row.Bytes, text: row.Text})
+			memo.put(memoKey, memoRow{hex: row.Bytes, text: row.Text})
 		}
 		switch arch {
 		case ArchARM64:
@@ -669,10 +684,46 @@ func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symnam
 }
 
 // extInsn is one instruction decoded by the external x86 decoder: its
-// length in bytes and its text (AT&T or Intel syntax, as asked).
+// length in bytes and its text (AT&T or Intel syntax, as asked), or no
+// text yet when unformatted (formatExt formats it).
 type extInsn struct {
-	size int
-	text string
+	size        int
+	text        string
+	unformatted bool
+}
+
+// lengthDecoder is an external decoder that can decode instructions
+// without formatting them (Zydis): most rows' text is x86asm's, so the
+// external text is formatted only for the rows that use it.
+type lengthDecoder interface {
+	// decodeLengths decodes up to count instructions of code as
+	// decodeX86 does, stopping where it stops, their lengths only.
+	decodeLengths(mode int, code []byte, count int) []extInsn
+}
+
+// decodeBatch decodes up to count instructions of code at pc with lib:
+// their lengths only when lib can (lengthDecoder), else with their text.
+func decodeBatch(lib extDecoder, mode int, intel bool, code []byte, pc uint64, count int) []extInsn {
+	if l, ok := lib.(lengthDecoder); ok {
+		return l.decodeLengths(mode, code, count)
+	}
+	in, _ := lib.decodeX86(mode, intel, code, pc, count)
+	return in
+}
+
+// formatExt returns e, the instruction at the start of code (address
+// pc), with its text: decoded and formatted again when e is unformatted.
+// It reports false when the decoder does not format the instruction it
+// decoded as one of the same length.
+func formatExt(lib extDecoder, e extInsn, mode int, intel bool, code []byte, pc uint64) (extInsn, bool) {
+	if !e.unformatted {
+		return e, true
+	}
+	in, _ := lib.decodeX86(mode, intel, code[:e.size], pc, 1)
+	if len(in) != 1 || in[0].size != e.size {
+		return e, false
+	}
+	return in[0], true
 }
 
 // target returns the absolute destination of a direct jump, call or loop
@@ -1241,10 +1292,11 @@ func gnuSyntax(inst x86asm.Inst, pc uint64, symname x86asm.SymLookup) string {
 }
 
 // textMemo keeps the rows of instructions already decoded, by their
-// bytes, for the external decoder's text of them: an instruction that
-// names no target (no branch, no RIP-relative operand) has the same hex
-// and objdump text wherever it is, so a repeated one (most of a C
-// library's .text) is neither re-decoded by x86asm nor re-spelled.
+// bytes: an instruction that names no target (no branch, no RIP-relative
+// operand) has the same hex and objdump text wherever it is (for one
+// decoder, mode and syntax), so a repeated one (most of a C library's
+// .text) is neither re-decoded by x86asm, formatted by the external
+// decoder, nor re-spelled.
 // A memo belongs to one symbol index, decoder, architecture and syntax
 // (memoOwner); it is used by one disassembly at a time.
 type textMemo struct {
@@ -1260,10 +1312,9 @@ type memoOwner struct {
 	syntax string
 }
 
-// memoRow is a remembered row: the external decoder's text it was keyed
-// by, and the row's hex bytes and text.
+// memoRow is a remembered row: its hex bytes and text.
 type memoRow struct {
-	ext, hex, text string
+	hex, text string
 }
 
 // maxMemoRows bounds a memo (about 100 bytes a row): past it the memo is
@@ -1302,24 +1353,23 @@ func putTextMemo(m *textMemo) {
 	lastMemo.m = m
 }
 
-// get returns the row remembered for code decoded to ext.
-func (m *textMemo) get(code []byte, ext string) (memoRow, bool) {
+// get returns the row remembered for the instruction bytes code.
+func (m *textMemo) get(code []byte) (memoRow, bool) {
 	if m == nil {
 		return memoRow{}, false
 	}
 	r, ok := m.rows[string(code)]
-	return r, ok && r.ext == ext
+	return r, ok
 }
 
-// put remembers the row of code decoded to ext.
-func (m *textMemo) put(code []byte, ext string, r memoRow) {
+// put remembers the row of the instruction bytes code.
+func (m *textMemo) put(code []byte, r memoRow) {
 	if m == nil {
 		return
 	}
 	if len(m.rows) >= maxMemoRows {
 		clear(m.rows)
 	}
-	r.ext = ext
 	m.rows[string(code)] = r
 }
 
