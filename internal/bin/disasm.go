@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
@@ -347,6 +348,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	if idx != nil {
 		si = sort.Search(len(idx.syms), func(i int) bool { return idx.syms[i].value > base+uint64(off) })
 	}
+	var strs stringArena // the rows' addresses and hex bytes
 	var memo *textMemo
 	if dec.lib != nil && (arch == ArchAMD64 || arch == Arch386) {
 		memo = takeTextMemo(memoOwner{idx: idx, lib: dec.lib, arch: arch, syntax: syntax})
@@ -354,7 +356,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	}
 	for off < end && len(out) < max {
 		pc := base + uint64(off)
-		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
+		row := Instruction{Address: strs.hexU(pc), Source: lines.at(pc)}
 		spelled := false   // row.Text is already objdump's spelling
 		var memoKey []byte // the bytes of a row the memo may keep
 		switch arch {
@@ -468,7 +470,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 					}
 				}
 				if row.Bytes == "" {
-					row.Bytes = hex.EncodeToString(code[off : off+e.size])
+					row.Bytes = strs.hex(code[off : off+e.size])
 				}
 				off += e.size
 				break
@@ -517,6 +519,39 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		}
 	}
 	return out, off
+}
+
+// stringArena makes the short strings of a page's rows (addresses, hex
+// bytes) in shared chunks of memory: one allocation for hundreds of rows
+// instead of one each. A chunk is only ever appended to, so the strings
+// made from it stay unchanged.
+type stringArena struct{ buf []byte }
+
+// make returns the string fill appends (at most 64 bytes).
+func (a *stringArena) make(fill func([]byte) []byte) string {
+	if cap(a.buf)-len(a.buf) < 64 {
+		a.buf = make([]byte, 0, 16<<10)
+	}
+	n := len(a.buf)
+	a.buf = fill(a.buf)
+	if len(a.buf) == n {
+		return ""
+	}
+	return unsafe.String(&a.buf[n], len(a.buf)-n)
+}
+
+// hexU is hexU(v) in the arena.
+func (a *stringArena) hexU(v uint64) string {
+	return a.make(func(b []byte) []byte { return strconv.AppendUint(append(b, "0x"...), v, 16) })
+}
+
+// hex is hex.EncodeToString(code) in the arena (code is one instruction:
+// at most maxInsnLen bytes).
+func (a *stringArena) hex(code []byte) string {
+	if len(code) > 32 {
+		return hex.EncodeToString(code)
+	}
+	return a.make(func(b []byte) []byte { return hex.AppendEncode(b, code) })
 }
 
 // unused66Group reports whether code is a 66 prefix before sfence (0f
@@ -1301,7 +1336,23 @@ func gnuSyntax(inst x86asm.Inst, pc uint64, symname x86asm.SymLookup) string {
 // (memoOwner); it is used by one disassembly at a time.
 type textMemo struct {
 	owner memoOwner
-	rows  map[string]memoRow
+	rows  map[memoKey]memoRow
+}
+
+// memoKey is an instruction's bytes as a memo key: its length, then the
+// bytes (at most maxInsnLen), the rest zero. A fixed-size key hashes and
+// compares without a string's indirection.
+type memoKey [16]byte
+
+// keyOf returns code's memoKey; ok is false when code is too long to be one
+// instruction.
+func keyOf(code []byte) (k memoKey, ok bool) {
+	if len(code) > maxInsnLen {
+		return k, false
+	}
+	k[0] = byte(len(code))
+	copy(k[1:], code)
+	return k, true
 }
 
 // memoOwner is what a row's text depends on besides its bytes.
@@ -1343,7 +1394,7 @@ func takeTextMemo(owner memoOwner) *textMemo {
 		lastMemo.m = nil
 		return m
 	}
-	return &textMemo{owner: owner, rows: make(map[string]memoRow)}
+	return &textMemo{owner: owner, rows: make(map[memoKey]memoRow)}
 }
 
 // putTextMemo keeps m for the next disassembly.
@@ -1358,7 +1409,11 @@ func (m *textMemo) get(code []byte) (memoRow, bool) {
 	if m == nil {
 		return memoRow{}, false
 	}
-	r, ok := m.rows[string(code)]
+	k, ok := keyOf(code)
+	if !ok {
+		return memoRow{}, false
+	}
+	r, ok := m.rows[k]
 	return r, ok
 }
 
@@ -1367,10 +1422,14 @@ func (m *textMemo) put(code []byte, r memoRow) {
 	if m == nil {
 		return
 	}
+	k, ok := keyOf(code)
+	if !ok {
+		return
+	}
 	if len(m.rows) >= maxMemoRows {
 		clear(m.rows)
 	}
-	m.rows[string(code)] = r
+	m.rows[k] = r
 }
 
 // appendJSON appends r encoded as encoding/json encodes it (the same
