@@ -95,6 +95,8 @@ type Instruction struct {
 // unless the nearest symbol is a synthetic name@plt.
 type symIndex struct {
 	syms []Symbol
+	// names are the syms' display names (Symbol.display), made once.
+	names []string
 	// dynRelocs maps a dynamic relocation's r_offset to the name objdump
 	// prints for its symbol.
 	dynRelocs map[uint64]string
@@ -230,7 +232,11 @@ func newSymIndex(ss *symbolSet) *symIndex {
 		out = append(out, *y)
 	}
 	slices.SortStableFunc(maps, func(a, b mapSym) int { return cmp.Compare(a.addr, b.addr) })
-	return &symIndex{syms: out, maps: maps}
+	names := make([]string, len(out))
+	for i := range out {
+		names[i] = out[i].display()
+	}
+	return &symIndex{syms: out, names: names, maps: maps}
 }
 
 // symBefore is binutils objdump's compare_symbols order (see symIndex).
@@ -290,11 +296,16 @@ func (y Symbol) display() string {
 // nearest returns the symbol at or before addr (objdump's choice: no
 // extent check) and its address; ok is false when none precedes addr.
 func (x *symIndex) nearest(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
+	i := x.nearestIndex(addr)
 	if i < 0 {
 		return Symbol{}, false
 	}
 	return x.syms[i], true
+}
+
+// nearestIndex is nearest's symbol's index in syms, -1 when none.
+func (x *symIndex) nearestIndex(addr uint64) int {
+	return sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
 }
 
 // lookup returns the symbol whose extent contains addr and its base
@@ -310,19 +321,27 @@ func (x *symIndex) lookup(addr uint64) (string, uint64) {
 // name symbolizes addr as objdump's <name+0xoff> (without the brackets):
 // the nearest symbol at or before it, "" when none precedes it.
 func (x *symIndex) name(addr uint64) string {
-	s, ok := x.nearest(addr)
-	if (!ok || addr != s.value) && s.Table != TableSyntheticPLT && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
+	if x == nil {
+		return ""
+	}
+	i := x.nearestIndex(addr)
+	var s *Symbol
+	if i >= 0 {
+		s = &x.syms[i]
+	}
+	if (s == nil || addr != s.value) && (s == nil || s.Table != TableSyntheticPLT) && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
 		if n, ok := x.dynRelocs[addr]; ok {
 			return n
 		}
 	}
-	if !ok {
+	if s == nil {
 		return ""
 	}
 	if addr == s.value {
-		return s.display()
+		return x.names[i]
 	}
-	return fmt.Sprintf("%s+0x%x", s.display(), addr-s.value)
+	var h [16]byte
+	return x.names[i] + "+0x" + string(strconv.AppendUint(h[:0], addr-s.value, 16))
 }
 
 // disassemble decodes at most max instructions of code (which starts at
