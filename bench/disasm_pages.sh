@@ -8,6 +8,8 @@
 #             (max_instructions MAX) by next_cursor to the end over stdio
 #   pages     (PAGES=1 only) the CLI one process per page: --max MAX, then
 #             --cursor from the "more rows" line until no page is left
+#   mcp-old   (OLD=INQUEST2 only) the mcp side run with another build, e.g.
+#             the one before a change
 # Output goes to /dev/null. CPU is the child's user+system time (the MCP
 # client's own JSON parsing is in its wall time, not its CPU). A first
 # untimed pass checks equal work: the instruction count of every side.
@@ -15,10 +17,10 @@
 # Usage: bench/disasm_pages.sh INQUEST FILE [ROUNDS] [MAX]  (ROUNDS 3, MAX 5000)
 set -euo pipefail
 bin=$1 file=$2 rounds=${3:-3} max=${4:-5000}
-exec python3 - "$bin" "$file" "$rounds" "$max" "${PAGES:-0}" <<'PY'
-import json, os, re, statistics, subprocess, sys, time
+exec python3 - "$bin" "$file" "$rounds" "$max" "${PAGES:-0}" "${OLD:-}" <<'PY'
+import functools, json, os, re, statistics, subprocess, sys, time
 
-inq, path, rounds, maxn, pages = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+inq, path, rounds, maxn, pages, old = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
 null = open(os.devnull, "wb")
 
 def run(argv, stdout=null):
@@ -58,7 +60,7 @@ def cli_pages(count=False):
             return wall, cpu, (n if count else None)
         cursor = ["--cursor", m.group(1).decode()]
 
-def mcp(count=False):
+def mcp(count=False, inq=inq):
     t0 = time.perf_counter()
     p = subprocess.Popen([inq, "mcp", "--toolsets", "bin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=null)
     def send(obj):
@@ -95,6 +97,8 @@ def mcp(count=False):
 sides = {"objdump": objdump, "all": cli_all, "mcp": mcp}
 if pages:
     sides["pages"] = cli_pages
+if old:
+    sides["mcp-old"] = functools.partial(mcp, inq=old)
 print("load average before:", open("/proc/loadavg").read().strip())
 counts = {k: f(True)[2] for k, f in sides.items()}
 print("instructions:", ", ".join(f"{k} {v}" for k, v in counts.items()))

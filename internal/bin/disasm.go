@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/inquest-dev/inquest/internal/contract"
 	"github.com/inquest-dev/inquest/internal/evidence"
@@ -94,6 +95,8 @@ type Instruction struct {
 // unless the nearest symbol is a synthetic name@plt.
 type symIndex struct {
 	syms []Symbol
+	// names are the syms' display names (Symbol.display), made once.
+	names []string
 	// dynRelocs maps a dynamic relocation's r_offset to the name objdump
 	// prints for its symbol.
 	dynRelocs map[uint64]string
@@ -229,7 +232,11 @@ func newSymIndex(ss *symbolSet) *symIndex {
 		out = append(out, *y)
 	}
 	slices.SortStableFunc(maps, func(a, b mapSym) int { return cmp.Compare(a.addr, b.addr) })
-	return &symIndex{syms: out, maps: maps}
+	names := make([]string, len(out))
+	for i := range out {
+		names[i] = out[i].display()
+	}
+	return &symIndex{syms: out, names: names, maps: maps}
 }
 
 // symBefore is binutils objdump's compare_symbols order (see symIndex).
@@ -289,11 +296,16 @@ func (y Symbol) display() string {
 // nearest returns the symbol at or before addr (objdump's choice: no
 // extent check) and its address; ok is false when none precedes addr.
 func (x *symIndex) nearest(addr uint64) (Symbol, bool) {
-	i := sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
+	i := x.nearestIndex(addr)
 	if i < 0 {
 		return Symbol{}, false
 	}
 	return x.syms[i], true
+}
+
+// nearestIndex is nearest's symbol's index in syms, -1 when none.
+func (x *symIndex) nearestIndex(addr uint64) int {
+	return sort.Search(len(x.syms), func(i int) bool { return x.syms[i].value > addr }) - 1
 }
 
 // lookup returns the symbol whose extent contains addr and its base
@@ -309,19 +321,27 @@ func (x *symIndex) lookup(addr uint64) (string, uint64) {
 // name symbolizes addr as objdump's <name+0xoff> (without the brackets):
 // the nearest symbol at or before it, "" when none precedes it.
 func (x *symIndex) name(addr uint64) string {
-	s, ok := x.nearest(addr)
-	if (!ok || addr != s.value) && s.Table != TableSyntheticPLT && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
+	if x == nil {
+		return ""
+	}
+	i := x.nearestIndex(addr)
+	var s *Symbol
+	if i >= 0 {
+		s = &x.syms[i]
+	}
+	if (s == nil || addr != s.value) && (s == nil || s.Table != TableSyntheticPLT) && len(x.dynRelocs) > 0 && addr >= x.relLo && addr <= x.relHi {
 		if n, ok := x.dynRelocs[addr]; ok {
 			return n
 		}
 	}
-	if !ok {
+	if s == nil {
 		return ""
 	}
 	if addr == s.value {
-		return s.display()
+		return x.names[i]
 	}
-	return fmt.Sprintf("%s+0x%x", s.display(), addr-s.value)
+	var h [16]byte
+	return x.names[i] + "+0x" + string(strconv.AppendUint(h[:0], addr-s.value, 16))
 }
 
 // disassemble decodes at most max instructions of code (which starts at
@@ -347,6 +367,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	if idx != nil {
 		si = sort.Search(len(idx.syms), func(i int) bool { return idx.syms[i].value > base+uint64(off) })
 	}
+	var strs stringArena // the rows' addresses and hex bytes
 	var memo *textMemo
 	if dec.lib != nil && (arch == ArchAMD64 || arch == Arch386) {
 		memo = takeTextMemo(memoOwner{idx: idx, lib: dec.lib, arch: arch, syntax: syntax})
@@ -354,10 +375,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 	}
 	for off < end && len(out) < max {
 		pc := base + uint64(off)
-		row := Instruction{Address: hexU(pc), Source: lines.at(pc)}
+		row := Instruction{Address: strs.hexU(pc), Source: lines.at(pc)}
 		spelled := false   // row.Text is already objdump's spelling
 		var memoKey []byte // the bytes of a row the memo may keep
-		var memoExt string // the external decoder's text of them
 		switch arch {
 		case ArchAMD64, Arch386:
 			mode := 64
@@ -365,26 +385,30 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				mode = 32
 			}
 			if dec.lib != nil {
+				intel := syntax == "intel"
+				// undecodable makes row the undecodable row at off: an
+				// instruction the decoder lacks is one row of its
+				// whole length, so the boundaries after it stay right.
+				undecodable := func() {
+					n := badLen(code[off:end], mode)
+					if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
+						n = v
+					}
+					row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
+					off += n
+				}
 				if len(pending) == 0 {
-					pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off:], pc, max-len(out))
+					pending = decodeBatch(dec.lib, mode, intel, code[off:], pc, max-len(out))
 					if len(pending) == 0 && unused66Group(code[off:end]) {
 						// objdump prints the 66 before a fence or
 						// vmptrst as an unused prefix ("data16
 						// sfence"), where Zydis refuses the whole.
-						if in, _ := dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, 1); len(in) == 1 {
+						if in, _ := dec.lib.decodeX86(mode, intel, code[off+1:], pc+1, 1); len(in) == 1 {
 							pending = []extInsn{{size: 1 + in[0].size, text: in[0].text}}
 						}
 					}
 					if len(pending) == 0 {
-						// An instruction the decoder lacks is one
-						// undecodable row of its whole length, so the
-						// boundaries after it stay right.
-						n := badLen(code[off:end], mode)
-						if v := capstoneGapLen(code[off:], mode); v > 0 && dec.Lacks != "" {
-							n = v
-						}
-						row.Bytes, row.Error = hex.EncodeToString(code[off:off+n]), "undecodable"
-						off += n
+						undecodable()
 						break
 					}
 				}
@@ -397,38 +421,37 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 					// ...) as that instruction's waiting form: one row
 					// "fstcw 0x2(%rsp)" of both instructions' bytes.
 					if len(pending) == 0 {
-						pending, _ = dec.lib.decodeX86(mode, syntax == "intel", code[off+1:], pc+1, max-len(out))
+						pending = decodeBatch(dec.lib, mode, intel, code[off+1:], pc+1, max-len(out))
 					}
 					if len(pending) > 0 {
-						n := pending[0]
-						inner := code[off+1 : off+1+n.size]
-						t := n.text
-						if syntax != "intel" && syntax != "go" {
-							t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
-						}
-						if syntax != "go" {
-							t = x86Spelling(t, syntax, inner, arch)
-						}
-						if w, ok := fwaitForm(t, syntax == "intel"); ok {
-							e = extInsn{size: 1 + n.size, text: w}
-							pending = pending[1:]
-							folded = true
+						if n, ok := formatExt(dec.lib, pending[0], mode, intel, code[off+1:], pc+1); ok {
+							pending[0] = n
+							inner := code[off+1 : off+1+n.size]
+							t := n.text
+							if syntax != "intel" && syntax != "go" {
+								t = attMnemonicFromIntel(dec.lib, mode, inner, pc+1, t)
+							}
+							if syntax != "go" {
+								t = x86Spelling(t, syntax, inner, arch)
+							}
+							if w, ok := fwaitForm(t, intel); ok {
+								e = extInsn{size: 1 + n.size, text: w}
+								pending = pending[1:]
+								folded = true
+							}
 						}
 					}
 				}
 				hit := false
 				if !folded {
-					memoKey, memoExt = code[off:off+e.size], e.text
-					if m, ok := memo.get(memoKey, memoExt); ok {
-						// The same bytes decoded to the same text
-						// before and named no target: their row is
-						// the same but for its address.
+					memoKey = code[off : off+e.size]
+					if m, ok := memo.get(memoKey); ok {
+						// The same bytes were decoded before and
+						// named no target: their row is the same but
+						// for its address.
 						row.Bytes, row.Text, spelled, hit = m.hex, m.text, true, true
 						memoKey = nil
 					}
-				}
-				if row.Bytes == "" {
-					row.Bytes = hex.EncodeToString(code[off : off+e.size])
 				}
 				// x86asm's rendering is used when it decodes the same
 				// instruction length; the external decoder's text
@@ -443,6 +466,16 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 				} else if inst, err := x86asm.Decode(code[off:], mode); err == nil && inst.Len == e.size && x86asmReads(code[off:off+e.size], mode) {
 					x86Row(&row, inst, syntax, pc, symname, idx)
 				} else {
+					f, ok := formatExt(dec.lib, e, mode, intel, code[off:], pc)
+					if !ok {
+						// The decoder decodes what it cannot format:
+						// undecodable, as a decoding and formatting in
+						// one call stops there.
+						pending, memoKey = nil, nil
+						undecodable()
+						break
+					}
+					e = f
 					row.Text = e.text
 					if syntax != "intel" && syntax != "go" {
 						row.Text = attMnemonicFromIntel(dec.lib, mode, code[off:off+e.size], pc, e.text)
@@ -454,6 +487,9 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 						t := uint64(int64(pc) + int64(e.size) + d)
 						row.Target, row.TargetSymbol = hexU(t), idx.name(t)
 					}
+				}
+				if row.Bytes == "" {
+					row.Bytes = strs.hex(code[off : off+e.size])
 				}
 				off += e.size
 				break
@@ -472,7 +508,7 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			row.Text = x86Spelling(row.Text, syntax, code[off-len(row.Bytes)/2:off], arch)
 		}
 		if memoKey != nil && row.Target == "" && row.Error == "" {
-			memo.put(memoKey, memoExt, memoRow{hex: row.Bytes, text: row.Text})
+			memo.put(memoKey, memoRow{hex: row.Bytes, text: row.Text})
 		}
 		switch arch {
 		case ArchARM64:
@@ -502,6 +538,39 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 		}
 	}
 	return out, off
+}
+
+// stringArena makes the short strings of a page's rows (addresses, hex
+// bytes) in shared chunks of memory: one allocation for hundreds of rows
+// instead of one each. A chunk is only ever appended to, so the strings
+// made from it stay unchanged.
+type stringArena struct{ buf []byte }
+
+// make returns the string fill appends (at most 64 bytes).
+func (a *stringArena) make(fill func([]byte) []byte) string {
+	if cap(a.buf)-len(a.buf) < 64 {
+		a.buf = make([]byte, 0, 16<<10)
+	}
+	n := len(a.buf)
+	a.buf = fill(a.buf)
+	if len(a.buf) == n {
+		return ""
+	}
+	return unsafe.String(&a.buf[n], len(a.buf)-n)
+}
+
+// hexU is hexU(v) in the arena.
+func (a *stringArena) hexU(v uint64) string {
+	return a.make(func(b []byte) []byte { return strconv.AppendUint(append(b, "0x"...), v, 16) })
+}
+
+// hex is hex.EncodeToString(code) in the arena (code is one instruction:
+// at most maxInsnLen bytes).
+func (a *stringArena) hex(code []byte) string {
+	if len(code) > 32 {
+		return hex.EncodeToString(code)
+	}
+	return a.make(func(b []byte) []byte { return hex.AppendEncode(b, code) })
 }
 
 // unused66Group reports whether code is a 66 prefix before sfence (0f
@@ -669,10 +738,46 @@ func x86Row(row *Instruction, inst x86asm.Inst, syntax string, pc uint64, symnam
 }
 
 // extInsn is one instruction decoded by the external x86 decoder: its
-// length in bytes and its text (AT&T or Intel syntax, as asked).
+// length in bytes and its text (AT&T or Intel syntax, as asked), or no
+// text yet when unformatted (formatExt formats it).
 type extInsn struct {
-	size int
-	text string
+	size        int
+	text        string
+	unformatted bool
+}
+
+// lengthDecoder is an external decoder that can decode instructions
+// without formatting them (Zydis): most rows' text is x86asm's, so the
+// external text is formatted only for the rows that use it.
+type lengthDecoder interface {
+	// decodeLengths decodes up to count instructions of code as
+	// decodeX86 does, stopping where it stops, their lengths only.
+	decodeLengths(mode int, code []byte, count int) []extInsn
+}
+
+// decodeBatch decodes up to count instructions of code at pc with lib:
+// their lengths only when lib can (lengthDecoder), else with their text.
+func decodeBatch(lib extDecoder, mode int, intel bool, code []byte, pc uint64, count int) []extInsn {
+	if l, ok := lib.(lengthDecoder); ok {
+		return l.decodeLengths(mode, code, count)
+	}
+	in, _ := lib.decodeX86(mode, intel, code, pc, count)
+	return in
+}
+
+// formatExt returns e, the instruction at the start of code (address
+// pc), with its text: decoded and formatted again when e is unformatted.
+// It reports false when the decoder does not format the instruction it
+// decoded as one of the same length.
+func formatExt(lib extDecoder, e extInsn, mode int, intel bool, code []byte, pc uint64) (extInsn, bool) {
+	if !e.unformatted {
+		return e, true
+	}
+	in, _ := lib.decodeX86(mode, intel, code[:e.size], pc, 1)
+	if len(in) != 1 || in[0].size != e.size {
+		return e, false
+	}
+	return in[0], true
 }
 
 // target returns the absolute destination of a direct jump, call or loop
@@ -1241,15 +1346,32 @@ func gnuSyntax(inst x86asm.Inst, pc uint64, symname x86asm.SymLookup) string {
 }
 
 // textMemo keeps the rows of instructions already decoded, by their
-// bytes, for the external decoder's text of them: an instruction that
-// names no target (no branch, no RIP-relative operand) has the same hex
-// and objdump text wherever it is, so a repeated one (most of a C
-// library's .text) is neither re-decoded by x86asm nor re-spelled.
+// bytes: an instruction that names no target (no branch, no RIP-relative
+// operand) has the same hex and objdump text wherever it is (for one
+// decoder, mode and syntax), so a repeated one (most of a C library's
+// .text) is neither re-decoded by x86asm, formatted by the external
+// decoder, nor re-spelled.
 // A memo belongs to one symbol index, decoder, architecture and syntax
 // (memoOwner); it is used by one disassembly at a time.
 type textMemo struct {
 	owner memoOwner
-	rows  map[string]memoRow
+	rows  map[memoKey]memoRow
+}
+
+// memoKey is an instruction's bytes as a memo key: its length, then the
+// bytes (at most maxInsnLen), the rest zero. A fixed-size key hashes and
+// compares without a string's indirection.
+type memoKey [16]byte
+
+// keyOf returns code's memoKey; ok is false when code is too long to be one
+// instruction.
+func keyOf(code []byte) (k memoKey, ok bool) {
+	if len(code) > maxInsnLen {
+		return k, false
+	}
+	k[0] = byte(len(code))
+	copy(k[1:], code)
+	return k, true
 }
 
 // memoOwner is what a row's text depends on besides its bytes.
@@ -1260,10 +1382,9 @@ type memoOwner struct {
 	syntax string
 }
 
-// memoRow is a remembered row: the external decoder's text it was keyed
-// by, and the row's hex bytes and text.
+// memoRow is a remembered row: its hex bytes and text.
 type memoRow struct {
-	ext, hex, text string
+	hex, text string
 }
 
 // maxMemoRows bounds a memo (about 100 bytes a row): past it the memo is
@@ -1292,7 +1413,7 @@ func takeTextMemo(owner memoOwner) *textMemo {
 		lastMemo.m = nil
 		return m
 	}
-	return &textMemo{owner: owner, rows: make(map[string]memoRow)}
+	return &textMemo{owner: owner, rows: make(map[memoKey]memoRow)}
 }
 
 // putTextMemo keeps m for the next disassembly.
@@ -1302,25 +1423,32 @@ func putTextMemo(m *textMemo) {
 	lastMemo.m = m
 }
 
-// get returns the row remembered for code decoded to ext.
-func (m *textMemo) get(code []byte, ext string) (memoRow, bool) {
+// get returns the row remembered for the instruction bytes code.
+func (m *textMemo) get(code []byte) (memoRow, bool) {
 	if m == nil {
 		return memoRow{}, false
 	}
-	r, ok := m.rows[string(code)]
-	return r, ok && r.ext == ext
+	k, ok := keyOf(code)
+	if !ok {
+		return memoRow{}, false
+	}
+	r, ok := m.rows[k]
+	return r, ok
 }
 
-// put remembers the row of code decoded to ext.
-func (m *textMemo) put(code []byte, ext string, r memoRow) {
+// put remembers the row of the instruction bytes code.
+func (m *textMemo) put(code []byte, r memoRow) {
 	if m == nil {
+		return
+	}
+	k, ok := keyOf(code)
+	if !ok {
 		return
 	}
 	if len(m.rows) >= maxMemoRows {
 		clear(m.rows)
 	}
-	r.ext = ext
-	m.rows[string(code)] = r
+	m.rows[k] = r
 }
 
 // appendJSON appends r encoded as encoding/json encodes it (the same

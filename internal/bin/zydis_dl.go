@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -51,9 +52,24 @@ type zydisLib struct {
 	// ZydisDisassembleATT, called through purego.SyscallN (a reflect-built
 	// function costs about a microsecond per call, more than the decoding).
 	intel, att uintptr
-	mu         sync.Mutex
-	insn       [zydisInsnSize/8 + 1]uint64
+	// decInit and decInsn are ZydisDecoderInit and
+	// ZydisDecoderDecodeInstruction: the decoding alone, without the
+	// operands and the formatter ZydisDisassemble* initializes and runs
+	// for every instruction.
+	decInit, decInsn uintptr
+	mu               sync.Mutex
+	insn             [zydisInsnSize/8 + 1]uint64
+	// decoders are the ZydisDecoder structures (12 bytes in 4.0) of
+	// 64-bit and 32-bit mode, initialized once (zero: not yet), and ctx
+	// the ZydisDecoderContext scratch (under 64 bytes in 4.0) of a
+	// decoding.
+	decoders [2][8]uint64
+	ctx      [32]uint64
 }
+
+// zydisFormats counts the instructions Zydis has formatted (decodeX86):
+// tests check that a page of plain instructions formats none.
+var zydisFormats atomic.Int64
 
 var (
 	zydisOnce sync.Once
@@ -84,7 +100,7 @@ func loadZydis() (*zydisLib, error) {
 		for _, f := range []struct {
 			addr *uintptr
 			sym  string
-		}{{&z.intel, "ZydisDisassembleIntel"}, {&z.att, "ZydisDisassembleATT"}} {
+		}{{&z.intel, "ZydisDisassembleIntel"}, {&z.att, "ZydisDisassembleATT"}, {&z.decInit, "ZydisDecoderInit"}, {&z.decInsn, "ZydisDecoderDecodeInstruction"}} {
 			a, err := purego.Dlsym(lib, f.sym)
 			if err != nil {
 				zydisErr = fmt.Errorf("the Zydis library lacks %s: %v", f.sym, err)
@@ -141,7 +157,56 @@ func (z *zydisLib) decodeX86(mode int, intel bool, code []byte, pc uint64, count
 		out = append(out, extInsn{size: n, text: text})
 		off += n
 	}
+	zydisFormats.Add(int64(len(out)))
 	return out, nil
+}
+
+// decodeLengths decodes up to count instructions of code, as decodeX86
+// does (the same decoder settings ZydisDisassemble* uses: the mode's
+// stack width, the default decoder modes) and stopping where it does, but
+// reads only each instruction's length: the extInsns have no text
+// (unformatted set); formatX86 formats one on demand.
+func (z *zydisLib) decodeLengths(mode int, code []byte, count int) []extInsn {
+	code = goCode(code, count)
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	m, width, k := uint32(zydisMode64), uint32(2), 0 // ZYDIS_STACK_WIDTH_64
+	if mode == 32 {
+		m, width, k = zydisModeCompat, 1, 1 // ZYDIS_STACK_WIDTH_32
+	}
+	dec := &z.decoders[k]
+	if dec[7] == 0 {
+		// ZyanStatus ZydisDecoderInit(ZydisDecoder* decoder,
+		// ZydisMachineMode machine_mode, ZydisStackWidth stack_width)
+		r, _, _ := purego.SyscallN(z.decInit, uintptr(unsafe.Pointer(&dec[0])), uintptr(m), uintptr(width))
+		if uint32(r)&0x80000000 != 0 {
+			return nil
+		}
+		dec[7] = 1
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&z.insn[0])), zydisInsnSize)
+	out := make([]extInsn, 0, max(min(count, len(code)), 0))
+	off := 0
+	for off < len(code) && len(out) < count {
+		// ZyanStatus ZydisDecoderDecodeInstruction(const ZydisDecoder*
+		// decoder, ZydisDecoderContext* context, const void* buffer,
+		// ZyanUSize length, ZydisDecodedInstruction* instruction): the
+		// instruction is the info member at offset 8 of the
+		// ZydisDisassembledInstruction decodeX86 reads.
+		r, _, _ := purego.SyscallN(z.decInsn, uintptr(unsafe.Pointer(&dec[0])), uintptr(unsafe.Pointer(&z.ctx[0])), uintptr(unsafe.Pointer(&code[off])), uintptr(len(code)-off), uintptr(unsafe.Pointer(&raw[8])))
+		runtime.KeepAlive(code)
+		runtime.KeepAlive(z)
+		if uint32(r)&0x80000000 != 0 {
+			break
+		}
+		n := int(raw[zydisLengthOff])
+		if n == 0 || off+n > len(code) {
+			break
+		}
+		out = append(out, extInsn{size: n, unformatted: true})
+		off += n
+	}
+	return out
 }
 
 // le16 and le32 read little-endian integers of the decoded structure.
