@@ -40,6 +40,7 @@ type keptFiles struct {
 	m    map[int32]*keptProc
 	max  int // budget of kept processes, all collectors together (keptProcs); 0 keeps none
 	tick uint64
+	sys  sysFiles // the system-wide files, kept open on a procfs mount
 }
 
 // keptProcs counts the processes kept by every collector of this process:
@@ -64,6 +65,7 @@ func keptBudget(cur uint64) int {
 func (k *keptFiles) closeAll() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.sys.close()
 	for pid, p := range k.m {
 		p.close()
 		delete(k.m, pid)
