@@ -17,10 +17,16 @@ import (
 // of open, read and close); on a fixture tree, whose files a test may
 // replace between ticks, it is opened per read. A failed pread closes the
 // fd and the read falls back to an open of path, which is kept again.
+//
+// A file generated whole by one show call (single_open: stat, meminfo,
+// loadavg, uptime) is complete after a read shorter than the buffer; an
+// iterated seq_file (diskstats, net/dev) may return a page at a time, so
+// it is read until a read returns 0.
 type sysFile struct {
-	path string
-	fd   int  // the kept fd, -1 when none
-	keep bool // keep an fd (the root is a procfs mount)
+	path   string
+	fd     int  // the kept fd, -1 when none
+	keep   bool // keep an fd (the root is a procfs mount)
+	single bool // generated whole: a short read is the end
 }
 
 // sysFiles is the system-wide files of one collector.
@@ -32,12 +38,12 @@ type sysFiles struct {
 // on a procfs mount.
 func newSysFiles(root string, keep bool) sysFiles {
 	return sysFiles{
-		stat:      newSysFile(root+"/stat", keep),
-		meminfo:   newSysFile(root+"/meminfo", keep),
-		loadavg:   newSysFile(root+"/loadavg", keep),
-		diskstats: newSysFile(root+"/diskstats", keep),
-		netdev:    newSysFile(root+"/net/dev", keep),
-		uptime:    newSysFile(root+"/uptime", keep),
+		stat:      newSysFile(root+"/stat", keep, keep),
+		meminfo:   newSysFile(root+"/meminfo", keep, keep),
+		loadavg:   newSysFile(root+"/loadavg", keep, keep),
+		diskstats: newSysFile(root+"/diskstats", keep, false),
+		netdev:    newSysFile(root+"/net/dev", keep, false),
+		uptime:    newSysFile(root+"/uptime", keep, keep),
 	}
 }
 
@@ -49,14 +55,14 @@ func (s *sysFiles) close() {
 	}
 }
 
-func newSysFile(path string, keep bool) *sysFile {
-	return &sysFile{path: path, fd: -1, keep: keep}
+func newSysFile(path string, keep, single bool) *sysFile {
+	return &sysFile{path: path, fd: -1, keep: keep, single: single}
 }
 
 // read returns the file's content in c.buf (aliasing it).
 func (f *sysFile) read(c *LinuxCollector) ([]byte, error) {
 	if f.fd >= 0 {
-		if b, err := c.preadFull(f.fd); err == nil {
+		if b, err := c.preadFull(f.fd, f.single); err == nil {
 			return b, nil
 		}
 		unix.Close(f.fd)
@@ -66,7 +72,7 @@ func (f *sysFile) read(c *LinuxCollector) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.preadFull(fd)
+	b, err := c.preadFull(fd, f.single)
 	if err != nil || !f.keep {
 		unix.Close(fd)
 		return b, err
@@ -82,10 +88,9 @@ func (f *sysFile) close() {
 	}
 }
 
-// preadFull reads fd from offset 0 to end of file into c.buf. Unlike
-// preadAll it does not stop at a short read: the system files are
-// multi-record seq_files, which return one page at a time.
-func (c *LinuxCollector) preadFull(fd int) ([]byte, error) {
+// preadFull reads fd from offset 0 to end of file into c.buf: until a
+// read returns 0, or (single) until a read shorter than the space left.
+func (c *LinuxCollector) preadFull(fd int, single bool) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(c.buf) {
@@ -102,6 +107,9 @@ func (c *LinuxCollector) preadFull(fd int) ([]byte, error) {
 			return c.buf[:n], nil
 		}
 		n += m
+		if single && n < len(c.buf) {
+			return c.buf[:n], nil
+		}
 	}
 }
 

@@ -112,7 +112,7 @@ func TestSysFilesFixtureNotKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newSysFile(path, c.kept.sys.loadavg.keep)
+	f := newSysFile(path, c.kept.sys.loadavg.keep, c.kept.sys.loadavg.single)
 	if f.keep {
 		t.Fatal("a fixture tree's system files are kept open")
 	}
