@@ -522,13 +522,13 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	if q != nil && q.statusOK && c.noSwap {
 		copyStatus(p, q)
-	} else if b, err := c.readFileZ(dir, zStatus); err == nil {
+	} else if b, err := c.readLazy(kp, kpStatus, dir, zStatus); err == nil {
 		parseStatus(b, p)
 		p.statusOK = true
 	}
 	if q != nil && q.ioOK && p.Vals[PThreads] == 1 && q.Vals[PThreads] == 1 {
 		copyIO(p, q)
-	} else if b, err := c.readFileZ(dir, zIO); err == nil {
+	} else if b, err := c.readLazy(kp, kpIO, dir, zIO); err == nil {
 		parseIO(b, p)
 		p.ioOK = true
 	}
