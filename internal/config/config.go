@@ -150,7 +150,7 @@ func LoadFrom(path string) (File, error) {
 	}
 	b, err := io.ReadAll(fh)
 	if err != nil {
-		return f, &ReadError{Path: path, Err: &fs.PathError{Op: "read", Path: path, Err: err}}
+		return f, &ReadError{Path: path, Err: err} // an *fs.PathError, as os.ReadFile's
 	}
 	parses.Add(1)
 	d := toml.NewDecoder(bytes.NewReader(b))
