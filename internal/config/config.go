@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/inquest-dev/inquest/internal/fsguard"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -116,21 +118,91 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // LoadFrom reads the file at path (missing = zero File). A file that
 // exists but cannot be read is a *ReadError; one that is not valid TOML
 // or holds unknown keys is a decoding error naming path.
+//
+// The parsed file is cached per path, keyed by its stat (device, inode,
+// size, mtime, ctime where the platform has them): a file unchanged
+// since the last call is not read or parsed again (the TUI asks for the
+// recording status every refresh). Any write to the file, including an
+// in-place rewrite of the same size with its mtime restored, changes its
+// ctime, so the next call reads it anew.
 func LoadFrom(path string) (File, error) {
 	var f File
-	b, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return f, nil
 	}
 	if err != nil {
 		return f, &ReadError{Path: path, Err: err}
 	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return f, &ReadError{Path: path, Err: err}
+	}
+	key, keyed := statKey(fi)
+	if keyed {
+		cacheMu.Lock()
+		e, hit := cache[path]
+		cacheMu.Unlock()
+		if hit && e.key == key {
+			return e.f.clone(), nil
+		}
+	}
+	b, err := io.ReadAll(fh)
+	if err != nil {
+		return f, &ReadError{Path: path, Err: err} // an *fs.PathError, as os.ReadFile's
+	}
+	parses.Add(1)
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
 		return File{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if keyed {
+		cacheMu.Lock()
+		cache[path] = cached{key: key, f: f.clone()}
+		cacheMu.Unlock()
+	}
 	return f, nil
+}
+
+// fileKey is what of a file's stat shows a change: device, inode, size,
+// mtime and ctime (ns).
+type fileKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+type cached struct {
+	key fileKey
+	f   File
+}
+
+var (
+	parses  atomic.Int64 // files decoded by LoadFrom (tests read it)
+	cacheMu sync.Mutex
+	cache   = map[string]cached{}
+)
+
+// clone copies f's slices, so a caller's changes do not reach the cache.
+func (f File) clone() File {
+	g := f
+	g.Tracking = append([]string(nil), f.Tracking...)
+	if f.Tracking == nil {
+		g.Tracking = nil
+	}
+	if f.Profiles != nil {
+		g.Profiles = make([]Profile, len(f.Profiles))
+		for i, p := range f.Profiles {
+			p.Tracking = append([]string(nil), p.Tracking...)
+			if f.Profiles[i].Tracking == nil {
+				p.Tracking = nil
+			}
+			g.Profiles[i] = p
+		}
+	}
+	return g
 }
 
 // Update loads the file, applies fn and saves the result atomically, all

@@ -59,6 +59,9 @@ type LinuxCollector struct {
 	// and inode) that a process not run since the previous sample runs;
 	// entries not checked in a tick are dropped at its end.
 	exeChecks map[[2]uint64]*exeCheck
+	// kthreadLinkReads counts the exe link reads (readlinkat) of kernel
+	// threads, all ticks together (tests read it).
+	kthreadLinkReads uint64
 }
 
 // exeEntry caches, per identity, what the name rule needs. It is reused
@@ -78,6 +81,9 @@ type exeEntry struct {
 	// every sample).
 	obj   exeObj
 	objOK bool
+	// noExe is a kernel thread whose exe link read ENOENT: a kernel
+	// thread never has one, so the link is not read again in its lifetime.
+	noExe bool
 }
 
 // exeObj is what of an executable file changes when a name of it is
@@ -147,7 +153,7 @@ func NewLinuxCollectorFS(root, sysRoot string) (*LinuxCollector, error) {
 	if procMount && unix.Stat(root+"/self/fd", &st) == nil && st.Size > 0 {
 		c.fdSize = true
 	}
-	c.kept = &keptFiles{m: map[int32]*keptProc{}}
+	c.kept = &keptFiles{m: map[int32]*keptProc{}, sys: newSysFiles(root, procMount)}
 	var rl unix.Rlimit
 	if procMount && unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
 		c.kept.max = keptBudget(rl.Cur)
@@ -516,13 +522,13 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	}
 	if q != nil && q.statusOK && c.noSwap {
 		copyStatus(p, q)
-	} else if b, err := c.readFileZ(dir, zStatus); err == nil {
+	} else if b, err := c.readLazy(kp, kpStatus, dir, zStatus); err == nil {
 		parseStatus(b, p)
 		p.statusOK = true
 	}
 	if q != nil && q.ioOK && p.Vals[PThreads] == 1 && q.Vals[PThreads] == 1 {
 		copyIO(p, q)
-	} else if b, err := c.readFileZ(dir, zIO); err == nil {
+	} else if b, err := c.readLazy(kp, kpIO, dir, zIO); err == nil {
 		parseIO(b, p)
 		p.ioOK = true
 	}
@@ -557,11 +563,29 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	if ok && e.link != "" {
 		ok = e.objOK && c.exeUnchanged(dir, &e)
 	}
+	if e2, had := c.exeCache[id]; !ok && had && e2.noExe && mdir == dir {
+		// a kernel thread: no exe link to read; a new command name (a
+		// kworker's names its work queue) is decided as readNames would
+		// with an unreadable link
+		ok = true
+		if e2.comm != p.Comm {
+			facts := e2.facts
+			e = c.readNames(mdir, p.Comm, "")
+			e.facts, e.noExe = facts, true
+			c.exeCache[id] = e
+		} else {
+			e = e2
+		}
+	}
 	if !ok {
 		n, lerr := readlinkatZ(mdir, &zExe[0], c.link[:])
+		if p.kthread {
+			c.kthreadLinkReads++
+		}
 		if lerr != nil {
 			n = 0
 		}
+		noExe := p.kthread && errors.Is(lerr, unix.ENOENT)
 		if e2, had := c.exeCache[id]; had && e2.comm == p.Comm && e2.link == string(c.link[:n]) && mdir == dir {
 			e = e2
 			if chk := c.exeChecks[[2]uint64{e.obj.dev, e.obj.ino}]; chk != nil && chk.tick == c.kept.tick && e.objOK {
@@ -573,6 +597,10 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 			// namespaces and container: identity-time facts, read again
 			// only when the names are (a new lifetime or an exec)
 			e.facts = factsAt(mdir)
+			c.exeCache[id] = e
+		}
+		if noExe && !e.noExe {
+			e.noExe = true
 			c.exeCache[id] = e
 		}
 	}
@@ -745,6 +773,7 @@ func parseStat(b []byte, p *Process) ([]byte, error) {
 	// several threads sets it when only it exits (pthread_exit), so it
 	// says nothing of the process there.
 	p.Exiting = at(9)&pfExiting != 0 && at(20) <= 1 && p.State != 'Z' && p.State != 'X'
+	p.kthread = at(9)&pfKthread != 0
 	return comm, nil
 }
 
@@ -778,8 +807,12 @@ func parseStatm(b []byte) (resident uint64, ok bool) {
 	return resident, true
 }
 
-// pfExiting is PF_EXITING in the task flags (include/linux/sched.h).
-const pfExiting = 0x4
+// pfExiting and pfKthread are PF_EXITING and PF_KTHREAD in the task
+// flags (include/linux/sched.h).
+const (
+	pfExiting = 0x4
+	pfKthread = 0x00200000
+)
 
 var (
 	errMalformedStat = errors.New("malformed stat")
@@ -905,77 +938,82 @@ func parseIO(b []byte, p *Process) {
 func (c *LinuxCollector) readSystem(s *Snapshot) {
 	sys := &s.System
 	sys.Set(SProcesses, uint64(len(s.Procs)))
-	if st, err := c.fs.Stat(); err == nil {
-		if c.lastCPU != nil && len(c.lastCPU) == len(st.CPU) {
-			if pct, ok := busyPercent(c.lastAll, st.CPUTotal); ok {
-				sys.Set(SCPUPercent, F(pct))
+	f := &c.kept.sys
+	if b, err := f.stat.read(c); err == nil {
+		if total, cpus, ok := parseProcStat(b); ok {
+			if c.lastCPU != nil && len(c.lastCPU) == len(cpus) {
+				if pct, ok := busyPercent(c.lastAll, total); ok {
+					sys.Set(SCPUPercent, F(pct))
+				}
+				cores := make([]float64, len(cpus))
+				i := 0
+				for _, cpu := range sortedCPUs(cpus) {
+					pct, _ := busyPercent(c.lastCPU[i], cpu)
+					cores[i] = pct
+					i++
+				}
+				sys.CoreCPUPercent = cores
 			}
-			cores := make([]float64, len(st.CPU))
-			i := 0
-			for _, cpu := range sortedCPUs(st.CPU) {
-				pct, _ := busyPercent(c.lastCPU[i], cpu)
-				cores[i] = pct
-				i++
-			}
-			sys.CoreCPUPercent = cores
-		}
-		t := st.CPUTotal
-		sys.Set(SCPUTime, uint64(math.Round((t.User+t.Nice+t.System)*1e9)))
-		c.lastAll = st.CPUTotal
-		c.lastCPU = sortedCPUs(st.CPU)
-	}
-	if mi, err := c.fs.Meminfo(); err == nil {
-		if mi.MemTotalBytes != nil {
-			sys.Set(SMemTotal, *mi.MemTotalBytes)
-		}
-		if mi.MemAvailableBytes != nil {
-			sys.Set(SMemAvailable, *mi.MemAvailableBytes)
-			if mi.MemTotalBytes != nil && *mi.MemTotalBytes >= *mi.MemAvailableBytes {
-				sys.Set(SMemUsed, *mi.MemTotalBytes-*mi.MemAvailableBytes)
-			}
-		}
-		if mi.CommittedASBytes != nil {
-			sys.Set(SCommitted, *mi.CommittedASBytes)
-		}
-		c.noSwap = mi.SwapTotalBytes != nil && *mi.SwapTotalBytes == 0
-		if mi.SwapTotalBytes != nil {
-			sys.Set(SSwapTotal, *mi.SwapTotalBytes)
-			if mi.SwapFreeBytes != nil && *mi.SwapTotalBytes >= *mi.SwapFreeBytes {
-				sys.Set(SSwapUsed, *mi.SwapTotalBytes-*mi.SwapFreeBytes)
-			}
+			sys.Set(SCPUTime, uint64(math.Round((total.User+total.Nice+total.System)*1e9)))
+			c.lastAll = total
+			c.lastCPU = sortedCPUs(cpus)
 		}
 	}
-	if la, err := c.fs.LoadAvg(); err == nil {
-		sys.Set(SLoad1, F(la.Load1))
-		sys.Set(SLoad5, F(la.Load5))
-		sys.Set(SLoad15, F(la.Load15))
+	if b, err := f.meminfo.read(c); err == nil {
+		mi := parseMeminfo(b)
+		if mi.has[0] {
+			sys.Set(SMemTotal, mi.total)
+		}
+		if mi.has[1] {
+			sys.Set(SMemAvailable, mi.avail)
+			if mi.has[0] && mi.total >= mi.avail {
+				sys.Set(SMemUsed, mi.total-mi.avail)
+			}
+		}
+		if mi.has[2] {
+			sys.Set(SCommitted, mi.committed)
+		}
+		c.noSwap = mi.has[3] && mi.swapTotal == 0
+		if mi.has[3] {
+			sys.Set(SSwapTotal, mi.swapTotal)
+			if mi.has[4] && mi.swapTotal >= mi.swapFree {
+				sys.Set(SSwapUsed, mi.swapTotal-mi.swapFree)
+			}
+		}
 	}
-	if stats, err := c.bfs.ProcDiskstats(); err == nil {
+	if b, err := f.loadavg.read(c); err == nil {
+		if la, ok := parseLoadavg(b); ok {
+			sys.Set(SLoad1, F(la[0]))
+			sys.Set(SLoad5, F(la[1]))
+			sys.Set(SLoad15, F(la[2]))
+		}
+	}
+	if b, err := f.diskstats.read(c); err == nil {
 		var rd, wr uint64
-		for _, d := range stats {
-			if c.isWholeDisk(d.DeviceName) {
-				rd += d.ReadSectors * 512
-				wr += d.WriteSectors * 512
+		parseDiskstats(b, func(name string, r, w uint64) {
+			if c.isWholeDisk(name) {
+				rd += r * 512
+				wr += w * 512
 			}
-		}
+		})
 		sys.Set(SDiskRead, rd)
 		sys.Set(SDiskWrite, wr)
 	}
-	if nd, err := c.fs.NetDev(); err == nil {
+	if b, err := f.netdev.read(c); err == nil {
 		var rx, tx uint64
-		for name, l := range nd {
-			if name == "lo" {
-				continue
+		parseNetDev(b, func(name []byte, r, t uint64) {
+			if string(name) == "lo" {
+				return
 			}
-			rx += l.RxBytes
-			tx += l.TxBytes
-		}
+			rx += r
+			tx += t
+		})
 		sys.Set(SNetRx, rx)
 		sys.Set(SNetTx, tx)
 	}
-	if b, err := c.readFile(c.root + "/uptime"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+	if b, err := f.uptime.read(c); err == nil {
+		if i := bytes.IndexAny(b, " \n"); i > 0 {
+			if v, err := strconv.ParseFloat(string(b[:i]), 64); err == nil {
 				sys.Set(SUptime, F(v))
 			}
 		}

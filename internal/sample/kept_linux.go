@@ -12,6 +12,7 @@ import (
 
 // keptProc is the files the collector keeps open across ticks for one
 // process: its /proc/PID directory, its stat, statm and schedstat files
+// (and status and io, below)
 // (-1 when that one could not be opened), re-read each tick with pread(2)
 // at offset 0, which makes the kernel generate the file anew, and an
 // O_PATH fd of its fd directory, whose fstat(2) size is the open fd
@@ -19,13 +20,25 @@ import (
 // Every fd refers to the process, not to the PID: once the process has
 // exited each read fails (ESRCH), so a reused PID is never read through
 // them.
+//
+// status and io (lazy[kpStatus], lazy[kpIO]) are opened the first time a
+// tick reads them (a process that never runs is read once, at its first
+// tick, and carried after: see readProcess) and kept from then on; 0
+// until then (fd 0 is never a kept file: it is stdin or /dev/null).
 type keptProc struct {
 	dir, stat, statm, sched, fdDir int
+	lazy                           [2]int
 	tick                           uint64 // the last tick that listed the PID
 }
 
+// Indexes of keptProc.lazy.
+const (
+	kpStatus = iota
+	kpIO
+)
+
 func (k *keptProc) close() {
-	for _, fd := range [...]int{k.dir, k.stat, k.statm, k.sched, k.fdDir} {
+	for _, fd := range [...]int{k.dir, k.stat, k.statm, k.sched, k.fdDir, k.lazy[0] - 1, k.lazy[1] - 1} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -40,6 +53,7 @@ type keptFiles struct {
 	m    map[int32]*keptProc
 	max  int // budget of kept processes, all collectors together (keptProcs); 0 keeps none
 	tick uint64
+	sys  sysFiles // the system-wide files, kept open on a procfs mount
 }
 
 // keptProcs counts the processes kept by every collector of this process:
@@ -49,7 +63,7 @@ type keptFiles struct {
 var keptProcs atomic.Int64
 
 // keptFDsPerProcess is how many fds a kept process holds.
-const keptFDsPerProcess = 5
+const keptFDsPerProcess = 7
 
 // keptBudget is how many processes may keep files open under the
 // RLIMIT_NOFILE soft limit cur: at most half of it in fds (the rest stays
@@ -64,6 +78,7 @@ func keptBudget(cur uint64) int {
 func (k *keptFiles) closeAll() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.sys.close()
 	for pid, p := range k.m {
 		p.close()
 		delete(k.m, pid)
@@ -150,6 +165,23 @@ func (c *LinuxCollector) preadAll(fd int) ([]byte, error) {
 			return c.buf[:n], nil
 		}
 	}
+}
+
+// readLazy reads the per-process file name of the open process
+// directory dir through kp's kept fd lazy[i], opening and keeping it at
+// the first read; without kp (not kept), by an open per read.
+func (c *LinuxCollector) readLazy(kp *keptProc, i int, dir int, name []byte) ([]byte, error) {
+	if kp == nil || kp.dir != dir {
+		return c.readFileZ(dir, name)
+	}
+	if kp.lazy[i] == 0 {
+		fd, err := openatZ(dir, &name[0], unix.O_RDONLY|unix.O_CLOEXEC)
+		if err != nil {
+			return nil, err
+		}
+		kp.lazy[i] = fd + 1
+	}
+	return c.preadAll(kp.lazy[i] - 1)
 }
 
 // readKept reads a per-process file: through its kept fd when there is one

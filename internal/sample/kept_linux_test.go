@@ -117,7 +117,7 @@ func TestKeptBudget(t *testing.T) {
 	for _, tt := range []struct {
 		cur  uint64
 		want int
-	}{{0, 0}, {9, 0}, {1024, 102}, {20000, 2000}, {1 << 40, 1 << 16}} {
+	}{{0, 0}, {9, 0}, {1024, 73}, {20000, 1428}, {1 << 40, 1 << 16}} {
 		if got := keptBudget(tt.cur); got != tt.want {
 			t.Errorf("keptBudget(%d) = %d, want %d", tt.cur, got, tt.want)
 		}
@@ -159,4 +159,62 @@ func TestKeptBudgetSharedByCollectors(t *testing.T) {
 	if n := keptProcs.Load(); n != base {
 		t.Fatalf("kept count %d after Close, %d before", n, base)
 	}
+}
+
+// The kept status fd of a process that runs is re-read with pread: its
+// voluntary context switches (from status) grow tick by tick through the
+// one fd opened at the first tick.
+func TestKeptStatusFresh(t *testing.T) {
+	c, err := NewLinuxCollector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.kept.max == 0 {
+		t.Skip("RLIMIT_NOFILE leaves no room for kept files")
+	}
+	// a shell that sleeps (a voluntary switch) each time it reads a line
+	sh := exec.Command("sh", "-c", "while read x; do sleep 0.01; done")
+	w, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Process.Kill()
+	pid := int32(sh.Process.Pid)
+	prev, err := c.Collect(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp := c.kept.m[pid]
+	if kp == nil || kp.lazy[kpStatus] == 0 {
+		t.Fatal("the first tick kept no status fd")
+	}
+	fd := kp.lazy[kpStatus]
+	last := prev.Find(pid).Vals[PVolCtx]
+	for i := 0; i < 3; i++ {
+		w.Write([]byte("x\n"))
+		var p *Process
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			s, err := c.Collect(prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev = s
+			if p = s.Find(pid); p != nil && p.Vals[PVolCtx] > last {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("voluntary switches stayed %d through the kept status fd", last)
+			}
+		}
+		last = p.Vals[PVolCtx]
+		if got := c.kept.m[pid].lazy[kpStatus]; got != fd {
+			t.Fatalf("status fd changed %d -> %d", fd-1, got-1)
+		}
+	}
+	w.Close()
+	sh.Wait()
 }

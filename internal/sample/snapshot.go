@@ -78,6 +78,9 @@ type Process struct {
 	schedOK  bool
 	statusOK bool
 	ioOK     bool
+	// kthread is PF_KTHREAD in the flags of /proc/PID/stat (field 9): a
+	// kernel thread, which has no exe link.
+	kthread bool
 }
 
 // NameFacts returns what the name rule reads of p.

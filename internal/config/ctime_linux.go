@@ -1,0 +1,7 @@
+//go:build linux
+
+package config
+
+import "syscall"
+
+func ctimeNs(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
