@@ -349,9 +349,11 @@ func (x *symIndex) name(addr uint64) string {
 // last decoded instruction.
 //
 // Like objdump, it stops at the first instruction that starts at or after
-// the range end, and decodes whole the instruction that starts before the
-// end and crosses it: code's capacity past its length (the rest of its
-// section) supplies up to 15 more bytes for that one instruction.
+// the range end, and reads an x86 instruction's bytes only up to its stop
+// (the next symbol's start or the range end): one that would run past it
+// is cut to a one-byte row (cutRow) and decoding goes on from the next
+// byte. code's capacity past its length is read only to tell such an
+// instruction from an undecodable one.
 func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, off, max int, idx *symIndex, lines *lineTable) ([]Instruction, int) {
 	out := takeInstructions(min(max, len(code)-off))
 	var pending []extInsn // decoded ahead by the external x86 decoder
@@ -525,19 +527,117 @@ func disassemble(dec x86Decoder, arch, syntax string, code []byte, base uint64, 
 			arm64Row(&row, code[off:off+4], pc, syntax, symname, idx)
 			off += 4
 		}
-		out = append(out, row)
 		if idx != nil {
 			for si < len(idx.syms) && idx.syms[si].value <= pc {
 				si++
 			}
-			if si < len(idx.syms) {
-				if s := idx.syms[si].value; s < base+uint64(off) && s < base+uint64(end) {
-					off, pending = int(s-base), nil
-				}
+		}
+		if arch == ArchAMD64 || arch == Arch386 {
+			// objdump reads an instruction's bytes only up to its stop:
+			// the next symbol's start or the range's end. One that would
+			// run past it (or that cannot be told from an invalid one
+			// without bytes past it) is cut to its first byte, printed
+			// as the prefix it is ("rex.W") or as ".byte 0xb8", and
+			// decoding goes on from the next byte.
+			stop := end
+			if idx != nil && si < len(idx.syms) && idx.syms[si].value < base+uint64(end) {
+				stop = int(idx.syms[si].value - base)
+			}
+			start := int(pc - base)
+			cut := row.Error == "" && off > stop
+			if row.Error != "" && stop-start == 1 {
+				// One byte before the stop: objdump fetches past it to
+				// read the opcode's next byte and stops, unless the byte
+				// alone is invalid in 64-bit mode ("(bad)").
+				cut = arch == Arch386 || !invalidAlone64(code[start])
+			}
+			if cut {
+				row.Error = ""
+				cutRow(&row, code[start], arch, &strs)
+				off, pending = start+1, nil
+			}
+		}
+		out = append(out, row)
+		if idx != nil && arch == ArchARM64 && si < len(idx.syms) {
+			if s := idx.syms[si].value; s < base+uint64(off) && s < base+uint64(end) {
+				off, pending = int(s-base), nil
 			}
 		}
 	}
 	return out, off
+}
+
+// invalidAlone64 reports whether b is an opcode byte that is invalid by
+// itself in 64-bit mode (the legacy one-byte opcodes AMD64 removed: push
+// and pop of segment registers, daa/das/aaa/aas, pusha/popa, bound, far
+// call/jmp, into, aam/aad, salc), which objdump prints "(bad)" without
+// reading further.
+func invalidAlone64(b byte) bool {
+	switch b {
+	case 0x06, 0x07, 0x0e, 0x16, 0x17, 0x1e, 0x1f, 0x27, 0x2f, 0x37, 0x3f, 0x60, 0x61, 0x9a, 0xce, 0xd4, 0xd5, 0xd6, 0xea:
+		return true
+	}
+	return false
+}
+
+// cutRow makes row the one-byte row objdump prints for an instruction
+// whose bytes run past its stop (i386-dis.c, on a fetch past
+// stop_vma): the byte's prefix name when it is a prefix (rex.W, data16,
+// addr32, lock, repz, cs...), else ".byte 0x" and the byte in hex.
+func cutRow(row *Instruction, b byte, arch string, strs *stringArena) {
+	row.Bytes = strs.hex([]byte{b})
+	row.Target, row.TargetSymbol, row.Relocations = "", "", nil
+	row.Text = x86PrefixName(b, arch == ArchAMD64)
+	if row.Text == "" {
+		row.Text = ".byte 0x" + strconv.FormatUint(uint64(b), 16)
+	}
+}
+
+// x86PrefixName is binutils i386-dis.c prefix_name for a prefix byte in
+// 64-bit (long) or 32-bit mode, "" when b is no prefix there.
+func x86PrefixName(b byte, long bool) string {
+	if long && b >= 0x40 && b <= 0x4f {
+		name := "rex"
+		if b&0xf != 0 {
+			name += "."
+			for i, c := range "WRXB" {
+				if b&(8>>i) != 0 {
+					name += string(c)
+				}
+			}
+		}
+		return name
+	}
+	switch b {
+	case 0xf3:
+		return "repz"
+	case 0xf2:
+		return "repnz"
+	case 0xf0:
+		return "lock"
+	case 0x2e:
+		return "cs"
+	case 0x36:
+		return "ss"
+	case 0x3e:
+		return "ds"
+	case 0x26:
+		return "es"
+	case 0x64:
+		return "fs"
+	case 0x65:
+		return "gs"
+	case 0x66:
+		return "data16"
+	case 0x67:
+		if long {
+			return "addr32"
+		}
+		return "addr16"
+	case 0x9b:
+		return "fwait"
+	}
+	return ""
 }
 
 // stringArena makes the short strings of a page's rows (addresses, hex

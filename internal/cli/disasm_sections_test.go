@@ -55,13 +55,17 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 	}
 	// Zero bytes of every run length after a function (1 to 20; a
 	// symbol's start inside a zero instruction), inside one before
-	// non-zero bytes, and under relocations.
+	// non-zero bytes, and under relocations; instructions cut by the
+	// next symbol's start.
 	zerosSrc := filepath.Join(dir, "zeros.s")
 	asm := "\t.text\n"
 	for i, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 20} {
 		asm += fmt.Sprintf("\t.globl f%d\nf%d:\tret\n\t.zero %d\n", i, i, n)
 	}
-	asm += "\t.globl g\ng:\tret\n\t.zero 13\n\tnop\n\t.zero 9\n\tmovl $0, %eax\n\t.zero 6\n\tnop\n\t.long g\n\t.long 0\n\t.long 0\n\tnop\n\t.quad g\n\t.quad 0\n\tret\n"
+	asm += "\t.globl g\ng:\tret\n\t.zero 13\n\tnop\n\t.zero 9\n\tmovl $0, %eax\n\t.zero 6\n\tnop\n\t.long g\n\t.long 0\n\t.long 0\n\tnop\n\t.quad g\n\t.quad 0\n\tret\n" +
+		// An instruction (movabs, 10 bytes) that runs across the next
+		// symbol: objdump cuts it there.
+		"\t.globl h\nh:\tnop\n\t.byte 0x48, 0xb8, 0x01, 0x02\n\t.globl h2\nh2:\tret\n\t.byte 0x0d, 0x0c\n\t.globl h3\nh3:\tret\n"
 	if err := os.WriteFile(zerosSrc, []byte(asm), 0o644); err != nil {
 		t.Fatal(err)
 	}
