@@ -74,3 +74,16 @@ func stateOf(fi os.FileInfo) fileState {
 	st.size = fi.Size()
 	return st
 }
+
+// Unchanged reports whether a and b, two stats of one path, show the same
+// file in the same state: the same file (os.SameFile: device and inode),
+// size and modification time, and where the platform reports it (Linux)
+// the same status-change time, which every write changes and no caller
+// can set back.
+func Unchanged(a, b os.FileInfo) bool {
+	if !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+		return false
+	}
+	sa, sb := fileStateOf(a), fileStateOf(b)
+	return !sa.ok || !sb.ok || sa.ctime == sb.ctime
+}

@@ -132,7 +132,7 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 	if err := rt.Registry.Validate("disassemble", raw); err != nil {
 		return f.failure(env, err)
 	}
-	return disasmListing(cmd, env, f, rt, opts, raw, page, "")
+	return disasmListing(cmd, env, f, rt, opts, raw, page, "", nil)
 }
 
 // disasmSections is `bin disasm FILE --all` without --symbol, --section
@@ -143,6 +143,12 @@ func runDisasmAll(cmd *cobra.Command, env *Env, f *binFlags, args map[string]any
 // with INVALID_ARGUMENT naming FILE.
 func disasmSections(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, args map[string]any, page int) error {
 	ctx := cmd.Context()
+	path, _ := args["path"].(string)
+	// The file is listed section by section, each opened again: its
+	// state is checked before each and after the last, so a file
+	// replaced or rewritten during the listing fails with INPUT_CHANGED
+	// instead of listing two files as one.
+	before, statErr := os.Stat(path)
 	sections, err := codeSections(ctx, rt, args)
 	if err != nil {
 		return f.failure(env, err)
@@ -150,7 +156,20 @@ func disasmSections(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts
 	if len(sections) == 0 {
 		return f.failure(env, badFlag("FILE", "the file has no section that holds code with file bytes; inspect_binary lists its sections"))
 	}
-	for _, name := range sections {
+	changed := func(where string) error {
+		now, err := os.Stat(path)
+		if statErr != nil || err != nil || !bin.Unchanged(before, now) {
+			return contract.Errorf(contract.CodeInputChanged, "FILE changed during the listing (%s): what was printed before is of the earlier file; list it again", where).WithDetail("field", "FILE")
+		}
+		return nil
+	}
+	for i, name := range sections {
+		if testHookBeforeSection != nil {
+			testHookBeforeSection(name)
+		}
+		if err := changed("before section " + name); err != nil {
+			return f.failure(env, err)
+		}
 		a := make(map[string]any, len(args)+1)
 		for k, v := range args {
 			a[k] = v
@@ -161,12 +180,19 @@ func disasmSections(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts
 			return f.failure(env, err)
 		}
 		fmt.Fprintf(env.Stdout, "\nDisassembly of section %s:\n", cell(name))
-		if err := disasmListing(cmd, env, f, rt, opts, raw, page, name); err != nil {
+		if err := disasmListing(cmd, env, f, rt, opts, raw, page, name, sections[i+1:]); err != nil {
 			return err
 		}
 	}
+	if err := changed("after the last section"); err != nil {
+		return f.failure(env, err)
+	}
 	return nil
 }
+
+// testHookBeforeSection, when set (by tests), runs before each section of
+// a whole-file listing is checked and listed.
+var testHookBeforeSection func(section string)
 
 // codeSections returns the names of the sections of args' file that hold
 // code and have file bytes, in section-table order, read from
@@ -192,14 +218,20 @@ func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]stri
 		}
 		body, isErr := contract.Marshal(res, nil)
 		var page struct {
-			Error *contract.Error
-			Data  struct {
+			Error    *contract.Error
+			Coverage struct {
+				Facets struct {
+					Sections struct{ State, Reason string }
+				}
+			}
+			Data struct {
 				Inspection struct {
 					Header struct{ Format string }
 				}
 				Rows []struct {
-					Name, Content, Size string
-					FlagsRaw            string `json:"flags_raw"`
+					Name, Content string
+					FileSize      string `json:"file_size"`
+					FlagsRaw      string `json:"flags_raw"`
 				}
 				NextCursor string `json:"next_cursor"`
 			}
@@ -209,6 +241,10 @@ func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]stri
 		}
 		if isErr && page.Error != nil {
 			return nil, page.Error
+		}
+		if sc := page.Coverage.Facets.Sections; sc.State != "complete" {
+			// As a --section listing of an unreadable section table.
+			return nil, contract.Errorf(contract.CodeDecodeFailed, "the code to disassemble was not located: the section table is %s (%s)", sc.State, sc.Reason)
 		}
 		var mask uint64
 		switch page.Data.Inspection.Header.Format {
@@ -221,7 +257,7 @@ func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]stri
 		}
 		for _, r := range page.Data.Rows {
 			flags, err := strconv.ParseUint(strings.TrimPrefix(r.FlagsRaw, "0x"), 16, 64)
-			if err != nil || flags&mask == 0 || r.Content != "file_bytes" || r.Size == "0" || r.Name == "" {
+			if err != nil || flags&mask == 0 || r.Content != "file_bytes" || r.FileSize == "0" || r.Name == "" {
 				continue
 			}
 			names = append(names, r.Name)
@@ -235,8 +271,9 @@ func codeSections(ctx context.Context, rt *Runtime, args map[string]any) ([]stri
 
 // disasmListing streams the disassemble listing of raw (validated
 // arguments) to stdout, as runDisasmAll says; section, when set, is the
-// section a whole-file listing is in (the resume line names it).
-func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, raw json.RawMessage, page int, section string) error {
+// section a whole-file listing is in and rest the sections it has still
+// to list (the resume line names them).
+func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts runtimeOptions, raw json.RawMessage, page int, section string, rest []string) error {
 	ctx := cmd.Context()
 	var a struct{ Path string }
 	_ = json.Unmarshal(raw, &a)
@@ -317,6 +354,9 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 			// As a page's "more rows" line: the command that resumes.
 			if section != "" {
 				fmt.Fprintf(env.Stderr, "interrupted: resume with --all --section %s --cursor %s\n", shellQuote(section), in.Cursor)
+				for _, r := range rest {
+					fmt.Fprintf(env.Stderr, "  then: --all --section %s\n", shellQuote(r))
+				}
 			} else {
 				fmt.Fprintf(env.Stderr, "interrupted: resume with --all --cursor %s\n", in.Cursor)
 			}

@@ -92,6 +92,17 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 	} else {
 		t.Log("gcc-multilib is not installed (.ci/run installs it): the 386 case is not run")
 	}
+	if _, err := exec.LookPath("x86_64-w64-mingw32-gcc"); err == nil {
+		// A COFF object: its sections have no virtual size, only file
+		// bytes.
+		coff := filepath.Join(dir, "h.obj")
+		if msg, err := exec.Command("x86_64-w64-mingw32-gcc", "-O2", "-c", "-o", coff, src).CombinedOutput(); err != nil {
+			t.Fatalf("mingw gcc: %v\n%s", err, msg)
+		}
+		cases = append(cases, input{"coff-object", coff, 1, false, false})
+	} else {
+		t.Log("x86_64-w64-mingw32-gcc is not installed (.ci/run installs it): the COFF case is not run")
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			od, err := exec.Command("objdump", "-d", "-w", c.path).Output()
@@ -157,5 +168,78 @@ int main(int c, char **v) { printf("%d\n", f(c)); return 0; }
 	_, errs, code := runCLI(t, "bin", "disasm", exe, "--all", "--cursor", "x")
 	if code != 1 || !strings.Contains(errs, "INVALID_ARGUMENT") || !strings.Contains(errs, "--cursor") {
 		t.Fatalf("--all --cursor without --section: exit %d: %s", code, errs)
+	}
+}
+
+// TestDisasmAllFileReplaced: a whole-file listing opens the file again for
+// each section; a file replaced (renamed over) or rewritten in place with
+// its size and modification time kept, between two sections, fails with
+// INPUT_CHANGED naming FILE (exit 1), not a listing of two files as one.
+// An untouched file lists every section and exits 0.
+func TestDisasmAllFileReplaced(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
+	dir := t.TempDir()
+	src := filepath.Join(dir, "h.c")
+	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe, other := filepath.Join(dir, "h"), filepath.Join(dir, "other")
+	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O0", "-o", other, src}} {
+		if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, msg)
+		}
+	}
+	orig, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := map[string]func(t *testing.T){
+		"untouched": nil,
+		"renamed over": func(t *testing.T) {
+			if err := os.Rename(other, exe); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"rewritten in place": func(t *testing.T) {
+			fi, err := os.Stat(exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := append([]byte(nil), orig...)
+			b[len(b)/2] ^= 0xff
+			if err := os.WriteFile(exe, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(exe, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for _, name := range []string{"untouched", "renamed over", "rewritten in place"} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(exe, orig, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			testHookBeforeSection = func(string) {
+				if n++; n == 2 && replace[name] != nil {
+					replace[name](t)
+				}
+			}
+			defer func() { testHookBeforeSection = nil }()
+			_, errs, code := runCLI(t, "bin", "disasm", exe, "--all")
+			if replace[name] == nil {
+				if code != 0 || n < 3 {
+					t.Fatalf("exit %d after %d sections: %s", code, n, errs)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(errs, "INPUT_CHANGED") || !strings.Contains(errs, "FILE changed during the listing") {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+		})
 	}
 }
