@@ -572,6 +572,14 @@ func (e Env) disassemble(c *invocation, a disasmArgs) error {
 		cr, err = resolveRange(in, start, end, "/start")
 	}
 	if u := asUnknown(err); u != nil {
+		if a.Cursor != "" {
+			// The code was located when the cursor was issued: a file
+			// whose structures can no longer be read (truncated, say)
+			// changed since, and the cursor's place in it is gone.
+			e := contract.Errorf(contract.CodeInputChanged, "the file named by /path changed since the cursor was issued (the code it pages can no longer be located); start a fresh analysis without a cursor")
+			e.Field = "/path"
+			return e
+		}
 		u.answer(c, f)
 		return nil
 	}
