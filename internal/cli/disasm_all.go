@@ -291,15 +291,7 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 		line = append(line, '\t')
 		line = append(line, cell(rowText(r.Text, r.Error, r.Target, r.TargetSymbol))...)
 		line = append(line, '\n')
-		for _, rl := range r.Relocations {
-			line = append(line, "\t\t  "...)
-			line = append(line, rl.Address...)
-			line = append(line, ": "...)
-			line = append(line, cell(rl.Type)...)
-			line = append(line, '\t')
-			line = append(line, cell(rl.Target)...)
-			line = append(line, '\n')
-		}
+		line = appendRelocations(line, r.Relocations)
 		_, err := bw.Write(line)
 		if err != nil && writeErr == nil {
 			writeErr = err
@@ -311,15 +303,7 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 	dots := func(label, address string, relocs []bin.Relocation) error {
 		line = appendLabel(line[:0], address, label, digits)
 		line = append(line, "\t...\n"...)
-		for _, rl := range relocs {
-			line = append(line, "\t\t  "...)
-			line = append(line, rl.Address...)
-			line = append(line, ": "...)
-			line = append(line, cell(rl.Type)...)
-			line = append(line, '\t')
-			line = append(line, cell(rl.Target)...)
-			line = append(line, '\n')
-		}
+		line = appendRelocations(line, relocs)
 		_, err := bw.Write(line)
 		if err != nil && writeErr == nil {
 			writeErr = err
@@ -367,6 +351,21 @@ func disasmListing(cmd *cobra.Command, env *Env, f *binFlags, rt *Runtime, opts 
 		return f.failure(env, err)
 	}
 	return nil
+}
+
+// appendRelocations appends a listing's relocation lines, one per
+// relocation under the row it applies to: "\t\t  ADDRESS: TYPE\tTARGET".
+func appendRelocations(line []byte, relocs []bin.Relocation) []byte {
+	for _, rl := range relocs {
+		line = append(line, "\t\t  "...)
+		line = append(line, rl.Address...)
+		line = append(line, ": "...)
+		line = append(line, cell(rl.Type)...)
+		line = append(line, '\t')
+		line = append(line, cell(rl.Target)...)
+		line = append(line, '\n')
+	}
+	return line
 }
 
 // addressDigits is the width objdump pads a symbol header's address to

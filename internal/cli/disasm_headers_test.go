@@ -23,6 +23,20 @@ __attribute__((noinline)) int total(int n) { int s = 0; for (int i = 0; i < n; i
 int main(int argc, char **argv) { printf(msg, total(argc * 3)); if (argc > 5) abort(); return counter & 1; }
 `
 
+// headersFixture sets a private evidence store for the test and writes
+// headersSource into a new directory: it returns the directory and the
+// source's path.
+func headersFixture(t *testing.T) (dir, src string) {
+	t.Helper()
+	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
+	dir = t.TempDir()
+	src = filepath.Join(dir, "h.c")
+	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, src
+}
+
 var (
 	odHeaderRE  = regexp.MustCompile(`^([0-9a-f]{16}) <(.*)>:$`)
 	odInsnRE    = regexp.MustCompile(`^\s*([0-9a-f]+):\t[^\t]*\t(.*)$`)
@@ -69,12 +83,7 @@ func TestDisasmAllHeadersMatchObjdump(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc is not installed")
 	}
-	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
-	dir := t.TempDir()
-	src := filepath.Join(dir, "h.c")
-	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, src := headersFixture(t)
 	type input struct {
 		name, path string
 		start      uint64 // a --start inside .text (0: the whole section)

@@ -38,12 +38,7 @@ func TestDisasmAllWholeFile(t *testing.T) {
 			t.Skipf("%s is not installed; .ci/run installs it", tool)
 		}
 	}
-	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
-	dir := t.TempDir()
-	src := filepath.Join(dir, "h.c")
-	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, src := headersFixture(t)
 	ifuncSrc := filepath.Join(dir, "ifunc.c")
 	if err := os.WriteFile(ifuncSrc, []byte(`#include <stdio.h>
 static int impl1(int x) { return x + 1; }
@@ -180,12 +175,7 @@ func TestDisasmAllFileReplaced(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc is not installed")
 	}
-	t.Setenv("INQUEST_DATA_DIR", t.TempDir())
-	dir := t.TempDir()
-	src := filepath.Join(dir, "h.c")
-	if err := os.WriteFile(src, []byte(headersSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, src := headersFixture(t)
 	exe, other := filepath.Join(dir, "h"), filepath.Join(dir, "other")
 	for _, args := range [][]string{{"-O2", "-o", exe, src}, {"-O0", "-o", other, src}} {
 		if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
