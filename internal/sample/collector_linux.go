@@ -375,7 +375,7 @@ func (c *LinuxCollector) readFileAt(dir int, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	return c.readAll(fd)
+	return c.preadFull(fd, true)
 }
 
 // readFileZ is readFileAt with a NUL-terminated name (no allocation).
@@ -385,17 +385,20 @@ func (c *LinuxCollector) readFileZ(dir int, name []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	return c.readAll(fd)
+	return c.preadFull(fd, true)
 }
 
-// readAll reads the open file fd into c.buf.
-func (c *LinuxCollector) readAll(fd int) ([]byte, error) {
+// preadFull reads fd from offset 0 to end of file into c.buf: until a
+// read returns 0, or (single: a single-record seq_file, as every
+// /proc/PID file and the single_open system files) until a read shorter
+// than the space left, which saves the read that would return 0.
+func (c *LinuxCollector) preadFull(fd int, single bool) ([]byte, error) {
 	n := 0
 	for {
 		if n == len(c.buf) {
 			c.buf = append(c.buf, make([]byte, len(c.buf))...)
 		}
-		m, err := unix.Read(fd, c.buf[n:])
+		m, err := unix.Pread(fd, c.buf[n:], int64(n))
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -406,10 +409,7 @@ func (c *LinuxCollector) readAll(fd int) ([]byte, error) {
 			return c.buf[:n], nil
 		}
 		n += m
-		// /proc/PID files are single-record seq_files: a read shorter than
-		// the space offered means the record is complete (saves the second
-		// read that would return 0).
-		if n < len(c.buf) {
+		if single && n < len(c.buf) {
 			return c.buf[:n], nil
 		}
 	}
@@ -427,7 +427,7 @@ func (c *LinuxCollector) readProcess(pid int32, p *Process, prev *Snapshot) erro
 	var err error
 	kp := c.kept.m[pid]
 	if kp != nil {
-		if b, err = c.preadAll(kp.stat); err != nil || len(b) == 0 {
+		if b, err = c.preadFull(kp.stat, true); err != nil || len(b) == 0 {
 			// the kept process has exited; the PID may be another's now
 			c.kept.drop(pid)
 			kp = nil

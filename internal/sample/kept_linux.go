@@ -143,30 +143,6 @@ func (k *keptFiles) keep(pid int32, dir int, fdCount bool) (*keptProc, bool) {
 	return p, true
 }
 
-// preadAll reads the kept file fd from offset 0 into c.buf.
-func (c *LinuxCollector) preadAll(fd int) ([]byte, error) {
-	n := 0
-	for {
-		if n == len(c.buf) {
-			c.buf = append(c.buf, make([]byte, len(c.buf))...)
-		}
-		m, err := unix.Pread(fd, c.buf[n:], int64(n))
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return nil, err
-		}
-		if m == 0 {
-			return c.buf[:n], nil
-		}
-		n += m
-		if n < len(c.buf) { // a single-record seq_file: complete (see readAll)
-			return c.buf[:n], nil
-		}
-	}
-}
-
 // readLazy reads the per-process file name of the open process
 // directory dir through kp's kept fd lazy[i], opening and keeping it at
 // the first read; without kp (not kept), by an open per read.
@@ -181,14 +157,14 @@ func (c *LinuxCollector) readLazy(kp *keptProc, i int, dir int, name []byte) ([]
 		}
 		kp.lazy[i] = fd + 1
 	}
-	return c.preadAll(kp.lazy[i] - 1)
+	return c.preadFull(kp.lazy[i]-1, true)
 }
 
 // readKept reads a per-process file: through its kept fd when there is one
 // (fd >= 0), else by opening name in the process directory dir.
 func (c *LinuxCollector) readKept(fd, dir int, name []byte) ([]byte, error) {
 	if fd >= 0 {
-		return c.preadAll(fd)
+		return c.preadFull(fd, true)
 	}
 	return c.readFileZ(dir, name)
 }

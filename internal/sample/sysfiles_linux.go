@@ -88,31 +88,6 @@ func (f *sysFile) close() {
 	}
 }
 
-// preadFull reads fd from offset 0 to end of file into c.buf: until a
-// read returns 0, or (single) until a read shorter than the space left.
-func (c *LinuxCollector) preadFull(fd int, single bool) ([]byte, error) {
-	n := 0
-	for {
-		if n == len(c.buf) {
-			c.buf = append(c.buf, make([]byte, len(c.buf))...)
-		}
-		m, err := unix.Pread(fd, c.buf[n:], int64(n))
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return nil, err
-		}
-		if m == 0 {
-			return c.buf[:n], nil
-		}
-		n += m
-		if single && n < len(c.buf) {
-			return c.buf[:n], nil
-		}
-	}
-}
-
 // lines calls fn with each line of b (without its newline).
 func lines(b []byte, fn func(line []byte)) {
 	for len(b) > 0 {
