@@ -858,7 +858,7 @@ func newBinDisasmCmd(env *Env) *cobra.Command {
 	var max int
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "disasm FILE (--symbol NAME | --section NAME | --start 0xADDR [--end 0xADDR])",
+		Use:   "disasm FILE (--symbol NAME | --section NAME | --start 0xADDR [--end 0xADDR] | --all)",
 		Short: "disassemble: x86-64/arm64 by symbol or address range",
 		Long:  "Disassemble by symbol, by section or by address range: --symbol, --section or --start is required (--end needs --start; --symbol stands alone), except with --all, which without them lists every section that holds code, in file order, as objdump -d does.",
 		Args:  cobra.ExactArgs(1),
